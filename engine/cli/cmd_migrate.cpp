@@ -1,0 +1,47 @@
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <iostream>
+
+#include "command.hpp"
+#include "prescient/duration.hpp"
+#include "prescient/migrations.hpp"
+
+namespace prescient::cli {
+
+Command migrate_command() {
+  return {
+      .name = "migrate",
+      .summary = "Create or upgrade the prescient schema (safe to run twice, or from two hosts at once).",
+      .usage = "migrate [--slot DURATION] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()
+                ("slot", po::value<std::string>()->value_name("DURATION"),
+                 "slot resolution of a new database (default 1m); must divide a day (1s..1d). "
+                 "Fixed at creation: on an existing database it must match")
+                ("json", "print the result as one JSON object");
+          },
+      .run =
+          [](const Invocation& in) {
+            std::optional<std::chrono::seconds> slot;
+            if (in.has("slot")) slot = parse_duration(in.get<std::string>("slot"));
+            auto db = in.connect();
+            const MigrationReport report = migrate(*db, slot);
+            if (in.json()) {
+              std::cout << nlohmann::json{{"applied", report.applied},
+                                          {"version", report.version},
+                                          {"slot", format_duration(report.slot)},
+                                          {"slot_seconds", report.slot.count()}}
+                        << "\n";
+              return kOk;
+            }
+            for (const std::string& name : report.applied) std::cout << "applied " << name << "\n";
+            std::cout << (report.applied.empty() ? "up to date" : "migrated") << ": schema version "
+                      << report.version << ", slot " << format_duration(report.slot) << "\n";
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

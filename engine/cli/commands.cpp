@@ -1,0 +1,13 @@
+#include "command.hpp"
+
+namespace prescient::cli {
+
+const std::vector<Command>& all_commands() {
+  static const std::vector<Command> commands{
+      migrate_command(),
+      settings_command(),
+  };
+  return commands;
+}
+
+}  // namespace prescient::cli

@@ -1,0 +1,105 @@
+#include "prescient/database.hpp"
+
+#include <soci/postgresql/soci-postgresql.h>
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+#include "prescient/errors.hpp"
+
+namespace prescient {
+namespace {
+
+// Server notices (e.g. "schema already exists, skipping") are not errors: keep them off stderr.
+void log_notice(void*, const char* message) { spdlog::debug("postgres: {}", one_line(message)); }
+
+// One connection value in libpq's quoted form, wrapped so SOCI 4.0 passes it on unchanged: SOCI
+// re-splits the connect string on whitespace and strips double quotes, so a value with whitespace
+// rides inside "..." and must not contain a double quote itself.
+std::string encode_value(const char* keyword, std::string_view value) {
+  std::string quoted = "'";
+  bool has_space = false;
+  for (const char c : value) {
+    if (c == '\\' || c == '\'') quoted += '\\';
+    quoted += c;
+    has_space = has_space || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  }
+  quoted += "'";
+  if (!has_space) return quoted;
+  if (value.find('"') == std::string_view::npos) return '"' + quoted + '"';
+  throw InvalidInput(std::string("the connection option ") + keyword +
+                     " holds both whitespace and a double quote, which SOCI cannot pass on; "
+                     "set it through the environment (e.g. PGPASSWORD) or ~/.pgpass instead");
+}
+
+}  // namespace
+
+std::string soci_connect_string(const std::string& url) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  if (options == nullptr) {
+    // libpq's message names the bad part; the URL itself is not repeated since it may hold a password.
+    std::string why = error ? one_line(error) : "out of memory";
+    for (std::size_t at; !url.empty() && (at = why.find(url)) != std::string::npos;) why.replace(at, url.size(), "<url>");
+    PQfreemem(error);
+    throw InvalidInput("invalid database URL: " + why);
+  }
+  std::string out;
+  try {
+    for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+      if (o->val == nullptr || *o->val == '\0') continue;
+      if (!out.empty()) out += ' ';
+      out += std::string(o->keyword) + "=" + encode_value(o->keyword, o->val);
+    }
+  } catch (...) {
+    PQconninfoFree(options);
+    throw;
+  }
+  PQconninfoFree(options);
+  return out;
+}
+
+std::string resolve_database_url(const std::optional<std::string>& flag) {
+  if (flag) return *flag;
+  if (const char* env = std::getenv("PRESCIENT_DATABASE_URL"); env != nullptr && *env != '\0') return env;
+  return "";
+}
+
+std::string one_line(std::string_view message) {
+  constexpr std::string_view kSociPrefix = "Cannot establish connection to the database.";
+  if (message.starts_with(kSociPrefix)) message.remove_prefix(kSociPrefix.size());
+  std::string out;
+  bool pending_break = false;
+  for (const char c : message) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      pending_break = !out.empty();
+      continue;
+    }
+    if (pending_break) {
+      out += "; ";
+      pending_break = false;
+    }
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
+std::unique_ptr<soci::session> connect(const std::string& url) {
+  std::unique_ptr<soci::session> db;
+  try {
+    db = std::make_unique<soci::session>(soci::postgresql, soci_connect_string(url));
+  } catch (const soci::soci_error& e) {
+    throw DatabaseError("cannot connect to PostgreSQL: " + one_line(e.what()));
+  }
+  PQsetNoticeProcessor(native_connection(*db), &log_notice, nullptr);
+  return db;
+}
+
+PGconn* native_connection(soci::session& db) {
+  return static_cast<soci::postgresql_session_backend*>(db.get_backend())->conn_;
+}
+
+}  // namespace prescient

@@ -1,0 +1,159 @@
+#include "prescient/migrations.hpp"
+
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <map>
+
+#include "pq.hpp"
+#include "prescient/database.hpp"
+#include "prescient/duration.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/slot_grid.hpp"
+
+namespace prescient {
+namespace {
+
+// Any fixed number will do, as long as every migrator uses the same one.
+constexpr const char* kMigrationLockKey = "7375828459127746561";
+
+struct Applied {
+  std::string name;
+  std::string checksum;
+};
+
+// FNV-1a: enough to notice an edited migration file, not a security measure.
+std::string checksum_of(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash));
+  return out;
+}
+
+std::map<int, Applied> read_applied(PGconn* conn) {
+  pq::exec(conn, "cannot prepare the migrations table",
+           "CREATE SCHEMA IF NOT EXISTS prescient;"
+           "CREATE TABLE IF NOT EXISTS prescient.schema_migrations ("
+           "  version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
+           "  applied_at timestamptz NOT NULL DEFAULT now())");
+  const pq::Result rows = pq::exec(conn, "cannot read applied migrations",
+                                   "SELECT version, name, checksum FROM prescient.schema_migrations ORDER BY version");
+  std::map<int, Applied> applied;
+  for (int i = 0; i < PQntuples(rows.get()); ++i) {
+    applied[std::stoi(PQgetvalue(rows.get(), i, 0))] = {PQgetvalue(rows.get(), i, 1), PQgetvalue(rows.get(), i, 2)};
+  }
+  return applied;
+}
+
+void refuse_unknown_or_changed(const std::map<int, Applied>& applied) {
+  if (!applied.empty() && applied.rbegin()->first > latest_known_migration()) {
+    const auto& [version, newest] = *applied.rbegin();
+    throw DatabaseError("the database has migration " + newest.name + ", newer than this prescient knows (up to " +
+                        std::to_string(latest_known_migration()) + "): upgrade prescient before using this database");
+  }
+  for (const Migration& m : embedded_migrations()) {
+    const auto it = applied.find(m.version);
+    if (it != applied.end() && it->second.checksum != checksum_of(m.sql)) {
+      throw DatabaseError("migration " + std::string(m.name) +
+                          " differs from the one applied to this database (migrations are forward-only: never edit "
+                          "an applied file, add a new one)");
+    }
+  }
+}
+
+std::chrono::seconds stored_slot(PGconn* conn) {
+  const pq::Result row = pq::exec(conn, "cannot read settings", "SELECT slot_seconds FROM prescient.settings");
+  if (PQntuples(row.get()) != 1) throw DatabaseError("prescient.settings must hold exactly one row");
+  return std::chrono::seconds{std::stoll(PQgetvalue(row.get(), 0, 0))};
+}
+
+void apply(PGconn* conn, const Migration& m, std::chrono::seconds slot) {
+  pq::exec(conn, "cannot begin a transaction", "BEGIN");
+  try {
+    pq::exec(conn, "cannot set the slot", "SELECT set_config('prescient.slot_seconds', $1, true)",
+             {std::to_string(slot.count())});
+    pq::exec(conn, "migration " + std::string(m.name) + " failed", std::string(m.sql));
+    pq::exec(conn, "cannot record migration " + std::string(m.name),
+             "INSERT INTO prescient.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+             {std::to_string(m.version), std::string(m.name), checksum_of(m.sql)});
+    pq::exec(conn, "cannot commit migration " + std::string(m.name), "COMMIT");
+  } catch (...) {
+    PQclear(PQexec(conn, "ROLLBACK"));
+    throw;
+  }
+}
+
+class MigrationLock {
+ public:
+  explicit MigrationLock(PGconn* conn) : conn_(conn) {
+    pq::exec(conn_, "cannot take the migration lock", "SELECT pg_advisory_lock($1)", {kMigrationLockKey});
+  }
+  ~MigrationLock() {
+    const char* key[] = {kMigrationLockKey};
+    PQclear(PQexecParams(conn_, "SELECT pg_advisory_unlock($1)", 1, nullptr, key, nullptr, nullptr, 0));
+  }
+  MigrationLock(const MigrationLock&) = delete;
+  MigrationLock& operator=(const MigrationLock&) = delete;
+
+ private:
+  PGconn* conn_;
+};
+
+}  // namespace
+
+int latest_known_migration() { return embedded_migrations().back().version; }
+
+MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> slot) {
+  if (slot) SlotGrid{*slot};  // validates before anything is written
+  PGconn* conn = native_connection(db);
+  const MigrationLock lock(conn);
+
+  const std::map<int, Applied> applied = read_applied(conn);
+  refuse_unknown_or_changed(applied);
+  const bool initialized = applied.contains(1);
+  if (initialized && slot && *slot != stored_slot(conn)) {
+    throw InvalidInput("--slot " + format_duration(*slot) + " does not match this database's slot resolution " +
+                       format_duration(stored_slot(conn)) +
+                       ": it is fixed at creation because pending checks are stored on its grid");
+  }
+
+  MigrationReport report;
+  for (const Migration& m : embedded_migrations()) {
+    if (applied.contains(m.version)) continue;
+    apply(conn, m, slot.value_or(kDefaultSlot));
+    spdlog::info("applied migration {}", m.name);
+    report.applied.emplace_back(m.name);
+  }
+  report.version = latest_known_migration();
+  report.slot = stored_slot(conn);
+  return report;
+}
+
+void require_current_schema(soci::session& db) {
+  PGconn* conn = native_connection(db);
+  const pq::Result table = pq::exec(conn, "cannot read the schema version",
+                                    "SELECT to_regclass('prescient.schema_migrations') IS NOT NULL");
+  int version = 0;
+  if (std::string_view(PQgetvalue(table.get(), 0, 0)) == "t") {
+    const pq::Result row = pq::exec(conn, "cannot read the schema version",
+                                    "SELECT coalesce(max(version), 0) FROM prescient.schema_migrations");
+    version = std::stoi(PQgetvalue(row.get(), 0, 0));
+  }
+  const int known = latest_known_migration();
+  if (version == 0) throw DatabaseError("this database has no prescient schema: run `prescient migrate` first");
+  if (version < known) {
+    throw DatabaseError("this database is at migration " + std::to_string(version) + " but prescient needs " +
+                        std::to_string(known) + ": run `prescient migrate`");
+  }
+  if (version > known) {
+    throw DatabaseError("this database is at migration " + std::to_string(version) +
+                        ", newer than this prescient knows (" + std::to_string(known) + "): upgrade prescient");
+  }
+}
+
+}  // namespace prescient

@@ -1,0 +1,47 @@
+#include "prescient/slot_grid.hpp"
+
+#include "prescient/duration.hpp"
+#include "prescient/errors.hpp"
+
+namespace prescient {
+namespace {
+
+constexpr std::int64_t kDaySeconds = 86400;
+
+// Division rounding towards minus infinity, so times before the epoch land in the right slot.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+}  // namespace
+
+SlotGrid::SlotGrid(std::chrono::seconds resolution) : resolution_(resolution), resolution_us_(resolution) {
+  const std::int64_t r = resolution.count();
+  if (r < 1 || r > kDaySeconds) {
+    throw InvalidInput("invalid slot resolution " + format_duration(resolution) +
+                       ": it must be between 1s and 1d");
+  }
+  if (kDaySeconds % r != 0) {
+    throw InvalidInput("invalid slot resolution " + format_duration(resolution) +
+                       ": it must divide a day evenly (e.g. 1s, 5s, 1m, 15m, 1h, 1d) so slots align with midnight UTC");
+  }
+}
+
+std::int64_t SlotGrid::index(TimePoint t) const {
+  return floor_div(to_unix_micros(t), resolution_us_.count());
+}
+
+TimePoint SlotGrid::floor(TimePoint t) const { return from_unix_micros(index(t) * resolution_us_.count()); }
+
+TimePoint SlotGrid::round_up(TimePoint t) const {
+  const TimePoint below = floor(t);
+  return below == t ? t : below + resolution_us_;
+}
+
+int SlotGrid::shard_of(TimePoint t, int shard_count) const {
+  const std::int64_t m = index(t) % shard_count;
+  return static_cast<int>(m < 0 ? m + shard_count : m);
+}
+
+}  // namespace prescient

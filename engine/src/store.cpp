@@ -1,0 +1,24 @@
+#include "prescient/store.hpp"
+
+#include <soci/soci.h>
+
+#include "prescient/errors.hpp"
+
+namespace prescient {
+
+Settings Store::settings() {
+  Settings s;
+  long long slot = 0, horizon = 0, timeout = 0;
+  soci::indicator found = soci::i_null;
+  db_ << "SELECT slot_seconds, max_horizon_seconds, max_checks, max_attempts, job_timeout_seconds"
+         " FROM prescient.settings",
+      soci::into(slot, found), soci::into(horizon), soci::into(s.max_checks), soci::into(s.max_attempts),
+      soci::into(timeout);
+  if (!db_.got_data()) throw DatabaseError("prescient.settings is empty: run `prescient migrate`");
+  s.slot = std::chrono::seconds{slot};
+  s.max_horizon = std::chrono::seconds{horizon};
+  s.job_timeout = std::chrono::seconds{timeout};
+  return s;
+}
+
+}  // namespace prescient

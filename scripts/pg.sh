@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# A private PostgreSQL cluster for development, demos and tests.
+#   scripts/pg.sh start    initdb (once), start on a free loopback port, print the connection URL
+#   scripts/pg.sh stop     stop it (nothing left running); a no-op when it is not running
+#   scripts/pg.sh status   say whether it runs (exit 0) or not (exit 3)
+#   scripts/pg.sh url      print the connection URL
+# The data directory is .prescient/pg under the repository, or $PRESCIENT_PGDATA.
+# The server listens on 127.0.0.1 only, with a unix socket in the data directory and trust
+# authentication: it is a private development cluster, not a production server.
+# As root it runs as the unprivileged user `postgres` (created if missing): PostgreSQL refuses root.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+data=${PRESCIENT_PGDATA:-$repo/.prescient/pg}
+run_user=postgres
+db_name=prescient
+db_user=prescient
+
+say() { echo "pg.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+pg_bin() {
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$dir" ] && [ -x "$dir/initdb" ] ||
+    die "no PostgreSQL server found under /usr/lib/postgresql (run scripts/setup.sh first)"
+  echo "$dir"
+}
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then runuser -u "$run_user" -- "$@"; else "$@"; fi
+}
+
+port_file() { echo "$data/prescient.port"; }
+url() { echo "postgresql://$db_user@127.0.0.1:$(cat "$(port_file)")/$db_name"; }
+running() { [ -f "$data/PG_VERSION" ] && as_owner "$(pg_bin)/pg_ctl" -D "$data" status >/dev/null 2>&1; }
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+free_port() {
+  local port
+  for _ in $(seq 1 200); do
+    port=$((20000 + RANDOM % 30000))
+    port_in_use "$port" || { echo "$port"; return; }
+  done
+  die "no free loopback port found"
+}
+
+init_cluster() {
+  [ -f "$data/PG_VERSION" ] && return
+  say "creating a cluster in $data"
+  mkdir -p "$data"
+  if [ "$(id -u)" = 0 ]; then
+    id "$run_user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$run_user"
+    chown "$run_user" "$data"
+    # The server user must be able to reach the data directory through its parents.
+    local dir=$data
+    while dir=$(dirname "$dir") && [ "$dir" != / ]; do
+      runuser -u "$run_user" -- test -x "$dir" || chmod o+x "$dir"
+    done
+  fi
+  chmod 700 "$data"
+  as_owner "$(pg_bin)/initdb" -D "$data" -U "$db_user" --auth=trust -E UTF8 --locale=C >/dev/null
+  cat >>"$data/postgresql.conf" <<CONF
+
+# ---- prescient private cluster (scripts/pg.sh) ----
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$data'
+max_connections = 200
+shared_buffers = 512MB
+work_mem = 16MB
+maintenance_work_mem = 256MB
+wal_buffers = 16MB
+max_wal_size = 4GB
+checkpoint_timeout = 15min
+synchronous_commit = on
+fsync = on
+random_page_cost = 1.1
+CONF
+}
+
+start() {
+  init_cluster
+  if running; then url; return; fi
+  local bin attempt port
+  bin=$(pg_bin)
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    echo "$port" >"$(port_file)"
+    [ "$(id -u)" = 0 ] && chown "$run_user" "$(port_file)"
+    say "starting PostgreSQL on 127.0.0.1:$port (attempt $attempt)"
+    if as_owner "$bin/pg_ctl" -D "$data" -l "$data/server.log" -o "-p $port" -w -t 60 start >/dev/null; then
+      if ! as_owner "$bin/psql" -h "$data" -p "$port" -U "$db_user" -d postgres -Atqc \
+          "SELECT 1 FROM pg_database WHERE datname = '$db_name'" | grep -q 1; then
+        as_owner "$bin/createdb" -h "$data" -p "$port" -U "$db_user" "$db_name"
+      fi
+      url
+      return
+    fi
+    say "start failed (the port may have been taken meanwhile); last log lines:"
+    tail -n 3 "$data/server.log" >&2 || true
+  done
+  die "could not start PostgreSQL; see $data/server.log"
+}
+
+stop() {
+  if running; then
+    as_owner "$(pg_bin)/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null
+    say "stopped the cluster in $data"
+  fi
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status)
+    if running; then echo "running: $(url)"; else echo "not running ($data)"; exit 3; fi ;;
+  url)
+    [ -f "$(port_file)" ] || die "no cluster in $data: run scripts/pg.sh start"
+    url ;;
+  *) echo "usage: scripts/pg.sh start|stop|status|url" >&2; exit 2 ;;
+esac

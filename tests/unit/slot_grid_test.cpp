@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include "prescient/errors.hpp"
+#include "prescient/slot_grid.hpp"
+#include "prescient/time_text.hpp"
+
+using namespace prescient;
+using std::chrono::seconds;
+
+TEST_CASE("round_up moves a time to the next boundary, never earlier") {
+  struct Case {
+    long long resolution;
+    const char* at;
+    const char* expected;
+  };
+  const Case cases[] = {
+      // The seeds' example: 10:05 + 3h on a 15 min grid fires at 13:15.
+      {900, "2026-11-21T13:05:00Z", "2026-11-21T13:15:00Z"},
+      {900, "2026-11-21T13:15:00Z", "2026-11-21T13:15:00Z"},            // on the grid: stays
+      {900, "2026-11-21T13:15:00.000001Z", "2026-11-21T13:30:00Z"},     // a microsecond past: next slot
+      {900, "2026-11-21T13:14:59.999999Z", "2026-11-21T13:15:00Z"},
+      {900, "2026-11-21T23:50:00Z", "2026-11-22T00:00:00Z"},            // across midnight
+      {60, "2026-11-21T10:05:30Z", "2026-11-21T10:06:00Z"},
+      {1, "2026-11-21T10:05:30.2Z", "2026-11-21T10:05:31Z"},
+      {86400, "2024-02-28T12:00:00Z", "2024-02-29T00:00:00Z"},          // leap day
+      {86400, "2024-02-29T00:00:00Z", "2024-02-29T00:00:00Z"},
+      {3600, "9999-12-31T22:30:00Z", "9999-12-31T23:00:00Z"},           // far future
+      {900, "1969-12-31T23:50:00Z", "1970-01-01T00:00:00Z"},            // before the epoch
+      {900, "1969-12-31T23:40:00Z", "1969-12-31T23:45:00Z"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.resolution << "s grid, " << c.at);
+    const SlotGrid grid{seconds{c.resolution}};
+    const TimePoint rounded = grid.round_up(parse_time(c.at));
+    CHECK(format_time(rounded) == c.expected);
+    CHECK(grid.on_grid(rounded));
+    CHECK(rounded >= parse_time(c.at));
+  }
+}
+
+TEST_CASE("floor gives the slot containing a time") {
+  const SlotGrid grid{seconds{900}};
+  CHECK(format_time(grid.floor(parse_time("2026-11-21T13:29:59.999999Z"))) == "2026-11-21T13:15:00Z");
+  CHECK(format_time(grid.floor(parse_time("2026-11-21T13:30:00Z"))) == "2026-11-21T13:30:00Z");
+  CHECK(format_time(grid.floor(parse_time("1969-12-31T23:59:59Z"))) == "1969-12-31T23:45:00Z");
+  CHECK_FALSE(grid.on_grid(parse_time("2026-11-21T13:30:01Z")));
+}
+
+TEST_CASE("slot index counts slots from the epoch") {
+  const SlotGrid grid{seconds{900}};
+  CHECK(grid.index(parse_time("1970-01-01T00:00:00Z")) == 0);
+  CHECK(grid.index(parse_time("1970-01-01T00:14:59Z")) == 0);
+  CHECK(grid.index(parse_time("1970-01-01T00:15:00Z")) == 1);
+  CHECK(grid.index(parse_time("1969-12-31T23:59:59Z")) == -1);
+  CHECK(grid.index(parse_time("2026-11-21T13:15:00Z")) == 1795266900LL / 900);  // date -u -d 2026-11-21T13:15:00Z +%s
+}
+
+TEST_CASE("shards split slots round-robin: one fires :00 and :30, the other :15 and :45") {
+  const SlotGrid grid{seconds{900}};
+  const char* slots[] = {"2026-11-21T13:00:00Z", "2026-11-21T13:15:00Z", "2026-11-21T13:30:00Z",
+                         "2026-11-21T13:45:00Z"};
+  CHECK(grid.shard_of(parse_time(slots[0]), 2) == grid.shard_of(parse_time(slots[2]), 2));
+  CHECK(grid.shard_of(parse_time(slots[1]), 2) == grid.shard_of(parse_time(slots[3]), 2));
+  CHECK(grid.shard_of(parse_time(slots[0]), 2) != grid.shard_of(parse_time(slots[1]), 2));
+  CHECK(grid.shard_of(parse_time(slots[0]), 1) == 0);
+  CHECK(grid.shard_of(parse_time("1969-12-31T23:45:00Z"), 4) == 3);  // never negative
+}
+
+TEST_CASE("a resolution must divide a day, between 1s and 1d") {
+  for (const long long ok : {1LL, 2LL, 5LL, 30LL, 60LL, 900LL, 3600LL, 7200LL, 43200LL, 86400LL}) {
+    INFO(ok);
+    CHECK_NOTHROW(SlotGrid{seconds{ok}});
+  }
+  for (const long long bad : {0LL, -60LL, 7LL, 420LL, 86401LL, 172800LL}) {
+    INFO(bad);
+    CHECK_THROWS_AS(SlotGrid{seconds{bad}}, InvalidInput);
+  }
+  CHECK_THROWS_WITH(SlotGrid{seconds{420}}, Catch::Contains("7m") && Catch::Contains("divide a day"));
+}

@@ -6,7 +6,9 @@
 -- session's time zone. Runners pass their own clock in; the SQL never decides what "now" is.
 CREATE FUNCTION prescient.at_us(micros bigint) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-  RETURN 'epoch'::timestamptz + micros * interval '1 microsecond';
+  -- Whole seconds and the remainder apart: a product of microseconds and an interval goes through
+  -- float8 and would round beyond 2^53 microseconds (about the year 2255).
+  RETURN to_timestamp(micros / 1000000) + (micros % 1000000) * interval '1 microsecond';
 
 CREATE FUNCTION prescient.us(t timestamptz) RETURNS bigint
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE

@@ -6,6 +6,7 @@
 #include "command.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/migrations.hpp"
+#include "prescient/slot_grid.hpp"
 
 namespace prescient::cli {
 
@@ -25,7 +26,10 @@ Command migrate_command() {
       .run =
           [](const Invocation& in) {
             std::optional<std::chrono::seconds> slot;
-            if (in.has("slot")) slot = parse_duration(in.get<std::string>("slot"));
+            if (in.has("slot")) {
+              slot = parse_duration(in.get<std::string>("slot"));
+              SlotGrid{*slot};  // refuse a bad resolution before touching the database
+            }
             auto db = in.connect();
             const MigrationReport report = migrate(*db, slot);
             if (in.json()) {

@@ -1,0 +1,103 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "prescient/migrations.hpp"
+#include "process.hpp"
+#include "test_database.hpp"
+
+using namespace prescient::testing;
+
+namespace {
+
+// The database flag for a URL, and an environment in which no other database is implied.
+std::map<std::string, std::string> no_database_env() { return {{"PRESCIENT_DATABASE_URL", ""}}; }
+
+}  // namespace
+
+TEST_CASE("--version and --help") {
+  const ProcessResult version = run_prescient({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK_THAT(version.out, Catch::StartsWith("prescient 0.1.0 (schema "));
+  const ProcessResult help = run_prescient({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("migrate") && Catch::Contains("settings") && Catch::Contains("Exit codes"));
+  const ProcessResult migrate_help = run_prescient({"migrate", "--help"});
+  CHECK(migrate_help.exit_code == 0);
+  CHECK_THAT(migrate_help.out, Catch::Contains("--slot") && Catch::Contains("--db") && Catch::Contains("--log-format"));
+}
+
+TEST_CASE("usage errors exit 2 with one line naming the problem") {
+  struct Case {
+    std::vector<std::string> args;
+    const char* names;
+  };
+  const Case cases[] = {
+      {{}, "Usage"},
+      {{"frobnicate"}, "'frobnicate'"},
+      {{"--frobnicate"}, "'--frobnicate'"},
+      {{"migrate", "--frobnicate"}, "--frobnicate"},
+      {{"migrate", "extra"}, "extra"},
+      {{"migrate", "--slot"}, "--slot"},
+      {{"migrate", "--slot", "7m", "--db", "host=127.0.0.1 port=1"}, "7m"},
+      {{"migrate", "--slot", "-1m", "--db", "host=127.0.0.1 port=1"}, "-1m"},
+      {{"settings", "--log-format", "xml"}, "xml"},
+      {{"settings", "--db", "postgresql://u:secret@[::1"}, "invalid database URL"},
+  };
+  for (const Case& c : cases) {
+    INFO(Catch::rangeToString(c.args));
+    const ProcessResult r = run_prescient(c.args, no_database_env());
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.names));
+    if (!c.args.empty()) CHECK(lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err, !Catch::Contains("secret"));
+  }
+}
+
+TEST_CASE("an unreachable database is one line naming host and port, exit 1") {
+  const ProcessResult r = run_prescient({"settings", "--db", "postgresql://nobody@127.0.0.1:1/x"}, no_database_env());
+  CHECK(r.exit_code == 1);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK_THAT(r.err, Catch::Contains("127.0.0.1") && Catch::Contains("port 1") && Catch::Contains("refused"));
+}
+
+TEST_CASE("migrate from the command line, then settings, via --db and via PRESCIENT_DATABASE_URL") {
+  const std::string url = create_empty_database();
+  const ProcessResult unmigrated = run_prescient({"settings", "--db", url});
+  CHECK(unmigrated.exit_code == 1);
+  CHECK_THAT(unmigrated.err, Catch::Contains("prescient migrate"));
+
+  const ProcessResult first = run_prescient({"migrate", "--slot", "15m", "--db", url});
+  CHECK(first.exit_code == 0);
+  CHECK_THAT(first.out, Catch::Contains("applied 0001_init.sql") && Catch::Contains("slot 15m"));
+
+  const ProcessResult second = run_prescient({"migrate", "--json"}, {{"PRESCIENT_DATABASE_URL", url}});
+  CHECK(second.exit_code == 0);
+  const auto report = nlohmann::json::parse(second.out);
+  CHECK(report["applied"].empty());
+  CHECK(report["slot"] == "15m");
+  CHECK(report["version"] == prescient::latest_known_migration());
+
+  const ProcessResult mismatch = run_prescient({"migrate", "--slot", "1m", "--db", url});
+  CHECK(mismatch.exit_code == 2);
+  CHECK_THAT(mismatch.err, Catch::Contains("15m"));
+
+  const ProcessResult settings = run_prescient({"settings", "--json", "--db", url});
+  CHECK(settings.exit_code == 0);
+  const auto s = nlohmann::json::parse(settings.out);
+  CHECK(s["slot_seconds"] == 900);
+  CHECK(s["max_horizon"] == "365d");
+}
+
+TEST_CASE("--log-format json writes one JSON object per log line") {
+  const std::string url = create_empty_database();
+  const ProcessResult r = run_prescient({"migrate", "--db", url, "--log-format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const auto lines = lines_of(r.err);
+  REQUIRE_FALSE(lines.empty());
+  for (const std::string& line : lines) {
+    const auto entry = nlohmann::json::parse(line);
+    CHECK(entry["level"] == "info");
+    CHECK_THAT(entry["msg"].get<std::string>(), Catch::Contains("0001_init.sql"));
+    CHECK_THAT(entry["time"].get<std::string>(), Catch::EndsWith("Z"));
+  }
+}

@@ -1,0 +1,22 @@
+#pragma once
+// Runs the real prescient binary as a child process and captures what it prints.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace prescient::testing {
+
+struct ProcessResult {
+  int exit_code = -1;  // or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+// env: variables to set (an empty value unsets); the rest of the environment is inherited.
+ProcessResult run_prescient(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+                            const std::string& stdin_text = "");
+
+// The lines of a text, without their newlines.
+std::vector<std::string> lines_of(const std::string& text);
+
+}  // namespace prescient::testing

@@ -1,0 +1,22 @@
+#pragma once
+// Fresh databases on the cluster named by PRESCIENT_TEST_DATABASE_URL (set by scripts/test.sh).
+// Tests fail, never skip, when it is missing or unreachable.
+#include <memory>
+#include <string>
+
+namespace soci {
+class session;
+}
+
+namespace prescient::testing {
+
+// A new, empty database (no prescient schema), dropped when the test process exits.
+// Returns its connection URL.
+std::string create_empty_database();
+
+// A new database with every migration applied at the given slot resolution (seconds).
+std::string create_migrated_database(long long slot_seconds = 60);
+
+std::unique_ptr<soci::session> connect_to(const std::string& url);
+
+}  // namespace prescient::testing

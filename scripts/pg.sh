@@ -11,7 +11,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-data=${PRESCIENT_PGDATA:-$repo/.prescient/pg}
+data=$(realpath -m "${PRESCIENT_PGDATA:-$repo/.prescient/pg}")
 run_user=postgres
 db_name=prescient
 db_user=prescient
@@ -27,8 +27,9 @@ pg_bin() {
   echo "$dir"
 }
 
+# From / so the server user never starts in a directory it may not enter.
 as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u "$run_user" -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u "$run_user" -- "$@"); else "$@"; fi
 }
 
 port_file() { echo "$data/prescient.port"; }

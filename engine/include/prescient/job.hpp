@@ -1,0 +1,67 @@
+#pragma once
+// The job-class interface: given a due check, answer with the next time to look again, or nothing.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "prescient/time.hpp"
+
+namespace prescient {
+
+// A pending check as a job class sees it when it is due.
+struct Check {
+  std::int64_t id = 0;
+  std::string job;
+  std::string entity_name;
+  std::string entity_key;
+  std::optional<std::string> job_key;
+  std::optional<std::string> group_key;
+  nlohmann::json payload = nlohmann::json::object();
+  TimePoint first_check_at;
+  TimePoint slot;       // the slot being fired (the check's next_check_at)
+  int check_count = 0;  // how many times it has run before this run
+  int attempts = 0;     // failed attempts since its last successful run
+};
+
+// Published into prescient.event in the same transaction as the check's settlement.
+struct Event {
+  std::string type;
+  nlohmann::json payload = nlohmann::json::object();
+};
+
+struct JobResult {
+  std::optional<TimePoint> next;  // nothing: the check is done
+  std::vector<Event> events;
+};
+
+// What a class may override; unset fields take the database's settings.
+struct JobPolicy {
+  std::optional<int> max_checks;
+  std::optional<int> max_attempts;
+  std::optional<std::chrono::seconds> timeout;
+  bool long_running = false;  // claimed with a written lease and run outside a transaction
+};
+
+// What a running job may ask of the runner.
+class JobContext {
+ public:
+  virtual ~JobContext() = default;
+  virtual TimePoint slot() const = 0;  // the slot being fired
+  virtual TimePoint now() const = 0;   // the runner's clock
+};
+
+class JobExec {
+ public:
+  virtual ~JobExec() = default;
+  virtual JobPolicy policy() const { return {}; }
+  virtual JobResult run(const Check& check, JobContext& ctx) = 0;
+  // All due checks of one group in one call, in order; the default runs them one by one.
+  virtual std::vector<JobResult> run_group(std::span<const Check> checks, JobContext& ctx);
+};
+
+}  // namespace prescient

@@ -48,6 +48,12 @@ const std::vector<Command>& all_commands();
 
 Command migrate_command();
 Command settings_command();
+Command schedule_command();
+Command cancel_command();
+Command reschedule_command();
+Command list_command();
+Command show_command();
+Command history_command();
 
 // Parses argv, runs the command, maps errors to exit codes with a one-line message on stderr.
 int run_cli(int argc, char** argv);

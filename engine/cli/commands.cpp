@@ -6,6 +6,12 @@ const std::vector<Command>& all_commands() {
   static const std::vector<Command> commands{
       migrate_command(),
       settings_command(),
+      schedule_command(),
+      cancel_command(),
+      reschedule_command(),
+      list_command(),
+      show_command(),
+      history_command(),
   };
   return commands;
 }

@@ -44,8 +44,8 @@ std::map<int, Applied> read_applied(PGconn* conn) {
   const pq::Result rows = pq::exec(conn, "cannot read applied migrations",
                                    "SELECT version, name, checksum FROM prescient.schema_migrations ORDER BY version");
   std::map<int, Applied> applied;
-  for (int i = 0; i < PQntuples(rows.get()); ++i) {
-    applied[std::stoi(PQgetvalue(rows.get(), i, 0))] = {PQgetvalue(rows.get(), i, 1), PQgetvalue(rows.get(), i, 2)};
+  for (int i = 0; i < rows.rows(); ++i) {
+    applied[static_cast<int>(rows.integer(i, 0))] = {rows.text(i, 1), rows.text(i, 2)};
   }
   return applied;
 }
@@ -68,8 +68,8 @@ void refuse_unknown_or_changed(const std::map<int, Applied>& applied) {
 
 std::chrono::seconds stored_slot(PGconn* conn) {
   const pq::Result row = pq::exec(conn, "cannot read settings", "SELECT slot_seconds FROM prescient.settings");
-  if (PQntuples(row.get()) != 1) throw DatabaseError("prescient.settings must hold exactly one row");
-  return std::chrono::seconds{std::stoll(PQgetvalue(row.get(), 0, 0))};
+  if (row.rows() != 1) throw DatabaseError("prescient.settings must hold exactly one row");
+  return std::chrono::seconds{row.integer(0, 0)};
 }
 
 void apply(PGconn* conn, const Migration& m, std::chrono::seconds slot) {
@@ -139,10 +139,10 @@ void require_current_schema(soci::session& db) {
   const pq::Result table = pq::exec(conn, "cannot read the schema version",
                                     "SELECT to_regclass('prescient.schema_migrations') IS NOT NULL");
   int version = 0;
-  if (std::string_view(PQgetvalue(table.get(), 0, 0)) == "t") {
+  if (table.text(0, 0) == "t") {
     const pq::Result row = pq::exec(conn, "cannot read the schema version",
                                     "SELECT coalesce(max(version), 0) FROM prescient.schema_migrations");
-    version = std::stoi(PQgetvalue(row.get(), 0, 0));
+    version = static_cast<int>(row.integer(0, 0));
   }
   const int known = latest_known_migration();
   if (version == 0) throw DatabaseError("this database has no prescient schema: run `prescient migrate` first");

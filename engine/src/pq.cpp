@@ -1,16 +1,30 @@
 #include "pq.hpp"
 
-#include <vector>
-
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 
 namespace prescient::pq {
 
-Result exec(PGconn* conn, std::string_view what, const std::string& sql,
-            std::initializer_list<std::optional<std::string>> params) {
+std::optional<std::string> Result::optional_text(int row, int col) const {
+  if (null(row, col)) return std::nullopt;
+  return text(row, col);
+}
+
+std::int64_t Result::integer(int row, int col) const { return std::stoll(PQgetvalue(result_.get(), row, col)); }
+
+std::optional<std::int64_t> Result::optional_integer(int row, int col) const {
+  if (null(row, col)) return std::nullopt;
+  return integer(row, col);
+}
+
+std::optional<TimePoint> Result::optional_time(int row, int col) const {
+  if (null(row, col)) return std::nullopt;
+  return time(row, col);
+}
+
+Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
   PGresult* raw = nullptr;
-  if (params.size() == 0) {
+  if (params.empty()) {
     raw = PQexec(conn, sql.c_str());
   } else {
     std::vector<const char*> values;
@@ -19,13 +33,16 @@ Result exec(PGconn* conn, std::string_view what, const std::string& sql,
     raw = PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                        nullptr, 0);
   }
-  Result result(raw, &PQclear);
+  Result result(raw);
   const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    const char* message = raw ? PQresultErrorMessage(raw) : PQerrorMessage(conn);
-    throw DatabaseError(std::string(what) + ": " + one_line(message));
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+
+  const char* sqlstate = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+  if (sqlstate != nullptr && std::string_view(sqlstate).starts_with("PR4")) {
+    throw InvalidInput(one_line(PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY)));
   }
-  return result;
+  const char* message = raw ? PQresultErrorMessage(raw) : PQerrorMessage(conn);
+  throw DatabaseError(std::string(what) + ": " + one_line(message));
 }
 
 }  // namespace prescient::pq

@@ -1,21 +1,43 @@
 #pragma once
-// Internal: thin RAII over libpq for what SOCI cannot do (multi-statement scripts, COPY, LISTEN).
+// Internal: thin RAII over libpq. SOCI owns the connection; statements whose shape SOCI handles
+// poorly (multi-statement scripts, dynamic filters, arrays, bulk) go through here.
 #include <libpq-fe.h>
 
-#include <initializer_list>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "prescient/time.hpp"
 
 namespace prescient::pq {
 
-using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
+using Params = std::vector<std::optional<std::string>>;
+
+// A query result, read by row and column number.
+class Result {
+ public:
+  explicit Result(PGresult* result) : result_(result, &PQclear) {}
+  int rows() const { return PQntuples(result_.get()); }
+  bool null(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
+  std::string text(int row, int col) const { return PQgetvalue(result_.get(), row, col); }
+  std::optional<std::string> optional_text(int row, int col) const;
+  std::int64_t integer(int row, int col) const;
+  std::optional<std::int64_t> optional_integer(int row, int col) const;
+  // A column selected as prescient.us(timestamptz).
+  TimePoint time(int row, int col) const { return from_unix_micros(integer(row, col)); }
+  std::optional<TimePoint> optional_time(int row, int col) const;
+
+ private:
+  std::unique_ptr<PGresult, decltype(&PQclear)> result_;
+};
 
 // Runs sql; with no params through PQexec (several statements allowed), else PQexecParams
-// (values sent apart from the SQL text, never spliced). Throws DatabaseError with the server's
-// message on one line, prefixed by `what`.
-Result exec(PGconn* conn, std::string_view what, const std::string& sql,
-            std::initializer_list<std::optional<std::string>> params = {});
+// (values travel apart from the SQL text, never spliced into it). Errors with prescient's SQLSTATEs
+// PR4xx (bad input, key conflict) throw InvalidInput with the server's message; any other error
+// throws DatabaseError prefixed by `what`.
+Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params = {});
 
 }  // namespace prescient::pq

@@ -28,10 +28,13 @@ void Registry::add(const std::string& name, Factory factory, const std::string& 
 }
 
 void Registry::require(std::string_view name) const {
-  if (contains(name)) return;
+  if (!contains(name)) throw InvalidInput(unknown_class_message(name));
+}
+
+std::string Registry::unknown_class_message(std::string_view name) const {
   std::string known;
   for (const auto& [n, entry] : classes_) known += (known.empty() ? "" : ", ") + n;
-  throw InvalidInput("unknown job class '" + std::string(name) + "' (known: " + (known.empty() ? "none" : known) + ")");
+  return "unknown job class '" + std::string(name) + "' (known: " + (known.empty() ? "none" : known) + ")";
 }
 
 std::unique_ptr<JobExec> Registry::create(std::string_view name) const {

@@ -21,8 +21,10 @@ class Registry {
   void add(const std::string& name, Factory factory, const std::string& origin = "built-in");
 
   bool contains(std::string_view name) const { return classes_.find(name) != classes_.end(); }
-  // Throws InvalidInput listing the known classes when `name` is not registered.
+  // Throws InvalidInput with unknown_class_message(name) when `name` is not registered.
   void require(std::string_view name) const;
+  // "unknown job class 'x' (known: a, b)".
+  std::string unknown_class_message(std::string_view name) const;
   // REQUIRES: contains(name).
   std::unique_ptr<JobExec> create(std::string_view name) const;
   std::vector<std::string> names() const;

@@ -1,0 +1,85 @@
+#include "check_options.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+#include "builtin_jobs.hpp"
+#include "prescient/duration.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::cli {
+
+std::string CheckTarget::describe() const { return id ? "id " + std::to_string(*id) : "key '" + *key + "'"; }
+
+void add_target_options(po::options_description& desc) {
+  desc.add_options()
+      ("key", po::value<std::string>()->value_name("JOB_KEY"), "the check's job key")
+      ("id", po::value<std::int64_t>()->value_name("N"), "the check's id");
+}
+
+CheckTarget target_of(const Invocation& in) {
+  if (in.has("key") == in.has("id")) throw InvalidInput("give exactly one of --key and --id");
+  CheckTarget target;
+  if (in.has("id")) target.id = in.get<std::int64_t>("id");
+  if (in.has("key")) {
+    target.key = in.get<std::string>("key");
+    if (target.key->empty()) throw InvalidInput("--key is empty");
+  }
+  return target;
+}
+
+void add_time_options(po::options_description& desc) {
+  desc.add_options()
+      ("at", po::value<std::string>()->value_name("TIME"),
+       "when: ISO-8601 with an offset (2026-11-21T10:05:00Z) or @<unix seconds>; rounded up to the slot grid")
+      ("in", po::value<std::string>()->value_name("DURATION"), "when, from now: 90s, 15m, 1h30m, 3d");
+}
+
+TimeChoice time_choice_of(const Invocation& in, bool required) {
+  if (in.has("at") && in.has("in")) throw InvalidInput("give either --at or --in, not both");
+  if (required && !in.has("at") && !in.has("in")) throw InvalidInput("give a time: --at TIME or --in DURATION");
+  TimeChoice choice;
+  if (in.has("at")) choice.at = parse_time(in.get<std::string>("at"));
+  if (in.has("in")) choice.in = parse_duration(in.get<std::string>("in"));
+  return choice;
+}
+
+std::optional<std::string> optional_flag(const Invocation& in, const char* name) {
+  return in.has(name) ? std::optional(in.get<std::string>(name)) : std::nullopt;
+}
+
+std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name) {
+  return in.has(name) ? std::optional(parse_time(in.get<std::string>(name))) : std::nullopt;
+}
+
+const Registry& known_job_classes() {
+  static const Registry registry = [] {
+    Registry r;
+    register_builtin_jobs(r);
+    return r;
+  }();
+  return registry;
+}
+
+void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) widths[c] = header[c].size();
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  const auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    std::cout << line << "\n";
+  };
+  print_row(header);
+  for (const auto& row : rows) print_row(row);
+}
+
+std::string or_dash(const std::optional<std::string>& value) { return value ? *value : "-"; }
+
+}  // namespace prescient::cli

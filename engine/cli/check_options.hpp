@@ -1,0 +1,46 @@
+#pragma once
+// Options and output shared by the commands that manage checks.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/time.hpp"
+
+namespace prescient::cli {
+
+// --key K | --id N: exactly one.
+struct CheckTarget {
+  std::optional<std::int64_t> id;
+  std::optional<std::string> key;
+  std::string describe() const;  // "id 5" or "key 'k'"
+};
+void add_target_options(po::options_description& desc);
+CheckTarget target_of(const Invocation& in);
+
+// --at TIME | --in DURATION.
+void add_time_options(po::options_description& desc);
+// Both unset is allowed only when `required` is false.
+struct TimeChoice {
+  std::optional<TimePoint> at;
+  std::optional<std::chrono::seconds> in;
+};
+TimeChoice time_choice_of(const Invocation& in, bool required);
+
+// A flag's value if given.
+std::optional<std::string> optional_flag(const Invocation& in, const char* name);
+std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name);
+
+// The job classes this process knows: the built-in ones.
+const Registry& known_job_classes();
+
+// A plain text table: a header row, then rows, columns padded to their widest cell.
+void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+
+std::string or_dash(const std::optional<std::string>& value);
+
+}  // namespace prescient::cli

@@ -1,0 +1,56 @@
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <iostream>
+
+#include "check_options.hpp"
+#include "check_tables.hpp"
+#include "prescient/store.hpp"
+
+namespace prescient::cli {
+
+Command history_command() {
+  return {
+      .name = "history",
+      .summary = "List finished checks (done, cancelled, failed, guarded, ...), newest first.",
+      .usage = "history [--key JOB_KEY] [--id N] [--entity NAME] [--entity-key KEY] [--outcome OUTCOME]\n"
+               "                         [--since TIME] [--limit N] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()
+                ("key", po::value<std::string>()->value_name("JOB_KEY"), "only this job key")
+                ("id", po::value<std::int64_t>()->value_name("N"), "only this check id")
+                ("entity", po::value<std::string>()->value_name("NAME"), "only this entity name")
+                ("entity-key", po::value<std::string>()->value_name("KEY"), "only this entity key")
+                ("outcome", po::value<std::string>()->value_name("OUTCOME"),
+                 "only this outcome: done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, "
+                 "deadline_missed")
+                ("since", po::value<std::string>()->value_name("TIME"), "only rows finished at or after this time")
+                ("limit", po::value<int>()->value_name("N")->default_value(100), "at most N rows")
+                ("json", "print a JSON array");
+          },
+      .run =
+          [](const Invocation& in) {
+            const HistoryFilter filter{
+                .key = optional_flag(in, "key"),
+                .entity = optional_flag(in, "entity"),
+                .entity_key = optional_flag(in, "entity-key"),
+                .outcome = optional_flag(in, "outcome"),
+                .id = in.has("id") ? std::optional(in.get<std::int64_t>("id")) : std::nullopt,
+                .since = optional_time_flag(in, "since"),
+                .limit = in.get<int>("limit")};
+            auto db = in.connect_migrated();
+            const auto entries = Store(*db).history(filter);
+            if (in.json()) {
+              nlohmann::json out = nlohmann::json::array();
+              for (const auto& h : entries) out.push_back(to_json(h));
+              std::cout << out << "\n";
+            } else {
+              print_history_table(entries);
+            }
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

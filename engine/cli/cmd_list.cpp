@@ -1,0 +1,51 @@
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <iostream>
+
+#include "check_options.hpp"
+#include "check_tables.hpp"
+#include "prescient/store.hpp"
+
+namespace prescient::cli {
+
+Command list_command() {
+  return {
+      .name = "list",
+      .summary = "List pending checks, soonest first.",
+      .usage = "list [--job CLASS] [--entity NAME] [--entity-key KEY] [--group GROUP_KEY] [--due-before TIME]\n"
+               "                      [--limit N] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()
+                ("job", po::value<std::string>()->value_name("CLASS"), "only this job class")
+                ("entity", po::value<std::string>()->value_name("NAME"), "only this entity name")
+                ("entity-key", po::value<std::string>()->value_name("KEY"), "only this entity key")
+                ("group", po::value<std::string>()->value_name("GROUP_KEY"), "only this group")
+                ("due-before", po::value<std::string>()->value_name("TIME"), "only checks due before this time")
+                ("limit", po::value<int>()->value_name("N")->default_value(100), "at most N checks")
+                ("json", "print a JSON array");
+          },
+      .run =
+          [](const Invocation& in) {
+            const PendingFilter filter{.job = optional_flag(in, "job"),
+                                       .entity = optional_flag(in, "entity"),
+                                       .entity_key = optional_flag(in, "entity-key"),
+                                       .group = optional_flag(in, "group"),
+                                       .due_before = optional_time_flag(in, "due-before"),
+                                       .limit = in.get<int>("limit")};
+            auto db = in.connect_migrated();
+            const auto checks = Store(*db).pending(filter);
+            if (in.json()) {
+              nlohmann::json out = nlohmann::json::array();
+              for (const auto& c : checks) out.push_back(to_json(c));
+              std::cout << out << "\n";
+            } else {
+              print_pending_table(checks);
+            }
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

@@ -1,0 +1,245 @@
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "check_options.hpp"
+#include "prescient/client.hpp"
+#include "prescient/duration.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::cli {
+namespace {
+
+// Bulk files are sent in statements of this many checks, all in one transaction.
+constexpr std::size_t kBulkStatementSize = 10000;
+
+nlohmann::json result_json(const Scheduled& s) {
+  nlohmann::json out{{"id", s.id}, {"key", s.key ? nlohmann::json(*s.key) : nlohmann::json(nullptr)},
+                     {"status", to_string(s.status)}};
+  out["next_check_at"] = s.next_check_at ? nlohmann::json(format_time(*s.next_check_at)) : nlohmann::json(nullptr);
+  out["first_check_at"] = s.first_check_at ? nlohmann::json(format_time(*s.first_check_at)) : nlohmann::json(nullptr);
+  return out;
+}
+
+void print_result(const Scheduled& s) {
+  std::cout << to_string(s.status) << " id=" << s.id << " key=" << or_dash(s.key)
+            << " next_check_at=" << format_time(*s.next_check_at) << "\n";
+}
+
+nlohmann::json parse_payload(const std::string& text) {
+  nlohmann::json payload;
+  try {
+    payload = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidInput("invalid --payload '" + text + "': not JSON (" + e.what() + ")");
+  }
+  if (!payload.is_object()) throw InvalidInput("invalid --payload '" + text + "': it must be a JSON object");
+  return payload;
+}
+
+ScheduleRequest request_from_flags(const Invocation& in) {
+  for (const char* required : {"job", "entity", "entity-key"}) {
+    if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
+  }
+  const TimeChoice when = time_choice_of(in, true);
+  ScheduleRequest request{.job = in.get<std::string>("job"),
+                          .entity = in.get<std::string>("entity"),
+                          .entity_key = in.get<std::string>("entity-key"),
+                          .key = optional_flag(in, "key"),
+                          .group = optional_flag(in, "group"),
+                          .at = when.at,
+                          .in = when.in,
+                          .by = optional_flag(in, "by"),
+                          .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
+  if (in.has("payload")) request.payload = parse_payload(in.get<std::string>("payload"));
+  return request;
+}
+
+// One line of a bulk file: a JSON object with the same fields as the flags.
+ScheduleRequest request_from_line(const std::string& line, const ScheduleRequest& defaults) {
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidInput(std::string("not JSON (") + e.what() + ")");
+  }
+  if (!object.is_object()) throw InvalidInput("not a JSON object");
+  ScheduleRequest request = defaults;
+  const auto text = [](const nlohmann::json& value, const std::string& field) {
+    if (!value.is_string()) throw InvalidInput("field '" + field + "' must be a string");
+    return value.get<std::string>();
+  };
+  for (const auto& [field, value] : object.items()) {
+    if (field == "job") request.job = text(value, field);
+    else if (field == "entity") request.entity = text(value, field);
+    else if (field == "entity_key") request.entity_key = text(value, field);
+    else if (field == "key") request.key = text(value, field);
+    else if (field == "group") request.group = text(value, field);
+    else if (field == "at") request.at = parse_time(text(value, field));
+    else if (field == "in") request.in = parse_duration(text(value, field));
+    else if (field == "by") request.by = text(value, field);
+    else if (field == "on_conflict") request.on_conflict = parse_on_conflict(text(value, field));
+    else if (field == "payload") {
+      if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
+      request.payload = value;
+    } else {
+      throw InvalidInput("unknown field '" + field +
+                         "' (fields: job, entity, entity_key, at, in, key, group, payload, by, on_conflict)");
+    }
+  }
+  return request;
+}
+
+struct BulkLine {
+  int line_number;
+  ScheduleRequest request;
+};
+
+int schedule_file(const Invocation& in) {
+  const std::string path = in.get<std::string>("file");
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw InvalidInput("cannot read --file '" + path + "': " + std::strerror(errno));
+  }
+  std::istream& input = path == "-" ? std::cin : file;
+  const bool skip_invalid = in.has("skip-invalid");
+  const ScheduleRequest defaults{.by = optional_flag(in, "by"),
+                                 .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
+
+  auto db = in.connect_migrated();
+  Client client(*db, {.registry = &known_job_classes()});
+  std::vector<BulkLine> good;
+  std::map<std::string, int> key_lines;
+  int invalid = 0;
+  int line_number = 0;
+  for (std::string line; std::getline(input, line);) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string problem;
+    try {
+      ScheduleRequest request = request_from_line(line, defaults);
+      if (const auto p = client.problem_with(request)) {
+        problem = *p;
+      } else if (request.key && key_lines.contains(*request.key)) {
+        problem = "job key '" + *request.key + "' is already on line " + std::to_string(key_lines[*request.key]);
+      } else {
+        if (request.key) key_lines[*request.key] = line_number;
+        good.push_back({line_number, std::move(request)});
+      }
+    } catch (const InvalidInput& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      ++invalid;
+      std::cerr << "prescient: line " << line_number << ": " << problem << "\n";
+    }
+  }
+  if (invalid > 0 && !skip_invalid) {
+    throw InvalidInput(std::to_string(invalid) + " invalid line(s) in " + path +
+                       ": nothing was scheduled (--skip-invalid schedules the valid lines)");
+  }
+
+  std::vector<ScheduleRequest> requests;
+  requests.reserve(good.size());
+  for (const BulkLine& g : good) requests.push_back(g.request);
+  std::vector<Scheduled> results;
+  results.reserve(requests.size());
+  soci::transaction all_or_nothing(*db);
+  for (std::size_t start = 0; start < requests.size(); start += kBulkStatementSize) {
+    const std::size_t count = std::min(kBulkStatementSize, requests.size() - start);
+    try {
+      auto part = client.schedule_many(std::span(requests).subspan(start, count), skip_invalid);
+      results.insert(results.end(), part.begin(), part.end());
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string(e.what()) + " (lines " + std::to_string(good[start].line_number) + "-" +
+                         std::to_string(good[start + count - 1].line_number) + "; nothing was scheduled)");
+    }
+  }
+  all_or_nothing.commit();
+
+  std::map<Scheduled::Status, int> counts;
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ++counts[results[i].status];
+    if (results[i].status == Scheduled::Status::conflict) {
+      std::cerr << "prescient: line " << good[i].line_number << ": a pending check with key '" << *results[i].key
+                << "' already exists (id " << results[i].id << "): skipped\n";
+    }
+    if (in.json()) {
+      nlohmann::json entry = result_json(results[i]);
+      entry["line"] = good[i].line_number;
+      out.push_back(std::move(entry));
+    }
+  }
+  if (in.json()) {
+    std::cout << out << "\n";
+  } else {
+    std::cout << "scheduled " << results.size() - counts[Scheduled::Status::conflict] << " of " << line_number
+              << " lines from " << path << ": " << counts[Scheduled::Status::created] << " created, "
+              << counts[Scheduled::Status::replaced] << " replaced, " << counts[Scheduled::Status::kept]
+              << " kept; skipped " << invalid << " invalid and " << counts[Scheduled::Status::conflict]
+              << " conflicting\n";
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Command schedule_command() {
+  return {
+      .name = "schedule",
+      .summary = "Put a check into the future (or many, from a file of JSON lines).",
+      .usage = "schedule --job CLASS --entity NAME --entity-key KEY (--at TIME | --in DURATION)\n"
+               "                          [--key JOB_KEY] [--group GROUP_KEY] [--payload JSON] [--by WHO]\n"
+               "                          [--on-conflict error|replace|keep] [--json]\n"
+               "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()
+                ("job", po::value<std::string>()->value_name("CLASS"), "the job class that runs the check")
+                ("entity", po::value<std::string>()->value_name("NAME"), "what the check is about, e.g. orders")
+                ("entity-key", po::value<std::string>()->value_name("KEY"), "which one, e.g. 42");
+            add_time_options(desc);
+            desc.add_options()
+                ("key", po::value<std::string>()->value_name("JOB_KEY"),
+                 "natural key, unique among pending checks: cancel and reschedule by it")
+                ("group", po::value<std::string>()->value_name("GROUP_KEY"),
+                 "checks of one group are run together, in order")
+                ("payload", po::value<std::string>()->value_name("JSON"), "a JSON object handed to the job class")
+                ("by", po::value<std::string>()->value_name("WHO"), "recorded as enqueued_by (default: the OS user)")
+                ("on-conflict", po::value<std::string>()->value_name("POLICY")->default_value("error"),
+                 "when a pending check has the same key: error (exit 2), replace (update it in place) or keep")
+                ("file", po::value<std::string>()->value_name("FILE"),
+                 "bulk: one JSON object per line with the fields job, entity, entity_key, at or in, key, group, "
+                 "payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
+                ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one")
+                ("json", "print the result as JSON (an array for --file)");
+          },
+      .run =
+          [](const Invocation& in) -> int {
+            if (in.has("file")) {
+              for (const char* single : {"job", "entity", "entity-key", "at", "in", "key", "group", "payload"}) {
+                if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
+              }
+              return schedule_file(in);
+            }
+            if (in.has("skip-invalid")) throw InvalidInput("--skip-invalid only applies to --file");
+            const ScheduleRequest request = request_from_flags(in);
+            auto db = in.connect_migrated();
+            Client client(*db, {.registry = &known_job_classes()});
+            const Scheduled result = client.schedule(request);
+            if (in.json()) std::cout << result_json(result) << "\n";
+            else print_result(result);
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

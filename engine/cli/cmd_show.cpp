@@ -1,0 +1,61 @@
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <iostream>
+
+#include "check_options.hpp"
+#include "check_tables.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/store.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::cli {
+
+Command show_command() {
+  return {
+      .name = "show",
+      .summary = "Show one check's whole trace: its pending row, if any, and its history rows.",
+      .usage = "show (--key JOB_KEY | --id N) [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            add_target_options(desc);
+            desc.add_options()("json", "print one JSON object: {\"pending\": ..., \"history\": [...]}");
+          },
+      .run =
+          [](const Invocation& in) {
+            const CheckTarget target = target_of(in);
+            auto db = in.connect_migrated();
+            Store store(*db);
+            // A key may have named several checks over time: the trace shows them all, oldest first.
+            constexpr int kTraceLimit = 1000;
+            const auto pending = store.pending({.key = target.key, .id = target.id, .limit = 1});
+            const auto history = store.history({.key = target.key, .id = target.id, .limit = kTraceLimit}, true);
+            if (pending.empty() && history.empty()) throw NotFound("no check with " + target.describe());
+            if (in.json()) {
+              nlohmann::json out{{"pending", pending.empty() ? nlohmann::json(nullptr) : to_json(pending.front())},
+                                 {"history", nlohmann::json::array()}};
+              for (const auto& h : history) out["history"].push_back(to_json(h));
+              std::cout << out << "\n";
+              return kOk;
+            }
+            if (pending.empty()) {
+              std::cout << "pending: none\n";
+            } else {
+              const PendingCheck& c = pending.front();
+              std::cout << "pending: id=" << c.id << " key=" << or_dash(c.key) << " job=" << c.job
+                        << " entity=" << c.entity << "/" << c.entity_key << " group=" << or_dash(c.group) << "\n"
+                        << "  next_check_at=" << format_time(c.next_check_at)
+                        << " first_check_at=" << format_time(c.first_check_at) << " checks=" << c.check_count
+                        << " attempts=" << c.attempts << "\n"
+                        << "  enqueued_on=" << format_time(c.enqueued_on) << " by " << c.enqueued_by << "\n"
+                        << "  payload=" << c.payload.dump() << "\n";
+              if (c.last_error) std::cout << "  last_error=" << *c.last_error << "\n";
+            }
+            std::cout << "history: " << history.size() << " row(s)\n";
+            if (!history.empty()) print_history_table(history);
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

@@ -1,0 +1,75 @@
+#pragma once
+// Checks as they are read back: a pending row of future_job, or a row of job_history.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "prescient/time.hpp"
+
+namespace prescient {
+
+struct PendingCheck {
+  std::int64_t id = 0;
+  std::string job;
+  std::string entity;
+  std::string entity_key;
+  std::optional<std::string> key;
+  std::optional<std::string> group;
+  nlohmann::json payload;
+  TimePoint first_check_at;
+  TimePoint next_check_at;
+  int check_count = 0;
+  int attempts = 0;
+  std::optional<std::string> last_error;
+  TimePoint enqueued_on;
+  std::string enqueued_by;
+};
+
+struct HistoryEntry {
+  std::int64_t history_id = 0;
+  std::int64_t id = 0;  // the check's id while it was pending
+  std::string job;
+  std::string entity;
+  std::string entity_key;
+  std::optional<std::string> key;
+  std::optional<std::string> group;
+  nlohmann::json payload;
+  TimePoint first_check_at;
+  TimePoint last_check_at;
+  int check_count = 0;
+  int attempts = 0;
+  std::optional<std::string> last_error;
+  TimePoint enqueued_on;
+  std::string enqueued_by;
+  TimePoint finished_at;
+  std::string finished_by;
+  std::string outcome;
+  std::optional<std::int64_t> run_micros;
+};
+
+// The outcomes job_history accepts; `outcome` filters are checked against it.
+bool is_known_outcome(std::string_view outcome);
+inline constexpr const char* kKnownOutcomes =
+    "done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed";
+
+// Filters; an empty field does not filter.
+struct PendingFilter {
+  std::optional<std::string> job, entity, entity_key, group, key;
+  std::optional<std::int64_t> id;
+  std::optional<TimePoint> due_before;
+  int limit = 100;
+};
+
+struct HistoryFilter {
+  std::optional<std::string> key, entity, entity_key, outcome;
+  std::optional<std::int64_t> id;
+  std::optional<TimePoint> since;
+  int limit = 100;
+};
+
+nlohmann::json to_json(const PendingCheck& check);
+nlohmann::json to_json(const HistoryEntry& entry);
+
+}  // namespace prescient

@@ -1,0 +1,114 @@
+#pragma once
+// The enqueue API for applications in C++. A Client works on a soci::session the application owns,
+// so a check joins the application's open transaction: it exists if and only if the business change
+// committed. Every call is one round trip to the SQL functions of sql/0002_enqueue_functions.sql,
+// which hold the rules (slot rounding, horizon, key conflicts) for every language alike.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "prescient/clock.hpp"
+#include "prescient/settings.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace prescient {
+
+class Registry;
+
+enum class OnConflict { error, replace, keep };
+OnConflict parse_on_conflict(std::string_view text);  // throws InvalidInput
+std::string_view to_string(OnConflict policy);
+
+// Exactly one of `at` and `in` (relative to the client's clock).
+struct ScheduleRequest {
+  std::string job;
+  std::string entity;
+  std::string entity_key;
+  std::optional<std::string> key;    // natural key, unique among pending checks
+  std::optional<std::string> group;  // checks of one group run together, in order
+  std::optional<TimePoint> at;
+  std::optional<std::chrono::seconds> in;
+  nlohmann::json payload = nlohmann::json::object();
+  std::optional<std::string> by;  // default: the client's enqueued_by
+  OnConflict on_conflict = OnConflict::error;
+};
+
+struct Scheduled {
+  enum class Status { created, replaced, kept, conflict };
+  std::int64_t id = 0;  // for `conflict`: the id of the pending check holding the key
+  std::optional<std::string> key;
+  std::optional<TimePoint> next_check_at;  // empty for `conflict` (nothing written)
+  std::optional<TimePoint> first_check_at;
+  Status status = Status::created;
+};
+std::string_view to_string(Scheduled::Status status);
+
+struct Rescheduled {
+  std::int64_t id = 0;
+  std::optional<std::string> key;
+  TimePoint next_check_at;
+};
+
+struct ClientOptions {
+  const Clock* clock = nullptr;        // default: the system clock
+  const Registry* registry = nullptr;  // when set, job classes not in it are refused
+  std::string enqueued_by;             // default: the OS user
+};
+
+class Client {
+ public:
+  // REQUIRES: db (and options.clock, options.registry if set) outlive the Client.
+  explicit Client(soci::session& db, ClientOptions options = {});
+
+  // Throws InvalidInput (nothing written) for a bad request, a time beyond the horizon, or a key
+  // conflict under OnConflict::error (naming the key and the existing id).
+  Scheduled schedule(const ScheduleRequest& request);
+
+  // All in one statement. All or nothing: the first bad request throws InvalidInput naming its
+  // position (from 1) and nothing is written. With report_conflicts, a key conflict under
+  // OnConflict::error comes back as Status::conflict instead of failing the batch.
+  // Results are in request order.
+  std::vector<Scheduled> schedule_many(std::span<const ScheduleRequest> requests, bool report_conflicts = false);
+
+  // What is wrong with a request (as schedule would refuse it), or nothing. Writes nothing.
+  std::optional<std::string> problem_with(const ScheduleRequest& request);
+
+  // Moves the pending check to job_history as `cancelled`. Returns its id, or nothing when no
+  // pending check matched.
+  std::optional<std::int64_t> cancel_id(std::int64_t id, std::optional<std::string> by = std::nullopt);
+  std::optional<std::int64_t> cancel_key(const std::string& key, std::optional<std::string> by = std::nullopt);
+
+  // Moves a pending check to a new time (rounded up like schedule). Nothing when none matched.
+  std::optional<Rescheduled> reschedule_id(std::int64_t id, TimePoint at);
+  std::optional<Rescheduled> reschedule_key(const std::string& key, TimePoint at);
+
+  const Settings& settings();
+  TimePoint now() const { return clock_->now(); }
+
+ private:
+  std::optional<std::int64_t> cancel(std::optional<std::int64_t> id, std::optional<std::string> key,
+                                     std::optional<std::string> by);
+  std::optional<Rescheduled> reschedule(std::optional<std::int64_t> id, std::optional<std::string> key, TimePoint at);
+  // The absolute time of a request; throws InvalidInput unless exactly one of at/in is set.
+  TimePoint time_of(const ScheduleRequest& request, TimePoint now) const;
+  nlohmann::json item_of(const ScheduleRequest& request, TimePoint now) const;
+
+  soci::session& db_;
+  const Clock* clock_;
+  const Registry* registry_;
+  std::string enqueued_by_;
+  std::optional<Settings> settings_;
+};
+
+// The OS user running this process, for enqueued_by and cancelled_by.
+std::string current_os_user();
+
+}  // namespace prescient

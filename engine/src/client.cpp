@@ -1,0 +1,208 @@
+#include "prescient/client.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "pq.hpp"
+#include "prescient/database.hpp"
+#include "prescient/duration.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/store.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient {
+namespace {
+
+const SystemClock kSystemClock;
+
+constexpr const char* kScheduledColumns =
+    "id, job_key, prescient.us(next_check_at), prescient.us(first_check_at), status";
+
+Scheduled::Status parse_status(const std::string& text) {
+  if (text == "created") return Scheduled::Status::created;
+  if (text == "replaced") return Scheduled::Status::replaced;
+  if (text == "kept") return Scheduled::Status::kept;
+  if (text == "conflict") return Scheduled::Status::conflict;
+  throw DatabaseError("unexpected schedule status '" + text + "' from the database");
+}
+
+// Reads the columns of kScheduledColumns starting at `col`.
+Scheduled scheduled_from(const pq::Result& rows, int row, int col) {
+  return Scheduled{.id = rows.integer(row, col),
+                   .key = rows.optional_text(row, col + 1),
+                   .next_check_at = rows.optional_time(row, col + 2),
+                   .first_check_at = rows.optional_time(row, col + 3),
+                   .status = parse_status(rows.text(row, col + 4))};
+}
+
+std::optional<std::string> text_of(std::optional<std::int64_t> value) {
+  return value ? std::optional(std::to_string(*value)) : std::nullopt;
+}
+
+}  // namespace
+
+OnConflict parse_on_conflict(std::string_view text) {
+  if (text == "error") return OnConflict::error;
+  if (text == "replace") return OnConflict::replace;
+  if (text == "keep") return OnConflict::keep;
+  throw InvalidInput("invalid on-conflict policy '" + std::string(text) + "': use error, replace or keep");
+}
+
+std::string_view to_string(OnConflict policy) {
+  switch (policy) {
+    case OnConflict::error: return "error";
+    case OnConflict::replace: return "replace";
+    case OnConflict::keep: return "keep";
+  }
+  return "error";
+}
+
+std::string_view to_string(Scheduled::Status status) {
+  switch (status) {
+    case Scheduled::Status::created: return "created";
+    case Scheduled::Status::replaced: return "replaced";
+    case Scheduled::Status::kept: return "kept";
+    case Scheduled::Status::conflict: return "conflict";
+  }
+  return "created";
+}
+
+std::string current_os_user() {
+  if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_name != nullptr) return pw->pw_name;
+  if (const char* user = std::getenv("USER"); user != nullptr && *user != '\0') return user;
+  return "uid:" + std::to_string(::geteuid());
+}
+
+Client::Client(soci::session& db, ClientOptions options)
+    : db_(db),
+      clock_(options.clock ? options.clock : &kSystemClock),
+      registry_(options.registry),
+      enqueued_by_(options.enqueued_by.empty() ? current_os_user() : std::move(options.enqueued_by)) {}
+
+const Settings& Client::settings() {
+  if (!settings_) settings_ = Store(db_).settings();
+  return *settings_;
+}
+
+TimePoint Client::time_of(const ScheduleRequest& request, TimePoint now) const {
+  if (request.at.has_value() == request.in.has_value()) {
+    throw InvalidInput("give exactly one of a time (at) and a delay (in)");
+  }
+  if (request.at) return *request.at;
+  if (*request.in < std::chrono::seconds{0}) {
+    throw InvalidInput("the delay " + format_duration(*request.in) + " is negative");
+  }
+  return now + *request.in;
+}
+
+std::optional<std::string> Client::problem_with(const ScheduleRequest& request) {
+  const auto empty = [](const std::optional<std::string>& s) { return s && s->empty(); };
+  if (request.job.empty()) return "the job class is empty";
+  if (registry_ != nullptr && !registry_->contains(request.job)) return registry_->unknown_class_message(request.job);
+  if (request.entity.empty()) return "the entity name is empty";
+  if (request.entity_key.empty()) return "the entity key is empty";
+  if (empty(request.key)) return "the job key is empty (leave it out for a check without a key)";
+  if (empty(request.group)) return "the group key is empty (leave it out for a check without a group)";
+  if (empty(request.by)) return "enqueued_by is empty";
+  if (!request.payload.is_object()) return "the payload must be a JSON object, not " + request.payload.dump();
+  const TimePoint now = clock_->now();
+  TimePoint at;
+  try {
+    at = time_of(request, now);
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  if (at > now + settings().max_horizon) {
+    return format_time(at) + " is beyond the horizon: at most " + format_duration(settings().max_horizon) +
+           " after now (" + format_time(now) + ")";
+  }
+  return std::nullopt;
+}
+
+nlohmann::json Client::item_of(const ScheduleRequest& request, TimePoint now) const {
+  nlohmann::json item{{"job", request.job},
+                      {"entity_name", request.entity},
+                      {"entity_key", request.entity_key},
+                      {"at", format_time(time_of(request, now))},
+                      {"payload", request.payload},
+                      {"enqueued_by", request.by.value_or(enqueued_by_)},
+                      {"on_conflict", to_string(request.on_conflict)}};
+  if (request.key) item["job_key"] = *request.key;
+  if (request.group) item["group_key"] = *request.group;
+  return item;
+}
+
+Scheduled Client::schedule(const ScheduleRequest& request) {
+  if (const auto problem = problem_with(request)) throw InvalidInput(*problem);
+  const TimePoint now = clock_->now();
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot schedule the check",
+      std::string("SELECT ") + kScheduledColumns +
+          " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz)",
+      {request.job, request.entity, request.entity_key, format_time(time_of(request, now)), request.key,
+       request.group, request.payload.dump(), request.by.value_or(enqueued_by_),
+       std::string(to_string(request.on_conflict)), format_time(now)});
+  if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
+  return scheduled_from(rows, 0, 0);
+}
+
+std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> requests, bool report_conflicts) {
+  if (requests.empty()) return {};
+  const TimePoint now = clock_->now();
+  nlohmann::json items = nlohmann::json::array();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (const auto problem = problem_with(requests[i])) {
+      throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
+    }
+    items.push_back(item_of(requests[i], now));
+  }
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot schedule the checks",
+      std::string("SELECT n, ") + kScheduledColumns +
+          " FROM prescient.schedule_many($1::json, $2, 'error', $3::timestamptz, $4::boolean)",
+      {items.dump(), enqueued_by_, format_time(now), std::string(report_conflicts ? "true" : "false")});
+  std::vector<Scheduled> results(requests.size());
+  for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
+  return results;
+}
+
+std::optional<std::int64_t> Client::cancel(std::optional<std::int64_t> id, std::optional<std::string> key,
+                                           std::optional<std::string> by) {
+  const pq::Result rows =
+      pq::exec(native_connection(db_), "cannot cancel the check",
+               "SELECT prescient.cancel($1::bigint, $2, $3, $4::timestamptz)",
+               {text_of(id), std::move(key), by.value_or(enqueued_by_), format_time(clock_->now())});
+  return rows.optional_integer(0, 0);
+}
+
+std::optional<std::int64_t> Client::cancel_id(std::int64_t id, std::optional<std::string> by) {
+  return cancel(id, std::nullopt, std::move(by));
+}
+
+std::optional<std::int64_t> Client::cancel_key(const std::string& key, std::optional<std::string> by) {
+  return cancel(std::nullopt, key, std::move(by));
+}
+
+std::optional<Rescheduled> Client::reschedule(std::optional<std::int64_t> id, std::optional<std::string> key,
+                                              TimePoint at) {
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot reschedule the check",
+      "SELECT id, job_key, prescient.us(next_check_at)"
+      " FROM prescient.reschedule($1::timestamptz, $2::bigint, $3, $4::timestamptz)",
+      {format_time(at), text_of(id), std::move(key), format_time(clock_->now())});
+  if (rows.rows() == 0) return std::nullopt;
+  return Rescheduled{.id = rows.integer(0, 0), .key = rows.optional_text(0, 1), .next_check_at = rows.time(0, 2)};
+}
+
+std::optional<Rescheduled> Client::reschedule_id(std::int64_t id, TimePoint at) {
+  return reschedule(id, std::nullopt, at);
+}
+
+std::optional<Rescheduled> Client::reschedule_key(const std::string& key, TimePoint at) {
+  return reschedule(std::nullopt, key, at);
+}
+
+}  // namespace prescient

@@ -1,0 +1,129 @@
+// Store: reading pending checks and their history, with optional filters.
+#include <nlohmann/json.hpp>
+
+#include "pq.hpp"
+#include "prescient/database.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/store.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient {
+namespace {
+
+// A WHERE clause grown from fixed SQL fragments; values only ever travel as parameters.
+class Conditions {
+ public:
+  // `fragment` holds one '?' where its parameter goes, e.g. "job = ?".
+  template <class T>
+  void add(std::string fragment, const std::optional<T>& value) {
+    if (!value) return;
+    params_.push_back(text_of(*value));
+    fragment.replace(fragment.find('?'), 1, "$" + std::to_string(params_.size()));
+    sql_ += (sql_.empty() ? " WHERE " : " AND ") + fragment;
+  }
+  const std::string& sql() const { return sql_; }
+  pq::Params params_with(int limit) {
+    if (limit < 1) throw InvalidInput("invalid limit " + std::to_string(limit) + ": it must be at least 1");
+    pq::Params all = params_;
+    all.push_back(std::to_string(limit));
+    return all;
+  }
+  std::string limit_placeholder() const { return "$" + std::to_string(params_.size() + 1); }
+
+ private:
+  static std::string text_of(const std::string& v) { return v; }
+  static std::string text_of(std::int64_t v) { return std::to_string(v); }
+  static std::string text_of(TimePoint v) { return std::to_string(to_unix_micros(v)); }
+
+  std::string sql_;
+  pq::Params params_;
+};
+
+constexpr const char* kPendingColumns =
+    "id, job, entity_name, entity_key, job_key, group_key, payload::text, prescient.us(first_check_at),"
+    " prescient.us(next_check_at), check_count, attempts, last_error, prescient.us(enqueued_on), enqueued_by";
+
+constexpr const char* kHistoryColumns =
+    "history_id, id, job, entity_name, entity_key, job_key, group_key, payload::text,"
+    " prescient.us(first_check_at), prescient.us(last_check_at), check_count, attempts, last_error,"
+    " prescient.us(enqueued_on), enqueued_by, prescient.us(finished_at), finished_by, outcome, run_micros";
+
+}  // namespace
+
+std::vector<PendingCheck> Store::pending(const PendingFilter& filter) {
+  Conditions where;
+  where.add("id = ?", filter.id);
+  where.add("job_key = ?", filter.key);
+  where.add("job = ?", filter.job);
+  where.add("entity_name = ?", filter.entity);
+  where.add("entity_key = ?", filter.entity_key);
+  where.add("group_key = ?", filter.group);
+  where.add("next_check_at < prescient.at_us(?)", filter.due_before);
+  const std::string sql = std::string("SELECT ") + kPendingColumns + " FROM prescient.future_job" + where.sql();
+  const std::string limit = where.limit_placeholder();
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot list pending checks",
+                                   sql + " ORDER BY next_check_at, id LIMIT " + limit, where.params_with(filter.limit));
+  std::vector<PendingCheck> out;
+  out.reserve(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out.push_back(PendingCheck{.id = rows.integer(r, 0),
+                               .job = rows.text(r, 1),
+                               .entity = rows.text(r, 2),
+                               .entity_key = rows.text(r, 3),
+                               .key = rows.optional_text(r, 4),
+                               .group = rows.optional_text(r, 5),
+                               .payload = nlohmann::json::parse(rows.text(r, 6)),
+                               .first_check_at = rows.time(r, 7),
+                               .next_check_at = rows.time(r, 8),
+                               .check_count = static_cast<int>(rows.integer(r, 9)),
+                               .attempts = static_cast<int>(rows.integer(r, 10)),
+                               .last_error = rows.optional_text(r, 11),
+                               .enqueued_on = rows.time(r, 12),
+                               .enqueued_by = rows.text(r, 13)});
+  }
+  return out;
+}
+
+std::vector<HistoryEntry> Store::history(const HistoryFilter& filter, bool oldest_first) {
+  if (filter.outcome && !is_known_outcome(*filter.outcome)) {
+    throw InvalidInput("unknown outcome '" + *filter.outcome + "' (known: " + kKnownOutcomes + ")");
+  }
+  Conditions where;
+  where.add("id = ?", filter.id);
+  where.add("job_key = ?", filter.key);
+  where.add("entity_name = ?", filter.entity);
+  where.add("entity_key = ?", filter.entity_key);
+  where.add("outcome = ?", filter.outcome);
+  where.add("finished_at >= prescient.at_us(?)", filter.since);
+  const std::string sql = std::string("SELECT ") + kHistoryColumns + " FROM prescient.job_history" + where.sql();
+  const char* order = oldest_first ? " ORDER BY finished_at, history_id" : " ORDER BY finished_at DESC, history_id DESC";
+  const std::string limit = where.limit_placeholder();
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot read history",
+                                   sql + order + " LIMIT " + limit, where.params_with(filter.limit));
+  std::vector<HistoryEntry> out;
+  out.reserve(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out.push_back(HistoryEntry{.history_id = rows.integer(r, 0),
+                               .id = rows.integer(r, 1),
+                               .job = rows.text(r, 2),
+                               .entity = rows.text(r, 3),
+                               .entity_key = rows.text(r, 4),
+                               .key = rows.optional_text(r, 5),
+                               .group = rows.optional_text(r, 6),
+                               .payload = nlohmann::json::parse(rows.text(r, 7)),
+                               .first_check_at = rows.time(r, 8),
+                               .last_check_at = rows.time(r, 9),
+                               .check_count = static_cast<int>(rows.integer(r, 10)),
+                               .attempts = static_cast<int>(rows.integer(r, 11)),
+                               .last_error = rows.optional_text(r, 12),
+                               .enqueued_on = rows.time(r, 13),
+                               .enqueued_by = rows.text(r, 14),
+                               .finished_at = rows.time(r, 15),
+                               .finished_by = rows.text(r, 16),
+                               .outcome = rows.text(r, 17),
+                               .run_micros = rows.optional_integer(r, 18)});
+  }
+  return out;
+}
+
+}  // namespace prescient

@@ -1,0 +1,368 @@
+#include <catch2/catch.hpp>
+#include <soci/soci.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "builtin_jobs.hpp"
+#include "prescient/client.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/slot_grid.hpp"
+#include "prescient/store.hpp"
+#include "prescient/time_text.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using namespace std::chrono_literals;
+using prescient::testing::connect_to;
+using prescient::testing::create_migrated_database;
+
+namespace {
+
+const Registry& builtins() {
+  static const Registry registry = [] {
+    Registry r;
+    register_builtin_jobs(r);
+    return r;
+  }();
+  return registry;
+}
+
+long long count_of(soci::session& db, const std::string& query) {
+  long long n = -1;
+  db << query, soci::into(n);
+  return n;
+}
+
+ScheduleRequest order_check(std::string key, std::chrono::seconds in = 3h) {
+  return {.job = "noop", .entity = "orders", .entity_key = "42", .key = std::move(key), .in = in};
+}
+
+// A 15-minute grid, the clock at 10:05 as in the seeds' example.
+struct Fixture {
+  std::string url = create_migrated_database(900);
+  std::unique_ptr<soci::session> db = connect_to(url);
+  ManualClock clock{parse_time("2026-11-21T10:05:00Z")};
+  Client client{*db, {.clock = &clock, .registry = &builtins(), .enqueued_by = "tester"}};
+};
+
+}  // namespace
+
+TEST_CASE("times round up to the slot grid; past times go to the next slot") {
+  Fixture f;
+  struct Case {
+    const char* label;
+    ScheduleRequest request;
+    const char* expected;
+  };
+  const auto at = [](const char* text) {
+    return ScheduleRequest{.job = "noop", .entity = "orders", .entity_key = "1", .at = parse_time(text)};
+  };
+  const auto in = [](std::chrono::seconds d) {
+    return ScheduleRequest{.job = "noop", .entity = "orders", .entity_key = "1", .in = d};
+  };
+  const Case cases[] = {
+      {"10:05 + 3h (the seeds' example)", in(3h), "2026-11-21T13:15:00Z"},
+      {"on the grid stays", at("2026-11-21T13:15:00Z"), "2026-11-21T13:15:00Z"},
+      {"a microsecond past a boundary", at("2026-11-21T13:15:00.000001Z"), "2026-11-21T13:30:00Z"},
+      {"an offset is honoured", at("2026-11-21T14:05:00+01:00"), "2026-11-21T13:15:00Z"},
+      {"in the past: next slot", at("2026-11-21T09:00:00Z"), "2026-11-21T10:15:00Z"},
+      {"the current slot's boundary: next slot", at("2026-11-21T10:00:00Z"), "2026-11-21T10:15:00Z"},
+      {"now: next slot", in(0s), "2026-11-21T10:15:00Z"},
+      {"long ago: next slot", at("1999-01-01T00:00:00Z"), "2026-11-21T10:15:00Z"},
+      {"within the horizon", in(365 * 24h), "2027-11-21T10:15:00Z"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.label);
+    const Scheduled s = f.client.schedule(c.request);
+    CHECK(s.status == Scheduled::Status::created);
+    CHECK(format_time(*s.next_check_at) == c.expected);
+    CHECK(s.first_check_at == s.next_check_at);
+  }
+}
+
+TEST_CASE("the SQL rounding agrees with SlotGrid for many times") {
+  Fixture f;
+  const SlotGrid grid{900s};
+  std::mt19937_64 random(42);
+  std::vector<ScheduleRequest> requests;
+  for (int i = 0; i < 500; ++i) {
+    const auto offset = Micros{static_cast<std::int64_t>(random() % (3LL * 86400 * 1000000)) - 86400LL * 1000000};
+    requests.push_back({.job = "noop", .entity = "e", .entity_key = std::to_string(i), .at = f.clock.now() + offset});
+  }
+  const auto results = f.client.schedule_many(requests);
+  REQUIRE(results.size() == requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const TimePoint expected = std::max(grid.round_up(*requests[i].at), grid.floor(f.clock.now()) + 900s);
+    INFO(format_time(*requests[i].at));
+    CHECK(*results[i].next_check_at == expected);
+  }
+}
+
+TEST_CASE("on-conflict error names the key and the existing id, and changes nothing") {
+  Fixture f;
+  const Scheduled first = f.client.schedule(order_check("order_unshipped:42"));
+  ScheduleRequest again = order_check("order_unshipped:42", 5h);
+  again.payload = {{"changed", true}};
+  CHECK_THROWS_WITH(f.client.schedule(again), Catch::Contains("'order_unshipped:42'") &&
+                                                  Catch::Contains("id " + std::to_string(first.id)));
+  const auto rows = Store(*f.db).pending({.key = "order_unshipped:42"});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].next_check_at == *first.next_check_at);
+  CHECK(rows[0].payload == nlohmann::json::object());
+}
+
+TEST_CASE("on-conflict replace updates in place, keeps id and first_check_at, resets counts") {
+  Fixture f;
+  const Scheduled first = f.client.schedule(order_check("k"));
+  *f.db << "UPDATE prescient.future_job SET check_count = 3, attempts = 2, last_error = 'boom'";
+  ScheduleRequest replacement = order_check("k", 5h);
+  replacement.on_conflict = OnConflict::replace;
+  replacement.payload = {{"v", 2}};
+  replacement.entity_key = "43";
+  const Scheduled replaced = f.client.schedule(replacement);
+  CHECK(replaced.status == Scheduled::Status::replaced);
+  CHECK(replaced.id == first.id);
+  CHECK(format_time(*replaced.next_check_at) == "2026-11-21T15:15:00Z");
+  CHECK(replaced.first_check_at == first.first_check_at);
+  const auto rows = Store(*f.db).pending({.key = "k"});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].payload == nlohmann::json{{"v", 2}});
+  CHECK(rows[0].entity_key == "43");
+  CHECK(rows[0].check_count == 0);
+  CHECK(rows[0].attempts == 0);
+  CHECK_FALSE(rows[0].last_error.has_value());
+}
+
+TEST_CASE("on-conflict keep leaves the pending check as it is and returns it") {
+  Fixture f;
+  const Scheduled first = f.client.schedule(order_check("k"));
+  ScheduleRequest other = order_check("k", 9h);
+  other.on_conflict = OnConflict::keep;
+  const Scheduled kept = f.client.schedule(other);
+  CHECK(kept.status == Scheduled::Status::kept);
+  CHECK(kept.id == first.id);
+  CHECK(kept.next_check_at == first.next_check_at);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 1);
+}
+
+TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
+  Fixture f;
+  const Scheduled by_key = f.client.schedule(order_check("by-key"));
+  const Scheduled by_id = f.client.schedule(order_check("by-id"));
+  f.clock.advance(1min);
+  CHECK(f.client.cancel_key("by-key", "alice") == by_key.id);
+  CHECK(f.client.cancel_id(by_id.id) == by_id.id);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+  const auto history = Store(*f.db).history({}, true);
+  REQUIRE(history.size() == 2);
+  CHECK(history[0].id == by_key.id);
+  CHECK(history[0].outcome == "cancelled");
+  CHECK(history[0].finished_by == "alice");
+  CHECK(format_time(history[0].finished_at) == "2026-11-21T10:06:00Z");
+  CHECK(history[0].last_check_at == *by_key.next_check_at);
+  CHECK(history[0].enqueued_by == "tester");
+  CHECK(history[1].finished_by == "tester");
+  // Gone from the pending set: a second cancel finds nothing.
+  CHECK_FALSE(f.client.cancel_key("by-key").has_value());
+  CHECK_FALSE(f.client.cancel_id(by_id.id).has_value());
+  // The key is free again.
+  CHECK(f.client.schedule(order_check("by-key")).status == Scheduled::Status::created);
+}
+
+TEST_CASE("reschedule by key and by id rounds up and keeps first_check_at") {
+  Fixture f;
+  const Scheduled s = f.client.schedule(order_check("k"));
+  const auto by_key = f.client.reschedule_key("k", parse_time("2026-11-22T08:01:00Z"));
+  REQUIRE(by_key);
+  CHECK(by_key->id == s.id);
+  CHECK(format_time(by_key->next_check_at) == "2026-11-22T08:15:00Z");
+  const auto by_id = f.client.reschedule_id(s.id, parse_time("2026-11-21T09:00:00Z"));
+  REQUIRE(by_id);
+  CHECK(format_time(by_id->next_check_at) == "2026-11-21T10:15:00Z");
+  const auto rows = Store(*f.db).pending({.id = s.id});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].first_check_at == *s.first_check_at);
+  CHECK_FALSE(f.client.reschedule_key("nope", f.clock.now()).has_value());
+  CHECK_FALSE(f.client.reschedule_id(s.id + 1000, f.clock.now()).has_value());
+  CHECK_THROWS_WITH(f.client.reschedule_id(s.id, f.clock.now() + 400 * 24h), Catch::Contains("horizon"));
+}
+
+TEST_CASE("bad requests are refused with a clear reason and nothing is written") {
+  Fixture f;
+  struct Case {
+    const char* label;
+    ScheduleRequest request;
+    const char* reason;
+  };
+  const auto base = [] { return order_check("k"); };
+  ScheduleRequest unknown = base(); unknown.job = "order_unshiped";
+  ScheduleRequest array_payload = base(); array_payload.payload = nlohmann::json::array({1});
+  ScheduleRequest negative = base(); negative.in = -5min;
+  ScheduleRequest beyond = base(); beyond.in = 366 * 24h;
+  ScheduleRequest empty_key = base(); empty_key.key = "";
+  ScheduleRequest empty_entity = base(); empty_entity.entity = "";
+  ScheduleRequest both = base(); both.at = f.clock.now();
+  ScheduleRequest neither = base(); neither.in.reset();
+  const Case cases[] = {
+      {"unknown class", unknown, "unknown job class 'order_unshiped' (known: noop)"},
+      {"payload not an object", array_payload, "JSON object"},
+      {"negative delay", negative, "negative"},
+      {"beyond the horizon", beyond, "horizon"},
+      {"empty key", empty_key, "job key is empty"},
+      {"empty entity", empty_entity, "entity name is empty"},
+      {"both at and in", both, "exactly one"},
+      {"neither at nor in", neither, "exactly one"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.label);
+    CHECK_THROWS_AS(f.client.schedule(c.request), InvalidInput);
+    CHECK_THROWS_WITH(f.client.schedule(c.request), Catch::Contains(c.reason));
+    CHECK(f.client.problem_with(c.request).has_value());
+  }
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+}
+
+TEST_CASE("the SQL functions refuse bad input from any caller, with SQLSTATE PR400") {
+  Fixture f;
+  std::string state;
+  const char* bad[] = {
+      "SELECT * FROM prescient.schedule('', 'o', '1', now())",
+      "SELECT * FROM prescient.schedule('noop', 'o', '1', now(), p_job_key => '')",
+      "SELECT * FROM prescient.schedule('noop', 'o', '1', now(), p_payload => '[1]')",
+      "SELECT * FROM prescient.schedule('noop', 'o', '1', now() + interval '400 days')",
+      "SELECT * FROM prescient.schedule('noop', 'o', '1', now(), p_on_conflict => 'merge')",
+      "SELECT * FROM prescient.schedule_many('{}')",
+      "SELECT prescient.cancel()",
+  };
+  for (const char* sql : bad) {
+    INFO(sql);
+    CHECK_THROWS_WITH((*f.db << sql), Catch::Contains("PR400") || Catch::Contains("must") ||
+                                          Catch::Contains("empty") || Catch::Contains("horizon") ||
+                                          Catch::Contains("exactly one"));
+  }
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+}
+
+TEST_CASE("a check scheduled in the application's transaction exists only if it commits") {
+  Fixture f;
+  {
+    soci::transaction tx(*f.db);
+    f.client.schedule(order_check("rolled-back"));
+    tx.rollback();
+  }
+  CHECK(Store(*f.db).pending({.key = "rolled-back"}).empty());
+  {
+    soci::transaction tx(*f.db);
+    *f.db << "CREATE TABLE IF NOT EXISTS app_orders (id int)";
+    *f.db << "INSERT INTO app_orders VALUES (42)";
+    f.client.schedule(order_check("committed"));
+    tx.commit();
+  }
+  CHECK(Store(*f.db).pending({.key = "committed"}).size() == 1);
+}
+
+TEST_CASE("schedule_many: one statement, all or nothing, results in request order") {
+  Fixture f;
+  std::vector<ScheduleRequest> batch{order_check("a"), order_check("b", 1h), order_check("c", 2h)};
+  const auto results = f.client.schedule_many(batch);
+  REQUIRE(results.size() == 3);
+  CHECK(*results[0].key == "a");
+  CHECK(format_time(*results[1].next_check_at) == "2026-11-21T11:15:00Z");
+  CHECK(*results[2].key == "c");
+
+  std::vector<ScheduleRequest> bad{order_check("d"), order_check("e"), order_check("f")};
+  bad[1].job = "nope";
+  CHECK_THROWS_WITH(f.client.schedule_many(bad), Catch::Contains("request 2") && Catch::Contains("nope"));
+  std::vector<ScheduleRequest> twice{order_check("g"), order_check("g")};
+  CHECK_THROWS_WITH(f.client.schedule_many(twice), Catch::Contains("same job key 'g'"));
+  std::vector<ScheduleRequest> taken{order_check("h"), order_check("a")};
+  CHECK_THROWS_WITH(f.client.schedule_many(taken), Catch::Contains("'a' already exists"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 3);
+
+  const auto reported = f.client.schedule_many(taken, true);
+  CHECK(reported[0].status == Scheduled::Status::created);
+  CHECK(reported[1].status == Scheduled::Status::conflict);
+  CHECK(reported[1].id == results[0].id);
+  CHECK_FALSE(reported[1].next_check_at.has_value());
+  std::vector<ScheduleRequest> mixed{order_check("a"), order_check("b"), order_check("i")};
+  mixed[0].on_conflict = OnConflict::keep;
+  mixed[1].on_conflict = OnConflict::replace;
+  const auto mixed_results = f.client.schedule_many(mixed);
+  CHECK(mixed_results[0].status == Scheduled::Status::kept);
+  CHECK(mixed_results[1].status == Scheduled::Status::replaced);
+  CHECK(mixed_results[2].status == Scheduled::Status::created);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 5);
+}
+
+TEST_CASE("two sessions scheduling the same key at the same moment leave exactly one row") {
+  Fixture f;
+  auto a = connect_to(f.url), b = connect_to(f.url);
+  Client ca(*a, {.clock = &f.clock}), cb(*b, {.clock = &f.clock});
+  for (int round = 0; round < 25; ++round) {
+    const std::string key = "race-" + std::to_string(round);
+    std::atomic<int> ready{0};
+    std::atomic<int> created{0}, conflicts{0}, other_errors{0};
+    const auto contender = [&](Client& client) {
+      ++ready;
+      while (ready.load() < 2) {
+      }
+      try {
+        client.schedule(order_check(key));
+        ++created;
+      } catch (const InvalidInput& e) {
+        (std::string(e.what()).find("already exists") != std::string::npos ? conflicts : other_errors)++;
+      } catch (...) {
+        ++other_errors;
+      }
+    };
+    std::thread ta(contender, std::ref(ca)), tb(contender, std::ref(cb));
+    ta.join();
+    tb.join();
+    INFO(key);
+    CHECK(created == 1);
+    CHECK(conflicts == 1);
+    CHECK(other_errors == 0);
+    CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = '" + key + "'") == 1);
+  }
+}
+
+TEST_CASE("keys, entities and payloads with quotes, unicode and SQL metacharacters round-trip unchanged") {
+  Fixture f;
+  const std::string hostile[] = {
+      "it's", "\"quoted\"", "'; DROP TABLE prescient.future_job; --", "back\\slash", "$1 $$ $body$", "üñí©ødé ✓ 日本",
+      "tab\there", "new\nline", "semi;colon", "%s %L %I", "{\"json\": [1]}", std::string(1000, 'x'),
+  };
+  int n = 0;
+  for (const std::string& text : hostile) {
+    INFO(text);
+    ScheduleRequest r{.job = "noop", .entity = text, .entity_key = text, .key = text + std::to_string(n++),
+                      .group = text, .in = 1h, .payload = {{"text", text}, {text, nlohmann::json::array({text})}},
+                      .by = text};
+    const Scheduled s = f.client.schedule(r);
+    const auto rows = Store(*f.db).pending({.key = *r.key});
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].id == s.id);
+    CHECK(rows[0].entity == text);
+    CHECK(rows[0].entity_key == text);
+    CHECK(rows[0].group == text);
+    CHECK(rows[0].enqueued_by == text);
+    CHECK(rows[0].payload == r.payload);
+    CHECK(f.client.cancel_key(*r.key, text) == s.id);
+    const auto trace = Store(*f.db).history({.key = *r.key});
+    REQUIRE(trace.size() == 1);
+    CHECK(trace[0].finished_by == text);
+    CHECK(trace[0].payload == r.payload);
+  }
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history") == static_cast<long long>(std::size(hostile)));
+}
+
+TEST_CASE("the horizon comes from the database's settings") {
+  Fixture f;
+  *f.db << "UPDATE prescient.settings SET max_horizon_seconds = 7200";
+  Client fresh(*f.db, {.clock = &f.clock});
+  CHECK_NOTHROW(fresh.schedule(order_check("near", 2h)));
+  CHECK_THROWS_WITH(fresh.schedule(order_check("far", 2h + 1s)), Catch::Contains("at most 2h after now"));
+}

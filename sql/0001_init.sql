@@ -4,14 +4,15 @@
 
 -- Times cross the wire as integer microseconds since the Unix epoch: exact, and independent of the
 -- session's time zone. Runners pass their own clock in; the SQL never decides what "now" is.
+-- STABLE (timestamptz arithmetic is) and not STRICT: so the planner inlines them into the query.
 CREATE FUNCTION prescient.at_us(micros bigint) RETURNS timestamptz
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   -- Whole seconds and the remainder apart: a product of microseconds and an interval goes through
   -- float8 and would round beyond 2^53 microseconds (about the year 2255).
   RETURN to_timestamp(micros / 1000000) + (micros % 1000000) * interval '1 microsecond';
 
 CREATE FUNCTION prescient.us(t timestamptz) RETURNS bigint
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN (extract(epoch FROM t) * 1000000)::bigint;
 
 -- One row. The slot resolution is fixed at creation: pending checks are stored on its grid.

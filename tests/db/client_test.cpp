@@ -366,3 +366,19 @@ TEST_CASE("the horizon comes from the database's settings") {
   CHECK_NOTHROW(fresh.schedule(order_check("near", 2h)));
   CHECK_THROWS_WITH(fresh.schedule(order_check("far", 2h + 1s)), Catch::Contains("at most 2h after now"));
 }
+
+TEST_CASE("the README example compiles and does what it says") {
+  Fixture f;
+  soci::session& session = *f.db;
+  {
+    prescient::Client client(session, {.registry = &builtins()});
+    // As in README.md, with the built-in class standing in for the example plugin's.
+    client.schedule({.job = "noop", .entity = "orders", .entity_key = "42",
+                     .key = "order_unshipped:42", .in = std::chrono::hours{3}, .payload = {{"hours", 3}}});
+    const auto pending = Store(session).pending({.key = "order_unshipped:42"});
+    REQUIRE(pending.size() == 1);
+    CHECK(pending[0].payload == nlohmann::json{{"hours", 3}});
+    CHECK(client.cancel_key("order_unshipped:42").has_value());
+  }
+  CHECK(Store(session).history({.key = "order_unshipped:42"})[0].outcome == "cancelled");
+}

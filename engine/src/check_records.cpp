@@ -22,7 +22,9 @@ bool is_known_outcome(std::string_view outcome) {
   return false;
 }
 
-nlohmann::json to_json(const PendingCheck& c) {
+namespace {
+
+nlohmann::json fields_json(const CheckFields& c) {
   return {{"id", c.id},
           {"job", c.job},
           {"entity", c.entity},
@@ -31,7 +33,6 @@ nlohmann::json to_json(const PendingCheck& c) {
           {"group", optional_json(c.group)},
           {"payload", c.payload},
           {"first_check_at", format_time(c.first_check_at)},
-          {"next_check_at", format_time(c.next_check_at)},
           {"check_count", c.check_count},
           {"attempts", c.attempts},
           {"last_error", optional_json(c.last_error)},
@@ -39,26 +40,23 @@ nlohmann::json to_json(const PendingCheck& c) {
           {"enqueued_by", c.enqueued_by}};
 }
 
+}  // namespace
+
+nlohmann::json to_json(const PendingCheck& c) {
+  nlohmann::json out = fields_json(c);
+  out["next_check_at"] = format_time(c.next_check_at);
+  return out;
+}
+
 nlohmann::json to_json(const HistoryEntry& h) {
-  return {{"history_id", h.history_id},
-          {"id", h.id},
-          {"job", h.job},
-          {"entity", h.entity},
-          {"entity_key", h.entity_key},
-          {"key", optional_json(h.key)},
-          {"group", optional_json(h.group)},
-          {"payload", h.payload},
-          {"first_check_at", format_time(h.first_check_at)},
-          {"last_check_at", format_time(h.last_check_at)},
-          {"check_count", h.check_count},
-          {"attempts", h.attempts},
-          {"last_error", optional_json(h.last_error)},
-          {"enqueued_on", format_time(h.enqueued_on)},
-          {"enqueued_by", h.enqueued_by},
-          {"finished_at", format_time(h.finished_at)},
-          {"finished_by", h.finished_by},
-          {"outcome", h.outcome},
-          {"run_micros", h.run_micros ? nlohmann::json(*h.run_micros) : nlohmann::json(nullptr)}};
+  nlohmann::json out = fields_json(h);
+  out["last_check_at"] = format_time(h.last_check_at);
+  out["history_id"] = h.history_id;
+  out["finished_at"] = format_time(h.finished_at);
+  out["finished_by"] = h.finished_by;
+  out["outcome"] = h.outcome;
+  out["run_micros"] = h.run_micros ? nlohmann::json(*h.run_micros) : nlohmann::json(nullptr);
+  return out;
 }
 
 }  // namespace prescient

@@ -39,14 +39,32 @@ class Conditions {
   pq::Params params_;
 };
 
-constexpr const char* kPendingColumns =
+// The CheckFields columns, in the order read_check_fields reads them; both tables have them.
+const std::string kCheckFieldColumns =
     "id, job, entity_name, entity_key, job_key, group_key, payload::text, prescient.us(first_check_at),"
-    " prescient.us(next_check_at), check_count, attempts, last_error, prescient.us(enqueued_on), enqueued_by";
+    " check_count, attempts, last_error, prescient.us(enqueued_on), enqueued_by";
+constexpr int kCheckFieldCount = 13;
 
-constexpr const char* kHistoryColumns =
-    "history_id, id, job, entity_name, entity_key, job_key, group_key, payload::text,"
-    " prescient.us(first_check_at), prescient.us(last_check_at), check_count, attempts, last_error,"
-    " prescient.us(enqueued_on), enqueued_by, prescient.us(finished_at), finished_by, outcome, run_micros";
+const std::string kPendingColumns = kCheckFieldColumns + ", prescient.us(next_check_at)";
+const std::string kHistoryColumns =
+    kCheckFieldColumns +
+    ", prescient.us(last_check_at), history_id, prescient.us(finished_at), finished_by, outcome, run_micros";
+
+void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
+  out.id = rows.integer(r, 0);
+  out.job = rows.text(r, 1);
+  out.entity = rows.text(r, 2);
+  out.entity_key = rows.text(r, 3);
+  out.key = rows.optional_text(r, 4);
+  out.group = rows.optional_text(r, 5);
+  out.payload = nlohmann::json::parse(rows.text(r, 6));
+  out.first_check_at = rows.time(r, 7);
+  out.check_count = static_cast<int>(rows.integer(r, 8));
+  out.attempts = static_cast<int>(rows.integer(r, 9));
+  out.last_error = rows.optional_text(r, 10);
+  out.enqueued_on = rows.time(r, 11);
+  out.enqueued_by = rows.text(r, 12);
+}
 
 }  // namespace
 
@@ -59,27 +77,14 @@ std::vector<PendingCheck> Store::pending(const PendingFilter& filter) {
   where.add("entity_key = ?", filter.entity_key);
   where.add("group_key = ?", filter.group);
   where.add("next_check_at < prescient.at_us(?)", filter.due_before);
-  const std::string sql = std::string("SELECT ") + kPendingColumns + " FROM prescient.future_job" + where.sql();
+  const std::string sql = "SELECT " + kPendingColumns + " FROM prescient.future_job" + where.sql();
   const std::string limit = where.limit_placeholder();
   const pq::Result rows = pq::exec(native_connection(db_), "cannot list pending checks",
                                    sql + " ORDER BY next_check_at, id LIMIT " + limit, where.params_with(filter.limit));
-  std::vector<PendingCheck> out;
-  out.reserve(rows.rows());
+  std::vector<PendingCheck> out(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
-    out.push_back(PendingCheck{.id = rows.integer(r, 0),
-                               .job = rows.text(r, 1),
-                               .entity = rows.text(r, 2),
-                               .entity_key = rows.text(r, 3),
-                               .key = rows.optional_text(r, 4),
-                               .group = rows.optional_text(r, 5),
-                               .payload = nlohmann::json::parse(rows.text(r, 6)),
-                               .first_check_at = rows.time(r, 7),
-                               .next_check_at = rows.time(r, 8),
-                               .check_count = static_cast<int>(rows.integer(r, 9)),
-                               .attempts = static_cast<int>(rows.integer(r, 10)),
-                               .last_error = rows.optional_text(r, 11),
-                               .enqueued_on = rows.time(r, 12),
-                               .enqueued_by = rows.text(r, 13)});
+    read_check_fields(rows, r, out[r]);
+    out[r].next_check_at = rows.time(r, kCheckFieldCount);
   }
   return out;
 }
@@ -95,33 +100,21 @@ std::vector<HistoryEntry> Store::history(const HistoryFilter& filter, bool oldes
   where.add("entity_key = ?", filter.entity_key);
   where.add("outcome = ?", filter.outcome);
   where.add("finished_at >= prescient.at_us(?)", filter.since);
-  const std::string sql = std::string("SELECT ") + kHistoryColumns + " FROM prescient.job_history" + where.sql();
+  const std::string sql = "SELECT " + kHistoryColumns + " FROM prescient.job_history" + where.sql();
   const char* order = oldest_first ? " ORDER BY finished_at, history_id" : " ORDER BY finished_at DESC, history_id DESC";
   const std::string limit = where.limit_placeholder();
   const pq::Result rows = pq::exec(native_connection(db_), "cannot read history",
                                    sql + order + " LIMIT " + limit, where.params_with(filter.limit));
-  std::vector<HistoryEntry> out;
-  out.reserve(rows.rows());
+  std::vector<HistoryEntry> out(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
-    out.push_back(HistoryEntry{.history_id = rows.integer(r, 0),
-                               .id = rows.integer(r, 1),
-                               .job = rows.text(r, 2),
-                               .entity = rows.text(r, 3),
-                               .entity_key = rows.text(r, 4),
-                               .key = rows.optional_text(r, 5),
-                               .group = rows.optional_text(r, 6),
-                               .payload = nlohmann::json::parse(rows.text(r, 7)),
-                               .first_check_at = rows.time(r, 8),
-                               .last_check_at = rows.time(r, 9),
-                               .check_count = static_cast<int>(rows.integer(r, 10)),
-                               .attempts = static_cast<int>(rows.integer(r, 11)),
-                               .last_error = rows.optional_text(r, 12),
-                               .enqueued_on = rows.time(r, 13),
-                               .enqueued_by = rows.text(r, 14),
-                               .finished_at = rows.time(r, 15),
-                               .finished_by = rows.text(r, 16),
-                               .outcome = rows.text(r, 17),
-                               .run_micros = rows.optional_integer(r, 18)});
+    read_check_fields(rows, r, out[r]);
+    const int c = kCheckFieldCount;
+    out[r].last_check_at = rows.time(r, c);
+    out[r].history_id = rows.integer(r, c + 1);
+    out[r].finished_at = rows.time(r, c + 2);
+    out[r].finished_by = rows.text(r, c + 3);
+    out[r].outcome = rows.text(r, c + 4);
+    out[r].run_micros = rows.optional_integer(r, c + 5);
   }
   return out;
 }

@@ -10,7 +10,8 @@
 
 namespace prescient {
 
-struct PendingCheck {
+// What a check carries from enqueue to history.
+struct CheckFields {
   std::int64_t id = 0;
   std::string job;
   std::string entity;
@@ -19,7 +20,6 @@ struct PendingCheck {
   std::optional<std::string> group;
   nlohmann::json payload;
   TimePoint first_check_at;
-  TimePoint next_check_at;
   int check_count = 0;
   int attempts = 0;
   std::optional<std::string> last_error;
@@ -27,22 +27,13 @@ struct PendingCheck {
   std::string enqueued_by;
 };
 
-struct HistoryEntry {
+struct PendingCheck : CheckFields {
+  TimePoint next_check_at;
+};
+
+struct HistoryEntry : CheckFields {
+  TimePoint last_check_at;  // the slot it last ran at (or was due at, when cancelled)
   std::int64_t history_id = 0;
-  std::int64_t id = 0;  // the check's id while it was pending
-  std::string job;
-  std::string entity;
-  std::string entity_key;
-  std::optional<std::string> key;
-  std::optional<std::string> group;
-  nlohmann::json payload;
-  TimePoint first_check_at;
-  TimePoint last_check_at;
-  int check_count = 0;
-  int attempts = 0;
-  std::optional<std::string> last_error;
-  TimePoint enqueued_on;
-  std::string enqueued_by;
   TimePoint finished_at;
   std::string finished_by;
   std::string outcome;

@@ -54,6 +54,10 @@ Command reschedule_command();
 Command list_command();
 Command show_command();
 Command history_command();
+Command run_slot_command();
+Command sweep_command();
+Command retry_command();
+Command jobs_command();
 
 // Parses argv, runs the command, maps errors to exit codes with a one-line message on stderr.
 int run_cli(int argc, char** argv);

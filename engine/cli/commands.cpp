@@ -12,6 +12,10 @@ const std::vector<Command>& all_commands() {
       list_command(),
       show_command(),
       history_command(),
+      run_slot_command(),
+      sweep_command(),
+      retry_command(),
+      jobs_command(),
   };
   return commands;
 }

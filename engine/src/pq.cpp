@@ -22,6 +22,38 @@ std::optional<TimePoint> Result::optional_time(int row, int col) const {
   return time(row, col);
 }
 
+std::string text_array(const std::vector<std::optional<std::string>>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!values[i]) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (const char c : *values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+std::string integer_array(const std::vector<std::int64_t>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i > 0 ? "," : "") + std::to_string(values[i]);
+  return out + "}";
+}
+
+std::string optional_integer_array(const std::vector<std::optional<std::int64_t>>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out += (i > 0 ? "," : "") + (values[i] ? std::to_string(*values[i]) : std::string("NULL"));
+  }
+  return out + "}";
+}
+
 Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
   PGresult* raw = nullptr;
   if (params.empty()) {

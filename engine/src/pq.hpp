@@ -34,6 +34,11 @@ class Result {
   std::unique_ptr<PGresult, decltype(&PQclear)> result_;
 };
 
+// PostgreSQL array literals, for sending many values as one parameter ($1::text[], $1::bigint[]).
+std::string text_array(const std::vector<std::optional<std::string>>& values);
+std::string integer_array(const std::vector<std::int64_t>& values);
+std::string optional_integer_array(const std::vector<std::optional<std::int64_t>>& values);
+
 // Runs sql; with no params through PQexec (several statements allowed), else PQexecParams
 // (values travel apart from the SQL text, never spliced into it). Errors with prescient's SQLSTATEs
 // PR4xx (bad input, key conflict) throw InvalidInput with the server's message; any other error

@@ -3,14 +3,36 @@
 // lives in sql/). Time always comes in as a parameter; the SQL never asks the server for now().
 #include <vector>
 
+#include <span>
+
 #include "prescient/check_records.hpp"
+#include "prescient/guards.hpp"
+#include "prescient/job.hpp"
 #include "prescient/settings.hpp"
+#include "prescient/shard.hpp"
 
 namespace soci {
 class session;
 }
 
 namespace prescient {
+
+// An event to write into the outbox with a check's settlement.
+struct EventRecord {
+  std::string id;  // deterministic: a re-run of the same check run yields the same id
+  std::string type;
+  std::string source;
+  TimePoint occurred_at;
+  nlohmann::json payload;
+};
+
+// What to write for one check at the end of a run.
+struct SettleItem {
+  std::int64_t id = 0;
+  Settlement settlement;
+  std::optional<std::int64_t> run_micros;
+  std::vector<EventRecord> events;
+};
 
 class Store {
  public:
@@ -23,6 +45,31 @@ class Store {
   std::vector<PendingCheck> pending(const PendingFilter& filter);
   // History rows matching the filter: newest first, or oldest first for a trace.
   std::vector<HistoryEntry> history(const HistoryFilter& filter, bool oldest_first = false);
+
+  // --- Firing (the fast path: the row locks of the open transaction are the lease) ---
+  void begin();
+  void commit();
+  void rollback();
+  // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot`, locked FOR UPDATE
+  // SKIP LOCKED (so concurrent runners take disjoint sets); rows under a live written lease skipped.
+  std::vector<Check> claim_due(TimePoint slot, TimePoint now, int limit);
+  // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each group under a
+  // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
+  std::vector<Check> claim_due_groups(TimePoint slot, int max_groups);
+  // REQUIRES an open transaction holding the rows. One statement: finished checks move to history,
+  // the others get their new time and counts, events go to the outbox (duplicates ignored) and are
+  // announced with NOTIFY prescient_event. Returns how many events were new.
+  std::int64_t settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now);
+
+  // The earliest slot before `until` holding a pending check, at or after `from`.
+  std::optional<TimePoint> next_overdue_slot(TimePoint from, TimePoint until);
+  // Moves up to `limit` checks due at `slot` to `to` without running them. Returns how many moved.
+  std::int64_t shift_slot(TimePoint slot, TimePoint to, int limit);
+
+  // Puts the check `id`, finished as `failed`, back as pending at `at` with its attempts reset.
+  // Throws NotFound when it is not a failed check, InvalidInput when it is pending again already or
+  // its job key is taken by another pending check.
+  PendingCheck revive_failed(std::int64_t id, TimePoint at);
 
  private:
   soci::session& db_;

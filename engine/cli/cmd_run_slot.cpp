@@ -1,0 +1,43 @@
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "check_options.hpp"
+#include "prescient/clock.hpp"
+#include "prescient/time_text.hpp"
+#include "runner_options.hpp"
+#include "slot_summary.hpp"
+
+namespace prescient::cli {
+
+Command run_slot_command() {
+  return {
+      .name = "run-slot",
+      .summary = "Fire one slot (default: the current one) and exit: the cron-triggered runner.",
+      .usage = "run-slot [--slot TIME] [--shard I/N] [--workers N] [--runner-id ID] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()("slot", po::value<std::string>()->value_name("TIME"),
+                               "the slot to fire: on the grid and not later than the current slot "
+                               "(default: the current slot)");
+            add_runner_options(desc);
+            desc.add_options()("json", "print the summary as one JSON object");
+          },
+      .run =
+          [](const Invocation& in) {
+            const RunnerOptions options = runner_options_of(in);
+            const auto requested = optional_time_flag(in, "slot");
+            in.connect_migrated();  // refuse a database without the current schema before firing anything
+            const SystemClock clock;
+            SlotRunner runner(options, known_job_classes(), clock);
+            const TimePoint slot = requested ? *requested : runner.settings().grid().floor(clock.now());
+            const SlotReport report = runner.run_slot(slot);
+            print_slot_summary(report, options, in.json());
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

@@ -1,0 +1,42 @@
+#include "runner_options.hpp"
+
+#include <unistd.h>
+
+#include "prescient/database.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/shard.hpp"
+
+namespace prescient::cli {
+
+std::string default_runner_id() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(*host ? host : "runner") + ":" + std::to_string(::getpid());
+}
+
+void add_runner_options(po::options_description& desc) {
+  desc.add_options()
+      ("shard", po::value<std::string>()->value_name("I/N")->default_value("0/1"),
+       "own only the slots whose index mod N is I")
+      ("workers", po::value<int>()->value_name("N")->default_value(2),
+       "worker threads, each with its own database session")
+      ("batch", po::value<int>()->value_name("N")->default_value(1000), "checks claimed per transaction")
+      ("runner-id", po::value<std::string>()->value_name("ID"),
+       "recorded as finished_by in the history (default: hostname:pid)");
+}
+
+RunnerOptions runner_options_of(const Invocation& in) {
+  RunnerOptions options;
+  options.database_url = resolve_database_url(in.has("db") ? std::optional(in.get<std::string>("db")) : std::nullopt);
+  options.runner_id = in.has("runner-id") ? in.get<std::string>("runner-id") : default_runner_id();
+  if (options.runner_id.empty()) throw InvalidInput("--runner-id is empty");
+  options.workers = in.get<int>("workers");
+  options.batch_size = in.get<int>("batch");
+  if (options.batch_size < 1 || options.batch_size > 100000) {
+    throw InvalidInput("invalid --batch " + std::to_string(options.batch_size) + ": use 1 to 100000");
+  }
+  options.shard = parse_shard(in.get<std::string>("shard"));
+  return options;
+}
+
+}  // namespace prescient::cli

@@ -1,0 +1,14 @@
+#pragma once
+// Flags shared by the commands that fire checks (run-slot, sweep, daemon, jobs).
+#include "command.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/slot_runner.hpp"
+
+namespace prescient::cli {
+
+void add_runner_options(po::options_description& desc);
+RunnerOptions runner_options_of(const Invocation& in);
+// "<hostname>:<pid>": unique enough to tell runners apart in the history.
+std::string default_runner_id();
+
+}  // namespace prescient::cli

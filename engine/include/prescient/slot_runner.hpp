@@ -1,0 +1,68 @@
+#pragma once
+// SlotRunner: fires one slot (claim -> run -> judge -> settle) with a pool of workers, each with its own
+// database session; and catches up missed slots (sweep).
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "prescient/clock.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/settings.hpp"
+#include "prescient/shard.hpp"
+
+namespace prescient {
+
+struct RunnerOptions {
+  std::string database_url;
+  std::string runner_id;  // recorded as finished_by in history
+  int workers = 1;
+  int batch_size = 1000;  // ungrouped checks per transaction
+  int group_batch = 50;   // whole groups per transaction
+  Shard shard;
+};
+
+struct SlotReport {
+  TimePoint slot;
+  bool owned = true;  // false: another shard's slot, nothing done
+  long claimed = 0;
+  long done = 0;
+  long rescheduled = 0;
+  long retried = 0;
+  long failed = 0;
+  long guarded = 0;  // guard_max_checks, guard_past, guard_horizon
+  long events = 0;
+  long shifted = 0;  // sweep --mode shift
+  double seconds = 0;
+  void add(const SlotReport& other);
+};
+
+enum class SweepMode { run, shift };
+SweepMode parse_sweep_mode(std::string_view text);  // throws InvalidInput
+
+class SlotRunner {
+ public:
+  // REQUIRES: registry and clock outlive the runner. Connects once to read the settings.
+  SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock);
+
+  const Settings& settings() const { return settings_; }
+
+  // Fires exactly the checks with next_check_at = slot, if the shard owns it. Throws InvalidInput for a
+  // slot off the grid or later than the current slot (nothing ever fires early).
+  SlotReport run_slot(TimePoint slot);
+
+  // Catches up the checks due before `until` (on the grid, not later than the current slot), oldest
+  // slot first, each slot owned by the shard: run (as run_slot) or shift to the next boundary from now.
+  // `progress` is called after each slot.
+  SlotReport sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress = {});
+
+ private:
+  void require_firable(TimePoint slot, const char* what) const;
+  SlotReport drain(TimePoint slot);
+
+  RunnerOptions options_;
+  const Registry& registry_;
+  const Clock& clock_;
+  Settings settings_;
+};
+
+}  // namespace prescient

@@ -1,0 +1,138 @@
+#include "batch_executor.hpp"
+
+#include "prescient/duration.hpp"
+
+namespace prescient::detail {
+
+struct BatchExecutor::State {
+  std::mutex mutex;
+  std::condition_variable work_ready, progress;
+  bool stop = false;       // the owner is gone (normal end, or abandoned after a timeout)
+  bool has_work = false;
+  bool finished = false;
+  std::size_t current = 0;  // the unit running now
+  std::chrono::steady_clock::time_point started;
+  // The batch, copied in so an abandoned thread never reads its owner's memory.
+  std::vector<Check> checks;
+  std::vector<WorkUnit> units;
+  std::vector<UnitResult> results;
+  TimePoint slot;
+  const Clock* clock = nullptr;
+};
+
+namespace {
+
+class Context final : public JobContext {
+ public:
+  Context(TimePoint slot, const Clock& clock) : slot_(slot), clock_(clock) {}
+  TimePoint slot() const override { return slot_; }
+  TimePoint now() const override { return clock_.now(); }
+
+ private:
+  TimePoint slot_;
+  const Clock& clock_;
+};
+
+UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Context& ctx) {
+  UnitResult out;
+  out.ran = true;
+  const auto begin = std::chrono::steady_clock::now();
+  try {
+    if (!unit.exec) throw std::runtime_error("unknown job class '" + unit.job + "' (is its plugin loaded?)");
+    const std::span<const Check> group(checks.data() + unit.first, unit.count);
+    if (unit.grouped) {
+      out.results = unit.exec->run_group(group, ctx);
+      if (out.results.size() != unit.count) {
+        throw std::runtime_error("run_group of '" + unit.job + "' returned " + std::to_string(out.results.size()) +
+                                 " results for " + std::to_string(unit.count) + " checks");
+      }
+    } else {
+      out.results.push_back(unit.exec->run(group.front(), ctx));
+    }
+  } catch (const std::exception& e) {
+    out.failed = true;
+    out.error = e.what();
+  } catch (...) {
+    out.failed = true;
+    out.error = "the job threw a non-standard exception";
+  }
+  out.micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - begin).count();
+  return out;
+}
+
+}  // namespace
+
+BatchExecutor::BatchExecutor() : state_(std::make_shared<State>()) {
+  thread_ = std::thread(&BatchExecutor::loop, this, state_);
+}
+
+BatchExecutor::~BatchExecutor() {
+  {
+    const std::lock_guard lock(state_->mutex);
+    state_->stop = true;
+  }
+  state_->work_ready.notify_all();
+  if (timed_out_) thread_.detach();
+  else thread_.join();
+}
+
+// Runs on the executor's thread; touches only the shared state, never `this` (which may be gone).
+void BatchExecutor::loop(std::shared_ptr<State> state) {
+  std::unique_lock lock(state->mutex);
+  while (true) {
+    state->work_ready.wait(lock, [&] { return state->stop || state->has_work; });
+    if (state->stop) return;
+    state->has_work = false;
+    Context ctx(state->slot, *state->clock);
+    for (std::size_t i = 0; i < state->units.size(); ++i) {
+      state->current = i;
+      state->started = std::chrono::steady_clock::now();
+      lock.unlock();
+      UnitResult result = run_unit(state->checks, state->units[i], ctx);
+      lock.lock();
+      if (state->stop) return;  // abandoned while the job ran: nobody reads this any more
+      state->results[i] = std::move(result);
+    }
+    state->finished = true;
+    state->progress.notify_all();
+  }
+}
+
+std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, const std::vector<WorkUnit>& units,
+                                           TimePoint slot, const Clock& clock) {
+  std::unique_lock lock(state_->mutex);
+  state_->checks = checks;
+  state_->units = units;
+  state_->results.assign(units.size(), UnitResult{});
+  state_->slot = slot;
+  state_->clock = &clock;
+  state_->current = 0;
+  state_->started = std::chrono::steady_clock::now();
+  state_->finished = false;
+  state_->has_work = true;
+  state_->work_ready.notify_all();
+  while (!state_->finished) {
+    const std::size_t unit = state_->current;
+    const auto deadline = state_->started + state_->units[unit].timeout;
+    // No notification per unit: at each deadline we look whether the executor has moved on.
+    if (state_->progress.wait_until(lock, deadline, [&] { return state_->finished || state_->current != unit; })) {
+      continue;
+    }
+    // Abandon the thread inside the job: marked under the lock, so when the job returns the thread
+    // sees `stop` before it could write a result.
+    timed_out_ = true;
+    state_->stop = true;
+    std::vector<UnitResult> results = std::move(state_->results);
+    const auto timeout = state_->units[unit].timeout;
+    results[unit] = UnitResult{
+        .ran = true,
+        .failed = true,
+        .error = "timed out after " + (timeout.count() % 1000 == 0
+                                           ? format_duration(std::chrono::duration_cast<std::chrono::seconds>(timeout))
+                                           : std::to_string(timeout.count()) + "ms")};
+    return results;
+  }
+  return std::move(state_->results);
+}
+
+}  // namespace prescient::detail

@@ -1,0 +1,59 @@
+#pragma once
+// Internal: runs one batch's jobs on a thread of its own so the runner can enforce each class's
+// timeout. A job that overruns is judged a failure, the rest of the batch is left unrun (it stays
+// due and is claimed again), and the thread stuck in the job is abandoned: a thread cannot be killed
+// safely, so it is detached and exits whenever the job returns.
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "prescient/clock.hpp"
+#include "prescient/job.hpp"
+
+namespace prescient::detail {
+
+// Checks [first, first + count) of the batch, run by one call (one check, or one group of one class).
+struct WorkUnit {
+  std::shared_ptr<JobExec> exec;  // null when the class is unknown
+  std::string job;
+  std::size_t first = 0;
+  std::size_t count = 1;
+  bool grouped = false;
+  std::chrono::milliseconds timeout{30000};
+};
+
+struct UnitResult {
+  bool ran = false;  // false: not reached (after a timeout); leave its checks unsettled
+  bool failed = false;
+  std::string error;
+  std::vector<JobResult> results;  // one per check when !failed
+  std::int64_t micros = 0;
+};
+
+class BatchExecutor {
+ public:
+  BatchExecutor();
+  ~BatchExecutor();
+  BatchExecutor(const BatchExecutor&) = delete;
+  BatchExecutor& operator=(const BatchExecutor&) = delete;
+
+  // Runs the units in order. Returns one result per unit. After a timeout this executor is spent:
+  // timed_out() is true and the caller must use a new one.
+  std::vector<UnitResult> run(const std::vector<Check>& checks, const std::vector<WorkUnit>& units, TimePoint slot,
+                              const Clock& clock);
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  struct State;
+  void loop(std::shared_ptr<State> state);
+
+  std::shared_ptr<State> state_;
+  std::thread thread_;
+  bool timed_out_ = false;
+};
+
+}  // namespace prescient::detail

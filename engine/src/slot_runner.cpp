@@ -1,0 +1,275 @@
+#include "prescient/slot_runner.hpp"
+
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "batch_executor.hpp"
+#include "prescient/database.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/guards.hpp"
+#include "prescient/store.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient {
+namespace {
+
+using detail::BatchExecutor;
+using detail::UnitResult;
+using detail::WorkUnit;
+
+// One worker: a session, an executor for the jobs, and the job class instances it made.
+class Worker {
+ public:
+  Worker(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings)
+      : options_(options), registry_(registry), clock_(clock), settings_(settings),
+        db_(connect(options.database_url)), store_(*db_), executor_(std::make_unique<BatchExecutor>()) {}
+
+  // Claims and settles batches at `slot` until none is left.
+  SlotReport drain(TimePoint slot) {
+    SlotReport report;
+    report.slot = slot;
+    while (true) {
+      store_.begin();
+      try {
+        std::vector<Check> checks = store_.claim_due(slot, clock_.now(), options_.batch_size);
+        bool grouped = false;
+        if (checks.empty()) {
+          checks = store_.claim_due_groups(slot, options_.group_batch);
+          grouped = true;
+        }
+        if (checks.empty()) {
+          store_.rollback();
+          return report;
+        }
+        const std::vector<SettleItem> items = run(checks, grouped, slot, report);
+        report.events += store_.settle(items, options_.runner_id, clock_.now());
+        store_.commit();
+        spdlog::debug("slot {} runner {}: settled {} of {} claimed", format_time(slot), options_.runner_id,
+                      items.size(), checks.size());
+      } catch (...) {
+        try {
+          store_.rollback();
+        } catch (...) {
+          // The connection is gone; the server rolls the transaction back and the rows are free.
+        }
+        throw;
+      }
+    }
+  }
+
+ private:
+  std::shared_ptr<JobExec> exec_for(const std::string& job) {
+    const auto it = execs_.find(job);
+    if (it != execs_.end()) return it->second;
+    std::shared_ptr<JobExec> exec;
+    if (registry_.contains(job)) exec = registry_.create(job);
+    execs_[job] = exec;
+    return exec;
+  }
+
+  GuardLimits limits_for(const JobExec* exec) const {
+    const JobPolicy policy = exec ? exec->policy() : JobPolicy{};
+    return {.max_checks = policy.max_checks.value_or(settings_.max_checks),
+            .max_attempts = policy.max_attempts.value_or(settings_.max_attempts),
+            .max_horizon = settings_.max_horizon};
+  }
+
+  // Grouped checks arrive ordered by group: consecutive checks of one group and class form one unit.
+  std::vector<WorkUnit> units_of(const std::vector<Check>& checks, bool grouped) {
+    std::vector<WorkUnit> units;
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+      const bool extends = grouped && !units.empty() && checks[i].group_key == checks[i - 1].group_key &&
+                           checks[i].job == checks[i - 1].job;
+      if (extends) {
+        ++units.back().count;
+        continue;
+      }
+      std::shared_ptr<JobExec> exec = exec_for(checks[i].job);
+      const auto timeout = exec && exec->policy().timeout ? *exec->policy().timeout : settings_.job_timeout;
+      units.push_back({.exec = exec, .job = checks[i].job, .first = i, .count = 1, .grouped = grouped,
+                       .timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout)});
+    }
+    return units;
+  }
+
+  std::vector<SettleItem> run(const std::vector<Check>& checks, bool grouped, TimePoint slot, SlotReport& report) {
+    const std::vector<WorkUnit> units = units_of(checks, grouped);
+    const std::vector<UnitResult> results = executor_->run(checks, units, slot, clock_);
+    if (executor_->timed_out()) {
+      // The stuck thread keeps its job instances; this worker starts afresh.
+      executor_ = std::make_unique<BatchExecutor>();
+      execs_.clear();
+    }
+    const SlotGrid grid = settings_.grid();
+    // A late run (a sweep) never reschedules into the past: at the earliest, the next boundary from now.
+    const TimePoint earliest = grid.floor(clock_.now()) + settings_.slot;
+    std::vector<SettleItem> items;
+    items.reserve(checks.size());
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      const UnitResult& result = results[u];
+      if (!result.ran) continue;  // not reached before a timeout: stays due, claimed again
+      const GuardLimits limits = limits_for(units[u].exec.get());
+      for (std::size_t k = 0; k < units[u].count; ++k) {
+        const Check& check = checks[units[u].first + k];
+        RunOutcome outcome{.failed = result.failed, .error = result.error};
+        if (!result.failed) outcome.next = result.results[k].next;
+        SettleItem item{.id = check.id,
+                        .settlement = judge(outcome, check.slot, check.check_count, check.attempts, limits, grid),
+                        .run_micros = result.micros / static_cast<std::int64_t>(units[u].count)};
+        Settlement& s = item.settlement;
+        if (s.kind != Settlement::Kind::finish && s.next_check_at < earliest) s.next_check_at = earliest;
+        if (!result.failed) {
+          const auto& events = result.results[k].events;
+          for (std::size_t e = 0; e < events.size(); ++e) {
+            std::string id = std::to_string(check.id) + "-" + std::to_string(s.check_count);
+            if (e > 0) id += "-" + std::to_string(e);
+            item.events.push_back({.id = std::move(id), .type = events[e].type, .source = std::to_string(check.id),
+                                   .occurred_at = check.slot, .payload = events[e].payload});
+          }
+        }
+        count(s, report);
+        items.push_back(std::move(item));
+      }
+      if (result.failed) {
+        spdlog::warn("slot {} runner {}: job {} failed for check {}: {}", format_time(slot), options_.runner_id,
+                     units[u].job, checks[units[u].first].id, result.error);
+      }
+    }
+    report.claimed += static_cast<long>(checks.size());
+    return items;
+  }
+
+  static void count(const Settlement& s, SlotReport& report) {
+    switch (s.kind) {
+      case Settlement::Kind::reschedule: ++report.rescheduled; return;
+      case Settlement::Kind::retry: ++report.retried; return;
+      case Settlement::Kind::finish:
+        if (s.outcome == "done") ++report.done;
+        else if (s.outcome == "failed") ++report.failed;
+        else ++report.guarded;
+        return;
+    }
+  }
+
+  const RunnerOptions& options_;
+  const Registry& registry_;
+  const Clock& clock_;
+  const Settings& settings_;
+  std::unique_ptr<soci::session> db_;
+  Store store_;
+  std::unique_ptr<BatchExecutor> executor_;
+  std::map<std::string, std::shared_ptr<JobExec>> execs_;
+};
+
+}  // namespace
+
+void SlotReport::add(const SlotReport& o) {
+  claimed += o.claimed;
+  done += o.done;
+  rescheduled += o.rescheduled;
+  retried += o.retried;
+  failed += o.failed;
+  guarded += o.guarded;
+  events += o.events;
+  shifted += o.shifted;
+}
+
+SweepMode parse_sweep_mode(std::string_view text) {
+  if (text == "run") return SweepMode::run;
+  if (text == "shift") return SweepMode::shift;
+  throw InvalidInput("invalid sweep mode '" + std::string(text) + "': use run or shift");
+}
+
+SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock)
+    : options_(std::move(options)), registry_(registry), clock_(clock) {
+  if (options_.workers < 1 || options_.workers > 64) {
+    throw InvalidInput("invalid --workers " + std::to_string(options_.workers) + ": use 1 to 64");
+  }
+  if (options_.batch_size < 1) throw InvalidInput("invalid batch size " + std::to_string(options_.batch_size));
+  auto db = connect(options_.database_url);
+  settings_ = Store(*db).settings();
+}
+
+void SlotRunner::require_firable(TimePoint slot, const char* what) const {
+  const SlotGrid grid = settings_.grid();
+  if (!grid.on_grid(slot)) {
+    throw InvalidInput(std::string(what) + " " + format_time(slot) + " is not on the " +
+                       std::to_string(settings_.slot.count()) + "s slot grid (e.g. " +
+                       format_time(grid.floor(slot)) + ")");
+  }
+  if (slot > grid.floor(clock_.now())) {
+    throw InvalidInput(std::string(what) + " " + format_time(slot) + " is later than the current slot " +
+                       format_time(grid.floor(clock_.now())) + ": nothing fires early");
+  }
+}
+
+SlotReport SlotRunner::drain(TimePoint slot) {
+  const auto begin = std::chrono::steady_clock::now();
+  std::vector<SlotReport> reports(options_.workers);
+  std::vector<std::exception_ptr> errors(options_.workers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < options_.workers; ++w) {
+    threads.emplace_back([&, w] {
+      try {
+        Worker worker(options_, registry_, clock_, settings_);
+        reports[w] = worker.drain(slot);
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  SlotReport total;
+  total.slot = slot;
+  for (const auto& r : reports) total.add(r);
+  total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return total;
+}
+
+SlotReport SlotRunner::run_slot(TimePoint slot) {
+  require_firable(slot, "slot");
+  if (!options_.shard.owns(settings_.grid(), slot)) {
+    SlotReport skipped;
+    skipped.slot = slot;
+    skipped.owned = false;
+    return skipped;
+  }
+  return drain(slot);
+}
+
+SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress) {
+  require_firable(until, "--until");
+  const auto begin = std::chrono::steady_clock::now();
+  const SlotGrid grid = settings_.grid();
+  auto db = connect(options_.database_url);
+  Store store(*db);
+  SlotReport total;
+  total.slot = until;
+  TimePoint from = from_unix_micros(-62135596800LL * 1000000);  // 0001-01-01, within PostgreSQL's range
+  while (const auto slot = store.next_overdue_slot(from, until)) {
+    from = *slot + std::chrono::microseconds{1};
+    if (!options_.shard.owns(grid, grid.floor(*slot))) continue;
+    SlotReport part;
+    part.slot = *slot;
+    if (mode == SweepMode::run) {
+      part = drain(*slot);
+    } else {
+      const TimePoint to = grid.floor(clock_.now()) + settings_.slot;
+      while (const std::int64_t moved = store.shift_slot(*slot, to, options_.batch_size)) part.shifted += moved;
+    }
+    total.add(part);
+    if (progress) progress(part);
+  }
+  total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return total;
+}
+
+}  // namespace prescient

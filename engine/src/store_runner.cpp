@@ -1,0 +1,189 @@
+// Store: claiming due checks and settling them, for the slot runner.
+#include <nlohmann/json.hpp>
+
+#include "pq.hpp"
+#include "prescient/database.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/store.hpp"
+
+namespace prescient {
+namespace {
+
+const std::string kClaimColumns =
+    "id, job, entity_name, entity_key, job_key, group_key, payload::text, prescient.us(first_check_at),"
+    " prescient.us(next_check_at), check_count, attempts";
+
+std::vector<Check> checks_from(const pq::Result& rows) {
+  std::vector<Check> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    Check& c = out[r];
+    c.id = rows.integer(r, 0);
+    c.job = rows.text(r, 1);
+    c.entity_name = rows.text(r, 2);
+    c.entity_key = rows.text(r, 3);
+    c.job_key = rows.optional_text(r, 4);
+    c.group_key = rows.optional_text(r, 5);
+    c.payload = nlohmann::json::parse(rows.text(r, 6));
+    c.first_check_at = rows.time(r, 7);
+    c.slot = rows.time(r, 8);
+    c.check_count = static_cast<int>(rows.integer(r, 9));
+    c.attempts = static_cast<int>(rows.integer(r, 10));
+  }
+  return out;
+}
+
+std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)); }
+
+const char* kind_name(Settlement::Kind kind) {
+  switch (kind) {
+    case Settlement::Kind::reschedule: return "reschedule";
+    case Settlement::Kind::retry: return "retry";
+    case Settlement::Kind::finish: return "finish";
+  }
+  return "finish";
+}
+
+}  // namespace
+
+void Store::begin() { pq::exec(native_connection(db_), "cannot begin a transaction", "BEGIN"); }
+void Store::commit() { pq::exec(native_connection(db_), "cannot commit", "COMMIT"); }
+void Store::rollback() { pq::exec(native_connection(db_), "cannot roll back", "ROLLBACK"); }
+
+std::vector<Check> Store::claim_due(TimePoint slot, TimePoint now, int limit) {
+  return checks_from(pq::exec(
+      native_connection(db_), "cannot claim due checks",
+      "SELECT " + kClaimColumns +
+          " FROM prescient.future_job"
+          " WHERE next_check_at = prescient.at_us($1) AND group_key IS NULL"
+          "   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
+          " LIMIT $3 FOR UPDATE SKIP LOCKED",
+      {micros(slot), micros(now), std::to_string(limit)}));
+}
+
+std::vector<Check> Store::claim_due_groups(TimePoint slot, int max_groups) {
+  // The advisory lock is tried on distinct groups only (a volatile qual is not pushed below DISTINCT).
+  return checks_from(pq::exec(
+      native_connection(db_), "cannot claim due groups",
+      "WITH mine AS ("
+      "  SELECT g.group_key FROM ("
+      "    SELECT DISTINCT group_key FROM prescient.future_job"
+      "     WHERE next_check_at = prescient.at_us($1) AND group_key IS NOT NULL) g"
+      "   WHERE pg_try_advisory_xact_lock(hashtextextended('prescient.group:' || g.group_key, 0))"
+      "   LIMIT $2)"
+      " SELECT " + kClaimColumns +
+          " FROM prescient.future_job f"
+          " WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IN (SELECT group_key FROM mine)"
+          " ORDER BY f.group_key, f.id FOR UPDATE OF f",
+      {micros(slot), std::to_string(max_groups)}));
+}
+
+std::int64_t Store::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now) {
+  if (items.empty()) return 0;
+  std::vector<std::int64_t> ids, next_us;
+  std::vector<std::optional<std::string>> kinds, outcomes, errors;
+  std::vector<std::int64_t> counts, attempts;
+  std::vector<std::optional<std::int64_t>> run_micros;
+  std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads;
+  std::vector<std::int64_t> event_times;
+  for (const SettleItem& item : items) {
+    const Settlement& s = item.settlement;
+    ids.push_back(item.id);
+    kinds.emplace_back(kind_name(s.kind));
+    outcomes.emplace_back(s.kind == Settlement::Kind::finish ? std::optional(s.outcome) : std::nullopt);
+    next_us.push_back(s.kind == Settlement::Kind::finish ? 0 : to_unix_micros(s.next_check_at));
+    counts.push_back(s.check_count);
+    attempts.push_back(s.attempts);
+    errors.push_back(s.last_error);
+    run_micros.push_back(item.run_micros);
+    for (const EventRecord& e : item.events) {
+      event_ids.emplace_back(e.id);
+      event_types.emplace_back(e.type);
+      event_sources.emplace_back(e.source);
+      event_times.push_back(to_unix_micros(e.occurred_at));
+      event_payloads.emplace_back(e.payload.dump());
+    }
+  }
+  const pq::Result notified = pq::exec(
+      native_connection(db_), "cannot settle checks",
+      "WITH s AS ("
+      "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::int[],"
+      "                       $7::text[], $8::bigint[])"
+      "    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros)),"
+      " fin AS ("
+      "  DELETE FROM prescient.future_job f USING s WHERE f.id = s.id AND s.kind = 'finish'"
+      "  RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,"
+      "            s.last_error AS s_error, s.run_micros AS s_run),"
+      " hist AS ("
+      "  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,"
+      "      first_check_at, last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,"
+      "      finished_at, finished_by, outcome, run_micros)"
+      "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, next_check_at,"
+      "         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us($9), $10, s_outcome, s_run"
+      "    FROM fin),"
+      " upd AS ("
+      "  UPDATE prescient.future_job f"
+      "     SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,"
+      "         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL"
+      "    FROM s WHERE f.id = s.id AND s.kind <> 'finish'),"
+      " ev AS ("
+      "  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)"
+      "  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us($9), e.payload::jsonb"
+      "    FROM unnest($11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[])"
+      "      AS e(id, type, source, occurred_us, payload)"
+      "  ON CONFLICT (id) DO NOTHING RETURNING id)"
+      " SELECT count(pg_notify('prescient_event', ev.id)) FROM ev",
+      {pq::integer_array(ids), pq::text_array(kinds), pq::text_array(outcomes), pq::integer_array(next_us),
+       pq::integer_array(counts), pq::integer_array(attempts), pq::text_array(errors),
+       pq::optional_integer_array(run_micros), micros(now), runner_id, pq::text_array(event_ids),
+       pq::text_array(event_types), pq::text_array(event_sources), pq::integer_array(event_times),
+       pq::text_array(event_payloads)});
+  return notified.integer(0, 0);
+}
+
+std::optional<TimePoint> Store::next_overdue_slot(TimePoint from, TimePoint until) {
+  const pq::Result row = pq::exec(native_connection(db_), "cannot look for overdue checks",
+                                  "SELECT prescient.us(min(next_check_at)) FROM prescient.future_job"
+                                  " WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)",
+                                  {micros(from), micros(until)});
+  return row.optional_time(0, 0);
+}
+
+std::int64_t Store::shift_slot(TimePoint slot, TimePoint to, int limit) {
+  const pq::Result row = pq::exec(
+      native_connection(db_), "cannot shift overdue checks",
+      "WITH moved AS ("
+      "  UPDATE prescient.future_job SET next_check_at = prescient.at_us($2)"
+      "   WHERE id IN (SELECT id FROM prescient.future_job WHERE next_check_at = prescient.at_us($1)"
+      "                 LIMIT $3 FOR UPDATE SKIP LOCKED)"
+      "  RETURNING 1)"
+      " SELECT count(*) FROM moved",
+      {micros(slot), micros(to), std::to_string(limit)});
+  return row.integer(0, 0);
+}
+
+PendingCheck Store::revive_failed(std::int64_t id, TimePoint at) {
+  PGconn* conn = native_connection(db_);
+  if (!pending({.id = id, .limit = 1}).empty()) {
+    throw InvalidInput("check " + std::to_string(id) + " is pending already");
+  }
+  const pq::Result revived = pq::exec(
+      conn, "cannot revive the check",
+      "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
+      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by)"
+      " OVERRIDING SYSTEM VALUE"
+      " SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
+      "        prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by"
+      "   FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
+      "  ORDER BY history_id DESC LIMIT 1"
+      " ON CONFLICT (job_key) DO NOTHING RETURNING id",
+      {std::to_string(id), micros(at)});
+  if (revived.rows() == 0) {
+    const auto failed = history({.outcome = "failed", .id = id, .limit = 1});
+    if (failed.empty()) throw NotFound("no failed check with id " + std::to_string(id) + " in the history");
+    throw InvalidInput("the job key '" + failed.front().key.value_or("") + "' of check " + std::to_string(id) +
+                       " is taken by another pending check");
+  }
+  return pending({.id = id, .limit = 1}).front();
+}
+
+}  // namespace prescient

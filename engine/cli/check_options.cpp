@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "builtin_jobs.hpp"
+#include "prescient/plugin.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
@@ -53,10 +54,18 @@ std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* na
   return in.has(name) ? std::optional(parse_time(in.get<std::string>(name))) : std::nullopt;
 }
 
-const Registry& known_job_classes() {
-  static const Registry registry = [] {
+void add_plugins_option(po::options_description& desc) {
+  desc.add_options()("plugins", po::value<std::string>()->value_name("DIR"),
+                     "load job classes from the *.so files in DIR (default: $PRESCIENT_PLUGIN_PATH)");
+}
+
+const Registry& known_job_classes(const Invocation& in) {
+  static const Registry registry = [&] {
     Registry r;
     register_builtin_jobs(r);
+    std::optional<std::string> dir = in.has("plugins") ? optional_flag(in, "plugins") : std::nullopt;
+    if (const char* env = std::getenv("PRESCIENT_PLUGIN_PATH"); !dir && env != nullptr && *env != '\0') dir = env;
+    if (dir) load_plugins(*dir, r);
     return r;
   }();
   return registry;

@@ -35,8 +35,11 @@ TimeChoice time_choice_of(const Invocation& in, bool required);
 std::optional<std::string> optional_flag(const Invocation& in, const char* name);
 std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name);
 
-// The job classes this process knows: the built-in ones.
-const Registry& known_job_classes();
+// --plugins DIR: job classes from the shared libraries in DIR (default: PRESCIENT_PLUGIN_PATH).
+void add_plugins_option(po::options_description& desc);
+// The job classes this process knows: the built-in ones and those of the plugin directory, if any.
+// Loaded once per process.
+const Registry& known_job_classes(const Invocation& in);
 
 // A plain text table: a header row, then rows, columns padded to their widest cell.
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

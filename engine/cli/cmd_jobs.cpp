@@ -11,11 +11,15 @@ Command jobs_command() {
   return {
       .name = "jobs",
       .summary = "List the registered job classes and their policies.",
-      .usage = "jobs [--json]",
-      .add_options = [](po::options_description& desc) { desc.add_options()("json", "print a JSON array"); },
+      .usage = "jobs [--plugins DIR] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            add_plugins_option(desc);
+            desc.add_options()("json", "print a JSON array");
+          },
       .run =
           [](const Invocation& in) {
-            const Registry& registry = known_job_classes();
+            const Registry& registry = known_job_classes(in);
             const auto setting = [](const auto& value) {
               return value ? nlohmann::json(*value) : nlohmann::json("setting");
             };

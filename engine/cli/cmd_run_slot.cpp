@@ -16,7 +16,7 @@ Command run_slot_command() {
   return {
       .name = "run-slot",
       .summary = "Fire one slot (default: the current one) and exit: the cron-triggered runner.",
-      .usage = "run-slot [--slot TIME] [--shard I/N] [--workers N] [--runner-id ID] [--json]",
+      .usage = "run-slot [--slot TIME] [--shard I/N] [--workers N] [--runner-id ID] [--plugins DIR] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()("slot", po::value<std::string>()->value_name("TIME"),
@@ -31,7 +31,7 @@ Command run_slot_command() {
             const auto requested = optional_time_flag(in, "slot");
             in.connect_migrated();  // refuse a database without the current schema before firing anything
             const SystemClock clock;
-            SlotRunner runner(options, known_job_classes(), clock);
+            SlotRunner runner(options, known_job_classes(in), clock);
             const TimePoint slot = requested ? *requested : runner.settings().grid().floor(clock.now());
             const SlotReport report = runner.run_slot(slot);
             print_slot_summary(report, options, in.json());

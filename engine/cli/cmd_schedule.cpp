@@ -114,7 +114,7 @@ int schedule_file(const Invocation& in) {
                                  .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
 
   auto db = in.connect_migrated();
-  Client client(*db, {.registry = &known_job_classes()});
+  Client client(*db, {.registry = &known_job_classes(in)});
   std::vector<BulkLine> good;
   std::map<std::string, int> key_lines;
   int invalid = 0;
@@ -196,7 +196,7 @@ Command schedule_command() {
   return {
       .name = "schedule",
       .summary = "Put a check into the future (or many, from a file of JSON lines).",
-      .usage = "schedule --job CLASS --entity NAME --entity-key KEY (--at TIME | --in DURATION)\n"
+      .usage = "schedule [--plugins DIR] --job CLASS --entity NAME --entity-key KEY (--at TIME | --in DURATION)\n"
                "                          [--key JOB_KEY] [--group GROUP_KEY] [--payload JSON] [--by WHO]\n"
                "                          [--on-conflict error|replace|keep] [--json]\n"
                "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...] [--json]",
@@ -219,7 +219,9 @@ Command schedule_command() {
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "bulk: one JSON object per line with the fields job, entity, entity_key, at or in, key, group, "
                  "payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
-                ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one")
+                ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
+            add_plugins_option(desc);
+            desc.add_options()
                 ("json", "print the result as JSON (an array for --file)");
           },
       .run =
@@ -233,7 +235,7 @@ Command schedule_command() {
             if (in.has("skip-invalid")) throw InvalidInput("--skip-invalid only applies to --file");
             const ScheduleRequest request = request_from_flags(in);
             auto db = in.connect_migrated();
-            Client client(*db, {.registry = &known_job_classes()});
+            Client client(*db, {.registry = &known_job_classes(in)});
             const Scheduled result = client.schedule(request);
             if (in.json()) std::cout << result_json(result) << "\n";
             else print_result(result);

@@ -15,7 +15,7 @@ Command sweep_command() {
   return {
       .name = "sweep",
       .summary = "Catch up checks of missed slots (before --until, oldest first): run them or shift them.",
-      .usage = "sweep [--until TIME] [--mode run|shift] [--shard I/N] [--workers N] [--runner-id ID] [--json]",
+      .usage = "sweep [--until TIME] [--mode run|shift] [--shard I/N] [--workers N] [--runner-id ID] [--plugins DIR] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
@@ -33,7 +33,7 @@ Command sweep_command() {
             const auto requested = optional_time_flag(in, "until");
             in.connect_migrated();
             const SystemClock clock;
-            SlotRunner runner(options, known_job_classes(), clock);
+            SlotRunner runner(options, known_job_classes(in), clock);
             const TimePoint until = requested ? *requested : runner.settings().grid().floor(clock.now());
             const bool terminal = ::isatty(STDERR_FILENO) != 0;
             const SlotReport report = runner.sweep(until, mode, [&](const SlotReport& slot) {

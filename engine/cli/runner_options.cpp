@@ -1,5 +1,7 @@
 #include "runner_options.hpp"
 
+#include "check_options.hpp"
+
 #include <unistd.h>
 
 #include "prescient/database.hpp"
@@ -23,6 +25,7 @@ void add_runner_options(po::options_description& desc) {
       ("batch", po::value<int>()->value_name("N")->default_value(1000), "checks claimed per transaction")
       ("runner-id", po::value<std::string>()->value_name("ID"),
        "recorded as finished_by in the history (default: hostname:pid)");
+  add_plugins_option(desc);
 }
 
 RunnerOptions runner_options_of(const Invocation& in) {

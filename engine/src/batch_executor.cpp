@@ -1,5 +1,8 @@
 #include "batch_executor.hpp"
 
+#include <soci/soci.h>
+
+#include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 
 namespace prescient::detail {
@@ -18,19 +21,29 @@ struct BatchExecutor::State {
   std::vector<UnitResult> results;
   TimePoint slot;
   const Clock* clock = nullptr;
+  // Jobs' own session: lives with the state, so an abandoned job keeps it and nobody else uses it.
+  std::string database_url;
+  std::unique_ptr<soci::session> job_db;
 };
 
 namespace {
 
 class Context final : public JobContext {
  public:
-  Context(TimePoint slot, const Clock& clock) : slot_(slot), clock_(clock) {}
+  Context(TimePoint slot, const Clock& clock, const std::string& url, std::unique_ptr<soci::session>& db)
+      : slot_(slot), clock_(clock), url_(url), db_(db) {}
   TimePoint slot() const override { return slot_; }
   TimePoint now() const override { return clock_.now(); }
+  soci::session& db() override {
+    if (!db_) db_ = connect(url_);
+    return *db_;
+  }
 
  private:
   TimePoint slot_;
   const Clock& clock_;
+  const std::string& url_;
+  std::unique_ptr<soci::session>& db_;
 };
 
 UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Context& ctx) {
@@ -62,7 +75,8 @@ UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Cont
 
 }  // namespace
 
-BatchExecutor::BatchExecutor() : state_(std::make_shared<State>()) {
+BatchExecutor::BatchExecutor(std::string database_url) : state_(std::make_shared<State>()) {
+  state_->database_url = std::move(database_url);
   thread_ = std::thread(&BatchExecutor::loop, this, state_);
 }
 
@@ -83,7 +97,7 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
     state->work_ready.wait(lock, [&] { return state->stop || state->has_work; });
     if (state->stop) return;
     state->has_work = false;
-    Context ctx(state->slot, *state->clock);
+    Context ctx(state->slot, *state->clock, state->database_url, state->job_db);
     for (std::size_t i = 0; i < state->units.size(); ++i) {
       state->current = i;
       state->started = std::chrono::steady_clock::now();

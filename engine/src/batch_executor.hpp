@@ -36,7 +36,8 @@ struct UnitResult {
 
 class BatchExecutor {
  public:
-  BatchExecutor();
+  // database_url: for JobContext::db(), opened on first use.
+  explicit BatchExecutor(std::string database_url);
   ~BatchExecutor();
   BatchExecutor(const BatchExecutor&) = delete;
   BatchExecutor& operator=(const BatchExecutor&) = delete;

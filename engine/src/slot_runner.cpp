@@ -27,7 +27,7 @@ class Worker {
  public:
   Worker(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings)
       : options_(options), registry_(registry), clock_(clock), settings_(settings),
-        db_(connect(options.database_url)), store_(*db_), executor_(std::make_unique<BatchExecutor>()) {}
+        db_(connect(options.database_url)), store_(*db_), executor_(std::make_unique<BatchExecutor>(options.database_url)) {}
 
   // Claims and settles batches at `slot` until none is left.
   SlotReport drain(TimePoint slot) {
@@ -102,7 +102,7 @@ class Worker {
     const std::vector<UnitResult> results = executor_->run(checks, units, slot, clock_);
     if (executor_->timed_out()) {
       // The stuck thread keeps its job instances; this worker starts afresh.
-      executor_ = std::make_unique<BatchExecutor>();
+      executor_ = std::make_unique<BatchExecutor>(options_.database_url);
       execs_.clear();
     }
     const SlotGrid grid = settings_.grid();

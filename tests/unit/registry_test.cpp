@@ -12,6 +12,7 @@ class FixedContext final : public JobContext {
  public:
   TimePoint slot() const override { return from_unix_micros(0); }
   TimePoint now() const override { return from_unix_micros(0); }
+  soci::session& db() override { throw std::logic_error("no database in unit tests"); }
 };
 
 }  // namespace

@@ -11,6 +11,10 @@
 
 #include "prescient/time.hpp"
 
+namespace soci {
+class session;
+}
+
 namespace prescient {
 
 // A pending check as a job class sees it when it is due.
@@ -53,6 +57,9 @@ class JobContext {
   virtual ~JobContext() = default;
   virtual TimePoint slot() const = 0;  // the slot being fired
   virtual TimePoint now() const = 0;   // the runner's clock
+  // A session of its own on the runner's database, opened on first use, for reading application data
+  // ("is order 42 shipped?"). Not the runner's transaction: what a job writes here commits on its own.
+  virtual soci::session& db() = 0;
 };
 
 class JobExec {

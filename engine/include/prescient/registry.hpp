@@ -29,6 +29,8 @@ class Registry {
   std::unique_ptr<JobExec> create(std::string_view name) const;
   std::vector<std::string> names() const;
   std::string origin_of(std::string_view name) const;
+  // REQUIRES: contains(name).
+  const Factory& factory_of(std::string_view name) const { return classes_.find(name)->second.factory; }
 
  private:
   struct Entry {

@@ -49,15 +49,24 @@ void Store::begin() { pq::exec(native_connection(db_), "cannot begin a transacti
 void Store::commit() { pq::exec(native_connection(db_), "cannot commit", "COMMIT"); }
 void Store::rollback() { pq::exec(native_connection(db_), "cannot roll back", "ROLLBACK"); }
 
+const std::string kClaimDue =
+    "SELECT " + kClaimColumns +
+    " FROM prescient.future_job"
+    " WHERE next_check_at = prescient.at_us($1) AND group_key IS NULL"
+    "   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
+    " LIMIT $3 FOR UPDATE SKIP LOCKED";
+
 std::vector<Check> Store::claim_due(TimePoint slot, TimePoint now, int limit) {
-  return checks_from(pq::exec(
-      native_connection(db_), "cannot claim due checks",
-      "SELECT " + kClaimColumns +
-          " FROM prescient.future_job"
-          " WHERE next_check_at = prescient.at_us($1) AND group_key IS NULL"
-          "   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
-          " LIMIT $3 FOR UPDATE SKIP LOCKED",
-      {micros(slot), micros(now), std::to_string(limit)}));
+  return checks_from(pq::exec(native_connection(db_), "cannot claim due checks", kClaimDue,
+                              {micros(slot), micros(now), std::to_string(limit)}));
+}
+
+std::string Store::claim_plan(TimePoint slot, TimePoint now) {
+  const pq::Result plan = pq::exec(native_connection(db_), "cannot explain the claim", "EXPLAIN " + kClaimDue,
+                                   {micros(slot), micros(now), "1000"});
+  std::string text;
+  for (int r = 0; r < plan.rows(); ++r) text += plan.text(r, 0) + "\n";
+  return text;
 }
 
 std::vector<Check> Store::claim_due_groups(TimePoint slot, int max_groups) {

@@ -17,6 +17,21 @@ class FixedContext final : public JobContext {
 
 }  // namespace
 
+TEST_CASE("emit publishes the payload as an event and finishes the check") {
+  Registry registry;
+  register_builtin_jobs(registry);
+  FixedContext ctx;
+  Check check;
+  check.payload = {{"type", "order.late"}, {"order", 42}};
+  const JobResult typed = registry.create("emit")->run(check, ctx);
+  CHECK_FALSE(typed.next.has_value());
+  REQUIRE(typed.events.size() == 1);
+  CHECK(typed.events[0].type == "order.late");
+  CHECK(typed.events[0].payload == check.payload);
+  check.payload = {{"type", 7}};
+  CHECK(registry.create("emit")->run(check, ctx).events[0].type == "emit");
+}
+
 TEST_CASE("built-in classes are registered and noop finishes a check") {
   Registry registry;
   register_builtin_jobs(registry);
@@ -33,7 +48,7 @@ TEST_CASE("an unknown class is refused with the list of known ones") {
   register_builtin_jobs(registry);
   CHECK_NOTHROW(registry.require("noop"));
   CHECK_THROWS_AS(registry.require("nope"), InvalidInput);
-  CHECK_THROWS_WITH(registry.require("nope"), Catch::Contains("'nope'") && Catch::Contains("known: noop"));
+  CHECK_THROWS_WITH(registry.require("nope"), Catch::Contains("'nope'") && Catch::Contains("known: emit, noop)"));
 }
 
 TEST_CASE("duplicate and malformed class names are refused, naming where they came from") {
@@ -47,7 +62,7 @@ TEST_CASE("duplicate and malformed class names are refused, naming where they ca
   }
   CHECK_THROWS_AS(registry.add(std::string(65, 'a'), [] { return nullptr; }), InvalidInput);
   CHECK_NOTHROW(registry.add("order_unshipped.v2-x", [] { return nullptr; }));
-  CHECK(registry.names() == std::vector<std::string>{"noop", "order_unshipped.v2-x"});
+  CHECK(registry.names() == std::vector<std::string>{"emit", "noop", "order_unshipped.v2-x"});
 }
 
 TEST_CASE("run_group runs the checks one by one, in order, by default") {

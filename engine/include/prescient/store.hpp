@@ -53,6 +53,8 @@ class Store {
   // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot`, locked FOR UPDATE
   // SKIP LOCKED (so concurrent runners take disjoint sets); rows under a live written lease skipped.
   std::vector<Check> claim_due(TimePoint slot, TimePoint now, int limit);
+  // The server's plan for claim_due (EXPLAIN), to verify it is an index lookup, never a table scan.
+  std::string claim_plan(TimePoint slot, TimePoint now);
   // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each group under a
   // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
   std::vector<Check> claim_due_groups(TimePoint slot, int max_groups);

@@ -1,0 +1,427 @@
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <soci/soci.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "builtin_jobs.hpp"
+#include "prescient/client.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/plugin.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/store.hpp"
+#include "prescient/time_text.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using namespace std::chrono_literals;
+using prescient::testing::connect_to;
+using prescient::testing::create_migrated_database;
+
+namespace {
+
+// Answers as its payload says: {"next_in": "1h"} -> slot + 1h, {"next_at": TIME}, {"throw": "why"},
+// {"sleep_ms": N}; nothing -> done. Counts every run by check id.
+struct RunLog {
+  std::mutex mutex;
+  std::map<std::int64_t, int> runs;
+  void record(std::int64_t id) {
+    const std::lock_guard lock(mutex);
+    ++runs[id];
+  }
+};
+
+class Scripted : public JobExec {
+ public:
+  explicit Scripted(RunLog& log, JobPolicy policy = {}) : log_(log), policy_(policy) {}
+  JobPolicy policy() const override { return policy_; }
+  JobResult run(const Check& check, JobContext& ctx) override {
+    log_.record(check.id);
+    const auto& p = check.payload;
+    if (p.contains("sleep_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(p["sleep_ms"].get<int>()));
+    if (p.contains("throw")) throw std::runtime_error(p["throw"].get<std::string>());
+    JobResult result;
+    if (p.contains("next_in")) result.next = ctx.slot() + std::chrono::seconds(p["next_in"].get<int>());
+    if (p.contains("next_at")) result.next = parse_time(p["next_at"].get<std::string>());
+    return result;
+  }
+
+ private:
+  RunLog& log_;
+  JobPolicy policy_;
+};
+
+// Records, per group, how many run_group calls it got and whether two ever overlapped.
+struct GroupLog {
+  std::mutex mutex;
+  std::map<std::string, int> calls, active, checks;
+  std::atomic<int> overlaps{0};
+};
+
+class Grouped final : public JobExec {
+ public:
+  explicit Grouped(GroupLog& log) : log_(log) {}
+  JobResult run(const Check&, JobContext&) override { return {}; }
+  std::vector<JobResult> run_group(std::span<const Check> checks, JobContext&) override {
+    const std::string group = *checks.front().group_key;
+    {
+      const std::lock_guard lock(log_.mutex);
+      if (++log_.active[group] > 1) ++log_.overlaps;
+      ++log_.calls[group];
+      log_.checks[group] += static_cast<int>(checks.size());
+    }
+    std::this_thread::sleep_for(2ms);  // widen the window in which an overlap would show
+    {
+      const std::lock_guard lock(log_.mutex);
+      --log_.active[group];
+    }
+    return std::vector<JobResult>(checks.size());
+  }
+
+ private:
+  GroupLog& log_;
+};
+
+long long count_of(soci::session& db, const std::string& query) {
+  long long n = -1;
+  db << query, soci::into(n);
+  return n;
+}
+
+// A 15-minute grid, the clock at 10:05 as in the seeds' example.
+struct Fixture {
+  std::string url = create_migrated_database(900);
+  std::unique_ptr<soci::session> db = connect_to(url);
+  ManualClock clock{parse_time("2026-11-21T10:05:00Z")};
+  RunLog runs;
+  GroupLog groups;
+  Registry registry;
+  Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
+
+  Fixture() {
+    register_builtin_jobs(registry);
+    registry.add("scripted", [this] { return std::make_unique<Scripted>(runs); });
+    registry.add("once", [this] { return std::make_unique<Scripted>(runs, JobPolicy{.max_checks = 1}); });
+    registry.add("quick", [this] {
+      return std::make_unique<Scripted>(runs, JobPolicy{.max_attempts = 2, .timeout = std::chrono::seconds{1}});
+    });
+    registry.add("grouped", [this] { return std::make_unique<Grouped>(groups); });
+    load_plugins(PRESCIENT_EXAMPLE_PLUGINS, registry);
+  }
+
+  SlotRunner runner(int workers = 1, const char* shard = "0/1", std::string id = "r1") {
+    return SlotRunner({.database_url = url, .runner_id = std::move(id), .workers = workers,
+                       .shard = parse_shard(shard)},
+                      registry, clock);
+  }
+
+  Scheduled add(const char* job, nlohmann::json payload, std::chrono::seconds in = 3h,
+                std::optional<std::string> group = std::nullopt) {
+    return client.schedule({.job = job, .entity = "orders", .entity_key = "1", .group = std::move(group), .in = in,
+                            .payload = std::move(payload)});
+  }
+
+  SlotReport fire(const char* slot, int workers = 1) {
+    clock.set(parse_time(slot));
+    return runner(workers).run_slot(parse_time(slot));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then done") {
+  Fixture f;
+  *f.db << "CREATE SCHEMA shop";
+  *f.db << "CREATE TABLE shop.orders (id bigint PRIMARY KEY, shipped_at timestamptz)";
+  *f.db << "INSERT INTO shop.orders VALUES (42, NULL)";
+  const Scheduled check = f.client.schedule({.job = "order_unshipped", .entity = "orders", .entity_key = "42",
+                                             .key = "order_unshipped:42", .in = 3h,
+                                             .payload = {{"recheck_after", "2h"}}});
+  CHECK(format_time(*check.next_check_at) == "2026-11-21T13:15:00Z");
+
+  CHECK(f.fire("2026-11-21T13:00:00Z").claimed == 0);
+  const SlotReport first = f.fire("2026-11-21T13:15:00Z");
+  CHECK(first.claimed == 1);
+  CHECK(first.rescheduled == 1);
+  CHECK(first.events == 1);
+  CHECK(f.fire("2026-11-21T13:30:00Z").claimed == 0);
+  const auto pending = Store(*f.db).pending({.key = "order_unshipped:42"});
+  REQUIRE(pending.size() == 1);
+  CHECK(format_time(pending[0].next_check_at) == "2026-11-21T15:15:00Z");
+  CHECK(pending[0].check_count == 1);
+
+  *f.db << "UPDATE shop.orders SET shipped_at = now() WHERE id = 42";
+  const SlotReport second = f.fire("2026-11-21T15:15:00Z");
+  CHECK(second.done == 1);
+  CHECK(second.events == 0);
+  const auto history = Store(*f.db).history({.key = "order_unshipped:42"});
+  REQUIRE(history.size() == 1);
+  CHECK(history[0].outcome == "done");
+  CHECK(history[0].check_count == 2);
+  CHECK(format_time(history[0].last_check_at) == "2026-11-21T15:15:00Z");
+  CHECK(history[0].finished_by == "r1");
+  std::string event_id, type, payload;
+  *f.db << "SELECT id, type, payload::text FROM prescient.event", soci::into(event_id), soci::into(type),
+      soci::into(payload);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event") == 1);
+  CHECK(event_id == std::to_string(check.id) + "-1");
+  CHECK(type == "order.unshipped");
+  CHECK(nlohmann::json::parse(payload) == nlohmann::json{{"order", 42}, {"check", 1}});
+}
+
+TEST_CASE("every guard and retry outcome leaves its history row") {
+  Fixture f;
+  const auto done = f.add("scripted", nlohmann::json::object());
+  const auto later = f.add("scripted", {{"next_in", 3600}});
+  const auto past = f.add("scripted", {{"next_at", "2026-11-21T12:00:00Z"}});
+  const auto same_slot = f.add("scripted", {{"next_in", 0}});
+  const auto horizon = f.add("scripted", {{"next_in", 400 * 86400}});
+  const auto max_checks = f.add("once", {{"next_in", 3600}});
+  const auto failing = f.add("scripted", {{"throw", "boom"}});
+  *f.db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, first_check_at, next_check_at,"
+           " enqueued_on, enqueued_by) VALUES ('vanished', 'orders', '9', prescient.at_us(:t), prescient.at_us(:t),"
+           " now(), 'other-tool')",
+      soci::use(to_unix_micros(parse_time("2026-11-21T13:15:00Z")), "t");
+
+  const SlotReport r = f.fire("2026-11-21T13:15:00Z");
+  CHECK(r.claimed == 8);
+  CHECK(r.done == 1);
+  CHECK(r.rescheduled == 1);
+  CHECK(r.guarded == 4);
+  CHECK(r.retried == 2);
+  Store store(*f.db);
+  const auto outcome_of = [&](std::int64_t id) { return store.history({.id = id})[0].outcome; };
+  CHECK(outcome_of(done.id) == "done");
+  CHECK(outcome_of(past.id) == "guard_past");
+  CHECK(outcome_of(same_slot.id) == "guard_past");
+  CHECK(outcome_of(horizon.id) == "guard_horizon");
+  CHECK(outcome_of(max_checks.id) == "guard_max_checks");
+  const auto moved = store.pending({.id = later.id});
+  REQUIRE(moved.size() == 1);
+  CHECK(format_time(moved[0].next_check_at) == "2026-11-21T14:15:00Z");
+  CHECK(moved[0].check_count == 1);
+
+  // The failing check: retried with backoff on the grid, then failed, with its error kept.
+  auto failing_row = store.pending({.id = failing.id});
+  REQUIRE(failing_row.size() == 1);
+  CHECK(failing_row[0].attempts == 1);
+  CHECK(failing_row[0].last_error == "boom");
+  CHECK(format_time(failing_row[0].next_check_at) == "2026-11-21T13:30:00Z");
+  const auto vanished = store.pending({.job = "vanished"});
+  REQUIRE(vanished.size() == 1);
+  CHECK_THAT(*vanished[0].last_error, Catch::Contains("unknown job class 'vanished'"));
+  for (const char* slot : {"2026-11-21T13:30:00Z", "2026-11-21T14:00:00Z", "2026-11-21T15:00:00Z",
+                           "2026-11-21T17:00:00Z"}) {
+    INFO(slot);
+    CHECK(f.fire(slot).claimed >= 1);
+  }
+  const auto failed = store.history({.id = failing.id});
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].outcome == "failed");
+  CHECK(failed[0].attempts == 5);
+  CHECK(failed[0].last_error == "boom");
+  CHECK(store.history({.outcome = "failed"}).size() == 2);  // and the vanished class
+  CHECK(f.runs.runs[failing.id] == 5);
+
+  // retry revives a dead letter at the given slot, attempts reset; a second retry is refused.
+  const PendingCheck revived = store.revive_failed(failing.id, parse_time("2026-11-21T17:15:00Z"));
+  CHECK(revived.attempts == 0);
+  CHECK(revived.last_error == "boom");
+  CHECK_THROWS_AS(store.revive_failed(failing.id, parse_time("2026-11-21T17:15:00Z")), InvalidInput);
+  CHECK_THROWS_AS(store.revive_failed(done.id, parse_time("2026-11-21T17:15:00Z")), NotFound);
+}
+
+TEST_CASE("a job that overruns its timeout fails; the other checks of the slot are unaffected") {
+  Fixture f;
+  const auto slow = f.add("quick", {{"sleep_ms", 3000}});
+  std::vector<std::int64_t> others;
+  for (int i = 0; i < 5; ++i) others.push_back(f.add("quick", nlohmann::json::object()).id);
+  const SlotReport r = f.fire("2026-11-21T13:15:00Z");
+  CHECK(r.done == 5);
+  CHECK(r.retried == 1);
+  Store store(*f.db);
+  const auto row = store.pending({.id = slow.id});
+  REQUIRE(row.size() == 1);
+  CHECK(row[0].last_error == "timed out after 1s");
+  for (const auto id : others) CHECK(store.history({.id = id})[0].outcome == "done");
+}
+
+TEST_CASE("refused slots: off the grid, or later than the current slot") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-21T13:20:00Z"));
+  auto runner = f.runner();
+  CHECK_THROWS_WITH(runner.run_slot(parse_time("2026-11-21T13:20:00Z")), Catch::Contains("not on the"));
+  CHECK_THROWS_WITH(runner.run_slot(parse_time("2026-11-21T13:30:00Z")), Catch::Contains("nothing fires early"));
+  CHECK_NOTHROW(runner.run_slot(parse_time("2026-11-21T13:15:00Z")));
+}
+
+TEST_CASE("four runners on one slot with 10 000 checks settle every check exactly once") {
+  Fixture f;
+  std::vector<ScheduleRequest> requests;
+  for (int i = 0; i < 10000; ++i) {
+    requests.push_back({.job = i % 2 ? "scripted" : "emit", .entity = "orders", .entity_key = std::to_string(i),
+                        .in = 3h, .payload = {{"n", i}}});
+  }
+  f.client.schedule_many(requests);
+  f.clock.set(parse_time("2026-11-21T13:15:00Z"));
+  std::vector<SlotReport> reports(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      reports[i] = f.runner(2, "0/1", "runner-" + std::to_string(i)).run_slot(parse_time("2026-11-21T13:15:00Z"));
+    });
+  }
+  for (auto& t : threads) t.join();
+  long claimed = 0;
+  for (const auto& r : reports) claimed += r.claimed;
+  CHECK(claimed == 10000);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history") == 10000);
+  CHECK(count_of(*f.db, "SELECT count(DISTINCT id) FROM prescient.job_history") == 10000);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event") == 5000);
+  CHECK(f.runs.runs.size() == 5000);
+  for (const auto& [id, n] : f.runs.runs) REQUIRE(n == 1);
+  // More than one runner took part (the work was shared, not serialized behind one).
+  CHECK(count_of(*f.db, "SELECT count(DISTINCT finished_by) FROM prescient.job_history") > 1);
+}
+
+TEST_CASE("two shards over 8 consecutive slots: each runs only its own") {
+  Fixture f;
+  for (int s = 0; s < 8; ++s) {
+    for (int i = 0; i < 10; ++i) f.add("noop", nlohmann::json::object(), 3h + std::chrono::minutes(15 * s));
+  }
+  TimePoint slot = parse_time("2026-11-21T13:15:00Z");
+  f.clock.set(slot + 8 * 15min);
+  auto shard0 = f.runner(1, "0/2", "shard-0");
+  auto shard1 = f.runner(1, "1/2", "shard-1");
+  const SlotGrid grid{900s};
+  for (int s = 0; s < 8; ++s, slot += 15min) {
+    const SlotReport a = shard0.run_slot(slot);
+    const SlotReport b = shard1.run_slot(slot);
+    INFO(format_time(slot));
+    CHECK(a.owned != b.owned);
+    CHECK(a.claimed + b.claimed == 10);
+    const std::string owner = grid.shard_of(slot, 2) == 0 ? "shard-0" : "shard-1";
+    CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE finished_by = '" + owner +
+                              "' AND last_check_at = prescient.at_us(" + std::to_string(to_unix_micros(slot)) + ")") == 10);
+  }
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+}
+
+TEST_CASE("groups: 100 groups of 5 over 4 runners, never two of a group at once, each group in one call") {
+  Fixture f;
+  std::vector<ScheduleRequest> requests;
+  for (int g = 0; g < 100; ++g) {
+    for (int i = 0; i < 5; ++i) {
+      requests.push_back({.job = "grouped", .entity = "users", .entity_key = std::to_string(g),
+                          .group = "user:" + std::to_string(g), .in = 3h});
+    }
+  }
+  f.client.schedule_many(requests);
+  f.clock.set(parse_time("2026-11-21T13:15:00Z"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      f.runner(1, "0/1", "runner-" + std::to_string(i)).run_slot(parse_time("2026-11-21T13:15:00Z"));
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(f.groups.overlaps == 0);
+  REQUIRE(f.groups.calls.size() == 100);
+  for (const auto& [group, calls] : f.groups.calls) {
+    INFO(group);
+    CHECK(calls == 1);
+    CHECK(f.groups.checks[group] == 5);
+  }
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 500);
+}
+
+TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a scan") {
+  Fixture f;
+  std::vector<ScheduleRequest> elsewhere;
+  for (int i = 0; i < 20000; ++i) {
+    elsewhere.push_back({.job = "noop", .entity = "e", .entity_key = std::to_string(i),
+                         .in = std::chrono::hours(1 + i % 5000)});
+  }
+  f.client.schedule_many(elsewhere);
+  *f.db << "ANALYZE prescient.future_job";
+  const SlotReport r = f.fire("2026-11-21T10:00:00Z");
+  CHECK(r.claimed == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 20000);
+  const std::string plan = Store(*f.db).claim_plan(parse_time("2026-11-21T10:00:00Z"), f.clock.now());
+  INFO(plan);
+  CHECK_THAT(plan, Catch::Contains("Index Scan using future_job_due"));
+  CHECK_THAT(plan, !Catch::Contains("Seq Scan"));
+}
+
+TEST_CASE("sweep runs missed slots oldest first, or shifts them to the next boundary") {
+  Fixture f;
+  for (int s = 0; s < 3; ++s) f.add("scripted", nlohmann::json::object(), 3h + std::chrono::minutes(15 * s));
+  for (int s = 0; s < 2; ++s) f.add("noop", nlohmann::json::object(), 5h + std::chrono::minutes(15 * s));
+  f.clock.set(parse_time("2026-11-21T20:07:00Z"));  // the runner was down all afternoon
+  auto runner = f.runner();
+  const SlotReport swept = runner.sweep(parse_time("2026-11-21T15:15:00Z"), SweepMode::run);
+  CHECK(swept.claimed == 3);
+  CHECK(swept.done == 3);
+  const SlotReport shifted = runner.sweep(parse_time("2026-11-21T20:00:00Z"), SweepMode::shift);
+  CHECK(shifted.shifted == 2);
+  const auto left = Store(*f.db).pending({});
+  REQUIRE(left.size() == 2);
+  for (const auto& c : left) CHECK(format_time(c.next_check_at) == "2026-11-21T20:15:00Z");
+  CHECK_THROWS_WITH(runner.sweep(parse_time("2026-11-21T20:15:00Z"), SweepMode::run),
+                    Catch::Contains("nothing fires early"));
+}
+
+TEST_CASE("a runner killed mid-slot loses nothing: a rerun settles every check once, events once") {
+  const std::string url = create_migrated_database(1);
+  auto db = connect_to(url);
+  // 600 checks of 5 ms each: about 3 s of work for one worker, killed after 1 s.
+  const SystemClock clock;
+  const TimePoint slot = SlotGrid{1s}.floor(clock.now()) - 60s;
+  ManualClock then{slot - 10s};
+  Client client(*db, {.clock = &then});
+  std::vector<ScheduleRequest> requests;
+  for (int i = 0; i < 600; ++i) {
+    requests.push_back({.job = "sleepy", .entity = "e", .entity_key = std::to_string(i), .at = slot,
+                        .payload = {{"sleep_ms", 5}}});
+  }
+  client.schedule_many(requests);
+  const std::string slot_text = format_time(slot);
+  std::vector<std::string> args{PRESCIENT_BIN, "run-slot", "--slot", slot_text, "--db", url, "--workers", "1",
+                                "--batch", "50", "--plugins", PRESCIENT_TEST_PLUGINS, "--log-level", "off"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, PRESCIENT_BIN, nullptr, nullptr, argv.data(), environ) == 0);
+  std::this_thread::sleep_for(1s);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  const long long settled_before = count_of(*db, "SELECT count(*) FROM prescient.job_history");
+  CHECK(settled_before > 0);
+  CHECK(settled_before < 600);  // it really died mid-slot
+
+  // The killed runner's open batch rolled back: its checks are due again at once.
+  std::vector<std::string> rerun{"run-slot", "--slot", slot_text, "--db", url, "--plugins", PRESCIENT_TEST_PLUGINS};
+  args.assign(1, PRESCIENT_BIN);
+  args.insert(args.end(), rerun.begin(), rerun.end());
+  argv.clear();
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  REQUIRE(posix_spawn(&pid, PRESCIENT_BIN, nullptr, nullptr, argv.data(), environ) == 0);
+  ::waitpid(pid, &status, 0);
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 600);
+  CHECK(count_of(*db, "SELECT count(DISTINCT id) FROM prescient.job_history") == 600);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 600);
+  CHECK(count_of(*db, "SELECT count(DISTINCT payload->>'id') FROM prescient.event") == 600);
+}

@@ -58,6 +58,7 @@ Command run_slot_command();
 Command sweep_command();
 Command retry_command();
 Command jobs_command();
+Command daemon_command();
 
 // Parses argv, runs the command, maps errors to exit codes with a one-line message on stderr.
 int run_cli(int argc, char** argv);

@@ -14,6 +14,7 @@ const std::vector<Command>& all_commands() {
       history_command(),
       run_slot_command(),
       sweep_command(),
+      daemon_command(),
       retry_command(),
       jobs_command(),
   };

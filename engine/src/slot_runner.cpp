@@ -33,7 +33,7 @@ class Worker {
   SlotReport drain(TimePoint slot) {
     SlotReport report;
     report.slot = slot;
-    while (true) {
+    while (!(options_.stop_requested && options_.stop_requested->load())) {
       store_.begin();
       try {
         std::vector<Check> checks = store_.claim_due(slot, clock_.now(), options_.batch_size);
@@ -60,6 +60,7 @@ class Worker {
         throw;
       }
     }
+    return report;
   }
 
  private:

@@ -12,6 +12,7 @@
 
 #include "builtin_jobs.hpp"
 #include "prescient/client.hpp"
+#include "prescient/daemon.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/plugin.hpp"
 #include "prescient/slot_runner.hpp"
@@ -424,4 +425,75 @@ TEST_CASE("a runner killed mid-slot loses nothing: a rerun settles every check o
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 600);
   CHECK(count_of(*db, "SELECT count(DISTINCT payload->>'id') FROM prescient.event") == 600);
+}
+
+namespace {
+
+// Jumps the manual clock to each boundary at once; stops the daemon after `budget` waits.
+class JumpingWaiter final : public Waiter {
+ public:
+  JumpingWaiter(ManualClock& clock, int budget) : clock_(clock), budget_(budget) {}
+  bool wait_until(TimePoint t) override {
+    if (stopped() || --budget_ < 0) {
+      stop();
+      return false;
+    }
+    if (clock_.now() < t) clock_.set(t + 250ms);  // a little late, as a real wake-up is
+    return true;
+  }
+
+ private:
+  ManualClock& clock_;
+  int budget_;
+};
+
+}  // namespace
+
+TEST_CASE("the daemon sweeps what it missed, then fires each slot at its boundary, never early") {
+  Fixture f;
+  f.add("scripted", nlohmann::json::object(), 10min);            // 10:15, missed: the daemon starts at 10:50
+  const auto repeating = f.add("scripted", {{"next_in", 1800}}, 1h);  // 11:15, 11:45, then 12:15
+  for (int i = 0; i < 20; ++i) f.add("emit", {{"type", "tick"}}, 1h + std::chrono::minutes(15 * (i % 4)));
+  f.clock.set(parse_time("2026-11-21T10:50:00Z"));
+  JumpingWaiter waiter(f.clock, 6);  // 10:45 (current), then 11:00 .. 12:00
+  Daemon daemon({.database_url = f.url, .runner_id = "daemon-1"}, f.registry, f.clock, waiter);
+  const DaemonStats stats = daemon.run();
+  CHECK(stats.errors == 0);
+  CHECK(stats.slots == 6);
+  const auto left = Store(*f.db).pending({});
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].id == repeating.id);
+  CHECK(left[0].check_count == 2);
+  CHECK(format_time(left[0].next_check_at) == "2026-11-21T12:15:00Z");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 21);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event") == 20);
+  // Nothing ran before its slot: every settlement happened at or after the slot it was due at.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE finished_at < last_check_at") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE finished_by <> 'daemon-1'") == 0);
+}
+
+TEST_CASE("the daemon process stops on SIGTERM with exit 0 after firing what was due") {
+  const std::string url = create_migrated_database(1);
+  auto db = connect_to(url);
+  Client client(*db);
+  for (int i = 0; i < 50; ++i) {
+    client.schedule({.job = "noop", .entity = "e", .entity_key = std::to_string(i), .in = std::chrono::seconds{0}});
+  }
+  std::vector<std::string> args{PRESCIENT_BIN, "daemon", "--db", url, "--log-level", "warn"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, PRESCIENT_BIN, nullptr, nullptr, argv.data(), environ) == 0);
+  // The checks are due at the next second's boundary; give the daemon up to 5 s to fire them.
+  for (int i = 0; i < 50 && count_of(*db, "SELECT count(*) FROM prescient.future_job") > 0; ++i) {
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
+  REQUIRE(::kill(pid, SIGTERM) == 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 50);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // SlotRunner: fires one slot (claim -> run -> judge -> settle) with a pool of workers, each with its own
 // database session; and catches up missed slots (sweep).
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -19,6 +20,8 @@ struct RunnerOptions {
   int batch_size = 1000;  // ungrouped checks per transaction
   int group_batch = 50;   // whole groups per transaction
   Shard shard;
+  // When set and true, workers claim no further batch (the batch in hand is still settled).
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 struct SlotReport {

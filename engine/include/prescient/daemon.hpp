@@ -1,0 +1,58 @@
+#pragma once
+// Daemon: sweeps missed slots once at start, then fires every slot at its boundary until stopped.
+// Database failures are logged and retried with backoff; the daemon itself does not exit for them.
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "prescient/slot_runner.hpp"
+
+namespace prescient {
+
+// How the daemon waits for a boundary; stop() wakes it and makes every later wait return false.
+class Waiter {
+ public:
+  virtual ~Waiter() = default;
+  // Returns when clock.now() >= t (true) or when stopped (false).
+  virtual bool wait_until(TimePoint t) = 0;
+  void stop();
+  bool stopped() const { return stopped_.load(); }
+  const std::atomic<bool>& stop_flag() const { return stopped_; }
+
+ protected:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::atomic<bool> stopped_{false};
+};
+
+// Sleeps on the real clock.
+class SystemWaiter final : public Waiter {
+ public:
+  explicit SystemWaiter(const Clock& clock) : clock_(clock) {}
+  bool wait_until(TimePoint t) override;
+
+ private:
+  const Clock& clock_;
+};
+
+struct DaemonStats {
+  long slots = 0;  // slots fired (owned or not)
+  long errors = 0;
+  SlotReport total;
+};
+
+class Daemon {
+ public:
+  // REQUIRES: registry, clock and waiter outlive the daemon. options.stop_requested is set to the waiter's flag.
+  Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter);
+  // Runs until the waiter is stopped; the batch in hand is settled before it returns.
+  DaemonStats run();
+
+ private:
+  RunnerOptions options_;
+  const Registry& registry_;
+  const Clock& clock_;
+  Waiter& waiter_;
+};
+
+}  // namespace prescient

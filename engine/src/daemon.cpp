@@ -1,0 +1,92 @@
+#include "prescient/daemon.hpp"
+
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <optional>
+
+#include "prescient/duration.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient {
+namespace {
+
+constexpr std::chrono::seconds kMaxBackoff{30};
+
+}  // namespace
+
+void Waiter::stop() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool SystemWaiter::wait_until(TimePoint t) {
+  std::unique_lock lock(mutex_);
+  while (!stopped_ && clock_.now() < t) {
+    // The system clock can jump; sleep on the steady clock and look again.
+    wake_.wait_for(lock, t - clock_.now());
+  }
+  return !stopped_;
+}
+
+Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter)
+    : options_(std::move(options)), registry_(registry), clock_(clock), waiter_(waiter) {
+  options_.stop_requested = &waiter_.stop_flag();
+}
+
+DaemonStats Daemon::run() {
+  DaemonStats stats;
+  std::chrono::seconds backoff{1};
+  const auto failed = [&](const std::exception& e, const char* doing) {
+    ++stats.errors;
+    spdlog::warn("runner {}: {} failed, retrying in {}: {}", options_.runner_id, doing, format_duration(backoff),
+                 e.what());
+    waiter_.wait_until(clock_.now() + backoff);
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  };
+
+  std::optional<SlotRunner> runner;
+  std::optional<TimePoint> slot;
+  while (!waiter_.stopped()) {
+    try {
+      if (!runner) {
+        runner.emplace(options_, registry_, clock_);
+        const TimePoint current = runner->settings().grid().floor(clock_.now());
+        // Catch up what was missed while no daemon ran, then fire from the current slot on.
+        const SlotReport swept = runner->sweep(current, SweepMode::run);
+        if (swept.claimed > 0) {
+          spdlog::info("runner {}: swept {} missed checks before {}", options_.runner_id, swept.claimed,
+                       format_time(current));
+        }
+        stats.total.add(swept);
+        slot = current;
+        spdlog::info("runner {}: started, shard {}, slot {}", options_.runner_id, options_.shard.text(),
+                     format_duration(runner->settings().slot));
+      }
+      if (!waiter_.wait_until(*slot)) break;
+      const SlotReport report = runner->run_slot(*slot);
+      ++stats.slots;
+      stats.total.add(report);
+      if (report.claimed > 0) {
+        spdlog::info("slot {} runner {}: claimed {}, done {}, rescheduled {}, retried {}, failed {}, guarded {} in {:.3f}s",
+                     format_time(*slot), options_.runner_id, report.claimed, report.done, report.rescheduled,
+                     report.retried, report.failed, report.guarded, report.seconds);
+      }
+      *slot += runner->settings().slot;
+      backoff = std::chrono::seconds{1};
+    } catch (const InvalidInput&) {
+      throw;  // a configuration error: retrying will not mend it
+    } catch (const std::exception& e) {
+      failed(e, runner ? "firing a slot" : "starting");
+    }
+  }
+  spdlog::info("runner {}: stopped after {} slots ({} checks claimed)", options_.runner_id, stats.slots,
+               stats.total.claimed);
+  return stats;
+}
+
+}  // namespace prescient

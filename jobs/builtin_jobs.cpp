@@ -3,12 +3,14 @@
 #include "emit.hpp"
 #include "noop.hpp"
 #include "prescient/registry.hpp"
+#include "sql_job.hpp"
 
 namespace prescient {
 
 void register_builtin_jobs(Registry& registry) {
   registry.add("noop", [] { return std::make_unique<NoopJob>(); });
   registry.add("emit", [] { return std::make_unique<EmitJob>(); });
+  registry.add("sql", [] { return std::make_unique<SqlJob>(); });
 }
 
 }  // namespace prescient

@@ -34,6 +34,8 @@ class Context final : public JobContext {
       : slot_(slot), clock_(clock), url_(url), db_(db) {}
   TimePoint slot() const override { return slot_; }
   TimePoint now() const override { return clock_.now(); }
+  std::chrono::milliseconds timeout() const override { return timeout_; }
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   soci::session& db() override {
     if (!db_) db_ = connect(url_);
     return *db_;
@@ -44,6 +46,7 @@ class Context final : public JobContext {
   const Clock& clock_;
   const std::string& url_;
   std::unique_ptr<soci::session>& db_;
+  std::chrono::milliseconds timeout_{30000};
 };
 
 UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Context& ctx) {
@@ -101,6 +104,7 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
     for (std::size_t i = 0; i < state->units.size(); ++i) {
       state->current = i;
       state->started = std::chrono::steady_clock::now();
+      ctx.set_timeout(state->units[i].timeout);
       lock.unlock();
       UnitResult result = run_unit(state->checks, state->units[i], ctx);
       lock.lock();

@@ -497,3 +497,38 @@ TEST_CASE("the daemon process stops on SIGTERM with exit 0 after firing what was
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 50);
 }
+
+TEST_CASE("the sql class calls the named function with key, payload and count; its answer decides") {
+  Fixture f;
+  *f.db << "CREATE SCHEMA app";
+  *f.db << "CREATE TABLE app.calls (entity_key text, payload jsonb, check_count int)";
+  *f.db << "CREATE FUNCTION app.check_order(k text, p jsonb, n integer) RETURNS timestamptz LANGUAGE sql AS $$"
+           " INSERT INTO app.calls VALUES (k, p, n);"
+           " SELECT CASE WHEN n = 0 THEN timestamptz '2026-11-21T14:00:00Z' END $$";
+  *f.db << "CREATE FUNCTION app.slow(k text, p jsonb, n integer) RETURNS timestamptz LANGUAGE sql AS $$"
+           " SELECT pg_sleep(5); SELECT NULL::timestamptz $$";
+  *f.db << "CREATE FUNCTION app.wrong_type(k text, p jsonb, n integer) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$";
+  *f.db << "UPDATE prescient.settings SET job_timeout_seconds = 1";
+  const auto good = f.add("sql", {{"function", "app.check_order"}, {"x", "it's"}});
+  const auto injected = f.add("sql", {{"function", "app.check_order(); DROP TABLE app.calls; --"}});
+  const auto missing = f.add("sql", {{"function", "app.nope"}});
+  const auto wrong = f.add("sql", {{"function", "app.wrong_type"}});
+  const auto slow = f.add("sql", {{"function", "app.slow"}});
+  const SlotReport first = f.fire("2026-11-21T13:15:00Z");
+  CHECK(first.rescheduled == 1);
+  CHECK(first.retried == 4);
+  Store store(*f.db);
+  CHECK(format_time(store.pending({.id = good.id})[0].next_check_at) == "2026-11-21T14:00:00Z");
+  CHECK_THAT(*store.pending({.id = injected.id})[0].last_error, Catch::Contains("schema.name"));
+  CHECK_THAT(*store.pending({.id = missing.id})[0].last_error, Catch::Contains("no function app.nope"));
+  CHECK_THAT(*store.pending({.id = wrong.id})[0].last_error, Catch::Contains("must return timestamptz"));
+  CHECK_THAT(*store.pending({.id = slow.id})[0].last_error,
+             Catch::Contains("statement timeout") || Catch::Contains("timed out"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM app.calls") == 1);  // the table survived, one call
+  CHECK(f.fire("2026-11-21T14:00:00Z").done == 1);
+  std::string calls;
+  *f.db << "SELECT string_agg(entity_key || ':' || (payload->>'x') || ':' || check_count, ',' ORDER BY check_count)"
+           " FROM app.calls",
+      soci::into(calls);
+  CHECK(calls == "1:it's:0,1:it's:1");
+}

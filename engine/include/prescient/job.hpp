@@ -57,6 +57,9 @@ class JobContext {
   virtual ~JobContext() = default;
   virtual TimePoint slot() const = 0;  // the slot being fired
   virtual TimePoint now() const = 0;   // the runner's clock
+  // How long this run may take (the class policy's timeout, else the settings' job_timeout); the runner
+  // gives up on the job after it. Jobs that wait on something else (SQL, a child process) bound it too.
+  virtual std::chrono::milliseconds timeout() const = 0;
   // A session of its own on the runner's database, opened on first use, for reading application data
   // ("is order 42 shipped?"). Not the runner's transaction: what a job writes here commits on its own.
   virtual soci::session& db() = 0;

@@ -77,6 +77,11 @@ DaemonStats Daemon::run() {
                      report.retried, report.failed, report.guarded, report.seconds);
       }
       *slot += runner->settings().slot;
+      const SlotReport rescued = runner->rescue_expired_leases();
+      if (rescued.claimed > 0) {
+        spdlog::info("runner {}: rescued {} checks whose lease had expired", options_.runner_id, rescued.claimed);
+      }
+      stats.total.add(rescued);
       backoff = std::chrono::seconds{1};
     } catch (const InvalidInput&) {
       throw;  // a configuration error: retrying will not mend it

@@ -22,6 +22,9 @@ using detail::BatchExecutor;
 using detail::UnitResult;
 using detail::WorkUnit;
 
+// A written lease outlasts the job's timeout by this much, so a result in time is never discarded.
+constexpr std::chrono::seconds kLeaseMargin{60};
+
 // One worker: a session, an executor for the jobs, and the job class instances it made.
 class Worker {
  public:
@@ -46,11 +49,19 @@ class Worker {
           store_.rollback();
           return report;
         }
-        const std::vector<SettleItem> items = run(checks, grouped, slot, report);
-        report.events += store_.settle(items, options_.runner_id, clock_.now());
+        report.claimed += static_cast<long>(checks.size());
+        // Long-running classes take the slow path: a written lease now, the run after the commit.
+        std::vector<Check> fast, slow;
+        for (Check& c : checks) (!grouped && long_running(c.job) ? slow : fast).push_back(std::move(c));
+        const std::vector<SettleItem> items = run(fast, grouped, slot);
+        const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now());
+        tally(items, settled, report);
+        std::optional<std::int64_t> token;
+        if (!slow.empty()) token = store_.lease(ids_of(slow), options_.runner_id, lease_end(slow));
         store_.commit();
         spdlog::debug("slot {} runner {}: settled {} of {} claimed", format_time(slot), options_.runner_id,
-                      items.size(), checks.size());
+                      settled.checks, items.size());
+        if (token) run_leased(slow, *token, slot, report);
       } catch (...) {
         try {
           store_.rollback();
@@ -71,6 +82,35 @@ class Worker {
     if (registry_.contains(job)) exec = registry_.create(job);
     execs_[job] = exec;
     return exec;
+  }
+
+  bool long_running(const std::string& job) {
+    const std::shared_ptr<JobExec> exec = exec_for(job);
+    return exec && exec->policy().long_running;
+  }
+
+  static std::vector<std::int64_t> ids_of(const std::vector<Check>& checks) {
+    std::vector<std::int64_t> ids;
+    for (const Check& c : checks) ids.push_back(c.id);
+    return ids;
+  }
+
+  // Long enough for the slowest class in the batch, with room for the settlement.
+  TimePoint lease_end(const std::vector<Check>& checks) {
+    std::chrono::seconds longest = settings_.job_timeout;
+    for (const Check& c : checks) {
+      if (const auto exec = exec_for(c.job); exec && exec->policy().timeout) longest = std::max(longest, *exec->policy().timeout);
+    }
+    return clock_.now() + longest + kLeaseMargin;
+  }
+
+  // The slow path: run outside any transaction, then settle fenced by the lease token.
+  void run_leased(const std::vector<Check>& checks, std::int64_t token, TimePoint slot, SlotReport& report) {
+    const std::vector<SettleItem> items = run(checks, false, slot);
+    store_.begin();
+    const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now(), token);
+    store_.commit();
+    tally(items, settled, report);
   }
 
   GuardLimits limits_for(const JobExec* exec) const {
@@ -98,7 +138,7 @@ class Worker {
     return units;
   }
 
-  std::vector<SettleItem> run(const std::vector<Check>& checks, bool grouped, TimePoint slot, SlotReport& report) {
+  std::vector<SettleItem> run(const std::vector<Check>& checks, bool grouped, TimePoint slot) {
     const std::vector<WorkUnit> units = units_of(checks, grouped);
     const std::vector<UnitResult> results = executor_->run(checks, units, slot, clock_);
     if (executor_->timed_out()) {
@@ -133,7 +173,6 @@ class Worker {
                                    .occurred_at = check.slot, .payload = events[e].payload});
           }
         }
-        count(s, report);
         items.push_back(std::move(item));
       }
       if (result.failed) {
@@ -141,19 +180,30 @@ class Worker {
                      units[u].job, checks[units[u].first].id, result.error);
       }
     }
-    report.claimed += static_cast<long>(checks.size());
     return items;
   }
 
-  static void count(const Settlement& s, SlotReport& report) {
-    switch (s.kind) {
-      case Settlement::Kind::reschedule: ++report.rescheduled; return;
-      case Settlement::Kind::retry: ++report.retried; return;
-      case Settlement::Kind::finish:
-        if (s.outcome == "done") ++report.done;
-        else if (s.outcome == "failed") ++report.failed;
-        else ++report.guarded;
-        return;
+  // Outcomes count once their settlement applied; a fenced settlement that found its lease gone
+  // (expired, the checks rescued by another runner) counts as discarded.
+  void tally(const std::vector<SettleItem>& items, const Store::Settled& settled, SlotReport& report) const {
+    report.events += settled.events;
+    if (settled.checks < static_cast<std::int64_t>(items.size())) {
+      report.discarded += static_cast<long>(items.size()) - settled.checks;
+      spdlog::warn("runner {}: discarded {} results whose lease had expired", options_.runner_id,
+                   static_cast<std::int64_t>(items.size()) - settled.checks);
+      return;
+    }
+    for (const SettleItem& item : items) {
+      const Settlement& s = item.settlement;
+      switch (s.kind) {
+        case Settlement::Kind::reschedule: ++report.rescheduled; break;
+        case Settlement::Kind::retry: ++report.retried; break;
+        case Settlement::Kind::finish:
+          if (s.outcome == "done") ++report.done;
+          else if (s.outcome == "failed") ++report.failed;
+          else ++report.guarded;
+          break;
+      }
     }
   }
 
@@ -178,6 +228,7 @@ void SlotReport::add(const SlotReport& o) {
   guarded += o.guarded;
   events += o.events;
   shifted += o.shifted;
+  discarded += o.discarded;
 }
 
 SweepMode parse_sweep_mode(std::string_view text) {
@@ -244,6 +295,16 @@ SlotReport SlotRunner::run_slot(TimePoint slot) {
     return skipped;
   }
   return drain(slot);
+}
+
+SlotReport SlotRunner::rescue_expired_leases() {
+  const SlotGrid grid = settings_.grid();
+  auto db = connect(options_.database_url);
+  SlotReport total;
+  for (const TimePoint slot : Store(*db).slots_with_expired_leases(clock_.now(), grid.floor(clock_.now()) + settings_.slot)) {
+    if (options_.shard.owns(grid, grid.floor(slot))) total.add(drain(slot));
+  }
+  return total;
 }
 
 SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress) {

@@ -86,14 +86,15 @@ std::vector<Check> Store::claim_due_groups(TimePoint slot, int max_groups) {
       {micros(slot), std::to_string(max_groups)}));
 }
 
-std::int64_t Store::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now) {
-  if (items.empty()) return 0;
+Store::Settled Store::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+                             std::optional<std::int64_t> lease_token) {
+  if (items.empty()) return {};
   std::vector<std::int64_t> ids, next_us;
   std::vector<std::optional<std::string>> kinds, outcomes, errors;
   std::vector<std::int64_t> counts, attempts;
   std::vector<std::optional<std::int64_t>> run_micros;
   std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads;
-  std::vector<std::int64_t> event_times;
+  std::vector<std::int64_t> event_times, event_checks;
   for (const SettleItem& item : items) {
     const Settlement& s = item.settlement;
     ids.push_back(item.id);
@@ -105,6 +106,7 @@ std::int64_t Store::settle(std::span<const SettleItem> items, const std::string&
     errors.push_back(s.last_error);
     run_micros.push_back(item.run_micros);
     for (const EventRecord& e : item.events) {
+      event_checks.push_back(item.id);
       event_ids.emplace_back(e.id);
       event_types.emplace_back(e.type);
       event_sources.emplace_back(e.source);
@@ -112,14 +114,18 @@ std::int64_t Store::settle(std::span<const SettleItem> items, const std::string&
       event_payloads.emplace_back(e.payload.dump());
     }
   }
-  const pq::Result notified = pq::exec(
+  const pq::Result settled = pq::exec(
       native_connection(db_), "cannot settle checks",
       "WITH s AS ("
       "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::int[],"
       "                       $7::text[], $8::bigint[])"
       "    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros)),"
+      // The fence: without a token the caller holds the row locks; with one, only its live lease counts.
+      " mine AS ("
+      "  SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id"
+      "   WHERE $16::bigint IS NULL OR (f.claim_token = $16 AND f.claimed_until > prescient.at_us($9))),"
       " fin AS ("
-      "  DELETE FROM prescient.future_job f USING s WHERE f.id = s.id AND s.kind = 'finish'"
+      "  DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'"
       "  RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,"
       "            s.last_error AS s_error, s.run_micros AS s_run),"
       " hist AS ("
@@ -133,20 +139,46 @@ std::int64_t Store::settle(std::span<const SettleItem> items, const std::string&
       "  UPDATE prescient.future_job f"
       "     SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,"
       "         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL"
-      "    FROM s WHERE f.id = s.id AND s.kind <> 'finish'),"
+      "    FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'"
+      "  RETURNING f.id),"
       " ev AS ("
       "  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)"
       "  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us($9), e.payload::jsonb"
-      "    FROM unnest($11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[])"
-      "      AS e(id, type, source, occurred_us, payload)"
+      "    FROM unnest($11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[], $17::bigint[])"
+      "      AS e(id, type, source, occurred_us, payload, check_id)"
+      "   WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)"
       "  ON CONFLICT (id) DO NOTHING RETURNING id)"
-      " SELECT count(pg_notify('prescient_event', ev.id)) FROM ev",
+      " SELECT (SELECT count(*) FROM fin) + (SELECT count(*) FROM upd),"
+      "        (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev)",
       {pq::integer_array(ids), pq::text_array(kinds), pq::text_array(outcomes), pq::integer_array(next_us),
        pq::integer_array(counts), pq::integer_array(attempts), pq::text_array(errors),
        pq::optional_integer_array(run_micros), micros(now), runner_id, pq::text_array(event_ids),
        pq::text_array(event_types), pq::text_array(event_sources), pq::integer_array(event_times),
-       pq::text_array(event_payloads)});
-  return notified.integer(0, 0);
+       pq::text_array(event_payloads),
+       lease_token ? std::optional(std::to_string(*lease_token)) : std::nullopt, pq::integer_array(event_checks)});
+  return {.checks = settled.integer(0, 0), .events = settled.integer(0, 1)};
+}
+
+std::int64_t Store::lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) {
+  const pq::Result token = pq::exec(
+      native_connection(db_), "cannot lease checks",
+      "WITH t AS (SELECT (random() * 9007199254740991)::bigint AS token),"
+      " leased AS (UPDATE prescient.future_job SET claimed_by = $2, claimed_until = prescient.at_us($3),"
+      "                   claim_token = (SELECT token FROM t) WHERE id = ANY ($1::bigint[]) RETURNING 1)"
+      " SELECT token, (SELECT count(*) FROM leased) FROM t",
+      {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), runner_id, micros(until)});
+  return token.integer(0, 0);
+}
+
+std::vector<TimePoint> Store::slots_with_expired_leases(TimePoint now, TimePoint before) {
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot look for expired leases",
+                                   "SELECT DISTINCT prescient.us(next_check_at) FROM prescient.future_job"
+                                   " WHERE claimed_until <= prescient.at_us($1) AND next_check_at < prescient.at_us($2)"
+                                   " ORDER BY 1 LIMIT 1000",
+                                   {micros(now), micros(before)});
+  std::vector<TimePoint> slots;
+  for (int r = 0; r < rows.rows(); ++r) slots.push_back(rows.time(r, 0));
+  return slots;
 }
 
 std::optional<TimePoint> Store::next_overdue_slot(TimePoint from, TimePoint until) {

@@ -34,7 +34,8 @@ struct SlotReport {
   long failed = 0;
   long guarded = 0;  // guard_max_checks, guard_past, guard_horizon
   long events = 0;
-  long shifted = 0;  // sweep --mode shift
+  long shifted = 0;    // sweep --mode shift
+  long discarded = 0;  // slow-path results that came back after their lease expired
   double seconds = 0;
   void add(const SlotReport& other);
 };
@@ -57,6 +58,10 @@ class SlotRunner {
   // slot first, each slot owned by the shard: run (as run_slot) or shift to the next boundary from now.
   // `progress` is called after each slot.
   SlotReport sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress = {});
+
+  // Re-runs the checks of earlier slots whose written lease expired (their runner died or hung),
+  // for the slots this shard owns.
+  SlotReport rescue_expired_leases();
 
  private:
   void require_firable(TimePoint slot, const char* what) const;

@@ -58,10 +58,22 @@ class Store {
   // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each group under a
   // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
   std::vector<Check> claim_due_groups(TimePoint slot, int max_groups);
-  // REQUIRES an open transaction holding the rows. One statement: finished checks move to history,
-  // the others get their new time and counts, events go to the outbox (duplicates ignored) and are
-  // announced with NOTIFY prescient_event. Returns how many events were new.
-  std::int64_t settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now);
+  // One statement: finished checks move to history, the others get their new time and counts, events
+  // of settled checks go to the outbox (duplicates ignored) and are announced with NOTIFY
+  // prescient_event. Fast path (no token): REQUIRES an open transaction holding the rows. Slow path
+  // (a lease token): only rows still leased under that token, with the lease live at `now`, are
+  // settled; a result that comes back after its lease expired is discarded.
+  struct Settled {
+    std::int64_t checks = 0;
+    std::int64_t events = 0;  // new ones
+  };
+  Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+                 std::optional<std::int64_t> lease_token = std::nullopt);
+
+  // REQUIRES an open transaction holding the rows. Writes a lease on them until `until`; returns its token.
+  std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until);
+  // Slots before `before` holding checks whose written lease expired at `now` (their runner is gone).
+  std::vector<TimePoint> slots_with_expired_leases(TimePoint now, TimePoint before);
 
   // The earliest slot before `until` holding a pending check, at or after `from`.
   std::optional<TimePoint> next_overdue_slot(TimePoint from, TimePoint until);

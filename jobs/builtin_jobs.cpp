@@ -1,5 +1,6 @@
 #include "builtin_jobs.hpp"
 
+#include "command_job.hpp"
 #include "emit.hpp"
 #include "noop.hpp"
 #include "prescient/registry.hpp"
@@ -7,10 +8,11 @@
 
 namespace prescient {
 
-void register_builtin_jobs(Registry& registry) {
+void register_builtin_jobs(Registry& registry, const BuiltinOptions& options) {
   registry.add("noop", [] { return std::make_unique<NoopJob>(); });
   registry.add("emit", [] { return std::make_unique<EmitJob>(); });
   registry.add("sql", [] { return std::make_unique<SqlJob>(); });
+  registry.add("command", [dir = options.commands_dir] { return std::make_unique<CommandJob>(dir); });
 }
 
 }  // namespace prescient

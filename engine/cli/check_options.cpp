@@ -1,6 +1,7 @@
 #include "check_options.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "builtin_jobs.hpp"
@@ -62,7 +63,14 @@ void add_plugins_option(po::options_description& desc) {
 const Registry& known_job_classes(const Invocation& in) {
   static const Registry registry = [&] {
     Registry r;
-    register_builtin_jobs(r);
+    BuiltinOptions builtins;
+    if (in.has("commands")) {
+      builtins.commands_dir = std::filesystem::absolute(in.get<std::string>("commands")).lexically_normal().string();
+      if (!std::filesystem::is_directory(*builtins.commands_dir)) {
+        throw InvalidInput("--commands '" + in.get<std::string>("commands") + "' is not a directory");
+      }
+    }
+    register_builtin_jobs(r, builtins);
     std::optional<std::string> dir = in.has("plugins") ? optional_flag(in, "plugins") : std::nullopt;
     if (const char* env = std::getenv("PRESCIENT_PLUGIN_PATH"); !dir && env != nullptr && *env != '\0') dir = env;
     if (dir) load_plugins(*dir, r);

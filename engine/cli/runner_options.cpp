@@ -26,6 +26,8 @@ void add_runner_options(po::options_description& desc) {
       ("runner-id", po::value<std::string>()->value_name("ID"),
        "recorded as finished_by in the history (default: hostname:pid)");
   add_plugins_option(desc);
+  desc.add_options()("commands", po::value<std::string>()->value_name("DIR"),
+                     "the command class may run executables from DIR only (default: none, it refuses)");
 }
 
 RunnerOptions runner_options_of(const Invocation& in) {

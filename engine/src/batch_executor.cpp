@@ -118,6 +118,7 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
 
 std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, const std::vector<WorkUnit>& units,
                                            TimePoint slot, const Clock& clock) {
+  if (units.empty()) return {};
   std::unique_lock lock(state_->mutex);
   state_->checks = checks;
   state_->units = units;
@@ -131,7 +132,7 @@ std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, con
   state_->work_ready.notify_all();
   while (!state_->finished) {
     const std::size_t unit = state_->current;
-    const auto deadline = state_->started + state_->units[unit].timeout;
+    const auto deadline = state_->started + state_->units[unit].timeout + kTimeoutGrace;
     // No notification per unit: at each deadline we look whether the executor has moved on.
     if (state_->progress.wait_until(lock, deadline, [&] { return state_->finished || state_->current != unit; })) {
       continue;
@@ -145,9 +146,9 @@ std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, con
     results[unit] = UnitResult{
         .ran = true,
         .failed = true,
-        .error = "timed out after " + (timeout.count() % 1000 == 0
-                                           ? format_duration(std::chrono::duration_cast<std::chrono::seconds>(timeout))
-                                           : std::to_string(timeout.count()) + "ms")};
+        .error = "did not return within its timeout of " +
+                 (timeout.count() % 1000 == 0 ? format_duration(std::chrono::duration_cast<std::chrono::seconds>(timeout))
+                                              : std::to_string(timeout.count()) + "ms")};
     return results;
   }
   return std::move(state_->results);

@@ -16,6 +16,11 @@
 
 namespace prescient::detail {
 
+// The executor gives up on a job this long after its timeout: jobs that enforce the timeout themselves
+// (a statement_timeout, killing a child process) get to do so and report precisely; the executor is
+// the backstop for jobs that do not return at all.
+inline constexpr std::chrono::milliseconds kTimeoutGrace{2000};
+
 // Checks [first, first + count) of the batch, run by one call (one check, or one group of one class).
 struct WorkUnit {
   std::shared_ptr<JobExec> exec;  // null when the class is unknown

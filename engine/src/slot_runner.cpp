@@ -6,6 +6,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "batch_executor.hpp"
@@ -107,8 +108,12 @@ class Worker {
   // The slow path: run outside any transaction, then settle fenced by the lease token.
   void run_leased(const std::vector<Check>& checks, std::int64_t token, TimePoint slot, SlotReport& report) {
     const std::vector<SettleItem> items = run(checks, false, slot);
+    std::set<std::int64_t> unrun;
+    for (const Check& c : checks) unrun.insert(c.id);
+    for (const SettleItem& item : items) unrun.erase(item.id);
     store_.begin();
     const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now(), token);
+    store_.release(std::vector<std::int64_t>(unrun.begin(), unrun.end()), token);
     store_.commit();
     tally(items, settled, report);
   }
@@ -139,6 +144,7 @@ class Worker {
   }
 
   std::vector<SettleItem> run(const std::vector<Check>& checks, bool grouped, TimePoint slot) {
+    if (checks.empty()) return {};
     const std::vector<WorkUnit> units = units_of(checks, grouped);
     const std::vector<UnitResult> results = executor_->run(checks, units, slot, clock_);
     if (executor_->timed_out()) {

@@ -170,6 +170,14 @@ std::int64_t Store::lease(std::span<const std::int64_t> ids, const std::string& 
   return token.integer(0, 0);
 }
 
+void Store::release(std::span<const std::int64_t> ids, std::int64_t token) {
+  if (ids.empty()) return;
+  pq::exec(native_connection(db_), "cannot release leases",
+           "UPDATE prescient.future_job SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL"
+           " WHERE id = ANY ($1::bigint[]) AND claim_token = $2",
+           {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token)});
+}
+
 std::vector<TimePoint> Store::slots_with_expired_leases(TimePoint now, TimePoint before) {
   const pq::Result rows = pq::exec(native_connection(db_), "cannot look for expired leases",
                                    "SELECT DISTINCT prescient.us(next_check_at) FROM prescient.future_job"

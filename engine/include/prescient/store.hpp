@@ -72,6 +72,8 @@ class Store {
 
   // REQUIRES an open transaction holding the rows. Writes a lease on them until `until`; returns its token.
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until);
+  // Gives up a lease on checks that were not run (they are due again at once).
+  void release(std::span<const std::int64_t> ids, std::int64_t token);
   // Slots before `before` holding checks whose written lease expired at `now` (their runner is gone).
   std::vector<TimePoint> slots_with_expired_leases(TimePoint now, TimePoint before);
 

@@ -1,0 +1,27 @@
+#pragma once
+// command: runs an executable from the allow-listed directory (the runner's --commands DIR; without
+// one the class refuses every check), like `at`. payload: {"command": "name", "args": ["..."]}, where
+// name is a plain file name in DIR. No shell; a scrubbed environment holding the check:
+// PRESCIENT_CHECK_ID, PRESCIENT_JOB, PRESCIENT_ENTITY, PRESCIENT_ENTITY_KEY, PRESCIENT_JOB_KEY,
+// PRESCIENT_PAYLOAD, PRESCIENT_CHECK_COUNT, PRESCIENT_SLOT, and PATH=/usr/local/bin:/usr/bin:/bin.
+// Exit 0 with nothing on stdout: done; a time on stdout: look again then; any other exit: a failure
+// (its last stderr line is kept); still running at the timeout: killed (its process group), a failure.
+// Long-running: it runs under a written lease, outside any transaction.
+#include <optional>
+#include <string>
+
+#include "prescient/job.hpp"
+
+namespace prescient {
+
+class CommandJob final : public JobExec {
+ public:
+  explicit CommandJob(std::optional<std::string> allowed_dir) : allowed_dir_(std::move(allowed_dir)) {}
+  JobPolicy policy() const override { return {.long_running = true}; }
+  JobResult run(const Check& check, JobContext& ctx) override;
+
+ private:
+  std::optional<std::string> allowed_dir_;
+};
+
+}  // namespace prescient

@@ -1,0 +1,110 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <thread>
+
+#include "process.hpp"
+#include "test_database.hpp"
+
+using namespace prescient::testing;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> with_db(std::vector<std::string> args, const std::string& url) {
+  args.push_back("--db");
+  args.push_back(url);
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
+  const std::string url = create_migrated_database(900);
+  struct Case {
+    std::vector<std::string> args;
+    const char* names;
+  };
+  const Case cases[] = {
+      {{"run-slot", "--slot", "2026-11-21T13:05:00Z"}, "not on the"},
+      {{"run-slot", "--slot", "2099-01-01T00:00:00Z"}, "nothing fires early"},
+      {{"run-slot", "--shard", "2/2"}, "'2/2'"},
+      {{"run-slot", "--workers", "0"}, "--workers 0"},
+      {{"run-slot", "--batch", "0"}, "--batch 0"},
+      {{"run-slot", "--plugins", "/nonexistent"}, "'/nonexistent'"},
+      {{"run-slot", "--commands", "/nonexistent"}, "'/nonexistent'"},
+      {{"sweep", "--mode", "skip"}, "'skip'"},
+      {{"sweep", "--until", "2099-01-01T00:00:00Z"}, "nothing fires early"},
+      {{"daemon", "--shard", "x"}, "'x'"},
+      {{"retry"}, "--id"},
+  };
+  for (const Case& c : cases) {
+    INFO(Catch::rangeToString(c.args));
+    const ProcessResult r = run_prescient(with_db(c.args, url));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.names));
+    CHECK(lines_of(r.err).size() == 1);
+  }
+  const ProcessResult missing = run_prescient(with_db({"retry", "--id", "12345"}, url));
+  CHECK(missing.exit_code == 3);
+  CHECK_THAT(missing.err, Catch::Contains("no failed check with id 12345"));
+}
+
+TEST_CASE("run-slot fires exactly the checks of its slot and prints a summary; --json prints one object") {
+  const std::string url = create_migrated_database(1);
+  std::string slot;
+  for (int i = 0; i < 3; ++i) {
+    // Long past: stored at the next slot after now (due at once, never early).
+    const ProcessResult r = run_prescient(with_db({"schedule", "--job", "emit", "--entity", "e", "--entity-key",
+                                                   std::to_string(i), "--at", "@1000000000", "--payload",
+                                                   "{\"type\": \"ping\"}", "--json"},
+                                                  url));
+    REQUIRE(r.exit_code == 0);
+    if (i == 0) slot = json::parse(r.out)["next_check_at"];
+  }
+  // The slot is at most a second ahead on this grid: until it begins, run-slot refuses it.
+  ProcessResult fired;
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    fired = run_prescient(with_db({"run-slot", "--slot", slot, "--json", "--runner-id", "cli-test"}, url));
+    if (fired.exit_code == 0) break;
+    CHECK_THAT(fired.err, Catch::Contains("nothing fires early"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(fired.exit_code == 0);
+  const json report = json::parse(fired.out);
+  CHECK(report["slot"] == slot);
+  CHECK(report["claimed"] == 3);
+  CHECK(report["done"] == 3);
+  CHECK(report["events"] == 3);
+  CHECK(report["runner_id"] == "cli-test");
+  const ProcessResult again = run_prescient(with_db({"run-slot", "--slot", slot}, url));
+  CHECK(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::StartsWith("slot " + slot + ": claimed 0,"));
+}
+
+TEST_CASE("jobs lists built-in classes, plugin classes with their file, and policies") {
+  const ProcessResult r = run_prescient({"jobs", "--plugins", PRESCIENT_EXAMPLE_PLUGINS, "--json"});
+  REQUIRE(r.exit_code == 0);
+  const json classes = json::parse(r.out);
+  std::map<std::string, json> by_name;
+  for (const auto& c : classes) by_name[c["name"]] = c;
+  for (const char* builtin : {"noop", "emit", "sql", "command"}) CHECK(by_name[builtin]["origin"] == "built-in");
+  CHECK(by_name["command"]["long_running"] == true);
+  CHECK_THAT(by_name["order_unshipped"]["origin"].get<std::string>(), Catch::EndsWith("liborder_unshipped.so"));
+  CHECK(by_name["order_unshipped"]["max_checks"] == 2);
+  // The same classes are accepted at enqueue with the same --plugins.
+  const std::string url = create_migrated_database();
+  const ProcessResult without = run_prescient(
+      with_db({"schedule", "--job", "order_unshipped", "--entity", "orders", "--entity-key", "1", "--in", "3h"}, url));
+  CHECK(without.exit_code == 2);
+  const ProcessResult with = run_prescient(with_db({"schedule", "--plugins", PRESCIENT_EXAMPLE_PLUGINS, "--job",
+                                                    "order_unshipped", "--entity", "orders", "--entity-key", "1",
+                                                    "--in", "3h"},
+                                                   url));
+  CHECK(with.exit_code == 0);
+  const ProcessResult from_env = run_prescient(
+      with_db({"schedule", "--job", "order_unshipped", "--entity", "orders", "--entity-key", "2", "--in", "3h"}, url),
+      {{"PRESCIENT_PLUGIN_PATH", PRESCIENT_EXAMPLE_PLUGINS}});
+  CHECK(from_env.exit_code == 0);
+}

@@ -1,5 +1,7 @@
 #include "batch_executor.hpp"
 
+#include <utility>
+
 #include <soci/soci.h>
 
 #include "prescient/database.hpp"
@@ -40,6 +42,10 @@ class Context final : public JobContext {
     if (!db_) db_ = connect(url_);
     return *db_;
   }
+  void write(std::string sql, std::vector<std::optional<std::string>> params) override {
+    writes_.push_back({std::move(sql), std::move(params)});
+  }
+  std::vector<BufferedWrite> take_writes() { return std::exchange(writes_, {}); }
 
  private:
   TimePoint slot_;
@@ -47,9 +53,11 @@ class Context final : public JobContext {
   const std::string& url_;
   std::unique_ptr<soci::session>& db_;
   std::chrono::milliseconds timeout_{30000};
+  std::vector<BufferedWrite> writes_;
 };
 
 UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Context& ctx) {
+  ctx.take_writes();  // nothing carries over from an earlier unit
   UnitResult out;
   out.ran = true;
   const auto begin = std::chrono::steady_clock::now();
@@ -73,6 +81,8 @@ UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Cont
     out.error = "the job threw a non-standard exception";
   }
   out.micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - begin).count();
+  // A failed run's writes are dropped with it.
+  if (!out.failed) out.writes = ctx.take_writes();
   return out;
 }
 

@@ -36,6 +36,7 @@ struct UnitResult {
   bool failed = false;
   std::string error;
   std::vector<JobResult> results;  // one per check when !failed
+  std::vector<BufferedWrite> writes;  // what the run asked to write with its settlement
   std::int64_t micros = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -54,7 +55,8 @@ class Worker {
         // Long-running classes take the slow path: a written lease now, the run after the commit.
         std::vector<Check> fast, slow;
         for (Check& c : checks) (!grouped && long_running(c.job) ? slow : fast).push_back(std::move(c));
-        const std::vector<SettleItem> items = run(fast, grouped, slot);
+        std::vector<SettleItem> items = run(fast, grouped, slot);
+        apply_writes(items, fast);
         const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now());
         tally(items, settled, report);
         std::optional<std::int64_t> token;
@@ -107,12 +109,22 @@ class Worker {
 
   // The slow path: run outside any transaction, then settle fenced by the lease token.
   void run_leased(const std::vector<Check>& checks, std::int64_t token, TimePoint slot, SlotReport& report) {
-    const std::vector<SettleItem> items = run(checks, false, slot);
+    std::vector<SettleItem> items = run(checks, false, slot);
     std::set<std::int64_t> unrun;
     for (const Check& c : checks) unrun.insert(c.id);
     for (const SettleItem& item : items) unrun.erase(item.id);
     store_.begin();
-    const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now(), token);
+    // Only checks whose lease is still ours and live are settled (and their writes run); the rest
+    // were rescued by another runner after the lease expired.
+    std::vector<std::int64_t> ran;
+    for (const SettleItem& item : items) ran.push_back(item.id);
+    const std::vector<std::int64_t> live = store_.lock_live_leases(ran, token, clock_.now());
+    std::vector<SettleItem> settleable;
+    for (const SettleItem& item : items) {
+      if (std::find(live.begin(), live.end(), item.id) != live.end()) settleable.push_back(item);
+    }
+    apply_writes(settleable, checks);
+    const Store::Settled settled = store_.settle(settleable, options_.runner_id, clock_.now(), token);
     store_.release(std::vector<std::int64_t>(unrun.begin(), unrun.end()), token);
     store_.commit();
     tally(items, settled, report);
@@ -168,6 +180,7 @@ class Worker {
         SettleItem item{.id = check.id,
                         .settlement = judge(outcome, check.slot, check.check_count, check.attempts, limits, grid),
                         .run_micros = result.micros / static_cast<std::int64_t>(units[u].count)};
+        if (k == 0) item.writes = result.writes;  // a group's writes settle with its first check
         Settlement& s = item.settlement;
         if (s.kind != Settlement::Kind::finish && s.next_check_at < earliest) s.next_check_at = earliest;
         if (!result.failed) {
@@ -187,6 +200,21 @@ class Worker {
       }
     }
     return items;
+  }
+
+  // Runs the items' buffered writes; a check whose writes fail is judged as a failed run instead
+  // (retried, its error kept) and its events are dropped with its writes.
+  void apply_writes(std::vector<SettleItem>& items, const std::vector<Check>& checks) {
+    const auto failures = store_.apply_writes(items);
+    for (const auto& [index, error] : failures) {
+      SettleItem& item = items[index];
+      const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
+      const std::shared_ptr<JobExec> exec = exec_for(check->job);
+      item.settlement = judge(RunOutcome{.failed = true, .error = error}, check->slot, check->check_count, check->attempts,
+                              limits_for(exec.get()), settings_.grid());
+      item.events.clear();
+      spdlog::warn("runner {}: the writes of check {} failed: {}", options_.runner_id, item.id, error);
+    }
   }
 
   // Outcomes count once their settlement applied; a fenced settlement that found its lease gone

@@ -159,6 +159,24 @@ Store::Settled Store::settle(std::span<const SettleItem> items, const std::strin
   return {.checks = settled.integer(0, 0), .events = settled.integer(0, 1)};
 }
 
+std::map<std::size_t, std::string> Store::apply_writes(std::span<const SettleItem> items) {
+  PGconn* conn = native_connection(db_);
+  std::map<std::size_t, std::string> failures;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].writes.empty()) continue;
+    pq::exec(conn, "cannot set a savepoint", "SAVEPOINT prescient_write");
+    try {
+      for (const BufferedWrite& w : items[i].writes) pq::exec(conn, "write failed", w.sql, w.params);
+      pq::exec(conn, "cannot release a savepoint", "RELEASE SAVEPOINT prescient_write");
+    } catch (const std::exception& e) {
+      pq::exec(conn, "cannot roll back a write", "ROLLBACK TO SAVEPOINT prescient_write");
+      pq::exec(conn, "cannot release a savepoint", "RELEASE SAVEPOINT prescient_write");
+      failures[i] = e.what();
+    }
+  }
+  return failures;
+}
+
 std::int64_t Store::lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) {
   const pq::Result token = pq::exec(
       native_connection(db_), "cannot lease checks",
@@ -168,6 +186,18 @@ std::int64_t Store::lease(std::span<const std::int64_t> ids, const std::string& 
       " SELECT token, (SELECT count(*) FROM leased) FROM t",
       {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), runner_id, micros(until)});
   return token.integer(0, 0);
+}
+
+std::vector<std::int64_t> Store::lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
+                                                  TimePoint now) {
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot check leases",
+      "SELECT id FROM prescient.future_job WHERE id = ANY ($1::bigint[]) AND claim_token = $2"
+      " AND claimed_until > prescient.at_us($3) FOR UPDATE",
+      {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token), micros(now)});
+  std::vector<std::int64_t> live;
+  for (int r = 0; r < rows.rows(); ++r) live.push_back(rows.integer(r, 0));
+  return live;
 }
 
 void Store::release(std::span<const std::int64_t> ids, std::int64_t token) {

@@ -635,3 +635,44 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   CHECK(rescued.done == 1);
   CHECK(store.history({.id = check.id})[0].finished_by == "r1");
 }
+
+namespace {
+
+// Writes a row per check through the context; {"throw": ...} fails after writing, {"bad_sql": true}
+// asks for a write that cannot succeed.
+class Writer final : public JobExec {
+ public:
+  JobResult run(const Check& check, JobContext& ctx) override {
+    ctx.write("INSERT INTO app.log (check_id, note) VALUES ($1, $2)", {std::to_string(check.id), "it's written"});
+    if (check.payload.contains("bad_sql")) ctx.write("INSERT INTO app.missing VALUES (1)");
+    if (check.payload.contains("throw")) throw std::runtime_error("after writing");
+    return {.next = std::nullopt, .events = {{.type = "wrote"}}};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("writes through the job context commit exactly with the settlement, or not at all") {
+  Fixture f;
+  f.registry.add("writer", [] { return std::make_unique<Writer>(); });
+  *f.db << "CREATE SCHEMA app";
+  *f.db << "CREATE TABLE app.log (check_id bigint, note text)";
+  std::vector<std::int64_t> good;
+  for (int i = 0; i < 5; ++i) good.push_back(f.add("writer", nlohmann::json::object()).id);
+  const auto thrower = f.add("writer", {{"throw", true}});
+  const auto bad = f.add("writer", {{"bad_sql", true}});
+  const SlotReport r = f.fire("2026-11-21T13:15:00Z");
+  CHECK(r.done == 5);
+  CHECK(r.retried == 2);
+  CHECK(r.events == 5);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM app.log") == 5);
+  CHECK(count_of(*f.db, "SELECT count(DISTINCT check_id) FROM app.log") == 5);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM app.log WHERE check_id IN (" + std::to_string(thrower.id) + ", " +
+                            std::to_string(bad.id) + ")") == 0);
+  Store store(*f.db);
+  CHECK(store.pending({.id = thrower.id})[0].last_error == "after writing");
+  CHECK_THAT(*store.pending({.id = bad.id})[0].last_error, Catch::Contains("app.missing"));
+  // A rerun of the slot finds nothing to do and writes nothing more.
+  CHECK(f.fire("2026-11-21T13:15:00Z").claimed == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM app.log") == 5);
+}

@@ -32,6 +32,12 @@ struct Check {
   int attempts = 0;     // failed attempts since its last successful run
 };
 
+// A statement a job asks to run with its check's settlement (see JobContext::write).
+struct BufferedWrite {
+  std::string sql;
+  std::vector<std::optional<std::string>> params;  // $1, $2, ... as text; nullopt is NULL
+};
+
 // Published into prescient.event in the same transaction as the check's settlement.
 struct Event {
   std::string type;
@@ -63,6 +69,9 @@ class JobContext {
   // A session of its own on the runner's database, opened on first use, for reading application data
   // ("is order 42 shipped?"). Not the runner's transaction: what a job writes here commits on its own.
   virtual soci::session& db() = 0;
+  // Buffers a statement to run in the transaction that settles this check: it commits exactly when the
+  // settlement does, and is dropped when the run fails (or its lease expired). Values go as parameters.
+  virtual void write(std::string sql, std::vector<std::optional<std::string>> params = {}) = 0;
 };
 
 class JobExec {

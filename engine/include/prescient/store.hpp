@@ -3,6 +3,7 @@
 // lives in sql/). Time always comes in as a parameter; the SQL never asks the server for now().
 #include <vector>
 
+#include <map>
 #include <span>
 
 #include "prescient/check_records.hpp"
@@ -32,6 +33,7 @@ struct SettleItem {
   Settlement settlement;
   std::optional<std::int64_t> run_micros;
   std::vector<EventRecord> events;
+  std::vector<BufferedWrite> writes;  // run before the settlement, in its transaction (apply_writes)
 };
 
 class Store {
@@ -70,8 +72,16 @@ class Store {
   Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
                  std::optional<std::int64_t> lease_token = std::nullopt);
 
+  // REQUIRES an open transaction. Runs each item's buffered writes under a savepoint of its own (only
+  // items that have writes take one). Returns, by item index, the error of those whose writes failed:
+  // their writes are rolled back, the others' stand, and the transaction stays usable.
+  std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items);
+
   // REQUIRES an open transaction holding the rows. Writes a lease on them until `until`; returns its token.
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until);
+  // REQUIRES an open transaction. Locks and returns those of `ids` still leased under `token` with the
+  // lease live at `now`: only they may be settled, so their writes run at most once.
+  std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token, TimePoint now);
   // Gives up a lease on checks that were not run (they are due again at once).
   void release(std::span<const std::int64_t> ids, std::int64_t token);
   // Slots before `before` holding checks whose written lease expired at `now` (their runner is gone).

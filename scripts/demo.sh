@@ -1,50 +1,73 @@
 #!/usr/bin/env bash
 # The first README command: installs what is missing, builds, starts the private PostgreSQL cluster
-# under .prescient/, creates the prescient schema (in a demo database of its own, 15-minute grid),
-# puts checks into the future and manages them. Firing them arrives with the slot runner.
-# It stops the cluster at the end unless the cluster was already running when it began.
+# under .prescient/, and plays the seeds' example on a 1-second grid so it runs in under a minute:
+# 200 orders are placed, each gets an "is it still unshipped?" check (the order_unshipped plugin),
+# a daemon fires them, half the orders ship meanwhile, and the history and events tell what happened.
+# It stops what it started (the daemon always; the cluster unless it was running before).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-prescient=${PRESCIENT_BUILD_DIR:-$repo/build}/engine/prescient
+build=${PRESCIENT_BUILD_DIR:-$repo/build}
+prescient=$build/engine/prescient
+export PRESCIENT_PLUGIN_PATH=$build/plugins
 
 "$repo/scripts/setup.sh"
 
 already_running=no
 "$repo/scripts/pg.sh" status >/dev/null 2>&1 && already_running=yes
 base_url=$("$repo/scripts/pg.sh" start)
-if [ "$already_running" = no ]; then trap '"$repo/scripts/pg.sh" stop' EXIT; fi
-# A fresh demo database each run, so the scenario always starts from nothing.
-pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-"$pg_bin/psql" -q "$base_url" -c "DROP DATABASE IF EXISTS prescient_demo WITH (FORCE)" -c "CREATE DATABASE prescient_demo"
-PRESCIENT_DATABASE_URL=${base_url%/*}/prescient_demo
-export PRESCIENT_DATABASE_URL
+daemon_pid=
+cleanup() {
+  [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null || true
+  [ "$already_running" = no ] && "$repo/scripts/pg.sh" stop || true
+}
+trap cleanup EXIT
 
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+# A fresh demo database each run, so the scenario always starts from nothing.
+"$pg_bin/psql" -q "$base_url" -c "DROP DATABASE IF EXISTS prescient_demo WITH (FORCE)" -c "CREATE DATABASE prescient_demo"
+export PRESCIENT_DATABASE_URL=${base_url%/*}/prescient_demo
+sql() { "$pg_bin/psql" -q -X "$PRESCIENT_DATABASE_URL" "$@"; }
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "prescient migrate --slot 15m   (database: $PRESCIENT_DATABASE_URL)"
-"$prescient" migrate --slot 15m
-step "prescient migrate, again: a no-op"
-"$prescient" migrate
-step "prescient settings"
-"$prescient" settings
+step "prescient migrate --slot 1s   (a 1-second grid so the demo plays out in seconds; real use: 1m or 15m)"
+"$prescient" migrate --slot 1s
 
-step "Three orders were placed: check each for shipment in 3 hours (rounded up to the 15-minute grid)"
-for order in 41 42 43; do
-  "$prescient" schedule --job noop --entity orders --entity-key "$order" --in 3h \
-    --key "order_unshipped:$order" --payload "{\"order\": $order}"
-done
-step "The same key twice is refused (exit 2), unless --on-conflict says otherwise"
-"$prescient" schedule --job noop --entity orders --entity-key 42 --in 3h --key order_unshipped:42 ||
+step "The shop: 200 orders, none shipped yet"
+sql -c "CREATE SCHEMA shop" \
+    -c "CREATE TABLE shop.orders (id bigint PRIMARY KEY, placed_at timestamptz NOT NULL DEFAULT now(), shipped_at timestamptz)" \
+    -c "INSERT INTO shop.orders (id) SELECT generate_series(1, 200)"
+
+step "For each order: check in 3 s whether it shipped; if not, say so and look again 3 s later, then stop"
+for order in $(seq 1 200); do
+  echo "{\"job\":\"order_unshipped\",\"entity\":\"orders\",\"entity_key\":\"$order\",\"in\":\"3s\",\"key\":\"order_unshipped:$order\",\"payload\":{\"recheck_after\":\"3s\"}}"
+done | "$prescient" schedule --file -
+"$prescient" list --limit 3
+
+step "A second check for the same order is refused (exit 2) unless --on-conflict says otherwise"
+"$prescient" schedule --job order_unshipped --entity orders --entity-key 7 --in 3s --key order_unshipped:7 ||
   echo "(exit $?)"
-"$prescient" schedule --job noop --entity orders --entity-key 42 --in 5h --key order_unshipped:42 --on-conflict replace
-step "A typo in the job class is refused now, not in three hours"
-"$prescient" schedule --job order_unshiped --entity orders --entity-key 44 --in 3h || echo "(exit $?)"
-step "prescient list"
-"$prescient" list
-step "Order 43 was shipped: cancel its check"
-"$prescient" cancel --key order_unshipped:43 --by warehouse
-step "prescient show --key order_unshipped:43   (the trace)"
-"$prescient" show --key order_unshipped:43
-step "prescient history"
-"$prescient" history
+step "A typo in the job class is refused now, not when the check would fire"
+"$prescient" schedule --job order_unshiped --entity orders --entity-key 7 --in 3s || echo "(exit $?)"
+step "Order 200 was cancelled by the customer: cancel its check"
+"$prescient" cancel --key order_unshipped:200 --by customer-service
+
+step "Start the daemon (fires each slot at its boundary)"
+"$prescient" daemon --runner-id demo-daemon &
+daemon_pid=$!
+sleep 4
+step "The first checks fired: every order was still unshipped. Now the warehouse ships orders 1-100"
+sql -c "UPDATE shop.orders SET shipped_at = now() WHERE id <= 100"
+sleep 4
+step "Stop the daemon (SIGTERM: it finishes the batch in hand and exits 0)"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+daemon_pid=
+
+step "What happened, from the history (one row per finished check)"
+sql -c "SELECT outcome, check_count AS checks, count(*) AS orders FROM prescient.job_history GROUP BY 1, 2 ORDER BY 1, 2"
+step "The events the checks emitted (the outbox): 199 first warnings, 99 second ones"
+sql -c "SELECT type, payload->>'check' AS check_number, count(*) FROM prescient.event GROUP BY 1, 2 ORDER BY 2"
+step "The trace of one order that never shipped, and of one that did"
+"$prescient" show --key order_unshipped:150
+"$prescient" show --key order_unshipped:50

@@ -59,6 +59,7 @@ Command sweep_command();
 Command retry_command();
 Command jobs_command();
 Command daemon_command();
+Command cron_command();
 
 // Parses argv, runs the command, maps errors to exit codes with a one-line message on stderr.
 int run_cli(int argc, char** argv);

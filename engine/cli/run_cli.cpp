@@ -51,18 +51,18 @@ po::options_description options_of(const Command& command) {
 
 int run_command(const Command& command, int argc, char** argv) {
   const po::options_description desc = options_of(command);
-  // No command takes positional arguments: they are collected only to be named in the error.
+  // A command may take one positional word, its action (`cron next`); any other word is collected
+  // only to be named in the error.
   po::options_description stray;
   stray.add_options()("unexpected", po::value<std::vector<std::string>>());
   po::options_description all;
   all.add(desc).add(stray);
+  po::positional_options_description positional;
+  if (desc.find_nothrow("action", false) != nullptr) positional.add("action", 1);
+  positional.add("unexpected", -1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv)
-                  .options(all)
-                  .positional(po::positional_options_description().add("unexpected", -1))
-                  .run(),
-              vm);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw InvalidInput(std::string(e.what()) + " (see prescient " + command.name + " --help)");

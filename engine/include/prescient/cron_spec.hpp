@@ -1,0 +1,56 @@
+#pragma once
+// Cron specs: when a recurring schedule fires. Pure: parse, validate, and the next occurrence after a
+// time, in an IANA time zone (wall-clock rules through DST, from the system tzdata).
+#include <bitset>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "prescient/time.hpp"
+
+namespace date {
+class time_zone;
+}
+
+namespace prescient {
+
+// Accepted forms:
+//  - 5 fields: minute hour day-of-month month day-of-week; 6 fields: a leading second field.
+//    Each field: *, N, A-B, */S, A-B/S, N/S, and comma lists of those; months JAN..DEC and days
+//    SUN..SAT by name (any case); day-of-week 0-7, both 0 and 7 being Sunday.
+//    When both day fields are restricted (neither starts with *), a day matches if EITHER matches.
+//  - @yearly (@annually), @monthly, @weekly, @daily (@midnight), @hourly.
+//  - @every DURATION: every DURATION from an anchor (the schedule's creation), drift-free.
+//  - @at TIME: once.
+// Throws InvalidInput naming the field and the reason; a spec that can never fire (0 0 30 2 *) too.
+class CronSpec {
+ public:
+  static CronSpec parse(std::string_view text);
+
+  // The first occurrence strictly after `after`, or nothing (an @at in the past). `zone`: local wall
+  // time for field specs (a local time skipped by a spring-forward fires at the first instant after the
+  // gap; a repeated one fires once, at the first of its two instants). `anchor`: for @every.
+  std::optional<TimePoint> next(TimePoint after, const date::time_zone& zone, TimePoint anchor) const;
+
+  const std::string& text() const { return text_; }
+  bool one_shot() const { return kind_ == Kind::at; }
+
+ private:
+  enum class Kind { fields, every, at };
+  Kind kind_ = Kind::fields;
+  std::string text_;
+  std::bitset<60> seconds_, minutes_;
+  std::bitset<24> hours_;
+  std::bitset<32> days_of_month_;  // 1..31
+  std::bitset<13> months_;         // 1..12
+  std::bitset<7> days_of_week_;    // 0..6, Sunday = 0
+  bool dom_restricted_ = false, dow_restricted_ = false;
+  std::chrono::seconds every_{0};
+  TimePoint at_;
+};
+
+// The IANA zone named `name` ("Europe/Berlin", "UTC"). Throws InvalidInput for an unknown name.
+const date::time_zone& find_time_zone(const std::string& name);
+
+}  // namespace prescient

@@ -1,0 +1,137 @@
+#include <catch2/catch.hpp>
+#include <date/tz.h>
+
+#include "prescient/cron_spec.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/time_text.hpp"
+
+using namespace prescient;
+
+namespace {
+
+std::vector<std::string> firings(const char* spec, const char* zone, const char* from, int count,
+                                 const char* anchor = nullptr) {
+  const CronSpec cron = CronSpec::parse(spec);
+  const date::time_zone& tz = find_time_zone(zone);
+  TimePoint at = parse_time(from);
+  const TimePoint anchored = parse_time(anchor ? anchor : from);
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) {
+    const auto next = cron.next(at, tz, anchored);
+    if (!next) break;
+    out.push_back(format_time(*next));
+    at = *next;
+  }
+  return out;
+}
+
+using Times = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("cron next: known answers") {
+  struct Case {
+    const char* spec;
+    const char* zone;
+    const char* from;
+    Times expected;
+  };
+  const Case cases[] = {
+      {"*/15 * * * *", "UTC", "2026-11-21T10:05:00Z",
+       {"2026-11-21T10:15:00Z", "2026-11-21T10:30:00Z", "2026-11-21T10:45:00Z"}},
+      {"*/15 * * * *", "UTC", "2026-11-21T10:15:00Z", {"2026-11-21T10:30:00Z"}},  // strictly after
+      // Month ends: only months with a 31st.
+      {"0 0 31 * *", "UTC", "2026-01-31T00:00:00Z",
+       {"2026-03-31T00:00:00Z", "2026-05-31T00:00:00Z", "2026-07-31T00:00:00Z", "2026-08-31T00:00:00Z"}},
+      // Leap years, and 2100 is not one.
+      {"0 12 29 2 *", "UTC", "2026-01-01T00:00:00Z", {"2028-02-29T12:00:00Z", "2032-02-29T12:00:00Z"}},
+      {"0 0 29 2 *", "UTC", "2096-03-01T00:00:00Z", {"2104-02-29T00:00:00Z"}},
+      // Both day fields restricted: the 13th OR a Friday (Nov 2026: Fridays 6, 13, 20).
+      {"0 0 13 * 5", "UTC", "2026-11-01T00:00:00Z",
+       {"2026-11-06T00:00:00Z", "2026-11-13T00:00:00Z", "2026-11-20T00:00:00Z", "2026-11-27T00:00:00Z",
+        "2026-12-04T00:00:00Z"}},
+      {"0 0 1,15 * MON", "UTC", "2026-11-21T00:00:00Z",
+       {"2026-11-23T00:00:00Z", "2026-11-30T00:00:00Z", "2026-12-01T00:00:00Z"}},
+      // One day field restricted: only that one counts. Names, any case.
+      {"30 9 * jan-Mar MON-FRI", "UTC", "2026-11-21T00:00:00Z",
+       {"2027-01-01T09:30:00Z", "2027-01-04T09:30:00Z"}},
+      {"0 0 * * 7", "UTC", "2026-11-21T00:00:00Z", {"2026-11-22T00:00:00Z"}},  // 7 is Sunday
+      {"0 8-18/4 * * *", "UTC", "2026-11-21T09:00:00Z",
+       {"2026-11-21T12:00:00Z", "2026-11-21T16:00:00Z", "2026-11-22T08:00:00Z"}},
+      {"5/20 * * * *", "UTC", "2026-11-21T10:00:00Z",
+       {"2026-11-21T10:05:00Z", "2026-11-21T10:25:00Z", "2026-11-21T10:45:00Z", "2026-11-21T11:05:00Z"}},
+      // Seconds (6 fields).
+      {"*/20 * * * * *", "UTC", "2026-11-21T10:05:00Z",
+       {"2026-11-21T10:05:20Z", "2026-11-21T10:05:40Z", "2026-11-21T10:06:00Z"}},
+      // Macros.
+      {"@hourly", "UTC", "2026-11-21T10:05:00Z", {"2026-11-21T11:00:00Z"}},
+      {"@daily", "UTC", "2026-11-21T10:05:00Z", {"2026-11-22T00:00:00Z"}},
+      {"@weekly", "UTC", "2026-11-21T10:05:00Z", {"2026-11-22T00:00:00Z", "2026-11-29T00:00:00Z"}},
+      {"@monthly", "UTC", "2026-11-21T10:05:00Z", {"2026-12-01T00:00:00Z"}},
+      {"@yearly", "UTC", "2026-11-21T10:05:00Z", {"2027-01-01T00:00:00Z"}},
+      // Europe/Berlin, spring forward 2026-03-29 02:00 CET -> 03:00 CEST: 02:30 does not exist and fires
+      // at the first instant after the gap; fall back 2026-10-25 03:00 CEST -> 02:00 CET: 02:30 happens
+      // twice and fires once, at the first.
+      {"30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", {"2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"}},
+      {"30 2 * * *", "Europe/Berlin", "2026-10-24T12:00:00Z", {"2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"}},
+      {"0 * * * *", "Europe/Berlin", "2026-10-24T23:30:00Z",
+       {"2026-10-25T00:00:00Z", "2026-10-25T02:00:00Z", "2026-10-25T03:00:00Z"}},
+      {"0 9 * * 1-5", "Europe/Berlin", "2026-03-27T12:00:00Z", {"2026-03-30T07:00:00Z"}},  // 09:00 CEST
+      // America/New_York, spring forward 2026-03-08 02:00 EST -> 03:00 EDT; fall back 2026-11-01 02:00 EDT -> 01:00 EST.
+      {"30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z", {"2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z"}},
+      {"30 1 * * *", "America/New_York", "2026-10-31T12:00:00Z", {"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.spec << " in " << c.zone << " after " << c.from);
+    CHECK(firings(c.spec, c.zone, c.from, static_cast<int>(c.expected.size())) == c.expected);
+  }
+}
+
+TEST_CASE("@every is anchored to the schedule's creation and does not drift; @at fires once") {
+  CHECK(firings("@every 1h", "UTC", "2026-11-21T10:05:00Z", 3) ==
+        Times{"2026-11-21T11:05:00Z", "2026-11-21T12:05:00Z", "2026-11-21T13:05:00Z"});
+  // Asked late (10 minutes after a firing), the series stays on its anchor.
+  CHECK(firings("@every 1h", "UTC", "2026-11-21T12:15:00Z", 2, "2026-11-21T10:05:00Z") ==
+        Times{"2026-11-21T13:05:00Z", "2026-11-21T14:05:00Z"});
+  CHECK(firings("@every 90s", "Europe/Berlin", "2026-11-21T10:00:00Z", 2) ==
+        Times{"2026-11-21T10:01:30Z", "2026-11-21T10:03:00Z"});
+  CHECK(firings("@at 2026-12-24T18:00:00+01:00", "UTC", "2026-11-21T10:00:00Z", 3) ==
+        Times{"2026-12-24T17:00:00Z"});
+  CHECK(CronSpec::parse("@at 2026-12-24T18:00:00Z").one_shot());
+}
+
+TEST_CASE("invalid cron specs are refused naming the field and the reason") {
+  struct Case {
+    const char* spec;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"", "empty"},
+      {"* * * *", "4 fields"},
+      {"* * * * * * *", "7 fields"},
+      {"60 * * * *", "minute field: 60 is outside 0-59"},
+      {"* 24 * * *", "hour field: 24"},
+      {"* * 0 * *", "day-of-month field: 0"},
+      {"* * * 13 *", "month field: 13"},
+      {"* * * * 8", "day-of-week field: 8 is outside 0-7"},
+      {"*/0 * * * *", "step '0'"},
+      {"5-1 * * * *", "runs backwards"},
+      {"* * * FOO *", "'FOO' is not a number or a name"},
+      {"1,,2 * * * *", "empty list item"},
+      {"@every", "@every takes one duration"},
+      {"@every -1m", "negative"},
+      {"@every 0s", "at least 1s"},
+      {"@sometimes", "unknown macro"},
+      {"@at tomorrow", "'tomorrow'"},
+      {"0 0 30 2 *", "can never fire"},
+      {"0 0 31 4,6,9,11 *", "can never fire"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.spec);
+    CHECK_THROWS_AS(CronSpec::parse(c.spec), InvalidInput);
+    CHECK_THROWS_WITH(CronSpec::parse(c.spec), Catch::Contains(c.reason));
+  }
+  // Restricting both day fields makes an impossible date possible again: Feb 30 OR Mondays.
+  CHECK_NOTHROW(CronSpec::parse("0 0 30 2 1"));
+  CHECK_THROWS_WITH(find_time_zone("Mars/Olympus"), Catch::Contains("'Mars/Olympus'"));
+}

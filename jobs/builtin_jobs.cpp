@@ -1,6 +1,7 @@
 #include "builtin_jobs.hpp"
 
 #include "command_job.hpp"
+#include "cron_job.hpp"
 #include "emit.hpp"
 #include "noop.hpp"
 #include "prescient/registry.hpp"
@@ -12,6 +13,7 @@ void register_builtin_jobs(Registry& registry, const BuiltinOptions& options) {
   registry.add("noop", [] { return std::make_unique<NoopJob>(); });
   registry.add("emit", [] { return std::make_unique<EmitJob>(); });
   registry.add("sql", [] { return std::make_unique<SqlJob>(); });
+  registry.add("cron", [] { return std::make_unique<CronJob>(); });
   registry.add("command", [dir = options.commands_dir] { return std::make_unique<CommandJob>(dir); });
 }
 

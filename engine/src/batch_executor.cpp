@@ -22,6 +22,7 @@ struct BatchExecutor::State {
   std::vector<WorkUnit> units;
   std::vector<UnitResult> results;
   TimePoint slot;
+  std::chrono::seconds resolution{60};
   const Clock* clock = nullptr;
   // Jobs' own session: lives with the state, so an abandoned job keeps it and nobody else uses it.
   std::string database_url;
@@ -32,9 +33,11 @@ namespace {
 
 class Context final : public JobContext {
  public:
-  Context(TimePoint slot, const Clock& clock, const std::string& url, std::unique_ptr<soci::session>& db)
-      : slot_(slot), clock_(clock), url_(url), db_(db) {}
+  Context(TimePoint slot, std::chrono::seconds resolution, const Clock& clock, const std::string& url,
+          std::unique_ptr<soci::session>& db)
+      : slot_(slot), resolution_(resolution), clock_(clock), url_(url), db_(db) {}
   TimePoint slot() const override { return slot_; }
+  std::chrono::seconds slot_resolution() const override { return resolution_; }
   TimePoint now() const override { return clock_.now(); }
   std::chrono::milliseconds timeout() const override { return timeout_; }
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
@@ -49,6 +52,7 @@ class Context final : public JobContext {
 
  private:
   TimePoint slot_;
+  std::chrono::seconds resolution_;
   const Clock& clock_;
   const std::string& url_;
   std::unique_ptr<soci::session>& db_;
@@ -110,7 +114,7 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
     state->work_ready.wait(lock, [&] { return state->stop || state->has_work; });
     if (state->stop) return;
     state->has_work = false;
-    Context ctx(state->slot, *state->clock, state->database_url, state->job_db);
+    Context ctx(state->slot, state->resolution, *state->clock, state->database_url, state->job_db);
     for (std::size_t i = 0; i < state->units.size(); ++i) {
       state->current = i;
       state->started = std::chrono::steady_clock::now();
@@ -127,13 +131,14 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
 }
 
 std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, const std::vector<WorkUnit>& units,
-                                           TimePoint slot, const Clock& clock) {
+                                           TimePoint slot, const Clock& clock, std::chrono::seconds resolution) {
   if (units.empty()) return {};
   std::unique_lock lock(state_->mutex);
   state_->checks = checks;
   state_->units = units;
   state_->results.assign(units.size(), UnitResult{});
   state_->slot = slot;
+  state_->resolution = resolution;
   state_->clock = &clock;
   state_->current = 0;
   state_->started = std::chrono::steady_clock::now();

@@ -51,7 +51,7 @@ class BatchExecutor {
   // Runs the units in order. Returns one result per unit. After a timeout this executor is spent:
   // timed_out() is true and the caller must use a new one.
   std::vector<UnitResult> run(const std::vector<Check>& checks, const std::vector<WorkUnit>& units, TimePoint slot,
-                              const Clock& clock);
+                              const Clock& clock, std::chrono::seconds resolution);
   bool timed_out() const { return timed_out_; }
 
  private:

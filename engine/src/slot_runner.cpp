@@ -158,7 +158,7 @@ class Worker {
   std::vector<SettleItem> run(const std::vector<Check>& checks, bool grouped, TimePoint slot) {
     if (checks.empty()) return {};
     const std::vector<WorkUnit> units = units_of(checks, grouped);
-    const std::vector<UnitResult> results = executor_->run(checks, units, slot, clock_);
+    const std::vector<UnitResult> results = executor_->run(checks, units, slot, clock_, settings_.slot);
     if (executor_->timed_out()) {
       // The stuck thread keeps its job instances; this worker starts afresh.
       executor_ = std::make_unique<BatchExecutor>(options_.database_url);
@@ -186,10 +186,15 @@ class Worker {
         if (!result.failed) {
           const auto& events = result.results[k].events;
           for (std::size_t e = 0; e < events.size(); ++e) {
-            std::string id = std::to_string(check.id) + "-" + std::to_string(s.check_count);
-            if (e > 0) id += "-" + std::to_string(e);
-            item.events.push_back({.id = std::move(id), .type = events[e].type, .source = std::to_string(check.id),
-                                   .occurred_at = check.slot, .payload = events[e].payload});
+            std::string id = events[e].id;
+            if (id.empty()) {
+              id = std::to_string(check.id) + "-" + std::to_string(s.check_count);
+              if (e > 0) id += "-" + std::to_string(e);
+            }
+            item.events.push_back({.id = std::move(id), .type = events[e].type,
+                                   .source = events[e].source.empty() ? std::to_string(check.id) : events[e].source,
+                                   .occurred_at = events[e].occurred_at.value_or(check.slot),
+                                   .payload = events[e].payload});
           }
         }
         items.push_back(std::move(item));

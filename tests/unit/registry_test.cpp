@@ -13,6 +13,7 @@ class FixedContext final : public JobContext {
   TimePoint slot() const override { return from_unix_micros(0); }
   TimePoint now() const override { return from_unix_micros(0); }
   std::chrono::milliseconds timeout() const override { return std::chrono::seconds{30}; }
+  std::chrono::seconds slot_resolution() const override { return std::chrono::seconds{60}; }
   soci::session& db() override { throw std::logic_error("no database in unit tests"); }
   void write(std::string, std::vector<std::optional<std::string>>) override {}
 };
@@ -50,7 +51,7 @@ TEST_CASE("an unknown class is refused with the list of known ones") {
   register_builtin_jobs(registry);
   CHECK_NOTHROW(registry.require("noop"));
   CHECK_THROWS_AS(registry.require("nope"), InvalidInput);
-  CHECK_THROWS_WITH(registry.require("nope"), Catch::Contains("'nope'") && Catch::Contains("(known: command, emit, noop, sql)"));
+  CHECK_THROWS_WITH(registry.require("nope"), Catch::Contains("'nope'") && Catch::Contains("(known: command, cron, emit, noop, sql)"));
 }
 
 TEST_CASE("duplicate and malformed class names are refused, naming where they came from") {

@@ -42,6 +42,10 @@ struct BufferedWrite {
 struct Event {
   std::string type;
   nlohmann::json payload = nlohmann::json::object();
+  // Deterministic id; empty: the runner's "<check id>-<check count>[-n]". A duplicate id is ignored.
+  std::string id;
+  std::optional<TimePoint> occurred_at;  // empty: the slot
+  std::string source;                    // empty: the check's id
 };
 
 struct JobResult {
@@ -63,6 +67,7 @@ class JobContext {
   virtual ~JobContext() = default;
   virtual TimePoint slot() const = 0;  // the slot being fired
   virtual TimePoint now() const = 0;   // the runner's clock
+  virtual std::chrono::seconds slot_resolution() const = 0;
   // How long this run may take (the class policy's timeout, else the settings' job_timeout); the runner
   // gives up on the job after it. Jobs that wait on something else (SQL, a child process) bound it too.
   virtual std::chrono::milliseconds timeout() const = 0;

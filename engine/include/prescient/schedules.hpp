@@ -1,0 +1,73 @@
+#pragma once
+// Recurring schedules: a row of prescient.schedule, and one pending check of class `cron` per active
+// schedule (job key "cron:<id>"), so everything the runner guarantees holds for schedules too.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "prescient/clock.hpp"
+#include "prescient/time.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace prescient {
+
+class Registry;
+
+struct ScheduleDefinition {
+  std::string id;
+  std::string spec;
+  std::string time_zone = "UTC";
+  std::string job = "emit";  // emit: publish the payload at each occurrence; another class: a check of it
+  nlohmann::json payload = nlohmann::json::object();
+  std::optional<std::chrono::seconds> deadline;  // an occurrence fired later than this is skipped
+  std::string catch_up = "one";                  // after downtime: one, all or none of the missed occurrences
+  // Read back only:
+  int version = 1;
+  TimePoint anchor_at, created_at, updated_at;
+  std::optional<TimePoint> last_occurrence_at;
+  std::optional<TimePoint> next_check_at;  // of its pending cron check
+};
+
+// Changes for update; unset fields stay.
+struct ScheduleChanges {
+  std::optional<std::string> spec, time_zone, job, catch_up;
+  std::optional<nlohmann::json> payload;
+  std::optional<std::chrono::seconds> deadline;
+};
+
+class Schedules {
+ public:
+  // REQUIRES: db (and registry, if given) outlive this. With a registry, `job` must be registered.
+  Schedules(soci::session& db, const Clock& clock, const Registry* registry = nullptr);
+
+  // Throws InvalidInput for a bad spec, zone, catch-up, payload or job, an id in use, or a spec that never
+  // fires after now. Creates the row and its pending check, in one transaction.
+  ScheduleDefinition add(const ScheduleDefinition& definition);
+  // Bumps the version; a changed spec takes effect from the next occurrence after now. The pending check
+  // is replaced in place, so no stale firing happens. Throws NotFound for an unknown id.
+  ScheduleDefinition update(const std::string& id, const ScheduleChanges& changes);
+  // Deletes the row and cancels its pending check. Throws NotFound for an unknown id.
+  void remove(const std::string& id, const std::string& by);
+  std::vector<ScheduleDefinition> list();
+  ScheduleDefinition show(const std::string& id);
+
+ private:
+  void validate(const ScheduleDefinition& d) const;
+  // (Re)places the pending cron check at the first occurrence after `after`.
+  void arm(const ScheduleDefinition& d, TimePoint after);
+
+  soci::session& db_;
+  const Clock& clock_;
+  const Registry* registry_;
+};
+
+// The catch-up policies and their meaning, for messages: "one, all, none".
+bool is_catch_up_policy(const std::string& policy);
+
+}  // namespace prescient

@@ -1,0 +1,166 @@
+#include <catch2/catch.hpp>
+#include <soci/soci.h>
+
+#include "builtin_jobs.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/schedules.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/store.hpp"
+#include "prescient/time_text.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using namespace std::chrono_literals;
+using prescient::testing::connect_to;
+using prescient::testing::create_migrated_database;
+
+namespace {
+
+// A 1-minute grid.
+struct Fixture {
+  std::string url = create_migrated_database(60);
+  std::unique_ptr<soci::session> db = connect_to(url);
+  ManualClock clock{parse_time("2026-11-21T10:05:30Z")};
+  Registry registry;
+  Schedules schedules{*db, clock, &registry};
+
+  Fixture() { register_builtin_jobs(registry); }
+
+  SlotReport fire(const char* at) {
+    clock.set(parse_time(at));
+    SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
+    return runner.run_slot(runner.settings().grid().floor(clock.now()));
+  }
+  SlotReport sweep_at(const char* at) {
+    clock.set(parse_time(at));
+    SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
+    return runner.sweep(runner.settings().grid().floor(clock.now()), SweepMode::run);
+  }
+  std::vector<std::string> events(const std::string& source) {
+    std::vector<std::string> ids(10000);
+    std::vector<soci::indicator> nulls(10000);
+    *db << "SELECT id FROM prescient.event WHERE source = :s ORDER BY occurred_at", soci::use(source),
+        soci::into(ids, nulls);
+    return ids;
+  }
+  std::string pending_at(const std::string& schedule) { return format_time(*schedules.show(schedule).next_check_at); }
+};
+
+std::string unix_id(const char* schedule, const char* time) {
+  return std::string(schedule) + "-" + std::to_string(to_unix_micros(parse_time(time)) / 1000000);
+}
+
+}  // namespace
+
+TEST_CASE("@every 1h fires at t+1h, t+2h with ids <id>-<unix>; a late run does not shift the series") {
+  Fixture f;
+  const ScheduleDefinition s = f.schedules.add({.id = "hourly", .spec = "@every 1h", .payload = {{"type", "tick"}}});
+  CHECK(s.version == 1);
+  CHECK(format_time(s.anchor_at) == "2026-11-21T10:05:30Z");
+  CHECK(f.pending_at("hourly") == "2026-11-21T11:06:00Z");  // 11:05:30 rounded up to the grid
+  CHECK(f.fire("2026-11-21T11:06:00Z").events == 1);
+  CHECK(f.events("hourly") == std::vector<std::string>{unix_id("hourly", "2026-11-21T11:05:30Z")});
+  CHECK(f.pending_at("hourly") == "2026-11-21T12:06:00Z");
+  // The runner was down: the 12:06 slot is run 10 minutes late, by a sweep.
+  CHECK(f.sweep_at("2026-11-21T12:16:00Z").events == 1);
+  CHECK(f.pending_at("hourly") == "2026-11-21T13:06:00Z");  // still on the series, not 13:16
+  CHECK(f.fire("2026-11-21T13:06:00Z").events == 1);
+  CHECK(f.events("hourly") == std::vector<std::string>{unix_id("hourly", "2026-11-21T11:05:30Z"),
+                                                       unix_id("hourly", "2026-11-21T12:05:30Z"),
+                                                       unix_id("hourly", "2026-11-21T13:05:30Z")});
+  std::string type;
+  *f.db << "SELECT DISTINCT type FROM prescient.event", soci::into(type);
+  CHECK(type == "tick");
+  // Re-running a slot emits nothing twice.
+  f.fire("2026-11-21T13:06:00Z");
+  CHECK(f.events("hourly").size() == 3);
+}
+
+TEST_CASE("several occurrences in one slot each get their own event") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-21T10:00:00Z"));
+  f.schedules.add({.id = "fast", .spec = "@every 20s"});
+  CHECK(f.pending_at("fast") == "2026-11-21T10:01:00Z");
+  CHECK(f.fire("2026-11-21T10:01:00Z").events == 3);
+  CHECK(f.events("fast") == std::vector<std::string>{unix_id("fast", "2026-11-21T10:00:20Z"),
+                                                     unix_id("fast", "2026-11-21T10:00:40Z"),
+                                                     unix_id("fast", "2026-11-21T10:01:00Z")});
+}
+
+TEST_CASE("catch-up after a 5 h outage: one fires the latest missed, all every one, none none") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-21T10:30:00Z"));
+  f.schedules.add({.id = "one", .spec = "0 * * * *", .catch_up = "one"});
+  f.schedules.add({.id = "all", .spec = "0 * * * *", .catch_up = "all"});
+  f.schedules.add({.id = "none", .spec = "0 * * * *", .catch_up = "none"});
+  f.schedules.add({.id = "late", .spec = "0 * * * *", .deadline = 10min, .catch_up = "all"});
+  // Nothing ran from 11:00 to 16:00; the daemon comes back at 16:00:30 and sweeps.
+  f.sweep_at("2026-11-21T16:00:30Z");
+  CHECK(f.events("one") == std::vector<std::string>{unix_id("one", "2026-11-21T15:00:00Z"),
+                                                    unix_id("one", "2026-11-21T16:00:00Z")});
+  CHECK(f.events("all").size() == 6);  // 11:00 .. 16:00
+  CHECK(f.events("all").front() == unix_id("all", "2026-11-21T11:00:00Z"));
+  CHECK(f.events("none") == std::vector<std::string>{unix_id("none", "2026-11-21T16:00:00Z")});
+  // With a 10-minute deadline, the five missed occurrences are recorded as deadline_missed, not emitted.
+  CHECK(f.events("late") == std::vector<std::string>{unix_id("late", "2026-11-21T16:00:00Z")});
+  const auto missed = Store(*f.db).history({.outcome = "deadline_missed"}, true);
+  REQUIRE(missed.size() == 5);
+  CHECK(format_time(missed[0].last_check_at) == "2026-11-21T11:00:00Z");
+  CHECK_THAT(*missed[0].last_error, Catch::Contains("beyond its deadline of 10m"));
+  for (const char* id : {"one", "all", "none", "late"}) CHECK(f.pending_at(id) == "2026-11-21T17:00:00Z");
+}
+
+TEST_CASE("update takes effect from the next occurrence, with no stale firing; remove cancels") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-21T10:40:00Z"));
+  f.schedules.add({.id = "s", .spec = "0 * * * *"});
+  CHECK(f.pending_at("s") == "2026-11-21T11:00:00Z");
+  f.clock.set(parse_time("2026-11-21T10:45:00Z"));
+  const ScheduleDefinition updated = f.schedules.update("s", {.spec = "30 * * * *", .payload = nlohmann::json{{"v", 2}}});
+  CHECK(updated.version == 2);
+  CHECK(f.pending_at("s") == "2026-11-21T11:30:00Z");
+  CHECK(Store(*f.db).pending({.job = "cron"}).size() == 1);  // replaced in place, no second check
+  CHECK(f.fire("2026-11-21T11:00:00Z").claimed == 0);        // the old spec's time: nothing
+  CHECK(f.fire("2026-11-21T11:30:00Z").events == 1);
+  std::string payload;
+  *f.db << "SELECT payload::text FROM prescient.event", soci::into(payload);
+  CHECK(nlohmann::json::parse(payload) == nlohmann::json{{"v", 2}});
+
+  f.schedules.remove("s", "ops");
+  CHECK_THROWS_AS(f.schedules.show("s"), NotFound);
+  CHECK(Store(*f.db).pending({.job = "cron"}).empty());
+  const auto cancelled = Store(*f.db).history({.key = "cron:s"});
+  REQUIRE(cancelled.size() == 1);
+  CHECK(cancelled[0].outcome == "cancelled");
+  CHECK(cancelled[0].finished_by == "ops");
+  CHECK(f.fire("2026-11-21T12:30:00Z").claimed == 0);
+  CHECK_THROWS_AS(f.schedules.remove("s", "ops"), NotFound);
+  CHECK_THROWS_AS(f.schedules.update("s", {.spec = "@daily"}), NotFound);
+}
+
+TEST_CASE("a schedule of another class gets a check of that class per occurrence") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-21T10:40:00Z"));
+  f.schedules.add({.id = "nightly", .spec = "0 11 * * *", .job = "noop"});
+  f.fire("2026-11-21T11:00:00Z");
+  const auto made = Store(*f.db).pending({.job = "noop"});
+  REQUIRE(made.size() == 1);
+  CHECK(made[0].key == "cron:nightly:" + std::to_string(to_unix_micros(parse_time("2026-11-21T11:00:00Z")) / 1000000));
+  CHECK(format_time(made[0].next_check_at) == "2026-11-21T11:01:00Z");
+  CHECK(f.fire("2026-11-21T11:01:00Z").done == 1);
+}
+
+TEST_CASE("bad schedules are refused and nothing is written") {
+  Fixture f;
+  f.schedules.add({.id = "taken", .spec = "@daily"});
+  CHECK_THROWS_WITH(f.schedules.add({.id = "taken", .spec = "@daily"}), Catch::Contains("exists already"));
+  CHECK_THROWS_WITH(f.schedules.add({.id = "x", .spec = "61 * * * *"}), Catch::Contains("minute field"));
+  CHECK_THROWS_WITH(f.schedules.add({.id = "x", .spec = "@daily", .time_zone = "Nowhere/Town"}),
+                    Catch::Contains("'Nowhere/Town'"));
+  CHECK_THROWS_WITH(f.schedules.add({.id = "x", .spec = "@daily", .catch_up = "some"}), Catch::Contains("'some'"));
+  CHECK_THROWS_WITH(f.schedules.add({.id = "x", .spec = "@daily", .job = "nope"}), Catch::Contains("'nope'"));
+  CHECK_THROWS_WITH(f.schedules.add({.id = "x", .spec = "@at 2020-01-01T00:00:00Z"}), Catch::Contains("never fires"));
+  CHECK_THROWS_WITH(f.schedules.add({.id = "", .spec = "@daily"}), Catch::Contains("id is empty"));
+  CHECK(f.schedules.list().size() == 1);
+  CHECK(Store(*f.db).pending({}).size() == 1);
+}

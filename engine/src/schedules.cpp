@@ -154,4 +154,14 @@ ScheduleDefinition Schedules::show(const std::string& id) {
   return found.front();
 }
 
+std::vector<Schedules::FiredEvent> Schedules::recent_events(const std::string& id, int limit) {
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot read the schedule's events",
+                                   "SELECT id, prescient.us(occurred_at), prescient.us(emitted_at) FROM prescient.event"
+                                   " WHERE source = $1 ORDER BY occurred_at DESC, seq DESC LIMIT $2",
+                                   {id, std::to_string(limit)});
+  std::vector<FiredEvent> out;
+  for (int r = 0; r < rows.rows(); ++r) out.push_back({rows.text(r, 0), rows.time(r, 1), rows.time(r, 2)});
+  return out;
+}
+
 }  // namespace prescient

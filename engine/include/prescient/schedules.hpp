@@ -57,6 +57,13 @@ class Schedules {
   std::vector<ScheduleDefinition> list();
   ScheduleDefinition show(const std::string& id);
 
+  struct FiredEvent {
+    std::string id;
+    TimePoint occurred_at, emitted_at;
+  };
+  // The schedule's most recent events, newest first.
+  std::vector<FiredEvent> recent_events(const std::string& id, int limit);
+
  private:
   void validate(const ScheduleDefinition& d) const;
   // (Re)places the pending cron check at the first occurrence after `after`.

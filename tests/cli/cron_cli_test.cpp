@@ -1,0 +1,89 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+#include "test_database.hpp"
+
+using namespace prescient::testing;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> with_db(std::vector<std::string> args, const std::string& url) {
+  args.push_back("--db");
+  args.push_back(url);
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("cron next prints firings in UTC with the local time, needs no database") {
+  const ProcessResult r = run_prescient({"cron", "next", "--spec", "30 2 * * *", "--tz", "Europe/Berlin", "--from",
+                                         "2026-03-28T12:00:00Z", "--count", "2"},
+                                        {{"PRESCIENT_DATABASE_URL", "host=127.0.0.1 port=1"}});
+  REQUIRE(r.exit_code == 0);
+  CHECK(lines_of(r.out) == std::vector<std::string>{"2026-03-29T01:00:00Z  2026-03-29 03:00:00 CEST",
+                                                    "2026-03-30T00:30:00Z  2026-03-30 02:30:00 CEST"});
+  const ProcessResult j = run_prescient({"cron", "next", "--spec", "@every 90m", "--from", "2026-11-21T10:00:00Z",
+                                         "--count", "2", "--json"});
+  CHECK(json::parse(j.out) == json{"2026-11-21T11:30:00Z", "2026-11-21T13:00:00Z"});
+}
+
+TEST_CASE("cron add, list, show, update, remove from the command line") {
+  const std::string url = create_migrated_database(60);
+  const ProcessResult add = run_prescient(with_db(
+      {"cron", "add", "--id", "standup", "--spec", "0 9 * * MON-FRI", "--tz", "Europe/Berlin", "--payload",
+       "{\"type\": \"standup\"}", "--deadline", "10m", "--json"},
+      url));
+  REQUIRE(add.exit_code == 0);
+  const json added = json::parse(add.out);
+  CHECK(added["version"] == 1);
+  CHECK(added["deadline"] == "10m");
+  CHECK(added["catch_up"] == "one");
+  CHECK(added["next_check_at"].get<std::string>().ends_with("T08:00:00Z"));  // 09:00 CET
+
+  const json list = json::parse(run_prescient(with_db({"cron", "list", "--json"}, url)).out);
+  REQUIRE(list.size() == 1);
+  CHECK(list[0]["id"] == "standup");
+  const json show = json::parse(run_prescient(with_db({"cron", "show", "--id", "standup", "--json"}, url)).out);
+  CHECK(show["next_firings"].size() == 5);
+  CHECK(show["recent_events"].empty());
+
+  const ProcessResult update =
+      run_prescient(with_db({"cron", "update", "--id", "standup", "--spec", "30 9 * * MON-FRI", "--json"}, url));
+  REQUIRE(update.exit_code == 0);
+  CHECK(json::parse(update.out)["version"] == 2);
+  CHECK(json::parse(update.out)["next_check_at"].get<std::string>().ends_with("T08:30:00Z"));
+
+  CHECK(run_prescient(with_db({"cron", "add", "--id", "standup", "--spec", "@daily"}, url)).exit_code == 2);
+  CHECK(run_prescient(with_db({"cron", "remove", "--id", "standup"}, url)).exit_code == 0);
+  CHECK(run_prescient(with_db({"cron", "remove", "--id", "standup"}, url)).exit_code == 3);
+  CHECK(run_prescient(with_db({"cron", "show", "--id", "standup"}, url)).exit_code == 3);
+  CHECK(json::parse(run_prescient(with_db({"cron", "list", "--json"}, url)).out).empty());
+}
+
+TEST_CASE("cron refuses bad input with exit 2, one line, before touching the database") {
+  struct Case {
+    std::vector<std::string> args;
+    const char* names;
+  };
+  const Case cases[] = {
+      {{"cron"}, "missing action"},
+      {{"cron", "frob"}, "'frob'"},
+      {{"cron", "next"}, "--spec"},
+      {{"cron", "next", "--spec", "0 0 30 2 *"}, "can never fire"},
+      {{"cron", "next", "--spec", "@daily", "--count", "0"}, "--count 0"},
+      {{"cron", "add", "--id", "x", "--spec", "* * *"}, "3 fields"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--tz", "Mars/Base"}, "'Mars/Base'"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--payload", "[1]"}, "JSON object"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--deadline", "soon"}, "'soon'"},
+  };
+  for (const Case& c : cases) {
+    INFO(Catch::rangeToString(c.args));
+    // An unreachable database: every refusal happens before connecting.
+    const ProcessResult r = run_prescient(c.args, {{"PRESCIENT_DATABASE_URL", "host=127.0.0.1 port=1"}});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.names));
+    CHECK(lines_of(r.err).size() == 1);
+  }
+}

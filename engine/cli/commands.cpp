@@ -18,6 +18,8 @@ const std::vector<Command>& all_commands() {
       retry_command(),
       jobs_command(),
       cron_command(),
+      events_command(),
+      purge_command(),
   };
   return commands;
 }

@@ -1,8 +1,6 @@
 #include <catch2/catch.hpp>
 #include <signal.h>
 #include <soci/soci.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <sys/stat.h>
 
@@ -21,12 +19,15 @@
 #include "prescient/slot_runner.hpp"
 #include "prescient/store.hpp"
 #include "prescient/time_text.hpp"
+#include "process.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::create_migrated_database;
+using prescient::testing::start_prescient;
+using prescient::testing::wait_for;
 
 namespace {
 
@@ -382,7 +383,7 @@ TEST_CASE("sweep runs missed slots oldest first, or shifts them to the next boun
                     Catch::Contains("nothing fires early"));
 }
 
-TEST_CASE("a runner killed mid-slot loses nothing: a rerun settles every check once, events once") {
+TEST_CASE("a runner killed mid-slot loses nothing; a consumer following events gets every event once") {
   const std::string url = create_migrated_database(1);
   auto db = connect_to(url);
   // 600 checks of 5 ms each: about 3 s of work for one worker, killed after 1 s.
@@ -397,37 +398,43 @@ TEST_CASE("a runner killed mid-slot loses nothing: a rerun settles every check o
   }
   client.schedule_many(requests);
   const std::string slot_text = format_time(slot);
-  std::vector<std::string> args{PRESCIENT_BIN, "run-slot", "--slot", slot_text, "--db", url, "--workers", "1",
-                                "--batch", "50", "--plugins", PRESCIENT_TEST_PLUGINS, "--log-level", "off"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, PRESCIENT_BIN, nullptr, nullptr, argv.data(), environ) == 0);
+  // Someone follows the outbox all along, and its connection is cut once on the way.
+  const std::string followed = "/tmp/prescient-follow-" + std::to_string(::getpid());
+  const pid_t follower = start_prescient({"events", "--follow", "--json", "--db", url}, followed);
+  const pid_t runner = start_prescient({"run-slot", "--slot", slot_text, "--db", url, "--workers", "1", "--batch", "50",
+                                        "--plugins", PRESCIENT_TEST_PLUGINS});
   std::this_thread::sleep_for(1s);
-  REQUIRE(::kill(pid, SIGKILL) == 0);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(::kill(runner, SIGKILL) == 0);
+  REQUIRE(wait_for(runner) == 128 + SIGKILL);
   const long long settled_before = count_of(*db, "SELECT count(*) FROM prescient.job_history");
   CHECK(settled_before > 0);
   CHECK(settled_before < 600);  // it really died mid-slot
+  CHECK(count_of(*db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                      " WHERE query LIKE '%FROM prescient.event%' AND pid <> pg_backend_pid()") >= 1);
 
   // The killed runner's open batch rolled back: its checks are due again at once.
-  std::vector<std::string> rerun{"run-slot", "--slot", slot_text, "--db", url, "--plugins", PRESCIENT_TEST_PLUGINS};
-  args.assign(1, PRESCIENT_BIN);
-  args.insert(args.end(), rerun.begin(), rerun.end());
-  argv.clear();
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  REQUIRE(posix_spawn(&pid, PRESCIENT_BIN, nullptr, nullptr, argv.data(), environ) == 0);
-  ::waitpid(pid, &status, 0);
-  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(wait_for(start_prescient({"run-slot", "--slot", slot_text, "--db", url, "--plugins", PRESCIENT_TEST_PLUGINS})) == 0);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 600);
   CHECK(count_of(*db, "SELECT count(DISTINCT id) FROM prescient.job_history") == 600);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 600);
   CHECK(count_of(*db, "SELECT count(DISTINCT payload->>'id') FROM prescient.event") == 600);
+
+  // The follower printed every event exactly once, then stops cleanly on SIGTERM.
+  std::set<std::string> seen;
+  std::size_t lines = 0;
+  for (int i = 0; i < 100 && lines < 600; ++i) {
+    std::this_thread::sleep_for(100ms);
+    std::ifstream in(followed);
+    seen.clear();
+    lines = 0;
+    for (std::string line; std::getline(in, line); ++lines) seen.insert(nlohmann::json::parse(line)["id"]);
+  }
+  CHECK(lines == 600);
+  CHECK(seen.size() == 600);
+  REQUIRE(::kill(follower, SIGTERM) == 0);
+  CHECK(wait_for(follower) == 0);
+  ::unlink(followed.c_str());
 }
 
 namespace {
@@ -482,22 +489,14 @@ TEST_CASE("the daemon process stops on SIGTERM with exit 0 after firing what was
   for (int i = 0; i < 50; ++i) {
     client.schedule({.job = "noop", .entity = "e", .entity_key = std::to_string(i), .in = std::chrono::seconds{0}});
   }
-  std::vector<std::string> args{PRESCIENT_BIN, "daemon", "--db", url, "--log-level", "warn"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, PRESCIENT_BIN, nullptr, nullptr, argv.data(), environ) == 0);
+  const pid_t pid = start_prescient({"daemon", "--db", url});
   // The checks are due at the next second's boundary; give the daemon up to 5 s to fire them.
   for (int i = 0; i < 50 && count_of(*db, "SELECT count(*) FROM prescient.future_job") > 0; ++i) {
     std::this_thread::sleep_for(100ms);
   }
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
   REQUIRE(::kill(pid, SIGTERM) == 0);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(wait_for(pid) == 0);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 50);
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 // Runs the real prescient binary as a child process and captures what it prints.
+#include <sys/types.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +17,12 @@ struct ProcessResult {
 // env: variables to set (an empty value unsets); the rest of the environment is inherited.
 ProcessResult run_prescient(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                             const std::string& stdin_text = "");
+
+// Starts the prescient binary in the background, its standard output to `stdout_path`, standard error
+// discarded. Returns its pid.
+pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path = "/dev/null");
+// Waits for it; returns its exit code, or 128 + the signal that ended it.
+int wait_for(pid_t pid);
 
 // The lines of a text, without their newlines.
 std::vector<std::string> lines_of(const std::string& text);

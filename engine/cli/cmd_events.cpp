@@ -1,0 +1,183 @@
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+#include <sys/select.h>
+
+#include <atomic>
+#include <iostream>
+#include <thread>
+
+#include "check_options.hpp"
+#include "prescient/database.hpp"
+#include "prescient/duration.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/events.hpp"
+#include "prescient/migrations.hpp"
+#include "prescient/clock.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::cli {
+namespace {
+
+constexpr int kFollowBatch = 1000;
+
+void print_event(const EventRow& e, bool json) {
+  if (json) std::cout << to_json(e) << "\n";
+  else std::cout << format_time(e.emitted_at) << "  " << e.id << "  " << e.type << "  " << e.payload.dump() << "\n";
+}
+
+EventCursor start_of(const Invocation& in, EventReader& reader) {
+  if (!in.has("since")) return {};
+  const std::string since = in.get<std::string>("since");
+  // A time (ISO-8601 or @unix) or an event id.
+  try {
+    return reader.from_time(parse_time(since));
+  } catch (const InvalidInput&) {
+    return reader.after_id(since);
+  }
+}
+
+// Waits up to `timeout` for a notification on the session's connection; throws DatabaseError when
+// the connection is gone.
+void wait_for_notification(soci::session& db, std::chrono::milliseconds timeout) {
+  PGconn* conn = native_connection(db);
+  const int socket = PQsocket(conn);
+  if (socket < 0) throw DatabaseError("the connection is closed");
+  fd_set readable;
+  FD_ZERO(&readable);
+  FD_SET(socket, &readable);
+  timeval tv{.tv_sec = 0, .tv_usec = static_cast<suseconds_t>(timeout.count() * 1000)};
+  ::select(socket + 1, &readable, nullptr, nullptr, &tv);
+  if (PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK) {
+    throw DatabaseError("lost the connection: " + one_line(PQerrorMessage(conn)));
+  }
+  while (PGnotify* n = PQnotifies(conn)) PQfreemem(n);
+}
+
+int follow(const Invocation& in, EventCursor cursor, const std::optional<std::string>& type) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread signal_thread([&] {
+    int received = 0;
+    sigwait(&signals, &received);
+    stop = true;
+  });
+  std::chrono::seconds backoff{1};
+  while (!stop) {
+    try {
+      auto db = in.connect_migrated();
+      *db << "LISTEN prescient_event";
+      EventReader reader(*db);
+      backoff = std::chrono::seconds{1};
+      while (!stop) {
+        const auto events = reader.read(cursor, type, kFollowBatch);
+        for (const EventRow& e : events) {
+          print_event(e, in.json());
+          cursor = {e.tx, e.seq};
+        }
+        std::cout << std::flush;
+        if (events.size() == kFollowBatch) continue;
+        // A notification wakes us at once; without one we look again shortly anyway: an event becomes
+        // readable only when older concurrent transactions have finished, and that sends no NOTIFY.
+        wait_for_notification(*db, std::chrono::milliseconds{250});
+      }
+    } catch (const InvalidInput&) {
+      throw;
+    } catch (const std::exception& e) {
+      spdlog::warn("events: {}; reconnecting in {} and resuming after seq {}", one_line(e.what()),
+                   format_duration(backoff), cursor.seq);
+      for (auto waited = std::chrono::milliseconds{0}; waited < backoff && !stop; waited += std::chrono::milliseconds{100}) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{100});
+      }
+      backoff = std::min(backoff * 2, std::chrono::seconds{30});
+    }
+  }
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  return kOk;
+}
+
+}  // namespace
+
+Command events_command() {
+  return {
+      .name = "events",
+      .summary = "Read the outbox: events in commit order, once each; --follow waits for new ones (LISTEN).",
+      .usage = "events [--since ID|TIME] [--type TYPE] [--limit N] [--follow] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()
+                ("since", po::value<std::string>()->value_name("ID|TIME"),
+                 "start after the event with this id, or with the first emitted at or after this time")
+                ("type", po::value<std::string>()->value_name("TYPE"), "only events of this type")
+                ("limit", po::value<int>()->value_name("N")->default_value(100), "at most N events (not with --follow)")
+                ("follow", "keep printing new events as they commit; survives a dropped connection; SIGTERM stops")
+                ("json", "print JSON: an array, or one object per line with --follow");
+          },
+      .run =
+          [](const Invocation& in) -> int {
+            const int limit = in.get<int>("limit");
+            if (limit < 1) throw InvalidInput("invalid --limit " + std::to_string(limit) + ": it must be at least 1");
+            const auto type = optional_flag(in, "type");
+            EventCursor cursor;
+            {
+              auto db = in.connect_migrated();
+              EventReader reader(*db);
+              cursor = start_of(in, reader);
+              if (!in.has("follow")) {
+                const auto events = reader.read(cursor, type, limit);
+                if (in.json()) {
+                  nlohmann::json out = nlohmann::json::array();
+                  for (const auto& e : events) out.push_back(to_json(e));
+                  std::cout << out << "\n";
+                } else {
+                  for (const auto& e : events) print_event(e, false);
+                }
+                return kOk;
+              }
+            }
+            return follow(in, cursor, type);
+          },
+  };
+}
+
+Command purge_command() {
+  return {
+      .name = "purge",
+      .summary = "Retention: delete history rows and/or events older than a duration, in batches.",
+      .usage = "purge --older-than DURATION [--history] [--events] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()
+                ("older-than", po::value<std::string>()->value_name("DURATION")->required(),
+                 "delete what finished (history) or was emitted (events) longer ago than this")
+                ("history", "purge job_history")
+                ("events", "purge the event outbox")
+                ("json", "print one JSON object");
+          },
+      .run =
+          [](const Invocation& in) {
+            const auto age = parse_duration(in.get<std::string>("older-than"));
+            if (!in.has("history") && !in.has("events")) throw InvalidInput("say what to purge: --history and/or --events");
+            auto db = in.connect_migrated();
+            const TimePoint cutoff = SystemClock().now() - age;
+            constexpr int kBatch = 10000;
+            const std::int64_t history = in.has("history") ? purge_history(*db, cutoff, kBatch) : 0;
+            const std::int64_t events = in.has("events") ? purge_events(*db, cutoff, kBatch) : 0;
+            if (in.json()) {
+              std::cout << nlohmann::json{{"history", history}, {"events", events}, {"before", format_time(cutoff)}} << "\n";
+            } else {
+              std::cout << "purged " << history << " history rows and " << events << " events from before "
+                        << format_time(cutoff) << "\n";
+            }
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

@@ -1,0 +1,57 @@
+#pragma once
+// Reading the outbox: events in commit-safe order, from a cursor, once each.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "prescient/time.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace prescient {
+
+struct EventRow {
+  std::string id;
+  std::string type;
+  std::string source;
+  TimePoint occurred_at;
+  TimePoint emitted_at;
+  nlohmann::json payload;
+  std::int64_t seq = 0;
+  std::string tx;  // the cursor's first half (xid8 as text)
+};
+
+// A position in the outbox: after (tx, seq). The default is the beginning.
+struct EventCursor {
+  std::string tx = "0";
+  std::int64_t seq = 0;
+};
+
+nlohmann::json to_json(const EventRow& event);
+
+class EventReader {
+ public:
+  explicit EventReader(soci::session& db) : db_(db) {}
+
+  // The cursor right after the event with this id. Throws NotFound for an unknown id.
+  EventCursor after_id(const std::string& id);
+  // The cursor before the first event emitted at or after `t`.
+  EventCursor from_time(TimePoint t);
+
+  // Up to `limit` events after `cursor` whose transactions have all finished, in (tx, seq) order.
+  std::vector<EventRow> read(const EventCursor& cursor, const std::optional<std::string>& type, int limit);
+
+ private:
+  soci::session& db_;
+};
+
+// Deletes rows older than `before` in batches of `batch`; returns how many went.
+std::int64_t purge_events(soci::session& db, TimePoint before, int batch);
+std::int64_t purge_history(soci::session& db, TimePoint before, int batch);
+
+}  // namespace prescient

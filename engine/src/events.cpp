@@ -1,0 +1,96 @@
+#include "prescient/events.hpp"
+
+#include "pq.hpp"
+#include "prescient/database.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient {
+
+nlohmann::json to_json(const EventRow& e) {
+  return {{"id", e.id},
+          {"type", e.type},
+          {"source", e.source},
+          {"occurred_at", format_time(e.occurred_at)},
+          {"emitted_at", format_time(e.emitted_at)},
+          {"payload", e.payload},
+          {"seq", e.seq}};
+}
+
+EventCursor EventReader::after_id(const std::string& id) {
+  const pq::Result row = pq::exec(native_connection(db_), "cannot find the event",
+                                  "SELECT tx::text, seq FROM prescient.event WHERE id = $1", {id});
+  if (row.rows() == 0) throw NotFound("no event with id '" + id + "'");
+  return {row.text(0, 0), row.integer(0, 1)};
+}
+
+EventCursor EventReader::from_time(TimePoint t) {
+  const pq::Result row = pq::exec(
+      native_connection(db_), "cannot find events",
+      "SELECT tx::text, seq FROM prescient.event WHERE emitted_at >= prescient.at_us($1) ORDER BY tx, seq LIMIT 1",
+      {std::to_string(to_unix_micros(t))});
+  if (row.rows() == 0) {
+    // Nothing that late yet: start after everything there is.
+    const pq::Result last = pq::exec(native_connection(db_), "cannot find events",
+                                     "SELECT tx::text, seq FROM prescient.event ORDER BY tx DESC, seq DESC LIMIT 1");
+    return last.rows() == 0 ? EventCursor{} : EventCursor{last.text(0, 0), last.integer(0, 1)};
+  }
+  // Just before it: same transaction, the sequence number one lower.
+  return {row.text(0, 0), row.integer(0, 1) - 1};
+}
+
+std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::optional<std::string>& type, int limit) {
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot read events",
+      "SELECT id, type, source, prescient.us(occurred_at), prescient.us(emitted_at), payload::text, seq, tx::text"
+      "  FROM prescient.event"
+      " WHERE (tx, seq) > ($1::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())"
+      "   AND ($3::text IS NULL OR type = $3)"
+      " ORDER BY tx, seq LIMIT $4",
+      {cursor.tx, std::to_string(cursor.seq), type, std::to_string(limit)});
+  std::vector<EventRow> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out[r] = {.id = rows.text(r, 0),
+              .type = rows.text(r, 1),
+              .source = rows.text(r, 2),
+              .occurred_at = rows.time(r, 3),
+              .emitted_at = rows.time(r, 4),
+              .payload = nlohmann::json::parse(rows.text(r, 5)),
+              .seq = rows.integer(r, 6),
+              .tx = rows.text(r, 7)};
+  }
+  return out;
+}
+
+namespace {
+
+std::int64_t purge(soci::session& db, const char* what, const std::string& sql, TimePoint before, int batch) {
+  std::int64_t total = 0;
+  while (true) {
+    const pq::Result gone = pq::exec(native_connection(db), what, sql,
+                                     {std::to_string(to_unix_micros(before)), std::to_string(batch)});
+    total += gone.integer(0, 0);
+    if (gone.integer(0, 0) < batch) return total;
+  }
+}
+
+}  // namespace
+
+std::int64_t purge_events(soci::session& db, TimePoint before, int batch) {
+  return purge(db, "cannot purge events",
+               "WITH gone AS (DELETE FROM prescient.event WHERE seq IN ("
+               "  SELECT seq FROM prescient.event WHERE emitted_at < prescient.at_us($1) LIMIT $2) RETURNING 1)"
+               " SELECT count(*) FROM gone",
+               before, batch);
+}
+
+std::int64_t purge_history(soci::session& db, TimePoint before, int batch) {
+  return purge(db, "cannot purge history",
+               "WITH gone AS (DELETE FROM prescient.job_history WHERE history_id IN ("
+               "  SELECT history_id FROM prescient.job_history WHERE finished_at < prescient.at_us($1) LIMIT $2)"
+               "  RETURNING 1)"
+               " SELECT count(*) FROM gone",
+               before, batch);
+}
+
+}  // namespace prescient

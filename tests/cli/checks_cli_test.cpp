@@ -20,12 +20,6 @@ long long pending_count(const std::string& url) {
   return n;
 }
 
-std::vector<std::string> with_db(std::vector<std::string> args, const std::string& url) {
-  args.push_back("--db");
-  args.push_back(url);
-  return args;
-}
-
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = "/tmp/prescient-cli-test-" + std::to_string(::getpid()) + "-" + name;
   std::ofstream(path) << text;

@@ -7,16 +7,6 @@
 using namespace prescient::testing;
 using nlohmann::json;
 
-namespace {
-
-std::vector<std::string> with_db(std::vector<std::string> args, const std::string& url) {
-  args.push_back("--db");
-  args.push_back(url);
-  return args;
-}
-
-}  // namespace
-
 TEST_CASE("cron next prints firings in UTC with the local time, needs no database") {
   const ProcessResult r = run_prescient({"cron", "next", "--spec", "30 2 * * *", "--tz", "Europe/Berlin", "--from",
                                          "2026-03-28T12:00:00Z", "--count", "2"},

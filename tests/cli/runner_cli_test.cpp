@@ -10,16 +10,6 @@
 using namespace prescient::testing;
 using nlohmann::json;
 
-namespace {
-
-std::vector<std::string> with_db(std::vector<std::string> args, const std::string& url) {
-  args.push_back("--db");
-  args.push_back(url);
-  return args;
-}
-
-}  // namespace
-
 TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
   const std::string url = create_migrated_database(900);
   struct Case {

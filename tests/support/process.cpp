@@ -103,6 +103,12 @@ int wait_for(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+std::vector<std::string> with_db(std::vector<std::string> args, const std::string& url) {
+  args.push_back("--db");
+  args.push_back(url);
+  return args;
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);

@@ -24,6 +24,9 @@ pid_t start_prescient(const std::vector<std::string>& args, const std::string& s
 // Waits for it; returns its exit code, or 128 + the signal that ended it.
 int wait_for(pid_t pid);
 
+// args followed by --db url.
+std::vector<std::string> with_db(std::vector<std::string> args, const std::string& url);
+
 // The lines of a text, without their newlines.
 std::vector<std::string> lines_of(const std::string& text);
 

@@ -99,4 +99,16 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 std::string or_dash(const std::optional<std::string>& value) { return value ? *value : "-"; }
 
+nlohmann::json payload_of(const Invocation& in) {
+  const std::string text = in.get<std::string>("payload");
+  nlohmann::json payload;
+  try {
+    payload = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidInput("invalid --payload '" + text + "': not JSON (" + e.what() + ")");
+  }
+  if (!payload.is_object()) throw InvalidInput("invalid --payload '" + text + "': it must be a JSON object");
+  return payload;
+}
+
 }  // namespace prescient::cli

@@ -46,4 +46,7 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 std::string or_dash(const std::optional<std::string>& value);
 
+// --payload JSON: parsed, and refused unless a JSON object.
+nlohmann::json payload_of(const Invocation& in);
+
 }  // namespace prescient::cli

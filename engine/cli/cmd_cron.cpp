@@ -16,17 +16,6 @@
 namespace prescient::cli {
 namespace {
 
-nlohmann::json payload_flag(const Invocation& in) {
-  nlohmann::json payload;
-  try {
-    payload = nlohmann::json::parse(in.get<std::string>("payload"));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidInput("invalid --payload '" + in.get<std::string>("payload") + "': not JSON (" + e.what() + ")");
-  }
-  if (!payload.is_object()) throw InvalidInput("invalid --payload: it must be a JSON object");
-  return payload;
-}
-
 std::vector<TimePoint> next_firings(const CronSpec& spec, const date::time_zone& zone, TimePoint from, TimePoint anchor,
                                     int count) {
   std::vector<TimePoint> out;
@@ -94,7 +83,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
   // Check every flag before touching the database.
   if ((action == "add" || action == "update") && in.has("spec")) CronSpec::parse(in.get<std::string>("spec"));
   if (in.has("tz")) find_time_zone(in.get<std::string>("tz"));
-  const std::optional<nlohmann::json> payload = in.has("payload") ? std::optional(payload_flag(in)) : std::nullopt;
+  const std::optional<nlohmann::json> payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt;
   const std::optional<std::chrono::seconds> deadline =
       in.has("deadline") ? std::optional(parse_duration(in.get<std::string>("deadline"))) : std::nullopt;
   auto db = in.connect_migrated();

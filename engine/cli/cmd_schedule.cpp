@@ -32,17 +32,6 @@ void print_result(const Scheduled& s) {
             << " next_check_at=" << format_time(*s.next_check_at) << "\n";
 }
 
-nlohmann::json parse_payload(const std::string& text) {
-  nlohmann::json payload;
-  try {
-    payload = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidInput("invalid --payload '" + text + "': not JSON (" + e.what() + ")");
-  }
-  if (!payload.is_object()) throw InvalidInput("invalid --payload '" + text + "': it must be a JSON object");
-  return payload;
-}
-
 ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
@@ -57,7 +46,7 @@ ScheduleRequest request_from_flags(const Invocation& in) {
                           .in = when.in,
                           .by = optional_flag(in, "by"),
                           .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
-  if (in.has("payload")) request.payload = parse_payload(in.get<std::string>("payload"));
+  if (in.has("payload")) request.payload = payload_of(in);
   return request;
 }
 

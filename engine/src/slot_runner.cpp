@@ -258,6 +258,23 @@ class Worker {
 
 }  // namespace
 
+struct SlotRunner::Sessions {
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::unique_ptr<soci::session> control;
+};
+
+template <class Fn>
+auto SlotRunner::with_control(Fn fn) {
+  if (!sessions_->control) sessions_->control = connect(options_.database_url);
+  try {
+    Store store(*sessions_->control);
+    return fn(store);
+  } catch (...) {
+    sessions_->control.reset();
+    throw;
+  }
+}
+
 void SlotReport::add(const SlotReport& o) {
   claimed += o.claimed;
   done += o.done;
@@ -277,14 +294,16 @@ SweepMode parse_sweep_mode(std::string_view text) {
 }
 
 SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock)
-    : options_(std::move(options)), registry_(registry), clock_(clock) {
+    : options_(std::move(options)), registry_(registry), clock_(clock), sessions_(std::make_unique<Sessions>()) {
   if (options_.workers < 1 || options_.workers > 64) {
     throw InvalidInput("invalid --workers " + std::to_string(options_.workers) + ": use 1 to 64");
   }
   if (options_.batch_size < 1) throw InvalidInput("invalid batch size " + std::to_string(options_.batch_size));
-  auto db = connect(options_.database_url);
-  settings_ = Store(*db).settings();
+  sessions_->workers.resize(options_.workers);
+  settings_ = with_control([](Store& store) { return store.settings(); });
 }
+
+SlotRunner::~SlotRunner() = default;
 
 void SlotRunner::require_firable(TimePoint slot, const char* what) const {
   const SlotGrid grid = settings_.grid();
@@ -306,10 +325,12 @@ SlotReport SlotRunner::drain(TimePoint slot) {
   std::vector<std::thread> threads;
   for (int w = 0; w < options_.workers; ++w) {
     threads.emplace_back([&, w] {
+      std::unique_ptr<Worker>& worker = sessions_->workers[w];
       try {
-        Worker worker(options_, registry_, clock_, settings_);
-        reports[w] = worker.drain(slot);
+        if (!worker) worker = std::make_unique<Worker>(options_, registry_, clock_, settings_);
+        reports[w] = worker->drain(slot);
       } catch (...) {
+        worker.reset();  // its session may be broken: the next slot reconnects
         errors[w] = std::current_exception();
       }
     });
@@ -338,9 +359,11 @@ SlotReport SlotRunner::run_slot(TimePoint slot) {
 
 SlotReport SlotRunner::rescue_expired_leases() {
   const SlotGrid grid = settings_.grid();
-  auto db = connect(options_.database_url);
+  const auto slots = with_control([&](Store& store) {
+    return store.slots_with_expired_leases(clock_.now(), grid.floor(clock_.now()) + settings_.slot);
+  });
   SlotReport total;
-  for (const TimePoint slot : Store(*db).slots_with_expired_leases(clock_.now(), grid.floor(clock_.now()) + settings_.slot)) {
+  for (const TimePoint slot : slots) {
     if (options_.shard.owns(grid, grid.floor(slot))) total.add(drain(slot));
   }
   return total;
@@ -350,12 +373,10 @@ SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::functio
   require_firable(until, "--until");
   const auto begin = std::chrono::steady_clock::now();
   const SlotGrid grid = settings_.grid();
-  auto db = connect(options_.database_url);
-  Store store(*db);
   SlotReport total;
   total.slot = until;
   TimePoint from = from_unix_micros(-62135596800LL * 1000000);  // 0001-01-01, within PostgreSQL's range
-  while (const auto slot = store.next_overdue_slot(from, until)) {
+  while (const auto slot = with_control([&](Store& store) { return store.next_overdue_slot(from, until); })) {
     from = *slot + std::chrono::microseconds{1};
     if (!options_.shard.owns(grid, grid.floor(*slot))) continue;
     SlotReport part;
@@ -364,7 +385,10 @@ SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::functio
       part = drain(*slot);
     } else {
       const TimePoint to = grid.floor(clock_.now()) + settings_.slot;
-      while (const std::int64_t moved = store.shift_slot(*slot, to, options_.batch_size)) part.shifted += moved;
+      while (const std::int64_t moved =
+                 with_control([&](Store& store) { return store.shift_slot(*slot, to, options_.batch_size); })) {
+        part.shifted += moved;
+      }
     }
     total.add(part);
     if (progress) progress(part);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "prescient/clock.hpp"
@@ -45,8 +46,12 @@ SweepMode parse_sweep_mode(std::string_view text);  // throws InvalidInput
 
 class SlotRunner {
  public:
-  // REQUIRES: registry and clock outlive the runner. Connects once to read the settings.
+  // REQUIRES: registry and clock outlive the runner. Connects once to read the settings; the workers'
+  // sessions are opened on the first slot and kept for the next ones (a daemon fires many).
   SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock);
+  ~SlotRunner();
+  SlotRunner(const SlotRunner&) = delete;
+  SlotRunner& operator=(const SlotRunner&) = delete;
 
   const Settings& settings() const { return settings_; }
 
@@ -66,11 +71,19 @@ class SlotRunner {
  private:
   void require_firable(TimePoint slot, const char* what) const;
   SlotReport drain(TimePoint slot);
+  // Runs fn on the control session (sweep look-ups, lease rescue); drops the session if fn throws,
+  // so the next call reconnects.
+  template <class Fn>
+  auto with_control(Fn fn);
 
   RunnerOptions options_;
   const Registry& registry_;
   const Clock& clock_;
   Settings settings_;
+  // The workers (each a session and an executor thread) and the control session, reused across slots.
+  // Declared last: destroyed first, while the options and settings the workers refer to still live.
+  struct Sessions;
+  std::unique_ptr<Sessions> sessions_;
 };
 
 }  // namespace prescient

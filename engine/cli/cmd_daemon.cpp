@@ -14,7 +14,7 @@ Command daemon_command() {
   return {
       .name = "daemon",
       .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it.",
-      .usage = "daemon [--shard I/N] [--workers N] [--runner-id ID] [--plugins DIR]",
+      .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]",
       .add_options = [](po::options_description& desc) { add_runner_options(desc); },
       .run =
           [](const Invocation& in) {

@@ -76,6 +76,14 @@ DaemonStats Daemon::run() {
                      format_time(*slot), options_.runner_id, report.claimed, report.done, report.rescheduled,
                      report.retried, report.failed, report.guarded, report.seconds);
       }
+      // Anything still due before this slot (written off the grid by another tool, or left behind)
+      // runs now: one index probe when there is none.
+      const SlotReport overdue = runner->sweep(*slot, SweepMode::run);
+      if (overdue.claimed > 0) {
+        spdlog::info("runner {}: caught up {} overdue checks before {}", options_.runner_id, overdue.claimed,
+                     format_time(*slot));
+      }
+      stats.total.add(overdue);
       *slot += runner->settings().slot;
       const SlotReport rescued = runner->rescue_expired_leases();
       if (rescued.claimed > 0) {

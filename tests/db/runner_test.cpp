@@ -675,3 +675,21 @@ TEST_CASE("writes through the job context commit exactly with the settlement, or
   CHECK(f.fire("2026-11-21T13:15:00Z").claimed == 0);
   CHECK(count_of(*f.db, "SELECT count(*) FROM app.log") == 5);
 }
+
+TEST_CASE("the daemon also runs rows written off the grid by other tools: nothing is left behind") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-21T10:50:00Z"));
+  // Another tool writes a check at 11:07:13, off the 15-minute grid: no slot equals it.
+  *f.db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, first_check_at, next_check_at,"
+           " enqueued_on, enqueued_by) VALUES ('noop', 'orders', '9', prescient.at_us(:t), prescient.at_us(:t),"
+           " now(), 'other-tool')",
+      soci::use(to_unix_micros(parse_time("2026-11-21T11:07:13Z")), "t");
+  JumpingWaiter waiter(f.clock, 4);  // 10:45, 11:00, 11:15, 11:30
+  Daemon daemon({.database_url = f.url, .runner_id = "daemon-1"}, f.registry, f.clock, waiter);
+  daemon.run();
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+  const auto done = Store(*f.db).history({.entity_key = "9"});
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].outcome == "done");
+  CHECK(done[0].finished_at >= parse_time("2026-11-21T11:07:13Z"));  // never early
+}

@@ -76,8 +76,9 @@ DaemonStats Daemon::run() {
                      format_time(*slot), options_.runner_id, report.claimed, report.done, report.rescheduled,
                      report.retried, report.failed, report.guarded, report.seconds);
       }
-      // Anything still due before this slot (written off the grid by another tool, or left behind)
-      // runs now: one index probe when there is none.
+      // Anything still due before this slot runs now: checks written off the grid by another tool,
+      // checks left behind, and checks whose written lease expired (their runner died). One index
+      // probe when there is none.
       const SlotReport overdue = runner->sweep(*slot, SweepMode::run);
       if (overdue.claimed > 0) {
         spdlog::info("runner {}: caught up {} overdue checks before {}", options_.runner_id, overdue.claimed,
@@ -85,11 +86,6 @@ DaemonStats Daemon::run() {
       }
       stats.total.add(overdue);
       *slot += runner->settings().slot;
-      const SlotReport rescued = runner->rescue_expired_leases();
-      if (rescued.claimed > 0) {
-        spdlog::info("runner {}: rescued {} checks whose lease had expired", options_.runner_id, rescued.claimed);
-      }
-      stats.total.add(rescued);
       backoff = std::chrono::seconds{1};
     } catch (const InvalidInput&) {
       throw;  // a configuration error: retrying will not mend it

@@ -357,18 +357,6 @@ SlotReport SlotRunner::run_slot(TimePoint slot) {
   return drain(slot);
 }
 
-SlotReport SlotRunner::rescue_expired_leases() {
-  const SlotGrid grid = settings_.grid();
-  const auto slots = with_control([&](Store& store) {
-    return store.slots_with_expired_leases(clock_.now(), grid.floor(clock_.now()) + settings_.slot);
-  });
-  SlotReport total;
-  for (const TimePoint slot : slots) {
-    if (options_.shard.owns(grid, grid.floor(slot))) total.add(drain(slot));
-  }
-  return total;
-}
-
 SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress) {
   require_firable(until, "--until");
   const auto begin = std::chrono::steady_clock::now();

@@ -208,17 +208,6 @@ void Store::release(std::span<const std::int64_t> ids, std::int64_t token) {
            {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token)});
 }
 
-std::vector<TimePoint> Store::slots_with_expired_leases(TimePoint now, TimePoint before) {
-  const pq::Result rows = pq::exec(native_connection(db_), "cannot look for expired leases",
-                                   "SELECT DISTINCT prescient.us(next_check_at) FROM prescient.future_job"
-                                   " WHERE claimed_until <= prescient.at_us($1) AND next_check_at < prescient.at_us($2)"
-                                   " ORDER BY 1 LIMIT 1000",
-                                   {micros(now), micros(before)});
-  std::vector<TimePoint> slots;
-  for (int r = 0; r < rows.rows(); ++r) slots.push_back(rows.time(r, 0));
-  return slots;
-}
-
 std::optional<TimePoint> Store::next_overdue_slot(TimePoint from, TimePoint until) {
   const pq::Result row = pq::exec(native_connection(db_), "cannot look for overdue checks",
                                   "SELECT prescient.us(min(next_check_at)) FROM prescient.future_job"

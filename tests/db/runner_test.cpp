@@ -627,9 +627,9 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   CHECK(store.settle({&item, 1}, "dead-runner", f.clock.now(), token).checks == 0);
   store.commit();
   CHECK(store.pending({.id = check.id}).size() == 1);
-  // The daemon's rescue runs it again.
+  // The sweep the daemon runs after each slot takes it again.
   f.clock.set(slot + 15min);
-  const SlotReport rescued = f.runner().rescue_expired_leases();
+  const SlotReport rescued = f.runner().sweep(slot + 15min, SweepMode::run);
   CHECK(rescued.claimed == 1);
   CHECK(rescued.done == 1);
   CHECK(store.history({.id = check.id})[0].finished_by == "r1");

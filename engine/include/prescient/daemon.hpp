@@ -1,7 +1,7 @@
 #pragma once
 // Daemon: sweeps missed slots once at start, then fires every slot at its boundary until stopped; after
 // each slot it also runs whatever is still due before it (checks written off the grid by other tools,
-// or left behind) and checks whose written lease expired.
+// left behind, or whose written lease expired).
 // Database failures are logged and retried with backoff; the daemon itself does not exit for them.
 #include <atomic>
 #include <condition_variable>

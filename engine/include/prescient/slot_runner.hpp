@@ -64,14 +64,11 @@ class SlotRunner {
   // `progress` is called after each slot.
   SlotReport sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress = {});
 
-  // Re-runs the checks of earlier slots whose written lease expired (their runner died or hung),
-  // for the slots this shard owns.
-  SlotReport rescue_expired_leases();
 
  private:
   void require_firable(TimePoint slot, const char* what) const;
   SlotReport drain(TimePoint slot);
-  // Runs fn on the control session (sweep look-ups, lease rescue); drops the session if fn throws,
+  // Runs fn on the control session (sweep look-ups); drops the session if fn throws,
   // so the next call reconnects.
   template <class Fn>
   auto with_control(Fn fn);

@@ -84,8 +84,7 @@ class Store {
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token, TimePoint now);
   // Gives up a lease on checks that were not run (they are due again at once).
   void release(std::span<const std::int64_t> ids, std::int64_t token);
-  // Slots before `before` holding checks whose written lease expired at `now` (their runner is gone).
-  std::vector<TimePoint> slots_with_expired_leases(TimePoint now, TimePoint before);
+
 
   // The earliest slot before `until` holding a pending check, at or after `from`.
   std::optional<TimePoint> next_overdue_slot(TimePoint from, TimePoint until);

@@ -98,7 +98,7 @@ TimePoint Client::time_of(const ScheduleRequest& request, TimePoint now) const {
   return now + *request.in;
 }
 
-std::optional<std::string> Client::problem_with(const ScheduleRequest& request) {
+std::optional<std::string> Client::problem_with(const ScheduleRequest& request, TimePoint now) {
   const auto empty = [](const std::optional<std::string>& s) { return s && s->empty(); };
   if (request.job.empty()) return "the job class is empty";
   if (registry_ != nullptr && !registry_->contains(request.job)) return registry_->unknown_class_message(request.job);
@@ -108,7 +108,6 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request) 
   if (empty(request.group)) return "the group key is empty (leave it out for a check without a group)";
   if (empty(request.by)) return "enqueued_by is empty";
   if (!request.payload.is_object()) return "the payload must be a JSON object, not " + request.payload.dump();
-  const TimePoint now = clock_->now();
   TimePoint at;
   try {
     at = time_of(request, now);
@@ -136,8 +135,8 @@ nlohmann::json Client::item_of(const ScheduleRequest& request, TimePoint now) co
 }
 
 Scheduled Client::schedule(const ScheduleRequest& request) {
-  if (const auto problem = problem_with(request)) throw InvalidInput(*problem);
   const TimePoint now = clock_->now();
+  if (const auto problem = problem_with(request, now)) throw InvalidInput(*problem);
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot schedule the check",
       std::string("SELECT ") + kScheduledColumns +
@@ -154,7 +153,7 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
   const TimePoint now = clock_->now();
   nlohmann::json items = nlohmann::json::array();
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (const auto problem = problem_with(requests[i])) {
+    if (const auto problem = problem_with(requests[i], now)) {
       throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
     }
     items.push_back(item_of(requests[i], now));

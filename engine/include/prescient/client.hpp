@@ -79,7 +79,7 @@ class Client {
   std::vector<Scheduled> schedule_many(std::span<const ScheduleRequest> requests, bool report_conflicts = false);
 
   // What is wrong with a request (as schedule would refuse it), or nothing. Writes nothing.
-  std::optional<std::string> problem_with(const ScheduleRequest& request);
+  std::optional<std::string> problem_with(const ScheduleRequest& request) { return problem_with(request, now()); }
 
   // Moves the pending check to job_history as `cancelled`. Returns its id, or nothing when no
   // pending check matched.
@@ -97,6 +97,8 @@ class Client {
   std::optional<std::int64_t> cancel(std::optional<std::int64_t> id, std::optional<std::string> key,
                                      std::optional<std::string> by);
   std::optional<Rescheduled> reschedule(std::optional<std::int64_t> id, std::optional<std::string> key, TimePoint at);
+  // Validation and insert of one call use one instant, `now`.
+  std::optional<std::string> problem_with(const ScheduleRequest& request, TimePoint now);
   // The absolute time of a request; throws InvalidInput unless exactly one of at/in is set.
   TimePoint time_of(const ScheduleRequest& request, TimePoint now) const;
   nlohmann::json item_of(const ScheduleRequest& request, TimePoint now) const;

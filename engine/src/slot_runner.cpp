@@ -54,7 +54,7 @@ class Worker {
         report.claimed += static_cast<long>(checks.size());
         // Long-running classes take the slow path: a written lease now, the run after the commit.
         std::vector<Check> fast, slow;
-        for (Check& c : checks) (!grouped && long_running(c.job) ? slow : fast).push_back(std::move(c));
+        for (Check& c : checks) (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
         std::vector<SettleItem> items = run(fast, grouped, slot);
         apply_writes(items, fast);
         const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now());
@@ -78,18 +78,26 @@ class Worker {
   }
 
  private:
-  std::shared_ptr<JobExec> exec_for(const std::string& job) {
-    const auto it = execs_.find(job);
-    if (it != execs_.end()) return it->second;
-    std::shared_ptr<JobExec> exec;
-    if (registry_.contains(job)) exec = registry_.create(job);
-    execs_[job] = exec;
-    return exec;
-  }
+  // A job class as this worker runs it: its instance, and its policy over the database's settings.
+  struct JobClass {
+    std::shared_ptr<JobExec> exec;  // null when the class is unknown (its checks fail)
+    GuardLimits limits;
+    std::chrono::seconds timeout;
+    bool long_running = false;
+  };
 
-  bool long_running(const std::string& job) {
-    const std::shared_ptr<JobExec> exec = exec_for(job);
-    return exec && exec->policy().long_running;
+  const JobClass& class_of(const std::string& job) {
+    const auto it = classes_.find(job);
+    if (it != classes_.end()) return it->second;
+    JobClass c;
+    if (registry_.contains(job)) c.exec = registry_.create(job);
+    const JobPolicy policy = c.exec ? c.exec->policy() : JobPolicy{};
+    c.limits = {.max_checks = policy.max_checks.value_or(settings_.max_checks),
+                .max_attempts = policy.max_attempts.value_or(settings_.max_attempts),
+                .max_horizon = settings_.max_horizon};
+    c.timeout = policy.timeout.value_or(settings_.job_timeout);
+    c.long_running = policy.long_running;
+    return classes_.emplace(job, std::move(c)).first->second;
   }
 
   static std::vector<std::int64_t> ids_of(const std::vector<Check>& checks) {
@@ -101,9 +109,7 @@ class Worker {
   // Long enough for the slowest class in the batch, with room for the settlement.
   TimePoint lease_end(const std::vector<Check>& checks) {
     std::chrono::seconds longest = settings_.job_timeout;
-    for (const Check& c : checks) {
-      if (const auto exec = exec_for(c.job); exec && exec->policy().timeout) longest = std::max(longest, *exec->policy().timeout);
-    }
+    for (const Check& c : checks) longest = std::max(longest, class_of(c.job).timeout);
     return clock_.now() + longest + kLeaseMargin;
   }
 
@@ -118,23 +124,17 @@ class Worker {
     // were rescued by another runner after the lease expired.
     std::vector<std::int64_t> ran;
     for (const SettleItem& item : items) ran.push_back(item.id);
-    const std::vector<std::int64_t> live = store_.lock_live_leases(ran, token, clock_.now());
+    const std::vector<std::int64_t> locked = store_.lock_live_leases(ran, token, clock_.now());
+    const std::set<std::int64_t> live(locked.begin(), locked.end());
     std::vector<SettleItem> settleable;
     for (const SettleItem& item : items) {
-      if (std::find(live.begin(), live.end(), item.id) != live.end()) settleable.push_back(item);
+      if (live.contains(item.id)) settleable.push_back(item);
     }
     apply_writes(settleable, checks);
     const Store::Settled settled = store_.settle(settleable, options_.runner_id, clock_.now(), token);
     store_.release(std::vector<std::int64_t>(unrun.begin(), unrun.end()), token);
     store_.commit();
     tally(items, settled, report);
-  }
-
-  GuardLimits limits_for(const JobExec* exec) const {
-    const JobPolicy policy = exec ? exec->policy() : JobPolicy{};
-    return {.max_checks = policy.max_checks.value_or(settings_.max_checks),
-            .max_attempts = policy.max_attempts.value_or(settings_.max_attempts),
-            .max_horizon = settings_.max_horizon};
   }
 
   // Grouped checks arrive ordered by group: consecutive checks of one group and class form one unit.
@@ -147,10 +147,9 @@ class Worker {
         ++units.back().count;
         continue;
       }
-      std::shared_ptr<JobExec> exec = exec_for(checks[i].job);
-      const auto timeout = exec && exec->policy().timeout ? *exec->policy().timeout : settings_.job_timeout;
-      units.push_back({.exec = exec, .job = checks[i].job, .first = i, .count = 1, .grouped = grouped,
-                       .timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout)});
+      const JobClass& job = class_of(checks[i].job);
+      units.push_back({.exec = job.exec, .job = checks[i].job, .first = i, .count = 1, .grouped = grouped,
+                       .timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.timeout)});
     }
     return units;
   }
@@ -162,7 +161,7 @@ class Worker {
     if (executor_->timed_out()) {
       // The stuck thread keeps its job instances; this worker starts afresh.
       executor_ = std::make_unique<BatchExecutor>(options_.database_url);
-      execs_.clear();
+      classes_.clear();
     }
     const SlotGrid grid = settings_.grid();
     // A late run (a sweep) never reschedules into the past: at the earliest, the next boundary from now.
@@ -172,7 +171,7 @@ class Worker {
     for (std::size_t u = 0; u < units.size(); ++u) {
       const UnitResult& result = results[u];
       if (!result.ran) continue;  // not reached before a timeout: stays due, claimed again
-      const GuardLimits limits = limits_for(units[u].exec.get());
+      const GuardLimits& limits = class_of(units[u].job).limits;
       for (std::size_t k = 0; k < units[u].count; ++k) {
         const Check& check = checks[units[u].first + k];
         RunOutcome outcome{.failed = result.failed, .error = result.error};
@@ -214,9 +213,8 @@ class Worker {
     for (const auto& [index, error] : failures) {
       SettleItem& item = items[index];
       const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
-      const std::shared_ptr<JobExec> exec = exec_for(check->job);
       item.settlement = judge(RunOutcome{.failed = true, .error = error}, check->slot, check->check_count, check->attempts,
-                              limits_for(exec.get()), settings_.grid());
+                              class_of(check->job).limits, settings_.grid());
       item.events.clear();
       spdlog::warn("runner {}: the writes of check {} failed: {}", options_.runner_id, item.id, error);
     }
@@ -253,7 +251,7 @@ class Worker {
   std::unique_ptr<soci::session> db_;
   Store store_;
   std::unique_ptr<BatchExecutor> executor_;
-  std::map<std::string, std::shared_ptr<JobExec>> execs_;
+  std::map<std::string, JobClass> classes_;
 };
 
 }  // namespace

@@ -43,6 +43,19 @@ std::vector<ScheduleDefinition> read_schedules(const pq::Result& rows) {
 
 std::string key_of(const std::string& schedule_id) { return "cron:" + schedule_id; }
 
+// $1 id, $2 spec, $3 time zone, $4 job, $5 payload, $6 deadline seconds, $7 catch-up, $8 now (microseconds):
+// the order both add and update bind them in.
+pq::Params definition_params(const ScheduleDefinition& d, TimePoint now) {
+  return {d.id,
+          d.spec,
+          d.time_zone,
+          d.job,
+          d.payload.dump(),
+          d.deadline ? std::optional(std::to_string(d.deadline->count())) : std::nullopt,
+          d.catch_up,
+          std::to_string(to_unix_micros(now))};
+}
+
 }  // namespace
 
 bool is_catch_up_policy(const std::string& policy) { return policy == "one" || policy == "all" || policy == "none"; }
@@ -86,9 +99,7 @@ ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
       " VALUES ($1, $2, $3, $4, $5::jsonb, $6::bigint, $7, 1, prescient.at_us($8), prescient.at_us($8),"
       "         prescient.at_us($8))"
       " ON CONFLICT (id) DO NOTHING RETURNING id",
-      {definition.id, definition.spec, definition.time_zone, definition.job, definition.payload.dump(),
-       definition.deadline ? std::optional(std::to_string(definition.deadline->count())) : std::nullopt,
-       definition.catch_up, std::to_string(to_unix_micros(now))});
+      definition_params(definition, now));
   if (inserted.rows() == 0) {
     throw InvalidInput("schedule '" + definition.id + "' exists already (use `prescient cron update`)");
   }
@@ -115,9 +126,7 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
       "UPDATE prescient.schedule SET spec = $2, time_zone = $3, job = $4, payload = $5::jsonb,"
       "    deadline_seconds = $6::bigint, catch_up = $7, version = version + 1, updated_at = prescient.at_us($8)"
       " WHERE id = $1 RETURNING version",
-      {id, d.spec, d.time_zone, d.job, d.payload.dump(),
-       d.deadline ? std::optional(std::to_string(d.deadline->count())) : std::nullopt, d.catch_up,
-       std::to_string(to_unix_micros(now))});
+      definition_params(d, now));
   if (updated.rows() == 0) throw NotFound("no schedule '" + id + "'");
   d.version = static_cast<int>(updated.integer(0, 0));
   // From the next occurrence on: after now, and never again before what already fired.

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,18 @@ const Registry& known_job_classes(const Invocation& in);
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
 std::string or_dash(const std::optional<std::string>& value);
+
+// Prints items as one JSON array (for --json), each through `convert`, by default its to_json.
+template <class T, class Convert>
+void print_json_array(const std::vector<T>& items, Convert convert) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const T& item : items) out.push_back(convert(item));
+  std::cout << out << "\n";
+}
+template <class T>
+void print_json_array(const std::vector<T>& items) {
+  print_json_array(items, [](const T& item) { return to_json(item); });
+}
 
 // --payload JSON: parsed, and refused unless a JSON object.
 nlohmann::json payload_of(const Invocation& in);

@@ -121,9 +121,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
   if (action == "list") {
     const auto all = schedules.list();
     if (in.json()) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& d : all) out.push_back(definition_json(d));
-      std::cout << out << "\n";
+      print_json_array(all, definition_json);
     } else {
       std::vector<std::vector<std::string>> rows;
       for (const auto& d : all) {

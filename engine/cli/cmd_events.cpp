@@ -132,9 +132,7 @@ Command events_command() {
               if (!in.has("follow")) {
                 const auto events = reader.read(cursor, type, limit);
                 if (in.json()) {
-                  nlohmann::json out = nlohmann::json::array();
-                  for (const auto& e : events) out.push_back(to_json(e));
-                  std::cout << out << "\n";
+                  print_json_array(events);
                 } else {
                   for (const auto& e : events) print_event(e, false);
                 }

@@ -42,9 +42,7 @@ Command history_command() {
             auto db = in.connect_migrated();
             const auto entries = Store(*db).history(filter);
             if (in.json()) {
-              nlohmann::json out = nlohmann::json::array();
-              for (const auto& h : entries) out.push_back(to_json(h));
-              std::cout << out << "\n";
+              print_json_array(entries);
             } else {
               print_history_table(entries);
             }

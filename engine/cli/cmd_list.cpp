@@ -37,9 +37,7 @@ Command list_command() {
             auto db = in.connect_migrated();
             const auto checks = Store(*db).pending(filter);
             if (in.json()) {
-              nlohmann::json out = nlohmann::json::array();
-              for (const auto& c : checks) out.push_back(to_json(c));
-              std::cout << out << "\n";
+              print_json_array(checks);
             } else {
               print_pending_table(checks);
             }

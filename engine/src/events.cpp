@@ -86,8 +86,9 @@ std::int64_t purge_events(soci::session& db, TimePoint before, int batch) {
 
 std::int64_t purge_history(soci::session& db, TimePoint before, int batch) {
   return purge(db, "cannot purge history",
-               "WITH gone AS (DELETE FROM prescient.job_history WHERE history_id IN ("
-               "  SELECT history_id FROM prescient.job_history WHERE finished_at < prescient.at_us($1) LIMIT $2)"
+               // By row address: history rows are never updated, so a ctid found here is still that row.
+               "WITH gone AS (DELETE FROM prescient.job_history WHERE ctid = ANY (ARRAY("
+               "  SELECT ctid FROM prescient.job_history WHERE finished_at < prescient.at_us($1) LIMIT $2))"
                "  RETURNING 1)"
                " SELECT count(*) FROM gone",
                before, batch);

@@ -1,5 +1,8 @@
 #include "pq.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 
@@ -54,17 +57,26 @@ std::string optional_integer_array(const std::vector<std::optional<std::int64_t>
   return out + "}";
 }
 
-Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
-  PGresult* raw = nullptr;
-  if (params.empty()) {
-    raw = PQexec(conn, sql.c_str());
-  } else {
-    std::vector<const char*> values;
-    values.reserve(params.size());
-    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-    raw = PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                       nullptr, 0);
-  }
+namespace {
+
+std::vector<const char*> values_of(const Params& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return values;
+}
+
+// The statement's name on the server: derived from its text (FNV-1a), so two holders on one
+// connection agree on it.
+std::string statement_name(const std::string& sql) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char c : sql) hash = (hash ^ c) * 1099511628211ull;
+  char name[32];
+  std::snprintf(name, sizeof name, "prescient_%016llx", static_cast<unsigned long long>(hash));
+  return name;
+}
+
+Result checked(PGconn* conn, std::string_view what, PGresult* raw) {
   Result result(raw);
   const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
@@ -75,6 +87,30 @@ Result exec(PGconn* conn, std::string_view what, const std::string& sql, const P
   }
   const char* message = raw ? PQresultErrorMessage(raw) : PQerrorMessage(conn);
   throw DatabaseError(std::string(what) + ": " + one_line(message));
+}
+
+}  // namespace
+
+Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
+  if (params.empty()) return checked(conn, what, PQexec(conn, sql.c_str()));
+  const std::vector<const char*> values = values_of(params);
+  return checked(conn, what,
+                 PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                              nullptr, 0));
+}
+
+Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
+  const std::string name = statement_name(sql);
+  if (std::find(prepared_.begin(), prepared_.end(), sql) == prepared_.end()) {
+    // A lookup, not a PREPARE that might fail: an error would abort the caller's open transaction.
+    const Result known = pq::exec(conn, what, "SELECT 1 FROM pg_prepared_statements WHERE name = $1", {name});
+    if (known.rows() == 0) checked(conn, what, PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr));
+    prepared_.push_back(sql);
+  }
+  const std::vector<const char*> values = values_of(params);
+  return checked(conn, what,
+                 PQexecPrepared(conn, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr,
+                                0));
 }
 
 }  // namespace prescient::pq

@@ -45,4 +45,17 @@ std::string optional_integer_array(const std::vector<std::optional<std::int64_t>
 // throws DatabaseError prefixed by `what`.
 Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params = {});
 
+// A hot statement, parsed and planned by the server once per connection instead of once per call.
+// Not transactional and bound to the connection it was prepared on: a new connection starts without
+// it, so the holder (a Store, one per session) remembers what it prepared.
+class PreparedStatements {
+ public:
+  // Like exec(), through a server-side prepared statement for sql (prepared on first use here; one on
+  // the connection from an earlier holder is reused, never prepared twice).
+  Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params);
+
+ private:
+  std::vector<std::string> prepared_;  // the SQL texts prepared on this holder's connection
+};
+
 }  // namespace prescient::pq

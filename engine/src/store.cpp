@@ -2,9 +2,13 @@
 
 #include <soci/soci.h>
 
+#include "pq.hpp"
 #include "prescient/errors.hpp"
 
 namespace prescient {
+
+Store::Store(soci::session& db) : db_(db), prepared_(std::make_unique<pq::PreparedStatements>()) {}
+Store::~Store() = default;
 
 Settings Store::settings() {
   Settings s;

@@ -57,8 +57,8 @@ const std::string kClaimDue =
     " LIMIT $3 FOR UPDATE SKIP LOCKED";
 
 std::vector<Check> Store::claim_due(TimePoint slot, TimePoint now, int limit) {
-  return checks_from(pq::exec(native_connection(db_), "cannot claim due checks", kClaimDue,
-                              {micros(slot), micros(now), std::to_string(limit)}));
+  return checks_from(prepared_->exec(native_connection(db_), "cannot claim due checks", kClaimDue,
+                                     {micros(slot), micros(now), std::to_string(limit)}));
 }
 
 std::string Store::claim_plan(TimePoint slot, TimePoint now) {
@@ -114,16 +114,19 @@ Store::Settled Store::settle(std::span<const SettleItem> items, const std::strin
       event_payloads.emplace_back(e.payload.dump());
     }
   }
-  const pq::Result settled = pq::exec(
+  const pq::Result settled = prepared_->exec(
       native_connection(db_), "cannot settle checks",
       "WITH s AS ("
       "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::int[],"
       "                       $7::text[], $8::bigint[])"
       "    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros)),"
       // The fence: without a token the caller holds the row locks; with one, only its live lease counts.
+      // Two branches gated on the token alone, so the fast path does not join the table at all.
       " mine AS ("
+      "  SELECT s.* FROM s WHERE $16::bigint IS NULL"
+      "  UNION ALL"
       "  SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id"
-      "   WHERE $16::bigint IS NULL OR (f.claim_token = $16 AND f.claimed_until > prescient.at_us($9))),"
+      "   WHERE $16::bigint IS NOT NULL AND f.claim_token = $16 AND f.claimed_until > prescient.at_us($9)),"
       " fin AS ("
       "  DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'"
       "  RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,"

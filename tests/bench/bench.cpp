@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -37,6 +40,16 @@ void reset(soci::session& db) {
   db << "TRUNCATE prescient.future_job, prescient.job_history, prescient.event";
   db << "VACUUM ANALYZE prescient.future_job";
   db << "CHECKPOINT";
+}
+
+// CPU time spent by the whole machine (client, server and the rest), from /proc/stat: on a machine
+// the drain saturates, CPU-seconds per check is a steadier figure than wall time.
+double machine_cpu_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq;
+  return (user + nice + system + irq + softirq) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double seconds_since(Steady::time_point start) { return std::chrono::duration<double>(Steady::now() - start).count(); }
@@ -98,10 +111,12 @@ void drain(const std::string& url, soci::session& db, const Registry& registry, 
   }
   ManualClock at_slot(kSlot);
   SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers}, registry, at_slot);
+  const double cpu_before = machine_cpu_seconds();
   const SlotReport r = runner.run_slot(kSlot);
+  const double cpu = machine_cpu_seconds() - cpu_before;
   if (r.claimed != n) throw std::runtime_error("drained " + std::to_string(r.claimed) + " of " + std::to_string(n));
   report(std::string("slot drain, ") + job + ", " + std::to_string(workers) + " worker(s)", n, r.seconds,
-         {{"rescheduled", r.rescheduled}, {"events", r.events}});
+         {{"rescheduled", r.rescheduled}, {"events", r.events}, {"machine_cpu_us_per_check", cpu * 1e6 / n}});
 }
 
 }  // namespace
@@ -109,27 +124,35 @@ void drain(const std::string& url, soci::session& db, const Registry& registry, 
 int main(int argc, char** argv) {
   std::string url;
   long n = 100000;
+  std::string only = "enqueue,drain";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--db") == 0) url = argv[i + 1];
     else if (std::strcmp(argv[i], "--n") == 0) n = std::stol(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
   }
+  const auto wanted = [&](const std::string& part) { return ("," + only + ",").find("," + part + ",") != std::string::npos; };
   try {
     Registry registry;
     register_builtin_jobs(registry);
     registry.add("half_again", [] { return std::make_unique<HalfAgain>(); });
     auto db = connect(url);
-    const long singles = std::min(n, 5000L);
-    reset(*db);
-    enqueue_single(url, singles, 1);
-    reset(*db);
-    enqueue_single(url, singles, 16);
-    for (const long batch : {1000L, 10000L}) {
+    if (wanted("enqueue")) {
+      const long singles = std::min(n, 5000L);
       reset(*db);
-      enqueue_bulk(*db, n, batch);
+      enqueue_single(url, singles, 1);
+      reset(*db);
+      enqueue_single(url, singles, 16);
+      for (const long batch : {1000L, 10000L}) {
+        reset(*db);
+        enqueue_bulk(*db, n, batch);
+      }
     }
-    for (const int workers : {1, 2, 4}) drain(url, *db, registry, "noop", n, workers);
-    drain(url, *db, registry, "half_again", n, 2);
-    drain(url, *db, registry, "emit", n, 2);
+    if (wanted("drain")) {
+      for (const int workers : {1, 2, 4}) drain(url, *db, registry, "noop", n, workers);
+      drain(url, *db, registry, "half_again", n, 2);
+      drain(url, *db, registry, "emit", n, 2);
+    }
+    if (wanted("drain2")) drain(url, *db, registry, "noop", n, 2);
     reset(*db);
   } catch (const std::exception& e) {
     std::cerr << "prescient_bench: " << e.what() << "\n";

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <map>
+#include <memory>
 #include <span>
 
 #include "prescient/check_records.hpp"
@@ -14,6 +15,9 @@
 
 namespace soci {
 class session;
+}
+namespace prescient::pq {
+class PreparedStatements;
 }
 
 namespace prescient {
@@ -39,7 +43,10 @@ struct SettleItem {
 class Store {
  public:
   // REQUIRES: db stays open for the Store's lifetime and is used by one thread at a time.
-  explicit Store(soci::session& db) : db_(db) {}
+  explicit Store(soci::session& db);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
 
   Settings settings();
 
@@ -98,6 +105,7 @@ class Store {
 
  private:
   soci::session& db_;
+  std::unique_ptr<pq::PreparedStatements> prepared_;  // the hot path's statements (claim, settle)
 };
 
 }  // namespace prescient

@@ -153,6 +153,10 @@ int main(int argc, char** argv) {
       drain(url, *db, registry, "emit", n, 2);
     }
     if (wanted("drain2")) drain(url, *db, registry, "noop", n, 2);
+    if (wanted("bulk")) {
+      reset(*db);
+      enqueue_bulk(*db, n, 1000);
+    }
     reset(*db);
   } catch (const std::exception& e) {
     std::cerr << "prescient_bench: " << e.what() << "\n";

@@ -246,6 +246,24 @@ TEST_CASE("the SQL functions refuse bad input from any caller, with SQLSTATE PR4
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
 }
 
+TEST_CASE("schedule_many from SQL names the first bad item or the repeated key, and writes nothing") {
+  Fixture f;
+  const std::string item_ok = R"({"job":"noop","entity_name":"o","entity_key":"1","at":"2026-11-21T12:00:00Z"})";
+  const std::string item_empty_key = R"({"job":"noop","entity_name":"o","entity_key":"","at":"2026-11-21T12:00:00Z"})";
+  const std::string keyed = R"({"job":"noop","entity_name":"o","entity_key":"1","job_key":"k","at":"2026-11-21T12:00:00Z"})";
+  const auto call = [&](const std::string& items) {
+    *f.db << "SELECT count(*) FROM prescient.schedule_many(:items, 'sql', 'error', '2026-11-21T10:00:00Z')",
+        soci::use(items);
+  };
+  CHECK_THROWS_WITH(call("[" + item_ok + "," + item_empty_key + "," + item_empty_key + "]"),
+                    Catch::Contains("item 2: the entity key is empty"));
+  CHECK_THROWS_WITH(call("[" + keyed + "," + item_ok + "," + keyed + "]"),
+                    Catch::Contains("items 1 and 3 have the same job key 'k'"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+  call("[" + item_ok + "," + keyed + "]");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 2);
+}
+
 TEST_CASE("a check scheduled in the application's transaction exists only if it commits") {
   Fixture f;
   {

@@ -1,27 +1,24 @@
-// prescient_bench: throughput figures for scripts/bench.sh. Not a test: it asserts nothing but that
-// every check it drains is settled, and prints figures (one JSON object per measure on stdout).
-//   prescient_bench --db URL [--n 100000]
-// The database must be migrated and otherwise unused: the bench truncates prescient's tables.
-#include <soci/soci.h>
-
+// prescient_bench: the figures behind scripts/bench.sh. Not a test: it checks only that each measure
+// did all its work (every check drained, every slot fired) and prints one JSON object per measure.
+//   prescient_bench --db URL [--n 100000] [--only enqueue,drain,scale,lateness,schedules]
+//                   [--scale 1000000,10000000] [--db-1s URL] [--schedules 100000]
+// The databases must be migrated and otherwise unused: the bench truncates prescient's tables.
+// --db-1s is a second database on a 1 s grid, for the daemon's lateness (the main one is on 1 min).
 #include <atomic>
-#include <chrono>
-#include <unistd.h>
-
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
+#include <sstream>
+#include <spdlog/spdlog.h>
 #include <thread>
 
+#include "bench_support.hpp"
 #include "builtin_jobs.hpp"
-#include "prescient/client.hpp"
+#include "prescient/clock.hpp"
 #include "prescient/database.hpp"
 #include "prescient/slot_runner.hpp"
-#include "prescient/time_text.hpp"
 
 using namespace prescient;
-using Steady = std::chrono::steady_clock;
+using namespace prescient::bench;
 
 namespace {
 
@@ -34,39 +31,8 @@ class HalfAgain final : public JobExec {
   }
 };
 
-const TimePoint kSlot = parse_time("2030-01-01T00:00:00Z");
-
-void reset(soci::session& db) {
-  db << "TRUNCATE prescient.future_job, prescient.job_history, prescient.event";
-  db << "VACUUM ANALYZE prescient.future_job";
-  db << "CHECKPOINT";
-}
-
-// CPU time spent by the whole machine (client, server and the rest), from /proc/stat: on a machine
-// the drain saturates, CPU-seconds per check is a steadier figure than wall time.
-double machine_cpu_seconds() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
-  stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq;
-  return (user + nice + system + irq + softirq) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double seconds_since(Steady::time_point start) { return std::chrono::duration<double>(Steady::now() - start).count(); }
-
-void report(const std::string& measure, long checks, double seconds, const nlohmann::json& extra = {}) {
-  nlohmann::json line{{"measure", measure}, {"checks", checks}, {"seconds", seconds},
-                      {"checks_per_second", checks / seconds}};
-  for (const auto& [k, v] : extra.items()) line[k] = v;
-  std::cout << line << std::endl;
-}
-
-ScheduleRequest request(const char* job, long i) {
-  return {.job = job, .entity = "bench", .entity_key = std::to_string(i), .at = kSlot, .payload = {{"n", i}}};
-}
-
 void enqueue_single(const std::string& url, long n, int threads) {
-  ManualClock clock(kSlot - std::chrono::hours{1});
+  ManualClock clock(bench_slot() - std::chrono::hours{1});
   std::atomic<long> next{0};
   const auto start = Steady::now();
   std::vector<std::thread> pool;
@@ -74,7 +40,7 @@ void enqueue_single(const std::string& url, long n, int threads) {
     pool.emplace_back([&] {
       auto db = connect(url);
       Client client(*db, {.clock = &clock});
-      for (long i; (i = next++) < n;) client.schedule(request("noop", i));
+      for (long i; (i = next++) < n;) client.schedule(request("noop", i, bench_slot()));
     });
   }
   for (auto& t : pool) t.join();
@@ -82,12 +48,12 @@ void enqueue_single(const std::string& url, long n, int threads) {
 }
 
 void enqueue_bulk(soci::session& db, long n, long batch) {
-  ManualClock clock(kSlot - std::chrono::hours{1});
+  ManualClock clock(bench_slot() - std::chrono::hours{1});
   Client client(db, {.clock = &clock});
   std::vector<ScheduleRequest> requests;
   const auto start = Steady::now();
   for (long i = 0; i < n; ++i) {
-    requests.push_back(request("noop", i));
+    requests.push_back(request("noop", i, bench_slot()));
     if (static_cast<long>(requests.size()) == batch || i == n - 1) {
       client.schedule_many(requests);
       requests.clear();
@@ -98,43 +64,49 @@ void enqueue_bulk(soci::session& db, long n, long batch) {
 
 void drain(const std::string& url, soci::session& db, const Registry& registry, const char* job, long n, int workers) {
   reset(db);
-  {
-    ManualClock before(kSlot - std::chrono::hours{1});
-    Client client(db, {.clock = &before});
-    std::vector<ScheduleRequest> requests;
-    for (long i = 0; i < n; ++i) requests.push_back(request(job, i));
-    for (std::size_t at = 0; at < requests.size(); at += 10000) {
-      client.schedule_many(std::span(requests).subspan(at, std::min<std::size_t>(10000, requests.size() - at)));
-    }
-    db << "VACUUM ANALYZE prescient.future_job";
-    db << "CHECKPOINT";
-  }
-  ManualClock at_slot(kSlot);
+  load(db, job, n, bench_slot());
+  ManualClock at_slot(bench_slot());
   SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers}, registry, at_slot);
   const double cpu_before = machine_cpu_seconds();
-  const SlotReport r = runner.run_slot(kSlot);
+  const SlotReport r = runner.run_slot(bench_slot());
   const double cpu = machine_cpu_seconds() - cpu_before;
   if (r.claimed != n) throw std::runtime_error("drained " + std::to_string(r.claimed) + " of " + std::to_string(n));
   report(std::string("slot drain, ") + job + ", " + std::to_string(workers) + " worker(s)", n, r.seconds,
          {{"rescheduled", r.rescheduled}, {"events", r.events}, {"machine_cpu_us_per_check", cpu * 1e6 / n}});
 }
 
+std::vector<long> numbers(const std::string& list) {
+  std::vector<long> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stol(item));
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string url;
-  long n = 100000;
-  std::string only = "enqueue,drain";
+  std::string url, url_1s, only = "enqueue,drain", scale_sizes = "1000000,10000000";
+  long n = 100000, schedule_count = 100000;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--db") == 0) url = argv[i + 1];
-    else if (std::strcmp(argv[i], "--n") == 0) n = std::stol(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--db") url = value;
+    else if (flag == "--db-1s") url_1s = value;
+    else if (flag == "--n") n = std::stol(value);
+    else if (flag == "--only") only = value;
+    else if (flag == "--scale") scale_sizes = value;
+    else if (flag == "--schedules") schedule_count = std::stol(value);
+    else {
+      std::cerr << "prescient_bench: unknown option " << flag << "\n";
+      return 2;
+    }
   }
+  spdlog::set_level(spdlog::level::warn);  // the daemon's per-slot lines would mix with the figures on stdout
   const auto wanted = [&](const std::string& part) { return ("," + only + ",").find("," + part + ",") != std::string::npos; };
   try {
     Registry registry;
     register_builtin_jobs(registry);
     registry.add("half_again", [] { return std::make_unique<HalfAgain>(); });
+    add_lateness_classes(registry);
     auto db = connect(url);
     if (wanted("enqueue")) {
       const long singles = std::min(n, 5000L);
@@ -152,11 +124,9 @@ int main(int argc, char** argv) {
       drain(url, *db, registry, "half_again", n, 2);
       drain(url, *db, registry, "emit", n, 2);
     }
-    if (wanted("drain2")) drain(url, *db, registry, "noop", n, 2);
-    if (wanted("bulk")) {
-      reset(*db);
-      enqueue_bulk(*db, n, 1000);
-    }
+    if (wanted("scale")) scale(url, *db, registry, numbers(scale_sizes));
+    if (wanted("lateness")) lateness(url_1s, registry, 5, 10000);
+    if (wanted("schedules")) schedules(url, *db, registry, schedule_count, 5);
     reset(*db);
   } catch (const std::exception& e) {
     std::cerr << "prescient_bench: " << e.what() << "\n";

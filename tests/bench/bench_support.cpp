@@ -1,0 +1,55 @@
+#include "bench_support.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <span>
+
+#include "prescient/clock.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::bench {
+
+TimePoint bench_slot() { return parse_time("2030-01-01T00:00:00Z"); }
+
+void reset(soci::session& db) {
+  db << "TRUNCATE prescient.future_job, prescient.job_history, prescient.event, prescient.schedule";
+  db << "VACUUM ANALYZE prescient.future_job";
+  db << "CHECKPOINT";
+}
+
+double seconds_since(Steady::time_point start) { return std::chrono::duration<double>(Steady::now() - start).count(); }
+
+double machine_cpu_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq;
+  return (user + nice + system + irq + softirq) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+void report(const std::string& measure, long checks, double seconds, const nlohmann::json& extra) {
+  nlohmann::json line{{"measure", measure}, {"checks", checks}, {"seconds", seconds},
+                      {"checks_per_second", checks / seconds}};
+  for (const auto& [k, v] : extra.items()) line[k] = v;
+  std::cout << line << std::endl;
+}
+
+ScheduleRequest request(const char* job, long i, TimePoint at) {
+  return {.job = job, .entity = "bench", .entity_key = std::to_string(i), .at = at, .payload = {{"n", i}}};
+}
+
+void load(soci::session& db, const char* job, long n, TimePoint at) {
+  ManualClock before(at - std::chrono::hours{1});
+  Client client(db, {.clock = &before});
+  std::vector<ScheduleRequest> requests;
+  for (long i = 0; i < n; ++i) requests.push_back(request(job, i, at));
+  for (std::size_t from = 0; from < requests.size(); from += 10000) {
+    client.schedule_many(std::span(requests).subspan(from, std::min<std::size_t>(10000, requests.size() - from)));
+  }
+  db << "VACUUM ANALYZE prescient.future_job";
+  db << "CHECKPOINT";
+}
+
+}  // namespace prescient::bench

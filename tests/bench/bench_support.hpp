@@ -1,0 +1,46 @@
+#pragma once
+// Shared by the measures of prescient_bench: the fixed slot, timing, CPU accounting and the one-line
+// JSON report each measure prints.
+#include <soci/soci.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "prescient/client.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/time.hpp"
+
+namespace prescient::bench {
+
+using Steady = std::chrono::steady_clock;
+
+// The slot every throughput measure fires: far enough ahead that nothing else is due there.
+TimePoint bench_slot();
+
+// Empties prescient's tables (the bench owns its database) and leaves them vacuumed and checkpointed,
+// so a measure does not pay for the previous one's garbage.
+void reset(soci::session& db);
+
+double seconds_since(Steady::time_point start);
+
+// CPU time spent by the whole machine (client, server and the rest), from /proc/stat: on a machine
+// the measure saturates, CPU-seconds per check is a steadier figure than wall time.
+double machine_cpu_seconds();
+
+// Prints one JSON object: measure, checks, seconds, checks_per_second and the extra fields.
+void report(const std::string& measure, long checks, double seconds, const nlohmann::json& extra = {});
+
+// A check of class `job` for entity bench/<i> at `at`, with a small payload.
+ScheduleRequest request(const char* job, long i, TimePoint at);
+
+// Puts n checks of class `job` at `at` through schedule_many (10 000 per call), as of an hour before.
+void load(soci::session& db, const char* job, long n, TimePoint at);
+
+// The measures beyond throughput, each in its own file.
+void scale(const std::string& url, soci::session& db, const Registry& registry, const std::vector<long>& sizes);
+void add_lateness_classes(Registry& registry);  // `stamp`, the class the lateness measure runs
+void lateness(const std::string& url_1s_grid, const Registry& registry, int slots, long checks);
+void schedules(const std::string& url, soci::session& db, const Registry& registry, long count, int slots);
+
+}  // namespace prescient::bench

@@ -2,6 +2,7 @@
 # A private PostgreSQL cluster for development, demos and tests.
 #   scripts/pg.sh start    initdb (once), start on a free loopback port, print the connection URL
 #   scripts/pg.sh stop     stop it (nothing left running); a no-op when it is not running
+#   scripts/pg.sh restart  a fast restart on the same port (sessions are cut, as in a failover)
 #   scripts/pg.sh status   say whether it runs (exit 0) or not (exit 3)
 #   scripts/pg.sh url      print the connection URL
 # The data directory is .prescient/pg under the repository, or $PRESCIENT_PGDATA.
@@ -111,13 +112,21 @@ stop() {
   fi
 }
 
+# A fast restart on the same port (the fault tests restart the server under running daemons).
+restart() {
+  running || die "no cluster running in $data"
+  as_owner "$(pg_bin)/pg_ctl" -D "$data" -m fast -w -t 60 restart >/dev/null
+  say "restarted the cluster in $data"
+}
+
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  restart) restart ;;
   status)
     if running; then echo "running: $(url)"; else echo "not running ($data)"; exit 3; fi ;;
   url)
     [ -f "$(port_file)" ] || die "no cluster in $data: run scripts/pg.sh start"
     url ;;
-  *) echo "usage: scripts/pg.sh start|stop|status|url" >&2; exit 2 ;;
+  *) echo "usage: scripts/pg.sh start|stop|restart|status|url" >&2; exit 2 ;;
 esac

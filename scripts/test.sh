@@ -2,7 +2,15 @@
 # Sets up (packages, build), starts a private PostgreSQL cluster in a temporary directory (never the
 # developer's .prescient/), runs every test with CTest, stops the cluster whatever happened, and exits
 # with the tests' status.
+#   scripts/test.sh [--soak]
+#     --soak   the fault tests (tests/reliability) at full size: 50 000 checks, 25 runner kills, ...
 set -euo pipefail
+
+case "${1:-}" in
+  '') ;;
+  --soak) export PRESCIENT_SOAK=1 ;;
+  *) echo "usage: scripts/test.sh [--soak]" >&2; exit 2 ;;
+esac
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}

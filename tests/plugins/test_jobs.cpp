@@ -1,5 +1,11 @@
 // Job classes for tests that run prescient as a child process.
 //   sleepy: sleeps payload.sleep_ms milliseconds, emits `slept`, done. Slow enough to kill a runner mid-slot.
+//   ledger: an external effect, made outside the settlement: it records each run (check id, slot, the
+//     server's time, the runner's pid) in the table `ledger` through its own autocommit session, then sleeps
+//     payload.sleep_ms. A run whose settlement is lost stays in the ledger, as a real side effect would.
+#include <soci/soci.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
@@ -15,11 +21,25 @@ class Sleepy final : public prescient::JobExec {
   }
 };
 
+class Ledger final : public prescient::JobExec {
+ public:
+  prescient::JobResult run(const prescient::Check& check, prescient::JobContext& ctx) override {
+    const long long slot_us = prescient::to_unix_micros(check.slot);
+    const int runner_pid = ::getpid();
+    ctx.db() << "INSERT INTO ledger (check_id, slot, ran_at, runner_pid)"
+                " VALUES (:id, prescient.at_us(:slot), clock_timestamp(), :pid)",
+        soci::use(check.id), soci::use(slot_us), soci::use(runner_pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(check.payload.value("sleep_ms", 0)));
+    return {};
+  }
+};
+
 }  // namespace
 
 PRESCIENT_PLUGIN_ABI_EXPORT
 
 extern "C" int prescient_register(prescient::Registry& registry) {
   registry.add("sleepy", [] { return std::make_unique<Sleepy>(); });
+  registry.add("ledger", [] { return std::make_unique<Ledger>(); });
   return 0;
 }

@@ -1,0 +1,276 @@
+// Fault tests: real prescient daemons (child processes) on a real PostgreSQL, attacked while they work.
+// Each ends by checking every check against a ledger of runs (an external effect the `ledger` test
+// class records outside the settlement): settled exactly once; run again only after a fault took
+// its runner or its session; none lost; none run before its slot.
+// Sizes are reduced for scripts/test.sh; PRESCIENT_SOAK=1 (scripts/test.sh --soak) runs them in full.
+#include <signal.h>
+#include <soci/soci.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "prescient/client.hpp"
+#include "prescient/clock.hpp"
+#include "prescient/time_text.hpp"
+#include "process.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using namespace prescient::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool soak() {
+  const char* value = std::getenv("PRESCIENT_SOAK");
+  return value != nullptr && std::string(value) == "1";
+}
+
+long long count_of(soci::session& db, const std::string& sql) {
+  long long n = 0;
+  db << sql, soci::into(n);
+  return n;
+}
+
+// Output of a shell command (the scripts the fault tests drive); fails the test when it fails.
+std::string shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  INFO(command);
+  REQUIRE(::pclose(pipe) == 0);
+  return out;
+}
+
+void create_ledger(soci::session& db) {
+  db << "CREATE TABLE ledger (check_id bigint NOT NULL, slot timestamptz NOT NULL, ran_at timestamptz NOT NULL,"
+        " runner_pid int NOT NULL)";
+}
+
+// `checks` ledger checks spread over `slots` slots two seconds apart, the first about three seconds ahead.
+void schedule_spread(soci::session& db, long checks, int slots) {
+  SystemClock clock;
+  Client client(db, {.clock = &clock});
+  const TimePoint first = std::chrono::ceil<std::chrono::seconds>(clock.now() + 3s);
+  std::vector<ScheduleRequest> requests;
+  for (long i = 0; i < checks; ++i) {
+    requests.push_back({.job = "ledger", .entity = "fault", .entity_key = std::to_string(i),
+                        .at = first + std::chrono::seconds(2 * (i % slots)), .payload = {{"sleep_ms", 1}}});
+  }
+  client.schedule_many(requests);
+}
+
+class Daemons {
+ public:
+  Daemons(std::string url, int count) : url_(std::move(url)) {
+    for (int i = 0; i < count; ++i) pids_.push_back(start());
+  }
+  ~Daemons() {
+    for (const pid_t pid : pids_) {
+      if (pid > 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    }
+  }
+  // SIGKILLs one at random and starts a replacement; returns the killed pid.
+  pid_t kill_one(std::mt19937& random) {
+    const std::size_t which = std::uniform_int_distribution<std::size_t>(0, pids_.size() - 1)(random);
+    const pid_t victim = pids_[which];
+    REQUIRE(::kill(victim, SIGKILL) == 0);
+    REQUIRE(wait_for(victim) == 128 + SIGKILL);
+    pids_[which] = start();
+    return victim;
+  }
+  // None has exited on its own.
+  bool all_running() const {
+    for (const pid_t pid : pids_) {
+      if (::waitpid(pid, nullptr, WNOHANG) != 0) return false;
+    }
+    return true;
+  }
+  // SIGTERM to each: every one must stop cleanly (exit 0).
+  void stop() {
+    for (pid_t& pid : pids_) {
+      REQUIRE(::kill(pid, SIGTERM) == 0);
+      CHECK(wait_for(pid) == 0);
+      pid = -1;
+    }
+  }
+
+ private:
+  pid_t start() {
+    return start_prescient({"daemon", "--db", url_, "--plugins", PRESCIENT_TEST_PLUGINS, "--workers", "2", "--batch",
+                            "50", "--log-level", "warn"});
+  }
+  std::string url_;
+  std::vector<pid_t> pids_;
+};
+
+void wait_until_all_settled(soci::session& db, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (count_of(db, "SELECT count(*) FROM prescient.future_job") > 0) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(200ms);
+  }
+}
+
+// The ledger's verdict. `faulty` are the runner pids a fault hit (killed, or sessions cut); a check may
+// have run more than once only by one of them, and at most `max_runs` times.
+void verify_ledger(soci::session& db, long checks, const std::set<int>& faulty, int max_runs) {
+  CHECK(count_of(db, "SELECT count(*) FROM prescient.future_job") == 0);
+  CHECK(count_of(db, "SELECT count(*) FROM prescient.job_history") == checks);
+  CHECK(count_of(db, "SELECT count(DISTINCT id) FROM prescient.job_history WHERE outcome = 'done'") == checks);
+  CHECK(count_of(db, "SELECT count(DISTINCT check_id) FROM ledger") == checks);
+  CHECK(count_of(db, "SELECT count(*) FROM ledger WHERE ran_at < slot") == 0);
+  CHECK(count_of(db, "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM ledger GROUP BY check_id) r") <=
+        max_runs);
+  // Runs by a runner other than the one that settled the check: each must be by a faulty one.
+  std::string faulty_list = "{";
+  for (const int pid : faulty) faulty_list += (faulty_list.size() > 1 ? "," : "") + std::to_string(pid);
+  faulty_list += "}";
+  long long unexplained = 0;
+  db << "SELECT count(*) FROM ledger l JOIN prescient.job_history h ON h.id = l.check_id"
+        " WHERE l.runner_pid <> split_part(h.finished_by, ':', 2)::int AND l.runner_pid <> ALL (:faulty::int[])",
+      soci::into(unexplained), soci::use(faulty_list);
+  CHECK(unexplained == 0);
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILLed runners, again and again: every check settled once, none lost, none early") {
+  const long checks = soak() ? 50000 : 3000;
+  const int slots = soak() ? 20 : 8;
+  const int kills = soak() ? 25 : 8;
+  const std::string url = create_migrated_database(1);
+  auto db = connect_to(url);
+  create_ledger(*db);
+  schedule_spread(*db, checks, slots);
+
+  std::set<int> killed;
+  std::mt19937 random(std::random_device{}());
+  {
+    Daemons daemons(url, 3);
+    std::this_thread::sleep_for(3s);  // the first slot
+    const auto window = std::chrono::steady_clock::now() + std::chrono::seconds(2 * slots);
+    while (static_cast<int>(killed.size()) < kills && std::chrono::steady_clock::now() < window) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(150, 900)(random)));
+      killed.insert(daemons.kill_one(random));
+    }
+    wait_until_all_settled(*db, soak() ? 300s : 60s);
+    CHECK(daemons.all_running());
+    daemons.stop();
+  }
+  INFO("kills: " << killed.size());
+  CHECK(static_cast<int>(killed.size()) == kills);
+  verify_ledger(*db, checks, killed, 1 + kills);
+  // Runs repeated at all: only the killed runners' in-flight batches (2 workers x 50 each).
+  CHECK(count_of(*db, "SELECT count(*) - count(DISTINCT check_id) FROM ledger") <= kills * 100);
+}
+
+TEST_CASE("server-side session kills mid-claim and mid-settle: daemons carry on, nothing lost") {
+  const long checks = soak() ? 20000 : 2000;
+  const int slots = 6;
+  const std::string url = create_migrated_database(1);
+  auto db = connect_to(url);
+  create_ledger(*db);
+  schedule_spread(*db, checks, slots);
+  std::set<int> hit;
+  {
+    Daemons daemons(url, 2);
+    std::this_thread::sleep_for(3s);
+    for (int round = 0; round < 6; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(350 + 250 * round));
+      // Every session of this database but ours: claims, settlements, the jobs' own sessions.
+      soci::rowset<int> pids = (db->prepare << "SELECT pid FROM pg_stat_activity"
+                                               " WHERE datname = current_database() AND pid <> pg_backend_pid()");
+      for (const int pid : pids) {
+        long long done = 0;
+        *db << "SELECT count(*) FROM (SELECT pg_terminate_backend(:pid)) t", soci::use(pid), soci::into(done);
+      }
+    }
+    wait_until_all_settled(*db, 120s);
+    CHECK(daemons.all_running());
+    // A cut session may belong to any runner: every run counts as hit by a fault.
+    soci::rowset<int> runners = (db->prepare << "SELECT DISTINCT runner_pid FROM ledger");
+    for (const int pid : runners) hit.insert(pid);
+    daemons.stop();
+  }
+  verify_ledger(*db, checks, hit, 1 + 6);
+}
+
+TEST_CASE("PostgreSQL restarted under running daemons: they back off, reconnect and finish the work") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("prescient-restart-" + std::to_string(::getpid()));
+  const std::string env = "PRESCIENT_PGDATA=" + (dir / "pg").string() + " ";
+  const std::string pg = env + PRESCIENT_SOURCE_DIR "/scripts/pg.sh";
+  std::string url = shell(pg + " start 2>/dev/null");
+  while (!url.empty() && (url.back() == '\n' || url.back() == ' ')) url.pop_back();
+  struct StopCluster {
+    std::string pg;
+    std::filesystem::path dir;
+    ~StopCluster() {
+      std::system((pg + " stop >/dev/null 2>&1").c_str());
+      std::filesystem::remove_all(dir);
+    }
+  } stop_cluster{pg, dir};
+  REQUIRE(run_prescient({"migrate", "--slot", "1s", "--db", url}).exit_code == 0);
+
+  const long checks = soak() ? 10000 : 1500;
+  auto db = connect_to(url);
+  create_ledger(*db);
+  schedule_spread(*db, checks, 6);
+  db.reset();
+  std::set<int> hit;
+  {
+    Daemons daemons(url, 2);
+    std::this_thread::sleep_for(5s);  // into the second slot
+    shell(pg + " restart 2>/dev/null");
+    std::this_thread::sleep_for(1s);
+    db = connect_to(url);
+    wait_until_all_settled(*db, 120s);
+    CHECK(daemons.all_running());  // the daemons did not exit for a lost server
+    soci::rowset<int> runners = (db->prepare << "SELECT DISTINCT runner_pid FROM ledger");
+    for (const int pid : runners) hit.insert(pid);
+    daemons.stop();
+  }
+  verify_ledger(*db, checks, hit, 2);
+}
+
+TEST_CASE("a read-only database: run-slot and schedule fail with one clear line, nothing half-written") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  ManualClock clock(parse_time("2026-11-21T10:00:00Z"));
+  Client client(*db, {.clock = &clock});
+  for (int i = 0; i < 10; ++i) {
+    client.schedule({.job = "noop", .entity = "ro", .entity_key = std::to_string(i),
+                     .at = parse_time("2026-11-21T10:05:00Z")});
+  }
+  std::string name;
+  *db << "SELECT current_database()", soci::into(name);
+  *db << "ALTER DATABASE \"" + name + "\" SET default_transaction_read_only = on";
+
+  const auto run = run_prescient({"run-slot", "--slot", "2026-11-21T10:05:00Z", "--db", url});
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Catch::Contains("read-only"));
+  CHECK(lines_of(run.err).size() == 1);
+  const auto schedule = run_prescient({"schedule", "--job", "noop", "--entity", "ro", "--entity-key", "new", "--in",
+                                       "1h", "--db", url});
+  CHECK(schedule.exit_code == 1);
+  CHECK_THAT(schedule.err, Catch::Contains("read-only"));
+
+  auto fresh = connect_to(url);  // the setting applies to sessions opened after it, like the CLI's
+  CHECK(count_of(*fresh, "SELECT count(*) FROM prescient.future_job") == 10);
+  CHECK(count_of(*fresh, "SELECT count(*) FROM prescient.job_history") == 0);
+  CHECK(count_of(*fresh, "SELECT count(*) FROM prescient.event") == 0);
+}

@@ -1,0 +1,135 @@
+// The least-privilege roles of migration 0010, proven with login roles that hold only one of them.
+#include <libpq-fe.h>
+
+#include <catch2/catch.hpp>
+#include <soci/soci.h>
+
+#include "builtin_jobs.hpp"
+#include "prescient/client.hpp"
+#include "prescient/schedules.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/time_text.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using prescient::testing::connect_to;
+using prescient::testing::create_migrated_database;
+
+namespace {
+
+// `url` with another user: key=value form, rebuilt from libpq's own parse of the URL.
+std::string as_user(const std::string& url, const std::string& user) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  REQUIRE(options != nullptr);
+  std::string out = "user=" + user;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val != nullptr && std::string(o->keyword) != "user") out += " " + std::string(o->keyword) + "=" + o->val;
+  }
+  PQconninfoFree(options);
+  return out;
+}
+
+// A login role holding one prescient role, dropped again with the fixture.
+struct Login {
+  soci::session& owner;
+  std::string name;
+  Login(soci::session& owner_session, std::string login, const std::string& role)
+      : owner(owner_session), name(std::move(login)) {
+    owner << "DROP ROLE IF EXISTS " + name;
+    owner << "CREATE ROLE " + name + " LOGIN IN ROLE " + role;
+  }
+  ~Login() {
+    try {
+      owner << "DROP ROLE IF EXISTS " + name;
+    } catch (...) {
+    }
+  }
+};
+
+struct Fixture {
+  std::string url = create_migrated_database(60);
+  std::unique_ptr<soci::session> owner = connect_to(url);
+  std::string suffix = [&] {
+    std::string name;
+    *owner << "SELECT current_database()", soci::into(name);
+    return name;
+  }();
+  ManualClock clock{parse_time("2026-11-21T10:00:00Z")};
+};
+
+bool denied(soci::session& db, const std::string& sql) {
+  try {
+    db << sql;
+  } catch (const std::exception& e) {
+    return std::string(e.what()).find("permission denied") != std::string::npos ||
+           std::string(e.what()).find("must be owner") != std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("prescient_client schedules, cancels and reads; it cannot claim, write tables or delete history") {
+  Fixture f;
+  Login login(*f.owner, "client_" + f.suffix, "prescient_client");
+  auto db = connect_to(as_user(f.url, login.name));
+  Client client(*db, {.clock = &f.clock});
+  const auto kept = client.schedule({.job = "noop", .entity = "o", .entity_key = "1", .key = "kept",
+                                     .at = parse_time("2026-11-21T11:00:00Z")});
+  client.schedule({.job = "noop", .entity = "o", .entity_key = "2", .key = "gone", .at = parse_time("2026-11-21T11:00:00Z")});
+  CHECK(client.cancel_key("gone").has_value());
+  CHECK(client.reschedule_key("kept", parse_time("2026-11-21T12:00:00Z")).has_value());
+  long long pending = 0, history = 0;
+  *db << "SELECT count(*) FROM prescient.future_job", soci::into(pending);
+  *db << "SELECT count(*) FROM prescient.job_history", soci::into(history);
+  CHECK(pending == 1);
+  CHECK(history == 1);
+  std::string enqueued_by;
+  *f.owner << "SELECT enqueued_by FROM prescient.future_job WHERE id = :id", soci::use(kept.id), soci::into(enqueued_by);
+  CHECK(enqueued_by != "");
+
+  CHECK(denied(*db, "SELECT id FROM prescient.future_job FOR UPDATE SKIP LOCKED"));  // a claim
+  CHECK(denied(*db, "DELETE FROM prescient.job_history"));
+  CHECK(denied(*db, "DELETE FROM prescient.future_job"));
+  CHECK(denied(*db, "INSERT INTO prescient.future_job (job, entity_name, entity_key, first_check_at, next_check_at,"
+                    " enqueued_on, enqueued_by) VALUES ('noop', 'o', '3', now(), now(), now(), 'x')"));
+  CHECK(denied(*db, "UPDATE prescient.settings SET max_checks = 1"));
+  CHECK(denied(*db, "INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)"
+                    " VALUES ('x', 't', 's', now(), now(), '{}')"));
+  CHECK(denied(*db, "SELECT prescient.grant_roles()"));
+}
+
+TEST_CASE("prescient_runner fires slots, records history, events and schedules; it cannot drop or purge") {
+  Fixture f;
+  Registry registry;
+  register_builtin_jobs(registry);
+  Client owner_client(*f.owner, {.clock = &f.clock});
+  for (int i = 0; i < 5; ++i) {
+    owner_client.schedule({.job = "emit", .entity = "o", .entity_key = std::to_string(i),
+                           .at = parse_time("2026-11-21T10:05:00Z"), .payload = {{"type", "t"}}});
+  }
+  Schedules(*f.owner, f.clock, &registry).add({.id = "minutely", .spec = "@every 5m"});
+
+  Login login(*f.owner, "runner_" + f.suffix, "prescient_runner");
+  const std::string runner_url = as_user(f.url, login.name);
+  f.clock.set(parse_time("2026-11-21T10:05:00Z"));
+  SlotRunner runner({.database_url = runner_url, .runner_id = "r", .workers = 2}, registry, f.clock);
+  const SlotReport r = runner.run_slot(parse_time("2026-11-21T10:05:00Z"));
+  CHECK(r.claimed == 6);
+  CHECK(r.done == 5);
+  CHECK(r.rescheduled == 1);  // the schedule's cron check, re-armed
+  CHECK(r.failed == 0);
+  CHECK(r.events == 6);
+  long long with_last = 0;
+  *f.owner << "SELECT count(*) FROM prescient.schedule WHERE last_occurrence_at IS NOT NULL", soci::into(with_last);
+  CHECK(with_last == 1);
+
+  auto db = connect_to(runner_url);
+  CHECK(denied(*db, "DROP TABLE prescient.job_history"));
+  CHECK(denied(*db, "TRUNCATE prescient.event"));
+  CHECK(denied(*db, "DELETE FROM prescient.job_history"));
+  CHECK(denied(*db, "DELETE FROM prescient.event"));
+  CHECK(denied(*db, "UPDATE prescient.schedule SET spec = '@every 1m'"));
+  CHECK(denied(*db, "UPDATE prescient.settings SET max_checks = 1"));
+}

@@ -36,7 +36,8 @@ else
 fi
 
 say "configuring ($build_type) in $build_dir"
-cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \
+  -DPRESCIENT_SANITIZE="${PRESCIENT_SANITIZE:-OFF}" >/dev/null
 say "building"
 cmake --build "$build_dir" -j "$(nproc)" -- --no-print-directory | grep -vE '^\[ *[0-9]+%\]' || true
 test -x "$build_dir/engine/prescient" || { say "build failed: no $build_dir/engine/prescient"; exit 1; }

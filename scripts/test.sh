@@ -2,17 +2,23 @@
 # Sets up (packages, build), starts a private PostgreSQL cluster in a temporary directory (never the
 # developer's .prescient/), runs every test with CTest, stops the cluster whatever happened, and exits
 # with the tests' status.
-#   scripts/test.sh [--soak]
-#     --soak   the fault tests (tests/reliability) at full size: 50 000 checks, 25 runner kills, ...
+#   scripts/test.sh [--soak] [--sanitize]
+#     --soak       the fault tests (tests/reliability) at full size: 50 000 checks, 25 runner kills, ...
+#     --sanitize   build everything under ASan + UBSan (in build-sanitize/) and run the suite there
 set -euo pipefail
 
-case "${1:-}" in
-  '') ;;
-  --soak) export PRESCIENT_SOAK=1 ;;
-  *) echo "usage: scripts/test.sh [--soak]" >&2; exit 2 ;;
-esac
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+for arg in "$@"; do
+  case "$arg" in
+    --soak) export PRESCIENT_SOAK=1 ;;
+    --sanitize)
+      export PRESCIENT_SANITIZE=ON PRESCIENT_BUILD_DIR=$repo/build-sanitize
+      # Any finding fails the test that triggered it (child processes included).
+      export ASAN_OPTIONS=abort_on_error=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ;;
+    *) echo "usage: scripts/test.sh [--soak] [--sanitize]" >&2; exit 2 ;;
+  esac
+done
+
 build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}
 
 "$repo/scripts/setup.sh"

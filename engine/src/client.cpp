@@ -11,6 +11,7 @@
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/store.hpp"
+#include "prescient/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {
@@ -101,12 +102,21 @@ TimePoint Client::time_of(const ScheduleRequest& request, TimePoint now) const {
 std::optional<std::string> Client::problem_with(const ScheduleRequest& request, TimePoint now) {
   const auto empty = [](const std::optional<std::string>& s) { return s && s->empty(); };
   if (request.job.empty()) return "the job class is empty";
-  if (registry_ != nullptr && !registry_->contains(request.job)) return registry_->unknown_class_message(request.job);
   if (request.entity.empty()) return "the entity name is empty";
   if (request.entity_key.empty()) return "the entity key is empty";
   if (empty(request.key)) return "the job key is empty (leave it out for a check without a key)";
   if (empty(request.group)) return "the group key is empty (leave it out for a check without a group)";
   if (empty(request.by)) return "enqueued_by is empty";
+  const std::pair<const char*, const std::optional<std::string>> names[] = {
+      {"the job class", request.job},     {"the entity name", request.entity}, {"the entity key", request.entity_key},
+      {"the job key", request.key},       {"the group key", request.group},    {"enqueued_by", request.by}};
+  for (const auto& [what, value] : names) {
+    if (value) {
+      if (auto problem = name_problem(what, *value)) return problem;
+    }
+  }
+  if (registry_ != nullptr && !registry_->contains(request.job)) return registry_->unknown_class_message(request.job);
+  if (auto problem = payload_text_problem(request.payload)) return problem;
   if (!request.payload.is_object()) return "the payload must be a JSON object, not " + request.payload.dump();
   TimePoint at;
   try {

@@ -10,6 +10,7 @@
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/store.hpp"
+#include "prescient/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {
@@ -65,6 +66,12 @@ Schedules::Schedules(soci::session& db, const Clock& clock, const Registry* regi
 
 void Schedules::validate(const ScheduleDefinition& d) const {
   if (d.id.empty()) throw InvalidInput("the schedule id is empty");
+  // The id becomes part of the cron check's job key ("cron:<id>") and of event ids.
+  if (auto problem = name_problem("the schedule id", d.id)) throw InvalidInput(*problem);
+  if (auto problem = name_problem("the cron spec", d.spec)) throw InvalidInput(*problem);
+  if (auto problem = name_problem("the time zone", d.time_zone)) throw InvalidInput(*problem);
+  if (auto problem = name_problem("the job class", d.job)) throw InvalidInput(*problem);
+  if (auto problem = payload_text_problem(d.payload)) throw InvalidInput(*problem);
   CronSpec::parse(d.spec);
   find_time_zone(d.time_zone);
   if (!is_catch_up_policy(d.catch_up)) {

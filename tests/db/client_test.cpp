@@ -11,6 +11,7 @@
 #include "prescient/registry.hpp"
 #include "prescient/slot_grid.hpp"
 #include "prescient/store.hpp"
+#include "prescient/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
 
@@ -375,6 +376,78 @@ TEST_CASE("keys, entities and payloads with quotes, unicode and SQL metacharacte
     CHECK(trace[0].payload == r.payload);
   }
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history") == static_cast<long long>(std::size(hostile)));
+}
+
+TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1 MB payload round-trips") {
+  Fixture f;
+  const std::string nul("with\0nul", 8);
+  const std::string bad_utf8 = "caf\xC3";      // a truncated two-byte sequence
+  const std::string overlong = "\xC0\xAF";     // '/' spelled in two bytes
+  const std::string surrogate = "\xED\xA0\x80";  // U+D800
+  const std::string long_key(kMaxNameBytes + 1, 'k');
+  struct Case {
+    ScheduleRequest request;
+    const char* reason;
+  };
+  const auto with = [&](auto change) {
+    ScheduleRequest r = order_check("base");
+    change(r);
+    return r;
+  };
+  const Case cases[] = {
+      {with([&](auto& r) { r.entity_key = nul; }), "the entity key contains a NUL byte"},
+      {with([&](auto& r) { r.key = nul; }), "the job key contains a NUL byte"},
+      {with([&](auto& r) { r.entity = bad_utf8; }), "the entity name is not valid UTF-8"},
+      {with([&](auto& r) { r.group = overlong; }), "the group key is not valid UTF-8"},
+      {with([&](auto& r) { r.by = surrogate; }), "enqueued_by is not valid UTF-8"},
+      {with([&](auto& r) { r.key = long_key; }), "the job key is 1025 bytes long (at most 1024)"},
+      {with([&](auto& r) { r.payload = {{"note", nul}}; }), "a string of the payload contains a NUL byte"},
+      {with([&](auto& r) { r.payload = {{bad_utf8, 1}}; }), "a key of the payload is not valid UTF-8"},
+      {with([&](auto& r) { r.payload = {{"list", {1, bad_utf8}}}; }), "a string of the payload is not valid UTF-8"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.reason);
+    CHECK_THROWS_WITH(f.client.schedule(c.request), c.reason);
+  }
+  CHECK_THROWS_WITH(f.client.schedule_many(std::vector<ScheduleRequest>{order_check("a"), cases[0].request}),
+                    "request 2: the entity key contains a NUL byte");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+  // From SQL too, where NUL and bad UTF-8 cannot arrive, the length limit names the field.
+  CHECK_THROWS_WITH((*f.db << "SELECT * FROM prescient.schedule('noop', 'o', '1', now(), p_job_key => repeat('k', 2000))"),
+                    Catch::Contains("the job key is 2000 bytes long (at most 1024)"));
+
+  const std::string megabyte(1 << 20, 'm');
+  const ScheduleRequest big = with([&](auto& r) {
+    r.key = "big";
+    r.payload = {{"blob", megabyte}, {"unicode", "\u65e5\u672c \xF0\x9F\x98\x80"}};
+    r.entity_key = std::string(kMaxNameBytes, 'e');
+  });
+  f.client.schedule(big);
+  const auto stored = Store(*f.db).pending({.key = "big"});
+  REQUIRE(stored.size() == 1);
+  CHECK(stored[0].payload == big.payload);
+  CHECK(stored[0].entity_key == big.entity_key);
+}
+
+TEST_CASE("rows written by other tools that break the rules are refused by the schema") {
+  Fixture f;
+  const std::string columns =
+      "INSERT INTO prescient.future_job (job, entity_name, entity_key, payload, first_check_at, next_check_at,"
+      " check_count, attempts, enqueued_on, enqueued_by) VALUES ";
+  const char* bad_rows[] = {
+      "('noop', 'o', '1', '[1]', now(), now(), 0, 0, now(), 'tool')",       // payload not an object
+      "('noop', 'o', '1', '{}', now(), now(), -1, 0, now(), 'tool')",       // negative count
+      "('noop', 'o', '1', '{}', now(), now(), 0, -3, now(), 'tool')",       // negative attempts
+      "(NULL, 'o', '1', '{}', now(), now(), 0, 0, now(), 'tool')",          // no class
+      "('noop', 'o', '1', '{}', now(), NULL, 0, 0, now(), 'tool')",         // no time
+      "('', 'o', '1', '{}', now(), now(), 0, 0, now(), 'tool')",            // empty class
+      "('noop', 'o', '', '{}', now(), now(), 0, 0, now(), 'tool')",         // empty key
+  };
+  for (const char* row : bad_rows) {
+    INFO(row);
+    CHECK_THROWS((*f.db << columns + row));
+  }
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
 }
 
 TEST_CASE("the horizon comes from the database's settings") {

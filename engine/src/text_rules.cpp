@@ -1,0 +1,64 @@
+#include "prescient/text_rules.hpp"
+
+namespace prescient {
+
+bool valid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    char32_t code = 0;
+    if (c < 0x80) length = 1, code = c;
+    else if ((c & 0xE0) == 0xC0) length = 2, code = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) length = 3, code = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) length = 4, code = c & 0x07;
+    else return false;
+    if (i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points beyond Unicode are not UTF-8.
+    static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kSmallest[length] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return false;
+    i += length;
+  }
+  return true;
+}
+
+namespace {
+
+std::optional<std::string> text_problem(std::string_view what, std::string_view value) {
+  if (value.find('\0') != std::string_view::npos) return std::string(what) + " contains a NUL byte";
+  if (!valid_utf8(value)) return std::string(what) + " is not valid UTF-8";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> name_problem(std::string_view what, std::string_view value) {
+  if (auto problem = text_problem(what, value)) return problem;
+  if (value.size() > kMaxNameBytes) {
+    return std::string(what) + " is " + std::to_string(value.size()) + " bytes long (at most " +
+           std::to_string(kMaxNameBytes) + ")";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> payload_text_problem(const nlohmann::json& payload) {
+  if (payload.is_string()) return text_problem("a string of the payload", payload.get_ref<const std::string&>());
+  if (payload.is_object()) {
+    for (const auto& [key, value] : payload.items()) {
+      if (auto problem = text_problem("a key of the payload", key)) return problem;
+      if (auto problem = payload_text_problem(value)) return problem;
+    }
+  } else if (payload.is_array()) {
+    for (const auto& value : payload) {
+      if (auto problem = payload_text_problem(value)) return problem;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace prescient

@@ -244,7 +244,8 @@ TEST_CASE("every guard and retry outcome leaves its history row") {
 
 TEST_CASE("a job that overruns its timeout fails; the other checks of the slot are unaffected") {
   Fixture f;
-  const auto slow = f.add("quick", {{"sleep_ms", 3000}});
+  // Well past the 1 s timeout plus the executor's 2 s grace, so a loaded machine cannot make it in time.
+  const auto slow = f.add("quick", {{"sleep_ms", 6000}});
   std::vector<std::int64_t> others;
   for (int i = 0; i < 5; ++i) others.push_back(f.add("quick", nlohmann::json::object()).id);
   const SlotReport r = f.fire("2026-11-21T13:15:00Z");

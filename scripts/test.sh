@@ -5,6 +5,7 @@
 #   scripts/test.sh [--soak] [--sanitize]
 #     --soak       the fault tests (tests/reliability) at full size: 50 000 checks, 25 runner kills, ...
 #     --sanitize   build everything under ASan + UBSan (in build-sanitize/) and run the suite there
+# Then scripts/fuzz.sh fuzzes the parsers ($PRESCIENT_FUZZ_RUNS runs per target, default 20000).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,3 +38,6 @@ echo "test.sh: tests use $PRESCIENT_TEST_DATABASE_URL"
 
 # --no-tests=error: a run that finds no test is a failure, not a pass.
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j 2
+
+# The parsers of outside input under libFuzzer (clang, ASan + UBSan), a fixed number of runs each.
+"$repo/scripts/fuzz.sh" --runs "${PRESCIENT_FUZZ_RUNS:-20000}"

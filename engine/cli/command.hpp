@@ -62,6 +62,7 @@ Command daemon_command();
 Command cron_command();
 Command events_command();
 Command purge_command();
+Command stats_command();
 
 // Parses argv, runs the command, maps errors to exit codes with a one-line message on stderr.
 int run_cli(int argc, char** argv);

@@ -20,6 +20,7 @@ const std::vector<Command>& all_commands() {
       cron_command(),
       events_command(),
       purge_command(),
+      stats_command(),
   };
   return commands;
 }

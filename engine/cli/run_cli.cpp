@@ -63,6 +63,11 @@ int run_command(const Command& command, int argc, char** argv) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    // --help before notify(): a required option (purge --older-than, retry --id) must not hide the help.
+    if (vm.count("help")) {
+      std::cout << "Usage: prescient " << command.usage << "\n\n" << command.summary << "\n\n" << desc;
+      return kOk;
+    }
     po::notify(vm);
   } catch (const po::error& e) {
     throw InvalidInput(std::string(e.what()) + " (see prescient " + command.name + " --help)");
@@ -70,10 +75,6 @@ int run_command(const Command& command, int argc, char** argv) {
   if (vm.count("unexpected")) {
     throw InvalidInput("unexpected argument '" + vm["unexpected"].as<std::vector<std::string>>().front() +
                        "' (see prescient " + command.name + " --help)");
-  }
-  if (vm.count("help")) {
-    std::cout << "Usage: prescient " << command.usage << "\n\n" << command.summary << "\n\n" << desc;
-    return kOk;
   }
   configure_logging(parse_log_format(vm["log-format"].as<std::string>()), vm["log-level"].as<std::string>());
   return command.run(Invocation(std::move(vm)));

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +26,26 @@ TEST_CASE("--version and --help") {
   const ProcessResult migrate_help = run_prescient({"migrate", "--help"});
   CHECK(migrate_help.exit_code == 0);
   CHECK_THAT(migrate_help.out, Catch::Contains("--slot") && Catch::Contains("--db") && Catch::Contains("--log-format"));
+}
+
+TEST_CASE("every command listed by --help has a --help of its own, with the same summary") {
+  const ProcessResult help = run_prescient({"--help"});
+  REQUIRE(help.exit_code == 0);
+  const auto lines = lines_of(help.out);
+  const auto commands_at = std::find(lines.begin(), lines.end(), "Commands:");
+  REQUIRE(commands_at != lines.end());
+  int commands = 0;
+  for (auto line = commands_at + 1; line != lines.end() && !line->empty(); ++line, ++commands) {
+    const std::string name = line->substr(2, line->find(' ', 2) - 2);
+    const std::string summary = line->substr(line->find_first_not_of(' ', 2 + name.size()));
+    INFO(name);
+    // Commands with a required option (purge, retry) must show their help without it.
+    const ProcessResult own = run_prescient({name, "--help"});
+    CHECK(own.exit_code == 0);
+    CHECK_THAT(own.out, Catch::StartsWith("Usage: prescient " + name) && Catch::Contains(summary) &&
+                            Catch::Contains("--log-level"));
+  }
+  CHECK(commands >= 16);
 }
 
 TEST_CASE("usage errors exit 2 with one line naming the problem") {

@@ -1,0 +1,92 @@
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+
+#include "command.hpp"
+#include "prescient/clock.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/queue_stats.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::cli {
+namespace {
+
+nlohmann::json to_json(const QueueStats& s) {
+  nlohmann::json next = nlohmann::json::array();
+  for (const auto& slot : s.next_slots) next.push_back({{"slot", format_time(slot.slot)}, {"checks", slot.checks}});
+  nlohmann::json oldest = nullptr;
+  if (s.oldest_overdue) {
+    oldest = {{"id", s.oldest_overdue->id},
+              {"job", s.oldest_overdue->job},
+              {"next_check_at", format_time(s.oldest_overdue->next_check_at)}};
+  }
+  return {{"now", format_time(s.now)},          {"current_slot", format_time(s.current_slot)},
+          {"pending", s.pending},               {"due_now", s.due_now},
+          {"overdue", s.overdue},               {"oldest_overdue", oldest},
+          {"next_slots", next},                 {"finished_last_hour", s.finished_last_hour},
+          {"finished_last_day", s.finished_last_day}, {"dead_letters", s.dead_letters}};
+}
+
+std::string by_outcome(const std::map<std::string, long long>& counts) {
+  if (counts.empty()) return "none";
+  std::string out;
+  for (const auto& [outcome, n] : counts) out += (out.empty() ? "" : ", ") + outcome + " " + std::to_string(n);
+  return out;
+}
+
+void print_text(const QueueStats& s) {
+  std::cout << "pending        " << s.pending << "\n"
+            << "due now        " << s.due_now << "   (slot " << format_time(s.current_slot) << " and before)\n"
+            << "overdue        " << s.overdue;
+  if (s.oldest_overdue) {
+    std::cout << "   (oldest: check " << s.oldest_overdue->id << ", " << s.oldest_overdue->job << ", due "
+              << format_time(s.oldest_overdue->next_check_at) << ")";
+  }
+  std::cout << "\ndead letters   " << s.dead_letters << "   (failed in the last 30 days, not retried)\n"
+            << "last hour      " << by_outcome(s.finished_last_hour) << "\n"
+            << "last day       " << by_outcome(s.finished_last_day) << "\n"
+            << "next slots\n";
+  long long most = 1;
+  for (const auto& slot : s.next_slots) most = std::max(most, slot.checks);
+  for (const auto& slot : s.next_slots) {
+    const auto bar = static_cast<std::size_t>((slot.checks * 40 + most - 1) / most);
+    std::cout << "  " << format_time(slot.slot) << " " << std::setw(10) << slot.checks << " " << std::string(bar, '#')
+              << "\n";
+  }
+}
+
+}  // namespace
+
+Command stats_command() {
+  return {
+      .name = "stats",
+      .summary = "The queue at a glance: pending, due, overdue, the next slots, recent outcomes, dead letters.",
+      .usage = "stats [--slots N] [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()("slots", po::value<int>()->default_value(12)->value_name("N"),
+                               "how many slots after the current one to count (1 to 1000)")(
+                "json", "print one JSON object");
+          },
+      .run =
+          [](const Invocation& in) {
+            const int slots = in.get<int>("slots");
+            if (slots < 1 || slots > 1000) {
+              throw InvalidInput("--slots must be between 1 and 1000, not " + std::to_string(slots));
+            }
+            auto db = in.connect_migrated();
+            const QueueStats stats = queue_stats(*db, SystemClock().now(), slots);
+            if (in.json()) {
+              std::cout << to_json(stats) << "\n";
+            } else {
+              print_text(stats);
+            }
+            return kOk;
+          },
+  };
+}
+
+}  // namespace prescient::cli

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix, then proves an application can use it: a CMake project
+# with find_package(prescient) (a program and a plugin the installed CLI loads), and a program built
+# with pkg-config alone.
+#   tests/install/check_install.sh BUILD_DIR
+set -euo pipefail
+build=$1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+work=$(mktemp -d /tmp/prescient-install.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(dirname "$(find "$prefix" -name 'libprescient.so' | head -n 1)")
+export LD_LIBRARY_PATH=$libdir
+
+cmake -S "$here/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+"$work/consumer/consumer" | grep -q '2026-11-21T10:00:00Z'
+mkdir "$work/plugins"
+cp "$work/consumer/hello_job.so" "$work/plugins/"
+"$prefix/bin/prescient" jobs --plugins "$work/plugins" | grep -q '^hello .*hello_job.so'
+
+PKG_CONFIG_PATH=$libdir/pkgconfig
+export PKG_CONFIG_PATH
+# shellcheck disable=SC2046
+g++ -std=c++20 "$here/consumer/consumer.cpp" -o "$work/consumer_pc" $(pkg-config --cflags --libs prescient)
+"$work/consumer_pc" | grep -q '2026-11-21T10:00:00Z'
+echo "check_install.sh: find_package, a plugin loaded by the installed CLI, and pkg-config all work"

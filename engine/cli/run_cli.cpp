@@ -88,6 +88,10 @@ int fail(int code, const std::string& message) {
 }  // namespace
 
 std::unique_ptr<soci::session> Invocation::connect() const {
+  if (has("db") && has_password(get<std::string>("db"))) {
+    spdlog::warn("the --db connection string holds a password, which other users of this host can read (ps, "
+                 "shell history): give it in PGPASSWORD or ~/.pgpass instead");
+  }
   return prescient::connect(resolve_database_url(has("db") ? std::optional(get<std::string>("db")) : std::nullopt));
 }
 

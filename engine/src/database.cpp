@@ -60,6 +60,17 @@ std::string soci_connect_string(const std::string& url) {
   return out;
 }
 
+bool has_password(const std::string& url) {
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), nullptr);
+  if (options == nullptr) return false;
+  bool found = false;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) == "password" && o->val != nullptr && *o->val != '\0') found = true;
+  }
+  PQconninfoFree(options);
+  return found;
+}
+
 std::string resolve_database_url(const std::optional<std::string>& flag) {
   if (flag) return *flag;
   if (const char* env = std::getenv("PRESCIENT_DATABASE_URL"); env != nullptr && *env != '\0') return env;

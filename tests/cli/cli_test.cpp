@@ -48,6 +48,15 @@ TEST_CASE("every command listed by --help has a --help of its own, with the same
   CHECK(commands >= 16);
 }
 
+TEST_CASE("a password in --db draws a warning and is never printed") {
+  const ProcessResult r = run_prescient({"settings", "--db", "postgresql://u:s3cr3t-pw@127.0.0.1:1/x?connect_timeout=2"});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("holds a password") && Catch::Contains("PGPASSWORD"));
+  CHECK_THAT(r.err + r.out, !Catch::Contains("s3cr3t-pw"));
+  const ProcessResult quiet = run_prescient({"settings", "--db", "postgresql://u@127.0.0.1:1/x?connect_timeout=2"});
+  CHECK_THAT(quiet.err, !Catch::Contains("password"));
+}
+
 TEST_CASE("usage errors exit 2 with one line naming the problem") {
   struct Case {
     std::vector<std::string> args;

@@ -14,6 +14,8 @@ namespace prescient {
 
 // The --db flag if given, else PRESCIENT_DATABASE_URL, else "" (libpq's own defaults: PGHOST, PGPORT, ...).
 std::string resolve_database_url(const std::optional<std::string>& flag);
+// Whether a connection string carries a password (false for one libpq cannot parse).
+bool has_password(const std::string& url);
 
 // The URL (libpq URI or key=value) as a connect string SOCI 4.0 hands to libpq unchanged.
 // Throws InvalidInput when libpq cannot parse it.

@@ -26,9 +26,13 @@ void Waiter::stop() {
 
 bool SystemWaiter::wait_until(TimePoint t) {
   std::unique_lock lock(mutex_);
-  while (!stopped_ && clock_.now() < t) {
-    // The system clock can jump; sleep on the steady clock and look again.
-    wake_.wait_for(lock, t - clock_.now());
+  TimePoint seen = clock_.now();
+  while (!stopped_ && seen < t) {
+    // The system clock can jump: sleep on the steady clock, at most a second at a time, and look again.
+    wake_.wait_for(lock, std::min<Micros>(t - seen, std::chrono::seconds{1}));
+    const TimePoint now = clock_.now();
+    if (now < seen) break;  // it went backwards: the caller decides what that means for its schedule
+    seen = now;
   }
   return !stopped_;
 }
@@ -67,7 +71,17 @@ DaemonStats Daemon::run() {
         spdlog::info("runner {}: started, shard {}, slot {}", options_.runner_id, options_.shard.text(),
                      format_duration(runner->settings().slot));
       }
+      const TimePoint current = runner->settings().grid().floor(clock_.now());
+      if (*slot > current + runner->settings().slot) {
+        // The clock went back by more than a slot (a correction, a VM restore). The slots from here
+        // to the old position were fired by the earlier clock; fire them again as the clock reaches
+        // them (checks added since would otherwise wait for the clock to catch up).
+        spdlog::warn("runner {}: the clock went back from before {} to {}: firing again from slot {}",
+                     options_.runner_id, format_time(*slot), format_time(clock_.now()), format_time(current));
+        slot = current;
+      }
       if (!waiter_.wait_until(*slot)) break;
+      if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
       const SlotReport report = runner->run_slot(*slot);
       ++stats.slots;
       stats.total.add(report);

@@ -13,12 +13,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "builtin_jobs.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
+#include "prescient/daemon.hpp"
+#include "prescient/store.hpp"
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
@@ -273,4 +277,93 @@ TEST_CASE("a read-only database: run-slot and schedule fail with one clear line,
   CHECK(count_of(*fresh, "SELECT count(*) FROM prescient.future_job") == 10);
   CHECK(count_of(*fresh, "SELECT count(*) FROM prescient.job_history") == 0);
   CHECK(count_of(*fresh, "SELECT count(*) FROM prescient.event") == 0);
+}
+
+namespace {
+
+// Moves the manual clock to each boundary the daemon waits for, except at the scripted waits, where
+// the clock jumps to a given instant instead (forwards or backwards) and a hook may run.
+class JumpingClockWaiter final : public Waiter {
+ public:
+  struct Jump {
+    TimePoint when_asked_for;  // the wait for this boundary jumps instead
+    TimePoint to;
+  };
+  JumpingClockWaiter(ManualClock& clock, std::vector<Jump> jumps, TimePoint stop_at)
+      : clock_(clock), jumps_(std::move(jumps)), stop_at_(stop_at) {}
+  std::function<void(TimePoint)> on_wait;  // called with the clock after each wait
+
+  bool wait_until(TimePoint t) override {
+    if (stopped() || clock_.now() >= stop_at_) {
+      stop();
+      return false;
+    }
+    // A boundary already passed returns at once; a future one wakes a little late, as a real wake-up does.
+    TimePoint to = t <= clock_.now() ? clock_.now() : t + std::chrono::seconds{2};
+    for (auto jump = jumps_.begin(); jump != jumps_.end(); ++jump) {
+      if (jump->when_asked_for == t) {
+        to = jump->to;
+        jumps_.erase(jump);
+        break;
+      }
+    }
+    clock_.set(to);
+    if (on_wait) on_wait(to);
+    return true;
+  }
+
+ private:
+  ManualClock& clock_;
+  std::vector<Jump> jumps_;
+  TimePoint stop_at_;
+};
+
+}  // namespace
+
+TEST_CASE("clock jumps of an hour: nothing fires before its slot; missed slots are caught up") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  ManualClock clock(parse_time("2026-11-21T10:00:00Z"));
+  Client client(*db, {.clock = &clock});
+  for (const char* at : {"2026-11-21T10:05:00Z", "2026-11-21T11:30:00Z", "2026-11-21T11:40:00Z",
+                         "2026-11-21T12:00:00Z"}) {
+    client.schedule({.job = "noop", .entity = "clock", .entity_key = at, .key = at, .at = parse_time(at)});
+  }
+  Registry registry;
+  register_builtin_jobs(registry);
+  JumpingClockWaiter waiter(clock,
+                            {// Forwards: the wait for 10:20 wakes at 11:35 (10:20 .. 11:35 were missed).
+                             {parse_time("2026-11-21T10:20:00Z"), parse_time("2026-11-21T11:35:00Z")},
+                             // Backwards: the wait for 11:45 wakes at 10:45.
+                             {parse_time("2026-11-21T11:45:00Z"), parse_time("2026-11-21T10:45:00Z")}},
+                            parse_time("2026-11-21T12:05:00Z"));
+  bool added = false;
+  waiter.on_wait = [&](TimePoint now) {
+    // Once the clock is back at 10:50, an application schedules a check for 11:00 (by its clock, which
+    // agrees): it must run at 11:00, not when the clock catches up with the daemon's old position.
+    if (!added && now >= parse_time("2026-11-21T10:50:00Z") && now < parse_time("2026-11-21T11:00:00Z")) {
+      auto app = connect_to(url);
+      ManualClock app_clock(now);
+      Client(*app, {.clock = &app_clock})
+          .schedule({.job = "noop", .entity = "clock", .entity_key = "added", .key = "added",
+                     .at = parse_time("2026-11-21T11:00:00Z")});
+      added = true;
+    }
+  };
+  Daemon daemon({.database_url = url, .runner_id = "jumpy", .workers = 1}, registry, clock, waiter);
+  daemon.run();
+
+  REQUIRE(added);
+  Store store(*db);
+  const auto history = store.history({.limit = 100});
+  REQUIRE(history.size() == 5);
+  for (const auto& h : history) {
+    INFO(h.key.value_or("?") << " due " << format_time(h.last_check_at) << " ran " << format_time(h.finished_at));
+    CHECK(h.finished_at >= h.last_check_at);  // by the runner's clock, never before its slot
+    CHECK(h.outcome == "done");
+  }
+  const auto finished = [&](const char* key) { return store.history({.key = std::string(key)}).at(0).finished_at; };
+  CHECK(finished("2026-11-21T11:30:00Z") < parse_time("2026-11-21T11:36:00Z"));  // caught up after the jump
+  CHECK(finished("added") < parse_time("2026-11-21T11:02:00Z"));  // on time after the clock went back
+  CHECK(finished("2026-11-21T12:00:00Z") >= parse_time("2026-11-21T12:00:00Z"));
 }

@@ -15,7 +15,8 @@ namespace prescient {
 class Waiter {
  public:
   virtual ~Waiter() = default;
-  // Returns when clock.now() >= t (true) or when stopped (false).
+  // Returns true when clock.now() >= t, or earlier when the clock went backwards (callers check the
+  // clock again); false when stopped.
   virtual bool wait_until(TimePoint t) = 0;
   void stop();
   bool stopped() const { return stopped_.load(); }

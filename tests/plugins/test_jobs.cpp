@@ -3,6 +3,7 @@
 //   ledger: an external effect, made outside the settlement: it records each run (check id, slot, the
 //     server's time, the runner's pid) in the table `ledger` through its own autocommit session, then sleeps
 //     payload.sleep_ms. A run whose settlement is lost stays in the ledger, as a real side effect would.
+//   hang: never returns in time (sleeps ten minutes). throws: throws from the job.
 #include <soci/soci.h>
 #include <unistd.h>
 
@@ -34,6 +35,21 @@ class Ledger final : public prescient::JobExec {
   }
 };
 
+class Hang final : public prescient::JobExec {
+ public:
+  prescient::JobResult run(const prescient::Check&, prescient::JobContext&) override {
+    std::this_thread::sleep_for(std::chrono::minutes(10));
+    return {};
+  }
+};
+
+class Throws final : public prescient::JobExec {
+ public:
+  prescient::JobResult run(const prescient::Check& check, prescient::JobContext&) override {
+    throw std::runtime_error("check " + std::to_string(check.id) + " exploded");
+  }
+};
+
 }  // namespace
 
 PRESCIENT_PLUGIN_ABI_EXPORT
@@ -41,5 +57,7 @@ PRESCIENT_PLUGIN_ABI_EXPORT
 extern "C" int prescient_register(prescient::Registry& registry) {
   registry.add("sleepy", [] { return std::make_unique<Sleepy>(); });
   registry.add("ledger", [] { return std::make_unique<Ledger>(); });
+  registry.add("hang", [] { return std::make_unique<Hang>(); });
+  registry.add("throws", [] { return std::make_unique<Throws>(); });
   return 0;
 }

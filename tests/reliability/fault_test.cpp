@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <set>
@@ -74,6 +75,15 @@ void schedule_spread(soci::session& db, long checks, int slots) {
   client.schedule_many(requests);
 }
 
+// Resident memory of a process, in kB (VmRSS in /proc/<pid>/status).
+long resident_kb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
 class Daemons {
  public:
   Daemons(std::string url, int count) : url_(std::move(url)) {
@@ -96,6 +106,7 @@ class Daemons {
     pids_[which] = start();
     return victim;
   }
+  pid_t pid(std::size_t i) const { return pids_.at(i); }
   // None has exited on its own.
   bool all_running() const {
     for (const pid_t pid : pids_) {
@@ -211,6 +222,79 @@ TEST_CASE("server-side session kills mid-claim and mid-settle: daemons carry on,
     daemons.stop();
   }
   verify_ledger(*db, checks, hit, 1 + 6);
+}
+
+TEST_CASE("jobs that hang or throw: retried, then failed; the rest of their slots unaffected") {
+  const std::string url = create_migrated_database(1);
+  auto db = connect_to(url);
+  *db << "UPDATE prescient.settings SET job_timeout_seconds = 1, max_attempts = 2";
+  create_ledger(*db);
+  schedule_spread(*db, 400, 2);
+  {
+    SystemClock clock;
+    Client client(*db, {.clock = &clock});
+    for (const char* job : {"hang", "throws"}) {
+      for (int i = 0; i < 3; ++i) {
+        client.schedule({.job = job, .entity = "fault", .entity_key = job + std::to_string(i), .in = 3s});
+      }
+    }
+  }
+  {
+    Daemons daemons(url, 2);
+    wait_until_all_settled(*db, 90s);
+    CHECK(daemons.all_running());
+    daemons.stop();
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE job = 'ledger' AND outcome = 'done'") == 400);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE job IN ('hang', 'throws')"
+                      " AND outcome = 'failed' AND attempts = 2") == 6);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE job = 'hang'"
+                      " AND last_error LIKE 'did not return within its timeout of 1s%'") == 3);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE job = 'throws'"
+                      " AND last_error LIKE 'check % exploded'") == 3);
+  CHECK(count_of(*db, "SELECT count(*) FROM ledger WHERE ran_at < slot") == 0);
+}
+
+TEST_CASE("soak: a daemon under a steady enqueuer keeps its memory and connections flat") {
+  const auto run_for = soak() ? std::chrono::seconds(600) : std::chrono::seconds(20);
+  const std::string url = create_migrated_database(1);
+  auto db = connect_to(url);
+  create_ledger(*db);
+  SystemClock clock;
+  Client client(*db, {.clock = &clock});
+  Daemons daemons(url, 1);
+  const auto connections = [&] {
+    return count_of(*db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                         " AND pid <> pg_backend_pid()");
+  };
+  long enqueued = 0;
+  long rss_warm = 0, connections_warm = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < run_for) {
+    std::vector<ScheduleRequest> batch;
+    for (int i = 0; i < 50; ++i, ++enqueued) {
+      batch.push_back({.job = (enqueued % 2 == 0) ? "ledger" : "emit", .entity = "soak",
+                       .entity_key = std::to_string(enqueued), .in = std::chrono::seconds(1 + enqueued % 3),
+                       .payload = {{"type", "soak"}}});
+    }
+    client.schedule_many(batch);
+    std::this_thread::sleep_for(100ms);
+    if (rss_warm == 0 && std::chrono::steady_clock::now() - start > run_for / 4) {
+      rss_warm = resident_kb(daemons.pid(0));
+      connections_warm = connections();
+    }
+  }
+  wait_until_all_settled(*db, 60s);
+  const long rss_end = resident_kb(daemons.pid(0));
+  const long long connections_end = connections();
+  INFO("enqueued " << enqueued << ", RSS after warm-up " << rss_warm << " kB, at the end " << rss_end
+                   << " kB; connections " << connections_warm << " -> " << connections_end);
+  CHECK(rss_warm > 0);
+  CHECK(rss_end <= rss_warm + std::max(rss_warm / 5, 8192L));  // flat: within 20 % (or 8 MB) of warm
+  CHECK(connections_end <= connections_warm);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == enqueued);
+  CHECK(daemons.all_running());
+  daemons.stop();
 }
 
 TEST_CASE("PostgreSQL restarted under running daemons: they back off, reconnect and finish the work") {

@@ -15,18 +15,9 @@ case "${1:-}" in
   *) echo "usage: scripts/fuzz.sh [--runs N]" >&2; exit 2 ;;
 esac
 
-packages=(clang libclang-rt-14-dev cmake make nlohmann-json3-dev libhowardhinnant-date-dev tzdata)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  echo "fuzz.sh: installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=lib/packages.sh
+. "$repo/scripts/lib/packages.sh"
+ensure_packages fuzz.sh clang libclang-rt-14-dev cmake make nlohmann-json3-dev libhowardhinnant-date-dev tzdata >/dev/null
 
 build=$repo/build-fuzz
 CXX=clang++ cmake -S "$repo" -B "$build" -DPRESCIENT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -8,32 +8,15 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}
 build_type=${BUILD_TYPE:-RelWithDebInfo}
 
-packages=(
-  g++ cmake make pkg-config
-  libsoci-dev libpq-dev libboost-program-options-dev libspdlog-dev catch2
-  nlohmann-json3-dev libhowardhinnant-date-dev tzdata
+# shellcheck source=lib/packages.sh
+. "$repo/scripts/lib/packages.sh"
+ensure_packages setup.sh \
+  g++ cmake make pkg-config \
+  libsoci-dev libpq-dev libboost-program-options-dev libspdlog-dev catch2 \
+  nlohmann-json3-dev libhowardhinnant-date-dev tzdata \
   postgresql-15 postgresql-client-15
-)
 
 say() { echo "setup.sh: $*"; }
-
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || { say "need root or sudo to install: ${missing[*]}"; exit 1; }
-    sudo=sudo
-  fi
-  say "installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-  say "all ${#packages[@]} packages are installed"
-fi
 
 say "configuring ($build_type) in $build_dir"
 cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" \

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -46,6 +49,21 @@ TEST_CASE("every command listed by --help has a --help of its own, with the same
                             Catch::Contains("--log-level"));
   }
   CHECK(commands >= 16);
+}
+
+TEST_CASE("docs/cli.md is the binary's own help: regenerate it with scripts/cli-reference.sh") {
+  const std::string script = std::string(PRESCIENT_SOURCE_DIR) + "/scripts/cli-reference.sh";
+  const std::string command = script + " " + PRESCIENT_BIN;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string generated;
+  char buffer[4096];
+  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) generated.append(buffer, n);
+  REQUIRE(::pclose(pipe) == 0);
+  std::ifstream file(std::string(PRESCIENT_SOURCE_DIR) + "/docs/cli.md");
+  const std::string documented((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK(generated.size() > 5000);
+  CHECK(documented == generated);
 }
 
 TEST_CASE("a password in --db draws a warning and is never printed") {

@@ -1,0 +1,21 @@
+# Sourced by the scripts that need Debian packages: ensure_packages NAME PACKAGE... installs the
+# missing ones (apt-get update first; root, or sudo) and says so, prefixed by NAME.
+ensure_packages() {
+  local name=$1
+  shift
+  local missing=() p sudo=""
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "$name: all $# packages are installed"
+    return
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "$name: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  echo "$name: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

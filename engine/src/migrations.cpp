@@ -3,9 +3,9 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
 #include <map>
 
+#include "fnv.hpp"
 #include "pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
@@ -23,17 +23,7 @@ struct Applied {
   std::string checksum;
 };
 
-// FNV-1a: enough to notice an edited migration file, not a security measure.
-std::string checksum_of(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash));
-  return out;
-}
+std::string checksum_of(std::string_view text) { return fnv1a_hex(text); }
 
 std::map<int, Applied> read_applied(PGconn* conn) {
   pq::exec(conn, "cannot prepare the migrations table",

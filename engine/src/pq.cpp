@@ -1,7 +1,8 @@
 #include "pq.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "fnv.hpp"
 
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
@@ -66,15 +67,8 @@ std::vector<const char*> values_of(const Params& params) {
   return values;
 }
 
-// The statement's name on the server: derived from its text (FNV-1a), so two holders on one
-// connection agree on it.
-std::string statement_name(const std::string& sql) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char c : sql) hash = (hash ^ c) * 1099511628211ull;
-  char name[32];
-  std::snprintf(name, sizeof name, "prescient_%016llx", static_cast<unsigned long long>(hash));
-  return name;
-}
+// The statement's name on the server: derived from its text, so two holders on one connection agree.
+std::string statement_name(const std::string& sql) { return "prescient_" + fnv1a_hex(sql); }
 
 Result checked(PGconn* conn, std::string_view what, PGresult* raw) {
   Result result(raw);

@@ -107,9 +107,13 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request, 
   if (empty(request.key)) return "the job key is empty (leave it out for a check without a key)";
   if (empty(request.group)) return "the group key is empty (leave it out for a check without a group)";
   if (empty(request.by)) return "enqueued_by is empty";
-  const std::pair<const char*, const std::optional<std::string>> names[] = {
-      {"the job class", request.job},     {"the entity name", request.entity}, {"the entity key", request.entity_key},
-      {"the job key", request.key},       {"the group key", request.group},    {"enqueued_by", request.by}};
+  const auto view = [](const std::optional<std::string>& s) {
+    return s ? std::optional<std::string_view>(*s) : std::nullopt;
+  };
+  const std::pair<const char*, std::optional<std::string_view>> names[] = {
+      {"the job class", request.job},       {"the entity name", request.entity},
+      {"the entity key", request.entity_key}, {"the job key", view(request.key)},
+      {"the group key", view(request.group)}, {"enqueued_by", view(request.by)}};
   for (const auto& [what, value] : names) {
     if (value) {
       if (auto problem = name_problem(what, *value)) return problem;

@@ -43,16 +43,19 @@ TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
 
 TEST_CASE("run-slot fires exactly the checks of its slot and prints a summary; --json prints one object") {
   const std::string url = create_migrated_database(1);
-  std::string slot;
+  // Long past: stored at the next slot after now (due at once, never early). One call, so one instant:
+  // three separate calls could straddle a boundary of this one-second grid and land in two slots.
+  std::string lines;
   for (int i = 0; i < 3; ++i) {
-    // Long past: stored at the next slot after now (due at once, never early).
-    const ProcessResult r = run_prescient(with_db({"schedule", "--job", "emit", "--entity", "e", "--entity-key",
-                                                   std::to_string(i), "--at", "@1000000000", "--payload",
-                                                   "{\"type\": \"ping\"}", "--json"},
-                                                  url));
-    REQUIRE(r.exit_code == 0);
-    if (i == 0) slot = json::parse(r.out)["next_check_at"];
+    lines += R"({"job": "emit", "entity": "e", "entity_key": ")" + std::to_string(i) +
+             R"(", "at": "@1000000000", "payload": {"type": "ping"}})" + "\n";
   }
+  const ProcessResult scheduled = run_prescient(with_db({"schedule", "--file", "-", "--json"}, url), {}, lines);
+  REQUIRE(scheduled.exit_code == 0);
+  const json created = json::parse(scheduled.out);
+  REQUIRE(created.size() == 3);
+  const std::string slot = created[0]["next_check_at"];
+  for (const auto& check : created) REQUIRE(check["next_check_at"] == slot);
   // The slot is at most a second ahead on this grid: until it begins, run-slot refuses it.
   ProcessResult fired;
   for (int attempt = 0; attempt < 30; ++attempt) {

@@ -135,19 +135,6 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request, 
   return std::nullopt;
 }
 
-nlohmann::json Client::item_of(const ScheduleRequest& request, TimePoint now) const {
-  nlohmann::json item{{"job", request.job},
-                      {"entity_name", request.entity},
-                      {"entity_key", request.entity_key},
-                      {"at", format_time(time_of(request, now))},
-                      {"payload", request.payload},
-                      {"enqueued_by", request.by.value_or(enqueued_by_)},
-                      {"on_conflict", to_string(request.on_conflict)}};
-  if (request.key) item["job_key"] = *request.key;
-  if (request.group) item["group_key"] = *request.group;
-  return item;
-}
-
 Scheduled Client::schedule(const ScheduleRequest& request) {
   const TimePoint now = clock_->now();
   if (const auto problem = problem_with(request, now)) throw InvalidInput(*problem);
@@ -165,18 +152,36 @@ Scheduled Client::schedule(const ScheduleRequest& request) {
 std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> requests, bool report_conflicts) {
   if (requests.empty()) return {};
   const TimePoint now = clock_->now();
-  nlohmann::json items = nlohmann::json::array();
+  // One array per field (prescient.schedule_arrays): the server reads arrays of text far faster than
+  // a JSON array of objects.
+  std::vector<std::optional<std::string>> jobs, entities, entity_keys, times, keys, groups, payloads, bys, conflicts;
+  for (auto* column : {&jobs, &entities, &entity_keys, &times, &keys, &groups, &payloads, &bys, &conflicts}) {
+    column->reserve(requests.size());
+  }
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (const auto problem = problem_with(requests[i], now)) {
+    const ScheduleRequest& request = requests[i];
+    if (const auto problem = problem_with(request, now)) {
       throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
     }
-    items.push_back(item_of(requests[i], now));
+    jobs.emplace_back(request.job);
+    entities.emplace_back(request.entity);
+    entity_keys.emplace_back(request.entity_key);
+    times.emplace_back(format_time(time_of(request, now)));
+    keys.push_back(request.key);
+    groups.push_back(request.group);
+    payloads.emplace_back(request.payload.dump());
+    bys.emplace_back(request.by.value_or(enqueued_by_));
+    conflicts.emplace_back(to_string(request.on_conflict));
   }
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot schedule the checks",
       std::string("SELECT n, ") + kScheduledColumns +
-          " FROM prescient.schedule_many($1::json, $2, 'error', $3::timestamptz, $4::boolean)",
-      {items.dump(), enqueued_by_, format_time(now), std::string(report_conflicts ? "true" : "false")});
+          " FROM prescient.schedule_arrays($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],"
+          " $6::text[], $7::text[], $8::text[], $9::text[], p_now => $10::timestamptz,"
+          " p_report_conflicts => $11::boolean)",
+      {pq::text_array(jobs), pq::text_array(entities), pq::text_array(entity_keys), pq::text_array(times),
+       pq::text_array(keys), pq::text_array(groups), pq::text_array(payloads), pq::text_array(bys),
+       pq::text_array(conflicts), format_time(now), std::string(report_conflicts ? "true" : "false")});
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
   return results;

@@ -246,7 +246,7 @@ PendingCheck Store::revive_failed(std::int64_t id, TimePoint at) {
       "        prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by"
       "   FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
       "  ORDER BY history_id DESC LIMIT 1"
-      " ON CONFLICT (job_key) DO NOTHING RETURNING id",
+      " ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING RETURNING id",
       {std::to_string(id), micros(at)});
   if (revived.rows() == 0) {
     const auto failed = history({.outcome = "failed", .id = id, .limit = 1});

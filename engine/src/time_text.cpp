@@ -3,6 +3,7 @@
 #include <date/date.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 
 #include "prescient/errors.hpp"
@@ -129,15 +130,23 @@ TimePoint parse_time(std::string_view text) {
 }
 
 std::string format_time(TimePoint t) {
-  const auto whole = std::chrono::floor<std::chrono::seconds>(t);
-  std::string out = date::format("%FT%T", whole);
-  std::int64_t micros = (t - whole).count();
-  if (micros != 0) {
-    std::string fraction = std::to_string(1000000 + micros).substr(1);
-    fraction.erase(fraction.find_last_not_of('0') + 1);
-    out += "." + fraction;
+  // snprintf rather than date::format: no stream and no locale, which made this a hot spot of bulk
+  // enqueue (a time per check).
+  const auto days = std::chrono::floor<date::days>(t);
+  const date::year_month_day ymd{days};
+  const date::hh_mm_ss<Micros> clock{t - days};
+  const int year = static_cast<int>(ymd.year());
+  char text[48];
+  int length = std::snprintf(text, sizeof text, "%s%04d-%02u-%02uT%02d:%02d:%02d", year < 0 ? "-" : "",
+                             year < 0 ? -year : year, static_cast<unsigned>(ymd.month()),
+                             static_cast<unsigned>(ymd.day()), static_cast<int>(clock.hours().count()),
+                             static_cast<int>(clock.minutes().count()), static_cast<int>(clock.seconds().count()));
+  if (const auto micros = clock.subseconds().count(); micros != 0) {
+    length += std::snprintf(text + length, sizeof text - length, ".%06d", static_cast<int>(micros));
+    while (text[length - 1] == '0') --length;
   }
-  return out + "Z";
+  text[length++] = 'Z';
+  return std::string(text, length);
 }
 
 }  // namespace prescient

@@ -1,8 +1,9 @@
 #pragma once
 // The enqueue API for applications in C++. A Client works on a soci::session the application owns,
 // so a check joins the application's open transaction: it exists if and only if the business change
-// committed. Every call is one round trip to the SQL functions of sql/0002_enqueue_functions.sql,
-// which hold the rules (slot rounding, horizon, key conflicts) for every language alike.
+// committed. Every call is one round trip to the SQL functions of sql/ (schedule, schedule_arrays,
+// cancel, reschedule), which hold the rules (slot rounding, horizon, key conflicts) for every language
+// alike.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -101,7 +102,6 @@ class Client {
   std::optional<std::string> problem_with(const ScheduleRequest& request, TimePoint now);
   // The absolute time of a request; throws InvalidInput unless exactly one of at/in is set.
   TimePoint time_of(const ScheduleRequest& request, TimePoint now) const;
-  nlohmann::json item_of(const ScheduleRequest& request, TimePoint now) const;
 
   soci::session& db_;
   const Clock* clock_;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <soci/soci.h>
+#include <soci/postgresql/soci-postgresql.h>
 
 #include <atomic>
 #include <random>
@@ -262,6 +263,47 @@ TEST_CASE("schedule_many from SQL names the first bad item or the repeated key, 
                     Catch::Contains("items 1 and 3 have the same job key 'k'"));
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
   call("[" + item_ok + "," + keyed + "]");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 2);
+}
+
+TEST_CASE("schedule_arrays from SQL: optional arrays, per-item defaults, and arrays of the wrong shape refused") {
+  Fixture f;
+  long long created = 0;
+  *f.db << "SELECT count(*) FROM prescient.schedule_arrays('{noop,noop}', '{o,o}', '{1,2}',"
+           " '{2026-11-21T12:00:00Z,2026-11-21T12:05:00Z}', p_job_key => '{k1,NULL}',"
+           " p_payload => ARRAY['{\"n\": 1}', NULL], p_enqueued_by => '{NULL,bob}', p_by => 'sql',"
+           " p_now => '2026-11-21T10:00:00Z')",
+      soci::into(created);
+  CHECK(created == 2);
+  const auto pending = Store(*f.db).pending({});
+  REQUIRE(pending.size() == 2);
+  CHECK(*pending[0].key == "k1");
+  CHECK(pending[0].payload == nlohmann::json{{"n", 1}});
+  CHECK(pending[0].enqueued_by == "sql");
+  CHECK_FALSE(pending[1].key.has_value());
+  CHECK(pending[1].payload == nlohmann::json::object());
+  CHECK(pending[1].enqueued_by == "bob");
+  CHECK(format_time(pending[1].next_check_at) == "2026-11-21T12:15:00Z");
+
+  const auto refused = [&](const std::string& call) {
+    INFO(call);
+    try {
+      *f.db << "SELECT count(*) FROM prescient.schedule_arrays(" + call + ")";
+    } catch (const soci::postgresql_soci_error& e) {
+      CHECK(e.sqlstate() == "PR400");
+      return std::string(e.what());
+    }
+    FAIL("accepted");
+    return std::string();
+  };
+  CHECK_THAT(refused("'{noop,noop}', '{o}', '{3,4}', '{2026-11-21T12:00:00Z,2026-11-21T12:00:00Z}'"),
+             Catch::Contains("as long as p_job (2): p_entity_name has 1"));
+  CHECK_THAT(refused("'{noop}', '{o}', '{3}', '{2026-11-21T12:00:00Z}', p_group_key => '{a,b}'"),
+             Catch::Contains("p_group_key has 2"));
+  CHECK_THAT(refused("'{{noop}}', '{{o}}', '{{3}}', '{{2026-11-21T12:00:00Z}}'"),
+             Catch::Contains("p_job has 2 dimensions"));
+  CHECK_THAT(refused("'{noop,noop}', '{o,o}', '{3,\"\"}', '{2026-11-21T12:00:00Z,2026-11-21T12:00:00Z}'"),
+             Catch::Contains("item 2: the entity key is empty"));
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 2);
 }
 

@@ -80,10 +80,18 @@ TEST_CASE("prescient_client schedules, cancels and reads; it cannot claim, write
   client.schedule({.job = "noop", .entity = "o", .entity_key = "2", .key = "gone", .at = parse_time("2026-11-21T11:00:00Z")});
   CHECK(client.cancel_key("gone").has_value());
   CHECK(client.reschedule_key("kept", parse_time("2026-11-21T12:00:00Z")).has_value());
+  // Bulk: the client's arrays (schedule_arrays) and SQL's JSON (schedule_many).
+  const std::vector<ScheduleRequest> bulk{
+      {.job = "noop", .entity = "o", .entity_key = "3", .at = parse_time("2026-11-21T11:00:00Z")},
+      {.job = "noop", .entity = "o", .entity_key = "4", .at = parse_time("2026-11-21T11:00:00Z")}};
+  CHECK(client.schedule_many(bulk).size() == 2);
+  *db << "SELECT count(*) FROM prescient.schedule_many("
+         "'[{\"job\": \"noop\", \"entity_name\": \"o\", \"entity_key\": \"5\", \"at\": \"2026-11-21T11:00:00Z\"}]',"
+         " p_now => '2026-11-21T10:00:00Z')";
   long long pending = 0, history = 0;
   *db << "SELECT count(*) FROM prescient.future_job", soci::into(pending);
   *db << "SELECT count(*) FROM prescient.job_history", soci::into(history);
-  CHECK(pending == 1);
+  CHECK(pending == 4);
   CHECK(history == 1);
   std::string enqueued_by;
   *f.owner << "SELECT enqueued_by FROM prescient.future_job WHERE id = :id", soci::use(kept.id), soci::into(enqueued_by);

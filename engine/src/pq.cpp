@@ -9,16 +9,96 @@
 
 namespace prescient::pq {
 
+namespace {
+
+// Type OIDs of pg_type (fixed in every PostgreSQL): the types prescient reads and sends in binary.
+constexpr Oid kInt2 = 21, kInt4 = 23, kInt8 = 20, kText = 25, kVarchar = 1043, kJson = 114, kJsonb = 3802,
+              kTimestamptz = 1184;
+// Binary timestamps count microseconds from 2000-01-01T00:00:00Z.
+constexpr std::int64_t kPostgresEpochMicros = 946684800LL * 1000000;
+
+std::int64_t big_endian(const char* bytes, int size) {
+  std::int64_t value = static_cast<signed char>(bytes[0]);  // sign-extends
+  for (int i = 1; i < size; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[i]);
+  return value;
+}
+
+void append_big_endian(std::string& out, std::int64_t value, int size) {
+  for (int shift = 8 * (size - 1); shift >= 0; shift -= 8) out += static_cast<char>((value >> shift) & 0xFF);
+}
+
+// array_recv's layout: dimensions, has-NULLs flag, element type, (length, lower bound) per dimension,
+// then each element as its length (-1 for NULL) and bytes.
+template <class T, class Encode>
+Param binary_array(std::span<const T> values, Oid element_type, Encode encode) {
+  std::string out;
+  bool has_null = false;
+  std::string elements;
+  for (const T& value : values) {
+    const std::optional<std::string> bytes = encode(value);
+    has_null = has_null || !bytes;
+    append_big_endian(elements, bytes ? static_cast<std::int64_t>(bytes->size()) : -1, 4);
+    if (bytes) elements += *bytes;
+  }
+  append_big_endian(out, values.empty() ? 0 : 1, 4);
+  append_big_endian(out, has_null ? 1 : 0, 4);
+  append_big_endian(out, element_type, 4);
+  if (!values.empty()) {
+    append_big_endian(out, static_cast<std::int64_t>(values.size()), 4);
+    append_big_endian(out, 1, 4);
+  }
+  Param param(std::move(out += elements));
+  param.binary = true;
+  return param;
+}
+
+std::string int8_bytes(std::int64_t value) {
+  std::string bytes;
+  append_big_endian(bytes, value, 8);
+  return bytes;
+}
+
+}  // namespace
+
+std::string Result::text(int row, int col) const {
+  const char* value = PQgetvalue(result_.get(), row, col);
+  if (!binary(col)) return value;
+  const int length = PQgetlength(result_.get(), row, col);
+  switch (PQftype(result_.get(), col)) {
+    case kText:
+    case kVarchar:
+    case kJson: return std::string(value, length);
+    case kJsonb: return std::string(value + 1, length - 1);  // after the format version byte
+    default: throw DatabaseError("column " + std::to_string(col) + " is not text in binary results");
+  }
+}
+
 std::optional<std::string> Result::optional_text(int row, int col) const {
   if (null(row, col)) return std::nullopt;
   return text(row, col);
 }
 
-std::int64_t Result::integer(int row, int col) const { return std::stoll(PQgetvalue(result_.get(), row, col)); }
+std::int64_t Result::integer(int row, int col) const {
+  const char* value = PQgetvalue(result_.get(), row, col);
+  if (!binary(col)) return std::stoll(value);
+  switch (PQftype(result_.get(), col)) {
+    case kInt2: return big_endian(value, 2);
+    case kInt4: return big_endian(value, 4);
+    case kInt8: return big_endian(value, 8);
+    default: throw DatabaseError("column " + std::to_string(col) + " is not an integer in binary results");
+  }
+}
 
 std::optional<std::int64_t> Result::optional_integer(int row, int col) const {
   if (null(row, col)) return std::nullopt;
   return integer(row, col);
+}
+
+TimePoint Result::time(int row, int col) const {
+  if (binary(col) && PQftype(result_.get(), col) == kTimestamptz) {
+    return from_unix_micros(big_endian(PQgetvalue(result_.get(), row, col), 8) + kPostgresEpochMicros);
+  }
+  return from_unix_micros(integer(row, col));
 }
 
 std::optional<TimePoint> Result::optional_time(int row, int col) const {
@@ -26,46 +106,41 @@ std::optional<TimePoint> Result::optional_time(int row, int col) const {
   return time(row, col);
 }
 
-std::string text_array(const std::vector<std::optional<std::string>>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    if (!values[i]) {
-      out += "NULL";
-      continue;
-    }
-    out += '"';
-    for (const char c : *values[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
+Param integer_array(std::span<const std::int64_t> values) {
+  return binary_array(values, kInt8, [](std::int64_t v) { return std::optional(int8_bytes(v)); });
 }
 
-std::string integer_array(const std::vector<std::int64_t>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i > 0 ? "," : "") + std::to_string(values[i]);
-  return out + "}";
+Param optional_integer_array(std::span<const std::optional<std::int64_t>> values) {
+  return binary_array(values, kInt8, [](const std::optional<std::int64_t>& v) {
+    return v ? std::optional(int8_bytes(*v)) : std::nullopt;
+  });
 }
 
-std::string optional_integer_array(const std::vector<std::optional<std::int64_t>>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    out += (i > 0 ? "," : "") + (values[i] ? std::to_string(*values[i]) : std::string("NULL"));
-  }
-  return out + "}";
+Param text_array(std::span<const std::optional<std::string>> values) {
+  return binary_array(values, kText, [](const std::optional<std::string>& v) { return v; });
+}
+
+Param time_array(std::span<const TimePoint> values) {
+  return binary_array(values, kTimestamptz,
+                      [](TimePoint t) { return std::optional(int8_bytes(to_unix_micros(t) - kPostgresEpochMicros)); });
 }
 
 namespace {
 
-std::vector<const char*> values_of(const Params& params) {
+// The parallel arrays libpq takes for parameters.
+struct Wire {
   std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  return values;
-}
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  explicit Wire(const Params& params) {
+    for (const Param& p : params) {
+      values.push_back(p.value ? p.value->data() : nullptr);
+      lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+      formats.push_back(p.binary ? 1 : 0);
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
+};
 
 // The statement's name on the server: derived from its text, so two holders on one connection agree.
 std::string statement_name(const std::string& sql) { return "prescient_" + fnv1a_hex(sql); }
@@ -87,13 +162,14 @@ Result checked(PGconn* conn, std::string_view what, PGresult* raw) {
 
 Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
   if (params.empty()) return checked(conn, what, PQexec(conn, sql.c_str()));
-  const std::vector<const char*> values = values_of(params);
+  const Wire wire(params);
   return checked(conn, what,
-                 PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                              nullptr, 0));
+                 PQexecParams(conn, sql.c_str(), wire.count(), nullptr, wire.values.data(), wire.lengths.data(),
+                              wire.formats.data(), 0));
 }
 
-Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
+Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params,
+                                Format results) {
   const std::string name = statement_name(sql);
   if (std::find(prepared_.begin(), prepared_.end(), sql) == prepared_.end()) {
     // A lookup, not a PREPARE that might fail: an error would abort the caller's open transaction.
@@ -101,10 +177,10 @@ Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::
     if (known.rows() == 0) checked(conn, what, PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr));
     prepared_.push_back(sql);
   }
-  const std::vector<const char*> values = values_of(params);
+  const Wire wire(params);
   return checked(conn, what,
-                 PQexecPrepared(conn, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr,
-                                0));
+                 PQexecPrepared(conn, name.c_str(), wire.count(), wire.values.data(), wire.lengths.data(),
+                                wire.formats.data(), results == Format::binary ? 1 : 0));
 }
 
 }  // namespace prescient::pq

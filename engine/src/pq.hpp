@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,30 +15,50 @@
 
 namespace prescient::pq {
 
-using Params = std::vector<std::optional<std::string>>;
+// A statement parameter: a value in PostgreSQL's text input syntax, NULL, or a value in its binary wire
+// format (the arrays below), which the server reads without parsing text.
+struct Param {
+  std::optional<std::string> value;
+  bool binary = false;
+  Param(std::nullopt_t) {}
+  Param(std::string text) : value(std::move(text)) {}
+  Param(const char* text) : value(text) {}
+  Param(std::optional<std::string> text) : value(std::move(text)) {}
+};
+using Params = std::vector<Param>;
 
-// A query result, read by row and column number.
+// A query result, read by row and column number. Columns come as text, or in binary when the
+// statement asked for it (Format::binary); the accessors read either.
 class Result {
  public:
   explicit Result(PGresult* result) : result_(result, &PQclear) {}
   int rows() const { return PQntuples(result_.get()); }
   bool null(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
-  std::string text(int row, int col) const { return PQgetvalue(result_.get(), row, col); }
+  // A text, varchar or jsonb column.
+  std::string text(int row, int col) const;
   std::optional<std::string> optional_text(int row, int col) const;
+  // A smallint, integer or bigint column.
   std::int64_t integer(int row, int col) const;
   std::optional<std::int64_t> optional_integer(int row, int col) const;
-  // A column selected as prescient.us(timestamptz).
-  TimePoint time(int row, int col) const { return from_unix_micros(integer(row, col)); }
+  // A timestamptz column, or a bigint column of prescient.us(timestamptz).
+  TimePoint time(int row, int col) const;
   std::optional<TimePoint> optional_time(int row, int col) const;
 
  private:
+  bool binary(int col) const { return PQfformat(result_.get(), col) == 1; }
   std::unique_ptr<PGresult, decltype(&PQclear)> result_;
 };
 
-// PostgreSQL array literals, for sending many values as one parameter ($1::text[], $1::bigint[]).
-std::string text_array(const std::vector<std::optional<std::string>>& values);
-std::string integer_array(const std::vector<std::int64_t>& values);
-std::string optional_integer_array(const std::vector<std::optional<std::int64_t>>& values);
+// One-dimensional arrays in the binary wire format, for sending many values as one parameter
+// ($1::bigint[], $1::text[], $1::timestamptz[]): no literal to build and escape, none to parse.
+Param integer_array(std::span<const std::int64_t> values);
+Param optional_integer_array(std::span<const std::optional<std::int64_t>> values);
+Param text_array(std::span<const std::optional<std::string>> values);
+Param time_array(std::span<const TimePoint> values);
+
+// The format the server sends result columns in. Binary spares both sides the conversion of numbers
+// and times to text and back: worth it for the hot path's wide results (a claim's rows).
+enum class Format { text, binary };
 
 // Runs sql; with no params through PQexec (several statements allowed), else PQexecParams
 // (values travel apart from the SQL text, never spliced into it). Errors with prescient's SQLSTATEs
@@ -52,7 +73,8 @@ class PreparedStatements {
  public:
   // Like exec(), through a server-side prepared statement for sql (prepared on first use here; one on
   // the connection from an earlier holder is reused, never prepared twice).
-  Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params);
+  Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params,
+              Format results = Format::text);
 
  private:
   std::vector<std::string> prepared_;  // the SQL texts prepared on this holder's connection

@@ -9,11 +9,12 @@
 namespace prescient {
 namespace {
 
+// What a run needs of a claimed check, read in binary (no text conversion of numbers and times on
+// either side). Its slot is not read: the claim asks for next_check_at = the slot.
 const std::string kClaimColumns =
-    "id, job, entity_name, entity_key, job_key, group_key, payload::text, prescient.us(first_check_at),"
-    " prescient.us(next_check_at), check_count, attempts";
+    "id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, check_count, attempts";
 
-std::vector<Check> checks_from(const pq::Result& rows) {
+std::vector<Check> checks_from(const pq::Result& rows, TimePoint slot) {
   std::vector<Check> out(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     Check& c = out[r];
@@ -25,9 +26,9 @@ std::vector<Check> checks_from(const pq::Result& rows) {
     c.group_key = rows.optional_text(r, 5);
     c.payload = nlohmann::json::parse(rows.text(r, 6));
     c.first_check_at = rows.time(r, 7);
-    c.slot = rows.time(r, 8);
-    c.check_count = static_cast<int>(rows.integer(r, 9));
-    c.attempts = static_cast<int>(rows.integer(r, 10));
+    c.slot = slot;
+    c.check_count = static_cast<int>(rows.integer(r, 8));
+    c.attempts = static_cast<int>(rows.integer(r, 9));
   }
   return out;
 }
@@ -58,7 +59,8 @@ const std::string kClaimDue =
 
 std::vector<Check> Store::claim_due(TimePoint slot, TimePoint now, int limit) {
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due checks", kClaimDue,
-                                     {micros(slot), micros(now), std::to_string(limit)}));
+                                     {micros(slot), micros(now), std::to_string(limit)}, pq::Format::binary),
+                     slot);
 }
 
 std::string Store::claim_plan(TimePoint slot, TimePoint now) {
@@ -69,21 +71,23 @@ std::string Store::claim_plan(TimePoint slot, TimePoint now) {
   return text;
 }
 
+const std::string kClaimDueGroups =
+    // The advisory lock is tried on distinct groups only (a volatile qual is not pushed below DISTINCT).
+    "WITH mine AS ("
+    "  SELECT g.group_key FROM ("
+    "    SELECT DISTINCT group_key FROM prescient.future_job"
+    "     WHERE next_check_at = prescient.at_us($1) AND group_key IS NOT NULL) g"
+    "   WHERE pg_try_advisory_xact_lock(hashtextextended('prescient.group:' || g.group_key, 0))"
+    "   LIMIT $2)"
+    " SELECT " + kClaimColumns +
+    " FROM prescient.future_job f"
+    " WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IN (SELECT group_key FROM mine)"
+    " ORDER BY f.group_key, f.id FOR UPDATE OF f";
+
 std::vector<Check> Store::claim_due_groups(TimePoint slot, int max_groups) {
-  // The advisory lock is tried on distinct groups only (a volatile qual is not pushed below DISTINCT).
-  return checks_from(pq::exec(
-      native_connection(db_), "cannot claim due groups",
-      "WITH mine AS ("
-      "  SELECT g.group_key FROM ("
-      "    SELECT DISTINCT group_key FROM prescient.future_job"
-      "     WHERE next_check_at = prescient.at_us($1) AND group_key IS NOT NULL) g"
-      "   WHERE pg_try_advisory_xact_lock(hashtextextended('prescient.group:' || g.group_key, 0))"
-      "   LIMIT $2)"
-      " SELECT " + kClaimColumns +
-          " FROM prescient.future_job f"
-          " WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IN (SELECT group_key FROM mine)"
-          " ORDER BY f.group_key, f.id FOR UPDATE OF f",
-      {micros(slot), std::to_string(max_groups)}));
+  return checks_from(prepared_->exec(native_connection(db_), "cannot claim due groups", kClaimDueGroups,
+                                     {micros(slot), std::to_string(max_groups)}, pq::Format::binary),
+                     slot);
 }
 
 Store::Settled Store::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
@@ -117,7 +121,7 @@ Store::Settled Store::settle(std::span<const SettleItem> items, const std::strin
   const pq::Result settled = prepared_->exec(
       native_connection(db_), "cannot settle checks",
       "WITH s AS ("
-      "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::int[],"
+      "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],"
       "                       $7::text[], $8::bigint[])"
       "    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros)),"
       // The fence: without a token the caller holds the row locks; with one, only its live lease counts.
@@ -169,7 +173,9 @@ std::map<std::size_t, std::string> Store::apply_writes(std::span<const SettleIte
     if (items[i].writes.empty()) continue;
     pq::exec(conn, "cannot set a savepoint", "SAVEPOINT prescient_write");
     try {
-      for (const BufferedWrite& w : items[i].writes) pq::exec(conn, "write failed", w.sql, w.params);
+      for (const BufferedWrite& w : items[i].writes) {
+        pq::exec(conn, "write failed", w.sql, pq::Params(w.params.begin(), w.params.end()));
+      }
       pq::exec(conn, "cannot release a savepoint", "RELEASE SAVEPOINT prescient_write");
     } catch (const std::exception& e) {
       pq::exec(conn, "cannot roll back a write", "ROLLBACK TO SAVEPOINT prescient_write");

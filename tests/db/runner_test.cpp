@@ -348,6 +348,33 @@ TEST_CASE("groups: 100 groups of 5 over 4 runners, never two of a group at once,
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 500);
 }
 
+TEST_CASE("a claim reads every field of the row exactly, whatever another tool wrote into it") {
+  Fixture f;
+  // Read in binary: a time before 2000 is negative on PostgreSQL's epoch, texts arrive unescaped.
+  *f.db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, group_key, payload,"
+           " first_check_at, next_check_at, check_count, attempts, enqueued_on, enqueued_by)"
+           " VALUES ('scripted', 'o\"r''d;e\\rs', 'k\u00e9y \u2603', 'a,{b}', NULL,"
+           " '{\"s\": \"\\u00e9\\\"\\\\\", \"n\": -3.5, \"big\": 9007199254740993}',"
+           " '1999-12-31T23:59:59.999999Z', '2026-11-21T10:00:00Z', 4, 2, now(), 'other tool')";
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  Store store(*f.db);
+  store.begin();
+  const std::vector<Check> claimed = store.claim_due(slot, f.clock.now(), 10);
+  store.rollback();
+  REQUIRE(claimed.size() == 1);
+  const Check& c = claimed.front();
+  CHECK(c.job == "scripted");
+  CHECK(c.entity_name == "o\"r'd;e\\rs");
+  CHECK(c.entity_key == "k\u00e9y \u2603");
+  CHECK(c.job_key == std::optional<std::string>("a,{b}"));
+  CHECK_FALSE(c.group_key.has_value());
+  CHECK(c.payload == nlohmann::json{{"s", "\u00e9\"\\"}, {"n", -3.5}, {"big", 9007199254740993LL}});
+  CHECK(format_time(c.first_check_at) == "1999-12-31T23:59:59.999999Z");
+  CHECK(c.slot == slot);
+  CHECK(c.check_count == 4);
+  CHECK(c.attempts == 2);
+}
+
 TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a scan") {
   Fixture f;
   std::vector<ScheduleRequest> elsewhere;

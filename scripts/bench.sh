@@ -3,23 +3,27 @@
 # pg-boss, all measured in the same run on the same server: a Release build, a fresh private cluster
 # (the settings of scripts/pg.sh, which are those of ../shared/peers/pg.sh; fsync and
 # synchronous_commit on), then one table, and the raw figures in bench-results/<time>.json.
-# Figures, not pass/fail.
-#   scripts/bench.sh [--n N] [--quick] [--peers]
+# Figures, not pass/fail. Every throughput figure is the median of --reps runs, printed with the
+# slowest and fastest run; a peer's figure is its best setting's median.
+#   scripts/bench.sh [--n N] [--reps R] [--quick] [--peers]
 #     --n N     checks per throughput measure (default 100000)
+#     --reps R  runs per throughput measure, for prescient, the floor and the peers alike (default 3)
 #     --quick   skip the slow measures: scale stops at 1M, 10 000 schedules instead of 100 000
-#     --peers   also run ../shared/peers/run-all.sh (bulk enqueue and process phases, 1 run each;
-#               installs its pinned Node packages from npm on first use)
+#     --peers   also run ../shared/peers/run-all.sh: single enqueue (5 000 jobs, as prescient's), bulk
+#               enqueue and processing (installs its pinned Node packages from npm on first use)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 n=100000
+reps=3
 scale_sizes=1000000,10000000
 schedule_count=100000
 peers=false
-usage="usage: scripts/bench.sh [--n N] [--quick] [--peers]"
+usage="usage: scripts/bench.sh [--n N] [--reps R] [--quick] [--peers]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; n=$2; shift 2 ;;
+    --reps) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; reps=$2; shift 2 ;;
     --quick) scale_sizes=100000,1000000; schedule_count=10000; shift ;;
     --peers) peers=true; shift ;;
     -h|--help) echo "$usage"; exit 0 ;;
@@ -27,6 +31,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$n" in ''|*[!0-9]*|0) echo "bench.sh: --n must be a positive number, not '$n'" >&2; exit 2 ;; esac
+case "$reps" in ''|*[!0-9]*|0) echo "bench.sh: --reps must be a positive number, not '$reps'" >&2; exit 2 ;; esac
 
 export PRESCIENT_BUILD_DIR=$repo/build-release
 BUILD_TYPE=Release "$repo/scripts/setup.sh"
@@ -42,54 +47,78 @@ trap cleanup EXIT
 url=$("$repo/scripts/pg.sh" start)
 server=${url%/*}
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-psql() { "$pg_bin/psql" -q -X "$@"; }
+# Quiet: the server's notices (DROP ... CASCADE) are not figures.
+psql() { PGOPTIONS="-c client_min_messages=warning" "$pg_bin/psql" -q -X "$@"; }
 prescient=$PRESCIENT_BUILD_DIR/engine/prescient
 "$prescient" migrate --db "$url" --slot 1m >/dev/null 2>&1
 psql "$server/postgres" -c "CREATE DATABASE prescient_1s"
 "$prescient" migrate --db "$server/prescient_1s" --slot 1s >/dev/null 2>&1
 
-echo "bench.sh: prescient, N = $n (scale: $scale_sizes pending; $schedule_count schedules)"
+echo "bench.sh: prescient, N = $n, $reps runs each (scale: $scale_sizes pending; $schedule_count schedules)"
 results=$("$PRESCIENT_BUILD_DIR/tests/prescient_bench" --db "$url" --db-1s "$server/prescient_1s" --n "$n" \
-  --only enqueue,drain,scale,lateness,schedules --scale "$scale_sizes" --schedules "$schedule_count")
+  --reps "$reps" --only enqueue,drain,scale,lateness,schedules --scale "$scale_sizes" --schedules "$schedule_count")
 
-echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n"
+# The median, min and max of the numbers on standard input, as "median min max".
+median_min_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)], v[1], v[NR]; else print 0, 0, 0 }'; }
+
+echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n, $reps runs"
 floor_dir=$repo/../shared/floor
-psql "$url" -f "$floor_dir/schema.sql" >/dev/null 2>&1
-psql "$url" -v n="$n" -f "$floor_dir/load.sql" >/dev/null
-psql "$url" -c "VACUUM ANALYZE floor.future_job" -c "CHECKPOINT"
-start=$(date +%s.%N)
-"$pg_bin/pgbench" -n -f "$floor_dir/lock_settle.sql" -c 2 -j 2 -t $(( (n + 1999) / 2000 )) "$url" >/dev/null
-floor_seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-floor_left=$(psql -At "$url" -c "SELECT count(*) FROM floor.future_job")
-floor_rate=$(awk -v n="$n" -v left="$floor_left" -v s="$floor_seconds" 'BEGIN { print (n - left) / s }')
-psql "$url" -c "DROP SCHEMA floor CASCADE"
+floor_runs=""
+for _ in $(seq "$reps"); do
+  psql "$url" -f "$floor_dir/schema.sql" >/dev/null 2>&1
+  psql "$url" -v n="$n" -f "$floor_dir/load.sql" >/dev/null
+  psql "$url" -c "VACUUM ANALYZE floor.future_job" -c "CHECKPOINT"
+  start=$(date +%s.%N)
+  "$pg_bin/pgbench" -n -f "$floor_dir/lock_settle.sql" -c 2 -j 2 -t $(( (n + 1999) / 2000 )) "$url" >/dev/null
+  floor_seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+  floor_left=$(psql -At "$url" -c "SELECT count(*) FROM floor.future_job")
+  floor_runs="$floor_runs $(awk -v n="$n" -v left="$floor_left" -v s="$floor_seconds" 'BEGIN { print (n - left) / s }')"
+  psql "$url" -c "DROP SCHEMA floor CASCADE"
+done
+read -r floor_rate floor_min floor_max < <(echo "$floor_runs" | tr ' ' '\n' | grep . | median_min_max)
 
-# The peers' best rates of this run, by phase (0 when not run).
-graphile_process=0 graphile_bulk=0 pgboss_process=0 pgboss_bulk=0
+# The peers' figures of this run, by phase: the best setting's median (0 when not run).
+graphile_process=0 graphile_bulk=0 graphile_single=0 graphile_single16=0
+pgboss_process=0 pgboss_bulk=0 pgboss_single=0 pgboss_single16=0
 if $peers; then
-  echo "bench.sh: the peers (../shared/peers/run-all.sh: enqueue-bulk and process, 1 run each), N = $n"
+  echo "bench.sh: the peers (../shared/peers/run-all.sh), $reps runs per setting"
   psql "$server/postgres" -c "CREATE DATABASE peers"
   peer_results=$(mktemp /tmp/prescient-peers.XXXXXX.jsonl)
   # run-all.sh checks its server with pg_ctl on PGDATA_BENCH: point it at this run's cluster.
-  (cd "$repo/../shared/peers" &&
-    DATABASE_URL="$server/peers" PGDATA_BENCH=$PRESCIENT_PGDATA N=$n REPS=1 ONLY="enqueue-bulk process" \
-      RESULTS_FILE=$peer_results ./run-all.sh >/dev/null)
-  best() {  # best jobs_per_sec of a peer's phase in this run's results
-    grep "\"peer\":\"$1\"" "$peer_results" | grep "\"phase\":\"$2\"" |
-      sed -E 's/.*"jobs_per_sec":([0-9.]+).*/\1/' | sort -n | tail -n 1
+  run_peers() {
+    (cd "$repo/../shared/peers" &&
+      DATABASE_URL="$server/peers" PGDATA_BENCH=$PRESCIENT_PGDATA RESULTS_FILE=$peer_results "$@" ./run-all.sh >/dev/null)
+  }
+  # Single enqueue with as many jobs as prescient's (one call per job is slow for everyone).
+  run_peers env N=5000 SEQ_N=5000 REPS="$reps" ONLY=enqueue-single
+  run_peers env N="$n" REPS="$reps" ONLY="enqueue-bulk process"
+  best() {  # the best median jobs_per_sec over the settings (labels) of a peer's phase; $3 filters labels
+    grep "\"peer\":\"$1\"" "$peer_results" | grep "\"phase\":\"$2\"" | grep -E "${3:-.}" |
+      sed -E 's/.*"label":"([^"]*)".*"jobs_per_sec":([0-9.]+).*/\1 \2/' | sort -k1,1 -k2,2g |
+      awk 'function settle() { if (n) { m = v[int((n + 1) / 2)]; if (m > best) best = m } }
+           $1 != label { settle(); label = $1; n = 0 }
+           { v[++n] = $2 }
+           END { settle(); print best + 0 }'
   }
   graphile_process=$(best graphile-worker process) graphile_bulk=$(best graphile-worker enqueue-bulk)
   pgboss_process=$(best pg-boss process) pgboss_bulk=$(best pg-boss enqueue-bulk)
-  rm -f "$peer_results"
+  graphile_single=$(best graphile-worker enqueue-single ':seq"') pgboss_single=$(best pg-boss enqueue-single ':seq"')
+  graphile_single16=$(best graphile-worker enqueue-single ':conc16"')
+  pgboss_single16=$(best pg-boss enqueue-single ':conc16"')
+  mkdir -p "$repo/bench-results"
+  mv "$peer_results" "$repo/bench-results/peers-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 fi
 
 mkdir -p "$repo/bench-results"
 out=$repo/bench-results/$(date -u +%Y%m%dT%H%M%SZ).json
 {
-  echo "{\"n\": $n, \"machine\": \"$(nproc) cores, $(uname -r)\", \"server\": \"$("$pg_bin/postgres" --version)\","
-  echo " \"floor_checks_per_second\": $floor_rate,"
-  echo " \"peers\": {\"graphile_worker\": {\"process\": ${graphile_process:-0}, \"bulk\": ${graphile_bulk:-0}},"
-  echo "           \"pg_boss\": {\"process\": ${pgboss_process:-0}, \"bulk\": ${pgboss_bulk:-0}}},"
+  echo "{\"n\": $n, \"reps\": $reps, \"machine\": \"$(nproc) cores, $(uname -r)\","
+  echo " \"server\": \"$("$pg_bin/postgres" --version)\","
+  echo " \"floor_checks_per_second\": {\"median\": $floor_rate, \"min\": $floor_min, \"max\": $floor_max},"
+  echo " \"peers\": {\"graphile_worker\": {\"process\": $graphile_process, \"bulk\": $graphile_bulk,"
+  echo "                                \"single\": $graphile_single, \"single16\": $graphile_single16},"
+  echo "           \"pg_boss\": {\"process\": $pgboss_process, \"bulk\": $pgboss_bulk,"
+  echo "                       \"single\": $pgboss_single, \"single16\": $pgboss_single16}},"
   echo " \"prescient\": ["
   echo "$results" | paste -sd, -
   echo "]}"
@@ -97,12 +126,13 @@ out=$repo/bench-results/$(date -u +%Y%m%dT%H%M%SZ).json
 
 ratio() { awk -v r="$1" -v base="$2" 'BEGIN { if (base > 0) printf "%.2fx", r / base; else printf "-" }'; }
 field() {  # a field of one JSON line: a string's text, or a number
-  echo "$1" | sed -nE -e "s/.*\"$2\":\"([^\"]*)\".*/\1/p;t" -e "s/.*\"$2\":([^,}]*).*/\1/p"
+  echo "$1" | sed -nE -e "s/.*\"$2\":\"([^\"]*)\".*/\\1/p;t" -e "s/.*\"$2\":([^,}]*).*/\\1/p"
 }
-printf '\n%-58s %10s %9s %8s %9s %9s  %s\n' "measure" "checks/s" "seconds" "floor" "graphile" "pg-boss" "note"
+printf '\n%-58s %9s %17s %8s %9s %9s  %s\n' "measure (median of $reps)" "checks/s" "[min-max]" "floor" "graphile" \
+  "pg-boss" "note"
 echo "$results" | while read -r line; do
-  measure=$(field "$line" measure) rate=$(field "$line" checks_per_second) secs=$(field "$line" seconds)
-  note=$(field "$line" note)
+  measure=$(field "$line" measure) rate=$(field "$line" checks_per_second) note=$(field "$line" note)
+  low=$(field "$line" min_checks_per_second) high=$(field "$line" max_checks_per_second)
   vs_floor=- vs_graphile=- vs_pgboss=-
   case "$measure" in
     "slot drain"*)
@@ -110,13 +140,23 @@ echo "$results" | while read -r line; do
       vs_graphile=$(ratio "$rate" "$graphile_process") vs_pgboss=$(ratio "$rate" "$pgboss_process") ;;
     "enqueue bulk"*)
       vs_graphile=$(ratio "$rate" "$graphile_bulk") vs_pgboss=$(ratio "$rate" "$pgboss_bulk") ;;
+    "enqueue single, 1 "*)
+      vs_graphile=$(ratio "$rate" "$graphile_single") vs_pgboss=$(ratio "$rate" "$pgboss_single") ;;
+    "enqueue single, 16 "*)
+      vs_graphile=$(ratio "$rate" "$graphile_single16") vs_pgboss=$(ratio "$rate" "$pgboss_single16") ;;
   esac
-  printf '%-58s %10.0f %9.3f %8s %9s %9s  %s\n' "$measure" "$rate" "$secs" "$vs_floor" "$vs_graphile" "$vs_pgboss" "$note"
+  spread=-
+  [ -n "$low" ] && spread=$(awk -v a="$low" -v b="$high" 'BEGIN { printf "[%.0f-%.0f]", a, b }')
+  printf '%-58s %9.0f %17s %8s %9s %9s  %s\n' "$measure" "$rate" "$spread" "$vs_floor" "$vs_graphile" "$vs_pgboss" "$note"
 done
-printf '%-58s %10.0f %9.3f %8s\n' "SQL floor (lock_settle, 2 clients)" "$floor_rate" "$floor_seconds" "100%"
+printf '%-58s %9.0f %17s %8s\n' "SQL floor (lock_settle, 2 clients)" "$floor_rate" \
+  "$(awk -v a="$floor_min" -v b="$floor_max" 'BEGIN { printf "[%.0f-%.0f]", a, b }')" "100%"
 if $peers; then
-  printf '%-58s %10.0f\n' "graphile-worker: best process rate (this run)" "$graphile_process" \
-    "graphile-worker: best bulk enqueue (this run)" "$graphile_bulk" \
-    "pg-boss: best process rate (this run)" "$pgboss_process" "pg-boss: best bulk enqueue (this run)" "$pgboss_bulk"
+  printf '%-58s %9.0f\n' "graphile-worker: processing, best setting" "$graphile_process" \
+    "graphile-worker: bulk enqueue, best batch" "$graphile_bulk" \
+    "graphile-worker: single enqueue, 1 in flight" "$graphile_single" \
+    "graphile-worker: single enqueue, 16 in flight" "$graphile_single16" \
+    "pg-boss: processing, best setting" "$pgboss_process" "pg-boss: bulk enqueue, best batch" "$pgboss_bulk" \
+    "pg-boss: single enqueue, 1 in flight" "$pgboss_single" "pg-boss: single enqueue, 16 in flight" "$pgboss_single16"
 fi
 echo "bench.sh: raw figures in $out"

@@ -1,7 +1,8 @@
 // prescient_bench: the figures behind scripts/bench.sh. Not a test: it checks only that each measure
 // did all its work (every check drained, every slot fired) and prints one JSON object per measure.
-//   prescient_bench --db URL [--n 100000] [--only enqueue,drain,scale,lateness,schedules]
+//   prescient_bench --db URL [--n 100000] [--reps 3] [--only enqueue,drain,scale,lateness,schedules]
 //                   [--scale 1000000,10000000] [--db-1s URL] [--schedules 100000]
+// Throughput measures run --reps times; each prints its median run and the spread.
 // The databases must be migrated and otherwise unused: the bench truncates prescient's tables.
 // --db-1s is a second database on a 1 s grid, for the daemon's lateness (the main one is on 1 min).
 #include <atomic>
@@ -31,23 +32,25 @@ class HalfAgain final : public JobExec {
   }
 };
 
-void enqueue_single(const std::string& url, long n, int threads) {
+Run enqueue_single(const std::string& url, soci::session& db, long n, int threads) {
+  reset(db);
   ManualClock clock(bench_slot() - std::chrono::hours{1});
   std::atomic<long> next{0};
   const auto start = Steady::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
-      auto db = connect(url);
-      Client client(*db, {.clock = &clock});
+      auto session = connect(url);
+      Client client(*session, {.clock = &clock});
       for (long i; (i = next++) < n;) client.schedule(request("noop", i, bench_slot()));
     });
   }
   for (auto& t : pool) t.join();
-  report("enqueue single, " + std::to_string(threads) + " thread(s)", n, seconds_since(start));
+  return {.seconds = seconds_since(start)};
 }
 
-void enqueue_bulk(soci::session& db, long n, long batch) {
+Run enqueue_bulk(soci::session& db, long n, long batch) {
+  reset(db);
   ManualClock clock(bench_slot() - std::chrono::hours{1});
   Client client(db, {.clock = &clock});
   std::vector<ScheduleRequest> requests;
@@ -59,10 +62,10 @@ void enqueue_bulk(soci::session& db, long n, long batch) {
       requests.clear();
     }
   }
-  report("enqueue bulk, " + std::to_string(batch) + " per call", n, seconds_since(start));
+  return {.seconds = seconds_since(start)};
 }
 
-void drain(const std::string& url, soci::session& db, const Registry& registry, const char* job, long n, int workers) {
+Run drain(const std::string& url, soci::session& db, const Registry& registry, const char* job, long n, int workers) {
   reset(db);
   load(db, job, n, bench_slot());
   ManualClock at_slot(bench_slot());
@@ -71,8 +74,8 @@ void drain(const std::string& url, soci::session& db, const Registry& registry, 
   const SlotReport r = runner.run_slot(bench_slot());
   const double cpu = machine_cpu_seconds() - cpu_before;
   if (r.claimed != n) throw std::runtime_error("drained " + std::to_string(r.claimed) + " of " + std::to_string(n));
-  report(std::string("slot drain, ") + job + ", " + std::to_string(workers) + " worker(s)", n, r.seconds,
-         {{"rescheduled", r.rescheduled}, {"events", r.events}, {"machine_cpu_us_per_check", cpu * 1e6 / n}});
+  return {.seconds = r.seconds,
+          .extra = {{"rescheduled", r.rescheduled}, {"events", r.events}, {"machine_cpu_us_per_check", cpu * 1e6 / n}}};
 }
 
 std::vector<long> numbers(const std::string& list) {
@@ -87,6 +90,7 @@ std::vector<long> numbers(const std::string& list) {
 int main(int argc, char** argv) {
   std::string url, url_1s, only = "enqueue,drain", scale_sizes = "1000000,10000000";
   long n = 100000, schedule_count = 100000;
+  int reps = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--db") url = value;
@@ -95,6 +99,7 @@ int main(int argc, char** argv) {
     else if (flag == "--only") only = value;
     else if (flag == "--scale") scale_sizes = value;
     else if (flag == "--schedules") schedule_count = std::stol(value);
+    else if (flag == "--reps") reps = std::stoi(value);
     else {
       std::cerr << "prescient_bench: unknown option " << flag << "\n";
       return 2;
@@ -110,21 +115,25 @@ int main(int argc, char** argv) {
     auto db = connect(url);
     if (wanted("enqueue")) {
       const long singles = std::min(n, 5000L);
-      reset(*db);
-      enqueue_single(url, singles, 1);
-      reset(*db);
-      enqueue_single(url, singles, 16);
+      for (const int threads : {1, 16}) {
+        report_median("enqueue single, " + std::to_string(threads) + " thread(s)", singles, reps,
+                      [&] { return enqueue_single(url, *db, singles, threads); });
+      }
       for (const long batch : {1000L, 10000L}) {
-        reset(*db);
-        enqueue_bulk(*db, n, batch);
+        report_median("enqueue bulk, " + std::to_string(batch) + " per call", n, reps,
+                      [&] { return enqueue_bulk(*db, n, batch); });
       }
     }
     if (wanted("drain")) {
-      for (const int workers : {1, 2, 4}) drain(url, *db, registry, "noop", n, workers);
-      drain(url, *db, registry, "half_again", n, 2);
-      drain(url, *db, registry, "emit", n, 2);
+      const auto measure = [&](const char* job, int workers) {
+        report_median(std::string("slot drain, ") + job + ", " + std::to_string(workers) + " worker(s)", n, reps,
+                      [&] { return drain(url, *db, registry, job, n, workers); });
+      };
+      for (const int workers : {1, 2, 4}) measure("noop", workers);
+      measure("half_again", 2);
+      measure("emit", 2);
     }
-    if (wanted("scale")) scale(url, *db, registry, numbers(scale_sizes));
+    if (wanted("scale")) scale(url, *db, registry, numbers(scale_sizes), reps);
     if (wanted("lateness")) lateness(url_1s, registry, 5, 10000);
     if (wanted("schedules")) schedules(url, *db, registry, schedule_count, 5);
     reset(*db);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <span>
@@ -34,6 +35,20 @@ void report(const std::string& measure, long checks, double seconds, const nlohm
                       {"checks_per_second", checks / seconds}};
   for (const auto& [k, v] : extra.items()) line[k] = v;
   std::cout << line << std::endl;
+}
+
+const Run& median_of(std::vector<Run>& runs) {
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.seconds < b.seconds; });
+  return runs[runs.size() / 2];
+}
+
+void report_median_of(const std::string& measure, long checks, std::vector<Run> runs) {
+  const Run& median = median_of(runs);
+  nlohmann::json extra = median.extra;
+  extra["reps"] = runs.size();
+  extra["min_checks_per_second"] = checks / runs.back().seconds;
+  extra["max_checks_per_second"] = checks / runs.front().seconds;
+  report(measure, checks, median.seconds, extra);
 }
 
 ScheduleRequest request(const char* job, long i, TimePoint at) {

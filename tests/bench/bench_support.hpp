@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "prescient/client.hpp"
 #include "prescient/registry.hpp"
@@ -31,6 +32,25 @@ double machine_cpu_seconds();
 // Prints one JSON object: measure, checks, seconds, checks_per_second and the extra fields.
 void report(const std::string& measure, long checks, double seconds, const nlohmann::json& extra = {});
 
+// One timed run of a measure: its seconds and the figures it adds to the report.
+struct Run {
+  double seconds = 0;
+  nlohmann::json extra = nlohmann::json::object();
+};
+// Sorts the runs by seconds and returns the median one. REQUIRES: runs is not empty.
+const Run& median_of(std::vector<Run>& runs);
+// Reports the median run with the spread of the rates: min_checks_per_second, max_checks_per_second and
+// reps. One run of a measure on this machine can be 15 % off the next; the median of several is the
+// figure to compare.
+void report_median_of(const std::string& measure, long checks, std::vector<Run> runs);
+// Runs `once` `reps` times and reports the median run.
+template <class Once>
+void report_median(const std::string& measure, long checks, int reps, Once once) {
+  std::vector<Run> runs;
+  for (int r = 0; r < reps; ++r) runs.push_back(once());
+  report_median_of(measure, checks, std::move(runs));
+}
+
 // A check of class `job` for entity bench/<i> at `at`, with a small payload.
 ScheduleRequest request(const char* job, long i, TimePoint at);
 
@@ -38,7 +58,8 @@ ScheduleRequest request(const char* job, long i, TimePoint at);
 void load(soci::session& db, const char* job, long n, TimePoint at);
 
 // The measures beyond throughput, each in its own file.
-void scale(const std::string& url, soci::session& db, const Registry& registry, const std::vector<long>& sizes);
+void scale(const std::string& url, soci::session& db, const Registry& registry, const std::vector<long>& sizes,
+           int reps);
 void add_lateness_classes(Registry& registry);  // `stamp`, the class the lateness measure runs
 void lateness(const std::string& url_1s_grid, const Registry& registry, int slots, long checks);
 void schedules(const std::string& url, soci::session& db, const Registry& registry, long count, int slots);

@@ -17,9 +17,9 @@ struct BatchExecutor::State {
   bool finished = false;
   std::size_t current = 0;  // the unit running now
   std::chrono::steady_clock::time_point started;
-  // The batch, copied in so an abandoned thread never reads its owner's memory.
-  std::vector<Check> checks;
-  std::vector<WorkUnit> units;
+  // The batch, held here too so an abandoned thread never reads memory its owner freed.
+  SharedChecks checks;
+  SharedUnits units;
   std::vector<UnitResult> results;
   TimePoint slot;
   std::chrono::seconds resolution{60};
@@ -115,12 +115,14 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
     if (state->stop) return;
     state->has_work = false;
     Context ctx(state->slot, state->resolution, *state->clock, state->database_url, state->job_db);
-    for (std::size_t i = 0; i < state->units.size(); ++i) {
+    const SharedChecks checks = state->checks;
+    const SharedUnits units = state->units;
+    for (std::size_t i = 0; i < units->size(); ++i) {
       state->current = i;
       state->started = std::chrono::steady_clock::now();
-      ctx.set_timeout(state->units[i].timeout);
+      ctx.set_timeout((*units)[i].timeout);
       lock.unlock();
-      UnitResult result = run_unit(state->checks, state->units[i], ctx);
+      UnitResult result = run_unit(*checks, (*units)[i], ctx);
       lock.lock();
       if (state->stop) return;  // abandoned while the job ran: nobody reads this any more
       state->results[i] = std::move(result);
@@ -130,13 +132,13 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
   }
 }
 
-std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, const std::vector<WorkUnit>& units,
-                                           TimePoint slot, const Clock& clock, std::chrono::seconds resolution) {
-  if (units.empty()) return {};
+std::vector<UnitResult> BatchExecutor::run(SharedChecks checks, SharedUnits units, TimePoint slot, const Clock& clock,
+                                           std::chrono::seconds resolution) {
+  if (units->empty()) return {};
   std::unique_lock lock(state_->mutex);
-  state_->checks = checks;
-  state_->units = units;
-  state_->results.assign(units.size(), UnitResult{});
+  state_->results.assign(units->size(), UnitResult{});
+  state_->checks = std::move(checks);
+  state_->units = std::move(units);
   state_->slot = slot;
   state_->resolution = resolution;
   state_->clock = &clock;
@@ -147,7 +149,7 @@ std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, con
   state_->work_ready.notify_all();
   while (!state_->finished) {
     const std::size_t unit = state_->current;
-    const auto deadline = state_->started + state_->units[unit].timeout + kTimeoutGrace;
+    const auto deadline = state_->started + (*state_->units)[unit].timeout + kTimeoutGrace;
     // No notification per unit: at each deadline we look whether the executor has moved on.
     if (state_->progress.wait_until(lock, deadline, [&] { return state_->finished || state_->current != unit; })) {
       continue;
@@ -157,7 +159,7 @@ std::vector<UnitResult> BatchExecutor::run(const std::vector<Check>& checks, con
     timed_out_ = true;
     state_->stop = true;
     std::vector<UnitResult> results = std::move(state_->results);
-    const auto timeout = state_->units[unit].timeout;
+    const auto timeout = (*state_->units)[unit].timeout;
     results[unit] = UnitResult{
         .ran = true,
         .failed = true,

@@ -31,6 +31,11 @@ struct WorkUnit {
   std::chrono::milliseconds timeout{30000};
 };
 
+// A batch's checks and units, shared with the executor's thread: an abandoned thread keeps them alive,
+// and nothing is copied per batch.
+using SharedChecks = std::shared_ptr<const std::vector<Check>>;
+using SharedUnits = std::shared_ptr<const std::vector<WorkUnit>>;
+
 struct UnitResult {
   bool ran = false;  // false: not reached (after a timeout); leave its checks unsettled
   bool failed = false;
@@ -50,8 +55,8 @@ class BatchExecutor {
 
   // Runs the units in order. Returns one result per unit. After a timeout this executor is spent:
   // timed_out() is true and the caller must use a new one.
-  std::vector<UnitResult> run(const std::vector<Check>& checks, const std::vector<WorkUnit>& units, TimePoint slot,
-                              const Clock& clock, std::chrono::seconds resolution);
+  std::vector<UnitResult> run(SharedChecks checks, SharedUnits units, TimePoint slot, const Clock& clock,
+                              std::chrono::seconds resolution);
   bool timed_out() const { return timed_out_; }
 
  private:

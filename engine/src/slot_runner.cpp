@@ -55,8 +55,9 @@ class Worker {
         // Long-running classes take the slow path: a written lease now, the run after the commit.
         std::vector<Check> fast, slow;
         for (Check& c : checks) (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
-        std::vector<SettleItem> items = run(fast, grouped, slot);
-        apply_writes(items, fast);
+        const auto batch = std::make_shared<const std::vector<Check>>(std::move(fast));
+        std::vector<SettleItem> items = run(batch, grouped, slot);
+        apply_writes(items, *batch);
         const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now());
         tally(items, settled, report);
         std::optional<std::int64_t> token;
@@ -115,7 +116,7 @@ class Worker {
 
   // The slow path: run outside any transaction, then settle fenced by the lease token.
   void run_leased(const std::vector<Check>& checks, std::int64_t token, TimePoint slot, SlotReport& report) {
-    std::vector<SettleItem> items = run(checks, false, slot);
+    std::vector<SettleItem> items = run(std::make_shared<const std::vector<Check>>(checks), false, slot);
     std::set<std::int64_t> unrun;
     for (const Check& c : checks) unrun.insert(c.id);
     for (const SettleItem& item : items) unrun.erase(item.id);
@@ -154,10 +155,12 @@ class Worker {
     return units;
   }
 
-  std::vector<SettleItem> run(const std::vector<Check>& checks, bool grouped, TimePoint slot) {
+  std::vector<SettleItem> run(const detail::SharedChecks& batch, bool grouped, TimePoint slot) {
+    const std::vector<Check>& checks = *batch;
     if (checks.empty()) return {};
-    const std::vector<WorkUnit> units = units_of(checks, grouped);
-    const std::vector<UnitResult> results = executor_->run(checks, units, slot, clock_, settings_.slot);
+    const auto shared_units = std::make_shared<const std::vector<WorkUnit>>(units_of(checks, grouped));
+    const std::vector<WorkUnit>& units = *shared_units;
+    const std::vector<UnitResult> results = executor_->run(batch, shared_units, slot, clock_, settings_.slot);
     if (executor_->timed_out()) {
       // The stuck thread keeps its job instances; this worker starts afresh.
       executor_ = std::make_unique<BatchExecutor>(options_.database_url);

@@ -248,8 +248,9 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.grant_roles() FROM PUBLIC;
 
--- The roles exist when 0010 could create them; otherwise an administrator calls grant_roles() later.
-DO $$
+-- Grants again what grant_roles() grants, for a migration that replaced it: when the roles exist (0010
+-- could create them; otherwise an administrator calls grant_roles() once they do).
+CREATE FUNCTION prescient.regrant_roles() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'prescient_client')
      AND EXISTS (SELECT FROM pg_roles WHERE rolname = 'prescient_runner') THEN
@@ -259,3 +260,5 @@ EXCEPTION WHEN insufficient_privilege THEN
   RAISE WARNING 'prescient: could not grant to prescient_client and prescient_runner (%): run SELECT '
                 'prescient.grant_roles() as the schema owner', SQLERRM;
 END $$;
+REVOKE EXECUTE ON FUNCTION prescient.regrant_roles() FROM PUBLIC;
+SELECT prescient.regrant_roles();

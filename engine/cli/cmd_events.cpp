@@ -144,38 +144,4 @@ Command events_command() {
   };
 }
 
-Command purge_command() {
-  return {
-      .name = "purge",
-      .summary = "Retention: delete history rows and/or events older than a duration, in batches.",
-      .usage = "purge --older-than DURATION [--history] [--events] [--json]",
-      .add_options =
-          [](po::options_description& desc) {
-            desc.add_options()
-                ("older-than", po::value<std::string>()->value_name("DURATION")->required(),
-                 "delete what finished (history) or was emitted (events) longer ago than this")
-                ("history", "purge job_history")
-                ("events", "purge the event outbox")
-                ("json", "print one JSON object");
-          },
-      .run =
-          [](const Invocation& in) {
-            const auto age = parse_duration(in.get<std::string>("older-than"));
-            if (!in.has("history") && !in.has("events")) throw InvalidInput("say what to purge: --history and/or --events");
-            auto db = in.connect_migrated();
-            const TimePoint cutoff = SystemClock().now() - age;
-            constexpr int kBatch = 10000;
-            const std::int64_t history = in.has("history") ? purge_history(*db, cutoff, kBatch) : 0;
-            const std::int64_t events = in.has("events") ? purge_events(*db, cutoff, kBatch) : 0;
-            if (in.json()) {
-              std::cout << nlohmann::json{{"history", history}, {"events", events}, {"before", format_time(cutoff)}} << "\n";
-            } else {
-              std::cout << "purged " << history << " history rows and " << events << " events from before "
-                        << format_time(cutoff) << "\n";
-            }
-            return kOk;
-          },
-  };
-}
-
 }  // namespace prescient::cli

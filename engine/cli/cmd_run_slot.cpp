@@ -32,6 +32,7 @@ Command run_slot_command() {
             in.connect_migrated();  // refuse a database without the current schema before firing anything
             const SystemClock clock;
             SlotRunner runner(options, known_job_classes(in), clock);
+            ensure_history_partitions(runner);
             const TimePoint slot = requested ? *requested : runner.settings().grid().floor(clock.now());
             const SlotReport report = runner.run_slot(slot);
             print_slot_summary(report, options, in.json());

@@ -34,6 +34,7 @@ Command sweep_command() {
             in.connect_migrated();
             const SystemClock clock;
             SlotRunner runner(options, known_job_classes(in), clock);
+            ensure_history_partitions(runner);
             const TimePoint until = requested ? *requested : runner.settings().grid().floor(clock.now());
             const bool terminal = ::isatty(STDERR_FILENO) != 0;
             const SlotReport report = runner.sweep(until, mode, [&](const SlotReport& slot) {

@@ -2,6 +2,7 @@
 
 #include "check_options.hpp"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "prescient/database.hpp"
@@ -42,6 +43,14 @@ RunnerOptions runner_options_of(const Invocation& in) {
   }
   options.shard = parse_shard(in.get<std::string>("shard"));
   return options;
+}
+
+void ensure_history_partitions(SlotRunner& runner) {
+  try {
+    runner.ensure_history_partitions();
+  } catch (const std::exception& e) {
+    spdlog::warn("could not create history partitions (firing anyway): {}", e.what());
+  }
 }
 
 }  // namespace prescient::cli

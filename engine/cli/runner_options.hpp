@@ -10,5 +10,8 @@ void add_runner_options(po::options_description& desc);
 RunnerOptions runner_options_of(const Invocation& in);
 // "<hostname>:<pid>": unique enough to tell runners apart in the history.
 std::string default_runner_id();
+// The history partitions ahead of time, for the one-shot commands (run-slot, sweep): a failure is a
+// warning, never a reason not to fire (settlements of a month without one go to the default partition).
+void ensure_history_partitions(SlotRunner& runner);
 
 }  // namespace prescient::cli

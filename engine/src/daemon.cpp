@@ -13,6 +13,10 @@ namespace prescient {
 namespace {
 
 constexpr std::chrono::seconds kMaxBackoff{30};
+// History partitions are created three months ahead; looking hourly is plenty, and after a failure
+// (a lock not granted, a lost connection) a minute later.
+constexpr std::chrono::hours kPartitionsEvery{1};
+constexpr std::chrono::minutes kPartitionsRetry{1};
 
 }  // namespace
 
@@ -55,6 +59,7 @@ DaemonStats Daemon::run() {
 
   std::optional<SlotRunner> runner;
   std::optional<TimePoint> slot;
+  TimePoint partitions_due{};  // when to look at the history partitions again
   while (!waiter_.stopped()) {
     try {
       if (!runner) {
@@ -70,6 +75,18 @@ DaemonStats Daemon::run() {
         slot = current;
         spdlog::info("runner {}: started, shard {}, slot {}", options_.runner_id, options_.shard.text(),
                      format_duration(runner->settings().slot));
+      }
+      if (clock_.now() >= partitions_due) {
+        // Upkeep, never a reason to stop firing: settlements of a month without a partition go to the
+        // default one meanwhile.
+        try {
+          runner->ensure_history_partitions();
+          partitions_due = clock_.now() + kPartitionsEvery;
+        } catch (const std::exception& e) {
+          spdlog::warn("runner {}: could not create history partitions, trying again in {}: {}", options_.runner_id,
+                       format_duration(kPartitionsRetry), e.what());
+          partitions_due = clock_.now() + kPartitionsRetry;
+        }
       }
       const TimePoint current = runner->settings().grid().floor(clock_.now());
       if (*slot > current + runner->settings().slot) {

@@ -62,36 +62,4 @@ std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::op
   return out;
 }
 
-namespace {
-
-std::int64_t purge(soci::session& db, const char* what, const std::string& sql, TimePoint before, int batch) {
-  std::int64_t total = 0;
-  while (true) {
-    const pq::Result gone = pq::exec(native_connection(db), what, sql,
-                                     {std::to_string(to_unix_micros(before)), std::to_string(batch)});
-    total += gone.integer(0, 0);
-    if (gone.integer(0, 0) < batch) return total;
-  }
-}
-
-}  // namespace
-
-std::int64_t purge_events(soci::session& db, TimePoint before, int batch) {
-  return purge(db, "cannot purge events",
-               "WITH gone AS (DELETE FROM prescient.event WHERE seq IN ("
-               "  SELECT seq FROM prescient.event WHERE emitted_at < prescient.at_us($1) LIMIT $2) RETURNING 1)"
-               " SELECT count(*) FROM gone",
-               before, batch);
-}
-
-std::int64_t purge_history(soci::session& db, TimePoint before, int batch) {
-  return purge(db, "cannot purge history",
-               // By row address: history rows are never updated, so a ctid found here is still that row.
-               "WITH gone AS (DELETE FROM prescient.job_history WHERE ctid = ANY (ARRAY("
-               "  SELECT ctid FROM prescient.job_history WHERE finished_at < prescient.at_us($1) LIMIT $2))"
-               "  RETURNING 1)"
-               " SELECT count(*) FROM gone",
-               before, batch);
-}
-
 }  // namespace prescient

@@ -7,9 +7,11 @@
 
 #include "fnv.hpp"
 #include "pq.hpp"
+#include "prescient/clock.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/retention.hpp"
 #include "prescient/slot_grid.hpp"
 
 namespace prescient {
@@ -119,6 +121,8 @@ MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> s
     spdlog::info("applied migration {}", m.name);
     report.applied.emplace_back(m.name);
   }
+  // Runners keep the history partitions ahead too; a migrated database has them from the start.
+  ensure_history_partitions(db, SystemClock().now());
   report.version = latest_known_migration();
   report.slot = stored_slot(conn);
   return report;

@@ -14,6 +14,7 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/guards.hpp"
+#include "prescient/retention.hpp"
 #include "prescient/store.hpp"
 #include "prescient/time_text.hpp"
 
@@ -384,6 +385,10 @@ SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::functio
   }
   total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return total;
+}
+
+int SlotRunner::ensure_history_partitions() {
+  return with_control([&](Store&) { return prescient::ensure_history_partitions(*sessions_->control, clock_.now()); });
 }
 
 }  // namespace prescient

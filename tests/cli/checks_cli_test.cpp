@@ -213,3 +213,30 @@ TEST_CASE("two processes scheduling the same key at the same moment: one row, on
   }
   CHECK(pending_count(url) == 5);
 }
+
+TEST_CASE("purge --history drops whole old months and keeps the recent rows; it says how many went") {
+  const std::string url = create_migrated_database(60);
+  {
+    auto db = connect_to(url);
+    // 4 months of partitions from 400 days ago, 100 rows in them; 5 recent rows.
+    *db << "SELECT prescient.ensure_history_partitions(now() - interval '400 days')";
+    *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
+           "    check_count, attempts, enqueued_on, enqueued_by, finished_at, finished_by, outcome)"
+           " SELECT g, 'noop', 'o', g::text, '{}', t, t, 1, 0, t, 'test', t, 'test', 'done'"
+           "   FROM generate_series(1, 105) g,"
+           "        LATERAL (SELECT now() - CASE WHEN g <= 100 THEN interval '390 days' ELSE interval '1 hour' END AS t) x";
+  }
+  const ProcessResult purged =
+      run_prescient(with_db({"purge", "--older-than", "30d", "--history", "--events", "--json"}, url));
+  REQUIRE(purged.exit_code == 0);
+  const json report = json::parse(purged.out);
+  CHECK(report["history"] == 100);
+  CHECK(report["history_months_dropped"].get<int>() >= 1);
+  CHECK(report["events"] == 0);
+  const ProcessResult left = run_prescient(with_db({"history", "--json", "--limit", "1000"}, url));
+  REQUIRE(left.exit_code == 0);
+  CHECK(json::parse(left.out).size() == 5);
+  const ProcessResult nothing = run_prescient(with_db({"purge", "--older-than", "30d"}, url));
+  CHECK(nothing.exit_code == 2);
+  CHECK_THAT(nothing.err, Catch::Contains("--history and/or --events"));
+}

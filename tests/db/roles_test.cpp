@@ -133,7 +133,16 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
   *f.owner << "SELECT count(*) FROM prescient.schedule WHERE last_occurrence_at IS NOT NULL", soci::into(with_last);
   CHECK(with_last == 1);
 
+  // It keeps the history partitions ahead (as the schema's owner, through the function), and drops none.
+  CHECK(runner.ensure_history_partitions() == 0);  // migrate made them already
   auto db = connect_to(runner_url);
+  *db << "SELECT prescient.ensure_history_partitions('2041-03-01T00:00:00Z'::timestamptz)";
+  long long made = 0;
+  *f.owner << "SELECT count(*) FROM prescient.history_partitions() WHERE name LIKE 'job_history_2041_%'", soci::into(made);
+  CHECK(made == 4);
+  CHECK(denied(*db, "SELECT prescient.drop_history_partition('job_history_2041_03')"));
+  CHECK(denied(*db, "DROP TABLE prescient.job_history_2041_03"));
+  CHECK(denied(*db, "SELECT prescient.purge_history_rows(now(), 10)"));
   CHECK(denied(*db, "DROP TABLE prescient.job_history"));
   CHECK(denied(*db, "TRUNCATE prescient.event"));
   CHECK(denied(*db, "DELETE FROM prescient.job_history"));

@@ -50,8 +50,4 @@ class EventReader {
   soci::session& db_;
 };
 
-// Deletes rows older than `before` in batches of `batch`; returns how many went.
-std::int64_t purge_events(soci::session& db, TimePoint before, int batch);
-std::int64_t purge_history(soci::session& db, TimePoint before, int batch);
-
 }  // namespace prescient

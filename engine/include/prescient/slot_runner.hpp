@@ -64,6 +64,10 @@ class SlotRunner {
   // `progress` is called after each slot.
   SlotReport sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress = {});
 
+  // Creates the monthly history partitions the next three months need (prescient/retention.hpp), on the
+  // control session at the runner's clock; returns how many it created. Settlements never wait for it:
+  // a month without a partition goes to the default one until then.
+  int ensure_history_partitions();
 
  private:
   void require_firable(TimePoint slot, const char* what) const;

@@ -6,6 +6,7 @@
 
 #include "check_options.hpp"
 #include "prescient/daemon.hpp"
+#include "prometheus_metrics.hpp"
 #include "runner_options.hpp"
 
 namespace prescient::cli {
@@ -14,19 +15,33 @@ Command daemon_command() {
   return {
       .name = "daemon",
       .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it.",
-      .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]",
-      .add_options = [](po::options_description& desc) { add_runner_options(desc); },
+      .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]\n"
+               "                         [--metrics-addr HOST:PORT]",
+      .add_options =
+          [](po::options_description& desc) {
+            add_runner_options(desc);
+            desc.add_options()("metrics-addr", po::value<std::string>()->value_name("HOST:PORT"),
+                               "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; "
+                               "default: none)");
+          },
       .run =
           [](const Invocation& in) {
             const RunnerOptions options = runner_options_of(in);
             const Registry& registry = known_job_classes(in);
-            in.connect_migrated();
-            // Signals go to one thread that asks the daemon to stop; the others never see them.
+            // Signals go to one thread that asks the daemon to stop; every other thread, the metrics
+            // server's included, starts after this and inherits the mask, so never sees them.
             sigset_t signals;
             sigemptyset(&signals);
             sigaddset(&signals, SIGTERM);
             sigaddset(&signals, SIGINT);
             pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+            // Before connecting: a bad address or a taken port is reported before anything else happens.
+            std::unique_ptr<PrometheusMetrics> metrics;
+            if (in.has("metrics-addr")) {
+              metrics = std::make_unique<PrometheusMetrics>(in.get<std::string>("metrics-addr"), options.database_url,
+                                                            options.runner_id, options.shard.text());
+            }
+            in.connect_migrated();
             const SystemClock clock;
             SystemWaiter waiter(clock);
             std::thread signal_thread([&] {
@@ -36,7 +51,7 @@ Command daemon_command() {
                            received == SIGTERM ? "SIGTERM" : "SIGINT");
               waiter.stop();
             });
-            Daemon daemon(options, registry, clock, waiter);
+            Daemon daemon(options, registry, clock, waiter, metrics.get());
             try {
               daemon.run();
             } catch (...) {

@@ -41,16 +41,23 @@ bool SystemWaiter::wait_until(TimePoint t) {
   return !stopped_;
 }
 
-Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter)
-    : options_(std::move(options)), registry_(registry), clock_(clock), waiter_(waiter) {
+Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
+               DaemonObserver* observer)
+    : options_(std::move(options)), registry_(registry), clock_(clock), waiter_(waiter), observer_(observer) {
   options_.stop_requested = &waiter_.stop_flag();
 }
 
 DaemonStats Daemon::run() {
   DaemonStats stats;
   std::chrono::seconds backoff{1};
+  const auto count = [&](const SlotReport& report, bool on_boundary) {
+    if (observer_) observer_->fired(report, on_boundary);
+    stats.total.add(report);
+    stats.total.batch_seconds.clear();
+  };
   const auto failed = [&](const std::exception& e, const char* doing) {
     ++stats.errors;
+    if (observer_) observer_->failed(e);
     spdlog::warn("runner {}: {} failed, retrying in {}: {}", options_.runner_id, doing, format_duration(backoff),
                  e.what());
     waiter_.wait_until(clock_.now() + backoff);
@@ -71,7 +78,7 @@ DaemonStats Daemon::run() {
           spdlog::info("runner {}: swept {} missed checks before {}", options_.runner_id, swept.claimed,
                        format_time(current));
         }
-        stats.total.add(swept);
+        count(swept, false);
         slot = current;
         spdlog::info("runner {}: started, shard {}, slot {}", options_.runner_id, options_.shard.text(),
                      format_duration(runner->settings().slot));
@@ -101,7 +108,7 @@ DaemonStats Daemon::run() {
       if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
       const SlotReport report = runner->run_slot(*slot);
       ++stats.slots;
-      stats.total.add(report);
+      count(report, true);
       if (report.claimed > 0) {
         spdlog::info("slot {} runner {}: claimed {}, done {}, rescheduled {}, retried {}, failed {}, guarded {} in {:.3f}s",
                      format_time(*slot), options_.runner_id, report.claimed, report.done, report.rescheduled,
@@ -115,7 +122,7 @@ DaemonStats Daemon::run() {
         spdlog::info("runner {}: caught up {} overdue checks before {}", options_.runner_id, overdue.claimed,
                      format_time(*slot));
       }
-      stats.total.add(overdue);
+      count(overdue, false);
       *slot += runner->settings().slot;
       backoff = std::chrono::seconds{1};
     } catch (const InvalidInput&) {

@@ -40,6 +40,7 @@ class Worker {
     SlotReport report;
     report.slot = slot;
     while (!(options_.stop_requested && options_.stop_requested->load())) {
+      const auto batch_start = std::chrono::steady_clock::now();
       store_.begin();
       try {
         std::vector<Check> checks = store_.claim_due(slot, clock_.now(), options_.batch_size);
@@ -52,6 +53,7 @@ class Worker {
           store_.rollback();
           return report;
         }
+        if (!report.first_claim_at) report.first_claim_at = clock_.now();
         report.claimed += static_cast<long>(checks.size());
         // Long-running classes take the slow path: a written lease now, the run after the commit.
         std::vector<Check> fast, slow;
@@ -64,9 +66,15 @@ class Worker {
         std::optional<std::int64_t> token;
         if (!slow.empty()) token = store_.lease(ids_of(slow), options_.runner_id, lease_end(slow));
         store_.commit();
+        report.last_commit_at = clock_.now();
+        report.batch_seconds.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count());
         spdlog::debug("slot {} runner {}: settled {} of {} claimed", format_time(slot), options_.runner_id,
                       settled.checks, items.size());
-        if (token) run_leased(slow, *token, slot, report);
+        if (token) {
+          run_leased(slow, *token, slot, report);
+          report.last_commit_at = clock_.now();
+        }
       } catch (...) {
         try {
           store_.rollback();
@@ -287,6 +295,9 @@ void SlotReport::add(const SlotReport& o) {
   events += o.events;
   shifted += o.shifted;
   discarded += o.discarded;
+  if (o.first_claim_at && (!first_claim_at || *o.first_claim_at < *first_claim_at)) first_claim_at = o.first_claim_at;
+  if (o.last_commit_at && (!last_commit_at || *o.last_commit_at > *last_commit_at)) last_commit_at = o.last_commit_at;
+  batch_seconds.insert(batch_seconds.end(), o.batch_seconds.begin(), o.batch_seconds.end());
 }
 
 SweepMode parse_sweep_mode(std::string_view text) {

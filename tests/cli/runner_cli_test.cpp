@@ -2,8 +2,11 @@
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 
+#include <signal.h>
+
 #include <thread>
 
+#include "http.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
 
@@ -100,4 +103,44 @@ TEST_CASE("jobs lists built-in classes, plugin classes with their file, and poli
       with_db({"schedule", "--job", "order_unshipped", "--entity", "orders", "--entity-key", "2", "--in", "3h"}, url),
       {{"PRESCIENT_PLUGIN_PATH", PRESCIENT_EXAMPLE_PLUGINS}});
   CHECK(from_env.exit_code == 0);
+}
+
+TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fires") {
+  const std::string url = create_migrated_database(1);
+  std::string lines;
+  for (int i = 0; i < 30; ++i) {
+    lines += R"({"job": "emit", "entity": "e", "entity_key": ")" + std::to_string(i) +
+             R"(", "at": "@1000000000", "payload": {"type": "ping"}})" + "\n";
+  }
+  REQUIRE(run_prescient(with_db({"schedule", "--file", "-"}, url), {}, lines).exit_code == 0);
+  const int port = free_loopback_port();
+  const pid_t daemon = start_prescient(with_db({"daemon", "--runner-id", "metrics-test", "--metrics-addr",
+                                                "127.0.0.1:" + std::to_string(port)},
+                                               url));
+  // The checks are due at the next boundary of this 1 s grid: scrape until they are settled (at most 10 s).
+  std::string metrics;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    metrics = http_get(port, "/metrics").value_or("");
+    if (metrics.find("prescient_checks_settled_total{outcome=\"done\"} 30") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(metrics);
+  CHECK_THAT(metrics, Catch::Contains("prescient_checks_claimed_total 30"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_checks_settled_total{outcome=\"done\"} 30"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_checks_settled_total{outcome=\"failed\"} 0"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_events_emitted_total 30"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_dead_letters_total 0"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_database_errors_total 0"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_runner_info{runner_id=\"metrics-test\",shard=\"0/1\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_slot_first_claim_lag_seconds_count 1"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_slot_last_settle_lag_seconds_bucket{le=\"+Inf\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_batch_duration_seconds_count"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_pending_checks{horizon=\"due\"} 0"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_pending_checks{horizon=\"overdue\"} 0"));
+  REQUIRE(::kill(daemon, SIGTERM) == 0);
+  CHECK(wait_for(daemon) == 0);
+
+  const ProcessResult bad = run_prescient(with_db({"daemon", "--metrics-addr", "localhost"}, url));
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("invalid --metrics-addr 'localhost'"));
 }

@@ -38,16 +38,28 @@ class SystemWaiter final : public Waiter {
   const Clock& clock_;
 };
 
+// What the daemon reports as it goes, for metrics. Called on the daemon's thread.
+class DaemonObserver {
+ public:
+  virtual ~DaemonObserver() = default;
+  // After each slot fired at its boundary (on_boundary), and after each catch-up sweep.
+  virtual void fired(const SlotReport& report, bool on_boundary) = 0;
+  // A database failure the daemon backs off from and retries.
+  virtual void failed(const std::exception& error) = 0;
+};
+
 struct DaemonStats {
   long slots = 0;  // slots fired (owned or not)
   long errors = 0;
-  SlotReport total;
+  SlotReport total;  // counts only: a daemon that runs for months keeps no per-batch detail
 };
 
 class Daemon {
  public:
-  // REQUIRES: registry, clock and waiter outlive the daemon. options.stop_requested is set to the waiter's flag.
-  Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter);
+  // REQUIRES: registry, clock, waiter and observer (when given) outlive the daemon.
+  // options.stop_requested is set to the waiter's flag.
+  Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
+         DaemonObserver* observer = nullptr);
   // Runs until the waiter is stopped; the batch in hand is settled before it returns.
   DaemonStats run();
 
@@ -56,6 +68,7 @@ class Daemon {
   const Registry& registry_;
   const Clock& clock_;
   Waiter& waiter_;
+  DaemonObserver* observer_;
 };
 
 }  // namespace prescient

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "prescient/clock.hpp"
 #include "prescient/registry.hpp"
@@ -38,6 +40,11 @@ struct SlotReport {
   long shifted = 0;    // sweep --mode shift
   long discarded = 0;  // slow-path results that came back after their lease expired
   double seconds = 0;
+  // On the runner's clock: when the first batch was claimed and the last one committed (none when
+  // nothing was claimed), and how long each batch took from claim to commit.
+  std::optional<TimePoint> first_claim_at;
+  std::optional<TimePoint> last_commit_at;
+  std::vector<double> batch_seconds;
   void add(const SlotReport& other);
 };
 

@@ -1,0 +1,198 @@
+#include "prometheus_metrics.hpp"
+
+#include <prometheus/metric_family.h>
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+#include <regex>
+
+#include "prescient/clock.hpp"
+#include "prescient/database.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/slot_grid.hpp"
+#include "prescient/store.hpp"
+
+namespace prescient::cli {
+namespace {
+
+// A scrape every few seconds must not count the pending table every time.
+constexpr std::chrono::seconds kPendingMaxAge{15};
+
+const prometheus::Histogram::BucketBoundaries kLagBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                          1,     2.5,  5,     10,   30,  60};
+const prometheus::Histogram::BucketBoundaries kBatchBuckets{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                            0.25,  0.5,    1,     2.5,  5,     10,   30};
+
+double seconds_between(TimePoint from, TimePoint to) { return std::chrono::duration<double>(to - from).count(); }
+
+}  // namespace
+
+// prescient_pending_checks{horizon=...}: overdue (before the current slot), due (the current slot), and
+// those due within the next hour, day and week after it. Index range counts on the slot index, on a
+// session of its own, cached for kPendingMaxAge.
+class PendingByHorizon final : public prometheus::Collectable {
+ public:
+  explicit PendingByHorizon(std::string database_url) : database_url_(std::move(database_url)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    const std::lock_guard lock(mutex_);
+    const TimePoint now = SystemClock().now();
+    if (!counted_at_ || now - *counted_at_ >= kPendingMaxAge) {
+      try {
+        count(now);
+      } catch (const std::exception& e) {
+        db_.reset();  // reconnect at the next scrape
+        spdlog::warn("metrics: cannot count pending checks: {}", e.what());
+        return {};
+      }
+    }
+    return {family_};
+  }
+
+ private:
+  void count(TimePoint now) const {
+    if (!db_) {
+      db_ = connect(database_url_);
+      grid_ = Store(*db_).settings().grid();
+    }
+    const auto micros = [](TimePoint t) { return static_cast<long long>(to_unix_micros(t)); };
+    const TimePoint slot = grid_->floor(now);
+    long long overdue = 0, due = 0, hour = 0, day = 0, week = 0;
+    const long long s = micros(slot), h = micros(slot + std::chrono::hours{1}), d = micros(slot + std::chrono::days{1}),
+                    w = micros(slot + std::chrono::days{7});
+    *db_ << "SELECT count(*) FILTER (WHERE next_check_at < prescient.at_us(:s)),"
+            "       count(*) FILTER (WHERE next_check_at = prescient.at_us(:s)),"
+            "       count(*) FILTER (WHERE next_check_at > prescient.at_us(:s) AND next_check_at <= prescient.at_us(:h)),"
+            "       count(*) FILTER (WHERE next_check_at > prescient.at_us(:h) AND next_check_at <= prescient.at_us(:d)),"
+            "       count(*) FILTER (WHERE next_check_at > prescient.at_us(:d))"
+            "  FROM prescient.future_job WHERE next_check_at <= prescient.at_us(:w)",
+        soci::use(s, "s"), soci::use(h, "h"), soci::use(d, "d"), soci::use(w, "w"), soci::into(overdue), soci::into(due),
+        soci::into(hour), soci::into(day), soci::into(week);
+    family_ = {.name = "prescient_pending_checks",
+               .help = "Pending checks by when they are due: before the current slot (overdue), at it (due), "
+                       "and within the hour, day and week after it",
+               .type = prometheus::MetricType::Gauge,
+               .metric = {}};
+    for (const auto& [horizon, value] : {std::pair{"overdue", overdue}, {"due", due}, {"next_hour", hour},
+                                         {"next_day", day}, {"next_week", week}}) {
+      prometheus::ClientMetric metric;
+      metric.label = {{"horizon", horizon}};
+      metric.gauge.value = static_cast<double>(value);
+      family_.metric.push_back(metric);
+    }
+    counted_at_ = now;
+  }
+
+  const std::string database_url_;
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<soci::session> db_;
+  mutable std::optional<SlotGrid> grid_;
+  mutable std::optional<TimePoint> counted_at_;
+  mutable prometheus::MetricFamily family_;
+};
+
+namespace {
+
+std::shared_ptr<prometheus::Registry> with_runner_info(const std::string& runner_id, const std::string& shard) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  prometheus::BuildGauge()
+      .Name("prescient_runner_info")
+      .Help("This runner: its id (finished_by in the history) and shard")
+      .Register(*registry)
+      .Add({{"runner_id", runner_id}, {"shard", shard}})
+      .Set(1);
+  return registry;
+}
+
+void require_host_port(const std::string& address) {
+  static const std::regex kHostPort(R"(^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$)");
+  std::smatch match;
+  if (!std::regex_match(address, match, kHostPort) || std::stoi(match[2]) < 1 || std::stoi(match[2]) > 65535) {
+    throw InvalidInput("invalid --metrics-addr '" + address + "': use HOST:PORT, e.g. 127.0.0.1:9464");
+  }
+}
+
+}  // namespace
+
+PrometheusMetrics::PrometheusMetrics(const std::string& address, const std::string& database_url,
+                                     const std::string& runner_id, const std::string& shard)
+    : registry_(with_runner_info(runner_id, shard)),
+      pending_(std::make_shared<PendingByHorizon>(database_url)),
+      claimed_(prometheus::BuildCounter()
+                   .Name("prescient_checks_claimed_total")
+                   .Help("Checks claimed by this runner (a check claimed again after a failed run counts again)")
+                   .Register(*registry_)
+                   .Add({})),
+      settled_(prometheus::BuildCounter()
+                   .Name("prescient_checks_settled_total")
+                   .Help("Checks settled by this runner, by outcome: done, rescheduled, retried, failed, guarded")
+                   .Register(*registry_)),
+      events_(prometheus::BuildCounter()
+                  .Name("prescient_events_emitted_total")
+                  .Help("Events written to the outbox by this runner's settlements")
+                  .Register(*registry_)
+                  .Add({})),
+      dead_letters_(prometheus::BuildCounter()
+                        .Name("prescient_dead_letters_total")
+                        .Help("Checks this runner finished as failed, out of retries (prescient retry --id puts one back)")
+                        .Register(*registry_)
+                        .Add({})),
+      database_errors_(prometheus::BuildCounter()
+                           .Name("prescient_database_errors_total")
+                           .Help("Database failures the daemon backed off from and retried")
+                           .Register(*registry_)
+                           .Add({})),
+      first_claim_lag_(prometheus::BuildHistogram()
+                           .Name("prescient_slot_first_claim_lag_seconds")
+                           .Help("From a slot's boundary to its first claimed batch")
+                           .Register(*registry_)
+                           .Add({}, kLagBuckets)),
+      last_commit_lag_(prometheus::BuildHistogram()
+                           .Name("prescient_slot_last_settle_lag_seconds")
+                           .Help("From a slot's boundary to the commit of its last settlement")
+                           .Register(*registry_)
+                           .Add({}, kLagBuckets)),
+      batch_duration_(prometheus::BuildHistogram()
+                          .Name("prescient_batch_duration_seconds")
+                          .Help("One batch, from its claim to its commit")
+                          .Register(*registry_)
+                          .Add({}, kBatchBuckets)),
+      last_slot_(prometheus::BuildGauge()
+                     .Name("prescient_last_slot_timestamp_seconds")
+                     .Help("The last slot fired at its boundary, as Unix time")
+                     .Register(*registry_)
+                     .Add({})) {
+  require_host_port(address);
+  for (const char* outcome : {"done", "rescheduled", "retried", "failed", "guarded"}) settled_.Add({{"outcome", outcome}});
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address, 1);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot serve metrics on " + address + " (is the port taken?): " + e.what());
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(pending_);
+  spdlog::info("serving metrics at http://{}/metrics", address);
+}
+
+PrometheusMetrics::~PrometheusMetrics() = default;
+
+void PrometheusMetrics::fired(const SlotReport& report, bool on_boundary) {
+  claimed_.Increment(static_cast<double>(report.claimed));
+  settled_.Add({{"outcome", "done"}}).Increment(static_cast<double>(report.done));
+  settled_.Add({{"outcome", "rescheduled"}}).Increment(static_cast<double>(report.rescheduled));
+  settled_.Add({{"outcome", "retried"}}).Increment(static_cast<double>(report.retried));
+  settled_.Add({{"outcome", "failed"}}).Increment(static_cast<double>(report.failed));
+  settled_.Add({{"outcome", "guarded"}}).Increment(static_cast<double>(report.guarded));
+  events_.Increment(static_cast<double>(report.events));
+  dead_letters_.Increment(static_cast<double>(report.failed));
+  for (const double seconds : report.batch_seconds) batch_duration_.Observe(seconds);
+  if (!on_boundary) return;
+  last_slot_.Set(static_cast<double>(to_unix_micros(report.slot)) / 1e6);
+  if (report.first_claim_at) first_claim_lag_.Observe(seconds_between(report.slot, *report.first_claim_at));
+  if (report.last_commit_at) last_commit_lag_.Observe(seconds_between(report.slot, *report.last_commit_at));
+}
+
+void PrometheusMetrics::failed(const std::exception&) { database_errors_.Increment(); }
+
+}  // namespace prescient::cli

@@ -2,7 +2,8 @@
 # The first README command: installs what is missing, builds, starts the private PostgreSQL cluster
 # under .prescient/, and plays the seeds' example on a 1-second grid so it runs in under a minute:
 # 200 orders are placed, each gets an "is it still unshipped?" check (the order_unshipped plugin),
-# a daemon fires them, half the orders ship meanwhile, and the history and events tell what happened.
+# a daemon fires them while a follower reads the event outbox, half the orders ship meanwhile, and the
+# history, the events and the daemon's metrics tell what happened.
 # It stops what it started (the daemon always; the cluster unless it was running before).
 set -euo pipefail
 
@@ -17,8 +18,10 @@ already_running=no
 "$repo/scripts/pg.sh" status >/dev/null 2>&1 && already_running=yes
 base_url=$("$repo/scripts/pg.sh" start)
 daemon_pid=
+follower_pid=
 cleanup() {
   [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null || true
+  [ -n "$follower_pid" ] && kill "$follower_pid" 2>/dev/null && wait "$follower_pid" 2>/dev/null || true
   [ "$already_running" = no ] && "$repo/scripts/pg.sh" stop || true
 }
 trap cleanup EXIT
@@ -52,18 +55,36 @@ step "A typo in the job class is refused now, not when the check would fire"
 step "Order 200 was cancelled by the customer: cancel its check"
 "$prescient" cancel --key order_unshipped:200 --by customer-service
 
-step "Start the daemon (fires each slot at its boundary)"
-"$prescient" daemon --runner-id demo-daemon &
+step "Start the daemon (fires each slot at its boundary), with Prometheus metrics, and follow the event outbox"
+metrics_port=$(( 20000 + RANDOM % 30000 ))
+"$prescient" daemon --runner-id demo-daemon --metrics-addr "127.0.0.1:$metrics_port" &
 daemon_pid=$!
+events_log=$(mktemp /tmp/prescient-demo-events.XXXXXX)
+"$prescient" events --follow >"$events_log" &
+follower_pid=$!
 sleep 4
-step "The first checks fired: every order was still unshipped. Now the warehouse ships orders 1-100"
+step "The first checks fired: every order was still unshipped. The queue now (prescient stats):"
+"$prescient" stats
+step "The warehouse ships orders 1-100"
 sql -c "UPDATE shop.orders SET shipped_at = now() WHERE id <= 100"
 sleep 4
+step "The daemon's metrics (curl http://127.0.0.1:$metrics_port/metrics), a few lines"
+exec 3<>"/dev/tcp/127.0.0.1/$metrics_port"
+printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3
+grep -E '^prescient_(checks_settled_total|events_emitted_total|slot_last_settle_lag_seconds_(count|sum)|pending_checks)' <&3 |
+  grep -v ' 0$' || true
+exec 3<&-
 step "Stop the daemon (SIGTERM: it finishes the batch in hand and exits 0)"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid"
 daemon_pid=
+sleep 1
+kill "$follower_pid" 2>/dev/null && wait "$follower_pid" 2>/dev/null || true
+follower_pid=
 
+step "The follower (prescient events --follow) saw $(wc -l <"$events_log") events as they committed; the first three:"
+head -n 3 "$events_log"
+rm -f "$events_log"
 step "What happened, from the history (one row per finished check)"
 sql -c "SELECT outcome, check_count AS checks, count(*) AS orders FROM prescient.job_history GROUP BY 1, 2 ORDER BY 1, 2"
 step "The events the checks emitted (the outbox): 199 first warnings, 99 second ones"

@@ -225,31 +225,42 @@ REVOKE EXECUTE ON FUNCTION
                             timestamptz, boolean)
   FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION prescient.grant_roles() RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  GRANT USAGE ON SCHEMA prescient TO prescient_client, prescient_runner;
-  GRANT SELECT ON prescient.settings, prescient.schema_migrations, prescient.future_job, prescient.job_history,
-                  prescient.schedule, prescient.event
-    TO prescient_client, prescient_runner;
-  GRANT EXECUTE ON FUNCTION
-    prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz),
-    prescient.schedule_many(json, text, text, timestamptz, boolean),
-    prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text,
-                              text, timestamptz, boolean),
-    prescient.cancel(bigint, text, text, timestamptz),
-    prescient.reschedule(timestamptz, bigint, text, timestamptz)
-    TO prescient_client, prescient_runner;
+-- The roles' grants, one statement a row, so that a later migration adds its own rows instead of
+-- replacing grant_roles() with a longer copy of it. Written by migrations only (the schema's owner):
+-- nobody else may read or write this table.
+CREATE TABLE prescient.role_grant (
+  statement text PRIMARY KEY,
+  added_by integer NOT NULL  -- the migration that added it
+);
+INSERT INTO prescient.role_grant (statement, added_by) VALUES
+  ('GRANT USAGE ON SCHEMA prescient TO prescient_client, prescient_runner', 10),
+  ('GRANT SELECT ON prescient.settings, prescient.schema_migrations, prescient.future_job, prescient.job_history,'
+   ' prescient.schedule, prescient.event TO prescient_client, prescient_runner', 10),
+  ('GRANT EXECUTE ON FUNCTION prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text,'
+   ' timestamptz), prescient.schedule_many(json, text, text, timestamptz, boolean), prescient.cancel(bigint, text,'
+   ' text, timestamptz), prescient.reschedule(timestamptz, bigint, text, timestamptz)'
+   ' TO prescient_client, prescient_runner', 10),
   -- The runner: claim (FOR UPDATE), settle (delete, update, history, events), leases, the cron class's
   -- bookkeeping (last occurrence, missed-deadline rows).
-  GRANT UPDATE, DELETE ON prescient.future_job TO prescient_runner;
-  GRANT INSERT ON prescient.job_history, prescient.event TO prescient_runner;
-  GRANT USAGE ON SEQUENCE prescient.job_history_history_id_seq, prescient.event_seq_seq TO prescient_runner;
-  GRANT UPDATE (last_occurrence_at) ON prescient.schedule TO prescient_runner;
+  ('GRANT UPDATE, DELETE ON prescient.future_job TO prescient_runner', 10),
+  ('GRANT INSERT ON prescient.job_history, prescient.event TO prescient_runner', 10),
+  ('GRANT USAGE ON SEQUENCE prescient.job_history_history_id_seq, prescient.event_seq_seq TO prescient_runner', 10),
+  ('GRANT UPDATE (last_occurrence_at) ON prescient.schedule TO prescient_runner', 10),
+  ('GRANT EXECUTE ON FUNCTION prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[],'
+   ' text[], text[], text, text, timestamptz, boolean) TO prescient_client, prescient_runner', 12);
+
+CREATE OR REPLACE FUNCTION prescient.grant_roles() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_statement text;
+BEGIN
+  FOR v_statement IN SELECT statement FROM prescient.role_grant ORDER BY added_by, statement LOOP
+    EXECUTE v_statement;
+  END LOOP;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.grant_roles() FROM PUBLIC;
 
--- Grants again what grant_roles() grants, for a migration that replaced it: when the roles exist (0010
--- could create them; otherwise an administrator calls grant_roles() once they do).
+-- Grants what grant_roles() grants, for a migration that added grants or objects: when the roles exist
+-- (0010 could create them; otherwise an administrator calls grant_roles() once they do).
 CREATE FUNCTION prescient.regrant_roles() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'prescient_client')

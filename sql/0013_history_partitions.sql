@@ -177,29 +177,8 @@ CREATE INDEX job_history_job_key ON prescient.job_history (job_key) WHERE job_ke
 CREATE INDEX job_history_entity ON prescient.job_history (entity_name, entity_key);
 CREATE INDEX job_history_finished_at ON prescient.job_history (finished_at);
 
-CREATE OR REPLACE FUNCTION prescient.grant_roles() RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  GRANT USAGE ON SCHEMA prescient TO prescient_client, prescient_runner;
-  GRANT SELECT ON prescient.settings, prescient.schema_migrations, prescient.future_job, prescient.job_history,
-                  prescient.schedule, prescient.event
-    TO prescient_client, prescient_runner;
-  GRANT EXECUTE ON FUNCTION
-    prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz),
-    prescient.schedule_many(json, text, text, timestamptz, boolean),
-    prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text,
-                              text, timestamptz, boolean),
-    prescient.cancel(bigint, text, text, timestamptz),
-    prescient.reschedule(timestamptz, bigint, text, timestamptz)
-    TO prescient_client, prescient_runner;
-  -- The runner: claim (FOR UPDATE), settle (delete, update, history, events), leases, the cron class's
-  -- bookkeeping (last occurrence, missed-deadline rows), history partitions ahead of time.
-  GRANT UPDATE, DELETE ON prescient.future_job TO prescient_runner;
-  GRANT INSERT ON prescient.job_history, prescient.event TO prescient_runner;
-  GRANT USAGE ON SEQUENCE prescient.job_history_history_id_seq, prescient.event_seq_seq TO prescient_runner;
-  GRANT UPDATE (last_occurrence_at) ON prescient.schedule TO prescient_runner;
-  GRANT EXECUTE ON FUNCTION prescient.ensure_history_partitions(timestamptz, timestamptz),
-    prescient.ensure_history_partitions(timestamptz) TO prescient_runner;
-END $$;
-REVOKE EXECUTE ON FUNCTION prescient.grant_roles() FROM PUBLIC;
-
+-- Runners keep the partitions ahead; the new job_history gets the grants of the one it replaces.
+INSERT INTO prescient.role_grant (statement, added_by) VALUES
+  ('GRANT EXECUTE ON FUNCTION prescient.ensure_history_partitions(timestamptz, timestamptz),'
+   ' prescient.ensure_history_partitions(timestamptz) TO prescient_runner', 13);
 SELECT prescient.regrant_roles();

@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include <mutex>
-#include <regex>
 
 #include "prescient/clock.hpp"
 #include "prescient/database.hpp"
@@ -105,12 +104,20 @@ std::shared_ptr<prometheus::Registry> with_runner_info(const std::string& runner
   return registry;
 }
 
+// HOST:PORT, the host an IPv4 address or a name, the port 1 to 65535. (Debian's prometheus-cpp serves
+// through a civetweb built without IPv6: a bracketed address could not be served anyway.)
 void require_host_port(const std::string& address) {
-  static const std::regex kHostPort(R"(^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$)");
-  std::smatch match;
-  if (!std::regex_match(address, match, kHostPort) || std::stoi(match[2]) < 1 || std::stoi(match[2]) > 65535) {
+  const auto refuse = [&] {
     throw InvalidInput("invalid --metrics-addr '" + address + "': use HOST:PORT, e.g. 127.0.0.1:9464");
+  };
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) refuse();
+  const std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  if (host.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-") != std::string::npos) {
+    refuse();
   }
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) refuse();
+  if (const int number = std::stoi(port); number < 1 || number > 65535) refuse();
 }
 
 }  // namespace

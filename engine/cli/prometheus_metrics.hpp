@@ -19,7 +19,7 @@ class PendingByHorizon;
 
 class PrometheusMetrics final : public DaemonObserver {
  public:
-  // Listens on `address` ("127.0.0.1:9464", "[::1]:9464") at once. Throws InvalidInput for an address
+  // Listens on `address` ("127.0.0.1:9464"; IPv4 or a host name) at once. Throws InvalidInput for an address
   // that is not HOST:PORT, std::runtime_error when it cannot listen there (the port is taken, say).
   PrometheusMetrics(const std::string& address, const std::string& database_url, const std::string& runner_id,
                     const std::string& shard);

@@ -118,6 +118,11 @@ ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
 }
 
 ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChanges& changes) {
+  soci::transaction tx(db_);
+  // Read under the row lock: a concurrent update (or the cron check recording an occurrence) waits,
+  // so neither change is lost to the other's stale copy of the row.
+  pq::exec(native_connection(db_), "cannot update the schedule",
+           "SELECT 1 FROM prescient.schedule WHERE id = $1 FOR UPDATE", {id});
   ScheduleDefinition d = show(id);
   if (changes.spec) d.spec = *changes.spec;
   if (changes.time_zone) d.time_zone = *changes.time_zone;
@@ -127,7 +132,6 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
   if (changes.deadline) d.deadline = changes.deadline;
   validate(d);
   const TimePoint now = clock_.now();
-  soci::transaction tx(db_);
   const pq::Result updated = pq::exec(
       native_connection(db_), "cannot update the schedule",
       "UPDATE prescient.schedule SET spec = $2, time_zone = $3, job = $4, payload = $5::jsonb,"

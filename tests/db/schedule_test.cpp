@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 #include <soci/soci.h>
 
+#include <exception>
+#include <thread>
+
 #include "builtin_jobs.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/schedules.hpp"
@@ -136,6 +139,40 @@ TEST_CASE("update takes effect from the next occurrence, with no stale firing; r
   CHECK(f.fire("2026-11-21T12:30:00Z").claimed == 0);
   CHECK_THROWS_AS(f.schedules.remove("s", "ops"), NotFound);
   CHECK_THROWS_AS(f.schedules.update("s", {.spec = "@daily"}), NotFound);
+}
+
+TEST_CASE("an update that waits on a concurrent one keeps that one's change: no lost update") {
+  Fixture f;
+  f.schedules.add({.id = "s", .spec = "0 * * * *"});
+  // Another session holds the row, as a concurrent update would, and changes the payload.
+  const auto other = connect_to(f.url);
+  soci::transaction holder(*other);
+  *other << "UPDATE prescient.schedule SET payload = '{\"v\": 1}', version = version + 1 WHERE id = 's'";
+
+  std::exception_ptr failure;
+  std::thread updater([&] {
+    try {
+      const auto own = connect_to(f.url);
+      Schedules(*own, f.clock, &f.registry).update("s", {.spec = "30 * * * *"});
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  int waiting = 0;
+  for (int polls = 0; waiting == 0 && polls < 1000; ++polls) {
+    *f.db << "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        soci::into(waiting);
+    if (waiting == 0) std::this_thread::sleep_for(10ms);
+  }
+  holder.commit();
+  updater.join();
+  REQUIRE(waiting == 1);
+  if (failure) std::rethrow_exception(failure);
+
+  const ScheduleDefinition stored = f.schedules.show("s");
+  CHECK(stored.spec == "30 * * * *");
+  CHECK(stored.payload == nlohmann::json{{"v", 1}});
+  CHECK(stored.version == 3);
 }
 
 TEST_CASE("a schedule of another class gets a check of that class per occurrence") {

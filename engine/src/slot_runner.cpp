@@ -200,7 +200,7 @@ class Worker {
             std::string id = events[e].id;
             if (id.empty()) {
               id = std::to_string(check.id) + "-" + std::to_string(s.check_count);
-              if (e > 0) id += "-" + std::to_string(e);
+              if (e > 0) id.append("-").append(std::to_string(e));
             }
             item.events.push_back({.id = std::move(id), .type = events[e].type,
                                    .source = events[e].source.empty() ? std::to_string(check.id) : events[e].source,

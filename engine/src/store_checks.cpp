@@ -18,7 +18,7 @@ class Conditions {
   void add(std::string fragment, const std::optional<T>& value) {
     if (!value) return;
     params_.push_back(text_of(*value));
-    fragment.replace(fragment.find('?'), 1, "$" + std::to_string(params_.size()));
+    fragment.replace(fragment.find('?'), 1, placeholder(params_.size()));
     sql_ += (sql_.empty() ? " WHERE " : " AND ") + fragment;
   }
   const std::string& sql() const { return sql_; }
@@ -28,9 +28,15 @@ class Conditions {
     all.push_back(std::to_string(limit));
     return all;
   }
-  std::string limit_placeholder() const { return "$" + std::to_string(params_.size() + 1); }
+  std::string limit_placeholder() const { return placeholder(params_.size() + 1); }
 
  private:
+  // Appended rather than `"$" + std::to_string(n)`, on which GCC 12 warns falsely (-Wrestrict, its bug 105329).
+  static std::string placeholder(std::size_t n) {
+    std::string p = "$";
+    p += std::to_string(n);
+    return p;
+  }
   static std::string text_of(const std::string& v) { return v; }
   static std::string text_of(std::int64_t v) { return std::to_string(v); }
   static std::string text_of(TimePoint v) { return std::to_string(to_unix_micros(v)); }

@@ -19,6 +19,7 @@
 using namespace prescient;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
+using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 
 namespace {
@@ -30,12 +31,6 @@ const Registry& builtins() {
     return r;
   }();
   return registry;
-}
-
-long long count_of(soci::session& db, const std::string& query) {
-  long long n = -1;
-  db << query, soci::into(n);
-  return n;
 }
 
 ScheduleRequest order_check(std::string key, std::chrono::seconds in = 3h) {

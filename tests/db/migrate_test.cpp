@@ -10,16 +10,11 @@
 
 using namespace prescient;
 using prescient::testing::connect_to;
+using prescient::testing::count_of;
 using prescient::testing::create_empty_database;
 using std::chrono::seconds;
 
 namespace {
-
-long long count_of(soci::session& db, const std::string& query) {
-  long long n = -1;
-  db << query, soci::into(n);
-  return n;
-}
 
 bool table_exists(soci::session& db, const std::string& name) {
   return count_of(db, "SELECT count(*) FROM pg_class WHERE oid = to_regclass('" + name + "')") == 1;

@@ -12,15 +12,10 @@
 
 using namespace prescient;
 using prescient::testing::connect_to;
+using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 
 namespace {
-
-long long count_of(soci::session& db, const std::string& query) {
-  long long n = -1;
-  db << query, soci::into(n);
-  return n;
-}
 
 std::vector<std::string> partitions(soci::session& db) {
   std::vector<std::string> names(200);

@@ -25,6 +25,7 @@
 using namespace prescient;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
+using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 using prescient::testing::start_prescient;
 using prescient::testing::wait_for;
@@ -92,12 +93,6 @@ class Grouped final : public JobExec {
  private:
   GroupLog& log_;
 };
-
-long long count_of(soci::session& db, const std::string& query) {
-  long long n = -1;
-  db << query, soci::into(n);
-  return n;
-}
 
 // A 15-minute grid, the clock at 10:05 as in the seeds' example.
 struct Fixture {

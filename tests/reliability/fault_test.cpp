@@ -39,12 +39,6 @@ bool soak() {
   return value != nullptr && std::string(value) == "1";
 }
 
-long long count_of(soci::session& db, const std::string& sql) {
-  long long n = 0;
-  db << sql, soci::into(n);
-  return n;
-}
-
 // Output of a shell command (the scripts the fault tests drive); fails the test when it fails.
 std::string shell(const std::string& command) {
   std::string out;

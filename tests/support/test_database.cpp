@@ -84,4 +84,10 @@ std::string create_migrated_database(long long slot_seconds) {
 
 std::unique_ptr<soci::session> connect_to(const std::string& url) { return connect(url); }
 
+long long count_of(soci::session& db, const std::string& query) {
+  long long n = -1;
+  db << query, soci::into(n);
+  return n;
+}
+
 }  // namespace prescient::testing

@@ -19,4 +19,7 @@ std::string create_migrated_database(long long slot_seconds = 60);
 
 std::unique_ptr<soci::session> connect_to(const std::string& url);
 
+// The single number a query such as "SELECT count(*) ..." returns.
+long long count_of(soci::session& db, const std::string& query);
+
 }  // namespace prescient::testing

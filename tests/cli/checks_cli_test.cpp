@@ -14,10 +14,7 @@ using nlohmann::json;
 namespace {
 
 long long pending_count(const std::string& url) {
-  auto db = connect_to(url);
-  long long n = -1;
-  *db << "SELECT count(*) FROM prescient.future_job", soci::into(n);
-  return n;
+  return count_of(*connect_to(url), "SELECT count(*) FROM prescient.future_job");
 }
 
 std::string write_file(const std::string& name, const std::string& text) {

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "prescient/time_text.hpp"
@@ -41,6 +43,21 @@ std::string last_line(const std::string& text) {
   const std::string t = trimmed(text);
   const auto newline = t.find_last_of('\n');
   return newline == std::string::npos ? t : t.substr(newline + 1);
+}
+
+// Waits until the child has exited (without reaping it) or the deadline passes; true when it exited.
+bool exits_by(pid_t pid, Steady::time_point deadline) {
+  auto pause = std::chrono::milliseconds{1};
+  while (true) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+      return true;
+    }
+    if (Steady::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                    deadline - Steady::now() + std::chrono::milliseconds{1})));
+    pause = std::min(pause * 2, std::chrono::milliseconds{50});
+  }
 }
 
 class Pipe {
@@ -144,7 +161,12 @@ JobResult CommandJob::run(const Check& check, JobContext& ctx) {
       if (sink.size() < 65536) sink.append(buffer, static_cast<std::size_t>(n));
     }
   }
-  if (timed_out) ::kill(-pid, SIGKILL);
+  // The pipes close when the child and all it started have closed them, but a child may close them and
+  // keep running: its exit is awaited within the same deadline. It is not reaped yet: while the leader is
+  // a zombie its process group id cannot be taken by another group, so the kill below reaches only this
+  // command's group: everything at the timeout, and otherwise whatever it left running behind it.
+  if (!timed_out) timed_out = !exits_by(pid, deadline);
+  ::kill(-pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
   const std::string name = command->get<std::string>();

@@ -23,6 +23,11 @@ done
 build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}
 
 "$repo/scripts/setup.sh"
+# A test reads the server's messages in German (decisions go by SQLSTATE, never by message text): the
+# locale must exist before the cluster starts.
+# shellcheck source=lib/packages.sh
+. "$repo/scripts/lib/packages.sh"
+ensure_locale test.sh de_DE.UTF-8
 
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-test.XXXXXX)/pg
 export PRESCIENT_PGDATA

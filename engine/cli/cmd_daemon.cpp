@@ -1,13 +1,11 @@
-#include <signal.h>
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
-
-#include <thread>
 
 #include "check_options.hpp"
 #include "prescient/daemon.hpp"
 #include "prometheus_metrics.hpp"
 #include "runner_options.hpp"
+#include "signal_watch.hpp"
 
 namespace prescient::cli {
 
@@ -16,7 +14,7 @@ Command daemon_command() {
       .name = "daemon",
       .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it.",
       .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]\n"
-               "                         [--metrics-addr HOST:PORT]",
+               "                         [--batch-deadline DURATION] [--metrics-addr HOST:PORT]",
       .add_options =
           [](po::options_description& desc) {
             add_runner_options(desc);
@@ -28,13 +26,12 @@ Command daemon_command() {
           [](const Invocation& in) {
             const RunnerOptions options = runner_options_of(in);
             const Registry& registry = known_job_classes(in);
+            const SystemClock clock;
+            SystemWaiter waiter(clock);
             // Signals go to one thread that asks the daemon to stop; every other thread, the metrics
-            // server's included, starts after this and inherits the mask, so never sees them.
-            sigset_t signals;
-            sigemptyset(&signals);
-            sigaddset(&signals, SIGTERM);
-            sigaddset(&signals, SIGINT);
-            pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+            // server's included, starts after this and inherits the mask, so never sees them. (Declared
+            // after the waiter it stops, so it is joined before the waiter goes.)
+            SignalWatch signals;
             // Before connecting: a bad address or a taken port is reported before anything else happens.
             std::unique_ptr<PrometheusMetrics> metrics;
             if (in.has("metrics-addr")) {
@@ -42,24 +39,13 @@ Command daemon_command() {
                                                             options.runner_id, options.shard.text());
             }
             in.connect_migrated();
-            const SystemClock clock;
-            SystemWaiter waiter(clock);
-            std::thread signal_thread([&] {
-              int received = 0;
-              sigwait(&signals, &received);
+            signals.start([&](int received) {
               spdlog::info("runner {}: received {}, finishing the batch in hand", options.runner_id,
                            received == SIGTERM ? "SIGTERM" : "SIGINT");
               waiter.stop();
             });
             Daemon daemon(options, registry, clock, waiter, metrics.get());
-            try {
-              daemon.run();
-            } catch (...) {
-              pthread_kill(signal_thread.native_handle(), SIGTERM);
-              signal_thread.join();
-              throw;
-            }
-            signal_thread.join();
+            daemon.run();
             return kOk;
           },
   };

@@ -1,5 +1,4 @@
 #include <nlohmann/json.hpp>
-#include <signal.h>
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 #include <sys/select.h>
@@ -16,6 +15,7 @@
 #include "prescient/migrations.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/time_text.hpp"
+#include "signal_watch.hpp"
 
 namespace prescient::cli {
 namespace {
@@ -55,27 +55,23 @@ void wait_for_notification(soci::session& db, std::chrono::milliseconds timeout)
   while (PGnotify* n = PQnotifies(conn)) PQfreemem(n);
 }
 
-int follow(const Invocation& in, EventCursor cursor, const std::optional<std::string>& type) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+// Connects (again after any failure), resolves --since on the first connection, then prints events as
+// they commit until SIGTERM/SIGINT. Bad input (an unparsable --db, an unknown --since id) ends it at once.
+int follow(const Invocation& in, const std::optional<std::string>& type) {
   std::atomic<bool> stop{false};
-  std::thread signal_thread([&] {
-    int received = 0;
-    sigwait(&signals, &received);
-    stop = true;
-  });
+  SignalWatch signals;
+  signals.start([&](int) { stop = true; });
+  std::optional<EventCursor> cursor;
   std::chrono::seconds backoff{1};
   while (!stop) {
     try {
       auto db = in.connect_migrated();
       *db << "LISTEN prescient_event";
       EventReader reader(*db);
+      if (!cursor) cursor = start_of(in, reader);
       backoff = std::chrono::seconds{1};
       while (!stop) {
-        const auto events = reader.read(cursor, type, kFollowBatch);
+        const auto events = reader.read(*cursor, type, kFollowBatch);
         for (const EventRow& e : events) {
           print_event(e, in.json());
           cursor = {e.tx, e.seq};
@@ -88,17 +84,17 @@ int follow(const Invocation& in, EventCursor cursor, const std::optional<std::st
       }
     } catch (const InvalidInput&) {
       throw;
+    } catch (const NotFound&) {
+      throw;
     } catch (const std::exception& e) {
-      spdlog::warn("events: {}; reconnecting in {} and resuming after seq {}", one_line(e.what()),
-                   format_duration(backoff), cursor.seq);
+      spdlog::warn("events: {}; reconnecting in {}{}", one_line(e.what()), format_duration(backoff),
+                   cursor ? " and resuming after seq " + std::to_string(cursor->seq) : "");
       for (auto waited = std::chrono::milliseconds{0}; waited < backoff && !stop; waited += std::chrono::milliseconds{100}) {
         std::this_thread::sleep_for(std::chrono::milliseconds{100});
       }
       backoff = std::min(backoff * 2, std::chrono::seconds{30});
     }
   }
-  pthread_kill(signal_thread.native_handle(), SIGTERM);
-  signal_thread.join();
   return kOk;
 }
 
@@ -116,7 +112,7 @@ Command events_command() {
                  "start after the event with this id, or with the first emitted at or after this time")
                 ("type", po::value<std::string>()->value_name("TYPE"), "only events of this type")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "at most N events (not with --follow)")
-                ("follow", "keep printing new events as they commit; survives a dropped connection; SIGTERM stops")
+                ("follow", "keep printing new events as they commit; waits for the database and survives a dropped connection; SIGTERM stops")
                 ("json", "print JSON: an array, or one object per line with --follow");
           },
       .run =
@@ -124,22 +120,16 @@ Command events_command() {
             const int limit = in.get<int>("limit");
             if (limit < 1) throw InvalidInput("invalid --limit " + std::to_string(limit) + ": it must be at least 1");
             const auto type = optional_flag(in, "type");
-            EventCursor cursor;
-            {
-              auto db = in.connect_migrated();
-              EventReader reader(*db);
-              cursor = start_of(in, reader);
-              if (!in.has("follow")) {
-                const auto events = reader.read(cursor, type, limit);
-                if (in.json()) {
-                  print_json_array(events);
-                } else {
-                  for (const auto& e : events) print_event(e, false);
-                }
-                return kOk;
-              }
+            if (in.has("follow")) return follow(in, type);
+            auto db = in.connect_migrated();
+            EventReader reader(*db);
+            const auto events = reader.read(start_of(in, reader), type, limit);
+            if (in.json()) {
+              print_json_array(events);
+            } else {
+              for (const auto& e : events) print_event(e, false);
             }
-            return follow(in, cursor, type);
+            return kOk;
           },
   };
 }

@@ -150,6 +150,12 @@ PrometheusMetrics::PrometheusMetrics(const std::string& address, const std::stri
                            .Help("Database failures the daemon backed off from and retried")
                            .Register(*registry_)
                            .Add({})),
+      slot_retries_(prometheus::BuildCounter()
+                        .Name("prescient_slot_retries_total")
+                        .Help("Failed tries of a slot at its boundary (tried again until the next boundary, then "
+                              "left to the sweep)")
+                        .Register(*registry_)
+                        .Add({})),
       first_claim_lag_(prometheus::BuildHistogram()
                            .Name("prescient_slot_first_claim_lag_seconds")
                            .Help("From a slot's boundary to its first claimed batch")
@@ -201,5 +207,7 @@ void PrometheusMetrics::fired(const SlotReport& report, bool on_boundary) {
 }
 
 void PrometheusMetrics::failed(const std::exception&) { database_errors_.Increment(); }
+
+void PrometheusMetrics::slot_retried(TimePoint) { slot_retries_.Increment(); }
 
 }  // namespace prescient::cli

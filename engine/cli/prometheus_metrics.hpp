@@ -27,6 +27,7 @@ class PrometheusMetrics final : public DaemonObserver {
 
   void fired(const SlotReport& report, bool on_boundary) override;
   void failed(const std::exception& error) override;
+  void slot_retried(TimePoint slot) override;
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -36,6 +37,7 @@ class PrometheusMetrics final : public DaemonObserver {
   prometheus::Counter& events_;
   prometheus::Counter& dead_letters_;
   prometheus::Counter& database_errors_;
+  prometheus::Counter& slot_retries_;
   prometheus::Histogram& first_claim_lag_;
   prometheus::Histogram& last_commit_lag_;
   prometheus::Histogram& batch_duration_;

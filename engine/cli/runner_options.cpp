@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "prescient/database.hpp"
+#include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/shard.hpp"
 
@@ -24,6 +25,9 @@ void add_runner_options(po::options_description& desc) {
       ("workers", po::value<int>()->value_name("N")->default_value(2),
        "worker threads, each with its own database session")
       ("batch", po::value<int>()->value_name("N")->default_value(1000), "checks claimed per transaction")
+      ("batch-deadline", po::value<std::string>()->value_name("DURATION")->default_value("10s"),
+       "start no job of a batch after this long from its claim: the checks not reached are released unrun, "
+       "so a cancel or reschedule waits for a claimed check at most this plus the running job's timeout")
       ("runner-id", po::value<std::string>()->value_name("ID"),
        "recorded as finished_by in the history (default: hostname:pid)");
   add_plugins_option(desc);
@@ -42,6 +46,11 @@ RunnerOptions runner_options_of(const Invocation& in) {
     throw InvalidInput("invalid --batch " + std::to_string(options.batch_size) + ": use 1 to 100000");
   }
   options.shard = parse_shard(in.get<std::string>("shard"));
+  const std::chrono::seconds deadline = parse_duration(in.get<std::string>("batch-deadline"));
+  if (deadline < std::chrono::seconds{1} || deadline > std::chrono::hours{24}) {
+    throw InvalidInput("invalid --batch-deadline " + in.get<std::string>("batch-deadline") + ": use 1s to 1d");
+  }
+  options.batch_deadline = deadline;
   return options;
 }
 

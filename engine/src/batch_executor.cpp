@@ -4,8 +4,10 @@
 
 #include <soci/soci.h>
 
+#include "abandoned_jobs.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
+#include "prescient/text_rules.hpp"
 
 namespace prescient::detail {
 
@@ -23,7 +25,11 @@ struct BatchExecutor::State {
   std::vector<UnitResult> results;
   TimePoint slot;
   std::chrono::seconds resolution{60};
+  std::chrono::steady_clock::time_point deadline;  // no unit but the first starts after it
+  // The runner's clock while the executor is in use; once it is abandoned, a clock of its own: the
+  // runner (and its clock) may be gone by the time the stuck job asks for the time. Read under `mutex`.
   const Clock* clock = nullptr;
+  std::string abandoned_job;  // the class of the job it was abandoned in; empty while in use
   // Jobs' own session: lives with the state, so an abandoned job keeps it and nobody else uses it.
   std::string database_url;
   std::unique_ptr<soci::session> job_db;
@@ -31,14 +37,23 @@ struct BatchExecutor::State {
 
 namespace {
 
+// What an abandoned thread reads the time from: never destroyed, so it outlives every runner.
+const Clock& detached_clock() {
+  static const SystemClock* const clock = new SystemClock;
+  return *clock;
+}
+
 class Context final : public JobContext {
  public:
-  Context(TimePoint slot, std::chrono::seconds resolution, const Clock& clock, const std::string& url,
+  Context(TimePoint slot, std::chrono::seconds resolution, BatchExecutor::State& state, const std::string& url,
           std::unique_ptr<soci::session>& db)
-      : slot_(slot), resolution_(resolution), clock_(clock), url_(url), db_(db) {}
+      : slot_(slot), resolution_(resolution), state_(state), url_(url), db_(db) {}
   TimePoint slot() const override { return slot_; }
   std::chrono::seconds slot_resolution() const override { return resolution_; }
-  TimePoint now() const override { return clock_.now(); }
+  TimePoint now() const override {
+    const std::lock_guard lock(state_.mutex);
+    return state_.clock->now();
+  }
   std::chrono::milliseconds timeout() const override { return timeout_; }
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   soci::session& db() override {
@@ -53,7 +68,7 @@ class Context final : public JobContext {
  private:
   TimePoint slot_;
   std::chrono::seconds resolution_;
-  const Clock& clock_;
+  BatchExecutor::State& state_;
   const std::string& url_;
   std::unique_ptr<soci::session>& db_;
   std::chrono::milliseconds timeout_{30000};
@@ -66,7 +81,7 @@ UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Cont
   out.ran = true;
   const auto begin = std::chrono::steady_clock::now();
   try {
-    if (!unit.exec) throw std::runtime_error("unknown job class '" + unit.job + "' (is its plugin loaded?)");
+    if (!unit.exec) throw std::runtime_error(unit.refusal);
     const std::span<const Check> group(checks.data() + unit.first, unit.count);
     if (unit.grouped) {
       out.results = unit.exec->run_group(group, ctx);
@@ -79,7 +94,10 @@ UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Cont
     }
   } catch (const std::exception& e) {
     out.failed = true;
-    out.error = e.what();
+    // The job boundary: its message reaches logs and the database, so it must be storable and bounded.
+    const char* what = e.what();
+    out.error = storable_text(what != nullptr ? what : "", kMaxErrorBytes);
+    if (out.error.empty()) out.error = "the job threw an exception without a message";
   } catch (...) {
     out.failed = true;
     out.error = "the job threw a non-standard exception";
@@ -114,17 +132,24 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
     state->work_ready.wait(lock, [&] { return state->stop || state->has_work; });
     if (state->stop) return;
     state->has_work = false;
-    Context ctx(state->slot, state->resolution, *state->clock, state->database_url, state->job_db);
+    Context ctx(state->slot, state->resolution, *state, state->database_url, state->job_db);
     const SharedChecks checks = state->checks;
     const SharedUnits units = state->units;
     for (std::size_t i = 0; i < units->size(); ++i) {
+      // Past the batch's deadline no further unit starts: the rest stay unrun, and the runner releases
+      // their rows at its commit instead of holding them while more jobs run.
+      if (i > 0 && std::chrono::steady_clock::now() >= state->deadline) break;
       state->current = i;
       state->started = std::chrono::steady_clock::now();
       ctx.set_timeout((*units)[i].timeout);
       lock.unlock();
       UnitResult result = run_unit(*checks, (*units)[i], ctx);
       lock.lock();
-      if (state->stop) return;  // abandoned while the job ran: nobody reads this any more
+      if (state->stop) {
+        // Abandoned while the job ran: nobody reads this any more. The job has returned at last.
+        if (!state->abandoned_job.empty()) AbandonedJobs::process().remove(state->abandoned_job);
+        return;
+      }
       state->results[i] = std::move(result);
     }
     state->finished = true;
@@ -133,7 +158,8 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
 }
 
 std::vector<UnitResult> BatchExecutor::run(SharedChecks checks, SharedUnits units, TimePoint slot, const Clock& clock,
-                                           std::chrono::seconds resolution) {
+                                           std::chrono::seconds resolution,
+                                           std::chrono::steady_clock::time_point deadline) {
   if (units->empty()) return {};
   std::unique_lock lock(state_->mutex);
   state_->results.assign(units->size(), UnitResult{});
@@ -142,6 +168,7 @@ std::vector<UnitResult> BatchExecutor::run(SharedChecks checks, SharedUnits unit
   state_->slot = slot;
   state_->resolution = resolution;
   state_->clock = &clock;
+  state_->deadline = deadline;
   state_->current = 0;
   state_->started = std::chrono::steady_clock::now();
   state_->finished = false;
@@ -158,6 +185,9 @@ std::vector<UnitResult> BatchExecutor::run(SharedChecks checks, SharedUnits unit
     // sees `stop` before it could write a result.
     timed_out_ = true;
     state_->stop = true;
+    state_->clock = &detached_clock();
+    state_->abandoned_job = (*state_->units)[unit].job;
+    AbandonedJobs::process().add(state_->abandoned_job);
     std::vector<UnitResult> results = std::move(state_->results);
     const auto timeout = (*state_->units)[unit].timeout;
     results[unit] = UnitResult{

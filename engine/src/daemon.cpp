@@ -55,17 +55,14 @@ DaemonStats Daemon::run() {
     stats.total.add(report);
     stats.total.batch_seconds.clear();
   };
-  const auto failed = [&](const std::exception& e, const char* doing) {
+  const auto failed = [&](const std::exception& e) {
     ++stats.errors;
     if (observer_) observer_->failed(e);
-    spdlog::warn("runner {}: {} failed, retrying in {}: {}", options_.runner_id, doing, format_duration(backoff),
-                 e.what());
-    waiter_.wait_until(clock_.now() + backoff);
-    backoff = std::min(backoff * 2, kMaxBackoff);
   };
 
   std::optional<SlotRunner> runner;
   std::optional<TimePoint> slot;
+  int tries = 0;  // failed tries of *slot so far
   TimePoint partitions_due{};  // when to look at the history partitions again
   while (!waiter_.stopped()) {
     try {
@@ -80,32 +77,46 @@ DaemonStats Daemon::run() {
         }
         count(swept, false);
         slot = current;
+        tries = 0;
         spdlog::info("runner {}: started, shard {}, slot {}", options_.runner_id, options_.shard.text(),
                      format_duration(runner->settings().slot));
       }
-      if (clock_.now() >= partitions_due) {
-        // Upkeep, never a reason to stop firing: settlements of a month without a partition go to the
-        // default one meanwhile.
-        try {
-          runner->ensure_history_partitions();
-          partitions_due = clock_.now() + kPartitionsEvery;
-        } catch (const std::exception& e) {
-          spdlog::warn("runner {}: could not create history partitions, trying again in {}: {}", options_.runner_id,
-                       format_duration(kPartitionsRetry), e.what());
-          partitions_due = clock_.now() + kPartitionsRetry;
-        }
+    } catch (const InvalidInput&) {
+      throw;  // a configuration error: retrying will not mend it
+    } catch (const std::exception& e) {
+      failed(e);
+      spdlog::warn("runner {}: starting failed, retrying in {}: {}", options_.runner_id, format_duration(backoff),
+                   e.what());
+      waiter_.wait_until(clock_.now() + backoff);
+      backoff = std::min(backoff * 2, kMaxBackoff);
+      continue;
+    }
+    if (clock_.now() >= partitions_due) {
+      // Upkeep, never a reason to stop firing: settlements of a month without a partition go to the
+      // default one meanwhile.
+      try {
+        runner->ensure_history_partitions();
+        partitions_due = clock_.now() + kPartitionsEvery;
+      } catch (const std::exception& e) {
+        spdlog::warn("runner {}: could not create history partitions, trying again in {}: {}", options_.runner_id,
+                     format_duration(kPartitionsRetry), e.what());
+        partitions_due = clock_.now() + kPartitionsRetry;
       }
-      const TimePoint current = runner->settings().grid().floor(clock_.now());
-      if (*slot > current + runner->settings().slot) {
-        // The clock went back by more than a slot (a correction, a VM restore). The slots from here
-        // to the old position were fired by the earlier clock; fire them again as the clock reaches
-        // them (checks added since would otherwise wait for the clock to catch up).
-        spdlog::warn("runner {}: the clock went back from before {} to {}: firing again from slot {}",
-                     options_.runner_id, format_time(*slot), format_time(clock_.now()), format_time(current));
-        slot = current;
-      }
-      if (!waiter_.wait_until(*slot)) break;
-      if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
+    }
+    const SlotGrid grid = runner->settings().grid();
+    const TimePoint current = grid.floor(clock_.now());
+    if (*slot > current + runner->settings().slot) {
+      // The clock went back by more than a slot (a correction, a VM restore). The slots from here
+      // to the old position were fired by the earlier clock; fire them again as the clock reaches
+      // them (checks added since would otherwise wait for the clock to catch up).
+      spdlog::warn("runner {}: the clock went back from before {} to {}: firing again from slot {}",
+                   options_.runner_id, format_time(*slot), format_time(clock_.now()), format_time(current));
+      slot = current;
+      tries = 0;
+    }
+    if (!waiter_.wait_until(*slot)) break;
+    if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
+    try {
       const SlotReport report = runner->run_slot(*slot);
       ++stats.slots;
       count(report, true);
@@ -114,22 +125,54 @@ DaemonStats Daemon::run() {
                      format_time(*slot), options_.runner_id, report.claimed, report.done, report.rescheduled,
                      report.retried, report.failed, report.guarded, report.seconds);
       }
-      // Anything still due before this slot runs now: checks written off the grid by another tool,
-      // checks left behind, and checks whose written lease expired (their runner died). One index
-      // probe when there is none.
+      if (tries > 0) {
+        spdlog::warn("slot {} runner {}: completed at try {}", format_time(*slot), options_.runner_id, tries + 1);
+      }
+      backoff = std::chrono::seconds{1};
+    } catch (const InvalidInput&) {
+      throw;
+    } catch (const std::exception& e) {
+      // A slot is tried again, with backoff, while its next boundary has not come; then it is given up:
+      // what is left of it is overdue, and the sweep after the next slot takes it. So a slot that
+      // cannot be completed never holds back the ones after it.
+      failed(e);
+      ++tries;
+      ++stats.slot_retries;
+      if (observer_) observer_->slot_retried(*slot);
+      spdlog::warn("slot {} runner {}: try {} failed, retrying in {}: {}", format_time(*slot), options_.runner_id,
+                   tries, format_duration(backoff), e.what());
+      waiter_.wait_until(clock_.now() + backoff);
+      backoff = std::min(backoff * 2, kMaxBackoff);
+      const TimePoint now_slot = grid.floor(clock_.now());
+      if (now_slot > *slot && !waiter_.stopped()) {
+        spdlog::warn("slot {} runner {}: given up after {} tries; what is left of it is overdue and is caught up "
+                     "after slot {}",
+                     format_time(*slot), options_.runner_id, tries, format_time(now_slot));
+        slot = now_slot;
+        tries = 0;
+      }
+      continue;
+    }
+    // Anything still due before this slot runs now: checks written off the grid by another tool,
+    // checks left behind (a slot given up), and checks whose written lease expired (their runner died).
+    // One index probe when there is none. A failure here is logged and tried again after the next slot:
+    // it never delays the next boundary.
+    try {
       const SlotReport overdue = runner->sweep(*slot, SweepMode::run);
       if (overdue.claimed > 0) {
         spdlog::info("runner {}: caught up {} overdue checks before {}", options_.runner_id, overdue.claimed,
                      format_time(*slot));
       }
       count(overdue, false);
-      *slot += runner->settings().slot;
-      backoff = std::chrono::seconds{1};
     } catch (const InvalidInput&) {
-      throw;  // a configuration error: retrying will not mend it
+      throw;
     } catch (const std::exception& e) {
-      failed(e, runner ? "firing a slot" : "starting");
+      failed(e);
+      spdlog::warn("runner {}: catching up before slot {} failed, trying again after the next slot: {}",
+                   options_.runner_id, format_time(*slot), e.what());
     }
+    *slot += runner->settings().slot;
+    tries = 0;
   }
   spdlog::info("runner {}: stopped after {} slots ({} checks claimed)", options_.runner_id, stats.slots,
                stats.total.claimed);

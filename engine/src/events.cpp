@@ -3,6 +3,7 @@
 #include "pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {
@@ -55,7 +56,7 @@ std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::op
               .source = rows.text(r, 2),
               .occurred_at = rows.time(r, 3),
               .emitted_at = rows.time(r, 4),
-              .payload = nlohmann::json::parse(rows.text(r, 5)),
+              .payload = readable_payload(rows.text(r, 5)),
               .seq = rows.integer(r, 6),
               .tx = rows.text(r, 7)};
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "prescient/text_rules.hpp"
+
 namespace prescient {
 
 Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int attempts, const GuardLimits& limits,
@@ -10,7 +12,7 @@ Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int att
   if (run.failed) {
     s.check_count = check_count;
     s.attempts = attempts + 1;
-    s.last_error = run.error;
+    s.last_error = storable_text(run.error, kMaxErrorBytes);  // whatever the job said, it can be stored
     if (s.attempts >= limits.max_attempts) {
       s.kind = Settlement::Kind::finish;
       s.outcome = "failed";

@@ -155,7 +155,7 @@ Result checked(PGconn* conn, std::string_view what, PGresult* raw) {
     throw InvalidInput(one_line(PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY)));
   }
   const char* message = raw ? PQresultErrorMessage(raw) : PQerrorMessage(conn);
-  throw DatabaseError(std::string(what) + ": " + one_line(message));
+  throw DatabaseError(std::string(what) + ": " + one_line(message), sqlstate != nullptr ? sqlstate : "");
 }
 
 }  // namespace

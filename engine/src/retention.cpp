@@ -35,7 +35,8 @@ std::int64_t drop_partition(PGconn* conn, const std::string& name) {
                       {name})
           .integer(0, 0);
     } catch (const DatabaseError& e) {
-      if (attempt == kAttempts || std::string(e.what()).find("lock timeout") == std::string::npos) throw;
+      // 55P03 lock_not_available: the lock_timeout ran out (by SQLSTATE: the message is translated).
+      if (attempt == kAttempts || e.sqlstate() != "55P03") throw;
       spdlog::warn("purge: {} is busy (attempt {} of {}), trying again", name, attempt, kAttempts);
       std::this_thread::sleep_for(std::chrono::seconds{attempt});
     }

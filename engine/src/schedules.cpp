@@ -12,6 +12,7 @@
 #include "prescient/store.hpp"
 #include "prescient/text_rules.hpp"
 #include "prescient/time_text.hpp"
+#include "transaction.hpp"
 
 namespace prescient {
 namespace {
@@ -29,7 +30,7 @@ std::vector<ScheduleDefinition> read_schedules(const pq::Result& rows) {
     d.spec = rows.text(r, 1);
     d.time_zone = rows.text(r, 2);
     d.job = rows.text(r, 3);
-    d.payload = nlohmann::json::parse(rows.text(r, 4));
+    d.payload = readable_payload(rows.text(r, 4));
     if (const auto deadline = rows.optional_integer(r, 5)) d.deadline = std::chrono::seconds{*deadline};
     d.catch_up = rows.text(r, 6);
     d.version = static_cast<int>(rows.integer(r, 7));
@@ -98,7 +99,7 @@ void Schedules::arm(const ScheduleDefinition& d, TimePoint after) {
 ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
   validate(definition);
   const TimePoint now = clock_.now();
-  soci::transaction tx(db_);
+  detail::Transaction tx(db_);
   const pq::Result inserted = pq::exec(
       native_connection(db_), "cannot add the schedule",
       "INSERT INTO prescient.schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,"
@@ -118,7 +119,7 @@ ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
 }
 
 ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChanges& changes) {
-  soci::transaction tx(db_);
+  detail::Transaction tx(db_);
   // Read under the row lock: a concurrent update (or the cron check recording an occurrence) waits,
   // so neither change is lost to the other's stale copy of the row.
   pq::exec(native_connection(db_), "cannot update the schedule",
@@ -147,7 +148,7 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
 }
 
 void Schedules::remove(const std::string& id, const std::string& by) {
-  soci::transaction tx(db_);
+  detail::Transaction tx(db_);
   const pq::Result deleted = pq::exec(native_connection(db_), "cannot remove the schedule",
                                       "DELETE FROM prescient.schedule WHERE id = $1 RETURNING id", {id});
   if (deleted.rows() == 0) throw NotFound("no schedule '" + id + "'");

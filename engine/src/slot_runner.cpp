@@ -10,23 +10,41 @@
 #include <set>
 #include <thread>
 
+#include "abandoned_jobs.hpp"
 #include "batch_executor.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/guards.hpp"
 #include "prescient/retention.hpp"
 #include "prescient/store.hpp"
+#include "prescient/text_rules.hpp"
 #include "prescient/time_text.hpp"
+#include "settlements.hpp"
 
 namespace prescient {
 namespace {
 
 using detail::BatchExecutor;
+using detail::Judging;
 using detail::UnitResult;
 using detail::WorkUnit;
 
-// A written lease outlasts the job's timeout by this much, so a result in time is never discarded.
+// A written lease outlasts the batch's deadline, its slowest job's timeout and the executor's grace by
+// this much, so a result in time is never discarded.
 constexpr std::chrono::seconds kLeaseMargin{60};
+// The longest timeout a class's policy may ask for: deadlines computed from it must not overflow.
+constexpr std::chrono::seconds kMaxJobTimeout{86400};
+
+std::optional<std::string> policy_problem(const JobPolicy& policy) {
+  if (policy.max_checks && *policy.max_checks < 1) return "max_checks " + std::to_string(*policy.max_checks) + " < 1";
+  if (policy.max_attempts && *policy.max_attempts < 1) {
+    return "max_attempts " + std::to_string(*policy.max_attempts) + " < 1";
+  }
+  if (policy.timeout && (*policy.timeout < std::chrono::seconds{1} || *policy.timeout > kMaxJobTimeout)) {
+    return "timeout " + std::to_string(policy.timeout->count()) + "s is not within 1s to 1d";
+  }
+  return std::nullopt;
+}
 
 // One worker: a session, an executor for the jobs, and the job class instances it made.
 class Worker {
@@ -39,30 +57,40 @@ class Worker {
   SlotReport drain(TimePoint slot) {
     SlotReport report;
     report.slot = slot;
+    unsettled_ = {};
     while (!(options_.stop_requested && options_.stop_requested->load())) {
       const auto batch_start = std::chrono::steady_clock::now();
       store_.begin();
       try {
-        std::vector<Check> checks = store_.claim_due(slot, clock_.now(), options_.batch_size);
+        const Store::Exclusions excluded = exclusions();
+        Store::Claimed claimed = store_.claim_due(slot, clock_.now(), options_.batch_size, excluded);
         bool grouped = false;
-        if (checks.empty()) {
-          checks = store_.claim_due_groups(slot, options_.group_batch);
+        if (claimed.empty()) {
+          claimed = store_.claim_due_groups(slot, options_.group_batch, excluded);
           grouped = true;
         }
-        if (checks.empty()) {
+        if (claimed.empty()) {
           store_.rollback();
           return report;
         }
         if (!report.first_claim_at) report.first_claim_at = clock_.now();
-        report.claimed += static_cast<long>(checks.size());
+        report.claimed += static_cast<long>(claimed.checks.size() + claimed.unreadable.size());
+        const auto deadline = batch_start + options_.batch_deadline;
         // Long-running classes take the slow path: a written lease now, the run after the commit.
         std::vector<Check> fast, slow;
-        for (Check& c : checks) (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
+        for (Check& c : claimed.checks) (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
         const auto batch = std::make_shared<const std::vector<Check>>(std::move(fast));
-        std::vector<SettleItem> items = run(batch, grouped, slot);
-        apply_writes(items, *batch);
-        const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now());
-        tally(items, settled, report);
+        std::vector<SettleItem> items = run(batch, grouped, slot, deadline);
+        // A row whose payload cannot be read fails alone, without a run.
+        std::vector<const Check*> checks;
+        for (const Check& c : *batch) checks.push_back(&c);
+        for (const auto& [check, reason] : claimed.unreadable) {
+          checks.push_back(&check);
+          items.push_back(detail::failed_attempt(check, class_of(check.job).limits, judging(), reason));
+          log_failure(slot, check, reason);
+        }
+        const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
+        tally(settled, report);
         std::optional<std::int64_t> token;
         if (!slow.empty()) token = store_.lease(ids_of(slow), options_.runner_id, lease_end(slow));
         store_.commit();
@@ -70,7 +98,7 @@ class Worker {
         report.batch_seconds.push_back(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count());
         spdlog::debug("slot {} runner {}: settled {} of {} claimed", format_time(slot), options_.runner_id,
-                      settled.checks, items.size());
+                      settled.items.size(), claimed.checks.size() + claimed.unreadable.size());
         if (token) {
           run_leased(slow, *token, slot, report);
           report.last_commit_at = clock_.now();
@@ -90,18 +118,44 @@ class Worker {
  private:
   // A job class as this worker runs it: its instance, and its policy over the database's settings.
   struct JobClass {
-    std::shared_ptr<JobExec> exec;  // null when the class is unknown (its checks fail)
+    std::shared_ptr<JobExec> exec;  // null when the class cannot run (its checks fail with `refusal`)
+    std::string refusal;
     GuardLimits limits;
     std::chrono::seconds timeout;
     bool long_running = false;
   };
 
+  // What this worker settled: the items as written (culprits turned into failed attempts), the events
+  // the outbox took, and the checks the database refused to settle in any form.
+  struct Settled {
+    std::vector<SettleItem> items;
+    std::int64_t events = 0;
+    std::vector<std::int64_t> refused;
+  };
+
+  // A class that cannot be made, or whose policy makes no sense, fails its checks: never the batch.
   const JobClass& class_of(const std::string& job) {
     const auto it = classes_.find(job);
     if (it != classes_.end()) return it->second;
     JobClass c;
-    if (registry_.contains(job)) c.exec = registry_.create(job);
-    const JobPolicy policy = c.exec ? c.exec->policy() : JobPolicy{};
+    JobPolicy policy;
+    try {
+      if (!registry_.contains(job)) {
+        c.refusal = "unknown job class '" + job + "' (is its plugin loaded?)";
+      } else if (!(c.exec = registry_.create(job))) {
+        c.refusal = "job class '" + job + "' made no instance";
+      } else if (const auto problem = policy_problem(policy = c.exec->policy())) {
+        c.refusal = "job class '" + job + "' has an invalid policy: " + *problem;
+      }
+    } catch (const std::exception& e) {
+      c.refusal = "job class '" + job + "' could not be made: " + storable_text(e.what(), kMaxErrorBytes);
+    } catch (...) {
+      c.refusal = "job class '" + job + "' could not be made: it threw a non-standard exception";
+    }
+    if (!c.refusal.empty()) {
+      c.exec.reset();
+      policy = {};
+    }
     c.limits = {.max_checks = policy.max_checks.value_or(settings_.max_checks),
                 .max_attempts = policy.max_attempts.value_or(settings_.max_attempts),
                 .max_horizon = settings_.max_horizon};
@@ -110,41 +164,88 @@ class Worker {
     return classes_.emplace(job, std::move(c)).first->second;
   }
 
+  Judging judging() const {
+    // A late run (a sweep) never reschedules into the past: at the earliest, the next boundary from now.
+    return {.grid = grid_, .earliest = grid_.floor(clock_.now()) + settings_.slot};
+  }
+
+  // Classes with too many abandoned jobs still running, and what this drain could not settle.
+  Store::Exclusions exclusions() {
+    Store::Exclusions excluded{.jobs = detail::AbandonedJobs::process().at_cap(options_.max_abandoned_per_class),
+                               .ids = unsettled_.ids,
+                               .groups = unsettled_.groups};
+    if (excluded.jobs != capped_) {
+      for (const std::string& job : excluded.jobs) {
+        if (std::find(capped_.begin(), capped_.end(), job) == capped_.end()) {
+          spdlog::warn("runner {}: {} jobs of class {} did not return and still hold their threads; taking no "
+                       "more {} checks until one returns",
+                       options_.runner_id, detail::AbandonedJobs::process().running(job), job, job);
+        }
+      }
+      for (const std::string& job : capped_) {
+        if (std::find(excluded.jobs.begin(), excluded.jobs.end(), job) == excluded.jobs.end()) {
+          spdlog::info("runner {}: taking {} checks again", options_.runner_id, job);
+        }
+      }
+      capped_ = excluded.jobs;
+    }
+    return excluded;
+  }
+
   static std::vector<std::int64_t> ids_of(const std::vector<Check>& checks) {
     std::vector<std::int64_t> ids;
     for (const Check& c : checks) ids.push_back(c.id);
     return ids;
   }
 
-  // Long enough for the slowest class in the batch, with room for the settlement.
+  // Long enough for the batch's deadline plus its slowest class, with room for the settlement: no job
+  // starts after the deadline, and the one running then ends within its timeout (or is abandoned).
   TimePoint lease_end(const std::vector<Check>& checks) {
     std::chrono::seconds longest = settings_.job_timeout;
     for (const Check& c : checks) longest = std::max(longest, class_of(c.job).timeout);
-    return clock_.now() + longest + kLeaseMargin;
+    return clock_.now() + options_.batch_deadline + longest + detail::kTimeoutGrace + kLeaseMargin;
   }
 
   // The slow path: run outside any transaction, then settle fenced by the lease token.
   void run_leased(const std::vector<Check>& checks, std::int64_t token, TimePoint slot, SlotReport& report) {
-    std::vector<SettleItem> items = run(std::make_shared<const std::vector<Check>>(checks), false, slot);
+    const auto batch = std::make_shared<const std::vector<Check>>(checks);
+    std::vector<SettleItem> items = run(batch, false, slot, std::chrono::steady_clock::now() + options_.batch_deadline);
     std::set<std::int64_t> unrun;
     for (const Check& c : checks) unrun.insert(c.id);
     for (const SettleItem& item : items) unrun.erase(item.id);
     store_.begin();
-    // Only checks whose lease is still ours and live are settled (and their writes run); the rest
-    // were rescued by another runner after the lease expired.
-    std::vector<std::int64_t> ran;
-    for (const SettleItem& item : items) ran.push_back(item.id);
-    const std::vector<std::int64_t> locked = store_.lock_live_leases(ran, token, clock_.now());
-    const std::set<std::int64_t> live(locked.begin(), locked.end());
-    std::vector<SettleItem> settleable;
-    for (const SettleItem& item : items) {
-      if (live.contains(item.id)) settleable.push_back(item);
+    try {
+      // Only checks whose lease is still ours and live are settled (and their writes run); the rest
+      // were rescued by another runner after the lease expired.
+      std::vector<std::int64_t> ran;
+      for (const SettleItem& item : items) ran.push_back(item.id);
+      const std::vector<std::int64_t> locked = store_.lock_live_leases(ran, token, clock_.now());
+      const std::set<std::int64_t> live(locked.begin(), locked.end());
+      std::vector<SettleItem> settleable;
+      for (SettleItem& item : items) {
+        if (live.contains(item.id)) settleable.push_back(std::move(item));
+      }
+      const long discarded = static_cast<long>(items.size() - settleable.size());
+      std::vector<const Check*> index;
+      for (const Check& c : *batch) index.push_back(&c);
+      const Settled settled = settle_isolating(std::move(settleable), index, token, slot);
+      // Not run (past the deadline) or refused by the database: the lease is given up, due again at once.
+      unrun.insert(settled.refused.begin(), settled.refused.end());
+      store_.release(std::vector<std::int64_t>(unrun.begin(), unrun.end()), token);
+      store_.commit();
+      tally(settled, report);
+      if (discarded > 0) {
+        report.discarded += discarded;
+        spdlog::warn("runner {}: discarded {} results whose lease had expired", options_.runner_id, discarded);
+      }
+    } catch (...) {
+      try {
+        store_.rollback();
+      } catch (...) {
+        // The connection is gone: the server rolls back; the leases expire and the checks are rescued.
+      }
+      throw;
     }
-    apply_writes(settleable, checks);
-    const Store::Settled settled = store_.settle(settleable, options_.runner_id, clock_.now(), token);
-    store_.release(std::vector<std::int64_t>(unrun.begin(), unrun.end()), token);
-    store_.commit();
-    tally(items, settled, report);
   }
 
   // Grouped checks arrive ordered by group: consecutive checks of one group and class form one unit.
@@ -158,91 +259,141 @@ class Worker {
         continue;
       }
       const JobClass& job = class_of(checks[i].job);
-      units.push_back({.exec = job.exec, .job = checks[i].job, .first = i, .count = 1, .grouped = grouped,
+      units.push_back({.exec = job.exec, .job = checks[i].job, .refusal = job.refusal, .first = i, .count = 1,
+                       .grouped = grouped,
                        .timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.timeout)});
     }
     return units;
   }
 
-  std::vector<SettleItem> run(const detail::SharedChecks& batch, bool grouped, TimePoint slot) {
+  std::vector<SettleItem> run(const detail::SharedChecks& batch, bool grouped, TimePoint slot,
+                              std::chrono::steady_clock::time_point deadline) {
     const std::vector<Check>& checks = *batch;
     if (checks.empty()) return {};
     const auto shared_units = std::make_shared<const std::vector<WorkUnit>>(units_of(checks, grouped));
     const std::vector<WorkUnit>& units = *shared_units;
-    const std::vector<UnitResult> results = executor_->run(batch, shared_units, slot, clock_, settings_.slot);
+    std::vector<GuardLimits> limits;
+    for (const WorkUnit& unit : units) limits.push_back(class_of(unit.job).limits);
+    const std::vector<UnitResult> results =
+        executor_->run(batch, shared_units, slot, clock_, settings_.slot, deadline);
     if (executor_->timed_out()) {
       // The stuck thread keeps its job instances; this worker starts afresh.
       executor_ = std::make_unique<BatchExecutor>(options_.database_url);
       classes_.clear();
     }
-    const SlotGrid grid = settings_.grid();
-    // A late run (a sweep) never reschedules into the past: at the earliest, the next boundary from now.
-    const TimePoint earliest = grid.floor(clock_.now()) + settings_.slot;
-    std::vector<SettleItem> items;
-    items.reserve(checks.size());
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      const UnitResult& result = results[u];
-      if (!result.ran) continue;  // not reached before a timeout: stays due, claimed again
-      const GuardLimits& limits = class_of(units[u].job).limits;
-      for (std::size_t k = 0; k < units[u].count; ++k) {
-        const Check& check = checks[units[u].first + k];
-        RunOutcome outcome{.failed = result.failed, .error = result.error};
-        if (!result.failed) outcome.next = result.results[k].next;
-        SettleItem item{.id = check.id,
-                        .settlement = judge(outcome, check.slot, check.check_count, check.attempts, limits, grid),
-                        .run_micros = result.micros / static_cast<std::int64_t>(units[u].count)};
-        if (k == 0) item.writes = result.writes;  // a group's writes settle with its first check
-        Settlement& s = item.settlement;
-        if (s.kind != Settlement::Kind::finish && s.next_check_at < earliest) s.next_check_at = earliest;
-        if (!result.failed) {
-          const auto& events = result.results[k].events;
-          for (std::size_t e = 0; e < events.size(); ++e) {
-            std::string id = events[e].id;
-            if (id.empty()) {
-              id = std::to_string(check.id) + "-" + std::to_string(s.check_count);
-              if (e > 0) id.append("-").append(std::to_string(e));
-            }
-            item.events.push_back({.id = std::move(id), .type = events[e].type,
-                                   .source = events[e].source.empty() ? std::to_string(check.id) : events[e].source,
-                                   .occurred_at = events[e].occurred_at.value_or(check.slot),
-                                   .payload = events[e].payload});
-          }
-        }
-        items.push_back(std::move(item));
-      }
-      if (result.failed) {
-        spdlog::warn("slot {} runner {}: job {} failed for check {}: {}", format_time(slot), options_.runner_id,
-                     units[u].job, checks[units[u].first].id, result.error);
+    std::vector<SettleItem> items = detail::settlements_of(checks, units, results, limits, judging());
+    for (const SettleItem& item : items) {
+      if (item.settlement.last_error && item.settlement.attempts > 0) {
+        const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
+        log_failure(slot, *check, *item.settlement.last_error);
       }
     }
     return items;
   }
 
-  // Runs the items' buffered writes; a check whose writes fail is judged as a failed run instead
-  // (retried, its error kept) and its events are dropped with its writes.
-  void apply_writes(std::vector<SettleItem>& items, const std::vector<Check>& checks) {
-    const auto failures = store_.apply_writes(items);
-    for (const auto& [index, error] : failures) {
-      SettleItem& item = items[index];
-      const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
-      item.settlement = judge(RunOutcome{.failed = true, .error = error}, check->slot, check->check_count, check->attempts,
-                              class_of(check->job).limits, settings_.grid());
-      item.events.clear();
-      spdlog::warn("runner {}: the writes of check {} failed: {}", options_.runner_id, item.id, error);
+  void log_failure(TimePoint slot, const Check& check, const std::string& error) const {
+    spdlog::warn("slot {} runner {}: job {} failed for check {}: {}", format_time(slot), options_.runner_id,
+                 check.job, check.id, one_line(error));
+  }
+
+  // Runs the items' buffered writes and settles them in the open transaction. A statement refused for
+  // the values of one item (prescient/errors.hpp) does not fail the others: the settlement is rolled
+  // back to its savepoint and retried in halves, down to the culprits, which become failed attempts
+  // naming the refusal (no events, no writes). A check the database refuses even that is left unsettled
+  // (its row is released at the commit) and left out of this drain's claims. When nothing is refused
+  // this costs one savepoint per batch.
+  Settled settle_isolating(std::vector<SettleItem> items, const std::vector<const Check*>& checks,
+                           std::optional<std::int64_t> token, TimePoint slot) {
+    Settled out;
+    if (items.empty()) return out;
+    const std::string savepoint = "prescient_settle";
+    store_.savepoint(savepoint);
+    if (try_settle(items, checks, token, out)) return out;
+    store_.rollback_to(savepoint);
+    spdlog::warn("slot {} runner {}: the database refused the settlement of {} checks for one item's values; "
+                 "settling them in halves to find it",
+                 format_time(slot), options_.runner_id, items.size());
+    settle_halves(items, checks, token, slot, 1, out);
+    return out;
+  }
+
+  // Applies the writes of `items` and settles them; false, with the transaction left for the caller to
+  // roll back to its savepoint, when the database refused a value; other failures throw.
+  bool try_settle(std::vector<SettleItem>& items, const std::vector<const Check*>& checks,
+                  std::optional<std::int64_t> token, Settled& out) {
+    apply_writes(items, checks);
+    try {
+      const Store::Settled settled = store_.settle(items, options_.runner_id, clock_.now(), token);
+      out.events += settled.events;
+      out.items.insert(out.items.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
+      return true;
+    } catch (const DatabaseError& e) {
+      if (!refused_for_its_values(e.sqlstate())) throw;
+      last_refusal_ = std::string(e.what()) + " (SQLSTATE " + e.sqlstate() + ")";
+      return false;
     }
   }
 
-  // Outcomes count once their settlement applied; a fenced settlement that found its lease gone
-  // (expired, the checks rescued by another runner) counts as discarded.
-  void tally(const std::vector<SettleItem>& items, const Store::Settled& settled, SlotReport& report) const {
-    report.events += settled.events;
-    if (settled.checks < static_cast<std::int64_t>(items.size())) {
-      report.discarded += static_cast<long>(items.size()) - settled.checks;
-      spdlog::warn("runner {}: discarded {} results whose lease had expired", options_.runner_id,
-                   static_cast<std::int64_t>(items.size()) - settled.checks);
+  // `items` were refused together: settle each half under a savepoint of its own, and split the halves
+  // refused again, down to single culprits.
+  void settle_halves(std::span<const SettleItem> items, const std::vector<const Check*>& checks,
+                     std::optional<std::int64_t> token, TimePoint slot, int depth, Settled& out) {
+    const std::string savepoint = "prescient_settle_" + std::to_string(depth);
+    if (items.size() == 1) {
+      const Check& check = check_of(items.front().id, checks);
+      const std::string reason = "the database refused its settlement: " + last_refusal_;
+      log_failure(slot, check, reason);
+      std::vector<SettleItem> failed{detail::failed_attempt(check, class_of(check.job).limits, judging(), reason,
+                                                            items.front().run_micros)};
+      store_.savepoint(savepoint);
+      if (try_settle(failed, checks, token, out)) {
+        store_.release_savepoint(savepoint);
+        return;
+      }
+      store_.rollback_to(savepoint);
+      store_.release_savepoint(savepoint);
+      spdlog::error("slot {} runner {}: the database refuses any settlement of check {} ({}); it stays pending, "
+                    "left for the next sweep",
+                    format_time(slot), options_.runner_id, check.id, one_line(last_refusal_));
+      out.refused.push_back(check.id);
+      unsettled_.ids.push_back(check.id);
+      if (check.group_key) unsettled_.groups.push_back(*check.group_key);
       return;
     }
-    for (const SettleItem& item : items) {
+    const std::size_t half = items.size() / 2;
+    for (const auto part : {items.first(half), items.subspan(half)}) {
+      std::vector<SettleItem> attempt(part.begin(), part.end());
+      store_.savepoint(savepoint);
+      if (try_settle(attempt, checks, token, out)) {
+        store_.release_savepoint(savepoint);
+        continue;
+      }
+      store_.rollback_to(savepoint);
+      store_.release_savepoint(savepoint);
+      settle_halves(part, checks, token, slot, depth + 1, out);
+    }
+  }
+
+  static const Check& check_of(std::int64_t id, const std::vector<const Check*>& checks) {
+    return **std::find_if(checks.begin(), checks.end(), [&](const Check* c) { return c->id == id; });
+  }
+
+  // Runs the items' buffered writes; a check whose writes fail is judged as a failed run instead
+  // (retried, its error kept) and its events are dropped with its writes.
+  void apply_writes(std::vector<SettleItem>& items, const std::vector<const Check*>& checks) {
+    const auto failures = store_.apply_writes(items);
+    for (const auto& [index, error] : failures) {
+      SettleItem& item = items[index];
+      const Check& check = check_of(item.id, checks);
+      item = detail::failed_attempt(check, class_of(check.job).limits, judging(), error, item.run_micros);
+      log_failure(check.slot, check, error);
+    }
+  }
+
+  // Outcomes count once their settlement applied.
+  static void tally(const Settled& settled, SlotReport& report) {
+    report.events += settled.events;
+    for (const SettleItem& item : settled.items) {
       const Settlement& s = item.settlement;
       switch (s.kind) {
         case Settlement::Kind::reschedule: ++report.rescheduled; break;
@@ -260,10 +411,14 @@ class Worker {
   const Registry& registry_;
   const Clock& clock_;
   const Settings& settings_;
+  const SlotGrid grid_{settings_.grid()};
   std::unique_ptr<soci::session> db_;
   Store store_;
   std::unique_ptr<BatchExecutor> executor_;
   std::map<std::string, JobClass> classes_;
+  Store::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
+  std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
+  std::string last_refusal_;           // the database's reason for the last refused settlement
 };
 
 }  // namespace
@@ -312,6 +467,12 @@ SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Cl
     throw InvalidInput("invalid --workers " + std::to_string(options_.workers) + ": use 1 to 64");
   }
   if (options_.batch_size < 1) throw InvalidInput("invalid batch size " + std::to_string(options_.batch_size));
+  if (options_.batch_deadline < std::chrono::milliseconds{1}) {
+    throw InvalidInput("invalid batch deadline " + std::to_string(options_.batch_deadline.count()) + "ms");
+  }
+  if (options_.max_abandoned_per_class < 1) {
+    throw InvalidInput("invalid cap of abandoned jobs per class " + std::to_string(options_.max_abandoned_per_class));
+  }
   sessions_->workers.resize(options_.workers);
   settings_ = with_control([](Store& store) { return store.settings(); });
 }

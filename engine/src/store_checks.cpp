@@ -4,6 +4,7 @@
 #include "pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/text_rules.hpp"
 #include "prescient/store.hpp"
 #include "prescient/time_text.hpp"
 
@@ -63,7 +64,7 @@ void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   out.entity_key = rows.text(r, 3);
   out.key = rows.optional_text(r, 4);
   out.group = rows.optional_text(r, 5);
-  out.payload = nlohmann::json::parse(rows.text(r, 6));
+  out.payload = readable_payload(rows.text(r, 6));
   out.first_check_at = rows.time(r, 7);
   out.check_count = static_cast<int>(rows.integer(r, 8));
   out.attempts = static_cast<int>(rows.integer(r, 9));

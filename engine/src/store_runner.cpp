@@ -14,26 +14,39 @@ namespace {
 const std::string kClaimColumns =
     "id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, check_count, attempts";
 
-std::vector<Check> checks_from(const pq::Result& rows, TimePoint slot) {
-  std::vector<Check> out(rows.rows());
+// Reads the claimed rows. A payload the runner cannot parse (jsonb holds numbers no double can) makes
+// its check unreadable, not the claim: it is failed alone, with the reason.
+Store::Claimed checks_from(const pq::Result& rows, TimePoint slot) {
+  Store::Claimed out;
+  out.checks.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
-    Check& c = out[r];
+    Check c;
     c.id = rows.integer(r, 0);
     c.job = rows.text(r, 1);
     c.entity_name = rows.text(r, 2);
     c.entity_key = rows.text(r, 3);
     c.job_key = rows.optional_text(r, 4);
     c.group_key = rows.optional_text(r, 5);
-    c.payload = nlohmann::json::parse(rows.text(r, 6));
     c.first_check_at = rows.time(r, 7);
     c.slot = slot;
     c.check_count = static_cast<int>(rows.integer(r, 8));
     c.attempts = static_cast<int>(rows.integer(r, 9));
+    try {
+      c.payload = nlohmann::json::parse(rows.text(r, 6));
+      out.checks.push_back(std::move(c));
+    } catch (const nlohmann::json::exception& e) {
+      out.unreadable.emplace_back(std::move(c), std::string("its payload cannot be read: ") + e.what());
+    }
   }
   return out;
 }
 
 std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)); }
+
+pq::Param names_array(const std::vector<std::string>& names) {
+  const std::vector<std::optional<std::string>> values(names.begin(), names.end());
+  return pq::text_array(values);
+}
 
 const char* kind_name(Settlement::Kind kind) {
   switch (kind) {
@@ -55,17 +68,20 @@ const std::string kClaimDue =
     " FROM prescient.future_job"
     " WHERE next_check_at = prescient.at_us($1) AND group_key IS NULL"
     "   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
+    "   AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
     " LIMIT $3 FOR UPDATE SKIP LOCKED";
 
-std::vector<Check> Store::claim_due(TimePoint slot, TimePoint now, int limit) {
+Store::Claimed Store::claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) {
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due checks", kClaimDue,
-                                     {micros(slot), micros(now), std::to_string(limit)}, pq::Format::binary),
+                                     {micros(slot), micros(now), std::to_string(limit), names_array(excluded.jobs),
+                                      pq::integer_array(excluded.ids)},
+                                     pq::Format::binary),
                      slot);
 }
 
 std::string Store::claim_plan(TimePoint slot, TimePoint now) {
   const pq::Result plan = pq::exec(native_connection(db_), "cannot explain the claim", "EXPLAIN " + kClaimDue,
-                                   {micros(slot), micros(now), "1000"});
+                                   {micros(slot), micros(now), "1000", "{}", "{}"});
   std::string text;
   for (int r = 0; r < plan.rows(); ++r) text += plan.text(r, 0) + "\n";
   return text;
@@ -76,17 +92,20 @@ const std::string kClaimDueGroups =
     "WITH mine AS ("
     "  SELECT g.group_key FROM ("
     "    SELECT DISTINCT group_key FROM prescient.future_job"
-    "     WHERE next_check_at = prescient.at_us($1) AND group_key IS NOT NULL) g"
+    "     WHERE next_check_at = prescient.at_us($1) AND group_key IS NOT NULL AND group_key <> ALL ($4::text[])) g"
     "   WHERE pg_try_advisory_xact_lock(hashtextextended('prescient.group:' || g.group_key, 0))"
     "   LIMIT $2)"
     " SELECT " + kClaimColumns +
     " FROM prescient.future_job f"
     " WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IN (SELECT group_key FROM mine)"
+    "   AND f.job <> ALL ($3::text[])"
     " ORDER BY f.group_key, f.id FOR UPDATE OF f";
 
-std::vector<Check> Store::claim_due_groups(TimePoint slot, int max_groups) {
+Store::Claimed Store::claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) {
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due groups", kClaimDueGroups,
-                                     {micros(slot), std::to_string(max_groups)}, pq::Format::binary),
+                                     {micros(slot), std::to_string(max_groups), names_array(excluded.jobs),
+                                      names_array(excluded.groups)},
+                                     pq::Format::binary),
                      slot);
 }
 
@@ -115,7 +134,7 @@ Store::Settled Store::settle(std::span<const SettleItem> items, const std::strin
       event_types.emplace_back(e.type);
       event_sources.emplace_back(e.source);
       event_times.push_back(to_unix_micros(e.occurred_at));
-      event_payloads.emplace_back(e.payload.dump());
+      event_payloads.emplace_back(e.payload);
     }
   }
   const pq::Result settled = prepared_->exec(
@@ -178,12 +197,28 @@ std::map<std::size_t, std::string> Store::apply_writes(std::span<const SettleIte
       }
       pq::exec(conn, "cannot release a savepoint", "RELEASE SAVEPOINT prescient_write");
     } catch (const std::exception& e) {
+      const auto* database = dynamic_cast<const DatabaseError*>(&e);
+      const bool session_lost = PQstatus(conn) != CONNECTION_OK ||
+                                (database != nullptr && !database->sqlstate().empty() &&
+                                 lost_session_or_server(database->sqlstate()));
+      if (session_lost) throw;
       pq::exec(conn, "cannot roll back a write", "ROLLBACK TO SAVEPOINT prescient_write");
       pq::exec(conn, "cannot release a savepoint", "RELEASE SAVEPOINT prescient_write");
       failures[i] = e.what();
     }
   }
   return failures;
+}
+
+// Savepoint names are prescient's own constants, never user input: they are SQL identifiers.
+void Store::savepoint(const std::string& name) {
+  pq::exec(native_connection(db_), "cannot set a savepoint", "SAVEPOINT " + name);
+}
+void Store::rollback_to(const std::string& name) {
+  pq::exec(native_connection(db_), "cannot roll back to a savepoint", "ROLLBACK TO SAVEPOINT " + name);
+}
+void Store::release_savepoint(const std::string& name) {
+  pq::exec(native_connection(db_), "cannot release a savepoint", "RELEASE SAVEPOINT " + name);
 }
 
 std::int64_t Store::lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) {
@@ -239,12 +274,10 @@ std::int64_t Store::shift_slot(TimePoint slot, TimePoint to, int limit) {
 }
 
 PendingCheck Store::revive_failed(std::int64_t id, TimePoint at) {
-  PGconn* conn = native_connection(db_);
-  if (!pending({.id = id, .limit = 1}).empty()) {
-    throw InvalidInput("check " + std::to_string(id) + " is pending already");
-  }
+  // No look before the insert: a concurrent retry of the same check could insert between the look and
+  // ours. ON CONFLICT without a target covers both the id and the job key; which one it was is read after.
   const pq::Result revived = pq::exec(
-      conn, "cannot revive the check",
+      native_connection(db_), "cannot revive the check",
       "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
       "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by)"
       " OVERRIDING SYSTEM VALUE"
@@ -252,9 +285,12 @@ PendingCheck Store::revive_failed(std::int64_t id, TimePoint at) {
       "        prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by"
       "   FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
       "  ORDER BY history_id DESC LIMIT 1"
-      " ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING RETURNING id",
+      " ON CONFLICT DO NOTHING RETURNING id",
       {std::to_string(id), micros(at)});
   if (revived.rows() == 0) {
+    if (!pending({.id = id, .limit = 1}).empty()) {
+      throw InvalidInput("check " + std::to_string(id) + " is pending already");
+    }
     const auto failed = history({.outcome = "failed", .id = id, .limit = 1});
     if (failed.empty()) throw NotFound("no failed check with id " + std::to_string(id) + " in the history");
     throw InvalidInput("the job key '" + failed.front().key.value_or("") + "' of check " + std::to_string(id) +

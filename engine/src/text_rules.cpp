@@ -1,30 +1,68 @@
 #include "prescient/text_rules.hpp"
 
+#include <algorithm>
+
 namespace prescient {
 
+namespace {
+
+// The length of the UTF-8 sequence that starts at text[i], or 0 when none valid does.
+std::size_t sequence_length(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  std::size_t length = 0;
+  char32_t code = 0;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) length = 2, code = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0) length = 3, code = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0) length = 4, code = c & 0x07;
+  else return 0;
+  if (i + length > text.size()) return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    const auto next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (next & 0x3F);
+  }
+  // Overlong forms, UTF-16 surrogates and code points beyond Unicode are not UTF-8.
+  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < kSmallest[length] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return 0;
+  return length;
+}
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+
+}  // namespace
+
 bool valid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t length = 0;
-    char32_t code = 0;
-    if (c < 0x80) length = 1, code = c;
-    else if ((c & 0xE0) == 0xC0) length = 2, code = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) length = 3, code = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) length = 4, code = c & 0x07;
-    else return false;
-    if (i + length > text.size()) return false;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and code points beyond Unicode are not UTF-8.
-    static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < kSmallest[length] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return false;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = sequence_length(text, i);
+    if (length == 0) return false;
     i += length;
   }
   return true;
+}
+
+std::string storable_text(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes));
+  std::size_t i = 0;
+  while (i < text.size() && out.size() <= max_bytes) {
+    const std::size_t length = sequence_length(text, i);
+    if (length == 0 || text[i] == '\0') {
+      out += kReplacement;
+      ++i;  // one replacement per byte that is not valid: how much was wrong stays visible
+    } else {
+      out.append(text, i, length);
+      i += length;
+    }
+  }
+  if (i == text.size() && out.size() <= max_bytes) return out;
+  const std::string marker = "\xE2\x80\xA6[cut: " + std::to_string(text.size()) + " bytes in all]";
+  out.resize(max_bytes - marker.size());
+  // The output was valid UTF-8 before the cut: drop the character the cut fell into, if it did.
+  std::size_t last = out.size();
+  while (last > 0 && (static_cast<unsigned char>(out[last - 1]) & 0xC0) == 0x80) --last;
+  if (last > 0 && sequence_length(out, last - 1) != out.size() - (last - 1)) out.resize(last - 1);
+  return out + marker;
 }
 
 namespace {
@@ -59,6 +97,14 @@ std::optional<std::string> payload_text_problem(const nlohmann::json& payload) {
     }
   }
   return std::nullopt;
+}
+
+nlohmann::json readable_payload(const std::string& stored) {
+  try {
+    return nlohmann::json::parse(stored);
+  } catch (const nlohmann::json::exception&) {
+    return stored;
+  }
 }
 
 }  // namespace prescient

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <soci/soci.h>
 
+#include <thread>
+
 #include "builtin_jobs.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/daemon.hpp"
@@ -122,4 +124,27 @@ TEST_CASE("the daemon makes the history partitions its clock needs when it start
   CHECK(stats.errors == 0);
   CHECK(has_partition(*db, "job_history_2040_06"));
   CHECK(has_partition(*db, "job_history_2040_09"));
+}
+
+TEST_CASE("purge waits out a busy partition by SQLSTATE, whatever the server's language") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  ensure_history_partitions(*db, parse_time("2031-01-01T00:00:00Z"));
+  add_history(*db, "2031-01-01T00:00:00Z", "1 day", 10);
+  // The server speaks German to this session: "Sperrzeitüberschreitung", not "lock timeout".
+  // (scripts/test.sh generates the de_DE.UTF-8 locale before it starts the cluster.)
+  *db << "SET lc_messages = 'de_DE.UTF-8'";
+  // A reader holds January for 2.5 s: the first drop runs into its 2 s lock_timeout; a later attempt succeeds.
+  auto reader = connect_to(url);
+  *reader << "BEGIN";
+  *reader << "LOCK TABLE prescient.job_history_2031_01 IN ACCESS SHARE MODE";
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    *reader << "COMMIT";
+  });
+  HistoryPurge purge;
+  CHECK_NOTHROW(purge = purge_history(*db, parse_time("2031-02-01T00:00:00Z"), 100));
+  release.join();
+  CHECK(purge.rows == 10);
+  CHECK_FALSE(has_partition(*db, "job_history_2031_01"));
 }

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -237,6 +239,34 @@ TEST_CASE("every guard and retry outcome leaves its history row") {
   CHECK_THROWS_AS(store.revive_failed(done.id, parse_time("2026-11-21T17:15:00Z")), NotFound);
 }
 
+TEST_CASE("two concurrent retries of one failed check: one revives it, the other is told it is pending") {
+  Fixture f;
+  *f.db << "UPDATE prescient.settings SET max_attempts = 1";
+  const auto failing = f.add("scripted", {{"throw", "boom"}});
+  f.fire("2026-11-21T13:15:00Z");
+  REQUIRE(Store(*f.db).history({.id = failing.id}).at(0).outcome == "failed");
+  // The first retry is inside a transaction that has not committed when the second one arrives.
+  auto first = connect_to(f.url);
+  Store first_store(*first);
+  first_store.begin();
+  first_store.revive_failed(failing.id, parse_time("2026-11-21T13:30:00Z"));
+  std::exception_ptr second_error;
+  std::thread second([&] {
+    auto db = connect_to(f.url);
+    try {
+      Store(*db).revive_failed(failing.id, parse_time("2026-11-21T13:30:00Z"));
+    } catch (...) {
+      second_error = std::current_exception();
+    }
+  });
+  std::this_thread::sleep_for(300ms);  // the second waits on the first's uncommitted row
+  first_store.commit();
+  second.join();
+  REQUIRE(second_error);
+  CHECK_THROWS_WITH(std::rethrow_exception(second_error), Catch::Contains("is pending already"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(failing.id)) == 1);
+}
+
 TEST_CASE("a job that overruns its timeout fails; the other checks of the slot are unaffected") {
   Fixture f;
   // Well past the 1 s timeout plus the executor's 2 s grace, so a loaded machine cannot make it in time.
@@ -354,7 +384,7 @@ TEST_CASE("a claim reads every field of the row exactly, whatever another tool w
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
   Store store(*f.db);
   store.begin();
-  const std::vector<Check> claimed = store.claim_due(slot, f.clock.now(), 10);
+  const std::vector<Check> claimed = store.claim_due(slot, f.clock.now(), 10).checks;
   store.rollback();
   REQUIRE(claimed.size() == 1);
   const Check& c = claimed.front();
@@ -573,6 +603,8 @@ std::string make_commands_dir() {
   script("fail", "echo 'warming up' >&2; echo 'disk on fire' >&2; exit 3");
   script("hang", "sleep 30");
   script("babble", "echo soon");
+  // Closes its output and keeps running: the pipes are closed long before it exits.
+  script("detach", "exec >/dev/null 2>&1; exec sleep 37");
   script("not-executable", "true", false);
   return dir;
 }
@@ -590,15 +622,16 @@ TEST_CASE("the command class runs allow-listed executables without a shell, unde
   const auto fail = f.add("command", {{"command", "fail"}});
   const auto hang = f.add("command", {{"command", "hang"}});
   const auto babble = f.add("command", {{"command", "babble"}});
+  const auto detach = f.add("command", {{"command", "detach"}});
   const auto escape = f.add("command", {{"command", "../../bin/sh"}});
   const auto plain = f.add("command", {{"command", "not-executable"}});
   f.clock.set(parse_time("2026-11-21T13:15:00Z"));
   SlotRunner runner({.database_url = f.url, .runner_id = "r1"}, registry, f.clock);
   const SlotReport r = runner.run_slot(parse_time("2026-11-21T13:15:00Z"));
-  CHECK(r.claimed == 7);
+  CHECK(r.claimed == 8);
   CHECK(r.done == 1);
   CHECK(r.rescheduled == 1);
-  CHECK(r.retried == 5);
+  CHECK(r.retried == 6);
   CHECK(r.discarded == 0);
   Store store(*f.db);
   const auto error_of = [&](std::int64_t id) { return store.pending({.id = id}).at(0).last_error.value_or(""); };
@@ -606,6 +639,9 @@ TEST_CASE("the command class runs allow-listed executables without a shell, unde
   CHECK(error_of(fail.id) == "fail exited with 3: disk on fire");
   CHECK(error_of(hang.id) == "hang was killed at the timeout");
   CHECK(error_of(babble.id) == "babble printed 'soon', not a time (or nothing)");
+  // Waited for within its timeout, not until it exits; killed with its group.
+  CHECK(error_of(detach.id) == "detach was killed at the timeout");
+  CHECK(std::system("pgrep -f 'slee[p] 37' >/dev/null") != 0);
   CHECK_THAT(error_of(escape.id), Catch::Contains("plain file name"));
   CHECK_THAT(error_of(plain.id), Catch::Contains("no executable not-executable"));
   // Settled rows carry no lease any more.
@@ -624,6 +660,39 @@ TEST_CASE("the command class runs allow-listed executables without a shell, unde
   CHECK_THAT(error_of(refused.id), Catch::Contains("--commands DIR"));
 }
 
+namespace {
+
+// Long-running (the slow path); {"lose_lease": true} makes its own lease expire while it runs (the first
+// time only), as if the runner had stalled past it and another could rescue the check.
+class LeaseLoser final : public JobExec {
+ public:
+  JobPolicy policy() const override { return {.long_running = true}; }
+  JobResult run(const Check& check, JobContext& ctx) override {
+    static std::atomic<bool> lost{false};
+    if (check.payload.value("lose_lease", false) && !lost.exchange(true)) {
+      ctx.db() << "UPDATE prescient.future_job SET claimed_until = '2000-01-01Z' WHERE id = :id",
+          soci::use(check.id);
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a slow-path batch that lost one lease counts what it settled, and the lost one as discarded") {
+  Fixture f;
+  f.registry.add("lease_loser", [] { return std::make_unique<LeaseLoser>(); });
+  const auto lost = f.add("lease_loser", {{"lose_lease", true}});
+  for (int i = 0; i < 3; ++i) f.add("lease_loser", nlohmann::json::object());
+  const SlotReport r = f.fire("2026-11-21T13:15:00Z");
+  // The lost one's result is discarded; its lease having expired, the same drain rescues and settles it.
+  CHECK(r.claimed == 5);
+  CHECK(r.done == 4);
+  CHECK(r.discarded == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 4);
+  CHECK(Store(*f.db).history({.id = lost.id}).size() == 1);
+}
+
 TEST_CASE("a slow-path result after its lease expired is discarded; the expired lease is rescued") {
   Fixture f;
   const auto check = f.add("noop", nlohmann::json::object());
@@ -632,7 +701,7 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   Store store(*f.db);
   // A runner leases the check and dies without settling.
   store.begin();
-  const auto claimed = store.claim_due(slot, f.clock.now(), 10);
+  const auto claimed = store.claim_due(slot, f.clock.now(), 10).checks;
   REQUIRE(claimed.size() == 1);
   const std::vector<std::int64_t> ids{check.id};
   const std::int64_t token = store.lease(ids, "dead-runner", slot + 1min);

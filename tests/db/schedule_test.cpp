@@ -201,3 +201,26 @@ TEST_CASE("bad schedules are refused and nothing is written") {
   CHECK(f.schedules.list().size() == 1);
   CHECK(Store(*f.db).pending({}).size() == 1);
 }
+
+TEST_CASE("schedule changes join the application's open transaction: they commit or roll back with it") {
+  Fixture f;
+  using prescient::testing::count_of;
+  *f.db << "CREATE TABLE app_orders (id int)";
+  // Rolled back with the application's transaction: no schedule, no pending check.
+  *f.db << "BEGIN";
+  f.schedules.add({.id = "in-tx", .spec = "@every 1h"});
+  *f.db << "ROLLBACK";
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule WHERE id = 'in-tx'") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:in-tx'") == 0);
+  // A refused change undoes only itself: the application's own work in that transaction still commits.
+  *f.db << "BEGIN";
+  *f.db << "INSERT INTO app_orders VALUES (42)";
+  CHECK_THROWS_AS(f.schedules.update("no-such-schedule", {.spec = "@every 2h"}), NotFound);
+  f.schedules.add({.id = "kept", .spec = "@every 1h"});
+  *f.db << "COMMIT";
+  CHECK(count_of(*f.db, "SELECT count(*) FROM app_orders") == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:kept'") == 1);
+  // Without an open transaction each change commits on its own, as before.
+  f.schedules.remove("kept", "test");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule") == 0);
+}

@@ -26,3 +26,47 @@ TEST_CASE("name_problem names the field and what is wrong, never the value") {
   CHECK(name_problem("the key", std::string("a\0b", 3)) == "the key contains a NUL byte");
   CHECK(name_problem("the key", "\xFF") == "the key is not valid UTF-8");
 }
+
+TEST_CASE("storable_text replaces what cannot be stored, visibly, and cuts long text with a marker") {
+  using prescient::storable_text;
+  const std::string fffd = "\xEF\xBF\xBD";
+  struct Row {
+    std::string in;
+    std::string out;
+  };
+  const Row rows[] = {
+      {"", ""},
+      {"plain", "plain"},
+      {"caf\xC3\xA9 \xF0\x9F\x98\x80", "caf\xC3\xA9 \xF0\x9F\x98\x80"},  // valid UTF-8 is left alone
+      {"upstream said \xFF\xFE", "upstream said " + fffd + fffd},  // one replacement per bad byte
+      {std::string("a\0b", 3), "a" + fffd + "b"},                   // NUL cannot be stored in text
+      {"caf\xC3", "caf" + fffd},                                     // a truncated sequence
+      {"\xC0\xAF", fffd + fffd},                                     // an overlong form
+      {"\xED\xA0\x80", fffd + fffd + fffd},                          // a UTF-16 surrogate
+  };
+  for (const Row& row : rows) {
+    INFO(row.in);
+    CHECK(storable_text(row.in, 100) == row.out);
+    CHECK(valid_utf8(storable_text(row.in, 100)));
+  }
+}
+
+TEST_CASE("storable_text never exceeds its bound and never splits a character") {
+  using prescient::storable_text;
+  const std::string ten_megabytes(10 * 1024 * 1024, 'x');
+  const std::string cut = storable_text(ten_megabytes, prescient::kMaxErrorBytes);
+  CHECK(cut.size() <= prescient::kMaxErrorBytes);
+  CHECK(cut.size() > prescient::kMaxErrorBytes - 40);
+  CHECK(cut.ends_with("\xE2\x80\xA6[cut: 10485760 bytes in all]"));
+  // Every cut position through multi-byte characters and bad bytes leaves valid UTF-8 within the bound.
+  std::string mixed;
+  for (int i = 0; i < 40; ++i) mixed += i % 3 == 0 ? "\xE6\x97\xA5" : i % 3 == 1 ? "\xF0\x9F\x98\x80" : "\xFF";
+  for (std::size_t bound = 64; bound < 140; ++bound) {
+    INFO(bound);
+    const std::string out = storable_text(mixed, bound);
+    CHECK(out.size() <= bound);
+    CHECK(valid_utf8(out));
+    CHECK(out.find('\0') == std::string::npos);
+  }
+  CHECK(storable_text(std::string(64, 'y'), 64) == std::string(64, 'y'));  // exactly the bound: not cut
+}

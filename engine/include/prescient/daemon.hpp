@@ -2,7 +2,9 @@
 // Daemon: sweeps missed slots once at start, then fires every slot at its boundary until stopped; after
 // each slot it also runs whatever is still due before it (checks written off the grid by other tools,
 // left behind, or whose written lease expired).
-// Database failures are logged and retried with backoff; the daemon itself does not exit for them.
+// Database failures are logged and retried with backoff; the daemon itself does not exit for them. A slot
+// whose firing fails is tried again until its next boundary comes, then given up: what is left of it is
+// overdue and the sweep after the next slot takes it, so one slot never holds back the rest.
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -46,11 +48,15 @@ class DaemonObserver {
   virtual void fired(const SlotReport& report, bool on_boundary) = 0;
   // A database failure the daemon backs off from and retries.
   virtual void failed(const std::exception& error) = 0;
+  // A try of the slot at its boundary failed: the daemon tries it again, or gives it up to the sweep
+  // once its next boundary has come.
+  virtual void slot_retried(TimePoint /*slot*/) {}
 };
 
 struct DaemonStats {
   long slots = 0;  // slots fired (owned or not)
   long errors = 0;
+  long slot_retries = 0;  // failed tries of a slot at its boundary
   SlotReport total;  // counts only: a daemon that runs for months keeps no per-batch detail
 };
 

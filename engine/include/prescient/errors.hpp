@@ -2,6 +2,7 @@
 // The error kinds a caller must tell apart; each maps to one CLI exit code.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace prescient {
 
@@ -16,8 +17,26 @@ struct NotFound : std::runtime_error {
 };
 
 // The database could not be reached or refused what prescient needs: exit 1.
-struct DatabaseError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+class DatabaseError : public std::runtime_error {
+ public:
+  explicit DatabaseError(const std::string& message, std::string sqlstate = {})
+      : std::runtime_error(message), sqlstate_(std::move(sqlstate)) {}
+  // The server's SQLSTATE ("23505"); empty when the error did not come from the server (a lost connection,
+  // a result prescient could not read). Decisions are made on it, never on the message's text.
+  const std::string& sqlstate() const noexcept { return sqlstate_; }
+
+ private:
+  std::string sqlstate_;
 };
+
+// Whose fault a failed statement is, by its SQLSTATE's class:
+// - the values it carried: data exceptions (22), integrity constraints (23), program limits such as an
+//   index entry or a jsonb value too big (54), and errors raised by triggers or functions on the rows
+//   (P0). A statement over many checks fails for one of them; the others are not at fault.
+bool refused_for_its_values(std::string_view sqlstate);
+// - the session or the server: no SQLSTATE at all (the connection is gone), connection exceptions (08),
+//   insufficient resources (53), operator intervention such as a cancel or a shutdown (57), system
+//   errors (58) and internal errors (XX). Nothing about the statement would change that: retry later.
+bool lost_session_or_server(std::string_view sqlstate);
 
 }  // namespace prescient

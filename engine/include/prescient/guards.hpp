@@ -42,7 +42,8 @@ inline constexpr std::chrono::seconds kMaxRetryBackoff{86400};
 //  - a next time when the check has now run max_checks times -> finish `guard_max_checks`;
 //  - a next time <= S -> finish `guard_past`; beyond S + max_horizon -> finish `guard_horizon`;
 //  - otherwise reschedule at round_up(next), check_count + 1, attempts reset;
-//  - a failure -> attempts + 1 and last_error kept; at max_attempts finish `failed`, else retry at
+//  - a failure -> attempts + 1 and last_error kept (made storable: valid UTF-8, at most kMaxErrorBytes);
+//    at max_attempts finish `failed`, else retry at
 //    S + R * 2^attempts (at most kMaxRetryBackoff), rounded up to the grid.
 Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int attempts, const GuardLimits& limits,
                  const SlotGrid& grid);

@@ -41,13 +41,16 @@ struct ScheduleChanges {
   std::optional<std::chrono::seconds> deadline;
 };
 
+// Each change (add, update, remove) is atomic, and joins the application's transaction when one is open on
+// `db`: it then commits or rolls back with it, and a refused change (an exception) undoes only itself,
+// through a savepoint, leaving the application's transaction usable. With none open it commits at once.
 class Schedules {
  public:
   // REQUIRES: db (and registry, if given) outlive this. With a registry, `job` must be registered.
   Schedules(soci::session& db, const Clock& clock, const Registry* registry = nullptr);
 
   // Throws InvalidInput for a bad spec, zone, catch-up, payload or job, an id in use, or a spec that never
-  // fires after now. Creates the row and its pending check, in one transaction.
+  // fires after now. Creates the row and its pending check, atomically.
   ScheduleDefinition add(const ScheduleDefinition& definition);
   // Bumps the version; a changed spec takes effect from the next occurrence after now. The pending check
   // is replaced in place, so no stale firing happens. Throws NotFound for an unknown id.

@@ -22,6 +22,14 @@ struct RunnerOptions {
   int workers = 1;
   int batch_size = 1000;  // ungrouped checks per transaction
   int group_batch = 50;   // whole groups per transaction
+  // No job of a batch starts after this much time from its claim: the checks not reached are released
+  // unrun (due again at once), so the row locks a batch holds while its jobs run are bounded by this
+  // plus the timeout of the job running at the deadline (and its 2 s grace).
+  std::chrono::milliseconds batch_deadline{10000};
+  // A job that never returns keeps its thread (abandoned: threads cannot be killed). With this many such
+  // threads of one class still running in the process, the runner takes none of the class's checks
+  // until one returns; they stay due for another runner, or for this one later.
+  int max_abandoned_per_class = 8;
   Shard shard;
   // When set and true, workers claim no further batch (the batch in hand is still settled).
   const std::atomic<bool>* stop_requested = nullptr;
@@ -47,6 +55,11 @@ struct SlotReport {
   std::vector<double> batch_seconds;
   void add(const SlotReport& other);
 };
+
+// Jobs abandoned in their thread (they did not return within their timeout) and still running, in this
+// process. A process that exits while some run must not destroy what they may touch: the CLI leaves with
+// _Exit then, without running static destructors.
+int abandoned_jobs_running();
 
 enum class SweepMode { run, shift };
 SweepMode parse_sweep_mode(std::string_view text);  // throws InvalidInput

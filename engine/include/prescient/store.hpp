@@ -28,7 +28,7 @@ struct EventRecord {
   std::string type;
   std::string source;
   TimePoint occurred_at;
-  nlohmann::json payload;
+  std::string payload;  // JSON text
 };
 
 // What to write for one check at the end of a run.
@@ -59,14 +59,28 @@ class Store {
   void begin();
   void commit();
   void rollback();
+  // What a claim leaves out: checks of classes the runner will not take now, checks it could not settle
+  // in this slot (ids) and, for group claims, their groups.
+  struct Exclusions {
+    std::vector<std::string> jobs;
+    std::vector<std::int64_t> ids;
+    std::vector<std::string> groups;
+  };
+  // Claimed checks; a row whose payload the runner cannot read (a number beyond a double, say) comes
+  // back apart, with the reason, so that it fails alone instead of failing the claim.
+  struct Claimed {
+    std::vector<Check> checks;
+    std::vector<std::pair<Check, std::string>> unreadable;
+    bool empty() const { return checks.empty() && unreadable.empty(); }
+  };
   // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot`, locked FOR UPDATE
   // SKIP LOCKED (so concurrent runners take disjoint sets); rows under a live written lease skipped.
-  std::vector<Check> claim_due(TimePoint slot, TimePoint now, int limit);
+  Claimed claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded = {});
   // The server's plan for claim_due (EXPLAIN), to verify it is an index lookup, never a table scan.
   std::string claim_plan(TimePoint slot, TimePoint now);
   // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each group under a
   // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
-  std::vector<Check> claim_due_groups(TimePoint slot, int max_groups);
+  Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded = {});
   // One statement: finished checks move to history, the others get their new time and counts, events
   // of settled checks go to the outbox (duplicates ignored) and are announced with NOTIFY
   // prescient_event. Fast path (no token): REQUIRES an open transaction holding the rows. Slow path
@@ -81,8 +95,15 @@ class Store {
 
   // REQUIRES an open transaction. Runs each item's buffered writes under a savepoint of its own (only
   // items that have writes take one). Returns, by item index, the error of those whose writes failed:
-  // their writes are rolled back, the others' stand, and the transaction stays usable.
+  // their writes are rolled back, the others' stand, and the transaction stays usable. A write that
+  // fails because the session or the server did (prescient/errors.hpp) throws: that is no check's fault.
   std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items);
+
+  // REQUIRES an open transaction. Savepoints, so a statement that fails does not take the transaction
+  // (and the claim's row locks) with it.
+  void savepoint(const std::string& name);
+  void rollback_to(const std::string& name);
+  void release_savepoint(const std::string& name);
 
   // REQUIRES an open transaction holding the rows. Writes a lease on them until `until`; returns its token.
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until);

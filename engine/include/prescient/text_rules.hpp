@@ -14,13 +14,26 @@
 namespace prescient {
 
 inline constexpr std::size_t kMaxNameBytes = 1024;
+// The longest error text kept with a check (last_error): a job's message, a child's stderr excerpt.
+inline constexpr std::size_t kMaxErrorBytes = 4096;
 
 bool valid_utf8(std::string_view text);
+
+// Text a job hands back (an error message, an event's type or source), made storable instead of refused:
+// every byte that is not part of valid UTF-8, and every NUL, becomes U+FFFD (visibly), and a text longer
+// than max_bytes is cut at a character boundary and ends with "…[cut: N bytes in all]". The result is
+// never longer than max_bytes. REQUIRES: max_bytes >= 64.
+std::string storable_text(std::string_view text, std::size_t max_bytes);
 
 // For a name or key called `what` ("the entity key"); nullopt when it is acceptable.
 std::optional<std::string> name_problem(std::string_view what, std::string_view value);
 
 // Every key and string value of a payload: valid UTF-8 without NUL (jsonb cannot store \u0000).
 std::optional<std::string> payload_text_problem(const nlohmann::json& payload);
+
+// A stored payload (jsonb as text) read back to be shown. jsonb holds numbers no double can (1e400, written
+// through SQL), which nlohmann cannot parse: such a payload comes back as its text, a JSON string, so one
+// row never stops a listing. (The runner fails such a check alone instead: Store::claim_due.)
+nlohmann::json readable_payload(const std::string& stored);
 
 }  // namespace prescient

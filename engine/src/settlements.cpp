@@ -1,0 +1,131 @@
+#include "settlements.hpp"
+
+#include "prescient/text_rules.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::detail {
+namespace {
+
+// Years 1 to 9999: what PostgreSQL and ISO-8601 text both hold.
+const TimePoint kEarliestEventTime = from_unix_micros(-62135596800LL * 1000000);
+const TimePoint kLatestEventTime = from_unix_micros(253402300799LL * 1000000 + 999999);
+
+std::string nth(std::size_t index) { return std::to_string(index + 1); }
+
+// The next time of a finished check is meaningless; any other is clamped to `earliest`.
+Settlement clamped(Settlement s, TimePoint earliest) {
+  if (s.kind != Settlement::Kind::finish && s.next_check_at < earliest) s.next_check_at = earliest;
+  return s;
+}
+
+}  // namespace
+
+OutboxEvent outbox_event(const Event& event, std::size_t index, const Check& check, int check_count_after) {
+  const std::string which = "event " + nth(index);
+  std::string id = event.id;
+  if (id.empty()) {
+    id = std::to_string(check.id) + "-" + std::to_string(check_count_after);
+    if (index > 0) id.append("-").append(std::to_string(index));
+  } else if (auto problem = name_problem(which + "'s id", id)) {
+    return {.problem = *problem};
+  }
+  std::string type = storable_text(event.type, kMaxNameBytes);
+  if (type.empty()) return {.problem = which + " has an empty type"};
+  const TimePoint occurred_at = event.occurred_at.value_or(check.slot);
+  if (occurred_at < kEarliestEventTime || occurred_at > kLatestEventTime) {
+    return {.problem = which + "'s occurred_at is outside the years 1 to 9999"};
+  }
+  if (auto problem = payload_text_problem(event.payload)) return {.problem = which + ": " + *problem};
+  std::string payload = event.payload.dump();
+  if (payload.size() > kMaxEventPayloadBytes) {
+    return {.problem = which + "'s payload is " + std::to_string(payload.size()) + " bytes (at most " +
+                       std::to_string(kMaxEventPayloadBytes) + ")"};
+  }
+  return {.record = EventRecord{
+              .id = std::move(id),
+              .type = std::move(type),
+              .source = event.source.empty() ? std::to_string(check.id) : storable_text(event.source, kMaxNameBytes),
+              .occurred_at = occurred_at,
+              .payload = std::move(payload)}};
+}
+
+std::optional<std::string> write_problem(const BufferedWrite& write, std::size_t index) {
+  const std::string which = "buffered write " + nth(index);
+  if (write.sql.find_first_not_of(" \t\r\n") == std::string::npos) return which + " has no SQL";
+  if (write.sql.find('\0') != std::string::npos || !valid_utf8(write.sql)) {
+    return which + "'s SQL contains a NUL byte or invalid UTF-8";
+  }
+  for (std::size_t p = 0; p < write.params.size(); ++p) {
+    const auto& value = write.params[p];
+    if (!value) continue;
+    if (value->find('\0') != std::string::npos) return which + ": parameter $" + nth(p) + " contains a NUL byte";
+    if (!valid_utf8(*value)) return which + ": parameter $" + nth(p) + " is not valid UTF-8";
+  }
+  return std::nullopt;
+}
+
+SettleItem failed_attempt(const Check& check, const GuardLimits& limits, const Judging& judging, std::string reason,
+                          std::optional<std::int64_t> run_micros) {
+  return {.id = check.id,
+          .settlement = clamped(judge(RunOutcome{.failed = true, .error = std::move(reason)}, check.slot,
+                                      check.check_count, check.attempts, limits, judging.grid),
+                                judging.earliest),
+          .run_micros = run_micros};
+}
+
+std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<const WorkUnit> units,
+                                       std::span<const UnitResult> results, std::span<const GuardLimits> limits,
+                                       const Judging& judging) {
+  std::vector<SettleItem> items;
+  items.reserve(checks.size());
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const UnitResult& result = results[u];
+    if (!result.ran) continue;  // not reached: stays due, claimed again
+    const WorkUnit& unit = units[u];
+    const std::int64_t micros = result.micros / static_cast<std::int64_t>(unit.count);
+    // A group's writes settle with its first check; writes that cannot be sent fail that check alone.
+    std::optional<std::string> writes_refused;
+    for (std::size_t w = 0; w < result.writes.size() && !writes_refused && !result.failed; ++w) {
+      writes_refused = write_problem(result.writes[w], w);
+    }
+    for (std::size_t k = 0; k < unit.count; ++k) {
+      const Check& check = checks[unit.first + k];
+      if (result.failed) {
+        items.push_back(failed_attempt(check, limits[u], judging, result.error, micros));
+        continue;
+      }
+      if (k == 0 && writes_refused) {
+        items.push_back(failed_attempt(check, limits[u], judging, *writes_refused, micros));
+        continue;
+      }
+      const JobResult& answer = result.results[k];
+      if (answer.events.size() > kMaxEventsPerRun) {
+        items.push_back(failed_attempt(check, limits[u], judging,
+                                       "the job returned " + std::to_string(answer.events.size()) +
+                                           " events (at most " + std::to_string(kMaxEventsPerRun) + ")",
+                                       micros));
+        continue;
+      }
+      SettleItem item{.id = check.id,
+                      .settlement = clamped(judge(RunOutcome{.next = answer.next}, check.slot, check.check_count,
+                                                  check.attempts, limits[u], judging.grid),
+                                            judging.earliest),
+                      .run_micros = micros};
+      std::optional<std::string> refused;
+      for (std::size_t e = 0; e < answer.events.size() && !refused; ++e) {
+        OutboxEvent event = outbox_event(answer.events[e], e, check, item.settlement.check_count);
+        if (event.record) item.events.push_back(std::move(*event.record));
+        else refused = std::move(event.problem);
+      }
+      if (refused) {
+        items.push_back(failed_attempt(check, limits[u], judging, *refused, micros));
+        continue;
+      }
+      if (k == 0) item.writes = result.writes;
+      items.push_back(std::move(item));
+    }
+  }
+  return items;
+}
+
+}  // namespace prescient::detail

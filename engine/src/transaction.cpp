@@ -1,0 +1,34 @@
+#include "transaction.hpp"
+
+#include <atomic>
+
+#include "pq.hpp"
+#include "prescient/database.hpp"
+
+namespace prescient::detail {
+
+Transaction::Transaction(soci::session& db) : conn_(native_connection(db)) {
+  if (PQtransactionStatus(conn_) == PQTRANS_IDLE) {
+    pq::exec(conn_, "cannot begin a transaction", "BEGIN");
+    return;
+  }
+  // Unique per process, so transactions nested on one session each roll back to their own savepoint.
+  static std::atomic<unsigned long> counter{0};
+  savepoint_ = "prescient_tx_" + std::to_string(++counter);
+  pq::exec(conn_, "cannot set a savepoint", "SAVEPOINT " + savepoint_);
+}
+
+void Transaction::commit() {
+  pq::exec(conn_, "cannot commit", joined() ? "RELEASE SAVEPOINT " + savepoint_ : "COMMIT");
+  done_ = true;
+}
+
+Transaction::~Transaction() {
+  if (done_) return;
+  // A failure here means the session is gone: the server has rolled back already.
+  const std::string undo = joined() ? "ROLLBACK TO SAVEPOINT " + savepoint_ + "; RELEASE SAVEPOINT " + savepoint_
+                                    : "ROLLBACK";
+  PQclear(PQexec(conn_, undo.c_str()));
+}
+
+}  // namespace prescient::detail

@@ -1,0 +1,32 @@
+#pragma once
+// Internal: a transaction on a session that may be the application's, with one already open. With none
+// open it begins one and commits it; inside the caller's it takes a savepoint and releases it, so the
+// work commits or rolls back with the caller's transaction, and a failure undoes this work only, leaving
+// the caller's transaction usable. Left without commit() (an exception), it rolls back what it began.
+#include <libpq-fe.h>
+
+#include <string>
+
+namespace soci {
+class session;
+}
+
+namespace prescient::detail {
+
+class Transaction {
+ public:
+  explicit Transaction(soci::session& db);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  void commit();
+  bool joined() const { return !savepoint_.empty(); }  // inside the caller's transaction
+
+ private:
+  PGconn* conn_;
+  std::string savepoint_;  // empty: this object began the transaction
+  bool done_ = false;
+};
+
+}  // namespace prescient::detail

@@ -334,6 +334,18 @@ class Worker {
     }
   }
 
+  // Settles `items` under a savepoint of its own: released when they settled, rolled back to (leaving
+  // the transaction as it was) when the database refused a value.
+  bool settle_under_savepoint(const std::string& savepoint, std::vector<SettleItem>& items,
+                              const std::vector<const Check*>& checks, std::optional<std::int64_t> token,
+                              Settled& out) {
+    store_.savepoint(savepoint);
+    const bool settled = try_settle(items, checks, token, out);
+    if (!settled) store_.rollback_to(savepoint);
+    store_.release_savepoint(savepoint);
+    return settled;
+  }
+
   // `items` were refused together: settle each half under a savepoint of its own, and split the halves
   // refused again, down to single culprits.
   void settle_halves(std::span<const SettleItem> items, const std::vector<const Check*>& checks,
@@ -345,13 +357,7 @@ class Worker {
       log_failure(slot, check, reason);
       std::vector<SettleItem> failed{detail::failed_attempt(check, class_of(check.job).limits, judging(), reason,
                                                             items.front().run_micros)};
-      store_.savepoint(savepoint);
-      if (try_settle(failed, checks, token, out)) {
-        store_.release_savepoint(savepoint);
-        return;
-      }
-      store_.rollback_to(savepoint);
-      store_.release_savepoint(savepoint);
+      if (settle_under_savepoint(savepoint, failed, checks, token, out)) return;
       spdlog::error("slot {} runner {}: the database refuses any settlement of check {} ({}); it stays pending, "
                     "left for the next sweep",
                     format_time(slot), options_.runner_id, check.id, one_line(last_refusal_));
@@ -363,14 +369,9 @@ class Worker {
     const std::size_t half = items.size() / 2;
     for (const auto part : {items.first(half), items.subspan(half)}) {
       std::vector<SettleItem> attempt(part.begin(), part.end());
-      store_.savepoint(savepoint);
-      if (try_settle(attempt, checks, token, out)) {
-        store_.release_savepoint(savepoint);
-        continue;
+      if (!settle_under_savepoint(savepoint, attempt, checks, token, out)) {
+        settle_halves(part, checks, token, slot, depth + 1, out);
       }
-      store_.rollback_to(savepoint);
-      store_.release_savepoint(savepoint);
-      settle_halves(part, checks, token, slot, depth + 1, out);
     }
   }
 

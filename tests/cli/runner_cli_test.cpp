@@ -25,6 +25,8 @@ TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
       {{"run-slot", "--shard", "2/2"}, "'2/2'"},
       {{"run-slot", "--workers", "0"}, "--workers 0"},
       {{"run-slot", "--batch", "0"}, "--batch 0"},
+      {{"run-slot", "--batch-deadline", "0s"}, "--batch-deadline 0s"},
+      {{"daemon", "--batch-deadline", "soon"}, "'soon'"},
       {{"run-slot", "--plugins", "/nonexistent"}, "'/nonexistent'"},
       {{"run-slot", "--commands", "/nonexistent"}, "'/nonexistent'"},
       {{"sweep", "--mode", "skip"}, "'skip'"},
@@ -131,6 +133,7 @@ TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fi
   CHECK_THAT(metrics, Catch::Contains("prescient_events_emitted_total 30"));
   CHECK_THAT(metrics, Catch::Contains("prescient_dead_letters_total 0"));
   CHECK_THAT(metrics, Catch::Contains("prescient_database_errors_total 0"));
+  CHECK_THAT(metrics, Catch::Contains("prescient_slot_retries_total 0"));
   CHECK_THAT(metrics, Catch::Contains("prescient_runner_info{runner_id=\"metrics-test\",shard=\"0/1\"} 1"));
   CHECK_THAT(metrics, Catch::Contains("prescient_slot_first_claim_lag_seconds_count 1"));
   CHECK_THAT(metrics, Catch::Contains("prescient_slot_last_settle_lag_seconds_bucket{le=\"+Inf\"} 1"));
@@ -143,4 +146,17 @@ TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fi
   const ProcessResult bad = run_prescient(with_db({"daemon", "--metrics-addr", "localhost"}, url));
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("invalid --metrics-addr 'localhost'"));
+}
+
+TEST_CASE("events --follow ends with one line on bad input, never an abort, with its signal thread running") {
+  const std::string url = create_migrated_database(60);
+  // An unparsable URL: found at its first connection, inside the loop that also waits for signals.
+  const ProcessResult bad_url = run_prescient({"events", "--follow", "--db", "postgresql://%zz"});
+  CHECK(bad_url.exit_code == 2);
+  CHECK(lines_of(bad_url.err).size() == 1);
+  CHECK_THAT(bad_url.err, Catch::Contains("invalid database URL"));
+  // An event id that does not exist: not found, exit 3.
+  const ProcessResult unknown = run_prescient(with_db({"events", "--follow", "--since", "no-such-event"}, url));
+  CHECK(unknown.exit_code == 3);
+  CHECK_THAT(unknown.err, Catch::Contains("no event with id 'no-such-event'"));
 }

@@ -19,6 +19,7 @@
 #include "prescient/store.hpp"
 #include "prescient/text_rules.hpp"
 #include "prescient/time_text.hpp"
+#include "run_log.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -29,25 +30,15 @@ using prescient::testing::create_migrated_database;
 
 namespace {
 
+using prescient::testing::RunLog;
+
 // Counts runs by check id, emits payload.emit as an event type, buffers a row into app.log when
 // payload.write, sleeps payload.sleep_ms.
-struct Runs {
-  std::mutex mutex;
-  std::map<std::int64_t, int> by_check;
-  int of(std::int64_t id) {
-    const std::lock_guard lock(mutex);
-    return by_check[id];
-  }
-};
-
 class Counted final : public JobExec {
  public:
-  explicit Counted(Runs& runs) : runs_(runs) {}
+  explicit Counted(RunLog& runs) : runs_(runs) {}
   JobResult run(const Check& check, JobContext& ctx) override {
-    {
-      const std::lock_guard lock(runs_.mutex);
-      ++runs_.by_check[check.id];
-    }
+    runs_.record(check.id);
     if (check.payload.contains("sleep_ms")) {
       std::this_thread::sleep_for(std::chrono::milliseconds(check.payload["sleep_ms"].get<int>()));
     }
@@ -60,7 +51,7 @@ class Counted final : public JobExec {
   }
 
  private:
-  Runs& runs_;
+  RunLog& runs_;
 };
 
 // A clock that says when it is used after its end: an abandoned job must never read a runner's clock
@@ -84,7 +75,7 @@ struct Fixture {
   std::string url = create_migrated_database(60);
   std::unique_ptr<soci::session> db = connect_to(url);
   ManualClock clock{parse_time("2026-11-21T10:00:00Z")};
-  Runs runs;
+  RunLog runs;
   Registry registry;
   Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
   std::string commands = testing::make_hostile_commands_dir();

@@ -22,6 +22,7 @@
 #include "prescient/store.hpp"
 #include "prescient/time_text.hpp"
 #include "process.hpp"
+#include "run_log.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -34,16 +35,10 @@ using prescient::testing::wait_for;
 
 namespace {
 
+using prescient::testing::RunLog;
+
 // Answers as its payload says: {"next_in": "1h"} -> slot + 1h, {"next_at": TIME}, {"throw": "why"},
 // {"sleep_ms": N}; nothing -> done. Counts every run by check id.
-struct RunLog {
-  std::mutex mutex;
-  std::map<std::int64_t, int> runs;
-  void record(std::int64_t id) {
-    const std::lock_guard lock(mutex);
-    ++runs[id];
-  }
-};
 
 class Scripted : public JobExec {
  public:

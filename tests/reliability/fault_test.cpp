@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "builtin_jobs.hpp"
+#include "daemons.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/daemon.hpp"
@@ -33,28 +34,6 @@ using namespace prescient::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-bool soak() {
-  const char* value = std::getenv("PRESCIENT_SOAK");
-  return value != nullptr && std::string(value) == "1";
-}
-
-// Output of a shell command (the scripts the fault tests drive); fails the test when it fails.
-std::string shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  INFO(command);
-  REQUIRE(::pclose(pipe) == 0);
-  return out;
-}
-
-void create_ledger(soci::session& db) {
-  db << "CREATE TABLE ledger (check_id bigint NOT NULL, slot timestamptz NOT NULL, ran_at timestamptz NOT NULL,"
-        " runner_pid int NOT NULL)";
-}
 
 // `checks` ledger checks spread over `slots` slots two seconds apart, the first about three seconds ahead.
 void schedule_spread(soci::session& db, long checks, int slots) {
@@ -76,62 +55,6 @@ long resident_kb(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   }
   return -1;
-}
-
-class Daemons {
- public:
-  Daemons(std::string url, int count) : url_(std::move(url)) {
-    for (int i = 0; i < count; ++i) pids_.push_back(start());
-  }
-  ~Daemons() {
-    for (const pid_t pid : pids_) {
-      if (pid > 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-      }
-    }
-  }
-  // SIGKILLs one at random and starts a replacement; returns the killed pid.
-  pid_t kill_one(std::mt19937& random) {
-    const std::size_t which = std::uniform_int_distribution<std::size_t>(0, pids_.size() - 1)(random);
-    const pid_t victim = pids_[which];
-    REQUIRE(::kill(victim, SIGKILL) == 0);
-    REQUIRE(wait_for(victim) == 128 + SIGKILL);
-    pids_[which] = start();
-    return victim;
-  }
-  pid_t pid(std::size_t i) const { return pids_.at(i); }
-  // None has exited on its own.
-  bool all_running() const {
-    for (const pid_t pid : pids_) {
-      if (::waitpid(pid, nullptr, WNOHANG) != 0) return false;
-    }
-    return true;
-  }
-  // SIGTERM to each: every one must stop cleanly (exit 0).
-  void stop() {
-    for (pid_t& pid : pids_) {
-      REQUIRE(::kill(pid, SIGTERM) == 0);
-      CHECK(wait_for(pid) == 0);
-      pid = -1;
-    }
-  }
-
- private:
-  pid_t start() {
-    return start_prescient({"daemon", "--db", url_, "--plugins", PRESCIENT_TEST_PLUGINS, "--workers", "2", "--batch",
-                            "50", "--log-level", "warn"});
-  }
-  std::string url_;
-  std::vector<pid_t> pids_;
-};
-
-void wait_until_all_settled(soci::session& db, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (count_of(db, "SELECT count(*) FROM prescient.future_job") > 0) {
-    REQUIRE(std::chrono::steady_clock::now() < deadline);
-    std::this_thread::sleep_for(200ms);
-  }
 }
 
 // The ledger's verdict. `faulty` are the runner pids a fault hit (killed, or sessions cut); a check may

@@ -1,0 +1,52 @@
+#pragma once
+// What the fault tests share: real prescient daemons as child processes, the ledger of runs (an external
+// effect the `ledger` test class records outside the settlement), and the sizes of a run.
+#include <sys/types.h>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace soci {
+class session;
+}
+
+namespace prescient::testing {
+
+// PRESCIENT_SOAK=1 (scripts/test.sh --soak): the fault tests at full size.
+bool soak();
+
+// Output of a shell command (the scripts the fault tests drive); fails the test when it fails.
+std::string shell(const std::string& command);
+
+// The table the `ledger` class records each run in: check id, slot, the server's time, the runner's pid.
+void create_ledger(soci::session& db);
+
+// Fails the test unless every pending check is settled within `limit`.
+void wait_until_all_settled(soci::session& db, std::chrono::seconds limit);
+
+// `count` daemons with the test plugins, 2 workers and batches of 50, plus `extra` arguments; SIGKILLed
+// when the object goes (unless stopped).
+class Daemons {
+ public:
+  Daemons(std::string url, int count, std::vector<std::string> extra = {});
+  ~Daemons();
+  Daemons(const Daemons&) = delete;
+  Daemons& operator=(const Daemons&) = delete;
+  // SIGKILLs one at random and starts a replacement; returns the killed pid.
+  pid_t kill_one(std::mt19937& random);
+  pid_t pid(std::size_t i) const { return pids_.at(i); }
+  // None has exited on its own.
+  bool all_running() const;
+  // SIGTERM to each: every one must stop cleanly (exit 0).
+  void stop();
+
+ private:
+  pid_t start();
+  std::string url_;
+  std::vector<std::string> extra_;
+  std::vector<pid_t> pids_;
+};
+
+}  // namespace prescient::testing

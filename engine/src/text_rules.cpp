@@ -42,6 +42,10 @@ bool valid_utf8(std::string_view text) {
 }
 
 std::string storable_text(std::string_view text, std::size_t max_bytes) {
+  // The common case, on the hot path (every event's type): nothing to replace, nothing to cut.
+  if (text.size() <= max_bytes && text.find('\0') == std::string_view::npos && valid_utf8(text)) {
+    return std::string(text);
+  }
   std::string out;
   out.reserve(std::min(text.size(), max_bytes));
   std::size_t i = 0;

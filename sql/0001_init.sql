@@ -1,21 +1,11 @@
 -- 0001: the prescient schema: pending checks, their history, recurring schedules, the event
 -- outbox and database-wide settings. Applied by `prescient migrate` in one transaction, which
 -- sets prescient.slot_seconds (the slot resolution chosen with --slot) for this file.
+-- Functions and triggers live in sql/functions/ (applied after the numbered files); sql/schema.sql
+-- is the schema as it stands after all of them.
 
--- Times cross the wire as integer microseconds since the Unix epoch: exact, and independent of the
--- session's time zone. Runners pass their own clock in; the SQL never decides what "now" is.
--- STABLE (timestamptz arithmetic is) and not STRICT: so the planner inlines them into the query.
-CREATE FUNCTION prescient.at_us(micros bigint) RETURNS timestamptz
-  LANGUAGE sql STABLE PARALLEL SAFE
-  -- Whole seconds and the remainder apart: a product of microseconds and an interval goes through
-  -- float8 and would round beyond 2^53 microseconds (about the year 2255).
-  RETURN to_timestamp(micros / 1000000) + (micros % 1000000) * interval '1 microsecond';
-
-CREATE FUNCTION prescient.us(t timestamptz) RETURNS bigint
-  LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN (extract(epoch FROM t) * 1000000)::bigint;
-
--- One row. The slot resolution is fixed at creation: pending checks are stored on its grid.
+-- One row. The slot resolution is fixed at creation: pending checks are stored on its grid (a trigger
+-- refuses a change: sql/functions/020_settings.sql).
 CREATE TABLE prescient.settings (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   slot_seconds integer NOT NULL
@@ -26,16 +16,6 @@ CREATE TABLE prescient.settings (
   job_timeout_seconds integer NOT NULL DEFAULT 30 CHECK (job_timeout_seconds > 0),
   created_at timestamptz NOT NULL DEFAULT now()
 );
-
-CREATE FUNCTION prescient.refuse_slot_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  RAISE EXCEPTION 'the slot resolution is fixed at creation (% s): pending checks are stored on its grid',
-    OLD.slot_seconds;
-END $$;
-
-CREATE TRIGGER settings_slot_is_fixed BEFORE UPDATE OF slot_seconds ON prescient.settings
-  FOR EACH ROW WHEN (NEW.slot_seconds IS DISTINCT FROM OLD.slot_seconds)
-  EXECUTE FUNCTION prescient.refuse_slot_change();
 
 INSERT INTO prescient.settings (slot_seconds)
   VALUES (current_setting('prescient.slot_seconds')::integer);

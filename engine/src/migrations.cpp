@@ -11,7 +11,6 @@
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/retention.hpp"
 #include "prescient/slot_grid.hpp"
 
 namespace prescient {
@@ -26,6 +25,17 @@ struct Applied {
 };
 
 std::string checksum_of(std::string_view text) { return fnv1a_hex(text); }
+
+// Migrations 1 to 13 held the functions of their time until those moved to sql/functions/; the files
+// were then rewritten without them. A database migrated before that records their checksums as
+// released, which stand for the rewritten files (the tables, indexes and data of both are the same).
+bool released_before_functions_moved(int version, const std::string& checksum) {
+  static const std::map<int, std::string> kReleased{
+      {1, "3e74d3674f22cdea"},  {2, "79f59d93f51b7c64"},  {3, "5e3e1cf7380c4e5e"},  {9, "0484009be2055f07"},
+      {10, "494a2206301b8b9d"}, {11, "b4af8a45075d8624"}, {12, "cc432556575c0f35"}, {13, "1a2d6760c13f0855"}};
+  const auto it = kReleased.find(version);
+  return it != kReleased.end() && it->second == checksum;
+}
 
 std::map<int, Applied> read_applied(PGconn* conn) {
   pq::exec(conn, "cannot prepare the migrations table",
@@ -50,7 +60,8 @@ void refuse_unknown_or_changed(const std::map<int, Applied>& applied) {
   }
   for (const Migration& m : embedded_migrations()) {
     const auto it = applied.find(m.version);
-    if (it != applied.end() && it->second.checksum != checksum_of(m.sql)) {
+    if (it != applied.end() && it->second.checksum != checksum_of(m.sql) &&
+        !released_before_functions_moved(m.version, it->second.checksum)) {
       throw DatabaseError("migration " + std::string(m.name) +
                           " differs from the one applied to this database (migrations are forward-only: never edit "
                           "an applied file, add a new one)");
@@ -78,6 +89,72 @@ void apply(PGconn* conn, const Migration& m, std::chrono::seconds slot) {
     PQclear(PQexec(conn, "ROLLBACK"));
     throw;
   }
+}
+
+constexpr const char* kFunctionsTable =
+    "CREATE TABLE IF NOT EXISTS prescient.schema_functions ("
+    "  name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())";
+
+// The function files applied to this database, by name: their checksums.
+std::map<std::string, std::string> read_applied_functions(PGconn* conn) {
+  const pq::Result table = pq::exec(conn, "cannot read the applied functions",
+                                    "SELECT to_regclass('prescient.schema_functions') IS NOT NULL");
+  std::map<std::string, std::string> applied;
+  if (table.text(0, 0) != "t") return applied;
+  const pq::Result rows =
+      pq::exec(conn, "cannot read the applied functions", "SELECT name, checksum FROM prescient.schema_functions");
+  for (int i = 0; i < rows.rows(); ++i) applied[rows.text(i, 0)] = rows.text(i, 1);
+  return applied;
+}
+
+// The function files that are new or changed, in dependency order.
+std::vector<const Migration*> stale_functions(PGconn* conn) {
+  const auto applied = read_applied_functions(conn);
+  std::vector<const Migration*> stale;
+  for (const Migration& f : embedded_functions()) {
+    const auto it = applied.find(std::string(f.name));
+    if (it == applied.end() || it->second != checksum_of(f.sql)) stale.push_back(&f);
+  }
+  return stale;
+}
+
+// Applies the stale function files in one transaction: a database never runs half of a new set.
+std::vector<std::string> apply_functions(PGconn* conn) {
+  std::vector<std::string> applied;
+  pq::exec(conn, "cannot begin a transaction", "BEGIN");
+  try {
+    pq::exec(conn, "cannot prepare the functions table", kFunctionsTable);
+    for (const Migration* f : stale_functions(conn)) {
+      pq::exec(conn, "function file " + std::string(f->name) + " failed", std::string(f->sql));
+      pq::exec(conn, "cannot record function file " + std::string(f->name),
+               "INSERT INTO prescient.schema_functions (name, checksum) VALUES ($1, $2)"
+               " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
+               {std::string(f->name), checksum_of(f->sql)});
+      applied.emplace_back(f->name);
+    }
+    pq::exec(conn, "cannot commit the functions", "COMMIT");
+  } catch (...) {
+    PQclear(PQexec(conn, "ROLLBACK"));
+    throw;
+  }
+  return applied;
+}
+
+// What every migrate ends with, whatever it applied: the roles get the grants of prescient.role_grant
+// (when the roles exist), and the history gets its partitions, from the oldest month with rows waiting
+// in the default partition (a migration copies history there) through three months ahead.
+void finish(PGconn* conn, TimePoint now) {
+  pq::exec(conn, "cannot grant the roles", "SELECT prescient.regrant_roles()");
+  const int created = static_cast<int>(
+      pq::exec(conn, "cannot create history partitions",
+               "SELECT prescient.ensure_history_partitions("
+               "  greatest(least(coalesce((SELECT min(finished_at) FROM prescient.job_history_default),"
+               "                          prescient.at_us($1)), prescient.at_us($1)),"
+               "           prescient.at_us($1) - interval '99 years'),"
+               "  prescient.at_us($1) + interval '92 days')",
+               {std::to_string(to_unix_micros(now))})
+          .integer(0, 0));
+  if (created > 0) spdlog::info("created {} monthly history partition(s)", created);
 }
 
 class MigrationLock {
@@ -121,8 +198,10 @@ MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> s
     spdlog::info("applied migration {}", m.name);
     report.applied.emplace_back(m.name);
   }
+  report.functions = apply_functions(conn);
+  for (const std::string& name : report.functions) spdlog::info("applied functions {}", name);
   // Runners keep the history partitions ahead too; a migrated database has them from the start.
-  ensure_history_partitions(db, SystemClock().now());
+  finish(conn, SystemClock().now());
   report.version = latest_known_migration();
   report.slot = stored_slot(conn);
   return report;
@@ -147,6 +226,10 @@ void require_current_schema(soci::session& db) {
   if (version > known) {
     throw DatabaseError("this database is at migration " + std::to_string(version) +
                         ", newer than this prescient knows (" + std::to_string(known) + "): upgrade prescient");
+  }
+  if (const auto stale = stale_functions(conn); !stale.empty()) {
+    throw DatabaseError("this database's functions differ from this prescient's (" + std::string(stale.front()->name) +
+                        "): run `prescient migrate`");
   }
 }
 

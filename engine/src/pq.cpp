@@ -148,7 +148,8 @@ std::string statement_name(const std::string& sql) { return "prescient_" + fnv1a
 Result checked(PGconn* conn, std::string_view what, PGresult* raw) {
   Result result(raw);
   const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  // An empty query (a script of comments only, e.g. a migration whose functions moved) did nothing, fine.
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return result;
 
   const char* sqlstate = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
   if (sqlstate != nullptr && std::string_view(sqlstate).starts_with("PR4")) {

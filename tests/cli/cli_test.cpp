@@ -1,5 +1,8 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -51,19 +54,47 @@ TEST_CASE("every command listed by --help has a --help of its own, with the same
   CHECK(commands >= 16);
 }
 
-TEST_CASE("docs/cli.md is the binary's own help: regenerate it with scripts/cli-reference.sh") {
-  const std::string script = std::string(PRESCIENT_SOURCE_DIR) + "/scripts/cli-reference.sh";
-  const std::string command = script + " " + PRESCIENT_BIN;
+namespace {
+
+// What a shell command prints; fails the test when it fails.
+std::string output_of(const std::string& command) {
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
-  std::string generated;
+  std::string out;
   char buffer[4096];
-  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) generated.append(buffer, n);
+  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  INFO(command);
   REQUIRE(::pclose(pipe) == 0);
-  std::ifstream file(std::string(PRESCIENT_SOURCE_DIR) + "/docs/cli.md");
-  const std::string documented((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  return out;
+}
+
+std::string source_file(const std::string& path) {
+  std::ifstream file(std::string(PRESCIENT_SOURCE_DIR) + "/" + path);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("docs/cli.md is the binary's own help: regenerate it with scripts/cli-reference.sh") {
+  const std::string generated =
+      output_of(std::string(PRESCIENT_SOURCE_DIR) + "/scripts/cli-reference.sh " + PRESCIENT_BIN);
   CHECK(generated.size() > 5000);
-  CHECK(documented == generated);
+  CHECK(source_file("docs/cli.md") == generated);
+}
+
+TEST_CASE("sql/schema.sql is the schema migrate makes: regenerate it with scripts/schema-dump.sh") {
+  const char* url = std::getenv("PRESCIENT_TEST_DATABASE_URL");
+  REQUIRE(url != nullptr);
+  const std::string dumped = output_of(std::string(PRESCIENT_SOURCE_DIR) + "/scripts/schema-dump.sh '" + url + "' " +
+                                       PRESCIENT_BIN);
+  CHECK_THAT(dumped, Catch::Contains("CREATE TABLE prescient.future_job") &&
+                         Catch::Contains("CREATE FUNCTION prescient.schedule_arrays"));
+  const bool same = source_file("sql/schema.sql") == dumped;
+  if (!same) {
+    const std::string path = "/tmp/prescient-schema-" + std::to_string(::getpid()) + ".sql";
+    std::ofstream(path) << dumped;
+    FAIL("sql/schema.sql drifted from what migrate makes: diff it with " << path);
+  }
 }
 
 TEST_CASE("a password in --db draws a warning and is never printed") {
@@ -142,11 +173,20 @@ TEST_CASE("--log-format json writes one JSON object per log line") {
   const ProcessResult r = run_prescient({"migrate", "--db", url, "--log-format", "json"});
   REQUIRE(r.exit_code == 0);
   const auto lines = lines_of(r.err);
-  REQUIRE(lines.size() == prescient::embedded_migrations().size());
+  // A line a migration, a line a function file, and one for the history partitions it made.
+  const auto migrations = prescient::embedded_migrations();
+  const auto functions = prescient::embedded_functions();
+  REQUIRE(lines.size() == migrations.size() + functions.size() + 1);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const auto entry = nlohmann::json::parse(lines[i]);
     CHECK(entry["level"] == "info");
-    CHECK(entry["msg"] == "applied migration " + std::string(prescient::embedded_migrations()[i].name));
+    if (i < migrations.size()) {
+      CHECK(entry["msg"] == "applied migration " + std::string(migrations[i].name));
+    } else if (i < migrations.size() + functions.size()) {
+      CHECK(entry["msg"] == "applied functions " + std::string(functions[i - migrations.size()].name));
+    } else {
+      CHECK_THAT(entry["msg"].get<std::string>(), Catch::Contains("history partition"));
+    }
     CHECK_THAT(entry["time"].get<std::string>(), Catch::EndsWith("Z"));
   }
 }

@@ -3,7 +3,9 @@
 #include <soci/soci.h>
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
 #include "http.hpp"
@@ -116,17 +118,24 @@ TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fi
   }
   REQUIRE(run_prescient(with_db({"schedule", "--file", "-"}, url), {}, lines).exit_code == 0);
   const int port = free_loopback_port();
+  const std::string log = "/tmp/prescient-metrics-test-" + std::to_string(::getpid()) + ".log";
   const pid_t daemon = start_prescient(with_db({"daemon", "--runner-id", "metrics-test", "--metrics-addr",
                                                 "127.0.0.1:" + std::to_string(port)},
-                                               url));
-  // The checks are due at the next boundary of this 1 s grid: scrape until they are settled (at most 10 s).
+                                               url),
+                                       "/dev/null", log);
+  // The checks are due at the next boundary of this 1 s grid: scrape until they are settled and the
+  // pending counts are in (at most 10 s; a scrape may miss the counts, a later one has them).
   std::string metrics;
   for (int attempt = 0; attempt < 100; ++attempt) {
     metrics = http_get(port, "/metrics").value_or("");
-    if (metrics.find("prescient_checks_settled_total{outcome=\"done\"} 30") != std::string::npos) break;
+    if (metrics.find("prescient_checks_settled_total{outcome=\"done\"} 30") != std::string::npos &&
+        metrics.find("prescient_pending_checks{") != std::string::npos) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   INFO(metrics);
+  INFO("the daemon's log: " << std::ifstream(log).rdbuf());
   CHECK_THAT(metrics, Catch::Contains("prescient_checks_claimed_total 30"));
   CHECK_THAT(metrics, Catch::Contains("prescient_checks_settled_total{outcome=\"done\"} 30"));
   CHECK_THAT(metrics, Catch::Contains("prescient_checks_settled_total{outcome=\"failed\"} 0"));
@@ -142,6 +151,7 @@ TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fi
   CHECK_THAT(metrics, Catch::Contains("prescient_pending_checks{horizon=\"overdue\"} 0"));
   REQUIRE(::kill(daemon, SIGTERM) == 0);
   CHECK(wait_for(daemon) == 0);
+  ::unlink(log.c_str());
 
   const ProcessResult bad = run_prescient(with_db({"daemon", "--metrics-addr", "localhost"}, url));
   CHECK(bad.exit_code == 2);

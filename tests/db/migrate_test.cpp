@@ -27,6 +27,7 @@ TEST_CASE("migrate creates the schema on an empty database with the default slot
   const MigrationReport report = migrate(*db, std::nullopt);
   CHECK(report.applied.size() == embedded_migrations().size());
   CHECK(report.applied.front() == "0001_init.sql");
+  CHECK(report.functions.size() == embedded_functions().size());
   CHECK(report.version == latest_known_migration());
   CHECK(report.slot == seconds{60});
   for (const char* table : {"prescient.future_job", "prescient.job_history", "prescient.schedule", "prescient.event",
@@ -108,6 +109,42 @@ TEST_CASE("an applied migration that differs from the embedded file is refused")
   auto db = connect_to(create_empty_database());
   migrate(*db, std::nullopt);
   *db << "UPDATE prescient.schema_migrations SET checksum = 'edited' WHERE version = 1";
+  CHECK_THROWS_WITH(migrate(*db, std::nullopt), Catch::Contains("0001_init.sql") && Catch::Contains("forward-only"));
+}
+
+TEST_CASE("function files are applied again when their text changed, and only then") {
+  auto db = connect_to(create_empty_database());
+  migrate(*db, std::nullopt);
+  CHECK(migrate(*db, std::nullopt).functions.empty());
+  // As if a newer prescient changed one file's text: it is stale until migrate applies it again.
+  *db << "UPDATE prescient.schema_functions SET checksum = 'older' WHERE name = '040_schedule.sql'";
+  *db << "DROP FUNCTION prescient.cancel(bigint, text, text, timestamptz)";
+  *db << "DELETE FROM prescient.schema_functions WHERE name = '060_cancel_reschedule.sql'";
+  CHECK_THROWS_WITH(require_current_schema(*db), Catch::Contains("040_schedule.sql") &&
+                                                     Catch::Contains("run `prescient migrate`"));
+  const MigrationReport again = migrate(*db, std::nullopt);
+  CHECK(again.applied.empty());
+  CHECK(again.functions == std::vector<std::string>{"040_schedule.sql", "060_cancel_reschedule.sql"});
+  CHECK(count_of(*db, "SELECT count(*) FROM pg_proc WHERE oid = to_regprocedure("
+                      "'prescient.cancel(bigint, text, text, timestamptz)')") == 1);
+  CHECK_NOTHROW(require_current_schema(*db));
+}
+
+TEST_CASE("a database migrated before the functions moved out of the migrations upgrades cleanly") {
+  auto db = connect_to(create_empty_database());
+  migrate(*db, std::nullopt);
+  // What a database migrated by an earlier prescient holds: the checksums of migrations 1 to 13 as they
+  // were released (with their functions), and no record of function files.
+  *db << "UPDATE prescient.schema_migrations SET checksum = '3e74d3674f22cdea' WHERE version = 1";
+  *db << "UPDATE prescient.schema_migrations SET checksum = '1a2d6760c13f0855' WHERE version = 13";
+  *db << "DROP TABLE prescient.schema_functions";
+  CHECK_THROWS_WITH(require_current_schema(*db), Catch::Contains("run `prescient migrate`"));
+  const MigrationReport report = migrate(*db, std::nullopt);
+  CHECK(report.applied.empty());
+  CHECK(report.functions.size() == embedded_functions().size());
+  CHECK_NOTHROW(require_current_schema(*db));
+  // Any other checksum is still an edited file.
+  *db << "UPDATE prescient.schema_migrations SET checksum = '3e74d3674f22cdeb' WHERE version = 1";
   CHECK_THROWS_WITH(migrate(*db, std::nullopt), Catch::Contains("0001_init.sql") && Catch::Contains("forward-only"));
 }
 

@@ -80,7 +80,8 @@ ProcessResult run_prescient(const std::vector<std::string>& args, const std::map
   return result;
 }
 
-pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path) {
+pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path,
+                      const std::string& stderr_path) {
   std::vector<std::string> argv_text{PRESCIENT_BIN};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -89,7 +90,7 @@ pid_t start_prescient(const std::vector<std::string>& args, const std::string& s
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

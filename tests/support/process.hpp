@@ -18,9 +18,10 @@ struct ProcessResult {
 ProcessResult run_prescient(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                             const std::string& stdin_text = "");
 
-// Starts the prescient binary in the background, its standard output to `stdout_path`, standard error
-// discarded. Returns its pid.
-pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path = "/dev/null");
+// Starts the prescient binary in the background, its standard output to `stdout_path`, its standard
+// error to `stderr_path`. Returns its pid.
+pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path = "/dev/null",
+                      const std::string& stderr_path = "/dev/null");
 // Waits for it; returns its exit code, or 128 + the signal that ended it.
 int wait_for(pid_t pid);
 

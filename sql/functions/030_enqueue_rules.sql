@@ -1,0 +1,58 @@
+-- The rules of enqueueing, shared by schedule, schedule_arrays and reschedule. Errors carry prescient's
+-- own SQLSTATEs so callers can tell them apart: PR400 bad input (nothing written), PR409 a pending check
+-- already has that job key. The per-row helpers are STABLE and not STRICT so that the planner inlines
+-- them: called as functions they cost tens of microseconds a row, which bulk enqueue cannot afford.
+
+-- Refusal of a time beyond the horizon (max_horizon after now), or NULL when it is within.
+CREATE OR REPLACE FUNCTION prescient.horizon_problem(p_at timestamptz, p_now timestamptz, p_max_horizon_seconds bigint)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN p_at > p_now + p_max_horizon_seconds * interval '1 second' THEN
+    format('%s is beyond the horizon: at most %s after now (%s)', prescient.iso(p_at),
+           CASE WHEN p_max_horizon_seconds % 86400 = 0 THEN (p_max_horizon_seconds / 86400) || 'd'
+                WHEN p_max_horizon_seconds % 3600 = 0 THEN (p_max_horizon_seconds / 3600) || 'h'
+                ELSE p_max_horizon_seconds || 's' END,
+           prescient.iso(p_now))
+  END;
+
+-- The slot a requested time is stored at: rounded up to the grid, and never before the next
+-- boundary after now (a time in the past is due at once; nothing fires early, nothing is lost).
+-- Timestamps have microsecond precision, so rounding up is flooring (date_bin) t + R - 1us.
+CREATE OR REPLACE FUNCTION prescient.slot_for(requested timestamptz, now_ timestamptz, slot_seconds integer)
+  RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN greatest(
+    date_bin(slot_seconds * interval '1 second',
+             requested + slot_seconds * interval '1 second' - interval '1 microsecond', 'epoch'::timestamptz),
+    date_bin(slot_seconds * interval '1 second', now_, 'epoch'::timestamptz) + slot_seconds * interval '1 second');
+
+-- What is wrong with a request, or NULL when nothing is. The same limits for every caller, C++ or SQL
+-- (engine/src/core/text_rules.hpp): names and keys longer than 1024 bytes are refused naming the field,
+-- since they are B-tree index entries and PostgreSQL's own refusal names neither the field nor the limit.
+CREATE OR REPLACE FUNCTION prescient.request_problem(
+    p_job text, p_entity_name text, p_entity_key text, p_at timestamptz, p_job_key text,
+    p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamptz,
+    p_max_horizon_seconds bigint)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN coalesce(p_job, '') = '' THEN 'the job class is empty'
+    WHEN coalesce(p_entity_name, '') = '' THEN 'the entity name is empty'
+    WHEN coalesce(p_entity_key, '') = '' THEN 'the entity key is empty'
+    WHEN p_job_key = '' THEN 'the job key is empty (leave it out for a check without a key)'
+    WHEN p_group_key = '' THEN 'the group key is empty (leave it out for a check without a group)'
+    WHEN coalesce(p_by, '') = '' THEN 'enqueued_by is empty'
+    WHEN octet_length(p_job) > 1024 THEN format('the job class is %s bytes long (at most 1024)', octet_length(p_job))
+    WHEN octet_length(p_entity_name) > 1024
+      THEN format('the entity name is %s bytes long (at most 1024)', octet_length(p_entity_name))
+    WHEN octet_length(p_entity_key) > 1024
+      THEN format('the entity key is %s bytes long (at most 1024)', octet_length(p_entity_key))
+    WHEN octet_length(p_job_key) > 1024
+      THEN format('the job key is %s bytes long (at most 1024)', octet_length(p_job_key))
+    WHEN octet_length(p_group_key) > 1024
+      THEN format('the group key is %s bytes long (at most 1024)', octet_length(p_group_key))
+    WHEN octet_length(p_by) > 1024 THEN format('enqueued_by is %s bytes long (at most 1024)', octet_length(p_by))
+    WHEN p_at IS NULL THEN 'no time given'
+    WHEN p_now IS NULL THEN 'no current time given'
+    WHEN p_payload IS NULL OR jsonb_typeof(p_payload) <> 'object' THEN 'the payload must be a JSON object'
+    WHEN p_on_conflict IS NULL OR p_on_conflict NOT IN ('error', 'replace', 'keep')
+      THEN format('on_conflict must be error, replace or keep, not %L', p_on_conflict)
+    ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds)
+  END;

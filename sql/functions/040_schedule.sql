@@ -1,0 +1,67 @@
+-- The enqueue API as SQL functions, so an application in any language, a trigger or psql schedules,
+-- cancels and reschedules checks by the same rules as the C++ client and the CLI. Every function takes
+-- p_now (default now()): prescient's own callers pass their clock. The entry points run with the schema
+-- owner's rights (SECURITY DEFINER, fixed search_path), so a client writes future_job only through the
+-- rules they enforce; prescient_client may execute them (grants: sql/functions/090_roles.sql).
+
+-- Schedules one check. On a pending check with the same job key: 'error' raises PR409 naming the
+-- key and the existing id; 'replace' updates job, entity, group, payload and time of that row in
+-- place (its id and first_check_at stay, check_count and attempts reset); 'keep' leaves it and
+-- returns it. status is created, replaced or kept.
+CREATE OR REPLACE FUNCTION prescient.schedule(
+    p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,
+    p_job_key text DEFAULT NULL, p_group_key text DEFAULT NULL, p_payload jsonb DEFAULT '{}',
+    p_by text DEFAULT current_user, p_on_conflict text DEFAULT 'error', p_now timestamptz DEFAULT now())
+  RETURNS TABLE (id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz, status text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+  v_settings prescient.settings;
+  v_problem text;
+  v_slot timestamptz;
+  v_existing bigint;
+BEGIN
+  SELECT * INTO STRICT v_settings FROM prescient.settings;
+  v_problem := prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
+                                         p_payload, p_by, p_on_conflict, p_now, v_settings.max_horizon_seconds);
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  v_slot := prescient.slot_for(p_at, p_now, v_settings.slot_seconds);
+  LOOP
+    RETURN QUERY
+      WITH ins AS (
+        INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, group_key, payload,
+                                          first_check_at, next_check_at, enqueued_on, enqueued_by)
+        VALUES (p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
+                v_slot, v_slot, p_now, p_by)
+        ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
+        RETURNING id, job_key, next_check_at, first_check_at)
+      SELECT ins.*, 'created'::text FROM ins;
+    IF FOUND THEN RETURN; END IF;
+
+    SELECT f.id INTO v_existing FROM prescient.future_job f WHERE f.job_key = p_job_key FOR UPDATE;
+    -- The holder finished between our insert and this lookup: the key is free again.
+    CONTINUE WHEN NOT FOUND;
+    IF p_on_conflict = 'error' THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR409',
+        MESSAGE = format('a pending check with key %L already exists (id %s)', p_job_key, v_existing),
+        HINT = 'use on_conflict replace or keep, or cancel it first';
+    ELSIF p_on_conflict = 'keep' THEN
+      RETURN QUERY SELECT f.id, f.job_key, f.next_check_at, f.first_check_at, 'kept'::text
+                   FROM prescient.future_job f WHERE f.id = v_existing;
+    ELSE
+      RETURN QUERY
+        WITH upd AS (
+          UPDATE prescient.future_job f
+             SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
+                 payload = p_payload, next_check_at = v_slot, check_count = 0, attempts = 0, last_error = NULL
+           WHERE f.id = v_existing
+          RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
+        SELECT upd.*, 'replaced'::text FROM upd;
+    END IF;
+    RETURN;
+  END LOOP;
+END $$;
+REVOKE EXECUTE ON FUNCTION
+  prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz) FROM PUBLIC;

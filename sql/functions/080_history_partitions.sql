@@ -1,0 +1,123 @@
+-- job_history is partitioned by month (of finished_at, in UTC), so that retention drops whole months
+-- instead of deleting rows one by one (docs/operations.md, "Retention"; the table: sql/0013).
+-- * One partition per month, named job_history_YYYY_MM, created ahead of time by
+--   ensure_history_partitions(): by `prescient migrate`, the daemon (hourly) and run-slot/sweep.
+-- * `prescient purge --history` drops the months wholly before its cut-off (drop_history_partition) and
+--   deletes the older rows of the month it falls in (purge_history_rows).
+-- * job_history_default takes a row whose month has no partition yet (a runner never fails for want of
+--   one); ensure_history_partitions() moves such rows into the month's partition when it creates it.
+
+-- The partitions of every month from p_from's to p_through's (UTC), those that do not exist yet. Returns
+-- how many it created. Rows of such a month waiting in job_history_default move into its partition.
+-- Creating a partition as CREATE TABLE + ATTACH takes only a SHARE UPDATE EXCLUSIVE lock on
+-- job_history (CREATE TABLE ... PARTITION OF would take ACCESS EXCLUSIVE and stop every settlement), and
+-- an ACCESS EXCLUSIVE lock on job_history_default, which only rows without a partition wait for. A lock
+-- not granted within 2 s fails the call (the caller tries again later) rather than queue settlements.
+-- Runs as the schema owner, so that runners (prescient_runner) may call it.
+CREATE OR REPLACE FUNCTION prescient.ensure_history_partitions(p_from timestamptz, p_through timestamptz)
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  -- Month arithmetic on UTC wall time: on timestamptz it would follow the session's time zone.
+  v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
+  v_last constant timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_name text;
+  v_locked boolean := false;
+  v_created integer := 0;
+BEGIN
+  IF p_from IS NULL OR p_through IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'ensure_history_partitions needs both months';
+  END IF;
+  IF v_last > v_month + interval '100 years' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('refusing to create more than 100 years of history partitions (%s to %s)',
+                       prescient.iso(p_from), prescient.iso(p_through));
+  END IF;
+  WHILE v_month <= v_last LOOP
+    v_name := 'job_history_' || to_char(v_month, 'YYYY_MM');
+    IF to_regclass('prescient.' || quote_ident(v_name)) IS NULL THEN
+      IF NOT v_locked THEN
+        PERFORM set_config('lock_timeout', '2s', true);
+        -- Also serializes two callers: the second finds the partitions made when it gets the lock.
+        LOCK TABLE prescient.job_history_default IN ACCESS EXCLUSIVE MODE;
+        v_locked := true;
+      END IF;
+      IF to_regclass('prescient.' || quote_ident(v_name)) IS NULL THEN
+        EXECUTE format('CREATE TABLE prescient.%I (LIKE prescient.job_history INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                       v_name);
+        EXECUTE format('WITH moved AS (DELETE FROM prescient.job_history_default'
+                       '               WHERE finished_at >= $1 AND finished_at < $2 RETURNING *)'
+                       ' INSERT INTO prescient.%I SELECT * FROM moved', v_name)
+          USING v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC';
+        EXECUTE format('ALTER TABLE prescient.job_history ATTACH PARTITION prescient.%I FOR VALUES FROM (%L) TO (%L)',
+                       v_name, v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC');
+        v_created := v_created + 1;
+      END IF;
+    END IF;
+    v_month := v_month + interval '1 month';
+  END LOOP;
+  RETURN v_created;
+END $$;
+REVOKE EXECUTE ON FUNCTION prescient.ensure_history_partitions(timestamptz, timestamptz) FROM PUBLIC;
+
+-- The partitions from p_now's month through that of three months later: what the daemon, run-slot,
+-- sweep and migrate keep ready.
+CREATE OR REPLACE FUNCTION prescient.ensure_history_partitions(p_now timestamptz) RETURNS integer
+  LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  RETURN prescient.ensure_history_partitions(p_now, p_now + interval '92 days');
+REVOKE EXECUTE ON FUNCTION prescient.ensure_history_partitions(timestamptz) FROM PUBLIC;
+
+-- The partitions of job_history with the months they hold; NULL bounds for the default partition.
+-- Monthly partitions are recognised by their names (job_history_YYYY_MM), which only
+-- ensure_history_partitions gives.
+CREATE OR REPLACE FUNCTION prescient.history_partitions()
+  RETURNS TABLE (name text, starts_at timestamptz, ends_at timestamptz) LANGUAGE sql STABLE
+  BEGIN ATOMIC
+    SELECT p.name, p.month AT TIME ZONE 'UTC', (p.month + interval '1 month') AT TIME ZONE 'UTC'
+      FROM (SELECT c.relname::text AS name,
+                   CASE WHEN c.relname ~ '^job_history_[0-9]{4}_[0-9]{2}$'
+                        THEN to_date(substr(c.relname, 13), 'YYYY_MM')::timestamp END AS month
+              FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
+             WHERE i.inhparent = 'prescient.job_history'::regclass) p
+     ORDER BY p.month NULLS LAST;
+  END;
+
+-- Retention, whole months: drops the monthly partition p_name of job_history and returns how many rows
+-- it held. Its rows are counted before the drop, so job_history is locked exclusively only for the
+-- drop itself; a lock not granted within 2 s fails the call rather than queue settlements behind it.
+CREATE OR REPLACE FUNCTION prescient.drop_history_partition(p_name text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_rows bigint;
+BEGIN
+  IF NOT EXISTS (SELECT FROM prescient.history_partitions() p WHERE p.name = p_name AND p.starts_at IS NOT NULL) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('%L is not a monthly partition of job_history', p_name);
+  END IF;
+  EXECUTE format('SELECT count(*) FROM prescient.%I', p_name) INTO v_rows;
+  PERFORM set_config('lock_timeout', '2s', true);
+  EXECUTE format('DROP TABLE prescient.%I', p_name);
+  RETURN v_rows;
+END $$;
+
+-- Retention, row by row: deletes up to p_limit history rows finished before p_before from the
+-- partitions that begin before it (the month the cut-off falls in, the default partition), and
+-- returns how many. Rows are found by their address within each partition: history rows are never
+-- updated, so an address found here is still that row.
+CREATE OR REPLACE FUNCTION prescient.purge_history_rows(p_before timestamptz, p_limit integer) RETURNS bigint
+  LANGUAGE plpgsql AS $$
+DECLARE
+  v_name text;
+  v_gone bigint;
+  v_total bigint := 0;
+BEGIN
+  FOR v_name IN SELECT p.name FROM prescient.history_partitions() p WHERE p.starts_at IS NULL OR p.starts_at < p_before
+  LOOP
+    EXIT WHEN v_total >= p_limit;
+    EXECUTE format('WITH gone AS (DELETE FROM prescient.%1$I WHERE ctid = ANY (ARRAY('
+                   '  SELECT ctid FROM prescient.%1$I WHERE finished_at < $1 LIMIT $2)) RETURNING 1)'
+                   ' SELECT count(*) FROM gone', v_name)
+      INTO v_gone USING p_before, p_limit - v_total;
+    v_total := v_total + v_gone;
+  END LOOP;
+  RETURN v_total;
+END $$;
+REVOKE EXECUTE ON FUNCTION prescient.drop_history_partition(text), prescient.purge_history_rows(timestamptz, integer)
+  FROM PUBLIC;

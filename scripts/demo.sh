@@ -43,17 +43,17 @@ sql -c "CREATE SCHEMA shop" \
 
 step "For each order: check in 3 s whether it shipped; if not, say so and look again 3 s later, then stop"
 for order in $(seq 1 200); do
-  echo "{\"job\":\"order_unshipped\",\"entity\":\"orders\",\"entity_key\":\"$order\",\"in\":\"3s\",\"key\":\"order_unshipped:$order\",\"payload\":{\"recheck_after\":\"3s\"}}"
+  echo "{\"job\":\"order_unshipped\",\"entity_name\":\"orders\",\"entity_key\":\"$order\",\"in\":\"3s\",\"job_key\":\"order_unshipped:$order\",\"payload\":{\"recheck_after\":\"3s\"}}"
 done | "$prescient" schedule --file -
 "$prescient" list --limit 3
 
 step "A second check for the same order is refused (exit 2) unless --on-conflict says otherwise"
-"$prescient" schedule --job order_unshipped --entity orders --entity-key 7 --in 3s --key order_unshipped:7 ||
+"$prescient" schedule --job order_unshipped --entity-name orders --entity-key 7 --in 3s --job-key order_unshipped:7 ||
   echo "(exit $?)"
 step "A typo in the job class is refused now, not when the check would fire"
-"$prescient" schedule --job order_unshiped --entity orders --entity-key 7 --in 3s || echo "(exit $?)"
+"$prescient" schedule --job order_unshiped --entity-name orders --entity-key 7 --in 3s || echo "(exit $?)"
 step "Order 200 was cancelled by the customer: cancel its check"
-"$prescient" cancel --key order_unshipped:200 --by customer-service
+"$prescient" cancel --job-key order_unshipped:200 --by customer-service
 
 step "Start the daemon (fires each slot at its boundary), with Prometheus metrics, and follow the event outbox"
 metrics_port=$(( 20000 + RANDOM % 30000 ))
@@ -90,5 +90,5 @@ sql -c "SELECT outcome, check_count AS checks, count(*) AS orders FROM prescient
 step "The events the checks emitted (the outbox): 199 first warnings, 99 second ones"
 sql -c "SELECT type, payload->>'check' AS check_number, count(*) FROM prescient.event GROUP BY 1, 2 ORDER BY 2"
 step "The trace of one order that never shipped, and of one that did"
-"$prescient" show --key order_unshipped:150
-"$prescient" show --key order_unshipped:50
+"$prescient" show --job-key order_unshipped:150
+"$prescient" show --job-key order_unshipped:50

@@ -12,21 +12,21 @@
 
 namespace prescient::cli {
 
-std::string CheckTarget::describe() const { return id ? "id " + std::to_string(*id) : "key '" + *key + "'"; }
+std::string CheckTarget::describe() const { return id ? "id " + std::to_string(*id) : "job key '" + *job_key + "'"; }
 
 void add_target_options(po::options_description& desc) {
   desc.add_options()
-      ("key", po::value<std::string>()->value_name("JOB_KEY"), "the check's job key")
+      ("job-key", po::value<std::string>()->value_name("KEY"), "the check's job key")
       ("id", po::value<std::int64_t>()->value_name("N"), "the check's id");
 }
 
 CheckTarget target_of(const Invocation& in) {
-  if (in.has("key") == in.has("id")) throw InvalidInput("give exactly one of --key and --id");
+  if (in.has("job-key") == in.has("id")) throw InvalidInput("give exactly one of --job-key and --id");
   CheckTarget target;
   if (in.has("id")) target.id = in.get<std::int64_t>("id");
-  if (in.has("key")) {
-    target.key = in.get<std::string>("key");
-    if (target.key->empty()) throw InvalidInput("--key is empty");
+  if (in.has("job-key")) {
+    target.job_key = in.get<std::string>("job-key");
+    if (target.job_key->empty()) throw InvalidInput("--job-key is empty");
   }
   return target;
 }

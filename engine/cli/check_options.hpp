@@ -14,11 +14,11 @@
 
 namespace prescient::cli {
 
-// --key K | --id N: exactly one.
+// --job-key K | --id N: exactly one.
 struct CheckTarget {
   std::optional<std::int64_t> id;
-  std::optional<std::string> key;
-  std::string describe() const;  // "id 5" or "key 'k'"
+  std::optional<std::string> job_key;
+  std::string describe() const;  // "id 5" or "job key 'k'"
 };
 void add_target_options(po::options_description& desc);
 CheckTarget target_of(const Invocation& in);

@@ -13,7 +13,7 @@ Command cancel_command() {
   return {
       .name = "cancel",
       .summary = "Cancel a pending check: it moves to the history as `cancelled`, with who and when.",
-      .usage = "cancel (--key JOB_KEY | --id N) [--by WHO] [--json]",
+      .usage = "cancel (--job-key KEY | --id N) [--by WHO] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_target_options(desc);
@@ -27,7 +27,7 @@ Command cancel_command() {
             const auto by = optional_flag(in, "by");
             auto db = in.connect_migrated();
             Client client(*db);
-            const auto id = target.id ? client.cancel_id(*target.id, by) : client.cancel_key(*target.key, by);
+            const auto id = target.id ? client.cancel_id(*target.id, by) : client.cancel_job_key(*target.job_key, by);
             if (!id) {
               throw NotFound("no pending check with " + target.describe() +
                              " (if it finished already, `prescient show` has its history)");

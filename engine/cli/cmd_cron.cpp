@@ -34,7 +34,7 @@ nlohmann::json definition_json(const ScheduleDefinition& d) {
   };
   return {{"id", d.id},
           {"spec", d.spec},
-          {"tz", d.time_zone},
+          {"time_zone", d.time_zone},
           {"job", d.job},
           {"payload", d.payload},
           {"deadline", d.deadline ? nlohmann::json(format_duration(*d.deadline)) : nlohmann::json(nullptr)},
@@ -60,7 +60,7 @@ int run_next(const Invocation& in) {
   const int count = in.get<int>("count");
   if (count < 1 || count > 1000) throw InvalidInput("invalid --count " + std::to_string(count) + ": use 1-1000");
   const CronSpec spec = CronSpec::parse(in.get<std::string>("spec"));
-  const date::time_zone& zone = find_time_zone(in.has("tz") ? in.get<std::string>("tz") : "UTC");
+  const date::time_zone& zone = find_time_zone(in.has("time-zone") ? in.get<std::string>("time-zone") : "UTC");
   const TimePoint from = in.has("from") ? parse_time(in.get<std::string>("from")) : SystemClock().now();
   nlohmann::json out = nlohmann::json::array();
   for (const TimePoint t : next_firings(spec, zone, from, from, count)) {
@@ -82,7 +82,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
   };
   // Check every flag before touching the database.
   if ((action == "add" || action == "update") && in.has("spec")) CronSpec::parse(in.get<std::string>("spec"));
-  if (in.has("tz")) find_time_zone(in.get<std::string>("tz"));
+  if (in.has("time-zone")) find_time_zone(in.get<std::string>("time-zone"));
   const std::optional<nlohmann::json> payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt;
   const std::optional<std::chrono::seconds> deadline =
       in.has("deadline") ? std::optional(parse_duration(in.get<std::string>("deadline"))) : std::nullopt;
@@ -95,14 +95,14 @@ int run_on_database(const std::string& action, const Invocation& in) {
       if (!in.has("spec")) throw InvalidInput("missing --spec");
       d = schedules.add({.id = need_id(),
                          .spec = in.get<std::string>("spec"),
-                         .time_zone = in.has("tz") ? in.get<std::string>("tz") : "UTC",
+                         .time_zone = in.has("time-zone") ? in.get<std::string>("time-zone") : "UTC",
                          .job = in.has("job") ? in.get<std::string>("job") : "emit",
                          .payload = payload.value_or(nlohmann::json::object()),
                          .deadline = deadline,
                          .catch_up = in.has("catch-up") ? in.get<std::string>("catch-up") : "one"});
     } else {
       d = schedules.update(need_id(), {.spec = optional_flag(in, "spec"),
-                                       .time_zone = optional_flag(in, "tz"),
+                                       .time_zone = optional_flag(in, "time-zone"),
                                        .job = optional_flag(in, "job"),
                                        .catch_up = optional_flag(in, "catch-up"),
                                        .payload = payload,
@@ -128,7 +128,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
         rows.push_back({d.id, d.spec, d.time_zone, d.job, d.catch_up, std::to_string(d.version),
                         d.next_check_at ? format_time(*d.next_check_at) : "-"});
       }
-      print_table({"ID", "SPEC", "TZ", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT"}, rows);
+      print_table({"ID", "SPEC", "TIME_ZONE", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT"}, rows);
     }
     return kOk;
   }
@@ -166,13 +166,13 @@ Command cron_command() {
   return {
       .name = "cron",
       .summary = "Recurring schedules: add, update, remove, list, show; `cron next` prints when a spec fires.",
-      .usage = "cron add    --id ID --spec SPEC [--tz ZONE] [--payload JSON] [--job CLASS]\n"
+      .usage = "cron add    --id ID --spec SPEC [--time-zone ZONE] [--payload JSON] [--job CLASS]\n"
                "                            [--deadline DURATION] [--catch-up one|all|none] [--json]\n"
                "       prescient cron update --id ID [same options]    # bumps the version\n"
                "       prescient cron remove --id ID [--by WHO]\n"
                "       prescient cron list   [--json]\n"
                "       prescient cron show   --id ID [--json]         # definition, next firings, recent events\n"
-               "       prescient cron next   --spec SPEC [--tz ZONE] [--from TIME] [--count N] [--json]",
+               "       prescient cron next   --spec SPEC [--time-zone ZONE] [--from TIME] [--count N] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
@@ -180,7 +180,7 @@ Command cron_command() {
                 ("id", po::value<std::string>()->value_name("ID"), "the schedule's id")
                 ("spec", po::value<std::string>()->value_name("SPEC"),
                  "5 or 6 fields (with seconds), @hourly/@daily/@weekly/@monthly/@yearly, @every DURATION, @at TIME")
-                ("tz", po::value<std::string>()->value_name("ZONE"), "IANA time zone (default UTC)")
+                ("time-zone", po::value<std::string>()->value_name("ZONE"), "IANA time zone (default UTC)")
                 ("payload", po::value<std::string>()->value_name("JSON"), "a JSON object: the event's payload")
                 ("job", po::value<std::string>()->value_name("CLASS"),
                  "emit (default): publish the payload at each occurrence; another class: a check of it each time")

@@ -13,14 +13,14 @@ Command history_command() {
   return {
       .name = "history",
       .summary = "List finished checks (done, cancelled, failed, guarded, ...), newest first.",
-      .usage = "history [--key JOB_KEY] [--id N] [--entity NAME] [--entity-key KEY] [--outcome OUTCOME]\n"
+      .usage = "history [--job-key KEY] [--id N] [--entity-name NAME] [--entity-key KEY] [--outcome OUTCOME]\n"
                "                         [--since TIME] [--limit N] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
-                ("key", po::value<std::string>()->value_name("JOB_KEY"), "only this job key")
+                ("job-key", po::value<std::string>()->value_name("KEY"), "only this job key")
                 ("id", po::value<std::int64_t>()->value_name("N"), "only this check id")
-                ("entity", po::value<std::string>()->value_name("NAME"), "only this entity name")
+                ("entity-name", po::value<std::string>()->value_name("NAME"), "only this entity name")
                 ("entity-key", po::value<std::string>()->value_name("KEY"), "only this entity key")
                 ("outcome", po::value<std::string>()->value_name("OUTCOME"),
                  "only this outcome: done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, "
@@ -32,8 +32,8 @@ Command history_command() {
       .run =
           [](const Invocation& in) {
             const HistoryFilter filter{
-                .key = optional_flag(in, "key"),
-                .entity = optional_flag(in, "entity"),
+                .job_key = optional_flag(in, "job-key"),
+                .entity_name = optional_flag(in, "entity-name"),
                 .entity_key = optional_flag(in, "entity-key"),
                 .outcome = optional_flag(in, "outcome"),
                 .id = in.has("id") ? std::optional(in.get<std::int64_t>("id")) : std::nullopt,

@@ -13,15 +13,15 @@ Command list_command() {
   return {
       .name = "list",
       .summary = "List pending checks, soonest first.",
-      .usage = "list [--job CLASS] [--entity NAME] [--entity-key KEY] [--group GROUP_KEY] [--due-before TIME]\n"
+      .usage = "list [--job CLASS] [--entity-name NAME] [--entity-key KEY] [--group-key KEY] [--due-before TIME]\n"
                "                      [--limit N] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
                 ("job", po::value<std::string>()->value_name("CLASS"), "only this job class")
-                ("entity", po::value<std::string>()->value_name("NAME"), "only this entity name")
+                ("entity-name", po::value<std::string>()->value_name("NAME"), "only this entity name")
                 ("entity-key", po::value<std::string>()->value_name("KEY"), "only this entity key")
-                ("group", po::value<std::string>()->value_name("GROUP_KEY"), "only this group")
+                ("group-key", po::value<std::string>()->value_name("KEY"), "only this group key")
                 ("due-before", po::value<std::string>()->value_name("TIME"), "only checks due before this time")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "at most N checks")
                 ("json", "print a JSON array");
@@ -29,9 +29,9 @@ Command list_command() {
       .run =
           [](const Invocation& in) {
             const PendingFilter filter{.job = optional_flag(in, "job"),
-                                       .entity = optional_flag(in, "entity"),
+                                       .entity_name = optional_flag(in, "entity-name"),
                                        .entity_key = optional_flag(in, "entity-key"),
-                                       .group = optional_flag(in, "group"),
+                                       .group_key = optional_flag(in, "group-key"),
                                        .due_before = optional_time_flag(in, "due-before"),
                                        .limit = in.get<int>("limit")};
             auto db = in.connect_migrated();

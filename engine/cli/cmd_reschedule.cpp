@@ -14,7 +14,7 @@ Command reschedule_command() {
   return {
       .name = "reschedule",
       .summary = "Move a pending check to another time (rounded up to the slot grid).",
-      .usage = "reschedule (--key JOB_KEY | --id N) (--at TIME | --in DURATION) [--json]",
+      .usage = "reschedule (--job-key KEY | --id N) (--at TIME | --in DURATION) [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_target_options(desc);
@@ -28,15 +28,15 @@ Command reschedule_command() {
             auto db = in.connect_migrated();
             Client client(*db);
             const TimePoint at = when.at ? *when.at : client.now() + *when.in;
-            const auto moved = target.id ? client.reschedule_id(*target.id, at) : client.reschedule_key(*target.key, at);
+            const auto moved = target.id ? client.reschedule_id(*target.id, at) : client.reschedule_job_key(*target.job_key, at);
             if (!moved) throw NotFound("no pending check with " + target.describe());
             if (in.json()) {
               std::cout << nlohmann::json{{"id", moved->id},
-                                          {"key", moved->key ? nlohmann::json(*moved->key) : nlohmann::json(nullptr)},
+                                          {"job_key", moved->job_key ? nlohmann::json(*moved->job_key) : nlohmann::json(nullptr)},
                                           {"next_check_at", format_time(moved->next_check_at)}}
                         << "\n";
             } else {
-              std::cout << "rescheduled id=" << moved->id << " key=" << or_dash(moved->key)
+              std::cout << "rescheduled id=" << moved->id << " job_key=" << or_dash(moved->job_key)
                         << " next_check_at=" << format_time(moved->next_check_at) << "\n";
             }
             return kOk;

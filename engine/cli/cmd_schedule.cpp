@@ -20,7 +20,7 @@ namespace {
 constexpr std::size_t kBulkStatementSize = 10000;
 
 nlohmann::json result_json(const Scheduled& s) {
-  nlohmann::json out{{"id", s.id}, {"key", s.key ? nlohmann::json(*s.key) : nlohmann::json(nullptr)},
+  nlohmann::json out{{"id", s.id}, {"job_key", s.job_key ? nlohmann::json(*s.job_key) : nlohmann::json(nullptr)},
                      {"status", to_string(s.status)}};
   out["next_check_at"] = s.next_check_at ? nlohmann::json(format_time(*s.next_check_at)) : nlohmann::json(nullptr);
   out["first_check_at"] = s.first_check_at ? nlohmann::json(format_time(*s.first_check_at)) : nlohmann::json(nullptr);
@@ -28,20 +28,20 @@ nlohmann::json result_json(const Scheduled& s) {
 }
 
 void print_result(const Scheduled& s) {
-  std::cout << to_string(s.status) << " id=" << s.id << " key=" << or_dash(s.key)
+  std::cout << to_string(s.status) << " id=" << s.id << " job_key=" << or_dash(s.job_key)
             << " next_check_at=" << format_time(*s.next_check_at) << "\n";
 }
 
 ScheduleRequest request_from_flags(const Invocation& in) {
-  for (const char* required : {"job", "entity", "entity-key"}) {
+  for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
   }
   const TimeChoice when = time_choice_of(in, true);
   ScheduleRequest request{.job = in.get<std::string>("job"),
-                          .entity = in.get<std::string>("entity"),
+                          .entity_name = in.get<std::string>("entity-name"),
                           .entity_key = in.get<std::string>("entity-key"),
-                          .key = optional_flag(in, "key"),
-                          .group = optional_flag(in, "group"),
+                          .job_key = optional_flag(in, "job-key"),
+                          .group_key = optional_flag(in, "group-key"),
                           .at = when.at,
                           .in = when.in,
                           .by = optional_flag(in, "by"),
@@ -66,10 +66,10 @@ ScheduleRequest request_from_line(const std::string& line, const ScheduleRequest
   };
   for (const auto& [field, value] : object.items()) {
     if (field == "job") request.job = text(value, field);
-    else if (field == "entity") request.entity = text(value, field);
+    else if (field == "entity_name") request.entity_name = text(value, field);
     else if (field == "entity_key") request.entity_key = text(value, field);
-    else if (field == "key") request.key = text(value, field);
-    else if (field == "group") request.group = text(value, field);
+    else if (field == "job_key") request.job_key = text(value, field);
+    else if (field == "group_key") request.group_key = text(value, field);
     else if (field == "at") request.at = parse_time(text(value, field));
     else if (field == "in") request.in = parse_duration(text(value, field));
     else if (field == "by") request.by = text(value, field);
@@ -79,7 +79,7 @@ ScheduleRequest request_from_line(const std::string& line, const ScheduleRequest
       request.payload = value;
     } else {
       throw InvalidInput("unknown field '" + field +
-                         "' (fields: job, entity, entity_key, at, in, key, group, payload, by, on_conflict)");
+                         "' (fields: job, entity_name, entity_key, at, in, job_key, group_key, payload, by, on_conflict)");
     }
   }
   return request;
@@ -116,10 +116,10 @@ int schedule_file(const Invocation& in) {
       ScheduleRequest request = request_from_line(line, defaults);
       if (const auto p = client.problem_with(request)) {
         problem = *p;
-      } else if (request.key && key_lines.contains(*request.key)) {
-        problem = "job key '" + *request.key + "' is already on line " + std::to_string(key_lines[*request.key]);
+      } else if (request.job_key && key_lines.contains(*request.job_key)) {
+        problem = "job key '" + *request.job_key + "' is already on line " + std::to_string(key_lines[*request.job_key]);
       } else {
-        if (request.key) key_lines[*request.key] = line_number;
+        if (request.job_key) key_lines[*request.job_key] = line_number;
         good.push_back({line_number, std::move(request)});
       }
     } catch (const InvalidInput& e) {
@@ -158,7 +158,7 @@ int schedule_file(const Invocation& in) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     ++counts[results[i].status];
     if (results[i].status == Scheduled::Status::conflict) {
-      std::cerr << "prescient: line " << good[i].line_number << ": a pending check with key '" << *results[i].key
+      std::cerr << "prescient: line " << good[i].line_number << ": a pending check with job key '" << *results[i].job_key
                 << "' already exists (id " << results[i].id << "): skipped\n";
     }
     if (in.json()) {
@@ -185,29 +185,29 @@ Command schedule_command() {
   return {
       .name = "schedule",
       .summary = "Put a check into the future (or many, from a file of JSON lines).",
-      .usage = "schedule [--plugins DIR] --job CLASS --entity NAME --entity-key KEY (--at TIME | --in DURATION)\n"
-               "                          [--key JOB_KEY] [--group GROUP_KEY] [--payload JSON] [--by WHO]\n"
+      .usage = "schedule [--plugins DIR] --job CLASS --entity-name NAME --entity-key KEY (--at TIME | --in DURATION)\n"
+               "                          [--job-key KEY] [--group-key KEY] [--payload JSON] [--by WHO]\n"
                "                          [--on-conflict error|replace|keep] [--json]\n"
                "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
                 ("job", po::value<std::string>()->value_name("CLASS"), "the job class that runs the check")
-                ("entity", po::value<std::string>()->value_name("NAME"), "what the check is about, e.g. orders")
+                ("entity-name", po::value<std::string>()->value_name("NAME"), "what the check is about, e.g. orders")
                 ("entity-key", po::value<std::string>()->value_name("KEY"), "which one, e.g. 42");
             add_time_options(desc);
             desc.add_options()
-                ("key", po::value<std::string>()->value_name("JOB_KEY"),
+                ("job-key", po::value<std::string>()->value_name("KEY"),
                  "natural key, unique among pending checks: cancel and reschedule by it")
-                ("group", po::value<std::string>()->value_name("GROUP_KEY"),
+                ("group-key", po::value<std::string>()->value_name("KEY"),
                  "checks of one group are run together, in order")
                 ("payload", po::value<std::string>()->value_name("JSON"), "a JSON object handed to the job class")
                 ("by", po::value<std::string>()->value_name("WHO"), "recorded as enqueued_by (default: the OS user)")
                 ("on-conflict", po::value<std::string>()->value_name("POLICY")->default_value("error"),
-                 "when a pending check has the same key: error (exit 2), replace (update it in place) or keep")
+                 "when a pending check has the same job key: error (exit 2), replace (update it in place) or keep")
                 ("file", po::value<std::string>()->value_name("FILE"),
-                 "bulk: one JSON object per line with the fields job, entity, entity_key, at or in, key, group, "
-                 "payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
+                 "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, job_key, "
+                 "group_key, payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
             add_plugins_option(desc);
             desc.add_options()
@@ -216,7 +216,8 @@ Command schedule_command() {
       .run =
           [](const Invocation& in) -> int {
             if (in.has("file")) {
-              for (const char* single : {"job", "entity", "entity-key", "at", "in", "key", "group", "payload"}) {
+              for (const char* single :
+                   {"job", "entity-name", "entity-key", "at", "in", "job-key", "group-key", "payload"}) {
                 if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
               }
               return schedule_file(in);

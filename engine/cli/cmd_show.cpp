@@ -15,7 +15,7 @@ Command show_command() {
   return {
       .name = "show",
       .summary = "Show one check's whole trace: its pending row, if any, and its history rows.",
-      .usage = "show (--key JOB_KEY | --id N) [--json]",
+      .usage = "show (--job-key KEY | --id N) [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_target_options(desc);
@@ -26,10 +26,10 @@ Command show_command() {
             const CheckTarget target = target_of(in);
             auto db = in.connect_migrated();
             Store store(*db);
-            // A key may have named several checks over time: the trace shows them all, oldest first.
+            // A job key may have named several checks over time: the trace shows them all, oldest first.
             constexpr int kTraceLimit = 1000;
-            const auto pending = store.pending({.key = target.key, .id = target.id, .limit = 1});
-            const auto history = store.history({.key = target.key, .id = target.id, .limit = kTraceLimit}, true);
+            const auto pending = store.pending({.job_key = target.job_key, .id = target.id, .limit = 1});
+            const auto history = store.history({.job_key = target.job_key, .id = target.id, .limit = kTraceLimit}, true);
             if (pending.empty() && history.empty()) throw NotFound("no check with " + target.describe());
             if (in.json()) {
               nlohmann::json out{{"pending", pending.empty() ? nlohmann::json(nullptr) : to_json(pending.front())},
@@ -42,8 +42,8 @@ Command show_command() {
               std::cout << "pending: none\n";
             } else {
               const PendingCheck& c = pending.front();
-              std::cout << "pending: id=" << c.id << " key=" << or_dash(c.key) << " job=" << c.job
-                        << " entity=" << c.entity << "/" << c.entity_key << " group=" << or_dash(c.group) << "\n"
+              std::cout << "pending: id=" << c.id << " job_key=" << or_dash(c.job_key) << " job=" << c.job
+                        << " entity=" << c.entity_name << "/" << c.entity_key << " group_key=" << or_dash(c.group_key) << "\n"
                         << "  next_check_at=" << format_time(c.next_check_at)
                         << " first_check_at=" << format_time(c.first_check_at) << " checks=" << c.check_count
                         << " attempts=" << c.attempts << "\n"

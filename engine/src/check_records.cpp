@@ -27,10 +27,10 @@ namespace {
 nlohmann::json fields_json(const CheckFields& c) {
   return {{"id", c.id},
           {"job", c.job},
-          {"entity", c.entity},
+          {"entity_name", c.entity_name},
           {"entity_key", c.entity_key},
-          {"key", optional_json(c.key)},
-          {"group", optional_json(c.group)},
+          {"job_key", optional_json(c.job_key)},
+          {"group_key", optional_json(c.group_key)},
           {"payload", c.payload},
           {"first_check_at", format_time(c.first_check_at)},
           {"check_count", c.check_count},

@@ -33,7 +33,7 @@ Scheduled::Status parse_status(const std::string& text) {
 // Reads the columns of kScheduledColumns starting at `col`.
 Scheduled scheduled_from(const pq::Result& rows, int row, int col) {
   return Scheduled{.id = rows.integer(row, col),
-                   .key = rows.optional_text(row, col + 1),
+                   .job_key = rows.optional_text(row, col + 1),
                    .next_check_at = rows.optional_time(row, col + 2),
                    .first_check_at = rows.optional_time(row, col + 3),
                    .status = parse_status(rows.text(row, col + 4))};
@@ -102,18 +102,18 @@ TimePoint Client::time_of(const ScheduleRequest& request, TimePoint now) const {
 std::optional<std::string> Client::problem_with(const ScheduleRequest& request, TimePoint now) {
   const auto empty = [](const std::optional<std::string>& s) { return s && s->empty(); };
   if (request.job.empty()) return "the job class is empty";
-  if (request.entity.empty()) return "the entity name is empty";
+  if (request.entity_name.empty()) return "the entity name is empty";
   if (request.entity_key.empty()) return "the entity key is empty";
-  if (empty(request.key)) return "the job key is empty (leave it out for a check without a key)";
-  if (empty(request.group)) return "the group key is empty (leave it out for a check without a group)";
+  if (empty(request.job_key)) return "the job key is empty (leave it out for a check without a key)";
+  if (empty(request.group_key)) return "the group key is empty (leave it out for a check without a group)";
   if (empty(request.by)) return "enqueued_by is empty";
   const auto view = [](const std::optional<std::string>& s) {
     return s ? std::optional<std::string_view>(*s) : std::nullopt;
   };
   const std::pair<const char*, std::optional<std::string_view>> names[] = {
-      {"the job class", request.job},       {"the entity name", request.entity},
-      {"the entity key", request.entity_key}, {"the job key", view(request.key)},
-      {"the group key", view(request.group)}, {"enqueued_by", view(request.by)}};
+      {"the job class", request.job},       {"the entity name", request.entity_name},
+      {"the entity key", request.entity_key}, {"the job key", view(request.job_key)},
+      {"the group key", view(request.group_key)}, {"enqueued_by", view(request.by)}};
   for (const auto& [what, value] : names) {
     if (value) {
       if (auto problem = name_problem(what, *value)) return problem;
@@ -142,8 +142,8 @@ Scheduled Client::schedule(const ScheduleRequest& request) {
       native_connection(db_), "cannot schedule the check",
       std::string("SELECT ") + kScheduledColumns +
           " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz)",
-      {request.job, request.entity, request.entity_key, format_time(time_of(request, now)), request.key,
-       request.group, request.payload.dump(), request.by.value_or(enqueued_by_),
+      {request.job, request.entity_name, request.entity_key, format_time(time_of(request, now)), request.job_key,
+       request.group_key, request.payload.dump(), request.by.value_or(enqueued_by_),
        std::string(to_string(request.on_conflict)), format_time(now)});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
   return scheduled_from(rows, 0, 0);
@@ -166,11 +166,11 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
       throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
     }
     jobs.emplace_back(request.job);
-    entities.emplace_back(request.entity);
+    entities.emplace_back(request.entity_name);
     entity_keys.emplace_back(request.entity_key);
     times.push_back(time_of(request, now));
-    keys.push_back(request.key);
-    groups.push_back(request.group);
+    keys.push_back(request.job_key);
+    groups.push_back(request.group_key);
     payloads.emplace_back(request.payload.dump());
     bys.emplace_back(request.by.value_or(enqueued_by_));
     conflicts.emplace_back(to_string(request.on_conflict));
@@ -189,12 +189,12 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
   return results;
 }
 
-std::optional<std::int64_t> Client::cancel(std::optional<std::int64_t> id, std::optional<std::string> key,
+std::optional<std::int64_t> Client::cancel(std::optional<std::int64_t> id, std::optional<std::string> job_key,
                                            std::optional<std::string> by) {
   const pq::Result rows =
       pq::exec(native_connection(db_), "cannot cancel the check",
                "SELECT prescient.cancel($1::bigint, $2, $3, $4::timestamptz)",
-               {text_of(id), std::move(key), by.value_or(enqueued_by_), format_time(clock_->now())});
+               {text_of(id), std::move(job_key), by.value_or(enqueued_by_), format_time(clock_->now())});
   return rows.optional_integer(0, 0);
 }
 
@@ -202,27 +202,27 @@ std::optional<std::int64_t> Client::cancel_id(std::int64_t id, std::optional<std
   return cancel(id, std::nullopt, std::move(by));
 }
 
-std::optional<std::int64_t> Client::cancel_key(const std::string& key, std::optional<std::string> by) {
-  return cancel(std::nullopt, key, std::move(by));
+std::optional<std::int64_t> Client::cancel_job_key(const std::string& job_key, std::optional<std::string> by) {
+  return cancel(std::nullopt, job_key, std::move(by));
 }
 
-std::optional<Rescheduled> Client::reschedule(std::optional<std::int64_t> id, std::optional<std::string> key,
+std::optional<Rescheduled> Client::reschedule(std::optional<std::int64_t> id, std::optional<std::string> job_key,
                                               TimePoint at) {
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot reschedule the check",
       "SELECT id, job_key, prescient.us(next_check_at)"
       " FROM prescient.reschedule($1::timestamptz, $2::bigint, $3, $4::timestamptz)",
-      {format_time(at), text_of(id), std::move(key), format_time(clock_->now())});
+      {format_time(at), text_of(id), std::move(job_key), format_time(clock_->now())});
   if (rows.rows() == 0) return std::nullopt;
-  return Rescheduled{.id = rows.integer(0, 0), .key = rows.optional_text(0, 1), .next_check_at = rows.time(0, 2)};
+  return Rescheduled{.id = rows.integer(0, 0), .job_key = rows.optional_text(0, 1), .next_check_at = rows.time(0, 2)};
 }
 
 std::optional<Rescheduled> Client::reschedule_id(std::int64_t id, TimePoint at) {
   return reschedule(id, std::nullopt, at);
 }
 
-std::optional<Rescheduled> Client::reschedule_key(const std::string& key, TimePoint at) {
-  return reschedule(std::nullopt, key, at);
+std::optional<Rescheduled> Client::reschedule_job_key(const std::string& job_key, TimePoint at) {
+  return reschedule(std::nullopt, job_key, at);
 }
 
 }  // namespace prescient

@@ -91,7 +91,7 @@ void Schedules::arm(const ScheduleDefinition& d, TimePoint after) {
   Client client(db_, {.clock = &clock_, .enqueued_by = "cron"});
   // Beyond the horizon the check wakes up earlier, finds nothing due and re-arms itself.
   const TimePoint at = std::min(*first, clock_.now() + client.settings().max_horizon);
-  client.schedule({.job = "cron", .entity = "schedule", .entity_key = d.id, .key = key_of(d.id), .at = at,
+  client.schedule({.job = "cron", .entity_name = "schedule", .entity_key = d.id, .job_key = key_of(d.id), .at = at,
                    .payload = {{"schedule", d.id}, {"version", d.version}},
                    .on_conflict = OnConflict::replace});
 }
@@ -152,7 +152,7 @@ void Schedules::remove(const std::string& id, const std::string& by) {
   const pq::Result deleted = pq::exec(native_connection(db_), "cannot remove the schedule",
                                       "DELETE FROM prescient.schedule WHERE id = $1 RETURNING id", {id});
   if (deleted.rows() == 0) throw NotFound("no schedule '" + id + "'");
-  Client(db_, {.clock = &clock_}).cancel_key(key_of(id), by);
+  Client(db_, {.clock = &clock_}).cancel_job_key(key_of(id), by);
   tx.commit();
 }
 

@@ -60,10 +60,10 @@ const std::string kHistoryColumns =
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   out.id = rows.integer(r, 0);
   out.job = rows.text(r, 1);
-  out.entity = rows.text(r, 2);
+  out.entity_name = rows.text(r, 2);
   out.entity_key = rows.text(r, 3);
-  out.key = rows.optional_text(r, 4);
-  out.group = rows.optional_text(r, 5);
+  out.job_key = rows.optional_text(r, 4);
+  out.group_key = rows.optional_text(r, 5);
   out.payload = readable_payload(rows.text(r, 6));
   out.first_check_at = rows.time(r, 7);
   out.check_count = static_cast<int>(rows.integer(r, 8));
@@ -78,11 +78,11 @@ void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
 std::vector<PendingCheck> Store::pending(const PendingFilter& filter) {
   Conditions where;
   where.add("id = ?", filter.id);
-  where.add("job_key = ?", filter.key);
+  where.add("job_key = ?", filter.job_key);
   where.add("job = ?", filter.job);
-  where.add("entity_name = ?", filter.entity);
+  where.add("entity_name = ?", filter.entity_name);
   where.add("entity_key = ?", filter.entity_key);
-  where.add("group_key = ?", filter.group);
+  where.add("group_key = ?", filter.group_key);
   where.add("next_check_at < prescient.at_us(?)", filter.due_before);
   const std::string sql = "SELECT " + kPendingColumns + " FROM prescient.future_job" + where.sql();
   const std::string limit = where.limit_placeholder();
@@ -102,8 +102,8 @@ std::vector<HistoryEntry> Store::history(const HistoryFilter& filter, bool oldes
   }
   Conditions where;
   where.add("id = ?", filter.id);
-  where.add("job_key = ?", filter.key);
-  where.add("entity_name = ?", filter.entity);
+  where.add("job_key = ?", filter.job_key);
+  where.add("entity_name = ?", filter.entity_name);
   where.add("entity_key = ?", filter.entity_key);
   where.add("outcome = ?", filter.outcome);
   where.add("finished_at >= prescient.at_us(?)", filter.since);

@@ -293,7 +293,7 @@ PendingCheck Store::revive_failed(std::int64_t id, TimePoint at) {
     }
     const auto failed = history({.outcome = "failed", .id = id, .limit = 1});
     if (failed.empty()) throw NotFound("no failed check with id " + std::to_string(id) + " in the history");
-    throw InvalidInput("the job key '" + failed.front().key.value_or("") + "' of check " + std::to_string(id) +
+    throw InvalidInput("the job key '" + failed.front().job_key.value_or("") + "' of check " + std::to_string(id) +
                        " is taken by another pending check");
   }
   return pending({.id = id, .limit = 1}).front();

@@ -52,7 +52,7 @@ void report_median_of(const std::string& measure, long checks, std::vector<Run> 
 }
 
 ScheduleRequest request(const char* job, long i, TimePoint at) {
-  return {.job = job, .entity = "bench", .entity_key = std::to_string(i), .at = at, .payload = {{"n", i}}};
+  return {.job = job, .entity_name = "bench", .entity_key = std::to_string(i), .at = at, .payload = {{"n", i}}};
 }
 
 void load(soci::session& db, const char* job, long n, TimePoint at) {

@@ -23,7 +23,7 @@ std::string write_file(const std::string& name, const std::string& text) {
   return path;
 }
 
-const std::vector<std::string> kOrder{"schedule", "--job", "noop", "--entity", "orders", "--entity-key", "42"};
+const std::vector<std::string> kOrder{"schedule", "--job", "noop", "--entity-name", "orders", "--entity-key", "42"};
 
 std::vector<std::string> order_with(std::vector<std::string> extra) {
   std::vector<std::string> args = kOrder;
@@ -35,13 +35,13 @@ std::vector<std::string> order_with(std::vector<std::string> extra) {
 
 TEST_CASE("schedule prints the id, key and next_check_at; --json prints one object") {
   const std::string url = create_migrated_database(900);
-  const ProcessResult text = run_prescient(with_db(order_with({"--in", "3h", "--key", "k1"}), url));
+  const ProcessResult text = run_prescient(with_db(order_with({"--in", "3h", "--job-key", "k1"}), url));
   CHECK(text.exit_code == 0);
   CHECK_THAT(text.out, Catch::StartsWith("created id=") && Catch::Contains("key=k1") && Catch::Contains("next_check_at="));
-  const ProcessResult as_json = run_prescient(with_db(order_with({"--in", "1h", "--key", "k2", "--json"}), url));
+  const ProcessResult as_json = run_prescient(with_db(order_with({"--in", "1h", "--job-key", "k2", "--json"}), url));
   REQUIRE(as_json.exit_code == 0);
   const json j = json::parse(as_json.out);
-  CHECK(j["key"] == "k2");
+  CHECK(j["job_key"] == "k2");
   CHECK(j["status"] == "created");
   const std::string next = j["next_check_at"];
   CHECK((next.ends_with(":00:00Z") || next.ends_with(":15:00Z") || next.ends_with(":30:00Z") ||
@@ -57,7 +57,7 @@ TEST_CASE("bad input exits 2 with one line and writes nothing") {
   };
   const Case cases[] = {
       {order_with({"--in", "1h", "--job", "nope"}), "cannot be specified more than once"},
-      {{"schedule", "--job", "order_unshiped", "--entity", "orders", "--entity-key", "1", "--in", "1h"},
+      {{"schedule", "--job", "order_unshiped", "--entity-name", "orders", "--entity-key", "1", "--in", "1h"},
        "unknown job class 'order_unshiped' (known: "},
       {order_with({"--in", "1h", "--payload", "{not json"}), "{not json"},
       {order_with({"--in", "1h", "--payload", "[1,2]"}), "JSON object"},
@@ -65,16 +65,16 @@ TEST_CASE("bad input exits 2 with one line and writes nothing") {
       {order_with({"--at", "2026-02-30T10:00:00Z"}), "no such date"},
       {order_with({"--in", "-5m"}), "negative"},
       {order_with({"--in", "400d"}), "horizon"},
-      {order_with({"--in", "1h", "--key", ""}), "job key is empty"},
-      {order_with({"--in", "1h", "--key", "caf\xC3"}), "the job key is not valid UTF-8"},
-      {order_with({"--in", "1h", "--key", std::string(1025, 'k')}), "the job key is 1025 bytes long"},
+      {order_with({"--in", "1h", "--job-key", ""}), "job key is empty"},
+      {order_with({"--in", "1h", "--job-key", "caf\xC3"}), "the job key is not valid UTF-8"},
+      {order_with({"--in", "1h", "--job-key", std::string(1025, 'k')}), "the job key is 1025 bytes long"},
       {order_with({"--in", "1h", "--payload", R"({"a": "\u0000"})"}), "contains a NUL byte"},
       {order_with({"--in", "1h", "--at", "@1800000000"}), "not both"},
       {order_with({}), "--at TIME or --in DURATION"},
       {order_with({"--in", "1h", "--on-conflict", "merge"}), "'merge'"},
-      {{"schedule", "--entity", "orders", "--entity-key", "1", "--in", "1h"}, "--job"},
-      {{"cancel", "--key", "a", "--id", "1"}, "exactly one of --key and --id"},
-      {{"cancel"}, "exactly one of --key and --id"},
+      {{"schedule", "--entity-name", "orders", "--entity-key", "1", "--in", "1h"}, "--job"},
+      {{"cancel", "--job-key", "a", "--id", "1"}, "exactly one of --job-key and --id"},
+      {{"cancel"}, "exactly one of --job-key and --id"},
       {{"reschedule", "--id", "x", "--in", "1h"}, "--id"},
       {{"history", "--outcome", "exploded"}, "unknown outcome 'exploded'"},
       {{"list", "--limit", "0"}, "limit"},
@@ -92,17 +92,17 @@ TEST_CASE("bad input exits 2 with one line and writes nothing") {
 
 TEST_CASE("a key conflict exits 2 naming the key and the existing id; replace and keep do not") {
   const std::string url = create_migrated_database();
-  const ProcessResult first = run_prescient(with_db(order_with({"--in", "1h", "--key", "k", "--json"}), url));
+  const ProcessResult first = run_prescient(with_db(order_with({"--in", "1h", "--job-key", "k", "--json"}), url));
   REQUIRE(first.exit_code == 0);
   const auto id = json::parse(first.out)["id"].get<long long>();
-  const ProcessResult conflict = run_prescient(with_db(order_with({"--in", "2h", "--key", "k"}), url));
+  const ProcessResult conflict = run_prescient(with_db(order_with({"--in", "2h", "--job-key", "k"}), url));
   CHECK(conflict.exit_code == 2);
   CHECK_THAT(conflict.err, Catch::Contains("'k'") && Catch::Contains("id " + std::to_string(id)));
   const ProcessResult keep =
-      run_prescient(with_db(order_with({"--in", "2h", "--key", "k", "--on-conflict", "keep", "--json"}), url));
+      run_prescient(with_db(order_with({"--in", "2h", "--job-key", "k", "--on-conflict", "keep", "--json"}), url));
   CHECK(json::parse(keep.out)["status"] == "kept");
   const ProcessResult replace =
-      run_prescient(with_db(order_with({"--in", "2h", "--key", "k", "--on-conflict", "replace", "--json"}), url));
+      run_prescient(with_db(order_with({"--in", "2h", "--job-key", "k", "--on-conflict", "replace", "--json"}), url));
   CHECK(json::parse(replace.out)["status"] == "replaced");
   CHECK(json::parse(replace.out)["id"] == id);
   CHECK(pending_count(url) == 1);
@@ -110,24 +110,24 @@ TEST_CASE("a key conflict exits 2 naming the key and the existing id; replace an
 
 TEST_CASE("cancel, then show gives the trace of the cancelled key; a second cancel exits 3") {
   const std::string url = create_migrated_database();
-  REQUIRE(run_prescient(with_db(order_with({"--in", "1h", "--key", "order_unshipped:42"}), url)).exit_code == 0);
-  const ProcessResult cancel = run_prescient(with_db({"cancel", "--key", "order_unshipped:42", "--by", "alice"}, url));
+  REQUIRE(run_prescient(with_db(order_with({"--in", "1h", "--job-key", "order_unshipped:42"}), url)).exit_code == 0);
+  const ProcessResult cancel = run_prescient(with_db({"cancel", "--job-key", "order_unshipped:42", "--by", "alice"}, url));
   CHECK(cancel.exit_code == 0);
   CHECK_THAT(cancel.out, Catch::StartsWith("cancelled id="));
-  const ProcessResult again = run_prescient(with_db({"cancel", "--key", "order_unshipped:42"}, url));
+  const ProcessResult again = run_prescient(with_db({"cancel", "--job-key", "order_unshipped:42"}, url));
   CHECK(again.exit_code == 3);
-  CHECK_THAT(again.err, Catch::Contains("no pending check with key 'order_unshipped:42'"));
+  CHECK_THAT(again.err, Catch::Contains("no pending check with job key 'order_unshipped:42'"));
 
-  const ProcessResult show = run_prescient(with_db({"show", "--key", "order_unshipped:42", "--json"}, url));
+  const ProcessResult show = run_prescient(with_db({"show", "--job-key", "order_unshipped:42", "--json"}, url));
   REQUIRE(show.exit_code == 0);
   const json trace = json::parse(show.out);
   CHECK(trace["pending"].is_null());
   REQUIRE(trace["history"].size() == 1);
   CHECK(trace["history"][0]["outcome"] == "cancelled");
   CHECK(trace["history"][0]["finished_by"] == "alice");
-  const ProcessResult show_text = run_prescient(with_db({"show", "--key", "order_unshipped:42"}, url));
+  const ProcessResult show_text = run_prescient(with_db({"show", "--job-key", "order_unshipped:42"}, url));
   CHECK_THAT(show_text.out, Catch::Contains("pending: none") && Catch::Contains("cancelled"));
-  const ProcessResult missing = run_prescient(with_db({"show", "--key", "never"}, url));
+  const ProcessResult missing = run_prescient(with_db({"show", "--job-key", "never"}, url));
   CHECK(missing.exit_code == 3);
 
   const ProcessResult history = run_prescient(with_db({"history", "--outcome", "cancelled", "--json"}, url));
@@ -137,25 +137,25 @@ TEST_CASE("cancel, then show gives the trace of the cancelled key; a second canc
 
 TEST_CASE("reschedule by id and by key; list filters") {
   const std::string url = create_migrated_database(900);
-  const auto first = json::parse(run_prescient(with_db(order_with({"--in", "1h", "--key", "a", "--json"}), url)).out);
-  run_prescient(with_db({"schedule", "--job", "noop", "--entity", "users", "--entity-key", "7", "--in", "2h", "--key",
-                         "b", "--group", "g1"},
+  const auto first = json::parse(run_prescient(with_db(order_with({"--in", "1h", "--job-key", "a", "--json"}), url)).out);
+  run_prescient(with_db({"schedule", "--job", "noop", "--entity-name", "users", "--entity-key", "7", "--in", "2h", "--job-key",
+                         "b", "--group-key", "g1"},
                         url));
   const ProcessResult by_id = run_prescient(
       with_db({"reschedule", "--id", std::to_string(first["id"].get<long long>()), "--in", "5h", "--json"}, url));
   REQUIRE(by_id.exit_code == 0);
-  CHECK(json::parse(by_id.out)["key"] == "a");
+  CHECK(json::parse(by_id.out)["job_key"] == "a");
   CHECK(json::parse(by_id.out)["next_check_at"] != first["next_check_at"]);
-  const ProcessResult by_key = run_prescient(with_db({"reschedule", "--key", "b", "--in", "30m"}, url));
+  const ProcessResult by_key = run_prescient(with_db({"reschedule", "--job-key", "b", "--in", "30m"}, url));
   CHECK(by_key.exit_code == 0);
   CHECK_THAT(by_key.out, Catch::StartsWith("rescheduled id="));
-  CHECK(run_prescient(with_db({"reschedule", "--key", "zzz", "--in", "30m"}, url)).exit_code == 3);
+  CHECK(run_prescient(with_db({"reschedule", "--job-key", "zzz", "--in", "30m"}, url)).exit_code == 3);
 
   const auto all = json::parse(run_prescient(with_db({"list", "--json"}, url)).out);
   REQUIRE(all.size() == 2);
-  CHECK(all[0]["key"] == "b");  // soonest first: b moved to 30 minutes from now
-  CHECK(json::parse(run_prescient(with_db({"list", "--entity", "users", "--json"}, url)).out).size() == 1);
-  CHECK(json::parse(run_prescient(with_db({"list", "--group", "g1", "--json"}, url)).out)[0]["key"] == "b");
+  CHECK(all[0]["job_key"] == "b");  // soonest first: b moved to 30 minutes from now
+  CHECK(json::parse(run_prescient(with_db({"list", "--entity-name", "users", "--json"}, url)).out).size() == 1);
+  CHECK(json::parse(run_prescient(with_db({"list", "--group-key", "g1", "--json"}, url)).out)[0]["job_key"] == "b");
   CHECK(json::parse(run_prescient(with_db({"list", "--job", "other", "--json"}, url)).out).empty());
   CHECK(json::parse(run_prescient(with_db({"list", "--limit", "1", "--json"}, url)).out).size() == 1);
   const ProcessResult table = run_prescient(with_db({"list"}, url));
@@ -165,10 +165,10 @@ TEST_CASE("reschedule by id and by key; list filters") {
 TEST_CASE("bulk: a file with one bad line writes nothing; --skip-invalid writes the rest") {
   const std::string url = create_migrated_database();
   const std::string file = write_file("bulk.jsonl",
-                                      "{\"job\":\"noop\",\"entity\":\"o\",\"entity_key\":\"1\",\"in\":\"1h\",\"key\":\"a\"}\n"
+                                      "{\"job\":\"noop\",\"entity_name\":\"o\",\"entity_key\":\"1\",\"in\":\"1h\",\"job_key\":\"a\"}\n"
                                       "\n"
-                                      "{\"job\":\"noop\",\"entity\":\"o\",\"entity_key\":\"2\",\"in\":\"-1h\"}\n"
-                                      "{\"job\":\"noop\",\"entity\":\"o\",\"entity_key\":\"3\",\"at\":\"@1\"}\n");
+                                      "{\"job\":\"noop\",\"entity_name\":\"o\",\"entity_key\":\"2\",\"in\":\"-1h\"}\n"
+                                      "{\"job\":\"noop\",\"entity_name\":\"o\",\"entity_key\":\"3\",\"at\":\"@1\"}\n");
   const ProcessResult strict = run_prescient(with_db({"schedule", "--file", file}, url));
   CHECK(strict.exit_code == 2);
   CHECK_THAT(strict.err, Catch::Contains("line 3:") && Catch::Contains("negative") &&
@@ -186,9 +186,9 @@ TEST_CASE("bulk: a file with one bad line writes nothing; --skip-invalid writes 
 
   // From standard input, with a key that is now taken: reported and skipped.
   const ProcessResult again = run_prescient(with_db({"schedule", "--file", "-", "--skip-invalid"}, url), {},
-                                            "{\"job\":\"noop\",\"entity\":\"o\",\"entity_key\":\"1\",\"in\":\"1h\",\"key\":\"a\"}\n");
+                                            "{\"job\":\"noop\",\"entity_name\":\"o\",\"entity_key\":\"1\",\"in\":\"1h\",\"job_key\":\"a\"}\n");
   CHECK(again.exit_code == 0);
-  CHECK_THAT(again.err, Catch::Contains("line 1: a pending check with key 'a' already exists"));
+  CHECK_THAT(again.err, Catch::Contains("line 1: a pending check with job key 'a' already exists"));
   CHECK(pending_count(url) == 2);
   CHECK(run_prescient(with_db({"schedule", "--file", "/nonexistent/x"}, url)).exit_code == 2);
   ::unlink(file.c_str());
@@ -199,8 +199,8 @@ TEST_CASE("two processes scheduling the same key at the same moment: one row, on
   for (int round = 0; round < 5; ++round) {
     const std::string key = "race-" + std::to_string(round);
     ProcessResult a, b;
-    std::thread ta([&] { a = run_prescient(with_db(order_with({"--in", "1h", "--key", key}), url)); });
-    std::thread tb([&] { b = run_prescient(with_db(order_with({"--in", "1h", "--key", key}), url)); });
+    std::thread ta([&] { a = run_prescient(with_db(order_with({"--in", "1h", "--job-key", key}), url)); });
+    std::thread tb([&] { b = run_prescient(with_db(order_with({"--in", "1h", "--job-key", key}), url)); });
     ta.join();
     tb.join();
     INFO(a.err << b.err);

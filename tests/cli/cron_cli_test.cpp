@@ -8,7 +8,7 @@ using namespace prescient::testing;
 using nlohmann::json;
 
 TEST_CASE("cron next prints firings in UTC with the local time, needs no database") {
-  const ProcessResult r = run_prescient({"cron", "next", "--spec", "30 2 * * *", "--tz", "Europe/Berlin", "--from",
+  const ProcessResult r = run_prescient({"cron", "next", "--spec", "30 2 * * *", "--time-zone", "Europe/Berlin", "--from",
                                          "2026-03-28T12:00:00Z", "--count", "2"},
                                         {{"PRESCIENT_DATABASE_URL", "host=127.0.0.1 port=1"}});
   REQUIRE(r.exit_code == 0);
@@ -22,7 +22,7 @@ TEST_CASE("cron next prints firings in UTC with the local time, needs no databas
 TEST_CASE("cron add, list, show, update, remove from the command line") {
   const std::string url = create_migrated_database(60);
   const ProcessResult add = run_prescient(with_db(
-      {"cron", "add", "--id", "standup", "--spec", "0 9 * * MON-FRI", "--tz", "Europe/Berlin", "--payload",
+      {"cron", "add", "--id", "standup", "--spec", "0 9 * * MON-FRI", "--time-zone", "Europe/Berlin", "--payload",
        "{\"type\": \"standup\"}", "--deadline", "10m", "--json"},
       url));
   REQUIRE(add.exit_code == 0);
@@ -64,7 +64,7 @@ TEST_CASE("cron refuses bad input with exit 2, one line, before touching the dat
       {{"cron", "next", "--spec", "0 0 30 2 *"}, "can never fire"},
       {{"cron", "next", "--spec", "@daily", "--count", "0"}, "--count 0"},
       {{"cron", "add", "--id", "x", "--spec", "* * *"}, "3 fields"},
-      {{"cron", "add", "--id", "x", "--spec", "@daily", "--tz", "Mars/Base"}, "'Mars/Base'"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--time-zone", "Mars/Base"}, "'Mars/Base'"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--payload", "[1]"}, "JSON object"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--deadline", "soon"}, "'soon'"},
   };

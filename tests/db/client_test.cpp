@@ -34,7 +34,7 @@ const Registry& builtins() {
 }
 
 ScheduleRequest order_check(std::string key, std::chrono::seconds in = 3h) {
-  return {.job = "noop", .entity = "orders", .entity_key = "42", .key = std::move(key), .in = in};
+  return {.job = "noop", .entity_name = "orders", .entity_key = "42", .job_key = std::move(key), .in = in};
 }
 
 // A 15-minute grid, the clock at 10:05 as in the seeds' example.
@@ -55,10 +55,10 @@ TEST_CASE("times round up to the slot grid; past times go to the next slot") {
     const char* expected;
   };
   const auto at = [](const char* text) {
-    return ScheduleRequest{.job = "noop", .entity = "orders", .entity_key = "1", .at = parse_time(text)};
+    return ScheduleRequest{.job = "noop", .entity_name = "orders", .entity_key = "1", .at = parse_time(text)};
   };
   const auto in = [](std::chrono::seconds d) {
-    return ScheduleRequest{.job = "noop", .entity = "orders", .entity_key = "1", .in = d};
+    return ScheduleRequest{.job = "noop", .entity_name = "orders", .entity_key = "1", .in = d};
   };
   const Case cases[] = {
       {"10:05 + 3h (the seeds' example)", in(3h), "2026-11-21T13:15:00Z"},
@@ -87,7 +87,7 @@ TEST_CASE("the SQL rounding agrees with SlotGrid for many times") {
   std::vector<ScheduleRequest> requests;
   for (int i = 0; i < 500; ++i) {
     const auto offset = Micros{static_cast<std::int64_t>(random() % (3LL * 86400 * 1000000)) - 86400LL * 1000000};
-    requests.push_back({.job = "noop", .entity = "e", .entity_key = std::to_string(i), .at = f.clock.now() + offset});
+    requests.push_back({.job = "noop", .entity_name = "e", .entity_key = std::to_string(i), .at = f.clock.now() + offset});
   }
   const auto results = f.client.schedule_many(requests);
   REQUIRE(results.size() == requests.size());
@@ -105,7 +105,7 @@ TEST_CASE("on-conflict error names the key and the existing id, and changes noth
   again.payload = {{"changed", true}};
   CHECK_THROWS_WITH(f.client.schedule(again), Catch::Contains("'order_unshipped:42'") &&
                                                   Catch::Contains("id " + std::to_string(first.id)));
-  const auto rows = Store(*f.db).pending({.key = "order_unshipped:42"});
+  const auto rows = Store(*f.db).pending({.job_key = "order_unshipped:42"});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].next_check_at == *first.next_check_at);
   CHECK(rows[0].payload == nlohmann::json::object());
@@ -124,7 +124,7 @@ TEST_CASE("on-conflict replace updates in place, keeps id and first_check_at, re
   CHECK(replaced.id == first.id);
   CHECK(format_time(*replaced.next_check_at) == "2026-11-21T15:15:00Z");
   CHECK(replaced.first_check_at == first.first_check_at);
-  const auto rows = Store(*f.db).pending({.key = "k"});
+  const auto rows = Store(*f.db).pending({.job_key = "k"});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].payload == nlohmann::json{{"v", 2}});
   CHECK(rows[0].entity_key == "43");
@@ -150,7 +150,7 @@ TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
   const Scheduled by_key = f.client.schedule(order_check("by-key"));
   const Scheduled by_id = f.client.schedule(order_check("by-id"));
   f.clock.advance(1min);
-  CHECK(f.client.cancel_key("by-key", "alice") == by_key.id);
+  CHECK(f.client.cancel_job_key("by-key", "alice") == by_key.id);
   CHECK(f.client.cancel_id(by_id.id) == by_id.id);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
   const auto history = Store(*f.db).history({}, true);
@@ -163,7 +163,7 @@ TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
   CHECK(history[0].enqueued_by == "tester");
   CHECK(history[1].finished_by == "tester");
   // Gone from the pending set: a second cancel finds nothing.
-  CHECK_FALSE(f.client.cancel_key("by-key").has_value());
+  CHECK_FALSE(f.client.cancel_job_key("by-key").has_value());
   CHECK_FALSE(f.client.cancel_id(by_id.id).has_value());
   // The key is free again.
   CHECK(f.client.schedule(order_check("by-key")).status == Scheduled::Status::created);
@@ -172,7 +172,7 @@ TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
 TEST_CASE("reschedule by key and by id rounds up and keeps first_check_at") {
   Fixture f;
   const Scheduled s = f.client.schedule(order_check("k"));
-  const auto by_key = f.client.reschedule_key("k", parse_time("2026-11-22T08:01:00Z"));
+  const auto by_key = f.client.reschedule_job_key("k", parse_time("2026-11-22T08:01:00Z"));
   REQUIRE(by_key);
   CHECK(by_key->id == s.id);
   CHECK(format_time(by_key->next_check_at) == "2026-11-22T08:15:00Z");
@@ -182,7 +182,7 @@ TEST_CASE("reschedule by key and by id rounds up and keeps first_check_at") {
   const auto rows = Store(*f.db).pending({.id = s.id});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].first_check_at == *s.first_check_at);
-  CHECK_FALSE(f.client.reschedule_key("nope", f.clock.now()).has_value());
+  CHECK_FALSE(f.client.reschedule_job_key("nope", f.clock.now()).has_value());
   CHECK_FALSE(f.client.reschedule_id(s.id + 1000, f.clock.now()).has_value());
   CHECK_THROWS_WITH(f.client.reschedule_id(s.id, f.clock.now() + 400 * 24h), Catch::Contains("horizon"));
 }
@@ -199,8 +199,8 @@ TEST_CASE("bad requests are refused with a clear reason and nothing is written")
   ScheduleRequest array_payload = base(); array_payload.payload = nlohmann::json::array({1});
   ScheduleRequest negative = base(); negative.in = -5min;
   ScheduleRequest beyond = base(); beyond.in = 366 * 24h;
-  ScheduleRequest empty_key = base(); empty_key.key = "";
-  ScheduleRequest empty_entity = base(); empty_entity.entity = "";
+  ScheduleRequest empty_key = base(); empty_key.job_key = "";
+  ScheduleRequest empty_entity = base(); empty_entity.entity_name = "";
   ScheduleRequest both = base(); both.at = f.clock.now();
   ScheduleRequest neither = base(); neither.in.reset();
   const Case cases[] = {
@@ -272,10 +272,10 @@ TEST_CASE("schedule_arrays from SQL: optional arrays, per-item defaults, and arr
   CHECK(created == 2);
   const auto pending = Store(*f.db).pending({});
   REQUIRE(pending.size() == 2);
-  CHECK(*pending[0].key == "k1");
+  CHECK(*pending[0].job_key == "k1");
   CHECK(pending[0].payload == nlohmann::json{{"n", 1}});
   CHECK(pending[0].enqueued_by == "sql");
-  CHECK_FALSE(pending[1].key.has_value());
+  CHECK_FALSE(pending[1].job_key.has_value());
   CHECK(pending[1].payload == nlohmann::json::object());
   CHECK(pending[1].enqueued_by == "bob");
   CHECK(format_time(pending[1].next_check_at) == "2026-11-21T12:15:00Z");
@@ -309,7 +309,7 @@ TEST_CASE("a check scheduled in the application's transaction exists only if it 
     f.client.schedule(order_check("rolled-back"));
     tx.rollback();
   }
-  CHECK(Store(*f.db).pending({.key = "rolled-back"}).empty());
+  CHECK(Store(*f.db).pending({.job_key = "rolled-back"}).empty());
   {
     soci::transaction tx(*f.db);
     *f.db << "CREATE TABLE IF NOT EXISTS app_orders (id int)";
@@ -317,7 +317,7 @@ TEST_CASE("a check scheduled in the application's transaction exists only if it 
     f.client.schedule(order_check("committed"));
     tx.commit();
   }
-  CHECK(Store(*f.db).pending({.key = "committed"}).size() == 1);
+  CHECK(Store(*f.db).pending({.job_key = "committed"}).size() == 1);
 }
 
 TEST_CASE("schedule_many: one statement, all or nothing, results in request order") {
@@ -325,9 +325,9 @@ TEST_CASE("schedule_many: one statement, all or nothing, results in request orde
   std::vector<ScheduleRequest> batch{order_check("a"), order_check("b", 1h), order_check("c", 2h)};
   const auto results = f.client.schedule_many(batch);
   REQUIRE(results.size() == 3);
-  CHECK(*results[0].key == "a");
+  CHECK(*results[0].job_key == "a");
   CHECK(format_time(*results[1].next_check_at) == "2026-11-21T11:15:00Z");
-  CHECK(*results[2].key == "c");
+  CHECK(*results[2].job_key == "c");
 
   std::vector<ScheduleRequest> bad{order_check("d"), order_check("e"), order_check("f")};
   bad[1].job = "nope";
@@ -394,20 +394,20 @@ TEST_CASE("keys, entities and payloads with quotes, unicode and SQL metacharacte
   int n = 0;
   for (const std::string& text : hostile) {
     INFO(text);
-    ScheduleRequest r{.job = "noop", .entity = text, .entity_key = text, .key = text + std::to_string(n++),
-                      .group = text, .in = 1h, .payload = {{"text", text}, {text, nlohmann::json::array({text})}},
+    ScheduleRequest r{.job = "noop", .entity_name = text, .entity_key = text, .job_key = text + std::to_string(n++),
+                      .group_key = text, .in = 1h, .payload = {{"text", text}, {text, nlohmann::json::array({text})}},
                       .by = text};
     const Scheduled s = f.client.schedule(r);
-    const auto rows = Store(*f.db).pending({.key = *r.key});
+    const auto rows = Store(*f.db).pending({.job_key = *r.job_key});
     REQUIRE(rows.size() == 1);
     CHECK(rows[0].id == s.id);
-    CHECK(rows[0].entity == text);
+    CHECK(rows[0].entity_name == text);
     CHECK(rows[0].entity_key == text);
-    CHECK(rows[0].group == text);
+    CHECK(rows[0].group_key == text);
     CHECK(rows[0].enqueued_by == text);
     CHECK(rows[0].payload == r.payload);
-    CHECK(f.client.cancel_key(*r.key, text) == s.id);
-    const auto trace = Store(*f.db).history({.key = *r.key});
+    CHECK(f.client.cancel_job_key(*r.job_key, text) == s.id);
+    const auto trace = Store(*f.db).history({.job_key = *r.job_key});
     REQUIRE(trace.size() == 1);
     CHECK(trace[0].finished_by == text);
     CHECK(trace[0].payload == r.payload);
@@ -433,11 +433,11 @@ TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1
   };
   const Case cases[] = {
       {with([&](auto& r) { r.entity_key = nul; }), "the entity key contains a NUL byte"},
-      {with([&](auto& r) { r.key = nul; }), "the job key contains a NUL byte"},
-      {with([&](auto& r) { r.entity = bad_utf8; }), "the entity name is not valid UTF-8"},
-      {with([&](auto& r) { r.group = overlong; }), "the group key is not valid UTF-8"},
+      {with([&](auto& r) { r.job_key = nul; }), "the job key contains a NUL byte"},
+      {with([&](auto& r) { r.entity_name = bad_utf8; }), "the entity name is not valid UTF-8"},
+      {with([&](auto& r) { r.group_key = overlong; }), "the group key is not valid UTF-8"},
       {with([&](auto& r) { r.by = surrogate; }), "enqueued_by is not valid UTF-8"},
-      {with([&](auto& r) { r.key = long_key; }), "the job key is 1025 bytes long (at most 1024)"},
+      {with([&](auto& r) { r.job_key = long_key; }), "the job key is 1025 bytes long (at most 1024)"},
       {with([&](auto& r) { r.payload = {{"note", nul}}; }), "a string of the payload contains a NUL byte"},
       {with([&](auto& r) { r.payload = {{bad_utf8, 1}}; }), "a key of the payload is not valid UTF-8"},
       {with([&](auto& r) { r.payload = {{"list", {1, bad_utf8}}}; }), "a string of the payload is not valid UTF-8"},
@@ -455,12 +455,12 @@ TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1
 
   const std::string megabyte(1 << 20, 'm');
   const ScheduleRequest big = with([&](auto& r) {
-    r.key = "big";
+    r.job_key = "big";
     r.payload = {{"blob", megabyte}, {"unicode", "\u65e5\u672c \xF0\x9F\x98\x80"}};
     r.entity_key = std::string(kMaxNameBytes, 'e');
   });
   f.client.schedule(big);
-  const auto stored = Store(*f.db).pending({.key = "big"});
+  const auto stored = Store(*f.db).pending({.job_key = "big"});
   REQUIRE(stored.size() == 1);
   CHECK(stored[0].payload == big.payload);
   CHECK(stored[0].entity_key == big.entity_key);
@@ -501,12 +501,12 @@ TEST_CASE("the README example compiles and does what it says") {
   {
     prescient::Client client(session, {.registry = &builtins()});
     // As in README.md, with the built-in class standing in for the example plugin's.
-    client.schedule({.job = "noop", .entity = "orders", .entity_key = "42",
-                     .key = "order_unshipped:42", .in = std::chrono::hours{3}, .payload = {{"hours", 3}}});
-    const auto pending = Store(session).pending({.key = "order_unshipped:42"});
+    client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "42",
+                     .job_key = "order_unshipped:42", .in = std::chrono::hours{3}, .payload = {{"hours", 3}}});
+    const auto pending = Store(session).pending({.job_key = "order_unshipped:42"});
     REQUIRE(pending.size() == 1);
     CHECK(pending[0].payload == nlohmann::json{{"hours", 3}});
-    CHECK(client.cancel_key("order_unshipped:42").has_value());
+    CHECK(client.cancel_job_key("order_unshipped:42").has_value());
   }
-  CHECK(Store(session).history({.key = "order_unshipped:42"})[0].outcome == "cancelled");
+  CHECK(Store(session).history({.job_key = "order_unshipped:42"})[0].outcome == "cancelled");
 }

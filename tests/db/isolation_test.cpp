@@ -90,7 +90,7 @@ struct Fixture {
   ~Fixture() { std::filesystem::remove_all(commands); }
 
   std::int64_t add(const std::string& job, nlohmann::json payload, const char* at = "2026-11-21T10:05:00Z") {
-    return client.schedule({.job = job, .entity = "e", .entity_key = "k", .at = parse_time(at),
+    return client.schedule({.job = job, .entity_name = "e", .entity_key = "k", .at = parse_time(at),
                             .payload = std::move(payload)})
         .id;
   }

@@ -75,15 +75,15 @@ TEST_CASE("prescient_client schedules, cancels and reads; it cannot claim, write
   Login login(*f.owner, "client_" + f.suffix, "prescient_client");
   auto db = connect_to(as_user(f.url, login.name));
   Client client(*db, {.clock = &f.clock});
-  const auto kept = client.schedule({.job = "noop", .entity = "o", .entity_key = "1", .key = "kept",
+  const auto kept = client.schedule({.job = "noop", .entity_name = "o", .entity_key = "1", .job_key = "kept",
                                      .at = parse_time("2026-11-21T11:00:00Z")});
-  client.schedule({.job = "noop", .entity = "o", .entity_key = "2", .key = "gone", .at = parse_time("2026-11-21T11:00:00Z")});
-  CHECK(client.cancel_key("gone").has_value());
-  CHECK(client.reschedule_key("kept", parse_time("2026-11-21T12:00:00Z")).has_value());
+  client.schedule({.job = "noop", .entity_name = "o", .entity_key = "2", .job_key = "gone", .at = parse_time("2026-11-21T11:00:00Z")});
+  CHECK(client.cancel_job_key("gone").has_value());
+  CHECK(client.reschedule_job_key("kept", parse_time("2026-11-21T12:00:00Z")).has_value());
   // Bulk: the client's arrays (schedule_arrays) and SQL's JSON (schedule_many).
   const std::vector<ScheduleRequest> bulk{
-      {.job = "noop", .entity = "o", .entity_key = "3", .at = parse_time("2026-11-21T11:00:00Z")},
-      {.job = "noop", .entity = "o", .entity_key = "4", .at = parse_time("2026-11-21T11:00:00Z")}};
+      {.job = "noop", .entity_name = "o", .entity_key = "3", .at = parse_time("2026-11-21T11:00:00Z")},
+      {.job = "noop", .entity_name = "o", .entity_key = "4", .at = parse_time("2026-11-21T11:00:00Z")}};
   CHECK(client.schedule_many(bulk).size() == 2);
   *db << "SELECT count(*) FROM prescient.schedule_many("
          "'[{\"job\": \"noop\", \"entity_name\": \"o\", \"entity_key\": \"5\", \"at\": \"2026-11-21T11:00:00Z\"}]',"
@@ -114,7 +114,7 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
   register_builtin_jobs(registry);
   Client owner_client(*f.owner, {.clock = &f.clock});
   for (int i = 0; i < 5; ++i) {
-    owner_client.schedule({.job = "emit", .entity = "o", .entity_key = std::to_string(i),
+    owner_client.schedule({.job = "emit", .entity_name = "o", .entity_key = std::to_string(i),
                            .at = parse_time("2026-11-21T10:05:00Z"), .payload = {{"type", "t"}}});
   }
   Schedules(*f.owner, f.clock, &registry).add({.id = "minutely", .spec = "@every 5m"});

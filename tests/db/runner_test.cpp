@@ -120,7 +120,7 @@ struct Fixture {
 
   Scheduled add(const char* job, nlohmann::json payload, std::chrono::seconds in = 3h,
                 std::optional<std::string> group = std::nullopt) {
-    return client.schedule({.job = job, .entity = "orders", .entity_key = "1", .group = std::move(group), .in = in,
+    return client.schedule({.job = job, .entity_name = "orders", .entity_key = "1", .group_key = std::move(group), .in = in,
                             .payload = std::move(payload)});
   }
 
@@ -137,8 +137,8 @@ TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then 
   *f.db << "CREATE SCHEMA shop";
   *f.db << "CREATE TABLE shop.orders (id bigint PRIMARY KEY, shipped_at timestamptz)";
   *f.db << "INSERT INTO shop.orders VALUES (42, NULL)";
-  const Scheduled check = f.client.schedule({.job = "order_unshipped", .entity = "orders", .entity_key = "42",
-                                             .key = "order_unshipped:42", .in = 3h,
+  const Scheduled check = f.client.schedule({.job = "order_unshipped", .entity_name = "orders", .entity_key = "42",
+                                             .job_key = "order_unshipped:42", .in = 3h,
                                              .payload = {{"recheck_after", "2h"}}});
   CHECK(format_time(*check.next_check_at) == "2026-11-21T13:15:00Z");
 
@@ -148,7 +148,7 @@ TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then 
   CHECK(first.rescheduled == 1);
   CHECK(first.events == 1);
   CHECK(f.fire("2026-11-21T13:30:00Z").claimed == 0);
-  const auto pending = Store(*f.db).pending({.key = "order_unshipped:42"});
+  const auto pending = Store(*f.db).pending({.job_key = "order_unshipped:42"});
   REQUIRE(pending.size() == 1);
   CHECK(format_time(pending[0].next_check_at) == "2026-11-21T15:15:00Z");
   CHECK(pending[0].check_count == 1);
@@ -157,7 +157,7 @@ TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then 
   const SlotReport second = f.fire("2026-11-21T15:15:00Z");
   CHECK(second.done == 1);
   CHECK(second.events == 0);
-  const auto history = Store(*f.db).history({.key = "order_unshipped:42"});
+  const auto history = Store(*f.db).history({.job_key = "order_unshipped:42"});
   REQUIRE(history.size() == 1);
   CHECK(history[0].outcome == "done");
   CHECK(history[0].check_count == 2);
@@ -291,7 +291,7 @@ TEST_CASE("four runners on one slot with 10 000 checks settle every check exactl
   Fixture f;
   std::vector<ScheduleRequest> requests;
   for (int i = 0; i < 10000; ++i) {
-    requests.push_back({.job = i % 2 ? "scripted" : "emit", .entity = "orders", .entity_key = std::to_string(i),
+    requests.push_back({.job = i % 2 ? "scripted" : "emit", .entity_name = "orders", .entity_key = std::to_string(i),
                         .in = 3h, .payload = {{"n", i}}});
   }
   f.client.schedule_many(requests);
@@ -345,8 +345,8 @@ TEST_CASE("groups: 100 groups of 5 over 4 runners, never two of a group at once,
   std::vector<ScheduleRequest> requests;
   for (int g = 0; g < 100; ++g) {
     for (int i = 0; i < 5; ++i) {
-      requests.push_back({.job = "grouped", .entity = "users", .entity_key = std::to_string(g),
-                          .group = "user:" + std::to_string(g), .in = 3h});
+      requests.push_back({.job = "grouped", .entity_name = "users", .entity_key = std::to_string(g),
+                          .group_key = "user:" + std::to_string(g), .in = 3h});
     }
   }
   f.client.schedule_many(requests);
@@ -399,7 +399,7 @@ TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a sc
   Fixture f;
   std::vector<ScheduleRequest> elsewhere;
   for (int i = 0; i < 20000; ++i) {
-    elsewhere.push_back({.job = "noop", .entity = "e", .entity_key = std::to_string(i),
+    elsewhere.push_back({.job = "noop", .entity_name = "e", .entity_key = std::to_string(i),
                          .in = std::chrono::hours(1 + i % 5000)});
   }
   f.client.schedule_many(elsewhere);
@@ -441,7 +441,7 @@ TEST_CASE("a runner killed mid-slot loses nothing; a consumer following events g
   Client client(*db, {.clock = &then});
   std::vector<ScheduleRequest> requests;
   for (int i = 0; i < 600; ++i) {
-    requests.push_back({.job = "sleepy", .entity = "e", .entity_key = std::to_string(i), .at = slot,
+    requests.push_back({.job = "sleepy", .entity_name = "e", .entity_key = std::to_string(i), .at = slot,
                         .payload = {{"sleep_ms", 5}}});
   }
   client.schedule_many(requests);
@@ -535,7 +535,7 @@ TEST_CASE("the daemon process stops on SIGTERM with exit 0 after firing what was
   auto db = connect_to(url);
   Client client(*db);
   for (int i = 0; i < 50; ++i) {
-    client.schedule({.job = "noop", .entity = "e", .entity_key = std::to_string(i), .in = std::chrono::seconds{0}});
+    client.schedule({.job = "noop", .entity_name = "e", .entity_key = std::to_string(i), .in = std::chrono::seconds{0}});
   }
   const pid_t pid = start_prescient({"daemon", "--db", url});
   // The checks are due at the next second's boundary; give the daemon up to 5 s to fire them.

@@ -132,7 +132,7 @@ TEST_CASE("update takes effect from the next occurrence, with no stale firing; r
   f.schedules.remove("s", "ops");
   CHECK_THROWS_AS(f.schedules.show("s"), NotFound);
   CHECK(Store(*f.db).pending({.job = "cron"}).empty());
-  const auto cancelled = Store(*f.db).history({.key = "cron:s"});
+  const auto cancelled = Store(*f.db).history({.job_key = "cron:s"});
   REQUIRE(cancelled.size() == 1);
   CHECK(cancelled[0].outcome == "cancelled");
   CHECK(cancelled[0].finished_by == "ops");
@@ -182,7 +182,7 @@ TEST_CASE("a schedule of another class gets a check of that class per occurrence
   f.fire("2026-11-21T11:00:00Z");
   const auto made = Store(*f.db).pending({.job = "noop"});
   REQUIRE(made.size() == 1);
-  CHECK(made[0].key == "cron:nightly:" + std::to_string(to_unix_micros(parse_time("2026-11-21T11:00:00Z")) / 1000000));
+  CHECK(made[0].job_key == "cron:nightly:" + std::to_string(to_unix_micros(parse_time("2026-11-21T11:00:00Z")) / 1000000));
   CHECK(format_time(made[0].next_check_at) == "2026-11-21T11:01:00Z");
   CHECK(f.fire("2026-11-21T11:01:00Z").done == 1);
 }

@@ -42,7 +42,7 @@ void schedule_spread(soci::session& db, long checks, int slots) {
   const TimePoint first = std::chrono::ceil<std::chrono::seconds>(clock.now() + 3s);
   std::vector<ScheduleRequest> requests;
   for (long i = 0; i < checks; ++i) {
-    requests.push_back({.job = "ledger", .entity = "fault", .entity_key = std::to_string(i),
+    requests.push_back({.job = "ledger", .entity_name = "fault", .entity_key = std::to_string(i),
                         .at = first + std::chrono::seconds(2 * (i % slots)), .payload = {{"sleep_ms", 1}}});
   }
   client.schedule_many(requests);
@@ -152,7 +152,7 @@ TEST_CASE("jobs that hang or throw: retried, then failed; the rest of their slot
     Client client(*db, {.clock = &clock});
     for (const char* job : {"hang", "throws"}) {
       for (int i = 0; i < 3; ++i) {
-        client.schedule({.job = job, .entity = "fault", .entity_key = job + std::to_string(i), .in = 3s});
+        client.schedule({.job = job, .entity_name = "fault", .entity_key = job + std::to_string(i), .in = 3s});
       }
     }
   }
@@ -190,7 +190,7 @@ TEST_CASE("soak: a daemon under a steady enqueuer keeps its memory and connectio
   while (std::chrono::steady_clock::now() - start < run_for) {
     std::vector<ScheduleRequest> batch;
     for (int i = 0; i < 50; ++i, ++enqueued) {
-      batch.push_back({.job = (enqueued % 2 == 0) ? "ledger" : "emit", .entity = "soak",
+      batch.push_back({.job = (enqueued % 2 == 0) ? "ledger" : "emit", .entity_name = "soak",
                        .entity_key = std::to_string(enqueued), .in = std::chrono::seconds(1 + enqueued % 3),
                        .payload = {{"type", "soak"}}});
     }
@@ -262,7 +262,7 @@ TEST_CASE("a read-only database: run-slot and schedule fail with one clear line,
   ManualClock clock(parse_time("2026-11-21T10:00:00Z"));
   Client client(*db, {.clock = &clock});
   for (int i = 0; i < 10; ++i) {
-    client.schedule({.job = "noop", .entity = "ro", .entity_key = std::to_string(i),
+    client.schedule({.job = "noop", .entity_name = "ro", .entity_key = std::to_string(i),
                      .at = parse_time("2026-11-21T10:05:00Z")});
   }
   std::string name;
@@ -273,7 +273,7 @@ TEST_CASE("a read-only database: run-slot and schedule fail with one clear line,
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.err, Catch::Contains("read-only"));
   CHECK(lines_of(run.err).size() == 1);
-  const auto schedule = run_prescient({"schedule", "--job", "noop", "--entity", "ro", "--entity-key", "new", "--in",
+  const auto schedule = run_prescient({"schedule", "--job", "noop", "--entity-name", "ro", "--entity-key", "new", "--in",
                                        "1h", "--db", url});
   CHECK(schedule.exit_code == 1);
   CHECK_THAT(schedule.err, Catch::Contains("read-only"));
@@ -332,7 +332,7 @@ TEST_CASE("clock jumps of an hour: nothing fires before its slot; missed slots a
   Client client(*db, {.clock = &clock});
   for (const char* at : {"2026-11-21T10:05:00Z", "2026-11-21T11:30:00Z", "2026-11-21T11:40:00Z",
                          "2026-11-21T12:00:00Z"}) {
-    client.schedule({.job = "noop", .entity = "clock", .entity_key = at, .key = at, .at = parse_time(at)});
+    client.schedule({.job = "noop", .entity_name = "clock", .entity_key = at, .job_key = at, .at = parse_time(at)});
   }
   Registry registry;
   register_builtin_jobs(registry);
@@ -350,7 +350,7 @@ TEST_CASE("clock jumps of an hour: nothing fires before its slot; missed slots a
       auto app = connect_to(url);
       ManualClock app_clock(now);
       Client(*app, {.clock = &app_clock})
-          .schedule({.job = "noop", .entity = "clock", .entity_key = "added", .key = "added",
+          .schedule({.job = "noop", .entity_name = "clock", .entity_key = "added", .job_key = "added",
                      .at = parse_time("2026-11-21T11:00:00Z")});
       added = true;
     }
@@ -363,11 +363,11 @@ TEST_CASE("clock jumps of an hour: nothing fires before its slot; missed slots a
   const auto history = store.history({.limit = 100});
   REQUIRE(history.size() == 5);
   for (const auto& h : history) {
-    INFO(h.key.value_or("?") << " due " << format_time(h.last_check_at) << " ran " << format_time(h.finished_at));
+    INFO(h.job_key.value_or("?") << " due " << format_time(h.last_check_at) << " ran " << format_time(h.finished_at));
     CHECK(h.finished_at >= h.last_check_at);  // by the runner's clock, never before its slot
     CHECK(h.outcome == "done");
   }
-  const auto finished = [&](const char* key) { return store.history({.key = std::string(key)}).at(0).finished_at; };
+  const auto finished = [&](const char* key) { return store.history({.job_key = std::string(key)}).at(0).finished_at; };
   CHECK(finished("2026-11-21T11:30:00Z") < parse_time("2026-11-21T11:36:00Z"));  // caught up after the jump
   CHECK(finished("added") < parse_time("2026-11-21T11:02:00Z"));  // on time after the clock went back
   CHECK(finished("2026-11-21T12:00:00Z") >= parse_time("2026-11-21T12:00:00Z"));

@@ -106,7 +106,7 @@ TEST_CASE("observed: a job throwing invalid UTF-8 fails alone; its slot's good c
   const auto add = [&](TimePoint at, const HostileKind* kind) {
     const std::string job = kind ? kind->job : "ledger";
     const nlohmann::json payload = kind ? kind->payload() : nlohmann::json{{"sleep_ms", 1}};
-    plan.push_back({client.schedule({.job = job, .entity = "e", .entity_key = "k", .at = at, .payload = payload}).id,
+    plan.push_back({client.schedule({.job = job, .entity_name = "e", .entity_key = "k", .at = at, .payload = payload}).id,
                     at, kind});
   };
   const auto kinds = hostile_kinds();
@@ -139,14 +139,14 @@ TEST_CASE("observed: a command writing invalid UTF-8 or killed by a signal fails
   const auto kinds = hostile_kinds();
   for (const HostileKind& kind : kinds) {
     if (kind.job != "command" || kind.slow) continue;  // bad_stderr, bad_stdout, crash
-    plan.push_back({client.schedule({.job = "command", .entity = "e", .entity_key = kind.name, .at = slot,
+    plan.push_back({client.schedule({.job = "command", .entity_name = "e", .entity_key = kind.name, .at = slot,
                                      .payload = kind.payload()})
                         .id,
                     slot, &kind});
   }
   REQUIRE(plan.size() == 3);
   for (int i = 0; i < 10; ++i) {
-    plan.push_back({client.schedule({.job = "ledger", .entity = "e", .entity_key = "k", .at = slot + 1s}).id,
+    plan.push_back({client.schedule({.job = "ledger", .entity_name = "e", .entity_key = "k", .at = slot + 1s}).id,
                     slot + 1s, nullptr});
   }
   {
@@ -200,7 +200,7 @@ TEST_CASE("property: hostile checks mixed with good ones over many slots under r
   }
   std::shuffle(plan.begin(), plan.end(), random);  // the order of ids within a slot, too
   for (const Planned& p : plan) {
-    requests.push_back({.job = p.kind ? p.kind->job : "ledger", .entity = "e", .entity_key = "k", .at = p.slot,
+    requests.push_back({.job = p.kind ? p.kind->job : "ledger", .entity_name = "e", .entity_key = "k", .at = p.slot,
                         .payload = p.kind ? p.kind->payload() : nlohmann::json{{"sleep_ms", 1}}});
   }
   const auto scheduled = client.schedule_many(requests);

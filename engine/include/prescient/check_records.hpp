@@ -10,14 +10,15 @@
 
 namespace prescient {
 
-// What a check carries from enqueue to history.
+// What a check carries from enqueue to history. Fields are named as the columns are, everywhere: in
+// SQL, in JSON and in CLI flags (entity_name is --entity-name, job_key is --job-key).
 struct CheckFields {
   std::int64_t id = 0;
   std::string job;
-  std::string entity;
+  std::string entity_name;
   std::string entity_key;
-  std::optional<std::string> key;
-  std::optional<std::string> group;
+  std::optional<std::string> job_key;
+  std::optional<std::string> group_key;
   nlohmann::json payload;
   TimePoint first_check_at;
   int check_count = 0;
@@ -47,14 +48,14 @@ inline constexpr const char* kKnownOutcomes =
 
 // Filters; an empty field does not filter.
 struct PendingFilter {
-  std::optional<std::string> job, entity, entity_key, group, key;
+  std::optional<std::string> job, entity_name, entity_key, group_key, job_key;
   std::optional<std::int64_t> id;
   std::optional<TimePoint> due_before;
   int limit = 100;
 };
 
 struct HistoryFilter {
-  std::optional<std::string> key, entity, entity_key, outcome;
+  std::optional<std::string> job_key, entity_name, entity_key, outcome;
   std::optional<std::int64_t> id;
   std::optional<TimePoint> since;
   int limit = 100;

@@ -31,10 +31,10 @@ std::string_view to_string(OnConflict policy);
 // Exactly one of `at` and `in` (relative to the client's clock).
 struct ScheduleRequest {
   std::string job;
-  std::string entity;
-  std::string entity_key;
-  std::optional<std::string> key;    // natural key, unique among pending checks
-  std::optional<std::string> group;  // checks of one group run together, in order
+  std::string entity_name;  // what the check is about, e.g. "orders"
+  std::string entity_key;   // which one, e.g. "42"
+  std::optional<std::string> job_key;    // natural key, unique among pending checks
+  std::optional<std::string> group_key;  // checks of one group run together, in order
   std::optional<TimePoint> at;
   std::optional<std::chrono::seconds> in;
   nlohmann::json payload = nlohmann::json::object();
@@ -45,7 +45,7 @@ struct ScheduleRequest {
 struct Scheduled {
   enum class Status { created, replaced, kept, conflict };
   std::int64_t id = 0;  // for `conflict`: the id of the pending check holding the key
-  std::optional<std::string> key;
+  std::optional<std::string> job_key;
   std::optional<TimePoint> next_check_at;  // empty for `conflict` (nothing written)
   std::optional<TimePoint> first_check_at;
   Status status = Status::created;
@@ -54,7 +54,7 @@ std::string_view to_string(Scheduled::Status status);
 
 struct Rescheduled {
   std::int64_t id = 0;
-  std::optional<std::string> key;
+  std::optional<std::string> job_key;
   TimePoint next_check_at;
 };
 
@@ -85,19 +85,20 @@ class Client {
   // Moves the pending check to job_history as `cancelled`. Returns its id, or nothing when no
   // pending check matched.
   std::optional<std::int64_t> cancel_id(std::int64_t id, std::optional<std::string> by = std::nullopt);
-  std::optional<std::int64_t> cancel_key(const std::string& key, std::optional<std::string> by = std::nullopt);
+  std::optional<std::int64_t> cancel_job_key(const std::string& job_key, std::optional<std::string> by = std::nullopt);
 
   // Moves a pending check to a new time (rounded up like schedule). Nothing when none matched.
   std::optional<Rescheduled> reschedule_id(std::int64_t id, TimePoint at);
-  std::optional<Rescheduled> reschedule_key(const std::string& key, TimePoint at);
+  std::optional<Rescheduled> reschedule_job_key(const std::string& job_key, TimePoint at);
 
   const Settings& settings();
   TimePoint now() const { return clock_->now(); }
 
  private:
-  std::optional<std::int64_t> cancel(std::optional<std::int64_t> id, std::optional<std::string> key,
+  std::optional<std::int64_t> cancel(std::optional<std::int64_t> id, std::optional<std::string> job_key,
                                      std::optional<std::string> by);
-  std::optional<Rescheduled> reschedule(std::optional<std::int64_t> id, std::optional<std::string> key, TimePoint at);
+  std::optional<Rescheduled> reschedule(std::optional<std::int64_t> id, std::optional<std::string> job_key,
+                                        TimePoint at);
   // Validation and insert of one call use one instant, `now`.
   std::optional<std::string> problem_with(const ScheduleRequest& request, TimePoint now);
   // The absolute time of a request; throws InvalidInput unless exactly one of at/in is set.

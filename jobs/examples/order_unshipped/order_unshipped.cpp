@@ -1,8 +1,8 @@
 // The seeds' example as a plugin: "tell me when an order is still unshipped after X hours, look again at
 // Y hours, then stop". Schedule one check per order X hours after it was placed:
 //
-//   prescient schedule --job order_unshipped --entity orders --entity-key 42 --in 3h
-//                      --key order_unshipped:42 --payload '{"recheck_after": "2h"}'
+//   prescient schedule --job order_unshipped --entity-name orders --entity-key 42 --in 3h
+//                      --job-key order_unshipped:42 --payload '{"recheck_after": "2h"}'
 //
 // At each check it reads shop.orders (id bigint, shipped_at timestamptz) through the job context:
 // shipped -> done; unshipped -> emits `order.unshipped`, then looks again `recheck_after` later (Y - X)

@@ -20,7 +20,7 @@ void print_pending_table(const std::vector<PendingCheck>& checks) {
 void print_history_table(const std::vector<HistoryEntry>& entries) {
   std::vector<std::vector<std::string>> rows;
   for (const HistoryEntry& h : entries) {
-    rows.push_back({format_time(h.finished_at), h.outcome, std::to_string(h.id), h.job, h.entity_name, h.entity_key,
+    rows.push_back({format_time(h.finished_at), std::string(to_string(h.outcome)), std::to_string(h.id), h.job, h.entity_name, h.entity_key,
                     or_dash(h.job_key), format_time(h.last_check_at), std::to_string(h.check_count),
                     std::to_string(h.attempts), h.finished_by, or_dash(h.last_error)});
   }

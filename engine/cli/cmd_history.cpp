@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "check_options.hpp"
+#include "prescient/outcome.hpp"
 #include "check_tables.hpp"
 #include "prescient/store.hpp"
 
@@ -23,8 +24,7 @@ Command history_command() {
                 ("entity-name", po::value<std::string>()->value_name("NAME"), "only this entity name")
                 ("entity-key", po::value<std::string>()->value_name("KEY"), "only this entity key")
                 ("outcome", po::value<std::string>()->value_name("OUTCOME"),
-                 "only this outcome: done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, "
-                 "deadline_missed")
+                 ("only this outcome: " + known_outcomes()).c_str())
                 ("since", po::value<std::string>()->value_name("TIME"), "only rows finished at or after this time")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "at most N rows")
                 ("json", "print a JSON array");
@@ -35,7 +35,8 @@ Command history_command() {
                 .job_key = optional_flag(in, "job-key"),
                 .entity_name = optional_flag(in, "entity-name"),
                 .entity_key = optional_flag(in, "entity-key"),
-                .outcome = optional_flag(in, "outcome"),
+                .outcome = in.has("outcome") ? std::optional(parse_outcome(in.get<std::string>("outcome")))
+                                             : std::nullopt,
                 .id = in.has("id") ? std::optional(in.get<std::int64_t>("id")) : std::nullopt,
                 .since = optional_time_flag(in, "since"),
                 .limit = in.get<int>("limit")};

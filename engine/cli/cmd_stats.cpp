@@ -14,6 +14,21 @@
 namespace prescient::cli {
 namespace {
 
+std::string by_outcome(const std::map<Outcome, long long>& counts) {
+  if (counts.empty()) return "none";
+  std::string out;
+  for (const auto& [outcome, n] : counts) {
+    out.append(out.empty() ? "" : ", ").append(to_string(outcome)).append(" ").append(std::to_string(n));
+  }
+  return out;
+}
+
+nlohmann::json by_outcome_json(const std::map<Outcome, long long>& counts) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [outcome, n] : counts) out[std::string(to_string(outcome))] = n;
+  return out;
+}
+
 nlohmann::json to_json(const QueueStats& s) {
   nlohmann::json next = nlohmann::json::array();
   for (const auto& slot : s.next_slots) next.push_back({{"slot", format_time(slot.slot)}, {"checks", slot.checks}});
@@ -26,15 +41,8 @@ nlohmann::json to_json(const QueueStats& s) {
   return {{"now", format_time(s.now)},          {"current_slot", format_time(s.current_slot)},
           {"pending", s.pending},               {"due_now", s.due_now},
           {"overdue", s.overdue},               {"oldest_overdue", oldest},
-          {"next_slots", next},                 {"finished_last_hour", s.finished_last_hour},
-          {"finished_last_day", s.finished_last_day}, {"dead_letters", s.dead_letters}};
-}
-
-std::string by_outcome(const std::map<std::string, long long>& counts) {
-  if (counts.empty()) return "none";
-  std::string out;
-  for (const auto& [outcome, n] : counts) out += (out.empty() ? "" : ", ") + outcome + " " + std::to_string(n);
-  return out;
+          {"next_slots", next},                 {"finished_last_hour", by_outcome_json(s.finished_last_hour)},
+          {"finished_last_day", by_outcome_json(s.finished_last_day)}, {"dead_letters", s.dead_letters}};
 }
 
 void print_text(const QueueStats& s) {

@@ -1,7 +1,5 @@
 #include "prescient/check_records.hpp"
 
-#include <array>
-
 #include "prescient/time_text.hpp"
 
 namespace prescient {
@@ -12,15 +10,6 @@ nlohmann::json optional_json(const std::optional<std::string>& value) {
 }
 
 }  // namespace
-
-bool is_known_outcome(std::string_view outcome) {
-  static constexpr std::array<std::string_view, 7> kOutcomes{
-      "done", "cancelled", "failed", "guard_max_checks", "guard_past", "guard_horizon", "deadline_missed"};
-  for (const std::string_view known : kOutcomes) {
-    if (outcome == known) return true;
-  }
-  return false;
-}
 
 namespace {
 
@@ -54,7 +43,7 @@ nlohmann::json to_json(const HistoryEntry& h) {
   out["history_id"] = h.history_id;
   out["finished_at"] = format_time(h.finished_at);
   out["finished_by"] = h.finished_by;
-  out["outcome"] = h.outcome;
+  out["outcome"] = to_string(h.outcome);
   out["run_micros"] = h.run_micros ? nlohmann::json(*h.run_micros) : nlohmann::json(nullptr);
   return out;
 }

@@ -15,7 +15,7 @@ Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int att
     s.last_error = storable_text(run.error, kMaxErrorBytes);  // whatever the job said, it can be stored
     if (s.attempts >= limits.max_attempts) {
       s.kind = Settlement::Kind::finish;
-      s.outcome = "failed";
+      s.outcome = Outcome::failed;
       return s;
     }
     // R * 2^attempts without overflow: the shift is bounded well before the cap is passed.
@@ -29,13 +29,13 @@ Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int att
   s.attempts = 0;
   s.kind = Settlement::Kind::finish;
   if (!run.next) {
-    s.outcome = "done";
+    s.outcome = Outcome::done;
   } else if (s.check_count >= limits.max_checks) {
-    s.outcome = "guard_max_checks";
+    s.outcome = Outcome::guard_max_checks;
   } else if (*run.next <= slot) {
-    s.outcome = "guard_past";
+    s.outcome = Outcome::guard_past;
   } else if (*run.next > slot + limits.max_horizon) {
-    s.outcome = "guard_horizon";
+    s.outcome = Outcome::guard_horizon;
   } else {
     s.kind = Settlement::Kind::reschedule;
     s.next_check_at = grid.round_up(*run.next);

@@ -65,8 +65,9 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead) {
         " GROUP BY outcome ORDER BY outcome",
         {us(now)});
     for (int r = 0; r < finished.rows(); ++r) {
-      if (finished.integer(r, 1) > 0) stats.finished_last_hour[finished.text(r, 0)] = finished.integer(r, 1);
-      stats.finished_last_day[finished.text(r, 0)] = finished.integer(r, 2);
+      const Outcome outcome = parse_outcome(finished.text(r, 0));
+      if (finished.integer(r, 1) > 0) stats.finished_last_hour[outcome] = finished.integer(r, 1);
+      stats.finished_last_day[outcome] = finished.integer(r, 2);
     }
 
     const pq::Result dead = pq::exec(

@@ -400,8 +400,8 @@ class Worker {
         case Settlement::Kind::reschedule: ++report.rescheduled; break;
         case Settlement::Kind::retry: ++report.retried; break;
         case Settlement::Kind::finish:
-          if (s.outcome == "done") ++report.done;
-          else if (s.outcome == "failed") ++report.failed;
+          if (s.outcome == Outcome::done) ++report.done;
+          else if (s.outcome == Outcome::failed) ++report.failed;
           else ++report.guarded;
           break;
       }

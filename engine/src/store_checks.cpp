@@ -97,15 +97,12 @@ std::vector<PendingCheck> Store::pending(const PendingFilter& filter) {
 }
 
 std::vector<HistoryEntry> Store::history(const HistoryFilter& filter, bool oldest_first) {
-  if (filter.outcome && !is_known_outcome(*filter.outcome)) {
-    throw InvalidInput("unknown outcome '" + *filter.outcome + "' (known: " + kKnownOutcomes + ")");
-  }
   Conditions where;
   where.add("id = ?", filter.id);
   where.add("job_key = ?", filter.job_key);
   where.add("entity_name = ?", filter.entity_name);
   where.add("entity_key = ?", filter.entity_key);
-  where.add("outcome = ?", filter.outcome);
+  where.add("outcome = ?", filter.outcome ? std::optional(std::string(to_string(*filter.outcome))) : std::nullopt);
   where.add("finished_at >= prescient.at_us(?)", filter.since);
   const std::string sql = "SELECT " + kHistoryColumns + " FROM prescient.job_history" + where.sql();
   const char* order = oldest_first ? " ORDER BY finished_at, history_id" : " ORDER BY finished_at DESC, history_id DESC";
@@ -120,7 +117,7 @@ std::vector<HistoryEntry> Store::history(const HistoryFilter& filter, bool oldes
     out[r].history_id = rows.integer(r, c + 1);
     out[r].finished_at = rows.time(r, c + 2);
     out[r].finished_by = rows.text(r, c + 3);
-    out[r].outcome = rows.text(r, c + 4);
+    out[r].outcome = parse_outcome(rows.text(r, c + 4));
     out[r].run_micros = rows.optional_integer(r, c + 5);
   }
   return out;

@@ -122,7 +122,8 @@ Store::Settled Store::settle(std::span<const SettleItem> items, const std::strin
     const Settlement& s = item.settlement;
     ids.push_back(item.id);
     kinds.emplace_back(kind_name(s.kind));
-    outcomes.emplace_back(s.kind == Settlement::Kind::finish ? std::optional(s.outcome) : std::nullopt);
+    outcomes.emplace_back(s.kind == Settlement::Kind::finish ? std::optional(std::string(to_string(s.outcome)))
+                                                             : std::nullopt);
     next_us.push_back(s.kind == Settlement::Kind::finish ? 0 : to_unix_micros(s.next_check_at));
     counts.push_back(s.check_count);
     attempts.push_back(s.attempts);
@@ -291,7 +292,7 @@ PendingCheck Store::revive_failed(std::int64_t id, TimePoint at) {
     if (!pending({.id = id, .limit = 1}).empty()) {
       throw InvalidInput("check " + std::to_string(id) + " is pending already");
     }
-    const auto failed = history({.outcome = "failed", .id = id, .limit = 1});
+    const auto failed = history({.outcome = Outcome::failed, .id = id, .limit = 1});
     if (failed.empty()) throw NotFound("no failed check with id " + std::to_string(id) + " in the history");
     throw InvalidInput("the job key '" + failed.front().job_key.value_or("") + "' of check " + std::to_string(id) +
                        " is taken by another pending check");

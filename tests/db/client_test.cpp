@@ -156,7 +156,7 @@ TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
   const auto history = Store(*f.db).history({}, true);
   REQUIRE(history.size() == 2);
   CHECK(history[0].id == by_key.id);
-  CHECK(history[0].outcome == "cancelled");
+  CHECK(history[0].outcome == Outcome::cancelled);
   CHECK(history[0].finished_by == "alice");
   CHECK(format_time(history[0].finished_at) == "2026-11-21T10:06:00Z");
   CHECK(history[0].last_check_at == *by_key.next_check_at);
@@ -508,5 +508,5 @@ TEST_CASE("the README example compiles and does what it says") {
     CHECK(pending[0].payload == nlohmann::json{{"hours", 3}});
     CHECK(client.cancel_job_key("order_unshipped:42").has_value());
   }
-  CHECK(Store(session).history({.job_key = "order_unshipped:42"})[0].outcome == "cancelled");
+  CHECK(Store(session).history({.job_key = "order_unshipped:42"})[0].outcome == Outcome::cancelled);
 }

@@ -129,7 +129,7 @@ TEST_CASE("every hostile answer fails its own check or is stored made storable; 
   CHECK(r.done == 20 + 3);  // the good ones, and the events made storable
   for (const auto id : good) {
     CHECK(f.runs.of(id) == 1);
-    CHECK(f.finished(id)->outcome == "done");
+    CHECK(f.finished(id)->outcome == Outcome::done);
   }
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
   for (const auto& kind : testing::hostile_kinds()) {
@@ -173,7 +173,7 @@ TEST_CASE("a settlement refused for one check's values: the others commit in the
   CHECK(r.events == 37);
   for (const auto id : good) {
     CHECK(f.runs.of(id) == 1);
-    CHECK(f.finished(id)->outcome == "done");
+    CHECK(f.finished(id)->outcome == Outcome::done);
   }
   // The writes of the good ones committed once; the culprits' not at all.
   CHECK(count_of(*f.db, "SELECT count(*) FROM app.log") == 37);
@@ -255,7 +255,7 @@ TEST_CASE("a class that cannot be made, or whose policy makes no sense, fails it
   CHECK(r.retried == 2);
   CHECK_THAT(f.pending(throws).last_error.value_or(""), Catch::Contains("could not be made: no config file"));
   CHECK_THAT(f.pending(zero).last_error.value_or(""), Catch::Contains("invalid policy: timeout 0s"));
-  CHECK(f.finished(fine)->outcome == "done");
+  CHECK(f.finished(fine)->outcome == Outcome::done);
 }
 
 TEST_CASE("a batch holds its rows no longer than its deadline: a blocked cancel waits at most that long") {
@@ -314,7 +314,7 @@ TEST_CASE("jobs that never return are capped per class: the runner stops taking 
   // The first sleeper was abandoned; with the class at its cap the second was not claimed again.
   CHECK(abandoned_jobs_running() == 1);
   CHECK(r.retried == 1);
-  CHECK(f.finished(other)->outcome == "done");
+  CHECK(f.finished(other)->outcome == Outcome::done);
   int abandoned = 0, untouched = 0;
   for (const auto id : {first, second}) {
     const PendingCheck p = f.pending(id);

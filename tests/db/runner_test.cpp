@@ -159,7 +159,7 @@ TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then 
   CHECK(second.events == 0);
   const auto history = Store(*f.db).history({.job_key = "order_unshipped:42"});
   REQUIRE(history.size() == 1);
-  CHECK(history[0].outcome == "done");
+  CHECK(history[0].outcome == Outcome::done);
   CHECK(history[0].check_count == 2);
   CHECK(format_time(history[0].last_check_at) == "2026-11-21T15:15:00Z");
   CHECK(history[0].finished_by == "r1");
@@ -194,11 +194,11 @@ TEST_CASE("every guard and retry outcome leaves its history row") {
   CHECK(r.retried == 2);
   Store store(*f.db);
   const auto outcome_of = [&](std::int64_t id) { return store.history({.id = id})[0].outcome; };
-  CHECK(outcome_of(done.id) == "done");
-  CHECK(outcome_of(past.id) == "guard_past");
-  CHECK(outcome_of(same_slot.id) == "guard_past");
-  CHECK(outcome_of(horizon.id) == "guard_horizon");
-  CHECK(outcome_of(max_checks.id) == "guard_max_checks");
+  CHECK(outcome_of(done.id) == Outcome::done);
+  CHECK(outcome_of(past.id) == Outcome::guard_past);
+  CHECK(outcome_of(same_slot.id) == Outcome::guard_past);
+  CHECK(outcome_of(horizon.id) == Outcome::guard_horizon);
+  CHECK(outcome_of(max_checks.id) == Outcome::guard_max_checks);
   const auto moved = store.pending({.id = later.id});
   REQUIRE(moved.size() == 1);
   CHECK(format_time(moved[0].next_check_at) == "2026-11-21T14:15:00Z");
@@ -220,10 +220,10 @@ TEST_CASE("every guard and retry outcome leaves its history row") {
   }
   const auto failed = store.history({.id = failing.id});
   REQUIRE(failed.size() == 1);
-  CHECK(failed[0].outcome == "failed");
+  CHECK(failed[0].outcome == Outcome::failed);
   CHECK(failed[0].attempts == 5);
   CHECK(failed[0].last_error == "boom");
-  CHECK(store.history({.outcome = "failed"}).size() == 2);  // and the vanished class
+  CHECK(store.history({.outcome = Outcome::failed}).size() == 2);  // and the vanished class
   CHECK(f.runs.runs[failing.id] == 5);
 
   // retry revives a dead letter at the given slot, attempts reset; a second retry is refused.
@@ -239,7 +239,7 @@ TEST_CASE("two concurrent retries of one failed check: one revives it, the other
   *f.db << "UPDATE prescient.settings SET max_attempts = 1";
   const auto failing = f.add("scripted", {{"throw", "boom"}});
   f.fire("2026-11-21T13:15:00Z");
-  REQUIRE(Store(*f.db).history({.id = failing.id}).at(0).outcome == "failed");
+  REQUIRE(Store(*f.db).history({.id = failing.id}).at(0).outcome == Outcome::failed);
   // The first retry is inside a transaction that has not committed when the second one arrives.
   auto first = connect_to(f.url);
   Store first_store(*first);
@@ -275,7 +275,7 @@ TEST_CASE("a job that overruns its timeout fails; the other checks of the slot a
   const auto row = store.pending({.id = slow.id});
   REQUIRE(row.size() == 1);
   CHECK(row[0].last_error == "did not return within its timeout of 1s");
-  for (const auto id : others) CHECK(store.history({.id = id})[0].outcome == "done");
+  for (const auto id : others) CHECK(store.history({.id = id})[0].outcome == Outcome::done);
 }
 
 TEST_CASE("refused slots: off the grid, or later than the current slot") {
@@ -703,7 +703,7 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   store.commit();
   // While the lease is live nobody else takes it.
   CHECK(f.runner().run_slot(slot).claimed == 0);
-  const SettleItem item{.id = check.id, .settlement = {.kind = Settlement::Kind::finish, .outcome = "done", .check_count = 1}};
+  const SettleItem item{.id = check.id, .settlement = {.kind = Settlement::Kind::finish, .outcome = Outcome::done, .check_count = 1}};
   // A wrong token settles nothing, even in time.
   store.begin();
   CHECK(store.settle({&item, 1}, "impostor", slot + 30s, token + 1).checks == 0);
@@ -777,6 +777,6 @@ TEST_CASE("the daemon also runs rows written off the grid by other tools: nothin
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
   const auto done = Store(*f.db).history({.entity_key = "9"});
   REQUIRE(done.size() == 1);
-  CHECK(done[0].outcome == "done");
+  CHECK(done[0].outcome == Outcome::done);
   CHECK(done[0].finished_at >= parse_time("2026-11-21T11:07:13Z"));  // never early
 }

@@ -106,7 +106,7 @@ TEST_CASE("catch-up after a 5 h outage: one fires the latest missed, all every o
   CHECK(f.events("none") == std::vector<std::string>{unix_id("none", "2026-11-21T16:00:00Z")});
   // With a 10-minute deadline, the five missed occurrences are recorded as deadline_missed, not emitted.
   CHECK(f.events("late") == std::vector<std::string>{unix_id("late", "2026-11-21T16:00:00Z")});
-  const auto missed = Store(*f.db).history({.outcome = "deadline_missed"}, true);
+  const auto missed = Store(*f.db).history({.outcome = Outcome::deadline_missed}, true);
   REQUIRE(missed.size() == 5);
   CHECK(format_time(missed[0].last_check_at) == "2026-11-21T11:00:00Z");
   CHECK_THAT(*missed[0].last_error, Catch::Contains("beyond its deadline of 10m"));
@@ -134,7 +134,7 @@ TEST_CASE("update takes effect from the next occurrence, with no stale firing; r
   CHECK(Store(*f.db).pending({.job = "cron"}).empty());
   const auto cancelled = Store(*f.db).history({.job_key = "cron:s"});
   REQUIRE(cancelled.size() == 1);
-  CHECK(cancelled[0].outcome == "cancelled");
+  CHECK(cancelled[0].outcome == Outcome::cancelled);
   CHECK(cancelled[0].finished_by == "ops");
   CHECK(f.fire("2026-11-21T12:30:00Z").claimed == 0);
   CHECK_THROWS_AS(f.schedules.remove("s", "ops"), NotFound);

@@ -365,7 +365,7 @@ TEST_CASE("clock jumps of an hour: nothing fires before its slot; missed slots a
   for (const auto& h : history) {
     INFO(h.job_key.value_or("?") << " due " << format_time(h.last_check_at) << " ran " << format_time(h.finished_at));
     CHECK(h.finished_at >= h.last_check_at);  // by the runner's clock, never before its slot
-    CHECK(h.outcome == "done");
+    CHECK(h.outcome == Outcome::done);
   }
   const auto finished = [&](const char* key) { return store.history({.job_key = std::string(key)}).at(0).finished_at; };
   CHECK(finished("2026-11-21T11:30:00Z") < parse_time("2026-11-21T11:36:00Z"));  // caught up after the jump

@@ -49,7 +49,7 @@ void verify_good(soci::session& db, const std::vector<Planned>& plan, std::chron
     INFO("good check " << p.id << " due " << format_time(p.slot));
     const auto history = store.history({.id = p.id});
     REQUIRE(history.size() == 1);
-    CHECK(history[0].outcome == "done");
+    CHECK(history[0].outcome == Outcome::done);
     CHECK(history[0].last_check_at == p.slot);
     CHECK(history[0].finished_at >= p.slot);
     CHECK(history[0].finished_at < p.slot + resolution);  // never a slot late

@@ -26,39 +26,39 @@ TEST_CASE("guards judge what a job answered for a check run at slot S") {
     RunOutcome run;
     int check_count, attempts;
     Kind kind;
-    const char* outcome;
+    std::optional<Outcome> outcome;  // finish only
     const char* next;  // for reschedule and retry
     int count_after, attempts_after;
   };
   const Case cases[] = {
-      {"nothing: done", done(), 0, 0, Kind::finish, "done", nullptr, 1, 0},
-      {"a later time: rescheduled, rounded up", next_at("2026-11-21T15:05:00Z"), 0, 0, Kind::reschedule, "",
+      {"nothing: done", done(), 0, 0, Kind::finish, Outcome::done, nullptr, 1, 0},
+      {"a later time: rescheduled, rounded up", next_at("2026-11-21T15:05:00Z"), 0, 0, Kind::reschedule, std::nullopt,
        "2026-11-21T15:15:00Z", 1, 0},
-      {"the next slot exactly", next_at("2026-11-21T13:30:00Z"), 1, 0, Kind::reschedule, "", "2026-11-21T13:30:00Z",
+      {"the next slot exactly", next_at("2026-11-21T13:30:00Z"), 1, 0, Kind::reschedule, std::nullopt, "2026-11-21T13:30:00Z",
        2, 0},
-      {"a microsecond after S: the next slot", next_at("2026-11-21T13:15:00.000001Z"), 0, 0, Kind::reschedule, "",
+      {"a microsecond after S: the next slot", next_at("2026-11-21T13:15:00.000001Z"), 0, 0, Kind::reschedule, std::nullopt,
        "2026-11-21T13:30:00Z", 1, 0},
-      {"success resets attempts", next_at("2026-11-21T14:00:00Z"), 0, 3, Kind::reschedule, "", "2026-11-21T14:00:00Z",
+      {"success resets attempts", next_at("2026-11-21T14:00:00Z"), 0, 3, Kind::reschedule, std::nullopt, "2026-11-21T14:00:00Z",
        1, 0},
       {"fifth run asks for more: guard_max_checks", next_at("2026-11-21T14:00:00Z"), 4, 0, Kind::finish,
-       "guard_max_checks", nullptr, 5, 0},
-      {"fifth run says done: done", done(), 4, 0, Kind::finish, "done", nullptr, 5, 0},
-      {"S itself: guard_past", next_at("2026-11-21T13:15:00Z"), 0, 0, Kind::finish, "guard_past", nullptr, 1, 0},
-      {"before S: guard_past", next_at("2026-11-21T09:00:00Z"), 0, 0, Kind::finish, "guard_past", nullptr, 1, 0},
+       Outcome::guard_max_checks, nullptr, 5, 0},
+      {"fifth run says done: done", done(), 4, 0, Kind::finish, Outcome::done, nullptr, 5, 0},
+      {"S itself: guard_past", next_at("2026-11-21T13:15:00Z"), 0, 0, Kind::finish, Outcome::guard_past, nullptr, 1, 0},
+      {"before S: guard_past", next_at("2026-11-21T09:00:00Z"), 0, 0, Kind::finish, Outcome::guard_past, nullptr, 1, 0},
       {"beyond the horizon: guard_horizon", next_at("2027-11-21T13:15:00.000001Z"), 0, 0, Kind::finish,
-       "guard_horizon", nullptr, 1, 0},
-      {"at the horizon: rescheduled", next_at("2027-11-21T13:15:00Z"), 0, 0, Kind::reschedule, "",
+       Outcome::guard_horizon, nullptr, 1, 0},
+      {"at the horizon: rescheduled", next_at("2027-11-21T13:15:00Z"), 0, 0, Kind::reschedule, std::nullopt,
        "2027-11-21T13:15:00Z", 1, 0},
-      {"first failure: retry one slot later", failure("boom"), 2, 0, Kind::retry, "", "2026-11-21T13:30:00Z", 2, 1},
-      {"second failure: two slots later", failure("boom"), 2, 1, Kind::retry, "", "2026-11-21T13:45:00Z", 2, 2},
-      {"fourth failure: eight slots later", failure("boom"), 2, 3, Kind::retry, "", "2026-11-21T15:15:00Z", 2, 4},
-      {"fifth failure: failed", failure("boom"), 2, 4, Kind::finish, "failed", nullptr, 2, 5},
+      {"first failure: retry one slot later", failure("boom"), 2, 0, Kind::retry, std::nullopt, "2026-11-21T13:30:00Z", 2, 1},
+      {"second failure: two slots later", failure("boom"), 2, 1, Kind::retry, std::nullopt, "2026-11-21T13:45:00Z", 2, 2},
+      {"fourth failure: eight slots later", failure("boom"), 2, 3, Kind::retry, std::nullopt, "2026-11-21T15:15:00Z", 2, 4},
+      {"fifth failure: failed", failure("boom"), 2, 4, Kind::finish, Outcome::failed, nullptr, 2, 5},
   };
   for (const Case& c : cases) {
     INFO(c.label);
     const Settlement s = judge(c.run, slot, c.check_count, c.attempts, limits, grid);
     CHECK(s.kind == c.kind);
-    CHECK(s.outcome == c.outcome);
+    if (c.outcome) CHECK(s.outcome == *c.outcome);
     if (c.next != nullptr) CHECK(format_time(s.next_check_at) == c.next);
     CHECK(s.check_count == c.count_after);
     CHECK(s.attempts == c.attempts_after);
@@ -81,8 +81,8 @@ TEST_CASE("retry backoff is capped at a day and stays on the grid") {
 TEST_CASE("a policy's limits apply: max_checks 1 stops any reschedule") {
   const SlotGrid grid{60s};
   const TimePoint slot = parse_time("2026-11-21T13:00:00Z");
-  CHECK(judge(next_at("2026-11-21T14:00:00Z"), slot, 0, 0, {.max_checks = 1}, grid).outcome == "guard_max_checks");
-  CHECK(judge(failure("x"), slot, 0, 0, {.max_attempts = 1}, grid).outcome == "failed");
+  CHECK(judge(next_at("2026-11-21T14:00:00Z"), slot, 0, 0, {.max_checks = 1}, grid).outcome == Outcome::guard_max_checks);
+  CHECK(judge(failure("x"), slot, 0, 0, {.max_attempts = 1}, grid).outcome == Outcome::failed);
 }
 
 TEST_CASE("shard specs parse I/N and own their slots round-robin") {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "prescient/outcome.hpp"
 #include "prescient/time.hpp"
 
 namespace prescient {
@@ -37,14 +38,9 @@ struct HistoryEntry : CheckFields {
   std::int64_t history_id = 0;
   TimePoint finished_at;
   std::string finished_by;
-  std::string outcome;
+  Outcome outcome = Outcome::done;
   std::optional<std::int64_t> run_micros;
 };
-
-// The outcomes job_history accepts; `outcome` filters are checked against it.
-bool is_known_outcome(std::string_view outcome);
-inline constexpr const char* kKnownOutcomes =
-    "done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed";
 
 // Filters; an empty field does not filter.
 struct PendingFilter {
@@ -55,7 +51,8 @@ struct PendingFilter {
 };
 
 struct HistoryFilter {
-  std::optional<std::string> job_key, entity_name, entity_key, outcome;
+  std::optional<std::string> job_key, entity_name, entity_key;
+  std::optional<Outcome> outcome;
   std::optional<std::int64_t> id;
   std::optional<TimePoint> since;
   int limit = 100;

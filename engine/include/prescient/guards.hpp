@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "prescient/outcome.hpp"
 #include "prescient/slot_grid.hpp"
 #include "prescient/time.hpp"
 
@@ -27,7 +28,7 @@ struct RunOutcome {
 struct Settlement {
   enum class Kind { reschedule, retry, finish };
   Kind kind = Kind::finish;
-  std::string outcome;      // finish: done, failed, guard_max_checks, guard_past, guard_horizon
+  Outcome outcome = Outcome::done;  // finish: done, failed, guard_max_checks, guard_past, guard_horizon
   TimePoint next_check_at;  // reschedule and retry: on the grid, after S
   int check_count = 0;      // after this run
   int attempts = 0;         // after this run

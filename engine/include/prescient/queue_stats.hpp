@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "prescient/outcome.hpp"
 #include "prescient/time.hpp"
 
 namespace soci {
@@ -32,7 +33,7 @@ struct QueueStats {
     long long checks = 0;
   };
   std::vector<SlotCount> next_slots;  // the slots after the current one, empty ones included
-  std::map<std::string, long long> finished_last_hour, finished_last_day;  // by outcome
+  std::map<Outcome, long long> finished_last_hour, finished_last_day;
   long long dead_letters = 0;  // failed in the last 30 days and not put back with retry
 };
 

@@ -34,7 +34,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   ctx.db() << "SELECT s.spec, s.time_zone, s.job, s.payload::text, coalesce(s.deadline_seconds, 0), s.catch_up,"
               " s.version, prescient.us(s.anchor_at), coalesce(prescient.us(s.last_occurrence_at), prescient.us(s.anchor_at)),"
               " (SELECT max_horizon_seconds FROM prescient.settings)"
-              " FROM prescient.schedule s WHERE s.id = :id",
+              " FROM prescient.cron_schedule s WHERE s.id = :id",
       soci::use(id), soci::into(row.spec, found), soci::into(row.zone), soci::into(row.job), soci::into(row.payload),
       soci::into(row.deadline_seconds), soci::into(row.catch_up), soci::into(row.version), soci::into(row.anchor_us),
       soci::into(row.last_us), soci::into(row.horizon_seconds);
@@ -92,7 +92,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
     }
   }
   if (last != from_unix_micros(row.last_us)) {
-    ctx.write("UPDATE prescient.schedule SET last_occurrence_at = prescient.at_us($1) WHERE id = $2 AND version = $3",
+    ctx.write("UPDATE prescient.cron_schedule SET last_occurrence_at = prescient.at_us($1) WHERE id = $2 AND version = $3",
               {micros_text(last), id, std::to_string(version)});
   }
   const auto next = spec.next(last, zone, anchor);

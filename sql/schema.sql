@@ -606,6 +606,32 @@ CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
 
 
 --
+-- Name: cron_schedule; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.cron_schedule (
+    id text NOT NULL,
+    spec text NOT NULL,
+    time_zone text DEFAULT 'UTC'::text NOT NULL,
+    job text DEFAULT 'emit'::text NOT NULL,
+    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    deadline_seconds bigint,
+    catch_up text DEFAULT 'one'::text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    anchor_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    last_occurrence_at timestamp with time zone,
+    created_by text DEFAULT CURRENT_USER NOT NULL,
+    CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
+    CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
+    CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
+    CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
+    CONSTRAINT cron_schedule_version_check CHECK ((version >= 1))
+);
+
+
+--
 -- Name: event; Type: TABLE; Schema: prescient; Owner: -
 --
 
@@ -744,32 +770,6 @@ CREATE TABLE prescient.role_grant (
 
 
 --
--- Name: schedule; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.schedule (
-    id text NOT NULL,
-    spec text NOT NULL,
-    time_zone text DEFAULT 'UTC'::text NOT NULL,
-    job text DEFAULT 'emit'::text NOT NULL,
-    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
-    deadline_seconds bigint,
-    catch_up text DEFAULT 'one'::text NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    anchor_at timestamp with time zone NOT NULL,
-    created_at timestamp with time zone NOT NULL,
-    updated_at timestamp with time zone NOT NULL,
-    last_occurrence_at timestamp with time zone,
-    created_by text DEFAULT CURRENT_USER NOT NULL,
-    CONSTRAINT schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
-    CONSTRAINT schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
-    CONSTRAINT schedule_id_check CHECK ((id <> ''::text)),
-    CONSTRAINT schedule_spec_check CHECK ((spec <> ''::text)),
-    CONSTRAINT schedule_version_check CHECK ((version >= 1))
-);
-
-
---
 -- Name: schema_functions; Type: TABLE; Schema: prescient; Owner: -
 --
 
@@ -828,6 +828,14 @@ ALTER TABLE ONLY prescient.job_history ALTER COLUMN history_id SET DEFAULT nextv
 
 
 --
+-- Name: cron_schedule cron_schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.cron_schedule
+    ADD CONSTRAINT cron_schedule_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: event event_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
 --
 
@@ -857,14 +865,6 @@ ALTER TABLE ONLY prescient.future_job
 
 ALTER TABLE ONLY prescient.role_grant
     ADD CONSTRAINT role_grant_pkey PRIMARY KEY (statement);
-
-
---
--- Name: schedule schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.schedule
-    ADD CONSTRAINT schedule_pkey PRIMARY KEY (id);
 
 
 --
@@ -1123,6 +1123,21 @@ GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conf
 
 
 --
+-- Name: TABLE cron_schedule; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_client;
+GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
+-- Name: COLUMN cron_schedule.last_occurrence_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(last_occurrence_at) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
 -- Name: TABLE event; Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -1150,21 +1165,6 @@ GRANT SELECT,DELETE,UPDATE ON TABLE prescient.future_job TO prescient_runner;
 --
 
 GRANT USAGE ON SEQUENCE prescient.job_history_history_id_seq TO prescient_runner;
-
-
---
--- Name: TABLE schedule; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.schedule TO prescient_client;
-GRANT SELECT ON TABLE prescient.schedule TO prescient_runner;
-
-
---
--- Name: COLUMN schedule.last_occurrence_at; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT UPDATE(last_occurrence_at) ON TABLE prescient.schedule TO prescient_runner;
 
 
 --

@@ -102,7 +102,7 @@ ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
   detail::Transaction tx(db_);
   const pq::Result inserted = pq::exec(
       native_connection(db_), "cannot add the schedule",
-      "INSERT INTO prescient.schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,"
+      "INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,"
       "    anchor_at, created_at, updated_at)"
       " VALUES ($1, $2, $3, $4, $5::jsonb, $6::bigint, $7, 1, prescient.at_us($8), prescient.at_us($8),"
       "         prescient.at_us($8))"
@@ -123,7 +123,7 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
   // Read under the row lock: a concurrent update (or the cron check recording an occurrence) waits,
   // so neither change is lost to the other's stale copy of the row.
   pq::exec(native_connection(db_), "cannot update the schedule",
-           "SELECT 1 FROM prescient.schedule WHERE id = $1 FOR UPDATE", {id});
+           "SELECT 1 FROM prescient.cron_schedule WHERE id = $1 FOR UPDATE", {id});
   ScheduleDefinition d = show(id);
   if (changes.spec) d.spec = *changes.spec;
   if (changes.time_zone) d.time_zone = *changes.time_zone;
@@ -135,7 +135,7 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
   const TimePoint now = clock_.now();
   const pq::Result updated = pq::exec(
       native_connection(db_), "cannot update the schedule",
-      "UPDATE prescient.schedule SET spec = $2, time_zone = $3, job = $4, payload = $5::jsonb,"
+      "UPDATE prescient.cron_schedule SET spec = $2, time_zone = $3, job = $4, payload = $5::jsonb,"
       "    deadline_seconds = $6::bigint, catch_up = $7, version = version + 1, updated_at = prescient.at_us($8)"
       " WHERE id = $1 RETURNING version",
       definition_params(d, now));
@@ -150,7 +150,7 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
 void Schedules::remove(const std::string& id, const std::string& by) {
   detail::Transaction tx(db_);
   const pq::Result deleted = pq::exec(native_connection(db_), "cannot remove the schedule",
-                                      "DELETE FROM prescient.schedule WHERE id = $1 RETURNING id", {id});
+                                      "DELETE FROM prescient.cron_schedule WHERE id = $1 RETURNING id", {id});
   if (deleted.rows() == 0) throw NotFound("no schedule '" + id + "'");
   Client(db_, {.clock = &clock_}).cancel_job_key(key_of(id), by);
   tx.commit();
@@ -159,7 +159,7 @@ void Schedules::remove(const std::string& id, const std::string& by) {
 std::vector<ScheduleDefinition> Schedules::list() {
   return read_schedules(pq::exec(native_connection(db_), "cannot list schedules",
                                  std::string("SELECT ") + kScheduleColumns +
-                                     " FROM prescient.schedule s"
+                                     " FROM prescient.cron_schedule s"
                                      " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id"
                                      " ORDER BY s.id"));
 }
@@ -167,7 +167,7 @@ std::vector<ScheduleDefinition> Schedules::list() {
 ScheduleDefinition Schedules::show(const std::string& id) {
   const auto found = read_schedules(pq::exec(native_connection(db_), "cannot read the schedule",
                                              std::string("SELECT ") + kScheduleColumns +
-                                                 " FROM prescient.schedule s"
+                                                 " FROM prescient.cron_schedule s"
                                                  " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id"
                                                  " WHERE s.id = $1",
                                              {id}));

@@ -15,7 +15,7 @@ namespace prescient::bench {
 TimePoint bench_slot() { return parse_time("2030-01-01T00:00:00Z"); }
 
 void reset(soci::session& db) {
-  db << "TRUNCATE prescient.future_job, prescient.job_history, prescient.event, prescient.schedule";
+  db << "TRUNCATE prescient.future_job, prescient.job_history, prescient.event, prescient.cron_schedule";
   db << "VACUUM ANALYZE prescient.future_job";
   db << "CHECKPOINT";
 }

@@ -30,7 +30,7 @@ TEST_CASE("migrate creates the schema on an empty database with the default slot
   CHECK(report.functions.size() == embedded_functions().size());
   CHECK(report.version == latest_known_migration());
   CHECK(report.slot == seconds{60});
-  for (const char* table : {"prescient.future_job", "prescient.job_history", "prescient.schedule", "prescient.event",
+  for (const char* table : {"prescient.future_job", "prescient.job_history", "prescient.cron_schedule", "prescient.event",
                             "prescient.settings", "prescient.schema_migrations"}) {
     INFO(table);
     CHECK(table_exists(*db, table));

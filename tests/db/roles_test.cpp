@@ -130,7 +130,7 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
   CHECK(r.failed == 0);
   CHECK(r.events == 6);
   long long with_last = 0;
-  *f.owner << "SELECT count(*) FROM prescient.schedule WHERE last_occurrence_at IS NOT NULL", soci::into(with_last);
+  *f.owner << "SELECT count(*) FROM prescient.cron_schedule WHERE last_occurrence_at IS NOT NULL", soci::into(with_last);
   CHECK(with_last == 1);
 
   // It keeps the history partitions ahead (as the schema's owner, through the function), and drops none.
@@ -147,6 +147,6 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
   CHECK(denied(*db, "TRUNCATE prescient.event"));
   CHECK(denied(*db, "DELETE FROM prescient.job_history"));
   CHECK(denied(*db, "DELETE FROM prescient.event"));
-  CHECK(denied(*db, "UPDATE prescient.schedule SET spec = '@every 1m'"));
+  CHECK(denied(*db, "UPDATE prescient.cron_schedule SET spec = '@every 1m'"));
   CHECK(denied(*db, "UPDATE prescient.settings SET max_checks = 1"));
 }

@@ -147,7 +147,7 @@ TEST_CASE("an update that waits on a concurrent one keeps that one's change: no 
   // Another session holds the row, as a concurrent update would, and changes the payload.
   const auto other = connect_to(f.url);
   soci::transaction holder(*other);
-  *other << "UPDATE prescient.schedule SET payload = '{\"v\": 1}', version = version + 1 WHERE id = 's'";
+  *other << "UPDATE prescient.cron_schedule SET payload = '{\"v\": 1}', version = version + 1 WHERE id = 's'";
 
   std::exception_ptr failure;
   std::thread updater([&] {
@@ -210,7 +210,7 @@ TEST_CASE("schedule changes join the application's open transaction: they commit
   *f.db << "BEGIN";
   f.schedules.add({.id = "in-tx", .spec = "@every 1h"});
   *f.db << "ROLLBACK";
-  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule WHERE id = 'in-tx'") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.cron_schedule WHERE id = 'in-tx'") == 0);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:in-tx'") == 0);
   // A refused change undoes only itself: the application's own work in that transaction still commits.
   *f.db << "BEGIN";
@@ -222,5 +222,5 @@ TEST_CASE("schedule changes join the application's open transaction: they commit
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:kept'") == 1);
   // Without an open transaction each change commits on its own, as before.
   f.schedules.remove("kept", "test");
-  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.cron_schedule") == 0);
 }

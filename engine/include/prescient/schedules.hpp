@@ -1,5 +1,5 @@
 #pragma once
-// Recurring schedules: a row of prescient.schedule, and one pending check of class `cron` per active
+// Recurring schedules: a row of prescient.cron_schedule, and one pending check of class `cron` per active
 // schedule (job key "cron:<id>"), so everything the runner guarantees holds for schedules too.
 #include <nlohmann/json.hpp>
 

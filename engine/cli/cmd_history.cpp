@@ -6,7 +6,7 @@
 #include "check_options.hpp"
 #include "prescient/outcome.hpp"
 #include "check_tables.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 
 namespace prescient::cli {
 

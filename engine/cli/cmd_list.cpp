@@ -5,7 +5,7 @@
 
 #include "check_options.hpp"
 #include "check_tables.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 
 namespace prescient::cli {
 

@@ -5,7 +5,7 @@
 
 #include "check_options.hpp"
 #include "prescient/clock.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::cli {

@@ -5,7 +5,7 @@
 
 #include "command.hpp"
 #include "prescient/duration.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 
 namespace prescient::cli {
 

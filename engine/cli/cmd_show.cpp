@@ -6,7 +6,7 @@
 #include "check_options.hpp"
 #include "check_tables.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::cli {

@@ -10,7 +10,7 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/slot_grid.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 
 namespace prescient::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include "bench_support.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/slot_runner.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::bench {

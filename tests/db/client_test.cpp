@@ -11,8 +11,8 @@
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/slot_grid.hpp"
-#include "prescient/store.hpp"
-#include "prescient/text_rules.hpp"
+#include "db/store.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "prescient/errors.hpp"
 #include "prescient/migrations.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;

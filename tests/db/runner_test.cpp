@@ -19,7 +19,7 @@
 #include "prescient/errors.hpp"
 #include "prescient/plugin.hpp"
 #include "prescient/slot_runner.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "run_log.hpp"

@@ -8,7 +8,7 @@
 #include "prescient/errors.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
 

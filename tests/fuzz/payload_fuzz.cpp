@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
-#include "prescient/text_rules.hpp"
+#include "core/text_rules.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto payload = nlohmann::json::parse(prescient::fuzz::text_of(data, size), nullptr, false);

@@ -24,7 +24,7 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/daemon.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "test_database.hpp"

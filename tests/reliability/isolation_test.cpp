@@ -17,8 +17,8 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/slot_grid.hpp"
-#include "prescient/store.hpp"
-#include "prescient/text_rules.hpp"
+#include "db/store.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "prescient/text_rules.hpp"
+#include "core/text_rules.hpp"
 
 using prescient::kMaxNameBytes;
 using prescient::name_problem;

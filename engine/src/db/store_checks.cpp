@@ -1,11 +1,11 @@
 // Store: reading pending checks and their history, with optional filters.
 #include <nlohmann/json.hpp>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/text_rules.hpp"
-#include "prescient/store.hpp"
+#include "core/text_rules.hpp"
+#include "db/store.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {

@@ -1,8 +1,8 @@
-#include "transaction.hpp"
+#include "db/transaction.hpp"
 
 #include <atomic>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/database.hpp"
 
 namespace prescient::detail {

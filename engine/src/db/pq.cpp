@@ -1,8 +1,8 @@
-#include "pq.hpp"
+#include "db/pq.hpp"
 
 #include <algorithm>
 
-#include "fnv.hpp"
+#include "core/fnv.hpp"
 
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"

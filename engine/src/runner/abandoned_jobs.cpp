@@ -1,4 +1,4 @@
-#include "abandoned_jobs.hpp"
+#include "runner/abandoned_jobs.hpp"
 
 #include "prescient/slot_runner.hpp"
 

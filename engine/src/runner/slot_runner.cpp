@@ -10,16 +10,16 @@
 #include <set>
 #include <thread>
 
-#include "abandoned_jobs.hpp"
-#include "batch_executor.hpp"
+#include "runner/abandoned_jobs.hpp"
+#include "runner/batch_executor.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/guards.hpp"
+#include "runner/guards.hpp"
 #include "prescient/retention.hpp"
-#include "prescient/store.hpp"
-#include "prescient/text_rules.hpp"
+#include "db/store.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
-#include "settlements.hpp"
+#include "runner/settlements.hpp"
 
 namespace prescient {
 namespace {

@@ -5,13 +5,13 @@
 
 #include <cstdlib>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
-#include "prescient/store.hpp"
-#include "prescient/text_rules.hpp"
+#include "db/store.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {

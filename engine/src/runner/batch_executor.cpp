@@ -1,13 +1,13 @@
-#include "batch_executor.hpp"
+#include "runner/batch_executor.hpp"
 
 #include <utility>
 
 #include <soci/soci.h>
 
-#include "abandoned_jobs.hpp"
+#include "runner/abandoned_jobs.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
-#include "prescient/text_rules.hpp"
+#include "core/text_rules.hpp"
 
 namespace prescient::detail {
 

@@ -1,10 +1,10 @@
 // Store: claiming due checks and settling them, for the slot runner.
 #include <nlohmann/json.hpp>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 
 namespace prescient {
 namespace {

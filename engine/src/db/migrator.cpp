@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "fnv.hpp"
-#include "pq.hpp"
+#include "core/fnv.hpp"
+#include "db/pq.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"

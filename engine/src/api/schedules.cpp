@@ -3,16 +3,16 @@
 #include <date/tz.h>
 #include <soci/soci.h>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/client.hpp"
 #include "prescient/cron_spec.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
-#include "prescient/store.hpp"
-#include "prescient/text_rules.hpp"
+#include "db/store.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
-#include "transaction.hpp"
+#include "db/transaction.hpp"
 
 namespace prescient {
 namespace {

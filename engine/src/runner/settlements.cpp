@@ -1,6 +1,6 @@
-#include "settlements.hpp"
+#include "runner/settlements.hpp"
 
-#include "prescient/text_rules.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::detail {

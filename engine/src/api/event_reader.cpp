@@ -1,9 +1,9 @@
 #include "prescient/events.hpp"
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/text_rules.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {

@@ -8,7 +8,7 @@
 #include <span>
 
 #include "prescient/check_records.hpp"
-#include "prescient/guards.hpp"
+#include "runner/guards.hpp"
 #include "prescient/job.hpp"
 #include "prescient/settings.hpp"
 #include "prescient/shard.hpp"

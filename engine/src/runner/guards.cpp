@@ -1,8 +1,8 @@
-#include "prescient/guards.hpp"
+#include "runner/guards.hpp"
 
 #include <algorithm>
 
-#include "prescient/text_rules.hpp"
+#include "core/text_rules.hpp"
 
 namespace prescient {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <thread>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 

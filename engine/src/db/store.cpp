@@ -1,8 +1,8 @@
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 
 #include <soci/soci.h>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/errors.hpp"
 
 namespace prescient {

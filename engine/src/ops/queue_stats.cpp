@@ -2,10 +2,10 @@
 
 #include <soci/soci.h>
 
-#include "pq.hpp"
+#include "db/pq.hpp"
 #include "prescient/database.hpp"
 #include "prescient/slot_grid.hpp"
-#include "prescient/store.hpp"
+#include "db/store.hpp"
 
 namespace prescient {
 

@@ -1,4 +1,4 @@
-#include "prescient/text_rules.hpp"
+#include "core/text_rules.hpp"
 
 #include <algorithm>
 

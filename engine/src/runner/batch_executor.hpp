@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "prescient/clock.hpp"
-#include "work_unit.hpp"
+#include "runner/work_unit.hpp"
 
 namespace prescient::detail {
 

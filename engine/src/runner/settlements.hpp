@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "prescient/guards.hpp"
-#include "prescient/store.hpp"
-#include "work_unit.hpp"
+#include "runner/guards.hpp"
+#include "db/store.hpp"
+#include "runner/work_unit.hpp"
 
 namespace prescient::detail {
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "check_options.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"

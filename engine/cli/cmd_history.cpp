@@ -6,7 +6,7 @@
 #include "check_options.hpp"
 #include "prescient/outcome.hpp"
 #include "check_tables.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
 
 namespace prescient::cli {
 
@@ -41,7 +41,7 @@ Command history_command() {
                 .since = optional_time_flag(in, "since"),
                 .limit = in.get<int>("limit")};
             auto db = in.connect_migrated();
-            const auto entries = Store(*db).history(filter);
+            const auto entries = Checks(*db).history(filter);
             if (in.json()) {
               print_json_array(entries);
             } else {

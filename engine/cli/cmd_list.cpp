@@ -5,7 +5,7 @@
 
 #include "check_options.hpp"
 #include "check_tables.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
 
 namespace prescient::cli {
 
@@ -35,7 +35,7 @@ Command list_command() {
                                        .due_before = optional_time_flag(in, "due-before"),
                                        .limit = in.get<int>("limit")};
             auto db = in.connect_migrated();
-            const auto checks = Store(*db).pending(filter);
+            const auto checks = Checks(*db).pending(filter);
             if (in.json()) {
               print_json_array(checks);
             } else {

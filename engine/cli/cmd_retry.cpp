@@ -5,7 +5,8 @@
 
 #include "check_options.hpp"
 #include "prescient/clock.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::cli {
@@ -24,10 +25,9 @@ Command retry_command() {
       .run =
           [](const Invocation& in) {
             auto db = in.connect_migrated();
-            Store store(*db);
-            const SlotGrid grid = store.settings().grid();
+            const SlotGrid grid = read_settings(*db).grid();
             const TimePoint next = grid.floor(SystemClock().now()) + grid.resolution();
-            const PendingCheck check = store.revive_failed(in.get<std::int64_t>("id"), next);
+            const PendingCheck check = Checks(*db).revive_failed(in.get<std::int64_t>("id"), next);
             if (in.json()) std::cout << to_json(check) << "\n";
             else std::cout << "pending again id=" << check.id << " next_check_at=" << format_time(check.next_check_at) << "\n";
             return kOk;

@@ -5,7 +5,7 @@
 
 #include "command.hpp"
 #include "prescient/duration.hpp"
-#include "db/store.hpp"
+#include "prescient/settings.hpp"
 
 namespace prescient::cli {
 
@@ -18,7 +18,7 @@ Command settings_command() {
       .run =
           [](const Invocation& in) {
             auto db = in.connect_migrated();
-            const Settings s = Store(*db).settings();
+            const Settings s = read_settings(*db);
             if (in.json()) {
               std::cout << nlohmann::json{{"slot", format_duration(s.slot)},
                                           {"slot_seconds", s.slot.count()},

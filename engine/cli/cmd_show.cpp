@@ -6,7 +6,7 @@
 #include "check_options.hpp"
 #include "check_tables.hpp"
 #include "prescient/errors.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::cli {
@@ -25,11 +25,11 @@ Command show_command() {
           [](const Invocation& in) {
             const CheckTarget target = target_of(in);
             auto db = in.connect_migrated();
-            Store store(*db);
+            Checks checks(*db);
             // A job key may have named several checks over time: the trace shows them all, oldest first.
             constexpr int kTraceLimit = 1000;
-            const auto pending = store.pending({.job_key = target.job_key, .id = target.id, .limit = 1});
-            const auto history = store.history({.job_key = target.job_key, .id = target.id, .limit = kTraceLimit}, true);
+            const auto pending = checks.pending({.job_key = target.job_key, .id = target.id, .limit = 1});
+            const auto history = checks.history({.job_key = target.job_key, .id = target.id, .limit = kTraceLimit}, true);
             if (pending.empty() && history.empty()) throw NotFound("no check with " + target.describe());
             if (in.json()) {
               nlohmann::json out{{"pending", pending.empty() ? nlohmann::json(nullptr) : to_json(pending.front())},

@@ -10,7 +10,7 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/slot_grid.hpp"
-#include "db/store.hpp"
+#include "prescient/settings.hpp"
 
 namespace prescient::cli {
 namespace {
@@ -53,7 +53,7 @@ class PendingByHorizon final : public prometheus::Collectable {
   void count(TimePoint now) const {
     if (!db_) {
       db_ = connect(database_url_);
-      grid_ = Store(*db_).settings().grid();
+      grid_ = read_settings(*db_).grid();
     }
     const auto micros = [](TimePoint t) { return static_cast<long long>(to_unix_micros(t)); };
     const TimePoint slot = grid_->floor(now);

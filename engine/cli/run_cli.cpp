@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/log.hpp"

@@ -6,7 +6,9 @@
 #include "bench_support.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/slot_runner.hpp"
-#include "db/store.hpp"
+#include "db/pg_runner_store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::bench {
@@ -43,7 +45,7 @@ void scale(const std::string& url, soci::session& db, const Registry& registry, 
     grow(db, rows, size);
     const double grow_seconds = seconds_since(grow_start);
     rows = size;
-    const std::string plan = Store(db).claim_plan(bench_slot(), bench_slot());
+    const std::string plan = PgRunnerStore(db).claim_plan(bench_slot(), bench_slot());
     const bool index_lookup = plan.find("Index Scan") != std::string::npos;
     std::vector<Run> runs;
     for (int r = 0; r < reps; ++r) {

@@ -11,7 +11,8 @@
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/slot_grid.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
@@ -105,7 +106,7 @@ TEST_CASE("on-conflict error names the key and the existing id, and changes noth
   again.payload = {{"changed", true}};
   CHECK_THROWS_WITH(f.client.schedule(again), Catch::Contains("'order_unshipped:42'") &&
                                                   Catch::Contains("id " + std::to_string(first.id)));
-  const auto rows = Store(*f.db).pending({.job_key = "order_unshipped:42"});
+  const auto rows = Checks(*f.db).pending({.job_key = "order_unshipped:42"});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].next_check_at == *first.next_check_at);
   CHECK(rows[0].payload == nlohmann::json::object());
@@ -124,7 +125,7 @@ TEST_CASE("on-conflict replace updates in place, keeps id and first_check_at, re
   CHECK(replaced.id == first.id);
   CHECK(format_time(*replaced.next_check_at) == "2026-11-21T15:15:00Z");
   CHECK(replaced.first_check_at == first.first_check_at);
-  const auto rows = Store(*f.db).pending({.job_key = "k"});
+  const auto rows = Checks(*f.db).pending({.job_key = "k"});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].payload == nlohmann::json{{"v", 2}});
   CHECK(rows[0].entity_key == "43");
@@ -153,7 +154,7 @@ TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
   CHECK(f.client.cancel_job_key("by-key", "alice") == by_key.id);
   CHECK(f.client.cancel_id(by_id.id) == by_id.id);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
-  const auto history = Store(*f.db).history({}, true);
+  const auto history = Checks(*f.db).history({}, true);
   REQUIRE(history.size() == 2);
   CHECK(history[0].id == by_key.id);
   CHECK(history[0].outcome == Outcome::cancelled);
@@ -179,7 +180,7 @@ TEST_CASE("reschedule by key and by id rounds up and keeps first_check_at") {
   const auto by_id = f.client.reschedule_id(s.id, parse_time("2026-11-21T09:00:00Z"));
   REQUIRE(by_id);
   CHECK(format_time(by_id->next_check_at) == "2026-11-21T10:15:00Z");
-  const auto rows = Store(*f.db).pending({.id = s.id});
+  const auto rows = Checks(*f.db).pending({.id = s.id});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].first_check_at == *s.first_check_at);
   CHECK_FALSE(f.client.reschedule_job_key("nope", f.clock.now()).has_value());
@@ -270,7 +271,7 @@ TEST_CASE("schedule_arrays from SQL: optional arrays, per-item defaults, and arr
            " p_now => '2026-11-21T10:00:00Z')",
       soci::into(created);
   CHECK(created == 2);
-  const auto pending = Store(*f.db).pending({});
+  const auto pending = Checks(*f.db).pending({});
   REQUIRE(pending.size() == 2);
   CHECK(*pending[0].job_key == "k1");
   CHECK(pending[0].payload == nlohmann::json{{"n", 1}});
@@ -309,7 +310,7 @@ TEST_CASE("a check scheduled in the application's transaction exists only if it 
     f.client.schedule(order_check("rolled-back"));
     tx.rollback();
   }
-  CHECK(Store(*f.db).pending({.job_key = "rolled-back"}).empty());
+  CHECK(Checks(*f.db).pending({.job_key = "rolled-back"}).empty());
   {
     soci::transaction tx(*f.db);
     *f.db << "CREATE TABLE IF NOT EXISTS app_orders (id int)";
@@ -317,7 +318,7 @@ TEST_CASE("a check scheduled in the application's transaction exists only if it 
     f.client.schedule(order_check("committed"));
     tx.commit();
   }
-  CHECK(Store(*f.db).pending({.job_key = "committed"}).size() == 1);
+  CHECK(Checks(*f.db).pending({.job_key = "committed"}).size() == 1);
 }
 
 TEST_CASE("schedule_many: one statement, all or nothing, results in request order") {
@@ -398,7 +399,7 @@ TEST_CASE("keys, entities and payloads with quotes, unicode and SQL metacharacte
                       .group_key = text, .in = 1h, .payload = {{"text", text}, {text, nlohmann::json::array({text})}},
                       .by = text};
     const Scheduled s = f.client.schedule(r);
-    const auto rows = Store(*f.db).pending({.job_key = *r.job_key});
+    const auto rows = Checks(*f.db).pending({.job_key = *r.job_key});
     REQUIRE(rows.size() == 1);
     CHECK(rows[0].id == s.id);
     CHECK(rows[0].entity_name == text);
@@ -407,7 +408,7 @@ TEST_CASE("keys, entities and payloads with quotes, unicode and SQL metacharacte
     CHECK(rows[0].enqueued_by == text);
     CHECK(rows[0].payload == r.payload);
     CHECK(f.client.cancel_job_key(*r.job_key, text) == s.id);
-    const auto trace = Store(*f.db).history({.job_key = *r.job_key});
+    const auto trace = Checks(*f.db).history({.job_key = *r.job_key});
     REQUIRE(trace.size() == 1);
     CHECK(trace[0].finished_by == text);
     CHECK(trace[0].payload == r.payload);
@@ -460,7 +461,7 @@ TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1
     r.entity_key = std::string(kMaxNameBytes, 'e');
   });
   f.client.schedule(big);
-  const auto stored = Store(*f.db).pending({.job_key = "big"});
+  const auto stored = Checks(*f.db).pending({.job_key = "big"});
   REQUIRE(stored.size() == 1);
   CHECK(stored[0].payload == big.payload);
   CHECK(stored[0].entity_key == big.entity_key);
@@ -503,10 +504,10 @@ TEST_CASE("the README example compiles and does what it says") {
     // As in README.md, with the built-in class standing in for the example plugin's.
     client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "42",
                      .job_key = "order_unshipped:42", .in = std::chrono::hours{3}, .payload = {{"hours", 3}}});
-    const auto pending = Store(session).pending({.job_key = "order_unshipped:42"});
+    const auto pending = Checks(session).pending({.job_key = "order_unshipped:42"});
     REQUIRE(pending.size() == 1);
     CHECK(pending[0].payload == nlohmann::json{{"hours", 3}});
     CHECK(client.cancel_job_key("order_unshipped:42").has_value());
   }
-  CHECK(Store(session).history({.job_key = "order_unshipped:42"})[0].outcome == Outcome::cancelled);
+  CHECK(Checks(session).history({.job_key = "order_unshipped:42"})[0].outcome == Outcome::cancelled);
 }

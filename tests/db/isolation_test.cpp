@@ -16,7 +16,8 @@
 #include "prescient/errors.hpp"
 #include "prescient/plugin.hpp"
 #include "prescient/slot_runner.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "run_log.hpp"
@@ -107,11 +108,11 @@ struct Fixture {
   }
 
   std::optional<HistoryEntry> finished(std::int64_t id) {
-    const auto rows = Store(*db).history({.id = id});
+    const auto rows = Checks(*db).history({.id = id});
     if (rows.empty()) return std::nullopt;
     return rows.front();
   }
-  PendingCheck pending(std::int64_t id) { return Store(*db).pending({.id = id}).at(0); }
+  PendingCheck pending(std::int64_t id) { return Checks(*db).pending({.id = id}).at(0); }
 };
 
 }  // namespace
@@ -230,13 +231,13 @@ TEST_CASE("a payload the runner cannot read fails its own check, not the claim")
   CHECK(r.claimed == 6);
   CHECK(r.done == 5);
   CHECK(r.retried == 1);
-  const auto unreadable = Store(*f.db).pending({.entity_key = std::string("huge")});
+  const auto unreadable = Checks(*f.db).pending({.entity_key = std::string("huge")});
   REQUIRE(unreadable.size() == 1);
   CHECK(unreadable[0].attempts == 1);
   CHECK_THAT(unreadable[0].last_error.value_or(""), Catch::Contains("its payload cannot be read"));
   // Read back for showing (list, show), it comes as its text instead of stopping the listing.
   CHECK(unreadable[0].payload.is_string());
-  CHECK(Store(*f.db).pending({}).size() == 1);
+  CHECK(Checks(*f.db).pending({}).size() == 1);
 }
 
 TEST_CASE("a class that cannot be made, or whose policy makes no sense, fails its checks, not the batch") {

@@ -5,7 +5,8 @@
 
 #include "prescient/errors.hpp"
 #include "prescient/migrations.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -37,7 +38,7 @@ TEST_CASE("migrate creates the schema on an empty database with the default slot
   }
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.schema_migrations") ==
         static_cast<long long>(embedded_migrations().size()));
-  const Settings s = Store(*db).settings();
+  const Settings s = read_settings(*db);
   CHECK(s.slot == seconds{60});
   CHECK(s.max_horizon == seconds{365 * 86400});
   CHECK(s.max_checks == 5);
@@ -88,10 +89,10 @@ TEST_CASE("the slot of an existing database cannot change") {
   auto db = connect_to(create_empty_database());
   migrate(*db, seconds{900});
   CHECK_THROWS_WITH(migrate(*db, seconds{60}), Catch::Contains("--slot 1m") && Catch::Contains("15m"));
-  CHECK(Store(*db).settings().slot == seconds{900});
+  CHECK(read_settings(*db).slot == seconds{900});
   // Not even behind prescient's back.
   CHECK_THROWS_WITH((*db << "UPDATE prescient.settings SET slot_seconds = 60"), Catch::Contains("fixed at creation"));
-  CHECK(Store(*db).settings().slot == seconds{900});
+  CHECK(read_settings(*db).slot == seconds{900});
   CHECK_THROWS((*db << "INSERT INTO prescient.settings (singleton, slot_seconds) VALUES (false, 60)"));
   CHECK_THROWS((*db << "UPDATE prescient.settings SET max_checks = 0"));
 }

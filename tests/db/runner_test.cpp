@@ -19,7 +19,9 @@
 #include "prescient/errors.hpp"
 #include "prescient/plugin.hpp"
 #include "prescient/slot_runner.hpp"
-#include "db/store.hpp"
+#include "db/pg_runner_store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "run_log.hpp"
@@ -148,7 +150,7 @@ TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then 
   CHECK(first.rescheduled == 1);
   CHECK(first.events == 1);
   CHECK(f.fire("2026-11-21T13:30:00Z").claimed == 0);
-  const auto pending = Store(*f.db).pending({.job_key = "order_unshipped:42"});
+  const auto pending = Checks(*f.db).pending({.job_key = "order_unshipped:42"});
   REQUIRE(pending.size() == 1);
   CHECK(format_time(pending[0].next_check_at) == "2026-11-21T15:15:00Z");
   CHECK(pending[0].check_count == 1);
@@ -157,7 +159,7 @@ TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then 
   const SlotReport second = f.fire("2026-11-21T15:15:00Z");
   CHECK(second.done == 1);
   CHECK(second.events == 0);
-  const auto history = Store(*f.db).history({.job_key = "order_unshipped:42"});
+  const auto history = Checks(*f.db).history({.job_key = "order_unshipped:42"});
   REQUIRE(history.size() == 1);
   CHECK(history[0].outcome == Outcome::done);
   CHECK(history[0].check_count == 2);
@@ -192,7 +194,7 @@ TEST_CASE("every guard and retry outcome leaves its history row") {
   CHECK(r.rescheduled == 1);
   CHECK(r.guarded == 4);
   CHECK(r.retried == 2);
-  Store store(*f.db);
+  Checks store(*f.db);
   const auto outcome_of = [&](std::int64_t id) { return store.history({.id = id})[0].outcome; };
   CHECK(outcome_of(done.id) == Outcome::done);
   CHECK(outcome_of(past.id) == Outcome::guard_past);
@@ -239,23 +241,22 @@ TEST_CASE("two concurrent retries of one failed check: one revives it, the other
   *f.db << "UPDATE prescient.settings SET max_attempts = 1";
   const auto failing = f.add("scripted", {{"throw", "boom"}});
   f.fire("2026-11-21T13:15:00Z");
-  REQUIRE(Store(*f.db).history({.id = failing.id}).at(0).outcome == Outcome::failed);
+  REQUIRE(Checks(*f.db).history({.id = failing.id}).at(0).outcome == Outcome::failed);
   // The first retry is inside a transaction that has not committed when the second one arrives.
   auto first = connect_to(f.url);
-  Store first_store(*first);
-  first_store.begin();
-  first_store.revive_failed(failing.id, parse_time("2026-11-21T13:30:00Z"));
+  *first << "BEGIN";
+  Checks(*first).revive_failed(failing.id, parse_time("2026-11-21T13:30:00Z"));
   std::exception_ptr second_error;
   std::thread second([&] {
     auto db = connect_to(f.url);
     try {
-      Store(*db).revive_failed(failing.id, parse_time("2026-11-21T13:30:00Z"));
+      Checks(*db).revive_failed(failing.id, parse_time("2026-11-21T13:30:00Z"));
     } catch (...) {
       second_error = std::current_exception();
     }
   });
   std::this_thread::sleep_for(300ms);  // the second waits on the first's uncommitted row
-  first_store.commit();
+  *first << "COMMIT";
   second.join();
   REQUIRE(second_error);
   CHECK_THROWS_WITH(std::rethrow_exception(second_error), Catch::Contains("is pending already"));
@@ -271,7 +272,7 @@ TEST_CASE("a job that overruns its timeout fails; the other checks of the slot a
   const SlotReport r = f.fire("2026-11-21T13:15:00Z");
   CHECK(r.done == 5);
   CHECK(r.retried == 1);
-  Store store(*f.db);
+  Checks store(*f.db);
   const auto row = store.pending({.id = slow.id});
   REQUIRE(row.size() == 1);
   CHECK(row[0].last_error == "did not return within its timeout of 1s");
@@ -377,9 +378,9 @@ TEST_CASE("a claim reads every field of the row exactly, whatever another tool w
            " '{\"s\": \"\\u00e9\\\"\\\\\", \"n\": -3.5, \"big\": 9007199254740993}',"
            " '1999-12-31T23:59:59.999999Z', '2026-11-21T10:00:00Z', 4, 2, now(), 'other tool')";
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
-  Store store(*f.db);
+  PgRunnerStore store(*f.db);
   store.begin();
-  const std::vector<Check> claimed = store.claim_due(slot, f.clock.now(), 10).checks;
+  const std::vector<Check> claimed = store.claim_due(slot, f.clock.now(), 10, {}).checks;
   store.rollback();
   REQUIRE(claimed.size() == 1);
   const Check& c = claimed.front();
@@ -407,7 +408,7 @@ TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a sc
   const SlotReport r = f.fire("2026-11-21T10:00:00Z");
   CHECK(r.claimed == 0);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 20000);
-  const std::string plan = Store(*f.db).claim_plan(parse_time("2026-11-21T10:00:00Z"), f.clock.now());
+  const std::string plan = PgRunnerStore(*f.db).claim_plan(parse_time("2026-11-21T10:00:00Z"), f.clock.now());
   INFO(plan);
   CHECK_THAT(plan, Catch::Contains("Index Scan using future_job_due"));
   CHECK_THAT(plan, !Catch::Contains("Seq Scan"));
@@ -424,7 +425,7 @@ TEST_CASE("sweep runs missed slots oldest first, or shifts them to the next boun
   CHECK(swept.done == 3);
   const SlotReport shifted = runner.sweep(parse_time("2026-11-21T20:00:00Z"), SweepMode::shift);
   CHECK(shifted.shifted == 2);
-  const auto left = Store(*f.db).pending({});
+  const auto left = Checks(*f.db).pending({});
   REQUIRE(left.size() == 2);
   for (const auto& c : left) CHECK(format_time(c.next_check_at) == "2026-11-21T20:15:00Z");
   CHECK_THROWS_WITH(runner.sweep(parse_time("2026-11-21T20:15:00Z"), SweepMode::run),
@@ -518,7 +519,7 @@ TEST_CASE("the daemon sweeps what it missed, then fires each slot at its boundar
   const DaemonStats stats = daemon.run();
   CHECK(stats.errors == 0);
   CHECK(stats.slots == 6);
-  const auto left = Store(*f.db).pending({});
+  const auto left = Checks(*f.db).pending({});
   REQUIRE(left.size() == 1);
   CHECK(left[0].id == repeating.id);
   CHECK(left[0].check_count == 2);
@@ -567,7 +568,7 @@ TEST_CASE("the sql class calls the named function with key, payload and count; i
   const SlotReport first = f.fire("2026-11-21T13:15:00Z");
   CHECK(first.rescheduled == 1);
   CHECK(first.retried == 4);
-  Store store(*f.db);
+  Checks store(*f.db);
   CHECK(format_time(store.pending({.id = good.id})[0].next_check_at) == "2026-11-21T14:00:00Z");
   CHECK_THAT(*store.pending({.id = injected.id})[0].last_error, Catch::Contains("schema.name"));
   CHECK_THAT(*store.pending({.id = missing.id})[0].last_error, Catch::Contains("no function app.nope"));
@@ -628,7 +629,7 @@ TEST_CASE("the command class runs allow-listed executables without a shell, unde
   CHECK(r.rescheduled == 1);
   CHECK(r.retried == 6);
   CHECK(r.discarded == 0);
-  Store store(*f.db);
+  Checks store(*f.db);
   const auto error_of = [&](std::int64_t id) { return store.pending({.id = id}).at(0).last_error.value_or(""); };
   CHECK(format_time(store.pending({.id = later.id})[0].next_check_at) == "2026-11-21T14:00:00Z");
   CHECK(error_of(fail.id) == "fail exited with 3: disk on fire");
@@ -685,7 +686,7 @@ TEST_CASE("a slow-path batch that lost one lease counts what it settled, and the
   CHECK(r.done == 4);
   CHECK(r.discarded == 1);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 4);
-  CHECK(Store(*f.db).history({.id = lost.id}).size() == 1);
+  CHECK(Checks(*f.db).history({.id = lost.id}).size() == 1);
 }
 
 TEST_CASE("a slow-path result after its lease expired is discarded; the expired lease is rescued") {
@@ -693,10 +694,11 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   const auto check = f.add("noop", nlohmann::json::object());
   const TimePoint slot = parse_time("2026-11-21T13:15:00Z");
   f.clock.set(slot);
-  Store store(*f.db);
+  PgRunnerStore store(*f.db);
+  Checks checks(*f.db);
   // A runner leases the check and dies without settling.
   store.begin();
-  const auto claimed = store.claim_due(slot, f.clock.now(), 10).checks;
+  const auto claimed = store.claim_due(slot, f.clock.now(), 10, {}).checks;
   REQUIRE(claimed.size() == 1);
   const std::vector<std::int64_t> ids{check.id};
   const std::int64_t token = store.lease(ids, "dead-runner", slot + 1min);
@@ -713,13 +715,13 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   store.begin();
   CHECK(store.settle({&item, 1}, "dead-runner", f.clock.now(), token).checks == 0);
   store.commit();
-  CHECK(store.pending({.id = check.id}).size() == 1);
+  CHECK(checks.pending({.id = check.id}).size() == 1);
   // The sweep the daemon runs after each slot takes it again.
   f.clock.set(slot + 15min);
   const SlotReport rescued = f.runner().sweep(slot + 15min, SweepMode::run);
   CHECK(rescued.claimed == 1);
   CHECK(rescued.done == 1);
-  CHECK(store.history({.id = check.id})[0].finished_by == "r1");
+  CHECK(checks.history({.id = check.id})[0].finished_by == "r1");
 }
 
 namespace {
@@ -755,7 +757,7 @@ TEST_CASE("writes through the job context commit exactly with the settlement, or
   CHECK(count_of(*f.db, "SELECT count(DISTINCT check_id) FROM app.log") == 5);
   CHECK(count_of(*f.db, "SELECT count(*) FROM app.log WHERE check_id IN (" + std::to_string(thrower.id) + ", " +
                             std::to_string(bad.id) + ")") == 0);
-  Store store(*f.db);
+  Checks store(*f.db);
   CHECK(store.pending({.id = thrower.id})[0].last_error == "after writing");
   CHECK_THAT(*store.pending({.id = bad.id})[0].last_error, Catch::Contains("app.missing"));
   // A rerun of the slot finds nothing to do and writes nothing more.
@@ -775,7 +777,7 @@ TEST_CASE("the daemon also runs rows written off the grid by other tools: nothin
   Daemon daemon({.database_url = f.url, .runner_id = "daemon-1"}, f.registry, f.clock, waiter);
   daemon.run();
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
-  const auto done = Store(*f.db).history({.entity_key = "9"});
+  const auto done = Checks(*f.db).history({.entity_key = "9"});
   REQUIRE(done.size() == 1);
   CHECK(done[0].outcome == Outcome::done);
   CHECK(done[0].finished_at >= parse_time("2026-11-21T11:07:13Z"));  // never early

@@ -8,7 +8,8 @@
 #include "prescient/errors.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
 
@@ -106,7 +107,7 @@ TEST_CASE("catch-up after a 5 h outage: one fires the latest missed, all every o
   CHECK(f.events("none") == std::vector<std::string>{unix_id("none", "2026-11-21T16:00:00Z")});
   // With a 10-minute deadline, the five missed occurrences are recorded as deadline_missed, not emitted.
   CHECK(f.events("late") == std::vector<std::string>{unix_id("late", "2026-11-21T16:00:00Z")});
-  const auto missed = Store(*f.db).history({.outcome = Outcome::deadline_missed}, true);
+  const auto missed = Checks(*f.db).history({.outcome = Outcome::deadline_missed}, true);
   REQUIRE(missed.size() == 5);
   CHECK(format_time(missed[0].last_check_at) == "2026-11-21T11:00:00Z");
   CHECK_THAT(*missed[0].last_error, Catch::Contains("beyond its deadline of 10m"));
@@ -122,7 +123,7 @@ TEST_CASE("update takes effect from the next occurrence, with no stale firing; r
   const ScheduleDefinition updated = f.schedules.update("s", {.spec = "30 * * * *", .payload = nlohmann::json{{"v", 2}}});
   CHECK(updated.version == 2);
   CHECK(f.pending_at("s") == "2026-11-21T11:30:00Z");
-  CHECK(Store(*f.db).pending({.job = "cron"}).size() == 1);  // replaced in place, no second check
+  CHECK(Checks(*f.db).pending({.job = "cron"}).size() == 1);  // replaced in place, no second check
   CHECK(f.fire("2026-11-21T11:00:00Z").claimed == 0);        // the old spec's time: nothing
   CHECK(f.fire("2026-11-21T11:30:00Z").events == 1);
   std::string payload;
@@ -131,8 +132,8 @@ TEST_CASE("update takes effect from the next occurrence, with no stale firing; r
 
   f.schedules.remove("s", "ops");
   CHECK_THROWS_AS(f.schedules.show("s"), NotFound);
-  CHECK(Store(*f.db).pending({.job = "cron"}).empty());
-  const auto cancelled = Store(*f.db).history({.job_key = "cron:s"});
+  CHECK(Checks(*f.db).pending({.job = "cron"}).empty());
+  const auto cancelled = Checks(*f.db).history({.job_key = "cron:s"});
   REQUIRE(cancelled.size() == 1);
   CHECK(cancelled[0].outcome == Outcome::cancelled);
   CHECK(cancelled[0].finished_by == "ops");
@@ -180,7 +181,7 @@ TEST_CASE("a schedule of another class gets a check of that class per occurrence
   f.clock.set(parse_time("2026-11-21T10:40:00Z"));
   f.schedules.add({.id = "nightly", .spec = "0 11 * * *", .job = "noop"});
   f.fire("2026-11-21T11:00:00Z");
-  const auto made = Store(*f.db).pending({.job = "noop"});
+  const auto made = Checks(*f.db).pending({.job = "noop"});
   REQUIRE(made.size() == 1);
   CHECK(made[0].job_key == "cron:nightly:" + std::to_string(to_unix_micros(parse_time("2026-11-21T11:00:00Z")) / 1000000));
   CHECK(format_time(made[0].next_check_at) == "2026-11-21T11:01:00Z");
@@ -199,7 +200,7 @@ TEST_CASE("bad schedules are refused and nothing is written") {
   CHECK_THROWS_WITH(f.schedules.add({.id = "x", .spec = "@at 2020-01-01T00:00:00Z"}), Catch::Contains("never fires"));
   CHECK_THROWS_WITH(f.schedules.add({.id = "", .spec = "@daily"}), Catch::Contains("id is empty"));
   CHECK(f.schedules.list().size() == 1);
-  CHECK(Store(*f.db).pending({}).size() == 1);
+  CHECK(Checks(*f.db).pending({}).size() == 1);
 }
 
 TEST_CASE("schedule changes join the application's open transaction: they commit or roll back with it") {

@@ -24,7 +24,8 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/daemon.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
@@ -359,7 +360,7 @@ TEST_CASE("clock jumps of an hour: nothing fires before its slot; missed slots a
   daemon.run();
 
   REQUIRE(added);
-  Store store(*db);
+  Checks store(*db);
   const auto history = store.history({.limit = 100});
   REQUIRE(history.size() == 5);
   for (const auto& h : history) {

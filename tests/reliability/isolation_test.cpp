@@ -17,7 +17,8 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/slot_grid.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/settings.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
@@ -41,7 +42,7 @@ struct Planned {
 
 // Every good check ran once, at or after its slot, and settled `done` within the slot it was due at.
 void verify_good(soci::session& db, const std::vector<Planned>& plan, std::chrono::seconds resolution) {
-  Store store(db);
+  Checks store(db);
   long good = 0;
   for (const Planned& p : plan) {
     if (p.kind != nullptr) continue;
@@ -62,7 +63,7 @@ void verify_good(soci::session& db, const std::vector<Planned>& plan, std::chron
 // Every bad check ended in the history as its kind says, within max_attempts runs, with a readable error.
 void verify_bad(soci::session& db, const std::vector<Planned>& plan, int max_attempts,
                 std::chrono::seconds resolution) {
-  Store store(db);
+  Checks store(db);
   for (const Planned& p : plan) {
     if (p.kind == nullptr) continue;
     INFO(p.kind->name << " check " << p.id << " due " << format_time(p.slot));

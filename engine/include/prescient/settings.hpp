@@ -4,6 +4,10 @@
 
 #include "prescient/slot_grid.hpp"
 
+namespace soci {
+class session;
+}
+
 namespace prescient {
 
 struct Settings {
@@ -15,5 +19,8 @@ struct Settings {
 
   SlotGrid grid() const { return SlotGrid(slot); }
 };
+
+// The database's settings (the one row of prescient.settings). Throws DatabaseError when there is none.
+Settings read_settings(soci::session& db);
 
 }  // namespace prescient

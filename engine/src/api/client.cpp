@@ -6,11 +6,12 @@
 #include <cstdlib>
 
 #include "db/pq.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
-#include "db/store.hpp"
+#include "prescient/settings.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
@@ -84,7 +85,7 @@ Client::Client(soci::session& db, ClientOptions options)
       enqueued_by_(options.enqueued_by.empty() ? current_os_user() : std::move(options.enqueued_by)) {}
 
 const Settings& Client::settings() {
-  if (!settings_) settings_ = Store(db_).settings();
+  if (!settings_) settings_ = read_settings(db_);
   return *settings_;
 }
 

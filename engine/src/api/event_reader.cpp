@@ -1,6 +1,7 @@
 #include "prescient/events.hpp"
 
 #include "db/pq.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "core/text_rules.hpp"

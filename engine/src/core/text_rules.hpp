@@ -33,7 +33,7 @@ std::optional<std::string> payload_text_problem(const nlohmann::json& payload);
 
 // A stored payload (jsonb as text) read back to be shown. jsonb holds numbers no double can (1e400, written
 // through SQL), which nlohmann cannot parse: such a payload comes back as its text, a JSON string, so one
-// row never stops a listing. (The runner fails such a check alone instead: Store::claim_due.)
+// row never stops a listing. (The runner fails such a check alone instead: RunnerStore::claim_due.)
 nlohmann::json readable_payload(const std::string& stored);
 
 }  // namespace prescient

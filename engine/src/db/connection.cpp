@@ -1,3 +1,5 @@
+#include "db/connection.hpp"
+
 #include "prescient/database.hpp"
 
 #include <soci/postgresql/soci-postgresql.h>

@@ -8,6 +8,7 @@
 #include "core/fnv.hpp"
 #include "db/pq.hpp"
 #include "prescient/clock.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"

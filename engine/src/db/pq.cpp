@@ -4,6 +4,7 @@
 
 #include "core/fnv.hpp"
 
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 

@@ -49,6 +49,9 @@ class Result {
   std::unique_ptr<PGresult, decltype(&PQclear)> result_;
 };
 
+// A time as the parameter prescient.at_us($n) takes: microseconds since the Unix epoch, as text.
+inline std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)); }
+
 // One-dimensional arrays in the binary wire format, for sending many values as one parameter
 // ($1::bigint[], $1::text[], $1::timestamptz[]): no literal to build and escape, none to parse.
 Param integer_array(std::span<const std::int64_t> values);

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "db/pq.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 
 namespace prescient::detail {

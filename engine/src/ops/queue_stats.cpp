@@ -3,9 +3,10 @@
 #include <soci/soci.h>
 
 #include "db/pq.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/slot_grid.hpp"
-#include "db/store.hpp"
+#include "prescient/settings.hpp"
 
 namespace prescient {
 
@@ -15,7 +16,7 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead) {
   PGconn* conn = native_connection(db);
   pq::exec(conn, "cannot read the statistics", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
-    const Settings settings = Store(db).settings();
+    const Settings settings = read_settings(db);
     const SlotGrid grid = settings.grid();
     stats.current_slot = grid.floor(now);
     const auto us = [](TimePoint t) { return std::to_string(to_unix_micros(t)); };

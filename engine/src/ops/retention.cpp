@@ -6,20 +6,19 @@
 #include <thread>
 
 #include "db/pq.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 
 namespace prescient {
 namespace {
 
-std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)); }
-
 // Runs a deleting statement (parameters: the cut-off, the batch size; one row: how many went) until a
 // batch comes back short.
 std::int64_t delete_in_batches(PGconn* conn, const char* what, const std::string& sql, TimePoint before, int batch) {
   std::int64_t total = 0;
   while (true) {
-    const std::int64_t gone = pq::exec(conn, what, sql, {micros(before), std::to_string(batch)}).integer(0, 0);
+    const std::int64_t gone = pq::exec(conn, what, sql, {pq::micros(before), std::to_string(batch)}).integer(0, 0);
     total += gone;
     if (gone < batch) return total;
   }
@@ -48,7 +47,7 @@ std::int64_t drop_partition(PGconn* conn, const std::string& name) {
 int ensure_history_partitions(soci::session& db, TimePoint now) {
   const int created = static_cast<int>(pq::exec(native_connection(db), "cannot create history partitions",
                                                 "SELECT prescient.ensure_history_partitions(prescient.at_us($1))",
-                                                {micros(now)})
+                                                {pq::micros(now)})
                                            .integer(0, 0));
   if (created > 0) spdlog::info("created {} monthly history partition(s)", created);
   return created;
@@ -60,7 +59,7 @@ HistoryPurge purge_history(soci::session& db, TimePoint before, int batch) {
   const pq::Result months = pq::exec(conn, "cannot list history partitions",
                                      "SELECT name FROM prescient.history_partitions()"
                                      " WHERE ends_at <= prescient.at_us($1) ORDER BY starts_at",
-                                     {micros(before)});
+                                     {pq::micros(before)});
   for (int m = 0; m < months.rows(); ++m) {
     const std::string name = months.text(m, 0);
     const std::int64_t rows = drop_partition(conn, name);

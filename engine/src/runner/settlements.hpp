@@ -1,16 +1,88 @@
 #pragma once
-// Internal, pure: from what a batch's jobs answered to what the settlement writes. This is the job
-// boundary: everything a job hands back (its next time, its error text, its events, its buffered writes)
-// is judged, made storable or refused here, so what reaches SQL is storable and a bad answer fails its
-// own check, never the batch. No clock, no database: the runner passes everything in.
+// Internal, pure: judging and settling. From what a batch's jobs answered to what the settlement
+// writes: the guards (judge), the job boundary (everything a job hands back, its next time, its error
+// text, its events, its buffered writes, is judged, made storable or refused here, so what reaches SQL
+// is storable and a bad answer fails its own check, never the batch) and the tally of outcomes. No
+// clock, no database: the runner passes everything in.
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "runner/guards.hpp"
-#include "db/store.hpp"
+#include "prescient/job.hpp"
+#include "prescient/outcome.hpp"
+#include "prescient/slot_grid.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/time.hpp"
 #include "runner/work_unit.hpp"
+
+namespace prescient {
+
+
+// The limits in force for one check: its class's policy over the database's settings.
+struct GuardLimits {
+  int max_checks = 5;
+  int max_attempts = 5;
+  std::chrono::seconds max_horizon{365 * 86400};
+};
+
+// What a run produced: a next time (or nothing = done), or a failure with its reason.
+struct RunOutcome {
+  bool failed = false;
+  std::optional<TimePoint> next;  // when !failed
+  std::string error;              // when failed
+};
+
+struct Settlement {
+  enum class Kind { reschedule, retry, finish };
+  Kind kind = Kind::finish;
+  Outcome outcome = Outcome::done;  // finish: done, failed, guard_max_checks, guard_past, guard_horizon
+  TimePoint next_check_at;  // reschedule and retry: on the grid, after S
+  int check_count = 0;      // after this run
+  int attempts = 0;         // after this run
+  std::optional<std::string> last_error;
+};
+
+// The longest wait between two attempts of a failing check (before rounding up to the grid).
+inline constexpr std::chrono::seconds kMaxRetryBackoff{86400};
+
+// check_count and attempts are the check's values before this run.
+//  - nothing -> finish `done`;
+//  - a next time when the check has now run max_checks times -> finish `guard_max_checks`;
+//  - a next time <= S -> finish `guard_past`; beyond S + max_horizon -> finish `guard_horizon`;
+//  - otherwise reschedule at round_up(next), check_count + 1, attempts reset;
+//  - a failure -> attempts + 1 and last_error kept (made storable: valid UTF-8, at most kMaxErrorBytes);
+//    at max_attempts finish `failed`, else retry at
+//    S + R * 2^attempts (at most kMaxRetryBackoff), rounded up to the grid.
+Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int attempts, const GuardLimits& limits,
+                 const SlotGrid& grid);
+
+
+// An event to write into the outbox with a check's settlement.
+struct EventRecord {
+  std::string id;  // deterministic: a re-run of the same check run yields the same id
+  std::string type;
+  std::string source;
+  TimePoint occurred_at;
+  std::string payload;  // JSON text
+};
+
+// What to write for one check at the end of a run.
+struct SettleItem {
+  std::int64_t id = 0;
+  Settlement settlement;
+  std::optional<std::int64_t> run_micros;
+  std::vector<EventRecord> events;
+  std::vector<BufferedWrite> writes;  // run before the settlement, in its transaction
+};
+
+// Counts settled items into the report by what became of them (done, rescheduled, retried, failed,
+// guarded), and the events the outbox took.
+void tally(std::span<const SettleItem> settled, std::int64_t events, SlotReport& report);
+
+}  // namespace prescient
 
 namespace prescient::detail {
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "prescient/errors.hpp"
-#include "runner/guards.hpp"
+#include "runner/settlements.hpp"
 #include "prescient/shard.hpp"
 #include "prescient/time_text.hpp"
 

@@ -1,11 +1,11 @@
-// Store: reading pending checks and their history, with optional filters.
+// Checks: reading pending checks and their history with optional filters, and reviving a failed one.
 #include <nlohmann/json.hpp>
 
 #include "db/pq.hpp"
-#include "prescient/database.hpp"
+#include "db/connection.hpp"
 #include "prescient/errors.hpp"
 #include "core/text_rules.hpp"
-#include "db/store.hpp"
+#include "prescient/checks.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {
@@ -75,7 +75,7 @@ void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
 
 }  // namespace
 
-std::vector<PendingCheck> Store::pending(const PendingFilter& filter) {
+std::vector<PendingCheck> Checks::pending(const PendingFilter& filter) {
   Conditions where;
   where.add("id = ?", filter.id);
   where.add("job_key = ?", filter.job_key);
@@ -96,7 +96,7 @@ std::vector<PendingCheck> Store::pending(const PendingFilter& filter) {
   return out;
 }
 
-std::vector<HistoryEntry> Store::history(const HistoryFilter& filter, bool oldest_first) {
+std::vector<HistoryEntry> Checks::history(const HistoryFilter& filter, bool oldest_first) {
   Conditions where;
   where.add("id = ?", filter.id);
   where.add("job_key = ?", filter.job_key);
@@ -121,6 +121,32 @@ std::vector<HistoryEntry> Store::history(const HistoryFilter& filter, bool oldes
     out[r].run_micros = rows.optional_integer(r, c + 5);
   }
   return out;
+}
+
+PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
+  // No look before the insert: a concurrent retry of the same check could insert between the look and
+  // ours. ON CONFLICT without a target covers both the id and the job key; which one it was is read after.
+  const pq::Result revived = pq::exec(
+      native_connection(db_), "cannot revive the check",
+      "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
+      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by)"
+      " OVERRIDING SYSTEM VALUE"
+      " SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
+      "        prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by"
+      "   FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
+      "  ORDER BY history_id DESC LIMIT 1"
+      " ON CONFLICT DO NOTHING RETURNING id",
+      {std::to_string(id), pq::micros(at)});
+  if (revived.rows() == 0) {
+    if (!pending({.id = id, .limit = 1}).empty()) {
+      throw InvalidInput("check " + std::to_string(id) + " is pending already");
+    }
+    const auto failed = history({.outcome = Outcome::failed, .id = id, .limit = 1});
+    if (failed.empty()) throw NotFound("no failed check with id " + std::to_string(id) + " in the history");
+    throw InvalidInput("the job key '" + failed.front().job_key.value_or("") + "' of check " + std::to_string(id) +
+                       " is taken by another pending check");
+  }
+  return pending({.id = id, .limit = 1}).front();
 }
 
 }  // namespace prescient

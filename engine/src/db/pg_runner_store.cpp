@@ -1,10 +1,13 @@
-// Store: claiming due checks and settling them, for the slot runner.
+// The runner's statements on PostgreSQL: claiming due checks, settling them, the slow path's leases, and
+// what the sweep asks (overdue slots). Time always comes in as a parameter; the SQL never asks the
+// server for now(). Statements are prepared once per session where they are hot (claim, settle).
 #include <nlohmann/json.hpp>
+#include <soci/soci.h>
 
 #include "db/pq.hpp"
-#include "prescient/database.hpp"
+#include "db/connection.hpp"
 #include "prescient/errors.hpp"
-#include "db/store.hpp"
+#include "db/pg_runner_store.hpp"
 
 namespace prescient {
 namespace {
@@ -16,8 +19,8 @@ const std::string kClaimColumns =
 
 // Reads the claimed rows. A payload the runner cannot parse (jsonb holds numbers no double can) makes
 // its check unreadable, not the claim: it is failed alone, with the reason.
-Store::Claimed checks_from(const pq::Result& rows, TimePoint slot) {
-  Store::Claimed out;
+RunnerStore::Claimed checks_from(const pq::Result& rows, TimePoint slot) {
+  RunnerStore::Claimed out;
   out.checks.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     Check c;
@@ -41,8 +44,6 @@ Store::Claimed checks_from(const pq::Result& rows, TimePoint slot) {
   return out;
 }
 
-std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)); }
-
 pq::Param names_array(const std::vector<std::string>& names) {
   const std::vector<std::optional<std::string>> values(names.begin(), names.end());
   return pq::text_array(values);
@@ -59,9 +60,17 @@ const char* kind_name(Settlement::Kind kind) {
 
 }  // namespace
 
-void Store::begin() { pq::exec(native_connection(db_), "cannot begin a transaction", "BEGIN"); }
-void Store::commit() { pq::exec(native_connection(db_), "cannot commit", "COMMIT"); }
-void Store::rollback() { pq::exec(native_connection(db_), "cannot roll back", "ROLLBACK"); }
+PgRunnerStore::PgRunnerStore(std::unique_ptr<soci::session> db)
+    : owned_(std::move(db)), db_(*owned_), prepared_(std::make_unique<pq::PreparedStatements>()) {}
+PgRunnerStore::PgRunnerStore(soci::session& db) : db_(db), prepared_(std::make_unique<pq::PreparedStatements>()) {}
+PgRunnerStore::~PgRunnerStore() = default;
+
+void PgRunnerStore::begin() { transaction_.emplace(db_); }
+void PgRunnerStore::commit() {
+  transaction_->commit();
+  transaction_.reset();
+}
+void PgRunnerStore::rollback() noexcept { transaction_.reset(); }
 
 const std::string kClaimDue =
     "SELECT " + kClaimColumns +
@@ -71,17 +80,17 @@ const std::string kClaimDue =
     "   AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
     " LIMIT $3 FOR UPDATE SKIP LOCKED";
 
-Store::Claimed Store::claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) {
+RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) {
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due checks", kClaimDue,
-                                     {micros(slot), micros(now), std::to_string(limit), names_array(excluded.jobs),
+                                     {pq::micros(slot), pq::micros(now), std::to_string(limit), names_array(excluded.jobs),
                                       pq::integer_array(excluded.ids)},
                                      pq::Format::binary),
                      slot);
 }
 
-std::string Store::claim_plan(TimePoint slot, TimePoint now) {
+std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {
   const pq::Result plan = pq::exec(native_connection(db_), "cannot explain the claim", "EXPLAIN " + kClaimDue,
-                                   {micros(slot), micros(now), "1000", "{}", "{}"});
+                                   {pq::micros(slot), pq::micros(now), "1000", "{}", "{}"});
   std::string text;
   for (int r = 0; r < plan.rows(); ++r) text += plan.text(r, 0) + "\n";
   return text;
@@ -101,15 +110,15 @@ const std::string kClaimDueGroups =
     "   AND f.job <> ALL ($3::text[])"
     " ORDER BY f.group_key, f.id FOR UPDATE OF f";
 
-Store::Claimed Store::claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) {
+RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) {
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due groups", kClaimDueGroups,
-                                     {micros(slot), std::to_string(max_groups), names_array(excluded.jobs),
+                                     {pq::micros(slot), std::to_string(max_groups), names_array(excluded.jobs),
                                       names_array(excluded.groups)},
                                      pq::Format::binary),
                      slot);
 }
 
-Store::Settled Store::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
                              std::optional<std::int64_t> lease_token) {
   if (items.empty()) return {};
   std::vector<std::int64_t> ids, next_us;
@@ -179,14 +188,14 @@ Store::Settled Store::settle(std::span<const SettleItem> items, const std::strin
       "        (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev)",
       {pq::integer_array(ids), pq::text_array(kinds), pq::text_array(outcomes), pq::integer_array(next_us),
        pq::integer_array(counts), pq::integer_array(attempts), pq::text_array(errors),
-       pq::optional_integer_array(run_micros), micros(now), runner_id, pq::text_array(event_ids),
+       pq::optional_integer_array(run_micros), pq::micros(now), runner_id, pq::text_array(event_ids),
        pq::text_array(event_types), pq::text_array(event_sources), pq::integer_array(event_times),
        pq::text_array(event_payloads),
        lease_token ? std::optional(std::to_string(*lease_token)) : std::nullopt, pq::integer_array(event_checks)});
   return {.checks = settled.integer(0, 0), .events = settled.integer(0, 1)};
 }
 
-std::map<std::size_t, std::string> Store::apply_writes(std::span<const SettleItem> items) {
+std::map<std::size_t, std::string> PgRunnerStore::apply_writes(std::span<const SettleItem> items) {
   PGconn* conn = native_connection(db_);
   std::map<std::size_t, std::string> failures;
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -212,40 +221,40 @@ std::map<std::size_t, std::string> Store::apply_writes(std::span<const SettleIte
 }
 
 // Savepoint names are prescient's own constants, never user input: they are SQL identifiers.
-void Store::savepoint(const std::string& name) {
+void PgRunnerStore::savepoint(const std::string& name) {
   pq::exec(native_connection(db_), "cannot set a savepoint", "SAVEPOINT " + name);
 }
-void Store::rollback_to(const std::string& name) {
+void PgRunnerStore::rollback_to(const std::string& name) {
   pq::exec(native_connection(db_), "cannot roll back to a savepoint", "ROLLBACK TO SAVEPOINT " + name);
 }
-void Store::release_savepoint(const std::string& name) {
+void PgRunnerStore::release_savepoint(const std::string& name) {
   pq::exec(native_connection(db_), "cannot release a savepoint", "RELEASE SAVEPOINT " + name);
 }
 
-std::int64_t Store::lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) {
+std::int64_t PgRunnerStore::lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) {
   const pq::Result token = pq::exec(
       native_connection(db_), "cannot lease checks",
       "WITH t AS (SELECT (random() * 9007199254740991)::bigint AS token),"
       " leased AS (UPDATE prescient.future_job SET claimed_by = $2, claimed_until = prescient.at_us($3),"
       "                   claim_token = (SELECT token FROM t) WHERE id = ANY ($1::bigint[]) RETURNING 1)"
       " SELECT token, (SELECT count(*) FROM leased) FROM t",
-      {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), runner_id, micros(until)});
+      {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), runner_id, pq::micros(until)});
   return token.integer(0, 0);
 }
 
-std::vector<std::int64_t> Store::lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
+std::vector<std::int64_t> PgRunnerStore::lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                                   TimePoint now) {
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot check leases",
       "SELECT id FROM prescient.future_job WHERE id = ANY ($1::bigint[]) AND claim_token = $2"
       " AND claimed_until > prescient.at_us($3) FOR UPDATE",
-      {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token), micros(now)});
+      {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token), pq::micros(now)});
   std::vector<std::int64_t> live;
   for (int r = 0; r < rows.rows(); ++r) live.push_back(rows.integer(r, 0));
   return live;
 }
 
-void Store::release(std::span<const std::int64_t> ids, std::int64_t token) {
+void PgRunnerStore::release(std::span<const std::int64_t> ids, std::int64_t token) {
   if (ids.empty()) return;
   pq::exec(native_connection(db_), "cannot release leases",
            "UPDATE prescient.future_job SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL"
@@ -253,15 +262,15 @@ void Store::release(std::span<const std::int64_t> ids, std::int64_t token) {
            {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token)});
 }
 
-std::optional<TimePoint> Store::next_overdue_slot(TimePoint from, TimePoint until) {
+std::optional<TimePoint> PgRunnerStore::next_overdue_slot(TimePoint from, TimePoint until) {
   const pq::Result row = pq::exec(native_connection(db_), "cannot look for overdue checks",
                                   "SELECT prescient.us(min(next_check_at)) FROM prescient.future_job"
                                   " WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)",
-                                  {micros(from), micros(until)});
+                                  {pq::micros(from), pq::micros(until)});
   return row.optional_time(0, 0);
 }
 
-std::int64_t Store::shift_slot(TimePoint slot, TimePoint to, int limit) {
+std::int64_t PgRunnerStore::shift_slot(TimePoint slot, TimePoint to, int limit) {
   const pq::Result row = pq::exec(
       native_connection(db_), "cannot shift overdue checks",
       "WITH moved AS ("
@@ -270,34 +279,8 @@ std::int64_t Store::shift_slot(TimePoint slot, TimePoint to, int limit) {
       "                 LIMIT $3 FOR UPDATE SKIP LOCKED)"
       "  RETURNING 1)"
       " SELECT count(*) FROM moved",
-      {micros(slot), micros(to), std::to_string(limit)});
+      {pq::micros(slot), pq::micros(to), std::to_string(limit)});
   return row.integer(0, 0);
-}
-
-PendingCheck Store::revive_failed(std::int64_t id, TimePoint at) {
-  // No look before the insert: a concurrent retry of the same check could insert between the look and
-  // ours. ON CONFLICT without a target covers both the id and the job key; which one it was is read after.
-  const pq::Result revived = pq::exec(
-      native_connection(db_), "cannot revive the check",
-      "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
-      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by)"
-      " OVERRIDING SYSTEM VALUE"
-      " SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
-      "        prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by"
-      "   FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
-      "  ORDER BY history_id DESC LIMIT 1"
-      " ON CONFLICT DO NOTHING RETURNING id",
-      {std::to_string(id), micros(at)});
-  if (revived.rows() == 0) {
-    if (!pending({.id = id, .limit = 1}).empty()) {
-      throw InvalidInput("check " + std::to_string(id) + " is pending already");
-    }
-    const auto failed = history({.outcome = Outcome::failed, .id = id, .limit = 1});
-    if (failed.empty()) throw NotFound("no failed check with id " + std::to_string(id) + " in the history");
-    throw InvalidInput("the job key '" + failed.front().job_key.value_or("") + "' of check " + std::to_string(id) +
-                       " is taken by another pending check");
-  }
-  return pending({.id = id, .limit = 1}).front();
 }
 
 }  // namespace prescient

@@ -1,0 +1,35 @@
+#pragma once
+// Reading checks back, pending and finished, and putting a failed one back: what `prescient list`,
+// `history`, `show` and `retry` use, and applications that look at their checks.
+#include <cstdint>
+#include <vector>
+
+#include "prescient/check_records.hpp"
+#include "prescient/time.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace prescient {
+
+class Checks {
+ public:
+  // REQUIRES: db stays open for the object's lifetime.
+  explicit Checks(soci::session& db) : db_(db) {}
+
+  // Pending checks matching the filter, soonest first. Throws InvalidInput for a limit below 1.
+  std::vector<PendingCheck> pending(const PendingFilter& filter);
+  // History rows matching the filter: newest first, or oldest first for a trace.
+  std::vector<HistoryEntry> history(const HistoryFilter& filter, bool oldest_first = false);
+
+  // Puts the check `id`, finished as `failed`, back as pending at `at` with its attempts reset. Throws
+  // NotFound when it is not a failed check, InvalidInput when it is pending again already (a concurrent
+  // retry included) or its job key is taken by another pending check.
+  PendingCheck revive_failed(std::int64_t id, TimePoint at);
+
+ private:
+  soci::session& db_;
+};
+
+}  // namespace prescient

@@ -1,0 +1,26 @@
+#pragma once
+// Internal: the libpq connection under a SOCI session, and the connect string SOCI 4.0 can carry.
+// prescient's own statements go through libpq (db/pq.hpp) on this connection; SOCI is the session type
+// applications and plugins hand over and receive (docs/design.md, "One client API").
+#include <libpq-fe.h>
+
+#include <string>
+#include <string_view>
+
+namespace soci {
+class session;
+}
+
+namespace prescient {
+
+// The URL (libpq URI or key=value) as a connect string SOCI 4.0 hands to libpq unchanged.
+// Throws InvalidInput when libpq cannot parse it.
+std::string soci_connect_string(const std::string& url);
+
+// The libpq connection under a SOCI session.
+PGconn* native_connection(soci::session& db);
+
+// A libpq message or SOCI error flattened to one line.
+std::string one_line(std::string_view message);
+
+}  // namespace prescient

@@ -1,0 +1,62 @@
+#pragma once
+// Internal: the runner's store on PostgreSQL (the statements are in pg_runner_store.cpp), and what the
+// sweep asks of the database besides.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "db/transaction.hpp"
+#include "runner/runner_store.hpp"
+
+namespace soci {
+class session;
+}
+namespace prescient::pq {
+class PreparedStatements;
+}
+
+namespace prescient {
+
+class PgRunnerStore final : public RunnerStore {
+ public:
+  // Owns the session: a worker's or the sweep's connection.
+  explicit PgRunnerStore(std::unique_ptr<soci::session> db);
+  // REQUIRES: db stays open for the store's lifetime and is used by one thread at a time.
+  explicit PgRunnerStore(soci::session& db);
+  ~PgRunnerStore() override;
+  PgRunnerStore(const PgRunnerStore&) = delete;
+  PgRunnerStore& operator=(const PgRunnerStore&) = delete;
+
+  void begin() override;
+  void commit() override;
+  void rollback() noexcept override;
+  void savepoint(const std::string& name) override;
+  void rollback_to(const std::string& name) override;
+  void release_savepoint(const std::string& name) override;
+  Claimed claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) override;
+  Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
+  std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) override;
+  Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+                 std::optional<std::int64_t> lease_token) override;
+  std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override;
+  std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
+                                             TimePoint now) override;
+  void release(std::span<const std::int64_t> ids, std::int64_t token) override;
+
+  // The server's plan for claim_due (EXPLAIN), to verify it is an index lookup, never a table scan.
+  std::string claim_plan(TimePoint slot, TimePoint now);
+  // The earliest slot before `until` holding a pending check, at or after `from`.
+  std::optional<TimePoint> next_overdue_slot(TimePoint from, TimePoint until);
+  // Moves up to `limit` checks due at `slot` to `to` without running them. Returns how many moved.
+  std::int64_t shift_slot(TimePoint slot, TimePoint to, int limit);
+
+  soci::session& session() { return db_; }
+
+ private:
+  std::unique_ptr<soci::session> owned_;
+  soci::session& db_;
+  std::unique_ptr<pq::PreparedStatements> prepared_;  // the hot path's statements (claim, settle)
+  std::optional<detail::Transaction> transaction_;
+};
+
+}  // namespace prescient

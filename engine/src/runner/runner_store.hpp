@@ -1,0 +1,81 @@
+#pragma once
+// Internal: what a worker needs of the database to fire checks, as an interface. PostgreSQL implements
+// it (db/pg_runner_store.hpp, the statements); the worker's unit tests drive an in-memory fake
+// (tests/unit/fake_runner_store.hpp) in milliseconds. The real-database tests stay the contract.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "prescient/job.hpp"
+#include "prescient/time.hpp"
+#include "runner/settlements.hpp"
+
+namespace prescient {
+
+class RunnerStore {
+ public:
+  virtual ~RunnerStore() = default;
+
+  // What a claim leaves out: checks of classes the runner will not take now, checks it could not settle
+  // in this slot (ids) and, for group claims, their groups.
+  struct Exclusions {
+    std::vector<std::string> jobs;
+    std::vector<std::int64_t> ids;
+    std::vector<std::string> groups;
+  };
+  // Claimed checks; a row whose payload the runner cannot read (a number beyond a double, say) comes back
+  // apart, with the reason, so that it fails alone instead of failing the claim.
+  struct Claimed {
+    std::vector<Check> checks;
+    std::vector<std::pair<Check, std::string>> unreadable;
+    bool empty() const { return checks.empty() && unreadable.empty(); }
+  };
+  struct Settled {
+    std::int64_t checks = 0;
+    std::int64_t events = 0;  // new ones
+  };
+
+  // One transaction at a time. On the fast path its row locks are the lease of the claimed checks.
+  virtual void begin() = 0;
+  virtual void commit() = 0;
+  virtual void rollback() noexcept = 0;  // when the connection is gone, the server has rolled back already
+  // Savepoints within the open transaction: a statement that fails does not take it (and the claim's
+  // row locks) with it.
+  virtual void savepoint(const std::string& name) = 0;
+  virtual void rollback_to(const std::string& name) = 0;
+  virtual void release_savepoint(const std::string& name) = 0;
+
+  // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot`, locked FOR UPDATE SKIP
+  // LOCKED (so concurrent runners take disjoint sets); rows under a live written lease are skipped.
+  virtual Claimed claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) = 0;
+  // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each under a
+  // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
+  virtual Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) = 0;
+
+  // REQUIRES an open transaction. Runs each item's buffered writes under a savepoint of its own. Returns,
+  // by item index, the error of those whose writes failed (rolled back; the others stand). A write that
+  // fails because the session or the server did throws: that is no check's fault.
+  virtual std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) = 0;
+  // One statement: finished checks move to history, the others get their new time and counts, events of
+  // settled checks go to the outbox (duplicates ignored) and are announced. Fast path (no token): REQUIRES
+  // an open transaction holding the rows. Slow path (a lease token): only rows still leased under that
+  // token, with the lease live at `now`, are settled. Throws DatabaseError with the SQLSTATE on failure.
+  virtual Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+                         std::optional<std::int64_t> lease_token) = 0;
+
+  // The slow path's written lease. REQUIRES an open transaction holding the rows: writes a lease on them
+  // until `until`; returns its token.
+  virtual std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) = 0;
+  // REQUIRES an open transaction. Locks and returns those of `ids` still leased under `token` with the
+  // lease live at `now`: only they may be settled, so their writes run at most once.
+  virtual std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
+                                                     TimePoint now) = 0;
+  // Gives up a lease on checks that were not run (they are due again at once).
+  virtual void release(std::span<const std::int64_t> ids, std::int64_t token) = 0;
+};
+
+}  // namespace prescient

@@ -1,0 +1,34 @@
+#pragma once
+// Internal: one worker of a slot runner. It claims batches of due checks through its store, runs their
+// jobs on its executor (runner/batch_executor.hpp), judges what they answered (runner/settlements.hpp)
+// and settles them in the same transaction, isolating a check the database refuses (docs/design.md,
+// "The unit of failure is the check").
+#include <memory>
+
+#include "prescient/clock.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/settings.hpp"
+#include "prescient/slot_runner.hpp"
+#include "runner/runner_store.hpp"
+
+namespace prescient {
+
+class Worker {
+ public:
+  // REQUIRES: options, registry, clock and settings outlive the worker.
+  Worker(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings,
+         std::unique_ptr<RunnerStore> store);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Claims and settles batches of checks due at `slot` until none is left (or a stop is requested).
+  // A database failure of the session or server throws (the batch is rolled back, its rows free).
+  SlotReport drain(TimePoint slot);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace prescient

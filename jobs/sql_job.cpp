@@ -1,8 +1,6 @@
 #include "sql_job.hpp"
 
-#include <soci/soci.h>
-
-#include "prescient/time.hpp"
+#include "db/sql_class.hpp"
 
 namespace prescient {
 
@@ -11,21 +9,8 @@ JobResult SqlJob::run(const Check& check, JobContext& ctx) {
   if (function == check.payload.end() || !function->is_string()) {
     throw std::runtime_error("the sql job needs payload.function, e.g. {\"function\": \"app.check_order\"}");
   }
-  const std::string name = function->get<std::string>();
-  const std::string payload = check.payload.dump();
-  long long next_us = 0;
-  soci::indicator next_null = soci::i_null;
-  soci::session& db = ctx.db();
-  soci::transaction tx(db);
-  // The run's timeout also bounds the statement, so the function cannot outlive the run.
-  const std::string timeout_ms = std::to_string(ctx.timeout().count());
-  db << "SELECT set_config('statement_timeout', :ms, true)", soci::use(timeout_ms);
-  db << "SELECT prescient.us(prescient.call_check_function(:fn, :key, CAST(:payload AS jsonb), :count))",
-      soci::use(name), soci::use(check.entity_key), soci::use(payload), soci::use(check.check_count),
-      soci::into(next_us, next_null);
-  tx.commit();
-  if (next_null == soci::i_null) return {};
-  return {.next = from_unix_micros(next_us)};
+  return {.next = db::call_check_function(ctx.db(), function->get<std::string>(), check.entity_key,
+                                          check.payload.dump(), check.check_count, ctx.timeout())};
 }
 
 }  // namespace prescient

@@ -1,7 +1,6 @@
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
-#include <sys/select.h>
 
 #include <atomic>
 #include <iostream>
@@ -39,23 +38,6 @@ EventCursor start_of(const Invocation& in, EventReader& reader) {
   }
 }
 
-// Waits up to `timeout` for a notification on the session's connection; throws DatabaseError when
-// the connection is gone.
-void wait_for_notification(soci::session& db, std::chrono::milliseconds timeout) {
-  PGconn* conn = native_connection(db);
-  const int socket = PQsocket(conn);
-  if (socket < 0) throw DatabaseError("the connection is closed");
-  fd_set readable;
-  FD_ZERO(&readable);
-  FD_SET(socket, &readable);
-  timeval tv{.tv_sec = 0, .tv_usec = static_cast<suseconds_t>(timeout.count() * 1000)};
-  ::select(socket + 1, &readable, nullptr, nullptr, &tv);
-  if (PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK) {
-    throw DatabaseError("lost the connection: " + one_line(PQerrorMessage(conn)));
-  }
-  while (PGnotify* n = PQnotifies(conn)) PQfreemem(n);
-}
-
 // Connects (again after any failure), resolves --since on the first connection, then prints events as
 // they commit until SIGTERM/SIGINT. Bad input (an unparsable --db, an unknown --since id) ends it at once.
 int follow(const Invocation& in, const std::optional<std::string>& type) {
@@ -67,8 +49,8 @@ int follow(const Invocation& in, const std::optional<std::string>& type) {
   while (!stop) {
     try {
       auto db = in.connect_migrated();
-      *db << "LISTEN prescient_event";
       EventReader reader(*db);
+      reader.listen();
       if (!cursor) cursor = start_of(in, reader);
       backoff = std::chrono::seconds{1};
       while (!stop) {
@@ -81,7 +63,7 @@ int follow(const Invocation& in, const std::optional<std::string>& type) {
         if (events.size() == kFollowBatch) continue;
         // A notification wakes us at once; without one we look again shortly anyway: an event becomes
         // readable only when older concurrent transactions have finished, and that sends no NOTIFY.
-        wait_for_notification(*db, std::chrono::milliseconds{250});
+        reader.wait(std::chrono::milliseconds{250});
       }
     } catch (const InvalidInput&) {
       throw;

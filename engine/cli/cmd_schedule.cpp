@@ -12,6 +12,7 @@
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
+#include "db/transaction.hpp"
 
 namespace prescient::cli {
 namespace {
@@ -140,7 +141,7 @@ int schedule_file(const Invocation& in) {
   for (const BulkLine& g : good) requests.push_back(g.request);
   std::vector<Scheduled> results;
   results.reserve(requests.size());
-  soci::transaction all_or_nothing(*db);
+  detail::Transaction all_or_nothing(*db);
   for (std::size_t start = 0; start < requests.size(); start += kBulkStatementSize) {
     const std::size_t count = std::min(kBulkStatementSize, requests.size() - start);
     try {

@@ -9,6 +9,7 @@
 #include "prescient/clock.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/queue_stats.hpp"
 #include "prescient/slot_grid.hpp"
 #include "prescient/settings.hpp"
 
@@ -30,9 +31,9 @@ double seconds_between(TimePoint from, TimePoint to) { return std::chrono::durat
 // prescient_pending_checks{horizon=...}: overdue (before the current slot), due (the current slot), and
 // those due within the next hour, day and week after it. Index range counts on the slot index, on a
 // session of its own, cached for kPendingMaxAge.
-class PendingByHorizon final : public prometheus::Collectable {
+class PendingCollector final : public prometheus::Collectable {
  public:
-  explicit PendingByHorizon(std::string database_url) : database_url_(std::move(database_url)) {}
+  explicit PendingCollector(std::string database_url) : database_url_(std::move(database_url)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     const std::lock_guard lock(mutex_);
@@ -51,30 +52,16 @@ class PendingByHorizon final : public prometheus::Collectable {
 
  private:
   void count(TimePoint now) const {
-    if (!db_) {
-      db_ = connect(database_url_);
-      grid_ = read_settings(*db_).grid();
-    }
-    const auto micros = [](TimePoint t) { return static_cast<long long>(to_unix_micros(t)); };
-    const TimePoint slot = grid_->floor(now);
-    long long overdue = 0, due = 0, hour = 0, day = 0, week = 0;
-    const long long s = micros(slot), h = micros(slot + std::chrono::hours{1}), d = micros(slot + std::chrono::days{1}),
-                    w = micros(slot + std::chrono::days{7});
-    *db_ << "SELECT count(*) FILTER (WHERE next_check_at < prescient.at_us(:s)),"
-            "       count(*) FILTER (WHERE next_check_at = prescient.at_us(:s)),"
-            "       count(*) FILTER (WHERE next_check_at > prescient.at_us(:s) AND next_check_at <= prescient.at_us(:h)),"
-            "       count(*) FILTER (WHERE next_check_at > prescient.at_us(:h) AND next_check_at <= prescient.at_us(:d)),"
-            "       count(*) FILTER (WHERE next_check_at > prescient.at_us(:d))"
-            "  FROM prescient.future_job WHERE next_check_at <= prescient.at_us(:w)",
-        soci::use(s, "s"), soci::use(h, "h"), soci::use(d, "d"), soci::use(w, "w"), soci::into(overdue), soci::into(due),
-        soci::into(hour), soci::into(day), soci::into(week);
+    if (!db_) db_ = connect(database_url_);
+    const PendingByHorizon pending = pending_by_horizon(*db_, now);
     family_ = {.name = "prescient_pending_checks",
                .help = "Pending checks by when they are due: before the current slot (overdue), at it (due), "
                        "and within the hour, day and week after it",
                .type = prometheus::MetricType::Gauge,
                .metric = {}};
-    for (const auto& [horizon, value] : {std::pair{"overdue", overdue}, {"due", due}, {"next_hour", hour},
-                                         {"next_day", day}, {"next_week", week}}) {
+    for (const auto& [horizon, value] :
+         {std::pair{"overdue", pending.overdue}, {"due", pending.due}, {"next_hour", pending.next_hour},
+          {"next_day", pending.next_day}, {"next_week", pending.next_week}}) {
       prometheus::ClientMetric metric;
       metric.label = {{"horizon", horizon}};
       metric.gauge.value = static_cast<double>(value);
@@ -86,7 +73,6 @@ class PendingByHorizon final : public prometheus::Collectable {
   const std::string database_url_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<soci::session> db_;
-  mutable std::optional<SlotGrid> grid_;
   mutable std::optional<TimePoint> counted_at_;
   mutable prometheus::MetricFamily family_;
 };
@@ -125,7 +111,7 @@ void require_host_port(const std::string& address) {
 PrometheusMetrics::PrometheusMetrics(const std::string& address, const std::string& database_url,
                                      const std::string& runner_id, const std::string& shard)
     : registry_(with_runner_info(runner_id, shard)),
-      pending_(std::make_shared<PendingByHorizon>(database_url)),
+      pending_(std::make_shared<PendingCollector>(database_url)),
       claimed_(prometheus::BuildCounter()
                    .Name("prescient_checks_claimed_total")
                    .Help("Checks claimed by this runner (a check claimed again after a failed run counts again)")

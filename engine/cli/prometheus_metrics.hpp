@@ -15,7 +15,7 @@
 
 namespace prescient::cli {
 
-class PendingByHorizon;
+class PendingCollector;
 
 class PrometheusMetrics final : public DaemonObserver {
  public:
@@ -31,7 +31,7 @@ class PrometheusMetrics final : public DaemonObserver {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
-  std::shared_ptr<PendingByHorizon> pending_;
+  std::shared_ptr<PendingCollector> pending_;
   prometheus::Counter& claimed_;
   prometheus::Family<prometheus::Counter>& settled_;
   prometheus::Counter& events_;

@@ -2,6 +2,7 @@
 // Reading the outbox: events in commit-safe order, from a cursor, once each.
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,6 +46,12 @@ class EventReader {
 
   // Up to `limit` events after `cursor` whose transactions have all finished, in (tx, seq) order.
   std::vector<EventRow> read(const EventCursor& cursor, const std::optional<std::string>& type, int limit);
+
+  // For following the outbox: listen() asks the server to announce new events on this session (LISTEN;
+  // it needs a session of its own, not one behind a transaction pooler); wait() then returns as soon as
+  // one is announced, or after `timeout`. Throws DatabaseError when the connection is gone.
+  void listen();
+  void wait(std::chrono::milliseconds timeout);
 
  private:
   soci::session& db_;

@@ -40,4 +40,11 @@ struct QueueStats {
 // REQUIRES a migrated database. `slots_ahead` slots after the current one are counted.
 QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead);
 
+// Pending checks by when they are due, for metrics: before the current slot (overdue), at it (due), and
+// within the hour, day and week after it. Index range counts on the slot index.
+struct PendingByHorizon {
+  long long overdue = 0, due = 0, next_hour = 0, next_day = 0, next_week = 0;
+};
+PendingByHorizon pending_by_horizon(soci::session& db, TimePoint now);
+
 }  // namespace prescient

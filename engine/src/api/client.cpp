@@ -5,9 +5,7 @@
 
 #include <cstdlib>
 
-#include "db/pq.hpp"
-#include "db/connection.hpp"
-#include "prescient/database.hpp"
+#include "db/enqueue.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
@@ -19,30 +17,6 @@ namespace prescient {
 namespace {
 
 const SystemClock kSystemClock;
-
-constexpr const char* kScheduledColumns =
-    "id, job_key, prescient.us(next_check_at), prescient.us(first_check_at), status";
-
-Scheduled::Status parse_status(const std::string& text) {
-  if (text == "created") return Scheduled::Status::created;
-  if (text == "replaced") return Scheduled::Status::replaced;
-  if (text == "kept") return Scheduled::Status::kept;
-  if (text == "conflict") return Scheduled::Status::conflict;
-  throw DatabaseError("unexpected schedule status '" + text + "' from the database");
-}
-
-// Reads the columns of kScheduledColumns starting at `col`.
-Scheduled scheduled_from(const pq::Result& rows, int row, int col) {
-  return Scheduled{.id = rows.integer(row, col),
-                   .job_key = rows.optional_text(row, col + 1),
-                   .next_check_at = rows.optional_time(row, col + 2),
-                   .first_check_at = rows.optional_time(row, col + 3),
-                   .status = parse_status(rows.text(row, col + 4))};
-}
-
-std::optional<std::string> text_of(std::optional<std::int64_t> value) {
-  return value ? std::optional(std::to_string(*value)) : std::nullopt;
-}
 
 }  // namespace
 
@@ -139,64 +113,26 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request, 
 Scheduled Client::schedule(const ScheduleRequest& request) {
   const TimePoint now = clock_->now();
   if (const auto problem = problem_with(request, now)) throw InvalidInput(*problem);
-  const pq::Result rows = pq::exec(
-      native_connection(db_), "cannot schedule the check",
-      std::string("SELECT ") + kScheduledColumns +
-          " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz)",
-      {request.job, request.entity_name, request.entity_key, format_time(time_of(request, now)), request.job_key,
-       request.group_key, request.payload.dump(), request.by.value_or(enqueued_by_),
-       std::string(to_string(request.on_conflict)), format_time(now)});
-  if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
-  return scheduled_from(rows, 0, 0);
+  return db::schedule_one(db_, request, time_of(request, now), request.by.value_or(enqueued_by_), now);
 }
 
 std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> requests, bool report_conflicts) {
   if (requests.empty()) return {};
   const TimePoint now = clock_->now();
-  // One array per field (prescient.schedule_arrays), in binary: the server reads them far faster than a
-  // JSON array of objects.
-  std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts;
-  for (auto* column : {&jobs, &entities, &entity_keys, &keys, &groups, &payloads, &bys, &conflicts}) {
-    column->reserve(requests.size());
-  }
   std::vector<TimePoint> times;
   times.reserve(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    const ScheduleRequest& request = requests[i];
-    if (const auto problem = problem_with(request, now)) {
+    if (const auto problem = problem_with(requests[i], now)) {
       throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
     }
-    jobs.emplace_back(request.job);
-    entities.emplace_back(request.entity_name);
-    entity_keys.emplace_back(request.entity_key);
-    times.push_back(time_of(request, now));
-    keys.push_back(request.job_key);
-    groups.push_back(request.group_key);
-    payloads.emplace_back(request.payload.dump());
-    bys.emplace_back(request.by.value_or(enqueued_by_));
-    conflicts.emplace_back(to_string(request.on_conflict));
+    times.push_back(time_of(requests[i], now));
   }
-  const pq::Result rows = pq::exec(
-      native_connection(db_), "cannot schedule the checks",
-      std::string("SELECT n, ") + kScheduledColumns +
-          " FROM prescient.schedule_arrays($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],"
-          " $6::text[], $7::text[], $8::text[], $9::text[], p_now => $10::timestamptz,"
-          " p_report_conflicts => $11::boolean)",
-      {pq::text_array(jobs), pq::text_array(entities), pq::text_array(entity_keys), pq::time_array(times),
-       pq::text_array(keys), pq::text_array(groups), pq::text_array(payloads), pq::text_array(bys),
-       pq::text_array(conflicts), format_time(now), std::string(report_conflicts ? "true" : "false")});
-  std::vector<Scheduled> results(requests.size());
-  for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
-  return results;
+  return db::schedule_arrays(db_, requests, times, enqueued_by_, now, report_conflicts);
 }
 
 std::optional<std::int64_t> Client::cancel(std::optional<std::int64_t> id, std::optional<std::string> job_key,
                                            std::optional<std::string> by) {
-  const pq::Result rows =
-      pq::exec(native_connection(db_), "cannot cancel the check",
-               "SELECT prescient.cancel($1::bigint, $2, $3, $4::timestamptz)",
-               {text_of(id), std::move(job_key), by.value_or(enqueued_by_), format_time(clock_->now())});
-  return rows.optional_integer(0, 0);
+  return db::cancel(db_, id, std::move(job_key), by.value_or(enqueued_by_), clock_->now());
 }
 
 std::optional<std::int64_t> Client::cancel_id(std::int64_t id, std::optional<std::string> by) {
@@ -209,13 +145,7 @@ std::optional<std::int64_t> Client::cancel_job_key(const std::string& job_key, s
 
 std::optional<Rescheduled> Client::reschedule(std::optional<std::int64_t> id, std::optional<std::string> job_key,
                                               TimePoint at) {
-  const pq::Result rows = pq::exec(
-      native_connection(db_), "cannot reschedule the check",
-      "SELECT id, job_key, prescient.us(next_check_at)"
-      " FROM prescient.reschedule($1::timestamptz, $2::bigint, $3, $4::timestamptz)",
-      {format_time(at), text_of(id), std::move(job_key), format_time(clock_->now())});
-  if (rows.rows() == 0) return std::nullopt;
-  return Rescheduled{.id = rows.integer(0, 0), .job_key = rows.optional_text(0, 1), .next_check_at = rows.time(0, 2)};
+  return db::reschedule(db_, at, id, std::move(job_key), clock_->now());
 }
 
 std::optional<Rescheduled> Client::reschedule_id(std::int64_t id, TimePoint at) {

@@ -1,13 +1,10 @@
 #include "prescient/schedules.hpp"
 
 #include <date/tz.h>
-#include <soci/soci.h>
 
-#include "db/pq.hpp"
+#include "db/cron_schedules.hpp"
 #include "prescient/client.hpp"
 #include "prescient/cron_spec.hpp"
-#include "db/connection.hpp"
-#include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
 #include "core/text_rules.hpp"
@@ -17,46 +14,7 @@
 namespace prescient {
 namespace {
 
-constexpr const char* kScheduleColumns =
-    "s.id, s.spec, s.time_zone, s.job, s.payload::text, s.deadline_seconds, s.catch_up, s.version,"
-    " prescient.us(s.anchor_at), prescient.us(s.created_at), prescient.us(s.updated_at),"
-    " prescient.us(s.last_occurrence_at), prescient.us(f.next_check_at)";
-
-std::vector<ScheduleDefinition> read_schedules(const pq::Result& rows) {
-  std::vector<ScheduleDefinition> out(rows.rows());
-  for (int r = 0; r < rows.rows(); ++r) {
-    ScheduleDefinition& d = out[r];
-    d.id = rows.text(r, 0);
-    d.spec = rows.text(r, 1);
-    d.time_zone = rows.text(r, 2);
-    d.job = rows.text(r, 3);
-    d.payload = readable_payload(rows.text(r, 4));
-    if (const auto deadline = rows.optional_integer(r, 5)) d.deadline = std::chrono::seconds{*deadline};
-    d.catch_up = rows.text(r, 6);
-    d.version = static_cast<int>(rows.integer(r, 7));
-    d.anchor_at = rows.time(r, 8);
-    d.created_at = rows.time(r, 9);
-    d.updated_at = rows.time(r, 10);
-    d.last_occurrence_at = rows.optional_time(r, 11);
-    d.next_check_at = rows.optional_time(r, 12);
-  }
-  return out;
-}
-
 std::string key_of(const std::string& schedule_id) { return "cron:" + schedule_id; }
-
-// $1 id, $2 spec, $3 time zone, $4 job, $5 payload, $6 deadline seconds, $7 catch-up, $8 now (microseconds):
-// the order both add and update bind them in.
-pq::Params definition_params(const ScheduleDefinition& d, TimePoint now) {
-  return {d.id,
-          d.spec,
-          d.time_zone,
-          d.job,
-          d.payload.dump(),
-          d.deadline ? std::optional(std::to_string(d.deadline->count())) : std::nullopt,
-          d.catch_up,
-          std::to_string(to_unix_micros(now))};
-}
 
 }  // namespace
 
@@ -100,15 +58,7 @@ ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
   validate(definition);
   const TimePoint now = clock_.now();
   detail::Transaction tx(db_);
-  const pq::Result inserted = pq::exec(
-      native_connection(db_), "cannot add the schedule",
-      "INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,"
-      "    anchor_at, created_at, updated_at)"
-      " VALUES ($1, $2, $3, $4, $5::jsonb, $6::bigint, $7, 1, prescient.at_us($8), prescient.at_us($8),"
-      "         prescient.at_us($8))"
-      " ON CONFLICT (id) DO NOTHING RETURNING id",
-      definition_params(definition, now));
-  if (inserted.rows() == 0) {
+  if (!db::insert_schedule(db_, definition, now)) {
     throw InvalidInput("schedule '" + definition.id + "' exists already (use `prescient cron update`)");
   }
   ScheduleDefinition stored = definition;
@@ -122,8 +72,7 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
   detail::Transaction tx(db_);
   // Read under the row lock: a concurrent update (or the cron check recording an occurrence) waits,
   // so neither change is lost to the other's stale copy of the row.
-  pq::exec(native_connection(db_), "cannot update the schedule",
-           "SELECT 1 FROM prescient.cron_schedule WHERE id = $1 FOR UPDATE", {id});
+  db::lock_schedule(db_, id);
   ScheduleDefinition d = show(id);
   if (changes.spec) d.spec = *changes.spec;
   if (changes.time_zone) d.time_zone = *changes.time_zone;
@@ -133,14 +82,9 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
   if (changes.deadline) d.deadline = changes.deadline;
   validate(d);
   const TimePoint now = clock_.now();
-  const pq::Result updated = pq::exec(
-      native_connection(db_), "cannot update the schedule",
-      "UPDATE prescient.cron_schedule SET spec = $2, time_zone = $3, job = $4, payload = $5::jsonb,"
-      "    deadline_seconds = $6::bigint, catch_up = $7, version = version + 1, updated_at = prescient.at_us($8)"
-      " WHERE id = $1 RETURNING version",
-      definition_params(d, now));
-  if (updated.rows() == 0) throw NotFound("no schedule '" + id + "'");
-  d.version = static_cast<int>(updated.integer(0, 0));
+  const std::optional<int> version = db::update_schedule(db_, d, now);
+  if (!version) throw NotFound("no schedule '" + id + "'");
+  d.version = *version;
   // From the next occurrence on: after now, and never again before what already fired.
   arm(d, std::max(now, d.last_occurrence_at.value_or(now)));
   tx.commit();
@@ -149,40 +93,21 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
 
 void Schedules::remove(const std::string& id, const std::string& by) {
   detail::Transaction tx(db_);
-  const pq::Result deleted = pq::exec(native_connection(db_), "cannot remove the schedule",
-                                      "DELETE FROM prescient.cron_schedule WHERE id = $1 RETURNING id", {id});
-  if (deleted.rows() == 0) throw NotFound("no schedule '" + id + "'");
+  if (!db::delete_schedule(db_, id)) throw NotFound("no schedule '" + id + "'");
   Client(db_, {.clock = &clock_}).cancel_job_key(key_of(id), by);
   tx.commit();
 }
 
-std::vector<ScheduleDefinition> Schedules::list() {
-  return read_schedules(pq::exec(native_connection(db_), "cannot list schedules",
-                                 std::string("SELECT ") + kScheduleColumns +
-                                     " FROM prescient.cron_schedule s"
-                                     " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id"
-                                     " ORDER BY s.id"));
-}
+std::vector<ScheduleDefinition> Schedules::list() { return db::read_schedules(db_, std::nullopt); }
 
 ScheduleDefinition Schedules::show(const std::string& id) {
-  const auto found = read_schedules(pq::exec(native_connection(db_), "cannot read the schedule",
-                                             std::string("SELECT ") + kScheduleColumns +
-                                                 " FROM prescient.cron_schedule s"
-                                                 " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id"
-                                                 " WHERE s.id = $1",
-                                             {id}));
+  const auto found = db::read_schedules(db_, id);
   if (found.empty()) throw NotFound("no schedule '" + id + "'");
   return found.front();
 }
 
 std::vector<Schedules::FiredEvent> Schedules::recent_events(const std::string& id, int limit) {
-  const pq::Result rows = pq::exec(native_connection(db_), "cannot read the schedule's events",
-                                   "SELECT id, prescient.us(occurred_at), prescient.us(emitted_at) FROM prescient.event"
-                                   " WHERE source = $1 ORDER BY occurred_at DESC, seq DESC LIMIT $2",
-                                   {id, std::to_string(limit)});
-  std::vector<FiredEvent> out;
-  for (int r = 0; r < rows.rows(); ++r) out.push_back({rows.text(r, 0), rows.time(r, 1), rows.time(r, 2)});
-  return out;
+  return db::recent_schedule_events(db_, id, limit);
 }
 
 }  // namespace prescient

@@ -7,6 +7,7 @@
 
 #include "core/fnv.hpp"
 #include "db/pq.hpp"
+#include "db/transaction.hpp"
 #include "prescient/clock.hpp"
 #include "db/connection.hpp"
 #include "prescient/database.hpp"
@@ -77,19 +78,14 @@ std::chrono::seconds stored_slot(PGconn* conn) {
 }
 
 void apply(PGconn* conn, const Migration& m, std::chrono::seconds slot) {
-  pq::exec(conn, "cannot begin a transaction", "BEGIN");
-  try {
-    pq::exec(conn, "cannot set the slot", "SELECT set_config('prescient.slot_seconds', $1, true)",
-             {std::to_string(slot.count())});
-    pq::exec(conn, "migration " + std::string(m.name) + " failed", std::string(m.sql));
-    pq::exec(conn, "cannot record migration " + std::string(m.name),
-             "INSERT INTO prescient.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-             {std::to_string(m.version), std::string(m.name), checksum_of(m.sql)});
-    pq::exec(conn, "cannot commit migration " + std::string(m.name), "COMMIT");
-  } catch (...) {
-    PQclear(PQexec(conn, "ROLLBACK"));
-    throw;
-  }
+  detail::Transaction tx(conn);
+  pq::exec(conn, "cannot set the slot", "SELECT set_config('prescient.slot_seconds', $1, true)",
+           {std::to_string(slot.count())});
+  pq::exec(conn, "migration " + std::string(m.name) + " failed", std::string(m.sql));
+  pq::exec(conn, "cannot record migration " + std::string(m.name),
+           "INSERT INTO prescient.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+           {std::to_string(m.version), std::string(m.name), checksum_of(m.sql)});
+  tx.commit();
 }
 
 constexpr const char* kFunctionsTable =
@@ -122,22 +118,17 @@ std::vector<const Migration*> stale_functions(PGconn* conn) {
 // Applies the stale function files in one transaction: a database never runs half of a new set.
 std::vector<std::string> apply_functions(PGconn* conn) {
   std::vector<std::string> applied;
-  pq::exec(conn, "cannot begin a transaction", "BEGIN");
-  try {
-    pq::exec(conn, "cannot prepare the functions table", kFunctionsTable);
-    for (const Migration* f : stale_functions(conn)) {
-      pq::exec(conn, "function file " + std::string(f->name) + " failed", std::string(f->sql));
-      pq::exec(conn, "cannot record function file " + std::string(f->name),
-               "INSERT INTO prescient.schema_functions (name, checksum) VALUES ($1, $2)"
-               " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
-               {std::string(f->name), checksum_of(f->sql)});
-      applied.emplace_back(f->name);
-    }
-    pq::exec(conn, "cannot commit the functions", "COMMIT");
-  } catch (...) {
-    PQclear(PQexec(conn, "ROLLBACK"));
-    throw;
+  detail::Transaction tx(conn);
+  pq::exec(conn, "cannot prepare the functions table", kFunctionsTable);
+  for (const Migration* f : stale_functions(conn)) {
+    pq::exec(conn, "function file " + std::string(f->name) + " failed", std::string(f->sql));
+    pq::exec(conn, "cannot record function file " + std::string(f->name),
+             "INSERT INTO prescient.schema_functions (name, checksum) VALUES ($1, $2)"
+             " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
+             {std::string(f->name), checksum_of(f->sql)});
+    applied.emplace_back(f->name);
   }
+  tx.commit();
   return applied;
 }
 

@@ -8,9 +8,12 @@
 
 namespace prescient::detail {
 
-Transaction::Transaction(soci::session& db) : conn_(native_connection(db)) {
+Transaction::Transaction(soci::session& db, Mode mode) : Transaction(native_connection(db), mode) {}
+
+Transaction::Transaction(PGconn* conn, Mode mode) : conn_(conn) {
   if (PQtransactionStatus(conn_) == PQTRANS_IDLE) {
-    pq::exec(conn_, "cannot begin a transaction", "BEGIN");
+    pq::exec(conn_, "cannot begin a transaction",
+             mode == Mode::read_only_snapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN");
     return;
   }
   // Unique per process, so transactions nested on one session each roll back to their own savepoint.

@@ -15,7 +15,14 @@ namespace prescient::detail {
 
 class Transaction {
  public:
-  explicit Transaction(soci::session& db);
+  enum class Mode {
+    read_write,
+    // One repeatable-read snapshot, read only: figures read in it add up. (Joining a caller's
+    // transaction, it takes the caller's isolation.)
+    read_only_snapshot,
+  };
+  explicit Transaction(soci::session& db, Mode mode = Mode::read_write);
+  explicit Transaction(PGconn* conn, Mode mode = Mode::read_write);
   ~Transaction();
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;

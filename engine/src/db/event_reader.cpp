@@ -1,5 +1,7 @@
 #include "prescient/events.hpp"
 
+#include <sys/select.h>
+
 #include "db/pq.hpp"
 #include "db/connection.hpp"
 #include "prescient/database.hpp"
@@ -62,6 +64,26 @@ std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::op
               .tx = rows.text(r, 7)};
   }
   return out;
+}
+
+void EventReader::listen() {
+  pq::exec(native_connection(db_), "cannot listen for events", "LISTEN prescient_event");
+}
+
+void EventReader::wait(std::chrono::milliseconds timeout) {
+  PGconn* conn = native_connection(db_);
+  const int socket = PQsocket(conn);
+  if (socket < 0) throw DatabaseError("the connection is closed");
+  fd_set readable;
+  FD_ZERO(&readable);
+  FD_SET(socket, &readable);
+  timeval tv{.tv_sec = static_cast<time_t>(timeout.count() / 1000),
+             .tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  ::select(socket + 1, &readable, nullptr, nullptr, &tv);
+  if (PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK) {
+    throw DatabaseError("lost the connection: " + one_line(PQerrorMessage(conn)));
+  }
+  while (PGnotify* n = PQnotifies(conn)) PQfreemem(n);
 }
 
 }  // namespace prescient

@@ -3,6 +3,7 @@
 #include <soci/soci.h>
 
 #include "db/pq.hpp"
+#include "db/transaction.hpp"
 #include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/slot_grid.hpp"
@@ -14,8 +15,8 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead) {
   QueueStats stats;
   stats.now = now;
   PGconn* conn = native_connection(db);
-  pq::exec(conn, "cannot read the statistics", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  try {
+  detail::Transaction snapshot(db, detail::Transaction::Mode::read_only_snapshot);
+  {
     const Settings settings = read_settings(db);
     const SlotGrid grid = settings.grid();
     stats.current_slot = grid.floor(now);
@@ -78,15 +79,29 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead) {
         "   AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = h.id)",
         {us(now)});
     stats.dead_letters = dead.integer(0, 0);
-    pq::exec(conn, "cannot end the statistics transaction", "COMMIT");
-  } catch (...) {
-    try {
-      pq::exec(conn, "cannot roll back", "ROLLBACK");
-    } catch (...) {
-    }
-    throw;
   }
+  snapshot.commit();
   return stats;
+}
+
+PendingByHorizon pending_by_horizon(soci::session& db, TimePoint now) {
+  const SlotGrid grid = read_settings(db).grid();
+  const TimePoint slot = grid.floor(now);
+  const pq::Result row = pq::exec(
+      native_connection(db), "cannot count pending checks",
+      "SELECT count(*) FILTER (WHERE next_check_at < prescient.at_us($1)),"
+      "       count(*) FILTER (WHERE next_check_at = prescient.at_us($1)),"
+      "       count(*) FILTER (WHERE next_check_at > prescient.at_us($1) AND next_check_at <= prescient.at_us($2)),"
+      "       count(*) FILTER (WHERE next_check_at > prescient.at_us($2) AND next_check_at <= prescient.at_us($3)),"
+      "       count(*) FILTER (WHERE next_check_at > prescient.at_us($3))"
+      "  FROM prescient.future_job WHERE next_check_at <= prescient.at_us($4)",
+      {pq::micros(slot), pq::micros(slot + std::chrono::hours{1}), pq::micros(slot + std::chrono::days{1}),
+       pq::micros(slot + std::chrono::days{7})});
+  return {.overdue = row.integer(0, 0),
+          .due = row.integer(0, 1),
+          .next_hour = row.integer(0, 2),
+          .next_day = row.integer(0, 3),
+          .next_week = row.integer(0, 4)};
 }
 
 }  // namespace prescient

@@ -1,0 +1,48 @@
+#include "db/retention.hpp"
+
+#include "db/connection.hpp"
+#include "db/pq.hpp"
+
+namespace prescient::db {
+
+int create_history_partitions(soci::session& db, TimePoint now) {
+  return static_cast<int>(pq::exec(native_connection(db), "cannot create history partitions",
+                                   "SELECT prescient.ensure_history_partitions(prescient.at_us($1))",
+                                   {pq::micros(now)})
+                              .integer(0, 0));
+}
+
+std::vector<std::string> history_months_before(soci::session& db, TimePoint before) {
+  const pq::Result months = pq::exec(native_connection(db), "cannot list history partitions",
+                                     "SELECT name FROM prescient.history_partitions()"
+                                     " WHERE ends_at <= prescient.at_us($1) ORDER BY starts_at",
+                                     {pq::micros(before)});
+  std::vector<std::string> names;
+  for (int m = 0; m < months.rows(); ++m) names.push_back(months.text(m, 0));
+  return names;
+}
+
+std::int64_t drop_history_partition(soci::session& db, const std::string& name) {
+  return pq::exec(native_connection(db), "cannot drop history partition " + name,
+                  "SELECT prescient.drop_history_partition($1)", {name})
+      .integer(0, 0);
+}
+
+std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit) {
+  return pq::exec(native_connection(db), "cannot purge history",
+                  "SELECT prescient.purge_history_rows(prescient.at_us($1), $2)",
+                  {pq::micros(before), std::to_string(limit)})
+      .integer(0, 0);
+}
+
+std::int64_t purge_events(soci::session& db, TimePoint before, int limit) {
+  return pq::exec(native_connection(db), "cannot purge events",
+                  "WITH gone AS (DELETE FROM prescient.event WHERE seq IN ("
+                  "  SELECT seq FROM prescient.event WHERE emitted_at < prescient.at_us($1) LIMIT $2)"
+                  "  RETURNING 1)"
+                  " SELECT count(*) FROM gone",
+                  {pq::micros(before), std::to_string(limit)})
+      .integer(0, 0);
+}
+
+}  // namespace prescient::db

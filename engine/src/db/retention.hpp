@@ -1,0 +1,28 @@
+#pragma once
+// Internal: the statements of retention and of its upkeep (the functions they call are in
+// sql/functions/080_history_partitions.sql). The policy (whole months first, then batches; retrying a
+// busy partition) is ops/retention.cpp's.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "prescient/time.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace prescient::db {
+
+// Makes the monthly history partitions from now's month through three months later; how many it made.
+int create_history_partitions(soci::session& db, TimePoint now);
+// The monthly history partitions that end at or before `before`, oldest first.
+std::vector<std::string> history_months_before(soci::session& db, TimePoint before);
+// Drops one monthly partition; how many rows it held. Fails with SQLSTATE 55P03 when its lock is busy.
+std::int64_t drop_history_partition(soci::session& db, const std::string& name);
+// One batch: deletes up to `limit` history rows finished before `before`; how many went.
+std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit);
+// One batch: deletes up to `limit` events emitted before `before`; how many went.
+std::int64_t purge_events(soci::session& db, TimePoint before, int limit);
+
+}  // namespace prescient::db

@@ -1,0 +1,23 @@
+#pragma once
+// Internal: the `sql` job class's one statement (jobs/sql_job.cpp), through its entry point
+// prescient.call_check_function (sql/functions/070_sql_class.sql), which resolves the function's name
+// without it ever becoming SQL text.
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "prescient/time.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace prescient::db {
+
+// Calls `function` (schema.name) with (entity_key, payload, check_count) in a short transaction of its own
+// on `db`, bounded by `timeout` (statement_timeout); its answer: the next time, or nothing (done).
+std::optional<TimePoint> call_check_function(soci::session& db, const std::string& function,
+                                             const std::string& entity_key, const std::string& payload,
+                                             int check_count, std::chrono::milliseconds timeout);
+
+}  // namespace prescient::db

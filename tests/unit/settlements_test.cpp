@@ -98,3 +98,139 @@ TEST_CASE("shard specs parse I/N and own their slots round-robin") {
     CHECK_THROWS_WITH(parse_shard(bad), Catch::Contains(std::string("'") + bad + "'"));
   }
 }
+
+namespace {
+
+using detail::Judging;
+using detail::UnitResult;
+using detail::WorkUnit;
+
+// A batch of checks due at 13:15 on a 15-minute grid, judged at 13:20 (a late run: never back before 13:30).
+struct Batch {
+  const SlotGrid grid{900s};
+  const TimePoint slot = parse_time("2026-11-21T13:15:00Z");
+  std::vector<Check> checks;
+  std::vector<WorkUnit> units;
+  std::vector<UnitResult> results;
+  std::vector<GuardLimits> limits;
+
+  // One unit of `count` checks (a group when count > 1), answering `result`.
+  void add(std::size_t count, UnitResult result) {
+    units.push_back({.job = "j", .first = checks.size(), .count = count, .grouped = count > 1});
+    for (std::size_t k = 0; k < count; ++k) {
+      checks.push_back({.id = static_cast<std::int64_t>(checks.size() + 1), .job = "j", .slot = slot,
+                        .check_count = 2});
+    }
+    results.push_back(std::move(result));
+    limits.push_back({});
+  }
+  std::vector<SettleItem> settle() {
+    return detail::settlements_of(checks, units, results, limits,
+                                  Judging{.grid = grid, .earliest = parse_time("2026-11-21T13:30:00Z")});
+  }
+};
+
+JobResult answer(std::optional<TimePoint> next, std::vector<Event> events = {}) {
+  return {.next = next, .events = std::move(events)};
+}
+
+}  // namespace
+
+TEST_CASE("settlements: event ids, sources and times default from the check; a late reschedule is clamped") {
+  Batch b;
+  b.add(1, {.ran = true, .results = {answer(std::nullopt, {{.type = "a"}, {.type = "b"}, {.type = "c", .id = "mine"}})}});
+  b.add(1, {.ran = true, .results = {answer(parse_time("2026-11-21T13:16:00Z"))}});  // before 13:30: clamped
+  const auto items = b.settle();
+  REQUIRE(items.size() == 2);
+  REQUIRE(items[0].events.size() == 3);
+  CHECK(items[0].events[0].id == "1-3");    // check 1 ran its third time
+  CHECK(items[0].events[1].id == "1-3-1");  // the second event of that run
+  CHECK(items[0].events[2].id == "mine");
+  CHECK(items[0].events[0].source == "1");
+  CHECK(items[0].events[0].occurred_at == b.slot);
+  CHECK(items[0].events[0].payload == "{}");
+  CHECK(items[1].settlement.kind == Kind::reschedule);
+  CHECK(format_time(items[1].settlement.next_check_at) == "2026-11-21T13:30:00Z");
+}
+
+TEST_CASE("settlements: a failed unit fails all its checks; units not reached are not settled") {
+  Batch b;
+  b.add(3, {.ran = true, .failed = true, .error = "upstream down"});
+  b.add(1, {.ran = false});  // past the batch's deadline, or after a timeout: stays due
+  const auto items = b.settle();
+  REQUIRE(items.size() == 3);
+  for (const SettleItem& item : items) {
+    CHECK(item.settlement.kind == Kind::retry);
+    CHECK(item.settlement.last_error == "upstream down");
+    CHECK(item.settlement.attempts == 1);
+  }
+}
+
+TEST_CASE("settlements: what cannot be stored fails its own check, and only it") {
+  struct Row {
+    const char* label;
+    JobResult answer;
+    std::vector<BufferedWrite> writes;
+    const char* error;  // nullptr: settled as answered
+  };
+  const Row rows[] = {
+      {"a fine event", answer(std::nullopt, {{.type = "ok"}}), {}, nullptr},
+      {"an empty type", answer(std::nullopt, {{.type = ""}}), {}, "event 1 has an empty type"},
+      {"an id that is not UTF-8", answer(std::nullopt, {{.type = "t", .id = "x\xff"}}), {}, "event 1's id is not valid UTF-8"},
+      {"a NUL in the payload", answer(std::nullopt, {{.type = "t", .payload = {{"s", std::string("a\0b", 3)}}}}), {},
+       "event 1: a string of the payload contains a NUL byte"},
+      {"a time beyond 9999", answer(std::nullopt, {{.type = "t", .occurred_at = from_unix_micros(20000LL * 365 * 86400 * 1000000)}}),
+       {}, "outside the years 1 to 9999"},
+      {"a write without SQL", answer(std::nullopt), {{.sql = " "}}, "buffered write 1 has no SQL"},
+      {"a write with a NUL parameter", answer(std::nullopt), {{.sql = "SELECT $1", .params = {std::string("a\0b", 3)}}},
+       "buffered write 1: parameter $1 contains a NUL byte"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.label);
+    Batch b;
+    b.add(1, {.ran = true, .results = {answer(std::nullopt)}});  // a good neighbour
+    b.add(1, {.ran = true, .results = {row.answer}, .writes = row.writes});
+    const auto items = b.settle();
+    REQUIRE(items.size() == 2);
+    CHECK(items[0].settlement.outcome == Outcome::done);
+    if (row.error == nullptr) {
+      CHECK(items[1].settlement.outcome == Outcome::done);
+      continue;
+    }
+    CHECK(items[1].settlement.kind == Kind::retry);
+    CHECK_THAT(items[1].settlement.last_error.value_or(""), Catch::Contains(row.error));
+    CHECK(items[1].events.empty());
+    CHECK(items[1].writes.empty());
+  }
+}
+
+TEST_CASE("settlements: a group's writes settle with its first check; types and sources are made storable") {
+  Batch b;
+  b.add(2, {.ran = true,
+            .results = {answer(std::nullopt, {{.type = "bad\xff", .source = "s\xfe"}}), answer(std::nullopt)},
+            .writes = {{.sql = "SELECT 1"}}});
+  const auto items = b.settle();
+  REQUIRE(items.size() == 2);
+  CHECK(items[0].writes.size() == 1);
+  CHECK(items[1].writes.empty());
+  CHECK(items[0].events.at(0).type == "bad\xEF\xBF\xBD");
+  CHECK(items[0].events.at(0).source == "s\xEF\xBF\xBD");
+}
+
+TEST_CASE("tally counts settled checks by what became of them") {
+  std::vector<SettleItem> items(6);
+  items[0].settlement = {.kind = Kind::finish, .outcome = Outcome::done};
+  items[1].settlement = {.kind = Kind::finish, .outcome = Outcome::failed};
+  items[2].settlement = {.kind = Kind::finish, .outcome = Outcome::guard_past};
+  items[3].settlement = {.kind = Kind::finish, .outcome = Outcome::guard_horizon};
+  items[4].settlement = {.kind = Kind::reschedule};
+  items[5].settlement = {.kind = Kind::retry};
+  SlotReport report;
+  tally(items, 7, report);
+  CHECK(report.done == 1);
+  CHECK(report.failed == 1);
+  CHECK(report.guarded == 2);
+  CHECK(report.rescheduled == 1);
+  CHECK(report.retried == 1);
+  CHECK(report.events == 7);
+}

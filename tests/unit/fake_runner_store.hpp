@@ -1,0 +1,139 @@
+#pragma once
+// An in-memory RunnerStore for the worker's unit tests. It behaves as PostgreSQL does where the worker
+// depends on it: a claim takes due rows no other claim holds, a settle statement fails whole (nothing of
+// it applies) when one item is refused, savepoints undo what followed them, and only a commit applies
+// settlements. Refusals are injected like the rules another tool adds to the real tables: an event of
+// type "poison" is refused (a constraint on prescient.event), and so is any settlement of the ids in
+// `refused_ids` (a constraint on the row itself). The slow path's leases are not modelled.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "prescient/errors.hpp"
+#include "runner/runner_store.hpp"
+
+namespace prescient::testing {
+
+class FakeRunnerStore final : public RunnerStore {
+ public:
+  // The world, set up by the test.
+  std::vector<Check> due;                          // pending checks; Check::slot is when each is due
+  std::map<std::int64_t, std::string> unreadable;  // ids whose payload cannot be read, and why
+  std::set<std::int64_t> refused_ids;              // any settlement of these is refused (SQLSTATE 23514)
+  std::string server_failure;                      // when set, every settle fails with this SQLSTATE
+
+  // What the worker did.
+  std::vector<SettleItem> committed;
+  std::vector<Exclusions> claims;  // what each claim left out
+  int settle_statements = 0, commits = 0, rollbacks = 0;
+
+  void begin() override {
+    open_ = true;
+    pending_.clear();
+    savepoints_.clear();
+  }
+  void commit() override {
+    for (const SettleItem& item : pending_) apply(item);
+    committed.insert(committed.end(), pending_.begin(), pending_.end());
+    ++commits;
+    end();
+  }
+  void rollback() noexcept override {
+    if (!open_) return;
+    ++rollbacks;
+    end();
+  }
+  void savepoint(const std::string& name) override { savepoints_.push_back({name, pending_.size()}); }
+  void rollback_to(const std::string& name) override { pending_.resize(find(name).size); }
+  void release_savepoint(const std::string& name) override {
+    const Savepoint target = find(name);
+    while (savepoints_.back().name != target.name) savepoints_.pop_back();
+    savepoints_.pop_back();
+  }
+
+  Claimed claim_due(TimePoint slot, TimePoint, int limit, const Exclusions& excluded) override {
+    claims.push_back(excluded);
+    Claimed out;
+    for (const Check& c : due) {
+      if (static_cast<int>(out.checks.size() + out.unreadable.size()) == limit) break;
+      const bool left_out = c.slot != slot || claimed_.contains(c.id) || c.group_key ||
+                            std::ranges::count(excluded.ids, c.id) > 0 || std::ranges::count(excluded.jobs, c.job) > 0;
+      if (left_out) continue;
+      claimed_.insert(c.id);
+      if (const auto why = unreadable.find(c.id); why != unreadable.end()) {
+        out.unreadable.emplace_back(c, why->second);
+      } else {
+        out.checks.push_back(c);
+      }
+    }
+    return out;
+  }
+  Claimed claim_due_groups(TimePoint, int, const Exclusions&) override { return {}; }
+
+  std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem>) override { return {}; }
+  Settled settle(std::span<const SettleItem> items, const std::string&, TimePoint, std::optional<std::int64_t>) override {
+    ++settle_statements;
+    if (!server_failure.empty()) throw DatabaseError("cannot settle checks: the server failed", server_failure);
+    Settled settled;
+    for (const SettleItem& item : items) {
+      const bool poisoned = std::ranges::any_of(item.events, [](const EventRecord& e) { return e.type == "poison"; });
+      if (poisoned || refused_ids.contains(item.id)) {
+        throw DatabaseError("cannot settle checks: new row violates check constraint \"no_poison\"", "23514");
+      }
+      settled.events += static_cast<std::int64_t>(item.events.size());
+    }
+    pending_.insert(pending_.end(), items.begin(), items.end());
+    settled.checks = static_cast<std::int64_t>(items.size());
+    return settled;
+  }
+
+  std::int64_t lease(std::span<const std::int64_t>, const std::string&, TimePoint) override { return 1; }
+  std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t, TimePoint) override {
+    return {ids.begin(), ids.end()};
+  }
+  void release(std::span<const std::int64_t>, std::int64_t) override {}
+
+  const Check* pending_check(std::int64_t id) const {
+    const auto it = std::ranges::find_if(due, [&](const Check& c) { return c.id == id; });
+    return it == due.end() ? nullptr : &*it;
+  }
+
+ private:
+  struct Savepoint {
+    std::string name;
+    std::size_t size;
+  };
+  Savepoint find(const std::string& name) const {
+    for (auto it = savepoints_.rbegin(); it != savepoints_.rend(); ++it) {
+      if (it->name == name) return *it;
+    }
+    throw DatabaseError("no savepoint " + name, "3B001");
+  }
+  // A settled check leaves `due` when finished, or is due again at its next time.
+  void apply(const SettleItem& item) {
+    const auto it = std::ranges::find_if(due, [&](const Check& c) { return c.id == item.id; });
+    if (it == due.end()) return;
+    if (item.settlement.kind == Settlement::Kind::finish) {
+      due.erase(it);
+      return;
+    }
+    it->slot = item.settlement.next_check_at;
+    it->check_count = item.settlement.check_count;
+    it->attempts = item.settlement.attempts;
+  }
+  void end() {
+    open_ = false;
+    pending_.clear();
+    savepoints_.clear();
+    claimed_.clear();
+  }
+
+  bool open_ = false;
+  std::vector<SettleItem> pending_;  // settled in the open transaction, applied at commit
+  std::vector<Savepoint> savepoints_;
+  std::set<std::int64_t> claimed_;
+};
+
+}  // namespace prescient::testing

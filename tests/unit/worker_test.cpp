@@ -1,0 +1,177 @@
+// The worker's logic without a database: claim, run, judge, settle, and the isolation of a check the
+// database refuses, driven through an in-memory store in milliseconds. (The same behaviour against
+// PostgreSQL: tests/db/isolation_test.cpp, runner_test.cpp.)
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "fake_runner_store.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/time_text.hpp"
+#include "run_log.hpp"
+#include "runner/abandoned_jobs.hpp"
+#include "runner/worker.hpp"
+
+using namespace prescient;
+using namespace std::chrono_literals;
+using prescient::testing::FakeRunnerStore;
+using prescient::testing::RunLog;
+
+namespace {
+
+// Emits payload.emit as an event type when there is one, sleeps payload.sleep_ms; then done.
+class Emitter final : public JobExec {
+ public:
+  explicit Emitter(RunLog& runs) : runs_(runs) {}
+  JobResult run(const Check& check, JobContext&) override {
+    runs_.record(check.id);
+    if (check.payload.contains("sleep_ms")) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(check.payload["sleep_ms"].get<int>()));
+    }
+    JobResult result;
+    if (check.payload.contains("emit")) result.events.push_back({.type = check.payload["emit"].get<std::string>()});
+    return result;
+  }
+
+ private:
+  RunLog& runs_;
+};
+
+struct Fixture {
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  ManualClock clock{slot};
+  Settings settings;  // a 1-minute grid, 5 attempts
+  RunLog runs;
+  Registry registry;
+  RunnerOptions options{.runner_id = "w", .batch_size = 100};
+  FakeRunnerStore* store = nullptr;  // owned by the worker: valid while it lives
+
+  Fixture() {
+    registry.add("emitter", [this] { return std::make_unique<Emitter>(runs); });
+  }
+
+  std::unique_ptr<Worker> worker(FakeRunnerStore& setup) {
+    auto owned = std::make_unique<FakeRunnerStore>(std::move(setup));
+    store = owned.get();
+    return std::make_unique<Worker>(options, registry, clock, settings, std::move(owned));
+  }
+
+  Check check(std::int64_t id, nlohmann::json payload = nlohmann::json::object()) const {
+    return {.id = id, .job = "emitter", .entity_name = "e", .entity_key = std::to_string(id),
+            .payload = std::move(payload), .first_check_at = slot, .slot = slot};
+  }
+
+  const SettleItem& settled(std::int64_t id) const {
+    const auto it = std::ranges::find_if(store->committed, [&](const SettleItem& i) { return i.id == id; });
+    REQUIRE(it != store->committed.end());
+    return *it;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("worker: a batch settles in one statement and one commit when nothing is refused") {
+  Fixture f;
+  FakeRunnerStore setup;
+  for (int i = 1; i <= 10; ++i) setup.due.push_back(f.check(i, {{"emit", "fine"}}));
+  auto worker = f.worker(setup);
+  const SlotReport r = worker->drain(f.slot);
+  CHECK(r.claimed == 10);
+  CHECK(r.done == 10);
+  CHECK(r.events == 10);
+  CHECK(f.store->settle_statements == 1);
+  CHECK(f.store->commits == 1);
+  CHECK(f.store->due.empty());
+  // Event ids are deterministic: <check id>-<check count after the run>.
+  CHECK(f.settled(7).events.at(0).id == "7-1");
+}
+
+TEST_CASE("worker: refused items are found by halves; the others settle in the same transaction") {
+  Fixture f;
+  FakeRunnerStore setup;
+  for (int i = 1; i <= 40; ++i) setup.due.push_back(f.check(i, {{"emit", i == 3 || i == 17 || i == 18 ? "poison" : "fine"}}));
+  auto worker = f.worker(setup);
+  const SlotReport r = worker->drain(f.slot);
+  CHECK(r.done == 37);
+  CHECK(r.retried == 3);
+  CHECK(r.events == 37);
+  CHECK(f.store->commits == 1);  // one claim, one transaction: the culprits did not cost the others a rerun
+  for (int i = 1; i <= 40; ++i) CHECK(f.runs.of(i) == 1);
+  for (const std::int64_t culprit : {3, 17, 18}) {
+    const Settlement& s = f.settled(culprit).settlement;
+    CHECK(s.kind == Settlement::Kind::retry);
+    CHECK(s.attempts == 1);
+    CHECK_THAT(s.last_error.value_or(""), Catch::Contains("the database refused its settlement") &&
+                                              Catch::Contains("no_poison") && Catch::Contains("23514"));
+    CHECK(f.settled(culprit).events.empty());
+  }
+  // The whole batch once, then halves: about 2 log2(40) statements more, not one per check.
+  CHECK(f.store->settle_statements <= 1 + 2 * 6 * 3);
+}
+
+TEST_CASE("worker: a failure of the server fails the batch; nothing settles, the rows stay due") {
+  Fixture f;
+  FakeRunnerStore setup;
+  for (int i = 1; i <= 5; ++i) setup.due.push_back(f.check(i));
+  setup.server_failure = "08006";
+  auto worker = f.worker(setup);
+  CHECK_THROWS_AS(worker->drain(f.slot), DatabaseError);
+  CHECK(f.store->committed.empty());
+  CHECK(f.store->rollbacks == 1);
+  CHECK(f.store->settle_statements == 1);  // no halves: a connection failure is nobody's values
+  CHECK(f.store->due.size() == 5);
+}
+
+TEST_CASE("worker: a check refused in any form stays due and is left out of the rest of the drain") {
+  Fixture f;
+  FakeRunnerStore setup;
+  for (int i = 1; i <= 6; ++i) setup.due.push_back(f.check(i));
+  setup.refused_ids = {4};
+  auto worker = f.worker(setup);
+  const SlotReport r = worker->drain(f.slot);
+  CHECK(r.done == 5);
+  CHECK(f.runs.of(4) == 1);  // claimed and run once, then not claimed again in this drain
+  REQUIRE(f.store->pending_check(4) != nullptr);
+  CHECK(f.store->pending_check(4)->attempts == 0);
+  CHECK(f.store->claims.back().ids == std::vector<std::int64_t>{4});
+}
+
+TEST_CASE("worker: a row whose payload cannot be read fails without a run") {
+  Fixture f;
+  FakeRunnerStore setup;
+  for (int i = 1; i <= 3; ++i) setup.due.push_back(f.check(i));
+  setup.unreadable[2] = "its payload cannot be read: number overflow";
+  auto worker = f.worker(setup);
+  const SlotReport r = worker->drain(f.slot);
+  CHECK(r.claimed == 3);
+  CHECK(r.done == 2);
+  CHECK(r.retried == 1);
+  CHECK(f.runs.of(2) == 0);
+  CHECK(f.settled(2).settlement.last_error == "its payload cannot be read: number overflow");
+}
+
+TEST_CASE("worker: past the batch deadline no job starts; the rest is claimed again in later transactions") {
+  Fixture f;
+  f.options.batch_deadline = 120ms;
+  FakeRunnerStore setup;
+  for (int i = 1; i <= 8; ++i) setup.due.push_back(f.check(i, {{"sleep_ms", 50}}));
+  auto worker = f.worker(setup);
+  const SlotReport r = worker->drain(f.slot);
+  CHECK(r.done == 8);
+  CHECK(f.store->commits >= 2);  // each transaction held its rows for about the deadline, not for all 8 jobs
+  for (int i = 1; i <= 8; ++i) CHECK(f.runs.of(i) == 1);
+}
+
+TEST_CASE("worker: a class with too many abandoned jobs is left out of its claims") {
+  Fixture f;
+  f.options.max_abandoned_per_class = 1;
+  detail::AbandonedJobs::process().add("stuck");
+  FakeRunnerStore setup;
+  setup.due.push_back(f.check(1));
+  auto worker = f.worker(setup);
+  worker->drain(f.slot);
+  detail::AbandonedJobs::process().remove("stuck");
+  REQUIRE_FALSE(f.store->claims.empty());
+  CHECK(f.store->claims.front().jobs == std::vector<std::string>{"stuck"});
+}

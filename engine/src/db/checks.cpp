@@ -1,6 +1,7 @@
 // Checks: reading pending checks and their history with optional filters, and reviving a failed one.
 #include <nlohmann/json.hpp>
 
+#include "db/check_columns.hpp"
 #include "db/pq.hpp"
 #include "db/connection.hpp"
 #include "prescient/errors.hpp"
@@ -46,7 +47,8 @@ class Conditions {
   pq::Params params_;
 };
 
-// The CheckFields columns, in the order read_check_fields reads them; both tables have them.
+// The CheckFields columns, in the order read_check_fields reads them (db/check_columns.hpp first); both
+// tables have them.
 const std::string kCheckFieldColumns =
     "id, job, entity_name, entity_key, job_key, group_key, payload::text, prescient.us(first_check_at),"
     " check_count, attempts, last_error, prescient.us(enqueued_on), enqueued_by";
@@ -58,16 +60,8 @@ const std::string kHistoryColumns =
     ", prescient.us(last_check_at), history_id, prescient.us(finished_at), finished_by, outcome, run_micros";
 
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
-  out.id = rows.integer(r, 0);
-  out.job = rows.text(r, 1);
-  out.entity_name = rows.text(r, 2);
-  out.entity_key = rows.text(r, 3);
-  out.job_key = rows.optional_text(r, 4);
-  out.group_key = rows.optional_text(r, 5);
-  out.payload = readable_payload(rows.text(r, 6));
-  out.first_check_at = rows.time(r, 7);
-  out.check_count = static_cast<int>(rows.integer(r, 8));
-  out.attempts = static_cast<int>(rows.integer(r, 9));
+  db::read_check_columns(rows, r, out);
+  out.payload = readable_payload(rows.text(r, db::kPayloadColumn));
   out.last_error = rows.optional_text(r, 10);
   out.enqueued_on = rows.time(r, 11);
   out.enqueued_by = rows.text(r, 12);

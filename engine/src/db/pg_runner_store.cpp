@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 
+#include "db/check_columns.hpp"
 #include "db/pq.hpp"
 #include "db/connection.hpp"
 #include "prescient/errors.hpp"
@@ -12,7 +13,7 @@
 namespace prescient {
 namespace {
 
-// What a run needs of a claimed check, read in binary (no text conversion of numbers and times on
+// What a run needs of a claimed check (db/check_columns.hpp), read in binary (no text conversion of numbers and times on
 // either side). Its slot is not read: the claim asks for next_check_at = the slot.
 const std::string kClaimColumns =
     "id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, check_count, attempts";
@@ -24,18 +25,10 @@ RunnerStore::Claimed checks_from(const pq::Result& rows, TimePoint slot) {
   out.checks.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     Check c;
-    c.id = rows.integer(r, 0);
-    c.job = rows.text(r, 1);
-    c.entity_name = rows.text(r, 2);
-    c.entity_key = rows.text(r, 3);
-    c.job_key = rows.optional_text(r, 4);
-    c.group_key = rows.optional_text(r, 5);
-    c.first_check_at = rows.time(r, 7);
+    db::read_check_columns(rows, r, c);
     c.slot = slot;
-    c.check_count = static_cast<int>(rows.integer(r, 8));
-    c.attempts = static_cast<int>(rows.integer(r, 9));
     try {
-      c.payload = nlohmann::json::parse(rows.text(r, 6));
+      c.payload = nlohmann::json::parse(rows.text(r, db::kPayloadColumn));
       out.checks.push_back(std::move(c));
     } catch (const nlohmann::json::exception& e) {
       out.unreadable.emplace_back(std::move(c), std::string("its payload cannot be read: ") + e.what());

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "core/text_rules.hpp"
 #include "check_options.hpp"
 #include "db/connection.hpp"
 #include "prescient/database.hpp"

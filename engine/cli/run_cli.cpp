@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "core/text_rules.hpp"
 #include "command.hpp"
 #include "db/connection.hpp"
 #include "prescient/database.hpp"

@@ -111,4 +111,23 @@ nlohmann::json readable_payload(const std::string& stored) {
   }
 }
 
+std::string one_line(std::string_view message) {
+  std::string out;
+  bool pending_break = false;
+  for (const char c : message) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      pending_break = !out.empty();
+      continue;
+    }
+    if (pending_break) {
+      out += "; ";
+      pending_break = false;
+    }
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
 }  // namespace prescient

@@ -19,6 +19,10 @@ inline constexpr std::size_t kMaxErrorBytes = 4096;
 
 bool valid_utf8(std::string_view text);
 
+// A message (a server's error, an exception's text) flattened to one line, for logs and the CLI's errors:
+// line breaks and tabs become "; ", runs of spaces one space.
+std::string one_line(std::string_view message);
+
 // Text a job hands back (an error message, an event's type or source), made storable instead of refused:
 // every byte that is not part of valid UTF-8, and every NUL, becomes U+FFFD (visibly), and a text longer
 // than max_bytes is cut at a character boundary and ends with "…[cut: N bytes in all]". The result is

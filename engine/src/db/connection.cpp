@@ -1,5 +1,7 @@
 #include "db/connection.hpp"
 
+#include "core/text_rules.hpp"
+
 #include "prescient/database.hpp"
 
 #include <soci/postgresql/soci-postgresql.h>
@@ -79,33 +81,16 @@ std::string resolve_database_url(const std::optional<std::string>& flag) {
   return "";
 }
 
-std::string one_line(std::string_view message) {
-  constexpr std::string_view kSociPrefix = "Cannot establish connection to the database.";
-  if (message.starts_with(kSociPrefix)) message.remove_prefix(kSociPrefix.size());
-  std::string out;
-  bool pending_break = false;
-  for (const char c : message) {
-    if (c == '\n' || c == '\r' || c == '\t') {
-      pending_break = !out.empty();
-      continue;
-    }
-    if (pending_break) {
-      out += "; ";
-      pending_break = false;
-    }
-    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
-    out += c;
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
-  return out;
-}
-
 std::unique_ptr<soci::session> connect(const std::string& url) {
   std::unique_ptr<soci::session> db;
   try {
     db = std::make_unique<soci::session>(soci::postgresql, soci_connect_string(url));
   } catch (const soci::soci_error& e) {
-    throw DatabaseError("cannot connect to PostgreSQL: " + one_line(e.what()));
+    // SOCI puts a sentence of its own before libpq's message, which says it better.
+    constexpr std::string_view kSociPrefix = "Cannot establish connection to the database.";
+    std::string_view message = e.what();
+    if (message.starts_with(kSociPrefix)) message.remove_prefix(kSociPrefix.size());
+    throw DatabaseError("cannot connect to PostgreSQL: " + one_line(message));
   }
   PQsetNoticeProcessor(native_connection(*db), &log_notice, nullptr);
   return db;

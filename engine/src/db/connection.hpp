@@ -20,7 +20,4 @@ std::string soci_connect_string(const std::string& url);
 // The libpq connection under a SOCI session.
 PGconn* native_connection(soci::session& db);
 
-// A libpq message or SOCI error flattened to one line.
-std::string one_line(std::string_view message);
-
 }  // namespace prescient

@@ -1,3 +1,4 @@
+#include "core/text_rules.hpp"
 #include "db/pq.hpp"
 
 #include <algorithm>

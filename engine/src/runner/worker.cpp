@@ -7,7 +7,6 @@
 #include <set>
 
 #include "core/text_rules.hpp"
-#include "db/connection.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/abandoned_jobs.hpp"

@@ -69,17 +69,77 @@ TEST_CASE("cron next: known answers") {
       {"@weekly", "UTC", "2026-11-21T10:05:00Z", {"2026-11-22T00:00:00Z", "2026-11-29T00:00:00Z"}},
       {"@monthly", "UTC", "2026-11-21T10:05:00Z", {"2026-12-01T00:00:00Z"}},
       {"@yearly", "UTC", "2026-11-21T10:05:00Z", {"2027-01-01T00:00:00Z"}},
-      // Europe/Berlin, spring forward 2026-03-29 02:00 CET -> 03:00 CEST: 02:30 does not exist and fires
-      // at the first instant after the gap; fall back 2026-10-25 03:00 CEST -> 02:00 CET: 02:30 happens
-      // twice and fires once, at the first.
-      {"30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", {"2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.spec << " in " << c.zone << " after " << c.from);
+    CHECK(firings(c.spec, c.zone, c.from, static_cast<int>(c.expected.size())) == c.expected);
+  }
+}
+
+// cronie's rule (man 8 cron), both directions, in zones with 1-hour, 30-minute and 45-minute-offset
+// shifts and one that skips midnight. Real-time specs (`*` first in minute or hour) fire at every instant
+// whose wall time matches; fixed-time specs fire once, skipped times at the first instant after the gap.
+TEST_CASE("cron next through DST: real-time cadence for * specs, fixed times once") {
+  struct Case {
+    const char* spec;
+    const char* zone;
+    const char* from;
+    Times expected;
+  };
+  const Case cases[] = {
+      // America/New_York: fall back 2026-11-01 02:00 EDT -> 01:00 EST (06:00Z); spring forward
+      // 2026-03-08 02:00 EST -> 03:00 EDT (07:00Z).
+      // 01:45 EDT, then 01:00-01:45 EST, then 02:00 EST: no gap in the quarter hours.
+      {"*/15 * * * *", "America/New_York", "2026-11-01T05:30:00Z",
+       {"2026-11-01T05:45:00Z", "2026-11-01T06:00:00Z", "2026-11-01T06:15:00Z", "2026-11-01T06:30:00Z",
+        "2026-11-01T06:45:00Z", "2026-11-01T07:00:00Z"}},
+      {"0 * * * *", "America/New_York", "2026-11-01T04:30:00Z",  // both 01:00s
+       {"2026-11-01T05:00:00Z", "2026-11-01T06:00:00Z", "2026-11-01T07:00:00Z"}},
+      {"30 1 * * *", "America/New_York", "2026-10-31T12:00:00Z",  // fixed: the first 01:30 only
+       {"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}},
+      {"*/15 * * * *", "America/New_York", "2026-03-08T06:30:00Z",  // 02:00-02:45 do not exist
+       {"2026-03-08T06:45:00Z", "2026-03-08T07:00:00Z", "2026-03-08T07:15:00Z"}},
+      {"0 * * * *", "America/New_York", "2026-03-08T05:30:00Z",
+       {"2026-03-08T06:00:00Z", "2026-03-08T07:00:00Z", "2026-03-08T08:00:00Z"}},
+      {"30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z",  // fixed: at 03:00 EDT, after the gap
+       {"2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z"}},
+      // Europe/Berlin: fall back 2026-10-25 03:00 CEST -> 02:00 CET (01:00Z); spring forward 2026-03-29
+      // 02:00 CET -> 03:00 CEST (01:00Z).
+      {"0 * * * *", "Europe/Berlin", "2026-10-24T23:30:00Z",  // 02:00 CEST, 02:00 CET, 03:00 CET
+       {"2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", "2026-10-25T02:00:00Z"}},
       {"30 2 * * *", "Europe/Berlin", "2026-10-24T12:00:00Z", {"2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"}},
-      {"0 * * * *", "Europe/Berlin", "2026-10-24T23:30:00Z",
-       {"2026-10-25T00:00:00Z", "2026-10-25T02:00:00Z", "2026-10-25T03:00:00Z"}},
+      {"0 * * * *", "Europe/Berlin", "2026-03-28T23:30:00Z",  // 01:00 CET, 03:00 CEST: 02:00 does not exist
+       {"2026-03-29T00:00:00Z", "2026-03-29T01:00:00Z", "2026-03-29T02:00:00Z"}},
+      {"30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", {"2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"}},
       {"0 9 * * 1-5", "Europe/Berlin", "2026-03-27T12:00:00Z", {"2026-03-30T07:00:00Z"}},  // 09:00 CEST
-      // America/New_York, spring forward 2026-03-08 02:00 EST -> 03:00 EDT; fall back 2026-11-01 02:00 EDT -> 01:00 EST.
-      {"30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z", {"2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z"}},
-      {"30 1 * * *", "America/New_York", "2026-10-31T12:00:00Z", {"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}},
+      // America/Santiago: spring forward at midnight, 2026-09-06 00:00 -04 -> 01:00 -03 (04:00Z); fall back
+      // 2026-04-05 00:00 -03 -> 23:00 -04 on the 4th (03:00Z).
+      {"0 * * * *", "America/Santiago", "2026-09-06T02:30:00Z",  // 23:00, (no 00:00), 01:00, 02:00
+       {"2026-09-06T03:00:00Z", "2026-09-06T04:00:00Z", "2026-09-06T05:00:00Z"}},
+      {"0 0 * * *", "America/Santiago", "2026-09-05T12:00:00Z",  // fixed: the skipped midnight at 01:00
+       {"2026-09-06T04:00:00Z", "2026-09-07T03:00:00Z"}},
+      {"0 * * * *", "America/Santiago", "2026-04-05T01:30:00Z",  // 23:00 -03, 23:00 -04, 00:00 -04
+       {"2026-04-05T02:00:00Z", "2026-04-05T03:00:00Z", "2026-04-05T04:00:00Z"}},
+      {"0 23 * * *", "America/Santiago", "2026-04-04T12:00:00Z", {"2026-04-05T02:00:00Z", "2026-04-06T03:00:00Z"}},
+      // Australia/Lord_Howe, a 30-minute shift: spring forward 2026-10-04 02:00 +10:30 -> 02:30 +11
+      // (15:30Z on the 3rd); fall back 2026-04-05 02:00 +11 -> 01:30 +10:30 (15:00Z on the 4th).
+      {"*/15 * * * *", "Australia/Lord_Howe", "2026-10-03T15:00:00Z",  // 01:45, (no 02:00, 02:15), 02:30, 02:45
+       {"2026-10-03T15:15:00Z", "2026-10-03T15:30:00Z", "2026-10-03T15:45:00Z"}},
+      {"15 2 * * *", "Australia/Lord_Howe", "2026-10-03T12:00:00Z",  // fixed: at 02:30, after the gap
+       {"2026-10-03T15:30:00Z", "2026-10-04T15:15:00Z"}},
+      {"*/15 * * * *", "Australia/Lord_Howe", "2026-04-04T14:20:00Z",  // 01:30 and 01:45 twice
+       {"2026-04-04T14:30:00Z", "2026-04-04T14:45:00Z", "2026-04-04T15:00:00Z", "2026-04-04T15:15:00Z",
+        "2026-04-04T15:30:00Z"}},
+      {"45 1 * * *", "Australia/Lord_Howe", "2026-04-04T12:00:00Z", {"2026-04-04T14:45:00Z", "2026-04-05T15:15:00Z"}},
+      // Pacific/Chatham, shifts at 02:45/03:45 local: spring forward 2026-09-27 02:45 +12:45 -> 03:45 +13:45
+      // (14:00Z on the 26th); fall back 2026-04-05 03:45 +13:45 -> 02:45 +12:45 (14:00Z on the 4th).
+      {"0 * * * *", "Pacific/Chatham", "2026-09-26T12:30:00Z",  // 02:00, then 04:00: never 03:45
+       {"2026-09-26T13:15:00Z", "2026-09-26T14:15:00Z"}},
+      {"0 3 * * *", "Pacific/Chatham", "2026-09-26T12:00:00Z",  // fixed: at 03:45, after the gap
+       {"2026-09-26T14:00:00Z", "2026-09-27T13:15:00Z"}},
+      {"0 * * * *", "Pacific/Chatham", "2026-04-04T12:30:00Z",  // 03:00 twice, then 04:00
+       {"2026-04-04T13:15:00Z", "2026-04-04T14:15:00Z", "2026-04-04T15:15:00Z"}},
+      {"0 3 * * *", "Pacific/Chatham", "2026-04-04T12:00:00Z", {"2026-04-04T13:15:00Z", "2026-04-05T14:15:00Z"}},
   };
   for (const Case& c : cases) {
     INFO(c.spec << " in " << c.zone << " after " << c.from);

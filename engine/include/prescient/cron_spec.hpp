@@ -28,15 +28,21 @@ class CronSpec {
  public:
   static CronSpec parse(std::string_view text);
 
-  // The first occurrence strictly after `after`, or nothing (an @at in the past). `zone`: local wall
-  // time for field specs (a local time skipped by a spring-forward fires at the first instant after the
-  // gap; a repeated one fires once, at the first of its two instants). `anchor`: for @every.
+  // The first occurrence strictly after `after`, or nothing (an @at in the past). `anchor`: for @every.
+  // Field specs are local wall time in `zone`, through DST as cronie does it (man 8 cron):
+  //  - `*` first in the minute or the hour field (`*/15 * * * *`, `0 * * * *`): real-time cadence. Every
+  //    instant whose wall time matches fires: a repeated local time at both of its instants, a skipped
+  //    one not at all.
+  //  - otherwise (`30 2 * * *`), a fixed time of day: a skipped local time fires once at the first
+  //    instant after the gap, a repeated one once, at the first of its two instants.
   std::optional<TimePoint> next(TimePoint after, const date::time_zone& zone, TimePoint anchor) const;
 
   const std::string& text() const { return text_; }
   bool one_shot() const { return kind_ == Kind::at; }
 
  private:
+  friend struct CronScan;  // the search for the next occurrence (cron_spec.cpp)
+
   enum class Kind { fields, every, at };
   Kind kind_ = Kind::fields;
   std::string text_;
@@ -46,6 +52,7 @@ class CronSpec {
   std::bitset<13> months_;         // 1..12
   std::bitset<7> days_of_week_;    // 0..6, Sunday = 0
   bool dom_restricted_ = false, dow_restricted_ = false;
+  bool real_time_ = false;  // `*` first in the minute or hour field
   std::chrono::seconds every_{0};
   TimePoint at_;
 };

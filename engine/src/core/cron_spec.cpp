@@ -177,6 +177,8 @@ CronSpec CronSpec::parse(std::string_view text) {
   }
   parse_field(text, parts[0], kMinute, spec.minutes_);
   parse_field(text, parts[1], kHour, spec.hours_);
+  // cronie's test (the first character of the field), so that both read a spec the same way.
+  spec.real_time_ = parts[0].front() == '*' || parts[1].front() == '*';
   spec.dom_restricted_ = parse_field(text, parts[2], kDayOfMonth, spec.days_of_month_);
   parse_field(text, parts[3], kMonth, spec.months_);
   spec.dow_restricted_ = parse_field(text, parts[4], kDayOfWeek, spec.days_of_week_);
@@ -192,8 +194,85 @@ CronSpec CronSpec::parse(std::string_view text) {
   return spec;
 }
 
+// The search for a field spec's next occurrence.
+struct CronScan {
+  const CronSpec& spec;
+
+  bool matches_day(date::local_days day) const {
+    const date::year_month_day ymd{day};
+    if (!spec.months_[static_cast<unsigned>(ymd.month())]) return false;
+    const bool dom = spec.days_of_month_[static_cast<unsigned>(ymd.day())];
+    const bool dow = spec.days_of_week_[date::weekday{day}.c_encoding()];
+    return spec.dom_restricted_ && spec.dow_restricted_ ? (dom || dow) : (dom && dow);
+  }
+
+  // The first wall time in [from, before) the fields match, if any, within kMaxScanDays of `from`.
+  std::optional<date::local_seconds> first_local_match(date::local_seconds from, date::local_seconds before) const {
+    using namespace std::chrono;
+    const date::local_days last_day = floor<date::days>(from) + date::days{kMaxScanDays};
+    for (date::local_days day = floor<date::days>(from); day <= last_day && day < before; day += date::days{1}) {
+      if (!matches_day(day)) continue;
+      for (int h = 0; h < 24; ++h) {
+        if (!spec.hours_[h] || day + hours{h} + minutes{59} + seconds{59} < from) continue;
+        for (int m = 0; m < 60; ++m) {
+          if (!spec.minutes_[m] || day + hours{h} + minutes{m} + seconds{59} < from) continue;
+          for (int s = 0; s < 60; ++s) {
+            const date::local_seconds candidate = day + hours{h} + minutes{m} + seconds{s};
+            if (!spec.seconds_[s] || candidate < from) continue;
+            return candidate < before ? std::optional(candidate) : std::nullopt;
+          }
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Every instant whose wall time matches: walk the zone's spans of constant offset, in each of which
+  // wall time is the instant plus the offset, so a skipped local time has no instant and a repeated one
+  // has two.
+  std::optional<TimePoint> next_real_time(TimePoint after, const date::time_zone& zone) const {
+    using namespace std::chrono;
+    const sys_seconds limit = floor<seconds>(after) + date::days{kMaxScanDays};
+    sys_seconds t = floor<seconds>(after) + seconds{1};
+    while (t < limit) {
+      const date::sys_info span = zone.get_info(t);
+      const sys_seconds span_end = std::min(span.end, limit);
+      const auto wall = [&](sys_seconds instant) { return date::local_seconds{instant.time_since_epoch() + span.offset}; };
+      if (const auto match = first_local_match(wall(t), wall(span_end))) {
+        return TimePoint{match->time_since_epoch() - span.offset};
+      }
+      t = span_end;
+    }
+    return std::nullopt;
+  }
+
+  // Wall times, each at most once: a skipped local time fires at the first instant after the gap, a
+  // repeated one at the first of its two instants. to_instant is non-decreasing in wall time, so the
+  // scan skips whole hours and minutes that end before `after`.
+  std::optional<TimePoint> next_fixed_time(TimePoint after, const date::time_zone& zone) const {
+    using namespace std::chrono;
+    const auto local_after = zone.to_local(floor<seconds>(after));
+    date::local_days day = floor<date::days>(local_after) - date::days{1};  // the day before: DST can shift
+    for (int scanned = 0; scanned < kMaxScanDays; ++scanned, day += date::days{1}) {
+      if (!matches_day(day)) continue;
+      // The last candidate of the hour is the first thing to check: most are wholly before `after`.
+      for (int h = 0; h < 24; ++h) {
+        if (!spec.hours_[h] || to_instant(zone, day + hours{h} + minutes{59} + seconds{59}) <= after) continue;
+        for (int m = 0; m < 60; ++m) {
+          if (!spec.minutes_[m] || to_instant(zone, day + hours{h} + minutes{m} + seconds{59}) <= after) continue;
+          for (int s = 0; s < 60; ++s) {
+            if (!spec.seconds_[s]) continue;
+            const TimePoint candidate = to_instant(zone, day + hours{h} + minutes{m} + seconds{s});
+            if (candidate > after) return candidate;
+          }
+        }
+      }
+    }
+    return std::nullopt;
+  }
+};
+
 std::optional<TimePoint> CronSpec::next(TimePoint after, const date::time_zone& zone, TimePoint anchor) const {
-  using namespace std::chrono;
   if (kind_ == Kind::at) return at_ > after ? std::optional(at_) : std::nullopt;
   if (kind_ == Kind::every) {
     // The anchor (the schedule's creation) is not a firing itself: anchor + step is the first.
@@ -201,32 +280,8 @@ std::optional<TimePoint> CronSpec::next(TimePoint after, const date::time_zone& 
     if (after < anchor) return anchor + step;
     return anchor + ((after - anchor) / step + 1) * step;
   }
-  const auto after_s = floor<seconds>(after);
-  const auto local_after = zone.to_local(after_s);
-  date::local_days day = floor<date::days>(local_after) - date::days{1};  // the day before: DST can shift
-  for (int scanned = 0; scanned < kMaxScanDays; ++scanned, day += date::days{1}) {
-    const date::year_month_day ymd{day};
-    if (!months_[static_cast<unsigned>(ymd.month())]) continue;
-    const bool dom = days_of_month_[static_cast<unsigned>(ymd.day())];
-    const bool dow = days_of_week_[date::weekday{day}.c_encoding()];
-    const bool matches = dom_restricted_ && dow_restricted_ ? (dom || dow) : (dom && dow);
-    if (!matches) continue;
-    // The last candidate of the day is the first thing to check: most days are wholly before `after`.
-    for (int h = 0; h < 24; ++h) {
-      if (!hours_[h]) continue;
-      if (to_instant(zone, day + hours{h} + minutes{59} + seconds{59}) <= after) continue;
-      for (int m = 0; m < 60; ++m) {
-        if (!minutes_[m]) continue;
-        if (to_instant(zone, day + hours{h} + minutes{m} + seconds{59}) <= after) continue;
-        for (int s = 0; s < 60; ++s) {
-          if (!seconds_[s]) continue;
-          const TimePoint candidate = to_instant(zone, day + hours{h} + minutes{m} + seconds{s});
-          if (candidate > after) return candidate;
-        }
-      }
-    }
-  }
-  return std::nullopt;
+  const CronScan scan{*this};
+  return real_time_ ? scan.next_real_time(after, zone) : scan.next_fixed_time(after, zone);
 }
 
 }  // namespace prescient

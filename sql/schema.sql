@@ -108,6 +108,409 @@ END $$;
 
 
 --
+-- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_first_check_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_count integer := coalesce(cardinality(p_id), 0);
+  v_problem text;
+  v_state text;
+  v_added integer;
+BEGIN
+  IF coalesce(p_by, '') = '' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'created_by is empty';
+  END IF;
+  IF coalesce(cardinality(p_spec), 0) <> v_count
+     OR coalesce(cardinality(p_time_zone), v_count) <> v_count OR coalesce(cardinality(p_job), v_count) <> v_count
+     OR coalesce(cardinality(p_payload), v_count) <> v_count OR coalesce(cardinality(p_catch_up), v_count) <> v_count
+     OR coalesce(cardinality(p_deadline_seconds), v_count) <> v_count
+     OR coalesce(cardinality(p_first_check_at), v_count) <> v_count THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('every array must hold %s items, as p_id does', v_count);
+  END IF;
+  IF v_count = 0 THEN
+    RETURN 0;
+  END IF;
+
+  SELECT format('item %s: %s', i.n, p.problem) INTO v_problem
+    FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                    p_first_check_at) i,
+         LATERAL (SELECT CASE WHEN left(ltrim(i.payload), 1) <> '{' THEN 'payload: must be a JSON object'
+                              ELSE prescient.cron_definition_problem(i.id, i.spec, i.time_zone, i.job,
+                                                                     i.payload::jsonb, i.catch_up,
+                                                                     i.deadline_seconds) END) AS p(problem)
+   WHERE p.problem IS NOT NULL ORDER BY i.n LIMIT 1;
+  v_state := 'PR400';
+  IF v_problem IS NULL THEN
+    SELECT format('item %s: time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)',
+                  min(i.n), i.time_zone) INTO v_problem
+      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                      p_first_check_at) i
+     GROUP BY i.time_zone HAVING NOT prescient.time_zone_known(i.time_zone) ORDER BY min(i.n) LIMIT 1;
+  END IF;
+  IF v_problem IS NULL THEN
+    v_state := 'PR409';
+    SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
+      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                      p_first_check_at) i
+     GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
+  END IF;
+  IF v_problem IS NULL THEN
+    SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
+      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                      p_first_check_at) i
+      JOIN prescient.cron_schedule s ON s.id = i.id
+     ORDER BY i.n LIMIT 1;
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_problem;
+  END IF;
+
+  WITH items AS (
+    SELECT * FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                             p_deadline_seconds, p_first_check_at)),
+  added AS (
+    INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
+                                         anchor_at, created_at, updated_at, created_by)
+    SELECT i.id, i.spec, i.time_zone, i.job, i.payload::jsonb, i.deadline_seconds, i.catch_up, 1, p_now, p_now,
+           p_now, p_by
+      FROM items i
+    RETURNING *),
+  settings AS (SELECT slot_seconds, max_horizon_seconds FROM prescient.settings),
+  armed AS (
+    INSERT INTO prescient.future_job AS f (job, entity_name, entity_key, job_key, payload, first_check_at,
+                                          next_check_at, enqueued_on, enqueued_by)
+    SELECT 'cron', 'schedule', a.id, 'cron:' || a.id, prescient.cron_check_payload(a, NULL, NULL), t.slot, t.slot,
+           p_now, 'cron'
+      FROM added a
+      JOIN items i ON i.id = a.id
+      CROSS JOIN settings st,
+      LATERAL (SELECT prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+                                               p_now + st.max_horizon_seconds * interval '1 second'),
+                                         p_now, st.slot_seconds) AS slot) t
+    -- A leftover check under the key (written by hand) takes the new definition.
+    ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO UPDATE
+      SET job = 'cron', entity_name = 'schedule', entity_key = excluded.entity_key, group_key = NULL,
+          payload = excluded.payload, next_check_at = excluded.next_check_at, check_count = 0, attempts = 0,
+          last_error = NULL
+    RETURNING 1)
+  SELECT count(*) INTO v_added FROM armed;
+  RETURN v_added;
+END $$;
+
+
+--
+-- Name: cron_add(text, text, text, text, jsonb, text, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text DEFAULT 'UTC'::text, p_job text DEFAULT 'emit'::text, p_payload jsonb DEFAULT '{}'::jsonb, p_catch_up text DEFAULT 'one'::text, p_deadline_seconds bigint DEFAULT NULL::bigint, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now);
+
+
+--
+-- Name: cron_add_many(jsonb, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_add_many(p_items jsonb, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_problem text;
+  v_result integer;
+BEGIN
+  IF jsonb_typeof(p_items) IS DISTINCT FROM 'array' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the items must be a JSON array of objects';
+  END IF;
+  SELECT format('item %s: %s', e.n, p.problem) INTO v_problem
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n),
+         LATERAL (SELECT CASE
+           WHEN jsonb_typeof(e.item) <> 'object' THEN 'must be a JSON object'
+           ELSE (SELECT format('%s: %s', k.key, CASE
+                   WHEN k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
+                     THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds)'
+                   WHEN k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null')
+                     THEN 'must be a JSON object'
+                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) NOT IN ('number', 'null')
+                     THEN 'must be a whole number of seconds'
+                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) = 'number'
+                        AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15)
+                     THEN 'must be a whole number of seconds'
+                   WHEN k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null')
+                     THEN 'must be a string' END)
+                   FROM jsonb_each(e.item) k
+                  WHERE k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
+                     OR (k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null'))
+                     OR (k.key = 'deadline_seconds' AND (jsonb_typeof(k.value) NOT IN ('number', 'null')
+                         OR (jsonb_typeof(k.value) = 'number'
+                             AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15))))
+                     OR (k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null'))
+                  ORDER BY k.key LIMIT 1) END) AS p(problem)
+   WHERE p.problem IS NOT NULL ORDER BY e.n LIMIT 1;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  SELECT prescient.cron_add_arrays(
+           array_agg(e.item->>'id' ORDER BY e.n), array_agg(e.item->>'spec' ORDER BY e.n),
+           array_agg(e.item->>'time_zone' ORDER BY e.n), array_agg(e.item->>'job' ORDER BY e.n),
+           array_agg(CASE WHEN jsonb_typeof(e.item->'payload') = 'object' THEN (e.item->'payload')::text END
+                     ORDER BY e.n),
+           array_agg(e.item->>'catch_up' ORDER BY e.n),
+           array_agg((e.item->>'deadline_seconds')::numeric::bigint ORDER BY e.n),
+           NULL, p_by, p_now)
+    INTO v_result
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n);
+  RETURN coalesce(v_result, 0);
+END $$;
+
+
+
+
+--
+-- Name: cron_schedule; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.cron_schedule (
+    id text NOT NULL,
+    spec text NOT NULL,
+    time_zone text DEFAULT 'UTC'::text NOT NULL,
+    job text DEFAULT 'emit'::text NOT NULL,
+    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    deadline_seconds bigint,
+    catch_up text DEFAULT 'one'::text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    anchor_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    last_occurrence_at timestamp with time zone,
+    created_by text DEFAULT CURRENT_USER NOT NULL,
+    paused_at timestamp with time zone,
+    paused_by text,
+    invalid_reason text,
+    CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
+    CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
+    CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
+    CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
+    CONSTRAINT cron_schedule_version_check CHECK ((version >= 1))
+);
+
+
+--
+-- Name: cron_arm(prescient.cron_schedule, timestamp with time zone, bigint, bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_arm(s prescient.cron_schedule, p_at timestamp with time zone, p_last_us bigint, p_from_us bigint, p_now timestamp with time zone) RETURNS void
+    LANGUAGE sql
+    AS $$
+  SELECT prescient.schedule('cron', 'schedule', s.id,
+                            least(coalesce(p_at, p_now),
+                                  p_now + (SELECT max_horizon_seconds FROM prescient.settings) * interval '1 second'),
+                            'cron:' || s.id, NULL, prescient.cron_check_payload(s, p_last_us, p_from_us), 'cron',
+                            'replace', p_now);
+$$;
+
+
+--
+-- Name: cron_array_items(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_array_items(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[]) RETURNS TABLE(n bigint, id text, spec text, time_zone text, job text, payload text, catch_up text, deadline_seconds bigint, first_check_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
+ SELECT u.n,
+     u.id,
+     u.spec,
+     COALESCE(u.time_zone, 'UTC'::text) AS "coalesce",
+     COALESCE(u.job, 'emit'::text) AS "coalesce",
+     COALESCE(u.payload, '{}'::text) AS "coalesce",
+     COALESCE(u.catch_up, 'one'::text) AS "coalesce",
+     u.deadline_seconds,
+     u.first_check_at
+    FROM UNNEST(cron_array_items.p_id, cron_array_items.p_spec, cron_array_items.p_time_zone, cron_array_items.p_job, cron_array_items.p_payload, cron_array_items.p_catch_up, cron_array_items.p_deadline_seconds, cron_array_items.p_first_check_at) WITH ORDINALITY u(id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at, n)
+   WHERE (u.n <= cardinality(cron_array_items.p_id));
+END;
+
+
+--
+-- Name: us(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN ((EXTRACT(epoch FROM t) * (1000000)::numeric))::bigint;
+
+
+--
+-- Name: cron_check_payload(prescient.cron_schedule, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint) RETURNS jsonb
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN jsonb_build_object('schedule', (s).id, 'version', (s).version, 'spec', (s).spec, 'time_zone', (s).time_zone, 'job', (s).job, 'payload', (s).payload, 'catch_up', (s).catch_up, 'deadline_seconds', (s).deadline_seconds, 'anchor_us', prescient.us((s).anchor_at), 'last_us', p_last_us, 'from_us', p_from_us);
+
+
+--
+-- Name: cron_definition_problem(text, text, text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_spec, ''::text) = ''::text) THEN 'spec: the cron spec is empty'::text WHEN (octet_length(p_spec) > 1024) THEN format('spec: %s bytes long (at most 1024)'::text, octet_length(p_spec)) WHEN (p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'::text) THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, @every DURATION, @at TIME)'::text, p_spec) WHEN (COALESCE(p_time_zone, ''::text) = ''::text) THEN 'time_zone: empty'::text WHEN ((octet_length(p_time_zone) > 1024) OR (p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'::text)) THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)'::text, "left"(p_time_zone, 64)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
+
+
+--
+-- Name: cron_pause(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_pause(p_id text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_place bigint;
+BEGIN
+  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  IF v_schedule.paused_at IS NOT NULL THEN
+    RETURN false;
+  END IF;
+  SELECT greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint) INTO v_place
+    FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+  UPDATE prescient.cron_schedule
+     SET paused_at = p_now, paused_by = p_by,
+         last_occurrence_at = coalesce(prescient.at_us(v_place), last_occurrence_at)
+   WHERE id = p_id;
+  PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
+  RETURN true;
+END $$;
+
+
+--
+-- Name: cron_remove(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_remove(p_id text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  DELETE FROM prescient.cron_schedule WHERE id = p_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
+END $$;
+
+
+--
+-- Name: cron_resume(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_resume(p_id text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+BEGIN
+  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  IF v_schedule.paused_at IS NULL THEN
+    RETURN false;
+  END IF;
+  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, updated_at = p_now WHERE id = p_id
+  RETURNING * INTO v_schedule;
+  PERFORM prescient.cron_arm(v_schedule, p_now, prescient.us(v_schedule.last_occurrence_at), NULL, p_now);
+  RETURN true;
+END $$;
+
+
+--
+-- Name: cron_update(text, jsonb, integer, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer DEFAULT NULL::integer, p_first_check_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_now timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_old prescient.cron_schedule;
+  v_new prescient.cron_schedule;
+  v_problem text;
+  v_check record;
+BEGIN
+  IF jsonb_typeof(p_changes) IS DISTINCT FROM 'object' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the changes must be a JSON object';
+  END IF;
+  SELECT format('%s: unknown field (use spec, time_zone, job, payload, catch_up, deadline_seconds)', k) INTO v_problem
+    FROM jsonb_object_keys(p_changes) k
+   WHERE k NOT IN ('spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds') ORDER BY k LIMIT 1;
+  IF v_problem IS NULL AND jsonb_typeof(p_changes->'deadline_seconds') NOT IN ('number', 'null') THEN
+    v_problem := 'deadline_seconds: must be a whole number of seconds';
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  SELECT * INTO v_old FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  IF p_expected_version IS NOT NULL AND v_old.version <> p_expected_version THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR409',
+      MESSAGE = format('schedule %L is at version %s, not %s', p_id, v_old.version, p_expected_version);
+  END IF;
+  v_new := v_old;
+  IF p_changes ? 'spec' THEN v_new.spec := p_changes->>'spec'; END IF;
+  IF p_changes ? 'time_zone' THEN v_new.time_zone := p_changes->>'time_zone'; END IF;
+  IF p_changes ? 'job' THEN v_new.job := p_changes->>'job'; END IF;
+  IF p_changes ? 'payload' THEN v_new.payload := p_changes->'payload'; END IF;
+  IF p_changes ? 'catch_up' THEN v_new.catch_up := p_changes->>'catch_up'; END IF;
+  IF p_changes ? 'deadline_seconds' THEN v_new.deadline_seconds := (p_changes->>'deadline_seconds')::numeric::bigint; END IF;
+  v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
+                                                 v_new.catch_up, v_new.deadline_seconds);
+  IF v_problem IS NULL AND NOT prescient.time_zone_known(v_new.time_zone) THEN
+    v_problem := format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)',
+                        v_new.time_zone);
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  UPDATE prescient.cron_schedule
+     SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
+         catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, version = version + 1,
+         updated_at = p_now, invalid_reason = NULL
+   WHERE id = p_id
+  RETURNING * INTO v_new;
+  IF v_new.paused_at IS NULL THEN
+    SELECT f.next_check_at, (f.payload->>'last_us')::bigint AS last_us, (f.payload->>'from_us')::bigint AS from_us
+      INTO v_check
+      FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+    IF FOUND AND v_check.next_check_at <= p_now THEN
+      -- Due and not fired yet: it stays due where it is (a runner still draining that slot, or the next
+      -- sweep, takes it), carrying the new version from where the old one stood.
+      UPDATE prescient.future_job
+         SET payload = prescient.cron_check_payload(v_new, v_check.last_us, v_check.from_us)
+       WHERE job_key = 'cron:' || p_id;
+    ELSE
+      PERFORM prescient.cron_arm(v_new, p_first_check_at, v_check.last_us,
+                                 greatest(prescient.us(p_now), v_check.last_us), p_now);
+    END IF;
+  END IF;
+  RETURN v_new.version;
+END $$;
+
+
+--
 -- Name: drop_history_partition(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -202,7 +605,6 @@ BEGIN
     EXECUTE v_statement;
   END LOOP;
 END $$;
-
 
 
 --
@@ -596,39 +998,18 @@ CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ time
 
 
 --
--- Name: us(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: time_zone_known(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN ((EXTRACT(epoch FROM t) * (1000000)::numeric))::bigint;
-
-
-
---
--- Name: cron_schedule; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.cron_schedule (
-    id text NOT NULL,
-    spec text NOT NULL,
-    time_zone text DEFAULT 'UTC'::text NOT NULL,
-    job text DEFAULT 'emit'::text NOT NULL,
-    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
-    deadline_seconds bigint,
-    catch_up text DEFAULT 'one'::text NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    anchor_at timestamp with time zone NOT NULL,
-    created_at timestamp with time zone NOT NULL,
-    updated_at timestamp with time zone NOT NULL,
-    last_occurrence_at timestamp with time zone,
-    created_by text DEFAULT CURRENT_USER NOT NULL,
-    CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
-    CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
-    CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
-    CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
-    CONSTRAINT cron_schedule_version_check CHECK ((version >= 1))
-);
+CREATE FUNCTION prescient.time_zone_known(p_zone text) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+  PERFORM now() AT TIME ZONE p_zone;
+  RETURN true;
+EXCEPTION WHEN invalid_parameter_value THEN
+  RETURN false;
+END $$;
 
 
 --
@@ -892,6 +1273,27 @@ ALTER TABLE ONLY prescient.settings
 
 
 --
+-- Name: cron_schedule_invalid; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX cron_schedule_invalid ON prescient.cron_schedule USING btree (id) WHERE (invalid_reason IS NOT NULL);
+
+
+--
+-- Name: cron_schedule_job; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX cron_schedule_job ON prescient.cron_schedule USING btree (job, id);
+
+
+--
+-- Name: cron_schedule_paused; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX cron_schedule_paused ON prescient.cron_schedule USING btree (id) WHERE (paused_at IS NOT NULL);
+
+
+--
 -- Name: event_cursor; Type: INDEX; Schema: prescient; Owner: -
 --
 
@@ -1035,6 +1437,84 @@ GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p
 
 
 --
+-- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
+-- Name: TABLE cron_schedule; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_client;
+GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
+-- Name: COLUMN cron_schedule.invalid_reason; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(invalid_reason) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_pause(p_id text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_remove(p_id text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_remove(p_id text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_remove(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_remove(p_id text, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_resume(p_id text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
 -- Name: FUNCTION drop_history_partition(p_name text); Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -1120,21 +1600,6 @@ GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text
 REVOKE ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_runner;
-
-
---
--- Name: TABLE cron_schedule; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_client;
-GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_runner;
-
-
---
--- Name: COLUMN cron_schedule.last_occurrence_at; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT UPDATE(last_occurrence_at) ON TABLE prescient.cron_schedule TO prescient_runner;
 
 
 --

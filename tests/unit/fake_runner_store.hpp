@@ -120,6 +120,7 @@ class FakeRunnerStore final : public RunnerStore {
       return;
     }
     it->slot = item.settlement.next_check_at;
+    if (item.payload) it->payload = nlohmann::json::parse(*item.payload);
     it->check_count = item.settlement.check_count;
     it->attempts = item.settlement.attempts;
   }

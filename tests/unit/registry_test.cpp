@@ -14,6 +14,7 @@ class FixedContext final : public JobContext {
   TimePoint now() const override { return from_unix_micros(0); }
   std::chrono::milliseconds timeout() const override { return std::chrono::seconds{30}; }
   std::chrono::seconds slot_resolution() const override { return std::chrono::seconds{60}; }
+  std::chrono::seconds max_horizon() const override { return std::chrono::days{365}; }
   soci::session& db() override { throw std::logic_error("no database in unit tests"); }
   void write(std::string, std::vector<std::optional<std::string>>) override {}
 };

@@ -51,6 +51,9 @@ struct Event {
 struct JobResult {
   std::optional<TimePoint> next;  // nothing: the check is done
   std::vector<Event> events;
+  // The check's payload from this run on (what its next run sees, or what its history row keeps), written
+  // by the settlement: state a job carries from one run to the next. Nothing: unchanged. A JSON object.
+  std::optional<nlohmann::json> payload;
 };
 
 // What a class may override; unset fields take the database's settings.
@@ -68,6 +71,9 @@ class JobContext {
   virtual TimePoint slot() const = 0;  // the slot being fired
   virtual TimePoint now() const = 0;   // the runner's clock
   virtual std::chrono::seconds slot_resolution() const = 0;
+  // How far after the slot a next time may lie (the settings' max_horizon): a job that wants to look
+  // again later than that answers a time within it, and looks again then.
+  virtual std::chrono::seconds max_horizon() const = 0;
   // How long this run may take (the class policy's timeout, else the settings' job_timeout); the runner
   // gives up on the job after it. Jobs that wait on something else (SQL, a child process) bound it too.
   virtual std::chrono::milliseconds timeout() const = 0;

@@ -1,10 +1,14 @@
 #pragma once
 // Recurring schedules: a row of prescient.cron_schedule, and one pending check of class `cron` per active
-// schedule (job key "cron:<id>"), so everything the runner guarantees holds for schedules too.
+// schedule (job key "cron:<id>") carrying the definition, so everything the runner guarantees holds for
+// schedules too. Every change goes through the SQL API any language uses (docs/sql-api.md); this class
+// adds what C++ can judge before that: the spec and zone by the runner's own parser and tzdata, the job
+// class against a registry, and the first occurrence.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,8 +34,19 @@ struct ScheduleDefinition {
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
-  std::optional<TimePoint> last_occurrence_at;
-  std::optional<TimePoint> next_check_at;  // of its pending cron check
+  std::optional<TimePoint> last_occurrence_at;  // the last occurrence fired (while paused: handled)
+  std::optional<TimePoint> next_check_at;       // of its pending cron check (none while paused or invalid)
+  std::optional<TimePoint> paused_at;
+  std::optional<std::string> invalid_reason;  // the runner could not use this version of it, and why
+};
+
+// A page of schedules, in id order: those after `after`, at most `limit` (1 to 10 000).
+struct ScheduleFilter {
+  int limit = 100;
+  std::optional<std::string> after;
+  bool paused = false;   // only paused ones
+  bool invalid = false;  // only invalid ones
+  std::optional<std::string> job;
 };
 
 // Changes for update; unset fields stay.
@@ -52,12 +67,22 @@ class Schedules {
   // Throws InvalidInput for a bad spec, zone, catch-up, payload or job, an id in use, or a spec that never
   // fires after now. Creates the row and its pending check, atomically.
   ScheduleDefinition add(const ScheduleDefinition& definition);
-  // Bumps the version; a changed spec takes effect from the next occurrence after now. The pending check
-  // is replaced in place, so no stale firing happens. Throws NotFound for an unknown id.
-  ScheduleDefinition update(const std::string& id, const ScheduleChanges& changes);
+  // Many at once, all or nothing, in one statement. A bad item throws InvalidInput "item N: field: why"
+  // (N from 1) and nothing is written. Returns how many were added.
+  int add_many(std::span<const ScheduleDefinition> definitions);
+  // Bumps the version; a changed spec takes effect from the next occurrence after now (an occurrence due
+  // and not yet fired fires under the new version). The pending check is rewritten in place, so no stale
+  // firing happens. With expected_version, a schedule at another version throws InvalidInput and nothing
+  // changes. Throws NotFound for an unknown id.
+  ScheduleDefinition update(const std::string& id, const ScheduleChanges& changes,
+                            std::optional<int> expected_version = std::nullopt);
   // Deletes the row and cancels its pending check. Throws NotFound for an unknown id.
   void remove(const std::string& id, const std::string& by);
-  std::vector<ScheduleDefinition> list();
+  // Pause keeps the definition and the place reached and cancels the pending check; resume re-arms it, and
+  // the runner applies the catch-up policy to what fell due meanwhile. False when already so; NotFound.
+  bool pause(const std::string& id, const std::string& by);
+  bool resume(const std::string& id, const std::string& by);
+  std::vector<ScheduleDefinition> list(const ScheduleFilter& filter = {});
   ScheduleDefinition show(const std::string& id);
 
   struct FiredEvent {
@@ -69,8 +94,8 @@ class Schedules {
 
  private:
   void validate(const ScheduleDefinition& d) const;
-  // (Re)places the pending cron check at the first occurrence after `after`.
-  void arm(const ScheduleDefinition& d, TimePoint after);
+  // The first occurrence after `after`; InvalidInput when there is none.
+  TimePoint first_occurrence(const ScheduleDefinition& d, TimePoint after) const;
 
   soci::session& db_;
   const Clock& clock_;

@@ -3,7 +3,6 @@
 #include <date/tz.h>
 
 #include "db/cron_schedules.hpp"
-#include "prescient/client.hpp"
 #include "prescient/cron_spec.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
@@ -12,11 +11,6 @@
 #include "db/transaction.hpp"
 
 namespace prescient {
-namespace {
-
-std::string key_of(const std::string& schedule_id) { return "cron:" + schedule_id; }
-
-}  // namespace
 
 bool is_catch_up_policy(const std::string& policy) { return policy == "one" || policy == "all" || policy == "none"; }
 
@@ -42,68 +36,95 @@ void Schedules::validate(const ScheduleDefinition& d) const {
   if (registry_ != nullptr) registry_->require(d.job);
 }
 
-void Schedules::arm(const ScheduleDefinition& d, TimePoint after) {
-  const CronSpec spec = CronSpec::parse(d.spec);
-  const auto first = spec.next(after, find_time_zone(d.time_zone), d.anchor_at);
+TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, TimePoint after) const {
+  const auto first = CronSpec::parse(d.spec).next(after, find_time_zone(d.time_zone), d.anchor_at);
   if (!first) throw InvalidInput("schedule '" + d.id + "' never fires after " + format_time(after));
-  Client client(db_, {.clock = &clock_, .enqueued_by = "cron"});
-  // Beyond the horizon the check wakes up earlier, finds nothing due and re-arms itself.
-  const TimePoint at = std::min(*first, clock_.now() + client.settings().max_horizon);
-  client.schedule({.job = "cron", .entity_name = "schedule", .entity_key = d.id, .job_key = key_of(d.id), .at = at,
-                   .payload = {{"schedule", d.id}, {"version", d.version}},
-                   .on_conflict = OnConflict::replace});
+  return *first;
 }
 
 ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
-  validate(definition);
-  const TimePoint now = clock_.now();
-  detail::Transaction tx(db_);
-  if (!db::insert_schedule(db_, definition, now)) {
-    throw InvalidInput("schedule '" + definition.id + "' exists already (use `prescient cron update`)");
-  }
-  ScheduleDefinition stored = definition;
-  stored.anchor_at = now;
-  arm(stored, now);
-  tx.commit();
+  add_many(std::span(&definition, 1));
   return show(definition.id);
 }
 
-ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChanges& changes) {
+int Schedules::add_many(std::span<const ScheduleDefinition> definitions) {
+  const TimePoint now = clock_.now();
+  std::vector<std::optional<TimePoint>> firsts;
+  firsts.reserve(definitions.size());
+  for (std::size_t i = 0; i < definitions.size(); ++i) {
+    ScheduleDefinition anchored = definitions[i];
+    anchored.anchor_at = now;
+    try {
+      validate(anchored);
+      firsts.emplace_back(first_occurrence(anchored, now));
+    } catch (const InvalidInput& e) {
+      if (definitions.size() == 1) throw;
+      throw InvalidInput("item " + std::to_string(i + 1) + ": " + e.what());
+    }
+  }
   detail::Transaction tx(db_);
-  // Read under the row lock: a concurrent update (or the cron check recording an occurrence) waits,
-  // so neither change is lost to the other's stale copy of the row.
+  const int added = db::add_schedules(db_, definitions, firsts, now);
+  tx.commit();
+  return added;
+}
+
+ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChanges& changes,
+                                     std::optional<int> expected_version) {
+  detail::Transaction tx(db_);
+  // Read under the row lock: a concurrent update waits, so neither change is lost to the other's stale
+  // copy of the row.
   db::lock_schedule(db_, id);
   ScheduleDefinition d = show(id);
-  if (changes.spec) d.spec = *changes.spec;
-  if (changes.time_zone) d.time_zone = *changes.time_zone;
-  if (changes.job) d.job = *changes.job;
-  if (changes.catch_up) d.catch_up = *changes.catch_up;
-  if (changes.payload) d.payload = *changes.payload;
-  if (changes.deadline) d.deadline = changes.deadline;
+  nlohmann::json changed = nlohmann::json::object();
+  if (changes.spec) changed["spec"] = d.spec = *changes.spec;
+  if (changes.time_zone) changed["time_zone"] = d.time_zone = *changes.time_zone;
+  if (changes.job) changed["job"] = d.job = *changes.job;
+  if (changes.catch_up) changed["catch_up"] = d.catch_up = *changes.catch_up;
+  if (changes.payload) changed["payload"] = d.payload = *changes.payload;
+  if (changes.deadline) {
+    d.deadline = changes.deadline;
+    changed["deadline_seconds"] = changes.deadline->count();
+  }
   validate(d);
   const TimePoint now = clock_.now();
-  const std::optional<int> version = db::update_schedule(db_, d, now);
-  if (!version) throw NotFound("no schedule '" + id + "'");
-  d.version = *version;
   // From the next occurrence on: after now, and never again before what already fired.
-  arm(d, std::max(now, d.last_occurrence_at.value_or(now)));
+  const TimePoint first = first_occurrence(d, std::max(now, d.last_occurrence_at.value_or(now)));
+  db::update_schedule(db_, id, changed, expected_version.value_or(d.version), first, now);
   tx.commit();
   return show(id);
 }
 
 void Schedules::remove(const std::string& id, const std::string& by) {
   detail::Transaction tx(db_);
-  if (!db::delete_schedule(db_, id)) throw NotFound("no schedule '" + id + "'");
-  Client(db_, {.clock = &clock_}).cancel_job_key(key_of(id), by);
+  db::remove_schedule(db_, id, by, clock_.now());
   tx.commit();
 }
 
-std::vector<ScheduleDefinition> Schedules::list() { return db::read_schedules(db_, std::nullopt); }
+bool Schedules::pause(const std::string& id, const std::string& by) {
+  detail::Transaction tx(db_);
+  const bool paused = db::pause_schedule(db_, id, by, clock_.now());
+  tx.commit();
+  return paused;
+}
+
+bool Schedules::resume(const std::string& id, const std::string& by) {
+  detail::Transaction tx(db_);
+  const bool resumed = db::resume_schedule(db_, id, by, clock_.now());
+  tx.commit();
+  return resumed;
+}
+
+std::vector<ScheduleDefinition> Schedules::list(const ScheduleFilter& filter) {
+  if (filter.limit < 1 || filter.limit > 10000) {
+    throw InvalidInput("invalid limit " + std::to_string(filter.limit) + ": use 1 to 10000");
+  }
+  return db::read_schedules(db_, filter);
+}
 
 ScheduleDefinition Schedules::show(const std::string& id) {
-  const auto found = db::read_schedules(db_, id);
-  if (found.empty()) throw NotFound("no schedule '" + id + "'");
-  return found.front();
+  auto found = db::read_schedule(db_, id);
+  if (!found) throw NotFound("no schedule '" + id + "'");
+  return std::move(*found);
 }
 
 std::vector<Schedules::FiredEvent> Schedules::recent_events(const std::string& id, int limit) {

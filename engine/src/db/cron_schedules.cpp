@@ -7,10 +7,15 @@
 namespace prescient::db {
 namespace {
 
-constexpr const char* kScheduleColumns =
-    "s.id, s.spec, s.time_zone, s.job, s.payload::text, s.deadline_seconds, s.catch_up, s.version,"
+// The last occurrence: in the pending check's payload while there is one (the runner writes it there with
+// each firing), else where a pause left it.
+constexpr const char* kSelectSchedules =
+    "SELECT s.id, s.spec, s.time_zone, s.job, s.payload::text, s.deadline_seconds, s.catch_up, s.version,"
     " prescient.us(s.anchor_at), prescient.us(s.created_at), prescient.us(s.updated_at),"
-    " prescient.us(s.last_occurrence_at), prescient.us(f.next_check_at)";
+    " coalesce((f.payload->>'last_us')::bigint, prescient.us(s.last_occurrence_at)), prescient.us(f.next_check_at),"
+    " prescient.us(s.paused_at), s.invalid_reason"
+    " FROM prescient.cron_schedule s"
+    " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id";
 
 std::vector<ScheduleDefinition> schedules_from(const pq::Result& rows) {
   std::vector<ScheduleDefinition> out(rows.rows());
@@ -29,34 +34,42 @@ std::vector<ScheduleDefinition> schedules_from(const pq::Result& rows) {
     d.updated_at = rows.time(r, 10);
     d.last_occurrence_at = rows.optional_time(r, 11);
     d.next_check_at = rows.optional_time(r, 12);
+    d.paused_at = rows.optional_time(r, 13);
+    d.invalid_reason = rows.optional_text(r, 14);
   }
   return out;
 }
 
-// $1 id, $2 spec, $3 time zone, $4 job, $5 payload, $6 deadline seconds, $7 catch-up, $8 now (microseconds):
-// the order both add and update bind them in.
-pq::Params definition_params(const ScheduleDefinition& d, TimePoint now) {
-  return {d.id,
-          d.spec,
-          d.time_zone,
-          d.job,
-          d.payload.dump(),
-          d.deadline ? std::optional(std::to_string(d.deadline->count())) : std::nullopt,
-          d.catch_up,
-          std::to_string(to_unix_micros(now))};
+std::optional<std::string> optional_micros(const std::optional<TimePoint>& t) {
+  return t ? std::optional(pq::micros(*t)) : std::nullopt;
 }
 
 }  // namespace
 
-bool insert_schedule(soci::session& db, const ScheduleDefinition& d, TimePoint now) {
-  return pq::exec(native_connection(db), "cannot add the schedule",
-                  "INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up,"
-                  "    version, anchor_at, created_at, updated_at)"
-                  " VALUES ($1, $2, $3, $4, $5::jsonb, $6::bigint, $7, 1, prescient.at_us($8), prescient.at_us($8),"
-                  "         prescient.at_us($8))"
-                  " ON CONFLICT (id) DO NOTHING RETURNING id",
-                  definition_params(d, now))
-             .rows() == 1;
+int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
+                  std::span<const std::optional<TimePoint>> first_check_at, TimePoint now) {
+  std::vector<std::optional<std::string>> ids, specs, zones, jobs, payloads, catch_ups;
+  std::vector<std::optional<std::int64_t>> deadlines, firsts;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const ScheduleDefinition& d = items[i];
+    ids.emplace_back(d.id);
+    specs.emplace_back(d.spec);
+    zones.emplace_back(d.time_zone);
+    jobs.emplace_back(d.job);
+    payloads.emplace_back(d.payload.dump());
+    catch_ups.emplace_back(d.catch_up);
+    deadlines.push_back(d.deadline ? std::optional<std::int64_t>(d.deadline->count()) : std::nullopt);
+    firsts.push_back(first_check_at[i] ? std::optional(to_unix_micros(*first_check_at[i])) : std::nullopt);
+  }
+  const pq::Result added = pq::exec(
+      native_connection(db), "cannot add schedules",
+      "SELECT prescient.cron_add_arrays($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],"
+      " $7::bigint[], (SELECT array_agg(prescient.at_us(u) ORDER BY n) FROM unnest($8::bigint[]) WITH ORDINALITY"
+      " AS f(u, n)), current_user, prescient.at_us($9))",
+      {pq::text_array(ids), pq::text_array(specs), pq::text_array(zones), pq::text_array(jobs),
+       pq::text_array(payloads), pq::text_array(catch_ups), pq::optional_integer_array(deadlines),
+       pq::optional_integer_array(firsts), pq::micros(now)});
+  return static_cast<int>(added.integer(0, 0));
 }
 
 void lock_schedule(soci::session& db, const std::string& id) {
@@ -64,30 +77,51 @@ void lock_schedule(soci::session& db, const std::string& id) {
            "SELECT 1 FROM prescient.cron_schedule WHERE id = $1 FOR UPDATE", {id});
 }
 
-std::optional<int> update_schedule(soci::session& db, const ScheduleDefinition& d, TimePoint now) {
-  const pq::Result updated = pq::exec(
-      native_connection(db), "cannot update the schedule",
-      "UPDATE prescient.cron_schedule SET spec = $2, time_zone = $3, job = $4, payload = $5::jsonb,"
-      "    deadline_seconds = $6::bigint, catch_up = $7, version = version + 1, updated_at = prescient.at_us($8)"
-      " WHERE id = $1 RETURNING version",
-      definition_params(d, now));
-  if (updated.rows() == 0) return std::nullopt;
-  return static_cast<int>(updated.integer(0, 0));
+int update_schedule(soci::session& db, const std::string& id, const nlohmann::json& changes,
+                    std::optional<int> expected_version, std::optional<TimePoint> first_check_at, TimePoint now) {
+  return static_cast<int>(
+      pq::exec(native_connection(db), "cannot update the schedule",
+               "SELECT prescient.cron_update($1, $2::jsonb, $3::integer, prescient.at_us($4::bigint),"
+               " prescient.at_us($5))",
+               {id, changes.dump(),
+                expected_version ? std::optional(std::to_string(*expected_version)) : std::nullopt,
+                optional_micros(first_check_at), pq::micros(now)})
+          .integer(0, 0));
 }
 
-bool delete_schedule(soci::session& db, const std::string& id) {
-  return pq::exec(native_connection(db), "cannot remove the schedule",
-                  "DELETE FROM prescient.cron_schedule WHERE id = $1 RETURNING id", {id})
-             .rows() == 1;
+void remove_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now) {
+  pq::exec(native_connection(db), "cannot remove the schedule", "SELECT prescient.cron_remove($1, $2, prescient.at_us($3))",
+           {id, by, pq::micros(now)});
 }
 
-std::vector<ScheduleDefinition> read_schedules(soci::session& db, const std::optional<std::string>& id) {
-  return schedules_from(pq::exec(native_connection(db), "cannot read schedules",
-                                 std::string("SELECT ") + kScheduleColumns +
-                                     " FROM prescient.cron_schedule s"
-                                     " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id"
-                                     " WHERE ($1::text IS NULL OR s.id = $1) ORDER BY s.id",
-                                 {id}));
+bool pause_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now) {
+  return pq::exec(native_connection(db), "cannot pause the schedule",
+                  "SELECT prescient.cron_pause($1, $2, prescient.at_us($3))::int", {id, by, pq::micros(now)})
+             .integer(0, 0) == 1;
+}
+
+bool resume_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now) {
+  return pq::exec(native_connection(db), "cannot resume the schedule",
+                  "SELECT prescient.cron_resume($1, $2, prescient.at_us($3))::int", {id, by, pq::micros(now)})
+             .integer(0, 0) == 1;
+}
+
+std::vector<ScheduleDefinition> read_schedules(soci::session& db, const ScheduleFilter& filter) {
+  return schedules_from(pq::exec(
+      native_connection(db), "cannot read schedules",
+      std::string(kSelectSchedules) +
+          " WHERE ($1::text IS NULL OR s.id > $1) AND (NOT $2::boolean OR s.paused_at IS NOT NULL)"
+          "   AND (NOT $3::boolean OR s.invalid_reason IS NOT NULL) AND ($4::text IS NULL OR s.job = $4)"
+          " ORDER BY s.id LIMIT $5",
+      {filter.after, filter.paused ? "true" : "false", filter.invalid ? "true" : "false", filter.job,
+       std::to_string(filter.limit)}));
+}
+
+std::optional<ScheduleDefinition> read_schedule(soci::session& db, const std::string& id) {
+  auto found = schedules_from(
+      pq::exec(native_connection(db), "cannot read the schedule", std::string(kSelectSchedules) + " WHERE s.id = $1", {id}));
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
 }
 
 std::vector<Schedules::FiredEvent> recent_schedule_events(soci::session& db, const std::string& id, int limit) {

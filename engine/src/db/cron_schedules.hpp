@@ -1,7 +1,11 @@
 #pragma once
-// Internal: the statements on prescient.cron_schedule, the definitions of recurring schedules. Their
-// rules (validation, arming the cron check) are Schedules' (api/schedules.cpp).
+// Internal: the calls that change recurring schedules (the SQL API of sql/functions/045_cron.sql, the same
+// any language uses) and the reads of prescient.cron_schedule. Their C++ rules (validation with the
+// runner's own parser and tzdata, the first occurrence) are Schedules' (api/schedules.cpp).
+#include <nlohmann/json.hpp>
+
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,17 +17,22 @@ class session;
 
 namespace prescient::db {
 
-// Inserts the definition (version 1, anchored at `now`); false when the id is taken.
-bool insert_schedule(soci::session& db, const ScheduleDefinition& d, TimePoint now);
+// cron_add_arrays: all or nothing; first_check_at[i] is item i's first occurrence. Returns how many.
+int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
+                  std::span<const std::optional<TimePoint>> first_check_at, TimePoint now);
 // Locks the schedule's row until the end of the transaction (so concurrent changes wait).
 void lock_schedule(soci::session& db, const std::string& id);
-// Writes the definition's changeable fields and bumps its version; the new version, or nothing when
-// there is no such schedule.
-std::optional<int> update_schedule(soci::session& db, const ScheduleDefinition& d, TimePoint now);
-// Deletes it; false when there is no such schedule.
-bool delete_schedule(soci::session& db, const std::string& id);
-// The schedules (all, or the one with `id`), with the time of their pending cron check, by id.
-std::vector<ScheduleDefinition> read_schedules(soci::session& db, const std::optional<std::string>& id);
+// cron_update: `changes` holds the fields to change; returns the new version. NotFound, InvalidInput.
+int update_schedule(soci::session& db, const std::string& id, const nlohmann::json& changes,
+                    std::optional<int> expected_version, std::optional<TimePoint> first_check_at, TimePoint now);
+// cron_remove. NotFound for an unknown id.
+void remove_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
+// cron_pause / cron_resume: false when it was paused (resumed) already. NotFound for an unknown id.
+bool pause_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
+bool resume_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
+// A page of schedules by id, with the time of their pending cron check.
+std::vector<ScheduleDefinition> read_schedules(soci::session& db, const ScheduleFilter& filter);
+std::optional<ScheduleDefinition> read_schedule(soci::session& db, const std::string& id);
 // The schedule's most recent events, newest first.
 std::vector<Schedules::FiredEvent> recent_schedule_events(soci::session& db, const std::string& id, int limit);
 

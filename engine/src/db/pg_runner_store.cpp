@@ -115,7 +115,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                              std::optional<std::int64_t> lease_token) {
   if (items.empty()) return {};
   std::vector<std::int64_t> ids, next_us;
-  std::vector<std::optional<std::string>> kinds, outcomes, errors;
+  std::vector<std::optional<std::string>> kinds, outcomes, errors, payloads;
   std::vector<std::int64_t> counts, attempts;
   std::vector<std::optional<std::int64_t>> run_micros;
   std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads;
@@ -131,6 +131,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
     attempts.push_back(s.attempts);
     errors.push_back(s.last_error);
     run_micros.push_back(item.run_micros);
+    payloads.push_back(item.payload);
     for (const EventRecord& e : item.events) {
       event_checks.push_back(item.id);
       event_ids.emplace_back(e.id);
@@ -144,8 +145,8 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
       native_connection(db_), "cannot settle checks",
       "WITH s AS ("
       "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],"
-      "                       $7::text[], $8::bigint[])"
-      "    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros)),"
+      "                       $7::text[], $8::bigint[], $18::text[])"
+      "    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros, payload)),"
       // The fence: without a token the caller holds the row locks; with one, only its live lease counts.
       // Two branches gated on the token alone, so the fast path does not join the table at all.
       " mine AS ("
@@ -156,18 +157,20 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
       " fin AS ("
       "  DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'"
       "  RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,"
-      "            s.last_error AS s_error, s.run_micros AS s_run),"
+      "            s.last_error AS s_error, s.run_micros AS s_run, s.payload AS s_payload),"
       " hist AS ("
       "  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,"
       "      first_check_at, last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,"
       "      finished_at, finished_by, outcome, run_micros)"
-      "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, next_check_at,"
+      "  SELECT id, job, entity_name, entity_key, job_key, group_key, coalesce(s_payload::jsonb, payload),"
+      "         first_check_at, next_check_at,"
       "         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us($9), $10, s_outcome, s_run"
       "    FROM fin),"
       " upd AS ("
       "  UPDATE prescient.future_job f"
       "     SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,"
-      "         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL"
+      "         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,"
+      "         payload = coalesce(s.payload::jsonb, f.payload)"
       "    FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'"
       "  RETURNING f.id),"
       " ev AS ("
@@ -184,7 +187,8 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
        pq::optional_integer_array(run_micros), pq::micros(now), runner_id, pq::text_array(event_ids),
        pq::text_array(event_types), pq::text_array(event_sources), pq::integer_array(event_times),
        pq::text_array(event_payloads),
-       lease_token ? std::optional(std::to_string(*lease_token)) : std::nullopt, pq::integer_array(event_checks)});
+       lease_token ? std::optional(std::to_string(*lease_token)) : std::nullopt, pq::integer_array(event_checks),
+       pq::text_array(payloads)});
   return {.checks = settled.integer(0, 0), .events = settled.integer(0, 1)};
 }
 

@@ -154,6 +154,9 @@ Result checked(PGconn* conn, std::string_view what, PGresult* raw) {
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return result;
 
   const char* sqlstate = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+  if (sqlstate != nullptr && std::string_view(sqlstate) == "PR404") {
+    throw NotFound(one_line(PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY)));
+  }
   if (sqlstate != nullptr && std::string_view(sqlstate).starts_with("PR4")) {
     throw InvalidInput(one_line(PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY)));
   }

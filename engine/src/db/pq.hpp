@@ -65,7 +65,8 @@ enum class Format { text, binary };
 
 // Runs sql; with no params through PQexec (several statements allowed), else PQexecParams
 // (values travel apart from the SQL text, never spliced into it). Errors with prescient's SQLSTATEs
-// PR4xx (bad input, key conflict) throw InvalidInput with the server's message; any other error
+// PR404 (no such thing) throws NotFound, the other PR4xx (bad input, a conflict) InvalidInput, with the
+// server's message; any other error
 // throws DatabaseError prefixed by `what`.
 Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params = {});
 

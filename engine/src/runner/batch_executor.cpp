@@ -25,6 +25,7 @@ struct BatchExecutor::State {
   std::vector<UnitResult> results;
   TimePoint slot;
   std::chrono::seconds resolution{60};
+  std::chrono::seconds max_horizon{365 * 86400};
   std::chrono::steady_clock::time_point deadline;  // no unit but the first starts after it
   // The runner's clock while the executor is in use; once it is abandoned, a clock of its own: the
   // runner (and its clock) may be gone by the time the stuck job asks for the time. Read under `mutex`.
@@ -45,11 +46,12 @@ const Clock& detached_clock() {
 
 class Context final : public JobContext {
  public:
-  Context(TimePoint slot, std::chrono::seconds resolution, BatchExecutor::State& state, const std::string& url,
-          std::unique_ptr<soci::session>& db)
-      : slot_(slot), resolution_(resolution), state_(state), url_(url), db_(db) {}
+  Context(BatchExecutor::State& state, const std::string& url, std::unique_ptr<soci::session>& db)
+      : slot_(state.slot), resolution_(state.resolution), max_horizon_(state.max_horizon), state_(state), url_(url),
+        db_(db) {}
   TimePoint slot() const override { return slot_; }
   std::chrono::seconds slot_resolution() const override { return resolution_; }
+  std::chrono::seconds max_horizon() const override { return max_horizon_; }
   TimePoint now() const override {
     const std::lock_guard lock(state_.mutex);
     return state_.clock->now();
@@ -67,7 +69,7 @@ class Context final : public JobContext {
 
  private:
   TimePoint slot_;
-  std::chrono::seconds resolution_;
+  std::chrono::seconds resolution_, max_horizon_;
   BatchExecutor::State& state_;
   const std::string& url_;
   std::unique_ptr<soci::session>& db_;
@@ -132,7 +134,7 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
     state->work_ready.wait(lock, [&] { return state->stop || state->has_work; });
     if (state->stop) return;
     state->has_work = false;
-    Context ctx(state->slot, state->resolution, *state, state->database_url, state->job_db);
+    Context ctx(*state, state->database_url, state->job_db);
     const SharedChecks checks = state->checks;
     const SharedUnits units = state->units;
     for (std::size_t i = 0; i < units->size(); ++i) {
@@ -158,7 +160,7 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
 }
 
 std::vector<UnitResult> BatchExecutor::run(SharedChecks checks, SharedUnits units, TimePoint slot, const Clock& clock,
-                                           std::chrono::seconds resolution,
+                                           std::chrono::seconds resolution, std::chrono::seconds max_horizon,
                                            std::chrono::steady_clock::time_point deadline) {
   if (units->empty()) return {};
   std::unique_lock lock(state_->mutex);
@@ -167,6 +169,7 @@ std::vector<UnitResult> BatchExecutor::run(SharedChecks checks, SharedUnits unit
   state_->units = std::move(units);
   state_->slot = slot;
   state_->resolution = resolution;
+  state_->max_horizon = max_horizon;
   state_->clock = &clock;
   state_->deadline = deadline;
   state_->current = 0;

@@ -33,7 +33,8 @@ class BatchExecutor {
   // one result per unit. After a timeout this executor is spent: timed_out() is true, the caller must
   // use a new one, and the abandoned thread no longer reads `clock` (it may be destroyed).
   std::vector<UnitResult> run(SharedChecks checks, SharedUnits units, TimePoint slot, const Clock& clock,
-                              std::chrono::seconds resolution, std::chrono::steady_clock::time_point deadline);
+                              std::chrono::seconds resolution, std::chrono::seconds max_horizon,
+                              std::chrono::steady_clock::time_point deadline);
   bool timed_out() const { return timed_out_; }
 
   struct State;  // shared with the executor's thread (and the job's context)

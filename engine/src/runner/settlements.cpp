@@ -81,6 +81,16 @@ Settlement clamped(Settlement s, TimePoint earliest) {
 
 }  // namespace
 
+StoredJson stored_payload(const nlohmann::json& payload, const std::string& owner, std::size_t max_bytes) {
+  if (auto problem = payload_text_problem(payload)) return {.problem = owner + ": " + *problem};
+  std::string text = payload.dump();
+  if (text.size() > max_bytes) {
+    return {.problem = owner + "'s payload is " + std::to_string(text.size()) + " bytes (at most " +
+                       std::to_string(max_bytes) + ")"};
+  }
+  return {.text = std::move(text)};
+}
+
 OutboxEvent outbox_event(const Event& event, std::size_t index, const Check& check, int check_count_after) {
   const std::string which = "event " + nth(index);
   std::string id = event.id;
@@ -96,18 +106,14 @@ OutboxEvent outbox_event(const Event& event, std::size_t index, const Check& che
   if (occurred_at < kEarliestEventTime || occurred_at > kLatestEventTime) {
     return {.problem = which + "'s occurred_at is outside the years 1 to 9999"};
   }
-  if (auto problem = payload_text_problem(event.payload)) return {.problem = which + ": " + *problem};
-  std::string payload = event.payload.dump();
-  if (payload.size() > kMaxEventPayloadBytes) {
-    return {.problem = which + "'s payload is " + std::to_string(payload.size()) + " bytes (at most " +
-                       std::to_string(kMaxEventPayloadBytes) + ")"};
-  }
+  StoredJson payload = stored_payload(event.payload, which, kMaxEventPayloadBytes);
+  if (!payload.text) return {.problem = std::move(payload.problem)};
   return {.record = EventRecord{
               .id = std::move(id),
               .type = std::move(type),
               .source = event.source.empty() ? std::to_string(check.id) : storable_text(event.source, kMaxNameBytes),
               .occurred_at = occurred_at,
-              .payload = std::move(payload)}};
+              .payload = std::move(*payload.text)}};
 }
 
 std::optional<std::string> write_problem(const BufferedWrite& write, std::size_t index) {
@@ -177,6 +183,12 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
         OutboxEvent event = outbox_event(answer.events[e], e, check, item.settlement.check_count);
         if (event.record) item.events.push_back(std::move(*event.record));
         else refused = std::move(event.problem);
+      }
+      if (answer.payload && !refused && !answer.payload->is_object()) refused = "the job's new payload is not a JSON object";
+      if (answer.payload && !refused) {
+        StoredJson payload = stored_payload(*answer.payload, "the job's new check", kMaxEventPayloadBytes);
+        if (payload.text) item.payload = std::move(payload.text);
+        else refused = std::move(payload.problem);
       }
       if (refused) {
         items.push_back(failed_attempt(check, limits[u], judging, *refused, micros));

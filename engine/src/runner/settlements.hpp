@@ -76,6 +76,7 @@ struct SettleItem {
   std::optional<std::int64_t> run_micros;
   std::vector<EventRecord> events;
   std::vector<BufferedWrite> writes;  // run before the settlement, in its transaction
+  std::optional<std::string> payload;  // the check's new payload (JSON object text); nothing: unchanged
 };
 
 // Counts settled items into the report by what became of them (done, rescheduled, retried, failed,
@@ -89,7 +90,7 @@ namespace prescient::detail {
 // What one job run may hand back: more events than this, or an event payload bigger than this, fails
 // its check. (cron's catch-up `all` emits at most 10 000 occurrences in one run.)
 inline constexpr std::size_t kMaxEventsPerRun = 10000;
-inline constexpr std::size_t kMaxEventPayloadBytes = 16 * 1024 * 1024;
+inline constexpr std::size_t kMaxEventPayloadBytes = 16 * 1024 * 1024;  // and a check's new payload
 
 // How a batch's checks are judged: their class's limits, the grid, and the earliest time a check may be
 // put back to (the next boundary from now: a late run never reschedules into the past).
@@ -113,7 +114,15 @@ SettleItem failed_attempt(const Check& check, const GuardLimits& limits, const J
 // The event as the outbox stores it, or why it cannot be stored: the id (given, or "<check id>-<check
 // count>[-n]" for the n-th event of the run) must be a valid name; type and source are made storable
 // (an empty type is refused); occurred_at must lie within years 1 to 9999; the payload must hold valid
-// UTF-8 without NUL and serialize to at most kMaxEventPayloadBytes.
+// UTF-8 without NUL and serialize to at most kMaxEventPayloadBytes (stored_payload).
+// A payload a job hands back to be stored (an event's, its check's new one) as text, or why it cannot be
+// ("<owner>: ..."): it must hold valid UTF-8 without NUL and serialize to at most max_bytes.
+struct StoredJson {
+  std::optional<std::string> text;
+  std::string problem;  // when !text
+};
+StoredJson stored_payload(const nlohmann::json& payload, const std::string& owner, std::size_t max_bytes);
+
 struct OutboxEvent {
   std::optional<EventRecord> record;
   std::string problem;  // when !record

@@ -262,7 +262,7 @@ class Worker::Impl {
     std::vector<GuardLimits> limits;
     for (const WorkUnit& unit : units) limits.push_back(class_of(unit.job).limits);
     const std::vector<UnitResult> results =
-        executor_->run(batch, shared_units, slot, clock_, settings_.slot, deadline);
+        executor_->run(batch, shared_units, slot, clock_, settings_.slot, settings_.max_horizon, deadline);
     if (executor_->timed_out()) {
       // The stuck thread keeps its job instances; this worker starts afresh.
       executor_ = std::make_unique<BatchExecutor>(options_.database_url);

@@ -1,0 +1,394 @@
+-- Recurring schedules from any language (docs/sql-api.md). A schedule is a row of prescient.cron_schedule
+-- and, while it is active, one pending check of class cron (job key 'cron:<id>') whose payload carries
+-- the whole definition: firing reads nothing but the check, and writes its bookkeeping (the last
+-- occurrence) with the settlement, in the check's new payload. Every change here rewrites that check in
+-- the same transaction as the definition, under the check's row lock: a runner firing the old version
+-- holds the lock until it has settled, and a check claimed after the change carries the new version.
+-- What SQL can judge is refused here with PR400 (PR404: no such schedule, PR409: the id is taken or the
+-- version moved on); what only the runner can (a field spec out of range, a spec that never fires, a zone
+-- the runner's tzdata lacks) marks the schedule invalid, with the reason, when its check first runs.
+
+-- The payload of a schedule's check. last_us: the last occurrence fired (NULL: none yet); from_us: only
+-- occurrences after it fire (an update or a resume takes effect there; NULL: from the anchor).
+CREATE OR REPLACE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint)
+  RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN jsonb_build_object(
+    'schedule', s.id, 'version', s.version, 'spec', s.spec, 'time_zone', s.time_zone, 'job', s.job,
+    'payload', s.payload, 'catch_up', s.catch_up, 'deadline_seconds', s.deadline_seconds,
+    'anchor_us', prescient.us(s.anchor_at), 'last_us', p_last_us, 'from_us', p_from_us);
+
+-- Whether PostgreSQL knows the zone. It knows a few names the runner's tzdata may not (abbreviations,
+-- POSIX strings): those are caught by the runner, which marks the schedule invalid.
+CREATE OR REPLACE FUNCTION prescient.time_zone_known(p_zone text) RETURNS boolean
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  PERFORM now() AT TIME ZONE p_zone;
+  RETURN true;
+EXCEPTION WHEN invalid_parameter_value THEN
+  RETURN false;
+END $$;
+
+-- What is wrong with a definition as far as SQL can tell, or NULL. The zone is checked apart (once per
+-- distinct zone of a call): see time_zone_known.
+CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
+    p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text,
+    p_deadline_seconds bigint)
+  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN coalesce(p_id, '') = '' THEN 'id: the schedule id is empty'
+    WHEN octet_length(p_id) > 1024 THEN format('id: %s bytes long (at most 1024)', octet_length(p_id))
+    WHEN coalesce(p_spec, '') = '' THEN 'spec: the cron spec is empty'
+    WHEN octet_length(p_spec) > 1024 THEN format('spec: %s bytes long (at most 1024)', octet_length(p_spec))
+    WHEN p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'
+      THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, '
+                  '@every DURATION, @at TIME)', p_spec)
+    WHEN coalesce(p_time_zone, '') = '' THEN 'time_zone: empty'
+    WHEN octet_length(p_time_zone) > 1024 OR p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'
+      THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)',
+                  left(p_time_zone, 64))
+    WHEN coalesce(p_job, '') = '' THEN 'job: the job class is empty'
+    WHEN octet_length(p_job) > 1024 THEN format('job: %s bytes long (at most 1024)', octet_length(p_job))
+    WHEN p_job = 'cron' THEN 'job: a schedule cannot run the cron class itself'
+    WHEN p_payload IS NULL OR jsonb_typeof(p_payload) <> 'object' THEN 'payload: must be a JSON object'
+    WHEN p_catch_up IS NULL OR p_catch_up NOT IN ('one', 'all', 'none')
+      THEN format('catch_up: %L is not a policy (use one, all or none)', left(p_catch_up, 64))
+    WHEN p_deadline_seconds < 1 THEN 'deadline_seconds: must be at least 1'
+  END;
+
+-- (Re)places schedule s's pending check with its current definition: due at p_at (NULL: at once; the
+-- runner then finds the first occurrence), on the grid and never beyond the horizon (a far occurrence is
+-- looked at again from within it). Replaces the check in place when there is one.
+CREATE OR REPLACE FUNCTION prescient.cron_arm(
+    s prescient.cron_schedule, p_at timestamptz, p_last_us bigint, p_from_us bigint, p_now timestamptz)
+  RETURNS void LANGUAGE sql AS $$
+  SELECT prescient.schedule('cron', 'schedule', s.id,
+                            least(coalesce(p_at, p_now),
+                                  p_now + (SELECT max_horizon_seconds FROM prescient.settings) * interval '1 second'),
+                            'cron:' || s.id, NULL, prescient.cron_check_payload(s, p_last_us, p_from_us), 'cron',
+                            'replace', p_now);
+$$;
+
+-- The items of a cron_add_arrays call as rows numbered from 1, the defaults applied.
+CREATE OR REPLACE FUNCTION prescient.cron_array_items(
+    p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[],
+    p_deadline_seconds bigint[], p_first_check_at timestamptz[])
+  RETURNS TABLE (n bigint, id text, spec text, time_zone text, job text, payload text, catch_up text,
+                 deadline_seconds bigint, first_check_at timestamptz)
+  LANGUAGE sql STABLE
+  BEGIN ATOMIC
+    SELECT u.n, u.id, u.spec, coalesce(u.time_zone, 'UTC'), coalesce(u.job, 'emit'), coalesce(u.payload, '{}'),
+           coalesce(u.catch_up, 'one'), u.deadline_seconds, u.first_check_at
+      FROM unnest(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds, p_first_check_at)
+           WITH ORDINALITY AS u(id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at, n)
+     WHERE u.n <= cardinality(p_id);
+  END;
+
+-- Adds many schedules, all or nothing, given as parallel arrays (item i is p_id[i], p_spec[i], ...; the
+-- optional arrays may be NULL or hold NULLs: time zone UTC, job emit, payload {}, catch-up one, no
+-- deadline). p_first_check_at[i], when given, is the first occurrence (prescient's client computes it);
+-- without it the check is due at the next boundary, where the runner finds the first occurrence. The
+-- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
+-- raises PR409 naming it. Returns how many were added.
+CREATE OR REPLACE FUNCTION prescient.cron_add_arrays(
+    p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL, p_job text[] DEFAULT NULL,
+    p_payload text[] DEFAULT NULL, p_catch_up text[] DEFAULT NULL, p_deadline_seconds bigint[] DEFAULT NULL,
+    p_first_check_at timestamptz[] DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now())
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_count integer := coalesce(cardinality(p_id), 0);
+  v_problem text;
+  v_state text;
+  v_added integer;
+BEGIN
+  IF coalesce(p_by, '') = '' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'created_by is empty';
+  END IF;
+  IF coalesce(cardinality(p_spec), 0) <> v_count
+     OR coalesce(cardinality(p_time_zone), v_count) <> v_count OR coalesce(cardinality(p_job), v_count) <> v_count
+     OR coalesce(cardinality(p_payload), v_count) <> v_count OR coalesce(cardinality(p_catch_up), v_count) <> v_count
+     OR coalesce(cardinality(p_deadline_seconds), v_count) <> v_count
+     OR coalesce(cardinality(p_first_check_at), v_count) <> v_count THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('every array must hold %s items, as p_id does', v_count);
+  END IF;
+  IF v_count = 0 THEN
+    RETURN 0;
+  END IF;
+
+  SELECT format('item %s: %s', i.n, p.problem) INTO v_problem
+    FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                    p_first_check_at) i,
+         LATERAL (SELECT CASE WHEN left(ltrim(i.payload), 1) <> '{' THEN 'payload: must be a JSON object'
+                              ELSE prescient.cron_definition_problem(i.id, i.spec, i.time_zone, i.job,
+                                                                     i.payload::jsonb, i.catch_up,
+                                                                     i.deadline_seconds) END) AS p(problem)
+   WHERE p.problem IS NOT NULL ORDER BY i.n LIMIT 1;
+  v_state := 'PR400';
+  IF v_problem IS NULL THEN
+    SELECT format('item %s: time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)',
+                  min(i.n), i.time_zone) INTO v_problem
+      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                      p_first_check_at) i
+     GROUP BY i.time_zone HAVING NOT prescient.time_zone_known(i.time_zone) ORDER BY min(i.n) LIMIT 1;
+  END IF;
+  IF v_problem IS NULL THEN
+    v_state := 'PR409';
+    SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
+      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                      p_first_check_at) i
+     GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
+  END IF;
+  IF v_problem IS NULL THEN
+    SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
+      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                      p_first_check_at) i
+      JOIN prescient.cron_schedule s ON s.id = i.id
+     ORDER BY i.n LIMIT 1;
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_problem;
+  END IF;
+
+  WITH items AS (
+    SELECT * FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                             p_deadline_seconds, p_first_check_at)),
+  added AS (
+    INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
+                                         anchor_at, created_at, updated_at, created_by)
+    SELECT i.id, i.spec, i.time_zone, i.job, i.payload::jsonb, i.deadline_seconds, i.catch_up, 1, p_now, p_now,
+           p_now, p_by
+      FROM items i
+    RETURNING *),
+  settings AS (SELECT slot_seconds, max_horizon_seconds FROM prescient.settings),
+  armed AS (
+    INSERT INTO prescient.future_job AS f (job, entity_name, entity_key, job_key, payload, first_check_at,
+                                          next_check_at, enqueued_on, enqueued_by)
+    SELECT 'cron', 'schedule', a.id, 'cron:' || a.id, prescient.cron_check_payload(a, NULL, NULL), t.slot, t.slot,
+           p_now, 'cron'
+      FROM added a
+      JOIN items i ON i.id = a.id
+      CROSS JOIN settings st,
+      LATERAL (SELECT prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+                                               p_now + st.max_horizon_seconds * interval '1 second'),
+                                         p_now, st.slot_seconds) AS slot) t
+    -- A leftover check under the key (written by hand) takes the new definition.
+    ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO UPDATE
+      SET job = 'cron', entity_name = 'schedule', entity_key = excluded.entity_key, group_key = NULL,
+          payload = excluded.payload, next_check_at = excluded.next_check_at, check_count = 0, attempts = 0,
+          last_error = NULL
+    RETURNING 1)
+  SELECT count(*) INTO v_added FROM armed;
+  RETURN v_added;
+END $$;
+
+-- One schedule; the defaults of cron_add_arrays. Returns its version (1).
+CREATE OR REPLACE FUNCTION prescient.cron_add(
+    p_id text, p_spec text, p_time_zone text DEFAULT 'UTC', p_job text DEFAULT 'emit', p_payload jsonb DEFAULT '{}',
+    p_catch_up text DEFAULT 'one', p_deadline_seconds bigint DEFAULT NULL, p_by text DEFAULT current_user,
+    p_now timestamptz DEFAULT now())
+  RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job],
+                                   ARRAY[p_payload::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL,
+                                   p_by, p_now);
+
+-- Adds many schedules given as a JSON array of objects with the fields id, spec, time_zone, job, payload,
+-- catch_up, deadline_seconds (the same defaults): for drivers without arrays. All or nothing; errors name
+-- the item (from 1) and the field, as cron_add_arrays does. Returns how many were added.
+CREATE OR REPLACE FUNCTION prescient.cron_add_many(p_items jsonb, p_by text DEFAULT current_user,
+                                                   p_now timestamptz DEFAULT now())
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_problem text;
+  v_result integer;
+BEGIN
+  IF jsonb_typeof(p_items) IS DISTINCT FROM 'array' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the items must be a JSON array of objects';
+  END IF;
+  SELECT format('item %s: %s', e.n, p.problem) INTO v_problem
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n),
+         LATERAL (SELECT CASE
+           WHEN jsonb_typeof(e.item) <> 'object' THEN 'must be a JSON object'
+           ELSE (SELECT format('%s: %s', k.key, CASE
+                   WHEN k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
+                     THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds)'
+                   WHEN k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null')
+                     THEN 'must be a JSON object'
+                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) NOT IN ('number', 'null')
+                     THEN 'must be a whole number of seconds'
+                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) = 'number'
+                        AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15)
+                     THEN 'must be a whole number of seconds'
+                   WHEN k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null')
+                     THEN 'must be a string' END)
+                   FROM jsonb_each(e.item) k
+                  WHERE k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
+                     OR (k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null'))
+                     OR (k.key = 'deadline_seconds' AND (jsonb_typeof(k.value) NOT IN ('number', 'null')
+                         OR (jsonb_typeof(k.value) = 'number'
+                             AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15))))
+                     OR (k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null'))
+                  ORDER BY k.key LIMIT 1) END) AS p(problem)
+   WHERE p.problem IS NOT NULL ORDER BY e.n LIMIT 1;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  SELECT prescient.cron_add_arrays(
+           array_agg(e.item->>'id' ORDER BY e.n), array_agg(e.item->>'spec' ORDER BY e.n),
+           array_agg(e.item->>'time_zone' ORDER BY e.n), array_agg(e.item->>'job' ORDER BY e.n),
+           array_agg(CASE WHEN jsonb_typeof(e.item->'payload') = 'object' THEN (e.item->'payload')::text END
+                     ORDER BY e.n),
+           array_agg(e.item->>'catch_up' ORDER BY e.n),
+           array_agg((e.item->>'deadline_seconds')::numeric::bigint ORDER BY e.n),
+           NULL, p_by, p_now)
+    INTO v_result
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n);
+  RETURN coalesce(v_result, 0);
+END $$;
+
+-- Changes a schedule: p_changes holds the fields to change (spec, time_zone, job, payload, catch_up,
+-- deadline_seconds; a null deadline removes it). With p_expected_version, a schedule at another version
+-- raises PR409 and nothing changes (optimistic concurrency for editors). The version goes up by one and
+-- the pending check carries the new definition from now on: the first occurrence after now (or after the
+-- last one fired, if later) at p_first_check_at when the caller computed it, else found by the runner
+-- at the next boundary. A check already due and not yet fired stays due and fires under the new version:
+-- an occurrence never fires under both, nor under neither. An invalid schedule is valid again until the
+-- runner judges the new definition. Returns the new version; PR404 for an unknown id.
+CREATE OR REPLACE FUNCTION prescient.cron_update(
+    p_id text, p_changes jsonb, p_expected_version integer DEFAULT NULL, p_first_check_at timestamptz DEFAULT NULL,
+    p_now timestamptz DEFAULT now())
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_old prescient.cron_schedule;
+  v_new prescient.cron_schedule;
+  v_problem text;
+  v_check record;
+BEGIN
+  IF jsonb_typeof(p_changes) IS DISTINCT FROM 'object' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the changes must be a JSON object';
+  END IF;
+  SELECT format('%s: unknown field (use spec, time_zone, job, payload, catch_up, deadline_seconds)', k) INTO v_problem
+    FROM jsonb_object_keys(p_changes) k
+   WHERE k NOT IN ('spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds') ORDER BY k LIMIT 1;
+  IF v_problem IS NULL AND jsonb_typeof(p_changes->'deadline_seconds') NOT IN ('number', 'null') THEN
+    v_problem := 'deadline_seconds: must be a whole number of seconds';
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  SELECT * INTO v_old FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  IF p_expected_version IS NOT NULL AND v_old.version <> p_expected_version THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR409',
+      MESSAGE = format('schedule %L is at version %s, not %s', p_id, v_old.version, p_expected_version);
+  END IF;
+  v_new := v_old;
+  IF p_changes ? 'spec' THEN v_new.spec := p_changes->>'spec'; END IF;
+  IF p_changes ? 'time_zone' THEN v_new.time_zone := p_changes->>'time_zone'; END IF;
+  IF p_changes ? 'job' THEN v_new.job := p_changes->>'job'; END IF;
+  IF p_changes ? 'payload' THEN v_new.payload := p_changes->'payload'; END IF;
+  IF p_changes ? 'catch_up' THEN v_new.catch_up := p_changes->>'catch_up'; END IF;
+  IF p_changes ? 'deadline_seconds' THEN v_new.deadline_seconds := (p_changes->>'deadline_seconds')::numeric::bigint; END IF;
+  v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
+                                                 v_new.catch_up, v_new.deadline_seconds);
+  IF v_problem IS NULL AND NOT prescient.time_zone_known(v_new.time_zone) THEN
+    v_problem := format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)',
+                        v_new.time_zone);
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  UPDATE prescient.cron_schedule
+     SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
+         catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, version = version + 1,
+         updated_at = p_now, invalid_reason = NULL
+   WHERE id = p_id
+  RETURNING * INTO v_new;
+  IF v_new.paused_at IS NULL THEN
+    SELECT f.next_check_at, (f.payload->>'last_us')::bigint AS last_us, (f.payload->>'from_us')::bigint AS from_us
+      INTO v_check
+      FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+    IF FOUND AND v_check.next_check_at <= p_now THEN
+      -- Due and not fired yet: it stays due where it is (a runner still draining that slot, or the next
+      -- sweep, takes it), carrying the new version from where the old one stood.
+      UPDATE prescient.future_job
+         SET payload = prescient.cron_check_payload(v_new, v_check.last_us, v_check.from_us)
+       WHERE job_key = 'cron:' || p_id;
+    ELSE
+      PERFORM prescient.cron_arm(v_new, p_first_check_at, v_check.last_us,
+                                 greatest(prescient.us(p_now), v_check.last_us), p_now);
+    END IF;
+  END IF;
+  RETURN v_new.version;
+END $$;
+
+-- Deletes a schedule and cancels its pending check (history: cancelled, by p_by). PR404 for an unknown id.
+CREATE OR REPLACE FUNCTION prescient.cron_remove(p_id text, p_by text DEFAULT current_user,
+                                                 p_now timestamptz DEFAULT now())
+  RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  DELETE FROM prescient.cron_schedule WHERE id = p_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
+END $$;
+
+-- Pauses a schedule: its pending check is cancelled (history: cancelled, by p_by) and the place it had
+-- reached is kept in last_occurrence_at, with its definition and version. Returns false when it was paused
+-- already; PR404 for an unknown id.
+CREATE OR REPLACE FUNCTION prescient.cron_pause(p_id text, p_by text DEFAULT current_user,
+                                                p_now timestamptz DEFAULT now())
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_place bigint;
+BEGIN
+  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  IF v_schedule.paused_at IS NOT NULL THEN
+    RETURN false;
+  END IF;
+  SELECT greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint) INTO v_place
+    FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+  UPDATE prescient.cron_schedule
+     SET paused_at = p_now, paused_by = p_by,
+         last_occurrence_at = coalesce(prescient.at_us(v_place), last_occurrence_at)
+   WHERE id = p_id;
+  PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
+  RETURN true;
+END $$;
+
+-- Resumes a paused schedule from the place it had reached: at the next boundary the runner fires what
+-- fell due while it was paused by its catch-up policy (one: the latest; all: each; none: nothing but
+-- what is due then). Returns false when it was not paused; PR404 for an unknown id.
+CREATE OR REPLACE FUNCTION prescient.cron_resume(p_id text, p_by text DEFAULT current_user,
+                                                 p_now timestamptz DEFAULT now())
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+BEGIN
+  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  IF v_schedule.paused_at IS NULL THEN
+    RETURN false;
+  END IF;
+  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, updated_at = p_now WHERE id = p_id
+  RETURNING * INTO v_schedule;
+  PERFORM prescient.cron_arm(v_schedule, p_now, prescient.us(v_schedule.last_occurrence_at), NULL, p_now);
+  RETURN true;
+END $$;
+
+REVOKE EXECUTE ON FUNCTION
+  prescient.cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamptz[], text, timestamptz),
+  prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz),
+  prescient.cron_add_many(jsonb, text, timestamptz),
+  prescient.cron_update(text, jsonb, integer, timestamptz, timestamptz),
+  prescient.cron_remove(text, text, timestamptz),
+  prescient.cron_pause(text, text, timestamptz),
+  prescient.cron_resume(text, text, timestamptz)
+  FROM PUBLIC;

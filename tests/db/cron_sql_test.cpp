@@ -1,0 +1,266 @@
+// Schedules through the SQL API (sql/functions/045_cron.sql), as an application in any language uses it,
+// and the guarantees of a check that carries its definition: updates racing with firings, definitions
+// only the runner can judge, pause and resume, DST nights.
+#include <catch2/catch.hpp>
+#include <soci/soci.h>
+
+#include <barrier>
+#include <thread>
+
+#include "builtin_jobs.hpp"
+#include "login_role.hpp"
+#include "prescient/checks.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/schedules.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/time_text.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using namespace std::chrono_literals;
+using prescient::testing::as_user;
+using prescient::testing::connect_to;
+using prescient::testing::count_of;
+using prescient::testing::create_migrated_database;
+using prescient::testing::denied;
+using prescient::testing::Login;
+
+namespace {
+
+// A 1-minute grid.
+struct Fixture {
+  std::string url = create_migrated_database(60);
+  std::unique_ptr<soci::session> owner = connect_to(url);
+  ManualClock clock{parse_time("2026-11-21T10:00:30Z")};
+  Registry registry;
+
+  Fixture() { register_builtin_jobs(registry); }
+
+  SlotReport fire(const char* at) { return fire(parse_time(at)); }
+  SlotReport fire(TimePoint at) {
+    clock.set(at);
+    SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
+    return runner.run_slot(runner.settings().grid().floor(at));
+  }
+  SlotReport sweep(TimePoint at) {
+    clock.set(at);
+    SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
+    return runner.sweep(runner.settings().grid().floor(at), SweepMode::run);
+  }
+  Schedules schedules() { return Schedules(*owner, clock, &registry); }
+  std::vector<std::string> events(const std::string& source) {
+    std::vector<std::string> ids(10000);
+    std::vector<soci::indicator> nulls(10000);
+    *owner << "SELECT id FROM prescient.event WHERE source = :s ORDER BY occurred_at", soci::use(source),
+        soci::into(ids, nulls);
+    return ids;
+  }
+  std::string role_suffix() {
+    std::string name;
+    *owner << "SELECT current_database()", soci::into(name);
+    return name;
+  }
+};
+
+std::string unix_id(const std::string& schedule, const char* time) {
+  return schedule + "-" + std::to_string(to_unix_micros(parse_time(time)) / 1000000);
+}
+
+std::string error_of(soci::session& db, const std::string& sql) {
+  try {
+    db << sql;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the SQL API used by prescient_client alone: add, bulk add, update, pause, resume, remove") {
+  Fixture f;
+  Login login(*f.owner, "client_" + f.role_suffix(), "prescient_client");
+  auto db = connect_to(as_user(f.url, login.name));
+  int version = 0, added = 0;
+  *db << "SELECT prescient.cron_add('hourly', '0 * * * *', p_payload => '{\"type\": \"tick\"}',"
+         " p_now => '2026-11-21T10:00:30Z')", soci::into(version);
+  CHECK(version == 1);
+  *db << "SELECT prescient.cron_add_many('[{\"id\": \"a\", \"spec\": \"@every 1h\"},"
+         " {\"id\": \"b\", \"spec\": \"*/15 * * * *\", \"time_zone\": \"Europe/Berlin\", \"catch_up\": \"all\"}]',"
+         " p_now => '2026-11-21T10:00:30Z')", soci::into(added);
+  CHECK(added == 2);
+  // Armed at the next boundary, where the runner finds each first occurrence without firing anything.
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.future_job WHERE job = 'cron'"
+                           " AND next_check_at = '2026-11-21T10:01:00Z'") == 3);
+  CHECK(f.fire("2026-11-21T10:01:00Z").events == 0);
+  CHECK(format_time(*f.schedules().show("hourly").next_check_at) == "2026-11-21T11:00:00Z");
+  CHECK(format_time(*f.schedules().show("a").next_check_at) == "2026-11-21T11:01:00Z");  // 11:00:30 on the grid
+  CHECK(format_time(*f.schedules().show("b").next_check_at) == "2026-11-21T10:15:00Z");
+
+  // Versioned update: the expected version must be the current one.
+  *db << "SELECT prescient.cron_update('hourly', '{\"payload\": {\"type\": \"tock\"}}', 1,"
+         " p_now => '2026-11-21T10:30:00Z')", soci::into(version);
+  CHECK(version == 2);
+  CHECK_THAT(error_of(*db, "SELECT prescient.cron_update('hourly', '{\"spec\": \"@daily\"}', 1)"),
+             Catch::Contains("schedule 'hourly' is at version 2, not 1"));
+  CHECK(f.schedules().show("hourly").spec == "0 * * * *");
+
+  // Paused from 10:40: its check is cancelled, nothing fires at 11:00 or 12:00.
+  int changed = 0;
+  *db << "SELECT prescient.cron_pause('hourly', p_now => '2026-11-21T10:40:00Z')::int", soci::into(changed);
+  CHECK(changed == 1);
+  *db << "SELECT prescient.cron_pause('hourly', p_now => '2026-11-21T10:41:00Z')::int", soci::into(changed);
+  CHECK(changed == 0);
+  CHECK(f.schedules().show("hourly").paused_at.has_value());
+  CHECK_FALSE(f.schedules().show("hourly").next_check_at.has_value());
+  f.fire("2026-11-21T11:00:00Z");
+  f.fire("2026-11-21T12:00:00Z");
+  CHECK(f.events("hourly").empty());
+  // Resumed at 13:30: catch-up `one` fires the latest occurrence missed while paused, once.
+  *db << "SELECT prescient.cron_resume('hourly', p_now => '2026-11-21T13:30:00Z')::int", soci::into(changed);
+  CHECK(changed == 1);
+  f.fire("2026-11-21T13:31:00Z");
+  CHECK(f.events("hourly") == std::vector<std::string>{unix_id("hourly", "2026-11-21T13:00:00Z")});
+  std::string payload;
+  *f.owner << "SELECT payload::text FROM prescient.event WHERE source = 'hourly'", soci::into(payload);
+  CHECK(nlohmann::json::parse(payload) == nlohmann::json{{"type", "tock"}});
+  CHECK(format_time(*f.schedules().show("hourly").next_check_at) == "2026-11-21T14:00:00Z");
+
+  *db << "SELECT prescient.cron_remove('a', p_now => '2026-11-21T13:32:00Z')";
+  CHECK_THROWS_AS(f.schedules().show("a"), NotFound);
+  CHECK_THAT(error_of(*db, "SELECT prescient.cron_remove('a')"), Catch::Contains("no schedule 'a'"));
+
+  // What it cannot do: write the definitions or the checks by hand, or fire.
+  CHECK(denied(*db, "INSERT INTO prescient.cron_schedule (id, spec, anchor_at, created_at, updated_at)"
+                    " VALUES ('x', '@daily', now(), now(), now())"));
+  CHECK(denied(*db, "UPDATE prescient.cron_schedule SET spec = '@every 1s'"));
+  CHECK(denied(*db, "DELETE FROM prescient.cron_schedule"));
+  CHECK(denied(*db, "UPDATE prescient.future_job SET next_check_at = now() WHERE job = 'cron'"));
+  CHECK(denied(*db, "SELECT id FROM prescient.future_job WHERE job = 'cron' FOR UPDATE SKIP LOCKED"));
+}
+
+TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by position and field") {
+  Fixture f;
+  struct Case {
+    const char* items;
+    const char* error;
+  };
+  const Case cases[] = {
+      {R"([{"id": "ok", "spec": "@daily"}, {"id": "bad", "spec": "@daily", "time_zone": "Mars/Olympus"}])",
+       "item 2: time_zone: unknown time zone 'Mars/Olympus'"},
+      {R"([{"id": "x", "spec": "@daily", "timezone": "UTC"}])", "item 1: timezone: unknown field"},
+      {R"([{"id": "x", "spec": "every day"}])", "item 1: spec: 'every day' is not a cron spec"},
+      {R"([{"id": "x", "spec": "@daily"}, {"id": "y"}])", "item 2: spec: the cron spec is empty"},
+      {R"([{"id": "x", "spec": "@daily", "payload": [1]}])", "item 1: payload: must be a JSON object"},
+      {R"([{"id": "x", "spec": "@daily", "catch_up": "some"}])", "item 1: catch_up: 'some' is not a policy"},
+      {R"([{"id": "x", "spec": "@daily", "deadline_seconds": 1.5}])", "item 1: deadline_seconds: must be a whole"},
+      {R"([{"id": "x", "spec": "@daily", "job": "cron"}])", "item 1: job: a schedule cannot run the cron class"},
+      {R"([{"id": "x", "spec": "@daily"}, {"id": "x", "spec": "@hourly"}])", "item 2: id: 'x' is given twice"},
+      {R"([{"id": "", "spec": "@daily"}])", "item 1: id: the schedule id is empty"},
+      {R"({"id": "x"})", "the items must be a JSON array"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.items);
+    CHECK_THAT(error_of(*f.owner, std::string("SELECT prescient.cron_add_many('") + c.items + "')"),
+               Catch::Contains(c.error));
+  }
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.cron_schedule") == 0);
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.future_job") == 0);
+  // An id in use: PR409, and the other items of the call are not written either.
+  *f.owner << "SELECT prescient.cron_add('taken', '@daily')";
+  CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_add_many('[{"id": "new", "spec": "@daily"},)"
+                                R"( {"id": "taken", "spec": "@daily"}]'))"),
+             Catch::Contains("item 2: id: schedule 'taken' exists already"));
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.cron_schedule") == 1);
+}
+
+TEST_CASE("what only the runner can judge marks the schedule invalid, once, visibly; an update repairs it") {
+  Fixture f;
+  // Both pass SQL's checks: the field is out of range, the time is in the past.
+  *f.owner << "SELECT prescient.cron_add('bad-minute', '61 * * * *', p_now => '2026-11-21T10:00:30Z')";
+  *f.owner << "SELECT prescient.cron_add('past', '@at 2020-01-01T00:00:00Z', p_now => '2026-11-21T10:00:30Z')";
+  *f.owner << "SELECT prescient.cron_add('fine', '@hourly', p_now => '2026-11-21T10:00:30Z')";
+  const SlotReport r = f.fire("2026-11-21T10:01:00Z");
+  CHECK(r.claimed == 3);
+  CHECK(r.failed == 0);
+  const auto invalid = f.schedules().list({.invalid = true});
+  REQUIRE(invalid.size() == 2);
+  CHECK(invalid[0].id == "bad-minute");
+  CHECK_THAT(invalid[0].invalid_reason.value_or(""), Catch::Contains("minute field: 61"));
+  CHECK(invalid[1].id == "past");
+  CHECK_THAT(invalid[1].invalid_reason.value_or(""), Catch::Contains("never fires"));
+  CHECK_FALSE(invalid[0].next_check_at.has_value());  // no check left to fail again and again
+  CHECK(f.fire("2026-11-21T10:02:00Z").claimed == 0);
+  CHECK(f.schedules().list({.invalid = false}).size() == 3);
+
+  f.clock.set(parse_time("2026-11-21T10:03:00Z"));
+  f.schedules().update("bad-minute", {.spec = "*/5 * * * *"});
+  const ScheduleDefinition repaired = f.schedules().show("bad-minute");
+  CHECK_FALSE(repaired.invalid_reason.has_value());
+  CHECK(format_time(*repaired.next_check_at) == "2026-11-21T10:05:00Z");
+  CHECK(f.fire("2026-11-21T10:05:00Z").events == 1);
+}
+
+TEST_CASE("an update racing with the firing of the old version: each occurrence fires exactly once") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-21T10:00:00Z"));
+  f.schedules().add({.id = "race", .spec = "@every 1m", .payload = {{"v", 0}}});
+  const TimePoint base = parse_time("2026-11-21T10:00:00Z");
+  constexpr int kRounds = 40;
+  for (int round = 1; round <= kRounds; ++round) {
+    const TimePoint slot = base + std::chrono::minutes{round};
+    f.clock.set(slot + 500ms);
+    std::barrier start(2);
+    std::exception_ptr failure;
+    std::thread updater([&] {
+      try {
+        const auto own = connect_to(f.url);
+        Schedules schedules(*own, f.clock, &f.registry);
+        start.arrive_and_wait();
+        // Both orders: the update first, or the runner's claim (odd rounds give it a head start).
+        std::this_thread::sleep_for(std::chrono::milliseconds{round % 2 == 1 ? 1 + round % 7 : 0});
+        schedules.update("race", {.payload = nlohmann::json{{"v", round}}});
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    });
+    SlotRunner runner({.database_url = f.url, .runner_id = "r"}, f.registry, f.clock);
+    start.arrive_and_wait();
+    runner.run_slot(slot);
+    updater.join();
+    if (failure) std::rethrow_exception(failure);
+    // A check the update held while the slot was drained stays due at its slot: the daemon's next claim
+    // of that slot (or its sweep at the next boundary) takes it.
+    runner.run_slot(slot);
+
+    INFO("round " << round);
+    const std::string id = "race-" + std::to_string(to_unix_micros(slot) / 1000000);
+    REQUIRE(count_of(*f.owner, "SELECT count(*) FROM prescient.event WHERE id = '" + id + "'") == 1);
+    std::string payload;
+    *f.owner << "SELECT payload::text FROM prescient.event WHERE id = :id", soci::use(id), soci::into(payload);
+    const int fired = nlohmann::json::parse(payload).at("v").get<int>();
+    CHECK((fired == round - 1 || fired == round));  // the old version or the new one, whichever came first
+    // The check carries the current version: the next occurrence cannot fire a stale one.
+    const ScheduleDefinition now = f.schedules().show("race");
+    CHECK(now.version == round + 1);
+    CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:race'"
+                             " AND (payload->>'version')::int = " + std::to_string(now.version)) == 1);
+  }
+  CHECK(f.events("race").size() == kRounds);
+}
+
+TEST_CASE("a */15 schedule fires through the fall-back night in New York at both 01:xx hours") {
+  Fixture f;
+  f.clock.set(parse_time("2026-11-01T05:00:00Z"));  // 01:00 EDT
+  f.schedules().add({.id = "q", .spec = "*/15 * * * *", .time_zone = "America/New_York"});
+  std::vector<std::string> fired;
+  for (TimePoint t = parse_time("2026-11-01T05:01:00Z"); t <= parse_time("2026-11-01T07:15:00Z"); t += 1min) {
+    if (f.fire(t).events > 0) fired.push_back(format_time(t));
+  }
+  const std::vector<std::string> expected{
+      "2026-11-01T05:15:00Z", "2026-11-01T05:30:00Z", "2026-11-01T05:45:00Z",   // 01:15-01:45 EDT
+      "2026-11-01T06:00:00Z", "2026-11-01T06:15:00Z", "2026-11-01T06:30:00Z",   // 01:00-01:30 EST
+      "2026-11-01T06:45:00Z", "2026-11-01T07:00:00Z", "2026-11-01T07:15:00Z"};  // 01:45 EST, 02:00, 02:15
+  CHECK(fired == expected);
+  CHECK(f.events("q").size() == expected.size());
+}

@@ -42,3 +42,12 @@ INSERT INTO prescient.role_grant (statement, added_by) VALUES
 -- `cron list --paused` and `--invalid` page through few rows among millions.
 CREATE INDEX cron_schedule_paused ON prescient.cron_schedule (id) WHERE paused_at IS NOT NULL;
 CREATE INDEX cron_schedule_invalid ON prescient.cron_schedule (id) WHERE invalid_reason IS NOT NULL;
+
+-- Paused job classes: runners claim none of their checks, which stay pending (prescient jobs pause CLASS).
+CREATE TABLE prescient.paused_job (
+  job text PRIMARY KEY CHECK (job <> ''),
+  paused_at timestamptz NOT NULL,
+  paused_by text NOT NULL
+);
+INSERT INTO prescient.role_grant (statement, added_by) VALUES
+  ('GRANT SELECT ON prescient.paused_job TO prescient_client, prescient_runner', 15);

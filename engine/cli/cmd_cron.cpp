@@ -2,7 +2,11 @@
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <map>
 
 #include "check_options.hpp"
 #include "prescient/client.hpp"
@@ -12,6 +16,7 @@
 #include "prescient/errors.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/time_text.hpp"
+#include "db/transaction.hpp"
 
 namespace prescient::cli {
 namespace {
@@ -26,6 +31,12 @@ std::vector<TimePoint> next_firings(const CronSpec& spec, const date::time_zone&
     out.push_back(at = *next);
   }
   return out;
+}
+
+std::string state_of(const ScheduleDefinition& d) {
+  if (d.invalid_reason) return "invalid";
+  if (d.paused_at) return "paused";
+  return d.next_check_at ? "active" : "finished";
 }
 
 nlohmann::json definition_json(const ScheduleDefinition& d) {
@@ -43,7 +54,10 @@ nlohmann::json definition_json(const ScheduleDefinition& d) {
           {"created_at", format_time(d.created_at)},
           {"updated_at", format_time(d.updated_at)},
           {"last_occurrence_at", optional_time(d.last_occurrence_at)},
-          {"next_check_at", optional_time(d.next_check_at)}};
+          {"next_check_at", optional_time(d.next_check_at)},
+          {"state", state_of(d)},
+          {"paused_at", optional_time(d.paused_at)},
+          {"invalid_reason", d.invalid_reason ? nlohmann::json(*d.invalid_reason) : nlohmann::json(nullptr)}};
 }
 
 void print_definition(const ScheduleDefinition& d) {
@@ -52,7 +66,9 @@ void print_definition(const ScheduleDefinition& d) {
             << (d.deadline ? ", deadline " + format_duration(*d.deadline) : "") << "\n"
             << "  payload " << d.payload.dump() << "\n"
             << "  last occurrence " << (d.last_occurrence_at ? format_time(*d.last_occurrence_at) : "-")
-            << ", next check " << (d.next_check_at ? format_time(*d.next_check_at) : "- (finished)") << "\n";
+            << ", next check " << (d.next_check_at ? format_time(*d.next_check_at) : "-") << "\n"
+            << "  state " << state_of(d) << (d.paused_at ? " since " + format_time(*d.paused_at) : "")
+            << (d.invalid_reason ? ": " + *d.invalid_reason : "") << "\n";
 }
 
 int run_next(const Invocation& in) {
@@ -75,6 +91,104 @@ int run_next(const Invocation& in) {
   return kOk;
 }
 
+// Schedules are added from a file in statements of this many, all in one transaction.
+constexpr std::size_t kFileStatementSize = 10000;
+
+// One line of `cron add --file`: a JSON object with the fields of the flags.
+ScheduleDefinition definition_from_line(const std::string& line) {
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidInput(std::string("not JSON (") + e.what() + ")");
+  }
+  if (!object.is_object()) throw InvalidInput("not a JSON object");
+  ScheduleDefinition d;
+  const auto text = [](const nlohmann::json& value, const std::string& field) {
+    if (!value.is_string()) throw InvalidInput("field '" + field + "' must be a string");
+    return value.get<std::string>();
+  };
+  for (const auto& [field, value] : object.items()) {
+    if (field == "id") d.id = text(value, field);
+    else if (field == "spec") d.spec = text(value, field);
+    else if (field == "time_zone") d.time_zone = text(value, field);
+    else if (field == "job") d.job = text(value, field);
+    else if (field == "catch_up") d.catch_up = text(value, field);
+    else if (field == "deadline") d.deadline = parse_duration(text(value, field));
+    else if (field == "payload") {
+      if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
+      d.payload = value;
+    } else {
+      throw InvalidInput("unknown field '" + field + "' (fields: id, spec, time_zone, job, payload, catch_up, deadline)");
+    }
+  }
+  if (d.id.empty()) throw InvalidInput("field 'id' is missing");
+  if (d.spec.empty()) throw InvalidInput("field 'spec' is missing");
+  return d;
+}
+
+int add_file(const Invocation& in, Schedules& schedules, soci::session& db) {
+  const std::string path = in.get<std::string>("file");
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw InvalidInput("cannot read --file '" + path + "': " + std::strerror(errno));
+  }
+  std::istream& input = path == "-" ? std::cin : file;
+  std::vector<ScheduleDefinition> good;
+  std::vector<int> good_lines;
+  std::map<std::string, int> id_lines;
+  int invalid = 0, line_number = 0;
+  for (std::string line; std::getline(input, line);) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string problem;
+    try {
+      ScheduleDefinition d = definition_from_line(line);
+      if (const auto p = schedules.problem_with(d)) {
+        problem = *p;
+      } else if (const auto seen = id_lines.find(d.id); seen != id_lines.end()) {
+        problem = "schedule id '" + d.id + "' is already on line " + std::to_string(seen->second);
+      } else {
+        id_lines[d.id] = line_number;
+        good.push_back(std::move(d));
+        good_lines.push_back(line_number);
+      }
+    } catch (const InvalidInput& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      ++invalid;
+      std::cerr << "prescient: line " << line_number << ": " << problem << "\n";
+    }
+  }
+  if (invalid > 0 && !in.has("skip-invalid")) {
+    throw InvalidInput(std::to_string(invalid) + " invalid line(s) in " + path +
+                       ": nothing was added (--skip-invalid adds the valid lines)");
+  }
+  detail::Transaction all_or_nothing(db);
+  for (std::size_t start = 0; start < good.size(); start += kFileStatementSize) {
+    const std::size_t count = std::min(kFileStatementSize, good.size() - start);
+    try {
+      schedules.add_many(std::span(good).subspan(start, count));
+    } catch (const InvalidInput& e) {
+      // "item K: ..." from the database (an id in use) names the line instead.
+      std::string message = e.what();
+      if (std::size_t k = 0; std::sscanf(message.c_str(), "item %zu:", &k) == 1 && k >= 1 && k <= count) {
+        message = "line " + std::to_string(good_lines[start + k - 1]) + message.substr(message.find(':'));
+      }
+      throw InvalidInput(message + " (nothing was added)");
+    }
+  }
+  all_or_nothing.commit();
+  if (in.json()) {
+    std::cout << nlohmann::json{{"added", good.size()}, {"invalid", invalid}, {"lines", line_number}} << "\n";
+  } else {
+    std::cout << "added " << good.size() << " schedule(s) from " << path << "; skipped " << invalid << " invalid line(s)\n";
+  }
+  return kOk;
+}
+
 int run_on_database(const std::string& action, const Invocation& in) {
   const auto need_id = [&] {
     if (!in.has("id")) throw InvalidInput("missing --id");
@@ -89,6 +203,13 @@ int run_on_database(const std::string& action, const Invocation& in) {
   auto db = in.connect_migrated();
   const SystemClock clock;
   Schedules schedules(*db, clock, &known_job_classes(in));
+  if (action == "add" && in.has("file")) {
+    for (const char* single : {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up"}) {
+      if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
+    }
+    return add_file(in, schedules, *db);
+  }
+  if (in.has("file") || in.has("skip-invalid")) throw InvalidInput("--file and --skip-invalid only apply to cron add");
   if (action == "add" || action == "update") {
     ScheduleDefinition d;
     if (action == "add") {
@@ -118,17 +239,34 @@ int run_on_database(const std::string& action, const Invocation& in) {
     std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", "removed"}}.dump() : "removed schedule " + id) << "\n";
     return kOk;
   }
+  if (action == "pause" || action == "resume") {
+    const std::string id = need_id();
+    const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
+    const bool changed = action == "pause" ? schedules.pause(id, by) : schedules.resume(id, by);
+    const std::string status = action == "pause" ? (changed ? "paused" : "paused already")
+                                                 : (changed ? "resumed" : "not paused");
+    std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", status}}.dump() : "schedule " + id + ": " + status)
+              << "\n";
+    return kOk;
+  }
   if (action == "list") {
-    const auto all = schedules.list();
+    const auto all = schedules.list({.limit = in.get<int>("limit"),
+                                     .after = optional_flag(in, "after"),
+                                     .paused = in.has("paused"),
+                                     .invalid = in.has("invalid"),
+                                     .job = optional_flag(in, "job")});
     if (in.json()) {
       print_json_array(all, definition_json);
     } else {
       std::vector<std::vector<std::string>> rows;
       for (const auto& d : all) {
         rows.push_back({d.id, d.spec, d.time_zone, d.job, d.catch_up, std::to_string(d.version),
-                        d.next_check_at ? format_time(*d.next_check_at) : "-"});
+                        d.next_check_at ? format_time(*d.next_check_at) : "-", state_of(d)});
       }
-      print_table({"ID", "SPEC", "TIME_ZONE", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT"}, rows);
+      print_table({"ID", "SPEC", "TIME_ZONE", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT", "STATE"}, rows);
+      if (static_cast<int>(all.size()) == in.get<int>("limit")) {
+        std::cerr << "prescient: more may follow: --after " << all.back().id << "\n";
+      }
     }
     return kOk;
   }
@@ -165,30 +303,45 @@ int run_on_database(const std::string& action, const Invocation& in) {
 Command cron_command() {
   return {
       .name = "cron",
-      .summary = "Recurring schedules: add, update, remove, list, show; `cron next` prints when a spec fires.",
+      .summary = "Recurring schedules: add (one, or many from a file), update, pause, resume, remove, list, show; "
+                 "`cron next` prints when a spec fires.",
       .usage = "cron add    --id ID --spec SPEC [--time-zone ZONE] [--payload JSON] [--job CLASS]\n"
                "                            [--deadline DURATION] [--catch-up one|all|none] [--json]\n"
+               "       prescient cron add    --file FILE|- [--skip-invalid] [--json]   # JSON lines, all or nothing\n"
                "       prescient cron update --id ID [same options]    # bumps the version\n"
+               "       prescient cron pause  --id ID [--by WHO]        # keeps its place; resume applies catch-up\n"
+               "       prescient cron resume --id ID [--by WHO]\n"
                "       prescient cron remove --id ID [--by WHO]\n"
-               "       prescient cron list   [--json]\n"
+               "       prescient cron list   [--limit N] [--after ID] [--paused] [--invalid] [--job CLASS] [--json]\n"
                "       prescient cron show   --id ID [--json]         # definition, next firings, recent events\n"
                "       prescient cron next   --spec SPEC [--time-zone ZONE] [--from TIME] [--count N] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
-                ("action", po::value<std::string>()->value_name("ACTION"), "add, update, remove, list, show or next")
+                ("action", po::value<std::string>()->value_name("ACTION"),
+                 "add, update, pause, resume, remove, list, show or next")
                 ("id", po::value<std::string>()->value_name("ID"), "the schedule's id")
                 ("spec", po::value<std::string>()->value_name("SPEC"),
                  "5 or 6 fields (with seconds), @hourly/@daily/@weekly/@monthly/@yearly, @every DURATION, @at TIME")
                 ("time-zone", po::value<std::string>()->value_name("ZONE"), "IANA time zone (default UTC)")
                 ("payload", po::value<std::string>()->value_name("JSON"), "a JSON object: the event's payload")
                 ("job", po::value<std::string>()->value_name("CLASS"),
-                 "emit (default): publish the payload at each occurrence; another class: a check of it each time")
+                 "emit (default): publish the payload at each occurrence; another class: a check of it each time;"
+                 " list: only schedules of this class")
                 ("deadline", po::value<std::string>()->value_name("DURATION"),
                  "an occurrence fired later than this after its time is skipped (history: deadline_missed)")
                 ("catch-up", po::value<std::string>()->value_name("POLICY"),
                  "after downtime: one (default; the latest missed occurrence), all, or none")
-                ("by", po::value<std::string>()->value_name("WHO"), "remove: recorded in the history (default: the OS user)")
+                ("by", po::value<std::string>()->value_name("WHO"),
+                 "remove, pause, resume: recorded in the history (default: the OS user)")
+                ("file", po::value<std::string>()->value_name("FILE"),
+                 "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline ('-': stdin);"
+                 " all or nothing, every bad line named")
+                ("skip-invalid", "add --file: add the valid lines, report the others")
+                ("limit", po::value<int>()->value_name("N")->default_value(100), "list: at most N schedules (1-10000)")
+                ("after", po::value<std::string>()->value_name("ID"), "list: those after this id (the next page)")
+                ("paused", "list: only paused schedules")
+                ("invalid", "list: only schedules the runner marked invalid")
                 ("from", po::value<std::string>()->value_name("TIME"), "next: firings after this time (default: now)")
                 ("count", po::value<int>()->value_name("N")->default_value(5), "next: how many firings (1-1000)")
                 ("json", "print JSON");
@@ -198,12 +351,12 @@ Command cron_command() {
           [](const Invocation& in) {
             const std::string action = in.has("action") ? in.get<std::string>("action") : "";
             if (action == "next") return run_next(in);
-            if (action == "add" || action == "update" || action == "remove" || action == "list" || action == "show") {
-              return run_on_database(action, in);
+            for (const char* known : {"add", "update", "pause", "resume", "remove", "list", "show"}) {
+              if (action == known) return run_on_database(action, in);
             }
-            throw InvalidInput(action.empty() ? "missing action: add, update, remove, list, show or next"
+            throw InvalidInput(action.empty() ? "missing action: add, update, pause, resume, remove, list, show or next"
                                               : "unknown cron action '" + action +
-                                                    "': use add, update, remove, list, show or next");
+                                                    "': use add, update, pause, resume, remove, list, show or next");
           },
   };
 }

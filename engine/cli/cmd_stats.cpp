@@ -38,7 +38,13 @@ nlohmann::json to_json(const QueueStats& s) {
               {"job", s.oldest_overdue->job},
               {"next_check_at", format_time(s.oldest_overdue->next_check_at)}};
   }
+  nlohmann::json paused = nlohmann::json::array();
+  for (const auto& p : s.paused) {
+    paused.push_back({{"job", p.job}, {"paused_at", format_time(p.paused_at)}, {"paused_by", p.paused_by},
+                      {"pending", p.pending}});
+  }
   return {{"now", format_time(s.now)},          {"current_slot", format_time(s.current_slot)},
+          {"paused_classes", paused},
           {"pending", s.pending},               {"due_now", s.due_now},
           {"overdue", s.overdue},               {"oldest_overdue", oldest},
           {"next_slots", next},                 {"finished_last_hour", by_outcome_json(s.finished_last_hour)},
@@ -52,6 +58,10 @@ void print_text(const QueueStats& s) {
   if (s.oldest_overdue) {
     std::cout << "   (oldest: check " << s.oldest_overdue->id << ", " << s.oldest_overdue->job << ", due "
               << format_time(s.oldest_overdue->next_check_at) << ")";
+  }
+  for (const auto& p : s.paused) {
+    std::cout << "\npaused class   " << p.job << ": " << p.pending << " pending, paused " << format_time(p.paused_at)
+              << " by " << p.paused_by;
   }
   std::cout << "\ndead letters   " << s.dead_letters << "   (failed in the last 30 days, not retried)\n"
             << "last hour      " << by_outcome(s.finished_last_hour) << "\n"

@@ -53,14 +53,15 @@ po::options_description options_of(const Command& command) {
 
 int run_command(const Command& command, int argc, char** argv) {
   const po::options_description desc = options_of(command);
-  // A command may take one positional word, its action (`cron next`); any other word is collected
-  // only to be named in the error.
+  // A command may take positional words: its action (`cron next`) and then what it acts on (`jobs pause
+  // CLASS`); any other word is collected only to be named in the error.
   po::options_description stray;
   stray.add_options()("unexpected", po::value<std::vector<std::string>>());
   po::options_description all;
   all.add(desc).add(stray);
   po::positional_options_description positional;
   if (desc.find_nothrow("action", false) != nullptr) positional.add("action", 1);
+  if (desc.find_nothrow("target", false) != nullptr) positional.add("target", 1);
   positional.add("unexpected", -1);
   po::variables_map vm;
   try {

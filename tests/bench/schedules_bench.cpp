@@ -1,7 +1,10 @@
-// Schedules: `count` schedules `@every 1m` (class emit: one event per occurrence), created through
-// Schedules::add from 4 sessions, then `slots` consecutive 1-minute slots fired: each slot runs every
-// schedule once (its cron check fires, emits, and re-arms for the next minute).
+// Schedules: `count` schedules `@every 1m` (class emit: one event per occurrence) created in bulk
+// (Schedules::add_many, 10 000 per call, one session), then `slots` consecutive 1-minute slots fired: each
+// slot runs every schedule once (its cron check fires, emits, and re-arms for the next minute). Then
+// single adds through the SQL API (prescient.cron_add, one call per schedule), from 1 and 4 sessions.
+// The runner's resident memory is reported after the firings (it must not grow with `count`).
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "bench_support.hpp"
@@ -11,26 +14,57 @@
 #include "prescient/slot_runner.hpp"
 
 namespace prescient::bench {
+namespace {
+
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
+}
+
+void single_sql_adds(const std::string& url, long count, int sessions) {
+  std::atomic<long> next{0};
+  const auto start = Steady::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < sessions; ++t) {
+    pool.emplace_back([&] {
+      auto session = connect(url);
+      for (long i; (i = next++) < count;) {
+        const std::string id = "sql-" + std::to_string(sessions) + "-" + std::to_string(i);
+        *session << "SELECT prescient.cron_add(:id, '@every 1m', p_payload => '{\"n\": 1}')", soci::use(id);
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  report("schedules, created one at a time through SQL (prescient.cron_add, " + std::to_string(sessions) +
+             (sessions == 1 ? " session)" : " sessions)"),
+         count, seconds_since(start));
+}
+
+}  // namespace
 
 void schedules(const std::string& url, soci::session& db, const Registry& registry, long count, int slots) {
   reset(db);
   // Created a minute before the bench slot, so the first occurrence is the bench slot itself.
   ManualClock clock(bench_slot() - std::chrono::minutes{1});
-  std::atomic<long> next{0};
-  const auto start = Steady::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < 4; ++t) {
-    pool.emplace_back([&] {
-      auto session = connect(url);
-      Schedules schedules(*session, clock, &registry);
-      for (long i; (i = next++) < count;) {
-        schedules.add({.id = "every-minute-" + std::to_string(i), .spec = "@every 1m", .payload = {{"n", i}}});
+  {
+    constexpr long kPerCall = 10000;
+    Schedules schedules(db, clock, &registry);
+    std::vector<ScheduleDefinition> chunk;
+    const auto start = Steady::now();
+    for (long i = 0; i < count; i += kPerCall) {
+      chunk.clear();
+      for (long k = i; k < std::min(count, i + kPerCall); ++k) {
+        chunk.push_back({.id = "every-minute-" + std::to_string(k), .spec = "@every 1m", .payload = {{"n", k}}});
       }
-    });
+      schedules.add_many(chunk);
+    }
+    report("schedules, created in bulk (Schedules::add_many, 10 000 per call, 1 session)", count, seconds_since(start));
   }
-  for (auto& t : pool) t.join();
-  report("schedules, created through Schedules::add (4 sessions)", count, seconds_since(start));
   db << "VACUUM ANALYZE prescient.future_job";
+  db << "VACUUM ANALYZE prescient.cron_schedule";
   db << "CHECKPOINT";
 
   SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = 2}, registry, clock);
@@ -38,14 +72,18 @@ void schedules(const std::string& url, soci::session& db, const Registry& regist
     const TimePoint slot = bench_slot() + std::chrono::minutes{s};
     clock.set(slot);
     const SlotReport r = runner.run_slot(slot);
-    if (r.claimed != count || r.rescheduled != count) {
+    if (r.claimed != count || r.rescheduled != count || r.events != count) {
       throw std::runtime_error("schedules: slot " + std::to_string(s) + " fired " + std::to_string(r.claimed) +
-                               " and re-armed " + std::to_string(r.rescheduled) + " of " + std::to_string(count));
+                               ", re-armed " + std::to_string(r.rescheduled) + " and emitted " +
+                               std::to_string(r.events) + " of " + std::to_string(count));
     }
     report("schedules, " + std::to_string(count) + " @every 1m, slot " + std::to_string(s + 1) + " of " +
                std::to_string(slots),
-           count, r.seconds, {{"events", r.events}});
+           count, r.seconds, {{"events", r.events}, {"runner_rss_mib", resident_kib() / 1024}});
   }
+  const long singles = std::min(count, 20000L);
+  single_sql_adds(url, singles, 1);
+  single_sql_adds(url, singles, 4);
 }
 
 }  // namespace prescient::bench

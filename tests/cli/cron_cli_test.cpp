@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "process.hpp"
 #include "test_database.hpp"
@@ -76,4 +80,62 @@ TEST_CASE("cron refuses bad input with exit 2, one line, before touching the dat
     CHECK_THAT(r.err, Catch::Contains(c.names));
     CHECK(lines_of(r.err).size() == 1);
   }
+}
+
+TEST_CASE("cron add --file: one bad line writes nothing, exits 2 and names it; pause, resume, list pages") {
+  const std::string url = create_migrated_database(60);
+  const std::string path = std::filesystem::temp_directory_path() / ("prescient-cron-" + std::to_string(::getpid()));
+  {
+    std::ofstream file(path);
+    file << R"({"id": "a", "spec": "@hourly"})" << "\n"
+         << R"({"id": "b", "spec": "61 * * * *"})" << "\n"
+         << "\n"
+         << R"({"id": "c", "spec": "0 9 * * *", "time_zone": "Europe/Berlin", "deadline": "5m"})" << "\n"
+         << R"({"id": "d", "spec": "*/15 * * * *", "payload": {"type": "quarter"}})" << "\n";
+  }
+  const ProcessResult refused = run_prescient(with_db({"cron", "add", "--file", path}, url));
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("line 2: invalid cron spec '61 * * * *': minute field"));
+  CHECK_THAT(refused.err, Catch::Contains("1 invalid line(s)"));
+  CHECK(json::parse(run_prescient(with_db({"cron", "list", "--json"}, url)).out).empty());
+
+  const ProcessResult added = run_prescient(with_db({"cron", "add", "--file", path, "--skip-invalid", "--json"}, url));
+  REQUIRE(added.exit_code == 0);
+  CHECK(json::parse(added.out) == json{{"added", 3}, {"invalid", 1}, {"lines", 5}});
+  // An id in use is refused by the database; the line is named all the same, and nothing is added.
+  const ProcessResult again = run_prescient(with_db({"cron", "add", "--file", path, "--skip-invalid"}, url));
+  CHECK(again.exit_code == 2);
+  CHECK_THAT(again.err, Catch::Contains("line 1: id: schedule 'a' exists already"));
+  std::filesystem::remove(path);
+
+  // Pages by id, and filters.
+  const json first = json::parse(run_prescient(with_db({"cron", "list", "--limit", "2", "--json"}, url)).out);
+  REQUIRE(first.size() == 2);
+  CHECK(first[1]["id"] == "c");
+  const json rest = json::parse(run_prescient(with_db({"cron", "list", "--limit", "2", "--after", "c", "--json"}, url)).out);
+  REQUIRE(rest.size() == 1);
+  CHECK(rest[0]["id"] == "d");
+  CHECK(run_prescient(with_db({"cron", "list", "--limit", "0"}, url)).exit_code == 2);
+
+  const ProcessResult paused = run_prescient(with_db({"cron", "pause", "--id", "c", "--json"}, url));
+  CHECK(json::parse(paused.out) == json{{"id", "c"}, {"status", "paused"}});
+  const json only_paused = json::parse(run_prescient(with_db({"cron", "list", "--paused", "--json"}, url)).out);
+  REQUIRE(only_paused.size() == 1);
+  CHECK(only_paused[0]["state"] == "paused");
+  CHECK(only_paused[0]["next_check_at"].is_null());
+  CHECK(json::parse(run_prescient(with_db({"cron", "resume", "--id", "c", "--json"}, url)).out)["status"] == "resumed");
+  CHECK(json::parse(run_prescient(with_db({"cron", "resume", "--id", "c", "--json"}, url)).out)["status"] == "not paused");
+  CHECK(run_prescient(with_db({"cron", "pause", "--id", "nope"}, url)).exit_code == 3);
+
+  // A job class: paused, it shows in stats with its pending checks; resumed, it is gone from there.
+  CHECK(json::parse(run_prescient(with_db({"jobs", "pause", "cron", "--by", "ops", "--json"}, url)).out)["status"] ==
+        "paused");
+  const json stats = json::parse(run_prescient(with_db({"stats", "--json"}, url)).out);
+  REQUIRE(stats["paused_classes"].size() == 1);
+  CHECK(stats["paused_classes"][0]["job"] == "cron");
+  CHECK(stats["paused_classes"][0]["pending"] == 3);
+  CHECK(stats["paused_classes"][0]["paused_by"] == "ops");
+  CHECK(json::parse(run_prescient(with_db({"jobs", "resume", "cron", "--json"}, url)).out)["status"] == "resumed");
+  CHECK(json::parse(run_prescient(with_db({"stats", "--json"}, url)).out)["paused_classes"].empty());
+  CHECK(run_prescient(with_db({"jobs", "pause"}, url)).exit_code == 2);
 }

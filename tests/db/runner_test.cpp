@@ -411,7 +411,9 @@ TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a sc
   const std::string plan = PgRunnerStore(*f.db).claim_plan(parse_time("2026-11-21T10:00:00Z"), f.clock.now());
   INFO(plan);
   CHECK_THAT(plan, Catch::Contains("Index Scan using future_job_due"));
-  CHECK_THAT(plan, !Catch::Contains("Seq Scan"));
+  CHECK_THAT(plan, !Catch::Contains("Seq Scan on future_job"));
+  // The paused classes are read once per claim (a hashed subplan on a table of a few rows).
+  CHECK_THAT(plan, Catch::Contains("hashed SubPlan"));
 }
 
 TEST_CASE("sweep runs missed slots oldest first, or shifts them to the next boundary") {
@@ -781,4 +783,30 @@ TEST_CASE("the daemon also runs rows written off the grid by other tools: nothin
   REQUIRE(done.size() == 1);
   CHECK(done[0].outcome == Outcome::done);
   CHECK(done[0].finished_at >= parse_time("2026-11-21T11:07:13Z"));  // never early
+}
+
+TEST_CASE("a paused class: its checks stay pending across slots; resumed, they fire at the next slot; others run") {
+  Fixture f;
+  for (int i = 0; i < 3; ++i) f.add("noop", {{"i", i}}, 10min);  // due at 10:15
+  f.add("emit", {{"type", "t"}}, 10min);
+  Checks checks(*f.db);
+  CHECK(checks.pause_job("noop", "ops", f.clock.now()));
+  CHECK_FALSE(checks.pause_job("noop", "ops", f.clock.now()));  // paused already
+
+  const SlotReport at_1015 = f.fire("2026-11-21T10:15:00Z", 2);
+  CHECK(at_1015.claimed == 1);  // the emit check only
+  CHECK(at_1015.events == 1);
+  // Still pending, and a later slot or a sweep does not take them either.
+  f.clock.set(parse_time("2026-11-21T10:45:00Z"));
+  CHECK(f.runner().sweep(parse_time("2026-11-21T10:45:00Z"), SweepMode::run).claimed == 0);
+  CHECK(checks.pending({.job = "noop"}).size() == 3);
+
+  CHECK(checks.resume_job("noop"));
+  CHECK_FALSE(checks.resume_job("noop"));
+  // At the next boundary the daemon sweeps what fell due meanwhile: all three run once.
+  f.clock.set(parse_time("2026-11-21T11:00:00Z"));
+  const SlotReport resumed = f.runner(2).sweep(parse_time("2026-11-21T11:00:00Z"), SweepMode::run);
+  CHECK(resumed.claimed == 3);
+  CHECK(resumed.done == 3);
+  CHECK(checks.pending({.job = "noop"}).empty());
 }

@@ -28,6 +28,12 @@ class Checks {
   // retry included) or its job key is taken by another pending check.
   PendingCheck revive_failed(std::int64_t id, TimePoint at);
 
+  // Runners claim no check of a paused class: its checks stay pending, and are due again (at their slots,
+  // or at once when overdue) once it is resumed. Takes effect at the runners' next claim. False when it
+  // was paused (resumed) already. The schema owner's action: the roles may not.
+  bool pause_job(const std::string& job, const std::string& by, TimePoint now);
+  bool resume_job(const std::string& job);
+
  private:
   soci::session& db_;
 };

@@ -35,6 +35,13 @@ struct QueueStats {
   std::vector<SlotCount> next_slots;  // the slots after the current one, empty ones included
   std::map<Outcome, long long> finished_last_hour, finished_last_day;
   long long dead_letters = 0;  // failed in the last 30 days and not put back with retry
+  struct PausedClass {
+    std::string job;
+    TimePoint paused_at;
+    std::string paused_by;
+    long long pending = 0;  // its checks, waiting for it to be resumed
+  };
+  std::vector<PausedClass> paused;  // job classes runners take nothing of (prescient jobs pause)
 };
 
 // REQUIRES a migrated database. `slots_ahead` slots after the current one are counted.

@@ -67,6 +67,9 @@ class Schedules {
   // Throws InvalidInput for a bad spec, zone, catch-up, payload or job, an id in use, or a spec that never
   // fires after now. Creates the row and its pending check, atomically.
   ScheduleDefinition add(const ScheduleDefinition& definition);
+  // What add would refuse in this definition before reaching the database (spec, zone, catch-up, payload,
+  // job, a spec that never fires from now), or nothing. An id in use is known only when adding.
+  std::optional<std::string> problem_with(const ScheduleDefinition& definition) const;
   // Many at once, all or nothing, in one statement. A bad item throws InvalidInput "item N: field: why"
   // (N from 1) and nothing is written. Returns how many were added.
   int add_many(std::span<const ScheduleDefinition> definitions);

@@ -42,6 +42,18 @@ TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, TimePoint aft
   return *first;
 }
 
+std::optional<std::string> Schedules::problem_with(const ScheduleDefinition& definition) const {
+  ScheduleDefinition anchored = definition;
+  anchored.anchor_at = clock_.now();
+  try {
+    validate(anchored);
+    first_occurrence(anchored, anchored.anchor_at);
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return std::nullopt;
+}
+
 ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
   add_many(std::span(&definition, 1));
   return show(definition.id);

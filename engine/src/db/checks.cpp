@@ -143,4 +143,15 @@ PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
   return pending({.id = id, .limit = 1}).front();
 }
 
+bool Checks::pause_job(const std::string& job, const std::string& by, TimePoint now) {
+  return pq::exec(native_connection(db_), "cannot pause the job class",
+                  "SELECT prescient.pause_job($1, $2, prescient.at_us($3))::int", {job, by, pq::micros(now)})
+             .integer(0, 0) == 1;
+}
+
+bool Checks::resume_job(const std::string& job) {
+  return pq::exec(native_connection(db_), "cannot resume the job class", "SELECT prescient.resume_job($1)::int", {job})
+             .integer(0, 0) == 1;
+}
+
 }  // namespace prescient

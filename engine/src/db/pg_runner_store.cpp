@@ -71,6 +71,7 @@ const std::string kClaimDue =
     " WHERE next_check_at = prescient.at_us($1) AND group_key IS NULL"
     "   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
     "   AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
+    "   AND job NOT IN (SELECT job FROM prescient.paused_job)"
     " LIMIT $3 FOR UPDATE SKIP LOCKED";
 
 RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) {
@@ -100,7 +101,7 @@ const std::string kClaimDueGroups =
     " SELECT " + kClaimColumns +
     " FROM prescient.future_job f"
     " WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IN (SELECT group_key FROM mine)"
-    "   AND f.job <> ALL ($3::text[])"
+    "   AND f.job <> ALL ($3::text[]) AND f.job NOT IN (SELECT job FROM prescient.paused_job)"
     " ORDER BY f.group_key, f.id FOR UPDATE OF f";
 
 RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) {
@@ -262,7 +263,8 @@ void PgRunnerStore::release(std::span<const std::int64_t> ids, std::int64_t toke
 std::optional<TimePoint> PgRunnerStore::next_overdue_slot(TimePoint from, TimePoint until) {
   const pq::Result row = pq::exec(native_connection(db_), "cannot look for overdue checks",
                                   "SELECT prescient.us(min(next_check_at)) FROM prescient.future_job"
-                                  " WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)",
+                                  " WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)"
+                                  "   AND job NOT IN (SELECT job FROM prescient.paused_job)",
                                   {pq::micros(from), pq::micros(until)});
   return row.optional_time(0, 0);
 }

@@ -33,6 +33,15 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead) {
     stats.due_now = counts.integer(0, 1);
     stats.overdue = counts.integer(0, 2);
 
+    const pq::Result paused = pq::exec(
+        conn, "cannot read the paused job classes",
+        "SELECT p.job, prescient.us(p.paused_at), p.paused_by,"
+        "       (SELECT count(*) FROM prescient.future_job f WHERE f.job = p.job)"
+        "  FROM prescient.paused_job p ORDER BY p.job");
+    for (int r = 0; r < paused.rows(); ++r) {
+      stats.paused.push_back({paused.text(r, 0), paused.time(r, 1), paused.text(r, 2), paused.integer(r, 3)});
+    }
+
     const pq::Result oldest = pq::exec(conn, "cannot find the oldest overdue check",
                                        "SELECT id, job, prescient.us(next_check_at) FROM prescient.future_job"
                                        " WHERE next_check_at < prescient.at_us($1) ORDER BY next_check_at, id LIMIT 1",

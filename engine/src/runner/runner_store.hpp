@@ -20,8 +20,9 @@ class RunnerStore {
  public:
   virtual ~RunnerStore() = default;
 
-  // What a claim leaves out: checks of classes the runner will not take now, checks it could not settle
-  // in this slot (ids) and, for group claims, their groups.
+  // What a claim leaves out besides the checks of paused classes (prescient.paused_job, which every claim
+  // leaves out): checks of classes the runner will not take now, checks it could not settle in this slot
+  // (ids) and, for group claims, their groups.
   struct Exclusions {
     std::vector<std::string> jobs;
     std::vector<std::int64_t> ids;

@@ -124,10 +124,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
       ctx.write(occurrence.sql, occurrence.params);
     }
   }
-  if (last != c.cursor) {
-    result.payload = check.payload;
-    (*result.payload)["last_us"] = to_unix_micros(last);
-  }
+  if (last != c.cursor) result.payload_update = nlohmann::json{{"last_us", to_unix_micros(last)}};
   const auto next = spec.next(last, *zone, c.anchor);
   if (!next) {
     // A one-shot that has fired is done; a spec that never fires at all was never usable.

@@ -10,7 +10,7 @@
 //  - an occurrence fired later than the schedule's deadline after its time is skipped and recorded in
 //    the history as `deadline_missed`.
 // Then it looks again at the next occurrence (never computed from when it ran, so a late run does not
-// shift the series); the last occurrence handled goes into the check's new payload, written by the
+// shift the series); the last occurrence handled goes into the check's payload (JobResult::payload_update), written by the
 // settlement. Updates rewrite the check itself (in the transaction of the update), so a run never sees a
 // stale definition. A definition it cannot use (a spec or zone SQL let through, a spec that never fires)
 // marks the schedule invalid with the reason, and the check finishes.

@@ -10,12 +10,20 @@
 
 -- The payload of a schedule's check. last_us: the last occurrence fired (NULL: none yet); from_us: only
 -- occurrences after it fire (an update or a resume takes effect there; NULL: from the anchor).
+CREATE OR REPLACE FUNCTION prescient.cron_check_payload_of(
+    p_id text, p_version integer, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text,
+    p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint)
+  RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN jsonb_build_object(
+    'schedule', p_id, 'version', p_version, 'spec', p_spec, 'time_zone', p_time_zone, 'job', p_job,
+    'payload', p_payload, 'catch_up', p_catch_up, 'deadline_seconds', p_deadline_seconds,
+    'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us);
+
+-- The same for a stored schedule.
 CREATE OR REPLACE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint)
   RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN jsonb_build_object(
-    'schedule', s.id, 'version', s.version, 'spec', s.spec, 'time_zone', s.time_zone, 'job', s.job,
-    'payload', s.payload, 'catch_up', s.catch_up, 'deadline_seconds', s.deadline_seconds,
-    'anchor_us', prescient.us(s.anchor_at), 'last_us', p_last_us, 'from_us', p_from_us);
+  RETURN prescient.cron_check_payload_of(s.id, s.version, s.spec, s.time_zone, s.job, s.payload, s.catch_up,
+                                         s.deadline_seconds, prescient.us(s.anchor_at), p_last_us, p_from_us);
 
 -- Whether PostgreSQL knows the zone. It knows a few names the runner's tzdata may not (abbreviations,
 -- POSIX strings): those are caught by the runner, which marks the schedule invalid.
@@ -155,33 +163,29 @@ BEGIN
   END IF;
 
   SELECT * INTO STRICT v_settings FROM prescient.settings;
-  WITH items AS (
-    SELECT * FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
-                                             p_deadline_seconds, p_first_check_at)),
+  -- Two inserts from the same items, no join between them; no ON CONFLICT on the check (its key is
+  -- free when the id is: a schedule's check goes with its row), which would make every insert
+  -- speculative.
+  WITH items AS MATERIALIZED (
+    SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.payload::jsonb AS payload, i.catch_up, i.deadline_seconds,
+           prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+                                    p_now + v_settings.max_horizon_seconds * interval '1 second'),
+                              p_now, v_settings.slot_seconds) AS slot
+      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                      p_first_check_at) i),
   added AS (
     INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
                                          anchor_at, created_at, updated_at, created_by)
-    SELECT i.id, i.spec, i.time_zone, i.job, i.payload::jsonb, i.deadline_seconds, i.catch_up, 1, p_now, p_now,
-           p_now, p_by
-      FROM items i
-    RETURNING *),
-  armed AS (
-    INSERT INTO prescient.future_job AS f (job, entity_name, entity_key, job_key, payload, first_check_at,
-                                          next_check_at, enqueued_on, enqueued_by)
-    SELECT 'cron', 'schedule', a.id, 'cron:' || a.id, prescient.cron_check_payload(a, NULL, NULL), t.slot, t.slot,
-           p_now, 'cron'
-      FROM added a
-      JOIN items i ON i.id = a.id,
-      LATERAL (SELECT prescient.slot_for(least(coalesce(i.first_check_at, p_now),
-                                               p_now + v_settings.max_horizon_seconds * interval '1 second'),
-                                         p_now, v_settings.slot_seconds) AS slot) t
-    -- A leftover check under the key (written by hand) takes the new definition.
-    ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO UPDATE
-      SET job = 'cron', entity_name = 'schedule', entity_key = excluded.entity_key, group_key = NULL,
-          payload = excluded.payload, next_check_at = excluded.next_check_at, check_count = 0, attempts = 0,
-          last_error = NULL
-    RETURNING 1)
-  SELECT count(*) INTO v_added FROM armed;
+    SELECT i.id, i.spec, i.time_zone, i.job, i.payload, i.deadline_seconds, i.catch_up, 1, p_now, p_now, p_now, p_by
+      FROM items i ORDER BY i.n)
+  INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, payload, first_check_at, next_check_at,
+                                    enqueued_on, enqueued_by)
+  SELECT 'cron', 'schedule', i.id, 'cron:' || i.id,
+         prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
+                                         i.deadline_seconds, prescient.us(p_now), NULL, NULL),
+         i.slot, i.slot, p_now, 'cron'
+    FROM items i ORDER BY i.n;
+  GET DIAGNOSTICS v_added = ROW_COUNT;
   RETURN v_added;
 END $$;
 

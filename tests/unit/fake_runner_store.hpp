@@ -120,7 +120,7 @@ class FakeRunnerStore final : public RunnerStore {
       return;
     }
     it->slot = item.settlement.next_check_at;
-    if (item.payload) it->payload = nlohmann::json::parse(*item.payload);
+    if (item.payload_update) it->payload.update(nlohmann::json::parse(*item.payload_update));
     it->check_count = item.settlement.check_count;
     it->attempts = item.settlement.attempts;
   }

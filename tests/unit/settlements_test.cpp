@@ -134,7 +134,7 @@ JobResult answer(std::optional<TimePoint> next, std::vector<Event> events = {}) 
   return {.next = next, .events = std::move(events)};
 }
 
-JobResult with_payload(nlohmann::json payload) { return {.payload = std::move(payload)}; }
+JobResult with_payload_update(nlohmann::json update) { return {.payload_update = std::move(update)}; }
 
 }  // namespace
 
@@ -186,12 +186,12 @@ TEST_CASE("settlements: what cannot be stored fails its own check, and only it")
       {"a write without SQL", answer(std::nullopt), {{.sql = " "}}, "buffered write 1 has no SQL"},
       {"a write with a NUL parameter", answer(std::nullopt), {{.sql = "SELECT $1", .params = {std::string("a\0b", 3)}}},
        "buffered write 1: parameter $1 contains a NUL byte"},
-      {"a new payload", with_payload({{"state", 2}}), {}, nullptr},
-      {"a new payload that is not an object", with_payload(nlohmann::json::array({1})), {},
-       "the job's new payload is not a JSON object"},
-      {"a NUL in the new payload", with_payload({{"s", std::string("a\0b", 3)}}), {},
-       "the job's new check: a string of the payload contains a NUL byte"},
-      {"invalid UTF-8 in the new payload", with_payload({{"s", "x\xff"}}), {}, "not valid UTF-8"},
+      {"a payload update", with_payload_update({{"state", 2}}), {}, nullptr},
+      {"a payload update that is not an object", with_payload_update(nlohmann::json::array({1})), {},
+       "the job's payload update is not a JSON object"},
+      {"a NUL in the payload update", with_payload_update({{"s", std::string("a\0b", 3)}}), {},
+       "the job's payload update: a string of the payload contains a NUL byte"},
+      {"invalid UTF-8 in the payload update", with_payload_update({{"s", "x\xff"}}), {}, "not valid UTF-8"},
   };
   for (const Row& row : rows) {
     INFO(row.label);
@@ -203,10 +203,11 @@ TEST_CASE("settlements: what cannot be stored fails its own check, and only it")
     CHECK(items[0].settlement.outcome == Outcome::done);
     if (row.error == nullptr) {
       CHECK(items[1].settlement.outcome == Outcome::done);
-      CHECK(items[1].payload == (row.answer.payload ? std::optional(row.answer.payload->dump()) : std::nullopt));
+      CHECK(items[1].payload_update ==
+            (row.answer.payload_update ? std::optional(row.answer.payload_update->dump()) : std::nullopt));
       continue;
     }
-    CHECK_FALSE(items[1].payload.has_value());
+    CHECK_FALSE(items[1].payload_update.has_value());
     CHECK(items[1].settlement.kind == Kind::retry);
     CHECK_THAT(items[1].settlement.last_error.value_or(""), Catch::Contains(row.error));
     CHECK(items[1].events.empty());

@@ -51,9 +51,10 @@ struct Event {
 struct JobResult {
   std::optional<TimePoint> next;  // nothing: the check is done
   std::vector<Event> events;
-  // The check's payload from this run on (what its next run sees, or what its history row keeps), written
-  // by the settlement: state a job carries from one run to the next. Nothing: unchanged. A JSON object.
-  std::optional<nlohmann::json> payload;
+  // Keys to set in the check's payload from this run on (what its next run sees, or what its history row
+  // keeps), merged at the top level by the settlement: state a job carries from one run to the next.
+  // Nothing: unchanged. A JSON object.
+  std::optional<nlohmann::json> payload_update;
 };
 
 // What a class may override; unset fields take the database's settings.

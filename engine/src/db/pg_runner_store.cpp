@@ -132,7 +132,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
     attempts.push_back(s.attempts);
     errors.push_back(s.last_error);
     run_micros.push_back(item.run_micros);
-    payloads.push_back(item.payload);
+    payloads.push_back(item.payload_update);
     for (const EventRecord& e : item.events) {
       event_checks.push_back(item.id);
       event_ids.emplace_back(e.id);
@@ -163,7 +163,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
       "  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,"
       "      first_check_at, last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,"
       "      finished_at, finished_by, outcome, run_micros)"
-      "  SELECT id, job, entity_name, entity_key, job_key, group_key, coalesce(s_payload::jsonb, payload),"
+      "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload || coalesce(s_payload::jsonb, '{}'),"
       "         first_check_at, next_check_at,"
       "         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us($9), $10, s_outcome, s_run"
       "    FROM fin),"
@@ -171,7 +171,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
       "  UPDATE prescient.future_job f"
       "     SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,"
       "         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,"
-      "         payload = coalesce(s.payload::jsonb, f.payload)"
+      "         payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END"
       "    FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'"
       "  RETURNING f.id),"
       " ev AS ("

@@ -76,7 +76,7 @@ struct SettleItem {
   std::optional<std::int64_t> run_micros;
   std::vector<EventRecord> events;
   std::vector<BufferedWrite> writes;  // run before the settlement, in its transaction
-  std::optional<std::string> payload;  // the check's new payload (JSON object text); nothing: unchanged
+  std::optional<std::string> payload_update;  // keys to set in the check's payload (JSON object text)
 };
 
 // Counts settled items into the report by what became of them (done, rescheduled, retried, failed,
@@ -90,7 +90,7 @@ namespace prescient::detail {
 // What one job run may hand back: more events than this, or an event payload bigger than this, fails
 // its check. (cron's catch-up `all` emits at most 10 000 occurrences in one run.)
 inline constexpr std::size_t kMaxEventsPerRun = 10000;
-inline constexpr std::size_t kMaxEventPayloadBytes = 16 * 1024 * 1024;  // and a check's new payload
+inline constexpr std::size_t kMaxEventPayloadBytes = 16 * 1024 * 1024;  // and a payload update
 
 // How a batch's checks are judged: their class's limits, the grid, and the earliest time a check may be
 // put back to (the next boundary from now: a late run never reschedules into the past).
@@ -115,7 +115,7 @@ SettleItem failed_attempt(const Check& check, const GuardLimits& limits, const J
 // count>[-n]" for the n-th event of the run) must be a valid name; type and source are made storable
 // (an empty type is refused); occurred_at must lie within years 1 to 9999; the payload must hold valid
 // UTF-8 without NUL and serialize to at most kMaxEventPayloadBytes (stored_payload).
-// A payload a job hands back to be stored (an event's, its check's new one) as text, or why it cannot be
+// A payload a job hands back to be stored (an event's, an update of its check's) as text, or why it cannot be
 // ("<owner>: ..."): it must hold valid UTF-8 without NUL and serialize to at most max_bytes.
 struct StoredJson {
   std::optional<std::string> text;

@@ -148,8 +148,7 @@ BEGIN
   v_state := 'PR400';
   IF v_problem IS NULL THEN
     -- Each distinct zone once (OFFSET 0 keeps the planner from pushing the test down to every item).
-    SELECT format('item %s: time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)',
-                  z.first_n, z.time_zone) INTO v_problem
+    SELECT format('item %s: %s', z.first_n, prescient.time_zone_problem(z.time_zone)) INTO v_problem
       FROM (SELECT i.time_zone, min(i.n) AS first_n
               FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
                                               p_deadline_seconds, p_first_check_at) i
@@ -486,10 +485,7 @@ BEGIN
   IF p_changes ? 'deadline_seconds' THEN v_new.deadline_seconds := (p_changes->>'deadline_seconds')::numeric::bigint; END IF;
   v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
                                                  v_new.catch_up, v_new.deadline_seconds);
-  IF v_problem IS NULL AND NOT prescient.time_zone_known(v_new.time_zone) THEN
-    v_problem := format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)',
-                        v_new.time_zone);
-  END IF;
+  v_problem := coalesce(v_problem, prescient.time_zone_problem(v_new.time_zone));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
@@ -1051,6 +1047,15 @@ BEGIN
 EXCEPTION WHEN invalid_parameter_value THEN
   RETURN false;
 END $$;
+
+
+--
+-- Name: time_zone_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.time_zone_problem(p_zone text) RETURNS text
+    LANGUAGE sql STABLE
+    RETURN CASE WHEN (NOT prescient.time_zone_known(p_zone)) THEN format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)'::text, p_zone) ELSE NULL::text END;
 
 
 --

@@ -371,6 +371,24 @@ CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time
 
 
 --
+-- Name: cron_locked(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_locked(p_id text) RETURNS prescient.cron_schedule
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+BEGIN
+  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  RETURN v_schedule;
+END $$;
+
+
+--
 -- Name: cron_pause(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -382,10 +400,7 @@ DECLARE
   v_schedule prescient.cron_schedule;
   v_place bigint;
 BEGIN
-  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
-  END IF;
+  v_schedule := prescient.cron_locked(p_id);
   IF v_schedule.paused_at IS NOT NULL THEN
     RETURN false;
   END IF;
@@ -428,10 +443,7 @@ CREATE FUNCTION prescient.cron_resume(p_id text, p_by text DEFAULT CURRENT_USER,
 DECLARE
   v_schedule prescient.cron_schedule;
 BEGIN
-  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
-  END IF;
+  v_schedule := prescient.cron_locked(p_id);
   IF v_schedule.paused_at IS NULL THEN
     RETURN false;
   END IF;
@@ -468,10 +480,7 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  SELECT * INTO v_old FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
-  END IF;
+  v_old := prescient.cron_locked(p_id);
   IF p_expected_version IS NOT NULL AND v_old.version <> p_expected_version THEN
     RAISE EXCEPTION USING ERRCODE = 'PR409',
       MESSAGE = format('schedule %L is at version %s, not %s', p_id, v_old.version, p_expected_version);

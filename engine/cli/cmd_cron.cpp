@@ -3,12 +3,11 @@
 #include <soci/soci.h>
 
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "check_options.hpp"
+#include "json_lines.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/cron_spec.hpp"
@@ -95,26 +94,15 @@ int run_next(const Invocation& in) {
 constexpr std::size_t kFileStatementSize = 10000;
 
 // One line of `cron add --file`: a JSON object with the fields of the flags.
-ScheduleDefinition definition_from_line(const std::string& line) {
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidInput(std::string("not JSON (") + e.what() + ")");
-  }
-  if (!object.is_object()) throw InvalidInput("not a JSON object");
+ScheduleDefinition definition_from_line(const nlohmann::json& object) {
   ScheduleDefinition d;
-  const auto text = [](const nlohmann::json& value, const std::string& field) {
-    if (!value.is_string()) throw InvalidInput("field '" + field + "' must be a string");
-    return value.get<std::string>();
-  };
   for (const auto& [field, value] : object.items()) {
-    if (field == "id") d.id = text(value, field);
-    else if (field == "spec") d.spec = text(value, field);
-    else if (field == "time_zone") d.time_zone = text(value, field);
-    else if (field == "job") d.job = text(value, field);
-    else if (field == "catch_up") d.catch_up = text(value, field);
-    else if (field == "deadline") d.deadline = parse_duration(text(value, field));
+    if (field == "id") d.id = string_field(value, field);
+    else if (field == "spec") d.spec = string_field(value, field);
+    else if (field == "time_zone") d.time_zone = string_field(value, field);
+    else if (field == "job") d.job = string_field(value, field);
+    else if (field == "catch_up") d.catch_up = string_field(value, field);
+    else if (field == "deadline") d.deadline = parse_duration(string_field(value, field));
     else if (field == "payload") {
       if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
       d.payload = value;
@@ -129,39 +117,20 @@ ScheduleDefinition definition_from_line(const std::string& line) {
 
 int add_file(const Invocation& in, Schedules& schedules, soci::session& db) {
   const std::string path = in.get<std::string>("file");
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) throw InvalidInput("cannot read --file '" + path + "': " + std::strerror(errno));
-  }
-  std::istream& input = path == "-" ? std::cin : file;
   std::vector<ScheduleDefinition> good;
   std::vector<int> good_lines;
   std::map<std::string, int> id_lines;
-  int invalid = 0, line_number = 0;
-  for (std::string line; std::getline(input, line);) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::string problem;
-    try {
-      ScheduleDefinition d = definition_from_line(line);
-      if (const auto p = schedules.problem_with(d)) {
-        problem = *p;
-      } else if (const auto seen = id_lines.find(d.id); seen != id_lines.end()) {
-        problem = "schedule id '" + d.id + "' is already on line " + std::to_string(seen->second);
-      } else {
-        id_lines[d.id] = line_number;
-        good.push_back(std::move(d));
-        good_lines.push_back(line_number);
-      }
-    } catch (const InvalidInput& e) {
-      problem = e.what();
+  const JsonLinesRead read = read_json_lines(path, [&](int line_number, const nlohmann::json& object) {
+    ScheduleDefinition d = definition_from_line(object);
+    if (const auto problem = schedules.problem_with(d)) throw InvalidInput(*problem);
+    if (const auto seen = id_lines.find(d.id); seen != id_lines.end()) {
+      throw InvalidInput("schedule id '" + d.id + "' is already on line " + std::to_string(seen->second));
     }
-    if (!problem.empty()) {
-      ++invalid;
-      std::cerr << "prescient: line " << line_number << ": " << problem << "\n";
-    }
-  }
+    id_lines[d.id] = line_number;
+    good.push_back(std::move(d));
+    good_lines.push_back(line_number);
+  });
+  const int invalid = read.invalid, line_number = read.lines;
   if (invalid > 0 && !in.has("skip-invalid")) {
     throw InvalidInput(std::to_string(invalid) + " invalid line(s) in " + path +
                        ": nothing was added (--skip-invalid adds the valid lines)");

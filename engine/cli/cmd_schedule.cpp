@@ -2,12 +2,11 @@
 #include <soci/soci.h>
 
 #include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "check_options.hpp"
+#include "json_lines.hpp"
 #include "prescient/client.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
@@ -52,29 +51,18 @@ ScheduleRequest request_from_flags(const Invocation& in) {
 }
 
 // One line of a bulk file: a JSON object with the same fields as the flags.
-ScheduleRequest request_from_line(const std::string& line, const ScheduleRequest& defaults) {
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidInput(std::string("not JSON (") + e.what() + ")");
-  }
-  if (!object.is_object()) throw InvalidInput("not a JSON object");
+ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRequest& defaults) {
   ScheduleRequest request = defaults;
-  const auto text = [](const nlohmann::json& value, const std::string& field) {
-    if (!value.is_string()) throw InvalidInput("field '" + field + "' must be a string");
-    return value.get<std::string>();
-  };
   for (const auto& [field, value] : object.items()) {
-    if (field == "job") request.job = text(value, field);
-    else if (field == "entity_name") request.entity_name = text(value, field);
-    else if (field == "entity_key") request.entity_key = text(value, field);
-    else if (field == "job_key") request.job_key = text(value, field);
-    else if (field == "group_key") request.group_key = text(value, field);
-    else if (field == "at") request.at = parse_time(text(value, field));
-    else if (field == "in") request.in = parse_duration(text(value, field));
-    else if (field == "by") request.by = text(value, field);
-    else if (field == "on_conflict") request.on_conflict = parse_on_conflict(text(value, field));
+    if (field == "job") request.job = string_field(value, field);
+    else if (field == "entity_name") request.entity_name = string_field(value, field);
+    else if (field == "entity_key") request.entity_key = string_field(value, field);
+    else if (field == "job_key") request.job_key = string_field(value, field);
+    else if (field == "group_key") request.group_key = string_field(value, field);
+    else if (field == "at") request.at = parse_time(string_field(value, field));
+    else if (field == "in") request.in = parse_duration(string_field(value, field));
+    else if (field == "by") request.by = string_field(value, field);
+    else if (field == "on_conflict") request.on_conflict = parse_on_conflict(string_field(value, field));
     else if (field == "payload") {
       if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
       request.payload = value;
@@ -93,12 +81,6 @@ struct BulkLine {
 
 int schedule_file(const Invocation& in) {
   const std::string path = in.get<std::string>("file");
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) throw InvalidInput("cannot read --file '" + path + "': " + std::strerror(errno));
-  }
-  std::istream& input = path == "-" ? std::cin : file;
   const bool skip_invalid = in.has("skip-invalid");
   const ScheduleRequest defaults{.by = optional_flag(in, "by"),
                                  .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
@@ -107,30 +89,17 @@ int schedule_file(const Invocation& in) {
   Client client(*db, {.registry = &known_job_classes(in)});
   std::vector<BulkLine> good;
   std::map<std::string, int> key_lines;
-  int invalid = 0;
-  int line_number = 0;
-  for (std::string line; std::getline(input, line);) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::string problem;
-    try {
-      ScheduleRequest request = request_from_line(line, defaults);
-      if (const auto p = client.problem_with(request)) {
-        problem = *p;
-      } else if (request.job_key && key_lines.contains(*request.job_key)) {
-        problem = "job key '" + *request.job_key + "' is already on line " + std::to_string(key_lines[*request.job_key]);
-      } else {
-        if (request.job_key) key_lines[*request.job_key] = line_number;
-        good.push_back({line_number, std::move(request)});
-      }
-    } catch (const InvalidInput& e) {
-      problem = e.what();
+  const JsonLinesRead read = read_json_lines(path, [&](int line_number, const nlohmann::json& object) {
+    ScheduleRequest request = request_from_line(object, defaults);
+    if (const auto problem = client.problem_with(request)) throw InvalidInput(*problem);
+    if (request.job_key && key_lines.contains(*request.job_key)) {
+      throw InvalidInput("job key '" + *request.job_key + "' is already on line " +
+                         std::to_string(key_lines[*request.job_key]));
     }
-    if (!problem.empty()) {
-      ++invalid;
-      std::cerr << "prescient: line " << line_number << ": " << problem << "\n";
-    }
-  }
+    if (request.job_key) key_lines[*request.job_key] = line_number;
+    good.push_back({line_number, std::move(request)});
+  });
+  const int invalid = read.invalid, line_number = read.lines;
   if (invalid > 0 && !skip_invalid) {
     throw InvalidInput(std::to_string(invalid) + " invalid line(s) in " + path +
                        ": nothing was scheduled (--skip-invalid schedules the valid lines)");

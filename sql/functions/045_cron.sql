@@ -258,6 +258,19 @@ BEGIN
   RETURN coalesce(v_result, 0);
 END $$;
 
+-- The schedule's row, locked until the end of the transaction; PR404 when there is none.
+CREATE OR REPLACE FUNCTION prescient.cron_locked(p_id text) RETURNS prescient.cron_schedule
+  LANGUAGE plpgsql AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+BEGIN
+  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
+  END IF;
+  RETURN v_schedule;
+END $$;
+
 -- Changes a schedule: p_changes holds the fields to change (spec, time_zone, job, payload, catch_up,
 -- deadline_seconds; a null deadline removes it). With p_expected_version, a schedule at another version
 -- raises PR409 and nothing changes (optimistic concurrency for editors). The version goes up by one and
@@ -288,10 +301,7 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  SELECT * INTO v_old FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
-  END IF;
+  v_old := prescient.cron_locked(p_id);
   IF p_expected_version IS NOT NULL AND v_old.version <> p_expected_version THEN
     RAISE EXCEPTION USING ERRCODE = 'PR409',
       MESSAGE = format('schedule %L is at version %s, not %s', p_id, v_old.version, p_expected_version);
@@ -355,10 +365,7 @@ DECLARE
   v_schedule prescient.cron_schedule;
   v_place bigint;
 BEGIN
-  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
-  END IF;
+  v_schedule := prescient.cron_locked(p_id);
   IF v_schedule.paused_at IS NOT NULL THEN
     RETURN false;
   END IF;
@@ -381,10 +388,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_resume(p_id text, p_by text DEFAULT cu
 DECLARE
   v_schedule prescient.cron_schedule;
 BEGIN
-  SELECT * INTO v_schedule FROM prescient.cron_schedule WHERE id = p_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no schedule %L', p_id);
-  END IF;
+  v_schedule := prescient.cron_locked(p_id);
   IF v_schedule.paused_at IS NULL THEN
     RETURN false;
   END IF;

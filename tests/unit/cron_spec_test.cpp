@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <date/tz.h>
 
+#include <span>
+
 #include "prescient/cron_spec.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
@@ -27,15 +29,24 @@ std::vector<std::string> firings(const char* spec, const char* zone, const char*
 
 using Times = std::vector<std::string>;
 
+// A table of specs and the firings expected after a time.
+struct Case {
+  const char* spec;
+  const char* zone;
+  const char* from;
+  Times expected;
+};
+
+void check_firings(std::span<const Case> cases) {
+  for (const Case& c : cases) {
+    INFO(c.spec << " in " << c.zone << " after " << c.from);
+    CHECK(firings(c.spec, c.zone, c.from, static_cast<int>(c.expected.size())) == c.expected);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cron next: known answers") {
-  struct Case {
-    const char* spec;
-    const char* zone;
-    const char* from;
-    Times expected;
-  };
   const Case cases[] = {
       {"*/15 * * * *", "UTC", "2026-11-21T10:05:00Z",
        {"2026-11-21T10:15:00Z", "2026-11-21T10:30:00Z", "2026-11-21T10:45:00Z"}},
@@ -70,22 +81,13 @@ TEST_CASE("cron next: known answers") {
       {"@monthly", "UTC", "2026-11-21T10:05:00Z", {"2026-12-01T00:00:00Z"}},
       {"@yearly", "UTC", "2026-11-21T10:05:00Z", {"2027-01-01T00:00:00Z"}},
   };
-  for (const Case& c : cases) {
-    INFO(c.spec << " in " << c.zone << " after " << c.from);
-    CHECK(firings(c.spec, c.zone, c.from, static_cast<int>(c.expected.size())) == c.expected);
-  }
+  check_firings(cases);
 }
 
 // cronie's rule (man 8 cron), both directions, in zones with 1-hour, 30-minute and 45-minute-offset
 // shifts and one that skips midnight. Real-time specs (`*` first in minute or hour) fire at every instant
 // whose wall time matches; fixed-time specs fire once, skipped times at the first instant after the gap.
 TEST_CASE("cron next through DST: real-time cadence for * specs, fixed times once") {
-  struct Case {
-    const char* spec;
-    const char* zone;
-    const char* from;
-    Times expected;
-  };
   const Case cases[] = {
       // America/New_York: fall back 2026-11-01 02:00 EDT -> 01:00 EST (06:00Z); spring forward
       // 2026-03-08 02:00 EST -> 03:00 EDT (07:00Z).
@@ -141,10 +143,7 @@ TEST_CASE("cron next through DST: real-time cadence for * specs, fixed times onc
        {"2026-04-04T13:15:00Z", "2026-04-04T14:15:00Z", "2026-04-04T15:15:00Z"}},
       {"0 3 * * *", "Pacific/Chatham", "2026-04-04T12:00:00Z", {"2026-04-04T13:15:00Z", "2026-04-05T14:15:00Z"}},
   };
-  for (const Case& c : cases) {
-    INFO(c.spec << " in " << c.zone << " after " << c.from);
-    CHECK(firings(c.spec, c.zone, c.from, static_cast<int>(c.expected.size())) == c.expected);
-  }
+  check_firings(cases);
 }
 
 TEST_CASE("@every is anchored to the schedule's creation and does not drift; @at fires once") {

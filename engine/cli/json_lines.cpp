@@ -1,0 +1,46 @@
+#include "json_lines.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "prescient/errors.hpp"
+
+namespace prescient::cli {
+
+JsonLinesRead read_json_lines(const std::string& path,
+                              const std::function<void(int line_number, const nlohmann::json& object)>& each) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw InvalidInput("cannot read --file '" + path + "': " + std::strerror(errno));
+  }
+  std::istream& input = path == "-" ? std::cin : file;
+  JsonLinesRead read;
+  for (std::string line; std::getline(input, line);) {
+    ++read.lines;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      nlohmann::json object;
+      try {
+        object = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::parse_error& e) {
+        throw InvalidInput(std::string("not JSON (") + e.what() + ")");
+      }
+      if (!object.is_object()) throw InvalidInput("not a JSON object");
+      each(read.lines, object);
+    } catch (const InvalidInput& e) {
+      ++read.invalid;
+      std::cerr << "prescient: line " << read.lines << ": " << e.what() << "\n";
+    }
+  }
+  return read;
+}
+
+std::string string_field(const nlohmann::json& value, const std::string& field) {
+  if (!value.is_string()) throw InvalidInput("field '" + field + "' must be a string");
+  return value.get<std::string>();
+}
+
+}  // namespace prescient::cli

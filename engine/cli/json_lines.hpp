@@ -1,0 +1,25 @@
+#pragma once
+// Bulk files of JSON lines (`schedule --file`, `cron add --file`): one JSON object per line, blank lines
+// skipped, every bad line named on standard error.
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+
+namespace prescient::cli {
+
+struct JsonLinesRead {
+  int lines = 0;    // read, blank ones included
+  int invalid = 0;  // reported
+};
+
+// Reads `path` ('-': standard input) and calls `each(line_number, object)` for every line that is not
+// blank. A line that is not a JSON object, or that `each` refuses by throwing InvalidInput, is reported
+// as "prescient: line N: why" and counted. Throws InvalidInput when the file cannot be read.
+JsonLinesRead read_json_lines(const std::string& path,
+                              const std::function<void(int line_number, const nlohmann::json& object)>& each);
+
+// The value of a line's field that must be a string; InvalidInput naming the field otherwise.
+std::string string_field(const nlohmann::json& value, const std::string& field);
+
+}  // namespace prescient::cli

@@ -11,6 +11,7 @@
 #include "login_role.hpp"
 #include "prescient/checks.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/migrations.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
@@ -263,4 +264,40 @@ TEST_CASE("a */15 schedule fires through the fall-back night in New York at both
       "2026-11-01T06:45:00Z", "2026-11-01T07:00:00Z", "2026-11-01T07:15:00Z"};  // 01:45 EST, 02:00, 02:15
   CHECK(fired == expected);
   CHECK(f.events("q").size() == expected.size());
+}
+
+TEST_CASE("migration 0015 moves a schedule's definition and place into its pending check, which fires on") {
+  Fixture f;
+  // Rewound to before 0015: what an earlier prescient left (a cron check carrying only the schedule's id
+  // and version; the last occurrence in the table).
+  *f.owner << "DROP TABLE prescient.paused_job";
+  *f.owner << "ALTER TABLE prescient.cron_schedule DROP COLUMN paused_at CASCADE, DROP COLUMN paused_by CASCADE,"
+              " DROP COLUMN invalid_reason CASCADE";
+  *f.owner << "DROP INDEX prescient.cron_schedule_job";
+  *f.owner << "DELETE FROM prescient.role_grant WHERE added_by = 15";
+  *f.owner << "DELETE FROM prescient.schema_migrations WHERE version = 15";
+  *f.owner << "DELETE FROM prescient.schema_functions";
+  *f.owner << "INSERT INTO prescient.cron_schedule (id, spec, time_zone, payload, version, anchor_at, created_at,"
+              " updated_at, last_occurrence_at) VALUES ('legacy', '0 * * * *', 'Europe/Berlin', '{\"type\": \"t\"}', 3,"
+              " '2026-11-20T00:00:00Z', '2026-11-20T00:00:00Z', '2026-11-20T00:00:00Z', '2026-11-21T09:00:00Z')";
+  *f.owner << "INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, payload, first_check_at,"
+              " next_check_at, enqueued_on, enqueued_by) VALUES ('cron', 'schedule', 'legacy', 'cron:legacy',"
+              " '{\"schedule\": \"legacy\", \"version\": 3}', '2026-11-20T01:00:00Z', '2026-11-21T10:00:00Z',"
+              " '2026-11-20T00:00:00Z', 'cron')";
+
+  const MigrationReport report = migrate(*f.owner, std::nullopt);
+  REQUIRE(report.applied.size() == 1);
+  CHECK(report.applied[0] == "0015_cron_at_drain_speed.sql");
+  std::string payload;
+  *f.owner << "SELECT payload::text FROM prescient.future_job WHERE job_key = 'cron:legacy'", soci::into(payload);
+  const nlohmann::json carried = nlohmann::json::parse(payload);
+  CHECK(carried["spec"] == "0 * * * *");
+  CHECK(carried["time_zone"] == "Europe/Berlin");
+  CHECK(carried["version"] == 3);
+  CHECK(carried["payload"] == nlohmann::json{{"type", "t"}});
+  CHECK(carried["last_us"] == to_unix_micros(parse_time("2026-11-21T09:00:00Z")));
+  // It fires its next occurrence once, from where it was, and nothing before.
+  CHECK(f.fire("2026-11-21T10:00:00Z").events == 1);
+  CHECK(f.events("legacy") == std::vector<std::string>{unix_id("legacy", "2026-11-21T10:00:00Z")});
+  CHECK(format_time(*f.schedules().show("legacy").next_check_at) == "2026-11-21T11:00:00Z");
 }

@@ -21,6 +21,12 @@ TEST_CASE("cron next prints firings in UTC with the local time, needs no databas
   const ProcessResult j = run_prescient({"cron", "next", "--spec", "@every 90m", "--from", "2026-11-21T10:00:00Z",
                                          "--count", "2", "--json"});
   CHECK(json::parse(j.out) == json{"2026-11-21T11:30:00Z", "2026-11-21T13:00:00Z"});
+  // The fall-back night in New York, as the runner fires it (tests/db/cron_sql_test.cpp): both 01:xx hours.
+  const ProcessResult dst = run_prescient({"cron", "next", "--spec", "*/15 * * * *", "--time-zone", "America/New_York",
+                                           "--from", "2026-11-01T05:00:00Z", "--count", "9", "--json"});
+  CHECK(json::parse(dst.out) == json{"2026-11-01T05:15:00Z", "2026-11-01T05:30:00Z", "2026-11-01T05:45:00Z",
+                                     "2026-11-01T06:00:00Z", "2026-11-01T06:15:00Z", "2026-11-01T06:30:00Z",
+                                     "2026-11-01T06:45:00Z", "2026-11-01T07:00:00Z", "2026-11-01T07:15:00Z"});
 }
 
 TEST_CASE("cron add, list, show, update, remove from the command line") {

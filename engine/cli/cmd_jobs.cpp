@@ -1,11 +1,10 @@
 #include <nlohmann/json.hpp>
+#include <soci/soci.h>
 
 #include <iostream>
 
 #include "check_options.hpp"
 #include "core/text_rules.hpp"
-#include <soci/soci.h>
-
 #include "prescient/checks.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"

@@ -810,3 +810,16 @@ TEST_CASE("a paused class: its checks stay pending across slots; resumed, they f
   CHECK(resumed.done == 3);
   CHECK(checks.pending({.job = "noop"}).empty());
 }
+
+TEST_CASE("a paused class of grouped checks: the group claim leaves them out too") {
+  Fixture f;
+  for (int i = 0; i < 2; ++i) f.add("grouped", {{"i", i}}, 10min, "user-1");
+  Checks checks(*f.db);
+  CHECK(checks.pause_job("grouped", "ops", f.clock.now()));
+  CHECK(f.fire("2026-11-21T10:15:00Z").claimed == 0);
+  CHECK(checks.pending({.job = "grouped"}).size() == 2);
+  CHECK(checks.resume_job("grouped"));
+  f.clock.set(parse_time("2026-11-21T10:30:00Z"));
+  CHECK(f.runner().sweep(parse_time("2026-11-21T10:30:00Z"), SweepMode::run).claimed == 2);
+  CHECK(f.groups.calls["user-1"] == 1);  // one run_group call for the whole group
+}

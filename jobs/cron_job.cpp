@@ -99,13 +99,17 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   JobResult result;
   const nlohmann::json& payload = *c.payload;
   const auto type = payload.find("type");
-  std::string payload_text;  // for the writes of other classes, serialized once
+  std::string serialized;  // the payload as the buffered writes take it, serialized once
+  const auto payload_text = [&]() -> const std::string& {
+    if (serialized.empty()) serialized = payload.dump();
+    return serialized;
+  };
   for (const TimePoint o : fire) {
     const std::string unix_seconds = std::to_string(to_unix_micros(o) / 1000000);
     if (c.deadline && now - o > *c.deadline) {
       const auto late = std::chrono::duration_cast<std::chrono::seconds>(now - o);
       const BufferedWrite missed_row = db::deadline_missed(
-          check, c.id, payload.dump(), o, now,
+          check, c.id, payload_text(), o, now,
           "occurrence " + format_time(o) + " came " + format_duration(late) + " late, beyond its deadline of " +
               format_duration(*c.deadline));
       ctx.write(missed_row.sql, missed_row.params);
@@ -118,9 +122,8 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
                                .occurred_at = o,
                                .source = c.id});
     } else {
-      if (payload_text.empty()) payload_text = payload.dump();
       const BufferedWrite occurrence =
-          db::schedule_occurrence(c.job, c.id, o, "cron:" + c.id + ":" + unix_seconds, payload_text, now);
+          db::schedule_occurrence(c.job, c.id, o, "cron:" + c.id + ":" + unix_seconds, payload_text(), now);
       ctx.write(occurrence.sql, occurrence.params);
     }
   }

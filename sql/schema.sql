@@ -228,28 +228,8 @@ BEGIN
   END IF;
   SELECT format('item %s: %s', e.n, p.problem) INTO v_problem
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n),
-         LATERAL (SELECT CASE
-           WHEN jsonb_typeof(e.item) <> 'object' THEN 'must be a JSON object'
-           ELSE (SELECT format('%s: %s', k.key, CASE
-                   WHEN k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
-                     THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds)'
-                   WHEN k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null')
-                     THEN 'must be a JSON object'
-                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) NOT IN ('number', 'null')
-                     THEN 'must be a whole number of seconds'
-                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) = 'number'
-                        AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15)
-                     THEN 'must be a whole number of seconds'
-                   WHEN k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null')
-                     THEN 'must be a string' END)
-                   FROM jsonb_each(e.item) k
-                  WHERE k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
-                     OR (k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null'))
-                     OR (k.key = 'deadline_seconds' AND (jsonb_typeof(k.value) NOT IN ('number', 'null')
-                         OR (jsonb_typeof(k.value) = 'number'
-                             AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15))))
-                     OR (k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null'))
-                  ORDER BY k.key LIMIT 1) END) AS p(problem)
+         LATERAL (SELECT CASE WHEN jsonb_typeof(e.item) <> 'object' THEN 'must be a JSON object'
+                              ELSE prescient.cron_fields_problem(e.item) END) AS p(problem)
    WHERE p.problem IS NOT NULL ORDER BY e.n LIMIT 1;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
@@ -371,6 +351,24 @@ CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time
 
 
 --
+-- Name: cron_field_problem(text, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds)'::text WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = 'deadline_seconds'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = 'deadline_seconds'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
+
+
+--
+-- Name: cron_fields_problem(jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (SELECT format('%s: %s'::text, f.key, f.problem) AS format FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem FROM jsonb_each(cron_fields_problem.p_fields) k(key, value)) f WHERE (f.problem IS NOT NULL) ORDER BY f.key LIMIT 1);
+
+
+--
 -- Name: cron_locked(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -471,12 +469,8 @@ BEGIN
   IF jsonb_typeof(p_changes) IS DISTINCT FROM 'object' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the changes must be a JSON object';
   END IF;
-  SELECT format('%s: unknown field (use spec, time_zone, job, payload, catch_up, deadline_seconds)', k) INTO v_problem
-    FROM jsonb_object_keys(p_changes) k
-   WHERE k NOT IN ('spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds') ORDER BY k LIMIT 1;
-  IF v_problem IS NULL AND jsonb_typeof(p_changes->'deadline_seconds') NOT IN ('number', 'null') THEN
-    v_problem := 'deadline_seconds: must be a whole number of seconds';
-  END IF;
+  v_problem := CASE WHEN p_changes ? 'id' THEN 'id: a schedule keeps its id (add another, remove this one)'
+                    ELSE prescient.cron_fields_problem(p_changes) END;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;

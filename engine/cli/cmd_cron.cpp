@@ -212,8 +212,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
     const std::string id = need_id();
     const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
     const bool changed = action == "pause" ? schedules.pause(id, by) : schedules.resume(id, by);
-    const std::string status = action == "pause" ? (changed ? "paused" : "paused already")
-                                                 : (changed ? "resumed" : "not paused");
+    const std::string status = pause_status(action, changed);
     std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", status}}.dump() : "schedule " + id + ": " + status)
               << "\n";
     return kOk;

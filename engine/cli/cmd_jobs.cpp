@@ -27,8 +27,7 @@ ExitCode pause_or_resume(const std::string& action, const Invocation& in) {
                            ? checks.pause_job(job, in.has("by") ? in.get<std::string>("by") : current_os_user(),
                                               SystemClock().now())
                            : checks.resume_job(job);
-  const std::string status = action == "pause" ? (changed ? "paused" : "paused already")
-                                               : (changed ? "resumed" : "not paused");
+  const std::string status = pause_status(action, changed);
   if (in.json()) std::cout << nlohmann::json{{"job", job}, {"status", status}} << "\n";
   else std::cout << "job class " << job << ": " << status << "\n";
   return kOk;

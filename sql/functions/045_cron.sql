@@ -69,6 +69,32 @@ CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
     WHEN p_deadline_seconds < 1 THEN 'deadline_seconds: must be at least 1'
   END;
 
+-- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
+-- cron_update), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which they run, and
+-- the numeric casts must come after the type tests.
+CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
+      THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds)'
+    WHEN p_key = 'payload' AND jsonb_typeof(p_value) NOT IN ('object', 'null') THEN 'must be a JSON object'
+    WHEN p_key = 'deadline_seconds' AND jsonb_typeof(p_value) NOT IN ('number', 'null')
+      THEN 'must be a whole number of seconds'
+    WHEN p_key = 'deadline_seconds' AND jsonb_typeof(p_value) = 'number'
+         AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric > 1e15)
+      THEN 'must be a whole number of seconds'
+    WHEN p_key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(p_value) NOT IN ('string', 'null')
+      THEN 'must be a string'
+  END;
+
+-- The first field of a JSON object with a problem, as 'field: why', or NULL.
+CREATE OR REPLACE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN (SELECT format('%s: %s', f.key, f.problem)
+            FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem
+                    FROM jsonb_each(p_fields) k) f
+           WHERE f.problem IS NOT NULL ORDER BY f.key LIMIT 1);
+
 -- (Re)places schedule s's pending check with its current definition: due at p_at (NULL: at once; the
 -- runner then finds the first occurrence), on the grid and never beyond the horizon (a far occurrence is
 -- looked at again from within it). Replaces the check in place when there is one.
@@ -219,28 +245,8 @@ BEGIN
   END IF;
   SELECT format('item %s: %s', e.n, p.problem) INTO v_problem
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n),
-         LATERAL (SELECT CASE
-           WHEN jsonb_typeof(e.item) <> 'object' THEN 'must be a JSON object'
-           ELSE (SELECT format('%s: %s', k.key, CASE
-                   WHEN k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
-                     THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds)'
-                   WHEN k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null')
-                     THEN 'must be a JSON object'
-                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) NOT IN ('number', 'null')
-                     THEN 'must be a whole number of seconds'
-                   WHEN k.key = 'deadline_seconds' AND jsonb_typeof(k.value) = 'number'
-                        AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15)
-                     THEN 'must be a whole number of seconds'
-                   WHEN k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null')
-                     THEN 'must be a string' END)
-                   FROM jsonb_each(e.item) k
-                  WHERE k.key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds')
-                     OR (k.key = 'payload' AND jsonb_typeof(k.value) NOT IN ('object', 'null'))
-                     OR (k.key = 'deadline_seconds' AND (jsonb_typeof(k.value) NOT IN ('number', 'null')
-                         OR (jsonb_typeof(k.value) = 'number'
-                             AND (k.value::numeric <> trunc(k.value::numeric) OR k.value::numeric > 1e15))))
-                     OR (k.key NOT IN ('payload', 'deadline_seconds') AND jsonb_typeof(k.value) NOT IN ('string', 'null'))
-                  ORDER BY k.key LIMIT 1) END) AS p(problem)
+         LATERAL (SELECT CASE WHEN jsonb_typeof(e.item) <> 'object' THEN 'must be a JSON object'
+                              ELSE prescient.cron_fields_problem(e.item) END) AS p(problem)
    WHERE p.problem IS NOT NULL ORDER BY e.n LIMIT 1;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
@@ -292,12 +298,8 @@ BEGIN
   IF jsonb_typeof(p_changes) IS DISTINCT FROM 'object' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the changes must be a JSON object';
   END IF;
-  SELECT format('%s: unknown field (use spec, time_zone, job, payload, catch_up, deadline_seconds)', k) INTO v_problem
-    FROM jsonb_object_keys(p_changes) k
-   WHERE k NOT IN ('spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds') ORDER BY k LIMIT 1;
-  IF v_problem IS NULL AND jsonb_typeof(p_changes->'deadline_seconds') NOT IN ('number', 'null') THEN
-    v_problem := 'deadline_seconds: must be a whole number of seconds';
-  END IF;
+  v_problem := CASE WHEN p_changes ? 'id' THEN 'id: a schedule keeps its id (add another, remove this one)'
+                    ELSE prescient.cron_fields_problem(p_changes) END;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;

@@ -173,6 +173,14 @@ TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by positio
                                 R"( {"id": "taken", "spec": "@daily"}]'))"),
              Catch::Contains("item 2: id: schedule 'taken' exists already"));
   CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.cron_schedule") == 1);
+  // An update's changes are judged field by field the same way.
+  CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_update('taken', '{"timezone": "UTC"}'))"),
+             Catch::Contains("timezone: unknown field"));
+  CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_update('taken', '{"deadline_seconds": 1.5}'))"),
+             Catch::Contains("deadline_seconds: must be a whole number"));
+  CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_update('taken', '{"id": "other"}'))"),
+             Catch::Contains("id: a schedule keeps its id"));
+  CHECK(f.schedules().show("taken").version == 1);
 }
 
 TEST_CASE("what only the runner can judge marks the schedule invalid, once, visibly; an update repairs it") {

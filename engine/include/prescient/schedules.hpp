@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "prescient/clock.hpp"
+#include "prescient/cron_spec.hpp"
 #include "prescient/time.hpp"
 
 namespace soci {
@@ -96,9 +97,12 @@ class Schedules {
   std::vector<FiredEvent> recent_events(const std::string& id, int limit);
 
  private:
-  void validate(const ScheduleDefinition& d) const;
+  // Throws InvalidInput naming what is wrong; returns the parsed spec.
+  CronSpec validate(const ScheduleDefinition& d) const;
   // The first occurrence after `after`; InvalidInput when there is none.
-  TimePoint first_occurrence(const ScheduleDefinition& d, TimePoint after) const;
+  TimePoint first_occurrence(const ScheduleDefinition& d, const CronSpec& spec, TimePoint after) const;
+  // Validates `d` as added now, anchored at `now`, and returns its first occurrence.
+  TimePoint first_of_new(ScheduleDefinition d, TimePoint now) const;
 
   soci::session& db_;
   const Clock& clock_;

@@ -17,7 +17,7 @@ bool is_catch_up_policy(const std::string& policy) { return policy == "one" || p
 Schedules::Schedules(soci::session& db, const Clock& clock, const Registry* registry)
     : db_(db), clock_(clock), registry_(registry) {}
 
-void Schedules::validate(const ScheduleDefinition& d) const {
+CronSpec Schedules::validate(const ScheduleDefinition& d) const {
   if (d.id.empty()) throw InvalidInput("the schedule id is empty");
   // The id becomes part of the cron check's job key ("cron:<id>") and of event ids.
   if (auto problem = name_problem("the schedule id", d.id)) throw InvalidInput(*problem);
@@ -25,7 +25,7 @@ void Schedules::validate(const ScheduleDefinition& d) const {
   if (auto problem = name_problem("the time zone", d.time_zone)) throw InvalidInput(*problem);
   if (auto problem = name_problem("the job class", d.job)) throw InvalidInput(*problem);
   if (auto problem = payload_text_problem(d.payload)) throw InvalidInput(*problem);
-  CronSpec::parse(d.spec);
+  CronSpec spec = CronSpec::parse(d.spec);
   find_time_zone(d.time_zone);
   if (!is_catch_up_policy(d.catch_up)) {
     throw InvalidInput("invalid catch-up policy '" + d.catch_up + "': use one, all or none");
@@ -34,20 +34,23 @@ void Schedules::validate(const ScheduleDefinition& d) const {
   if (d.deadline && *d.deadline < std::chrono::seconds{1}) throw InvalidInput("the deadline must be at least 1s");
   if (d.job == "cron") throw InvalidInput("a schedule cannot run the cron class itself");
   if (registry_ != nullptr) registry_->require(d.job);
+  return spec;
 }
 
-TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, TimePoint after) const {
-  const auto first = CronSpec::parse(d.spec).next(after, find_time_zone(d.time_zone), d.anchor_at);
+TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, const CronSpec& spec, TimePoint after) const {
+  const auto first = spec.next(after, find_time_zone(d.time_zone), d.anchor_at);
   if (!first) throw InvalidInput("schedule '" + d.id + "' never fires after " + format_time(after));
   return *first;
 }
 
+TimePoint Schedules::first_of_new(ScheduleDefinition d, TimePoint now) const {
+  d.anchor_at = now;
+  return first_occurrence(d, validate(d), now);
+}
+
 std::optional<std::string> Schedules::problem_with(const ScheduleDefinition& definition) const {
-  ScheduleDefinition anchored = definition;
-  anchored.anchor_at = clock_.now();
   try {
-    validate(anchored);
-    first_occurrence(anchored, anchored.anchor_at);
+    first_of_new(definition, clock_.now());
   } catch (const InvalidInput& e) {
     return e.what();
   }
@@ -64,11 +67,8 @@ int Schedules::add_many(std::span<const ScheduleDefinition> definitions) {
   std::vector<std::optional<TimePoint>> firsts;
   firsts.reserve(definitions.size());
   for (std::size_t i = 0; i < definitions.size(); ++i) {
-    ScheduleDefinition anchored = definitions[i];
-    anchored.anchor_at = now;
     try {
-      validate(anchored);
-      firsts.emplace_back(first_occurrence(anchored, now));
+      firsts.emplace_back(first_of_new(definitions[i], now));
     } catch (const InvalidInput& e) {
       if (definitions.size() == 1) throw;
       throw InvalidInput("item " + std::to_string(i + 1) + ": " + e.what());
@@ -97,10 +97,10 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
     d.deadline = changes.deadline;
     changed["deadline_seconds"] = changes.deadline->count();
   }
-  validate(d);
+  const CronSpec spec = validate(d);
   const TimePoint now = clock_.now();
   // From the next occurrence on: after now, and never again before what already fired.
-  const TimePoint first = first_occurrence(d, std::max(now, d.last_occurrence_at.value_or(now)));
+  const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
   db::update_schedule(db_, id, changed, expected_version.value_or(d.version), first, now);
   tx.commit();
   return show(id);

@@ -184,13 +184,14 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
         if (event.record) item.events.push_back(std::move(*event.record));
         else refused = std::move(event.problem);
       }
-      if (answer.payload_update && !refused && !answer.payload_update->is_object()) {
-        refused = "the job's payload update is not a JSON object";
-      }
       if (answer.payload_update && !refused) {
-        StoredJson update = stored_payload(*answer.payload_update, "the job's payload update", kMaxEventPayloadBytes);
-        if (update.text) item.payload_update = std::move(update.text);
-        else refused = std::move(update.problem);
+        if (!answer.payload_update->is_object()) {
+          refused = "the job's payload update is not a JSON object";
+        } else {
+          StoredJson update = stored_payload(*answer.payload_update, "the job's payload update", kMaxEventPayloadBytes);
+          if (update.text) item.payload_update = std::move(update.text);
+          else refused = std::move(update.problem);
+        }
       }
       if (refused) {
         items.push_back(failed_attempt(check, limits[u], judging, *refused, micros));

@@ -518,6 +518,52 @@ END $$;
 
 
 --
+-- Name: cron_update_many(jsonb, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_item jsonb;
+  v_n integer := 0;
+  v_version jsonb;
+  v_state text;
+  v_message text;
+BEGIN
+  IF jsonb_typeof(p_items) IS DISTINCT FROM 'array' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the items must be a JSON array of objects';
+  END IF;
+  -- One block for the whole loop (one subtransaction per call, not per item): the handler only adds the
+  -- item's number; the variables keep their values when the error is caught.
+  BEGIN
+    FOR v_item IN SELECT e.item FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n) ORDER BY e.n LOOP
+      v_n := v_n + 1;
+      IF jsonb_typeof(v_item) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'must be a JSON object';
+      END IF;
+      IF jsonb_typeof(v_item->'id') IS DISTINCT FROM 'string' THEN
+        RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'id: the schedule id is required, as a string';
+      END IF;
+      v_version := v_item->'expected_version';
+      IF v_version IS NOT NULL AND jsonb_typeof(v_version) <> 'null'
+         AND (jsonb_typeof(v_version) <> 'number' OR v_version::numeric <> trunc(v_version::numeric)
+              OR v_version::numeric NOT BETWEEN 1 AND 2147483647) THEN
+        RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'expected_version: must be a whole number from 1';
+      END IF;
+      PERFORM prescient.cron_update(v_item->>'id', v_item - 'id' - 'expected_version',
+                                    (v_item->>'expected_version')::integer, NULL, p_now);
+    END LOOP;
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = format('item %s: %s', v_n, v_message);
+  END;
+  RETURN v_n;
+END $$;
+
+
+--
 -- Name: drop_history_partition(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -1581,6 +1627,15 @@ GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestam
 REVOKE ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_update_many(p_items jsonb, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp with time zone) TO prescient_runner;
 
 
 --

@@ -345,6 +345,49 @@ BEGIN
   RETURN v_new.version;
 END $$;
 
+-- Many updates, all or nothing: p_items is a JSON array of objects, each with the schedule's id, the
+-- fields to change (as cron_update takes them) and optionally expected_version. Each is applied as
+-- cron_update applies it, in order; the first refused raises its error (PR400, PR404, PR409) with
+-- 'item N: ' (from 1) before the message, and nothing changes. Returns how many were updated.
+CREATE OR REPLACE FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamptz DEFAULT now())
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_item jsonb;
+  v_n integer := 0;
+  v_version jsonb;
+  v_state text;
+  v_message text;
+BEGIN
+  IF jsonb_typeof(p_items) IS DISTINCT FROM 'array' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the items must be a JSON array of objects';
+  END IF;
+  -- One block for the whole loop (one subtransaction per call, not per item): the handler only adds the
+  -- item's number; the variables keep their values when the error is caught.
+  BEGIN
+    FOR v_item IN SELECT e.item FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n) ORDER BY e.n LOOP
+      v_n := v_n + 1;
+      IF jsonb_typeof(v_item) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'must be a JSON object';
+      END IF;
+      IF jsonb_typeof(v_item->'id') IS DISTINCT FROM 'string' THEN
+        RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'id: the schedule id is required, as a string';
+      END IF;
+      v_version := v_item->'expected_version';
+      IF v_version IS NOT NULL AND jsonb_typeof(v_version) <> 'null'
+         AND (jsonb_typeof(v_version) <> 'number' OR v_version::numeric <> trunc(v_version::numeric)
+              OR v_version::numeric NOT BETWEEN 1 AND 2147483647) THEN
+        RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'expected_version: must be a whole number from 1';
+      END IF;
+      PERFORM prescient.cron_update(v_item->>'id', v_item - 'id' - 'expected_version',
+                                    (v_item->>'expected_version')::integer, NULL, p_now);
+    END LOOP;
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = format('item %s: %s', v_n, v_message);
+  END;
+  RETURN v_n;
+END $$;
+
 -- Deletes a schedule and cancels its pending check (history: cancelled, by p_by). PR404 for an unknown id.
 CREATE OR REPLACE FUNCTION prescient.cron_remove(p_id text, p_by text DEFAULT current_user,
                                                  p_now timestamptz DEFAULT now())
@@ -405,6 +448,7 @@ REVOKE EXECUTE ON FUNCTION
   prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz),
   prescient.cron_add_many(jsonb, text, timestamptz),
   prescient.cron_update(text, jsonb, integer, timestamptz, timestamptz),
+  prescient.cron_update_many(jsonb, timestamptz),
   prescient.cron_remove(text, text, timestamptz),
   prescient.cron_pause(text, text, timestamptz),
   prescient.cron_resume(text, text, timestamptz)

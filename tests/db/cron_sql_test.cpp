@@ -82,7 +82,7 @@ TEST_CASE("the SQL API used by prescient_client alone: add, bulk add, update, pa
   Fixture f;
   Login login(*f.owner, "client_" + f.role_suffix(), "prescient_client");
   auto db = connect_to(as_user(f.url, login.name));
-  int version = 0, added = 0;
+  int version = 0, added = 0, changed_count = 0;
   *db << "SELECT prescient.cron_add('hourly', '0 * * * *', p_payload => '{\"type\": \"tick\"}',"
          " p_now => '2026-11-21T10:00:30Z')", soci::into(version);
   CHECK(version == 1);
@@ -105,6 +105,10 @@ TEST_CASE("the SQL API used by prescient_client alone: add, bulk add, update, pa
   CHECK_THAT(error_of(*db, "SELECT prescient.cron_update('hourly', '{\"spec\": \"@daily\"}', 1)"),
              Catch::Contains("schedule 'hourly' is at version 2, not 1"));
   CHECK(f.schedules().show("hourly").spec == "0 * * * *");
+  *db << R"(SELECT prescient.cron_update_many('[{"id": "b", "catch_up": "one"}, {"id": "a", "spec": "@every 2h"}]',)"
+         " p_now => '2026-11-21T10:30:00Z')", soci::into(changed_count);
+  CHECK(changed_count == 2);
+  CHECK(f.schedules().show("a").version == 2);
 
   // Paused from 10:40: its check is cancelled, nothing fires at 11:00 or 12:00.
   int changed = 0;
@@ -181,6 +185,62 @@ TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by positio
   CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_update('taken', '{"id": "other"}'))"),
              Catch::Contains("id: a schedule keeps its id"));
   CHECK(f.schedules().show("taken").version == 1);
+}
+
+TEST_CASE("bulk update is all or nothing, from SQL and from C++; the refused item is named") {
+  Fixture f;
+  auto schedules = f.schedules();
+  schedules.add({.id = "a", .spec = "@hourly"});
+  schedules.add({.id = "b", .spec = "@daily", .payload = {{"n", 1}}});
+  struct Case {
+    const char* items;
+    const char* error;
+  };
+  const Case cases[] = {
+      {R"([{"id": "a", "spec": "@daily"}, {"id": "nope", "spec": "@daily"}])", "item 2: no schedule 'nope'"},
+      {R"([{"id": "a", "spec": "@daily"}, {"id": "b", "expected_version": 7, "spec": "@daily"}])",
+       "item 2: schedule 'b' is at version 1, not 7"},
+      {R"([{"id": "a", "spec": "@daily"}, {"id": "b", "time_zone": "Mars/Olympus"}])",
+       "item 2: time_zone: unknown time zone 'Mars/Olympus'"},
+      {R"([{"id": "a", "spec": "@daily"}, {"id": "b", "timezone": "UTC"}])", "item 2: timezone: unknown field"},
+      {R"([{"id": "a", "expected_version": 1.5, "spec": "@daily"}])", "item 1: expected_version: must be a whole"},
+      {R"([{"spec": "@daily"}])", "item 1: id: the schedule id is required"},
+      {R"([{"id": "a", "spec": "@daily"}, 3])", "item 2: must be a JSON object"},
+      {R"({"id": "a"})", "the items must be a JSON array"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.items);
+    CHECK_THAT(error_of(*f.owner, std::string("SELECT prescient.cron_update_many('") + c.items + "')"),
+               Catch::Contains(c.error));
+  }
+  // Nothing of the refused calls stayed: item 1 of each was undone with the rest.
+  CHECK(schedules.show("a").version == 1);
+  CHECK(schedules.show("a").spec == "@hourly");
+  // The error keeps its SQLSTATE: a stale version is a conflict, an unknown id is not found.
+  CHECK_THROWS_AS(schedules.update_many(std::vector<ScheduleUpdate>{{.id = "a", .changes = {.spec = "@daily"}},
+                                                                     {.id = "gone", .changes = {.spec = "@daily"}}}),
+                  NotFound);
+  try {
+    schedules.update_many(std::vector<ScheduleUpdate>{{.id = "a", .changes = {.spec = "@daily"}},
+                                                      {.id = "b", .changes = {.spec = "61 * * * *"}}});
+    FAIL("a bad spec was accepted");
+  } catch (const InvalidInput& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("item 2: ") && Catch::Contains("61"));
+  }
+  CHECK(schedules.show("a").version == 1);
+
+  int updated = 0;
+  *f.owner << R"(SELECT prescient.cron_update_many('[{"id": "a", "expected_version": 1, "spec": "*/30 * * * *"},)"
+              R"( {"id": "b", "payload": {"n": 2}}]', p_now => '2026-11-21T10:00:30Z'))",
+      soci::into(updated);
+  CHECK(updated == 2);
+  CHECK(schedules.show("a").version == 2);
+  CHECK(schedules.show("b").payload == nlohmann::json{{"n", 2}});
+  CHECK(schedules.update_many(std::vector<ScheduleUpdate>{{.id = "a", .changes = {.spec = "@hourly"}, .expected_version = 2},
+                                                          {.id = "b", .changes = {.catch_up = "all"}}}) == 2);
+  CHECK(schedules.show("a").spec == "@hourly");
+  CHECK(schedules.show("b").catch_up == "all");
+  CHECK(format_time(*schedules.show("a").next_check_at) == "2026-11-21T11:00:00Z");
 }
 
 TEST_CASE("what only the runner can judge marks the schedule invalid, once, visibly; an update repairs it") {

@@ -57,6 +57,13 @@ struct ScheduleChanges {
   std::optional<std::chrono::seconds> deadline;
 };
 
+// One change of update_many.
+struct ScheduleUpdate {
+  std::string id;
+  ScheduleChanges changes;
+  std::optional<int> expected_version;
+};
+
 // Each change (add, update, remove) is atomic, and joins the application's transaction when one is open on
 // `db`: it then commits or rolls back with it, and a refused change (an exception) undoes only itself,
 // through a savepoint, leaving the application's transaction usable. With none open it commits at once.
@@ -80,6 +87,9 @@ class Schedules {
   // changes. Throws NotFound for an unknown id.
   ScheduleDefinition update(const std::string& id, const ScheduleChanges& changes,
                             std::optional<int> expected_version = std::nullopt);
+  // Many updates, each as update does them, all or nothing in one transaction. A refused item throws what
+  // update would (InvalidInput, NotFound) as "item N: why" (N from 1) and nothing changes. Returns how many.
+  int update_many(std::span<const ScheduleUpdate> updates);
   // Deletes the row and cancels its pending check. Throws NotFound for an unknown id.
   void remove(const std::string& id, const std::string& by);
   // Pause keeps the definition and the place reached and cancels the pending check; resume re-arms it, and
@@ -103,6 +113,8 @@ class Schedules {
   TimePoint first_occurrence(const ScheduleDefinition& d, const CronSpec& spec, TimePoint after) const;
   // Validates `d` as added now, anchored at `now`, and returns its first occurrence.
   TimePoint first_of_new(ScheduleDefinition d, TimePoint now) const;
+  // update's work inside the caller's transaction.
+  void apply(const ScheduleUpdate& update, TimePoint now);
 
   soci::session& db_;
   const Clock& clock_;

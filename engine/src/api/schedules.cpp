@@ -83,10 +83,34 @@ int Schedules::add_many(std::span<const ScheduleDefinition> definitions) {
 ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChanges& changes,
                                      std::optional<int> expected_version) {
   detail::Transaction tx(db_);
+  apply({id, changes, expected_version}, clock_.now());
+  tx.commit();
+  return show(id);
+}
+
+int Schedules::update_many(std::span<const ScheduleUpdate> updates) {
+  const TimePoint now = clock_.now();
+  detail::Transaction tx(db_);
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    const std::string item = "item " + std::to_string(i + 1) + ": ";
+    try {
+      apply(updates[i], now);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(item + e.what());
+    } catch (const NotFound& e) {
+      throw NotFound(item + e.what());
+    }
+  }
+  tx.commit();
+  return static_cast<int>(updates.size());
+}
+
+void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
+  const ScheduleChanges& changes = update.changes;
   // Read under the row lock: a concurrent update waits, so neither change is lost to the other's stale
   // copy of the row.
-  db::lock_schedule(db_, id);
-  ScheduleDefinition d = show(id);
+  db::lock_schedule(db_, update.id);
+  ScheduleDefinition d = show(update.id);
   nlohmann::json changed = nlohmann::json::object();
   if (changes.spec) changed["spec"] = d.spec = *changes.spec;
   if (changes.time_zone) changed["time_zone"] = d.time_zone = *changes.time_zone;
@@ -98,12 +122,9 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
     changed["deadline_seconds"] = changes.deadline->count();
   }
   const CronSpec spec = validate(d);
-  const TimePoint now = clock_.now();
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
-  db::update_schedule(db_, id, changed, expected_version.value_or(d.version), first, now);
-  tx.commit();
-  return show(id);
+  db::update_schedule(db_, update.id, changed, update.expected_version.value_or(d.version), first, now);
 }
 
 void Schedules::remove(const std::string& id, const std::string& by) {

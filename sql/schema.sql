@@ -37,6 +37,55 @@ END;
 
 
 --
+-- Name: iso(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.iso(t timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN ((to_char((t AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS'::text) || CASE WHEN (((EXTRACT(microseconds FROM t))::bigint % (1000000)::bigint) = 0) THEN ''::text ELSE to_char((t AT TIME ZONE 'UTC'::text), '.US'::text) END) || 'Z'::text);
+
+
+--
+-- Name: horizon_problem(timestamp with time zone, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_at > (p_now + ((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) THEN format('%s is beyond the horizon: at most %s after now (%s)'::text, prescient.iso(p_at), CASE WHEN ((p_max_horizon_seconds % (86400)::bigint) = 0) THEN ((p_max_horizon_seconds / 86400) || 'd'::text) WHEN ((p_max_horizon_seconds % (3600)::bigint) = 0) THEN ((p_max_horizon_seconds / 3600) || 'h'::text) ELSE (p_max_horizon_seconds || 's'::text) END, prescient.iso(p_now)) ELSE NULL::text END;
+
+
+--
+-- Name: request_problem(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'the payload must be a JSON object'::text WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text]))) THEN format('on_conflict must be error, replace or keep, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
+
+
+--
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, problem text)
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
+ SELECT i.n,
+     i.job,
+     i.entity_name,
+     i.entity_key,
+     i.at,
+     i.job_key,
+     i.group_key,
+     i.payload,
+     i.enqueued_by,
+     i.on_conflict,
+     prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds) AS request_problem
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict);
+END;
+
+
+--
 -- Name: at_us(bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -120,7 +169,6 @@ DECLARE
   v_count integer := coalesce(cardinality(p_id), 0);
   v_settings prescient.settings;
   v_problem text;
-  v_state text;
   v_added integer;
 BEGIN
   IF coalesce(p_by, '') = '' THEN
@@ -137,66 +185,73 @@ BEGIN
     RETURN 0;
   END IF;
 
-  SELECT format('item %s: %s', i.n, p.problem) INTO v_problem
-    FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                    p_first_check_at) i,
-         LATERAL (SELECT CASE WHEN left(ltrim(i.payload), 1) <> '{' THEN 'payload: must be a JSON object'
-                              ELSE prescient.cron_definition_problem(i.id, i.spec, i.time_zone, i.job,
-                                                                     i.payload::jsonb, i.catch_up,
-                                                                     i.deadline_seconds) END) AS p(problem)
-   WHERE p.problem IS NOT NULL ORDER BY i.n LIMIT 1;
-  v_state := 'PR400';
-  IF v_problem IS NULL THEN
-    -- Each distinct zone once (OFFSET 0 keeps the planner from pushing the test down to every item).
-    SELECT format('item %s: %s', z.first_n, prescient.time_zone_problem(z.time_zone)) INTO v_problem
-      FROM (SELECT i.time_zone, min(i.n) AS first_n
-              FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
-                                              p_deadline_seconds, p_first_check_at) i
-             GROUP BY i.time_zone OFFSET 0) z
-     WHERE NOT prescient.time_zone_known(z.time_zone) ORDER BY z.first_n LIMIT 1;
-  END IF;
-  IF v_problem IS NULL THEN
-    v_state := 'PR409';
+  SELECT * INTO STRICT v_settings FROM prescient.settings;
+  -- One statement: judge the items, and insert the rows and their checks only when nothing was wrong
+  -- (two inserts from the same items, no join between them). Each payload is parsed once. No ON CONFLICT:
+  -- an id in use, or given twice, fails the insert of the definitions, and only then is the culprit
+  -- looked for; the check's key is free when the id is (a schedule's check goes with its row).
+  BEGIN
+    WITH items AS MATERIALIZED (
+      SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds,
+             CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
+             prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+                                      p_now + v_settings.max_horizon_seconds * interval '1 second'),
+                                p_now, v_settings.slot_seconds) AS slot
+        FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                        p_deadline_seconds, p_first_check_at) i),
+    -- The spec and the zone once per distinct value (the zone's test, time_zone_known, is PL/pgSQL).
+    -- OFFSET 0 keeps the planner from pushing the tests below the grouping, to every item.
+    problems AS (
+      SELECT i.n, 0 AS rank, prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds)
+                               AS problem
+        FROM items i
+      UNION ALL
+      SELECT g.n, 1, prescient.cron_spec_problem(g.spec)
+        FROM (SELECT min(i.n) AS n, i.spec FROM items i GROUP BY i.spec OFFSET 0) g
+      UNION ALL
+      SELECT g.n, 2, coalesce(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone))
+        FROM (SELECT min(i.n) AS n, i.time_zone FROM items i GROUP BY i.time_zone OFFSET 0) g),
+    bad AS (SELECT p.n, p.problem FROM problems p WHERE p.problem IS NOT NULL ORDER BY p.n, p.rank LIMIT 1),
+    added AS (
+      INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
+                                           anchor_at, created_at, updated_at, created_by)
+      SELECT i.id, i.spec, i.time_zone, i.job, i.payload, i.deadline_seconds, i.catch_up, 1, p_now, p_now, p_now,
+             p_by
+        FROM items i WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n),
+    armed AS (
+      INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, payload, first_check_at,
+                                        next_check_at, enqueued_on, enqueued_by)
+      SELECT 'cron', 'schedule', i.id, 'cron:' || i.id,
+             prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
+                                             i.deadline_seconds, prescient.us(p_now), NULL, NULL),
+             i.slot, i.slot, p_now, 'cron'
+        FROM items i WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n
+      RETURNING 1)
+    SELECT CASE WHEN bad.n IS NOT NULL THEN format('item %s: %s', bad.n, bad.problem) END,
+           (SELECT count(*) FROM armed)
+      INTO v_problem, v_added
+      FROM (SELECT) AS one LEFT JOIN bad ON true;
+  EXCEPTION WHEN unique_violation THEN
+    -- One subtransaction per call, whatever its size. Which id: given twice, or in use.
     SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
       FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
                                       p_first_check_at) i
      GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
-  END IF;
-  IF v_problem IS NULL THEN
-    SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
-      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                      p_first_check_at) i
-      JOIN prescient.cron_schedule s ON s.id = i.id
-     ORDER BY i.n LIMIT 1;
-  END IF;
+    IF v_problem IS NULL THEN
+      SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
+        FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                        p_deadline_seconds, p_first_check_at) i
+        JOIN prescient.cron_schedule s ON s.id = i.id
+       ORDER BY i.n LIMIT 1;
+    END IF;
+    IF v_problem IS NULL THEN
+      RAISE;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'PR409', MESSAGE = v_problem;
+  END;
   IF v_problem IS NOT NULL THEN
-    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_problem;
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-
-  SELECT * INTO STRICT v_settings FROM prescient.settings;
-  -- Two inserts from the same items, no join between them; no ON CONFLICT on the check (its key is
-  -- free when the id is: a schedule's check goes with its row), which would make every insert
-  -- speculative.
-  WITH items AS MATERIALIZED (
-    SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.payload::jsonb AS payload, i.catch_up, i.deadline_seconds,
-           prescient.slot_for(least(coalesce(i.first_check_at, p_now),
-                                    p_now + v_settings.max_horizon_seconds * interval '1 second'),
-                              p_now, v_settings.slot_seconds) AS slot
-      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                      p_first_check_at) i),
-  added AS (
-    INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
-                                         anchor_at, created_at, updated_at, created_by)
-    SELECT i.id, i.spec, i.time_zone, i.job, i.payload, i.deadline_seconds, i.catch_up, 1, p_now, p_now, p_now, p_by
-      FROM items i ORDER BY i.n)
-  INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, payload, first_check_at, next_check_at,
-                                    enqueued_on, enqueued_by)
-  SELECT 'cron', 'schedule', i.id, 'cron:' || i.id,
-         prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
-                                         i.deadline_seconds, prescient.us(p_now), NULL, NULL),
-         i.slot, i.slot, p_now, 'cron'
-    FROM items i ORDER BY i.n;
-  GET DIAGNOSTICS v_added = ROW_COUNT;
   RETURN v_added;
 END $$;
 
@@ -342,12 +397,39 @@ CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_u
 
 
 --
+-- Name: cron_item_problem(text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_item_problem(p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
+
+
+--
+-- Name: cron_spec_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_spec, ''::text) = ''::text) THEN 'spec: the cron spec is empty'::text WHEN (octet_length(p_spec) > 1024) THEN format('spec: %s bytes long (at most 1024)'::text, octet_length(p_spec)) WHEN (p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'::text) THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, @every DURATION, @at TIME)'::text, p_spec) ELSE NULL::text END;
+
+
+--
+-- Name: cron_zone_name_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_time_zone, ''::text) = ''::text) THEN 'time_zone: empty'::text WHEN ((octet_length(p_time_zone) > 1024) OR (p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'::text)) THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)'::text, "left"(p_time_zone, 64)) ELSE NULL::text END;
+
+
+--
 -- Name: cron_definition_problem(text, text, text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
 CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_spec, ''::text) = ''::text) THEN 'spec: the cron spec is empty'::text WHEN (octet_length(p_spec) > 1024) THEN format('spec: %s bytes long (at most 1024)'::text, octet_length(p_spec)) WHEN (p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'::text) THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, @every DURATION, @at TIME)'::text, p_spec) WHEN (COALESCE(p_time_zone, ''::text) = ''::text) THEN 'time_zone: empty'::text WHEN ((octet_length(p_time_zone) > 1024) OR (p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'::text)) THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)'::text, "left"(p_time_zone, 64)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
+    RETURN COALESCE(prescient.cron_item_problem(p_id, p_job, p_payload, p_catch_up, p_deadline_seconds), prescient.cron_spec_problem(p_spec), prescient.cron_zone_name_problem(p_time_zone));
 
 
 --
@@ -713,24 +795,6 @@ END;
 
 
 --
--- Name: iso(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.iso(t timestamp with time zone) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN ((to_char((t AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS'::text) || CASE WHEN (((EXTRACT(microseconds FROM t))::bigint % (1000000)::bigint) = 0) THEN ''::text ELSE to_char((t AT TIME ZONE 'UTC'::text), '.US'::text) END) || 'Z'::text);
-
-
---
--- Name: horizon_problem(timestamp with time zone, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_at > (p_now + ((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) THEN format('%s is beyond the horizon: at most %s after now (%s)'::text, prescient.iso(p_at), CASE WHEN ((p_max_horizon_seconds % (86400)::bigint) = 0) THEN ((p_max_horizon_seconds / 86400) || 'd'::text) WHEN ((p_max_horizon_seconds % (3600)::bigint) = 0) THEN ((p_max_horizon_seconds / 3600) || 'h'::text) ELSE (p_max_horizon_seconds || 's'::text) END, prescient.iso(p_now)) ELSE NULL::text END;
-
-
---
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -804,15 +868,6 @@ EXCEPTION WHEN insufficient_privilege THEN
   RAISE WARNING 'prescient: could not grant to prescient_client and prescient_runner (%): run SELECT '
                 'prescient.grant_roles() as the schema owner', SQLERRM;
 END $$;
-
-
---
--- Name: request_problem(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'the payload must be a JSON object'::text WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text]))) THEN format('on_conflict must be error, replace or keep, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
 
 
 --
@@ -968,14 +1023,48 @@ BEGIN
   IF v_count = 0 THEN RETURN; END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
 
+  IF NOT EXISTS (SELECT FROM unnest(p_job_key) k WHERE k IS NOT NULL) THEN
+    -- No item has a key, so none can conflict: a plain insert. With ON CONFLICT an insert is speculative
+    -- row by row, keyless rows too, and the created rows must be matched back to their items: ≈ 1.5 ms
+    -- per 1 000 items (docs/performance.md). Ids are drawn up front, in item order.
+    WITH input AS MATERIALIZED (
+           SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
+                                                  p_payload, p_enqueued_by, p_on_conflict, p_by,
+                                                  p_default_on_conflict, p_now, v_settings.max_horizon_seconds)),
+         bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
+         todo AS (
+           SELECT input.*, nextval(v_ids_from) AS new_id,
+                  prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS slot
+             FROM input
+            WHERE NOT EXISTS (SELECT FROM bad)
+            ORDER BY input.n),
+         ins AS (
+           INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
+                                             next_check_at, enqueued_on, enqueued_by)
+           OVERRIDING SYSTEM VALUE
+           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by
+             FROM todo)
+    -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
+    -- the three arrays instead of one each.
+    SELECT bad.n, bad.problem, created.n, created.ids, created.slots
+      INTO v_bad_n, v_bad_problem, v_n, v_ids, v_slots
+      FROM (SELECT array_agg(todo.n) AS n, array_agg(todo.new_id) AS ids, array_agg(todo.slot) AS slots
+              FROM todo) created
+      LEFT JOIN bad ON true;
+    IF v_bad_n IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('item %s: %s', v_bad_n, v_bad_problem);
+    END IF;
+    RETURN QUERY SELECT u.n::integer, u.id, NULL::text, u.slot, u.slot, 'created'::text
+                   FROM unnest(v_n, v_ids, v_slots) AS u(n, id, slot);
+    RETURN;
+  END IF;
+
   -- One statement: validate, look for a repeated key, and insert only when both found nothing. Rows
   -- are inserted in item order; ids are drawn up front so each row can be matched back to its item.
   WITH input AS MATERIALIZED (
-         SELECT i.*, prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key,
-                                               i.payload, i.enqueued_by, i.on_conflict, p_now,
-                                               v_settings.max_horizon_seconds) AS problem
-           FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
-                                      p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict) i),
+         SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
+                                                p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
+                                                p_now, v_settings.max_horizon_seconds)),
        bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
        dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                 WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1

@@ -42,24 +42,36 @@ CREATE OR REPLACE FUNCTION prescient.time_zone_problem(p_zone text) RETURNS text
   RETURN CASE WHEN NOT prescient.time_zone_known(p_zone)
     THEN format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)', p_zone) END;
 
--- What is wrong with a definition as far as SQL can tell, or NULL. The zone is checked apart (once per
--- distinct zone of a call): see time_zone_known.
-CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
-    p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text,
-    p_deadline_seconds bigint)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+-- What SQL can tell is wrong with a definition, in three parts, each 'field: why' or NULL. Bulk add
+-- judges the spec and the zone once per distinct value (a million schedules share a few specs, and the
+-- spec's regular expression is the costliest test); cron_definition_problem is all of them in order.
+CREATE OR REPLACE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE
-    WHEN coalesce(p_id, '') = '' THEN 'id: the schedule id is empty'
-    WHEN octet_length(p_id) > 1024 THEN format('id: %s bytes long (at most 1024)', octet_length(p_id))
     WHEN coalesce(p_spec, '') = '' THEN 'spec: the cron spec is empty'
     WHEN octet_length(p_spec) > 1024 THEN format('spec: %s bytes long (at most 1024)', octet_length(p_spec))
     WHEN p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'
       THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, '
                   '@every DURATION, @at TIME)', p_spec)
+  END;
+
+-- The zone's name (whether PostgreSQL knows it is time_zone_problem's, which costs more).
+CREATE OR REPLACE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE
     WHEN coalesce(p_time_zone, '') = '' THEN 'time_zone: empty'
     WHEN octet_length(p_time_zone) > 1024 OR p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'
       THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)',
                   left(p_time_zone, 64))
+  END;
+
+-- The fields judged item by item: id, job, payload, catch-up, deadline.
+CREATE OR REPLACE FUNCTION prescient.cron_item_problem(
+    p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint)
+  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN coalesce(p_id, '') = '' THEN 'id: the schedule id is empty'
+    WHEN octet_length(p_id) > 1024 THEN format('id: %s bytes long (at most 1024)', octet_length(p_id))
     WHEN coalesce(p_job, '') = '' THEN 'job: the job class is empty'
     WHEN octet_length(p_job) > 1024 THEN format('job: %s bytes long (at most 1024)', octet_length(p_job))
     WHEN p_job = 'cron' THEN 'job: a schedule cannot run the cron class itself'
@@ -68,6 +80,14 @@ CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
       THEN format('catch_up: %L is not a policy (use one, all or none)', left(p_catch_up, 64))
     WHEN p_deadline_seconds < 1 THEN 'deadline_seconds: must be at least 1'
   END;
+
+-- All of the above for one definition, or NULL. The zone is checked apart (see time_zone_known).
+CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
+    p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text,
+    p_deadline_seconds bigint)
+  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN coalesce(prescient.cron_item_problem(p_id, p_job, p_payload, p_catch_up, p_deadline_seconds),
+                  prescient.cron_spec_problem(p_spec), prescient.cron_zone_name_problem(p_time_zone));
 
 -- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
 -- cron_update), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which they run, and
@@ -140,7 +160,6 @@ DECLARE
   v_count integer := coalesce(cardinality(p_id), 0);
   v_settings prescient.settings;
   v_problem text;
-  v_state text;
   v_added integer;
 BEGIN
   IF coalesce(p_by, '') = '' THEN
@@ -157,66 +176,73 @@ BEGIN
     RETURN 0;
   END IF;
 
-  SELECT format('item %s: %s', i.n, p.problem) INTO v_problem
-    FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                    p_first_check_at) i,
-         LATERAL (SELECT CASE WHEN left(ltrim(i.payload), 1) <> '{' THEN 'payload: must be a JSON object'
-                              ELSE prescient.cron_definition_problem(i.id, i.spec, i.time_zone, i.job,
-                                                                     i.payload::jsonb, i.catch_up,
-                                                                     i.deadline_seconds) END) AS p(problem)
-   WHERE p.problem IS NOT NULL ORDER BY i.n LIMIT 1;
-  v_state := 'PR400';
-  IF v_problem IS NULL THEN
-    -- Each distinct zone once (OFFSET 0 keeps the planner from pushing the test down to every item).
-    SELECT format('item %s: %s', z.first_n, prescient.time_zone_problem(z.time_zone)) INTO v_problem
-      FROM (SELECT i.time_zone, min(i.n) AS first_n
-              FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
-                                              p_deadline_seconds, p_first_check_at) i
-             GROUP BY i.time_zone OFFSET 0) z
-     WHERE NOT prescient.time_zone_known(z.time_zone) ORDER BY z.first_n LIMIT 1;
-  END IF;
-  IF v_problem IS NULL THEN
-    v_state := 'PR409';
+  SELECT * INTO STRICT v_settings FROM prescient.settings;
+  -- One statement: judge the items, and insert the rows and their checks only when nothing was wrong
+  -- (two inserts from the same items, no join between them). Each payload is parsed once. No ON CONFLICT:
+  -- an id in use, or given twice, fails the insert of the definitions, and only then is the culprit
+  -- looked for; the check's key is free when the id is (a schedule's check goes with its row).
+  BEGIN
+    WITH items AS MATERIALIZED (
+      SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds,
+             CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
+             prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+                                      p_now + v_settings.max_horizon_seconds * interval '1 second'),
+                                p_now, v_settings.slot_seconds) AS slot
+        FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                        p_deadline_seconds, p_first_check_at) i),
+    -- The spec and the zone once per distinct value (the zone's test, time_zone_known, is PL/pgSQL).
+    -- OFFSET 0 keeps the planner from pushing the tests below the grouping, to every item.
+    problems AS (
+      SELECT i.n, 0 AS rank, prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds)
+                               AS problem
+        FROM items i
+      UNION ALL
+      SELECT g.n, 1, prescient.cron_spec_problem(g.spec)
+        FROM (SELECT min(i.n) AS n, i.spec FROM items i GROUP BY i.spec OFFSET 0) g
+      UNION ALL
+      SELECT g.n, 2, coalesce(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone))
+        FROM (SELECT min(i.n) AS n, i.time_zone FROM items i GROUP BY i.time_zone OFFSET 0) g),
+    bad AS (SELECT p.n, p.problem FROM problems p WHERE p.problem IS NOT NULL ORDER BY p.n, p.rank LIMIT 1),
+    added AS (
+      INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
+                                           anchor_at, created_at, updated_at, created_by)
+      SELECT i.id, i.spec, i.time_zone, i.job, i.payload, i.deadline_seconds, i.catch_up, 1, p_now, p_now, p_now,
+             p_by
+        FROM items i WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n),
+    armed AS (
+      INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, payload, first_check_at,
+                                        next_check_at, enqueued_on, enqueued_by)
+      SELECT 'cron', 'schedule', i.id, 'cron:' || i.id,
+             prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
+                                             i.deadline_seconds, prescient.us(p_now), NULL, NULL),
+             i.slot, i.slot, p_now, 'cron'
+        FROM items i WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n
+      RETURNING 1)
+    SELECT CASE WHEN bad.n IS NOT NULL THEN format('item %s: %s', bad.n, bad.problem) END,
+           (SELECT count(*) FROM armed)
+      INTO v_problem, v_added
+      FROM (SELECT) AS one LEFT JOIN bad ON true;
+  EXCEPTION WHEN unique_violation THEN
+    -- One subtransaction per call, whatever its size. Which id: given twice, or in use.
     SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
       FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
                                       p_first_check_at) i
      GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
-  END IF;
-  IF v_problem IS NULL THEN
-    SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
-      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                      p_first_check_at) i
-      JOIN prescient.cron_schedule s ON s.id = i.id
-     ORDER BY i.n LIMIT 1;
-  END IF;
+    IF v_problem IS NULL THEN
+      SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
+        FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                        p_deadline_seconds, p_first_check_at) i
+        JOIN prescient.cron_schedule s ON s.id = i.id
+       ORDER BY i.n LIMIT 1;
+    END IF;
+    IF v_problem IS NULL THEN
+      RAISE;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'PR409', MESSAGE = v_problem;
+  END;
   IF v_problem IS NOT NULL THEN
-    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_problem;
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-
-  SELECT * INTO STRICT v_settings FROM prescient.settings;
-  -- Two inserts from the same items, no join between them; no ON CONFLICT on the check (its key is
-  -- free when the id is: a schedule's check goes with its row), which would make every insert
-  -- speculative.
-  WITH items AS MATERIALIZED (
-    SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.payload::jsonb AS payload, i.catch_up, i.deadline_seconds,
-           prescient.slot_for(least(coalesce(i.first_check_at, p_now),
-                                    p_now + v_settings.max_horizon_seconds * interval '1 second'),
-                              p_now, v_settings.slot_seconds) AS slot
-      FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                      p_first_check_at) i),
-  added AS (
-    INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
-                                         anchor_at, created_at, updated_at, created_by)
-    SELECT i.id, i.spec, i.time_zone, i.job, i.payload, i.deadline_seconds, i.catch_up, 1, p_now, p_now, p_now, p_by
-      FROM items i ORDER BY i.n)
-  INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, payload, first_check_at, next_check_at,
-                                    enqueued_on, enqueued_by)
-  SELECT 'cron', 'schedule', i.id, 'cron:' || i.id,
-         prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
-                                         i.deadline_seconds, prescient.us(p_now), NULL, NULL),
-         i.slot, i.slot, p_now, 'cron'
-    FROM items i ORDER BY i.n;
-  GET DIAGNOSTICS v_added = ROW_COUNT;
   RETURN v_added;
 END $$;
 

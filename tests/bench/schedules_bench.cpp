@@ -1,7 +1,8 @@
 // Schedules: `count` schedules `@every 1m` (class emit: one event per occurrence) created in bulk
 // (Schedules::add_many, 10 000 per call, one session), then `slots` consecutive 1-minute slots fired: each
 // slot runs every schedule once (its cron check fires, emits, and re-arms for the next minute). Then
-// single adds through the SQL API (prescient.cron_add, one call per schedule), from 1 and 4 sessions.
+// bulk adds at 1 000 per call, and single adds through the SQL API (prescient.cron_add, one call per
+// schedule) from 1, 4 and 16 sessions.
 // The runner's resident memory is reported after the firings (it must not grow with `count`).
 #include <atomic>
 #include <fstream>
@@ -43,26 +44,30 @@ void single_sql_adds(const std::string& url, long count, int sessions) {
          count, seconds_since(start));
 }
 
+// `count` schedules `@every 1m` through Schedules::add_many, `per_call` a call, one session.
+void bulk_adds(soci::session& db, const Clock& clock, const Registry& registry, long count, long per_call,
+               const std::string& prefix = "bulk-") {
+  Schedules schedules(db, clock, &registry);
+  std::vector<ScheduleDefinition> chunk;
+  const auto start = Steady::now();
+  for (long i = 0; i < count; i += per_call) {
+    chunk.clear();
+    for (long k = i; k < std::min(count, i + per_call); ++k) {
+      chunk.push_back({.id = prefix + std::to_string(k), .spec = "@every 1m", .payload = {{"n", k}}});
+    }
+    schedules.add_many(chunk);
+  }
+  report("schedules, created in bulk (Schedules::add_many, " + std::to_string(per_call) + " per call, 1 session)",
+         count, seconds_since(start));
+}
+
 }  // namespace
 
 void schedules(const std::string& url, soci::session& db, const Registry& registry, long count, int slots) {
   reset(db);
   // Created a minute before the bench slot, so the first occurrence is the bench slot itself.
   ManualClock clock(bench_slot() - std::chrono::minutes{1});
-  {
-    constexpr long kPerCall = 10000;
-    Schedules schedules(db, clock, &registry);
-    std::vector<ScheduleDefinition> chunk;
-    const auto start = Steady::now();
-    for (long i = 0; i < count; i += kPerCall) {
-      chunk.clear();
-      for (long k = i; k < std::min(count, i + kPerCall); ++k) {
-        chunk.push_back({.id = "every-minute-" + std::to_string(k), .spec = "@every 1m", .payload = {{"n", k}}});
-      }
-      schedules.add_many(chunk);
-    }
-    report("schedules, created in bulk (Schedules::add_many, 10 000 per call, 1 session)", count, seconds_since(start));
-  }
+  bulk_adds(db, clock, registry, count, 10000, "every-minute-");
   db << "VACUUM ANALYZE prescient.future_job";
   db << "VACUUM ANALYZE prescient.cron_schedule";
   db << "CHECKPOINT";
@@ -81,9 +86,10 @@ void schedules(const std::string& url, soci::session& db, const Registry& regist
                std::to_string(slots),
            count, r.seconds, {{"events", r.events}, {"runner_rss_mib", resident_kib() / 1024}});
   }
+  // After the firings, so the figures above are of the `count` schedules alone.
+  bulk_adds(db, clock, registry, std::min(count, 100000L), 1000);
   const long singles = std::min(count, 20000L);
-  single_sql_adds(url, singles, 1);
-  single_sql_adds(url, singles, 4);
+  for (const int sessions : {1, 4, 16}) single_sql_adds(url, singles, sessions);
 }
 
 }  // namespace prescient::bench

@@ -354,6 +354,33 @@ TEST_CASE("schedule_many: one statement, all or nothing, results in request orde
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 5);
 }
 
+TEST_CASE("schedule_many without keys (a plain insert): each result is its item's row, bad items refused alike") {
+  Fixture f;
+  std::vector<ScheduleRequest> batch;
+  for (int i = 0; i < 50; ++i) {
+    batch.push_back({.job = "noop", .entity_name = "o", .entity_key = "k" + std::to_string(i),
+                     .at = f.clock.now() + std::chrono::minutes{i * 20}, .payload = {{"i", i}}});
+  }
+  const auto results = f.client.schedule_many(batch);
+  REQUIRE(results.size() == batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    INFO(i);
+    CHECK(results[i].status == Scheduled::Status::created);
+    CHECK_FALSE(results[i].job_key.has_value());
+    std::string entity_key, payload;
+    const long long id = results[i].id;
+    const std::string at = format_time(*results[i].next_check_at);
+    *f.db << "SELECT entity_key, payload::text FROM prescient.future_job WHERE id = :id"
+             " AND next_check_at = CAST(:at AS timestamptz)",
+        soci::use(id), soci::use(at), soci::into(entity_key), soci::into(payload);
+    CHECK(entity_key == batch[i].entity_key);
+    CHECK(nlohmann::json::parse(payload) == batch[i].payload);
+  }
+  batch[7].entity_key = "";
+  CHECK_THROWS_WITH(f.client.schedule_many(batch), Catch::Contains("request 8") && Catch::Contains("entity key"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 50);
+}
+
 TEST_CASE("two sessions scheduling the same key at the same moment leave exactly one row") {
   Fixture f;
   auto a = connect_to(f.url), b = connect_to(f.url);

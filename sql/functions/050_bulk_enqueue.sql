@@ -127,52 +127,46 @@ BEGIN
       FROM (SELECT array_agg(todo.n) AS n, array_agg(todo.new_id) AS ids, array_agg(todo.slot) AS slots
               FROM todo) created
       LEFT JOIN bad ON true;
-    IF v_bad_n IS NOT NULL THEN
-      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('item %s: %s', v_bad_n, v_bad_problem);
-    END IF;
-    RETURN QUERY SELECT u.n::integer, u.id, NULL::text, u.slot, u.slot, 'created'::text
-                   FROM unnest(v_n, v_ids, v_slots) AS u(n, id, slot);
-    RETURN;
+  ELSE
+    -- One statement: validate, look for a repeated key, and insert only when both found nothing. Rows
+    -- are inserted in item order; ids are drawn up front so each row can be matched back to its item.
+    WITH input AS MATERIALIZED (
+           SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
+                                                  p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
+                                                  p_now, v_settings.max_horizon_seconds)),
+         bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
+         dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
+                  WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
+                  ORDER BY min(input.n) LIMIT 1),
+         todo AS (
+           SELECT input.*, nextval(v_ids_from) AS new_id,
+                  prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS slot
+             FROM input
+            WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
+            ORDER BY input.n),
+         ins AS (
+           INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
+                                             first_check_at, next_check_at, enqueued_on, enqueued_by)
+           OVERRIDING SYSTEM VALUE
+           SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by
+             FROM todo ORDER BY n
+           ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
+           RETURNING id),
+         -- A created check is stored at its slot (first and next check alike). All aggregates read the rows
+         -- in one order, so the arrays line up; the results carry n, so that order matters to nobody else.
+         outcome AS (
+           SELECT array_agg(t.n) FILTER (WHERE NOT t.created) AS pending,
+                  array_agg(t.n) FILTER (WHERE t.created) AS created_n,
+                  array_agg(t.new_id) FILTER (WHERE t.created) AS ids,
+                  array_agg(t.job_key) FILTER (WHERE t.created) AS keys,
+                  array_agg(t.slot) FILTER (WHERE t.created) AS slots
+             FROM (SELECT todo.n, todo.new_id, todo.job_key, todo.slot, todo.new_id IN (SELECT ins.id FROM ins) AS created
+                     FROM todo ORDER BY todo.n) t)
+    SELECT bad.n, bad.problem, dup.job_key, dup.first_n, dup.last_n,
+           outcome.pending, outcome.created_n, outcome.ids, outcome.keys, outcome.slots
+      INTO v_bad_n, v_bad_problem, v_dup_key, v_dup_first, v_dup_last, v_pending, v_n, v_ids, v_keys, v_slots
+      FROM outcome LEFT JOIN bad ON true LEFT JOIN dup ON true;
   END IF;
-
-  -- One statement: validate, look for a repeated key, and insert only when both found nothing. Rows
-  -- are inserted in item order; ids are drawn up front so each row can be matched back to its item.
-  WITH input AS MATERIALIZED (
-         SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
-                                                p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
-                                                p_now, v_settings.max_horizon_seconds)),
-       bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
-       dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
-                WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
-                ORDER BY min(input.n) LIMIT 1),
-       todo AS (
-         SELECT input.*, nextval(v_ids_from) AS new_id,
-                prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS slot
-           FROM input
-          WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
-          ORDER BY input.n),
-       ins AS (
-         INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                           first_check_at, next_check_at, enqueued_on, enqueued_by)
-         OVERRIDING SYSTEM VALUE
-         SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by
-           FROM todo ORDER BY n
-         ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
-         RETURNING id),
-       -- A created check is stored at its slot (first and next check alike). All aggregates read the rows
-       -- in one order, so the arrays line up; the results carry n, so that order matters to nobody else.
-       outcome AS (
-         SELECT array_agg(t.n) FILTER (WHERE NOT t.created) AS pending,
-                array_agg(t.n) FILTER (WHERE t.created) AS created_n,
-                array_agg(t.new_id) FILTER (WHERE t.created) AS ids,
-                array_agg(t.job_key) FILTER (WHERE t.created) AS keys,
-                array_agg(t.slot) FILTER (WHERE t.created) AS slots
-           FROM (SELECT todo.n, todo.new_id, todo.job_key, todo.slot, todo.new_id IN (SELECT ins.id FROM ins) AS created
-                   FROM todo ORDER BY todo.n) t)
-  SELECT bad.n, bad.problem, dup.job_key, dup.first_n, dup.last_n,
-         outcome.pending, outcome.created_n, outcome.ids, outcome.keys, outcome.slots
-    INTO v_bad_n, v_bad_problem, v_dup_key, v_dup_first, v_dup_last, v_pending, v_n, v_ids, v_keys, v_slots
-    FROM outcome LEFT JOIN bad ON true LEFT JOIN dup ON true;
 
   IF v_bad_n IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('item %s: %s', v_bad_n, v_bad_problem);

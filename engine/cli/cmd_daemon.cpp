@@ -3,6 +3,7 @@
 
 #include "check_options.hpp"
 #include "prescient/daemon.hpp"
+#include "prescient/queue_stats.hpp"
 #include "prometheus_metrics.hpp"
 #include "runner_options.hpp"
 #include "signal_watch.hpp"
@@ -39,6 +40,8 @@ Command daemon_command() {
                                                             options.runner_id, options.shard.text());
             }
             in.connect_migrated();
+            // The figures stats, metrics and the dashboard read; one daemon of all counts them at a time.
+            const FiguresRefresher figures(options.database_url, clock);
             signals.start([&](int received) {
               spdlog::info("runner {}: received {}, finishing the batch in hand", options.runner_id,
                            received == SIGTERM ? "SIGTERM" : "SIGINT");

@@ -43,7 +43,10 @@ nlohmann::json to_json(const QueueStats& s) {
     paused.push_back({{"job", p.job}, {"paused_at", format_time(p.paused_at)}, {"paused_by", p.paused_by},
                       {"pending", p.pending}});
   }
-  return {{"now", format_time(s.now)},          {"current_slot", format_time(s.current_slot)},
+  return {{"now", format_time(s.now)},
+          {"counted_at", format_time(s.counted_at)},
+          {"count_millis", s.count_millis},
+          {"current_slot", format_time(s.current_slot)},
           {"paused_classes", paused},
           {"pending", s.pending},               {"due_now", s.due_now},
           {"overdue", s.overdue},               {"oldest_overdue", oldest},
@@ -52,7 +55,10 @@ nlohmann::json to_json(const QueueStats& s) {
 }
 
 void print_text(const QueueStats& s) {
-  std::cout << "pending        " << s.pending << "\n"
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(s.now - s.counted_at);
+  std::cout << "counted        " << format_time(s.counted_at) << "   (" << age.count() << " s ago, in "
+            << s.count_millis << " ms; the oldest overdue and the paused classes are live)\n"
+            << "pending        " << s.pending << "\n"
             << "due now        " << s.due_now << "   (slot " << format_time(s.current_slot) << " and before)\n"
             << "overdue        " << s.overdue;
   if (s.oldest_overdue) {
@@ -82,11 +88,13 @@ Command stats_command() {
   return {
       .name = "stats",
       .summary = "The queue at a glance: pending, due, overdue, the next slots, recent outcomes, dead letters.",
-      .usage = "stats [--slots N] [--json]",
+      .usage = "stats [--slots N] [--fresh] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()("slots", po::value<int>()->default_value(12)->value_name("N"),
                                "how many slots after the current one to count (1 to 1000)")(
+                "fresh", "count now: without it, the figures daemons count in the background are shown when they "
+                "are less than a minute old")(
                 "json", "print one JSON object");
           },
       .run =
@@ -96,7 +104,8 @@ Command stats_command() {
               throw InvalidInput("--slots must be between 1 and 1000, not " + std::to_string(slots));
             }
             auto db = in.connect_migrated();
-            const QueueStats stats = queue_stats(*db, SystemClock().now(), slots);
+            const QueueStats stats =
+                queue_stats(*db, SystemClock().now(), slots, in.has("fresh") ? Micros{0} : kFiguresMaxAge);
             if (in.json()) {
               std::cout << to_json(stats) << "\n";
             } else {

@@ -10,14 +10,12 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
-#include "prescient/slot_grid.hpp"
-#include "prescient/settings.hpp"
 
 namespace prescient::cli {
 namespace {
 
-// A scrape every few seconds must not count the pending table every time.
-constexpr std::chrono::seconds kPendingMaxAge{15};
+// A scrape every few seconds reads the figures at most this often.
+constexpr std::chrono::seconds kFiguresReadEvery{15};
 
 const prometheus::Histogram::BucketBoundaries kLagBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                                           1,     2.5,  5,     10,   30,  60};
@@ -29,8 +27,9 @@ double seconds_between(TimePoint from, TimePoint to) { return std::chrono::durat
 }  // namespace
 
 // prescient_pending_checks{horizon=...}: overdue (before the current slot), due (the current slot), and
-// those due within the next hour, day and week after it. Index range counts on the slot index, on a
-// session of its own, cached for kPendingMaxAge.
+// those due within the next hour, day and week after it; prescient_queue_figures_age_seconds: how old
+// they are. Read from the figures the daemons count in the background (queue_stats.hpp), on a session of
+// its own, at most every kFiguresReadEvery: a scrape never counts the pending table.
 class PendingCollector final : public prometheus::Collectable {
  public:
   explicit PendingCollector(std::string database_url) : database_url_(std::move(database_url)) {}
@@ -38,22 +37,32 @@ class PendingCollector final : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override {
     const std::lock_guard lock(mutex_);
     const TimePoint now = SystemClock().now();
-    if (!counted_at_ || now - *counted_at_ >= kPendingMaxAge) {
+    if (!read_at_ || now - *read_at_ >= kFiguresReadEvery) {
       try {
-        count(now);
+        read(now);
       } catch (const std::exception& e) {
         db_.reset();  // reconnect at the next scrape
-        spdlog::warn("metrics: cannot count pending checks: {}", e.what());
+        spdlog::warn("metrics: cannot read the queue figures: {}", e.what());
         return {};
       }
     }
-    return {family_};
+    if (!figures_) return {};
+    prometheus::MetricFamily age{.name = "prescient_queue_figures_age_seconds",
+                                 .help = "How old the figures of prescient_pending_checks are (counted in the "
+                                         "background at most once a minute, by one daemon of all)",
+                                 .type = prometheus::MetricType::Gauge,
+                                 .metric = {prometheus::ClientMetric{}}};
+    age.metric[0].gauge.value = seconds_between(figures_->counted_at, now);
+    return {family_, age};
   }
 
  private:
-  void count(TimePoint now) const {
+  void read(TimePoint now) const {
     if (!db_) db_ = connect(database_url_);
-    const PendingByHorizon pending = pending_by_horizon(*db_, now);
+    figures_ = pending_by_horizon(*db_);
+    read_at_ = now;
+    if (!figures_) return;
+    const PendingByHorizon& pending = *figures_;
     family_ = {.name = "prescient_pending_checks",
                .help = "Pending checks by when they are due: before the current slot (overdue), at it (due), "
                        "and within the hour, day and week after it",
@@ -67,13 +76,13 @@ class PendingCollector final : public prometheus::Collectable {
       metric.gauge.value = static_cast<double>(value);
       family_.metric.push_back(metric);
     }
-    counted_at_ = now;
   }
 
   const std::string database_url_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<soci::session> db_;
-  mutable std::optional<TimePoint> counted_at_;
+  mutable std::optional<TimePoint> read_at_;
+  mutable std::optional<PendingByHorizon> figures_;
   mutable prometheus::MetricFamily family_;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // `prescient daemon --metrics-addr HOST:PORT`: the daemon's metrics in Prometheus' text format at
 // http://HOST:PORT/metrics (prometheus-cpp). Counters and histograms are fed by the daemon as it fires;
-// the pending checks by horizon are counted when a scrape asks for them (at most every 15 s).
+// the pending checks by horizon are read from the figures the daemons count in the background.
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>

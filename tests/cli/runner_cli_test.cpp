@@ -147,7 +147,8 @@ TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fi
   CHECK_THAT(metrics, Catch::Contains("prescient_slot_first_claim_lag_seconds_count 1"));
   CHECK_THAT(metrics, Catch::Contains("prescient_slot_last_settle_lag_seconds_bucket{le=\"+Inf\"} 1"));
   CHECK_THAT(metrics, Catch::Contains("prescient_batch_duration_seconds_count"));
-  // The pending counts are a snapshot, cached for 15 s: taken before or after the slot settled.
+  // The pending counts are the figures the daemon counts in the background: before or after the slot settled.
+  CHECK_THAT(metrics, Catch::Contains("prescient_queue_figures_age_seconds "));
   CHECK_THAT(metrics, Catch::Contains("prescient_pending_checks{horizon=\"due\"} 0") ||
                           Catch::Contains("prescient_pending_checks{horizon=\"due\"} 30"));
   CHECK_THAT(metrics, Catch::Contains("prescient_pending_checks{horizon=\"overdue\"} 0"));

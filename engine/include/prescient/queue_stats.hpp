@@ -1,12 +1,22 @@
 #pragma once
-// The queue at a glance, for `prescient stats`: what is pending, due, overdue and coming, and how
-// checks finished lately. Every figure is exact (counts, not planner estimates), read in one
-// repeatable-read snapshot so they add up.
+// The queue at a glance, for `prescient stats`, the metrics and the dashboard: what is pending, due,
+// overdue and coming, and how checks finished lately.
+//
+// The figures of the whole queue are counted in the background (prescient.refresh_queue_figures: one
+// session at a time for all runners, at most once a minute; every daemon keeps a FiguresRefresher) and
+// read here as a few small rows, so that no reader counts a table of millions per request. They are
+// exact counts as of `counted_at`, not planner estimates. What is cheap to read live (the paused
+// classes, the oldest overdue check: an index probe) is read live.
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "prescient/clock.hpp"
 #include "prescient/outcome.hpp"
 #include "prescient/time.hpp"
 
@@ -16,9 +26,15 @@ class session;
 
 namespace prescient {
 
+// How old the figures may be before a reader who finds them counts them again itself; a FiguresRefresher
+// keeps them younger.
+inline constexpr std::chrono::seconds kFiguresMaxAge{60};
+
 struct QueueStats {
   TimePoint now;
-  TimePoint current_slot;
+  TimePoint counted_at;    // the figures below are as of this time (live ones say so)
+  long long count_millis = 0;  // how long counting them took the server
+  TimePoint current_slot;  // the slot of counted_at
   long long pending = 0;
   long long due_now = 0;   // at or before the current slot: what a runner would take now
   long long overdue = 0;   // before the current slot: missed slots, left behind or written off the grid
@@ -27,31 +43,61 @@ struct QueueStats {
     std::string job;
     TimePoint next_check_at;
   };
-  std::optional<Oldest> oldest_overdue;
+  std::optional<Oldest> oldest_overdue;  // live: before the slot of `now`
   struct SlotCount {
     TimePoint slot;
     long long checks = 0;
   };
   std::vector<SlotCount> next_slots;  // the slots after the current one, empty ones included
+  // Settled in the hour before counted_at; and in the whole hours (UTC) of the last day: 24 to 25 hours.
   std::map<Outcome, long long> finished_last_hour, finished_last_day;
   long long dead_letters = 0;  // failed in the last 30 days and not put back with retry
   struct PausedClass {
     std::string job;
     TimePoint paused_at;
     std::string paused_by;
-    long long pending = 0;  // its checks, waiting for it to be resumed
+    long long pending = 0;  // its checks, waiting for it to be resumed (as of counted_at)
   };
-  std::vector<PausedClass> paused;  // job classes runners take nothing of (prescient jobs pause)
+  std::vector<PausedClass> paused;  // live: job classes runners take nothing of (prescient jobs pause)
 };
 
-// REQUIRES a migrated database. `slots_ahead` slots after the current one are counted.
-QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead);
+// Counts the figures again when they are absent or older than max_age and no other session is counting
+// them; returns whether this call counted. max_age 0 counts now (after a counting session, if any).
+bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age = kFiguresMaxAge);
+
+// REQUIRES a migrated database; 1 <= slots_ahead <= 1000. Counts the figures first when they are older
+// than max_age.
+QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros max_age = kFiguresMaxAge);
 
 // Pending checks by when they are due, for metrics: before the current slot (overdue), at it (due), and
-// within the hour, day and week after it. Index range counts on the slot index.
+// within the hour, day and week after it; as the figures were last counted (nullopt: never). Reads only.
 struct PendingByHorizon {
+  TimePoint counted_at;
   long long overdue = 0, due = 0, next_hour = 0, next_day = 0, next_week = 0;
 };
-PendingByHorizon pending_by_horizon(soci::session& db, TimePoint now);
+std::optional<PendingByHorizon> pending_by_horizon(soci::session& db);
+
+// A thread that keeps the figures younger than max_age: every quarter of it, it asks to count them
+// (prescient.refresh_queue_figures counts only when they are older; one session at a time), on a
+// connection of its own. Failures are logged and tried again at the next turn. Stops when destroyed.
+class FiguresRefresher {
+ public:
+  // REQUIRES: clock outlives the refresher.
+  FiguresRefresher(std::string database_url, const Clock& clock, Micros max_age = kFiguresMaxAge);
+  ~FiguresRefresher();
+  FiguresRefresher(const FiguresRefresher&) = delete;
+  FiguresRefresher& operator=(const FiguresRefresher&) = delete;
+
+ private:
+  void run();
+
+  const std::string database_url_;
+  const Clock& clock_;
+  const Micros max_age_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
 
 }  // namespace prescient

@@ -2,65 +2,73 @@
 
 #include <soci/soci.h>
 
+#include <nlohmann/json.hpp>
+
+#include "db/connection.hpp"
 #include "db/pq.hpp"
 #include "db/transaction.hpp"
-#include "db/connection.hpp"
 #include "prescient/database.hpp"
-#include "prescient/slot_grid.hpp"
+#include "prescient/errors.hpp"
 #include "prescient/settings.hpp"
+#include "prescient/slot_grid.hpp"
 
 namespace prescient {
+namespace {
 
-QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead) {
+std::map<Outcome, long long> by_outcome(const pq::Result& rows) {
+  std::map<Outcome, long long> counts;
+  for (int r = 0; r < rows.rows(); ++r) counts[parse_outcome(rows.text(r, 0))] = rows.integer(r, 1);
+  return counts;
+}
+
+}  // namespace
+
+bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age) {
+  const pq::Result counted =
+      pq::exec(native_connection(db), "cannot count the queue figures",
+               "SELECT prescient.refresh_queue_figures(prescient.at_us($1), $2::bigint * interval '1 microsecond')",
+               {pq::micros(now), std::to_string(max_age.count())});
+  return counted.text(0, 0) == "t";
+}
+
+QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros max_age) {
+  if (slots_ahead < 1 || slots_ahead > 1000) {
+    throw InvalidInput("slots ahead must be between 1 and 1000, not " + std::to_string(slots_ahead));
+  }
+  refresh_queue_figures(db, now, max_age);
   QueueStats stats;
   stats.now = now;
   PGconn* conn = native_connection(db);
   detail::Transaction snapshot(db, detail::Transaction::Mode::read_only_snapshot);
   {
-    const Settings settings = read_settings(db);
-    const SlotGrid grid = settings.grid();
-    stats.current_slot = grid.floor(now);
-    const auto us = [](TimePoint t) { return std::to_string(to_unix_micros(t)); };
-    const std::string slot_us = us(stats.current_slot);
-
-    const pq::Result counts = pq::exec(
-        conn, "cannot count pending checks",
-        "SELECT count(*), count(*) FILTER (WHERE next_check_at <= prescient.at_us($1)),"
-        "       count(*) FILTER (WHERE next_check_at < prescient.at_us($1))"
-        "  FROM prescient.future_job",
-        {slot_us});
-    stats.pending = counts.integer(0, 0);
-    stats.due_now = counts.integer(0, 1);
-    stats.overdue = counts.integer(0, 2);
-
-    const pq::Result paused = pq::exec(
-        conn, "cannot read the paused job classes",
-        "SELECT p.job, prescient.us(p.paused_at), p.paused_by,"
-        "       (SELECT count(*) FROM prescient.future_job f WHERE f.job = p.job)"
-        "  FROM prescient.paused_job p ORDER BY p.job");
-    for (int r = 0; r < paused.rows(); ++r) {
-      stats.paused.push_back({paused.text(r, 0), paused.time(r, 1), paused.text(r, 2), paused.integer(r, 3)});
+    const SlotGrid grid = read_settings(db).grid();
+    const pq::Result figures = pq::exec(
+        conn, "cannot read the queue figures",
+        "SELECT prescient.us(counted_at), count_millis, prescient.us(current_slot), pending, overdue,"
+        "       overdue + due, dead_letters, finished_last_hour::text"
+        "  FROM prescient.queue_figures");
+    if (figures.rows() != 1) throw DatabaseError("the queue figures have not been counted");
+    stats.counted_at = figures.time(0, 0);
+    stats.count_millis = figures.integer(0, 1);
+    stats.current_slot = figures.time(0, 2);
+    stats.pending = figures.integer(0, 3);
+    stats.overdue = figures.integer(0, 4);
+    stats.due_now = figures.integer(0, 5);
+    stats.dead_letters = figures.integer(0, 6);
+    const nlohmann::json last_hour = nlohmann::json::parse(figures.text(0, 7));
+    for (const auto& [outcome, n] : last_hour.items()) {
+      stats.finished_last_hour[parse_outcome(outcome)] = n.get<long long>();
     }
 
-    const pq::Result oldest = pq::exec(conn, "cannot find the oldest overdue check",
-                                       "SELECT id, job, prescient.us(next_check_at) FROM prescient.future_job"
-                                       " WHERE next_check_at < prescient.at_us($1) ORDER BY next_check_at, id LIMIT 1",
-                                       {slot_us});
-    if (oldest.rows() == 1) {
-      stats.oldest_overdue = QueueStats::Oldest{oldest.integer(0, 0), oldest.text(0, 1), oldest.time(0, 2)};
-    }
+    const pq::Result day = pq::exec(conn, "cannot read the outcomes of the last day",
+                                    "SELECT outcome, sum(checks) FROM prescient.finished_figure GROUP BY outcome");
+    stats.finished_last_day = by_outcome(day);
 
-    // Rows off the grid (other tools) count in the slot that will run them: the next boundary.
-    const TimePoint last = stats.current_slot + grid.resolution() * slots_ahead;
     const pq::Result ahead = pq::exec(
-        conn, "cannot count the next slots",
-        "SELECT prescient.us(date_bin($3::int * interval '1 second',"
-        "                             next_check_at + $3::int * interval '1 second' - interval '1 microsecond', 'epoch')),"
-        "       count(*)"
-        "  FROM prescient.future_job"
-        " WHERE next_check_at > prescient.at_us($1) AND next_check_at <= prescient.at_us($2)"
-        " GROUP BY 1",
-        {slot_us, us(last), std::to_string(grid.resolution().count())});
+        conn, "cannot read the next slots",
+        "SELECT prescient.us(starts_at), sum(checks) FROM prescient.pending_figure"
+        " WHERE bucket = 'slot' AND starts_at <= prescient.at_us($1) GROUP BY starts_at",
+        {pq::micros(stats.current_slot + grid.resolution() * slots_ahead)});
     std::map<std::int64_t, long long> by_slot;
     for (int r = 0; r < ahead.rows(); ++r) by_slot[ahead.integer(r, 0)] = ahead.integer(r, 1);
     for (int i = 1; i <= slots_ahead; ++i) {
@@ -69,48 +77,38 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead) {
       stats.next_slots.push_back({slot, found == by_slot.end() ? 0 : found->second});
     }
 
-    const pq::Result finished = pq::exec(
-        conn, "cannot summarise the history",
-        "SELECT outcome, count(*) FILTER (WHERE finished_at >= prescient.at_us($1) - interval '1 hour'), count(*)"
-        "  FROM prescient.job_history WHERE finished_at >= prescient.at_us($1) - interval '1 day'"
-        " GROUP BY outcome ORDER BY outcome",
-        {us(now)});
-    for (int r = 0; r < finished.rows(); ++r) {
-      const Outcome outcome = parse_outcome(finished.text(r, 0));
-      if (finished.integer(r, 1) > 0) stats.finished_last_hour[outcome] = finished.integer(r, 1);
-      stats.finished_last_day[outcome] = finished.integer(r, 2);
+    const pq::Result paused = pq::exec(
+        conn, "cannot read the paused job classes",
+        "SELECT p.job, prescient.us(p.paused_at), p.paused_by,"
+        "       (SELECT coalesce(sum(checks), 0) FROM prescient.pending_figure f WHERE f.job = p.job)"
+        "  FROM prescient.paused_job p ORDER BY p.job");
+    for (int r = 0; r < paused.rows(); ++r) {
+      stats.paused.push_back({paused.text(r, 0), paused.time(r, 1), paused.text(r, 2), paused.integer(r, 3)});
     }
 
-    const pq::Result dead = pq::exec(
-        conn, "cannot count dead letters",
-        "SELECT count(DISTINCT h.id) FROM prescient.job_history h"
-        " WHERE h.outcome = 'failed' AND h.finished_at >= prescient.at_us($1) - interval '30 days'"
-        "   AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = h.id)",
-        {us(now)});
-    stats.dead_letters = dead.integer(0, 0);
+    const pq::Result oldest = pq::exec(conn, "cannot find the oldest overdue check",
+                                       "SELECT id, job, prescient.us(next_check_at) FROM prescient.future_job"
+                                       " WHERE next_check_at < prescient.at_us($1) ORDER BY next_check_at, id LIMIT 1",
+                                       {pq::micros(grid.floor(now))});
+    if (oldest.rows() == 1) {
+      stats.oldest_overdue = QueueStats::Oldest{oldest.integer(0, 0), oldest.text(0, 1), oldest.time(0, 2)};
+    }
   }
   snapshot.commit();
   return stats;
 }
 
-PendingByHorizon pending_by_horizon(soci::session& db, TimePoint now) {
-  const SlotGrid grid = read_settings(db).grid();
-  const TimePoint slot = grid.floor(now);
+std::optional<PendingByHorizon> pending_by_horizon(soci::session& db) {
   const pq::Result row = pq::exec(
-      native_connection(db), "cannot count pending checks",
-      "SELECT count(*) FILTER (WHERE next_check_at < prescient.at_us($1)),"
-      "       count(*) FILTER (WHERE next_check_at = prescient.at_us($1)),"
-      "       count(*) FILTER (WHERE next_check_at > prescient.at_us($1) AND next_check_at <= prescient.at_us($2)),"
-      "       count(*) FILTER (WHERE next_check_at > prescient.at_us($2) AND next_check_at <= prescient.at_us($3)),"
-      "       count(*) FILTER (WHERE next_check_at > prescient.at_us($3))"
-      "  FROM prescient.future_job WHERE next_check_at <= prescient.at_us($4)",
-      {pq::micros(slot), pq::micros(slot + std::chrono::hours{1}), pq::micros(slot + std::chrono::days{1}),
-       pq::micros(slot + std::chrono::days{7})});
-  return {.overdue = row.integer(0, 0),
-          .due = row.integer(0, 1),
-          .next_hour = row.integer(0, 2),
-          .next_day = row.integer(0, 3),
-          .next_week = row.integer(0, 4)};
+      native_connection(db), "cannot read the queue figures",
+      "SELECT prescient.us(counted_at), overdue, due, next_hour, next_day, next_week FROM prescient.queue_figures");
+  if (row.rows() == 0) return std::nullopt;
+  return PendingByHorizon{.counted_at = row.time(0, 0),
+                          .overdue = row.integer(0, 1),
+                          .due = row.integer(0, 2),
+                          .next_hour = row.integer(0, 3),
+                          .next_day = row.integer(0, 4),
+                          .next_week = row.integer(0, 5)};
 }
 
 }  // namespace prescient

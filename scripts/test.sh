@@ -28,6 +28,8 @@ build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}
 # shellcheck source=lib/packages.sh
 . "$repo/scripts/lib/packages.sh"
 ensure_locale test.sh de_DE.UTF-8
+# The dashboard's tests drive a real browser: Debian's headless Chromium.
+ensure_packages test.sh chromium fonts-liberation
 
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-test.XXXXXX)/pg
 export PRESCIENT_PGDATA

@@ -25,23 +25,16 @@ Command show_command() {
           [](const Invocation& in) {
             const CheckTarget target = target_of(in);
             auto db = in.connect_migrated();
-            Checks checks(*db);
-            // A job key may have named several checks over time: the trace shows them all, oldest first.
-            constexpr int kTraceLimit = 1000;
-            const auto pending = checks.pending({.job_key = target.job_key, .id = target.id, .limit = 1});
-            const auto history = checks.history({.job_key = target.job_key, .id = target.id, .limit = kTraceLimit}, true);
-            if (pending.empty() && history.empty()) throw NotFound("no check with " + target.describe());
+            const CheckTrace trace = Checks(*db).trace(target.id, target.job_key);
             if (in.json()) {
-              nlohmann::json out{{"pending", pending.empty() ? nlohmann::json(nullptr) : to_json(pending.front())},
-                                 {"history", nlohmann::json::array()}};
-              for (const auto& h : history) out["history"].push_back(to_json(h));
-              std::cout << out << "\n";
+              std::cout << to_json(trace) << "\n";
               return kOk;
             }
-            if (pending.empty()) {
+            const auto& history = trace.history;
+            if (!trace.pending) {
               std::cout << "pending: none\n";
             } else {
-              const PendingCheck& c = pending.front();
+              const PendingCheck& c = *trace.pending;
               std::cout << "pending: id=" << c.id << " job_key=" << or_dash(c.job_key) << " job=" << c.job
                         << " entity=" << c.entity_name << "/" << c.entity_key << " group_key=" << or_dash(c.group_key) << "\n"
                         << "  next_check_at=" << format_time(c.next_check_at)

@@ -23,37 +23,6 @@ std::string by_outcome(const std::map<Outcome, long long>& counts) {
   return out;
 }
 
-nlohmann::json by_outcome_json(const std::map<Outcome, long long>& counts) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [outcome, n] : counts) out[std::string(to_string(outcome))] = n;
-  return out;
-}
-
-nlohmann::json to_json(const QueueStats& s) {
-  nlohmann::json next = nlohmann::json::array();
-  for (const auto& slot : s.next_slots) next.push_back({{"slot", format_time(slot.slot)}, {"checks", slot.checks}});
-  nlohmann::json oldest = nullptr;
-  if (s.oldest_overdue) {
-    oldest = {{"id", s.oldest_overdue->id},
-              {"job", s.oldest_overdue->job},
-              {"next_check_at", format_time(s.oldest_overdue->next_check_at)}};
-  }
-  nlohmann::json paused = nlohmann::json::array();
-  for (const auto& p : s.paused) {
-    paused.push_back({{"job", p.job}, {"paused_at", format_time(p.paused_at)}, {"paused_by", p.paused_by},
-                      {"pending", p.pending}});
-  }
-  return {{"now", format_time(s.now)},
-          {"counted_at", format_time(s.counted_at)},
-          {"count_millis", s.count_millis},
-          {"current_slot", format_time(s.current_slot)},
-          {"paused_classes", paused},
-          {"pending", s.pending},               {"due_now", s.due_now},
-          {"overdue", s.overdue},               {"oldest_overdue", oldest},
-          {"next_slots", next},                 {"finished_last_hour", by_outcome_json(s.finished_last_hour)},
-          {"finished_last_day", by_outcome_json(s.finished_last_day)}, {"dead_letters", s.dead_letters}};
-}
-
 void print_text(const QueueStats& s) {
   const auto age = std::chrono::duration_cast<std::chrono::seconds>(s.now - s.counted_at);
   std::cout << "counted        " << format_time(s.counted_at) << "   (" << age.count() << " s ago, in "

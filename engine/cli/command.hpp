@@ -26,7 +26,9 @@ class Invocation {
   template <class T>
   const T& get(const char* name) const { return vm_[name].as<T>(); }
   bool json() const { return has("json"); }
-  // Connects to the database named by --db / PRESCIENT_DATABASE_URL / libpq defaults.
+  // The database named by --db / PRESCIENT_DATABASE_URL / libpq defaults.
+  std::string database_url() const;
+  // Connects to database_url().
   std::unique_ptr<soci::session> connect() const;
   // connect(), then refuse a database whose schema does not match this binary.
   std::unique_ptr<soci::session> connect_migrated() const;
@@ -63,6 +65,7 @@ Command cron_command();
 Command events_command();
 Command purge_command();
 Command stats_command();
+Command web_command();
 
 // Parses argv, runs the command, maps errors to exit codes with a one-line message on stderr.
 int run_cli(int argc, char** argv);

@@ -21,6 +21,7 @@ const std::vector<Command>& all_commands() {
       events_command(),
       purge_command(),
       stats_command(),
+      web_command(),
   };
   return commands;
 }

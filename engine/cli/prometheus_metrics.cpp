@@ -10,6 +10,7 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
+#include "web/host_port.hpp"
 
 namespace prescient::cli {
 namespace {
@@ -99,22 +100,6 @@ std::shared_ptr<prometheus::Registry> with_runner_info(const std::string& runner
   return registry;
 }
 
-// HOST:PORT, the host an IPv4 address or a name, the port 1 to 65535. (Debian's prometheus-cpp serves
-// through a civetweb built without IPv6: a bracketed address could not be served anyway.)
-void require_host_port(const std::string& address) {
-  const auto refuse = [&] {
-    throw InvalidInput("invalid --metrics-addr '" + address + "': use HOST:PORT, e.g. 127.0.0.1:9464");
-  };
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0) refuse();
-  const std::string host = address.substr(0, colon), port = address.substr(colon + 1);
-  if (host.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-") != std::string::npos) {
-    refuse();
-  }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) refuse();
-  if (const int number = std::stoi(port); number < 1 || number > 65535) refuse();
-}
-
 }  // namespace
 
 PrometheusMetrics::PrometheusMetrics(const std::string& address, const std::string& database_url,
@@ -171,7 +156,9 @@ PrometheusMetrics::PrometheusMetrics(const std::string& address, const std::stri
                      .Help("The last slot fired at its boundary, as Unix time")
                      .Register(*registry_)
                      .Add({})) {
-  require_host_port(address);
+  // (Debian's prometheus-cpp serves through a civetweb built without IPv6: a bracketed address could not be
+  // served anyway.)
+  web::parse_host_port(address, "--metrics-addr", "127.0.0.1:9464");
   for (const char* outcome : {"done", "rescheduled", "retried", "failed", "guarded"}) settled_.Add({{"outcome", outcome}});
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address, 1);

@@ -95,7 +95,11 @@ std::unique_ptr<soci::session> Invocation::connect() const {
     spdlog::warn("the --db connection string holds a password, which other users of this host can read (ps, "
                  "shell history): give it in PGPASSWORD or ~/.pgpass instead");
   }
-  return prescient::connect(resolve_database_url(has("db") ? std::optional(get<std::string>("db")) : std::nullopt));
+  return prescient::connect(database_url());
+}
+
+std::string Invocation::database_url() const {
+  return resolve_database_url(has("db") ? std::optional(get<std::string>("db")) : std::nullopt);
 }
 
 std::unique_ptr<soci::session> Invocation::connect_migrated() const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "prescient/outcome.hpp"
 #include "prescient/time.hpp"
@@ -42,23 +43,40 @@ struct HistoryEntry : CheckFields {
   std::optional<std::int64_t> run_micros;
 };
 
+// Where a page of a listing ends: the next page starts after (or, newest first, before) this row.
+struct PageCursor {
+  TimePoint at;        // next_check_at of a pending check, finished_at of a history row
+  std::int64_t id = 0;  // the check's id; a history row's history_id
+};
+
 // Filters; an empty field does not filter.
 struct PendingFilter {
   std::optional<std::string> job, entity_name, entity_key, group_key, job_key;
   std::optional<std::int64_t> id;
   std::optional<TimePoint> due_before;
+  std::optional<PageCursor> after;  // soonest first: the checks after this one
   int limit = 100;
 };
 
 struct HistoryFilter {
-  std::optional<std::string> job_key, entity_name, entity_key;
+  std::optional<std::string> job_key, entity_name, entity_key, job;
   std::optional<Outcome> outcome;
   std::optional<std::int64_t> id;
   std::optional<TimePoint> since;
+  bool not_pending = false;          // only checks that are not pending again (dead letters: not retried)
+  std::optional<PageCursor> before;  // newest first: the rows before this one
   int limit = 100;
+};
+
+// One check's whole trace: its pending row, if any, and its history rows, oldest first.
+struct CheckTrace {
+  std::optional<PendingCheck> pending;
+  std::vector<HistoryEntry> history;
 };
 
 nlohmann::json to_json(const PendingCheck& check);
 nlohmann::json to_json(const HistoryEntry& entry);
+// {"pending": ... or null, "history": [...]}, as `prescient show --json` prints it.
+nlohmann::json to_json(const CheckTrace& trace);
 
 }  // namespace prescient

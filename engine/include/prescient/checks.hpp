@@ -22,6 +22,9 @@ class Checks {
   std::vector<PendingCheck> pending(const PendingFilter& filter);
   // History rows matching the filter: newest first, or oldest first for a trace.
   std::vector<HistoryEntry> history(const HistoryFilter& filter, bool oldest_first = false);
+  // The check with this id, or every check this job key named over time (one of the two is given). Throws
+  // NotFound when there is none.
+  CheckTrace trace(std::optional<std::int64_t> id, std::optional<std::string> job_key);
 
   // Puts the check `id`, finished as `failed`, back as pending at `at` with its attempts reset. Throws
   // NotFound when it is not a failed check, InvalidInput when it is pending again already (a concurrent

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "prescient/clock.hpp"
 #include "prescient/outcome.hpp"
 #include "prescient/time.hpp"
@@ -66,8 +68,37 @@ struct QueueStats {
 bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age = kFiguresMaxAge);
 
 // REQUIRES a migrated database; 1 <= slots_ahead <= 1000. Counts the figures first when they are older
-// than max_age.
+// than max_age (Micros::max(): never; throws DatabaseError when they were never counted).
 QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros max_age = kFiguresMaxAge);
+
+// As `prescient stats --json` prints it (and the dashboard's /api/stats serves it).
+nlohmann::json to_json(const QueueStats& stats);
+
+// The future, as the figures hold it: pending checks by job class per slot over the next hour (as far as the
+// figures keep slots: 1 000 of them), per hour over the next day, or per day over the next year.
+enum class FutureZoom { slot, hour, day };
+struct FutureBucket {
+  TimePoint starts_at;  // the slot, or the hour or day (UTC)
+  std::string job;
+  long long checks = 0;
+};
+struct Future {
+  TimePoint counted_at, current_slot;
+  std::vector<FutureBucket> buckets;  // by time, then class; empty buckets left out
+};
+// nullopt when the figures were never counted.
+std::optional<Future> future(soci::session& db, FutureZoom zoom);
+nlohmann::json to_json(const Future& future);
+
+// The past day, as the figures hold it: settlements per hour (UTC) and outcome, with their lateness.
+struct FinishedHour {
+  TimePoint hour;
+  Outcome outcome = Outcome::done;
+  long long checks = 0;
+  std::optional<double> lateness_p50_seconds, lateness_p99_seconds;  // none for cancelled checks
+};
+std::vector<FinishedHour> finished_hours(soci::session& db);
+nlohmann::json to_json(const FinishedHour& hour);
 
 // Pending checks by when they are due, for metrics: before the current slot (overdue), at it (due), and
 // within the hour, day and week after it; as the figures were last counted (nullopt: never). Reads only.

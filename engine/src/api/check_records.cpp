@@ -48,4 +48,11 @@ nlohmann::json to_json(const HistoryEntry& h) {
   return out;
 }
 
+nlohmann::json to_json(const CheckTrace& trace) {
+  nlohmann::json out{{"pending", trace.pending ? to_json(*trace.pending) : nlohmann::json(nullptr)},
+                     {"history", nlohmann::json::array()}};
+  for (const auto& h : trace.history) out["history"].push_back(to_json(h));
+  return out;
+}
+
 }  // namespace prescient

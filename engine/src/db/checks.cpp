@@ -23,6 +23,17 @@ class Conditions {
     fragment.replace(fragment.find('?'), 1, placeholder(params_.size()));
     sql_ += (sql_.empty() ? " WHERE " : " AND ") + fragment;
   }
+  // A page's cursor: rows after (or before) `cursor` in the order of (time_column, id_column).
+  void add_cursor(const char* time_column, const char* id_column, const char* comparison,
+                  const std::optional<PageCursor>& cursor) {
+    if (!cursor) return;
+    params_.push_back(text_of(cursor->at));
+    const std::string at = placeholder(params_.size());
+    params_.push_back(text_of(cursor->id));
+    sql_ += std::string(sql_.empty() ? " WHERE " : " AND ") + "(" + time_column + ", " + id_column + ") " +
+            comparison + " (prescient.at_us(" + at + "), " + placeholder(params_.size()) + ")";
+  }
+  void add_fixed(const std::string& fragment) { sql_ += (sql_.empty() ? " WHERE " : " AND ") + fragment; }
   const std::string& sql() const { return sql_; }
   pq::Params params_with(int limit) {
     if (limit < 1) throw InvalidInput("invalid limit " + std::to_string(limit) + ": it must be at least 1");
@@ -78,6 +89,7 @@ std::vector<PendingCheck> Checks::pending(const PendingFilter& filter) {
   where.add("entity_key = ?", filter.entity_key);
   where.add("group_key = ?", filter.group_key);
   where.add("next_check_at < prescient.at_us(?)", filter.due_before);
+  where.add_cursor("next_check_at", "id", ">", filter.after);
   const std::string sql = "SELECT " + kPendingColumns + " FROM prescient.future_job" + where.sql();
   const std::string limit = where.limit_placeholder();
   const pq::Result rows = pq::exec(native_connection(db_), "cannot list pending checks",
@@ -97,7 +109,12 @@ std::vector<HistoryEntry> Checks::history(const HistoryFilter& filter, bool olde
   where.add("entity_name = ?", filter.entity_name);
   where.add("entity_key = ?", filter.entity_key);
   where.add("outcome = ?", filter.outcome ? std::optional(std::string(to_string(*filter.outcome))) : std::nullopt);
+  where.add("job = ?", filter.job);
   where.add("finished_at >= prescient.at_us(?)", filter.since);
+  where.add_cursor("finished_at", "history_id", "<", filter.before);
+  if (filter.not_pending) {
+    where.add_fixed("NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = job_history.id)");
+  }
   const std::string sql = "SELECT " + kHistoryColumns + " FROM prescient.job_history" + where.sql();
   const char* order = oldest_first ? " ORDER BY finished_at, history_id" : " ORDER BY finished_at DESC, history_id DESC";
   const std::string limit = where.limit_placeholder();
@@ -115,6 +132,19 @@ std::vector<HistoryEntry> Checks::history(const HistoryFilter& filter, bool olde
     out[r].run_micros = rows.optional_integer(r, c + 5);
   }
   return out;
+}
+
+CheckTrace Checks::trace(std::optional<std::int64_t> id, std::optional<std::string> job_key) {
+  // A job key may have named several checks over time: the trace shows them all.
+  constexpr int kTraceLimit = 1000;
+  CheckTrace trace;
+  auto pending_rows = pending({.job_key = job_key, .id = id, .limit = 1});
+  if (!pending_rows.empty()) trace.pending = std::move(pending_rows.front());
+  trace.history = history({.job_key = job_key, .id = id, .limit = kTraceLimit}, true);
+  if (!trace.pending && trace.history.empty()) {
+    throw NotFound(id ? "no check with id " + std::to_string(*id) : "no check with job key '" + job_key.value_or("") + "'");
+  }
+  return trace;
 }
 
 PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {

@@ -11,6 +11,7 @@
 #include "prescient/errors.hpp"
 #include "prescient/settings.hpp"
 #include "prescient/slot_grid.hpp"
+#include "prescient/time_text.hpp"
 
 namespace prescient {
 namespace {
@@ -21,7 +22,102 @@ std::map<Outcome, long long> by_outcome(const pq::Result& rows) {
   return counts;
 }
 
+nlohmann::json by_outcome_json(const std::map<Outcome, long long>& counts) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [outcome, n] : counts) out[std::string(to_string(outcome))] = n;
+  return out;
+}
+
 }  // namespace
+
+nlohmann::json to_json(const QueueStats& s) {
+  nlohmann::json next = nlohmann::json::array();
+  for (const auto& slot : s.next_slots) next.push_back({{"slot", format_time(slot.slot)}, {"checks", slot.checks}});
+  nlohmann::json oldest = nullptr;
+  if (s.oldest_overdue) {
+    oldest = {{"id", s.oldest_overdue->id},
+              {"job", s.oldest_overdue->job},
+              {"next_check_at", format_time(s.oldest_overdue->next_check_at)}};
+  }
+  nlohmann::json paused = nlohmann::json::array();
+  for (const auto& p : s.paused) {
+    paused.push_back({{"job", p.job}, {"paused_at", format_time(p.paused_at)}, {"paused_by", p.paused_by},
+                      {"pending", p.pending}});
+  }
+  return {{"now", format_time(s.now)},
+          {"counted_at", format_time(s.counted_at)},
+          {"count_millis", s.count_millis},
+          {"current_slot", format_time(s.current_slot)},
+          {"paused_classes", paused},
+          {"pending", s.pending},
+          {"due_now", s.due_now},
+          {"overdue", s.overdue},
+          {"oldest_overdue", oldest},
+          {"next_slots", next},
+          {"finished_last_hour", by_outcome_json(s.finished_last_hour)},
+          {"finished_last_day", by_outcome_json(s.finished_last_day)},
+          {"dead_letters", s.dead_letters}};
+}
+
+std::optional<Future> future(soci::session& db, FutureZoom zoom) {
+  PGconn* conn = native_connection(db);
+  detail::Transaction snapshot(db, detail::Transaction::Mode::read_only_snapshot);
+  const pq::Result figures = pq::exec(conn, "cannot read the queue figures",
+                                      "SELECT prescient.us(counted_at), prescient.us(current_slot)"
+                                      "  FROM prescient.queue_figures");
+  if (figures.rows() == 0) return std::nullopt;
+  Future out{.counted_at = figures.time(0, 0), .current_slot = figures.time(0, 1), .buckets = {}};
+  // The unit each bucket is summed into, and how far ahead: every finer bucket within the span counts.
+  const char* unit = zoom == FutureZoom::slot ? "slot" : zoom == FutureZoom::hour ? "hour" : "day";
+  const char* span = zoom == FutureZoom::slot ? "1 hour" : zoom == FutureZoom::hour ? "1 day" : "366 days";
+  const pq::Result rows = pq::exec(
+      conn, "cannot read the pending figures",
+      "SELECT prescient.us(CASE $1 WHEN 'slot' THEN starts_at ELSE date_trunc($1, starts_at, 'UTC') END) AS at,"
+      "       job, sum(checks)"
+      "  FROM prescient.pending_figure"
+      " WHERE bucket IN ('slot', 'hour', 'day') AND starts_at <= prescient.at_us($2) + $3::interval"
+      "   AND ($1 <> 'slot' OR bucket = 'slot')"
+      " GROUP BY at, job ORDER BY at, job",
+      {unit, pq::micros(out.current_slot), span});
+  for (int r = 0; r < rows.rows(); ++r) out.buckets.push_back({rows.time(r, 0), rows.text(r, 1), rows.integer(r, 2)});
+  snapshot.commit();
+  return out;
+}
+
+nlohmann::json to_json(const Future& future) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const auto& b : future.buckets) {
+    buckets.push_back({{"starts_at", format_time(b.starts_at)}, {"job", b.job}, {"checks", b.checks}});
+  }
+  return {{"counted_at", format_time(future.counted_at)},
+          {"current_slot", format_time(future.current_slot)},
+          {"buckets", buckets}};
+}
+
+std::vector<FinishedHour> finished_hours(soci::session& db) {
+  const pq::Result rows = pq::exec(native_connection(db), "cannot read the history figures",
+                                   "SELECT prescient.us(hour), outcome, checks, lateness_p50_seconds::text,"
+                                   "       lateness_p99_seconds::text"
+                                   "  FROM prescient.finished_figure ORDER BY hour, outcome");
+  std::vector<FinishedHour> out;
+  const auto seconds = [&](int r, int c) -> std::optional<double> {
+    const auto text = rows.optional_text(r, c);
+    return text ? std::optional(std::stod(*text)) : std::nullopt;
+  };
+  for (int r = 0; r < rows.rows(); ++r) {
+    out.push_back({rows.time(r, 0), parse_outcome(rows.text(r, 1)), rows.integer(r, 2), seconds(r, 3), seconds(r, 4)});
+  }
+  return out;
+}
+
+nlohmann::json to_json(const FinishedHour& h) {
+  const auto or_null = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"hour", format_time(h.hour)},
+          {"outcome", to_string(h.outcome)},
+          {"checks", h.checks},
+          {"lateness_p50_seconds", or_null(h.lateness_p50_seconds)},
+          {"lateness_p99_seconds", or_null(h.lateness_p99_seconds)}};
+}
 
 bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age) {
   const pq::Result counted =
@@ -35,7 +131,7 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros
   if (slots_ahead < 1 || slots_ahead > 1000) {
     throw InvalidInput("slots ahead must be between 1 and 1000, not " + std::to_string(slots_ahead));
   }
-  refresh_queue_figures(db, now, max_age);
+  if (max_age != Micros::max()) refresh_queue_figures(db, now, max_age);
   QueueStats stats;
   stats.now = now;
   PGconn* conn = native_connection(db);

@@ -1,0 +1,283 @@
+// The dashboard's one script. Every text from the server goes into the page as a text node (el() below):
+// nothing is ever parsed as HTML, so a check keyed <img src=x onerror=alert(1)> shows as those characters.
+'use strict';
+
+const csrfToken = document.querySelector('meta[name="csrf-token"]').content;
+let config = { read_only: true, user: '' };
+
+// el('td', {class: 'num'}, 'text', child, [children]): strings become text nodes, null is skipped.
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  append(node, children);
+  return node;
+}
+function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+function svg(tag, attrs) {
+  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
+  return node;
+}
+
+async function api(path) {
+  const response = await fetch(path, { headers: { Accept: 'application/json' } });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+async function act(path, body) {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken },
+    body: JSON.stringify(body || {}),
+  });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(answer.error || response.statusText);
+  return answer;
+}
+function toast(text, isError) {
+  const box = document.getElementById('toast');
+  box.textContent = text;
+  box.className = 'show' + (isError ? ' error' : '');
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { box.className = ''; }, 6000);
+}
+const number = (n) => Number(n).toLocaleString('en-US');
+const shortTime = (iso) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+const orDash = (v) => (v === null || v === undefined || v === '' ? '—' : v);
+function page(title, ...children) {
+  const main = document.getElementById('main');
+  main.replaceChildren(el('h1', {}, title));
+  return append(main, children);
+}
+function params() { return new URLSearchParams(location.search); }
+
+// Ten colours, each class or outcome keeping its own.
+const palette = ['#2457c5', '#e8833a', '#3a9d5d', '#b42318', '#7a4fc4', '#0e8c9a', '#c4499b', '#8a6d1c', '#5b6b7f', '#1d2430'];
+const outcomeColour = { done: '#3a9d5d', failed: '#b42318', cancelled: '#8a94a6', deadline_missed: '#e8833a',
+  guard_max_checks: '#7a4fc4', guard_past: '#c4499b', guard_horizon: '#0e8c9a' };
+
+// A stacked bar chart: columns [{label, parts: {series: value}}], colours {series: colour}.
+function barChart(columns, colours, id) {
+  const width = 1000, height = 200, top = 10, bottom = 20;
+  const most = Math.max(1, ...columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0)));
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height + bottom}`, preserveAspectRatio: 'none', role: 'img' });
+  chart.setAttribute('data-chart', id);
+  const step = width / Math.max(columns.length, 1);
+  columns.forEach((column, i) => {
+    let y = height;
+    for (const [series, value] of Object.entries(column.parts)) {
+      const h = ((height - top) * value) / most;
+      y -= h;
+      const bar = svg('rect', { x: i * step + 1, y, width: Math.max(step - 2, 1), height: h, fill: colours[series] || '#5b6b7f' });
+      bar.append(svg('title'));
+      bar.firstChild.textContent = `${column.label} ${series}: ${number(value)}`;
+      chart.append(bar);
+    }
+    if (columns.length <= 31 || i % Math.ceil(columns.length / 24) === 0) {
+      const label = svg('text', { x: i * step + step / 2, y: height + 14, 'font-size': 10, 'text-anchor': 'middle', fill: '#687385' });
+      label.textContent = column.short;
+      chart.append(label);
+    }
+  });
+  const legend = el('div', { class: 'legend' }, Object.entries(colours).map(([name, colour]) =>
+    el('span', { style: null, 'data-colour': colour }, name)));
+  // Colours come from a fixed palette; a style attribute would need 'unsafe-inline' in the CSP, so the
+  // legend's swatch takes its colour through a CSS variable set from script (allowed: CSSOM, not markup).
+  legend.querySelectorAll('span').forEach((span) => span.style.setProperty('--c', span.dataset.colour));
+  return el('div', { class: 'chart' }, chart, legend);
+}
+
+async function overview() {
+  const zoom = ['slot', 'hour', 'day'].includes(params().get('zoom')) ? params().get('zoom') : 'slot';
+  const only = params().get('job') || '';
+  const [stats, future, past] = await Promise.all([api('/api/stats'), api(`/api/future?zoom=${zoom}`), api('/api/past')]);
+  const age = Math.round((Date.parse(stats.now) - Date.parse(stats.counted_at)) / 1000);
+  const tile = (label, key, value, bad) => el('div', { class: 'tile' + (bad ? ' bad' : '') },
+    el('div', { class: 'label' }, label), el('div', { class: 'value', 'data-figure': key }, number(value)));
+  const tiles = el('div', { class: 'tiles' },
+    tile('pending', 'pending', stats.pending),
+    tile('due now', 'due_now', stats.due_now),
+    tile('overdue', 'overdue', stats.overdue, stats.overdue > 0),
+    tile('paused classes', 'paused', stats.paused_classes.length, stats.paused_classes.length > 0),
+    tile('dead letters (30 days)', 'dead_letters', stats.dead_letters, stats.dead_letters > 0),
+    tile('settled last hour', 'finished_last_hour', Object.values(stats.finished_last_hour).reduce((a, b) => a + b, 0)));
+  const counted = el('p', { class: 'muted', 'data-counted-at': stats.counted_at },
+    `Counted ${shortTime(stats.counted_at)} (${age} s ago, in ${stats.count_millis} ms); the daemons count again every minute.`);
+  const paused = stats.paused_classes.length === 0 ? null : el('p', {},
+    'Paused: ', stats.paused_classes.map((p) => `${p.job} (${number(p.pending)} pending, by ${p.paused_by})`).join(', '));
+
+  // The future: pending checks per slot, hour or day ahead, stacked by job class.
+  const jobs = [...new Set(future.buckets.map((b) => b.job))].sort();
+  const colours = Object.fromEntries(jobs.map((job, i) => [job, palette[i % palette.length]]));
+  const byTime = new Map();
+  for (const b of future.buckets) {
+    if (only && b.job !== only) continue;
+    if (!byTime.has(b.starts_at)) byTime.set(b.starts_at, {});
+    byTime.get(b.starts_at)[b.job] = b.checks;
+  }
+  const columns = [...byTime.entries()].map(([at, parts]) => ({
+    label: shortTime(at), parts,
+    short: zoom === 'day' ? at.slice(5, 10) : at.slice(11, 16),
+  }));
+  const link = (z, label) => el('a', { href: `/?zoom=${z}${only ? '&job=' + encodeURIComponent(only) : ''}` },
+    el('button', { class: z === zoom ? 'active' : null, type: 'button' }, label));
+  const classFilter = el('select', { 'aria-label': 'job class', onchange: (e) => {
+    const next = params(); if (e.target.value) next.set('job', e.target.value); else next.delete('job');
+    location.search = next.toString(); } },
+  el('option', { value: '' }, 'every class'), jobs.map((job) => el('option', { value: job, selected: job === only }, job)));
+  const futureTotal = columns.reduce((sum, c) => sum + Object.values(c.parts).reduce((a, b) => a + b, 0), 0);
+  const futurePanel = el('div', { class: 'panel' },
+    el('div', { class: 'actions zoom' }, link('slot', 'next hour, by slot'), link('hour', 'next day, by hour'),
+      link('day', 'next year, by day'), classFilter,
+      el('span', { class: 'muted', 'data-figure': 'future_total' }, `${number(futureTotal)} checks`)),
+    columns.length ? barChart(columns, only ? { [only]: colours[only] } : colours, 'future')
+      : el('p', { class: 'muted' }, 'Nothing pending in this span.'));
+
+  // The past day: settlements per hour by outcome, and lateness (settled time minus slot).
+  const hours = new Map();
+  for (const h of past) {
+    if (!hours.has(h.hour)) hours.set(h.hour, { parts: {}, late: null });
+    hours.get(h.hour).parts[h.outcome] = h.checks;
+    if (h.outcome === 'done') hours.get(h.hour).late = h;
+  }
+  const pastColumns = [...hours.entries()].map(([at, v]) => ({ label: shortTime(at), parts: v.parts, short: at.slice(11, 16) }));
+  const seen = [...new Set(past.map((h) => h.outcome))];
+  const seconds = (s) => (s === null || s === undefined ? '—' : `${s.toFixed(s < 10 ? 2 : 0)} s`);
+  const lateness = el('table', { 'data-table': 'lateness' },
+    el('thead', {}, el('tr', {}, el('th', {}, 'hour (UTC)'), el('th', {}, 'settled'), el('th', {}, 'done'),
+      el('th', {}, 'lateness p50'), el('th', {}, 'lateness p99'))),
+    el('tbody', {}, [...hours.entries()].reverse().map(([at, v]) => el('tr', {},
+      el('td', {}, shortTime(at)), el('td', { class: 'num' }, number(Object.values(v.parts).reduce((a, b) => a + b, 0))),
+      el('td', { class: 'num' }, number(v.parts.done || 0)),
+      el('td', { class: 'num' }, seconds(v.late && v.late.lateness_p50_seconds)),
+      el('td', { class: 'num' }, seconds(v.late && v.late.lateness_p99_seconds))))));
+  const pastPanel = el('div', { class: 'panel' },
+    pastColumns.length ? barChart(pastColumns, Object.fromEntries(seen.map((o) => [o, outcomeColour[o]])), 'past')
+      : el('p', { class: 'muted' }, 'Nothing settled in the last day.'),
+    lateness);
+
+  page('Overview', tiles, counted, paused, el('h2', {}, 'The future: pending checks ahead'), futurePanel,
+    el('h2', {}, 'The past day: settlements per hour'), pastPanel);
+}
+
+const checkFields = ['job_key', 'entity_name', 'entity_key', 'job', 'group_key'];
+
+async function checks() {
+  const query = params();
+  const form = el('form', { class: 'search', method: 'get', action: '/checks' },
+    checkFields.map((name) => el('label', {}, name.replace('_', ' '),
+      el('input', { name, value: query.get(name) || '', size: 16 }))),
+    el('button', { class: 'primary', type: 'submit' }, 'Search'));
+  const search = new URLSearchParams();
+  for (const name of [...checkFields, 'after']) if (query.get(name)) search.set(name, query.get(name));
+  const rows = await api('/api/checks?' + search.toString());
+  const table = el('table', { 'data-table': 'checks' },
+    el('thead', {}, el('tr', {}, ['id', 'job', 'entity', 'job key', 'group', 'next check', 'checks', 'attempts']
+      .map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.map((c) => el('tr', { 'data-id': c.id },
+      el('td', {}, el('a', { href: `/checks/${c.id}` }, c.id)), el('td', {}, c.job),
+      el('td', { class: 'mono' }, `${c.entity_name}/${c.entity_key}`), el('td', { class: 'mono' }, orDash(c.job_key)),
+      el('td', { class: 'mono' }, orDash(c.group_key)), el('td', {}, shortTime(c.next_check_at)),
+      el('td', { class: 'num' }, c.check_count), el('td', { class: 'num' }, c.attempts)))));
+  let next = null;
+  if (rows.length === 50) {
+    const after = new URLSearchParams(search);
+    after.set('after', `${rows[rows.length - 1].next_check_at},${rows[rows.length - 1].id}`);
+    next = el('p', {}, el('a', { href: '/checks?' + after.toString(), rel: 'next' }, 'Next page →'));
+  }
+  page('Checks', form, rows.length ? table : el('p', { class: 'muted' }, 'No pending check matches.'), next);
+}
+
+async function trace(id) {
+  const t = await api(`/api/checks/${id}`);
+  const p = t.pending;
+  const actions = [];
+  if (p && !config.read_only) {
+    const run = (label, path, body, confirmText) => async () => {
+      if (confirmText && !confirm(confirmText)) return;
+      try { await act(path, body()); toast(`${label}: done`); await trace(id); } catch (e) { toast(e.message, true); }
+    };
+    const when = el('input', { type: 'datetime-local', step: 1, 'aria-label': 'new time (UTC)' });
+    actions.push(el('div', { class: 'actions' },
+      el('button', { class: 'danger', 'data-action': 'cancel', onclick: run('Cancel', `/api/checks/${id}/cancel`, () => ({}), `Cancel check ${id}?`) }, 'Cancel'),
+      el('button', { 'data-action': 'fire', onclick: run('Fire at the next slot', `/api/checks/${id}/fire`, () => ({})) }, 'Fire at the next slot'),
+      when, el('span', { class: 'muted' }, 'UTC'),
+      el('button', { 'data-action': 'reschedule', onclick: run('Reschedule', `/api/checks/${id}/reschedule`, () => ({ at: when.value + 'Z' })) }, 'Reschedule')));
+  }
+  const field = (name, value) => el('tr', {}, el('th', {}, name), el('td', { class: 'mono' }, orDash(value)));
+  const pendingPanel = p ? el('div', { class: 'panel', 'data-pending': p.id },
+    el('table', {}, el('tbody', {}, field('job', p.job), field('entity', `${p.entity_name}/${p.entity_key}`),
+      field('job key', p.job_key), field('group', p.group_key), field('next check', shortTime(p.next_check_at)),
+      field('first check', shortTime(p.first_check_at)), field('checks / attempts', `${p.check_count} / ${p.attempts}`),
+      field('last error', p.last_error), field('enqueued', `${shortTime(p.enqueued_on)} by ${p.enqueued_by}`),
+      field('payload', JSON.stringify(p.payload)))), actions)
+    : el('p', { class: 'muted', 'data-pending': 'none' }, 'Not pending.');
+  const timeline = el('ol', { class: 'timeline', 'data-table': 'history' }, t.history.map((h) => el('li', { 'data-outcome': h.outcome },
+    el('div', { class: 'when' }, `${shortTime(h.finished_at)} — ${h.outcome}`),
+    el('div', { class: 'muted' }, `due ${shortTime(h.last_check_at)}, ${h.check_count} checks, ${h.attempts} attempts, by ${h.finished_by}`),
+    h.last_error ? el('div', { class: 'mono' }, h.last_error) : null)));
+  page(`Check ${id}`, el('h2', {}, 'Pending'), pendingPanel, el('h2', {}, `History (${t.history.length})`),
+    t.history.length ? timeline : el('p', { class: 'muted' }, 'No history yet.'));
+}
+
+async function deadLetters() {
+  const query = params();
+  const search = new URLSearchParams();
+  for (const name of ['job', 'before']) if (query.get(name)) search.set(name, query.get(name));
+  const rows = await api('/api/dead-letters?' + search.toString());
+  const form = el('form', { class: 'search', method: 'get', action: '/dead-letters' },
+    el('label', {}, 'job class', el('input', { name: 'job', value: query.get('job') || '' })),
+    el('button', { class: 'primary', type: 'submit' }, 'Filter'));
+  const retry = (id) => async (event) => {
+    event.target.disabled = true;
+    try { await act(`/api/dead-letters/${id}/retry`); toast(`Check ${id} is pending again`); await deadLetters(); }
+    catch (e) { toast(e.message, true); event.target.disabled = false; }
+  };
+  const table = el('table', { 'data-table': 'dead-letters' },
+    el('thead', {}, el('tr', {}, ['id', 'job', 'entity', 'failed at', 'attempts', 'last error', ''].map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.map((h) => el('tr', { 'data-id': h.id },
+      el('td', {}, el('a', { href: `/checks/${h.id}` }, h.id)), el('td', {}, h.job),
+      el('td', { class: 'mono' }, `${h.entity_name}/${h.entity_key}`), el('td', {}, shortTime(h.finished_at)),
+      el('td', { class: 'num' }, h.attempts), el('td', { class: 'mono' }, orDash(h.last_error)),
+      el('td', {}, config.read_only ? null : el('button', { 'data-action': 'retry', onclick: retry(h.id) }, 'Retry'))))));
+  let next = null;
+  if (rows.length === 50) {
+    const before = new URLSearchParams(search);
+    before.set('before', `${rows[rows.length - 1].finished_at},${rows[rows.length - 1].history_id}`);
+    next = el('p', {}, el('a', { href: '/dead-letters?' + before.toString(), rel: 'next' }, 'Next page →'));
+  }
+  page('Dead letters', el('p', { class: 'muted' }, 'Checks that failed in the last 30 days, out of retries, and were not put back.'),
+    form, rows.length ? table : el('p', { class: 'muted' }, 'No dead letters.'), next);
+}
+
+async function route() {
+  const path = location.pathname;
+  const section = path === '/' ? 'overview' : path.split('/')[1];
+  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.dataset.page === section));
+  try {
+    config = await api('/api/config');
+    document.getElementById('mode').textContent = config.read_only ? 'read-only' : '';
+    const traced = path.match(/^\/checks\/(\d+)$/);
+    if (traced) await trace(traced[1]);
+    else if (path === '/checks') await checks();
+    else if (path === '/dead-letters') await deadLetters();
+    else await overview();
+    document.body.dataset.ready = 'true';
+  } catch (e) {
+    page('Error', el('p', { class: 'muted', 'data-error': true }, e.message));
+    document.body.dataset.ready = 'true';
+  }
+}
+
+route();

@@ -1,0 +1,199 @@
+#include "web_api.hpp"
+
+#include <httplib.h>
+#include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include "prescient/checks.hpp"
+#include "prescient/client.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/queue_stats.hpp"
+#include "prescient/time_text.hpp"
+#include "session_pool.hpp"
+
+namespace prescient::web {
+namespace {
+
+constexpr int kDefaultPage = 50;
+constexpr int kMaxPage = 500;
+
+void send_json(httplib::Response& response, const nlohmann::json& body, int status = 200) {
+  response.status = status;
+  response.set_content(body.dump(), "application/json");
+}
+
+std::optional<std::string> param(const httplib::Request& request, const char* name) {
+  if (!request.has_param(name)) return std::nullopt;
+  std::string value = request.get_param_value(name);
+  if (value.empty()) return std::nullopt;  // an empty search field filters nothing
+  return value;
+}
+
+std::int64_t integer_of(const std::string& text, const std::string& what) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size()) {
+    throw InvalidInput("invalid " + what + " '" + text + "': not an integer");
+  }
+  return value;
+}
+
+int limit_of(const httplib::Request& request) {
+  const auto text = param(request, "limit");
+  if (!text) return kDefaultPage;
+  const std::int64_t limit = integer_of(*text, "limit");
+  if (limit < 1 || limit > kMaxPage) {
+    throw InvalidInput("invalid limit " + *text + ": between 1 and " + std::to_string(kMaxPage));
+  }
+  return static_cast<int>(limit);
+}
+
+// "TIME,ID", as the pages put the last row of a page into the next page's link.
+std::optional<PageCursor> cursor_of(const httplib::Request& request, const char* name) {
+  const auto text = param(request, name);
+  if (!text) return std::nullopt;
+  const auto comma = text->rfind(',');
+  if (comma == std::string::npos) throw InvalidInput("invalid " + std::string(name) + " '" + *text + "': use TIME,ID");
+  return PageCursor{parse_time(text->substr(0, comma)), integer_of(text->substr(comma + 1), name)};
+}
+
+std::int64_t id_of(const httplib::Request& request) { return integer_of(request.matches[1].str(), "check id"); }
+
+nlohmann::json body_of(const httplib::Request& request) {
+  if (request.body.empty()) return nlohmann::json::object();
+  try {
+    nlohmann::json body = nlohmann::json::parse(request.body);
+    if (!body.is_object()) throw InvalidInput("the request body must be a JSON object");
+    return body;
+  } catch (const nlohmann::json::parse_error&) {
+    throw InvalidInput("the request body is not JSON");
+  }
+}
+
+// Runs one request on a pooled session; maps errors to statuses with {"error": "..."}: 400 bad input,
+// 404 not found, 503 a database failure (the session is closed, not reused), 500 anything else.
+using Handler = std::function<void(soci::session&, const httplib::Request&, httplib::Response&)>;
+httplib::Server::Handler serve(SessionPool& pool, Handler handler) {
+  return [&pool, handler = std::move(handler)](const httplib::Request& request, httplib::Response& response) {
+    std::optional<SessionPool::Lease> lease;
+    try {
+      lease.emplace(pool.take());
+      handler(**lease, request, response);
+    } catch (const InvalidInput& e) {
+      send_json(response, {{"error", e.what()}}, 400);
+    } catch (const NotFound& e) {
+      send_json(response, {{"error", e.what()}}, 404);
+    } catch (const std::exception& e) {
+      if (lease) lease->discard();
+      spdlog::warn("web: {} {} failed: {}", request.method, request.path, e.what());
+      send_json(response, {{"error", e.what()}}, dynamic_cast<const DatabaseError*>(&e) ? 503 : 500);
+    }
+  };
+}
+
+template <class T>
+nlohmann::json array_of(const std::vector<T>& items) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& item : items) out.push_back(to_json(item));
+  return out;
+}
+
+void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
+  server.Get("/api/config", [c](const httplib::Request& request, httplib::Response& response) {
+    send_json(response, {{"read_only", c->read_only}, {"user", c->who(request)}});
+  });
+  server.Get("/api/stats", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               const auto slots = param(request, "slots");
+               const std::int64_t n = slots ? integer_of(*slots, "slots") : 12;
+               if (n < 1 || n > 1000) throw InvalidInput("invalid slots " + std::to_string(n) + ": between 1 and 1000");
+               // Never counts here: the figures are the refresher's, whatever their age (they carry it).
+               send_json(response, to_json(queue_stats(db, c->clock.now(), static_cast<int>(n), Micros::max())));
+             }));
+  server.Get("/api/future", serve(c->pool, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               const std::string zoom = param(request, "zoom").value_or("slot");
+               if (zoom != "slot" && zoom != "hour" && zoom != "day") {
+                 throw InvalidInput("invalid zoom '" + zoom + "': slot, hour or day");
+               }
+               const auto figures = future(db, zoom == "slot" ? FutureZoom::slot
+                                              : zoom == "hour" ? FutureZoom::hour
+                                                               : FutureZoom::day);
+               if (!figures) throw NotFound("the queue figures have not been counted yet");
+               send_json(response, to_json(*figures));
+             }));
+  server.Get("/api/past", serve(c->pool, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               send_json(response, array_of(finished_hours(db)));
+             }));
+  server.Get("/api/checks", serve(c->pool, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               const PendingFilter filter{.job = param(request, "job"),
+                                          .entity_name = param(request, "entity_name"),
+                                          .entity_key = param(request, "entity_key"),
+                                          .group_key = param(request, "group_key"),
+                                          .job_key = param(request, "job_key"),
+                                          .id = {},
+                                          .due_before = {},
+                                          .after = cursor_of(request, "after"),
+                                          .limit = limit_of(request)};
+               send_json(response, array_of(Checks(db).pending(filter)));
+             }));
+  server.Get(R"(/api/checks/(\d+))", serve(c->pool, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               send_json(response, to_json(Checks(db).trace(id_of(request), std::nullopt)));
+             }));
+  server.Get("/api/dead-letters", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               const HistoryFilter filter{.job = param(request, "job"),
+                                          .outcome = Outcome::failed,
+                                          .since = c->clock.now() - std::chrono::days{30},
+                                          .not_pending = true,
+                                          .before = cursor_of(request, "before"),
+                                          .limit = limit_of(request)};
+               send_json(response, array_of(Checks(db).history(filter)));
+             }));
+}
+
+void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
+  const auto logged = [](const std::string& who, const std::string& what) {
+    spdlog::info("web: {} {}", who, what);
+  };
+  server.Post(R"(/api/checks/(\d+)/cancel)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const std::int64_t id = id_of(request);
+                const std::string who = c->who(request);
+                const auto cancelled = Client(db, {.clock = &c->clock, .registry = nullptr, .enqueued_by = who}).cancel_id(id, who);
+                if (!cancelled) throw NotFound("no pending check with id " + std::to_string(id));
+                logged(who, "cancelled check " + std::to_string(id));
+                send_json(response, {{"cancelled", id}});
+              }));
+  const auto move_to = [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response,
+                                    TimePoint at) {
+    const std::int64_t id = id_of(request);
+    const auto moved = Client(db, {.clock = &c->clock, .registry = nullptr, .enqueued_by = c->who(request)}).reschedule_id(id, at);
+    if (!moved) throw NotFound("no pending check with id " + std::to_string(id));
+    logged(c->who(request), "rescheduled check " + std::to_string(id) + " to " + format_time(moved->next_check_at));
+    send_json(response, {{"id", moved->id}, {"next_check_at", format_time(moved->next_check_at)}});
+  };
+  server.Post(R"(/api/checks/(\d+)/reschedule)", serve(c->pool, [move_to](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const nlohmann::json body = body_of(request);
+                if (!body.contains("at") || !body["at"].is_string()) throw InvalidInput("give the new time as {\"at\": \"<time>\"}");
+                move_to(db, request, response, parse_time(body["at"].get<std::string>()));
+              }));
+  // The next slot: now, rounded up to the grid as every time is.
+  server.Post(R"(/api/checks/(\d+)/fire)", serve(c->pool, [c, move_to](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                move_to(db, request, response, c->clock.now());
+              }));
+  server.Post(R"(/api/dead-letters/(\d+)/retry)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const PendingCheck revived = Checks(db).revive_failed(id_of(request), c->clock.now());
+                logged(c->who(request), "retried check " + std::to_string(revived.id));
+                send_json(response, to_json(revived));
+              }));
+}
+
+}  // namespace
+
+void add_api_routes(httplib::Server& server, const ApiContext& context) {
+  // The handlers outlive this call: they share one copy of the context.
+  const auto shared = std::make_shared<const ApiContext>(context);
+  add_reads(server, shared);
+  if (!context.read_only) add_actions(server, shared);
+}
+
+}  // namespace prescient::web

@@ -1,0 +1,62 @@
+#pragma once
+// The dashboard: pages and a JSON API over HTTP (cpp-httplib), served by `prescient web` and by
+// `prescient daemon --web-addr`. docs/web.md documents the API; docs/design.md says why this library.
+//
+// Security, whatever the routes: it listens on loopback unless given credentials (an --auth-file); with
+// credentials every request must authenticate; without, the Host header must name loopback (no DNS
+// rebinding). Every action is a POST carrying the page's anti-CSRF token in X-CSRF-Token, from the same
+// origin; read-only mode serves no action. Every response forbids inline script (Content-Security-Policy)
+// and framing; pages render database text with textContent only.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "prescient/clock.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace prescient::web {
+
+class Credentials;
+class SessionPool;
+
+struct WebOptions {
+  std::string address = "127.0.0.1:8080";  // HOST:PORT; port 0 takes a free one (port() tells)
+  bool read_only = false;
+  std::optional<std::string> auth_file;
+  std::string database_url;
+  // Extra text routes: the daemon's /metrics.
+  std::function<std::string()> metrics;
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool is_loopback_host(const std::string& host);
+
+class WebServer {
+ public:
+  // Binds at once and serves on a thread of its own. Throws InvalidInput for a bad address, a public
+  // address without an auth file, or a bad auth file; std::runtime_error when it cannot listen.
+  // REQUIRES: clock outlives the server.
+  WebServer(WebOptions options, const Clock& clock);
+  ~WebServer();  // stops serving and joins
+  WebServer(const WebServer&) = delete;
+  WebServer& operator=(const WebServer&) = delete;
+
+  int port() const { return port_; }
+  std::string url() const;
+
+ private:
+  WebOptions options_;
+  std::string host_;
+  int port_ = 0;
+  std::unique_ptr<Credentials> credentials_;
+  std::unique_ptr<SessionPool> pool_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+};
+
+}  // namespace prescient::web

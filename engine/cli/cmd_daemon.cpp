@@ -7,6 +7,7 @@
 #include "prometheus_metrics.hpp"
 #include "runner_options.hpp"
 #include "signal_watch.hpp"
+#include "web/web_server.hpp"
 
 namespace prescient::cli {
 
@@ -15,13 +16,20 @@ Command daemon_command() {
       .name = "daemon",
       .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it.",
       .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]\n"
-               "                         [--batch-deadline DURATION] [--metrics-addr HOST:PORT]",
+               "                         [--batch-deadline DURATION] [--metrics-addr HOST:PORT]\n"
+               "                         [--web-addr HOST:PORT [--web-read-only] [--web-auth-file FILE]]",
       .add_options =
           [](po::options_description& desc) {
             add_runner_options(desc);
             desc.add_options()("metrics-addr", po::value<std::string>()->value_name("HOST:PORT"),
                                "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; "
-                               "default: none)");
+                               "default: none)")(
+                "web-addr", po::value<std::string>()->value_name("HOST:PORT"),
+                "serve the dashboard, its API and /metrics there too, as `prescient web` does (default: none; an "
+                "address other than loopback needs --web-auth-file)")(
+                "web-read-only", "the dashboard serves no action (as web --read-only)")(
+                "web-auth-file", po::value<std::string>()->value_name("FILE"),
+                "the dashboard's credentials (as web --auth-file)");
           },
       .run =
           [](const Invocation& in) {
@@ -35,9 +43,33 @@ Command daemon_command() {
             SignalWatch signals;
             // Before connecting: a bad address or a taken port is reported before anything else happens.
             std::unique_ptr<PrometheusMetrics> metrics;
+            if (in.has("metrics-addr") || in.has("web-addr")) {
+              metrics = std::make_unique<PrometheusMetrics>(options.database_url, options.runner_id, options.shard.text());
+            }
+            const auto scrape = [&metrics] { return metrics->scrape(); };
+            std::unique_ptr<web::WebServer> metrics_server, web_server;
             if (in.has("metrics-addr")) {
-              metrics = std::make_unique<PrometheusMetrics>(in.get<std::string>("metrics-addr"), options.database_url,
-                                                            options.runner_id, options.shard.text());
+              metrics_server = std::make_unique<web::WebServer>(web::WebOptions{.address = in.get<std::string>("metrics-addr"),
+                                                                                .address_flag = "--metrics-addr",
+                                                                                .dashboard = false,
+                                                                                .read_only = true,
+                                                                                .auth_file = std::nullopt,
+                                                                                .database_url = {},
+                                                                                .metrics = scrape},
+                                                                clock);
+            }
+            if (in.has("web-addr")) {
+              web_server = std::make_unique<web::WebServer>(
+                  web::WebOptions{.address = in.get<std::string>("web-addr"),
+                                  .address_flag = "--web-addr",
+                                  .dashboard = true,
+                                  .read_only = in.has("web-read-only"),
+                                  .auth_file = in.has("web-auth-file")
+                                                   ? std::optional(in.get<std::string>("web-auth-file"))
+                                                   : std::nullopt,
+                                  .database_url = options.database_url,
+                                  .metrics = scrape},
+                  clock);
             }
             in.connect_migrated();
             // The figures stats, metrics and the dashboard read; one daemon of all counts them at a time.

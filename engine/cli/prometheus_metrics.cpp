@@ -1,6 +1,7 @@
 #include "prometheus_metrics.hpp"
 
 #include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
@@ -10,7 +11,6 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
-#include "web/host_port.hpp"
 
 namespace prescient::cli {
 namespace {
@@ -61,8 +61,8 @@ class PendingCollector final : public prometheus::Collectable {
   void read(TimePoint now) const {
     if (!db_) db_ = connect(database_url_);
     figures_ = pending_by_horizon(*db_);
+    if (!figures_) return;  // not counted yet: look again at the next scrape
     read_at_ = now;
-    if (!figures_) return;
     const PendingByHorizon& pending = *figures_;
     family_ = {.name = "prescient_pending_checks",
                .help = "Pending checks by when they are due: before the current slot (overdue), at it (due), "
@@ -102,8 +102,8 @@ std::shared_ptr<prometheus::Registry> with_runner_info(const std::string& runner
 
 }  // namespace
 
-PrometheusMetrics::PrometheusMetrics(const std::string& address, const std::string& database_url,
-                                     const std::string& runner_id, const std::string& shard)
+PrometheusMetrics::PrometheusMetrics(const std::string& database_url, const std::string& runner_id,
+                                     const std::string& shard)
     : registry_(with_runner_info(runner_id, shard)),
       pending_(std::make_shared<PendingCollector>(database_url)),
       claimed_(prometheus::BuildCounter()
@@ -156,21 +156,16 @@ PrometheusMetrics::PrometheusMetrics(const std::string& address, const std::stri
                      .Help("The last slot fired at its boundary, as Unix time")
                      .Register(*registry_)
                      .Add({})) {
-  // (Debian's prometheus-cpp serves through a civetweb built without IPv6: a bracketed address could not be
-  // served anyway.)
-  web::parse_host_port(address, "--metrics-addr", "127.0.0.1:9464");
   for (const char* outcome : {"done", "rescheduled", "retried", "failed", "guarded"}) settled_.Add({{"outcome", outcome}});
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address, 1);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot serve metrics on " + address + " (is the port taken?): " + e.what());
-  }
-  exposer_->RegisterCollectable(registry_);
-  exposer_->RegisterCollectable(pending_);
-  spdlog::info("serving metrics at http://{}/metrics", address);
 }
 
 PrometheusMetrics::~PrometheusMetrics() = default;
+
+std::string PrometheusMetrics::scrape() const {
+  std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  for (auto& family : pending_->Collect()) families.push_back(std::move(family));
+  return prometheus::TextSerializer().Serialize(families);
+}
 
 void PrometheusMetrics::fired(const SlotReport& report, bool on_boundary) {
   claimed_.Increment(static_cast<double>(report.claimed));

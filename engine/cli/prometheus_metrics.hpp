@@ -1,9 +1,9 @@
 #pragma once
-// `prescient daemon --metrics-addr HOST:PORT`: the daemon's metrics in Prometheus' text format at
-// http://HOST:PORT/metrics (prometheus-cpp). Counters and histograms are fed by the daemon as it fires;
-// the pending checks by horizon are read from the figures the daemons count in the background.
+// The daemon's metrics in Prometheus' text format (prometheus-cpp's registry and serializer), served at
+// /metrics by the daemon's web server (--metrics-addr, --web-addr). Counters and histograms are fed by the
+// daemon as it fires; the pending checks by horizon are read from the figures the daemons count in the
+// background.
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
@@ -19,11 +19,11 @@ class PendingCollector;
 
 class PrometheusMetrics final : public DaemonObserver {
  public:
-  // Listens on `address` ("127.0.0.1:9464"; IPv4 or a host name) at once. Throws InvalidInput for an address
-  // that is not HOST:PORT, std::runtime_error when it cannot listen there (the port is taken, say).
-  PrometheusMetrics(const std::string& address, const std::string& database_url, const std::string& runner_id,
-                    const std::string& shard);
+  PrometheusMetrics(const std::string& database_url, const std::string& runner_id, const std::string& shard);
   ~PrometheusMetrics() override;
+
+  // Every metric, in Prometheus' text format. Safe from any thread.
+  std::string scrape() const;
 
   void fired(const SlotReport& report, bool on_boundary) override;
   void failed(const std::exception& error) override;
@@ -42,7 +42,6 @@ class PrometheusMetrics final : public DaemonObserver {
   prometheus::Histogram& last_commit_lag_;
   prometheus::Histogram& batch_duration_;
   prometheus::Gauge& last_slot_;
-  std::unique_ptr<prometheus::Exposer> exposer_;  // last: serves only once everything above exists
 };
 
 }  // namespace prescient::cli

@@ -53,17 +53,36 @@ bool is_loopback_host(const std::string& host) {
 }
 
 WebServer::WebServer(WebOptions options, const Clock& clock) : options_(std::move(options)) {
-  const HostPort where = parse_host_port(options_.address, "--addr", "127.0.0.1:8080");
+  const HostPort where = parse_host_port(options_.address, options_.address_flag, "127.0.0.1:8080");
   host_ = where.host;
+  server_ = std::make_unique<httplib::Server>();
+  if (options_.dashboard) add_dashboard(clock);
+  if (options_.metrics) {
+    server_->Get("/metrics", [metrics = options_.metrics](const httplib::Request&, httplib::Response& response) {
+      response.set_content(metrics(), "text/plain; version=0.0.4");
+    });
+  }
+  if (!server_->bind_to_port(host_, where.port)) {
+    throw std::runtime_error("cannot serve on " + options_.address + " (is the port taken?)");
+  }
+  port_ = where.port;
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  if (options_.dashboard) {
+    spdlog::info("serving the dashboard at {}{}{}", url(), options_.read_only ? " (read-only)" : "",
+                 credentials_ ? " (with authentication)" : "");
+  }
+  if (options_.metrics) spdlog::info("serving metrics at http://{}/metrics", options_.address);
+}
+
+void WebServer::add_dashboard(const Clock& clock) {
   if (options_.auth_file) credentials_ = std::make_unique<Credentials>(Credentials::load(*options_.auth_file));
   if (!credentials_ && !is_loopback_host(host_)) {
     throw InvalidInput("refusing to serve the dashboard on " + options_.address +
-                       " without --auth-file: only loopback addresses (127.0.0.1, localhost) may go without one");
+                       " without an auth file (--auth-file; the daemon's --web-auth-file): only loopback addresses"
+                       " (127.0.0.1, localhost) may go without one");
   }
   pool_ = std::make_unique<SessionPool>(options_.database_url, kDatabaseSessions);
-  server_ = std::make_unique<httplib::Server>();
   const std::string csrf_token = random_token();
-
   const auto who = [this](const httplib::Request& request) -> std::string {
     if (!credentials_) return "web";
     const auto name = credentials_->authenticate(request.get_header_value("Authorization"));
@@ -129,20 +148,7 @@ WebServer::WebServer(WebOptions options, const Clock& clock) : options_(std::mov
       response.set_content(std::string(asset.text), std::string(asset.content_type));
     });
   }
-  if (options_.metrics) {
-    server_->Get("/metrics", [metrics = options_.metrics](const httplib::Request&, httplib::Response& response) {
-      response.set_content(metrics(), "text/plain; version=0.0.4");
-    });
-  }
   add_api_routes(*server_, ApiContext{.pool = *pool_, .clock = clock, .read_only = options_.read_only, .who = who});
-
-  if (!server_->bind_to_port(host_, where.port)) {
-    throw std::runtime_error("cannot serve the dashboard on " + options_.address + " (is the port taken?)");
-  }
-  port_ = where.port;
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  spdlog::info("serving the dashboard at {}{}{}", url(), options_.read_only ? " (read-only)" : "",
-               credentials_ ? " (with authentication)" : "");
 }
 
 WebServer::~WebServer() {

@@ -25,21 +25,27 @@ class Credentials;
 class SessionPool;
 
 struct WebOptions {
-  std::string address = "127.0.0.1:8080";  // HOST:PORT; port 0 takes a free one (port() tells)
+  std::string address = "127.0.0.1:8080";  // HOST:PORT
+  std::string address_flag = "--addr";    // named in errors about the address
+  // false: /metrics only (daemon --metrics-addr), served as Prometheus scrapes it: any address, no
+  // authentication, no database.
+  bool dashboard = true;
   bool read_only = false;
   std::optional<std::string> auth_file;
   std::string database_url;
-  // Extra text routes: the daemon's /metrics.
+  // When set, served at /metrics (the daemon's).
   std::function<std::string()> metrics;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".
+// (No IPv6 address is accepted as HOST: parse_host_port takes names and IPv4 addresses.)
 bool is_loopback_host(const std::string& host);
 
 class WebServer {
  public:
   // Binds at once and serves on a thread of its own. Throws InvalidInput for a bad address, a public
-  // address without an auth file, or a bad auth file; std::runtime_error when it cannot listen.
+  // address without an auth file (for the dashboard), or a bad auth file; std::runtime_error when it
+  // cannot listen.
   // REQUIRES: clock outlives the server.
   WebServer(WebOptions options, const Clock& clock);
   ~WebServer();  // stops serving and joins
@@ -50,6 +56,8 @@ class WebServer {
   std::string url() const;
 
  private:
+  void add_dashboard(const Clock& clock);
+
   WebOptions options_;
   std::string host_;
   int port_ = 0;

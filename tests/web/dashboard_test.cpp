@@ -202,7 +202,7 @@ TEST_CASE("the dashboard beyond loopback: refused without an auth file; with one
   const std::string url = create_migrated_database(60);
   const ProcessResult open = run_prescient(with_db({"web", "--addr", "0.0.0.0:8080"}, url));
   CHECK(open.exit_code == 2);
-  CHECK_THAT(open.err, Catch::Contains("refusing to serve the dashboard on 0.0.0.0:8080 without --auth-file"));
+  CHECK_THAT(open.err, Catch::Contains("refusing to serve the dashboard on 0.0.0.0:8080 without an auth file"));
 
   const ProcessResult hashed = run_prescient({"web", "--hash-secret", "ops"}, {}, "s3cret-token\n");
   REQUIRE(hashed.exit_code == 0);
@@ -233,4 +233,33 @@ TEST_CASE("the dashboard beyond loopback: refused without an auth file; with one
     CHECK(json::parse(client.Get("/api/config")->body)["user"] == "web:ops");
   }
   ::unlink(auth_file.c_str());
+}
+
+TEST_CASE("daemon --web-addr serves the dashboard, its API and /metrics from one server") {
+  const std::string url = create_migrated_database(60);
+  const int port = free_loopback_port();
+  const std::string log = "/tmp/prescient-daemon-web-" + std::to_string(::getpid()) + ".log";
+  const pid_t daemon = start_prescient(
+      with_db({"daemon", "--runner-id", "web-test", "--web-addr", "127.0.0.1:" + std::to_string(port), "--web-read-only"},
+              url),
+      log, log);
+  httplib::Client client("127.0.0.1", port);
+  auto metrics = client.Get("/metrics");
+  for (int i = 0; i < 100 && !metrics; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    metrics = client.Get("/metrics");
+  }
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("prescient_runner_info{runner_id=\"web-test\",shard=\"0/1\"} 1") != std::string::npos);
+  const auto config = client.Get("/api/config");
+  REQUIRE(config);
+  CHECK(json::parse(config->body)["read_only"] == true);
+  CHECK(client.Get("/")->body.find("csrf-token") != std::string::npos);
+  ::kill(daemon, SIGTERM);
+  CHECK(wait_for(daemon) == 0);
+  ::unlink(log.c_str());
+
+  const ProcessResult open = run_prescient(with_db({"daemon", "--web-addr", "0.0.0.0:8080"}, url));
+  CHECK(open.exit_code == 2);
+  CHECK_THAT(open.err, Catch::Contains("refusing to serve the dashboard on 0.0.0.0:8080"));
 }

@@ -3,7 +3,7 @@
 # under .prescient/, and plays the seeds' example on a 1-second grid so it runs in under a minute:
 # 200 orders are placed, each gets an "is it still unshipped?" check (the order_unshipped plugin),
 # a daemon fires them while a follower reads the event outbox, half the orders ship meanwhile, and the
-# history, the events and the daemon's metrics tell what happened.
+# history, the events, the daemon's metrics and its dashboard (its URL is printed) tell what happened.
 # It stops what it started (the daemon always; the cluster unless it was running before).
 set -euo pipefail
 
@@ -55,10 +55,11 @@ step "A typo in the job class is refused now, not when the check would fire"
 step "Order 200 was cancelled by the customer: cancel its check"
 "$prescient" cancel --job-key order_unshipped:200 --by customer-service
 
-step "Start the daemon (fires each slot at its boundary), with Prometheus metrics, and follow the event outbox"
+step "Start the daemon (fires each slot at its boundary), with its dashboard and metrics, and follow the event outbox"
 metrics_port=$(( 20000 + RANDOM % 30000 ))
-"$prescient" daemon --runner-id demo-daemon --metrics-addr "127.0.0.1:$metrics_port" &
+"$prescient" daemon --runner-id demo-daemon --web-addr "127.0.0.1:$metrics_port" &
 daemon_pid=$!
+echo "The dashboard: http://127.0.0.1:$metrics_port/  (its API: /api/stats; metrics: /metrics)"
 events_log=$(mktemp /tmp/prescient-demo-events.XXXXXX)
 "$prescient" events --follow >"$events_log" &
 follower_pid=$!
@@ -74,6 +75,10 @@ printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3
 grep -E '^prescient_(checks_settled_total|events_emitted_total|slot_last_settle_lag_seconds_(count|sum)|pending_checks)' <&3 |
   grep -v ' 0$' || true
 exec 3<&-
+if [ -t 0 ]; then
+  step "The dashboard is at http://127.0.0.1:$metrics_port/ : press Enter to stop the daemon and go on"
+  read -r _
+fi
 step "Stop the daemon (SIGTERM: it finishes the batch in hand and exits 0)"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid"

@@ -14,11 +14,14 @@ CREATE TABLE prescient.queue_figures (
   next_week bigint NOT NULL,           -- then up to a week after it
   dead_letters bigint NOT NULL,        -- failed in the 30 days before counted_at, not put back
   finished_last_hour jsonb NOT NULL,   -- {"done": n, ...}, settled in the hour before counted_at
-  history_final_before timestamptz NOT NULL  -- hours of finished_figure before this are not counted again
+  history_final_before timestamptz NOT NULL,  -- hours of finished_figure before this are not counted again
+  far_counted_at timestamptz NOT NULL,  -- when the checks due after far_from were last counted
+  far_from timestamptz NOT NULL         -- checks due after this are counted ten times less often
 );
 
 -- Pending checks by when they are due, by job class: per slot for the 1 000 slots after the current one,
--- then per hour up to a day ahead, per day up to a year ahead, and the rest in one 'later' bucket.
+-- then per hour up to a day ahead (queue_figures.far_from), per day up to a year ahead, and the rest in one
+-- 'later' bucket.
 CREATE TABLE prescient.pending_figure (
   bucket text NOT NULL CHECK (bucket IN ('overdue', 'due', 'slot', 'hour', 'day', 'later')),
   starts_at timestamptz,               -- the slot, hour or day (UTC); null for overdue and later

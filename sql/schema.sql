@@ -852,10 +852,13 @@ DECLARE
   v_step interval;
   v_slot timestamptz;
   v_last_slot timestamptz;
+  v_previous_slot timestamptz; v_hour_end timestamptz; v_day_end timestamptz; v_week_end timestamptz;
+  v_year_end timestamptz;
+  v_far_counted_at timestamptz; v_far_from timestamptz;
   v_final_before timestamptz;
   v_recount_from timestamptz;
   v_day_ago timestamptz := date_trunc('hour', p_now - interval '1 day', 'UTC');
-  v_overdue bigint; v_due bigint; v_next_hour bigint; v_next_day bigint; v_next_week bigint; v_later bigint;
+  v_overdue bigint; v_due bigint; v_next_hour bigint; v_next_day bigint; v_next_week bigint; v_pending bigint;
   v_dead bigint;
   v_last_hour jsonb;
 BEGIN
@@ -876,45 +879,49 @@ BEGIN
   SELECT make_interval(secs => slot_seconds) INTO STRICT v_step FROM prescient.settings;
   v_slot := date_bin(v_step, p_now, timestamptz 'epoch');
   v_last_slot := v_slot + 1000 * v_step;
+  -- Bounds computed once: timestamptz + interval is calendar arithmetic, too dear to repeat per row.
+  v_previous_slot := v_slot - v_step;
+  v_hour_end := v_slot + interval '1 hour';
+  v_day_end := v_slot + interval '1 day';
+  v_week_end := v_slot + interval '7 days';
+  v_year_end := v_slot + interval '366 days';
 
   -- A row off the grid (another tool wrote it) counts in the slot that will run it: the next boundary.
-  DELETE FROM prescient.pending_figure;
-  WITH on_grid AS (
-    SELECT job, next_check_at AS t,
-           date_bin(v_step, next_check_at + v_step - interval '1 microsecond', timestamptz 'epoch') AS slot
-      FROM prescient.future_job
-  ), bucketed AS (
-    SELECT job, t, slot,
-           CASE WHEN slot < v_slot THEN 'overdue' WHEN slot = v_slot THEN 'due'
-                WHEN slot <= v_last_slot THEN 'slot'
-                WHEN t <= v_slot + interval '1 day' THEN 'hour'
-                WHEN t <= v_slot + interval '366 days' THEN 'day' ELSE 'later' END AS bucket,
-           CASE WHEN slot < v_slot THEN 'overdue' WHEN slot = v_slot THEN 'due'
-                WHEN t <= v_slot + interval '1 hour' THEN 'next_hour'
-                WHEN t <= v_slot + interval '1 day' THEN 'next_day'
-                WHEN t <= v_slot + interval '7 days' THEN 'next_week' ELSE 'later' END AS horizon
-      FROM on_grid
-  ), classified AS (
-    SELECT job, bucket, horizon,
-           CASE bucket WHEN 'due' THEN slot WHEN 'slot' THEN slot WHEN 'hour' THEN date_trunc('hour', t, 'UTC')
-                       WHEN 'day' THEN date_trunc('day', t, 'UTC') END AS starts_at
-      FROM bucketed
-  ), counted AS (
-    -- One pass, two groupings: the buckets kept for charts, and the horizons of the metrics.
-    SELECT bucket, starts_at, job, horizon, count(*) AS checks
-      FROM classified GROUP BY GROUPING SETS ((bucket, starts_at, job), (horizon))
-  ), kept AS (
+  -- Disjoint ranges of the slot index, with plain arithmetic per row (date_bin from the epoch is the UTC
+  -- hour or day). Up to far_from (a day ahead): per slot for 1 000 slots, overdue ones included, then per
+  -- hour; counted every time. After far_from (the bulk of a long horizon, and what changes least): per
+  -- day and 'later', counted when ten periods old, or when the slots would reach far_from.
+  SELECT far_counted_at, far_from INTO v_far_counted_at, v_far_from FROM prescient.queue_figures;
+  IF v_far_counted_at IS NULL OR v_far_counted_at <= p_now - 10 * p_max_age OR v_far_counted_at > p_now
+     OR v_far_from < v_last_slot THEN
+    v_far_counted_at := p_now;
+    v_far_from := greatest(v_last_slot, v_day_end);
+    DELETE FROM prescient.pending_figure WHERE bucket IN ('day', 'later');
     INSERT INTO prescient.pending_figure (bucket, starts_at, job, checks)
-    SELECT bucket, starts_at, job, checks FROM counted WHERE horizon IS NULL
-  )
-  SELECT coalesce(sum(checks) FILTER (WHERE horizon = 'overdue'), 0),
-         coalesce(sum(checks) FILTER (WHERE horizon = 'due'), 0),
-         coalesce(sum(checks) FILTER (WHERE horizon = 'next_hour'), 0),
-         coalesce(sum(checks) FILTER (WHERE horizon = 'next_day'), 0),
-         coalesce(sum(checks) FILTER (WHERE horizon = 'next_week'), 0),
-         coalesce(sum(checks) FILTER (WHERE horizon = 'later'), 0)
-    INTO v_overdue, v_due, v_next_hour, v_next_day, v_next_week, v_later
-    FROM counted WHERE horizon IS NOT NULL;
+    SELECT bucket, CASE WHEN bucket = 'day' THEN date_bin(interval '1 day', t, timestamptz 'epoch') END, job, count(*)
+      FROM (SELECT job, next_check_at AS t, CASE WHEN next_check_at <= v_year_end THEN 'day' ELSE 'later' END AS bucket
+              FROM prescient.future_job WHERE next_check_at > v_far_from) AS far
+     GROUP BY 1, 2, 3;
+  END IF;
+  DELETE FROM prescient.pending_figure WHERE bucket IN ('overdue', 'due', 'slot', 'hour');
+  INSERT INTO prescient.pending_figure (bucket, starts_at, job, checks)
+  SELECT CASE WHEN slot < v_slot THEN 'overdue' WHEN slot = v_slot THEN 'due' WHEN slot <= v_last_slot THEN 'slot'
+              ELSE 'hour' END,
+         CASE WHEN slot < v_slot THEN NULL WHEN slot <= v_last_slot THEN slot
+              ELSE date_bin(interval '1 hour', t, timestamptz 'epoch') END,
+         job, count(*)
+    FROM (SELECT job, next_check_at AS t,
+                 date_bin(v_step, next_check_at + v_step - interval '1 microsecond', timestamptz 'epoch') AS slot
+            FROM prescient.future_job WHERE next_check_at <= v_far_from) AS near
+   GROUP BY 1, 2, 3;
+  SELECT count(*) FILTER (WHERE next_check_at <= v_previous_slot),
+         count(*) FILTER (WHERE next_check_at > v_previous_slot AND next_check_at <= v_slot),
+         count(*) FILTER (WHERE next_check_at > v_slot AND next_check_at <= v_hour_end),
+         count(*) FILTER (WHERE next_check_at > v_hour_end AND next_check_at <= v_day_end),
+         count(*) FILTER (WHERE next_check_at > v_day_end)
+    INTO v_overdue, v_due, v_next_hour, v_next_day, v_next_week
+    FROM prescient.future_job WHERE next_check_at <= v_week_end;
+  SELECT coalesce(sum(checks), 0) INTO v_pending FROM prescient.pending_figure;
 
   -- The hours of history before v_final_before were counted once they were over, and are kept; the last
   -- hour is counted again too, for settlements committed after their hour ended.
@@ -943,15 +950,17 @@ BEGIN
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,
-     finished_last_hour, history_final_before)
+     finished_last_hour, history_final_before, far_counted_at, far_from)
   VALUES (p_now, v_slot, (extract(epoch FROM clock_timestamp() - v_started) * 1000)::integer,
-          v_overdue + v_due + v_next_hour + v_next_day + v_next_week + v_later, v_overdue, v_due, v_next_hour,
-          v_next_day, v_next_week, v_dead, v_last_hour, date_trunc('hour', p_now, 'UTC') - interval '1 hour')
+          v_pending, v_overdue, v_due, v_next_hour,
+          v_next_day, v_next_week, v_dead, v_last_hour, date_trunc('hour', p_now, 'UTC') - interval '1 hour',
+          v_far_counted_at, v_far_from)
   ON CONFLICT (singleton) DO UPDATE SET
     counted_at = EXCLUDED.counted_at, current_slot = EXCLUDED.current_slot, count_millis = EXCLUDED.count_millis,
     pending = EXCLUDED.pending, overdue = EXCLUDED.overdue, due = EXCLUDED.due, next_hour = EXCLUDED.next_hour,
     next_day = EXCLUDED.next_day, next_week = EXCLUDED.next_week, dead_letters = EXCLUDED.dead_letters,
-    finished_last_hour = EXCLUDED.finished_last_hour, history_final_before = EXCLUDED.history_final_before;
+    finished_last_hour = EXCLUDED.finished_last_hour, history_final_before = EXCLUDED.history_final_before,
+    far_counted_at = EXCLUDED.far_counted_at, far_from = EXCLUDED.far_from;
   RETURN true;
 END $$;
 
@@ -1491,6 +1500,8 @@ CREATE TABLE prescient.queue_figures (
     dead_letters bigint NOT NULL,
     finished_last_hour jsonb NOT NULL,
     history_final_before timestamp with time zone NOT NULL,
+    far_counted_at timestamp with time zone NOT NULL,
+    far_from timestamp with time zone NOT NULL,
     CONSTRAINT queue_figures_singleton_check CHECK (singleton)
 );
 

@@ -1,7 +1,7 @@
 // prescient_bench: the figures behind scripts/bench.sh. Not a test: it checks only that each measure
 // did all its work (every check drained, every slot fired) and prints one JSON object per measure.
-//   prescient_bench --db URL [--n 100000] [--reps 3] [--only enqueue,drain,scale,lateness,schedules]
-//                   [--scale 1000000,10000000] [--db-1s URL] [--schedules 100000]
+//   prescient_bench --db URL [--n 100000] [--reps 3] [--only enqueue,drain,scale,lateness,schedules,dashboard]
+//                   [--scale 1000000,10000000] [--db-1s URL] [--schedules 100000] [--dashboard 10000000]
 // Throughput measures run --reps times; each prints its median run and the spread.
 // The databases must be migrated and otherwise unused: the bench truncates prescient's tables.
 // --db-1s is a second database on a 1 s grid, for the daemon's lateness (the main one is on 1 min).
@@ -98,7 +98,7 @@ std::vector<long> numbers(const std::string& list) {
 
 int main(int argc, char** argv) {
   std::string url, url_1s, only = "enqueue,drain", scale_sizes = "1000000,10000000";
-  long n = 100000, schedule_count = 100000;
+  long n = 100000, schedule_count = 100000, dashboard_rows = 10000000;
   int reps = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
     else if (flag == "--only") only = value;
     else if (flag == "--scale") scale_sizes = value;
     else if (flag == "--schedules") schedule_count = std::stol(value);
+    else if (flag == "--dashboard") dashboard_rows = std::stol(value);
     else if (flag == "--reps") reps = std::stoi(value);
     else {
       std::cerr << "prescient_bench: unknown option " << flag << "\n";
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
     if (wanted("scale")) scale(url, *db, registry, numbers(scale_sizes), reps);
     if (wanted("lateness")) lateness(url_1s, registry, 5, 10000);
     if (wanted("schedules")) schedules(url, *db, registry, schedule_count, 5);
+    if (wanted("dashboard")) dashboard(url, *db, dashboard_rows);
     reset(*db);
   } catch (const std::exception& e) {
     std::cerr << "prescient_bench: " << e.what() << "\n";

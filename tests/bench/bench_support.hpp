@@ -63,5 +63,6 @@ void scale(const std::string& url, soci::session& db, const Registry& registry, 
 void add_lateness_classes(Registry& registry);  // `stamp`, the class the lateness measure runs
 void lateness(const std::string& url_1s_grid, const Registry& registry, int slots, long checks);
 void schedules(const std::string& url, soci::session& db, const Registry& registry, long count, int slots);
+void dashboard(const std::string& url, soci::session& db, long rows);
 
 }  // namespace prescient::bench

@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "prescient/database.hpp"
+#include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
 #include "signal_watch.hpp"
 #include "web/web_auth.hpp"
@@ -42,7 +43,16 @@ Command web_command() {
             const SystemClock clock;
             SignalWatch signals;  // before any thread, so that only its own takes the signals
             const std::string url = in.database_url();
-            in.connect_migrated();  // a database it cannot serve is reported before it listens
+            {
+              auto db = in.connect_migrated();  // a database it cannot serve is reported before it listens
+              // Figures before the first page: counted here, once, when no daemon has counted them lately
+              // (a role that may not count them leaves it to the daemons).
+              try {
+                refresh_queue_figures(*db, clock.now());
+              } catch (const DatabaseError& e) {
+                spdlog::warn("web: cannot count the queue figures, showing the daemons' when there are: {}", e.what());
+              }
+            }
             const FiguresRefresher figures(url, clock);
             const web::WebServer server(
                 {.address = in.get<std::string>("addr"),

@@ -36,30 +36,6 @@ bool is_hex(const std::string& text, std::size_t size) {
   return text.size() == size && text.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-// RFC 4648 base64, as HTTP Basic authentication sends NAME:SECRET; nullopt for anything else.
-std::optional<std::string> base64_decode(const std::string& text) {
-  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  if (text.empty() || text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  unsigned value = 0;
-  int bits = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '=') {
-      if (i + 2 < text.size() || (i + 1 < text.size() && text[i + 1] != '=')) return std::nullopt;
-      break;
-    }
-    const auto digit = kAlphabet.find(text[i]);
-    if (digit == std::string::npos) return std::nullopt;
-    value = (value << 6) | static_cast<unsigned>(digit);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((value >> bits) & 0xff);
-    }
-  }
-  return out;
-}
-
 void require_name(const std::string& name, const std::string& where) {
   if (name.empty() || name.find_first_of(": \t") != std::string::npos) {
     throw InvalidInput(where + ": a credential's name must be non-empty, without ':' or blanks");
@@ -113,6 +89,29 @@ std::string credential_line(const std::string& name, const std::string& secret) 
   if (secret.empty()) throw InvalidInput("--hash-secret: the secret read from stdin is empty");
   const std::string salt = random_token();
   return name + ":" + salt + ":" + sha256_hex(salt + secret);
+}
+
+std::optional<std::string> base64_decode(const std::string& text) {
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (text.empty() || text.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  unsigned value = 0;
+  int bits = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '=') {
+      if (i + 2 < text.size() || (i + 1 < text.size() && text[i + 1] != '=')) return std::nullopt;
+      break;
+    }
+    const auto digit = kAlphabet.find(text[i]);
+    if (digit == std::string::npos) return std::nullopt;
+    value = (value << 6) | static_cast<unsigned>(digit);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((value >> bits) & 0xff);
+    }
+  }
+  return out;
 }
 
 std::string random_token() {

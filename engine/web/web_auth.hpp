@@ -32,6 +32,10 @@ class Credentials {
 // that is empty or holds ':' or a blank, or an empty secret.
 std::string credential_line(const std::string& name, const std::string& secret);
 
+// RFC 4648 base64 (with padding), as HTTP Basic authentication and the DevTools protocol send bytes;
+// nullopt for anything else.
+std::optional<std::string> base64_decode(const std::string& text);
+
 // 32 random bytes as hex, from OpenSSL's generator: salts and anti-CSRF tokens.
 std::string random_token();
 

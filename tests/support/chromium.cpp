@@ -14,31 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "web/web_auth.hpp"
+
 extern char** environ;
 
 namespace prescient::testing {
-namespace {
-
-std::string base64_decode(const std::string& text) {
-  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned value = 0;
-  int bits = 0;
-  for (const char c : text) {
-    const auto digit = kAlphabet.find(c);
-    if (digit == std::string::npos) continue;  // '=' and line breaks
-    value = (value << 6) | static_cast<unsigned>(digit);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((value >> bits) & 0xff);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 Chromium::Chromium(int width, int height) {
   const char* binary = std::getenv("PRESCIENT_CHROMIUM");
   const std::string program = binary ? binary : "/usr/bin/chromium";
@@ -149,7 +129,9 @@ void Chromium::open(const std::string& url) {
 void Chromium::screenshot(const std::string& path) {
   const nlohmann::json shot = call("Page.captureScreenshot", {{"format", "png"}, {"captureBeyondViewport", true}});
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << base64_decode(shot["data"].get<std::string>());
+  const auto png = web::base64_decode(shot["data"].get<std::string>());
+  if (!png) throw std::runtime_error("Chromium's screenshot is not base64");
+  std::ofstream(path, std::ios::binary) << *png;
 }
 
 }  // namespace prescient::testing

@@ -874,7 +874,8 @@ BEGIN
   IF FOUND THEN
     RETURN false;
   END IF;
-  SELECT history_final_before INTO v_final_before FROM prescient.queue_figures;
+  SELECT history_final_before, far_counted_at, far_from INTO v_final_before, v_far_counted_at, v_far_from
+    FROM prescient.queue_figures;
 
   SELECT make_interval(secs => slot_seconds) INTO STRICT v_step FROM prescient.settings;
   v_slot := date_bin(v_step, p_now, timestamptz 'epoch');
@@ -891,7 +892,6 @@ BEGIN
   -- hour or day). Up to far_from (a day ahead): per slot for 1 000 slots, overdue ones included, then per
   -- hour; counted every time. After far_from (the bulk of a long horizon, and what changes least): per
   -- day and 'later', counted when ten periods old, or when the slots would reach far_from.
-  SELECT far_counted_at, far_from INTO v_far_counted_at, v_far_from FROM prescient.queue_figures;
   IF v_far_counted_at IS NULL OR v_far_counted_at <= p_now - 10 * p_max_age OR v_far_counted_at > p_now
      OR v_far_from < v_last_slot THEN
     v_far_counted_at := p_now;

@@ -34,7 +34,8 @@ void FiguresRefresher::run() {
       }
     } catch (const std::exception& e) {
       db.reset();  // connect again at the next turn
-      spdlog::warn("cannot count the queue figures, trying again in {}: {}", format_duration(std::chrono::duration_cast<std::chrono::seconds>(max_age_ / 4)), e.what());
+      spdlog::warn("cannot count the queue figures, trying again in {}: {}",
+                   format_duration(std::chrono::duration_cast<std::chrono::seconds>(max_age_ / 4)), e.what());
     }
     lock.lock();
     wake_.wait_for(lock, max_age_ / 4, [this] { return stopping_; });

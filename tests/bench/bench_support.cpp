@@ -22,6 +22,10 @@ void reset(soci::session& db) {
 
 double seconds_since(Steady::time_point start) { return std::chrono::duration<double>(Steady::now() - start).count(); }
 
+void in_chunks(long from, long to, const std::function<void(long first, long last)>& insert) {
+  for (long chunk = from; chunk < to; chunk += 1000000) insert(chunk, std::min(to, chunk + 1000000) - 1);
+}
+
 double machine_cpu_seconds() {
   std::ifstream stat("/proc/stat");
   std::string cpu;

@@ -4,6 +4,7 @@
 #include <soci/soci.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ TimePoint bench_slot();
 void reset(soci::session& db);
 
 double seconds_since(Steady::time_point start);
+
+// Rows from..to-1 in chunks of a million, so that no statement inserts millions: insert(first, last) for each
+// chunk, both ends included.
+void in_chunks(long from, long to, const std::function<void(long first, long last)>& insert);
 
 // CPU time spent by the whole machine (client, server and the rest), from /proc/stat: on a machine
 // the measure saturates, CPU-seconds per check is a steadier figure than wall time.

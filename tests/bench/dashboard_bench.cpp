@@ -18,21 +18,19 @@ namespace prescient::bench {
 namespace {
 
 void grow_pending(soci::session& db, long rows) {
-  for (long chunk = 0; chunk < rows; chunk += 1000000) {
-    const long last = std::min(rows, chunk + 1000000) - 1;
+  in_chunks(0, rows, [&](long first, long last) {
     db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, group_key, payload, first_check_at,"
           "    next_check_at, enqueued_on, enqueued_by)"
           " SELECT (ARRAY['noop', 'emit', 'reminder'])[i % 3 + 1], 'user', i::text, 'g' || (i % 1000), '{}', t, t,"
           "        now(), 'bench'"
           "   FROM generate_series(:from_row::bigint, :to_row::bigint) i,"
           "        LATERAL (SELECT date_trunc('minute', now()) + ((i * 7919) % 525600 + 1) * interval '1 minute' AS t) x",
-        soci::use(chunk), soci::use(last);
-  }
+        soci::use(first), soci::use(last);
+  });
 }
 
 void grow_history(soci::session& db, long rows) {
-  for (long chunk = 0; chunk < rows; chunk += 1000000) {
-    const long last = std::min(rows, chunk + 1000000) - 1;
+  in_chunks(0, rows, [&](long first, long last) {
     db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at,"
           "    last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by,"
           "    outcome)"
@@ -41,8 +39,8 @@ void grow_history(soci::session& db, long rows) {
           "        CASE WHEN i % 1000 = 0 THEN 'failed' ELSE 'done' END"
           "   FROM generate_series(:from_row::bigint, :to_row::bigint) i,"
           "        LATERAL (SELECT now() - (i % 2592000) * interval '1 second' AS t) x",
-        soci::use(chunk), soci::use(last);
-  }
+        soci::use(first), soci::use(last);
+  });
 }
 
 }  // namespace

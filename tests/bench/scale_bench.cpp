@@ -20,15 +20,14 @@ constexpr long kDue = 10000;
 // (never the bench slot itself), inserted by the server in chunks so no statement holds millions.
 void grow(soci::session& db, long from, long to) {
   const std::string slot = format_time(bench_slot());  // soci::use binds by reference: named, not temporary
-  for (long chunk = from; chunk < to; chunk += 1000000) {
-    const long last = std::min(to, chunk + 1000000) - 1;
+  in_chunks(from, to, [&](long first, long last) {
     db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, payload, first_check_at, next_check_at,"
           "    enqueued_on, enqueued_by)"
           " SELECT 'noop', 'background', i::text, '{}', t, t, now(), 'bench'"
           "   FROM generate_series(:from_row::bigint, :to_row::bigint) i,"
           "        LATERAL (SELECT :slot::timestamptz + ((i * 7919) % 525600 + 1) * interval '1 minute' AS t) x",
-        soci::use(chunk), soci::use(last), soci::use(slot);
-  }
+        soci::use(first), soci::use(last), soci::use(slot);
+  });
   db << "VACUUM ANALYZE prescient.future_job";
   db << "CHECKPOINT";
 }

@@ -840,6 +840,28 @@ END $_$;
 
 
 --
+-- Name: record_runner_seen(text, text, timestamp with time zone, bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.record_runner_seen(p_runner text, p_shard text, p_slot timestamp with time zone, p_claimed bigint, p_now timestamp with time zone DEFAULT now()) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF p_runner IS NULL OR p_runner = '' OR p_shard IS NULL OR p_slot IS NULL OR p_claimed IS NULL
+     OR p_claimed < 0 OR p_now IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = 'record_runner_seen needs a runner id, a shard, a slot, a claimed count >= 0 and a time';
+  END IF;
+  INSERT INTO prescient.runner_seen AS r (runner_id, shard, first_seen_at, last_slot, seen_at, claimed)
+  VALUES (p_runner, p_shard, p_now, p_slot, p_now, p_claimed)
+  ON CONFLICT (runner_id) DO UPDATE
+    SET shard = EXCLUDED.shard, last_slot = EXCLUDED.last_slot, seen_at = EXCLUDED.seen_at, claimed = EXCLUDED.claimed;
+  DELETE FROM prescient.runner_seen WHERE seen_at < p_now - interval '7 days';
+END $$;
+
+
+--
 -- Name: refresh_queue_figures(timestamp with time zone, interval); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -944,9 +966,12 @@ BEGIN
     FROM (SELECT outcome, count(*) AS checks FROM prescient.job_history
            WHERE finished_at >= p_now - interval '1 hour' AND finished_at <= p_now GROUP BY outcome) AS counted;
 
-  SELECT count(DISTINCT h.id) INTO v_dead FROM prescient.job_history h
+  -- A dead letter: a failed settlement that is its check's last (one retried and settled since is not),
+  -- of a check not pending again; as Checks::count_dead_letters counts them.
+  SELECT count(*) INTO v_dead FROM prescient.job_history h
    WHERE h.outcome = 'failed' AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now
-     AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = h.id);
+     AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = h.id)
+     AND NOT EXISTS (SELECT FROM prescient.job_history later WHERE later.id = h.id AND later.history_id > h.history_id);
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,
@@ -1517,6 +1542,20 @@ CREATE TABLE prescient.role_grant (
 
 
 --
+-- Name: runner_seen; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.runner_seen (
+    runner_id text NOT NULL,
+    shard text NOT NULL,
+    first_seen_at timestamp with time zone NOT NULL,
+    last_slot timestamp with time zone NOT NULL,
+    seen_at timestamp with time zone NOT NULL,
+    claimed bigint NOT NULL
+);
+
+
+--
 -- Name: schema_functions; Type: TABLE; Schema: prescient; Owner: -
 --
 
@@ -1636,6 +1675,14 @@ ALTER TABLE ONLY prescient.queue_figures
 
 ALTER TABLE ONLY prescient.role_grant
     ADD CONSTRAINT role_grant_pkey PRIMARY KEY (statement);
+
+
+--
+-- Name: runner_seen runner_seen_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.runner_seen
+    ADD CONSTRAINT runner_seen_pkey PRIMARY KEY (runner_id);
 
 
 --
@@ -1987,6 +2034,14 @@ REVOKE ALL ON FUNCTION prescient.purge_history_rows(p_before timestamp with time
 
 
 --
+-- Name: FUNCTION record_runner_seen(p_runner text, p_shard text, p_slot timestamp with time zone, p_claimed bigint, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.record_runner_seen(p_runner text, p_shard text, p_slot timestamp with time zone, p_claimed bigint, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.record_runner_seen(p_runner text, p_shard text, p_slot timestamp with time zone, p_claimed bigint, p_now timestamp with time zone) TO prescient_runner;
+
+
+--
 -- Name: FUNCTION refresh_queue_figures(p_now timestamp with time zone, p_max_age interval); Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -2104,6 +2159,14 @@ GRANT SELECT ON TABLE prescient.pending_figure TO prescient_runner;
 
 GRANT SELECT ON TABLE prescient.queue_figures TO prescient_client;
 GRANT SELECT ON TABLE prescient.queue_figures TO prescient_runner;
+
+
+--
+-- Name: TABLE runner_seen; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.runner_seen TO prescient_client;
+GRANT SELECT ON TABLE prescient.runner_seen TO prescient_runner;
 
 
 --

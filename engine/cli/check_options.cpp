@@ -99,11 +99,6 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 std::string or_dash(const std::optional<std::string>& value) { return value ? *value : "-"; }
 
-std::string pause_status(const std::string& action, bool changed) {
-  if (action == "pause") return changed ? "paused" : "paused already";
-  return changed ? "resumed" : "not paused";
-}
-
 nlohmann::json payload_of(const Invocation& in) {
   const std::string text = in.get<std::string>("payload");
   nlohmann::json payload;

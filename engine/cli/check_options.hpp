@@ -59,8 +59,6 @@ void print_json_array(const std::vector<T>& items) {
   print_json_array(items, [](const T& item) { return to_json(item); });
 }
 
-// What `pause` or `resume` (action) did: "paused", "paused already", "resumed" or "not paused".
-std::string pause_status(const std::string& action, bool changed);
 
 // --payload JSON: parsed, and refused unless a JSON object.
 nlohmann::json payload_of(const Invocation& in);

@@ -20,45 +20,6 @@
 namespace prescient::cli {
 namespace {
 
-std::vector<TimePoint> next_firings(const CronSpec& spec, const date::time_zone& zone, TimePoint from, TimePoint anchor,
-                                    int count) {
-  std::vector<TimePoint> out;
-  TimePoint at = from;
-  for (int i = 0; i < count; ++i) {
-    const auto next = spec.next(at, zone, anchor);
-    if (!next) break;
-    out.push_back(at = *next);
-  }
-  return out;
-}
-
-std::string state_of(const ScheduleDefinition& d) {
-  if (d.invalid_reason) return "invalid";
-  if (d.paused_at) return "paused";
-  return d.next_check_at ? "active" : "finished";
-}
-
-nlohmann::json definition_json(const ScheduleDefinition& d) {
-  const auto optional_time = [](const std::optional<TimePoint>& t) {
-    return t ? nlohmann::json(format_time(*t)) : nlohmann::json(nullptr);
-  };
-  return {{"id", d.id},
-          {"spec", d.spec},
-          {"time_zone", d.time_zone},
-          {"job", d.job},
-          {"payload", d.payload},
-          {"deadline", d.deadline ? nlohmann::json(format_duration(*d.deadline)) : nlohmann::json(nullptr)},
-          {"catch_up", d.catch_up},
-          {"version", d.version},
-          {"created_at", format_time(d.created_at)},
-          {"updated_at", format_time(d.updated_at)},
-          {"last_occurrence_at", optional_time(d.last_occurrence_at)},
-          {"next_check_at", optional_time(d.next_check_at)},
-          {"state", state_of(d)},
-          {"paused_at", optional_time(d.paused_at)},
-          {"invalid_reason", d.invalid_reason ? nlohmann::json(*d.invalid_reason) : nlohmann::json(nullptr)}};
-}
-
 void print_definition(const ScheduleDefinition& d) {
   std::cout << "schedule " << d.id << " (version " << d.version << "): " << d.spec << " in " << d.time_zone
             << ", job " << d.job << ", catch-up " << d.catch_up
@@ -78,7 +39,7 @@ int run_next(const Invocation& in) {
   const date::time_zone& zone = find_time_zone(in.has("time-zone") ? in.get<std::string>("time-zone") : "UTC");
   const TimePoint from = in.has("from") ? parse_time(in.get<std::string>("from")) : SystemClock().now();
   nlohmann::json out = nlohmann::json::array();
-  for (const TimePoint t : next_firings(spec, zone, from, from, count)) {
+  for (const TimePoint t : next_occurrences(spec, zone, from, from, count)) {
     if (in.json()) {
       out.push_back(format_time(t));
     } else {
@@ -198,7 +159,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
                                        .payload = payload,
                                        .deadline = deadline});
     }
-    if (in.json()) std::cout << definition_json(d) << "\n";
+    if (in.json()) std::cout << to_json(d) << "\n";
     else print_definition(d);
     return kOk;
   }
@@ -224,7 +185,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
                                      .invalid = in.has("invalid"),
                                      .job = optional_flag(in, "job")});
     if (in.json()) {
-      print_json_array(all, definition_json);
+      print_json_array(all, [](const ScheduleDefinition& d) { return to_json(d); });
     } else {
       std::vector<std::vector<std::string>> rows;
       for (const auto& d : all) {
@@ -239,30 +200,23 @@ int run_on_database(const std::string& action, const Invocation& in) {
     return kOk;
   }
   // show
-  const ScheduleDefinition d = schedules.show(need_id());
-  const CronSpec spec = CronSpec::parse(d.spec);
-  const auto& zone = find_time_zone(d.time_zone);
-  const auto upcoming = next_firings(spec, zone, std::max(clock.now(), d.last_occurrence_at.value_or(clock.now())),
-                                     d.anchor_at, 5);
-  const auto recent = schedules.recent_events(d.id, 10);
+  const Schedules::Detail detail = schedules.detail(need_id());
   if (in.json()) {
-    nlohmann::json out = definition_json(d);
-    out["next_firings"] = nlohmann::json::array();
-    for (const TimePoint t : upcoming) out["next_firings"].push_back(format_time(t));
-    out["recent_events"] = nlohmann::json::array();
-    for (const auto& e : recent) {
-      out["recent_events"].push_back(
-          {{"id", e.id}, {"occurred_at", format_time(e.occurred_at)}, {"emitted_at", format_time(e.emitted_at)}});
-    }
-    std::cout << out << "\n";
+    std::cout << to_json(detail) << "\n";
     return kOk;
   }
+  const ScheduleDefinition& d = detail.definition;
+  const auto& zone = find_time_zone(d.time_zone);
   print_definition(d);
   std::cout << "next firings:\n";
-  for (const TimePoint t : upcoming) std::cout << "  " << format_time(t) << "\n";
-  std::cout << "recent events: " << recent.size() << "\n";
-  for (const auto& e : recent) std::cout << "  " << e.id << "  occurred " << format_time(e.occurred_at) << ", emitted "
-                                         << format_time(e.emitted_at) << "\n";
+  for (const TimePoint t : detail.next_firings) {
+    std::cout << "  " << format_time(t) << "  (" << format_local_time(t, zone) << " " << d.time_zone << ")\n";
+  }
+  std::cout << "recent events: " << detail.recent_events.size() << "\n";
+  for (const auto& e : detail.recent_events) {
+    std::cout << "  " << e.id << "  occurred " << format_time(e.occurred_at) << ", emitted " << format_time(e.emitted_at)
+              << "\n";
+  }
   return kOk;
 }
 

@@ -71,7 +71,11 @@ Command daemon_command() {
                                   .metrics = scrape},
                   clock);
             }
-            in.connect_migrated();
+            {
+              auto db = in.connect_migrated();
+              // The dashboard's first page finds figures (the refresher's first count is not waited for).
+              if (web_server) refresh_queue_figures_before_serving(*db, clock.now());
+            }
             // The figures stats, metrics and the dashboard read; one daemon of all counts them at a time.
             const FiguresRefresher figures(options.database_url, clock);
             signals.start([&](int received) {

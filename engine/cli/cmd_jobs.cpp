@@ -9,6 +9,7 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/schedules.hpp"
 #include "prescient/duration.hpp"
 
 namespace prescient::cli {

@@ -45,13 +45,7 @@ Command web_command() {
             const std::string url = in.database_url();
             {
               auto db = in.connect_migrated();  // a database it cannot serve is reported before it listens
-              // Figures before the first page: counted here, once, when no daemon has counted them lately
-              // (a role that may not count them leaves it to the daemons).
-              try {
-                refresh_queue_figures(*db, clock.now());
-              } catch (const DatabaseError& e) {
-                spdlog::warn("web: cannot count the queue figures, showing the daemons' when there are: {}", e.what());
-              }
+              refresh_queue_figures_before_serving(*db, clock.now());  // figures before the first page
             }
             const FiguresRefresher figures(url, clock);
             const web::WebServer server(

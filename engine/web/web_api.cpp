@@ -10,6 +10,8 @@
 #include "prescient/client.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
+#include "prescient/runners_seen.hpp"
+#include "prescient/schedules.hpp"
 #include "prescient/time_text.hpp"
 #include "session_pool.hpp"
 
@@ -18,6 +20,12 @@ namespace {
 
 constexpr int kDefaultPage = 50;
 constexpr int kMaxPage = 500;
+// Dead letters are the failed checks of the last 30 days, as the overview's figure counts them.
+constexpr std::chrono::days kDeadLetterDays{30};
+// "Retry all that match" revives this many per request (the page asks again until none are left), and
+// the count shown before it is bounded too: each request's work stays bounded whatever the backlog.
+constexpr int kRevivedPerRequest = 500;
+constexpr std::int64_t kDeadLetterCountBound = 100000;
 
 void send_json(httplib::Response& response, const nlohmann::json& body, int status = 200) {
   response.status = status;
@@ -108,18 +116,22 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                const auto slots = param(request, "slots");
                const std::int64_t n = slots ? integer_of(*slots, "slots") : 12;
                if (n < 1 || n > 1000) throw InvalidInput("invalid slots " + std::to_string(n) + ": between 1 and 1000");
-               // Never counts here: the figures are the refresher's, whatever their age (they carry it).
+               // Counts only when never counted: the figures are the refresher's, whatever their age (they carry it).
                send_json(response, to_json(queue_stats(db, c->clock.now(), static_cast<int>(n), Micros::max())));
              }));
-  server.Get("/api/future", serve(c->pool, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/future", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::string zoom = param(request, "zoom").value_or("slot");
                if (zoom != "slot" && zoom != "hour" && zoom != "day") {
                  throw InvalidInput("invalid zoom '" + zoom + "': slot, hour or day");
                }
-               const auto figures = future(db, zoom == "slot" ? FutureZoom::slot
-                                              : zoom == "hour" ? FutureZoom::hour
-                                                               : FutureZoom::day);
-               if (!figures) throw NotFound("the queue figures have not been counted yet");
+               const FutureZoom by = zoom == "slot" ? FutureZoom::slot : zoom == "hour" ? FutureZoom::hour : FutureZoom::day;
+               auto figures = future(db, by);
+               if (!figures) {
+                 // A daemon just started: count them (or wait for the session counting them), once.
+                 refresh_queue_figures_before_serving(db, c->clock.now());
+                 figures = future(db, by);
+               }
+               if (!figures) throw DatabaseError("the queue figures have not been counted yet (this role may not count them)");
                send_json(response, to_json(*figures));
              }));
   server.Get("/api/past", serve(c->pool, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
@@ -140,14 +152,37 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
   server.Get(R"(/api/checks/(\d+))", serve(c->pool, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                send_json(response, to_json(Checks(db).trace(id_of(request), std::nullopt)));
              }));
+  server.Get("/api/dead-letters/count", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               const std::int64_t matching = Checks(db).count_dead_letters(param(request, "job"), c->clock.now() - kDeadLetterDays,
+                                                                           kDeadLetterCountBound);
+               send_json(response, {{"matching", matching}, {"at_least", matching == kDeadLetterCountBound}});
+             }));
   server.Get("/api/dead-letters", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const HistoryFilter filter{.job = param(request, "job"),
                                           .outcome = Outcome::failed,
-                                          .since = c->clock.now() - std::chrono::days{30},
-                                          .not_pending = true,
+                                          .since = c->clock.now() - kDeadLetterDays,
+                                          .dead_letters_only = true,
                                           .before = cursor_of(request, "before"),
                                           .limit = limit_of(request)};
                send_json(response, array_of(Checks(db).history(filter)));
+             }));
+  server.Get("/api/runners", serve(c->pool, [c](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               send_json(response, array_of(runners_seen(db, c->clock.now())));
+             }));
+  server.Get("/api/schedules", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               const std::string state = param(request, "state").value_or("");
+               if (!state.empty() && state != "paused" && state != "invalid") {
+                 throw InvalidInput("invalid state '" + state + "': paused or invalid (or none: every schedule)");
+               }
+               const auto found = Schedules(db, c->clock).list({.limit = limit_of(request),
+                                                                .after = param(request, "after"),
+                                                                .paused = state == "paused",
+                                                                .invalid = state == "invalid",
+                                                                .job = param(request, "job")});
+               send_json(response, array_of(found));
+             }));
+  server.Get("/api/schedules/(.+)", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               send_json(response, to_json(Schedules(db, c->clock).detail(request.matches[1].str())));
              }));
 }
 
@@ -179,6 +214,41 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
   // The next slot: now, rounded up to the grid as every time is.
   server.Post(R"(/api/checks/(\d+)/fire)", serve(c->pool, [c, move_to](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 move_to(db, request, response, c->clock.now());
+              }));
+  // Retry all that match: the page shows the count first, asks, then calls this until last_id is null.
+  server.Post("/api/dead-letters/retry", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const nlohmann::json body = body_of(request);
+                std::optional<std::string> job;
+                std::int64_t after_id = 0;
+                if (body.contains("job") && !body["job"].is_null()) {
+                  if (!body["job"].is_string()) throw InvalidInput("\"job\" must be a job class name or null");
+                  if (!body["job"].get<std::string>().empty()) job = body["job"].get<std::string>();
+                }
+                if (body.contains("after_id") && !body["after_id"].is_null()) {
+                  if (!body["after_id"].is_number_integer()) throw InvalidInput("\"after_id\" must be an integer");
+                  after_id = body["after_id"].get<std::int64_t>();
+                }
+                const TimePoint now = c->clock.now();
+                const auto revived = Checks(db).revive_dead_letters(job, now - kDeadLetterDays, after_id, kRevivedPerRequest, now);
+                if (revived.revived > 0 || revived.skipped > 0) {
+                  logged(c->who(request), "retried " + std::to_string(revived.revived) + " dead letters" +
+                                              (job ? " of " + *job : "") + " up to id " + std::to_string(*revived.last_id) +
+                                              " (" + std::to_string(revived.skipped) + " skipped: job key taken)");
+                }
+                send_json(response, {{"revived", revived.revived},
+                                     {"skipped", revived.skipped},
+                                     {"last_id", revived.last_id ? nlohmann::json(*revived.last_id) : nlohmann::json(nullptr)}});
+              }));
+  server.Post("/api/schedules/(.+)/(pause|resume|remove)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const std::string id = request.matches[1].str();
+                const std::string action = request.matches[2].str();
+                const std::string who = c->who(request);
+                Schedules schedules(db, c->clock);
+                std::string status = "removed";
+                if (action == "remove") schedules.remove(id, who);
+                else status = pause_status(action, action == "pause" ? schedules.pause(id, who) : schedules.resume(id, who));
+                logged(who, action + " schedule " + id + ": " + status);
+                send_json(response, {{"id", id}, {"status", status}});
               }));
   server.Post(R"(/api/dead-letters/(\d+)/retry)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const PendingCheck revived = Checks(db).revive_failed(id_of(request), c->clock.now());

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "event_stream.hpp"
 #include "host_port.hpp"
 #include "prescient/errors.hpp"
 #include "session_pool.hpp"
@@ -137,7 +138,7 @@ void WebServer::add_dashboard(const Clock& clock) {
   }
   const std::string marker = "{{csrf_token}}";
   page.replace(page.find(marker), marker.size(), options_.read_only ? "" : csrf_token);
-  for (const char* path : {"/", "/checks", R"(/checks/\d+)", "/dead-letters"}) {
+  for (const char* path : {"/", "/checks", R"(/checks/\d+)", "/dead-letters", "/schedules", "/schedules/.+", "/events"}) {
     server_->Get(path, [page](const httplib::Request&, httplib::Response& response) {
       response.set_content(page, "text/html; charset=utf-8");
     });
@@ -148,6 +149,7 @@ void WebServer::add_dashboard(const Clock& clock) {
       response.set_content(std::string(asset.text), std::string(asset.content_type));
     });
   }
+  add_event_stream(*server_, options_.database_url);
   add_api_routes(*server_, ApiContext{.pool = *pool_, .clock = clock, .read_only = options_.read_only, .who = who});
 }
 

@@ -94,6 +94,10 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
   // The occurrence it fired is recorded in the schedule's check, by the settlement.
   CHECK(format_time(*Schedules(*f.owner, f.clock).show("minutely").last_occurrence_at) == "2026-11-21T10:05:00Z");
 
+  // It says it fired the slot (the dashboard's runners).
+  runner.record_seen(parse_time("2026-11-21T10:05:00Z"), r.claimed);
+  CHECK(prescient::testing::count_of(*f.owner, "SELECT claimed FROM prescient.runner_seen WHERE runner_id = 'r'") == 6);
+
   // It keeps the history partitions ahead (as the schema's owner, through the function), and drops none.
   CHECK(runner.ensure_history_partitions() == 0);  // migrate made them already
   auto db = connect_to(runner_url);

@@ -13,6 +13,7 @@
 
 #include "chromium.hpp"
 #include "http.hpp"
+#include "login_role.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
 
@@ -75,7 +76,20 @@ std::string dashboard_database() {
          " VALUES (9100, 'emit', 'user', 'dead', '{}', now() - interval '2 hours', now() - interval '2 hours', 1, 5,"
          "         '<script>document.title=''pwned''</script>', now() - interval '3 hours', 'app', now() - interval '1 hour',"
          "         'r', 'failed')";
+  // Failed, retried and done since: not a dead letter (the overview counts one).
+  *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
+         "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome)"
+         " SELECT 9200, 'emit', 'user', 'mended', '{}', now() - interval '3 hours', now() - interval '3 hours', 1, a, NULL,"
+         "        now() - interval '4 hours', 'app', now() - interval '3 hours' + a * interval '1 minute', 'r', o"
+         "   FROM (VALUES (5, 'failed'), (1, 'done')) AS v(a, o)";
   return url;
+}
+
+// `prescient web`'s JSON: status and body of a GET.
+std::pair<int, json> get_json(httplib::Client& client, const std::string& path) {
+  const auto answer = client.Get(path.c_str());
+  REQUIRE(answer);
+  return {answer->status, json::parse(answer->body)};
 }
 
 }  // namespace
@@ -143,6 +157,95 @@ TEST_CASE("the dashboard in a real browser: its figures are SQL's, database text
   }
 }
 
+TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead letters, in a real browser") {
+  const std::string url = dashboard_database();
+  auto db = connect_to(url);
+  REQUIRE(run_prescient(with_db({"cron", "add", "--id", "nightly", "--spec", "30 2 * * *", "--time-zone", "Europe/Berlin"}, url))
+              .exit_code == 0);
+  REQUIRE(run_prescient(with_db({"cron", "add", "--id", "hourly", "--spec", "@hourly"}, url)).exit_code == 0);
+  const WebProcess web(url);
+  Chromium browser;
+
+  SECTION("schedules: the list, next firings in the zone and in UTC, pause, resume and remove") {
+    browser.open(web.base() + "/schedules");
+    CHECK(browser.eval("document.querySelectorAll('[data-table=schedules] tbody tr').length") == 2);
+    CHECK(text_of(browser, "[data-table=schedules] tr[data-id=nightly] [data-state]") == "active");
+    browser.screenshot(screenshot_path("schedules.png"));
+
+    browser.open(web.base() + "/schedules/nightly");
+    const json local = browser.eval("[...document.querySelectorAll('[data-table=next-firings] tbody tr td:first-child')]"
+                                    ".map(td => td.textContent)");
+    const json utc = browser.eval("[...document.querySelectorAll('[data-table=next-firings] tbody tr td:last-child')]"
+                                  ".map(td => td.textContent)");
+    REQUIRE(local.size() == 5);
+    REQUIRE(utc.size() == 5);
+    // 02:30 in Berlin is 01:30 UTC in winter (+01:00) and 00:30 UTC in summer (+02:00).
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      const std::string wall = local[i], instant = utc[i];
+      CHECK_THAT(wall, Catch::Matches(R"(\d{4}-\d\d-\d\dT02:30:00\+0[12]:00)"));
+      CHECK(instant.substr(11, 5) == (wall.substr(19) == "+01:00" ? "01:30" : "00:30"));
+    }
+    browser.screenshot(screenshot_path("schedule.png"));
+    browser.eval("document.querySelector('[data-action=pause]').click(); true");
+    browser.wait_until("document.querySelector('[data-schedule][data-state=paused]')");
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.cron_schedule WHERE id = 'nightly' AND paused_at IS NOT NULL") == 1);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:nightly'") == 0);
+    browser.eval("document.querySelector('[data-action=resume]').click(); true");
+    browser.wait_until("document.querySelector('[data-schedule][data-state=active]')");
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:nightly'") == 1);
+    browser.eval("window.confirm = () => true; document.querySelector('[data-action=remove]').click(); true");
+    // The page goes back to the list (while it loads there is no document body yet).
+    browser.wait_until("location.pathname === '/schedules'"
+                       " && document.querySelectorAll('[data-table=schedules] tbody tr').length === 1");
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.cron_schedule WHERE id = 'nightly'") == 0);
+  }
+
+  SECTION("events: the outbox's last events, then each as it commits, as text; a filter by type") {
+    *db << "INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)"
+           " VALUES ('ev-1', 'order.shipped', 'test', now(), now(), '{\"n\": 1}'),"
+           "        ('ev-2', '<b>bold</b>', 'test', now(), now(), '{}')";
+    browser.open(web.base() + "/events");
+    browser.wait_until("document.querySelectorAll('[data-table=events] tbody tr').length === 2");
+    CHECK(text_of(browser, "[data-table=events] tr[data-id=ev-2] td:nth-child(2)") == "<b>bold</b>");
+    CHECK(browser.eval("document.querySelectorAll('main b').length") == 0);
+    *db << "INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)"
+           " VALUES ('ev-3', 'order.shipped', 'test', now(), now(), '{\"n\": 3}')";
+    *db << "SELECT pg_notify('prescient_event', 'ev-3')";
+    browser.wait_until("document.querySelector('[data-table=events] tbody tr:first-child').dataset.id === 'ev-3'");
+    CHECK(browser.eval("document.querySelector('[data-stream]').dataset.stream") == "live");
+    browser.screenshot(screenshot_path("events.png"));
+    browser.open(web.base() + "/events?type=order.shipped");
+    browser.wait_until("document.querySelectorAll('[data-table=events] tbody tr').length === 2");
+    CHECK(browser.eval("[...document.querySelectorAll('[data-table=events] tbody tr')].map(r => r.dataset.id)") ==
+          json{"ev-3", "ev-1"});
+  }
+
+  SECTION("runners: those that completed one of the last slots, on the overview") {
+    *db << "SELECT prescient.record_runner_seen('host-a:1', '0/1', date_bin('1 minute', now(), 'epoch') - interval '1 minute', 7)";
+    *db << "SELECT prescient.record_runner_seen('host-b:2', '0/1', date_bin('1 minute', now(), 'epoch') - interval '10 minutes', 0)";
+    browser.open(web.base() + "/");
+    CHECK(text_of(browser, "[data-figure=runners]") == "1");
+    CHECK(browser.eval("document.querySelectorAll('[data-table=runners] tbody tr').length") == 2);
+    CHECK(browser.eval("document.querySelectorAll('[data-table=runners] tbody tr.stale').length") == 1);
+  }
+
+  SECTION("dead letters: retry all that match a filter, after their count, in bounded requests") {
+    *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
+           "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome)"
+           " SELECT 20000 + i, 'noop', 'user', 'd' || i, '{}', now() - interval '2 hours', now() - interval '2 hours', 1, 5,"
+           "        'boom', now() - interval '3 hours', 'app', now() - interval '1 hour', 'r', 'failed'"
+           "   FROM generate_series(1, 1200) i";
+    browser.open(web.base() + "/dead-letters?job=noop");
+    browser.eval("window.confirmed = ''; window.confirm = (text) => { window.confirmed = text; return true; };"
+                 " document.querySelector('[data-action=retry-all]').click(); true");
+    browser.wait_until("document.querySelectorAll('[data-table=dead-letters]').length === 0");
+    CHECK(browser.eval("window.confirmed") == "Retry 1,200 dead letters of noop? They become pending at the next slot.");
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id > 20000") == 1200);
+    // The other class's dead letter is untouched; three requests of at most 500 did it.
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = 9100") == 0);
+  }
+}
+
 TEST_CASE("the dashboard read-only: no button, and an action refused even with the page's token") {
   const std::string url = dashboard_database();
   auto db = connect_to(url);
@@ -159,6 +262,38 @@ TEST_CASE("the dashboard read-only: no button, and an action refused even with t
   browser.open(web.base() + "/dead-letters");
   CHECK(browser.eval("document.querySelectorAll('[data-action=retry]').length") == 0);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(id)) == 1);
+}
+
+TEST_CASE("the dashboard read-only with the documented read-only role (docs/web.md): every read answers") {
+  const std::string url = dashboard_database();
+  auto db = connect_to(url);
+  std::string viewer;
+  *db << "SELECT 'viewer_' || current_database()", soci::into(viewer);
+  *db << "DROP ROLE IF EXISTS " + viewer;
+  // docs/web.md, "The database role it needs", word for word but the name.
+  *db << "CREATE ROLE " + viewer + " LOGIN";
+  *db << "GRANT USAGE ON SCHEMA prescient TO " + viewer;
+  *db << "GRANT SELECT ON ALL TABLES IN SCHEMA prescient TO " + viewer;
+  REQUIRE(run_prescient(with_db({"cron", "add", "--id", "hourly", "--spec", "@hourly"}, url)).exit_code == 0);
+  *db << "SELECT prescient.refresh_queue_figures()";  // a daemon's work: the viewer may not count
+  {
+    const WebProcess web(as_user(url, viewer), {"--read-only"});
+    httplib::Client client("127.0.0.1", web.port());
+    const long long id = count_of(*db, "SELECT min(id) FROM prescient.future_job");
+    for (const std::string& path : std::vector<std::string>{"/api/stats", "/api/future?zoom=day", "/api/past", "/api/checks?job=emit",
+                                   "/api/checks/" + std::to_string(id), "/api/dead-letters", "/api/dead-letters/count",
+                                   "/api/schedules", "/api/schedules/hourly", "/api/runners"}) {
+      const auto [status, body] = get_json(client, path);
+      INFO(path << ": " << body.dump());
+      CHECK(status == 200);
+    }
+    CHECK(get_json(client, "/api/dead-letters/count").second["matching"] == 1);
+    CHECK(get_json(client, "/api/stats").second["pending"] ==
+          count_of(*db, "SELECT count(*) FROM prescient.future_job"));
+    CHECK(client.Get("/api/events/stream?after=nonsense")->status == 400);
+  }
+  *db << "DROP OWNED BY " + viewer;
+  *db << "DROP ROLE " + viewer;
 }
 
 TEST_CASE("the dashboard's HTTP: actions need the page's token from the same origin, loopback needs its own name") {
@@ -236,7 +371,7 @@ TEST_CASE("the dashboard beyond loopback: refused without an auth file; with one
 }
 
 TEST_CASE("daemon --web-addr serves the dashboard, its API and /metrics from one server") {
-  const std::string url = create_migrated_database(60);
+  const std::string url = create_migrated_database(1);
   const int port = free_loopback_port();
   const std::string log = "/tmp/prescient-daemon-web-" + std::to_string(::getpid()) + ".log";
   const pid_t daemon = start_prescient(
@@ -255,6 +390,18 @@ TEST_CASE("daemon --web-addr serves the dashboard, its API and /metrics from one
   REQUIRE(config);
   CHECK(json::parse(config->body)["read_only"] == true);
   CHECK(client.Get("/")->body.find("csrf-token") != std::string::npos);
+  // The figures are there from the first request (counted before the daemon fires), and the daemon is
+  // among the runners once it has completed a slot.
+  CHECK(get_json(client, "/api/stats").first == 200);
+  json runners = json::array();
+  for (int i = 0; i < 50 && runners.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    runners = get_json(client, "/api/runners").second;
+  }
+  REQUIRE(runners.size() == 1);
+  CHECK(runners[0]["runner_id"] == "web-test");
+  CHECK(runners[0]["shard"] == "0/1");
+  CHECK(runners[0]["slots_behind"].get<long long>() <= 1);
   ::kill(daemon, SIGTERM);
   CHECK(wait_for(daemon) == 0);
   ::unlink(log.c_str());

@@ -63,7 +63,8 @@ struct HistoryFilter {
   std::optional<Outcome> outcome;
   std::optional<std::int64_t> id;
   std::optional<TimePoint> since;
-  bool not_pending = false;          // only checks that are not pending again (dead letters: not retried)
+  // Only dead letters: failed rows that are their check's last settlement, of checks not pending again.
+  bool dead_letters_only = false;
   std::optional<PageCursor> before;  // newest first: the rows before this one
   int limit = 100;
 };

@@ -2,6 +2,8 @@
 // Reading checks back, pending and finished, and putting a failed one back: what `prescient list`,
 // `history`, `show` and `retry` use, and applications that look at their checks.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "prescient/check_records.hpp"
@@ -30,6 +32,21 @@ class Checks {
   // NotFound when it is not a failed check, InvalidInput when it is pending again already (a concurrent
   // retry included) or its job key is taken by another pending check.
   PendingCheck revive_failed(std::int64_t id, TimePoint at);
+
+  // Dead letters: checks whose last settlement, at or after `since`, was `failed`, and that are not
+  // pending again; of one class when `job` is given. Counts at most `at_most` of them (the work of a
+  // count is bounded; a result equal to it means "at least").
+  std::int64_t count_dead_letters(const std::optional<std::string>& job, TimePoint since, std::int64_t at_most);
+  // Puts back, as revive_failed does, the matching dead letters with ids after `after_id`, up to `limit`
+  // of them in id order, in one statement. One whose job key another pending check holds is skipped and
+  // stays a dead letter. `last_id`: the last id looked at, to pass as the next call's after_id; none
+  // when there were no more.
+  struct RevivedDeadLetters {
+    std::int64_t revived = 0, skipped = 0;
+    std::optional<std::int64_t> last_id;
+  };
+  RevivedDeadLetters revive_dead_letters(const std::optional<std::string>& job, TimePoint since,
+                                         std::int64_t after_id, int limit, TimePoint at);
 
   // Runners claim no check of a paused class: its checks stay pending, and are due again (at their slots,
   // or at once when overdue) once it is resumed. Takes effect at the runners' next claim. False when it

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "prescient/time.hpp"
 
@@ -59,5 +60,12 @@ class CronSpec {
 
 // The IANA zone named `name` ("Europe/Berlin", "UTC"). Throws InvalidInput for an unknown name.
 const date::time_zone& find_time_zone(const std::string& name);
+
+// Up to `count` occurrences of `spec` after `after`, in order (fewer when it stops, as an @at does).
+std::vector<TimePoint> next_occurrences(const CronSpec& spec, const date::time_zone& zone, TimePoint after,
+                                        TimePoint anchor, int count);
+
+// `t` as wall time in `zone` with its offset, to the second: "2026-03-29T03:30:00+02:00".
+std::string format_local_time(TimePoint t, const date::time_zone& zone);
 
 }  // namespace prescient

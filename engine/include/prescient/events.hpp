@@ -43,6 +43,9 @@ class EventReader {
   EventCursor after_id(const std::string& id);
   // The cursor before the first event emitted at or after `t`.
   EventCursor from_time(TimePoint t);
+  // The cursor before the last `n` events of the outbox (its beginning when there are fewer): a read
+  // of the newest index entries only, however long the outbox.
+  EventCursor before_last(int n);
 
   // Up to `limit` events after `cursor` whose transactions have all finished, in (tx, seq) order.
   std::vector<EventRow> read(const EventCursor& cursor, const std::optional<std::string>& type, int limit);

@@ -67,8 +67,14 @@ struct QueueStats {
 // them; returns whether this call counted. max_age 0 counts now (after a counting session, if any).
 bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age = kFiguresMaxAge);
 
+// For a process about to serve the figures (the dashboard, metrics): counts them now unless they are
+// recent, so its first request finds some. A role that may not count them (a viewer), or a failing
+// database, is logged, not thrown: the daemons' figures serve then.
+void refresh_queue_figures_before_serving(soci::session& db, TimePoint now);
+
 // REQUIRES a migrated database; 1 <= slots_ahead <= 1000. Counts the figures first when they are older
-// than max_age (Micros::max(): never; throws DatabaseError when they were never counted).
+// than max_age. Micros::max(): only when they were never counted (waiting for a session counting them
+// then); throws DatabaseError when this role may not count them.
 QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros max_age = kFiguresMaxAge);
 
 // As `prescient stats --json` prints it (and the dashboard's /api/stats serves it).

@@ -106,6 +106,15 @@ class Schedules {
   // The schedule's most recent events, newest first.
   std::vector<FiredEvent> recent_events(const std::string& id, int limit);
 
+  // What `cron show` and the dashboard show of one schedule: the definition, its next 5 firings (from
+  // now, or from its last occurrence when that is later) and its 10 most recent events. NotFound.
+  struct Detail {
+    ScheduleDefinition definition;
+    std::vector<TimePoint> next_firings;
+    std::vector<FiredEvent> recent_events;
+  };
+  Detail detail(const std::string& id);
+
  private:
   // Throws InvalidInput naming what is wrong; returns the parsed spec.
   CronSpec validate(const ScheduleDefinition& d) const;
@@ -123,5 +132,18 @@ class Schedules {
 
 // The catch-up policies and their meaning, for messages: "one, all, none".
 bool is_catch_up_policy(const std::string& policy);
+
+// What `pause` or `resume` (action) of a schedule or a job class did, as the CLI and the dashboard's API
+// say it: "paused", "paused already", "resumed" or "not paused".
+std::string pause_status(const std::string& action, bool changed);
+
+// invalid, paused, active (it has a pending check) or finished (an @at that fired).
+std::string state_of(const ScheduleDefinition& d);
+
+// The shapes of `cron list --json` and `cron show --json` (the dashboard's API serves the same). A
+// detail's firings are given in UTC (next_firings) and as wall time in the schedule's zone
+// (next_firings_local), in the same order.
+nlohmann::json to_json(const ScheduleDefinition& d);
+nlohmann::json to_json(const Schedules::Detail& detail);
 
 }  // namespace prescient

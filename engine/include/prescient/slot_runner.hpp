@@ -88,6 +88,9 @@ class SlotRunner {
   // control session at the runner's clock; returns how many it created. Settlements never wait for it:
   // a month without a partition goes to the default one until then.
   int ensure_history_partitions();
+  // Records on the control session that this runner completed `slot`, claiming `claimed` checks in it
+  // (prescient/runners_seen.hpp: the dashboard's runners).
+  void record_seen(TimePoint slot, long claimed);
 
  private:
   void require_firable(TimePoint slot, const char* what) const;

@@ -4,6 +4,7 @@
 
 #include "db/cron_schedules.hpp"
 #include "prescient/cron_spec.hpp"
+#include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
 #include "core/text_rules.hpp"
@@ -162,6 +163,65 @@ ScheduleDefinition Schedules::show(const std::string& id) {
 
 std::vector<Schedules::FiredEvent> Schedules::recent_events(const std::string& id, int limit) {
   return db::recent_schedule_events(db_, id, limit);
+}
+
+Schedules::Detail Schedules::detail(const std::string& id) {
+  Detail detail{.definition = show(id), .next_firings = {}, .recent_events = {}};
+  const ScheduleDefinition& d = detail.definition;
+  const TimePoint now = clock_.now();
+  detail.next_firings = next_occurrences(CronSpec::parse(d.spec), find_time_zone(d.time_zone),
+                                         std::max(now, d.last_occurrence_at.value_or(now)), d.anchor_at, 5);
+  detail.recent_events = recent_events(id, 10);
+  return detail;
+}
+
+std::string pause_status(const std::string& action, bool changed) {
+  if (action == "pause") return changed ? "paused" : "paused already";
+  return changed ? "resumed" : "not paused";
+}
+
+std::string state_of(const ScheduleDefinition& d) {
+  if (d.invalid_reason) return "invalid";
+  if (d.paused_at) return "paused";
+  return d.next_check_at ? "active" : "finished";
+}
+
+nlohmann::json to_json(const ScheduleDefinition& d) {
+  const auto optional_time = [](const std::optional<TimePoint>& t) {
+    return t ? nlohmann::json(format_time(*t)) : nlohmann::json(nullptr);
+  };
+  return {{"id", d.id},
+          {"spec", d.spec},
+          {"time_zone", d.time_zone},
+          {"job", d.job},
+          {"payload", d.payload},
+          {"deadline", d.deadline ? nlohmann::json(format_duration(*d.deadline)) : nlohmann::json(nullptr)},
+          {"catch_up", d.catch_up},
+          {"version", d.version},
+          {"created_at", format_time(d.created_at)},
+          {"updated_at", format_time(d.updated_at)},
+          {"last_occurrence_at", optional_time(d.last_occurrence_at)},
+          {"next_check_at", optional_time(d.next_check_at)},
+          {"state", state_of(d)},
+          {"paused_at", optional_time(d.paused_at)},
+          {"invalid_reason", d.invalid_reason ? nlohmann::json(*d.invalid_reason) : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json to_json(const Schedules::Detail& detail) {
+  nlohmann::json out = to_json(detail.definition);
+  const date::time_zone& zone = find_time_zone(detail.definition.time_zone);
+  out["next_firings"] = nlohmann::json::array();
+  out["next_firings_local"] = nlohmann::json::array();
+  for (const TimePoint t : detail.next_firings) {
+    out["next_firings"].push_back(format_time(t));
+    out["next_firings_local"].push_back(format_local_time(t, zone));
+  }
+  out["recent_events"] = nlohmann::json::array();
+  for (const auto& e : detail.recent_events) {
+    out["recent_events"].push_back(
+        {{"id", e.id}, {"occurred_at", format_time(e.occurred_at)}, {"emitted_at", format_time(e.emitted_at)}});
+  }
+  return out;
 }
 
 }  // namespace prescient

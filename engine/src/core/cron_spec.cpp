@@ -133,6 +133,22 @@ const date::time_zone& find_time_zone(const std::string& name) {
   }
 }
 
+std::vector<TimePoint> next_occurrences(const CronSpec& spec, const date::time_zone& zone, TimePoint after,
+                                        TimePoint anchor, int count) {
+  std::vector<TimePoint> out;
+  for (int i = 0; i < count; ++i) {
+    const auto next = spec.next(after, zone, anchor);
+    if (!next) break;
+    out.push_back(after = *next);
+  }
+  return out;
+}
+
+std::string format_local_time(TimePoint t, const date::time_zone& zone) {
+  const date::zoned_time local{&zone, std::chrono::time_point_cast<std::chrono::seconds>(t)};
+  return date::format("%FT%T%Ez", local);
+}
+
 CronSpec CronSpec::parse(std::string_view text) {
   CronSpec spec;
   spec.text_ = std::string(text);

@@ -1,6 +1,8 @@
 // Checks: reading pending checks and their history with optional filters, and reviving a failed one.
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 #include "db/check_columns.hpp"
 #include "db/pq.hpp"
 #include "db/connection.hpp"
@@ -32,6 +34,11 @@ class Conditions {
     params_.push_back(text_of(cursor->id));
     sql_ += std::string(sql_.empty() ? " WHERE " : " AND ") + "(" + time_column + ", " + id_column + ") " +
             comparison + " (prescient.at_us(" + at + "), " + placeholder(params_.size()) + ")";
+  }
+  // A value used elsewhere in the statement than the WHERE clause; returns its placeholder.
+  std::string bind(std::string value) {
+    params_.push_back(std::move(value));
+    return placeholder(params_.size());
   }
   void add_fixed(const std::string& fragment) { sql_ += (sql_.empty() ? " WHERE " : " AND ") + fragment; }
   const std::string& sql() const { return sql_; }
@@ -69,6 +76,15 @@ const std::string kPendingColumns = kCheckFieldColumns + ", prescient.us(next_ch
 const std::string kHistoryColumns =
     kCheckFieldColumns +
     ", prescient.us(last_check_at), history_id, prescient.us(finished_at), finished_by, outcome, run_micros";
+
+// A dead letter, over rows of prescient.job_history (unaliased): a failed settlement that is its check's
+// last (a check retried and settled again is not one), of a check not pending again. Both probes are
+// index lookups by id (future_job's key, job_history_id).
+const std::string kDeadLetterCondition =
+    "outcome = 'failed'"
+    " AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = job_history.id)"
+    " AND NOT EXISTS (SELECT FROM prescient.job_history later"
+    "                  WHERE later.id = job_history.id AND later.history_id > job_history.history_id)";
 
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   db::read_check_columns(rows, r, out);
@@ -112,9 +128,7 @@ std::vector<HistoryEntry> Checks::history(const HistoryFilter& filter, bool olde
   where.add("job = ?", filter.job);
   where.add("finished_at >= prescient.at_us(?)", filter.since);
   where.add_cursor("finished_at", "history_id", "<", filter.before);
-  if (filter.not_pending) {
-    where.add_fixed("NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = job_history.id)");
-  }
+  if (filter.dead_letters_only) where.add_fixed(kDeadLetterCondition);
   const std::string sql = "SELECT " + kHistoryColumns + " FROM prescient.job_history" + where.sql();
   const char* order = oldest_first ? " ORDER BY finished_at, history_id" : " ORDER BY finished_at DESC, history_id DESC";
   const std::string limit = where.limit_placeholder();
@@ -171,6 +185,50 @@ PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
                        " is taken by another pending check");
   }
   return pending({.id = id, .limit = 1}).front();
+}
+
+std::int64_t Checks::count_dead_letters(const std::optional<std::string>& job, TimePoint since, std::int64_t at_most) {
+  Conditions where;
+  where.add("finished_at >= prescient.at_us(?)", std::optional(since));
+  where.add("job = ?", job);
+  where.add_fixed(kDeadLetterCondition);
+  const std::string limit = where.limit_placeholder();
+  if (at_most < 1 || at_most > std::numeric_limits<int>::max()) {
+    throw InvalidInput("invalid bound " + std::to_string(at_most) + " on the count of dead letters");
+  }
+  return pq::exec(native_connection(db_), "cannot count dead letters",
+                  "SELECT count(*) FROM (SELECT FROM prescient.job_history" + where.sql() + " LIMIT " + limit + ") AS d",
+                  where.params_with(static_cast<int>(at_most)))
+      .integer(0, 0);
+}
+
+Checks::RevivedDeadLetters Checks::revive_dead_letters(const std::optional<std::string>& job, TimePoint since,
+                                                       std::int64_t after_id, int limit, TimePoint at) {
+  Conditions where;
+  const std::string revived_at = where.bind(pq::micros(at));
+  where.add("finished_at >= prescient.at_us(?)", std::optional(since));
+  where.add("id > ?", std::optional(after_id));
+  where.add("job = ?", job);
+  where.add_fixed(kDeadLetterCondition);
+  const std::string limit_at = where.limit_placeholder();
+  // ON CONFLICT without a target: the id (a concurrent retry) or the job key (another pending check).
+  const pq::Result counts = pq::exec(
+      native_connection(db_), "cannot revive dead letters",
+      "WITH picked AS (SELECT * FROM prescient.job_history" + where.sql() + " ORDER BY id LIMIT " + limit_at + "),"
+      " revived AS (INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
+      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by)"
+      "  OVERRIDING SYSTEM VALUE"
+      "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
+      "         prescient.at_us(" + revived_at + "), check_count, 0, last_error, enqueued_on, enqueued_by FROM picked"
+      "  ON CONFLICT DO NOTHING RETURNING id)"
+      " SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM revived), (SELECT max(id) FROM picked)",
+      where.params_with(limit));
+  const std::int64_t picked = counts.integer(0, 0);
+  RevivedDeadLetters out;
+  out.revived = counts.integer(0, 1);
+  out.skipped = picked - out.revived;
+  if (picked > 0) out.last_id = counts.integer(0, 2);
+  return out;
 }
 
 bool Checks::pause_job(const std::string& job, const std::string& by, TimePoint now) {

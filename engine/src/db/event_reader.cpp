@@ -28,6 +28,15 @@ EventCursor EventReader::after_id(const std::string& id) {
   return {row.text(0, 0), row.integer(0, 1)};
 }
 
+EventCursor EventReader::before_last(int n) {
+  if (n < 1) throw InvalidInput("invalid count " + std::to_string(n) + " of events: at least 1");
+  const pq::Result row = pq::exec(native_connection(db_), "cannot find events",
+                                  "SELECT tx::text, seq FROM prescient.event ORDER BY tx DESC, seq DESC OFFSET $1 LIMIT 1",
+                                  {std::to_string(n)});
+  if (row.rows() == 0) return {};
+  return {row.text(0, 0), row.integer(0, 1)};
+}
+
 EventCursor EventReader::from_time(TimePoint t) {
   const pq::Result row = pq::exec(
       native_connection(db_), "cannot find events",

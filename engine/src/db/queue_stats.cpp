@@ -1,6 +1,7 @@
 #include "prescient/queue_stats.hpp"
 
 #include <soci/soci.h>
+#include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
@@ -127,11 +128,25 @@ bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age) {
   return counted.text(0, 0) == "t";
 }
 
+void refresh_queue_figures_before_serving(soci::session& db, TimePoint now) {
+  try {
+    refresh_queue_figures(db, now);
+  } catch (const DatabaseError& e) {
+    spdlog::warn("cannot count the queue figures, showing the daemons' when there are: {}", e.what());
+  }
+}
+
 QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros max_age) {
   if (slots_ahead < 1 || slots_ahead > 1000) {
     throw InvalidInput("slots ahead must be between 1 and 1000, not " + std::to_string(slots_ahead));
   }
-  if (max_age != Micros::max()) refresh_queue_figures(db, now, max_age);
+  if (max_age != Micros::max()) {
+    refresh_queue_figures(db, now, max_age);
+  } else if (pq::exec(native_connection(db), "cannot read the queue figures",
+                      "SELECT NOT EXISTS (SELECT FROM prescient.queue_figures)")
+                 .text(0, 0) == "t") {
+    refresh_queue_figures(db, now, kFiguresMaxAge);  // never counted: waits for a session counting them
+  }
   QueueStats stats;
   stats.now = now;
   PGconn* conn = native_connection(db);

@@ -116,8 +116,10 @@ DaemonStats Daemon::run() {
     }
     if (!waiter_.wait_until(*slot)) break;
     if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
+    long report_claimed = 0;
     try {
       const SlotReport report = runner->run_slot(*slot);
+      report_claimed = report.claimed;
       ++stats.slots;
       count(report, true);
       if (report.claimed > 0) {
@@ -170,6 +172,13 @@ DaemonStats Daemon::run() {
       failed(e);
       spdlog::warn("runner {}: catching up before slot {} failed, trying again after the next slot: {}",
                    options_.runner_id, format_time(*slot), e.what());
+    }
+    // Seen firing, for the dashboard: upkeep too, never a reason to hold back the next slot.
+    try {
+      runner->record_seen(*slot, report_claimed);
+    } catch (const std::exception& e) {
+      spdlog::warn("runner {}: could not record slot {} as completed: {}", options_.runner_id, format_time(*slot),
+                   e.what());
     }
     *slot += runner->settings().slot;
     tries = 0;

@@ -14,6 +14,7 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/retention.hpp"
+#include "prescient/runners_seen.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/worker.hpp"
 
@@ -160,6 +161,13 @@ SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::functio
 int SlotRunner::ensure_history_partitions() {
   return with_control(
       [&](PgRunnerStore& store) { return prescient::ensure_history_partitions(store.session(), clock_.now()); });
+}
+
+void SlotRunner::record_seen(TimePoint slot, long claimed) {
+  with_control([&](PgRunnerStore& store) {
+    record_runner_seen(store.session(), options_.runner_id, options_.shard.text(), slot, claimed, clock_.now());
+    return 0;
+  });
 }
 
 }  // namespace prescient

@@ -32,7 +32,7 @@ function svg(tag, attrs) {
 async function api(path) {
   const response = await fetch(path, { headers: { Accept: 'application/json' } });
   const body = await response.json();
-  if (!response.ok) throw new Error(body.error || response.statusText);
+  if (!response.ok) throw Object.assign(new Error(body.error || response.statusText), { status: response.status });
   return body;
 }
 async function act(path, body) {
@@ -101,7 +101,10 @@ function barChart(columns, colours, id) {
 async function overview() {
   const zoom = ['slot', 'hour', 'day'].includes(params().get('zoom')) ? params().get('zoom') : 'slot';
   const only = params().get('job') || '';
-  const [stats, future, past] = await Promise.all([api('/api/stats'), api(`/api/future?zoom=${zoom}`), api('/api/past')]);
+  const [stats, future, past, runners] = await Promise.all([api('/api/stats'), api(`/api/future?zoom=${zoom}`),
+    api('/api/past'), api('/api/runners')]);
+  // Firing: completed one of the last three slots (a runner completes the previous slot as the next begins).
+  const firing = runners.filter((r) => r.slots_behind <= 3);
   const age = Math.round((Date.parse(stats.now) - Date.parse(stats.counted_at)) / 1000);
   const tile = (label, key, value, bad) => el('div', { class: 'tile' + (bad ? ' bad' : '') },
     el('div', { class: 'label' }, label), el('div', { class: 'value', 'data-figure': key }, number(value)));
@@ -111,7 +114,8 @@ async function overview() {
     tile('overdue', 'overdue', stats.overdue, stats.overdue > 0),
     tile('paused classes', 'paused', stats.paused_classes.length, stats.paused_classes.length > 0),
     tile('dead letters (30 days)', 'dead_letters', stats.dead_letters, stats.dead_letters > 0),
-    tile('settled last hour', 'finished_last_hour', Object.values(stats.finished_last_hour).reduce((a, b) => a + b, 0)));
+    tile('settled last hour', 'finished_last_hour', Object.values(stats.finished_last_hour).reduce((a, b) => a + b, 0)),
+    tile('runners (last 3 slots)', 'runners', firing.length, firing.length === 0));
   const counted = el('p', { class: 'muted', 'data-counted-at': stats.counted_at },
     `Counted ${shortTime(stats.counted_at)} (${age} s ago, in ${stats.count_millis} ms); the daemons count again every minute.`);
   const paused = stats.paused_classes.length === 0 ? null : el('p', {},
@@ -167,8 +171,17 @@ async function overview() {
       : el('p', { class: 'muted' }, 'Nothing settled in the last day.'),
     lateness);
 
+  const runnersPanel = runners.length === 0 ? el('p', { class: 'muted' }, 'No daemon has completed a slot in the last week.')
+    : el('table', { 'data-table': 'runners' },
+      el('thead', {}, el('tr', {}, ['runner', 'shard', 'last slot', 'slots behind', 'claimed in it', 'seen since']
+        .map((h) => el('th', {}, h)))),
+      el('tbody', {}, runners.map((r) => el('tr', { class: r.slots_behind > 3 ? 'stale' : null },
+        el('td', { class: 'mono' }, r.runner_id), el('td', {}, r.shard), el('td', {}, shortTime(r.last_slot)),
+        el('td', { class: 'num' }, r.slots_behind), el('td', { class: 'num' }, number(r.claimed)),
+        el('td', {}, shortTime(r.first_seen_at))))));
+
   page('Overview', tiles, counted, paused, el('h2', {}, 'The future: pending checks ahead'), futurePanel,
-    el('h2', {}, 'The past day: settlements per hour'), pastPanel);
+    el('h2', {}, 'The past day: settlements per hour'), pastPanel, el('h2', {}, 'Runners'), runnersPanel);
 }
 
 const checkFields = ['job_key', 'entity_name', 'entity_key', 'job', 'group_key'];
@@ -257,8 +270,130 @@ async function deadLetters() {
     before.set('before', `${rows[rows.length - 1].finished_at},${rows[rows.length - 1].history_id}`);
     next = el('p', {}, el('a', { href: '/dead-letters?' + before.toString(), rel: 'next' }, 'Next page →'));
   }
-  page('Dead letters', el('p', { class: 'muted' }, 'Checks that failed in the last 30 days, out of retries, and were not put back.'),
-    form, rows.length ? table : el('p', { class: 'muted' }, 'No dead letters.'), next);
+  // Retry all that match: the count first, a confirmation, then requests of at most 500 each until done.
+  const job = query.get('job') || '';
+  const retryAll = async (event) => {
+    const button = event.target;
+    button.disabled = true;
+    try {
+      const { matching, at_least: atLeast } = await api('/api/dead-letters/count' + (job ? '?job=' + encodeURIComponent(job) : ''));
+      const what = `${atLeast ? 'at least ' : ''}${number(matching)} dead letter${matching === 1 ? '' : 's'}${job ? ' of ' + job : ''}`;
+      if (matching === 0 || !confirm(`Retry ${what}? They become pending at the next slot.`)) { button.disabled = false; return; }
+      let revived = 0, skipped = 0, afterId = 0;
+      for (;;) {
+        const step = await act('/api/dead-letters/retry', { job: job || null, after_id: afterId });
+        revived += step.revived; skipped += step.skipped;
+        button.textContent = `Retrying… ${number(revived)}`;
+        if (step.last_id === null) break;
+        afterId = step.last_id;
+      }
+      toast(`${number(revived)} pending again` + (skipped ? `; ${number(skipped)} skipped (their job key is taken by a pending check)` : ''));
+      await deadLetters();
+    } catch (e) { toast(e.message, true); button.disabled = false; }
+  };
+  const bulk = config.read_only || rows.length === 0 ? null : el('div', { class: 'actions' },
+    el('button', { class: 'danger', 'data-action': 'retry-all', onclick: retryAll }, job ? `Retry all of ${job}…` : 'Retry all…'));
+  page('Dead letters', el('p', { class: 'muted' }, 'Checks whose last settlement in the last 30 days was a failure, and that were not put back.'),
+    form, bulk, rows.length ? table : el('p', { class: 'muted' }, 'No dead letters.'), next);
+}
+
+const stateClass = { active: null, paused: 'muted', invalid: 'bad', finished: 'muted' };
+
+async function schedules() {
+  const query = params();
+  const search = new URLSearchParams();
+  for (const name of ['job', 'state', 'after']) if (query.get(name)) search.set(name, query.get(name));
+  const rows = await api('/api/schedules?' + search.toString());
+  const form = el('form', { class: 'search', method: 'get', action: '/schedules' },
+    el('label', {}, 'job class', el('input', { name: 'job', value: query.get('job') || '', size: 16 })),
+    el('label', {}, 'state', el('select', { name: 'state' },
+      [['', 'any'], ['paused', 'paused'], ['invalid', 'invalid']].map(([value, label]) =>
+        el('option', { value, selected: (query.get('state') || '') === value }, label)))),
+    el('button', { class: 'primary', type: 'submit' }, 'Filter'));
+  const table = el('table', { 'data-table': 'schedules' },
+    el('thead', {}, el('tr', {}, ['id', 'spec', 'time zone', 'job', 'next check (UTC)', 'last occurrence', 'state']
+      .map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.map((d) => el('tr', { 'data-id': d.id },
+      el('td', { class: 'mono' }, el('a', { href: '/schedules/' + encodeURIComponent(d.id) }, d.id)),
+      el('td', { class: 'mono' }, d.spec), el('td', {}, d.time_zone), el('td', {}, d.job),
+      el('td', {}, shortTime(d.next_check_at)), el('td', {}, shortTime(d.last_occurrence_at)),
+      el('td', { class: stateClass[d.state], 'data-state': d.state }, d.state)))));
+  let next = null;
+  if (rows.length === 50) {
+    const after = new URLSearchParams(search);
+    after.set('after', rows[rows.length - 1].id);
+    next = el('p', {}, el('a', { href: '/schedules?' + after.toString(), rel: 'next' }, 'Next page →'));
+  }
+  page('Schedules', form, rows.length ? table : el('p', { class: 'muted' }, 'No schedule matches.'), next);
+}
+
+async function schedule(id) {
+  const d = await api('/api/schedules/' + encodeURIComponent(id));
+  const path = '/api/schedules/' + encodeURIComponent(id);
+  const run = (label, action, confirmText) => async (event) => {
+    if (confirmText && !confirm(confirmText)) return;
+    event.target.disabled = true;
+    try {
+      const answer = await act(`${path}/${action}`);
+      toast(`Schedule ${id}: ${answer.status}`);
+      if (action === 'remove') location.assign('/schedules'); else await schedule(id);
+    } catch (e) { toast(e.message, true); event.target.disabled = false; }
+  };
+  const actions = config.read_only ? null : el('div', { class: 'actions' },
+    d.state === 'paused'
+      ? el('button', { class: 'primary', 'data-action': 'resume', onclick: run('Resume', 'resume') }, 'Resume')
+      : el('button', { 'data-action': 'pause', onclick: run('Pause', 'pause') }, 'Pause'),
+    el('button', { class: 'danger', 'data-action': 'remove', onclick: run('Remove', 'remove', `Remove schedule ${id}? Its pending check is cancelled.`) }, 'Remove'));
+  const field = (name, value) => el('tr', {}, el('th', {}, name), el('td', { class: 'mono' }, orDash(value)));
+  const definition = el('div', { class: 'panel', 'data-schedule': d.id, 'data-state': d.state },
+    el('table', {}, el('tbody', {}, field('spec', d.spec), field('time zone', d.time_zone), field('job', d.job),
+      field('payload', JSON.stringify(d.payload)), field('catch-up', d.catch_up), field('deadline', d.deadline),
+      field('version', d.version), field('state', d.state + (d.paused_at ? ` since ${shortTime(d.paused_at)}` : '')),
+      field('invalid because', d.invalid_reason), field('last occurrence', shortTime(d.last_occurrence_at)),
+      field('next check', shortTime(d.next_check_at)), field('created', shortTime(d.created_at)),
+      field('updated', shortTime(d.updated_at)))), actions);
+  const firings = el('table', { 'data-table': 'next-firings' },
+    el('thead', {}, el('tr', {}, el('th', {}, `in ${d.time_zone}`), el('th', {}, 'UTC'))),
+    el('tbody', {}, d.next_firings.map((at, i) => el('tr', {},
+      el('td', { class: 'mono' }, d.next_firings_local[i]), el('td', { class: 'mono' }, shortTime(at))))));
+  const events = el('table', { 'data-table': 'recent-events' },
+    el('thead', {}, el('tr', {}, ['event', 'occurred', 'emitted'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, d.recent_events.map((e) => el('tr', {},
+      el('td', { class: 'mono' }, e.id), el('td', {}, shortTime(e.occurred_at)), el('td', {}, shortTime(e.emitted_at))))));
+  page(`Schedule ${id}`, definition,
+    el('h2', {}, 'Next firings'), d.next_firings.length ? firings : el('p', { class: 'muted' }, 'It fires no more.'),
+    el('h2', {}, 'Recent events'), d.recent_events.length ? events : el('p', { class: 'muted' }, 'No event yet.'));
+}
+
+// The live tail: an EventSource on the outbox (its last 100 events, then each as it commits), newest first,
+// keeping the last 500 on the page. The browser reconnects by itself, from the last event it got.
+let liveEvents = null;
+async function events() {
+  const type = params().get('type') || '';
+  const form = el('form', { class: 'search', method: 'get', action: '/events' },
+    el('label', {}, 'type', el('input', { name: 'type', value: type, size: 24 })),
+    el('button', { class: 'primary', type: 'submit' }, 'Filter'));
+  const status = el('p', { class: 'muted', 'data-stream': 'connecting' }, 'Connecting…');
+  const body = el('tbody', {});
+  const table = el('table', { 'data-table': 'events' },
+    el('thead', {}, el('tr', {}, ['emitted', 'type', 'id', 'source', 'occurred', 'payload'].map((h) => el('th', {}, h)))), body);
+  page('Events', form, status, table);
+  if (liveEvents) liveEvents.close();
+  liveEvents = new EventSource('/api/events/stream' + (type ? '?type=' + encodeURIComponent(type) : ''));
+  let received = 0;
+  const say = (state, text) => { status.dataset.stream = state; status.textContent = text; };
+  liveEvents.onopen = () => say('live', 'Live: new events appear at the top as they commit.');
+  liveEvents.onerror = () => say('reconnecting', 'Disconnected; reconnecting…');
+  liveEvents.addEventListener('failure', (m) => say('reconnecting', `The database failed (${JSON.parse(m.data).error}); reconnecting…`));
+  liveEvents.onmessage = (m) => {
+    const e = JSON.parse(m.data);
+    body.prepend(el('tr', { 'data-id': e.id, 'data-type': e.type },
+      el('td', {}, shortTime(e.emitted_at)), el('td', {}, e.type), el('td', { class: 'mono' }, e.id),
+      el('td', { class: 'mono' }, e.source), el('td', {}, shortTime(e.occurred_at)),
+      el('td', { class: 'mono' }, JSON.stringify(e.payload))));
+    while (body.childElementCount > 500) body.lastElementChild.remove();
+    say('live', `Live: ${number(++received)} events received; new ones appear at the top.`);
+  };
 }
 
 async function route() {
@@ -272,11 +407,17 @@ async function route() {
     if (traced) await trace(traced[1]);
     else if (path === '/checks') await checks();
     else if (path === '/dead-letters') await deadLetters();
+    else if (path === '/schedules') await schedules();
+    else if (path.startsWith('/schedules/')) await schedule(decodeURIComponent(path.slice('/schedules/'.length)));
+    else if (path === '/events') await events();
     else await overview();
     document.body.dataset.ready = 'true';
   } catch (e) {
-    page('Error', el('p', { class: 'muted', 'data-error': true }, e.message));
+    // 503: the database failed, or the figures are not counted yet (a daemon just started): it passes.
+    const again = e.status === 503;
+    page('Error', el('p', { class: 'muted', 'data-error': true }, e.message), again ? el('p', {}, 'Trying again in 5 s…') : null);
     document.body.dataset.ready = 'true';
+    if (again) setTimeout(route, 5000);
   }
 }
 

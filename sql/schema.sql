@@ -1783,14 +1783,14 @@ CREATE INDEX job_history_default_entity_name_entity_key_idx ON prescient.job_his
 -- Name: job_history_failed; Type: INDEX; Schema: prescient; Owner: -
 --
 
-CREATE INDEX job_history_failed ON ONLY prescient.job_history USING btree (finished_at, id) WHERE (outcome = 'failed'::text);
+CREATE INDEX job_history_failed ON ONLY prescient.job_history USING btree (finished_at, history_id) WHERE (outcome = 'failed'::text);
 
 
 --
--- Name: job_history_default_finished_at_id_idx; Type: INDEX; Schema: prescient; Owner: -
+-- Name: job_history_default_finished_at_history_id_idx; Type: INDEX; Schema: prescient; Owner: -
 --
 
-CREATE INDEX job_history_default_finished_at_id_idx ON prescient.job_history_default USING btree (finished_at, id) WHERE (outcome = 'failed'::text);
+CREATE INDEX job_history_default_finished_at_history_id_idx ON prescient.job_history_default USING btree (finished_at, history_id) WHERE (outcome = 'failed'::text);
 
 
 --
@@ -1843,10 +1843,10 @@ ALTER INDEX prescient.job_history_entity ATTACH PARTITION prescient.job_history_
 
 
 --
--- Name: job_history_default_finished_at_id_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+-- Name: job_history_default_finished_at_history_id_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
 --
 
-ALTER INDEX prescient.job_history_failed ATTACH PARTITION prescient.job_history_default_finished_at_id_idx;
+ALTER INDEX prescient.job_history_failed ATTACH PARTITION prescient.job_history_default_finished_at_history_id_idx;
 
 
 --

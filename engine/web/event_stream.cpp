@@ -23,8 +23,9 @@ constexpr int kReadBatch = 500;
 // becomes readable only when older concurrent transactions have finished, and that sends no NOTIFY).
 // It is also how soon a stream notices the server stopping.
 constexpr std::chrono::milliseconds kPoll{250};
-// A comment line this often keeps proxies from closing an idle stream and finds a gone browser.
-constexpr std::chrono::seconds kKeepAlive{15};
+// A comment line this often keeps proxies from closing an idle stream, and finds a browser gone (the
+// second write after it left fails), so that its place among kMaxEventStreams is free again in seconds.
+constexpr std::chrono::seconds kKeepAlive{2};
 
 // "TX:SEQ", the id each event is sent with, and which a reconnecting EventSource sends back.
 EventCursor cursor_of(const std::string& text) {

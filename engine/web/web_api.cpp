@@ -25,7 +25,7 @@ constexpr std::chrono::days kDeadLetterDays{30};
 // "Retry all that match" revives this many per request (the page asks again until none are left), and
 // the count shown before it is bounded too: each request's work stays bounded whatever the backlog.
 constexpr int kRevivedPerRequest = 500;
-constexpr std::int64_t kDeadLetterCountBound = 100000;
+constexpr std::int64_t kDeadLetterCountBound = 5000;
 
 void send_json(httplib::Response& response, const nlohmann::json& body, int status = 200) {
   response.status = status;

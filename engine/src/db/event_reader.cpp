@@ -31,7 +31,7 @@ EventCursor EventReader::after_id(const std::string& id) {
 EventCursor EventReader::before_last(int n) {
   if (n < 1) throw InvalidInput("invalid count " + std::to_string(n) + " of events: at least 1");
   const pq::Result row = pq::exec(native_connection(db_), "cannot find events",
-                                  "SELECT tx::text, seq FROM prescient.event ORDER BY tx DESC, seq DESC OFFSET $1 LIMIT 1",
+                                  "SELECT tx::text, seq FROM prescient.event ORDER BY event.tx DESC, seq DESC OFFSET $1 LIMIT 1",
                                   {std::to_string(n)});
   if (row.rows() == 0) return {};
   return {row.text(0, 0), row.integer(0, 1)};
@@ -40,18 +40,20 @@ EventCursor EventReader::before_last(int n) {
 EventCursor EventReader::from_time(TimePoint t) {
   const pq::Result row = pq::exec(
       native_connection(db_), "cannot find events",
-      "SELECT tx::text, seq FROM prescient.event WHERE emitted_at >= prescient.at_us($1) ORDER BY tx, seq LIMIT 1",
+      "SELECT tx::text, seq FROM prescient.event WHERE emitted_at >= prescient.at_us($1) ORDER BY event.tx, seq LIMIT 1",
       {std::to_string(to_unix_micros(t))});
   if (row.rows() == 0) {
     // Nothing that late yet: start after everything there is.
     const pq::Result last = pq::exec(native_connection(db_), "cannot find events",
-                                     "SELECT tx::text, seq FROM prescient.event ORDER BY tx DESC, seq DESC LIMIT 1");
+                                     "SELECT tx::text, seq FROM prescient.event ORDER BY event.tx DESC, seq DESC LIMIT 1");
     return last.rows() == 0 ? EventCursor{} : EventCursor{last.text(0, 0), last.integer(0, 1)};
   }
   // Just before it: same transaction, the sequence number one lower.
   return {row.text(0, 0), row.integer(0, 1) - 1};
 }
 
+// Every ORDER BY names event.tx: a bare `tx` would be the output column `tx::text`, ordered as text
+// (transaction 999 after 1000), which delivered events out of order and again.
 std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::optional<std::string>& type, int limit) {
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot read events",
@@ -59,7 +61,7 @@ std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::op
       "  FROM prescient.event"
       " WHERE (tx, seq) > ($1::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())"
       "   AND ($3::text IS NULL OR type = $3)"
-      " ORDER BY tx, seq LIMIT $4",
+      " ORDER BY event.tx, seq LIMIT $4",
       {cursor.tx, std::to_string(cursor.seq), type, std::to_string(limit)});
   std::vector<EventRow> out(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {

@@ -59,7 +59,6 @@ void print_json_array(const std::vector<T>& items) {
   print_json_array(items, [](const T& item) { return to_json(item); });
 }
 
-
 // --payload JSON: parsed, and refused unless a JSON object.
 nlohmann::json payload_of(const Invocation& in);
 

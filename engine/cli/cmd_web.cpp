@@ -7,7 +7,6 @@
 
 #include "command.hpp"
 #include "prescient/database.hpp"
-#include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
 #include "signal_watch.hpp"
 #include "web/web_auth.hpp"

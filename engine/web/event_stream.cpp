@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "json_answer.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/events.hpp"
@@ -57,11 +58,6 @@ struct Stream {
   std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
 };
 
-void refuse(httplib::Response& response, int status, const std::string& why) {
-  response.status = status;
-  response.set_content(nlohmann::json{{"error", why}}.dump(), "application/json");
-}
-
 // Sends what is new after the stream's cursor, then waits a little for more; false ends the stream.
 bool pump(Stream& stream, httplib::DataSink& sink) {
   try {
@@ -100,7 +96,7 @@ void add_event_stream(httplib::Server& server, const std::string& database_url) 
                                                                  httplib::Response& response) {
     if (open_streams->fetch_add(1) >= kMaxEventStreams) {
       open_streams->fetch_sub(1);
-      refuse(response, 503, "too many live event streams (" + std::to_string(kMaxEventStreams) +
+      send_error(response, 503, "too many live event streams (" + std::to_string(kMaxEventStreams) +
                                 "): close another Events page, or read with `prescient events --follow`");
       return;
     }
@@ -117,11 +113,11 @@ void add_event_stream(httplib::Server& server, const std::string& database_url) 
       stream->reader->listen();  // before the first read: nothing committed in between is missed
       stream->cursor = resume ? *resume : stream->reader->before_last(kBacklog);
     } catch (const InvalidInput& e) {
-      refuse(response, 400, e.what());
+      send_error(response, 400, e.what());
       return;
     } catch (const std::exception& e) {
       spdlog::warn("web: cannot open an event stream: {}", e.what());
-      refuse(response, 503, e.what());
+      send_error(response, 503, e.what());
       return;
     }
     response.set_header("X-Accel-Buffering", "no");  // a proxy in front must not hold events back

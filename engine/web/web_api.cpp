@@ -13,6 +13,7 @@
 #include "prescient/runners_seen.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/time_text.hpp"
+#include "json_answer.hpp"
 #include "session_pool.hpp"
 
 namespace prescient::web {
@@ -25,12 +26,7 @@ constexpr std::chrono::days kDeadLetterDays{30};
 // "Retry all that match" revives this many per request (the page asks again until none are left), and
 // the count shown before it is bounded too: each request's work stays bounded whatever the backlog.
 constexpr int kRevivedPerRequest = 500;
-constexpr std::int64_t kDeadLetterCountBound = 5000;
-
-void send_json(httplib::Response& response, const nlohmann::json& body, int status = 200) {
-  response.status = status;
-  response.set_content(body.dump(), "application/json");
-}
+constexpr int kDeadLetterCountBound = 5000;
 
 std::optional<std::string> param(const httplib::Request& request, const char* name) {
   if (!request.has_param(name)) return std::nullopt;
@@ -90,13 +86,13 @@ httplib::Server::Handler serve(SessionPool& pool, Handler handler) {
       lease.emplace(pool.take());
       handler(**lease, request, response);
     } catch (const InvalidInput& e) {
-      send_json(response, {{"error", e.what()}}, 400);
+      send_error(response, 400, e.what());
     } catch (const NotFound& e) {
-      send_json(response, {{"error", e.what()}}, 404);
+      send_error(response, 404, e.what());
     } catch (const std::exception& e) {
       if (lease) lease->discard();
       spdlog::warn("web: {} {} failed: {}", request.method, request.path, e.what());
-      send_json(response, {{"error", e.what()}}, dynamic_cast<const DatabaseError*>(&e) ? 503 : 500);
+      send_error(response, dynamic_cast<const DatabaseError*>(&e) ? 503 : 500, e.what());
     }
   };
 }
@@ -125,14 +121,7 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                  throw InvalidInput("invalid zoom '" + zoom + "': slot, hour or day");
                }
                const FutureZoom by = zoom == "slot" ? FutureZoom::slot : zoom == "hour" ? FutureZoom::hour : FutureZoom::day;
-               auto figures = future(db, by);
-               if (!figures) {
-                 // A daemon just started: count them (or wait for the session counting them), once.
-                 refresh_queue_figures_before_serving(db, c->clock.now());
-                 figures = future(db, by);
-               }
-               if (!figures) throw DatabaseError("the queue figures have not been counted yet (this role may not count them)");
-               send_json(response, to_json(*figures));
+               send_json(response, to_json(future(db, by, c->clock.now())));
              }));
   server.Get("/api/past", serve(c->pool, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
                send_json(response, array_of(finished_hours(db)));

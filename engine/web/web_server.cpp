@@ -4,10 +4,9 @@
 #include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
 #include "event_stream.hpp"
 #include "host_port.hpp"
+#include "json_answer.hpp"
 #include "prescient/errors.hpp"
 #include "session_pool.hpp"
 #include "web_api.hpp"
@@ -34,11 +33,6 @@ std::string host_without_port(const std::string& host) {
     return end == std::string::npos ? host : host.substr(1, end - 1);
   }
   return host.substr(0, host.rfind(':'));
-}
-
-void refuse(httplib::Response& response, int status, const std::string& why) {
-  response.status = status;
-  response.set_content(nlohmann::json{{"error", why}}.dump(), "application/json");
 }
 
 bool is_action(const httplib::Request& request) { return request.method != "GET" && request.method != "HEAD"; }
@@ -94,27 +88,27 @@ void WebServer::add_dashboard(const Clock& clock) {
     if (credentials_) {
       if (!credentials_->authenticate(request.get_header_value("Authorization"))) {
         response.set_header("WWW-Authenticate", "Basic realm=\"prescient\", charset=\"UTF-8\"");
-        refuse(response, 401, "authentication required");
+        send_error(response, 401, "authentication required");
         return Result::Handled;
       }
     } else if (!is_loopback_host(host_without_port(request.get_header_value("Host")))) {
       // A page elsewhere could point a name of its own at 127.0.0.1 (DNS rebinding) and read this
       // server as same-origin; such a request names that host, not loopback.
-      refuse(response, 403, "the Host header must name this loopback server");
+      send_error(response, 403, "the Host header must name this loopback server");
       return Result::Handled;
     }
     if (is_action(request)) {
       if (options_.read_only) {
-        refuse(response, 403, "read-only: this dashboard serves no action");
+        send_error(response, 403, "read-only: this dashboard serves no action");
         return Result::Handled;
       }
       if (!same_secret(request.get_header_value("X-CSRF-Token"), csrf_token)) {
-        refuse(response, 403, "missing or wrong X-CSRF-Token: take it from the page's csrf-token meta tag");
+        send_error(response, 403, "missing or wrong X-CSRF-Token: take it from the page's csrf-token meta tag");
         return Result::Handled;
       }
       const std::string origin = request.get_header_value("Origin");
       if (!origin.empty() && origin != "http://" + request.get_header_value("Host")) {
-        refuse(response, 403, "cross-origin request refused");
+        send_error(response, 403, "cross-origin request refused");
         return Result::Handled;
       }
     }
@@ -128,7 +122,7 @@ void WebServer::add_dashboard(const Clock& clock) {
     if (request.path.rfind("/api/", 0) == 0) response.set_header("Cache-Control", "no-store");
   });
   server_->set_error_handler([](const httplib::Request& request, httplib::Response& response) {
-    if (response.status == 404 && response.body.empty()) refuse(response, 404, "no such page: " + request.path);
+    if (response.status == 404 && response.body.empty()) send_error(response, 404, "no such page: " + request.path);
   });
 
   // Every page is the one document; its script reads the path (so each page has a link of its own).

@@ -34,9 +34,9 @@ class Checks {
   PendingCheck revive_failed(std::int64_t id, TimePoint at);
 
   // Dead letters: checks whose last settlement, at or after `since`, was `failed`, and that are not
-  // pending again; of one class when `job` is given. Counts at most `at_most` of them (the work of a
-  // count is bounded; a result equal to it means "at least").
-  std::int64_t count_dead_letters(const std::optional<std::string>& job, TimePoint since, std::int64_t at_most);
+  // pending again; of one class when `job` is given. Counts at most `at_most` (>= 1) of them (the work of
+  // a count is bounded; a result equal to it means "at least"); InvalidInput for a bound below 1.
+  std::int64_t count_dead_letters(const std::optional<std::string>& job, TimePoint since, int at_most);
   // Puts back, as revive_failed does, the matching dead letters with ids after `after_id`, up to `limit`
   // of them in id order, in one statement. One whose job key another pending check holds is skipped and
   // stays a dead letter. `last_id`: the last id looked at, to pass as the next call's after_id; none

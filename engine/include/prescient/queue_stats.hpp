@@ -92,8 +92,9 @@ struct Future {
   TimePoint counted_at, current_slot;
   std::vector<FutureBucket> buckets;  // by time, then class; empty buckets left out
 };
-// nullopt when the figures were never counted.
-std::optional<Future> future(soci::session& db, FutureZoom zoom);
+// Figures never counted are counted first (as queue_stats with Micros::max()); throws DatabaseError when
+// this role may not count them.
+Future future(soci::session& db, FutureZoom zoom, TimePoint now);
 nlohmann::json to_json(const Future& future);
 
 // The past day, as the figures hold it: settlements per hour (UTC) and outcome, with their lateness.

@@ -1,8 +1,6 @@
 // Checks: reading pending checks and their history with optional filters, and reviving a failed one.
 #include <nlohmann/json.hpp>
 
-#include <limits>
-
 #include "db/check_columns.hpp"
 #include "db/pq.hpp"
 #include "db/connection.hpp"
@@ -187,18 +185,15 @@ PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
   return pending({.id = id, .limit = 1}).front();
 }
 
-std::int64_t Checks::count_dead_letters(const std::optional<std::string>& job, TimePoint since, std::int64_t at_most) {
+std::int64_t Checks::count_dead_letters(const std::optional<std::string>& job, TimePoint since, int at_most) {
   Conditions where;
   where.add("finished_at >= prescient.at_us(?)", std::optional(since));
   where.add("job = ?", job);
   where.add_fixed(kDeadLetterCondition);
   const std::string limit = where.limit_placeholder();
-  if (at_most < 1 || at_most > std::numeric_limits<int>::max()) {
-    throw InvalidInput("invalid bound " + std::to_string(at_most) + " on the count of dead letters");
-  }
   return pq::exec(native_connection(db_), "cannot count dead letters",
                   "SELECT count(*) FROM (SELECT FROM prescient.job_history" + where.sql() + " LIMIT " + limit + ") AS d",
-                  where.params_with(static_cast<int>(at_most)))
+                  where.params_with(at_most))
       .integer(0, 0);
 }
 

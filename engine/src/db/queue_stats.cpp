@@ -29,6 +29,17 @@ nlohmann::json by_outcome_json(const std::map<Outcome, long long>& counts) {
   return out;
 }
 
+// For readers that never count (Micros::max()): figures never counted yet (a daemon just started) are
+// counted now, or waited for while another session counts them. Throws DatabaseError when this role
+// may not count them.
+void count_if_never_counted(soci::session& db, TimePoint now) {
+  if (pq::exec(native_connection(db), "cannot read the queue figures",
+               "SELECT NOT EXISTS (SELECT FROM prescient.queue_figures)")
+          .text(0, 0) == "t") {
+    refresh_queue_figures(db, now, kFiguresMaxAge);
+  }
+}
+
 }  // namespace
 
 nlohmann::json to_json(const QueueStats& s) {
@@ -60,13 +71,14 @@ nlohmann::json to_json(const QueueStats& s) {
           {"dead_letters", s.dead_letters}};
 }
 
-std::optional<Future> future(soci::session& db, FutureZoom zoom) {
+Future future(soci::session& db, FutureZoom zoom, TimePoint now) {
+  count_if_never_counted(db, now);
   PGconn* conn = native_connection(db);
   detail::Transaction snapshot(db, detail::Transaction::Mode::read_only_snapshot);
   const pq::Result figures = pq::exec(conn, "cannot read the queue figures",
                                       "SELECT prescient.us(counted_at), prescient.us(current_slot)"
                                       "  FROM prescient.queue_figures");
-  if (figures.rows() == 0) return std::nullopt;
+  if (figures.rows() != 1) throw DatabaseError("the queue figures have not been counted");
   Future out{.counted_at = figures.time(0, 0), .current_slot = figures.time(0, 1), .buckets = {}};
   // The unit each bucket is summed into, and how far ahead: every finer bucket within the span counts.
   const char* unit = zoom == FutureZoom::slot ? "slot" : zoom == FutureZoom::hour ? "hour" : "day";
@@ -140,13 +152,8 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros
   if (slots_ahead < 1 || slots_ahead > 1000) {
     throw InvalidInput("slots ahead must be between 1 and 1000, not " + std::to_string(slots_ahead));
   }
-  if (max_age != Micros::max()) {
-    refresh_queue_figures(db, now, max_age);
-  } else if (pq::exec(native_connection(db), "cannot read the queue figures",
-                      "SELECT NOT EXISTS (SELECT FROM prescient.queue_figures)")
-                 .text(0, 0) == "t") {
-    refresh_queue_figures(db, now, kFiguresMaxAge);  // never counted: waits for a session counting them
-  }
+  if (max_age != Micros::max()) refresh_queue_figures(db, now, max_age);
+  else count_if_never_counted(db, now);
   QueueStats stats;
   stats.now = now;
   PGconn* conn = native_connection(db);

@@ -45,6 +45,14 @@ async function act(path, body) {
   if (!response.ok) throw new Error(answer.error || response.statusText);
   return answer;
 }
+// A button's click handler: asks `confirmText` first when given, keeps the button disabled while `work`
+// runs, and shows a failure as a toast with the button usable again.
+const onClick = (confirmText, work) => async (event) => {
+  if (confirmText && !confirm(confirmText)) return;
+  const button = event.target;
+  button.disabled = true;
+  try { await work(button); } catch (e) { toast(e.message, true); button.disabled = false; }
+};
 function toast(text, isError) {
   const box = document.getElementById('toast');
   box.textContent = text;
@@ -217,10 +225,9 @@ async function trace(id) {
   const p = t.pending;
   const actions = [];
   if (p && !config.read_only) {
-    const run = (label, path, body, confirmText) => async () => {
-      if (confirmText && !confirm(confirmText)) return;
-      try { await act(path, body()); toast(`${label}: done`); await trace(id); } catch (e) { toast(e.message, true); }
-    };
+    const run = (label, path, body, confirmText) => onClick(confirmText, async () => {
+      await act(path, body()); toast(`${label}: done`); await trace(id);
+    });
     const when = el('input', { type: 'datetime-local', step: 1, 'aria-label': 'new time (UTC)' });
     actions.push(el('div', { class: 'actions' },
       el('button', { class: 'danger', 'data-action': 'cancel', onclick: run('Cancel', `/api/checks/${id}/cancel`, () => ({}), `Cancel check ${id}?`) }, 'Cancel'),
@@ -252,11 +259,9 @@ async function deadLetters() {
   const form = el('form', { class: 'search', method: 'get', action: '/dead-letters' },
     el('label', {}, 'job class', el('input', { name: 'job', value: query.get('job') || '' })),
     el('button', { class: 'primary', type: 'submit' }, 'Filter'));
-  const retry = (id) => async (event) => {
-    event.target.disabled = true;
-    try { await act(`/api/dead-letters/${id}/retry`); toast(`Check ${id} is pending again`); await deadLetters(); }
-    catch (e) { toast(e.message, true); event.target.disabled = false; }
-  };
+  const retry = (id) => onClick(null, async () => {
+    await act(`/api/dead-letters/${id}/retry`); toast(`Check ${id} is pending again`); await deadLetters();
+  });
   const table = el('table', { 'data-table': 'dead-letters' },
     el('thead', {}, el('tr', {}, ['id', 'job', 'entity', 'failed at', 'attempts', 'last error', ''].map((h) => el('th', {}, h)))),
     el('tbody', {}, rows.map((h) => el('tr', { 'data-id': h.id },
@@ -272,25 +277,22 @@ async function deadLetters() {
   }
   // Retry all that match: the count first, a confirmation, then requests of at most 500 each until done.
   const job = query.get('job') || '';
-  const retryAll = async (event) => {
-    const button = event.target;
-    button.disabled = true;
-    try {
-      const { matching, at_least: atLeast } = await api('/api/dead-letters/count' + (job ? '?job=' + encodeURIComponent(job) : ''));
-      const what = `${atLeast ? 'at least ' : ''}${number(matching)} dead letter${matching === 1 ? '' : 's'}${job ? ' of ' + job : ''}`;
-      if (matching === 0 || !confirm(`Retry ${what}? They become pending at the next slot.`)) { button.disabled = false; return; }
-      let revived = 0, skipped = 0, afterId = 0;
-      for (;;) {
-        const step = await act('/api/dead-letters/retry', { job: job || null, after_id: afterId });
-        revived += step.revived; skipped += step.skipped;
-        button.textContent = `Retrying… ${number(revived)}`;
-        if (step.last_id === null) break;
-        afterId = step.last_id;
-      }
-      toast(`${number(revived)} pending again` + (skipped ? `; ${number(skipped)} skipped (their job key is taken by a pending check)` : ''));
-      await deadLetters();
-    } catch (e) { toast(e.message, true); button.disabled = false; }
-  };
+  // (The confirmation needs the count, so it is asked inside, not by onClick.)
+  const retryAll = onClick(null, async (button) => {
+    const { matching, at_least: atLeast } = await api('/api/dead-letters/count' + (job ? '?job=' + encodeURIComponent(job) : ''));
+    const what = `${atLeast ? 'at least ' : ''}${number(matching)} dead letter${matching === 1 ? '' : 's'}${job ? ' of ' + job : ''}`;
+    if (matching === 0 || !confirm(`Retry ${what}? They become pending at the next slot.`)) { button.disabled = false; return; }
+    let revived = 0, skipped = 0, afterId = 0;
+    for (;;) {
+      const step = await act('/api/dead-letters/retry', { job: job || null, after_id: afterId });
+      revived += step.revived; skipped += step.skipped;
+      button.textContent = `Retrying… ${number(revived)}`;
+      if (step.last_id === null) break;
+      afterId = step.last_id;
+    }
+    toast(`${number(revived)} pending again` + (skipped ? `; ${number(skipped)} skipped (their job key is taken by a pending check)` : ''));
+    await deadLetters();
+  });
   const bulk = config.read_only || rows.length === 0 ? null : el('div', { class: 'actions' },
     el('button', { class: 'danger', 'data-action': 'retry-all', onclick: retryAll }, job ? `Retry all of ${job}…` : 'Retry all…'));
   page('Dead letters', el('p', { class: 'muted' }, 'Checks whose last settlement in the last 30 days was a failure, and that were not put back.'),
@@ -330,20 +332,16 @@ async function schedules() {
 async function schedule(id) {
   const d = await api('/api/schedules/' + encodeURIComponent(id));
   const path = '/api/schedules/' + encodeURIComponent(id);
-  const run = (label, action, confirmText) => async (event) => {
-    if (confirmText && !confirm(confirmText)) return;
-    event.target.disabled = true;
-    try {
-      const answer = await act(`${path}/${action}`);
-      toast(`Schedule ${id}: ${answer.status}`);
-      if (action === 'remove') location.assign('/schedules'); else await schedule(id);
-    } catch (e) { toast(e.message, true); event.target.disabled = false; }
-  };
+  const run = (action, confirmText) => onClick(confirmText, async () => {
+    const answer = await act(`${path}/${action}`);
+    toast(`Schedule ${id}: ${answer.status}`);
+    if (action === 'remove') location.assign('/schedules'); else await schedule(id);
+  });
   const actions = config.read_only ? null : el('div', { class: 'actions' },
     d.state === 'paused'
-      ? el('button', { class: 'primary', 'data-action': 'resume', onclick: run('Resume', 'resume') }, 'Resume')
-      : el('button', { 'data-action': 'pause', onclick: run('Pause', 'pause') }, 'Pause'),
-    el('button', { class: 'danger', 'data-action': 'remove', onclick: run('Remove', 'remove', `Remove schedule ${id}? Its pending check is cancelled.`) }, 'Remove'));
+      ? el('button', { class: 'primary', 'data-action': 'resume', onclick: run('resume') }, 'Resume')
+      : el('button', { 'data-action': 'pause', onclick: run('pause') }, 'Pause'),
+    el('button', { class: 'danger', 'data-action': 'remove', onclick: run('remove', `Remove schedule ${id}? Its pending check is cancelled.`) }, 'Remove'));
   const field = (name, value) => el('tr', {}, el('th', {}, name), el('td', { class: 'mono' }, orDash(value)));
   const definition = el('div', { class: 'panel', 'data-schedule': d.id, 'data-state': d.state },
     el('table', {}, el('tbody', {}, field('spec', d.spec), field('time zone', d.time_zone), field('job', d.job),

@@ -766,6 +766,7 @@ CREATE TABLE prescient.job_history (
     finished_by text NOT NULL,
     outcome text NOT NULL,
     run_micros bigint,
+    retried boolean DEFAULT false NOT NULL,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -966,12 +967,10 @@ BEGIN
     FROM (SELECT outcome, count(*) AS checks FROM prescient.job_history
            WHERE finished_at >= p_now - interval '1 hour' AND finished_at <= p_now GROUP BY outcome) AS counted;
 
-  -- A dead letter: a failed settlement that is its check's last (one retried and settled since is not),
-  -- of a check not pending again; as Checks::count_dead_letters counts them.
+  -- A dead letter: a failed settlement not put back since (as Checks::count_dead_letters counts them); an
+  -- index-only count over the partial index job_history_dead_letter.
   SELECT count(*) INTO v_dead FROM prescient.job_history h
-   WHERE h.outcome = 'failed' AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now
-     AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = h.id)
-     AND NOT EXISTS (SELECT FROM prescient.job_history later WHERE later.id = h.id AND later.history_id > h.history_id);
+   WHERE h.outcome = 'failed' AND NOT h.retried AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now;
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,
@@ -1477,6 +1476,7 @@ CREATE TABLE prescient.job_history_default (
     finished_by text NOT NULL,
     outcome text NOT NULL,
     run_micros bigint,
+    retried boolean DEFAULT false NOT NULL,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1759,10 +1759,31 @@ CREATE INDEX future_job_entity ON prescient.future_job USING btree (entity_name,
 
 
 --
+-- Name: future_job_group; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX future_job_group ON prescient.future_job USING btree (group_key, next_check_at, id) WHERE (group_key IS NOT NULL);
+
+
+--
+-- Name: future_job_job; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX future_job_job ON prescient.future_job USING btree (job, next_check_at, id);
+
+
+--
 -- Name: future_job_job_key; Type: INDEX; Schema: prescient; Owner: -
 --
 
 CREATE UNIQUE INDEX future_job_job_key ON prescient.future_job USING btree (job_key) WHERE (job_key IS NOT NULL);
+
+
+--
+-- Name: job_history_dead_letter; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_dead_letter ON ONLY prescient.job_history USING btree (finished_at, history_id) INCLUDE (id, job) WHERE ((outcome = 'failed'::text) AND (NOT retried));
 
 
 --
@@ -1780,17 +1801,10 @@ CREATE INDEX job_history_default_entity_name_entity_key_idx ON prescient.job_his
 
 
 --
--- Name: job_history_failed; Type: INDEX; Schema: prescient; Owner: -
+-- Name: job_history_default_finished_at_history_id_id_job_idx; Type: INDEX; Schema: prescient; Owner: -
 --
 
-CREATE INDEX job_history_failed ON ONLY prescient.job_history USING btree (finished_at, history_id) WHERE (outcome = 'failed'::text);
-
-
---
--- Name: job_history_default_finished_at_history_id_idx; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_default_finished_at_history_id_idx ON prescient.job_history_default USING btree (finished_at, history_id) WHERE (outcome = 'failed'::text);
+CREATE INDEX job_history_default_finished_at_history_id_id_job_idx ON prescient.job_history_default USING btree (finished_at, history_id) INCLUDE (id, job) WHERE ((outcome = 'failed'::text) AND (NOT retried));
 
 
 --
@@ -1843,10 +1857,10 @@ ALTER INDEX prescient.job_history_entity ATTACH PARTITION prescient.job_history_
 
 
 --
--- Name: job_history_default_finished_at_history_id_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+-- Name: job_history_default_finished_at_history_id_id_job_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
 --
 
-ALTER INDEX prescient.job_history_failed ATTACH PARTITION prescient.job_history_default_finished_at_history_id_idx;
+ALTER INDEX prescient.job_history_dead_letter ATTACH PARTITION prescient.job_history_default_finished_at_history_id_id_job_idx;
 
 
 --

@@ -106,12 +106,10 @@ BEGIN
     FROM (SELECT outcome, count(*) AS checks FROM prescient.job_history
            WHERE finished_at >= p_now - interval '1 hour' AND finished_at <= p_now GROUP BY outcome) AS counted;
 
-  -- A dead letter: a failed settlement that is its check's last (one retried and settled since is not),
-  -- of a check not pending again; as Checks::count_dead_letters counts them.
+  -- A dead letter: a failed settlement not put back since (as Checks::count_dead_letters counts them); an
+  -- index-only count over the partial index job_history_dead_letter.
   SELECT count(*) INTO v_dead FROM prescient.job_history h
-   WHERE h.outcome = 'failed' AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now
-     AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = h.id)
-     AND NOT EXISTS (SELECT FROM prescient.job_history later WHERE later.id = h.id AND later.history_id > h.history_id);
+   WHERE h.outcome = 'failed' AND NOT h.retried AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now;
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,

@@ -13,7 +13,7 @@ TEST_CASE("stats counts pending, due, overdue, the next slots, recent outcomes a
   auto db = connect_to(url);
   // Relative to the server's clock, which is the CLI's: three checks ten minutes ahead (one slot), two
   // scheduled an hour ago for half an hour ago (overdue now), one cancelled, two failed in history:
-  // one of them is pending again (retried), the other is a dead letter.
+  // one of them is pending again (retried: the retry marked it), the other is a dead letter.
   *db << "SELECT prescient.schedule('noop', 'o', 'ahead' || i, now() + interval '10 minutes')"
          " FROM generate_series(1, 3) i";
   *db << "SELECT prescient.schedule('noop', 'o', 'late' || i, now() - interval '30 minutes',"
@@ -24,11 +24,11 @@ TEST_CASE("stats counts pending, due, overdue, the next slots, recent outcomes a
   *db << "SELECT min(id) FROM prescient.future_job WHERE entity_key LIKE 'late%'", soci::into(oldest);
   *db << "SELECT min(id) FROM prescient.future_job WHERE entity_key LIKE 'ahead%'", soci::into(retried);
   *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
-         "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome)"
+         "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome, retried)"
          " VALUES (9999, 'noop', 'o', 'dead', '{}', now(), now(), 1, 5, 'boom', now(), 'app',"
-         "         now() - interval '2 hours', 'r', 'failed'),"
+         "         now() - interval '2 hours', 'r', 'failed', false),"
          "        (:retried, 'noop', 'o', 'ahead1', '{}', now(), now(), 1, 5, 'boom', now(), 'app',"
-         "         now() - interval '3 hours', 'r', 'failed')",
+         "         now() - interval '3 hours', 'r', 'failed', true)",
       soci::use(retried);
 
   const ProcessResult r = run_prescient(with_db({"stats", "--json", "--slots", "20"}, url));

@@ -76,12 +76,12 @@ std::string dashboard_database() {
          " VALUES (9100, 'emit', 'user', 'dead', '{}', now() - interval '2 hours', now() - interval '2 hours', 1, 5,"
          "         '<script>document.title=''pwned''</script>', now() - interval '3 hours', 'app', now() - interval '1 hour',"
          "         'r', 'failed')";
-  // Failed, retried and done since: not a dead letter (the overview counts one).
+  // Failed, retried (the retry marks the failure) and done since: not a dead letter (the overview counts one).
   *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
-         "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome)"
+         "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome, retried)"
          " SELECT 9200, 'emit', 'user', 'mended', '{}', now() - interval '3 hours', now() - interval '3 hours', 1, a, NULL,"
-         "        now() - interval '4 hours', 'app', now() - interval '3 hours' + a * interval '1 minute', 'r', o"
-         "   FROM (VALUES (5, 'failed'), (1, 'done')) AS v(a, o)";
+         "        now() - interval '4 hours', 'app', now() - interval '3 hours' + a * interval '1 minute', 'r', o, r"
+         "   FROM (VALUES (5, 'failed', true), (1, 'done', false)) AS v(a, o, r)";
   return url;
 }
 
@@ -118,7 +118,7 @@ TEST_CASE("the dashboard in a real browser: its figures are SQL's, database text
   }
 
   SECTION("checks: search, markup in a key shown as text, the trace, cancel and fire") {
-    browser.open(web.base() + "/checks?entity_key=" + httplib::detail::encode_query_param(kHostileKey));
+    browser.open(web.base() + "/checks?entity_name=user&entity_key=" + httplib::detail::encode_query_param(kHostileKey));
     CHECK(browser.eval("document.querySelectorAll('[data-table=checks] tbody tr').length") == 1);
     CHECK(text_of(browser, "[data-table=checks] tbody td.mono") == "user/" + kHostileKey);
     CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
@@ -331,6 +331,37 @@ TEST_CASE("the dashboard's HTTP: actions need the page's token from the same ori
   const auto bad = client.Get("/api/checks?after=yesterday");
   CHECK(bad->status == 400);
   CHECK(json::parse(bad->body)["error"] == "invalid after 'yesterday': use TIME,ID");
+}
+
+TEST_CASE("the dashboard's search: an entity key needs its entity name, and a search held up is stopped") {
+  const std::string url = dashboard_database();
+  const WebProcess web(url);
+  httplib::Client client("127.0.0.1", web.port());
+  const auto [key_alone, refusal] = get_json(client, "/api/checks?entity_key=u3");
+  CHECK(key_alone == 400);
+  CHECK(refusal["error"] == "an entity key is searched within an entity name: give entity_name too");
+  const auto [with_name, found] = get_json(client, "/api/checks?entity_name=user&entity_key=u3");
+  CHECK(with_name == 200);
+  CHECK(found.size() == 1);
+
+  // A search that cannot finish (here: the table is locked by another session) is stopped at 5 s with a
+  // reason, not left holding one of the server's sessions.
+  auto locker = connect_to(url);
+  *locker << "BEGIN";
+  *locker << "LOCK TABLE prescient.future_job IN ACCESS EXCLUSIVE MODE";
+  client.set_read_timeout(std::chrono::seconds{20});
+  const auto started = std::chrono::steady_clock::now();
+  const auto [held, stopped] = get_json(client, "/api/checks?job=emit");
+  const auto waited = std::chrono::steady_clock::now() - started;
+  *locker << "ROLLBACK";
+  CHECK(held == 503);
+  CHECK(stopped["error"] ==
+        "the search took longer than 5s and was stopped: narrow it with a job key, an entity, or a class");
+  CHECK(waited >= std::chrono::milliseconds{4900});
+  CHECK(waited < std::chrono::seconds{10});
+  const auto [after, rows] = get_json(client, "/api/checks?job=emit");
+  CHECK(after == 200);
+  CHECK(rows.size() == 7);
 }
 
 TEST_CASE("the dashboard beyond loopback: refused without an auth file; with one, every request authenticates") {

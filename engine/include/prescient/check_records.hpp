@@ -63,7 +63,7 @@ struct HistoryFilter {
   std::optional<Outcome> outcome;
   std::optional<std::int64_t> id;
   std::optional<TimePoint> since;
-  // Only dead letters: failed rows that are their check's last settlement, of checks not pending again.
+  // Only dead letters: failed rows not put back since (a retry marks the failure it puts back).
   bool dead_letters_only = false;
   std::optional<PageCursor> before;  // newest first: the rows before this one
   int limit = 100;

@@ -28,13 +28,14 @@ class Checks {
   // NotFound when there is none.
   CheckTrace trace(std::optional<std::int64_t> id, std::optional<std::string> job_key);
 
-  // Puts the check `id`, finished as `failed`, back as pending at `at` with its attempts reset. Throws
+  // Puts the check `id`, finished as `failed`, back as pending at `at` with its attempts reset, and marks its
+  // last failure as retried (no longer a dead letter). Throws
   // NotFound when it is not a failed check, InvalidInput when it is pending again already (a concurrent
   // retry included) or its job key is taken by another pending check.
   PendingCheck revive_failed(std::int64_t id, TimePoint at);
 
-  // Dead letters: checks whose last settlement, at or after `since`, was `failed`, and that are not
-  // pending again; of one class when `job` is given. Counts at most `at_most` (>= 1) of them (the work of
+  // Dead letters: failures settled at or after `since` and not put back since (by revive_failed or
+  // revive_dead_letters); of one class when `job` is given. Counts at most `at_most` (>= 1) of them (the work of
   // a count is bounded; a result equal to it means "at least"); InvalidInput for a bound below 1.
   std::int64_t count_dead_letters(const std::optional<std::string>& job, TimePoint since, int at_most);
   // Puts back, as revive_failed does, the matching dead letters with ids after `after_id`, up to `limit`

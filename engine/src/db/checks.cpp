@@ -75,14 +75,16 @@ const std::string kHistoryColumns =
     kCheckFieldColumns +
     ", prescient.us(last_check_at), history_id, prescient.us(finished_at), finished_by, outcome, run_micros";
 
-// A dead letter, over rows of prescient.job_history (unaliased): a failed settlement that is its check's
-// last (a check retried and settled again is not one), of a check not pending again. Both probes are
-// index lookups by id (future_job's key, job_history_id).
-const std::string kDeadLetterCondition =
-    "outcome = 'failed'"
-    " AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = job_history.id)"
-    " AND NOT EXISTS (SELECT FROM prescient.job_history later"
-    "                  WHERE later.id = job_history.id AND later.history_id > job_history.history_id)";
+// A dead letter, over rows of prescient.job_history: a failed settlement not put back since (a retry marks
+// the failure it revives; migration 0020 says why). The partial index job_history_dead_letter holds exactly
+// these rows.
+const std::string kDeadLetterCondition = "outcome = 'failed' AND NOT retried";
+
+// Marks the failures a revival put back, as the last part of its statement: `revived` names a CTE of the
+// revived checks' ids, `picked` one of the history rows they were revived from (id, history_id, finished_at).
+const std::string kMarkRevived =
+    " marked AS (UPDATE prescient.job_history h SET retried = true FROM picked JOIN revived USING (id)"
+    "             WHERE h.id = picked.id AND h.history_id = picked.history_id AND h.finished_at = picked.finished_at)";
 
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   db::read_check_columns(rows, r, out);
@@ -164,14 +166,15 @@ PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
   // ours. ON CONFLICT without a target covers both the id and the job key; which one it was is read after.
   const pq::Result revived = pq::exec(
       native_connection(db_), "cannot revive the check",
-      "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
+      "WITH picked AS (SELECT * FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
+      "                 ORDER BY history_id DESC LIMIT 1),"
+      " revived AS (INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
       "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by)"
-      " OVERRIDING SYSTEM VALUE"
-      " SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
-      "        prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by"
-      "   FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
-      "  ORDER BY history_id DESC LIMIT 1"
-      " ON CONFLICT DO NOTHING RETURNING id",
+      "  OVERRIDING SYSTEM VALUE"
+      "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
+      "         prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by FROM picked"
+      "  ON CONFLICT DO NOTHING RETURNING id),"
+      + kMarkRevived + " SELECT id FROM revived",
       {std::to_string(id), pq::micros(at)});
   if (revived.rows() == 0) {
     if (!pending({.id = id, .limit = 1}).empty()) {
@@ -209,14 +212,16 @@ Checks::RevivedDeadLetters Checks::revive_dead_letters(const std::optional<std::
   // ON CONFLICT without a target: the id (a concurrent retry) or the job key (another pending check).
   const pq::Result counts = pq::exec(
       native_connection(db_), "cannot revive dead letters",
-      "WITH picked AS (SELECT * FROM prescient.job_history" + where.sql() + " ORDER BY id LIMIT " + limit_at + "),"
+      // The walk in id order reads the dead-letter index alone; only the rows picked are read whole.
+      "WITH picked AS (SELECT * FROM prescient.job_history WHERE (id, history_id, finished_at) IN"
+      "   (SELECT id, history_id, finished_at FROM prescient.job_history" + where.sql() + " ORDER BY id LIMIT " + limit_at + ")),"
       " revived AS (INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
       "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by)"
       "  OVERRIDING SYSTEM VALUE"
       "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
       "         prescient.at_us(" + revived_at + "), check_count, 0, last_error, enqueued_on, enqueued_by FROM picked"
-      "  ON CONFLICT DO NOTHING RETURNING id)"
-      " SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM revived), (SELECT max(id) FROM picked)",
+      "  ON CONFLICT DO NOTHING RETURNING id)," +
+      kMarkRevived + " SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM revived), (SELECT max(id) FROM picked)",
       where.params_with(limit));
   const std::int64_t picked = counts.integer(0, 0);
   RevivedDeadLetters out;

@@ -1745,6 +1745,13 @@ CREATE INDEX event_emitted_at ON prescient.event USING btree (emitted_at);
 
 
 --
+-- Name: event_source; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX event_source ON prescient.event USING btree (source, occurred_at, seq);
+
+
+--
 -- Name: future_job_due; Type: INDEX; Schema: prescient; Owner: -
 --
 

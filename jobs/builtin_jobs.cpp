@@ -3,6 +3,7 @@
 #include "command_job.hpp"
 #include "cron_job.hpp"
 #include "emit.hpp"
+#include "http_job.hpp"
 #include "noop.hpp"
 #include "prescient/registry.hpp"
 #include "sql_job.hpp"
@@ -15,6 +16,7 @@ void register_builtin_jobs(Registry& registry, const BuiltinOptions& options) {
   registry.add("sql", [] { return std::make_unique<SqlJob>(); });
   registry.add("cron", [] { return std::make_unique<CronJob>(); });
   registry.add("command", [dir = options.commands_dir] { return std::make_unique<CommandJob>(dir); });
+  registry.add("http", [targets = options.http_targets] { return std::make_unique<HttpJob>(targets); });
 }
 
 }  // namespace prescient

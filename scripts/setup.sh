@@ -13,7 +13,7 @@ build_type=${BUILD_TYPE:-RelWithDebInfo}
 ensure_packages setup.sh \
   g++ cmake make pkg-config \
   libsoci-dev libpq-dev libboost-program-options-dev libspdlog-dev catch2 \
-  nlohmann-json3-dev libhowardhinnant-date-dev tzdata prometheus-cpp-dev libcpp-httplib-dev libssl-dev \
+  nlohmann-json3-dev libhowardhinnant-date-dev tzdata prometheus-cpp-dev libcpp-httplib-dev libssl-dev libcurl4-openssl-dev \
   postgresql-15 postgresql-client-15
 
 say() { echo "setup.sh: $*"; }

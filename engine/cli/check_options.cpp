@@ -70,6 +70,9 @@ const Registry& known_job_classes(const Invocation& in) {
         throw InvalidInput("--commands '" + in.get<std::string>("commands") + "' is not a directory");
       }
     }
+    std::optional<std::string> targets = in.has("http-targets") ? optional_flag(in, "http-targets") : std::nullopt;
+    if (const char* env = std::getenv("PRESCIENT_HTTP_TARGETS"); !targets && env != nullptr && *env != '\0') targets = env;
+    if (targets) builtins.http_targets = std::make_shared<const HttpTargets>(read_http_targets(*targets));
     register_builtin_jobs(r, builtins);
     std::optional<std::string> dir = in.has("plugins") ? optional_flag(in, "plugins") : std::nullopt;
     if (const char* env = std::getenv("PRESCIENT_PLUGIN_PATH"); !dir && env != nullptr && *env != '\0') dir = env;

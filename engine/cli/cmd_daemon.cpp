@@ -16,7 +16,7 @@ Command daemon_command() {
       .name = "daemon",
       .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it.",
       .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]\n"
-               "                         [--batch-deadline DURATION] [--metrics-addr HOST:PORT]\n"
+               "                         [--http-targets FILE] [--batch-deadline DURATION] [--metrics-addr HOST:PORT]\n"
                "                         [--web-addr HOST:PORT [--web-read-only] [--web-auth-file FILE]]",
       .add_options =
           [](po::options_description& desc) {

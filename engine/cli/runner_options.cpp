@@ -32,7 +32,9 @@ void add_runner_options(po::options_description& desc) {
        "recorded as finished_by in the history (default: hostname:pid)");
   add_plugins_option(desc);
   desc.add_options()("commands", po::value<std::string>()->value_name("DIR"),
-                     "the command class may run executables from DIR only (default: none, it refuses)");
+                     "the command class may run executables from DIR only (default: none, it refuses)")
+      ("http-targets", po::value<std::string>()->value_name("FILE"),
+       "the http class's targets (docs/http.md; default: $PRESCIENT_HTTP_TARGETS, else none: it refuses)");
 }
 
 RunnerOptions runner_options_of(const Invocation& in) {

@@ -31,6 +31,8 @@ TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
       {{"daemon", "--batch-deadline", "soon"}, "'soon'"},
       {{"run-slot", "--plugins", "/nonexistent"}, "'/nonexistent'"},
       {{"run-slot", "--commands", "/nonexistent"}, "'/nonexistent'"},
+      {{"run-slot", "--http-targets", "/nonexistent"}, "--http-targets '/nonexistent' is not a readable file"},
+      {{"sweep", "--http-targets", "/etc/hostname"}, "--http-targets '/etc/hostname' is not JSON"},
       {{"sweep", "--mode", "skip"}, "'skip'"},
       {{"sweep", "--until", "2099-01-01T00:00:00Z"}, "nothing fires early"},
       {{"daemon", "--shard", "x"}, "'x'"},

@@ -52,7 +52,7 @@ TEST_CASE("an unknown class is refused with the list of known ones") {
   register_builtin_jobs(registry);
   CHECK_NOTHROW(registry.require("noop"));
   CHECK_THROWS_AS(registry.require("nope"), InvalidInput);
-  CHECK_THROWS_WITH(registry.require("nope"), Catch::Contains("'nope'") && Catch::Contains("(known: command, cron, emit, noop, sql)"));
+  CHECK_THROWS_WITH(registry.require("nope"), Catch::Contains("'nope'") && Catch::Contains("(known: command, cron, emit, http, noop, sql)"));
 }
 
 TEST_CASE("duplicate and malformed class names are refused, naming where they came from") {

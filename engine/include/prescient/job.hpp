@@ -63,6 +63,15 @@ struct JobPolicy {
   std::optional<int> max_attempts;
   std::optional<std::chrono::seconds> timeout;
   bool long_running = false;  // claimed with a written lease and run outside a transaction
+  // With long_running: the class's checks of a batch come to run_batch in one call (they may run at once).
+  bool batch = false;
+};
+
+// One check's answer within run_batch: its result, or why its run failed (a failed attempt, as if run()
+// had thrown with that message).
+struct BatchAnswer {
+  JobResult result;
+  std::optional<std::string> failure;
 };
 
 // What a running job may ask of the runner.
@@ -93,6 +102,11 @@ class JobExec {
   virtual JobResult run(const Check& check, JobContext& ctx) = 0;
   // All due checks of one group in one call, in order; the default runs them one by one.
   virtual std::vector<JobResult> run_group(std::span<const Check> checks, JobContext& ctx);
+  // With policy().batch: independent checks answered together (e.g. requests sent at once), one answer
+  // per check in order, within ctx.timeout() for all of them; what it writes (ctx.write) settles with the
+  // first check. A check's failure fails it alone; an exception fails them all. The default runs them one
+  // by one.
+  virtual std::vector<BatchAnswer> run_batch(std::span<const Check> checks, JobContext& ctx);
 };
 
 }  // namespace prescient

@@ -85,7 +85,22 @@ UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Cont
   try {
     if (!unit.exec) throw std::runtime_error(unit.refusal);
     const std::span<const Check> group(checks.data() + unit.first, unit.count);
-    if (unit.grouped) {
+    if (unit.batched) {
+      std::vector<BatchAnswer> answers = unit.exec->run_batch(group, ctx);
+      if (answers.size() != unit.count) {
+        throw std::runtime_error("run_batch of '" + unit.job + "' returned " + std::to_string(answers.size()) +
+                                 " answers for " + std::to_string(unit.count) + " checks");
+      }
+      for (BatchAnswer& answer : answers) {
+        out.results.push_back(std::move(answer.result));
+        if (answer.failure) {
+          std::string error = storable_text(*answer.failure, kMaxErrorBytes);
+          out.check_failures.emplace_back(error.empty() ? "the job failed without a message" : std::move(error));
+        } else {
+          out.check_failures.emplace_back();
+        }
+      }
+    } else if (unit.grouped) {
       out.results = unit.exec->run_group(group, ctx);
       if (out.results.size() != unit.count) {
         throw std::runtime_error("run_group of '" + unit.job + "' returned " + std::to_string(out.results.size()) +

@@ -9,4 +9,18 @@ std::vector<JobResult> JobExec::run_group(std::span<const Check> checks, JobCont
   return results;
 }
 
+std::vector<BatchAnswer> JobExec::run_batch(std::span<const Check> checks, JobContext& ctx) {
+  std::vector<BatchAnswer> answers(checks.size());
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    try {
+      answers[i].result = run(checks[i], ctx);
+    } catch (const std::exception& e) {
+      answers[i].failure = e.what();
+    } catch (...) {
+      answers[i].failure = "the job threw a non-standard exception";
+    }
+  }
+  return answers;
+}
+
 }  // namespace prescient

@@ -161,6 +161,10 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
         items.push_back(failed_attempt(check, limits[u], judging, result.error, micros));
         continue;
       }
+      if (!result.check_failures.empty() && result.check_failures[k]) {
+        items.push_back(failed_attempt(check, limits[u], judging, *result.check_failures[k], micros));
+        continue;
+      }
       if (k == 0 && writes_refused) {
         items.push_back(failed_attempt(check, limits[u], judging, *writes_refused, micros));
         continue;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,8 @@
 
 namespace prescient::detail {
 
-// Checks [first, first + count) of the batch, run by one call (one check, or one group of one class).
+// Checks [first, first + count) of the batch, run by one call (one check, one group of one class, or the
+// independent checks of one class that runs them together: JobPolicy::batch).
 struct WorkUnit {
   std::shared_ptr<JobExec> exec;  // null when the class cannot run: `refusal` says why
   std::string job;
@@ -18,6 +20,7 @@ struct WorkUnit {
   std::size_t first = 0;
   std::size_t count = 1;
   bool grouped = false;
+  bool batched = false;  // run_batch: each check answered (or failed) on its own
   std::chrono::milliseconds timeout{30000};
 };
 
@@ -31,6 +34,8 @@ struct UnitResult {
   bool failed = false;
   std::string error;  // storable already (prescient/text_rules.hpp): valid UTF-8, bounded
   std::vector<JobResult> results;     // one per check when !failed
+  // A batched unit's per-check failures (one per check; nullopt: that check's result stands), storable.
+  std::vector<std::optional<std::string>> check_failures;
   std::vector<BufferedWrite> writes;  // what the run asked to write with its settlement
   std::int64_t micros = 0;
 };

@@ -74,6 +74,8 @@ class Worker::Impl {
         // Long-running classes take the slow path: a written lease now, the run after the commit.
         std::vector<Check> fast, slow;
         for (Check& c : claimed.checks) (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
+        // A class that runs its checks together (JobPolicy::batch) gets them side by side, one unit.
+        std::stable_sort(slow.begin(), slow.end(), [](const Check& a, const Check& b) { return a.job < b.job; });
         const auto batch = std::make_shared<const std::vector<Check>>(std::move(fast));
         std::vector<SettleItem> items = run(batch, grouped, slot, deadline);
         // A row whose payload cannot be read fails alone, without a run.
@@ -114,6 +116,7 @@ class Worker::Impl {
     GuardLimits limits;
     std::chrono::seconds timeout;
     bool long_running = false;
+    bool batch = false;  // with long_running: its checks of a batch run as one unit (run_batch)
   };
 
   // What this worker settled: the items as written (culprits turned into failed attempts), the events
@@ -152,6 +155,7 @@ class Worker::Impl {
                 .max_horizon = settings_.max_horizon};
     c.timeout = policy.timeout.value_or(settings_.job_timeout);
     c.long_running = policy.long_running;
+    c.batch = policy.long_running && policy.batch;
     return classes_.emplace(job, std::move(c)).first->second;
   }
 
@@ -239,15 +243,15 @@ class Worker::Impl {
   std::vector<WorkUnit> units_of(const std::vector<Check>& checks, bool grouped) {
     std::vector<WorkUnit> units;
     for (std::size_t i = 0; i < checks.size(); ++i) {
-      const bool extends = grouped && !units.empty() && checks[i].group_key == checks[i - 1].group_key &&
-                           checks[i].job == checks[i - 1].job;
+      const JobClass& job = class_of(checks[i].job);
+      const bool same_class = !units.empty() && checks[i].job == checks[i - 1].job;
+      const bool extends = same_class && (grouped ? checks[i].group_key == checks[i - 1].group_key : units.back().batched);
       if (extends) {
         ++units.back().count;
         continue;
       }
-      const JobClass& job = class_of(checks[i].job);
       units.push_back({.exec = job.exec, .job = checks[i].job, .refusal = job.refusal, .first = i, .count = 1,
-                       .grouped = grouped,
+                       .grouped = grouped, .batched = !grouped && job.batch && job.exec != nullptr,
                        .timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.timeout)});
     }
     return units;

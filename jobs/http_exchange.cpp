@@ -1,0 +1,154 @@
+#include "http_exchange.hpp"
+
+#include <date/date.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/text_rules.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient {
+namespace {
+
+// How much of an answer an error quotes, and the furthest a Retry-After may send a check.
+constexpr std::size_t kQuotedBytes = 300;
+constexpr std::chrono::hours kMaxRetryAfter{24};
+
+std::runtime_error failure(const std::string& target, const std::string& what) {
+  return std::runtime_error(storable_text("http target '" + target + "': " + what, kMaxErrorBytes));
+}
+
+std::string quoted(const HttpAnswer& answer) {
+  if (answer.body.empty()) return "(empty body)";
+  std::string first = answer.body.substr(0, kQuotedBytes);
+  return one_line(storable_text(first, kQuotedBytes)) + (answer.body.size() > kQuotedBytes || answer.body_cut ? "…" : "");
+}
+
+// Seconds ("120") or an HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT"); nullopt when it is neither.
+std::optional<TimePoint> retry_time(const std::string& value, TimePoint now) {
+  if (!value.empty() && value.size() <= 9 && value.find_first_not_of("0123456789") == std::string::npos) {
+    return now + std::chrono::seconds{std::stoll(value)};
+  }
+  std::istringstream in(value);
+  date::sys_seconds at;
+  in >> date::parse("%a, %d %b %Y %H:%M:%S GMT", at);
+  if (in.fail()) return std::nullopt;
+  return std::max(now, TimePoint(std::chrono::time_point_cast<TimePoint::duration>(at)));
+}
+
+Event event_of(const nlohmann::json& item, std::size_t n, const std::string& target) {
+  const std::string where = "the answer's events[" + std::to_string(n) + "]";
+  if (!item.is_object()) throw failure(target, where + " is not an object");
+  static const std::set<std::string> known{"type", "payload", "id", "occurred_at"};
+  for (const auto& [key, value] : item.items()) {
+    if (!known.contains(key)) throw failure(target, where + " has an unknown key '" + one_line(key.substr(0, 100)) + "'");
+  }
+  Event event;
+  if (!item.contains("type") || !item["type"].is_string()) throw failure(target, where + " has no type (a string)");
+  event.type = item["type"].get<std::string>();
+  if (item.contains("payload")) event.payload = item["payload"];
+  if (item.contains("id")) {
+    if (!item["id"].is_string()) throw failure(target, where + ".id is not a string");
+    event.id = item["id"].get<std::string>();
+  }
+  if (item.contains("occurred_at")) {
+    if (!item["occurred_at"].is_string()) throw failure(target, where + ".occurred_at is not a time");
+    try {
+      event.occurred_at = parse_time(item["occurred_at"].get<std::string>());
+    } catch (const std::exception& e) {
+      throw failure(target, where + ".occurred_at: " + e.what());
+    }
+  }
+  return event;
+}
+
+}  // namespace
+
+std::string http_request_body(const Check& check) {
+  return nlohmann::json{{"id", check.id},
+                        {"job", check.job},
+                        {"entity_name", check.entity_name},
+                        {"entity_key", check.entity_key},
+                        {"job_key", check.job_key ? nlohmann::json(*check.job_key) : nlohmann::json(nullptr)},
+                        {"group_key", check.group_key ? nlohmann::json(*check.group_key) : nlohmann::json(nullptr)},
+                        {"payload", check.payload},
+                        {"check_count", check.check_count},
+                        {"attempts", check.attempts},
+                        {"slot", format_time(check.slot)},
+                        {"first_check_at", format_time(check.first_check_at)}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string http_idempotency_key(const Check& check) {
+  return std::to_string(check.id) + "-" + std::to_string(check.check_count);
+}
+
+std::string http_signature(const std::string& secret, std::int64_t unix_seconds, const std::string& body) {
+  const std::string signed_text = std::to_string(unix_seconds) + "." + body;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+           reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), digest, &size) == nullptr) {
+    throw std::runtime_error("cannot compute the request's HMAC-SHA256");
+  }
+  static const char* const hex = "0123456789abcdef";
+  std::string out = "v1=";
+  for (unsigned int i = 0; i < size; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 0xf];
+  }
+  return out;
+}
+
+JobResult http_result_of(const HttpAnswer& answer, const std::string& target, TimePoint now) {
+  const std::string status = "HTTP " + std::to_string(answer.status);
+  if (answer.status == 429 || answer.status == 503) {
+    if (!answer.retry_after) throw failure(target, status + " without Retry-After: " + quoted(answer));
+    const auto at = retry_time(*answer.retry_after, now);
+    if (!at) throw failure(target, status + " with an unreadable Retry-After '" + one_line(answer.retry_after->substr(0, 100)) + "'");
+    if (*at - now > kMaxRetryAfter) throw failure(target, status + " asks to wait longer than a day (Retry-After " + *answer.retry_after + ")");
+    return JobResult{.next = *at, .events = {}, .payload_update = std::nullopt};
+  }
+  if (answer.status >= 300 && answer.status < 400) {
+    throw failure(target, status + ": redirects are not followed" +
+                              (answer.location ? " (to " + one_line(answer.location->substr(0, 200)) + ")" : std::string()));
+  }
+  if (answer.status == 204) return {};
+  if (answer.status != 200) throw failure(target, status + ": " + quoted(answer));
+  if (answer.body_cut) {
+    throw failure(target, status + ": the answer is longer than " + std::to_string(kMaxHttpAnswerBytes / 1024) + " KiB");
+  }
+  if (answer.body.find_first_not_of(" \t\r\n") == std::string::npos) return {};
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(answer.body);
+  } catch (const nlohmann::json::parse_error&) {
+    throw failure(target, status + " with a body that is not JSON: " + quoted(answer));
+  }
+  if (!doc.is_object()) throw failure(target, status + ": the answer must be a JSON object, not " + quoted(answer));
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "next" && key != "events") {
+      throw failure(target, status + ": the answer has an unknown key '" + one_line(key.substr(0, 100)) + "' (next, events)");
+    }
+  }
+  JobResult result;
+  if (doc.contains("next") && !doc["next"].is_null()) {
+    if (!doc["next"].is_string()) throw failure(target, status + ": next must be a time (ISO 8601) or null");
+    try {
+      result.next = parse_time(doc["next"].get<std::string>());
+    } catch (const std::exception& e) {
+      throw failure(target, status + ": next: " + e.what());
+    }
+  }
+  if (doc.contains("events")) {
+    if (!doc["events"].is_array()) throw failure(target, status + ": events must be an array");
+    for (std::size_t n = 0; n < doc["events"].size(); ++n) result.events.push_back(event_of(doc["events"][n], n, target));
+  }
+  return result;
+}
+
+}  // namespace prescient

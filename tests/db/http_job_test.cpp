@@ -1,0 +1,260 @@
+// The http class against a real receiver on loopback (cpp-httplib, started by the test) and a real
+// PostgreSQL: every kind of answer, with its history row or next time; the signature verified the way
+// docs/http.md tells receivers to; the idempotency key stable across a retry; refusals without a request.
+#include <catch2/catch.hpp>
+#include <httplib.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <soci/soci.h>
+
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "builtin_jobs.hpp"
+#include "http.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/time_text.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using namespace std::chrono_literals;
+using prescient::testing::connect_to;
+using prescient::testing::count_of;
+using prescient::testing::create_migrated_database;
+using prescient::testing::free_loopback_port;
+
+namespace {
+
+const std::string kSecret = "whsec-test-secret";
+
+std::string hmac_hex(const std::string& key, const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(text.data()),
+       text.size(), digest, &size);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    static const char* const digits = "0123456789abcdef";
+    hex += digits[digest[i] >> 4];
+    hex += digits[digest[i] & 0xf];
+  }
+  return hex;
+}
+
+// What the receiver saw of one request.
+struct Seen {
+  std::string path, idempotency_key;
+  bool signature_ok = false;
+  nlohmann::json body;
+};
+
+// The application's endpoint: answers by path, verifies every signature, records every request.
+class Receiver {
+ public:
+  Receiver() : port_(free_loopback_port()) {
+    server_.Post(R"(/hooks/(.*))", [this](const httplib::Request& request, httplib::Response& response) {
+      Seen seen;
+      seen.path = request.matches[1].str();
+      seen.idempotency_key = request.get_header_value("Idempotency-Key");
+      const std::string timestamp = request.get_header_value("Prescient-Timestamp");
+      seen.signature_ok =
+          request.get_header_value("Prescient-Signature") == "v1=" + hmac_hex(kSecret, timestamp + "." + request.body);
+      seen.body = nlohmann::json::parse(request.body, nullptr, false);
+      {
+        const std::lock_guard lock(mutex_);
+        seen_.push_back(seen);
+      }
+      answer(seen.path, response);
+    });
+    // Bound (and listening) before the test goes on; accepting starts in the thread.
+    if (!server_.bind_to_port("127.0.0.1", port_)) throw std::runtime_error("the receiver cannot bind its port");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~Receiver() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::vector<Seen> seen() {
+    const std::lock_guard lock(mutex_);
+    return seen_;
+  }
+
+ private:
+  static void answer(const std::string& path, httplib::Response& response) {
+    if (path == "done") {
+      response.status = 204;
+    } else if (path == "empty") {
+      response.status = 200;
+    } else if (path == "later") {
+      response.set_content(R"({"next": "2026-11-21T12:00:00Z", "events": [{"type": "order.late", "payload": {"n": 42}}]})",
+                           "application/json");
+    } else if (path == "busy") {
+      response.status = 429;
+      response.set_header("Retry-After", "600");
+    } else if (path == "down") {
+      response.status = 500;
+      response.set_content("database down", "text/plain");
+    } else if (path == "missing") {
+      response.status = 404;
+      response.set_content("<h1>no check 'x'</h1>", "text/html");
+    } else if (path == "garbage") {
+      response.set_content("ok!", "text/plain");
+    } else if (path == "huge") {
+      response.set_content(std::string(10 << 20, 'x'), "application/json");
+    } else if (path == "redirect") {
+      response.set_redirect("http://169.254.169.254/latest/meta-data/");
+    } else if (path == "hang") {
+      std::this_thread::sleep_for(3s);
+      response.status = 204;
+    } else if (path == "cut") {
+      // Promises 1 000 bytes, sends 10, closes.
+      response.set_content_provider(1000, "application/json", [](size_t offset, size_t, httplib::DataSink& sink) {
+        if (offset > 0) return false;
+        sink.write("{\"next\": \"", 10);
+        return false;
+      });
+    } else {
+      response.status = 418;
+    }
+  }
+
+  int port_;
+  httplib::Server server_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<Seen> seen_;
+};
+
+struct Fixture {
+  std::string url = create_migrated_database(60);
+  std::unique_ptr<soci::session> db = connect_to(url);
+  Receiver receiver;
+  ManualClock clock{parse_time("2026-11-21T10:00:00Z")};
+  Registry registry;
+
+  Fixture() {
+    auto targets = std::make_shared<HttpTargets>();
+    (*targets)["shop"] = {.name = "shop", .base_url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hooks",
+                          .secret = kSecret, .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
+    // Nothing listens there: connection refused.
+    (*targets)["closed"] = {.name = "closed", .base_url = "http://127.0.0.1:" + std::to_string(free_loopback_port()),
+                            .secret = kSecret, .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
+    register_builtin_jobs(registry, {.commands_dir = std::nullopt, .http_targets = targets});
+  }
+
+  long long schedule(const std::string& key, const nlohmann::json& payload) {
+    long long id = 0;
+    const std::string text = payload.dump();
+    *db << "SELECT id FROM prescient.schedule('http', 'order', :key, '2026-11-21T10:00:00Z', p_payload => :p::jsonb,"
+           " p_now => '2026-11-21T09:00:00Z')",
+        soci::use(key), soci::use(text), soci::into(id);
+    return id;
+  }
+  long long to(const std::string& path, const std::string& target = "shop") {
+    return schedule(path, {{"target", target}, {"path", "/" + path}});
+  }
+  SlotReport fire(const char* at) {
+    clock.set(parse_time(at));
+    SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
+    return runner.run_slot(runner.settings().grid().floor(clock.now()));
+  }
+  std::string outcome(long long id) {
+    std::string outcome;
+    soci::indicator none;
+    *db << "SELECT outcome FROM prescient.job_history WHERE id = :id ORDER BY history_id DESC LIMIT 1", soci::use(id),
+        soci::into(outcome, none);
+    return none == soci::i_ok ? outcome : "pending";
+  }
+  // The pending row's next time, attempts and last error.
+  std::tuple<std::string, int, std::string> pending(long long id) {
+    std::string next, error;
+    int attempts = -1;
+    soci::indicator no_error;
+    *db << "SELECT to_char(next_check_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), attempts, last_error"
+           "  FROM prescient.future_job WHERE id = :id",
+        soci::use(id), soci::into(next), soci::into(attempts), soci::into(error, no_error);
+    return {next, attempts, no_error == soci::i_ok ? error : ""};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("http: each answer settles its check as documented, signed, with a stable idempotency key") {
+  Fixture f;
+  const long long done = f.to("done"), empty = f.to("empty"), later = f.to("later"), busy = f.to("busy"),
+                  down = f.to("down"), missing = f.to("missing"), garbage = f.to("garbage"), huge = f.to("huge"),
+                  redirect = f.to("redirect"), hang = f.to("hang"), cut = f.to("cut"), refused = f.to("x", "closed");
+  const SlotReport report = f.fire("2026-11-21T10:00:05Z");
+  CHECK(report.claimed == 12);
+
+  CHECK(f.outcome(done) == "done");
+  CHECK(f.outcome(empty) == "done");
+  CHECK(f.pending(later) == std::tuple<std::string, int, std::string>{"2026-11-21T12:00:00Z", 0, ""});
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event WHERE type = 'order.late' AND payload = '{\"n\": 42}'"
+                        " AND source = '" + std::to_string(later) + "'") == 1);
+  // 429 with Retry-After: 600 s: look again then (the next slot from 10:10:05), no attempt counted.
+  CHECK(f.pending(busy) == std::tuple<std::string, int, std::string>{"2026-11-21T10:11:00Z", 0, ""});
+
+  const auto failed_with = [&](long long id, const std::string& why) {
+    const auto [next, attempts, error] = f.pending(id);
+    INFO(id << ": " << error);
+    CHECK(attempts == 1);
+    CHECK_THAT(error, Catch::Contains(why));
+  };
+  failed_with(down, "http target 'shop': HTTP 500: database down");
+  failed_with(missing, "HTTP 404: <h1>no check 'x'</h1>");
+  failed_with(garbage, "HTTP 200 with a body that is not JSON: ok!");
+  failed_with(huge, "HTTP 200: the answer is longer than 256 KiB");
+  failed_with(redirect, "HTTP 302: redirects are not followed (to http://169.254.169.254/latest/meta-data/)");
+  failed_with(hang, "no answer from http://127.0.0.1:" + std::to_string(f.receiver.port()) + "/hooks/hang within 2s");
+  failed_with(cut, "http target 'shop': http://127.0.0.1:");
+  failed_with(refused, "http target 'closed': http://127.0.0.1:");
+
+  const auto seen = f.receiver.seen();
+  CHECK(seen.size() == 11);  // all but the one whose target refuses connections
+  for (const Seen& s : seen) {
+    INFO(s.path);
+    CHECK(s.signature_ok);
+    CHECK(s.body["entity_name"] == "order");
+    CHECK(s.body["entity_key"] == s.path);
+    CHECK(s.idempotency_key == std::to_string(s.body["id"].get<long long>()) + "-0");
+    CHECK(s.body["slot"] == "2026-11-21T10:00:00Z");
+  }
+
+  // The failed one is tried again after its backoff, with the same idempotency key (the same run of it).
+  const std::string first_key = std::to_string(down) + "-0";
+  const std::string retry_at = std::get<0>(f.pending(down));
+  CHECK(retry_at > "2026-11-21T10:00:00Z");
+  f.fire((retry_at.substr(0, 17) + "05Z").c_str());
+  std::vector<std::string> keys;
+  for (const Seen& s : f.receiver.seen()) {
+    if (s.path == "down") keys.push_back(s.idempotency_key);
+  }
+  CHECK(keys == std::vector<std::string>{first_key, first_key});
+  CHECK(std::get<1>(f.pending(down)) == 2);
+}
+
+TEST_CASE("http: a payload that names no known target, or a path leaving it, fails with the reason and sends nothing") {
+  Fixture f;
+  const std::vector<std::pair<nlohmann::json, std::string>> cases{
+      {{{"target", "intranet"}, {"path", "/x"}}, "unknown http target 'intranet' (configured: closed, shop)"},
+      {{{"target", "shop"}, {"path", "/../admin"}}, "the path '/../admin' contains a '..' segment"},
+      {{{"target", "shop"}, {"path", "http://169.254.169.254/"}}, "the path 'http://169.254.169.254/' must start with '/'"},
+      {{{"target", "shop"}, {"path", "//other-host/x"}}, "the path '//other-host/x' contains '//'"},
+      {{{"path", "/x"}}, "the payload names no target"},
+      {{{"target", "shop"}}, "the payload names no path below target 'shop'"},
+  };
+  std::vector<long long> ids;
+  for (std::size_t i = 0; i < cases.size(); ++i) ids.push_back(f.schedule("bad" + std::to_string(i), cases[i].first));
+  f.fire("2026-11-21T10:00:05Z");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].first.dump());
+    const auto [next, attempts, error] = f.pending(ids[i]);
+    CHECK(attempts == 1);
+    CHECK_THAT(error, Catch::Contains(cases[i].second));
+  }
+  CHECK(f.receiver.seen().empty());
+}

@@ -57,7 +57,7 @@ psql "$server/postgres" -c "CREATE DATABASE prescient_1s"
 
 echo "bench.sh: prescient, N = $n, $reps runs each (scale: $scale_sizes pending; $schedule_count schedules)"
 results=$("$PRESCIENT_BUILD_DIR/tests/prescient_bench" --db "$url" --db-1s "$server/prescient_1s" --n "$n" \
-  --reps "$reps" --only enqueue,drain,scale,lateness,schedules,dashboard --scale "$scale_sizes" \
+  --reps "$reps" --only enqueue,drain,scale,lateness,schedules,dashboard,http --scale "$scale_sizes" \
   --schedules "$schedule_count" --dashboard "$dashboard_rows")
 
 # The median, min and max of the numbers on standard input, as "median min max".

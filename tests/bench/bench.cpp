@@ -1,6 +1,6 @@
 // prescient_bench: the figures behind scripts/bench.sh. Not a test: it checks only that each measure
 // did all its work (every check drained, every slot fired) and prints one JSON object per measure.
-//   prescient_bench --db URL [--n 100000] [--reps 3] [--only enqueue,drain,scale,lateness,schedules,dashboard]
+//   prescient_bench --db URL [--n 100000] [--reps 3] [--only enqueue,drain,scale,lateness,schedules,dashboard,http]
 //                   [--scale 1000000,10000000] [--db-1s URL] [--schedules 100000] [--dashboard 10000000]
 // Throughput measures run --reps times; each prints its median run and the spread.
 // The databases must be migrated and otherwise unused: the bench truncates prescient's tables.
@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
     if (wanted("lateness")) lateness(url_1s, registry, 5, 10000);
     if (wanted("schedules")) schedules(url, *db, registry, schedule_count, 5);
     if (wanted("dashboard")) dashboard(url, *db, dashboard_rows);
+    if (wanted("http")) http(url, *db, std::min(n, 20000L), reps);
     reset(*db);
   } catch (const std::exception& e) {
     std::cerr << "prescient_bench: " << e.what() << "\n";

@@ -69,5 +69,6 @@ void add_lateness_classes(Registry& registry);  // `stamp`, the class the latene
 void lateness(const std::string& url_1s_grid, const Registry& registry, int slots, long checks);
 void schedules(const std::string& url, soci::session& db, const Registry& registry, long count, int slots);
 void dashboard(const std::string& url, soci::session& db, long rows);
+void http(const std::string& url, soci::session& db, long n, int reps);  // the http class against a local receiver
 
 }  // namespace prescient::bench

@@ -2,17 +2,24 @@
 // PostgreSQL: every kind of answer, with its history row or next time; the signature verified the way
 // docs/http.md tells receivers to; the idempotency key stable across a retry; refusals without a request.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 #include <httplib.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <soci/soci.h>
 
+#include <atomic>
+#include <filesystem>
+#include <csignal>
+#include <fstream>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
 #include "builtin_jobs.hpp"
 #include "http.hpp"
+#include "process.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
@@ -54,6 +61,8 @@ struct Seen {
 class Receiver {
  public:
   Receiver() : port_(free_loopback_port()) {
+    server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
+    server_.set_keep_alive_timeout(1);  // its stop() waits for idle connections to time out
     server_.Post(R"(/hooks/(.*))", [this](const httplib::Request& request, httplib::Response& response) {
       Seen seen;
       seen.path = request.matches[1].str();
@@ -66,7 +75,17 @@ class Receiver {
         const std::lock_guard lock(mutex_);
         seen_.push_back(seen);
       }
-      answer(seen.path, response);
+      const int now_in_flight = ++in_flight_;
+      for (int most = most_in_flight_; now_in_flight > most && !most_in_flight_.compare_exchange_weak(most, now_in_flight);) {
+      }
+      if (seen.path == "slow") {
+        for (int waited = 0; held_ && waited < 1000; ++waited) std::this_thread::sleep_for(10ms);
+        if (!held_) std::this_thread::sleep_for(300ms);
+        response.status = 204;
+      } else {
+        answer(seen.path, response);
+      }
+      --in_flight_;
     });
     // Bound (and listening) before the test goes on; accepting starts in the thread.
     if (!server_.bind_to_port("127.0.0.1", port_)) throw std::runtime_error("the receiver cannot bind its port");
@@ -77,6 +96,9 @@ class Receiver {
     thread_.join();
   }
   int port() const { return port_; }
+  // While held, "slow" answers only when let go (or after 10 s); otherwise after 300 ms.
+  void hold(bool on) { held_ = on; }
+  int most_in_flight() const { return most_in_flight_; }
   std::vector<Seen> seen() {
     const std::lock_guard lock(mutex_);
     return seen_;
@@ -122,6 +144,8 @@ class Receiver {
   }
 
   int port_;
+  std::atomic<bool> held_{false};
+  std::atomic<int> in_flight_{0}, most_in_flight_{0};
   httplib::Server server_;
   std::thread thread_;
   std::mutex mutex_;
@@ -257,4 +281,67 @@ TEST_CASE("http: a payload that names no known target, or a path leaving it, fai
     CHECK_THAT(error, Catch::Contains(cases[i].second));
   }
   CHECK(f.receiver.seen().empty());
+}
+
+TEST_CASE("http: a batch's requests run at once, never more than the target's max_concurrent across workers") {
+  Fixture f;
+  for (int i = 0; i < 16; ++i) f.schedule("slow" + std::to_string(i), {{"target", "shop"}, {"path", "/slow"}});
+  const auto started = std::chrono::steady_clock::now();
+  f.clock.set(parse_time("2026-11-21T10:00:05Z"));
+  SlotRunner runner({.database_url = f.url, .runner_id = "r", .workers = 2, .batch_size = 8}, f.registry, f.clock);
+  const SlotReport report = runner.run_slot(parse_time("2026-11-21T10:00:00Z"));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(report.done == 16);
+  CHECK(f.receiver.most_in_flight() == 4);  // the target's max_concurrent, held across both workers
+  CHECK(seconds < 16 * 0.3 / 2);             // one by one (or one per worker) would take 4.8 s (2.4 s)
+}
+
+TEST_CASE("http: a runner killed with requests in flight: after its lease every check is answered again and settled once") {
+  Fixture f;
+  const std::string dir = "/tmp/prescient-http-kill-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/secret") << kSecret << "\n";
+  std::ofstream(dir + "/targets.json") << nlohmann::json{
+      {"targets", {{"shop", {{"url", "http://127.0.0.1:" + std::to_string(f.receiver.port()) + "/hooks"},
+                             {"secret_file", dir + "/secret"}, {"timeout", "20s"}, {"max_concurrent", 4}}}}}}.dump();
+  // Due in the slot that is current now, for the real clock of the child runner.
+  *f.db << "SELECT prescient.schedule('http', 'order', 'k' || i, date_trunc('minute', now()),"
+           "  p_payload => '{\"target\": \"shop\", \"path\": \"/slow\"}', p_now => now() - interval '1 minute')"
+           "  FROM generate_series(1, 12) i";
+  f.receiver.hold(true);
+  const pid_t child = prescient::testing::start_prescient(
+      prescient::testing::with_db({"run-slot", "--http-targets", dir + "/targets.json", "--workers", "1"}, f.url));
+  for (int i = 0; i < 500 && f.receiver.seen().size() < 4; ++i) std::this_thread::sleep_for(20ms);
+  REQUIRE(f.receiver.seen().size() == 4);  // four in flight (max_concurrent), the rest waiting in the runner
+  ::kill(child, SIGKILL);
+  prescient::testing::wait_for(child);
+  f.receiver.hold(false);
+  // Leased: nobody takes them until the lease ends. After it, the daemon's sweep rescues them all.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE claimed_until > now()") == 12);
+  long long lease_end_us = 0;
+  *f.db << "SELECT prescient.us(max(claimed_until)) FROM prescient.future_job", soci::into(lease_end_us);
+  f.clock.set(from_unix_micros(lease_end_us) + 1min);
+  SlotRunner rescuer({.database_url = f.url, .runner_id = "rescuer", .workers = 2}, f.registry, f.clock);
+  const SlotReport rescued = rescuer.sweep(rescuer.settings().grid().floor(f.clock.now()), SweepMode::run);
+  CHECK(rescued.done == 12);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done' AND finished_by = 'rescuer'") == 12);
+  CHECK(count_of(*f.db, "SELECT count(DISTINCT id) FROM prescient.job_history") == 12);  // each settled once
+  // The receiver saw each check at most twice (once more for the four in flight at the kill), with one key.
+  std::map<long long, std::set<std::string>> keys;
+  std::map<long long, int> requests;
+  for (const Seen& s : f.receiver.seen()) {
+    const long long id = s.body["id"].get<long long>();
+    keys[id].insert(s.idempotency_key);
+    ++requests[id];
+  }
+  CHECK(keys.size() == 12);
+  int repeated = 0;
+  for (const auto& [id, count] : requests) {
+    CHECK(count <= 2);
+    CHECK(keys[id].size() == 1);
+    repeated += count - 1;
+  }
+  CHECK(repeated == 4);
+  std::filesystem::remove_all(dir);
 }

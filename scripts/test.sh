@@ -28,8 +28,9 @@ build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}
 # shellcheck source=lib/packages.sh
 . "$repo/scripts/lib/packages.sh"
 ensure_locale test.sh de_DE.UTF-8
-# The dashboard's tests drive a real browser: Debian's headless Chromium.
-ensure_packages test.sh chromium fonts-liberation
+# The dashboard's tests drive a real browser: Debian's headless Chromium. The http class's tests run the
+# receivers of docs/http.md as written, in Python and in Node.
+ensure_packages test.sh chromium fonts-liberation python3 nodejs
 
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-test.XXXXXX)/pg
 export PRESCIENT_PGDATA

@@ -80,11 +80,12 @@ const std::string kHistoryColumns =
 // these rows.
 const std::string kDeadLetterCondition = "outcome = 'failed' AND NOT retried";
 
-// Marks the failures a revival put back, as the last part of its statement: `revived` names a CTE of the
-// revived checks' ids, `picked` one of the history rows they were revived from (id, history_id, finished_at).
+// Marks the failures a revival put back, as the last part of its statement (`revived`: a CTE of the revived
+// checks' ids). A check has at most one failure not marked (each revival marks the one it revived), so
+// its id finds it: one probe of the history's id index per check, not a join with the picked rows.
 const std::string kMarkRevived =
-    " marked AS (UPDATE prescient.job_history h SET retried = true FROM picked JOIN revived USING (id)"
-    "             WHERE h.id = picked.id AND h.history_id = picked.history_id AND h.finished_at = picked.finished_at)";
+    " marked AS (UPDATE prescient.job_history SET retried = true"
+    "             WHERE id = ANY(ARRAY(SELECT id FROM revived)) AND outcome = 'failed' AND NOT retried)";
 
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   db::read_check_columns(rows, r, out);

@@ -25,7 +25,7 @@ constexpr int kMaxPage = 500;
 constexpr std::chrono::days kDeadLetterDays{30};
 // "Retry all that match" revives this many per request (the page asks again until none are left), and
 // the count shown before it is bounded too: each request's work stays bounded whatever the backlog.
-constexpr int kRevivedPerRequest = 500;
+constexpr int kRevivedPerRequest = 250;
 constexpr int kDeadLetterCountBound = 5000;
 
 std::optional<std::string> param(const httplib::Request& request, const char* name) {

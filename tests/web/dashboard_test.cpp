@@ -241,7 +241,7 @@ TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead
     browser.wait_until("document.querySelectorAll('[data-table=dead-letters]').length === 0");
     CHECK(browser.eval("window.confirmed") == "Retry 1,200 dead letters of noop? They become pending at the next slot.");
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id > 20000") == 1200);
-    // The other class's dead letter is untouched; three requests of at most 500 did it.
+    // The other class's dead letter is untouched; five requests of at most 250 did it.
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = 9100") == 0);
   }
 }

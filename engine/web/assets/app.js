@@ -275,7 +275,7 @@ async function deadLetters() {
     before.set('before', `${rows[rows.length - 1].finished_at},${rows[rows.length - 1].history_id}`);
     next = el('p', {}, el('a', { href: '/dead-letters?' + before.toString(), rel: 'next' }, 'Next page →'));
   }
-  // Retry all that match: the count first, a confirmation, then requests of at most 500 each until done.
+  // Retry all that match: the count first, a confirmation, then requests of at most 250 each until done.
   const job = query.get('job') || '';
   // (The confirmation needs the count, so it is asked inside, not by onClick.)
   const retryAll = onClick(null, async (button) => {

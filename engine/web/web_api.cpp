@@ -8,6 +8,7 @@
 
 #include "prescient/checks.hpp"
 #include "prescient/client.hpp"
+#include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
 #include "prescient/runners_seen.hpp"
@@ -99,20 +100,18 @@ httplib::Server::Handler serve(SessionPool& pool, Handler handler) {
 
 // A search is indexed for each filter alone (docs/web.md); filters together can still make the server walk
 // far for the rare combination none of the rows has. Such a search is cut, not left to hold a session.
-constexpr const char* kSearchTimeout = "5s";
+constexpr std::chrono::seconds kSearchTimeout{5};
 
 template <class Search>
 auto within_search_time(soci::session& db, Search search) {
-  soci::transaction bounded(db);
-  db << "SELECT set_config('statement_timeout', :timeout, true)", soci::use(std::string(kSearchTimeout));
   try {
-    auto found = search();
-    bounded.commit();
+    decltype(search()) found;
+    within_statement_timeout(db, kSearchTimeout, [&] { found = search(); });
     return found;
   } catch (const DatabaseError& e) {
     if (e.sqlstate() != "57014") throw;  // query_canceled
-    throw DatabaseError("the search took longer than " + std::string(kSearchTimeout) +
-                            " and was stopped: narrow it with a job key, an entity, or a class",
+    throw DatabaseError("the search took longer than " + std::to_string(kSearchTimeout.count()) +
+                            "s and was stopped: narrow it with a job key, an entity, or a class",
                         e.sqlstate());
   }
 }

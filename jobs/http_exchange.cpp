@@ -1,11 +1,10 @@
 #include "http_exchange.hpp"
 
-#include <date/date.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <cstdio>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/text_rules.hpp"
@@ -28,16 +27,31 @@ std::string quoted(const HttpAnswer& answer) {
   return one_line(storable_text(first, kQuotedBytes)) + (answer.body.size() > kQuotedBytes || answer.body_cut ? "…" : "");
 }
 
-// Seconds ("120") or an HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT"); nullopt when it is neither.
+// Seconds ("120") or an HTTP date in its one current form, IMF-fixdate ("Wed, 21 Oct 2026 07:28:00 GMT");
+// nullopt when it is neither. The date is read by hand and checked by parse_time: date::parse draws a
+// false -Wmaybe-uninitialized from GCC 12 inside date.h.
 std::optional<TimePoint> retry_time(const std::string& value, TimePoint now) {
   if (!value.empty() && value.size() <= 9 && value.find_first_not_of("0123456789") == std::string::npos) {
     return now + std::chrono::seconds{std::stoll(value)};
   }
-  std::istringstream in(value);
-  date::sys_seconds at;
-  in >> date::parse("%a, %d %b %Y %H:%M:%S GMT", at);
-  if (in.fail()) return std::nullopt;
-  return std::max(now, TimePoint(std::chrono::time_point_cast<TimePoint::duration>(at)));
+  static const std::string months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  char weekday[4] = {}, month[4] = {};
+  int day = 0, year = 0, hour = 0, minute = 0, second = 0, consumed = 0;
+  if (value.size() != 29 || std::sscanf(value.c_str(), "%3s, %2d %3s %4d %2d:%2d:%2d GMT%n", weekday, &day, month, &year,
+                                        &hour, &minute, &second, &consumed) != 7 ||
+      consumed != 29) {
+    return std::nullopt;
+  }
+  const auto m = months.find(month);
+  if (m == std::string::npos || m % 3 != 0) return std::nullopt;
+  char iso[32];
+  std::snprintf(iso, sizeof iso, "%04d-%02d-%02dT%02d:%02d:%02dZ", year, static_cast<int>(m / 3 + 1), day, hour, minute,
+                second);
+  try {
+    return std::max(now, parse_time(iso));
+  } catch (const std::exception&) {
+    return std::nullopt;  // 31 Feb and the like
+  }
 }
 
 Event event_of(const nlohmann::json& item, std::size_t n, const std::string& target) {

@@ -175,6 +175,10 @@ TEST_CASE("the answer decides: done, look again, wait as asked, or a failed atte
   const std::vector<std::pair<HttpAnswer, std::string>> failures{
       {{.status = 503}, "http target 'shop': HTTP 503 without Retry-After: (empty body)"},
       {{.status = 429, .retry_after = "soon"}, "HTTP 429 with an unreadable Retry-After 'soon'"},
+      {{.status = 503, .retry_after = "Tue, 31 Feb 2026 12:30:00 GMT"}, "an unreadable Retry-After 'Tue, 31 Feb"},
+      {{.status = 503, .retry_after = "Mon, 23 Nov 2026 12:30:00 UTC"}, "an unreadable Retry-After"},
+      {{.status = 503, .retry_after = "Mon, 23 Xyz 2026 12:30:00 GMT"}, "an unreadable Retry-After"},
+      {{.status = 503, .retry_after = "-5"}, "an unreadable Retry-After '-5'"},
       {{.status = 429, .retry_after = "172800"}, "asks to wait longer than a day"},
       {{.status = 500, .body = "boom\nstack"}, "http target 'shop': HTTP 500: boom; stack"},
       {{.status = 404, .body = "<h1>no such check</h1>"}, "HTTP 404: <h1>no such check</h1>"},

@@ -60,6 +60,17 @@ void add_plugins_option(po::options_description& desc) {
                      "load job classes from the *.so files in DIR (default: $PRESCIENT_PLUGIN_PATH)");
 }
 
+namespace {
+
+// The flag's value if given, else the environment variable's if set and not empty.
+std::optional<std::string> flag_or_environment(const Invocation& in, const char* flag, const char* variable) {
+  if (in.has(flag)) return optional_flag(in, flag);
+  const char* value = std::getenv(variable);
+  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
+}
+
+}  // namespace
+
 const Registry& known_job_classes(const Invocation& in) {
   static const Registry registry = [&] {
     Registry r;
@@ -70,13 +81,9 @@ const Registry& known_job_classes(const Invocation& in) {
         throw InvalidInput("--commands '" + in.get<std::string>("commands") + "' is not a directory");
       }
     }
-    std::optional<std::string> targets = in.has("http-targets") ? optional_flag(in, "http-targets") : std::nullopt;
-    if (const char* env = std::getenv("PRESCIENT_HTTP_TARGETS"); !targets && env != nullptr && *env != '\0') targets = env;
-    if (targets) builtins.http_targets = std::make_shared<const HttpTargets>(read_http_targets(*targets));
+    if (const auto targets = flag_or_environment(in, "http-targets", "PRESCIENT_HTTP_TARGETS")) builtins.http_targets = std::make_shared<const HttpTargets>(read_http_targets(*targets));
     register_builtin_jobs(r, builtins);
-    std::optional<std::string> dir = in.has("plugins") ? optional_flag(in, "plugins") : std::nullopt;
-    if (const char* env = std::getenv("PRESCIENT_PLUGIN_PATH"); !dir && env != nullptr && *env != '\0') dir = env;
-    if (dir) load_plugins(*dir, r);
+    if (const auto dir = flag_or_environment(in, "plugins", "PRESCIENT_PLUGIN_PATH")) load_plugins(*dir, r);
     return r;
   }();
   return registry;

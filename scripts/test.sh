@@ -30,7 +30,7 @@ build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}
 ensure_locale test.sh de_DE.UTF-8
 # The dashboard's tests drive a real browser: Debian's headless Chromium. The http class's tests run the
 # receivers of docs/http.md as written, in Python and in Node.
-ensure_packages test.sh chromium fonts-liberation python3 nodejs
+ensure_packages test.sh chromium fonts-liberation python3 nodejs pgbouncer
 
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-test.XXXXXX)/pg
 export PRESCIENT_PGDATA

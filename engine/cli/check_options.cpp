@@ -60,16 +60,11 @@ void add_plugins_option(po::options_description& desc) {
                      "load job classes from the *.so files in DIR (default: $PRESCIENT_PLUGIN_PATH)");
 }
 
-namespace {
-
-// The flag's value if given, else the environment variable's if set and not empty.
 std::optional<std::string> flag_or_environment(const Invocation& in, const char* flag, const char* variable) {
   if (in.has(flag)) return optional_flag(in, flag);
   const char* value = std::getenv(variable);
   return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
 }
-
-}  // namespace
 
 const Registry& known_job_classes(const Invocation& in) {
   static const Registry registry = [&] {

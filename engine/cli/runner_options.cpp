@@ -29,7 +29,11 @@ void add_runner_options(po::options_description& desc) {
        "start no job of a batch after this long from its claim: the checks not reached are released unrun, "
        "so a cancel or reschedule waits for a claimed check at most this plus the running job's timeout")
       ("runner-id", po::value<std::string>()->value_name("ID"),
-       "recorded as finished_by in the history (default: hostname:pid)");
+       "recorded as finished_by in the history (default: hostname:pid)")
+      ("prepared-statements", po::value<std::string>()->value_name("MODE"),
+       "auto, on or off: prepare the claim and settle statements on the server (auto: yes on a direct "
+       "connection, no through a connection pooler; off for PgBouncer in transaction mode; default: "
+       "$PRESCIENT_PREPARED_STATEMENTS, else auto)");
   add_plugins_option(desc);
   desc.add_options()("commands", po::value<std::string>()->value_name("DIR"),
                      "the command class may run executables from DIR only (default: none, it refuses)")
@@ -48,6 +52,9 @@ RunnerOptions runner_options_of(const Invocation& in) {
     throw InvalidInput("invalid --batch " + std::to_string(options.batch_size) + ": use 1 to 100000");
   }
   options.shard = parse_shard(in.get<std::string>("shard"));
+  if (const auto mode = flag_or_environment(in, "prepared-statements", "PRESCIENT_PREPARED_STATEMENTS")) {
+    options.statement_preparation = parse_statement_preparation(*mode);
+  }
   const std::chrono::seconds deadline = parse_duration(in.get<std::string>("batch-deadline"));
   if (deadline < std::chrono::seconds{1} || deadline > std::chrono::hours{24}) {
     throw InvalidInput("invalid --batch-deadline " + in.get<std::string>("batch-deadline") + ": use 1s to 1d");

@@ -22,8 +22,12 @@ class Sleepy final : public prescient::JobExec {
   }
 };
 
+// Records each run in the ledger table (tests/reliability/daemons.hpp). The slow one is long-running:
+// claimed with a written lease and run outside the claim's transaction.
 class Ledger final : public prescient::JobExec {
  public:
+  explicit Ledger(bool long_running) : long_running_(long_running) {}
+  prescient::JobPolicy policy() const override { return {.long_running = long_running_}; }
   prescient::JobResult run(const prescient::Check& check, prescient::JobContext& ctx) override {
     const long long slot_us = prescient::to_unix_micros(check.slot);
     const int runner_pid = ::getpid();
@@ -33,6 +37,9 @@ class Ledger final : public prescient::JobExec {
     std::this_thread::sleep_for(std::chrono::milliseconds(check.payload.value("sleep_ms", 0)));
     return {};
   }
+
+ private:
+  bool long_running_;
 };
 
 class Hang final : public prescient::JobExec {
@@ -56,7 +63,8 @@ PRESCIENT_PLUGIN_ABI_EXPORT
 
 extern "C" int prescient_register(prescient::Registry& registry) {
   registry.add("sleepy", [] { return std::make_unique<Sleepy>(); });
-  registry.add("ledger", [] { return std::make_unique<Ledger>(); });
+  registry.add("ledger", [] { return std::make_unique<Ledger>(false); });
+  registry.add("slow_ledger", [] { return std::make_unique<Ledger>(true); });
   registry.add("hang", [] { return std::make_unique<Hang>(); });
   registry.add("throws", [] { return std::make_unique<Throws>(); });
   return 0;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ void create_ledger(soci::session& db);
 
 // Fails the test unless every pending check is settled within `limit`.
 void wait_until_all_settled(soci::session& db, std::chrono::seconds limit);
+
+// `checks` ledger checks spread over `slots` slots two seconds apart, the first about three seconds ahead.
+void schedule_spread(soci::session& db, long checks, int slots);
+
+// The ledger's verdict. `faulty` are the runner pids a fault hit (killed, or sessions cut); a check may
+// have run more than once only by one of them, and at most `max_runs` times.
+void verify_ledger(soci::session& db, long checks, const std::set<int>& faulty, int max_runs);
 
 // `count` daemons with the test plugins, 2 workers and batches of 50, plus `extra` arguments; SIGKILLed
 // when the object goes (unless stopped).

@@ -36,19 +36,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// `checks` ledger checks spread over `slots` slots two seconds apart, the first about three seconds ahead.
-void schedule_spread(soci::session& db, long checks, int slots) {
-  SystemClock clock;
-  Client client(db, {.clock = &clock});
-  const TimePoint first = std::chrono::ceil<std::chrono::seconds>(clock.now() + 3s);
-  std::vector<ScheduleRequest> requests;
-  for (long i = 0; i < checks; ++i) {
-    requests.push_back({.job = "ledger", .entity_name = "fault", .entity_key = std::to_string(i),
-                        .at = first + std::chrono::seconds(2 * (i % slots)), .payload = {{"sleep_ms", 1}}});
-  }
-  client.schedule_many(requests);
-}
-
 // Resident memory of a process, in kB (VmRSS in /proc/<pid>/status).
 long resident_kb(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -56,27 +43,6 @@ long resident_kb(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   }
   return -1;
-}
-
-// The ledger's verdict. `faulty` are the runner pids a fault hit (killed, or sessions cut); a check may
-// have run more than once only by one of them, and at most `max_runs` times.
-void verify_ledger(soci::session& db, long checks, const std::set<int>& faulty, int max_runs) {
-  CHECK(count_of(db, "SELECT count(*) FROM prescient.future_job") == 0);
-  CHECK(count_of(db, "SELECT count(*) FROM prescient.job_history") == checks);
-  CHECK(count_of(db, "SELECT count(DISTINCT id) FROM prescient.job_history WHERE outcome = 'done'") == checks);
-  CHECK(count_of(db, "SELECT count(DISTINCT check_id) FROM ledger") == checks);
-  CHECK(count_of(db, "SELECT count(*) FROM ledger WHERE ran_at < slot") == 0);
-  CHECK(count_of(db, "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM ledger GROUP BY check_id) r") <=
-        max_runs);
-  // Runs by a runner other than the one that settled the check: each must be by a faulty one.
-  std::string faulty_list = "{";
-  for (const int pid : faulty) faulty_list += (faulty_list.size() > 1 ? "," : "") + std::to_string(pid);
-  faulty_list += "}";
-  long long unexplained = 0;
-  db << "SELECT count(*) FROM ledger l JOIN prescient.job_history h ON h.id = l.check_id"
-        " WHERE l.runner_pid <> split_part(h.finished_by, ':', 2)::int AND l.runner_pid <> ALL (:faulty::int[])",
-      soci::into(unexplained), soci::use(faulty_list);
-  CHECK(unexplained == 0);
 }
 
 }  // namespace

@@ -25,21 +25,6 @@ std::string admin_url() {
   return url;
 }
 
-// The admin URL with another database name, as a libpq key=value string.
-std::string url_with_dbname(const std::string& url, const std::string& dbname) {
-  char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
-  if (options == nullptr) throw std::runtime_error("bad PRESCIENT_TEST_DATABASE_URL: " + std::string(error));
-  std::string out;
-  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-    const std::string keyword = o->keyword;
-    if (keyword == "dbname" || o->val == nullptr || *o->val == '\0') continue;
-    out += keyword + "='" + o->val + "' ";
-  }
-  PQconninfoFree(options);
-  return out + "dbname='" + dbname + "'";
-}
-
 class Registry {
  public:
   ~Registry() {
@@ -58,7 +43,7 @@ class Registry {
     *admin << "CREATE DATABASE " + name;
     const std::lock_guard lock(mutex_);
     names_.push_back(name);
-    return url_with_dbname(admin_url(), name);
+    return with_connection_option(admin_url(), "dbname", name);
   }
 
  private:
@@ -72,6 +57,30 @@ Registry& registry() {
 }
 
 }  // namespace
+
+std::string with_connection_option(const std::string& url, const std::string& keyword, const std::string& value) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  if (options == nullptr) throw std::runtime_error("bad connection URL: " + std::string(error));
+  std::string out;
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->keyword == keyword || o->val == nullptr || *o->val == '\0') continue;
+    out += std::string(o->keyword) + "='" + o->val + "' ";
+  }
+  PQconninfoFree(options);
+  return out + keyword + "='" + value + "'";
+}
+
+std::string connection_option(const std::string& url, const std::string& keyword) {
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), nullptr);
+  if (options == nullptr) throw std::runtime_error("bad connection URL");
+  std::string value;
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->keyword == keyword && o->val != nullptr) value = o->val;
+  }
+  PQconninfoFree(options);
+  return value;
+}
 
 std::string create_empty_database() { return registry().create(); }
 

@@ -17,6 +17,11 @@ std::string create_empty_database();
 // A new database with every migration applied at the given slot resolution (seconds).
 std::string create_migrated_database(long long slot_seconds = 60);
 
+// The URL with one connection option set (as a key=value string; the test URLs hold no quotes).
+std::string with_connection_option(const std::string& url, const std::string& keyword, const std::string& value);
+// One connection option of the URL ("" when unset).
+std::string connection_option(const std::string& url, const std::string& keyword);
+
 std::unique_ptr<soci::session> connect_to(const std::string& url);
 
 // The single number a query such as "SELECT count(*) ..." returns.

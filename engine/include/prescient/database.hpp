@@ -21,6 +21,13 @@ bool has_password(const std::string& url);
 // it, DatabaseError with one line saying which server and what failed; never echoes a password.
 std::unique_ptr<soci::session> connect(const std::string& url);
 
+// Whether the session reaches PostgreSQL through a connection pooler (PgBouncer and its kind): the
+// process id libpq was told at connect is then the pooler's own key, not the server process serving the
+// session's statements. One round trip. A pooler in transaction mode keeps no session state between
+// transactions (prepared statements, LISTEN, session advisory locks); in session mode it does, but the
+// two modes look the same from here.
+bool through_pooler(soci::session& db);
+
 // Runs `work` in a transaction (joining the caller's, if one is open) whose statements the server stops
 // after `limit` (statement_timeout): one that runs longer throws DatabaseError with SQLSTATE 57014. For
 // a request that must not hold a session whatever its filters make the server read.

@@ -16,6 +16,13 @@
 
 namespace prescient {
 
+// Whether the runner's hot statements (claim, settle) are prepared on the server once per session.
+// automatic: prepared on a direct connection, unnamed through a connection pooler (through_pooler()),
+// since a pooler in transaction mode loses them between transactions; on: prepared always (a pooler in
+// session mode); off: unnamed always.
+enum class StatementPreparation { automatic, on, off };
+StatementPreparation parse_statement_preparation(std::string_view text);  // throws InvalidInput
+
 struct RunnerOptions {
   std::string database_url;
   std::string runner_id;  // recorded as finished_by in history
@@ -31,6 +38,7 @@ struct RunnerOptions {
   // until one returns; they stay due for another runner, or for this one later.
   int max_abandoned_per_class = 8;
   Shard shard;
+  StatementPreparation statement_preparation = StatementPreparation::automatic;
   // When set and true, workers claim no further batch (the batch in hand is still settled).
   const std::atomic<bool>* stop_requested = nullptr;
 };

@@ -1,6 +1,7 @@
 #include "db/connection.hpp"
 
 #include "core/text_rules.hpp"
+#include "db/pq.hpp"
 
 #include "prescient/database.hpp"
 
@@ -94,6 +95,12 @@ std::unique_ptr<soci::session> connect(const std::string& url) {
   }
   PQsetNoticeProcessor(native_connection(*db), &log_notice, nullptr);
   return db;
+}
+
+bool through_pooler(soci::session& db) {
+  PGconn* conn = native_connection(db);
+  return pq::exec(conn, "cannot read the server process id", "SELECT pg_backend_pid()").integer(0, 0) !=
+         PQbackendPID(conn);
 }
 
 PGconn* native_connection(soci::session& db) {

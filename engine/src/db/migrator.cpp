@@ -149,22 +149,6 @@ void finish(PGconn* conn, TimePoint now) {
   if (created > 0) spdlog::info("created {} monthly history partition(s)", created);
 }
 
-class MigrationLock {
- public:
-  explicit MigrationLock(PGconn* conn) : conn_(conn) {
-    pq::exec(conn_, "cannot take the migration lock", "SELECT pg_advisory_lock($1)", {kMigrationLockKey});
-  }
-  ~MigrationLock() {
-    const char* key[] = {kMigrationLockKey};
-    PQclear(PQexecParams(conn_, "SELECT pg_advisory_unlock($1)", 1, nullptr, key, nullptr, nullptr, 0));
-  }
-  MigrationLock(const MigrationLock&) = delete;
-  MigrationLock& operator=(const MigrationLock&) = delete;
-
- private:
-  PGconn* conn_;
-};
-
 }  // namespace
 
 int latest_known_migration() { return embedded_migrations().back().version; }
@@ -172,7 +156,11 @@ int latest_known_migration() { return embedded_migrations().back().version; }
 MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> slot) {
   if (slot) SlotGrid{*slot};  // validates before anything is written
   PGconn* conn = native_connection(db);
-  const MigrationLock lock(conn);
+  // One transaction, under a transaction-scoped lock: concurrent migrates wait for each other, a failure
+  // leaves the database as it was, and a connection pooler in transaction mode (which moves a session to
+  // another server connection between transactions, where a session lock would be left behind) serves it.
+  detail::Transaction tx(conn);
+  pq::exec(conn, "cannot take the migration lock", "SELECT pg_advisory_xact_lock($1)", {kMigrationLockKey});
 
   const std::map<int, Applied> applied = read_applied(conn);
   refuse_unknown_or_changed(applied);
@@ -196,6 +184,7 @@ MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> s
   finish(conn, SystemClock().now());
   report.version = latest_known_migration();
   report.slot = stored_slot(conn);
+  tx.commit();
   return report;
 }
 

@@ -3,10 +3,14 @@
 // server for now(). Statements are prepared once per session where they are hot (claim, settle).
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
 
 #include "db/check_columns.hpp"
 #include "db/pq.hpp"
 #include "db/connection.hpp"
+#include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "db/pg_runner_store.hpp"
 
@@ -51,11 +55,26 @@ const char* kind_name(Settlement::Kind kind) {
   return "finish";
 }
 
+bool prepares(soci::session& db, StatementPreparation preparation) {
+  if (preparation != StatementPreparation::automatic) return preparation == StatementPreparation::on;
+  if (!through_pooler(db)) return true;
+  static std::once_flag said;
+  std::call_once(said, [] {
+    spdlog::info("the database is reached through a connection pooler: the runner's statements are not prepared "
+                 "(a pooler in transaction mode loses them between transactions; --prepared-statements on "
+                 "prepares them, for one in session mode)");
+  });
+  return false;
+}
+
 }  // namespace
 
-PgRunnerStore::PgRunnerStore(std::unique_ptr<soci::session> db)
-    : owned_(std::move(db)), db_(*owned_), prepared_(std::make_unique<pq::PreparedStatements>()) {}
-PgRunnerStore::PgRunnerStore(soci::session& db) : db_(db), prepared_(std::make_unique<pq::PreparedStatements>()) {}
+PgRunnerStore::PgRunnerStore(std::unique_ptr<soci::session> db, StatementPreparation preparation)
+    : PgRunnerStore(*db, preparation) {
+  owned_ = std::move(db);
+}
+PgRunnerStore::PgRunnerStore(soci::session& db, StatementPreparation preparation)
+    : db_(db), prepared_(std::make_unique<pq::PreparedStatements>(prepares(db, preparation))) {}
 PgRunnerStore::~PgRunnerStore() = default;
 
 void PgRunnerStore::begin() { transaction_.emplace(db_); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "db/transaction.hpp"
+#include "prescient/slot_runner.hpp"
 #include "runner/runner_store.hpp"
 
 namespace soci {
@@ -20,9 +21,10 @@ namespace prescient {
 class PgRunnerStore final : public RunnerStore {
  public:
   // Owns the session: a worker's or the sweep's connection.
-  explicit PgRunnerStore(std::unique_ptr<soci::session> db);
+  explicit PgRunnerStore(std::unique_ptr<soci::session> db,
+                         StatementPreparation preparation = StatementPreparation::automatic);
   // REQUIRES: db stays open for the store's lifetime and is used by one thread at a time.
-  explicit PgRunnerStore(soci::session& db);
+  explicit PgRunnerStore(soci::session& db, StatementPreparation preparation = StatementPreparation::automatic);
   ~PgRunnerStore() override;
   PgRunnerStore(const PgRunnerStore&) = delete;
   PgRunnerStore& operator=(const PgRunnerStore&) = delete;

@@ -166,16 +166,17 @@ Result checked(PGconn* conn, std::string_view what, PGresult* raw) {
 
 }  // namespace
 
-Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params) {
-  if (params.empty()) return checked(conn, what, PQexec(conn, sql.c_str()));
+Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params, Format results) {
+  if (params.empty() && results == Format::text) return checked(conn, what, PQexec(conn, sql.c_str()));
   const Wire wire(params);
   return checked(conn, what,
                  PQexecParams(conn, sql.c_str(), wire.count(), nullptr, wire.values.data(), wire.lengths.data(),
-                              wire.formats.data(), 0));
+                              wire.formats.data(), results == Format::binary ? 1 : 0));
 }
 
 Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params,
                                 Format results) {
+  if (!prepare_) return pq::exec(conn, what, sql, params, results);
   const std::string name = statement_name(sql);
   if (std::find(prepared_.begin(), prepared_.end(), sql) == prepared_.end()) {
     // A lookup, not a PREPARE that might fail: an error would abort the caller's open transaction.
@@ -184,9 +185,18 @@ Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::
     prepared_.push_back(sql);
   }
   const Wire wire(params);
-  return checked(conn, what,
-                 PQexecPrepared(conn, name.c_str(), wire.count(), wire.values.data(), wire.lengths.data(),
-                                wire.formats.data(), results == Format::binary ? 1 : 0));
+  try {
+    return checked(conn, what,
+                   PQexecPrepared(conn, name.c_str(), wire.count(), wire.values.data(), wire.lengths.data(),
+                                  wire.formats.data(), results == Format::binary ? 1 : 0));
+  } catch (const DatabaseError& e) {
+    // 26000: the statement prepared on this connection is gone: a pooler in transaction mode moved the
+    // session to another server connection between transactions.
+    if (e.sqlstate() != "26000") throw;
+    throw DatabaseError(std::string(e.what()) +
+                            " (behind a connection pooler in transaction mode, run with --prepared-statements off)",
+                        e.sqlstate());
+  }
 }
 
 }  // namespace prescient::pq

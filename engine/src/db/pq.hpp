@@ -63,24 +63,33 @@ Param time_array(std::span<const TimePoint> values);
 // and times to text and back: worth it for the hot path's wide results (a claim's rows).
 enum class Format { text, binary };
 
-// Runs sql; with no params through PQexec (several statements allowed), else PQexecParams
+// Runs sql; with no params (and text results) through PQexec (several statements allowed), else PQexecParams
 // (values travel apart from the SQL text, never spliced into it). Errors with prescient's SQLSTATEs
 // PR404 (no such thing) throws NotFound, the other PR4xx (bad input, a conflict) InvalidInput, with the
 // server's message; any other error
 // throws DatabaseError prefixed by `what`.
-Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params = {});
+Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params = {},
+            Format results = Format::text);
 
 // A hot statement, parsed and planned by the server once per connection instead of once per call.
 // Not transactional and bound to the connection it was prepared on: a new connection starts without
 // it, so the holder (a Store, one per session) remembers what it prepared.
+//
+// A pooler in transaction mode (PgBouncer before 1.21) hands each transaction whichever server
+// connection is free, where a statement prepared on another does not exist: there the holder is made
+// with prepare = false and runs every statement unnamed (PQexecParams: still one round trip, parsed
+// and planned per call).
 class PreparedStatements {
  public:
+  explicit PreparedStatements(bool prepare = true) : prepare_(prepare) {}
   // Like exec(), through a server-side prepared statement for sql (prepared on first use here; one on
-  // the connection from an earlier holder is reused, never prepared twice).
+  // the connection from an earlier holder is reused, never prepared twice), or unnamed when not preparing.
   Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params,
               Format results = Format::text);
+  bool preparing() const { return prepare_; }
 
  private:
+  bool prepare_;
   std::vector<std::string> prepared_;  // the SQL texts prepared on this holder's connection
 };
 

@@ -27,7 +27,9 @@ struct SlotRunner::Sessions {
 
 template <class Fn>
 auto SlotRunner::with_control(Fn fn) {
-  if (!sessions_->control) sessions_->control = std::make_unique<PgRunnerStore>(connect(options_.database_url));
+  if (!sessions_->control) {
+    sessions_->control = std::make_unique<PgRunnerStore>(connect(options_.database_url), options_.statement_preparation);
+  }
   try {
     return fn(*sessions_->control);
   } catch (...) {
@@ -49,6 +51,13 @@ void SlotReport::add(const SlotReport& o) {
   if (o.first_claim_at && (!first_claim_at || *o.first_claim_at < *first_claim_at)) first_claim_at = o.first_claim_at;
   if (o.last_commit_at && (!last_commit_at || *o.last_commit_at > *last_commit_at)) last_commit_at = o.last_commit_at;
   batch_seconds.insert(batch_seconds.end(), o.batch_seconds.begin(), o.batch_seconds.end());
+}
+
+StatementPreparation parse_statement_preparation(std::string_view text) {
+  if (text == "auto") return StatementPreparation::automatic;
+  if (text == "on") return StatementPreparation::on;
+  if (text == "off") return StatementPreparation::off;
+  throw InvalidInput("invalid --prepared-statements '" + std::string(text) + "': use auto, on or off");
 }
 
 SweepMode parse_sweep_mode(std::string_view text) {
@@ -99,7 +108,8 @@ SlotReport SlotRunner::drain(TimePoint slot) {
       try {
         if (!worker) {
           worker = std::make_unique<Worker>(options_, registry_, clock_, settings_,
-                                            std::make_unique<PgRunnerStore>(connect(options_.database_url)));
+                                            std::make_unique<PgRunnerStore>(connect(options_.database_url),
+                                                                            options_.statement_preparation));
         }
         reports[w] = worker->drain(slot);
       } catch (...) {

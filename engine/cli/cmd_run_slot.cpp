@@ -30,8 +30,10 @@ Command run_slot_command() {
             const RunnerOptions options = runner_options_of(in);
             const auto requested = optional_time_flag(in, "slot");
             in.connect_migrated();  // refuse a database without the current schema before firing anything
-            const SystemClock clock;
+            const SystemClock system_clock;
+            ServerClock clock(system_clock);
             SlotRunner runner(options, known_job_classes(in), clock);
+            put_on_server_clock(runner, clock, options);
             ensure_history_partitions(runner);
             const TimePoint slot = requested ? *requested : runner.settings().grid().floor(clock.now());
             const SlotReport report = runner.run_slot(slot);

@@ -32,8 +32,10 @@ Command sweep_command() {
             const SweepMode mode = parse_sweep_mode(in.get<std::string>("mode"));
             const auto requested = optional_time_flag(in, "until");
             in.connect_migrated();
-            const SystemClock clock;
+            const SystemClock system_clock;
+            ServerClock clock(system_clock);
             SlotRunner runner(options, known_job_classes(in), clock);
+            put_on_server_clock(runner, clock, options);
             ensure_history_partitions(runner);
             const TimePoint until = requested ? *requested : runner.settings().grid().floor(clock.now());
             const bool terminal = ::isatty(STDERR_FILENO) != 0;

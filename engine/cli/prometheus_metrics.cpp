@@ -155,7 +155,13 @@ PrometheusMetrics::PrometheusMetrics(const std::string& database_url, const std:
                      .Name("prescient_last_slot_timestamp_seconds")
                      .Help("The last slot fired at its boundary, as Unix time")
                      .Register(*registry_)
-                     .Add({})) {
+                     .Add({})),
+      clock_offset_(prometheus::BuildGauge()
+                        .Name("prescient_clock_offset_seconds")
+                        .Help("How far the database server's clock is ahead of this host's (negative: behind), "
+                              "as last measured; slots are fired on the server's")
+                        .Register(*registry_)
+                        .Add({})) {
   for (const char* outcome : {"done", "rescheduled", "retried", "failed", "guarded"}) settled_.Add({{"outcome", outcome}});
 }
 
@@ -186,5 +192,9 @@ void PrometheusMetrics::fired(const SlotReport& report, bool on_boundary) {
 void PrometheusMetrics::failed(const std::exception&) { database_errors_.Increment(); }
 
 void PrometheusMetrics::slot_retried(TimePoint) { slot_retries_.Increment(); }
+
+void PrometheusMetrics::clock_offset(Micros server_minus_local) {
+  clock_offset_.Set(static_cast<double>(server_minus_local.count()) / 1e6);
+}
 
 }  // namespace prescient::cli

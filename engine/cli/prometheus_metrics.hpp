@@ -28,6 +28,7 @@ class PrometheusMetrics final : public DaemonObserver {
   void fired(const SlotReport& report, bool on_boundary) override;
   void failed(const std::exception& error) override;
   void slot_retried(TimePoint slot) override;
+  void clock_offset(Micros server_minus_local) override;
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -42,6 +43,7 @@ class PrometheusMetrics final : public DaemonObserver {
   prometheus::Histogram& last_commit_lag_;
   prometheus::Histogram& batch_duration_;
   prometheus::Gauge& last_slot_;
+  prometheus::Gauge& clock_offset_;
 };
 
 }  // namespace prescient::cli

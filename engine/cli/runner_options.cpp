@@ -33,7 +33,11 @@ void add_runner_options(po::options_description& desc) {
       ("prepared-statements", po::value<std::string>()->value_name("MODE"),
        "auto, on or off: prepare the claim and settle statements on the server (auto: yes on a direct "
        "connection, no through a connection pooler; off for PgBouncer in transaction mode; default: "
-       "$PRESCIENT_PREPARED_STATEMENTS, else auto)");
+       "$PRESCIENT_PREPARED_STATEMENTS, else auto)")
+      ("max-clock-offset", po::value<std::string>()->value_name("DURATION")->default_value("5m"),
+       "refuse to start when this host's clock is further than this from the database server's (1s to 7d). "
+       "Slots are always fired on the server's clock, measured at start and before every slot a daemon "
+       "fires; beyond 1s a warning is logged");
   add_plugins_option(desc);
   desc.add_options()("commands", po::value<std::string>()->value_name("DIR"),
                      "the command class may run executables from DIR only (default: none, it refuses)")
@@ -60,6 +64,11 @@ RunnerOptions runner_options_of(const Invocation& in) {
     throw InvalidInput("invalid --batch-deadline " + in.get<std::string>("batch-deadline") + ": use 1s to 1d");
   }
   options.batch_deadline = deadline;
+  const std::chrono::seconds max_offset = parse_duration(in.get<std::string>("max-clock-offset"));
+  if (max_offset < std::chrono::seconds{1} || max_offset > std::chrono::days{7}) {
+    throw InvalidInput("invalid --max-clock-offset " + in.get<std::string>("max-clock-offset") + ": use 1s to 7d");
+  }
+  options.clock_check = {.enabled = true, .refuse_over = max_offset};
   return options;
 }
 
@@ -69,6 +78,10 @@ void ensure_history_partitions(SlotRunner& runner) {
   } catch (const std::exception& e) {
     spdlog::warn("could not create history partitions (firing anyway): {}", e.what());
   }
+}
+
+void put_on_server_clock(SlotRunner& runner, ServerClock& clock, const RunnerOptions& options) {
+  clock.adopt(runner.server_clock_offset(clock.local()), options.clock_check, true);
 }
 
 }  // namespace prescient::cli

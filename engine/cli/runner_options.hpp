@@ -13,5 +13,8 @@ std::string default_runner_id();
 // The history partitions ahead of time, for the one-shot commands (run-slot, sweep): a failure is a
 // warning, never a reason not to fire (settlements of a month without one go to the default partition).
 void ensure_history_partitions(SlotRunner& runner);
+// For the one-shot commands (run-slot, sweep): measures the clock's offset from the server's once and
+// adopts it (refusing past --max-clock-offset), so the runner fires on the server's clock.
+void put_on_server_clock(SlotRunner& runner, ServerClock& clock, const RunnerOptions& options);
 
 }  // namespace prescient::cli

@@ -145,6 +145,13 @@ TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fi
   CHECK_THAT(metrics, Catch::Contains("prescient_dead_letters_total 0"));
   CHECK_THAT(metrics, Catch::Contains("prescient_database_errors_total 0"));
   CHECK_THAT(metrics, Catch::Contains("prescient_slot_retries_total 0"));
+  // The server runs on this machine: its clock is this host's, measured a round trip low (slightly < 0).
+  const std::string offset_metric = "\nprescient_clock_offset_seconds ";
+  const std::size_t offset_at = metrics.find(offset_metric);
+  REQUIRE(offset_at != std::string::npos);
+  const double offset = std::stod(metrics.substr(offset_at + offset_metric.size()));
+  CHECK(offset < 0);
+  CHECK(offset > -0.5);
   CHECK_THAT(metrics, Catch::Contains("prescient_runner_info{runner_id=\"metrics-test\",shard=\"0/1\"} 1"));
   CHECK_THAT(metrics, Catch::Contains("prescient_slot_first_claim_lag_seconds_count 1"));
   CHECK_THAT(metrics, Catch::Contains("prescient_slot_last_settle_lag_seconds_bucket{le=\"+Inf\"} 1"));

@@ -51,6 +51,8 @@ class DaemonObserver {
   // A try of the slot at its boundary failed: the daemon tries it again, or gives it up to the sweep
   // once its next boundary has come.
   virtual void slot_retried(TimePoint /*slot*/) {}
+  // Each measurement of how far the server's clock is ahead of this host's (options.clock_check).
+  virtual void clock_offset(Micros /*server_minus_local*/) {}
 };
 
 struct DaemonStats {
@@ -62,17 +64,25 @@ struct DaemonStats {
 
 class Daemon {
  public:
-  // REQUIRES: registry, clock, waiter and observer (when given) outlive the daemon.
-  // options.stop_requested is set to the waiter's flag.
+  // REQUIRES: registry, clock, waiter and observer (when given) outlive the daemon; the waiter waits on
+  // `clock`. options.stop_requested is set to the waiter's flag. With options.clock_check.enabled the
+  // daemon fires on the database server's clock: `clock` plus the offset it measures at start (refusing
+  // to start past clock_check.refuse_over) and again before every slot it fires.
   Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
          DaemonObserver* observer = nullptr);
   // Runs until the waiter is stopped; the batch in hand is settled before it returns.
   DaemonStats run();
 
  private:
+  // Waits until `clock_` reads t (the waiter waits on the local clock).
+  bool wait_until(TimePoint t);
+  // Measures the clock's offset on the runner's control session and adopts it (ServerClock::adopt).
+  void measure_clock(SlotRunner& runner, bool starting);
+
   RunnerOptions options_;
   const Registry& registry_;
-  const Clock& clock_;
+  const Clock& local_clock_;
+  ServerClock clock_;  // the local clock, or (clock_check.enabled) the server's as measured
   Waiter& waiter_;
   DaemonObserver* observer_;
 };

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "prescient/server_clock.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/settings.hpp"
@@ -39,6 +40,8 @@ struct RunnerOptions {
   int max_abandoned_per_class = 8;
   Shard shard;
   StatementPreparation statement_preparation = StatementPreparation::automatic;
+  // The daemon's watch on its clock against the server's (prescient/server_clock.hpp).
+  ClockCheck clock_check;
   // When set and true, workers claim no further batch (the batch in hand is still settled).
   const std::atomic<bool>* stop_requested = nullptr;
 };
@@ -99,6 +102,8 @@ class SlotRunner {
   // Records on the control session that this runner completed `slot`, claiming `claimed` checks in it
   // (prescient/runners_seen.hpp: the dashboard's runners).
   void record_seen(TimePoint slot, long claimed);
+  // How far the database server's clock is ahead of `local` (server_clock_offset), on the control session.
+  Micros server_clock_offset(const Clock& local);
 
  private:
   void require_firable(TimePoint slot, const char* what) const;

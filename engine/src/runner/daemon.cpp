@@ -43,8 +43,21 @@ bool SystemWaiter::wait_until(TimePoint t) {
 
 Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
                DaemonObserver* observer)
-    : options_(std::move(options)), registry_(registry), clock_(clock), waiter_(waiter), observer_(observer) {
+    : options_(std::move(options)),
+      registry_(registry),
+      local_clock_(clock),
+      clock_(clock),
+      waiter_(waiter),
+      observer_(observer) {
   options_.stop_requested = &waiter_.stop_flag();
+}
+
+bool Daemon::wait_until(TimePoint t) { return waiter_.wait_until(clock_.local_time_of(t)); }
+
+void Daemon::measure_clock(SlotRunner& runner, bool starting) {
+  if (!options_.clock_check.enabled) return;
+  clock_.adopt(runner.server_clock_offset(local_clock_), options_.clock_check, starting);
+  if (observer_) observer_->clock_offset(clock_.offset());
 }
 
 DaemonStats Daemon::run() {
@@ -68,6 +81,7 @@ DaemonStats Daemon::run() {
     try {
       if (!runner) {
         runner.emplace(options_, registry_, clock_);
+        measure_clock(*runner, true);
         const TimePoint current = runner->settings().grid().floor(clock_.now());
         // Catch up what was missed while no daemon ran, then fire from the current slot on.
         const SlotReport swept = runner->sweep(current, SweepMode::run);
@@ -87,7 +101,7 @@ DaemonStats Daemon::run() {
       failed(e);
       spdlog::warn("runner {}: starting failed, retrying in {}: {}", options_.runner_id, format_duration(backoff),
                    e.what());
-      waiter_.wait_until(clock_.now() + backoff);
+      wait_until(clock_.now() + backoff);
       backoff = std::min(backoff * 2, kMaxBackoff);
       continue;
     }
@@ -114,10 +128,12 @@ DaemonStats Daemon::run() {
       slot = current;
       tries = 0;
     }
-    if (!waiter_.wait_until(*slot)) break;
-    if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
+    if (!wait_until(*slot)) break;
     long report_claimed = 0;
     try {
+      // Right before firing, so a clock that jumped since (a VM resumed) is caught.
+      measure_clock(*runner, false);
+      if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
       const SlotReport report = runner->run_slot(*slot);
       report_claimed = report.claimed;
       ++stats.slots;
@@ -143,7 +159,7 @@ DaemonStats Daemon::run() {
       if (observer_) observer_->slot_retried(*slot);
       spdlog::warn("slot {} runner {}: try {} failed, retrying in {}: {}", format_time(*slot), options_.runner_id,
                    tries, format_duration(backoff), e.what());
-      waiter_.wait_until(clock_.now() + backoff);
+      wait_until(clock_.now() + backoff);
       backoff = std::min(backoff * 2, kMaxBackoff);
       const TimePoint now_slot = grid.floor(clock_.now());
       if (now_slot > *slot && !waiter_.stopped()) {

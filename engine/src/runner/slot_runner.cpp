@@ -180,4 +180,8 @@ void SlotRunner::record_seen(TimePoint slot, long claimed) {
   });
 }
 
+Micros SlotRunner::server_clock_offset(const Clock& local) {
+  return with_control([&](PgRunnerStore& store) { return prescient::server_clock_offset(store.session(), local); });
+}
+
 }  // namespace prescient

@@ -5,6 +5,10 @@
 #   scripts/pg.sh restart  a fast restart on the same port (sessions are cut, as in a failover)
 #   scripts/pg.sh status   say whether it runs (exit 0) or not (exit 3)
 #   scripts/pg.sh url      print the connection URL
+#   scripts/pg.sh standby PORT  make this cluster a streaming standby of the one on 127.0.0.1:PORT
+#                          (pg_basebackup -R), start it and print its URL
+#   scripts/pg.sh promote  promote a standby to primary, waiting until it takes writes
+#   scripts/pg.sh crash    stop at once, as a crash does (pg_ctl -m immediate): no shutdown checkpoint
 # The data directory is .prescient/pg under the repository, or $PRESCIENT_PGDATA.
 # The server listens on 127.0.0.1 only, with a unix socket in the data directory and trust
 # authentication: it is a private development cluster, not a production server.
@@ -119,8 +123,45 @@ restart() {
   say "restarted the cluster in $data"
 }
 
+# A streaming replica of the cluster on 127.0.0.1:PORT, for failover tests: a base backup with the
+# replication settings written (-R), its own socket directory, started on a port of its own.
+standby() {
+  local primary_port=${1:-}
+  [[ "$primary_port" =~ ^[0-9]+$ ]] || die "invalid primary port '$primary_port'"
+  [ -f "$data/PG_VERSION" ] && die "$data already holds a cluster"
+  mkdir -p "$data"
+  if [ "$(id -u)" = 0 ]; then
+    id "$run_user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$run_user"
+    chown "$run_user" "$data"
+    local dir=$data
+    while dir=$(dirname "$dir") && [ "$dir" != / ]; do
+      runuser -u "$run_user" -- test -x "$dir" || chmod o+x "$dir"
+    done
+  fi
+  chmod 700 "$data"
+  say "copying the cluster on port $primary_port into $data"
+  as_owner "$(pg_bin)/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U "$db_user" -D "$data" -R -X stream -c fast
+  echo "unix_socket_directories = '$data'" | as_owner tee -a "$data/postgresql.conf" >/dev/null
+  start
+}
+
+promote() {
+  running || die "no cluster running in $data"
+  as_owner "$(pg_bin)/pg_ctl" -D "$data" -w -t 60 promote >/dev/null
+  say "promoted the cluster in $data"
+}
+
+crash() {
+  running || return 0
+  as_owner "$(pg_bin)/pg_ctl" -D "$data" -m immediate -w -t 60 stop >/dev/null
+  say "stopped the cluster in $data at once (immediate)"
+}
+
 case "${1:-}" in
   start) start ;;
+  standby) standby "${2:-}" ;;
+  promote) promote ;;
+  crash) crash ;;
   stop) stop ;;
   restart) restart ;;
   status)
@@ -128,5 +169,5 @@ case "${1:-}" in
   url)
     [ -f "$(port_file)" ] || die "no cluster in $data: run scripts/pg.sh start"
     url ;;
-  *) echo "usage: scripts/pg.sh start|stop|restart|status|url" >&2; exit 2 ;;
+  *) echo "usage: scripts/pg.sh start|stop|restart|status|url|standby PORT|promote|crash" >&2; exit 2 ;;
 esac

@@ -1,5 +1,7 @@
 #include "check_options.hpp"
 
+#include "prescient/database.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -58,6 +60,31 @@ std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* na
 void add_plugins_option(po::options_description& desc) {
   desc.add_options()("plugins", po::value<std::string>()->value_name("DIR"),
                      "load job classes from the *.so files in DIR (default: $PRESCIENT_PLUGIN_PATH)");
+}
+
+void add_read_db_option(po::options_description& desc) {
+  desc.add_options()("read-db", po::value<std::string>()->value_name("URL"),
+                     "read from this database instead, e.g. a streaming replica, so reading does not load the "
+                     "primary; what it shows lags by the replica's delay (default: $PRESCIENT_READ_DATABASE_URL, "
+                     "else --db)");
+}
+
+void add_listen_db_option(po::options_description& desc) {
+  desc.add_options()("listen-db", po::value<std::string>()->value_name("URL"),
+                     "where event notifications are listened for: a direct connection to PostgreSQL when --db is a "
+                     "pooler in transaction "
+                     "mode, which cannot hold one (default: $PRESCIENT_LISTEN_DATABASE_URL, else --db, refused "
+                     "when --db goes through a pooler)");
+}
+
+std::string listen_database_url(const Invocation& in, soci::session& db) {
+  if (const auto url = flag_or_environment(in, "listen-db", "PRESCIENT_LISTEN_DATABASE_URL")) return *url;
+  if (through_pooler(db)) {
+    throw InvalidInput("the database is reached through a connection pooler, which in transaction mode loses a "
+                       "listener between transactions: give --listen-db URL (or PRESCIENT_LISTEN_DATABASE_URL), a "
+                       "direct connection to PostgreSQL, or the pooler's own URL if it pools by session");
+  }
+  return in.database_url();
 }
 
 std::optional<std::string> flag_or_environment(const Invocation& in, const char* flag, const char* variable) {

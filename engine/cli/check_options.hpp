@@ -40,6 +40,14 @@ std::optional<std::string> flag_or_environment(const Invocation& in, const char*
 
 // --plugins DIR: job classes from the shared libraries in DIR (default: PRESCIENT_PLUGIN_PATH).
 void add_plugins_option(po::options_description& desc);
+// --read-db URL, for the commands that only read (list, history, show, stats, web).
+void add_read_db_option(po::options_description& desc);
+// --listen-db URL, for what LISTENs (events --follow, the dashboard's event stream).
+void add_listen_db_option(po::options_description& desc);
+// Where to LISTEN: --listen-db, else PRESCIENT_LISTEN_DATABASE_URL, else the --db database when `db` (a
+// session on it) does not go through a connection pooler; throws InvalidInput, saying what to give, when
+// it does.
+std::string listen_database_url(const Invocation& in, soci::session& db);
 // The job classes this process knows: the built-in ones and those of the plugin directory, if any.
 // Loaded once per process.
 const Registry& known_job_classes(const Invocation& in);

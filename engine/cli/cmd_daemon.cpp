@@ -30,6 +30,7 @@ Command daemon_command() {
                 "web-read-only", "the dashboard serves no action (as web --read-only)")(
                 "web-auth-file", po::value<std::string>()->value_name("FILE"),
                 "the dashboard's credentials (as web --auth-file)");
+            add_listen_db_option(desc);
           },
       .run =
           [](const Invocation& in) {
@@ -58,6 +59,11 @@ Command daemon_command() {
                                                                                 .metrics = scrape},
                                                                 clock);
             }
+            std::string listen_url;
+            if (in.has("web-addr")) {
+              auto db = in.connect_migrated();
+              listen_url = listen_database_url(in, *db);
+            }
             if (in.has("web-addr")) {
               web_server = std::make_unique<web::WebServer>(
                   web::WebOptions{.address = in.get<std::string>("web-addr"),
@@ -68,6 +74,8 @@ Command daemon_command() {
                                                    ? std::optional(in.get<std::string>("web-auth-file"))
                                                    : std::nullopt,
                                   .database_url = options.database_url,
+                                  .read_database_url = {},
+                                  .listen_database_url = listen_url,
                                   .metrics = scrape},
                   clock);
             }

@@ -47,9 +47,18 @@ int follow(const Invocation& in, const std::optional<std::string>& type) {
   signals.start([&](int) { stop = true; });
   std::optional<EventCursor> cursor;
   std::chrono::seconds backoff{1};
+  std::optional<std::string> listen_url;  // found on the first connection
   while (!stop) {
     try {
-      auto db = in.connect_migrated();
+      std::unique_ptr<soci::session> db;
+      if (!listen_url) {
+        db = in.connect_migrated();
+        listen_url = listen_database_url(in, *db);
+      }
+      if (!db || *listen_url != in.database_url()) {
+        db = connect(*listen_url);
+        require_current_schema(*db);
+      }
       EventReader reader(*db);
       reader.listen();
       if (!cursor) cursor = start_of(in, reader);
@@ -91,6 +100,7 @@ Command events_command() {
       .usage = "events [--since ID|TIME] [--type TYPE] [--limit N] [--follow] [--json]",
       .add_options =
           [](po::options_description& desc) {
+            add_listen_db_option(desc);
             desc.add_options()
                 ("since", po::value<std::string>()->value_name("ID|TIME"),
                  "start after the event with this id, or with the first emitted at or after this time")

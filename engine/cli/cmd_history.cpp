@@ -18,6 +18,7 @@ Command history_command() {
                "                         [--since TIME] [--limit N] [--json]",
       .add_options =
           [](po::options_description& desc) {
+            add_read_db_option(desc);
             desc.add_options()
                 ("job-key", po::value<std::string>()->value_name("KEY"), "only this job key")
                 ("id", po::value<std::int64_t>()->value_name("N"), "only this check id")
@@ -40,7 +41,7 @@ Command history_command() {
                 .id = in.has("id") ? std::optional(in.get<std::int64_t>("id")) : std::nullopt,
                 .since = optional_time_flag(in, "since"),
                 .limit = in.get<int>("limit")};
-            auto db = in.connect_migrated();
+            auto db = in.connect_for_reading();
             const auto entries = Checks(*db).history(filter);
             if (in.json()) {
               print_json_array(entries);

@@ -17,6 +17,7 @@ Command list_command() {
                "                      [--limit N] [--json]",
       .add_options =
           [](po::options_description& desc) {
+            add_read_db_option(desc);
             desc.add_options()
                 ("job", po::value<std::string>()->value_name("CLASS"), "only this job class")
                 ("entity-name", po::value<std::string>()->value_name("NAME"), "only this entity name")
@@ -34,7 +35,7 @@ Command list_command() {
                                        .group_key = optional_flag(in, "group-key"),
                                        .due_before = optional_time_flag(in, "due-before"),
                                        .limit = in.get<int>("limit")};
-            auto db = in.connect_migrated();
+            auto db = in.connect_for_reading();
             const auto checks = Checks(*db).pending(filter);
             if (in.json()) {
               print_json_array(checks);

@@ -18,13 +18,14 @@ Command show_command() {
       .usage = "show (--job-key KEY | --id N) [--json]",
       .add_options =
           [](po::options_description& desc) {
+            add_read_db_option(desc);
             add_target_options(desc);
             desc.add_options()("json", "print one JSON object: {\"pending\": ..., \"history\": [...]}");
           },
       .run =
           [](const Invocation& in) {
             const CheckTarget target = target_of(in);
-            auto db = in.connect_migrated();
+            auto db = in.connect_for_reading();
             const CheckTrace trace = Checks(*db).trace(target.id, target.job_key);
             if (in.json()) {
               std::cout << to_json(trace) << "\n";

@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "check_options.hpp"
 #include "command.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/errors.hpp"
@@ -60,6 +61,7 @@ Command stats_command() {
       .usage = "stats [--slots N] [--fresh] [--json]",
       .add_options =
           [](po::options_description& desc) {
+            add_read_db_option(desc);
             desc.add_options()("slots", po::value<int>()->default_value(12)->value_name("N"),
                                "how many slots after the current one to count (1 to 1000)")(
                 "fresh", "count now: without it, the figures daemons count in the background are shown when they "
@@ -72,9 +74,14 @@ Command stats_command() {
             if (slots < 1 || slots > 1000) {
               throw InvalidInput("--slots must be between 1 and 1000, not " + std::to_string(slots));
             }
-            auto db = in.connect_migrated();
-            const QueueStats stats =
-                queue_stats(*db, SystemClock().now(), slots, in.has("fresh") ? Micros{0} : kFiguresMaxAge);
+            if (in.has("fresh") && in.reads_from_replica()) {
+              throw InvalidInput("--fresh counts on the primary, which a replica cannot: leave out --read-db "
+                                 "(or PRESCIENT_READ_DATABASE_URL) to count now");
+            }
+            auto db = in.connect_for_reading();
+            // A replica cannot count: it shows the figures the daemons counted on the primary, as replicated.
+            const Micros max_age = in.has("fresh") ? Micros{0} : in.reads_from_replica() ? Micros::max() : kFiguresMaxAge;
+            const QueueStats stats = queue_stats(*db, SystemClock().now(), slots, max_age);
             if (in.json()) {
               std::cout << to_json(stats) << "\n";
             } else {

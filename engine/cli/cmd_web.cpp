@@ -5,6 +5,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "check_options.hpp"
 #include "command.hpp"
 #include "prescient/database.hpp"
 #include "prescient/queue_stats.hpp"
@@ -22,6 +23,8 @@ Command web_command() {
                "                     web --hash-secret NAME < secret",
       .add_options =
           [](po::options_description& desc) {
+            add_read_db_option(desc);
+            add_listen_db_option(desc);
             desc.add_options()("addr", po::value<std::string>()->default_value("127.0.0.1:8080")->value_name("HOST:PORT"),
                                "where to listen; an address other than loopback needs --auth-file")(
                 "read-only", "serve no action (cancel, reschedule, retry, pause): for viewers, with a read-only "
@@ -42,16 +45,21 @@ Command web_command() {
             const SystemClock clock;
             SignalWatch signals;  // before any thread, so that only its own takes the signals
             const std::string url = in.database_url();
+            std::string listen_url;
             {
               auto db = in.connect_migrated();  // a database it cannot serve is reported before it listens
+              listen_url = listen_database_url(in, *db);
               refresh_queue_figures_before_serving(*db, clock.now());  // figures before the first page
             }
+            if (in.reads_from_replica()) in.connect_for_reading();  // the replica too, before it listens
             const FiguresRefresher figures(url, clock);
             const web::WebServer server(
                 {.address = in.get<std::string>("addr"),
                  .read_only = in.has("read-only"),
                  .auth_file = in.has("auth-file") ? std::optional(in.get<std::string>("auth-file")) : std::nullopt,
                  .database_url = url,
+                 .read_database_url = in.reads_from_replica() ? in.read_database_url() : "",
+                 .listen_database_url = listen_url,
                  .metrics = {}},
                 clock);
             std::cout << "dashboard: " << server.url() << std::endl;

@@ -127,14 +127,14 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
   server.Get("/api/config", [c](const httplib::Request& request, httplib::Response& response) {
     send_json(response, {{"read_only", c->read_only}, {"user", c->who(request)}});
   });
-  server.Get("/api/stats", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/stats", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const auto slots = param(request, "slots");
                const std::int64_t n = slots ? integer_of(*slots, "slots") : 12;
                if (n < 1 || n > 1000) throw InvalidInput("invalid slots " + std::to_string(n) + ": between 1 and 1000");
                // Counts only when never counted: the figures are the refresher's, whatever their age (they carry it).
                send_json(response, to_json(queue_stats(db, c->clock.now(), static_cast<int>(n), Micros::max())));
              }));
-  server.Get("/api/future", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/future", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::string zoom = param(request, "zoom").value_or("slot");
                if (zoom != "slot" && zoom != "hour" && zoom != "day") {
                  throw InvalidInput("invalid zoom '" + zoom + "': slot, hour or day");
@@ -142,10 +142,10 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                const FutureZoom by = zoom == "slot" ? FutureZoom::slot : zoom == "hour" ? FutureZoom::hour : FutureZoom::day;
                send_json(response, to_json(future(db, by, c->clock.now())));
              }));
-  server.Get("/api/past", serve(c->pool, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
+  server.Get("/api/past", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
                send_json(response, array_of(finished_hours(db)));
              }));
-  server.Get("/api/checks", serve(c->pool, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/checks", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const PendingFilter filter{.job = param(request, "job"),
                                           .entity_name = param(request, "entity_name"),
                                           .entity_key = param(request, "entity_key"),
@@ -161,15 +161,15 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                }
                send_json(response, array_of(within_search_time(db, [&] { return Checks(db).pending(filter); })));
              }));
-  server.Get(R"(/api/checks/(\d+))", serve(c->pool, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get(R"(/api/checks/(\d+))", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                send_json(response, to_json(Checks(db).trace(id_of(request), std::nullopt)));
              }));
-  server.Get("/api/dead-letters/count", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/dead-letters/count", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::int64_t matching = Checks(db).count_dead_letters(param(request, "job"), c->clock.now() - kDeadLetterDays,
                                                                            kDeadLetterCountBound);
                send_json(response, {{"matching", matching}, {"at_least", matching == kDeadLetterCountBound}});
              }));
-  server.Get("/api/dead-letters", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/dead-letters", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const HistoryFilter filter{.job = param(request, "job"),
                                           .outcome = Outcome::failed,
                                           .since = c->clock.now() - kDeadLetterDays,
@@ -178,10 +178,10 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                                           .limit = limit_of(request)};
                send_json(response, array_of(Checks(db).history(filter)));
              }));
-  server.Get("/api/runners", serve(c->pool, [c](soci::session& db, const httplib::Request&, httplib::Response& response) {
+  server.Get("/api/runners", serve(c->reading, [c](soci::session& db, const httplib::Request&, httplib::Response& response) {
                send_json(response, array_of(runners_seen(db, c->clock.now())));
              }));
-  server.Get("/api/schedules", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/schedules", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::string state = param(request, "state").value_or("");
                if (!state.empty() && state != "paused" && state != "invalid") {
                  throw InvalidInput("invalid state '" + state + "': paused or invalid (or none: every schedule)");
@@ -193,7 +193,7 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                                                                 .job = param(request, "job")});
                send_json(response, array_of(found));
              }));
-  server.Get("/api/schedules/(.+)", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/schedules/(.+)", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                send_json(response, to_json(Schedules(db, c->clock).detail(request.matches[1].str())));
              }));
 }

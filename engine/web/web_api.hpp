@@ -17,7 +17,8 @@ namespace prescient::web {
 class SessionPool;
 
 struct ApiContext {
-  SessionPool& pool;
+  SessionPool& pool;     // the primary's: actions
+  SessionPool& reading;  // pages and reads: a replica's (WebOptions::read_database_url), or `pool`
   const Clock& clock;
   bool read_only = false;
   // Who asks, for the history's cancelled_by and a schedule's paused_by: "web" or "web:<credential>".

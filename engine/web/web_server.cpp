@@ -77,6 +77,9 @@ void WebServer::add_dashboard(const Clock& clock) {
                        " (127.0.0.1, localhost) may go without one");
   }
   pool_ = std::make_unique<SessionPool>(options_.database_url, kDatabaseSessions);
+  if (!options_.read_database_url.empty()) {
+    read_pool_ = std::make_unique<SessionPool>(options_.read_database_url, kDatabaseSessions);
+  }
   const std::string csrf_token = random_token();
   const auto who = [this](const httplib::Request& request) -> std::string {
     if (!credentials_) return "web";
@@ -143,8 +146,11 @@ void WebServer::add_dashboard(const Clock& clock) {
       response.set_content(std::string(asset.text), std::string(asset.content_type));
     });
   }
-  add_event_stream(*server_, options_.database_url);
-  add_api_routes(*server_, ApiContext{.pool = *pool_, .clock = clock, .read_only = options_.read_only, .who = who});
+  add_event_stream(*server_,
+                   options_.listen_database_url.empty() ? options_.database_url : options_.listen_database_url);
+  add_api_routes(*server_, ApiContext{.pool = *pool_,
+                                      .reading = read_pool_ ? *read_pool_ : *pool_,
+                                      .clock = clock, .read_only = options_.read_only, .who = who});
 }
 
 WebServer::~WebServer() {

@@ -33,6 +33,11 @@ struct WebOptions {
   bool read_only = false;
   std::optional<std::string> auth_file;
   std::string database_url;
+  // Where pages and reads go, e.g. a streaming replica ("": database_url).
+  std::string read_database_url;
+  // Where the event stream's LISTEN goes: a direct connection when database_url is a pooler in
+  // transaction mode ("": database_url).
+  std::string listen_database_url;
   // When set, served at /metrics (the daemon's).
   std::function<std::string()> metrics;
 };
@@ -63,6 +68,7 @@ class WebServer {
   int port_ = 0;
   std::unique_ptr<Credentials> credentials_;
   std::unique_ptr<SessionPool> pool_;
+  std::unique_ptr<SessionPool> read_pool_;  // when reads go elsewhere
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
 };

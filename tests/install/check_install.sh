@@ -21,9 +21,15 @@ mkdir "$work/plugins"
 cp "$work/consumer/hello_job.so" "$work/plugins/"
 "$prefix/bin/prescient" jobs --plugins "$work/plugins" | grep -q '^hello .*hello_job.so'
 
+# The bash completion and the man page, where bash-completion and man look for them.
+grep -q '^complete -o default -F _prescient prescient$' "$prefix/share/bash-completion/completions/prescient"
+bash -n "$prefix/share/bash-completion/completions/prescient"
+grep -q '^\.TH PRESCIENT 1' "$prefix/share/man/man1/prescient.1"
+grep -q 'max\\-clock\\-offset' "$prefix/share/man/man1/prescient.1"
+
 PKG_CONFIG_PATH=$libdir/pkgconfig
 export PKG_CONFIG_PATH
 # shellcheck disable=SC2046
 g++ -std=c++20 "$here/consumer/consumer.cpp" -o "$work/consumer_pc" $(pkg-config --cflags --libs prescient)
 "$work/consumer_pc" | grep -q '2026-11-21T10:00:00Z'
-echo "check_install.sh: find_package, a plugin loaded by the installed CLI, and pkg-config all work"
+echo "check_install.sh: find_package, a plugin loaded by the installed CLI, pkg-config, the completion and the man page all work"

@@ -258,3 +258,60 @@ TEST_CASE("failover under 3 daemons on a multi-host URL: every check settled onc
   // Repeats only within the batches in flight: 3 daemons x 2 workers x 50.
   CHECK(count_of(*db, "SELECT count(*) - count(DISTINCT check_id) FROM ledger") <= 300);
 }
+
+TEST_CASE("LISTEN through a pooler is refused saying what to give; --listen-db takes a direct connection") {
+  const std::string direct = create_migrated_database(1);
+  const PgBouncer bouncer("transaction", direct);
+  const std::string pooled = bouncer.url(direct);
+  const ProcessResult refused = run_prescient({"events", "--follow", "--db", pooled});
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("connection pooler") && Catch::Contains("--listen-db"));
+  const ProcessResult web = run_prescient({"web", "--db", pooled, "--addr", "127.0.0.1:0"});
+  CHECK(web.exit_code == 2);
+  CHECK_THAT(web.err, Catch::Contains("--listen-db"));
+  // Given a direct URL for it, events --follow prints what a check emits through the pooled database.
+  const std::filesystem::path out = std::filesystem::temp_directory_path() /
+                                    ("prescient-follow-" + std::to_string(::getpid()) + ".out");
+  const pid_t follower = start_prescient({"events", "--follow", "--db", pooled, "--listen-db", direct}, out.string());
+  std::this_thread::sleep_for(1s);
+  auto db = connect_to(pooled);
+  *db << "INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload) VALUES ('e-1', 'probe', 'test', now(), now(), '{}')";
+  std::string printed;
+  for (int i = 0; i < 50 && printed.find("probe") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(100ms);
+    printed = read_file(out);
+  }
+  ::kill(follower, SIGTERM);
+  CHECK(wait_for(follower) == 0);
+  std::filesystem::remove(out);
+  CHECK_THAT(printed, Catch::Contains("e-1") && Catch::Contains("probe"));
+}
+
+TEST_CASE("a streaming replica serves the reading commands through --read-db") {
+  Cluster primary("read-primary"), standby("read-standby");
+  primary.start();
+  REQUIRE(run_prescient({"migrate", "--slot", "1s", "--db", primary.url()}).exit_code == 0);
+  standby.start_standby_of(primary);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(run_prescient({"schedule", "--db", primary.url(), "--job", "noop", "--entity-name", "order",
+                           "--entity-key", std::to_string(i), "--in", "1h"})
+                .exit_code == 0);
+  }
+  auto replica = connect_to(standby.url());
+  for (int i = 0; i < 100 && count_of(*replica, "SELECT count(*) FROM prescient.future_job") < 3; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  const ProcessResult from_primary = run_prescient({"list", "--db", primary.url()});
+  const ProcessResult from_replica = run_prescient({"list", "--db", primary.url(), "--read-db", standby.url()});
+  CHECK(from_replica.exit_code == 0);
+  CHECK(from_replica.out == from_primary.out);
+  CHECK(lines_of(from_replica.out).size() == 4);
+  CHECK(run_prescient({"show", "--db", primary.url(), "--read-db", standby.url(), "--id", "1"}).exit_code == 0);
+  CHECK(run_prescient({"history", "--db", primary.url(), "--read-db", standby.url()}).exit_code == 0);
+  // stats on a replica shows the figures as replicated; it counts nothing itself (it cannot write).
+  REQUIRE(run_prescient({"stats", "--db", primary.url(), "--fresh"}).exit_code == 0);
+  const ProcessResult stats = run_prescient({"stats", "--db", primary.url(), "--read-db", standby.url(), "--json"});
+  CHECK(stats.exit_code == 0);
+  // Writing commands never go to it: schedule has no --read-db.
+  CHECK(run_prescient({"schedule", "--read-db", standby.url()}).exit_code == 2);
+}

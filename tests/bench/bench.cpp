@@ -2,6 +2,7 @@
 // did all its work (every check drained, every slot fired) and prints one JSON object per measure.
 //   prescient_bench --db URL [--n 100000] [--reps 3] [--only enqueue,drain,scale,lateness,schedules,dashboard,http]
 //                   [--scale 1000000,10000000] [--db-1s URL] [--schedules 100000] [--dashboard 10000000]
+//                   [--prepared-statements auto|on|off]   (the drain's runner; for runs through PgBouncer)
 // Throughput measures run --reps times; each prints its median run and the spread.
 // The databases must be migrated and otherwise unused: the bench truncates prescient's tables.
 // --db-1s is a second database on a 1 s grid, for the daemon's lateness (the main one is on 1 min).
@@ -74,11 +75,15 @@ Run enqueue_bulk(soci::session& db, long n, long batch) {
   return {.seconds = seconds_since(start)};
 }
 
+// How the drain's runner prepares its statements (--prepared-statements; measured behind PgBouncer).
+StatementPreparation drain_preparation = StatementPreparation::automatic;
+
 Run drain(const std::string& url, soci::session& db, const Registry& registry, const char* job, long n, int workers) {
   reset(db);
   load(db, job, n, bench_slot());
   ManualClock at_slot(bench_slot());
-  SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers}, registry, at_slot);
+  SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers, .statement_preparation = drain_preparation},
+                    registry, at_slot);
   const double cpu_before = machine_cpu_seconds();
   const SlotReport r = runner.run_slot(bench_slot());
   const double cpu = machine_cpu_seconds() - cpu_before;
@@ -106,6 +111,7 @@ int main(int argc, char** argv) {
     else if (flag == "--db-1s") url_1s = value;
     else if (flag == "--n") n = std::stol(value);
     else if (flag == "--only") only = value;
+    else if (flag == "--prepared-statements") drain_preparation = parse_statement_preparation(value);
     else if (flag == "--scale") scale_sizes = value;
     else if (flag == "--schedules") schedule_count = std::stol(value);
     else if (flag == "--dashboard") dashboard_rows = std::stol(value);

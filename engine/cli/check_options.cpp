@@ -78,7 +78,10 @@ void add_listen_db_option(po::options_description& desc) {
 }
 
 std::string listen_database_url(const Invocation& in, soci::session& db) {
-  if (const auto url = flag_or_environment(in, "listen-db", "PRESCIENT_LISTEN_DATABASE_URL")) return *url;
+  if (const auto url = flag_or_environment(in, "listen-db", "PRESCIENT_LISTEN_DATABASE_URL")) {
+    in.warn_if_password("listen-db");
+    return *url;
+  }
   if (through_pooler(db)) {
     throw InvalidInput("the database is reached through a connection pooler, which in transaction mode loses a "
                        "listener between transactions: give --listen-db URL (or PRESCIENT_LISTEN_DATABASE_URL), a "

@@ -81,7 +81,17 @@ Command stats_command() {
             auto db = in.connect_for_reading();
             // A replica cannot count: it shows the figures the daemons counted on the primary, as replicated.
             const Micros max_age = in.has("fresh") ? Micros{0} : in.reads_from_replica() ? Micros::max() : kFiguresMaxAge;
-            const QueueStats stats = queue_stats(*db, SystemClock().now(), slots, max_age);
+            const QueueStats stats = [&] {
+              try {
+                return queue_stats(*db, SystemClock().now(), slots, max_age);
+              } catch (const DatabaseError& e) {
+                // 25006: read-only transaction. A replica's figures were never counted on the primary.
+                if (e.sqlstate() != "25006") throw;
+                throw DatabaseError("the replica has no queue figures yet: daemons count them on the primary (or "
+                                    "`prescient stats --fresh` there) and they replicate: " + std::string(e.what()),
+                                    e.sqlstate());
+              }
+            }();
             if (in.json()) {
               std::cout << to_json(stats) << "\n";
             } else {

@@ -30,6 +30,8 @@ class Invocation {
   bool json() const { return json_; }
   // The database named by --db / PRESCIENT_DATABASE_URL / libpq defaults.
   std::string database_url() const;
+  // Warns when the connection string given as --<flag> holds a password (readable by others: ps, history).
+  void warn_if_password(const char* flag) const;
   // Connects to database_url().
   std::unique_ptr<soci::session> connect() const;
   // connect(), then refuse a database whose schema does not match this binary.

@@ -112,11 +112,16 @@ int fail(int code, const std::string& message) {
 
 }  // namespace
 
-std::unique_ptr<soci::session> Invocation::connect() const {
-  if (has("db") && has_password(get<std::string>("db"))) {
-    spdlog::warn("the --db connection string holds a password, which other users of this host can read (ps, "
-                 "shell history): give it in PGPASSWORD or ~/.pgpass instead");
+void Invocation::warn_if_password(const char* flag) const {
+  if (has(flag) && has_password(get<std::string>(flag))) {
+    spdlog::warn("the --{} connection string holds a password, which other users of this host can read (ps, "
+                 "shell history): give it in PGPASSWORD or ~/.pgpass instead",
+                 flag);
   }
+}
+
+std::unique_ptr<soci::session> Invocation::connect() const {
+  warn_if_password("db");
   return prescient::connect(database_url());
 }
 
@@ -168,10 +173,7 @@ bool Invocation::reads_from_replica() const {
 
 std::unique_ptr<soci::session> Invocation::connect_for_reading() const {
   if (!reads_from_replica()) return connect_migrated();
-  if (has("read-db") && has_password(get<std::string>("read-db"))) {
-    spdlog::warn("the --read-db connection string holds a password, which other users of this host can read (ps, "
-                 "shell history): give it in PGPASSWORD or ~/.pgpass instead");
-  }
+  warn_if_password("read-db");
   auto db = prescient::connect(read_database_url());
   require_current_schema(*db);
   return db;

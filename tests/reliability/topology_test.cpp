@@ -68,7 +68,7 @@ class PgBouncer {
 // What a daemon must do through a pooler: bulk enqueue, `schedule` and the SQL functions work; 10 000
 // checks drain with 2 workers, each run once and never early; groups run one check at a time, in order;
 // the slow path leases and settles.
-void drain_through(const std::string& mode, const std::vector<std::string>& daemon_flags) {
+void drain_through(const std::string& mode, const std::vector<std::string>& daemon_flags, bool prepared) {
   const std::string direct = create_migrated_database(1);
   auto admin = connect_to(direct);
   create_ledger(*admin);
@@ -130,6 +130,8 @@ void drain_through(const std::string& mode, const std::vector<std::string>& daem
   std::filesystem::remove(log);
   INFO(said);
   CHECK(said.find("prepared statement") == std::string::npos);
+  // Unprepared exactly when not told to prepare: the runner found the pooler and said so.
+  CHECK((said.find("the runner's statements are not prepared") == std::string::npos) == prepared);
   CHECK(said.find(" warn ") == std::string::npos);
   CHECK(said.find(" error ") == std::string::npos);
 
@@ -147,11 +149,11 @@ void drain_through(const std::string& mode, const std::vector<std::string>& daem
 }  // namespace
 
 TEST_CASE("behind PgBouncer in transaction mode: statements unprepared, everything drains once") {
-  drain_through("transaction", {});
+  drain_through("transaction", {}, false);
 }
 
 TEST_CASE("behind PgBouncer in session mode: prepared statements, everything drains once") {
-  drain_through("session", {"--prepared-statements", "on"});
+  drain_through("session", {"--prepared-statements", "on"}, true);
 }
 
 TEST_CASE("behind PgBouncer in transaction mode, prepared statements forced on: slots fail, saying what to do") {

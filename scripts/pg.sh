@@ -17,12 +17,13 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=$(realpath -m "${PRESCIENT_PGDATA:-$repo/.prescient/pg}")
-run_user=postgres
 db_name=prescient
 db_user=prescient
 
 say() { echo "pg.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
+# shellcheck source=lib/local_server.sh
+. "$repo/scripts/lib/local_server.sh"
 
 pg_bin() {
   local dir
@@ -32,39 +33,14 @@ pg_bin() {
   echo "$dir"
 }
 
-# From / so the server user never starts in a directory it may not enter.
-as_owner() {
-  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u "$run_user" -- "$@"); else "$@"; fi
-}
-
 port_file() { echo "$data/prescient.port"; }
 url() { echo "postgresql://$db_user@127.0.0.1:$(cat "$(port_file)")/$db_name"; }
 running() { [ -f "$data/PG_VERSION" ] && as_owner "$(pg_bin)/pg_ctl" -D "$data" status >/dev/null 2>&1; }
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-  local port
-  for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 30000))
-    port_in_use "$port" || { echo "$port"; return; }
-  done
-  die "no free loopback port found"
-}
-
 init_cluster() {
   [ -f "$data/PG_VERSION" ] && return
   say "creating a cluster in $data"
-  mkdir -p "$data"
-  if [ "$(id -u)" = 0 ]; then
-    id "$run_user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$run_user"
-    chown "$run_user" "$data"
-    # The server user must be able to reach the data directory through its parents.
-    local dir=$data
-    while dir=$(dirname "$dir") && [ "$dir" != / ]; do
-      runuser -u "$run_user" -- test -x "$dir" || chmod o+x "$dir"
-    done
-  fi
+  make_owned_dir "$data"
   chmod 700 "$data"
   as_owner "$(pg_bin)/initdb" -D "$data" -U "$db_user" --auth=trust -E UTF8 --locale=C >/dev/null
   cat >>"$data/postgresql.conf" <<CONF
@@ -129,15 +105,7 @@ standby() {
   local primary_port=${1:-}
   [[ "$primary_port" =~ ^[0-9]+$ ]] || die "invalid primary port '$primary_port'"
   [ -f "$data/PG_VERSION" ] && die "$data already holds a cluster"
-  mkdir -p "$data"
-  if [ "$(id -u)" = 0 ]; then
-    id "$run_user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$run_user"
-    chown "$run_user" "$data"
-    local dir=$data
-    while dir=$(dirname "$dir") && [ "$dir" != / ]; do
-      runuser -u "$run_user" -- test -x "$dir" || chmod o+x "$dir"
-    done
-  fi
+  make_owned_dir "$data"
   chmod 700 "$data"
   say "copying the cluster on port $primary_port into $data"
   as_owner "$(pg_bin)/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U "$db_user" -D "$data" -R -X stream -c fast

@@ -12,25 +12,12 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=$(realpath -m "${PRESCIENT_PGBOUNCER_DIR:-$repo/.prescient/pgbouncer}")
-run_user=postgres
 
 say() { echo "pgbouncer.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-as_owner() {
-  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u "$run_user" -- "$@"); else "$@"; fi
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-  local port
-  for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 30000))
-    port_in_use "$port" || { echo "$port"; return; }
-  done
-  die "no free loopback port found"
-}
+# shellcheck source=lib/local_server.sh
+. "$repo/scripts/lib/local_server.sh"
 
 running() { [ -f "$dir/pgbouncer.pid" ] && kill -0 "$(cat "$dir/pgbouncer.pid")" 2>/dev/null; }
 
@@ -40,7 +27,7 @@ start() {
   [[ "$server_port" =~ ^[0-9]+$ ]] || die "invalid server port '$server_port'"
   command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || die "pgbouncer is not installed (apt-get install pgbouncer)"
   running && die "already running in $dir (scripts/pgbouncer.sh stop first)"
-  mkdir -p "$dir"
+  make_owned_dir "$dir"
   local port
   port=$(free_port)
   local user
@@ -65,14 +52,6 @@ default_pool_size = 40
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 CONF
-  if [ "$(id -u)" = 0 ]; then
-    id "$run_user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$run_user"
-    chown -R "$run_user" "$dir"
-    local parent=$dir
-    while parent=$(dirname "$parent") && [ "$parent" != / ]; do
-      runuser -u "$run_user" -- test -x "$parent" || chmod o+x "$parent"
-    done
-  fi
   as_owner "$(command -v pgbouncer || echo /usr/sbin/pgbouncer)" -d -q "$dir/pgbouncer.ini"
   for _ in $(seq 1 100); do
     port_in_use "$port" && { echo "$port"; return; }

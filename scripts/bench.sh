@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Figures for prescient, side by side with the bare-SQL floor and (with --peers) graphile-worker and
-# pg-boss, all measured in the same run on the same server: a Release build, a fresh private cluster
+# pg-boss, all measured in the same run on the same server (the drain also through PgBouncer in both
+# modes): a Release build, a fresh private cluster
 # (the settings of scripts/pg.sh, which are those of ../shared/peers/pg.sh; fsync and
 # synchronous_commit on), then one table, and the raw figures in bench-results/<time>.json.
 # Figures, not pass/fail. Every throughput figure is the median of --reps runs, printed with the
@@ -36,11 +37,17 @@ case "$reps" in ''|*[!0-9]*|0) echo "bench.sh: --reps must be a positive number,
 
 export PRESCIENT_BUILD_DIR=$repo/build-release
 BUILD_TYPE=Release "$repo/scripts/setup.sh"
+# shellcheck source=lib/packages.sh
+. "$repo/scripts/lib/packages.sh"
+ensure_packages bench.sh pgbouncer
 cmake --build "$PRESCIENT_BUILD_DIR" --target prescient_bench -j "$(nproc)" >/dev/null
 
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-bench.XXXXXX)/pg
 export PRESCIENT_PGDATA
+export PRESCIENT_PGBOUNCER_DIR
+PRESCIENT_PGBOUNCER_DIR=$(dirname "$PRESCIENT_PGDATA")/pgbouncer
 cleanup() {
+  "$repo/scripts/pgbouncer.sh" stop || true
   "$repo/scripts/pg.sh" stop || true
   rm -rf "$(dirname "$PRESCIENT_PGDATA")"
 }
@@ -59,6 +66,19 @@ echo "bench.sh: prescient, N = $n, $reps runs each (scale: $scale_sizes pending;
 results=$("$PRESCIENT_BUILD_DIR/tests/prescient_bench" --db "$url" --db-1s "$server/prescient_1s" --n "$n" \
   --reps "$reps" --only enqueue,drain,scale,lateness,schedules,dashboard,http --scale "$scale_sizes" \
   --schedules "$schedule_count" --dashboard "$dashboard_rows")
+
+# The drain again through PgBouncer (Debian's, scripts/pgbouncer.sh) in front of the same server: in
+# transaction mode with unnamed statements, in session mode with prepared ones.
+for mode in transaction session; do
+  echo "bench.sh: the slot drain through PgBouncer in $mode mode, N = $n, $reps runs each"
+  bouncer_port=$("$repo/scripts/pgbouncer.sh" start "$mode" "${server##*:}")
+  preparing=off
+  [ "$mode" = session ] && preparing=on
+  pooled=$("$PRESCIENT_BUILD_DIR/tests/prescient_bench" --db "postgresql://prescient@127.0.0.1:$bouncer_port/prescient" \
+    --n "$n" --reps "$reps" --only drain --prepared-statements "$preparing")
+  results=$results$'\n'$(echo "$pooled" | sed "s/\"measure\":\"/\"measure\":\"PgBouncer $mode: /")
+  "$repo/scripts/pgbouncer.sh" stop
+done
 
 # The median, min and max of the numbers on standard input, as "median min max".
 median_min_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)], v[1], v[NR]; else print 0, 0, 0 }'; }
@@ -137,7 +157,7 @@ echo "$results" | while read -r line; do
   low=$(field "$line" min_checks_per_second) high=$(field "$line" max_checks_per_second)
   vs_floor=- vs_graphile=- vs_pgboss=-
   case "$measure" in
-    "slot drain"*)
+    "slot drain"*|"PgBouncer "*)
       vs_floor=$(awk -v r="$rate" -v f="$floor_rate" 'BEGIN { printf "%.0f%%", 100 * r / f }')
       vs_graphile=$(ratio "$rate" "$graphile_process") vs_pgboss=$(ratio "$rate" "$pgboss_process") ;;
     "enqueue bulk"*)

@@ -3,6 +3,7 @@
 
 #include "check_options.hpp"
 #include "prescient/daemon.hpp"
+#include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
 #include "prometheus_metrics.hpp"
 #include "runner_options.hpp"
@@ -17,7 +18,9 @@ Command daemon_command() {
       .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it.",
       .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]\n"
                "                         [--http-targets FILE] [--batch-deadline DURATION] [--metrics-addr HOST:PORT]\n"
-               "                         [--web-addr HOST:PORT [--web-read-only] [--web-auth-file FILE]]",
+               "                         [--prepared-statements MODE] [--max-clock-offset DURATION]\n"
+               "                         [--web-addr HOST:PORT [--web-read-only] [--web-auth-file FILE] [--read-db URL]\n"
+               "                          [--listen-db URL]]",
       .add_options =
           [](po::options_description& desc) {
             add_runner_options(desc);
@@ -31,6 +34,7 @@ Command daemon_command() {
                 "web-auth-file", po::value<std::string>()->value_name("FILE"),
                 "the dashboard's credentials (as web --auth-file)");
             add_listen_db_option(desc);
+            add_read_db_option(desc);
           },
       .run =
           [](const Invocation& in) {
@@ -63,6 +67,9 @@ Command daemon_command() {
             if (in.has("web-addr")) {
               auto db = in.connect_migrated();
               listen_url = listen_database_url(in, *db);
+              if (in.reads_from_replica()) in.connect_for_reading();  // the replica too, before serving
+            } else if (in.has("read-db")) {
+              throw InvalidInput("--read-db is for the dashboard's reads: give it with --web-addr");
             }
             if (in.has("web-addr")) {
               web_server = std::make_unique<web::WebServer>(
@@ -74,7 +81,7 @@ Command daemon_command() {
                                                    ? std::optional(in.get<std::string>("web-auth-file"))
                                                    : std::nullopt,
                                   .database_url = options.database_url,
-                                  .read_database_url = {},
+                                  .read_database_url = in.reads_from_replica() ? in.read_database_url() : "",
                                   .listen_database_url = listen_url,
                                   .metrics = scrape},
                   clock);

@@ -97,7 +97,7 @@ Command events_command() {
   return {
       .name = "events",
       .summary = "Read the outbox: events in commit order, once each; --follow waits for new ones (LISTEN).",
-      .usage = "events [--since ID|TIME] [--type TYPE] [--limit N] [--follow] [--json]",
+      .usage = "events [--since ID|TIME] [--type TYPE] [--limit N] [--follow [--listen-db URL]] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_listen_db_option(desc);

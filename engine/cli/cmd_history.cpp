@@ -15,7 +15,7 @@ Command history_command() {
       .name = "history",
       .summary = "List finished checks (done, cancelled, failed, guarded, ...), newest first.",
       .usage = "history [--job-key KEY] [--id N] [--entity-name NAME] [--entity-key KEY] [--outcome OUTCOME]\n"
-               "                         [--since TIME] [--limit N] [--json]",
+               "                         [--since TIME] [--limit N] [--read-db URL] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_read_db_option(desc);

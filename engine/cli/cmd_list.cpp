@@ -14,7 +14,7 @@ Command list_command() {
       .name = "list",
       .summary = "List pending checks, soonest first.",
       .usage = "list [--job CLASS] [--entity-name NAME] [--entity-key KEY] [--group-key KEY] [--due-before TIME]\n"
-               "                      [--limit N] [--json]",
+               "                      [--limit N] [--read-db URL] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_read_db_option(desc);

@@ -16,7 +16,7 @@ Command run_slot_command() {
   return {
       .name = "run-slot",
       .summary = "Fire one slot (default: the current one) and exit: the cron-triggered runner.",
-      .usage = "run-slot [--slot TIME] [--shard I/N] [--workers N] [--batch N] [--runner-id ID]\n                         [--batch-deadline DURATION] [--plugins DIR] [--commands DIR] [--http-targets FILE] [--json]",
+      .usage = "run-slot [--slot TIME] [--shard I/N] [--workers N] [--batch N] [--runner-id ID]\n                         [--batch-deadline DURATION] [--plugins DIR] [--commands DIR] [--http-targets FILE]\n                         [--prepared-statements MODE] [--max-clock-offset DURATION] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()("slot", po::value<std::string>()->value_name("TIME"),

@@ -15,7 +15,7 @@ Command show_command() {
   return {
       .name = "show",
       .summary = "Show one check's whole trace: its pending row, if any, and its history rows.",
-      .usage = "show (--job-key KEY | --id N) [--json]",
+      .usage = "show (--job-key KEY | --id N) [--read-db URL] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_read_db_option(desc);

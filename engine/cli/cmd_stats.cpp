@@ -58,7 +58,7 @@ Command stats_command() {
   return {
       .name = "stats",
       .summary = "The queue at a glance: pending, due, overdue, the next slots, recent outcomes, dead letters.",
-      .usage = "stats [--slots N] [--fresh] [--json]",
+      .usage = "stats [--slots N] [--fresh | --read-db URL] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_read_db_option(desc);

@@ -15,7 +15,7 @@ Command sweep_command() {
   return {
       .name = "sweep",
       .summary = "Catch up checks of missed slots (before --until, oldest first): run them or shift them.",
-      .usage = "sweep [--until TIME] [--mode run|shift] [--shard I/N] [--workers N] [--batch N] [--runner-id ID]\n                         [--batch-deadline DURATION] [--plugins DIR] [--commands DIR] [--http-targets FILE] [--json]",
+      .usage = "sweep [--until TIME] [--mode run|shift] [--shard I/N] [--workers N] [--batch N] [--runner-id ID]\n                         [--batch-deadline DURATION] [--plugins DIR] [--commands DIR] [--http-targets FILE]\n                         [--prepared-statements MODE] [--max-clock-offset DURATION] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()

@@ -19,7 +19,7 @@ Command web_command() {
   return {
       .name = "web",
       .summary = "Serve the dashboard and its JSON API (docs/web.md). SIGTERM/SIGINT stop it.",
-      .usage = "web [--addr HOST:PORT] [--read-only] [--auth-file FILE]\n"
+      .usage = "web [--addr HOST:PORT] [--read-only] [--auth-file FILE] [--read-db URL] [--listen-db URL]\n"
                "                     web --hash-secret NAME < secret",
       .add_options =
           [](po::options_description& desc) {

@@ -133,6 +133,9 @@ TEST_CASE("reading commands read from --read-db or PRESCIENT_READ_DATABASE_URL")
   CHECK(run_prescient({"show", "--db", primary, "--read-db", replica, "--id", "3"}).exit_code == 0);
   CHECK(run_prescient({"show", "--db", primary, "--id", "3"}).exit_code == 3);
   CHECK(run_prescient({"stats", "--db", primary, "--read-db", replica}).exit_code == 0);
+  const ProcessResult daemon = run_prescient({"daemon", "--db", primary, "--read-db", replica});
+  CHECK(daemon.exit_code == 2);
+  CHECK_THAT(daemon.err, Catch::Contains("give it with --web-addr"));
   const ProcessResult fresh = run_prescient({"stats", "--db", primary, "--read-db", replica, "--fresh"});
   CHECK(fresh.exit_code == 2);
   CHECK_THAT(fresh.err, Catch::Contains("--fresh counts on the primary"));

@@ -3,6 +3,7 @@
 #include <soci/soci.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -765,6 +766,28 @@ TEST_CASE("writes through the job context commit exactly with the settlement, or
   // A rerun of the slot finds nothing to do and writes nothing more.
   CHECK(f.fire("2026-11-21T13:15:00Z").claimed == 0);
   CHECK(count_of(*f.db, "SELECT count(*) FROM app.log") == 5);
+}
+
+TEST_CASE("a daemon whose first sweep fails starts again from the beginning, firing no slot meanwhile") {
+  Fixture f;
+  // A role that may read the settings (the runner is made) but not the checks (its first sweep fails).
+  const std::string role = "prescient_t" + std::to_string(::getpid()) + "_nosweep";
+  *f.db << "CREATE ROLE " + role + " LOGIN";
+  *f.db << "GRANT USAGE ON SCHEMA prescient TO " + role;
+  *f.db << "GRANT SELECT ON prescient.settings TO " + role;
+  f.add("noop", nlohmann::json::object(), 10min);
+  JumpingWaiter waiter(f.clock, 3);
+  Daemon daemon({.database_url = prescient::testing::with_connection_option(f.url, "user", role), .runner_id = "d"},
+                f.registry, f.clock, waiter);
+  const DaemonStats stats = daemon.run();
+  *f.db << "DROP OWNED BY " + role;
+  *f.db << "DROP ROLE " + role;
+  // Each try failed at the start and was retried as a start: no slot was fired (before, the daemon went
+  // on from a slot it never set).
+  CHECK(stats.errors >= 2);
+  CHECK(stats.slots == 0);
+  CHECK(stats.slot_retries == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 1);
 }
 
 TEST_CASE("the daemon also runs rows written off the grid by other tools: nothing is left behind") {

@@ -98,6 +98,8 @@ DaemonStats Daemon::run() {
     } catch (const InvalidInput&) {
       throw;  // a configuration error: retrying will not mend it
     } catch (const std::exception& e) {
+      // Started again from the beginning: the slot to fire from is set only by a start that went through.
+      runner.reset();
       failed(e);
       spdlog::warn("runner {}: starting failed, retrying in {}: {}", options_.runner_id, format_duration(backoff),
                    e.what());

@@ -90,10 +90,14 @@ std::string listen_database_url(const Invocation& in, soci::session& db) {
   return in.database_url();
 }
 
-std::optional<std::string> flag_or_environment(const Invocation& in, const char* flag, const char* variable) {
-  if (in.has(flag)) return optional_flag(in, flag);
+std::optional<std::string> environment_value(const char* variable) {
   const char* value = std::getenv(variable);
   return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
+}
+
+std::optional<std::string> flag_or_environment(const Invocation& in, const char* flag, const char* variable) {
+  if (in.has(flag)) return optional_flag(in, flag);
+  return environment_value(variable);
 }
 
 const Registry& known_job_classes(const Invocation& in) {

@@ -63,15 +63,16 @@ Command daemon_command() {
                                                                                 .metrics = scrape},
                                                                 clock);
             }
-            std::string listen_url;
-            if (in.has("web-addr")) {
-              auto db = in.connect_migrated();
-              listen_url = listen_database_url(in, *db);
-              if (in.reads_from_replica()) in.connect_for_reading();  // the replica too, before serving
-            } else if (in.has("read-db")) {
+            if (in.has("read-db") && !in.has("web-addr")) {
               throw InvalidInput("--read-db is for the dashboard's reads: give it with --web-addr");
             }
             if (in.has("web-addr")) {
+              std::string listen_url;
+              {
+                auto db = in.connect_migrated();
+                listen_url = listen_database_url(in, *db);
+              }
+              if (in.reads_from_replica()) in.connect_for_reading();  // the replica too, before serving
               web_server = std::make_unique<web::WebServer>(
                   web::WebOptions{.address = in.get<std::string>("web-addr"),
                                   .address_flag = "--web-addr",

@@ -1,11 +1,11 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <string_view>
 
 #include "core/text_rules.hpp"
+#include "check_options.hpp"
 #include "command.hpp"
 #include "db/connection.hpp"
 #include "prescient/database.hpp"
@@ -36,7 +36,7 @@ void print_overview(std::ostream& out) {
   out << "\nGlobal options, before or after the command, each with an environment variable that stands in\n"
       << "when the option is not given:\n";
   for (const GlobalOption& g : global_options()) {
-    const std::string flag = "--" + std::string(g.name) + (g.value_name ? " " + std::string(g.value_name) : "");
+    const std::string flag = "--" + std::string(g.name) + " " + g.value_name;
     out << "  " << flag << std::string(flag.size() < 20 ? 20 - flag.size() : 1, ' ') << g.variable << "\n";
   }
   out << "Without --db and PRESCIENT_DATABASE_URL, libpq's defaults apply (PGHOST, PGPORT, PGUSER, ...).\n"
@@ -55,20 +55,18 @@ const GlobalOption* find_global(std::string_view name) {
 // fallback.
 std::string global_value(const po::variables_map& vm, const GlobalOption& g) {
   if (vm.count(g.name)) return vm[g.name].as<std::string>();
-  if (const char* value = std::getenv(g.variable); value != nullptr && *value != '\0') return value;
-  return g.fallback;
+  return environment_value(g.variable).value_or(g.fallback);
 }
 
 // --json, or PRESCIENT_JSON for a command that prints JSON.
 bool wants_json(const po::options_description& desc, const po::variables_map& vm) {
   if (desc.find_nothrow("json", false) == nullptr) return false;
   if (vm.count("json")) return true;
-  const char* value = std::getenv("PRESCIENT_JSON");
-  if (value == nullptr || *value == '\0') return false;
-  const std::string_view text(value);
-  if (text == "1" || text == "true" || text == "yes") return true;
-  if (text == "0" || text == "false" || text == "no") return false;
-  throw InvalidInput("invalid PRESCIENT_JSON '" + one_line(text) + "': use 1, true, yes, 0, false or no");
+  const auto text = environment_value("PRESCIENT_JSON");
+  if (!text) return false;
+  if (*text == "1" || *text == "true" || *text == "yes") return true;
+  if (*text == "0" || *text == "false" || *text == "no") return false;
+  throw InvalidInput("invalid PRESCIENT_JSON '" + one_line(*text) + "': use 1, true, yes, 0, false or no");
 }
 
 int run_command(const Command& command, const std::vector<std::string>& args) {
@@ -161,14 +159,11 @@ std::unique_ptr<soci::session> Invocation::connect_migrated() const {
 }
 
 std::string Invocation::read_database_url() const {
-  if (has("read-db")) return get<std::string>("read-db");
-  if (const char* env = std::getenv("PRESCIENT_READ_DATABASE_URL"); env != nullptr && *env != '\0') return env;
-  return database_url();
+  return flag_or_environment(*this, "read-db", "PRESCIENT_READ_DATABASE_URL").value_or(database_url());
 }
 
 bool Invocation::reads_from_replica() const {
-  const char* env = std::getenv("PRESCIENT_READ_DATABASE_URL");
-  return has("read-db") || (env != nullptr && *env != '\0');
+  return flag_or_environment(*this, "read-db", "PRESCIENT_READ_DATABASE_URL").has_value();
 }
 
 std::unique_ptr<soci::session> Invocation::connect_for_reading() const {
@@ -196,7 +191,7 @@ int run_cli(int argc, char** argv) {
       return fail(kUsage, "unknown option '" + word + "' before the command (see prescient --help)");
     }
     globals.push_back(word);
-    if (global != nullptr && global->value_name != nullptr && word.find('=') == std::string::npos) {
+    if (global != nullptr && word.find('=') == std::string::npos) {
       if (at + 1 >= argc) return fail(kUsage, "the option '" + word + "' requires a value (see prescient --help)");
       globals.emplace_back(argv[++at]);
     }

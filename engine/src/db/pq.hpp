@@ -86,7 +86,6 @@ class PreparedStatements {
   // the connection from an earlier holder is reused, never prepared twice), or unnamed when not preparing.
   Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params,
               Format results = Format::text);
-  bool preparing() const { return prepare_; }
 
  private:
   bool prepare_;

@@ -727,6 +727,135 @@ CREATE FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zo
 
 
 --
+-- Name: flow_admit(bigint[], text[], text[], bigint, bigint, bigint, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint) RETURNS TABLE(check_id bigint, start_us bigint, deferred_by text, until_us bigint)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_now timestamptz := prescient.at_us(p_now_us);
+BEGIN
+  -- The key values' state rows, made and locked in one order (no deadlock between runners).
+  INSERT INTO prescient.flow_state (limit_name, key_value)
+  SELECT DISTINCT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k)
+    JOIN prescient.flow_limit fl ON fl.name = p.l
+   ORDER BY 1, 2
+  ON CONFLICT DO NOTHING;
+  PERFORM 1 FROM prescient.flow_state s
+   WHERE (s.limit_name, s.key_value) IN (SELECT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k))
+   ORDER BY s.limit_name, s.key_value FOR UPDATE;
+
+  RETURN QUERY
+  WITH pair AS (
+    SELECT p.id, p.l AS limit_name, p.k AS key_value, fl.rate, fl.per_seconds, fl.burst, fl.concurrency,
+           s.tat, f.next_check_at,
+           -- deferred before by a limit: its rate budget is reserved already, unless its time passed
+           -- more than p_grace_us ago (no runner claimed it in time): honoured, such reservations would
+           -- all start at once; charged again, they queue behind the others
+           coalesce(f.claimed_by LIKE 'prescient.flow:%', false)
+             AND f.next_check_at >= v_now - p_grace_us * interval '1 microsecond' AS reserved,
+           f.claimed_by AS marked
+      FROM unnest(p_ids, p_limits, p_keys) AS p(id, l, k)
+      JOIN prescient.flow_limit fl ON fl.name = p.l
+      JOIN prescient.flow_state s ON s.limit_name = p.l AND s.key_value = p.k
+      JOIN prescient.future_job f ON f.id = p.id),
+  charged AS (  -- rate pairs of checks without a reservation, in id order within their key value
+    SELECT pr.*, row_number() OVER (PARTITION BY pr.limit_name, pr.key_value ORDER BY pr.id) - 1 AS n,
+           make_interval(secs => pr.per_seconds::double precision / pr.rate) AS step
+      FROM pair pr WHERE pr.rate IS NOT NULL AND NOT pr.reserved),
+  rate_start AS (
+    SELECT c.id, c.limit_name, c.key_value,
+           greatest(v_now, greatest(c.tat, v_now) + c.n * c.step - (c.burst - 1) * c.step) AS start
+      FROM charged c),
+  bucket AS (  -- the buckets move on by one interval per check charged, admitted or deferred
+    UPDATE prescient.flow_state s
+       SET tat = greatest(s.tat, v_now) + b.charged * b.step
+      FROM (SELECT c.limit_name, c.key_value, count(*) AS charged, min(c.step) AS step
+              FROM charged c GROUP BY 1, 2) b
+     WHERE s.limit_name = b.limit_name AND s.key_value = b.key_value
+    RETURNING 1),
+  checks AS (  -- each check's start: the latest its rate limits allow (a reserved one: its time)
+    SELECT pr.id, bool_or(pr.reserved) AS reserved, min(pr.marked) AS marked,
+           greatest(v_now, max(pr.next_check_at) FILTER (WHERE pr.reserved),
+                    max(r.start)) AS start,
+           (array_agg(r.limit_name ORDER BY r.start DESC) FILTER (WHERE r.start IS NOT NULL))[1] AS rate_limit,
+           (array_agg(r.key_value ORDER BY r.start DESC) FILTER (WHERE r.start IS NOT NULL))[1] AS rate_key
+      FROM pair pr LEFT JOIN rate_start r ON r.id = pr.id AND r.limit_name = pr.limit_name
+     GROUP BY pr.id),
+  running AS (  -- live leases per concurrency key value
+    SELECT pr.limit_name, pr.key_value, min(pr.concurrency) AS concurrency,
+           (SELECT count(*) FROM prescient.flow_lease fl2 JOIN prescient.future_job f2 ON f2.id = fl2.check_id
+             WHERE fl2.limit_name = pr.limit_name AND fl2.key_value = pr.key_value
+               AND f2.claim_token IS NOT NULL AND f2.claimed_until > v_now) AS running
+      FROM pair pr WHERE pr.concurrency IS NOT NULL
+     GROUP BY pr.limit_name, pr.key_value),
+  ranked AS (  -- concurrency pairs of checks whose rate lets them start now, ranked by start
+    SELECT pr.id, pr.limit_name, pr.key_value, ru.concurrency - ru.running AS room, p_places AS places,
+           row_number() OVER (PARTITION BY pr.limit_name, pr.key_value ORDER BY c.start, pr.id) AS rank
+      FROM pair pr JOIN checks c ON c.id = pr.id
+      JOIN running ru ON ru.limit_name = pr.limit_name AND ru.key_value = pr.key_value
+     WHERE c.start <= v_now + p_pace_us * interval '1 microsecond'),
+  place AS (  -- has_place: admitted here; else in_room: a place is free, for another runner to take
+    SELECT r.id, r.limit_name, r.key_value, r.rank <= least(r.room, r.places) AS has_place,
+           r.rank <= r.room AS in_room
+      FROM ranked r),
+  verdict AS (
+    SELECT c.id, c.start, c.marked,
+           c.start <= v_now + p_pace_us * interval '1 microsecond'
+             AND NOT EXISTS (SELECT FROM place pl WHERE pl.id = c.id AND NOT pl.has_place) AS admitted,
+           c.start <= v_now + p_pace_us * interval '1 microsecond'
+             AND NOT EXISTS (SELECT FROM place pl WHERE pl.id = c.id AND NOT pl.in_room) AS passed,
+           coalesce((SELECT pl.limit_name FROM place pl WHERE pl.id = c.id AND NOT pl.has_place
+                      ORDER BY pl.limit_name LIMIT 1), c.rate_limit, 'flow') AS held_by,
+           coalesce((SELECT pl.key_value FROM place pl WHERE pl.id = c.id AND NOT pl.has_place
+                      ORDER BY pl.limit_name LIMIT 1), c.rate_key, '') AS held_key,
+           EXISTS (SELECT FROM place pl WHERE pl.id = c.id AND NOT pl.has_place) AS waits_for_place
+      FROM checks c),
+  taken AS (  -- the admitted checks' concurrency places
+    INSERT INTO prescient.flow_lease (limit_name, key_value, check_id)
+    SELECT pr.limit_name, pr.key_value, pr.id FROM pair pr JOIN verdict v ON v.id = pr.id
+     WHERE v.admitted AND pr.concurrency IS NOT NULL
+    ON CONFLICT DO NOTHING RETURNING 1),
+  deferred AS (
+    SELECT v.id, v.held_by, v.held_key, v.marked,
+           CASE WHEN v.waits_for_place
+                THEN greatest(v.start, v_now + p_wait_us * interval '1 microsecond') ELSE v.start END AS until
+      FROM verdict v WHERE NOT v.admitted AND NOT v.passed),
+  moved AS (
+    UPDATE prescient.future_job f
+       SET next_check_at = greatest(f.next_check_at, d.until), claimed_by = 'prescient.flow:' || d.held_by,
+           claimed_until = NULL, claim_token = NULL
+      FROM deferred d WHERE f.id = d.id
+    RETURNING f.id),
+  passed_on AS (  -- left for another runner: due now, within the slot, where a worker waiting sees it
+    UPDATE prescient.future_job f SET next_check_at = greatest(f.next_check_at, v_now)
+      FROM verdict v WHERE f.id = v.id AND v.passed AND NOT v.admitted
+    RETURNING f.id),
+  noted AS (  -- a check's first deferral by a limit (not each look again while it waits)
+    INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)
+    SELECT d.id, v_now, d.held_by, d.held_key, d.until FROM deferred d
+     WHERE d.marked IS DISTINCT FROM 'prescient.flow:' || d.held_by
+    RETURNING limit_name, key_value),
+  counted AS (
+    INSERT INTO prescient.flow_figure AS ff (limit_name, key_value, deferred, last_deferred_at)
+    SELECT n.limit_name, n.key_value, count(*), v_now FROM noted n GROUP BY 1, 2
+    ON CONFLICT (limit_name, key_value) DO UPDATE
+      SET deferred = ff.deferred + EXCLUDED.deferred, last_deferred_at = EXCLUDED.last_deferred_at
+    RETURNING 1)
+  SELECT v.id, CASE WHEN v.admitted THEN prescient.us(v.start) END, d.held_by, prescient.us(d.until)
+    FROM verdict v LEFT JOIN deferred d ON d.id = v.id;  -- the writing CTEs run whether read or not
+
+  -- Places of checks no longer running, for the key values just admitted.
+  DELETE FROM prescient.flow_lease fl
+   WHERE (fl.limit_name, fl.key_value) IN (SELECT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k))
+     AND NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = fl.check_id
+                       AND f.claim_token IS NOT NULL AND f.claimed_until > v_now)
+     AND fl.check_id <> ALL (p_ids);
+END $$;
+
+
+--
 -- Name: grant_roles(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -793,6 +922,58 @@ CREATE FUNCTION prescient.history_partitions() RETURNS TABLE(name text, starts_a
            WHERE (i.inhparent = ('prescient.job_history'::regclass)::oid)) p
    ORDER BY p.month;
 END;
+
+
+--
+-- Name: limit_problem(text, text, integer, integer, integer, integer, text, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.limit_problem(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL)) THEN 'a limit needs a rate, a concurrency or both'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
+
+
+--
+-- Name: limit_remove(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.limit_remove(p_name text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM prescient.flow_limit WHERE name = p_name;
+  RETURN FOUND;
+END $$;
+
+
+--
+-- Name: limit_set(text, text, integer, integer, integer, integer, text, text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer DEFAULT NULL::integer, p_per_seconds integer DEFAULT 1, p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL::integer, p_job text DEFAULT NULL::text, p_key_value text DEFAULT NULL::text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_problem text := prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst, p_concurrency,
+                                            p_job, p_key_value);
+  v_created boolean;
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  IF coalesce(p_by, '') = '' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'updated_by is empty';
+  END IF;
+  INSERT INTO prescient.flow_limit AS l (name, key, job, key_value, rate, per_seconds, burst, concurrency,
+                                         updated_at, updated_by)
+  VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency, p_now, p_by)
+  ON CONFLICT (name) DO UPDATE
+    SET key = EXCLUDED.key, job = EXCLUDED.job, key_value = EXCLUDED.key_value, rate = EXCLUDED.rate,
+        per_seconds = EXCLUDED.per_seconds, burst = EXCLUDED.burst, concurrency = EXCLUDED.concurrency,
+        updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
+  RETURNING (xmax = 0) INTO v_created;
+  RETURN CASE WHEN v_created THEN 'created' ELSE 'updated' END;
+END $$;
 
 
 --
@@ -1386,6 +1567,81 @@ CREATE TABLE prescient.finished_figure (
 
 
 --
+-- Name: flow_deferral; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_deferral (
+    check_id bigint NOT NULL,
+    deferred_at timestamp with time zone NOT NULL,
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    until timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: flow_figure; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_figure (
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    deferred bigint NOT NULL,
+    last_deferred_at timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: flow_lease; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_lease (
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    check_id bigint NOT NULL
+);
+
+
+--
+-- Name: flow_limit; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_limit (
+    name text NOT NULL,
+    key text NOT NULL,
+    job text,
+    key_value text,
+    rate integer,
+    per_seconds integer DEFAULT 1 NOT NULL,
+    burst integer DEFAULT 1 NOT NULL,
+    concurrency integer,
+    updated_at timestamp with time zone NOT NULL,
+    updated_by text NOT NULL,
+    CONSTRAINT flow_limit_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
+    CONSTRAINT flow_limit_check CHECK (((rate IS NOT NULL) OR (concurrency IS NOT NULL))),
+    CONSTRAINT flow_limit_concurrency_check CHECK ((concurrency > 0)),
+    CONSTRAINT flow_limit_job_check CHECK ((job <> ''::text)),
+    CONSTRAINT flow_limit_key_check CHECK (((key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((key ~~ 'payload.%'::text) AND ((octet_length(key) >= 9) AND (octet_length(key) <= 208))))),
+    CONSTRAINT flow_limit_key_value_check CHECK ((key_value <> ''::text)),
+    CONSTRAINT flow_limit_name_check CHECK (((name <> ''::text) AND (octet_length(name) <= 200))),
+    CONSTRAINT flow_limit_per_seconds_check CHECK (((per_seconds >= 1) AND (per_seconds <= 86400))),
+    CONSTRAINT flow_limit_rate_check CHECK ((rate > 0)),
+    CONSTRAINT flow_limit_updated_by_check CHECK ((updated_by <> ''::text))
+);
+
+
+--
+-- Name: flow_state; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_state (
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    tat timestamp with time zone DEFAULT '-infinity'::timestamp with time zone NOT NULL
+);
+
+
+--
 -- Name: future_job; Type: TABLE; Schema: prescient; Owner: -
 --
 
@@ -1646,6 +1902,38 @@ ALTER TABLE ONLY prescient.finished_figure
 
 
 --
+-- Name: flow_figure flow_figure_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_figure
+    ADD CONSTRAINT flow_figure_pkey PRIMARY KEY (limit_name, key_value);
+
+
+--
+-- Name: flow_lease flow_lease_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_lease
+    ADD CONSTRAINT flow_lease_pkey PRIMARY KEY (limit_name, key_value, check_id);
+
+
+--
+-- Name: flow_limit flow_limit_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_limit
+    ADD CONSTRAINT flow_limit_pkey PRIMARY KEY (name);
+
+
+--
+-- Name: flow_state flow_state_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_state
+    ADD CONSTRAINT flow_state_pkey PRIMARY KEY (limit_name, key_value);
+
+
+--
 -- Name: future_job future_job_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
 --
 
@@ -1749,6 +2037,20 @@ CREATE INDEX event_emitted_at ON prescient.event USING btree (emitted_at);
 --
 
 CREATE INDEX event_source ON prescient.event USING btree (source, occurred_at, seq);
+
+
+--
+-- Name: flow_deferral_check; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX flow_deferral_check ON prescient.flow_deferral USING btree (check_id, deferred_at);
+
+
+--
+-- Name: flow_deferral_time; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX flow_deferral_time ON prescient.flow_deferral USING btree (deferred_at);
 
 
 --
@@ -1899,6 +2201,30 @@ CREATE TRIGGER settings_slot_is_fixed BEFORE UPDATE OF slot_seconds ON prescient
 
 
 --
+-- Name: flow_figure flow_figure_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_figure
+    ADD CONSTRAINT flow_figure_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
+
+
+--
+-- Name: flow_lease flow_lease_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_lease
+    ADD CONSTRAINT flow_lease_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
+
+
+--
+-- Name: flow_state flow_state_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_state
+    ADD CONSTRAINT flow_state_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
+
+
+--
 -- Name: SCHEMA prescient; Type: ACL; Schema: -; Owner: -
 --
 
@@ -2026,6 +2352,14 @@ GRANT ALL ON FUNCTION prescient.ensure_history_partitions(p_now timestamp with t
 
 
 --
+-- Name: FUNCTION flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint) TO prescient_runner;
+
+
+--
 -- Name: FUNCTION grant_roles(); Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -2038,6 +2372,20 @@ REVOKE ALL ON FUNCTION prescient.grant_roles() FROM PUBLIC;
 
 GRANT SELECT,INSERT ON TABLE prescient.job_history TO prescient_runner;
 GRANT SELECT ON TABLE prescient.job_history TO prescient_client;
+
+
+--
+-- Name: FUNCTION limit_remove(p_name text); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.limit_remove(p_name text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
 
 
 --
@@ -2141,6 +2489,44 @@ GRANT USAGE ON SEQUENCE prescient.event_seq_seq TO prescient_runner;
 
 GRANT SELECT ON TABLE prescient.finished_figure TO prescient_client;
 GRANT SELECT ON TABLE prescient.finished_figure TO prescient_runner;
+
+
+--
+-- Name: TABLE flow_deferral; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE prescient.flow_deferral TO prescient_runner;
+GRANT SELECT ON TABLE prescient.flow_deferral TO prescient_client;
+
+
+--
+-- Name: TABLE flow_figure; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.flow_figure TO prescient_client;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_figure TO prescient_runner;
+
+
+--
+-- Name: TABLE flow_lease; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_lease TO prescient_runner;
+
+
+--
+-- Name: TABLE flow_limit; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.flow_limit TO prescient_client;
+GRANT SELECT ON TABLE prescient.flow_limit TO prescient_runner;
+
+
+--
+-- Name: TABLE flow_state; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_state TO prescient_runner;
 
 
 --

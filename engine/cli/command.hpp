@@ -90,6 +90,7 @@ Command run_slot_command();
 Command sweep_command();
 Command retry_command();
 Command jobs_command();
+Command limits_command();
 Command daemon_command();
 Command cron_command();
 Command events_command();

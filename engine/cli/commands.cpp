@@ -17,6 +17,7 @@ const std::vector<Command>& all_commands() {
       daemon_command(),
       retry_command(),
       jobs_command(),
+      limits_command(),
       cron_command(),
       events_command(),
       purge_command(),

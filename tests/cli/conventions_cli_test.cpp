@@ -109,7 +109,8 @@ TEST_CASE("the bash completion and the man page come from the option tables") {
   const ProcessResult completion = run_prescient({"help", "--completion"});
   REQUIRE(completion.exit_code == 0);
   std::ofstream(script) << completion.out;
-  CHECK(complete(script, "prescient li") == "list");
+  CHECK(complete(script, "prescient li") == "list limits");
+  CHECK(complete(script, "prescient lis") == "list");
   CHECK(complete(script, "prescient list --entity-") == "--entity-name --entity-key");
   CHECK(complete(script, "prescient --db x daemon --max-clock") == "--max-clock-offset");
   CHECK(complete(script, "prescient help run") == "run-slot");

@@ -183,3 +183,66 @@ TEST_CASE("events --follow ends with one line on bad input, never an abort, with
   CHECK(unknown.exit_code == 3);
   CHECK_THAT(unknown.err, Catch::Contains("no event with id 'no-such-event'"));
 }
+
+TEST_CASE("limits set, list and remove flow limits; bad input is refused with exit 2, nothing written") {
+  const std::string url = create_migrated_database(1);
+  const ProcessResult set = run_prescient(
+      with_db({"limits", "set", "crm", "--key", "http_target", "--value", "crm", "--rate", "200/s", "--by", "ops"}, url));
+  REQUIRE(set.exit_code == 0);
+  CHECK(set.out == "limit crm: created\n");
+  const ProcessResult both = run_prescient(with_db(
+      {"limits", "set", "per-customer", "--key", "payload.customer", "--rate", "30/m", "--burst", "5",
+       "--concurrency", "3", "--job", "http", "--json"},
+      url));
+  REQUIRE(both.exit_code == 0);
+  CHECK(json::parse(both.out) == json{{"name", "per-customer"}, {"status", "created"}});
+  CHECK(run_prescient(with_db({"limits", "set", "crm", "--key", "http_target", "--rate", "100/s"}, url)).out ==
+        "limit crm: updated\n");
+
+  const ProcessResult listed = run_prescient(with_db({"limits", "--json"}, url));
+  REQUIRE(listed.exit_code == 0);
+  const json limits = json::parse(listed.out);
+  REQUIRE(limits.size() == 2);
+  CHECK(limits[0]["name"] == "crm");
+  CHECK(limits[0]["rate"] == "100/s");
+  CHECK(limits[0]["key_value"].is_null());  // replaced whole: the value was not given again
+  CHECK(limits[1]["rate"] == "30/m");
+  CHECK(limits[1]["burst"] == 5);
+  CHECK(limits[1]["concurrency"] == 3);
+  CHECK(limits[1]["job"] == "http");
+  CHECK(limits[1]["deferrals"] == json::array());
+  const ProcessResult table = run_prescient(with_db({"limits", "list"}, url));
+  CHECK_THAT(table.out, Catch::Contains("per-customer") && Catch::Contains("payload.customer") &&
+                            Catch::Contains("30/m"));
+
+  struct Case {
+    std::vector<std::string> args;
+    const char* names;
+  };
+  const Case cases[] = {
+      {{"limits", "set", "x", "--key", "tenant", "--rate", "5/s"}, "unknown kind of key 'tenant'"},
+      {{"limits", "set", "x", "--key", "job", "--rate", "0/s"}, "invalid rate '0/s'"},
+      {{"limits", "set", "x", "--key", "job", "--rate", "-5/s"}, "invalid rate '-5/s'"},
+      {{"limits", "set", "x", "--key", "job", "--rate", "5/fortnight"}, "invalid rate '5/fortnight'"},
+      {{"limits", "set", "x", "--key", "job", "--concurrency", "0"}, "invalid concurrency 0"},
+      {{"limits", "set", "x", "--key", "job", "--concurrency", "-2"}, "invalid concurrency -2"},
+      {{"limits", "set", "x", "--key", "job", "--rate", "5/s", "--burst", "0"}, "invalid burst 0"},
+      {{"limits", "set", "x", "--key", "job"}, "needs a rate, a concurrency or both"},
+      {{"limits", "set", "x", "--rate", "5/s"}, "missing --key"},
+      {{"limits", "set", "--key", "job", "--rate", "5/s"}, "missing the limit's name"},
+      {{"limits", "drop", "x"}, "unknown limits action 'drop'"},
+  };
+  for (const Case& c : cases) {
+    INFO(Catch::rangeToString(c.args));
+    const ProcessResult r = run_prescient(with_db(c.args, url));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.names));
+    CHECK(lines_of(r.err).size() == 1);
+  }
+  CHECK(json::parse(run_prescient(with_db({"limits", "--json"}, url)).out).size() == 2);  // nothing written
+
+  CHECK(run_prescient(with_db({"limits", "remove", "crm"}, url)).out == "limit crm: removed\n");
+  const ProcessResult again = run_prescient(with_db({"limits", "remove", "crm"}, url));
+  CHECK(again.exit_code == 3);
+  CHECK_THAT(again.err, Catch::Contains("no limit named 'crm'"));
+}

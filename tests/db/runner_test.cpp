@@ -381,7 +381,7 @@ TEST_CASE("a claim reads every field of the row exactly, whatever another tool w
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
   PgRunnerStore store(*f.db);
   store.begin();
-  const std::vector<Check> claimed = store.claim_due(slot, f.clock.now(), 10, {}).checks;
+  const std::vector<Check> claimed = store.claim_due(slot, slot, f.clock.now(), 10, {}).checks;
   store.rollback();
   REQUIRE(claimed.size() == 1);
   const Check& c = claimed.front();
@@ -701,7 +701,7 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   Checks checks(*f.db);
   // A runner leases the check and dies without settling.
   store.begin();
-  const auto claimed = store.claim_due(slot, f.clock.now(), 10, {}).checks;
+  const auto claimed = store.claim_due(slot, slot, f.clock.now(), 10, {}).checks;
   REQUIRE(claimed.size() == 1);
   const std::vector<std::int64_t> ids{check.id};
   const std::int64_t token = store.lease(ids, "dead-runner", slot + 1min);

@@ -53,12 +53,12 @@ class FakeRunnerStore final : public RunnerStore {
     savepoints_.pop_back();
   }
 
-  Claimed claim_due(TimePoint slot, TimePoint, int limit, const Exclusions& excluded) override {
+  Claimed claim_due(TimePoint slot, TimePoint until, TimePoint, int limit, const Exclusions& excluded) override {
     claims.push_back(excluded);
     Claimed out;
     for (const Check& c : due) {
       if (static_cast<int>(out.checks.size() + out.unreadable.size()) == limit) break;
-      const bool left_out = c.slot != slot || claimed_.contains(c.id) || c.group_key ||
+      const bool left_out = c.slot < slot || c.slot > std::max(slot, until) || claimed_.contains(c.id) || c.group_key ||
                             std::ranges::count(excluded.ids, c.id) > 0 || std::ranges::count(excluded.jobs, c.job) > 0;
       if (left_out) continue;
       claimed_.insert(c.id);
@@ -89,11 +89,36 @@ class FakeRunnerStore final : public RunnerStore {
     return settled;
   }
 
-  std::int64_t lease(std::span<const std::int64_t>, const std::string&, TimePoint) override { return 1; }
+  std::int64_t lease(std::span<const std::int64_t> ids, const std::string&, TimePoint) override {
+    leased.insert(leased.end(), ids.begin(), ids.end());
+    return 1;
+  }
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t, TimePoint) override {
     return {ids.begin(), ids.end()};
   }
   void release(std::span<const std::int64_t>, std::int64_t) override {}
+
+  // Flow control: the limits given, every check admitted at once (the real admission is SQL, tested
+  // against PostgreSQL in tests/db/flow_control_test.cpp); the pairs of each admission are kept.
+  std::vector<FlowLimit> flow_limits() override { return limits; }
+  std::vector<Admission> admit(std::span<const FlowPair> pairs, TimePoint now, Micros, Micros, int) override {
+    admitted_pairs.emplace_back(pairs.begin(), pairs.end());
+    std::vector<Admission> out;
+    for (const FlowPair& p : pairs) out.push_back({.id = p.id, .start = now});
+    return out;
+  }
+  std::optional<TimePoint> next_waiting(TimePoint slot, TimePoint slot_end, TimePoint,
+                                        const Exclusions&) override {
+    std::optional<TimePoint> next;
+    for (const Check& c : due) {
+      const bool in_slot = c.slot >= slot && c.slot < slot_end;
+      if (!claimed_.contains(c.id) && in_slot && (!next || c.slot < *next)) next = c.slot;
+    }
+    return next;
+  }
+  std::vector<FlowLimit> limits;
+  std::vector<std::vector<FlowPair>> admitted_pairs;
+  std::vector<std::int64_t> leased;
 
   const Check* pending_check(std::int64_t id) const {
     const auto it = std::ranges::find_if(due, [&](const Check& c) { return c.id == id; });

@@ -175,3 +175,47 @@ TEST_CASE("worker: a class with too many abandoned jobs is left out of its claim
   REQUIRE_FALSE(f.store->claims.empty());
   CHECK(f.store->claims.front().jobs == std::vector<std::string>{"stuck"});
 }
+
+TEST_CASE("worker: checks a flow limit applies to are admitted with their key values and run under a lease") {
+  Fixture f;
+  FakeRunnerStore setup;
+  setup.limits = {{.name = "per-tenant", .key = "payload.tenant", .concurrency = 2}};
+  for (int i = 1; i <= 3; ++i) setup.due.push_back(f.check(i, {{"tenant", "a"}}));
+  for (int i = 4; i <= 5; ++i) setup.due.push_back(f.check(i));
+  auto worker = f.worker(setup);
+  const SlotReport r = worker->drain(f.slot);
+  CHECK(r.done == 5);
+  REQUIRE(f.store->admitted_pairs.size() == 1);
+  const auto& pairs = f.store->admitted_pairs.front();
+  REQUIRE(pairs.size() == 3);
+  for (const auto& p : pairs) {
+    CHECK(p.limit == "per-tenant");
+    CHECK(p.key == "a");
+    CHECK(p.id <= 3);
+  }
+  CHECK(f.store->leased == std::vector<std::int64_t>{1, 2, 3});  // the unlimited ones took the fast path
+}
+
+TEST_CASE("worker: a check deferred to a time within the slot runs at that time, never before") {
+  Fixture f;
+  FakeRunnerStore setup;
+  setup.limits = {{.name = "elsewhere", .key = "payload.tenant", .rate = 10}};  // limits in force, none applies
+  Check later = f.check(1);
+  later.slot = f.slot + 30s;  // flow control moved it there
+  setup.due.push_back(later);
+  setup.due.push_back(f.check(2));
+  auto worker = f.worker(setup);
+  int early_runs = -1, on_time_runs = -1;  // seen before the clock reached the deferred time
+  std::thread advance([&] {
+    std::this_thread::sleep_for(300ms);
+    early_runs = f.runs.of(1);
+    on_time_runs = f.runs.of(2);
+    f.clock.set(f.slot + 30s);
+  });
+  const SlotReport r = worker->drain(f.slot);
+  advance.join();
+  CHECK(early_runs == 0);
+  CHECK(on_time_runs == 1);
+  CHECK(r.done == 2);
+  CHECK(f.runs.of(1) == 1);
+}

@@ -58,6 +58,7 @@ struct SlotReport {
   long events = 0;
   long shifted = 0;    // sweep --mode shift
   long discarded = 0;  // slow-path results that came back after their lease expired
+  long deferred = 0;   // checks flow limits moved to a later time (docs/flow-control.md)
   double seconds = 0;
   // On the runner's clock: when the first batch was claimed and the last one committed (none when
   // nothing was claimed), and how long each batch took from claim to commit.

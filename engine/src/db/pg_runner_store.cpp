@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "db/check_columns.hpp"
+#include "db/flow_limit_rows.hpp"
 #include "db/pq.hpp"
 #include "db/connection.hpp"
 #include "prescient/database.hpp"
@@ -23,14 +24,15 @@ const std::string kClaimColumns =
     "id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, check_count, attempts";
 
 // Reads the claimed rows. A payload the runner cannot parse (jsonb holds numbers no double can) makes
-// its check unreadable, not the claim: it is failed alone, with the reason.
-RunnerStore::Claimed checks_from(const pq::Result& rows, TimePoint slot) {
+// its check unreadable, not the claim: it is failed alone, with the reason. A check's slot is `slot`, or
+// the column after the check's own when the claim reads it (a time flow control deferred a check to).
+RunnerStore::Claimed checks_from(const pq::Result& rows, TimePoint slot, bool reads_time = false) {
   RunnerStore::Claimed out;
   out.checks.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     Check c;
     db::read_check_columns(rows, r, c);
-    c.slot = slot;
+    c.slot = reads_time ? rows.time(r, db::kPayloadColumn + 4) : slot;
     try {
       c.payload = nlohmann::json::parse(rows.text(r, db::kPayloadColumn));
       out.checks.push_back(std::move(c));
@@ -84,26 +86,29 @@ void PgRunnerStore::commit() {
 }
 void PgRunnerStore::rollback() noexcept { transaction_.reset(); }
 
+// From the slot's boundary through $6: the slot's own checks and those flow control deferred to a time
+// within it ($6 is at most the slot's last microsecond; on the grid nothing else lies there).
 const std::string kClaimDue =
-    "SELECT " + kClaimColumns +
+    "SELECT " + kClaimColumns + ", next_check_at"
     " FROM prescient.future_job"
-    " WHERE next_check_at = prescient.at_us($1) AND group_key IS NULL"
+    " WHERE next_check_at BETWEEN prescient.at_us($1) AND prescient.at_us($6) AND group_key IS NULL"
     "   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
     "   AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
     "   AND job NOT IN (SELECT job FROM prescient.paused_job)"
     " LIMIT $3 FOR UPDATE SKIP LOCKED";
 
-RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) {
+RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit,
+                                              const Exclusions& excluded) {
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due checks", kClaimDue,
                                      {pq::micros(slot), pq::micros(now), std::to_string(limit), names_array(excluded.jobs),
-                                      pq::integer_array(excluded.ids)},
+                                      pq::integer_array(excluded.ids), pq::micros(std::max(slot, until))},
                                      pq::Format::binary),
-                     slot);
+                     slot, true);
 }
 
 std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {
   const pq::Result plan = pq::exec(native_connection(db_), "cannot explain the claim", "EXPLAIN " + kClaimDue,
-                                   {pq::micros(slot), pq::micros(now), "1000", "{}", "{}"});
+                                   {pq::micros(slot), pq::micros(now), "1000", "{}", "{}", pq::micros(slot)});
   std::string text;
   for (int r = 0; r < plan.rows(); ++r) text += plan.text(r, 0) + "\n";
   return text;
@@ -278,6 +283,45 @@ void PgRunnerStore::release(std::span<const std::int64_t> ids, std::int64_t toke
            "UPDATE prescient.future_job SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL"
            " WHERE id = ANY ($1::bigint[]) AND claim_token = $2",
            {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token)});
+}
+
+std::vector<FlowLimit> PgRunnerStore::flow_limits() { return db::read_flow_limits(native_connection(db_)); }
+
+std::vector<RunnerStore::Admission> PgRunnerStore::admit(std::span<const FlowPair> pairs, TimePoint now, Micros pace,
+                                                         Micros wait, int places) {
+  std::vector<std::int64_t> ids;
+  std::vector<std::optional<std::string>> limits, keys;
+  for (const FlowPair& p : pairs) {
+    ids.push_back(p.id);
+    limits.emplace_back(p.limit);
+    keys.emplace_back(p.key);
+  }
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot admit checks under their flow limits",
+      "SELECT check_id, start_us, deferred_by, until_us FROM prescient.flow_admit($1, $2, $3, $4, $5, $6, $7, $8)",
+      {pq::integer_array(ids), pq::text_array(limits), pq::text_array(keys), pq::micros(now),
+       std::to_string(pace.count()), std::to_string(wait.count()), std::to_string(places),
+       std::to_string(kReservationGrace.count())});
+  std::vector<Admission> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out[r] = {.id = rows.integer(r, 0), .start = rows.optional_time(r, 1), .deferred_by = rows.optional_text(r, 2),
+              .until = rows.optional_time(r, 3)};
+  }
+  return out;
+}
+
+std::optional<TimePoint> PgRunnerStore::next_waiting(TimePoint slot, TimePoint slot_end, TimePoint now,
+                                                     const Exclusions& excluded) {
+  const pq::Result row = pq::exec(
+      native_connection(db_), "cannot look for deferred checks",
+      "SELECT prescient.us(min(next_check_at)) FROM prescient.future_job"
+      " WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)"
+      "   AND group_key IS NULL AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($3))"
+      "   AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
+      "   AND job NOT IN (SELECT job FROM prescient.paused_job)",
+      {pq::micros(slot), pq::micros(slot_end), pq::micros(now), names_array(excluded.jobs),
+       pq::integer_array(excluded.ids)});
+  return row.optional_time(0, 0);
 }
 
 std::optional<TimePoint> PgRunnerStore::next_overdue_slot(TimePoint from, TimePoint until) {

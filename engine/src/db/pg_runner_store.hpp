@@ -35,7 +35,7 @@ class PgRunnerStore final : public RunnerStore {
   void savepoint(const std::string& name) override;
   void rollback_to(const std::string& name) override;
   void release_savepoint(const std::string& name) override;
-  Claimed claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) override;
+  Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override;
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
   std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) override;
   Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
@@ -44,6 +44,11 @@ class PgRunnerStore final : public RunnerStore {
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                              TimePoint now) override;
   void release(std::span<const std::int64_t> ids, std::int64_t token) override;
+  std::vector<FlowLimit> flow_limits() override;
+  std::vector<Admission> admit(std::span<const FlowPair> pairs, TimePoint now, Micros pace, Micros wait,
+                                int places) override;
+  std::optional<TimePoint> next_waiting(TimePoint slot, TimePoint slot_end, TimePoint now,
+                                        const Exclusions& excluded) override;
 
   // The server's plan for claim_due (EXPLAIN), to verify it is an index lookup, never a table scan.
   std::string claim_plan(TimePoint slot, TimePoint now);

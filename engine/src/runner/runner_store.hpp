@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "prescient/flow_limits.hpp"
 #include "prescient/job.hpp"
 #include "prescient/time.hpp"
 #include "runner/settlements.hpp"
@@ -50,9 +51,11 @@ class RunnerStore {
   virtual void rollback_to(const std::string& name) = 0;
   virtual void release_savepoint(const std::string& name) = 0;
 
-  // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot`, locked FOR UPDATE SKIP
-  // LOCKED (so concurrent runners take disjoint sets); rows under a live written lease are skipped.
-  virtual Claimed claim_due(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded) = 0;
+  // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot` or, when flow control
+  // deferred them to a time within the slot, up to `until`, locked FOR UPDATE SKIP LOCKED (so concurrent
+  // runners take disjoint sets); rows under a live written lease are skipped. Each check's slot is the
+  // time it is due (`slot`, or the time it was deferred to).
+  virtual Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) = 0;
   // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each under a
   // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
   virtual Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) = 0;
@@ -77,6 +80,35 @@ class RunnerStore {
                                                      TimePoint now) = 0;
   // Gives up a lease on checks that were not run (they are due again at once).
   virtual void release(std::span<const std::int64_t> ids, std::int64_t token) = 0;
+
+  // Flow control (docs/flow-control.md). The limits in force.
+  static constexpr Micros kReservationGrace{50000};
+  virtual std::vector<FlowLimit> flow_limits() = 0;
+  // A claimed check that a limit applies to, with the key value the limit gives it.
+  struct FlowPair {
+    std::int64_t id = 0;
+    std::string limit;
+    std::string key;
+  };
+  // An admitted check may start at `start`; a deferred one was moved to `until` by `deferred_by`.
+  struct Admission {
+    std::int64_t id = 0;
+    std::optional<TimePoint> start;
+    std::optional<std::string> deferred_by;
+    std::optional<TimePoint> until;
+  };
+  // REQUIRES an open transaction holding the pairs' checks. Admits those their limits let start within
+  // `pace` of now and moves the others to the time their budget allows (a concurrency place is looked
+  // for again after `wait`; at most `places` are taken per key value). The caller must lease the
+  // admitted checks in the same transaction: the lease is what holds a concurrency place. A check
+  // deferred by a rate keeps its reservation when claimed no later than kReservationGrace after it.
+  virtual std::vector<Admission> admit(std::span<const FlowPair> pairs, TimePoint now, Micros pace, Micros wait,
+                                         int places) = 0;
+  // The earliest time from `slot` to before `slot_end` at which a check of the slot waits: one due at
+  // `slot` that another worker's claim holds, or one flow control deferred to later in the slot. Checks
+  // under a live lease, of groups, of paused or excluded classes and excluded ids are left out.
+  virtual std::optional<TimePoint> next_waiting(TimePoint slot, TimePoint slot_end, TimePoint now,
+                                                const Exclusions& excluded) = 0;
 };
 
 }  // namespace prescient

@@ -48,6 +48,7 @@ void SlotReport::add(const SlotReport& o) {
   events += o.events;
   shifted += o.shifted;
   discarded += o.discarded;
+  deferred += o.deferred;
   if (o.first_claim_at && (!first_claim_at || *o.first_claim_at < *first_claim_at)) first_claim_at = o.first_claim_at;
   if (o.last_commit_at && (!last_commit_at || *o.last_commit_at > *last_commit_at)) last_commit_at = o.last_commit_at;
   batch_seconds.insert(batch_seconds.end(), o.batch_seconds.begin(), o.batch_seconds.end());

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "core/text_rules.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/flow_limits.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/abandoned_jobs.hpp"
 #include "runner/batch_executor.hpp"
@@ -26,6 +28,14 @@ using detail::WorkUnit;
 constexpr std::chrono::seconds kLeaseMargin{60};
 // The longest timeout a class's policy may ask for: deadlines computed from it must not overflow.
 constexpr std::chrono::seconds kMaxJobTimeout{86400};
+// Flow control (docs/flow-control.md): a check whose limits let it start within this much of now is
+// admitted and the worker waits for its start; a later one is deferred to its start. Capped by half
+// the batch deadline, so a paced batch never runs into it.
+constexpr Micros kFlowPace{1000000};
+// A check without a concurrency place looks again this much later.
+constexpr Micros kPlaceWait{250000};
+// How often a worker looks again for deferred checks of its slot that another holds.
+constexpr std::chrono::milliseconds kRecheck{50};
 
 std::optional<std::string> policy_problem(const JobPolicy& policy) {
   if (policy.max_checks && *policy.max_checks < 1) return "max_checks " + std::to_string(*policy.max_checks) + " < 1";
@@ -53,29 +63,55 @@ class Worker::Impl {
     SlotReport report;
     report.slot = slot;
     unsettled_ = {};
-    while (!(options_.stop_requested && options_.stop_requested->load())) {
+    limits_ = store_.flow_limits();  // once a slot: a change takes effect within one
+    // Checks deferred within the slot are due at times up to its end (an overdue slot's, all of them).
+    const TimePoint slot_end = grid_.floor(slot) + settings_.slot;
+    while (!stopping()) {
       const auto batch_start = std::chrono::steady_clock::now();
       store_.begin();
       try {
         const RunnerStore::Exclusions excluded = exclusions();
-        RunnerStore::Claimed claimed = store_.claim_due(slot, clock_.now(), options_.batch_size, excluded);
+        // Without limits, nothing is deferred: the claim and the end of a drain are what they always were.
+        const bool flow = !limits_.empty();
+        const TimePoint until = flow ? std::min(clock_.now() + pace(), slot_end - Micros{1}) : slot;
+        RunnerStore::Claimed claimed = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded);
         bool grouped = false;
         if (claimed.empty()) {
           claimed = store_.claim_due_groups(slot, options_.group_batch, excluded);
           grouped = true;
         }
         if (claimed.empty()) {
+          // Under flow limits, checks deferred to later in the slot keep the worker in it: it sleeps
+          // until the next is near, or a moment when the next is another's (claimed, or running under
+          // a lease). So do checks of the slot another worker holds: they may be passed on to it (a
+          // concurrency place free, but the other runs one check at a time). Without limits, a check
+          // left off the grid (by another tool, or deferred before a limit was removed) is the sweep's.
+          const std::optional<TimePoint> waiting =
+              flow ? store_.next_waiting(slot, slot_end, clock_.now(), excluded) : std::nullopt;
           store_.rollback();
-          return report;
+          if (!waiting || clock_.now() >= slot_end) return report;  // the slot is over: the rest is the sweep's
+          if (*waiting - pace() > clock_.now()) wait_until(*waiting - pace());
+          else std::this_thread::sleep_for(kRecheck);
+          continue;
         }
         if (!report.first_claim_at) report.first_claim_at = clock_.now();
         report.claimed += static_cast<long>(claimed.checks.size() + claimed.unreadable.size());
         const auto deadline = batch_start + options_.batch_deadline;
-        // Long-running classes take the slow path: a written lease now, the run after the commit.
-        std::vector<Check> fast, slow;
-        for (Check& c : claimed.checks) (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
-        // A class that runs its checks together (JobPolicy::batch) gets them side by side, one unit.
-        std::stable_sort(slow.begin(), slow.end(), [](const Check& a, const Check& b) { return a.job < b.job; });
+        // Long-running classes take the slow path: a written lease now, the run after the commit. So do
+        // checks that flow limits apply to (their lease holds a concurrency place; the run waits for the
+        // start their rate gives) and checks due later within the slot (deferred there: the run waits).
+        std::vector<Check> fast, slow, limited;
+        std::vector<RunnerStore::FlowPair> pairs;
+        starts_.clear();
+        for (Check& c : claimed.checks) {
+          if (!grouped && add_flow_pairs(c, pairs)) limited.push_back(std::move(c));
+          else if (!grouped && c.slot > clock_.now()) {
+            starts_[c.id] = c.slot;
+            slow.push_back(std::move(c));
+          } else {
+            (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
+          }
+        }
         const auto batch = std::make_shared<const std::vector<Check>>(std::move(fast));
         std::vector<SettleItem> items = run(batch, grouped, slot, deadline);
         // A row whose payload cannot be read fails alone, without a run.
@@ -88,6 +124,8 @@ class Worker::Impl {
         }
         const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
         tally(settled.items, settled.events, report);
+        // Admitted last, just before the commit: the limits' state rows stay locked only that long.
+        if (!limited.empty()) admit(limited, pairs, slow, report);
         std::optional<std::int64_t> token;
         if (!slow.empty()) token = store_.lease(ids_of(slow), options_.runner_id, lease_end(slow));
         store_.commit();
@@ -164,6 +202,59 @@ class Worker::Impl {
     return {.grid = grid_, .earliest = grid_.floor(clock_.now()) + settings_.slot};
   }
 
+  bool stopping() const { return options_.stop_requested && options_.stop_requested->load(); }
+
+  Micros pace() const {
+    return std::min(kFlowPace, std::chrono::duration_cast<Micros>(options_.batch_deadline) / 2);
+  }
+
+  // Sleeps until `t` on the runner's clock, waking to see a stop request.
+  void wait_until(TimePoint t) const {
+    while (!stopping()) {
+      const Micros left = t - clock_.now();
+      if (left <= Micros{0}) return;
+      std::this_thread::sleep_for(std::min(left, Micros{100000}));
+    }
+  }
+
+  // The pairs of (limit, key value) for the limits that apply to `check`; true when any does.
+  bool add_flow_pairs(const Check& check, std::vector<RunnerStore::FlowPair>& pairs) const {
+    bool any = false;
+    for (const FlowLimit& limit : limits_) {
+      if (auto key = flow_key_of(limit, check)) {
+        pairs.push_back({.id = check.id, .limit = limit.name, .key = std::move(*key)});
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  // Admits the limited checks: those admitted join the slow path with their start; the others were moved
+  // by the database to when their budget allows.
+  void admit(std::vector<Check>& limited, const std::vector<RunnerStore::FlowPair>& pairs, std::vector<Check>& slow,
+             SlotReport& report) {
+    // The executor runs one check at a time, but for a class that takes its batch whole (JobPolicy::batch):
+    // a worker takes no more concurrency places than it can use at once.
+    const bool together = std::any_of(limited.begin(), limited.end(), [&](const Check& c) { return class_of(c.job).batch; });
+    std::map<std::int64_t, RunnerStore::Admission> verdicts;
+    for (RunnerStore::Admission& a : store_.admit(pairs, clock_.now(), pace(), kPlaceWait, together ? 1000000 : 1)) {
+      verdicts[a.id] = a;
+    }
+    for (Check& c : limited) {
+      const auto it = verdicts.find(c.id);
+      if (it == verdicts.end() || it->second.start) {
+        starts_[c.id] = it == verdicts.end() ? c.slot : *it->second.start;
+        slow.push_back(std::move(c));
+        continue;
+      }
+      if (!it->second.deferred_by) continue;  // passed on: due now, for another worker
+      ++report.deferred;
+      spdlog::debug("slot {} runner {}: check {} deferred by limit {} until {}", format_time(c.slot),
+                    options_.runner_id, c.id, it->second.deferred_by.value_or("?"),
+                    it->second.until ? format_time(*it->second.until) : std::string("?"));
+    }
+  }
+
   // Classes with too many abandoned jobs still running, and what this drain could not settle.
   RunnerStore::Exclusions exclusions() {
     RunnerStore::Exclusions excluded{.jobs = detail::AbandonedJobs::process().at_cap(options_.max_abandoned_per_class),
@@ -198,13 +289,13 @@ class Worker::Impl {
   TimePoint lease_end(const std::vector<Check>& checks) {
     std::chrono::seconds longest = settings_.job_timeout;
     for (const Check& c : checks) longest = std::max(longest, class_of(c.job).timeout);
-    return clock_.now() + options_.batch_deadline + longest + detail::kTimeoutGrace + kLeaseMargin;
+    return clock_.now() + pace() + options_.batch_deadline + longest + detail::kTimeoutGrace + kLeaseMargin;
   }
 
   // The slow path: run outside any transaction, then settle fenced by the lease token.
   void run_leased(const std::vector<Check>& checks, std::int64_t token, TimePoint slot, SlotReport& report) {
     const auto batch = std::make_shared<const std::vector<Check>>(checks);
-    std::vector<SettleItem> items = run(batch, false, slot, std::chrono::steady_clock::now() + options_.batch_deadline);
+    std::vector<SettleItem> items = run_paced(*batch, slot, std::chrono::steady_clock::now() + options_.batch_deadline);
     std::set<std::int64_t> unrun;
     for (const Check& c : checks) unrun.insert(c.id);
     for (const SettleItem& item : items) unrun.erase(item.id);
@@ -237,6 +328,42 @@ class Worker::Impl {
       store_.rollback();  // or the connection is gone: the leases expire and the checks are rescued
       throw;
     }
+  }
+
+  // Runs leased checks, none before its start (starts_: flow control's, or a deferred check's time); those
+  // that may start together run as one batch.
+  std::vector<SettleItem> run_paced(const std::vector<Check>& checks, TimePoint slot,
+                                    std::chrono::steady_clock::time_point deadline) {
+    const auto start_of = [&](const Check& c) {
+      const auto it = starts_.find(c.id);
+      return it == starts_.end() ? TimePoint{} : it->second;
+    };
+    std::vector<Check> pending(checks.begin(), checks.end());
+    std::stable_sort(pending.begin(), pending.end(),
+                     [&](const Check& a, const Check& b) { return start_of(a) < start_of(b); });
+    std::vector<SettleItem> items;
+    std::size_t next = 0;
+    // How late this worker runs its starts: once behind (a first connection, a slow job), it keeps the
+    // spacing of the starts that follow instead of running the ones overdue at once.
+    Micros lag{0};
+    while (next < pending.size() && std::chrono::steady_clock::now() < deadline) {
+      const TimePoint first = start_of(pending[next]);
+      if (first != TimePoint{}) {
+        wait_until(first + lag);
+        if (stopping() && first + lag > clock_.now()) break;
+        lag = std::max(lag, clock_.now() - first);
+      }
+      const TimePoint now = clock_.now();
+      std::vector<Check> ready;
+      while (next < pending.size() && start_of(pending[next]) + lag <= now) {
+        ready.push_back(std::move(pending[next++]));
+      }
+      // A class that runs its checks together (JobPolicy::batch) gets them side by side, one unit.
+      std::stable_sort(ready.begin(), ready.end(), [](const Check& a, const Check& b) { return a.job < b.job; });
+      std::vector<SettleItem> ran = run(std::make_shared<const std::vector<Check>>(std::move(ready)), false, slot, deadline);
+      items.insert(items.end(), std::make_move_iterator(ran.begin()), std::make_move_iterator(ran.end()));
+    }
+    return items;
   }
 
   // Grouped checks arrive ordered by group: consecutive checks of one group and class form one unit.
@@ -392,6 +519,8 @@ class Worker::Impl {
   std::unique_ptr<BatchExecutor> executor_;
   std::map<std::string, JobClass> classes_;
   RunnerStore::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
+  std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
+  std::map<std::int64_t, TimePoint> starts_;  // slow-path checks that may not start before a time
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
   std::string last_refusal_;           // the database's reason for the last refused settlement
 };

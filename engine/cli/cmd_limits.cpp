@@ -1,0 +1,153 @@
+// prescient limits: flow limits (docs/flow-control.md), declared, listed and removed.
+#include <nlohmann/json.hpp>
+#include <soci/soci.h>
+
+#include <iostream>
+#include <map>
+
+#include "check_options.hpp"
+#include "core/text_rules.hpp"
+#include "prescient/client.hpp"
+#include "prescient/clock.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/flow_limits.hpp"
+#include "prescient/time_text.hpp"
+
+namespace prescient::cli {
+
+namespace {
+
+std::string limit_name_of(const std::string& action, const Invocation& in) {
+  if (!in.has("target")) throw InvalidInput("missing the limit's name: prescient limits " + action + " NAME");
+  const std::string name = in.get<std::string>("target");
+  if (auto problem = name_problem("the limit's name", name)) throw InvalidInput(*problem);
+  return name;
+}
+
+std::optional<std::string> optional_name(const Invocation& in, const char* option, const char* what) {
+  if (!in.has(option)) return std::nullopt;
+  const std::string value = in.get<std::string>(option);
+  if (auto problem = name_problem(what, value)) throw InvalidInput(*problem);
+  return value;
+}
+
+ExitCode set_limit(const Invocation& in) {
+  FlowLimit limit;
+  limit.name = limit_name_of("set", in);
+  if (!in.has("key")) throw InvalidInput("missing --key: job, entity, http_target or payload.<field>");
+  limit.key = in.get<std::string>("key");
+  if (auto problem = name_problem("the key", limit.key)) throw InvalidInput(*problem);
+  limit.job = optional_name(in, "job", "the job class");
+  limit.key_value = optional_name(in, "value", "the key value");
+  if (in.has("rate")) {
+    const FlowRate rate = parse_flow_rate(in.get<std::string>("rate"));
+    limit.rate = rate.count;
+    limit.per_seconds = rate.per_seconds;
+  }
+  if (in.has("burst")) limit.burst = in.get<int>("burst");
+  if (in.has("concurrency")) limit.concurrency = in.get<int>("concurrency");
+  const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
+  auto db = in.connect_migrated();
+  const std::string status = FlowLimits(*db).set(limit, by, SystemClock().now());
+  if (in.json()) std::cout << nlohmann::json{{"name", limit.name}, {"status", status}} << "\n";
+  else std::cout << "limit " << limit.name << ": " << status << "\n";
+  return kOk;
+}
+
+ExitCode remove_limit(const Invocation& in) {
+  const std::string name = limit_name_of("remove", in);
+  auto db = in.connect_migrated();
+  if (!FlowLimits(*db).remove(name)) throw NotFound("no limit named '" + name + "'");
+  if (in.json()) std::cout << nlohmann::json{{"name", name}, {"status", "removed"}} << "\n";
+  else std::cout << "limit " << name << ": removed\n";
+  return kOk;
+}
+
+ExitCode list_limits(const Invocation& in) {
+  if (in.has("target")) throw InvalidInput("unexpected argument '" + in.get<std::string>("target") + "'");
+  auto db = in.connect_for_reading();
+  FlowLimits limits(*db);
+  const std::vector<FlowLimit> all = limits.list();
+  std::map<std::string, std::vector<FlowFigure>> figures;
+  for (FlowFigure& f : limits.figures()) figures[f.limit_name].push_back(std::move(f));
+  const auto or_any = [](const std::optional<std::string>& v) { return v.value_or("*"); };
+  if (in.json()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const FlowLimit& l : all) {
+      nlohmann::json deferrals = nlohmann::json::array();
+      for (const FlowFigure& f : figures[l.name]) {
+        deferrals.push_back({{"key_value", f.key_value}, {"deferred", f.deferred},
+                             {"last_deferred_at", format_time(f.last_deferred_at)}});
+      }
+      out.push_back({{"name", l.name}, {"key", l.key}, {"job", l.job ? nlohmann::json(*l.job) : nlohmann::json()},
+                     {"key_value", l.key_value ? nlohmann::json(*l.key_value) : nlohmann::json()},
+                     {"rate", l.rate ? nlohmann::json(format_flow_rate(*l.rate, l.per_seconds)) : nlohmann::json()},
+                     {"burst", l.burst},
+                     {"concurrency", l.concurrency ? nlohmann::json(*l.concurrency) : nlohmann::json()},
+                     {"updated_at", format_time(l.updated_at)}, {"updated_by", l.updated_by},
+                     {"deferrals", deferrals}});
+    }
+    std::cout << out << "\n";
+    return kOk;
+  }
+  std::vector<std::vector<std::string>> rows, deferral_rows;
+  for (const FlowLimit& l : all) {
+    long long deferred = 0;
+    for (const FlowFigure& f : figures[l.name]) {
+      deferred += f.deferred;
+      deferral_rows.push_back({l.name, f.key_value, std::to_string(f.deferred), format_time(f.last_deferred_at)});
+    }
+    rows.push_back({l.name, l.key, or_any(l.job), or_any(l.key_value),
+                    l.rate ? format_flow_rate(*l.rate, l.per_seconds) : "-", std::to_string(l.burst),
+                    l.concurrency ? std::to_string(*l.concurrency) : "-", std::to_string(deferred)});
+  }
+  print_table({"NAME", "KEY", "JOB", "VALUE", "RATE", "BURST", "CONCURRENCY", "DEFERRED"}, rows);
+  if (!deferral_rows.empty()) {
+    std::cout << "\n";
+    print_table({"LIMIT", "KEY_VALUE", "DEFERRED", "LAST_DEFERRED_AT"}, deferral_rows);
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Command limits_command() {
+  return {
+      .name = "limits",
+      .summary = "Flow limits at firing time: a rate or a concurrency per key value, held by every runner "
+                 "through the database; over budget, a check moves to when its budget allows "
+                 "(docs/flow-control.md).",
+      .usage = "limits [list] [--json]\n"
+               "       prescient limits set NAME --key KEY [--rate COUNT/PERIOD] [--burst N] [--concurrency N]\n"
+               "                            [--job CLASS] [--value VALUE] [--by WHO] [--json]\n"
+               "       prescient limits remove NAME [--json]",
+      .add_options =
+          [](po::options_description& desc) {
+            desc.add_options()
+                ("action", po::value<std::string>()->value_name("ACTION"), "list (default), set or remove")
+                ("target", po::value<std::string>()->value_name("NAME"), "set, remove: the limit's name")
+                ("key", po::value<std::string>()->value_name("KEY"),
+                 "set: what the limited checks share: job, entity, http_target or payload.<field>")
+                ("rate", po::value<std::string>()->value_name("COUNT/PERIOD"),
+                 "set: at most COUNT checks started per PERIOD per key value (200/s, 30/m, 5/10s)")
+                ("burst", po::value<int>()->value_name("N"),
+                 "set: how many may start at once after a quiet spell (default 1: evenly spaced)")
+                ("concurrency", po::value<int>()->value_name("N"), "set: at most N running at once per key value")
+                ("job", po::value<std::string>()->value_name("CLASS"), "set: only checks of this job class")
+                ("value", po::value<std::string>()->value_name("VALUE"),
+                 "set: only this key value (default: each value has a budget of its own)")
+                ("by", po::value<std::string>()->value_name("WHO"), "set: recorded with it (default: the OS user)")
+                ("json", "print JSON");
+          },
+      .run =
+          [](const Invocation& in) {
+            const std::string action = in.has("action") ? in.get<std::string>("action") : "list";
+            if (action == "set") return set_limit(in);
+            if (action == "remove") return remove_limit(in);
+            if (action != "list") throw InvalidInput("unknown limits action '" + action + "': use list, set or remove");
+            return list_limits(in);
+          },
+  };
+}
+
+}  // namespace prescient::cli

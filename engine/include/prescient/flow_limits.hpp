@@ -1,0 +1,82 @@
+#pragma once
+// Flow control at firing time (docs/flow-control.md): limits on the checks that share a key, enforced by
+// every runner through the database. Declared as rows of prescient.flow_limit; this class manages them
+// on a session the application owns, as the SQL functions limit_set and limit_remove do.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "prescient/time.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace prescient {
+
+struct Check;
+
+struct FlowLimit {
+  std::string name;
+  // What the checks share: "job" (the class), "entity" (the entity name), "http_target" (an http
+  // check's payload.target) or "payload.<field>" (a top-level payload field).
+  std::string key;
+  std::optional<std::string> job;        // only checks of this class (none: every class)
+  std::optional<std::string> key_value;  // only this key value (none: each value has a budget of its own)
+  std::optional<int> rate;               // at most `rate` checks started per `per_seconds`, per key value
+  int per_seconds = 1;
+  int burst = 1;                         // how many may start at once after a quiet spell
+  std::optional<int> concurrency;        // at most this many running at once, per key value
+  // As stored (read back by list()).
+  TimePoint updated_at{};
+  std::string updated_by;
+};
+
+// Deferrals one limit made for one key value, counted by the runners.
+struct FlowFigure {
+  std::string limit_name;
+  std::string key_value;
+  std::int64_t deferred = 0;
+  TimePoint last_deferred_at{};
+};
+
+// One time a limit held a check back.
+struct FlowDeferral {
+  std::int64_t check_id = 0;
+  TimePoint deferred_at{};
+  std::string limit_name;
+  std::string key_value;
+  TimePoint until{};
+};
+
+// A rate as people write it: "200/s", "30/m", "1000/h", "5/10s" (a count per a duration of 1 s to 1 d).
+struct FlowRate {
+  int count = 0;
+  int per_seconds = 1;
+};
+FlowRate parse_flow_rate(std::string_view text);  // throws InvalidInput naming the text
+std::string format_flow_rate(int count, int per_seconds);
+
+// The key value `limit` gives `check`, or none when the limit does not apply to it (another class,
+// another value than the one named, or the key is missing from the check). Payload values: a string is
+// itself, a number or boolean its JSON text, an object or array its compact JSON; null counts as missing.
+std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& check);
+
+class FlowLimits {
+ public:
+  explicit FlowLimits(soci::session& db);
+  // Creates or replaces the limit of that name: "created" or "updated". Throws InvalidInput naming the
+  // bad value (an unknown kind of key, a rate below 1, ...); nothing is written then.
+  std::string set(const FlowLimit& limit, const std::string& by, TimePoint now);
+  bool remove(const std::string& name);  // false: no limit had the name
+  std::vector<FlowLimit> list();
+  std::vector<FlowFigure> figures();
+  std::vector<FlowDeferral> deferrals_of(std::int64_t check_id);
+
+ private:
+  soci::session& db_;
+};
+
+}  // namespace prescient

@@ -1,0 +1,93 @@
+// The statements of flow control's API (prescient/flow_limits.hpp): declaring limits and reading what
+// they did. The runner's admission is in pg_runner_store.cpp.
+#include "prescient/flow_limits.hpp"
+
+#include "db/connection.hpp"
+#include "db/flow_limit_rows.hpp"
+#include "db/pq.hpp"
+#include "prescient/errors.hpp"
+
+namespace prescient {
+namespace {
+
+std::optional<std::string> optional_number(const std::optional<int>& value) {
+  return value ? std::optional(std::to_string(*value)) : std::nullopt;
+}
+
+}  // namespace
+
+namespace db {
+
+const std::string kFlowLimitColumns =
+    "name, key, job, key_value, rate, per_seconds, burst, concurrency, prescient.us(updated_at), updated_by";
+
+std::vector<FlowLimit> flow_limits_of(const pq::Result& rows) {
+  std::vector<FlowLimit> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    FlowLimit& l = out[r];
+    l.name = rows.text(r, 0);
+    l.key = rows.text(r, 1);
+    l.job = rows.optional_text(r, 2);
+    l.key_value = rows.optional_text(r, 3);
+    if (const auto rate = rows.optional_integer(r, 4)) l.rate = static_cast<int>(*rate);
+    l.per_seconds = static_cast<int>(rows.integer(r, 5));
+    l.burst = static_cast<int>(rows.integer(r, 6));
+    if (const auto concurrency = rows.optional_integer(r, 7)) l.concurrency = static_cast<int>(*concurrency);
+    l.updated_at = rows.time(r, 8);
+    l.updated_by = rows.text(r, 9);
+  }
+  return out;
+}
+
+std::vector<FlowLimit> read_flow_limits(PGconn* conn) {
+  return flow_limits_of(pq::exec(conn, "cannot read the flow limits",
+                                 "SELECT " + kFlowLimitColumns + " FROM prescient.flow_limit ORDER BY name"));
+}
+
+}  // namespace db
+
+FlowLimits::FlowLimits(soci::session& db) : db_(db) {}
+
+std::string FlowLimits::set(const FlowLimit& limit, const std::string& by, TimePoint now) {
+  return pq::exec(native_connection(db_), "cannot set the limit",
+                  "SELECT prescient.limit_set($1, $2, $3, $4, $5, $6, $7, $8, $9, prescient.at_us($10))",
+                  {limit.name, limit.key, optional_number(limit.rate), std::to_string(limit.per_seconds),
+                   std::to_string(limit.burst), optional_number(limit.concurrency), limit.job, limit.key_value, by,
+                   pq::micros(now)})
+      .text(0, 0);
+}
+
+bool FlowLimits::remove(const std::string& name) {
+  return pq::exec(native_connection(db_), "cannot remove the limit", "SELECT prescient.limit_remove($1)::int", {name})
+             .integer(0, 0) == 1;
+}
+
+std::vector<FlowLimit> FlowLimits::list() { return db::read_flow_limits(native_connection(db_)); }
+
+std::vector<FlowFigure> FlowLimits::figures() {
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot read the deferrals",
+                                   "SELECT limit_name, key_value, deferred, prescient.us(last_deferred_at)"
+                                   "  FROM prescient.flow_figure ORDER BY limit_name, key_value");
+  std::vector<FlowFigure> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out[r] = {.limit_name = rows.text(r, 0), .key_value = rows.text(r, 1), .deferred = rows.integer(r, 2),
+              .last_deferred_at = rows.time(r, 3)};
+  }
+  return out;
+}
+
+std::vector<FlowDeferral> FlowLimits::deferrals_of(std::int64_t check_id) {
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot read the check's deferrals",
+      "SELECT check_id, prescient.us(deferred_at), limit_name, key_value, prescient.us(until)"
+      "  FROM prescient.flow_deferral WHERE check_id = $1 ORDER BY deferred_at",
+      {std::to_string(check_id)});
+  std::vector<FlowDeferral> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out[r] = {.check_id = rows.integer(r, 0), .deferred_at = rows.time(r, 1), .limit_name = rows.text(r, 2),
+              .key_value = rows.text(r, 3), .until = rows.time(r, 4)};
+  }
+  return out;
+}
+
+}  // namespace prescient

@@ -1,0 +1,304 @@
+// Flow control against PostgreSQL (docs/flow-control.md): declaring limits, the admission's decisions
+// at fixed times (PgRunnerStore driven by hand), and runners that pace and hold real runs. Across
+// daemons and faults: tests/reliability/flow_test.cpp.
+#include <catch2/catch.hpp>
+#include <soci/soci.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "builtin_jobs.hpp"
+#include "db/pg_runner_store.hpp"
+#include "prescient/client.hpp"
+#include "prescient/errors.hpp"
+#include "prescient/flow_limits.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/time_text.hpp"
+#include "test_database.hpp"
+
+using namespace prescient;
+using namespace std::chrono_literals;
+using prescient::testing::connect_to;
+using prescient::testing::count_of;
+using prescient::testing::create_migrated_database;
+
+namespace {
+
+// Records when each run started (the runner's clock) and how many ran at once per payload.tenant.
+struct Starts {
+  std::mutex mutex;
+  std::vector<std::pair<std::int64_t, TimePoint>> runs;
+  std::map<std::string, int> running, most;
+};
+
+class Recorded final : public JobExec {
+ public:
+  Recorded(Starts& starts, const Clock& clock) : starts_(starts), clock_(clock) {}
+  JobResult run(const Check& check, JobContext&) override {
+    const std::string tenant = check.payload.value("tenant", "");
+    {
+      const std::lock_guard lock(starts_.mutex);
+      starts_.runs.emplace_back(check.id, clock_.now());
+      starts_.most[tenant] = std::max(starts_.most[tenant], ++starts_.running[tenant]);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(check.payload.value("sleep_ms", 0)));
+    const std::lock_guard lock(starts_.mutex);
+    --starts_.running[tenant];
+    return {};
+  }
+
+ private:
+  Starts& starts_;
+  const Clock& clock_;
+};
+
+struct Fixture {
+  std::string url = create_migrated_database(1);
+  std::unique_ptr<soci::session> db = connect_to(url);
+  SystemClock clock;
+  Starts starts;
+  Registry registry;
+  Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
+  FlowLimits limits{*db};
+
+  Fixture() {
+    register_builtin_jobs(registry);
+    registry.add("recorded", [this] { return std::make_unique<Recorded>(starts, clock); });
+  }
+
+  // `count` checks of `tenant` due at `slot`.
+  void add(int count, const std::string& tenant, TimePoint slot, int sleep_ms = 0) {
+    std::vector<ScheduleRequest> requests;
+    for (int i = 0; i < count; ++i) {
+      requests.push_back({.job = "recorded", .entity_name = "t", .entity_key = tenant + std::to_string(i),
+                          .at = slot, .payload = {{"tenant", tenant}, {"sleep_ms", sleep_ms}}});
+    }
+    client.schedule_many(requests);
+  }
+
+  TimePoint next_slot() const { return std::chrono::ceil<std::chrono::seconds>(clock.now() + 1s); }
+
+  // Runs slots from `first` with `workers` until nothing is pending (or `limit` passes).
+  void drain_from(TimePoint first, int workers, std::chrono::seconds limit = 30s) {
+    SlotRunner runner({.database_url = url, .runner_id = "r", .workers = workers}, registry, clock);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (TimePoint slot = first; count_of(*db, "SELECT count(*) FROM prescient.future_job") > 0; slot += 1s) {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      while (clock.now() < slot) std::this_thread::sleep_for(5ms);
+      runner.run_slot(slot);
+    }
+  }
+
+  // The most starts seen in any window of `width`.
+  std::size_t most_starts_within(Micros width) {
+    std::vector<TimePoint> times;
+    for (const auto& [id, at] : starts.runs) times.push_back(at);
+    std::sort(times.begin(), times.end());
+    std::size_t most = 0;
+    for (std::size_t i = 0, j = 0; j < times.size(); ++j) {
+      while (times[j] - times[i] >= width) ++i;
+      most = std::max(most, j - i + 1);
+    }
+    return most;
+  }
+};
+
+FlowLimit rate_limit(const char* name, int rate, const char* value = nullptr) {
+  FlowLimit l{.name = name, .key = "payload.tenant", .rate = rate};
+  if (value) l.key_value = value;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("flow: limits are set, listed, replaced and removed; bad ones are refused naming the value") {
+  Fixture f;
+  CHECK(f.limits.set(rate_limit("crm", 200, "acme"), "alice", f.clock.now()) == "created");
+  FlowLimit both{.name = "per-customer", .key = "payload.customer", .job = "http", .rate = 30, .per_seconds = 60,
+                 .burst = 5, .concurrency = 3};
+  CHECK(f.limits.set(both, "alice", f.clock.now()) == "created");
+  both.concurrency = 1;
+  CHECK(f.limits.set(both, "bob", f.clock.now()) == "updated");
+  const std::vector<FlowLimit> listed = f.limits.list();
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].name == "crm");
+  CHECK(listed[0].key_value == std::optional<std::string>("acme"));
+  CHECK(listed[1].name == "per-customer");
+  CHECK(listed[1].job == std::optional<std::string>("http"));
+  CHECK(listed[1].rate == 30);
+  CHECK(listed[1].per_seconds == 60);
+  CHECK(listed[1].burst == 5);
+  CHECK(listed[1].concurrency == 1);
+  CHECK(listed[1].updated_by == "bob");
+
+  struct Bad {
+    FlowLimit limit;
+    const char* named;
+  };
+  for (const Bad& bad : {Bad{{.name = "x", .key = "tenant", .rate = 1}, "'tenant'"},
+                         Bad{{.name = "x", .key = "payload.", .rate = 1}, "'payload.'"},
+                         Bad{{.name = "x", .key = "job", .rate = 0}, "rate 0"},
+                         Bad{{.name = "x", .key = "job", .rate = -5}, "rate -5"},
+                         Bad{{.name = "x", .key = "job", .concurrency = 0}, "concurrency 0"},
+                         Bad{{.name = "x", .key = "job"}, "needs a rate, a concurrency"},
+                         Bad{{.name = "x", .key = "job", .rate = 1, .per_seconds = 0}, "period 0"},
+                         Bad{{.name = "x", .key = "job", .burst = 3, .concurrency = 1}, "burst needs a rate"},
+                         Bad{{.name = "", .key = "job", .rate = 1}, "name is empty"}}) {
+    INFO(bad.named);
+    try {
+      f.limits.set(bad.limit, "alice", f.clock.now());
+      FAIL("accepted");
+    } catch (const InvalidInput& e) {
+      CHECK(std::string(e.what()).find(bad.named) != std::string::npos);
+    }
+  }
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.flow_limit") == 2);
+  CHECK(f.limits.remove("crm"));
+  CHECK_FALSE(f.limits.remove("crm"));
+  CHECK(f.limits.list().size() == 1);
+}
+
+TEST_CASE("flow: the admission spaces starts by the rate and defers the rest to exactly their starts") {
+  Fixture f;
+  f.limits.set(rate_limit("acme-rate", 4), "test", f.clock.now());  // 4/s: 250 ms apart
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  std::vector<ScheduleRequest> requests;
+  for (int i = 0; i < 10; ++i) {
+    requests.push_back({.job = "recorded", .entity_name = "t", .entity_key = std::to_string(i), .at = slot,
+                        .payload = {{"tenant", "acme"}}});
+  }
+  ManualClock before(slot - 1min);
+  Client(*f.db, {.clock = &before, .enqueued_by = "test"}).schedule_many(requests);
+  PgRunnerStore store(*f.db);
+  store.begin();
+  const auto claimed = store.claim_due(slot, slot, slot, 100, {}).checks;
+  REQUIRE(claimed.size() == 10);
+  std::vector<RunnerStore::FlowPair> pairs;
+  for (const Check& c : claimed) pairs.push_back({.id = c.id, .limit = "acme-rate", .key = "acme"});
+  const auto admitted = store.admit(pairs, slot, 1s, 500ms, 1000);
+  std::vector<std::int64_t> admitted_ids;
+  for (const auto& a : admitted) {
+    if (a.start) admitted_ids.push_back(a.id);
+  }
+  store.lease(admitted_ids, "r", slot + 1min);
+  store.commit();
+  REQUIRE(admitted.size() == 10);
+  std::vector<TimePoint> starts, untils;
+  for (const auto& a : admitted) {
+    if (a.start) starts.push_back(*a.start);
+    else {
+      CHECK(a.deferred_by == std::optional<std::string>("acme-rate"));
+      untils.push_back(*a.until);
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  std::sort(untils.begin(), untils.end());
+  // Within the pace of a second: now, +250, +500, +750 ms, +1 s; the other five from +1.25 s on.
+  REQUIRE(starts.size() == 5);
+  for (std::size_t i = 0; i < starts.size(); ++i) CHECK(starts[i] == slot + 250ms * static_cast<int>(i));
+  REQUIRE(untils.size() == 5);
+  for (std::size_t i = 0; i < untils.size(); ++i) CHECK(untils[i] == slot + 1250ms + 250ms * static_cast<int>(i));
+  // The deferred checks wait at those times, recorded once, counted per key value.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE next_check_at > '2026-11-21T10:00:01Z'"
+                        " AND claimed_by = 'prescient.flow:acme-rate'") == 5);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.flow_deferral WHERE limit_name = 'acme-rate'"
+                        " AND key_value = 'acme'") == 5);
+  CHECK(count_of(*f.db, "SELECT deferred FROM prescient.flow_figure WHERE key_value = 'acme'") == 5);
+  CHECK(count_of(*f.db, "SELECT sum(check_count + attempts) FROM prescient.future_job") == 0);
+
+  // At its time a deferred check is claimed with its slot set to it, and admitted without a new charge:
+  // the bucket stands at +2.5 s, yet it starts at its reserved +1.25 s.
+  store.begin();
+  const TimePoint later = slot + 1250ms;
+  const auto again = store.claim_due(slot, later, later, 100, {}).checks;
+  REQUIRE(again.size() == 1);
+  CHECK(again.front().slot == later);
+  const RunnerStore::FlowPair pair{.id = again.front().id, .limit = "acme-rate", .key = "acme"};
+  const auto readmitted = store.admit({&pair, 1}, later, 1s, 500ms, 1000);
+  store.rollback();
+  REQUIRE(readmitted.size() == 1);
+  CHECK(readmitted.front().start == std::optional<TimePoint>(later));
+}
+
+TEST_CASE("flow: a concurrency place is held by a live lease and given back when it expires") {
+  Fixture f;
+  f.limits.set({.name = "one-at-a-time", .key = "payload.tenant", .concurrency = 1}, "test", f.clock.now());
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  std::vector<ScheduleRequest> requests;
+  for (int i = 0; i < 2; ++i) {
+    requests.push_back({.job = "recorded", .entity_name = "t", .entity_key = std::to_string(i), .at = slot,
+                        .payload = {{"tenant", "acme"}}});
+  }
+  ManualClock before(slot - 1min);
+  Client(*f.db, {.clock = &before, .enqueued_by = "test"}).schedule_many(requests);
+  PgRunnerStore store(*f.db);
+  const auto admit_at = [&](TimePoint now, TimePoint until) {
+    store.begin();
+    const auto claimed = store.claim_due(slot, until, now, 100, {}).checks;
+    std::vector<RunnerStore::FlowPair> pairs;
+    for (const Check& c : claimed) pairs.push_back({.id = c.id, .limit = "one-at-a-time", .key = "acme"});
+    std::vector<std::int64_t> admitted;
+    for (const auto& a : store.admit(pairs, now, 1s, 500ms, 1)) {
+      if (a.start) admitted.push_back(a.id);
+    }
+    if (!admitted.empty()) store.lease(admitted, "dead-runner", now + 10s);  // the runner dies holding it
+    store.commit();
+    return admitted.size();
+  };
+  CHECK(admit_at(slot, slot) == 1);  // one place: the other waits 500 ms
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job"
+                        " WHERE next_check_at = '2026-11-21T10:00:00.5Z'") == 1);
+  CHECK(admit_at(slot + 600ms, slot + 600ms) == 0);  // the lease is live: still no place
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.flow_deferral") == 1);  // one deferral, not each look
+  CHECK(admit_at(slot + 11s, slot + 11s) == 1);  // the lease expired: its place is free again
+}
+
+TEST_CASE("flow: runners start a rate-limited key value's checks evenly, and the others at once") {
+  Fixture f;
+  f.limits.set(rate_limit("acme-rate", 20, "acme"), "test", f.clock.now());
+  const TimePoint slot = f.next_slot();
+  f.add(60, "acme", slot);
+  f.add(20, "other", slot);
+  f.drain_from(slot, 3);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 80);
+  CHECK(count_of(*f.db, "SELECT count(DISTINCT id) FROM prescient.job_history") == 80);
+  CHECK(count_of(*f.db, "SELECT max(check_count) FROM prescient.job_history") == 1);
+  CHECK(count_of(*f.db, "SELECT max(attempts) FROM prescient.job_history") == 0);
+  std::map<std::int64_t, TimePoint> started;
+  for (const auto& [id, at] : f.starts.runs) started[id] = at;
+  CHECK(started.size() == 80);
+  // acme: 20/s, 50 ms apart: never more than 20 in any second (burst 1; one more when a start lags its
+  // reserved time by a few milliseconds and the next does not), and about 3 s in all.
+  std::vector<TimePoint> acme_times, other_times;
+  soci::rowset<soci::row> rows = (f.db->prepare << "SELECT id, payload->>'tenant' FROM prescient.job_history");
+  for (const soci::row& r : rows) {
+    (r.get<std::string>(1) == "acme" ? acme_times : other_times).push_back(started.at(r.get<long long>(0)));
+  }
+  std::sort(acme_times.begin(), acme_times.end());
+  std::size_t most = 0;
+  for (std::size_t i = 0, j = 0; j < acme_times.size(); ++j) {
+    while (acme_times[j] - acme_times[i] >= 1s) ++i;
+    most = std::max(most, j - i + 1);
+  }
+  CHECK(most <= 21);
+  CHECK(acme_times.back() - acme_times.front() >= 2900ms);
+  for (const TimePoint t : acme_times) CHECK(t >= slot);  // never early
+  // The unlimited tenant is not held behind the limited one.
+  CHECK(*std::max_element(other_times.begin(), other_times.end()) - slot < 1s);
+  CHECK(count_of(*f.db, "SELECT deferred FROM prescient.flow_figure WHERE limit_name = 'acme-rate'") >= 30);
+}
+
+TEST_CASE("flow: runners never run more of a key value at once than its concurrency") {
+  Fixture f;
+  f.limits.set({.name = "pair", .key = "payload.tenant", .concurrency = 2}, "test", f.clock.now());
+  const TimePoint slot = f.next_slot();
+  f.add(12, "acme", slot, 200);
+  const auto begin = std::chrono::steady_clock::now();
+  f.drain_from(slot, 4);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 12);
+  CHECK(f.starts.most["acme"] <= 2);
+  CHECK(f.starts.most["acme"] == 2);  // 4 workers: without the limit, 4 would run at once
+  CHECK(std::chrono::steady_clock::now() - begin >= 1200ms);  // 12 runs of 200 ms, two at a time
+}

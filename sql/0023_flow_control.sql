@@ -15,9 +15,13 @@ CREATE TABLE prescient.flow_limit (
   per_seconds integer NOT NULL DEFAULT 1 CHECK (per_seconds BETWEEN 1 AND 86400),
   burst integer NOT NULL DEFAULT 1 CHECK (burst BETWEEN 1 AND 1000000),  -- started at once after a pause
   concurrency integer CHECK (concurrency > 0),  -- at most this many running at once per key value
+  -- Within a slot, claims take the key values in turn (payload fields only: an index per field, made by
+  -- limit_set, lets a claim step from one value to the next).
+  fair_share boolean NOT NULL DEFAULT false,
   updated_at timestamptz NOT NULL,
   updated_by text NOT NULL CHECK (updated_by <> ''),
-  CHECK (rate IS NOT NULL OR concurrency IS NOT NULL)
+  CHECK (rate IS NOT NULL OR concurrency IS NOT NULL OR fair_share),
+  CHECK (NOT fair_share OR (key LIKE 'payload.%' AND job IS NULL AND key_value IS NULL))
 );
 
 -- Per limit and key value: the rate's theoretical arrival time (GCRA: the next check may start at

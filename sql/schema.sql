@@ -727,6 +727,15 @@ CREATE FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zo
 
 
 --
+-- Name: fair_share_index(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.fair_share_index(p_field text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    RETURN ('future_job_fair_'::text || "left"(md5(p_field), 16));
+
+
+--
 -- Name: flow_admit(bigint[], text[], text[], bigint, bigint, bigint, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -925,12 +934,12 @@ END;
 
 
 --
--- Name: limit_problem(text, text, integer, integer, integer, integer, text, text); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: limit_problem(text, text, integer, integer, integer, integer, text, text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.limit_problem(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text) RETURNS text
+CREATE FUNCTION prescient.limit_problem(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_fair_share boolean) RETURNS text
     LANGUAGE sql IMMUTABLE
-    RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL)) THEN 'a limit needs a rate, a concurrency or both'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
+    RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL) AND (NOT COALESCE(p_fair_share, false))) THEN 'a limit needs a rate, a concurrency, fair share or several'::text WHEN (p_fair_share AND (p_key !~~ 'payload.%'::text)) THEN format('fair share takes a payload field as its key, not %L'::text, p_key) WHEN (p_fair_share AND ((p_job IS NOT NULL) OR (p_key_value IS NOT NULL))) THEN 'fair share applies to every check of a slot: no job class or key value'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
 
 
 --
@@ -942,20 +951,24 @@ CREATE FUNCTION prescient.limit_remove(p_name text) RETURNS boolean
     AS $$
 BEGIN
   DELETE FROM prescient.flow_limit WHERE name = p_name;
-  RETURN FOUND;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  PERFORM prescient.sync_fair_share_indexes();
+  RETURN true;
 END $$;
 
 
 --
--- Name: limit_set(text, text, integer, integer, integer, integer, text, text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: limit_set(text, text, integer, integer, integer, integer, text, text, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer DEFAULT NULL::integer, p_per_seconds integer DEFAULT 1, p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL::integer, p_job text DEFAULT NULL::text, p_key_value text DEFAULT NULL::text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS text
+CREATE FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer DEFAULT NULL::integer, p_per_seconds integer DEFAULT 1, p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL::integer, p_job text DEFAULT NULL::text, p_key_value text DEFAULT NULL::text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_fair_share boolean DEFAULT false) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
   v_problem text := prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst, p_concurrency,
-                                            p_job, p_key_value);
+                                            p_job, p_key_value, p_fair_share);
   v_created boolean;
 BEGIN
   IF v_problem IS NOT NULL THEN
@@ -965,13 +978,15 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'updated_by is empty';
   END IF;
   INSERT INTO prescient.flow_limit AS l (name, key, job, key_value, rate, per_seconds, burst, concurrency,
-                                         updated_at, updated_by)
-  VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency, p_now, p_by)
+                                         fair_share, updated_at, updated_by)
+  VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
+          coalesce(p_fair_share, false), p_now, p_by)
   ON CONFLICT (name) DO UPDATE
     SET key = EXCLUDED.key, job = EXCLUDED.job, key_value = EXCLUDED.key_value, rate = EXCLUDED.rate,
         per_seconds = EXCLUDED.per_seconds, burst = EXCLUDED.burst, concurrency = EXCLUDED.concurrency,
-        updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
+        fair_share = EXCLUDED.fair_share, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
   RETURNING (xmax = 0) INTO v_created;
+  PERFORM prescient.sync_fair_share_indexes();
   RETURN CASE WHEN v_created THEN 'created' ELSE 'updated' END;
 END $$;
 
@@ -1498,6 +1513,32 @@ CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ time
 
 
 --
+-- Name: sync_fair_share_indexes(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.sync_fair_share_indexes() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_field text;
+  v_index text;
+BEGIN
+  FOR v_field IN SELECT DISTINCT substr(key, 9) FROM prescient.flow_limit WHERE fair_share LOOP
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON prescient.future_job'
+                   ' (next_check_at, (coalesce(payload ->> %L, %L)), id) WHERE group_key IS NULL',
+                   prescient.fair_share_index(v_field), v_field, '');
+  END LOOP;
+  FOR v_index IN
+    SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = 'prescient' AND c.relkind = 'i' AND c.relname LIKE 'future_job_fair_%'
+       AND c.relname NOT IN (SELECT prescient.fair_share_index(substr(key, 9))
+                               FROM prescient.flow_limit WHERE fair_share) LOOP
+    EXECUTE format('DROP INDEX prescient.%I', v_index);
+  END LOOP;
+END $$;
+
+
+--
 -- Name: time_zone_known(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -1615,10 +1656,12 @@ CREATE TABLE prescient.flow_limit (
     per_seconds integer DEFAULT 1 NOT NULL,
     burst integer DEFAULT 1 NOT NULL,
     concurrency integer,
+    fair_share boolean DEFAULT false NOT NULL,
     updated_at timestamp with time zone NOT NULL,
     updated_by text NOT NULL,
     CONSTRAINT flow_limit_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
-    CONSTRAINT flow_limit_check CHECK (((rate IS NOT NULL) OR (concurrency IS NOT NULL))),
+    CONSTRAINT flow_limit_check CHECK (((rate IS NOT NULL) OR (concurrency IS NOT NULL) OR fair_share)),
+    CONSTRAINT flow_limit_check1 CHECK (((NOT fair_share) OR ((key ~~ 'payload.%'::text) AND (job IS NULL) AND (key_value IS NULL)))),
     CONSTRAINT flow_limit_concurrency_check CHECK ((concurrency > 0)),
     CONSTRAINT flow_limit_job_check CHECK ((job <> ''::text)),
     CONSTRAINT flow_limit_key_check CHECK (((key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((key ~~ 'payload.%'::text) AND ((octet_length(key) >= 9) AND (octet_length(key) <= 208))))),
@@ -2382,10 +2425,10 @@ REVOKE ALL ON FUNCTION prescient.limit_remove(p_name text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean) FROM PUBLIC;
 
 
 --
@@ -2466,6 +2509,13 @@ GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text
 REVOKE ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_runner;
+
+
+--
+-- Name: FUNCTION sync_fair_share_indexes(); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
 
 
 --

@@ -46,6 +46,7 @@ ExitCode set_limit(const Invocation& in) {
   }
   if (in.has("burst")) limit.burst = in.get<int>("burst");
   if (in.has("concurrency")) limit.concurrency = in.get<int>("concurrency");
+  limit.fair_share = in.has("fair-share");
   const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
   auto db = in.connect_migrated();
   const std::string status = FlowLimits(*db).set(limit, by, SystemClock().now());
@@ -84,6 +85,7 @@ ExitCode list_limits(const Invocation& in) {
                      {"rate", l.rate ? nlohmann::json(format_flow_rate(*l.rate, l.per_seconds)) : nlohmann::json()},
                      {"burst", l.burst},
                      {"concurrency", l.concurrency ? nlohmann::json(*l.concurrency) : nlohmann::json()},
+                     {"fair_share", l.fair_share},
                      {"updated_at", format_time(l.updated_at)}, {"updated_by", l.updated_by},
                      {"deferrals", deferrals}});
     }
@@ -99,9 +101,10 @@ ExitCode list_limits(const Invocation& in) {
     }
     rows.push_back({l.name, l.key, or_any(l.job), or_any(l.key_value),
                     l.rate ? format_flow_rate(*l.rate, l.per_seconds) : "-", std::to_string(l.burst),
-                    l.concurrency ? std::to_string(*l.concurrency) : "-", std::to_string(deferred)});
+                    l.concurrency ? std::to_string(*l.concurrency) : "-", l.fair_share ? "yes" : "no",
+                    std::to_string(deferred)});
   }
-  print_table({"NAME", "KEY", "JOB", "VALUE", "RATE", "BURST", "CONCURRENCY", "DEFERRED"}, rows);
+  print_table({"NAME", "KEY", "JOB", "VALUE", "RATE", "BURST", "CONCURRENCY", "FAIR_SHARE", "DEFERRED"}, rows);
   if (!deferral_rows.empty()) {
     std::cout << "\n";
     print_table({"LIMIT", "KEY_VALUE", "DEFERRED", "LAST_DEFERRED_AT"}, deferral_rows);
@@ -115,11 +118,11 @@ Command limits_command() {
   return {
       .name = "limits",
       .summary = "Flow limits at firing time: a rate or a concurrency per key value, held by every runner "
-                 "through the database; over budget, a check moves to when its budget allows "
-                 "(docs/flow-control.md).",
+                 "through the database (over budget, a check moves to when its budget allows), and fair share "
+                 "of a slot between key values (docs/flow-control.md).",
       .usage = "limits [list] [--json]\n"
                "       prescient limits set NAME --key KEY [--rate COUNT/PERIOD] [--burst N] [--concurrency N]\n"
-               "                            [--job CLASS] [--value VALUE] [--by WHO] [--json]\n"
+               "                            [--fair-share] [--job CLASS] [--value VALUE] [--by WHO] [--json]\n"
                "       prescient limits remove NAME [--json]",
       .add_options =
           [](po::options_description& desc) {
@@ -133,6 +136,8 @@ Command limits_command() {
                 ("burst", po::value<int>()->value_name("N"),
                  "set: how many may start at once after a quiet spell (default 1: evenly spaced)")
                 ("concurrency", po::value<int>()->value_name("N"), "set: at most N running at once per key value")
+                ("fair-share", "set: within a slot, claim the key values in turn (a payload field; builds an "
+                               "index on future_job, which blocks writes to it while it is built)")
                 ("job", po::value<std::string>()->value_name("CLASS"), "set: only checks of this job class")
                 ("value", po::value<std::string>()->value_name("VALUE"),
                  "set: only this key value (default: each value has a budget of its own)")

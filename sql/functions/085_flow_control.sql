@@ -4,7 +4,7 @@
 -- limit_set, which raises this as SQLSTATE PR400.
 CREATE OR REPLACE FUNCTION prescient.limit_problem(
     p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer,
-    p_job text, p_key_value text)
+    p_job text, p_key_value text, p_fair_share boolean)
   RETURNS text LANGUAGE sql IMMUTABLE
   RETURN CASE
     WHEN coalesce(p_name, '') = '' THEN 'the limit''s name is empty'
@@ -14,7 +14,12 @@ CREATE OR REPLACE FUNCTION prescient.limit_problem(
               OR (p_key LIKE 'payload.%' AND octet_length(p_key) > 8)) THEN
       format('unknown kind of key %L: use job, entity, http_target or payload.<field>', p_key)
     WHEN octet_length(p_key) > 208 THEN 'the payload field is longer than 200 bytes'
-    WHEN p_rate IS NULL AND p_concurrency IS NULL THEN 'a limit needs a rate, a concurrency or both'
+    WHEN p_rate IS NULL AND p_concurrency IS NULL AND NOT coalesce(p_fair_share, false) THEN
+      'a limit needs a rate, a concurrency, fair share or several'
+    WHEN p_fair_share AND p_key NOT LIKE 'payload.%' THEN
+      format('fair share takes a payload field as its key, not %L', p_key)
+    WHEN p_fair_share AND (p_job IS NOT NULL OR p_key_value IS NOT NULL) THEN
+      'fair share applies to every check of a slot: no job class or key value'
     WHEN p_rate IS NOT NULL AND p_rate < 1 THEN format('invalid rate %s: at least 1', p_rate)
     WHEN p_per_seconds IS NULL OR p_per_seconds NOT BETWEEN 1 AND 86400 THEN
       format('invalid rate period %s seconds: use 1 to 86400', coalesce(p_per_seconds::text, 'NULL'))
@@ -29,14 +34,41 @@ CREATE OR REPLACE FUNCTION prescient.limit_problem(
 
 -- Creates or replaces the limit named p_name; returns 'created' or 'updated'. A change applies to the next
 -- admission of every runner (each reads the list of limits once per slot it drains).
+CREATE OR REPLACE FUNCTION prescient.fair_share_index(p_field text) RETURNS text
+  LANGUAGE sql IMMUTABLE RETURN 'future_job_fair_' || left(md5(p_field), 16);
+
+-- The indexes fair share claims by, one per payload field a fair-share limit names: made for the fields
+-- in use, dropped for the others. Making one locks future_job against writes while it is built (a
+-- plain CREATE INDEX: a function runs in a transaction, where CONCURRENTLY cannot).
+CREATE OR REPLACE FUNCTION prescient.sync_fair_share_indexes() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_field text;
+  v_index text;
+BEGIN
+  FOR v_field IN SELECT DISTINCT substr(key, 9) FROM prescient.flow_limit WHERE fair_share LOOP
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON prescient.future_job'
+                   ' (next_check_at, (coalesce(payload ->> %L, %L)), id) WHERE group_key IS NULL',
+                   prescient.fair_share_index(v_field), v_field, '');
+  END LOOP;
+  FOR v_index IN
+    SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = 'prescient' AND c.relkind = 'i' AND c.relname LIKE 'future_job_fair_%'
+       AND c.relname NOT IN (SELECT prescient.fair_share_index(substr(key, 9))
+                               FROM prescient.flow_limit WHERE fair_share) LOOP
+    EXECUTE format('DROP INDEX prescient.%I', v_index);
+  END LOOP;
+END $$;
+REVOKE EXECUTE ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION prescient.limit_set(
     p_name text, p_key text, p_rate integer DEFAULT NULL, p_per_seconds integer DEFAULT 1,
     p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL, p_job text DEFAULT NULL,
-    p_key_value text DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now())
+    p_key_value text DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now(),
+    p_fair_share boolean DEFAULT false)
   RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   v_problem text := prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst, p_concurrency,
-                                            p_job, p_key_value);
+                                            p_job, p_key_value, p_fair_share);
   v_created boolean;
 BEGIN
   IF v_problem IS NOT NULL THEN
@@ -46,24 +78,30 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'updated_by is empty';
   END IF;
   INSERT INTO prescient.flow_limit AS l (name, key, job, key_value, rate, per_seconds, burst, concurrency,
-                                         updated_at, updated_by)
-  VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency, p_now, p_by)
+                                         fair_share, updated_at, updated_by)
+  VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
+          coalesce(p_fair_share, false), p_now, p_by)
   ON CONFLICT (name) DO UPDATE
     SET key = EXCLUDED.key, job = EXCLUDED.job, key_value = EXCLUDED.key_value, rate = EXCLUDED.rate,
         per_seconds = EXCLUDED.per_seconds, burst = EXCLUDED.burst, concurrency = EXCLUDED.concurrency,
-        updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
+        fair_share = EXCLUDED.fair_share, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
   RETURNING (xmax = 0) INTO v_created;
+  PERFORM prescient.sync_fair_share_indexes();
   RETURN CASE WHEN v_created THEN 'created' ELSE 'updated' END;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.limit_set(text, text, integer, integer, integer, integer, text, text, text,
-                                               timestamptz) FROM PUBLIC;
+                                               timestamptz, boolean) FROM PUBLIC;
 
 -- Removes a limit (its state and counts go with it; the deferrals it recorded stay). False when none had
 -- the name. Checks it deferred keep their times.
 CREATE OR REPLACE FUNCTION prescient.limit_remove(p_name text) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM prescient.flow_limit WHERE name = p_name;
-  RETURN FOUND;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  PERFORM prescient.sync_fair_share_indexes();
+  RETURN true;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.limit_remove(text) FROM PUBLIC;
 

@@ -16,7 +16,9 @@
 #include "bench_support.hpp"
 #include "builtin_jobs.hpp"
 #include "prescient/clock.hpp"
+#include "prescient/client.hpp"
 #include "prescient/database.hpp"
+#include "prescient/flow_limits.hpp"
 #include "prescient/slot_runner.hpp"
 
 using namespace prescient;
@@ -92,6 +94,35 @@ Run drain(const std::string& url, soci::session& db, const Registry& registry, c
           .extra = {{"rescheduled", r.rescheduled}, {"events", r.events}, {"machine_cpu_us_per_check", cpu * 1e6 / n}}};
 }
 
+// The drain of n noop checks of `tenants` tenants (payload.tenant, interleaved by id), with or without a
+// fair-share limit on the tenant: what fair share's claim costs against the plain one.
+Run drain_tenants(const std::string& url, soci::session& db, const Registry& registry, long n, int workers, bool fair,
+                  int tenants) {
+  reset(db);
+  db << "DELETE FROM prescient.flow_limit";
+  if (fair) FlowLimits(db).set({.name = "tenants", .key = "payload.tenant", .fair_share = true}, "bench", bench_slot());
+  db << "SELECT prescient.sync_fair_share_indexes()";
+  ManualClock before(bench_slot() - std::chrono::hours{1});
+  Client client(db, {.clock = &before});
+  std::vector<ScheduleRequest> requests;
+  for (long i = 0; i < n; ++i) {
+    requests.push_back({.job = "noop", .entity_name = "bench", .entity_key = std::to_string(i), .at = bench_slot(),
+                        .payload = {{"n", i}, {"tenant", "tenant-" + std::to_string(i % tenants)}}});
+  }
+  for (std::size_t from = 0; from < requests.size(); from += 10000) {
+    client.schedule_many(std::span(requests).subspan(from, std::min<std::size_t>(10000, requests.size() - from)));
+  }
+  db << "VACUUM ANALYZE prescient.future_job";
+  db << "CHECKPOINT";
+  ManualClock at_slot(bench_slot());
+  SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers}, registry, at_slot);
+  const SlotReport r = runner.run_slot(bench_slot());
+  db << "DELETE FROM prescient.flow_limit";
+  db << "SELECT prescient.sync_fair_share_indexes()";
+  if (r.claimed != n) throw std::runtime_error("drained " + std::to_string(r.claimed) + " of " + std::to_string(n));
+  return {.seconds = r.seconds};
+}
+
 std::vector<long> numbers(const std::string& list) {
   std::vector<long> out;
   std::stringstream in(list);
@@ -148,6 +179,13 @@ int main(int argc, char** argv) {
       };
       for (const int workers : {1, 2, 4}) measure("noop", workers);
       measure("half_again", 2);
+      // Fair share (docs/flow-control.md): the same checks of 10 tenants, plain and fair, in turn.
+      for (int rep = 0; rep < reps; ++rep) {
+        for (const bool fair : {false, true}) {
+          report_median(std::string("slot drain, noop, 2 worker(s), 10 tenants, fair share ") + (fair ? "on" : "off"),
+                        n, 1, [&] { return drain_tenants(url, *db, registry, n, 2, fair, 10); });
+        }
+      }
       measure("emit", 2);
       // The settle is refused for one item of each batch (a constraint another tool added): settled by
       // halves down to the culprit, within the same claim. Compare with emit, 2 workers.

@@ -211,6 +211,7 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
   CHECK(limits[1]["concurrency"] == 3);
   CHECK(limits[1]["job"] == "http");
   CHECK(limits[1]["deferrals"] == json::array());
+  CHECK(limits[1]["fair_share"] == false);
   const ProcessResult table = run_prescient(with_db({"limits", "list"}, url));
   CHECK_THAT(table.out, Catch::Contains("per-customer") && Catch::Contains("payload.customer") &&
                             Catch::Contains("30/m"));
@@ -227,7 +228,9 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
       {{"limits", "set", "x", "--key", "job", "--concurrency", "0"}, "invalid concurrency 0"},
       {{"limits", "set", "x", "--key", "job", "--concurrency", "-2"}, "invalid concurrency -2"},
       {{"limits", "set", "x", "--key", "job", "--rate", "5/s", "--burst", "0"}, "invalid burst 0"},
-      {{"limits", "set", "x", "--key", "job"}, "needs a rate, a concurrency or both"},
+      {{"limits", "set", "x", "--key", "job"}, "needs a rate, a concurrency, fair share or several"},
+      {{"limits", "set", "x", "--key", "job", "--fair-share"}, "fair share takes a payload field as its key, not 'job'"},
+      {{"limits", "set", "x", "--key", "payload.t", "--fair-share", "--value", "a"}, "no job class or key value"},
       {{"limits", "set", "x", "--rate", "5/s"}, "missing --key"},
       {{"limits", "set", "--key", "job", "--rate", "5/s"}, "missing the limit's name"},
       {{"limits", "drop", "x"}, "unknown limits action 'drop'"},

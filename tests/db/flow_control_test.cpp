@@ -142,7 +142,7 @@ TEST_CASE("flow: limits are set, listed, replaced and removed; bad ones are refu
                          Bad{{.name = "x", .key = "job", .rate = 0}, "rate 0"},
                          Bad{{.name = "x", .key = "job", .rate = -5}, "rate -5"},
                          Bad{{.name = "x", .key = "job", .concurrency = 0}, "concurrency 0"},
-                         Bad{{.name = "x", .key = "job"}, "needs a rate, a concurrency"},
+                         Bad{{.name = "x", .key = "job"}, "needs a rate, a concurrency, fair share"},
                          Bad{{.name = "x", .key = "job", .rate = 1, .per_seconds = 0}, "period 0"},
                          Bad{{.name = "x", .key = "job", .burst = 3, .concurrency = 1}, "burst needs a rate"},
                          Bad{{.name = "", .key = "job", .rate = 1}, "name is empty"}}) {
@@ -301,4 +301,53 @@ TEST_CASE("flow: runners never run more of a key value at once than its concurre
   CHECK(f.starts.most["acme"] <= 2);
   CHECK(f.starts.most["acme"] == 2);  // 4 workers: without the limit, 4 would run at once
   CHECK(std::chrono::steady_clock::now() - begin >= 1200ms);  // 12 runs of 200 ms, two at a time
+}
+
+TEST_CASE("flow: fair share gives a small tenant's checks their turn at the start of a big tenant's slot") {
+  const auto drain_big_and_small = [](bool fair) {
+    Fixture f;
+    if (fair) f.limits.set({.name = "tenants", .key = "payload.tenant", .fair_share = true}, "test", f.clock.now());
+    const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+    ManualClock at(slot - 1min);
+    Client client(*f.db, {.clock = &at, .enqueued_by = "test"});
+    std::vector<ScheduleRequest> requests;
+    for (int i = 0; i < 20000; ++i) {
+      requests.push_back({.job = "noop", .entity_name = "t", .entity_key = std::to_string(i), .at = slot,
+                          .payload = {{"tenant", "big"}}});
+    }
+    for (int i = 0; i < 100; ++i) {
+      requests.push_back({.job = "noop", .entity_name = "t", .entity_key = "s" + std::to_string(i), .at = slot,
+                          .payload = {{"tenant", "small"}}});
+    }
+    client.schedule_many(requests);
+    at.set(slot);
+    SlotRunner runner({.database_url = f.url, .runner_id = "r", .workers = 2}, f.registry, at);
+    CHECK(runner.run_slot(slot).done == 20100);
+    // Settled in history_id order: how far into the drain the small tenant's last check settled.
+    return count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE history_id <="
+                           " (SELECT max(history_id) FROM prescient.job_history WHERE payload->>'tenant' = 'small')");
+  };
+  CHECK(drain_big_and_small(true) <= 20100 / 20);  // within the first 5 % of the slot's drain
+  CHECK(drain_big_and_small(false) > 20100 * 9 / 10);  // without it, behind the big tenant
+}
+
+TEST_CASE("flow: fair share's index is made with its limit and dropped with the last one that needs it") {
+  Fixture f;
+  const auto indexes = [&] {
+    return count_of(*f.db, "SELECT count(*) FROM pg_indexes WHERE schemaname = 'prescient'"
+                           " AND indexname LIKE 'future_job_fair_%'");
+  };
+  f.limits.set({.name = "a", .key = "payload.tenant", .fair_share = true}, "test", f.clock.now());
+  f.limits.set({.name = "b", .key = "payload.tenant", .rate = 5, .fair_share = true}, "test", f.clock.now());
+  CHECK(indexes() == 1);
+  f.limits.remove("a");
+  CHECK(indexes() == 1);
+  f.limits.set({.name = "b", .key = "payload.tenant", .rate = 5}, "test", f.clock.now());  // no longer fair
+  CHECK(indexes() == 0);
+  try {
+    f.limits.set({.name = "c", .key = "job", .fair_share = true}, "test", f.clock.now());
+    FAIL("accepted");
+  } catch (const InvalidInput& e) {
+    CHECK_THAT(e.what(), Catch::Contains("fair share takes a payload field as its key, not 'job'"));
+  }
 }

@@ -70,6 +70,10 @@ class FakeRunnerStore final : public RunnerStore {
     }
     return out;
   }
+  Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
+                         const std::string&) override {
+    return claim_due(slot, slot, now, limit, excluded);
+  }
   Claimed claim_due_groups(TimePoint, int, const Exclusions&) override { return {}; }
 
   std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem>) override { return {}; }

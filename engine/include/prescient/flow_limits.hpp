@@ -29,6 +29,9 @@ struct FlowLimit {
   int per_seconds = 1;
   int burst = 1;                         // how many may start at once after a quiet spell
   std::optional<int> concurrency;        // at most this many running at once, per key value
+  // Within a slot, claims take the key values in turn, so a small tenant's checks are not behind a big
+  // one's (a payload field only; setting it builds an index on future_job).
+  bool fair_share = false;
   // As stored (read back by list()).
   TimePoint updated_at{};
   std::string updated_by;

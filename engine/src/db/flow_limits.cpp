@@ -19,7 +19,8 @@ std::optional<std::string> optional_number(const std::optional<int>& value) {
 namespace db {
 
 const std::string kFlowLimitColumns =
-    "name, key, job, key_value, rate, per_seconds, burst, concurrency, prescient.us(updated_at), updated_by";
+    "name, key, job, key_value, rate, per_seconds, burst, concurrency, prescient.us(updated_at), updated_by,"
+    " fair_share::int";
 
 std::vector<FlowLimit> flow_limits_of(const pq::Result& rows) {
   std::vector<FlowLimit> out(rows.rows());
@@ -35,6 +36,7 @@ std::vector<FlowLimit> flow_limits_of(const pq::Result& rows) {
     if (const auto concurrency = rows.optional_integer(r, 7)) l.concurrency = static_cast<int>(*concurrency);
     l.updated_at = rows.time(r, 8);
     l.updated_by = rows.text(r, 9);
+    l.fair_share = rows.integer(r, 10) == 1;
   }
   return out;
 }
@@ -50,10 +52,10 @@ FlowLimits::FlowLimits(soci::session& db) : db_(db) {}
 
 std::string FlowLimits::set(const FlowLimit& limit, const std::string& by, TimePoint now) {
   return pq::exec(native_connection(db_), "cannot set the limit",
-                  "SELECT prescient.limit_set($1, $2, $3, $4, $5, $6, $7, $8, $9, prescient.at_us($10))",
+                  "SELECT prescient.limit_set($1, $2, $3, $4, $5, $6, $7, $8, $9, prescient.at_us($10), $11)",
                   {limit.name, limit.key, optional_number(limit.rate), std::to_string(limit.per_seconds),
                    std::to_string(limit.burst), optional_number(limit.concurrency), limit.job, limit.key_value, by,
-                   pq::micros(now)})
+                   pq::micros(now), limit.fair_share ? "true" : "false"})
       .text(0, 0);
 }
 

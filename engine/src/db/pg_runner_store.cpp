@@ -114,6 +114,37 @@ std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {
   return text;
 }
 
+// Fair share: the field's values at the slot, stepped through one index probe each (the index
+// sync_fair_share_indexes makes: next_check_at, the value, id), then each value's first checks. Run
+// unnamed, so the plan sees the field's name and uses that index.
+const std::string kClaimDueFair =
+    "WITH RECURSIVE v AS ("
+    "  (SELECT coalesce(payload ->> $6, '') AS value, 1 AS n FROM prescient.future_job"
+    "    WHERE next_check_at = prescient.at_us($1) AND group_key IS NULL ORDER BY 1 LIMIT 1)"
+    "  UNION ALL"
+    "  SELECT (SELECT coalesce(f.payload ->> $6, '') FROM prescient.future_job f"
+    "           WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IS NULL"
+    "             AND coalesce(f.payload ->> $6, '') > v.value ORDER BY 1 LIMIT 1), v.n + 1"
+    "    FROM v WHERE v.value IS NOT NULL AND v.n < $3),"
+    " vals AS (SELECT value FROM v WHERE value IS NOT NULL)"
+    " SELECT c.* FROM vals, LATERAL ("
+    "   SELECT " + kClaimColumns + ", next_check_at FROM prescient.future_job f"
+    "    WHERE f.next_check_at = prescient.at_us($1) AND coalesce(f.payload ->> $6, '') = vals.value"
+    "      AND f.group_key IS NULL AND (f.claimed_until IS NULL OR f.claimed_until <= prescient.at_us($2))"
+    "      AND f.job <> ALL ($4::text[]) AND f.id <> ALL ($5::bigint[])"
+    "      AND f.job NOT IN (SELECT job FROM prescient.paused_job)"
+    "    ORDER BY f.id LIMIT (SELECT greatest(1, $3 / count(*)) FROM vals) FOR UPDATE SKIP LOCKED) c"
+    " LIMIT $3";
+
+RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
+                                                   const std::string& field) {
+  return checks_from(pq::exec(native_connection(db_), "cannot claim due checks in fair shares", kClaimDueFair,
+                              {pq::micros(slot), pq::micros(now), std::to_string(limit), names_array(excluded.jobs),
+                               pq::integer_array(excluded.ids), field},
+                              pq::Format::binary),
+                     slot, true);
+}
+
 const std::string kClaimDueGroups =
     // The advisory lock is tried on distinct groups only (a volatile qual is not pushed below DISTINCT).
     "WITH mine AS ("

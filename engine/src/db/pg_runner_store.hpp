@@ -36,6 +36,8 @@ class PgRunnerStore final : public RunnerStore {
   void rollback_to(const std::string& name) override;
   void release_savepoint(const std::string& name) override;
   Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override;
+  Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
+                         const std::string& field) override;
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
   std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) override;
   Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,

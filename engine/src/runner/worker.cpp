@@ -64,6 +64,10 @@ class Worker::Impl {
     report.slot = slot;
     unsettled_ = {};
     limits_ = store_.flow_limits();  // once a slot: a change takes effect within one
+    fair_field_.reset();
+    for (const FlowLimit& l : limits_) {
+      if (l.fair_share && !fair_field_) fair_field_ = l.key.substr(8);  // payload.<field>; the first by name
+    }
     // Checks deferred within the slot are due at times up to its end (an overdue slot's, all of them).
     const TimePoint slot_end = grid_.floor(slot) + settings_.slot;
     while (!stopping()) {
@@ -74,7 +78,9 @@ class Worker::Impl {
         // Without limits, nothing is deferred: the claim and the end of a drain are what they always were.
         const bool flow = !limits_.empty();
         const TimePoint until = flow ? std::min(clock_.now() + pace(), slot_end - Micros{1}) : slot;
-        RunnerStore::Claimed claimed = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded);
+        RunnerStore::Claimed claimed;
+        if (fair_field_) claimed = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_field_);
+        if (claimed.empty()) claimed = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded);
         bool grouped = false;
         if (claimed.empty()) {
           claimed = store_.claim_due_groups(slot, options_.group_batch, excluded);
@@ -217,10 +223,12 @@ class Worker::Impl {
     }
   }
 
-  // The pairs of (limit, key value) for the limits that apply to `check`; true when any does.
+  // The pairs of (limit, key value) for the limits that hold `check` back (a rate, a concurrency; fair
+  // share orders the claim instead); true when any does.
   bool add_flow_pairs(const Check& check, std::vector<RunnerStore::FlowPair>& pairs) const {
     bool any = false;
     for (const FlowLimit& limit : limits_) {
+      if (!limit.rate && !limit.concurrency) continue;
       if (auto key = flow_key_of(limit, check)) {
         pairs.push_back({.id = check.id, .limit = limit.name, .key = std::move(*key)});
         any = true;
@@ -520,6 +528,7 @@ class Worker::Impl {
   std::map<std::string, JobClass> classes_;
   RunnerStore::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
   std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
+  std::optional<std::string> fair_field_;    // the payload field a fair-share limit interleaves claims by
   std::map<std::int64_t, TimePoint> starts_;  // slow-path checks that may not start before a time
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
   std::string last_refusal_;           // the database's reason for the last refused settlement

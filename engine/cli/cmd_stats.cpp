@@ -27,7 +27,7 @@ std::string by_outcome(const std::map<Outcome, long long>& counts) {
 void print_text(const QueueStats& s) {
   const auto age = std::chrono::duration_cast<std::chrono::seconds>(s.now - s.counted_at);
   std::cout << "counted        " << format_time(s.counted_at) << "   (" << age.count() << " s ago, in "
-            << s.count_millis << " ms; the oldest overdue and the paused classes are live)\n"
+            << s.count_millis << " ms; the oldest overdue, the paused classes and the deferrals are live)\n"
             << "pending        " << s.pending << "\n"
             << "due now        " << s.due_now << "   (slot " << format_time(s.current_slot) << " and before)\n"
             << "overdue        " << s.overdue;
@@ -38,6 +38,10 @@ void print_text(const QueueStats& s) {
   for (const auto& p : s.paused) {
     std::cout << "\npaused class   " << p.job << ": " << p.pending << " pending, paused " << format_time(p.paused_at)
               << " by " << p.paused_by;
+  }
+  for (const auto& d : s.deferrals) {
+    std::cout << "\ndeferred       " << d.deferred << " by limit " << d.limit_name << " for " << d.key_value
+              << ", last " << format_time(d.last_deferred_at);
   }
   std::cout << "\ndead letters   " << s.dead_letters << "   (failed in the last 30 days, not retried)\n"
             << "last hour      " << by_outcome(s.finished_last_hour) << "\n"

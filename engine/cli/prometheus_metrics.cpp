@@ -120,6 +120,12 @@ PrometheusMetrics::PrometheusMetrics(const std::string& database_url, const std:
                   .Help("Events written to the outbox by this runner's settlements")
                   .Register(*registry_)
                   .Add({})),
+      deferred_(prometheus::BuildCounter()
+                    .Name("prescient_checks_deferred_total")
+                    .Help("Checks this runner's flow limits moved to a later time (a check waiting for a "
+                          "concurrency place counts at each look; per limit and key value: prescient limits)")
+                    .Register(*registry_)
+                    .Add({})),
       dead_letters_(prometheus::BuildCounter()
                         .Name("prescient_dead_letters_total")
                         .Help("Checks this runner finished as failed, out of retries (prescient retry --id puts one back)")
@@ -181,6 +187,7 @@ void PrometheusMetrics::fired(const SlotReport& report, bool on_boundary) {
   settled_.Add({{"outcome", "failed"}}).Increment(static_cast<double>(report.failed));
   settled_.Add({{"outcome", "guarded"}}).Increment(static_cast<double>(report.guarded));
   events_.Increment(static_cast<double>(report.events));
+  deferred_.Increment(static_cast<double>(report.deferred));
   dead_letters_.Increment(static_cast<double>(report.failed));
   for (const double seconds : report.batch_seconds) batch_duration_.Observe(seconds);
   if (!on_boundary) return;

@@ -36,6 +36,7 @@ class PrometheusMetrics final : public DaemonObserver {
   prometheus::Counter& claimed_;
   prometheus::Family<prometheus::Counter>& settled_;
   prometheus::Counter& events_;
+  prometheus::Counter& deferred_;
   prometheus::Counter& dead_letters_;
   prometheus::Counter& database_errors_;
   prometheus::Counter& slot_retries_;

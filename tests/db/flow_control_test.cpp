@@ -5,6 +5,7 @@
 #include <soci/soci.h>
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -14,6 +15,8 @@
 #include "prescient/client.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/flow_limits.hpp"
+#include "prescient/queue_stats.hpp"
+#include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
@@ -80,11 +83,16 @@ struct Fixture {
 
   TimePoint next_slot() const { return std::chrono::ceil<std::chrono::seconds>(clock.now() + 1s); }
 
-  // Runs slots from `first` with `workers` until nothing is pending (or `limit` passes).
-  void drain_from(TimePoint first, int workers, std::chrono::seconds limit = 30s) {
+  // Runs slots from `first` with `workers` until `done` (by default: nothing is pending), or fails the test
+  // when `limit` passes first.
+  void drain_from(TimePoint first, int workers, std::chrono::seconds limit = 30s,
+                  const std::function<bool()>& done = {}) {
     SlotRunner runner({.database_url = url, .runner_id = "r", .workers = workers}, registry, clock);
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    for (TimePoint slot = first; count_of(*db, "SELECT count(*) FROM prescient.future_job") > 0; slot += 1s) {
+    const auto finished = [&] {
+      return done ? done() : count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0;
+    };
+    for (TimePoint slot = first; !finished(); slot += 1s) {
       REQUIRE(std::chrono::steady_clock::now() < deadline);
       while (clock.now() < slot) std::this_thread::sleep_for(5ms);
       runner.run_slot(slot);
@@ -287,7 +295,15 @@ TEST_CASE("flow: runners start a rate-limited key value's checks evenly, and the
   for (const TimePoint t : acme_times) CHECK(t >= slot);  // never early
   // The unlimited tenant is not held behind the limited one.
   CHECK(*std::max_element(other_times.begin(), other_times.end()) - slot < 1s);
-  CHECK(count_of(*f.db, "SELECT deferred FROM prescient.flow_figure WHERE limit_name = 'acme-rate'") >= 30);
+  const long long deferred =
+      count_of(*f.db, "SELECT deferred FROM prescient.flow_figure WHERE limit_name = 'acme-rate'");
+  CHECK(deferred >= 30);
+  // stats shows them, per limit and key value
+  const QueueStats stats = queue_stats(*f.db, f.clock.now(), 5);
+  REQUIRE(stats.deferrals.size() == 1);
+  CHECK(stats.deferrals[0].limit_name == "acme-rate");
+  CHECK(stats.deferrals[0].key_value == "acme");
+  CHECK(stats.deferrals[0].deferred == deferred);
 }
 
 TEST_CASE("flow: runners never run more of a key value at once than its concurrency") {
@@ -350,4 +366,24 @@ TEST_CASE("flow: fair share's index is made with its limit and dropped with the 
   } catch (const InvalidInput& e) {
     CHECK_THAT(e.what(), Catch::Contains("fair share takes a payload field as its key, not 'job'"));
   }
+}
+
+TEST_CASE("flow: a cron occurrence deferred past its deadline ends deadline_missed") {
+  Fixture f;
+  // Two schedules' checks (class cron) share one occurrence; at most one cron check per 3 s.
+  f.limits.set({.name = "cron-rate", .key = "job", .key_value = "cron", .rate = 1, .per_seconds = 3}, "test",
+               f.clock.now());
+  Schedules schedules(*f.db, f.clock, &f.registry);
+  for (const char* id : {"a", "b"}) {
+    schedules.add({.id = id, .spec = "@every 5s", .payload = {{"type", "tick"}}, .deadline = std::chrono::seconds{1}});
+  }
+  const TimePoint first = *schedules.show("a").next_check_at;
+  REQUIRE(schedules.show("b").next_check_at == std::optional<TimePoint>(first));
+  f.drain_from(first, 2, 30s, [&] {
+    return count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'deadline_missed'") > 0;
+  });
+  // One fired on time; the other, deferred 3 s, came past its 1 s deadline.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event WHERE type = 'tick'") == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'deadline_missed'") == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.flow_deferral WHERE limit_name = 'cron-rate'") == 1);
 }

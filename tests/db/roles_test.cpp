@@ -4,6 +4,7 @@
 
 #include "builtin_jobs.hpp"
 #include "prescient/client.hpp"
+#include "prescient/flow_limits.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
@@ -114,4 +115,32 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
   CHECK(denied(*db, "DELETE FROM prescient.event"));
   CHECK(denied(*db, "UPDATE prescient.cron_schedule SET spec = '@every 1m'"));
   CHECK(denied(*db, "UPDATE prescient.settings SET max_checks = 1"));
+}
+
+TEST_CASE("prescient_runner applies flow limits; it cannot set or remove them") {
+  Fixture f;
+  Registry registry;
+  register_builtin_jobs(registry);
+  FlowLimits(*f.owner).set({.name = "one-at-a-time", .key = "payload.tenant", .rate = 1, .per_seconds = 60,
+                            .concurrency = 1},
+                           "owner", f.clock.now());
+  FlowLimits(*f.owner).set({.name = "tenants", .key = "payload.tenant", .fair_share = true}, "owner", f.clock.now());
+  Client owner_client(*f.owner, {.clock = &f.clock});
+  for (int i = 0; i < 3; ++i) {
+    owner_client.schedule({.job = "emit", .entity_name = "o", .entity_key = std::to_string(i),
+                           .at = parse_time("2026-11-21T10:05:00Z"), .payload = {{"type", "t"}, {"tenant", "a"}}});
+  }
+  Login login(*f.owner, "runner_" + f.suffix, "prescient_runner");
+  const std::string runner_url = as_user(f.url, login.name);
+  f.clock.set(parse_time("2026-11-21T10:05:00Z"));
+  SlotRunner runner({.database_url = runner_url, .runner_id = "r", .workers = 2}, registry, f.clock);
+  const SlotReport r = runner.run_slot(parse_time("2026-11-21T10:05:00Z"));
+  CHECK(r.done == 1);      // one a minute
+  CHECK(r.deferred == 2);  // the others a minute and two later
+  CHECK(prescient::testing::count_of(*f.owner, "SELECT count(*) FROM prescient.flow_deferral") == 2);
+  auto db = connect_to(runner_url);
+  CHECK(FlowLimits(*db).list().size() == 2);  // it reads them
+  CHECK(denied(*db, "SELECT prescient.limit_set('x', 'job', 5)"));
+  CHECK(denied(*db, "SELECT prescient.limit_remove('tenants')"));
+  CHECK(denied(*db, "DELETE FROM prescient.flow_limit"));
 }

@@ -61,6 +61,14 @@ struct QueueStats {
     long long pending = 0;  // its checks, waiting for it to be resumed (as of counted_at)
   };
   std::vector<PausedClass> paused;  // live: job classes runners take nothing of (prescient jobs pause)
+  // Live: checks flow limits deferred, per limit and key value, the most deferred first (at most 20).
+  struct Deferrals {
+    std::string limit_name;
+    std::string key_value;
+    long long deferred = 0;
+    TimePoint last_deferred_at;
+  };
+  std::vector<Deferrals> deferrals;
 };
 
 // Counts the figures again when they are absent or older than max_age and no other session is counting

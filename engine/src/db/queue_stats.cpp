@@ -56,7 +56,13 @@ nlohmann::json to_json(const QueueStats& s) {
     paused.push_back({{"job", p.job}, {"paused_at", format_time(p.paused_at)}, {"paused_by", p.paused_by},
                       {"pending", p.pending}});
   }
+  nlohmann::json deferrals = nlohmann::json::array();
+  for (const auto& d : s.deferrals) {
+    deferrals.push_back({{"limit", d.limit_name}, {"key_value", d.key_value}, {"deferred", d.deferred},
+                         {"last_deferred_at", format_time(d.last_deferred_at)}});
+  }
   return {{"now", format_time(s.now)},
+          {"deferrals", deferrals},
           {"counted_at", format_time(s.counted_at)},
           {"count_millis", s.count_millis},
           {"current_slot", format_time(s.current_slot)},
@@ -202,6 +208,15 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros
         "  FROM prescient.paused_job p ORDER BY p.job");
     for (int r = 0; r < paused.rows(); ++r) {
       stats.paused.push_back({paused.text(r, 0), paused.time(r, 1), paused.text(r, 2), paused.integer(r, 3)});
+    }
+
+    const pq::Result deferrals = pq::exec(
+        conn, "cannot read the flow limits' deferrals",
+        "SELECT limit_name, key_value, deferred, prescient.us(last_deferred_at) FROM prescient.flow_figure"
+        " ORDER BY deferred DESC, limit_name, key_value LIMIT 20");
+    for (int r = 0; r < deferrals.rows(); ++r) {
+      stats.deferrals.push_back(
+          {deferrals.text(r, 0), deferrals.text(r, 1), deferrals.integer(r, 2), deferrals.time(r, 3)});
     }
 
     const pq::Result oldest = pq::exec(conn, "cannot find the oldest overdue check",

@@ -51,11 +51,7 @@ TEST_CASE("schedule prints the id, key and next_check_at; --json prints one obje
 
 TEST_CASE("bad input exits 2 with one line and writes nothing") {
   const std::string url = create_migrated_database();
-  struct Case {
-    std::vector<std::string> args;
-    const char* names;
-  };
-  const Case cases[] = {
+  check_refused({
       {order_with({"--in", "1h", "--job", "nope"}), "cannot be specified more than once"},
       {{"schedule", "--job", "order_unshiped", "--entity-name", "orders", "--entity-key", "1", "--in", "1h"},
        "unknown job class 'order_unshiped' (known: "},
@@ -79,14 +75,7 @@ TEST_CASE("bad input exits 2 with one line and writes nothing") {
       {{"history", "--outcome", "exploded"}, "unknown outcome 'exploded'"},
       {{"list", "--limit", "0"}, "limit"},
       {{"list", "--due-before", "soon"}, "'soon'"},
-  };
-  for (const Case& c : cases) {
-    INFO(Catch::rangeToString(c.args));
-    const ProcessResult r = run_prescient(with_db(c.args, url));
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains(c.names));
-    CHECK(lines_of(r.err).size() == 1);
-  }
+  }, url);
   CHECK(pending_count(url) == 0);
 }
 

@@ -17,11 +17,7 @@ using nlohmann::json;
 
 TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
   const std::string url = create_migrated_database(900);
-  struct Case {
-    std::vector<std::string> args;
-    const char* names;
-  };
-  const Case cases[] = {
+  check_refused({
       {{"run-slot", "--slot", "2026-11-21T13:05:00Z"}, "not on the"},
       {{"run-slot", "--slot", "2099-01-01T00:00:00Z"}, "nothing fires early"},
       {{"run-slot", "--shard", "2/2"}, "'2/2'"},
@@ -37,14 +33,7 @@ TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
       {{"sweep", "--until", "2099-01-01T00:00:00Z"}, "nothing fires early"},
       {{"daemon", "--shard", "x"}, "'x'"},
       {{"retry"}, "--id"},
-  };
-  for (const Case& c : cases) {
-    INFO(Catch::rangeToString(c.args));
-    const ProcessResult r = run_prescient(with_db(c.args, url));
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains(c.names));
-    CHECK(lines_of(r.err).size() == 1);
-  }
+  }, url);
   const ProcessResult missing = run_prescient(with_db({"retry", "--id", "12345"}, url));
   CHECK(missing.exit_code == 3);
   CHECK_THAT(missing.err, Catch::Contains("no failed check with id 12345"));
@@ -216,11 +205,7 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
   CHECK_THAT(table.out, Catch::Contains("per-customer") && Catch::Contains("payload.customer") &&
                             Catch::Contains("30/m"));
 
-  struct Case {
-    std::vector<std::string> args;
-    const char* names;
-  };
-  const Case cases[] = {
+  check_refused({
       {{"limits", "set", "x", "--key", "tenant", "--rate", "5/s"}, "unknown kind of key 'tenant'"},
       {{"limits", "set", "x", "--key", "job", "--rate", "0/s"}, "invalid rate '0/s'"},
       {{"limits", "set", "x", "--key", "job", "--rate", "-5/s"}, "invalid rate '-5/s'"},
@@ -234,14 +219,7 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
       {{"limits", "set", "x", "--rate", "5/s"}, "missing --key"},
       {{"limits", "set", "--key", "job", "--rate", "5/s"}, "missing the limit's name"},
       {{"limits", "drop", "x"}, "unknown limits action 'drop'"},
-  };
-  for (const Case& c : cases) {
-    INFO(Catch::rangeToString(c.args));
-    const ProcessResult r = run_prescient(with_db(c.args, url));
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains(c.names));
-    CHECK(lines_of(r.err).size() == 1);
-  }
+  }, url);
   CHECK(json::parse(run_prescient(with_db({"limits", "--json"}, url)).out).size() == 2);  // nothing written
 
   CHECK(run_prescient(with_db({"limits", "remove", "crm"}, url)).out == "limit crm: removed\n");

@@ -1,5 +1,7 @@
 #include "process.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -115,6 +117,16 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+void check_refused(std::initializer_list<Refused> cases, const std::string& url) {
+  for (const Refused& c : cases) {
+    INFO(Catch::rangeToString(c.args));
+    const ProcessResult r = run_prescient(with_db(c.args, url));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.names));
+    CHECK(lines_of(r.err).size() == 1);
+  }
 }
 
 }  // namespace prescient::testing

@@ -31,4 +31,12 @@ std::vector<std::string> with_db(std::vector<std::string> args, const std::strin
 // The lines of a text, without their newlines.
 std::vector<std::string> lines_of(const std::string& text);
 
+// A command line the CLI must refuse as bad input: exit 2 and one line on stderr holding `names`.
+struct Refused {
+  std::vector<std::string> args;
+  const char* names;
+};
+// Runs each with --db url and checks that refusal (Catch checks, one per case).
+void check_refused(std::initializer_list<Refused> cases, const std::string& url);
+
 }  // namespace prescient::testing

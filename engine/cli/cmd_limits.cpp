@@ -76,18 +76,9 @@ ExitCode list_limits(const Invocation& in) {
     nlohmann::json out = nlohmann::json::array();
     for (const FlowLimit& l : all) {
       nlohmann::json deferrals = nlohmann::json::array();
-      for (const FlowFigure& f : figures[l.name]) {
-        deferrals.push_back({{"key_value", f.key_value}, {"deferred", f.deferred},
-                             {"last_deferred_at", format_time(f.last_deferred_at)}});
-      }
-      out.push_back({{"name", l.name}, {"key", l.key}, {"job", l.job ? nlohmann::json(*l.job) : nlohmann::json()},
-                     {"key_value", l.key_value ? nlohmann::json(*l.key_value) : nlohmann::json()},
-                     {"rate", l.rate ? nlohmann::json(format_flow_rate(*l.rate, l.per_seconds)) : nlohmann::json()},
-                     {"burst", l.burst},
-                     {"concurrency", l.concurrency ? nlohmann::json(*l.concurrency) : nlohmann::json()},
-                     {"fair_share", l.fair_share},
-                     {"updated_at", format_time(l.updated_at)}, {"updated_by", l.updated_by},
-                     {"deferrals", deferrals}});
+      for (const FlowFigure& f : figures[l.name]) deferrals.push_back(to_json(f));
+      out.push_back(to_json(l));
+      out.back()["deferrals"] = deferrals;
     }
     std::cout << out << "\n";
     return kOk;

@@ -10,6 +10,7 @@
 #include "prescient/client.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/flow_limits.hpp"
 #include "prescient/queue_stats.hpp"
 #include "prescient/runners_seen.hpp"
 #include "prescient/schedules.hpp"
@@ -162,7 +163,13 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                send_json(response, array_of(within_search_time(db, [&] { return Checks(db).pending(filter); })));
              }));
   server.Get(R"(/api/checks/(\d+))", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
-               send_json(response, to_json(Checks(db).trace(id_of(request), std::nullopt)));
+               nlohmann::json trace = to_json(Checks(db).trace(id_of(request), std::nullopt));
+               trace["deferrals"] = array_of(FlowLimits(db).deferrals_of(id_of(request)));
+               send_json(response, trace);
+             }));
+  server.Get("/api/limits", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               FlowLimits limits(db);
+               send_json(response, {{"limits", array_of(limits.list())}, {"deferrals", array_of(limits.figures())}});
              }));
   server.Get("/api/dead-letters/count", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::int64_t matching = Checks(db).count_dead_letters(param(request, "job"), c->clock.now() - kDeadLetterDays,

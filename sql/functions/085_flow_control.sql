@@ -195,7 +195,7 @@ BEGIN
            r.rank <= r.room AS in_room
       FROM ranked r),
   verdict AS (
-    SELECT c.id, c.start, c.marked,
+    SELECT c.id, c.start, c.marked, c.rate_limit,
            c.start <= v_now + p_pace_us * interval '1 microsecond'
              AND NOT EXISTS (SELECT FROM place pl WHERE pl.id = c.id AND NOT pl.has_place) AS admitted,
            c.start <= v_now + p_pace_us * interval '1 microsecond'
@@ -222,8 +222,11 @@ BEGIN
            claimed_until = NULL, claim_token = NULL
       FROM deferred d WHERE f.id = d.id
     RETURNING f.id),
-  passed_on AS (  -- left for another runner: due now, within the slot, where a worker waiting sees it
-    UPDATE prescient.future_job f SET next_check_at = greatest(f.next_check_at, v_now)
+  passed_on AS (  -- left for another runner, due at its start (within the slot, where a waiting worker
+                  -- sees it), keeping the rate reservation it was charged, if any
+    UPDATE prescient.future_job f
+       SET next_check_at = greatest(f.next_check_at, v.start),
+           claimed_by = coalesce('prescient.flow:' || v.rate_limit, f.claimed_by)
       FROM verdict v WHERE f.id = v.id AND v.passed AND NOT v.admitted
     RETURNING f.id),
   noted AS (  -- a check's first deferral by a limit (not each look again while it waits)

@@ -277,8 +277,9 @@ TEST_CASE("flow: runners start a rate-limited key value's checks evenly, and the
   std::map<std::int64_t, TimePoint> started;
   for (const auto& [id, at] : f.starts.runs) started[id] = at;
   CHECK(started.size() == 80);
-  // acme: 20/s, 50 ms apart: never more than 20 in any second (burst 1; one more when a start lags its
-  // reserved time by a few milliseconds and the next does not), and about 3 s in all.
+  // acme: 20/s, reserved 50 ms apart, about 3 s in all. A start follows its reservation by its worker's
+  // lag, which can bring the next reservations' starts into the same second: 20/s plus 20/s x 250 ms
+  // (docs/flow-control.md, "Approximate, and by how much"); without the limit all 60 start at once.
   std::vector<TimePoint> acme_times, other_times;
   soci::rowset<soci::row> rows = (f.db->prepare << "SELECT id, payload->>'tenant' FROM prescient.job_history");
   for (const soci::row& r : rows) {
@@ -290,7 +291,7 @@ TEST_CASE("flow: runners start a rate-limited key value's checks evenly, and the
     while (acme_times[j] - acme_times[i] >= 1s) ++i;
     most = std::max(most, j - i + 1);
   }
-  CHECK(most <= 21);
+  CHECK(most <= 25);
   CHECK(acme_times.back() - acme_times.front() >= 2900ms);
   for (const TimePoint t : acme_times) CHECK(t >= slot);  // never early
   // The unlimited tenant is not held behind the limited one.

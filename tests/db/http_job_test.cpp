@@ -20,6 +20,7 @@
 #include "builtin_jobs.hpp"
 #include "http.hpp"
 #include "process.hpp"
+#include "prescient/flow_limits.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
@@ -294,6 +295,32 @@ TEST_CASE("http: a batch's requests run at once, never more than the target's ma
   CHECK(report.done == 16);
   CHECK(f.receiver.most_in_flight() == 4);  // the target's max_concurrent, held across both workers
   CHECK(seconds < 16 * 0.3 / 2);             // one by one (or one per worker) would take 4.8 s (2.4 s)
+}
+
+TEST_CASE("http: a concurrency limit on a payload key holds across runners: the receiver never sees more at once") {
+  Fixture f;
+  FlowLimits(*f.db).set({.name = "per-customer", .key = "payload.customer", .concurrency = 3}, "test",
+                        SystemClock().now());
+  // Due in the slot that is current now, on the real clock: early enough in its minute to drain within it.
+  while (SystemClock().now() - std::chrono::floor<std::chrono::minutes>(SystemClock().now()) > 40s) {
+    std::this_thread::sleep_for(200ms);
+  }
+  *f.db << "SELECT prescient.schedule('http', 'order', 'k' || i, date_trunc('minute', now()),"
+           "  p_payload => '{\"target\": \"shop\", \"path\": \"/slow\", \"customer\": \"acme\"}',"
+           "  p_now => now() - interval '1 minute')"
+           "  FROM generate_series(1, 12) i";
+  SystemClock clock;
+  const auto drain = [&](const char* id) {
+    SlotRunner runner({.database_url = f.url, .runner_id = id, .workers = 2}, f.registry, clock);
+    runner.run_slot(runner.settings().grid().floor(clock.now()));
+  };
+  std::thread other([&] { drain("r2"); });
+  drain("r1");
+  other.join();
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 12);
+  // The target allows 4 in flight (max_concurrent); the customer's limit holds it to 3, and it is used.
+  CHECK(f.receiver.most_in_flight() == 3);
+  CHECK(f.receiver.seen().size() == 12);
 }
 
 TEST_CASE("http: a runner killed with requests in flight: after its lease every check is answered again and settled once") {

@@ -176,7 +176,7 @@ TEST_CASE("flow: a limit set or removed while daemons run takes effect within a 
   schedule_herd(*db, 60, "limited", seconds_ahead(2));
   wait_until_all_settled(*db, 30s);
   const std::vector<long long> limited = starts_of(*db, "limited");
-  CHECK(most_within(limited, 1s) <= 21);
+  CHECK(most_within(limited, 1s) <= 25);  // 20/s, and a worker's lag (docs/flow-control.md)
   CHECK(limited.back() - limited.front() >= 2500000);
   REQUIRE(run_prescient({"limits", "remove", "slow", "--db", url}).exit_code == 0);
   schedule_herd(*db, 60, "free", seconds_ahead(2));

@@ -246,6 +246,42 @@ TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead
   }
 }
 
+TEST_CASE("the dashboard's limits and a check's deferrals, in a real browser, their text kept text") {
+  const std::string url = dashboard_database();
+  auto db = connect_to(url);
+  REQUIRE(run_prescient(with_db({"limits", "set", "crm", "--key", "payload.tenant", "--rate", "30/m",
+                                 "--concurrency", "2", "--by", "ops"}, url)).exit_code == 0);
+  const long long id = count_of(*db, "SELECT min(id) FROM prescient.future_job");
+  // What a runner records when the limit holds the check back (a key value with markup in it).
+  *db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
+         " VALUES (:id, now(), 'crm', :key, now() + interval '2 seconds')",
+      soci::use(id), soci::use(kHostileKey);
+  *db << "INSERT INTO prescient.flow_figure (limit_name, key_value, deferred, last_deferred_at)"
+         " VALUES ('crm', :key, 7, now())",
+      soci::use(kHostileKey);
+  const WebProcess web(url);
+  httplib::Client client("127.0.0.1", web.port());
+  const json limits = get_json(client, "/api/limits").second;
+  REQUIRE(limits["limits"].size() == 1);
+  CHECK(limits["limits"][0]["rate"] == "30/m");
+  CHECK(limits["limits"][0]["concurrency"] == 2);
+  CHECK(limits["deferrals"][0]["deferred"] == 7);
+  const json trace = get_json(client, "/api/checks/" + std::to_string(id)).second;
+  REQUIRE(trace["deferrals"].size() == 1);
+  CHECK(trace["deferrals"][0]["limit"] == "crm");
+
+  Chromium browser;
+  browser.open(web.base() + "/limits");
+  CHECK(text_of(browser, "[data-table=limits] tbody tr[data-name=crm] td:nth-child(5)") == "30/m");
+  CHECK(text_of(browser, "[data-table=deferrals] tbody td.mono") == kHostileKey);
+  CHECK(text_of(browser, "[data-table=deferrals] tbody td:nth-child(3)") == "7");
+  browser.screenshot(screenshot_path("limits.png"));
+  browser.open(web.base() + "/checks/" + std::to_string(id));
+  CHECK(browser.eval("document.querySelectorAll('[data-table=deferrals] tbody tr[data-limit=crm]').length") == 1);
+  CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
+  CHECK(browser.eval("document.title") == "prescient");
+}
+
 TEST_CASE("the dashboard read-only: no button, and an action refused even with the page's token") {
   const std::string url = dashboard_database();
   auto db = connect_to(url);
@@ -282,7 +318,7 @@ TEST_CASE("the dashboard read-only with the documented read-only role (docs/web.
     const long long id = count_of(*db, "SELECT min(id) FROM prescient.future_job");
     for (const std::string& path : std::vector<std::string>{"/api/stats", "/api/future?zoom=day", "/api/past", "/api/checks?job=emit",
                                    "/api/checks/" + std::to_string(id), "/api/dead-letters", "/api/dead-letters/count",
-                                   "/api/schedules", "/api/schedules/hourly", "/api/runners"}) {
+                                   "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits"}) {
       const auto [status, body] = get_json(client, path);
       INFO(path << ": " << body.dump());
       CHECK(status == 200);

@@ -2,6 +2,8 @@
 // Flow control at firing time (docs/flow-control.md): limits on the checks that share a key, enforced by
 // every runner through the database. Declared as rows of prescient.flow_limit; this class manages them
 // on a session the application owns, as the SQL functions limit_set and limit_remove do.
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +68,11 @@ std::string format_flow_rate(int count, int per_seconds);
 // another value than the one named, or the key is missing from the check). Payload values: a string is
 // itself, a number or boolean its JSON text, an object or array its compact JSON; null counts as missing.
 std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& check);
+
+// As the CLI's --json and the dashboard's API show them (times ISO-8601, a rate as "200/s").
+nlohmann::json to_json(const FlowLimit& limit);
+nlohmann::json to_json(const FlowFigure& figure);
+nlohmann::json to_json(const FlowDeferral& deferral);
 
 class FlowLimits {
  public:

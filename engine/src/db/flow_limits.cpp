@@ -6,6 +6,7 @@
 #include "db/flow_limit_rows.hpp"
 #include "db/pq.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/time_text.hpp"
 
 namespace prescient {
 namespace {
@@ -47,6 +48,30 @@ std::vector<FlowLimit> read_flow_limits(PGconn* conn) {
 }
 
 }  // namespace db
+
+nlohmann::json to_json(const FlowLimit& l) {
+  const auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  return {{"name", l.name},
+          {"key", l.key},
+          {"job", or_null(l.job)},
+          {"key_value", or_null(l.key_value)},
+          {"rate", l.rate ? nlohmann::json(format_flow_rate(*l.rate, l.per_seconds)) : nlohmann::json()},
+          {"burst", l.burst},
+          {"concurrency", or_null(l.concurrency)},
+          {"fair_share", l.fair_share},
+          {"updated_at", format_time(l.updated_at)},
+          {"updated_by", l.updated_by}};
+}
+
+nlohmann::json to_json(const FlowFigure& f) {
+  return {{"limit", f.limit_name}, {"key_value", f.key_value}, {"deferred", f.deferred},
+          {"last_deferred_at", format_time(f.last_deferred_at)}};
+}
+
+nlohmann::json to_json(const FlowDeferral& d) {
+  return {{"check_id", d.check_id}, {"deferred_at", format_time(d.deferred_at)}, {"limit", d.limit_name},
+          {"key_value", d.key_value}, {"until", format_time(d.until)}};
+}
 
 FlowLimits::FlowLimits(soci::session& db) : db_(db) {}
 

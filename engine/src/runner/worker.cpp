@@ -255,7 +255,7 @@ class Worker::Impl {
         slow.push_back(std::move(c));
         continue;
       }
-      if (!it->second.deferred_by) continue;  // passed on: due now, for another worker
+      if (!it->second.deferred_by) continue;  // passed on: due at its start, for another worker
       ++report.deferred;
       spdlog::debug("slot {} runner {}: check {} deferred by limit {} until {}", format_time(c.slot),
                     options_.runner_id, c.id, it->second.deferred_by.value_or("?"),

@@ -247,8 +247,37 @@ async function trace(id) {
     el('div', { class: 'when' }, `${shortTime(h.finished_at)} — ${h.outcome}`),
     el('div', { class: 'muted' }, `due ${shortTime(h.last_check_at)}, ${h.check_count} checks, ${h.attempts} attempts, by ${h.finished_by}`),
     h.last_error ? el('div', { class: 'mono' }, h.last_error) : null)));
-  page(`Check ${id}`, el('h2', {}, 'Pending'), pendingPanel, el('h2', {}, `History (${t.history.length})`),
+  const deferrals = t.deferrals.length ? [el('h2', {}, `Deferred by flow limits (${t.deferrals.length})`),
+    el('table', { 'data-table': 'deferrals' },
+      el('thead', {}, el('tr', {}, ['at', 'limit', 'key value', 'until'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, t.deferrals.map((d) => el('tr', { 'data-limit': d.limit },
+        el('td', {}, shortTime(d.deferred_at)), el('td', {}, d.limit), el('td', { class: 'mono' }, d.key_value),
+        el('td', {}, shortTime(d.until))))))] : [];
+  page(`Check ${id}`, el('h2', {}, 'Pending'), pendingPanel, ...deferrals, el('h2', {}, `History (${t.history.length})`),
     t.history.length ? timeline : el('p', { class: 'muted' }, 'No history yet.'));
+}
+
+// Flow limits (docs/flow-control.md) and the deferrals each made per key value; set with `prescient limits`.
+async function limits() {
+  const r = await api('/api/limits');
+  const table = el('table', { 'data-table': 'limits' },
+    el('thead', {}, el('tr', {}, ['name', 'key', 'job', 'value', 'rate', 'burst', 'concurrency', 'fair share', 'updated']
+      .map((h) => el('th', {}, h)))),
+    el('tbody', {}, r.limits.map((l) => el('tr', { 'data-name': l.name },
+      el('td', {}, l.name), el('td', { class: 'mono' }, l.key), el('td', {}, orDash(l.job)),
+      el('td', { class: 'mono' }, orDash(l.key_value)), el('td', {}, orDash(l.rate)), el('td', {}, number(l.burst)),
+      el('td', {}, orDash(l.concurrency)), el('td', {}, l.fair_share ? 'yes' : 'no'),
+      el('td', { class: 'muted' }, `${shortTime(l.updated_at)} by ${l.updated_by}`)))));
+  const deferred = el('table', { 'data-table': 'deferrals' },
+    el('thead', {}, el('tr', {}, ['limit', 'key value', 'checks deferred', 'last'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, r.deferrals.map((d) => el('tr', { 'data-limit': d.limit, 'data-key': d.key_value },
+      el('td', {}, d.limit), el('td', { class: 'mono' }, d.key_value), el('td', {}, number(d.deferred)),
+      el('td', {}, shortTime(d.last_deferred_at))))));
+  page('Limits',
+    el('p', { class: 'muted' }, 'Set with prescient limits set|remove; a check over its budget moves to when its budget allows.'),
+    r.limits.length ? table : el('p', { class: 'muted', 'data-limits': 'none' }, 'No limits.'),
+    el('h2', {}, 'Deferrals'),
+    r.deferrals.length ? deferred : el('p', { class: 'muted' }, 'No check deferred yet.'));
 }
 
 async function deadLetters() {
@@ -408,6 +437,7 @@ async function route() {
     else if (path === '/schedules') await schedules();
     else if (path.startsWith('/schedules/')) await schedule(decodeURIComponent(path.slice('/schedules/'.length)));
     else if (path === '/events') await events();
+    else if (path === '/limits') await limits();
     else await overview();
     document.body.dataset.ready = 'true';
   } catch (e) {

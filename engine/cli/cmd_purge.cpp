@@ -37,12 +37,13 @@ Command purge_command() {
             const std::int64_t events = in.has("events") ? purge_events(*db, cutoff, kBatch) : 0;
             if (in.json()) {
               std::cout << nlohmann::json{{"history", history.rows}, {"history_months_dropped", history.months_dropped},
-                                          {"events", events}, {"before", format_time(cutoff)}}
+                                          {"deferrals", history.deferrals}, {"events", events},
+                                          {"before", format_time(cutoff)}}
                         << "\n";
             } else {
               std::cout << "purged " << history.rows << " history rows (" << history.months_dropped
-                        << " whole months dropped) and " << events << " events from before " << format_time(cutoff)
-                        << "\n";
+                        << " whole months dropped), " << history.deferrals << " deferrals and " << events
+                        << " events from before " << format_time(cutoff) << "\n";
             }
             return kOk;
           },

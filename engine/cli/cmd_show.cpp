@@ -7,6 +7,7 @@
 #include "check_tables.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/checks.hpp"
+#include "prescient/flow_limits.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::cli {
@@ -14,21 +15,30 @@ namespace prescient::cli {
 Command show_command() {
   return {
       .name = "show",
-      .summary = "Show one check's whole trace: its pending row, if any, and its history rows.",
+      .summary = "Show one check's whole trace: its pending row, if any, the times flow limits deferred it, and "
+                 "its history rows.",
       .usage = "show (--job-key KEY | --id N) [--read-db URL] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_read_db_option(desc);
             add_target_options(desc);
-            desc.add_options()("json", "print one JSON object: {\"pending\": ..., \"history\": [...]}");
+            desc.add_options()("json",
+                               "print one JSON object: {\"pending\": ..., \"history\": [...], \"deferrals\": [...]}");
           },
       .run =
           [](const Invocation& in) {
             const CheckTarget target = target_of(in);
             auto db = in.connect_for_reading();
             const CheckTrace trace = Checks(*db).trace(target.id, target.job_key);
+            std::vector<std::int64_t> ids;
+            if (trace.pending) ids.push_back(trace.pending->id);
+            for (const auto& h : trace.history) ids.push_back(h.id);
+            const std::vector<FlowDeferral> deferrals = FlowLimits(*db).deferrals_of(ids);
             if (in.json()) {
-              std::cout << to_json(trace) << "\n";
+              nlohmann::json out = to_json(trace);
+              out["deferrals"] = nlohmann::json::array();
+              for (const FlowDeferral& d : deferrals) out["deferrals"].push_back(to_json(d));
+              std::cout << out << "\n";
               return kOk;
             }
             const auto& history = trace.history;
@@ -44,6 +54,10 @@ Command show_command() {
                         << "  enqueued_on=" << format_time(c.enqueued_on) << " by " << c.enqueued_by << "\n"
                         << "  payload=" << c.payload.dump() << "\n";
               if (c.last_error) std::cout << "  last_error=" << *c.last_error << "\n";
+            }
+            for (const FlowDeferral& d : deferrals) {
+              std::cout << "deferred: check " << d.check_id << " at " << format_time(d.deferred_at) << " by limit "
+                        << d.limit_name << " (" << d.key_value << ") until " << format_time(d.until) << "\n";
             }
             std::cout << "history: " << history.size() << " row(s)\n";
             if (!history.empty()) print_history_table(history);

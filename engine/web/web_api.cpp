@@ -164,7 +164,7 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
              }));
   server.Get(R"(/api/checks/(\d+))", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                nlohmann::json trace = to_json(Checks(db).trace(id_of(request), std::nullopt));
-               trace["deferrals"] = array_of(FlowLimits(db).deferrals_of(id_of(request)));
+               trace["deferrals"] = array_of(FlowLimits(db).deferrals_of({id_of(request)}));
                send_json(response, trace);
              }));
   server.Get("/api/limits", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {

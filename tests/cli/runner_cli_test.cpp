@@ -222,6 +222,21 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
   }, url);
   CHECK(json::parse(run_prescient(with_db({"limits", "--json"}, url)).out).size() == 2);  // nothing written
 
+  // A check's trace shows its deferrals (a runner's record, written here by hand).
+  const ProcessResult scheduled = run_prescient(with_db(
+      {"schedule", "--job", "noop", "--entity-name", "order", "--entity-key", "1", "--in", "1h", "--json"}, url));
+  REQUIRE(scheduled.exit_code == 0);
+  const long long id = json::parse(scheduled.out)["id"];
+  *connect_to(url) << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
+                      " VALUES (:id, '2026-11-21T10:00:00Z', 'crm', 'acme', '2026-11-21T10:00:01.25Z')",
+      soci::use(id);
+  const ProcessResult shown = run_prescient(with_db({"show", "--id", std::to_string(id)}, url));
+  CHECK_THAT(shown.out, Catch::Contains("deferred: check " + std::to_string(id) +
+                                        " at 2026-11-21T10:00:00Z by limit crm (acme) until 2026-11-21T10:00:01.25Z"));
+  const json trace = json::parse(run_prescient(with_db({"show", "--id", std::to_string(id), "--json"}, url)).out);
+  REQUIRE(trace["deferrals"].size() == 1);
+  CHECK(trace["deferrals"][0]["limit"] == "crm");
+
   CHECK(run_prescient(with_db({"limits", "remove", "crm"}, url)).out == "limit crm: removed\n");
   const ProcessResult again = run_prescient(with_db({"limits", "remove", "crm"}, url));
   CHECK(again.exit_code == 3);

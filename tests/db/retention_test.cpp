@@ -92,7 +92,16 @@ TEST_CASE("purge drops the months wholly before the cut-off and deletes the olde
       count_of(*db, "SELECT count(*) FROM prescient.history_partitions() WHERE ends_at <= '2031-02-15T00:00:00Z'");
   REQUIRE(whole_months >= 1);
 
+  // Deferrals flow limits recorded (part of the checks' traces): 250 before the cut-off, one after.
+  *db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
+         " SELECT i, '2031-01-01T00:00:00Z'::timestamptz + i * interval '1 minute', 'l', 'k', '2031-03-01T00:00:00Z'"
+         "   FROM generate_series(1, 250) i";
+  *db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
+         " VALUES (1, '2031-02-20T00:00:00Z', 'l', 'k', '2031-03-01T00:00:00Z')";
+
   const HistoryPurge purge = purge_history(*db, parse_time("2031-02-15T00:00:00Z"), 100);
+  CHECK(purge.deferrals == 250);  // in batches of 100
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_deferral") == 1);
   CHECK(purge.months_dropped == whole_months);
   CHECK(purge.rows == 24 * 31 + 24 * 14 + 3);
   CHECK_FALSE(has_partition(*db, "job_history_2031_01"));

@@ -83,7 +83,8 @@ class FlowLimits {
   bool remove(const std::string& name);  // false: no limit had the name
   std::vector<FlowLimit> list();
   std::vector<FlowFigure> figures();
-  std::vector<FlowDeferral> deferrals_of(std::int64_t check_id);
+  // The deferrals of these checks (a trace's ids), oldest first.
+  std::vector<FlowDeferral> deferrals_of(const std::vector<std::int64_t>& check_ids);
 
  private:
   soci::session& db_;

@@ -103,12 +103,12 @@ std::vector<FlowFigure> FlowLimits::figures() {
   return out;
 }
 
-std::vector<FlowDeferral> FlowLimits::deferrals_of(std::int64_t check_id) {
+std::vector<FlowDeferral> FlowLimits::deferrals_of(const std::vector<std::int64_t>& check_ids) {
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot read the check's deferrals",
       "SELECT check_id, prescient.us(deferred_at), limit_name, key_value, prescient.us(until)"
-      "  FROM prescient.flow_deferral WHERE check_id = $1 ORDER BY deferred_at",
-      {std::to_string(check_id)});
+      "  FROM prescient.flow_deferral WHERE check_id = ANY ($1::bigint[]) ORDER BY deferred_at, check_id",
+      {pq::integer_array(check_ids)});
   std::vector<FlowDeferral> out(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     out[r] = {.check_id = rows.integer(r, 0), .deferred_at = rows.time(r, 1), .limit_name = rows.text(r, 2),

@@ -35,14 +35,30 @@ std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit) 
       .integer(0, 0);
 }
 
-std::int64_t purge_events(soci::session& db, TimePoint before, int limit) {
-  return pq::exec(native_connection(db), "cannot purge events",
-                  "WITH gone AS (DELETE FROM prescient.event WHERE seq IN ("
-                  "  SELECT seq FROM prescient.event WHERE emitted_at < prescient.at_us($1) LIMIT $2)"
+namespace {
+
+// One batch of a retention delete: up to `limit` rows of `table` whose `time_column` is before `before`,
+// picked by `row_key`. The names are prescient's own constants, never input.
+std::int64_t delete_older(soci::session& db, const std::string& what, const std::string& table,
+                          const std::string& row_key, const std::string& time_column, TimePoint before, int limit) {
+  return pq::exec(native_connection(db), what,
+                  "WITH gone AS (DELETE FROM " + table + " WHERE " + row_key + " IN ("
+                  "  SELECT " + row_key + " FROM " + table + " WHERE " + time_column +
+                      " < prescient.at_us($1) LIMIT $2)"
                   "  RETURNING 1)"
                   " SELECT count(*) FROM gone",
                   {pq::micros(before), std::to_string(limit)})
       .integer(0, 0);
+}
+
+}  // namespace
+
+std::int64_t purge_events(soci::session& db, TimePoint before, int limit) {
+  return delete_older(db, "cannot purge events", "prescient.event", "seq", "emitted_at", before, limit);
+}
+
+std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit) {
+  return delete_older(db, "cannot purge deferrals", "prescient.flow_deferral", "ctid", "deferred_at", before, limit);
 }
 
 }  // namespace prescient::db

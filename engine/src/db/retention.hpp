@@ -24,5 +24,7 @@ std::int64_t drop_history_partition(soci::session& db, const std::string& name);
 std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit);
 // One batch: deletes up to `limit` events emitted before `before`; how many went.
 std::int64_t purge_events(soci::session& db, TimePoint before, int limit);
+// One batch: deletes up to `limit` records of flow limits' deferrals made before `before`; how many went.
+std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit);
 
 }  // namespace prescient::db

@@ -328,7 +328,7 @@ TEST_CASE("flow: fair share gives a small tenant's checks their turn at the star
     ManualClock at(slot - 1min);
     Client client(*f.db, {.clock = &at, .enqueued_by = "test"});
     std::vector<ScheduleRequest> requests;
-    for (int i = 0; i < 20000; ++i) {
+    for (int i = 0; i < 50000; ++i) {
       requests.push_back({.job = "noop", .entity_name = "t", .entity_key = std::to_string(i), .at = slot,
                           .payload = {{"tenant", "big"}}});
     }
@@ -339,13 +339,15 @@ TEST_CASE("flow: fair share gives a small tenant's checks their turn at the star
     client.schedule_many(requests);
     at.set(slot);
     SlotRunner runner({.database_url = f.url, .runner_id = "r", .workers = 2}, f.registry, at);
-    CHECK(runner.run_slot(slot).done == 20100);
+    CHECK(runner.run_slot(slot).done == 50100);
     // Settled in history_id order: how far into the drain the small tenant's last check settled.
     return count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE history_id <="
                            " (SELECT max(history_id) FROM prescient.job_history WHERE payload->>'tenant' = 'small')");
   };
-  CHECK(drain_big_and_small(true) <= 20100 / 20);  // within the first 5 % of the slot's drain
-  CHECK(drain_big_and_small(false) > 20100 * 9 / 10);  // without it, behind the big tenant
+  // Within the first 5 % of the slot's drain (the issue's sizes). The first claim takes B's 100 beside
+  // 500 of A's; another worker's batch of A's may settle before it: about 2 100 at most.
+  CHECK(drain_big_and_small(true) <= 50100 / 20);
+  CHECK(drain_big_and_small(false) > 50100 * 9 / 10);  // without it, behind the big tenant
 }
 
 TEST_CASE("flow: fair share's index is made with its limit and dropped with the last one that needs it") {

@@ -80,9 +80,8 @@ Run enqueue_bulk(soci::session& db, long n, long batch) {
 // How the drain's runner prepares its statements (--prepared-statements; measured behind PgBouncer).
 StatementPreparation drain_preparation = StatementPreparation::automatic;
 
-Run drain(const std::string& url, soci::session& db, const Registry& registry, const char* job, long n, int workers) {
-  reset(db);
-  load(db, job, n, bench_slot());
+// Fires the bench slot, whose n checks are loaded, with `workers` and times it.
+Run drain_loaded(const std::string& url, const Registry& registry, long n, int workers) {
   ManualClock at_slot(bench_slot());
   SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers, .statement_preparation = drain_preparation},
                     registry, at_slot);
@@ -94,6 +93,12 @@ Run drain(const std::string& url, soci::session& db, const Registry& registry, c
           .extra = {{"rescheduled", r.rescheduled}, {"events", r.events}, {"machine_cpu_us_per_check", cpu * 1e6 / n}}};
 }
 
+Run drain(const std::string& url, soci::session& db, const Registry& registry, const char* job, long n, int workers) {
+  reset(db);
+  load(db, job, n, bench_slot());
+  return drain_loaded(url, registry, n, workers);
+}
+
 // The drain of n noop checks of `tenants` tenants (payload.tenant, interleaved by id), with or without a
 // fair-share limit on the tenant: what fair share's claim costs against the plain one.
 Run drain_tenants(const std::string& url, soci::session& db, const Registry& registry, long n, int workers, bool fair,
@@ -102,25 +107,15 @@ Run drain_tenants(const std::string& url, soci::session& db, const Registry& reg
   db << "DELETE FROM prescient.flow_limit";
   if (fair) FlowLimits(db).set({.name = "tenants", .key = "payload.tenant", .fair_share = true}, "bench", bench_slot());
   db << "SELECT prescient.sync_fair_share_indexes()";
-  ManualClock before(bench_slot() - std::chrono::hours{1});
-  Client client(db, {.clock = &before});
-  std::vector<ScheduleRequest> requests;
-  for (long i = 0; i < n; ++i) {
-    requests.push_back({.job = "noop", .entity_name = "bench", .entity_key = std::to_string(i), .at = bench_slot(),
-                        .payload = {{"n", i}, {"tenant", "tenant-" + std::to_string(i % tenants)}}});
-  }
-  for (std::size_t from = 0; from < requests.size(); from += 10000) {
-    client.schedule_many(std::span(requests).subspan(from, std::min<std::size_t>(10000, requests.size() - from)));
-  }
-  db << "VACUUM ANALYZE prescient.future_job";
-  db << "CHECKPOINT";
-  ManualClock at_slot(bench_slot());
-  SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers}, registry, at_slot);
-  const SlotReport r = runner.run_slot(bench_slot());
+  load(db, n, bench_slot(), [&](long i) {
+    ScheduleRequest r = request("noop", i, bench_slot());
+    r.payload["tenant"] = "tenant-" + std::to_string(i % tenants);
+    return r;
+  });
+  const Run run = drain_loaded(url, registry, n, workers);
   db << "DELETE FROM prescient.flow_limit";
   db << "SELECT prescient.sync_fair_share_indexes()";
-  if (r.claimed != n) throw std::runtime_error("drained " + std::to_string(r.claimed) + " of " + std::to_string(n));
-  return {.seconds = r.seconds};
+  return run;
 }
 
 std::vector<long> numbers(const std::string& list) {

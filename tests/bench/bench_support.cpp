@@ -60,10 +60,14 @@ ScheduleRequest request(const char* job, long i, TimePoint at) {
 }
 
 void load(soci::session& db, const char* job, long n, TimePoint at) {
+  load(db, n, at, [&](long i) { return request(job, i, at); });
+}
+
+void load(soci::session& db, long n, TimePoint at, const std::function<ScheduleRequest(long)>& make) {
   ManualClock before(at - std::chrono::hours{1});
   Client client(db, {.clock = &before});
   std::vector<ScheduleRequest> requests;
-  for (long i = 0; i < n; ++i) requests.push_back(request(job, i, at));
+  for (long i = 0; i < n; ++i) requests.push_back(make(i));
   for (std::size_t from = 0; from < requests.size(); from += 10000) {
     client.schedule_many(std::span(requests).subspan(from, std::min<std::size_t>(10000, requests.size() - from)));
   }

@@ -61,6 +61,8 @@ ScheduleRequest request(const char* job, long i, TimePoint at);
 
 // Puts n checks of class `job` at `at` through schedule_many (10 000 per call), as of an hour before.
 void load(soci::session& db, const char* job, long n, TimePoint at);
+// The same for checks made by `make` (the i-th of n), each due at `at`.
+void load(soci::session& db, long n, TimePoint at, const std::function<ScheduleRequest(long)>& make);
 
 // The measures beyond throughput, each in its own file.
 void scale(const std::string& url, soci::session& db, const Registry& registry, const std::vector<long>& sizes,

@@ -63,7 +63,6 @@ struct Fixture {
   SystemClock clock;
   Starts starts;
   Registry registry;
-  Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
   FlowLimits limits{*db};
 
   Fixture() {
@@ -71,14 +70,16 @@ struct Fixture {
     registry.add("recorded", [this] { return std::make_unique<Recorded>(starts, clock); });
   }
 
-  // `count` checks of `tenant` due at `slot`.
-  void add(int count, const std::string& tenant, TimePoint slot, int sleep_ms = 0) {
+  // `count` checks of `tenant` due at `slot` (scheduled as of a minute before it, so a slot in the past
+  // is kept as it is).
+  void add(int count, const std::string& tenant, TimePoint slot, int sleep_ms = 0, const char* job = "recorded") {
     std::vector<ScheduleRequest> requests;
     for (int i = 0; i < count; ++i) {
-      requests.push_back({.job = "recorded", .entity_name = "t", .entity_key = tenant + std::to_string(i),
-                          .at = slot, .payload = {{"tenant", tenant}, {"sleep_ms", sleep_ms}}});
+      requests.push_back({.job = job, .entity_name = "t", .entity_key = tenant + std::to_string(i), .at = slot,
+                          .payload = {{"tenant", tenant}, {"sleep_ms", sleep_ms}}});
     }
-    client.schedule_many(requests);
+    ManualClock before(slot - 1min);
+    Client(*db, {.clock = &before, .enqueued_by = "test"}).schedule_many(requests);
   }
 
   TimePoint next_slot() const { return std::chrono::ceil<std::chrono::seconds>(clock.now() + 1s); }
@@ -172,13 +173,7 @@ TEST_CASE("flow: the admission spaces starts by the rate and defers the rest to 
   Fixture f;
   f.limits.set(rate_limit("acme-rate", 4), "test", f.clock.now());  // 4/s: 250 ms apart
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
-  std::vector<ScheduleRequest> requests;
-  for (int i = 0; i < 10; ++i) {
-    requests.push_back({.job = "recorded", .entity_name = "t", .entity_key = std::to_string(i), .at = slot,
-                        .payload = {{"tenant", "acme"}}});
-  }
-  ManualClock before(slot - 1min);
-  Client(*f.db, {.clock = &before, .enqueued_by = "test"}).schedule_many(requests);
+  f.add(10, "acme", slot);
   PgRunnerStore store(*f.db);
   store.begin();
   const auto claimed = store.claim_due(slot, slot, slot, 100, {}).checks;
@@ -234,13 +229,7 @@ TEST_CASE("flow: a concurrency place is held by a live lease and given back when
   Fixture f;
   f.limits.set({.name = "one-at-a-time", .key = "payload.tenant", .concurrency = 1}, "test", f.clock.now());
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
-  std::vector<ScheduleRequest> requests;
-  for (int i = 0; i < 2; ++i) {
-    requests.push_back({.job = "recorded", .entity_name = "t", .entity_key = std::to_string(i), .at = slot,
-                        .payload = {{"tenant", "acme"}}});
-  }
-  ManualClock before(slot - 1min);
-  Client(*f.db, {.clock = &before, .enqueued_by = "test"}).schedule_many(requests);
+  f.add(2, "acme", slot);
   PgRunnerStore store(*f.db);
   const auto admit_at = [&](TimePoint now, TimePoint until) {
     store.begin();
@@ -325,19 +314,9 @@ TEST_CASE("flow: fair share gives a small tenant's checks their turn at the star
     Fixture f;
     if (fair) f.limits.set({.name = "tenants", .key = "payload.tenant", .fair_share = true}, "test", f.clock.now());
     const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
-    ManualClock at(slot - 1min);
-    Client client(*f.db, {.clock = &at, .enqueued_by = "test"});
-    std::vector<ScheduleRequest> requests;
-    for (int i = 0; i < 50000; ++i) {
-      requests.push_back({.job = "noop", .entity_name = "t", .entity_key = std::to_string(i), .at = slot,
-                          .payload = {{"tenant", "big"}}});
-    }
-    for (int i = 0; i < 100; ++i) {
-      requests.push_back({.job = "noop", .entity_name = "t", .entity_key = "s" + std::to_string(i), .at = slot,
-                          .payload = {{"tenant", "small"}}});
-    }
-    client.schedule_many(requests);
-    at.set(slot);
+    f.add(50000, "big", slot, 0, "noop");
+    f.add(100, "small", slot, 0, "noop");
+    ManualClock at(slot);
     SlotRunner runner({.database_url = f.url, .runner_id = "r", .workers = 2}, f.registry, at);
     CHECK(runner.run_slot(slot).done == 50100);
     // Settled in history_id order: how far into the drain the small tenant's last check settled.

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "prescient/clock.hpp"
+#include "prescient/flow_limits.hpp"
 #include "prescient/outcome.hpp"
 #include "prescient/time.hpp"
 
@@ -62,13 +63,7 @@ struct QueueStats {
   };
   std::vector<PausedClass> paused;  // live: job classes runners take nothing of (prescient jobs pause)
   // Live: checks flow limits deferred, per limit and key value, the most deferred first (at most 20).
-  struct Deferrals {
-    std::string limit_name;
-    std::string key_value;
-    long long deferred = 0;
-    TimePoint last_deferred_at;
-  };
-  std::vector<Deferrals> deferrals;
+  std::vector<FlowFigure> deferrals;
 };
 
 // Counts the figures again when they are absent or older than max_age and no other session is counting

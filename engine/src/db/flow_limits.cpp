@@ -18,6 +18,7 @@ std::optional<std::string> optional_number(const std::optional<int>& value) {
 }  // namespace
 
 namespace db {
+namespace {
 
 const std::string kFlowLimitColumns =
     "name, key, job, key_value, rate, per_seconds, burst, concurrency, prescient.us(updated_at), updated_by,"
@@ -42,9 +43,25 @@ std::vector<FlowLimit> flow_limits_of(const pq::Result& rows) {
   return out;
 }
 
+}  // namespace
+
 std::vector<FlowLimit> read_flow_limits(PGconn* conn) {
   return flow_limits_of(pq::exec(conn, "cannot read the flow limits",
                                  "SELECT " + kFlowLimitColumns + " FROM prescient.flow_limit ORDER BY name"));
+}
+
+std::vector<FlowFigure> read_flow_figures(PGconn* conn, std::optional<int> most) {
+  const pq::Result rows = pq::exec(
+      conn, "cannot read the deferrals",
+      std::string("SELECT limit_name, key_value, deferred, prescient.us(last_deferred_at) FROM prescient.flow_figure") +
+          (most ? " ORDER BY deferred DESC, limit_name, key_value LIMIT $1" : " ORDER BY limit_name, key_value"),
+      most ? pq::Params{std::to_string(*most)} : pq::Params{});
+  std::vector<FlowFigure> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out[r] = {.limit_name = rows.text(r, 0), .key_value = rows.text(r, 1), .deferred = rows.integer(r, 2),
+              .last_deferred_at = rows.time(r, 3)};
+  }
+  return out;
 }
 
 }  // namespace db
@@ -91,17 +108,7 @@ bool FlowLimits::remove(const std::string& name) {
 
 std::vector<FlowLimit> FlowLimits::list() { return db::read_flow_limits(native_connection(db_)); }
 
-std::vector<FlowFigure> FlowLimits::figures() {
-  const pq::Result rows = pq::exec(native_connection(db_), "cannot read the deferrals",
-                                   "SELECT limit_name, key_value, deferred, prescient.us(last_deferred_at)"
-                                   "  FROM prescient.flow_figure ORDER BY limit_name, key_value");
-  std::vector<FlowFigure> out(rows.rows());
-  for (int r = 0; r < rows.rows(); ++r) {
-    out[r] = {.limit_name = rows.text(r, 0), .key_value = rows.text(r, 1), .deferred = rows.integer(r, 2),
-              .last_deferred_at = rows.time(r, 3)};
-  }
-  return out;
-}
+std::vector<FlowFigure> FlowLimits::figures() { return db::read_flow_figures(native_connection(db_)); }
 
 std::vector<FlowDeferral> FlowLimits::deferrals_of(const std::vector<std::int64_t>& check_ids) {
   const pq::Result rows = pq::exec(

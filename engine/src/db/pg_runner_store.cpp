@@ -19,20 +19,28 @@ namespace prescient {
 namespace {
 
 // What a run needs of a claimed check (db/check_columns.hpp), read in binary (no text conversion of numbers and times on
-// either side). Its slot is not read: the claim asks for next_check_at = the slot.
+// either side), then the time it is due: its slot, or a time within the slot flow control deferred it to.
 const std::string kClaimColumns =
-    "id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, check_count, attempts";
+    "id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, check_count, attempts,"
+    " next_check_at";
+constexpr int kDueColumn = 10;
+
+// Which rows of a slot a claim may take (and the drain's look for checks deferred within the slot waits
+// for): ungrouped, not under a live lease ($2: now), not of an excluded class ($4) or id ($5), not paused.
+const std::string kClaimable =
+    " group_key IS NULL AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
+    " AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
+    " AND job NOT IN (SELECT job FROM prescient.paused_job)";
 
 // Reads the claimed rows. A payload the runner cannot parse (jsonb holds numbers no double can) makes
-// its check unreadable, not the claim: it is failed alone, with the reason. A check's slot is `slot`, or
-// the column after the check's own when the claim reads it (a time flow control deferred a check to).
-RunnerStore::Claimed checks_from(const pq::Result& rows, TimePoint slot, bool reads_time = false) {
+// its check unreadable, not the claim: it is failed alone, with the reason.
+RunnerStore::Claimed checks_from(const pq::Result& rows) {
   RunnerStore::Claimed out;
   out.checks.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     Check c;
     db::read_check_columns(rows, r, c);
-    c.slot = reads_time ? rows.time(r, db::kPayloadColumn + 4) : slot;
+    c.slot = rows.time(r, kDueColumn);
     try {
       c.payload = nlohmann::json::parse(rows.text(r, db::kPayloadColumn));
       out.checks.push_back(std::move(c));
@@ -89,12 +97,9 @@ void PgRunnerStore::rollback() noexcept { transaction_.reset(); }
 // From the slot's boundary through $6: the slot's own checks and those flow control deferred to a time
 // within it ($6 is at most the slot's last microsecond; on the grid nothing else lies there).
 const std::string kClaimDue =
-    "SELECT " + kClaimColumns + ", next_check_at"
+    "SELECT " + kClaimColumns +
     " FROM prescient.future_job"
-    " WHERE next_check_at BETWEEN prescient.at_us($1) AND prescient.at_us($6) AND group_key IS NULL"
-    "   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($2))"
-    "   AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
-    "   AND job NOT IN (SELECT job FROM prescient.paused_job)"
+    " WHERE next_check_at BETWEEN prescient.at_us($1) AND prescient.at_us($6) AND" + kClaimable +
     " LIMIT $3 FOR UPDATE SKIP LOCKED";
 
 RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit,
@@ -102,8 +107,7 @@ RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint until, T
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due checks", kClaimDue,
                                      {pq::micros(slot), pq::micros(now), std::to_string(limit), names_array(excluded.jobs),
                                       pq::integer_array(excluded.ids), pq::micros(std::max(slot, until))},
-                                     pq::Format::binary),
-                     slot, true);
+                                     pq::Format::binary));
 }
 
 std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {
@@ -128,12 +132,9 @@ const std::string kClaimDueFair =
     "    FROM v WHERE v.value IS NOT NULL AND v.n < $3),"
     " vals AS (SELECT value FROM v WHERE value IS NOT NULL)"
     " SELECT c.* FROM vals, LATERAL ("
-    "   SELECT " + kClaimColumns + ", next_check_at FROM prescient.future_job f"
-    "    WHERE f.next_check_at = prescient.at_us($1) AND coalesce(f.payload ->> $6, '') = vals.value"
-    "      AND f.group_key IS NULL AND (f.claimed_until IS NULL OR f.claimed_until <= prescient.at_us($2))"
-    "      AND f.job <> ALL ($4::text[]) AND f.id <> ALL ($5::bigint[])"
-    "      AND f.job NOT IN (SELECT job FROM prescient.paused_job)"
-    "    ORDER BY f.id LIMIT (SELECT greatest(1, $3 / count(*)) FROM vals) FOR UPDATE SKIP LOCKED) c"
+    "   SELECT " + kClaimColumns + " FROM prescient.future_job"
+    "    WHERE next_check_at = prescient.at_us($1) AND coalesce(payload ->> $6, '') = vals.value AND" + kClaimable +
+    "    ORDER BY id LIMIT (SELECT greatest(1, $3 / count(*)) FROM vals) FOR UPDATE SKIP LOCKED) c"
     " LIMIT $3";
 
 RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
@@ -141,8 +142,7 @@ RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now
   return checks_from(pq::exec(native_connection(db_), "cannot claim due checks in fair shares", kClaimDueFair,
                               {pq::micros(slot), pq::micros(now), std::to_string(limit), names_array(excluded.jobs),
                                pq::integer_array(excluded.ids), field},
-                              pq::Format::binary),
-                     slot, true);
+                              pq::Format::binary));
 }
 
 const std::string kClaimDueGroups =
@@ -163,8 +163,7 @@ RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_gro
   return checks_from(prepared_->exec(native_connection(db_), "cannot claim due groups", kClaimDueGroups,
                                      {pq::micros(slot), std::to_string(max_groups), names_array(excluded.jobs),
                                       names_array(excluded.groups)},
-                                     pq::Format::binary),
-                     slot);
+                                     pq::Format::binary));
 }
 
 RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
@@ -346,11 +345,8 @@ std::optional<TimePoint> PgRunnerStore::next_waiting(TimePoint slot, TimePoint s
   const pq::Result row = pq::exec(
       native_connection(db_), "cannot look for deferred checks",
       "SELECT prescient.us(min(next_check_at)) FROM prescient.future_job"
-      " WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)"
-      "   AND group_key IS NULL AND (claimed_until IS NULL OR claimed_until <= prescient.at_us($3))"
-      "   AND job <> ALL ($4::text[]) AND id <> ALL ($5::bigint[])"
-      "   AND job NOT IN (SELECT job FROM prescient.paused_job)",
-      {pq::micros(slot), pq::micros(slot_end), pq::micros(now), names_array(excluded.jobs),
+      " WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($3) AND" + kClaimable,
+      {pq::micros(slot), pq::micros(now), pq::micros(slot_end), names_array(excluded.jobs),
        pq::integer_array(excluded.ids)});
   return row.optional_time(0, 0);
 }

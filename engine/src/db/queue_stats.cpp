@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/connection.hpp"
+#include "db/flow_limit_rows.hpp"
 #include "db/pq.hpp"
 #include "db/transaction.hpp"
 #include "prescient/database.hpp"
@@ -57,10 +58,7 @@ nlohmann::json to_json(const QueueStats& s) {
                       {"pending", p.pending}});
   }
   nlohmann::json deferrals = nlohmann::json::array();
-  for (const auto& d : s.deferrals) {
-    deferrals.push_back({{"limit", d.limit_name}, {"key_value", d.key_value}, {"deferred", d.deferred},
-                         {"last_deferred_at", format_time(d.last_deferred_at)}});
-  }
+  for (const FlowFigure& d : s.deferrals) deferrals.push_back(to_json(d));
   return {{"now", format_time(s.now)},
           {"deferrals", deferrals},
           {"counted_at", format_time(s.counted_at)},
@@ -210,14 +208,7 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros
       stats.paused.push_back({paused.text(r, 0), paused.time(r, 1), paused.text(r, 2), paused.integer(r, 3)});
     }
 
-    const pq::Result deferrals = pq::exec(
-        conn, "cannot read the flow limits' deferrals",
-        "SELECT limit_name, key_value, deferred, prescient.us(last_deferred_at) FROM prescient.flow_figure"
-        " ORDER BY deferred DESC, limit_name, key_value LIMIT 20");
-    for (int r = 0; r < deferrals.rows(); ++r) {
-      stats.deferrals.push_back(
-          {deferrals.text(r, 0), deferrals.text(r, 1), deferrals.integer(r, 2), deferrals.time(r, 3)});
-    }
+    stats.deferrals = db::read_flow_figures(conn, 20);
 
     const pq::Result oldest = pq::exec(conn, "cannot find the oldest overdue check",
                                        "SELECT id, job, prescient.us(next_check_at) FROM prescient.future_job"

@@ -70,13 +70,13 @@ class Worker::Impl {
     }
     // Checks deferred within the slot are due at times up to its end (an overdue slot's, all of them).
     const TimePoint slot_end = grid_.floor(slot) + settings_.slot;
+    // Without limits, nothing is deferred: the claim and the end of a drain are what they always were.
+    const bool flow = !limits_.empty();
     while (!stopping()) {
       const auto batch_start = std::chrono::steady_clock::now();
       store_.begin();
       try {
         const RunnerStore::Exclusions excluded = exclusions();
-        // Without limits, nothing is deferred: the claim and the end of a drain are what they always were.
-        const bool flow = !limits_.empty();
         const TimePoint until = flow ? std::min(clock_.now() + pace(), slot_end - Micros{1}) : slot;
         RunnerStore::Claimed claimed;
         if (fair_field_) claimed = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_field_);
@@ -108,11 +108,11 @@ class Worker::Impl {
         // start their rate gives) and checks due later within the slot (deferred there: the run waits).
         std::vector<Check> fast, slow, limited;
         std::vector<RunnerStore::FlowPair> pairs;
-        starts_.clear();
+        Starts starts;
         for (Check& c : claimed.checks) {
           if (!grouped && add_flow_pairs(c, pairs)) limited.push_back(std::move(c));
           else if (!grouped && c.slot > clock_.now()) {
-            starts_[c.id] = c.slot;
+            starts[c.id] = c.slot;
             slow.push_back(std::move(c));
           } else {
             (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
@@ -131,7 +131,7 @@ class Worker::Impl {
         const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
         tally(settled.items, settled.events, report);
         // Admitted last, just before the commit: the limits' state rows stay locked only that long.
-        if (!limited.empty()) admit(limited, pairs, slow, report);
+        if (!limited.empty()) admit(limited, pairs, slow, starts, report);
         std::optional<std::int64_t> token;
         if (!slow.empty()) token = store_.lease(ids_of(slow), options_.runner_id, lease_end(slow));
         store_.commit();
@@ -141,7 +141,7 @@ class Worker::Impl {
         spdlog::debug("slot {} runner {}: settled {} of {} claimed", format_time(slot), options_.runner_id,
                       settled.items.size(), claimed.checks.size() + claimed.unreadable.size());
         if (token) {
-          run_leased(slow, *token, slot, report);
+          run_leased(slow, starts, *token, slot, report);
           report.last_commit_at = clock_.now();
         }
       } catch (...) {
@@ -162,6 +162,9 @@ class Worker::Impl {
     bool long_running = false;
     bool batch = false;  // with long_running: its checks of a batch run as one unit (run_batch)
   };
+
+  // Slow-path checks of a batch that may not start before a time, by id.
+  using Starts = std::map<std::int64_t, TimePoint>;
 
   // What this worker settled: the items as written (culprits turned into failed attempts), the events
   // the outbox took, and the checks the database refused to settle in any form.
@@ -240,7 +243,7 @@ class Worker::Impl {
   // Admits the limited checks: those admitted join the slow path with their start; the others were moved
   // by the database to when their budget allows.
   void admit(std::vector<Check>& limited, const std::vector<RunnerStore::FlowPair>& pairs, std::vector<Check>& slow,
-             SlotReport& report) {
+             Starts& starts, SlotReport& report) {
     // The executor runs one check at a time, but for a class that takes its batch whole (JobPolicy::batch):
     // a worker takes no more concurrency places than it can use at once.
     const bool together = std::any_of(limited.begin(), limited.end(), [&](const Check& c) { return class_of(c.job).batch; });
@@ -251,7 +254,7 @@ class Worker::Impl {
     for (Check& c : limited) {
       const auto it = verdicts.find(c.id);
       if (it == verdicts.end() || it->second.start) {
-        starts_[c.id] = it == verdicts.end() ? c.slot : *it->second.start;
+        starts[c.id] = it == verdicts.end() ? c.slot : *it->second.start;
         slow.push_back(std::move(c));
         continue;
       }
@@ -301,9 +304,11 @@ class Worker::Impl {
   }
 
   // The slow path: run outside any transaction, then settle fenced by the lease token.
-  void run_leased(const std::vector<Check>& checks, std::int64_t token, TimePoint slot, SlotReport& report) {
+  void run_leased(const std::vector<Check>& checks, const Starts& starts, std::int64_t token, TimePoint slot,
+                  SlotReport& report) {
     const auto batch = std::make_shared<const std::vector<Check>>(checks);
-    std::vector<SettleItem> items = run_paced(*batch, slot, std::chrono::steady_clock::now() + options_.batch_deadline);
+    std::vector<SettleItem> items =
+        run_paced(*batch, starts, slot, std::chrono::steady_clock::now() + options_.batch_deadline);
     std::set<std::int64_t> unrun;
     for (const Check& c : checks) unrun.insert(c.id);
     for (const SettleItem& item : items) unrun.erase(item.id);
@@ -338,13 +343,13 @@ class Worker::Impl {
     }
   }
 
-  // Runs leased checks, none before its start (starts_: flow control's, or a deferred check's time); those
-  // that may start together run as one batch.
-  std::vector<SettleItem> run_paced(const std::vector<Check>& checks, TimePoint slot,
+  // Runs leased checks, none before its start (flow control's, or a deferred check's time); those that
+  // may start together run as one batch.
+  std::vector<SettleItem> run_paced(const std::vector<Check>& checks, const Starts& starts, TimePoint slot,
                                     std::chrono::steady_clock::time_point deadline) {
     const auto start_of = [&](const Check& c) {
-      const auto it = starts_.find(c.id);
-      return it == starts_.end() ? TimePoint{} : it->second;
+      const auto it = starts.find(c.id);
+      return it == starts.end() ? TimePoint{} : it->second;
     };
     std::vector<Check> pending(checks.begin(), checks.end());
     std::stable_sort(pending.begin(), pending.end(),
@@ -529,7 +534,6 @@ class Worker::Impl {
   RunnerStore::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
   std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
   std::optional<std::string> fair_field_;    // the payload field a fair-share limit interleaves claims by
-  std::map<std::int64_t, TimePoint> starts_;  // slow-path checks that may not start before a time
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
   std::string last_refusal_;           // the database's reason for the last refused settlement
 };

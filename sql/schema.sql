@@ -16,10 +16,10 @@ CREATE SCHEMA prescient;
 
 
 --
--- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text)
+CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT u.n,
@@ -31,8 +31,9 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
      u.group_key,
      (COALESCE(u.payload, '{}'::text))::jsonb AS "coalesce",
      COALESCE(u.enqueued_by, array_items.p_by) AS "coalesce",
-     COALESCE(u.on_conflict, array_items.p_default_on_conflict) AS "coalesce"
-    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, n);
+     COALESCE(u.on_conflict, array_items.p_default_on_conflict) AS "coalesce",
+     u.fire_window
+    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, n);
 END;
 
 
@@ -64,10 +65,19 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
 
 
 --
--- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: window_problem(timestamp with time zone, interval, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, problem text)
+CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window interval, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, p_window) WHEN (p_window > '00:00:00'::interval) THEN ((('the window '::text || p_window) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
+
+
+--
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT i.n,
@@ -80,8 +90,9 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
      i.payload,
      i.enqueued_by,
      i.on_conflict,
-     prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds) AS request_problem
-    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict);
+     i.fire_window,
+     COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds)) AS "coalesce"
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window);
 END;
 
 
@@ -1264,10 +1275,10 @@ END $$;
 
 
 --
--- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now()) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1276,22 +1287,29 @@ DECLARE
   v_settings prescient.settings;
   v_problem text;
   v_slot timestamptz;
+  v_id bigint;
   v_existing bigint;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
-  v_problem := prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
-                                         p_payload, p_by, p_on_conflict, p_now, v_settings.max_horizon_seconds);
+  v_problem := coalesce(
+    prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_by,
+                              p_on_conflict, p_now, v_settings.max_horizon_seconds),
+    prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   v_slot := prescient.slot_for(p_at, p_now, v_settings.slot_seconds);
   LOOP
+    -- The id is drawn first: a window's slot is chosen by it.
+    v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
     RETURN QUERY
       WITH ins AS (
-        INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, group_key, payload,
+        INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                           first_check_at, next_check_at, enqueued_on, enqueued_by)
-        VALUES (p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
-                v_slot, v_slot, p_now, p_by)
+        OVERRIDING SYSTEM VALUE
+        VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
+                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
+                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now, p_by)
         ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
         RETURNING id, job_key, next_check_at, first_check_at)
       SELECT ins.*, 'created'::text FROM ins;
@@ -1312,7 +1330,9 @@ BEGIN
         WITH upd AS (
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
-                 payload = p_payload, next_check_at = v_slot, check_count = 0, attempts = 0, last_error = NULL
+                 payload = p_payload,
+                 next_check_at = prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                 check_count = 0, attempts = 0, last_error = NULL
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
         SELECT upd.*, 'replaced'::text FROM upd;
@@ -1323,10 +1343,10 @@ END $$;
 
 
 --
--- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1361,7 +1381,8 @@ BEGIN
                  ('p_group_key', cardinality(p_group_key), array_ndims(p_group_key), v_count),
                  ('p_payload', cardinality(p_payload), array_ndims(p_payload), v_count),
                  ('p_enqueued_by', cardinality(p_enqueued_by), array_ndims(p_enqueued_by), v_count),
-                 ('p_on_conflict', cardinality(p_on_conflict), array_ndims(p_on_conflict), v_count))
+                 ('p_on_conflict', cardinality(p_on_conflict), array_ndims(p_on_conflict), v_count),
+                 ('p_window', cardinality(p_window), array_ndims(p_window), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -1379,14 +1400,17 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
-                                                  p_default_on_conflict, p_now, v_settings.max_horizon_seconds)),
+                                                  p_default_on_conflict, p_window, p_now,
+                                                  v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
-           SELECT input.*, nextval(v_ids_from) AS new_id,
-                  prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS slot
-             FROM input
-            WHERE NOT EXISTS (SELECT FROM bad)
-            ORDER BY input.n),
+           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                 v_settings.slot_seconds) AS slot
+             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
+                     FROM input
+                    WHERE NOT EXISTS (SELECT FROM bad)
+                    ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
                                              next_check_at, enqueued_on, enqueued_by)
@@ -1406,17 +1430,19 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
-                                                  p_now, v_settings.max_horizon_seconds)),
+                                                  p_window, p_now, v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
                   ORDER BY min(input.n) LIMIT 1),
          todo AS (
-           SELECT input.*, nextval(v_ids_from) AS new_id,
-                  prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS slot
-             FROM input
-            WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
-            ORDER BY input.n),
+           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                 v_settings.slot_seconds) AS slot
+             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
+                     FROM input
+                    WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
+                    ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by)
@@ -1456,7 +1482,7 @@ BEGIN
   -- Items whose key was taken: the exception, handled one by one.
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
-                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict) i
+                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -1470,7 +1496,8 @@ BEGIN
     RETURN QUERY
       SELECT v_item.n::integer, s.*
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
-                                v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now) s;
+                                v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
+                                v_item.fire_window) s;
   END LOOP;
 END $$;
 
@@ -1494,15 +1521,16 @@ BEGIN
                    array_agg(x.job_key ORDER BY x.n) AS job_key, array_agg(x.group_key ORDER BY x.n) AS group_key,
                    array_agg(x.payload::text ORDER BY x.n) AS payload,
                    array_agg(x.enqueued_by ORDER BY x.n) AS enqueued_by,
-                   array_agg(x.on_conflict ORDER BY x.n) AS on_conflict
+                   array_agg(x.on_conflict ORDER BY x.n) AS on_conflict,
+                   array_agg(x.fire_window ORDER BY x.n) AS fire_window
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
-                         payload json, enqueued_by text, on_conflict text))
+                         payload json, enqueued_by text, on_conflict text, "window" interval))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                        on_conflict, n)) a
+                                        on_conflict, fire_window, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
-                                                  p_report_conflicts) s;
+                                                  p_report_conflicts, a.fire_window) s;
 END $$;
 
 
@@ -1513,6 +1541,15 @@ END $$;
 CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ timestamp with time zone, slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN GREATEST(date_bin(((slot_seconds)::double precision * '00:00:01'::interval), ((requested + ((slot_seconds)::double precision * '00:00:01'::interval)) - '00:00:00.000001'::interval), '1970-01-01 00:00:00+00'::timestamp with time zone), (date_bin(((slot_seconds)::double precision * '00:00:01'::interval), now_, '1970-01-01 00:00:00+00'::timestamp with time zone) + ((slot_seconds)::double precision * '00:00:01'::interval)));
+
+
+--
+-- Name: spread_slot(timestamp with time zone, bigint, interval, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.spread_slot(p_slot timestamp with time zone, p_id bigint, p_window interval, p_slot_seconds integer) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
 
 
 --
@@ -2488,21 +2525,21 @@ REVOKE ALL ON FUNCTION prescient.resume_job(p_job text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval) TO prescient_runner;
 
 
 --
--- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]) TO prescient_runner;
 
 
 --

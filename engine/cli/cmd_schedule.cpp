@@ -47,6 +47,7 @@ ScheduleRequest request_from_flags(const Invocation& in) {
                           .by = optional_flag(in, "by"),
                           .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
   if (in.has("payload")) request.payload = payload_of(in);
+  if (in.has("window")) request.window = parse_duration(in.get<std::string>("window"));
   return request;
 }
 
@@ -63,12 +64,14 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     else if (field == "in") request.in = parse_duration(string_field(value, field));
     else if (field == "by") request.by = string_field(value, field);
     else if (field == "on_conflict") request.on_conflict = parse_on_conflict(string_field(value, field));
+    else if (field == "window") request.window = parse_duration(string_field(value, field));
     else if (field == "payload") {
       if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
       request.payload = value;
     } else {
       throw InvalidInput("unknown field '" + field +
-                         "' (fields: job, entity_name, entity_key, at, in, job_key, group_key, payload, by, on_conflict)");
+                         "' (fields: job, entity_name, entity_key, at, in, window, job_key, group_key, payload, by, "
+                         "on_conflict)");
     }
   }
   return request;
@@ -156,8 +159,8 @@ Command schedule_command() {
       .name = "schedule",
       .summary = "Put a check into the future (or many, from a file of JSON lines).",
       .usage = "schedule [--plugins DIR] --job CLASS --entity-name NAME --entity-key KEY (--at TIME | --in DURATION)\n"
-               "                          [--job-key KEY] [--group-key KEY] [--payload JSON] [--by WHO]\n"
-               "                          [--on-conflict error|replace|keep] [--json]\n"
+               "                          [--window DURATION] [--job-key KEY] [--group-key KEY] [--payload JSON]\n"
+               "                          [--by WHO] [--on-conflict error|replace|keep] [--json]\n"
                "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...] [--json]",
       .add_options =
           [](po::options_description& desc) {
@@ -167,6 +170,9 @@ Command schedule_command() {
                 ("entity-key", po::value<std::string>()->value_name("KEY"), "which one, e.g. 42");
             add_time_options(desc);
             desc.add_options()
+                ("window", po::value<std::string>()->value_name("DURATION"),
+                 "the check may fire any time this long after its time: a herd given one time is spread evenly "
+                 "over the window's slots (e.g. 10m; docs/flow-control.md)")
                 ("job-key", po::value<std::string>()->value_name("KEY"),
                  "natural key, unique among pending checks: cancel and reschedule by it")
                 ("group-key", po::value<std::string>()->value_name("KEY"),
@@ -176,8 +182,8 @@ Command schedule_command() {
                 ("on-conflict", po::value<std::string>()->value_name("POLICY")->default_value("error"),
                  "when a pending check has the same job key: error (exit 2), replace (update it in place) or keep")
                 ("file", po::value<std::string>()->value_name("FILE"),
-                 "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, job_key, "
-                 "group_key, payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
+                 "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, window, "
+                 "job_key, group_key, payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
             add_plugins_option(desc);
             desc.add_options()
@@ -187,7 +193,7 @@ Command schedule_command() {
           [](const Invocation& in) -> int {
             if (in.has("file")) {
               for (const char* single :
-                   {"job", "entity-name", "entity-key", "at", "in", "job-key", "group-key", "payload"}) {
+                   {"job", "entity-name", "entity-key", "at", "in", "window", "job-key", "group-key", "payload"}) {
                 if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
               }
               return schedule_file(in);

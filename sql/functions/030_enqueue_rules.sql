@@ -56,3 +56,27 @@ CREATE OR REPLACE FUNCTION prescient.request_problem(
       THEN format('on_conflict must be error, replace or keep, not %L', p_on_conflict)
     ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds)
   END;
+
+-- Refusal of a window (docs/flow-control.md, "Spreading a herd"), or NULL: a negative one, or one that
+-- ends beyond the horizon (the check could be stored there). NULL and zero mean no window.
+CREATE OR REPLACE FUNCTION prescient.window_problem(p_at timestamptz, p_window interval, p_now timestamptz,
+                                                    p_max_horizon_seconds bigint)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_window < interval '0' THEN format('the window %s is negative', p_window)
+    WHEN p_window > interval '0' THEN
+      'the window ' || p_window || ' ends too late: '
+        || prescient.horizon_problem(greatest(p_at, p_now) + p_window, p_now, p_max_horizon_seconds)
+  END;
+
+-- Where a check with a window is stored: one of the window's slots, starting from its own slot, chosen by
+-- its id, so that checks made one after another take the window's slots in turn (a herd spreads evenly)
+-- and a check keeps its place when it is replaced. Never before its slot, never at or after its time plus
+-- the window: a window of n slots (rounded down) gives the offsets 0 to n - 1 slots.
+CREATE OR REPLACE FUNCTION prescient.spread_slot(p_slot timestamptz, p_id bigint, p_window interval,
+                                                 p_slot_seconds integer)
+  RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN p_window >= p_slot_seconds * interval '2 seconds'
+    THEN p_slot + (p_id % floor(extract(epoch FROM p_window) / p_slot_seconds)::bigint) * p_slot_seconds
+                  * interval '1 second'
+    ELSE p_slot END;

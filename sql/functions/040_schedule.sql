@@ -7,11 +7,14 @@
 -- Schedules one check. On a pending check with the same job key: 'error' raises PR409 naming the
 -- key and the existing id; 'replace' updates job, entity, group, payload and time of that row in
 -- place (its id and first_check_at stay, check_count and attempts reset); 'keep' leaves it and
--- returns it. status is created, replaced or kept.
+-- returns it. status is created, replaced or kept. With p_window, the check may fire any time in the
+-- window after its time, and is stored at one of the window's slots (spread_slot), so that a herd of
+-- checks given the same time and window spreads evenly over it.
 CREATE OR REPLACE FUNCTION prescient.schedule(
     p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,
     p_job_key text DEFAULT NULL, p_group_key text DEFAULT NULL, p_payload jsonb DEFAULT '{}',
-    p_by text DEFAULT current_user, p_on_conflict text DEFAULT 'error', p_now timestamptz DEFAULT now())
+    p_by text DEFAULT current_user, p_on_conflict text DEFAULT 'error', p_now timestamptz DEFAULT now(),
+    p_window interval DEFAULT NULL)
   RETURNS TABLE (id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz, status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
@@ -19,22 +22,29 @@ DECLARE
   v_settings prescient.settings;
   v_problem text;
   v_slot timestamptz;
+  v_id bigint;
   v_existing bigint;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
-  v_problem := prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
-                                         p_payload, p_by, p_on_conflict, p_now, v_settings.max_horizon_seconds);
+  v_problem := coalesce(
+    prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_by,
+                              p_on_conflict, p_now, v_settings.max_horizon_seconds),
+    prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   v_slot := prescient.slot_for(p_at, p_now, v_settings.slot_seconds);
   LOOP
+    -- The id is drawn first: a window's slot is chosen by it.
+    v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
     RETURN QUERY
       WITH ins AS (
-        INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, group_key, payload,
+        INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                           first_check_at, next_check_at, enqueued_on, enqueued_by)
-        VALUES (p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
-                v_slot, v_slot, p_now, p_by)
+        OVERRIDING SYSTEM VALUE
+        VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
+                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
+                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now, p_by)
         ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
         RETURNING id, job_key, next_check_at, first_check_at)
       SELECT ins.*, 'created'::text FROM ins;
@@ -55,7 +65,9 @@ BEGIN
         WITH upd AS (
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
-                 payload = p_payload, next_check_at = v_slot, check_count = 0, attempts = 0, last_error = NULL
+                 payload = p_payload,
+                 next_check_at = prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                 check_count = 0, attempts = 0, last_error = NULL
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
         SELECT upd.*, 'replaced'::text FROM upd;
@@ -64,4 +76,5 @@ BEGIN
   END LOOP;
 END $$;
 REVOKE EXECUTE ON FUNCTION
-  prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz) FROM PUBLIC;
+  prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz, interval)
+  FROM PUBLIC;

@@ -7,41 +7,43 @@
 CREATE OR REPLACE FUNCTION prescient.array_items(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[], p_job_key text[],
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
-    p_default_on_conflict text)
+    p_default_on_conflict text, p_window interval[])
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
-                 group_key text, payload jsonb, enqueued_by text, on_conflict text)
+                 group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT u.n, u.job, u.entity_name, u.entity_key, u."at", u.job_key, u.group_key,
            coalesce(u.payload, '{}')::jsonb, coalesce(u.enqueued_by, p_by),
-           coalesce(u.on_conflict, p_default_on_conflict)
+           coalesce(u.on_conflict, p_default_on_conflict), u.fire_window
       FROM unnest(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_enqueued_by,
-                  p_on_conflict)
+                  p_on_conflict, p_window)
            WITH ORDINALITY AS u(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                on_conflict, n);
+                                on_conflict, fire_window, n);
   END;
 
 -- The items with what is wrong with each (NULL: nothing), by the rules of schedule().
 CREATE OR REPLACE FUNCTION prescient.array_requests(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[], p_job_key text[],
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
-    p_default_on_conflict text, p_now timestamptz, p_max_horizon_seconds bigint)
+    p_default_on_conflict text, p_window interval[], p_now timestamptz, p_max_horizon_seconds bigint)
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
-                 group_key text, payload jsonb, enqueued_by text, on_conflict text, problem text)
+                 group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
+                 problem text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT i.n, i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key, i.payload, i.enqueued_by,
-           i.on_conflict,
-           prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key, i.payload,
-                                     i.enqueued_by, i.on_conflict, p_now, p_max_horizon_seconds)
+           i.on_conflict, i.fire_window,
+           coalesce(prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key,
+                                              i.payload, i.enqueued_by, i.on_conflict, p_now, p_max_horizon_seconds),
+                    prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds))
       FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
-                                 p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict) i;
+                                 p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window) i;
   END;
 
 -- Schedules many checks in one call, given as parallel arrays: item i is (p_job[i], p_entity_name[i],
 -- p_entity_key[i], p_at[i], ...). The optional arrays may be NULL (no item has that field) or hold NULL
 -- elements (that item has none); enqueued_by and on_conflict default to p_by and p_default_on_conflict,
--- the payload to {}. Every array given has as many elements as p_job, else PR400. The rules are those of
+-- the payload to {}; p_window[i] is the item's window (schedule()'s p_window). Every array given has as many elements as p_job, else PR400. The rules are those of
 -- schedule(), all or nothing: the first bad item raises PR400 naming its position (from 1), and so does
 -- a job key given twice. Items whose key is free are inserted in one statement; the others follow their
 -- on_conflict like schedule() does, except that with p_report_conflicts an 'error' conflict comes back
@@ -53,7 +55,7 @@ CREATE OR REPLACE FUNCTION prescient.schedule_arrays(
     p_job_key text[] DEFAULT NULL, p_group_key text[] DEFAULT NULL, p_payload text[] DEFAULT NULL,
     p_enqueued_by text[] DEFAULT NULL, p_on_conflict text[] DEFAULT NULL,
     p_by text DEFAULT current_user, p_default_on_conflict text DEFAULT 'error',
-    p_now timestamptz DEFAULT now(), p_report_conflicts boolean DEFAULT false)
+    p_now timestamptz DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL)
   RETURNS TABLE (n integer, id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz,
                  status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -88,7 +90,8 @@ BEGIN
                  ('p_group_key', cardinality(p_group_key), array_ndims(p_group_key), v_count),
                  ('p_payload', cardinality(p_payload), array_ndims(p_payload), v_count),
                  ('p_enqueued_by', cardinality(p_enqueued_by), array_ndims(p_enqueued_by), v_count),
-                 ('p_on_conflict', cardinality(p_on_conflict), array_ndims(p_on_conflict), v_count))
+                 ('p_on_conflict', cardinality(p_on_conflict), array_ndims(p_on_conflict), v_count),
+                 ('p_window', cardinality(p_window), array_ndims(p_window), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -106,14 +109,17 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
-                                                  p_default_on_conflict, p_now, v_settings.max_horizon_seconds)),
+                                                  p_default_on_conflict, p_window, p_now,
+                                                  v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
-           SELECT input.*, nextval(v_ids_from) AS new_id,
-                  prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS slot
-             FROM input
-            WHERE NOT EXISTS (SELECT FROM bad)
-            ORDER BY input.n),
+           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                 v_settings.slot_seconds) AS slot
+             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
+                     FROM input
+                    WHERE NOT EXISTS (SELECT FROM bad)
+                    ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
                                              next_check_at, enqueued_on, enqueued_by)
@@ -133,17 +139,19 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
-                                                  p_now, v_settings.max_horizon_seconds)),
+                                                  p_window, p_now, v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
                   ORDER BY min(input.n) LIMIT 1),
          todo AS (
-           SELECT input.*, nextval(v_ids_from) AS new_id,
-                  prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS slot
-             FROM input
-            WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
-            ORDER BY input.n),
+           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                 v_settings.slot_seconds) AS slot
+             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
+                     FROM input
+                    WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
+                    ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by)
@@ -183,7 +191,7 @@ BEGIN
   -- Items whose key was taken: the exception, handled one by one.
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
-                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict) i
+                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -197,12 +205,14 @@ BEGIN
     RETURN QUERY
       SELECT v_item.n::integer, s.*
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
-                                v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now) s;
+                                v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
+                                v_item.fire_window) s;
   END LOOP;
 END $$;
 
 -- Schedules many checks from a JSON array of objects with the fields job, entity_name, entity_key, at,
--- and optionally job_key, group_key, payload, enqueued_by, on_conflict (defaults: p_by, p_on_conflict):
+-- and optionally job_key, group_key, payload, enqueued_by, on_conflict (defaults: p_by, p_on_conflict) and
+-- window (an interval, such as "10m"):
 -- the items become the arrays of schedule_arrays, which holds the rules. A payload is read as json and
 -- passed on as text (reading it as jsonb from a record is the slow path).
 CREATE OR REPLACE FUNCTION prescient.schedule_many(
@@ -222,18 +232,19 @@ BEGIN
                    array_agg(x.job_key ORDER BY x.n) AS job_key, array_agg(x.group_key ORDER BY x.n) AS group_key,
                    array_agg(x.payload::text ORDER BY x.n) AS payload,
                    array_agg(x.enqueued_by ORDER BY x.n) AS enqueued_by,
-                   array_agg(x.on_conflict ORDER BY x.n) AS on_conflict
+                   array_agg(x.on_conflict ORDER BY x.n) AS on_conflict,
+                   array_agg(x.fire_window ORDER BY x.n) AS fire_window
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
-                         payload json, enqueued_by text, on_conflict text))
+                         payload json, enqueued_by text, on_conflict text, "window" interval))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                        on_conflict, n)) a
+                                        on_conflict, fire_window, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
-                                                  p_report_conflicts) s;
+                                                  p_report_conflicts, a.fire_window) s;
 END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule_many(json, text, text, timestamptz, boolean),
   prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text, text,
-                            timestamptz, boolean)
+                            timestamptz, boolean, interval[])
   FROM PUBLIC;

@@ -6,6 +6,7 @@
 
 using namespace prescient;
 using std::chrono::seconds;
+using namespace std::chrono_literals;
 
 TEST_CASE("round_up moves a time to the next boundary, never earlier") {
   struct Case {
@@ -76,4 +77,19 @@ TEST_CASE("a resolution must divide a day, between 1s and 1d") {
     CHECK_THROWS_AS(SlotGrid{seconds{bad}}, InvalidInput);
   }
   CHECK_THROWS_WITH(SlotGrid{seconds{420}}, Catch::Contains("7m") && Catch::Contains("divide a day"));
+}
+
+TEST_CASE("a window spreads ids over its whole slots in turn, as prescient.spread_slot does") {
+  const SlotGrid grid(60s);
+  struct Row {
+    std::int64_t id;
+    std::chrono::seconds window, offset;
+  };
+  for (const Row& row : {Row{1, 10min, 1min}, Row{10, 10min, 0s}, Row{19, 10min, 9min}, Row{7, 3min + 30s, 1min},
+                         Row{8, 3min + 59s, 2min}, Row{5, 119s, 0s}, Row{5, 120s, 1min}, Row{5, 0s, 0s},
+                         Row{5, -10min, 0s}, Row{1000003, 24h, 1000003 % 1440 * 1min}}) {
+    CAPTURE(row.id, row.window.count());
+    CHECK(grid.spread_offset(row.id, row.window) == row.offset);
+    CHECK(grid.spread_offset(row.id, row.window) < std::max(row.window, 1s));
+  }
 }

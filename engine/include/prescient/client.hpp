@@ -40,6 +40,9 @@ struct ScheduleRequest {
   nlohmann::json payload = nlohmann::json::object();
   std::optional<std::string> by;  // default: the client's enqueued_by
   OnConflict on_conflict = OnConflict::error;
+  // The check may fire any time in this window after its time: it is stored at one of the window's slots,
+  // chosen by its id, so that a herd given one time spreads evenly (docs/flow-control.md).
+  std::optional<std::chrono::seconds> window;
 };
 
 struct Scheduled {

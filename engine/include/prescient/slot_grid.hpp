@@ -26,6 +26,11 @@ class SlotGrid {
   // Which of shard_count shards owns the slot containing t: index mod shard_count.
   // REQUIRES: shard_count >= 1.
   int shard_of(TimePoint t, int shard_count) const;
+  // Where check `id` with a window fires relative to its own slot (docs/flow-control.md, "Spreading a
+  // herd"): one of the window's whole slots, id mod their number, so that checks made one after another
+  // take them in turn. Zero for a window shorter than two slots. The same rule as the SQL API's
+  // prescient.spread_slot, which stores checks and schedules at their place.
+  std::chrono::seconds spread_offset(std::int64_t id, std::chrono::seconds window) const;
 
  private:
   std::chrono::seconds resolution_;

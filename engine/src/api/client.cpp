@@ -103,9 +103,19 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request, 
   } catch (const InvalidInput& e) {
     return e.what();
   }
-  if (at > now + settings().max_horizon) {
-    return format_time(at) + " is beyond the horizon: at most " + format_duration(settings().max_horizon) +
+  const auto beyond_horizon = [&](TimePoint t) {
+    return format_time(t) + " is beyond the horizon: at most " + format_duration(settings().max_horizon) +
            " after now (" + format_time(now) + ")";
+  };
+  if (at > now + settings().max_horizon) return beyond_horizon(at);
+  if (request.window) {
+    if (*request.window < std::chrono::seconds{0}) {
+      return "the window " + format_duration(*request.window) + " is negative";
+    }
+    const TimePoint window_end = std::max(at, now) + *request.window;
+    if (window_end > now + settings().max_horizon) {
+      return "the window " + format_duration(*request.window) + " ends too late: " + beyond_horizon(window_end);
+    }
   }
   return std::nullopt;
 }

@@ -39,6 +39,12 @@ TimePoint SlotGrid::round_up(TimePoint t) const {
   return below == t ? t : below + resolution_us_;
 }
 
+std::chrono::seconds SlotGrid::spread_offset(std::int64_t id, std::chrono::seconds window) const {
+  const std::int64_t slots = window / resolution_;
+  if (slots < 2 || id < 0) return std::chrono::seconds{0};
+  return resolution_ * (id % slots);
+}
+
 int SlotGrid::shard_of(TimePoint t, int shard_count) const {
   const std::int64_t m = index(t) % shard_count;
   return static_cast<int>(m < 0 ? m + shard_count : m);

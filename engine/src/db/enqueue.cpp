@@ -32,6 +32,11 @@ std::optional<std::string> text_of(std::optional<std::int64_t> value) {
   return value ? std::optional(std::to_string(*value)) : std::nullopt;
 }
 
+// A window as PostgreSQL reads an interval.
+std::optional<std::string> interval_of(std::optional<std::chrono::seconds> window) {
+  return window ? std::optional(std::to_string(window->count()) + " seconds") : std::nullopt;
+}
+
 }  // namespace
 
 Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePoint at, const std::string& by,
@@ -39,9 +44,11 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the check",
       std::string("SELECT ") + kScheduledColumns +
-          " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz)",
+          " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz,"
+          " $11::interval)",
       {request.job, request.entity_name, request.entity_key, format_time(at), request.job_key, request.group_key,
-       request.payload.dump(), by, std::string(to_string(request.on_conflict)), format_time(now)});
+       request.payload.dump(), by, std::string(to_string(request.on_conflict)), format_time(now),
+       interval_of(request.window)});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
   return scheduled_from(rows, 0, 0);
 }
@@ -50,8 +57,9 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
                                        std::span<const TimePoint> at, const std::string& by, TimePoint now,
                                        bool report_conflicts) {
   // One array per field, in binary: the server reads them far faster than a JSON array of objects.
-  std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts;
-  for (auto* column : {&jobs, &entities, &entity_keys, &keys, &groups, &payloads, &bys, &conflicts}) {
+  std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts, windows;
+  bool any_window = false;
+  for (auto* column : {&jobs, &entities, &entity_keys, &keys, &groups, &payloads, &bys, &conflicts, &windows}) {
     column->reserve(requests.size());
   }
   for (const ScheduleRequest& request : requests) {
@@ -63,16 +71,19 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
     payloads.emplace_back(request.payload.dump());
     bys.emplace_back(request.by.value_or(by));
     conflicts.emplace_back(to_string(request.on_conflict));
+    windows.push_back(interval_of(request.window));
+    any_window = any_window || request.window.has_value();
   }
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the checks",
       std::string("SELECT n, ") + kScheduledColumns +
           " FROM prescient.schedule_arrays($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],"
           " $6::text[], $7::text[], $8::text[], $9::text[], p_now => $10::timestamptz,"
-          " p_report_conflicts => $11::boolean)",
+          " p_report_conflicts => $11::boolean, p_window => $12::text[]::interval[])",
       {pq::text_array(jobs), pq::text_array(entities), pq::text_array(entity_keys), pq::time_array(at),
        pq::text_array(keys), pq::text_array(groups), pq::text_array(payloads), pq::text_array(bys),
-       pq::text_array(conflicts), format_time(now), std::string(report_conflicts ? "true" : "false")});
+       pq::text_array(conflicts), format_time(now), std::string(report_conflicts ? "true" : "false"),
+       any_window ? pq::text_array(windows) : pq::Param(std::nullopt)});
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
   return results;

@@ -6,6 +6,7 @@
 #include "prescient/cron_spec.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/slot_grid.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {
@@ -21,6 +22,7 @@ struct Carried {
   int version = 0;
   const nlohmann::json* payload = nullptr;  // points into the check's payload
   std::optional<std::chrono::seconds> deadline;
+  std::optional<std::chrono::seconds> window;  // each occurrence fires at the schedule's place in it
   TimePoint anchor;
   std::optional<TimePoint> last;  // the last occurrence fired
   TimePoint cursor;               // occurrences after it are still to handle
@@ -49,6 +51,9 @@ struct Carried {
     c.payload = &*payload;
     if (const auto deadline = p.find("deadline_seconds"); deadline != p.end() && deadline->is_number_integer()) {
       c.deadline = std::chrono::seconds{deadline->get<std::int64_t>()};
+    }
+    if (const auto window = p.find("window_seconds"); window != p.end() && window->is_number_integer()) {
+      c.window = std::chrono::seconds{window->get<std::int64_t>()};
     }
     c.anchor = *anchor;
     c.last = micros("last_us");
@@ -81,14 +86,18 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   const auto resolution = ctx.slot_resolution();
   const TimePoint now = ctx.now();
   const TimePoint current = from_unix_micros(to_unix_micros(now) - to_unix_micros(now) % Micros(resolution).count());
+  // With a window, an occurrence is due at its place in it: the check's id picks the slot, as
+  // prescient.spread_slot did when the schedule was armed (docs/flow-control.md, "Spreading a herd").
+  const std::chrono::seconds offset = c.window ? SlotGrid(resolution).spread_offset(check.id, *c.window)
+                                               : std::chrono::seconds{0};
 
   // The occurrences due: after the cursor, up to the current slot.
   std::vector<TimePoint> on_time, missed;
   TimePoint last = c.cursor;
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
     const auto next = spec.next(last, *zone, c.anchor);
-    if (!next || *next > current) break;
-    (*next > current - 2 * resolution ? on_time : missed).push_back(*next);
+    if (!next || *next + offset > current) break;
+    (*next + offset > current - 2 * resolution ? on_time : missed).push_back(*next);
     last = *next;
   }
   std::vector<TimePoint> fire;
@@ -106,8 +115,9 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   };
   for (const TimePoint o : fire) {
     const std::string unix_seconds = std::to_string(to_unix_micros(o) / 1000000);
-    if (c.deadline && now - o > *c.deadline) {
-      const auto late = std::chrono::duration_cast<std::chrono::seconds>(now - o);
+    // The deadline counts from the occurrence's place in its window.
+    if (c.deadline && now - (o + offset) > *c.deadline) {
+      const auto late = std::chrono::duration_cast<std::chrono::seconds>(now - (o + offset));
       const BufferedWrite missed_row = db::deadline_missed(
           check, c.id, payload_text(), o, now,
           "occurrence " + format_time(o) + " came " + format_duration(late) + " late, beyond its deadline of " +
@@ -137,7 +147,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   // Far occurrences: wake up within the horizon (the runner's guard counts it from the check's slot),
   // find nothing due, and look again.
   const auto horizon = std::chrono::seconds{ctx.max_horizon().count() / resolution.count() * resolution.count()};
-  result.next = std::min(*next, check.slot + horizon);
+  result.next = std::min(*next + offset, check.slot + horizon);
   return result;
 }
 

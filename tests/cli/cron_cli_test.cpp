@@ -33,12 +33,20 @@ TEST_CASE("cron add, list, show, update, remove from the command line") {
   const std::string url = create_migrated_database(60);
   const ProcessResult add = run_prescient(with_db(
       {"cron", "add", "--id", "standup", "--spec", "0 9 * * MON-FRI", "--time-zone", "Europe/Berlin", "--payload",
-       "{\"type\": \"standup\"}", "--deadline", "10m", "--json"},
+       "{\"type\": \"standup\"}", "--deadline", "10m", "--window", "1m", "--json"},
       url));
   REQUIRE(add.exit_code == 0);
   const json added = json::parse(add.out);
   CHECK(added["version"] == 1);
   CHECK(added["deadline"] == "10m");
+  CHECK(added["window"] == "1m");  // a window of one slot: nothing to spread
+  check_refused({
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "0s"}, "the window 0s is not a window"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "400d"},
+       "window_seconds: 34560000 is over the horizon"},
+      {{"cron", "update", "--id", "standup", "--window", "400d"}, "window_seconds: 34560000 is over the horizon"},
+  }, url);
+  CHECK(run_prescient(with_db({"cron", "list", "--json"}, url)).out.find("\"x\"") == std::string::npos);
   CHECK(added["catch_up"] == "one");
   CHECK(added["next_check_at"].get<std::string>().ends_with("T08:00:00Z"));  // 09:00 CET
 
@@ -77,6 +85,7 @@ TEST_CASE("cron refuses bad input with exit 2, one line, before touching the dat
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--time-zone", "Mars/Base"}, "'Mars/Base'"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--payload", "[1]"}, "JSON object"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--deadline", "soon"}, "'soon'"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "-1m"}, "'-1m'"},
   };
   for (const Case& c : cases) {
     INFO(Catch::rangeToString(c.args));

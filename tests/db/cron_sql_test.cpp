@@ -160,6 +160,11 @@ TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by positio
       {R"([{"id": "x", "spec": "@daily", "catch_up": "some"}])", "item 1: catch_up: 'some' is not a policy"},
       {R"([{"id": "x", "spec": "@daily", "deadline_seconds": 1.5}])", "item 1: deadline_seconds: must be a whole"},
       {R"([{"id": "x", "spec": "@daily", "job": "cron"}])", "item 1: job: a schedule cannot run the cron class"},
+      {R"([{"id": "x", "spec": "@daily"}, {"id": "y", "spec": "@daily", "window_seconds": 0}])",
+       "item 2: window_seconds: 0 is not a window"},
+      {R"([{"id": "x", "spec": "@daily", "window_seconds": 999999999}])",
+       "item 1: window_seconds: 999999999 is over the horizon"},
+      {R"([{"id": "x", "spec": "@daily", "window_seconds": "10m"}])", "item 1: window_seconds: must be a whole"},
       {R"([{"id": "x", "spec": "@daily"}, {"id": "x", "spec": "@hourly"}])", "item 2: id: 'x' is given twice"},
       {R"([{"id": "", "spec": "@daily"}])", "item 1: id: the schedule id is empty"},
       {R"({"id": "x"})", "the items must be a JSON array"},
@@ -182,6 +187,8 @@ TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by positio
              Catch::Contains("timezone: unknown field"));
   CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_update('taken', '{"deadline_seconds": 1.5}'))"),
              Catch::Contains("deadline_seconds: must be a whole number"));
+  CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_update('taken', '{"window_seconds": -600}'))"),
+             Catch::Contains("window_seconds: -600 is not a window"));
   CHECK_THAT(error_of(*f.owner, R"(SELECT prescient.cron_update('taken', '{"id": "other"}'))"),
              Catch::Contains("id: a schedule keeps its id"));
   CHECK(f.schedules().show("taken").version == 1);
@@ -344,6 +351,9 @@ TEST_CASE("migration 0015 moves a schedule's definition and place into its pendi
   *f.owner << "DROP INDEX prescient.cron_schedule_job";
   *f.owner << "DELETE FROM prescient.role_grant WHERE added_by = 15";
   *f.owner << "DELETE FROM prescient.schema_migrations WHERE version = 15";
+  // 0025 rewrites a grant 0015 adds, so it is rewound too and runs again after it.
+  *f.owner << "ALTER TABLE prescient.cron_schedule DROP COLUMN window_seconds CASCADE";
+  *f.owner << "DELETE FROM prescient.schema_migrations WHERE version = 25";
   *f.owner << "DELETE FROM prescient.schema_functions";
   *f.owner << "INSERT INTO prescient.cron_schedule (id, spec, time_zone, payload, version, anchor_at, created_at,"
               " updated_at, last_occurrence_at) VALUES ('legacy', '0 * * * *', 'Europe/Berlin', '{\"type\": \"t\"}', 3,"
@@ -354,8 +364,9 @@ TEST_CASE("migration 0015 moves a schedule's definition and place into its pendi
               " '2026-11-20T00:00:00Z', 'cron')";
 
   const MigrationReport report = migrate(*f.owner, std::nullopt);
-  REQUIRE(report.applied.size() == 1);
+  REQUIRE(report.applied.size() == 2);
   CHECK(report.applied[0] == "0015_cron_at_drain_speed.sql");
+  CHECK(report.applied[1] == "0025_schedule_window.sql");
   std::string payload;
   *f.owner << "SELECT payload::text FROM prescient.future_job WHERE job_key = 'cron:legacy'", soci::into(payload);
   const nlohmann::json carried = nlohmann::json::parse(payload);

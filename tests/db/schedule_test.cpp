@@ -2,6 +2,7 @@
 #include <soci/soci.h>
 
 #include <exception>
+#include <map>
 #include <thread>
 
 #include "builtin_jobs.hpp"
@@ -16,6 +17,7 @@
 using namespace prescient;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
+using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 
 namespace {
@@ -224,4 +226,78 @@ TEST_CASE("schedule changes join the application's open transaction: they commit
   // Without an open transaction each change commits on its own, as before.
   f.schedules.remove("kept", "test");
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.cron_schedule") == 0);
+}
+
+TEST_CASE("schedules with a window fire each occurrence at their place in it, and keep that place") {
+  Fixture f;
+  std::vector<ScheduleDefinition> daily;
+  for (int i = 0; i < 20; ++i) {
+    daily.push_back({.id = "d" + std::to_string(i), .spec = "0 11 * * *", .payload = {{"type", "tick"}},
+                     .window = 10min});
+  }
+  f.schedules.add_many(daily);
+  // Each schedule's check at 11:00 plus (its id mod 10) minutes: two in each of the window's ten slots.
+  std::map<std::string, int> per_slot;
+  for (const auto& d : daily) ++per_slot[f.pending_at(d.id)];
+  std::map<std::string, int> expected;
+  for (int minute = 0; minute < 10; ++minute) expected["2026-11-21T11:0" + std::to_string(minute) + ":00Z"] = 2;
+  CHECK(per_slot == expected);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job = 'cron'"
+                        " AND next_check_at <> '2026-11-21T11:00:00Z'::timestamptz + (id % 10) * interval '1 minute'") ==
+        0);
+
+  // Each slot emits its two, and each event is the 11:00 occurrence's, with its usual id.
+  f.fire("2026-11-21T10:59:00Z");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event") == 0);
+  for (int minute = 0; minute < 10; ++minute) {
+    CHECK(f.fire(("2026-11-21T11:0" + std::to_string(minute) + ":00Z").c_str()).events == 2);
+  }
+  for (const auto& d : daily) CHECK(f.events(d.id) == std::vector<std::string>{unix_id(d.id.c_str(), "2026-11-21T11:00:00Z")});
+  // The next day, the same place.
+  per_slot.clear();
+  for (const auto& d : daily) ++per_slot[f.pending_at(d.id)];
+  expected.clear();
+  for (int minute = 0; minute < 10; ++minute) expected["2026-11-22T11:0" + std::to_string(minute) + ":00Z"] = 2;
+  CHECK(per_slot == expected);
+  CHECK(f.schedules.show("d0").window == 10min);
+}
+
+TEST_CASE("a schedule's deadline counts from its place in the window") {
+  Fixture f;
+  // Schedules until one lands at least 5 minutes into its 10-minute window.
+  std::string id;
+  std::chrono::minutes place{0};
+  for (int i = 0; place < 5min; ++i) {
+    if (!id.empty()) f.schedules.remove(id, "test");  // only the one that lands late enough stays
+    id = "late" + std::to_string(i);
+    f.schedules.add({.id = id, .spec = "0 11 * * *", .payload = {{"type", "tick"}}, .deadline = 2min,
+                     .window = 10min});
+    place = std::chrono::duration_cast<std::chrono::minutes>(*f.schedules.show(id).next_check_at -
+                                                             parse_time("2026-11-21T11:00:00Z"));
+  }
+  // Fired a minute after its place: within the deadline, though more than two minutes after 11:00.
+  const std::string one_late = format_time(parse_time("2026-11-21T11:00:00Z") + place + 1min);
+  CHECK(f.sweep_at(one_late.c_str()).events == 1);
+  CHECK(f.events(id).size() == 1);
+  // The next day, fired three minutes after its place: beyond it, recorded as deadline_missed.
+  const std::string three_late = format_time(parse_time("2026-11-22T11:00:00Z") + place + 3min);
+  CHECK(f.sweep_at(three_late.c_str()).events == 0);
+  const auto missed = Checks(*f.db).history({.outcome = Outcome::deadline_missed}, true);
+  REQUIRE(missed.size() == 1);
+  CHECK_THAT(*missed[0].last_error, Catch::Contains("came 3m late, beyond its deadline of 2m"));
+}
+
+TEST_CASE("a schedule's window below 1s or over the horizon is refused; update changes it") {
+  Fixture f;
+  CHECK_THROWS_WITH(f.schedules.add({.id = "w", .spec = "@daily", .window = 0s}), Catch::Contains("window 0s"));
+  CHECK_THROWS_WITH(f.schedules.add({.id = "w", .spec = "@daily", .window = 400 * 24h}),
+                    Catch::Contains("window_seconds: 34560000 is over the horizon"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.cron_schedule") == 0);
+  f.schedules.add({.id = "w", .spec = "0 11 * * *"});
+  CHECK(f.pending_at("w") == "2026-11-21T11:00:00Z");
+  const ScheduleDefinition updated = f.schedules.update("w", {.window = 1h});
+  CHECK(updated.window == 1h);
+  std::int64_t check_id = 0;
+  *f.db << "SELECT id FROM prescient.future_job WHERE job_key = 'cron:w'", soci::into(check_id);
+  CHECK(f.pending_at("w") == format_time(parse_time("2026-11-21T11:00:00Z") + (check_id % 60) * 1min));
 }

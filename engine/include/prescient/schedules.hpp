@@ -32,6 +32,10 @@ struct ScheduleDefinition {
   nlohmann::json payload = nlohmann::json::object();
   std::optional<std::chrono::seconds> deadline;  // an occurrence fired later than this is skipped
   std::string catch_up = "one";                  // after downtime: one, all or none of the missed occurrences
+  // Each occurrence fires at the schedule's place in this window after it (chosen by its check's id, so
+  // that schedules added together spread over the window's slots; docs/flow-control.md). The deadline
+  // counts from that place. From 1s to the horizon.
+  std::optional<std::chrono::seconds> window;
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
@@ -55,6 +59,7 @@ struct ScheduleChanges {
   std::optional<std::string> spec, time_zone, job, catch_up;
   std::optional<nlohmann::json> payload;
   std::optional<std::chrono::seconds> deadline;
+  std::optional<std::chrono::seconds> window;
 };
 
 // One change of update_many.

@@ -33,6 +33,9 @@ CronSpec Schedules::validate(const ScheduleDefinition& d) const {
   }
   if (!d.payload.is_object()) throw InvalidInput("the payload must be a JSON object");
   if (d.deadline && *d.deadline < std::chrono::seconds{1}) throw InvalidInput("the deadline must be at least 1s");
+  if (d.window && *d.window < std::chrono::seconds{1}) {
+    throw InvalidInput("the window " + format_duration(*d.window) + " is not a window: at least 1s");
+  }
   if (d.job == "cron") throw InvalidInput("a schedule cannot run the cron class itself");
   if (registry_ != nullptr) registry_->require(d.job);
   return spec;
@@ -122,6 +125,10 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
     d.deadline = changes.deadline;
     changed["deadline_seconds"] = changes.deadline->count();
   }
+  if (changes.window) {
+    d.window = changes.window;
+    changed["window_seconds"] = changes.window->count();
+  }
   const CronSpec spec = validate(d);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
@@ -197,6 +204,7 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
           {"payload", d.payload},
           {"deadline", d.deadline ? nlohmann::json(format_duration(*d.deadline)) : nlohmann::json(nullptr)},
           {"catch_up", d.catch_up},
+          {"window", d.window ? nlohmann::json(format_duration(*d.window)) : nlohmann::json(nullptr)},
           {"version", d.version},
           {"created_at", format_time(d.created_at)},
           {"updated_at", format_time(d.updated_at)},

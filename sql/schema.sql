@@ -70,7 +70,7 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
 
 CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window interval, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, p_window) WHEN (p_window > '00:00:00'::interval) THEN ((('the window '::text || p_window) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
+    RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, p_window) WHEN (p_window > '00:00:00'::interval) THEN ((('the window '::text || p_window) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
 
 
 --
@@ -204,20 +204,18 @@ BEGIN
   -- an id in use, or given twice, fails the insert of the definitions, and only then is the culprit
   -- looked for; the check's key is free when the id is (a schedule's check goes with its row).
   BEGIN
-    WITH drawn AS MATERIALIZED (
-      SELECT i.*, nextval(v_check_ids_from) AS check_id
+    -- The check's id is drawn here (items is materialized: once a row), as its place in a window is
+    -- chosen by it.
+    WITH items AS MATERIALIZED (
+      SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds, i.window_seconds,
+             nextval(v_check_ids_from) AS check_id,
+             CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
+             prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+                                      p_now + (v_settings.max_horizon_seconds - coalesce(i.window_seconds, 0))
+                                              * interval '1 second'),
+                                p_now, v_settings.slot_seconds) AS slot
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
                                         p_deadline_seconds, p_first_check_at, p_window_seconds) i),
-    items AS MATERIALIZED (
-      SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds, i.window_seconds, i.check_id,
-             CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
-             prescient.spread_slot(
-               prescient.slot_for(least(coalesce(i.first_check_at, p_now),
-                                        p_now + (v_settings.max_horizon_seconds - coalesce(i.window_seconds, 0))
-                                                * interval '1 second'),
-                                  p_now, v_settings.slot_seconds),
-               i.check_id, i.window_seconds * interval '1 second', v_settings.slot_seconds) AS slot
-        FROM drawn i),
     -- The spec and the zone once per distinct value (the zone's test, time_zone_known, is PL/pgSQL).
     -- OFFSET 0 keeps the planner from pushing the tests below the grouping, to every item.
     problems AS (
@@ -245,8 +243,11 @@ BEGIN
       SELECT i.check_id, 'cron', 'schedule', i.id, 'cron:' || i.id,
              prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
                                              i.deadline_seconds, prescient.us(p_now), NULL, NULL, i.window_seconds),
-             i.slot, i.slot, p_now, 'cron'
-        FROM items i WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n
+             i.placed, i.placed, p_now, 'cron'
+        FROM (SELECT i.*, prescient.spread_slot(i.slot, i.check_id, i.window_seconds * interval '1 second',
+                                                v_settings.slot_seconds) AS placed
+                FROM items i) i
+       WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n
       RETURNING 1)
     SELECT CASE WHEN bad.n IS NOT NULL THEN format('item %s: %s', bad.n, bad.problem) END,
            (SELECT count(*) FROM armed)
@@ -1574,8 +1575,8 @@ CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ time
 --
 
 CREATE FUNCTION prescient.spread_slot(p_slot timestamp with time zone, p_id bigint, p_window interval, p_slot_seconds integer) RETURNS timestamp with time zone
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_window IS NULL) THEN p_slot WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
 
 
 --

@@ -63,6 +63,7 @@ CREATE OR REPLACE FUNCTION prescient.window_problem(p_at timestamptz, p_window i
                                                     p_max_horizon_seconds bigint)
   RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
+    WHEN p_window IS NULL THEN NULL  -- the common case first: one test a row in bulk enqueue
     WHEN p_window < interval '0' THEN format('the window %s is negative', p_window)
     WHEN p_window > interval '0' THEN
       'the window ' || p_window || ' ends too late: '
@@ -72,11 +73,15 @@ CREATE OR REPLACE FUNCTION prescient.window_problem(p_at timestamptz, p_window i
 -- Where a check with a window is stored: one of the window's slots, starting from its own slot, chosen by
 -- its id, so that checks made one after another take the window's slots in turn (a herd spreads evenly)
 -- and a check keeps its place when it is replaced. Never before its slot, never at or after its time plus
--- the window: a window of n slots (rounded down) gives the offsets 0 to n - 1 slots.
+-- the window: a window of n slots (rounded down) gives the offsets 0 to n - 1 slots. STABLE, as
+-- timestamptz + interval is: an IMMUTABLE function over it would not be inlined, and a call a row cost
+-- bulk enqueue a sixth of its speed.
 CREATE OR REPLACE FUNCTION prescient.spread_slot(p_slot timestamptz, p_id bigint, p_window interval,
                                                  p_slot_seconds integer)
-  RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN CASE WHEN p_window >= p_slot_seconds * interval '2 seconds'
-    THEN p_slot + (p_id % floor(extract(epoch FROM p_window) / p_slot_seconds)::bigint) * p_slot_seconds
-                  * interval '1 second'
+  RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_window IS NULL THEN p_slot  -- the common case first: one test a row in bulk enqueue
+    WHEN p_window >= p_slot_seconds * interval '2 seconds'
+      THEN p_slot + (p_id % floor(extract(epoch FROM p_window) / p_slot_seconds)::bigint) * p_slot_seconds
+                    * interval '1 second'
     ELSE p_slot END;

@@ -64,13 +64,18 @@ TEST_CASE("a herd given one time and a 10-minute window spreads evenly over its 
   CHECK(f.profile() == expected);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE first_check_at <> next_check_at") == 0);
 
-  // prescient stats (and the dashboard's future view, from the same figures) show the flattened profile.
+  // prescient stats and the dashboard's future view (/api/future) show the flattened profile.
   const QueueStats stats = queue_stats(*f.db, f.clock.now(), 20, Micros{0});
   std::map<std::string, long long> shown;
   for (const auto& slot : stats.next_slots) {
     if (slot.checks > 0) shown[format_time(slot.slot)] = slot.checks;
   }
   CHECK(shown == expected);
+  std::map<std::string, long long> future_view;
+  for (const FutureBucket& bucket : future(*f.db, FutureZoom::slot, f.clock.now()).buckets) {
+    future_view[format_time(bucket.starts_at)] += bucket.checks;
+  }
+  CHECK(future_view == expected);
 
   // Each slot fires its own thousand, and nothing before 09:00.
   SlotRunner runner({.database_url = f.url, .runner_id = "r"}, f.registry, f.clock);

@@ -1001,15 +1001,16 @@ END $$;
 
 
 --
--- Name: limit_set(text, text, integer, integer, integer, integer, text, text, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: limit_set(text, text, integer, integer, integer, integer, text, text, text, timestamp with time zone, boolean, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer DEFAULT NULL::integer, p_per_seconds integer DEFAULT 1, p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL::integer, p_job text DEFAULT NULL::text, p_key_value text DEFAULT NULL::text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_fair_share boolean DEFAULT false) RETURNS text
+CREATE FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer DEFAULT NULL::integer, p_per_seconds integer DEFAULT 1, p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL::integer, p_job text DEFAULT NULL::text, p_key_value text DEFAULT NULL::text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_fair_share boolean DEFAULT false, p_weights jsonb DEFAULT NULL::jsonb) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  v_problem text := prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst, p_concurrency,
-                                            p_job, p_key_value, p_fair_share);
+  v_problem text := coalesce(prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst,
+                                                     p_concurrency, p_job, p_key_value, p_fair_share),
+                             prescient.weights_problem(p_weights, p_fair_share));
   v_created boolean;
 BEGIN
   IF v_problem IS NOT NULL THEN
@@ -1019,13 +1020,14 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'updated_by is empty';
   END IF;
   INSERT INTO prescient.flow_limit AS l (name, key, job, key_value, rate, per_seconds, burst, concurrency,
-                                         fair_share, updated_at, updated_by)
+                                         fair_share, weights, updated_at, updated_by)
   VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
-          coalesce(p_fair_share, false), p_now, p_by)
+          coalesce(p_fair_share, false), p_weights, p_now, p_by)
   ON CONFLICT (name) DO UPDATE
     SET key = EXCLUDED.key, job = EXCLUDED.job, key_value = EXCLUDED.key_value, rate = EXCLUDED.rate,
         per_seconds = EXCLUDED.per_seconds, burst = EXCLUDED.burst, concurrency = EXCLUDED.concurrency,
-        fair_share = EXCLUDED.fair_share, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
+        fair_share = EXCLUDED.fair_share, weights = EXCLUDED.weights, updated_at = EXCLUDED.updated_at,
+        updated_by = EXCLUDED.updated_by
   RETURNING (xmax = 0) INTO v_created;
   PERFORM prescient.sync_fair_share_indexes();
   RETURN CASE WHEN v_created THEN 'created' ELSE 'updated' END;
@@ -1630,6 +1632,15 @@ CREATE FUNCTION prescient.time_zone_problem(p_zone text) RETURNS text
 
 
 --
+-- Name: weights_problem(jsonb, boolean); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.weights_problem(p_weights jsonb, p_fair_share boolean) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    RETURN CASE WHEN (p_weights IS NULL) THEN NULL::text WHEN (jsonb_typeof(p_weights) <> 'object'::text) THEN 'the weights must be a JSON object of key values and weights'::text WHEN (NOT COALESCE(p_fair_share, false)) THEN 'weights apply to fair share: the limit has none'::text WHEN ((SELECT count(*) AS count FROM jsonb_object_keys(weights_problem.p_weights) jsonb_object_keys(jsonb_object_keys)) > 10000) THEN 'more than 10000 weights'::text ELSE (SELECT CASE WHEN (w.key = ''::text) THEN 'a weighted key value is empty'::text WHEN (octet_length(w.key) > 1024) THEN 'a weighted key value is longer than 1024 bytes'::text ELSE format('the weight of %L must be a whole number from 1 to 1000, not %s'::text, w.key, w.value) END AS format FROM jsonb_each(weights_problem.p_weights) w(key, value) WHERE ((w.key = ''::text) OR (octet_length(w.key) > 1024) OR CASE WHEN (jsonb_typeof(w.value) <> 'number'::text) THEN true ELSE ((((w.value)::numeric < (1)::numeric) OR ((w.value)::numeric > (1000)::numeric)) OR ((w.value)::numeric <> trunc((w.value)::numeric))) END) ORDER BY w.key LIMIT 1) END;
+
+
+--
 -- Name: event; Type: TABLE; Schema: prescient; Owner: -
 --
 
@@ -1726,9 +1737,11 @@ CREATE TABLE prescient.flow_limit (
     fair_share boolean DEFAULT false NOT NULL,
     updated_at timestamp with time zone NOT NULL,
     updated_by text NOT NULL,
+    weights jsonb,
     CONSTRAINT flow_limit_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
     CONSTRAINT flow_limit_check CHECK (((rate IS NOT NULL) OR (concurrency IS NOT NULL) OR fair_share)),
     CONSTRAINT flow_limit_check1 CHECK (((NOT fair_share) OR ((key ~~ 'payload.%'::text) AND (job IS NULL) AND (key_value IS NULL)))),
+    CONSTRAINT flow_limit_check2 CHECK (((weights IS NULL) OR (fair_share AND (jsonb_typeof(weights) = 'object'::text)))),
     CONSTRAINT flow_limit_concurrency_check CHECK ((concurrency > 0)),
     CONSTRAINT flow_limit_job_check CHECK ((job <> ''::text)),
     CONSTRAINT flow_limit_key_check CHECK (((key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((key ~~ 'payload.%'::text) AND ((octet_length(key) >= 9) AND (octet_length(key) <= 208))))),
@@ -2492,10 +2505,10 @@ REVOKE ALL ON FUNCTION prescient.limit_remove(p_name text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean, p_weights jsonb); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean, p_weights jsonb) FROM PUBLIC;
 
 
 --

@@ -31,6 +31,20 @@ std::optional<std::string> optional_name(const Invocation& in, const char* optio
   return value;
 }
 
+// --weight VALUE=N: a fair-share weight. The value is everything before the last '=' (it may hold one).
+std::pair<std::string, int> weight_of(const std::string& text) {
+  const auto bad = [&] {
+    return InvalidInput("invalid --weight '" + text + "': write VALUE=N, N a whole number from 1 to 1000");
+  };
+  const auto equals = text.rfind('=');
+  if (equals == std::string::npos || equals == 0) throw bad();
+  const std::string number = text.substr(equals + 1);
+  if (number.empty() || number.size() > 4 || number.find_first_not_of("0123456789") != std::string::npos) throw bad();
+  const int weight = std::stoi(number);
+  if (weight < 1 || weight > 1000) throw bad();
+  return {text.substr(0, equals), weight};
+}
+
 ExitCode set_limit(const Invocation& in) {
   FlowLimit limit;
   limit.name = limit_name_of("set", in);
@@ -47,6 +61,16 @@ ExitCode set_limit(const Invocation& in) {
   if (in.has("burst")) limit.burst = in.get<int>("burst");
   if (in.has("concurrency")) limit.concurrency = in.get<int>("concurrency");
   limit.fair_share = in.has("fair-share");
+  if (in.has("weight")) {
+    for (const std::string& text : in.get<std::vector<std::string>>("weight")) {
+      const auto [value, weight] = weight_of(text);
+      if (auto problem = name_problem("the weighted key value", value)) throw InvalidInput(*problem);
+      if (!limit.weights.emplace(value, weight).second) {
+        throw InvalidInput("--weight names '" + value + "' twice");
+      }
+    }
+    if (!limit.fair_share) throw InvalidInput("--weight applies to fair share: add --fair-share");
+  }
   const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
   auto db = in.connect_migrated();
   const std::string status = FlowLimits(*db).set(limit, by, SystemClock().now());
@@ -62,6 +86,16 @@ ExitCode remove_limit(const Invocation& in) {
   if (in.json()) std::cout << nlohmann::json{{"name", name}, {"status", "removed"}} << "\n";
   else std::cout << "limit " << name << ": removed\n";
   return kOk;
+}
+
+// "no", "yes", or "yes, acme=3 globex=2" with weights.
+std::string fair_share_text(const FlowLimit& l) {
+  if (!l.fair_share) return "no";
+  std::string text = "yes";
+  for (const auto& [value, weight] : l.weights) {
+    text.append(text == "yes" ? ", " : " ").append(value).append("=").append(std::to_string(weight));
+  }
+  return text;
 }
 
 ExitCode list_limits(const Invocation& in) {
@@ -92,7 +126,7 @@ ExitCode list_limits(const Invocation& in) {
     }
     rows.push_back({l.name, l.key, or_any(l.job), or_any(l.key_value),
                     l.rate ? format_flow_rate(*l.rate, l.per_seconds) : "-", std::to_string(l.burst),
-                    l.concurrency ? std::to_string(*l.concurrency) : "-", l.fair_share ? "yes" : "no",
+                    l.concurrency ? std::to_string(*l.concurrency) : "-", fair_share_text(l),
                     std::to_string(deferred)});
   }
   print_table({"NAME", "KEY", "JOB", "VALUE", "RATE", "BURST", "CONCURRENCY", "FAIR_SHARE", "DEFERRED"}, rows);
@@ -113,7 +147,8 @@ Command limits_command() {
                  "of a slot between key values (docs/flow-control.md).",
       .usage = "limits [list] [--json]\n"
                "       prescient limits set NAME --key KEY [--rate COUNT/PERIOD] [--burst N] [--concurrency N]\n"
-               "                            [--fair-share] [--job CLASS] [--value VALUE] [--by WHO] [--json]\n"
+               "                            [--fair-share [--weight VALUE=N]...] [--job CLASS] [--value VALUE]\n"
+               "                            [--by WHO] [--json]\n"
                "       prescient limits remove NAME [--json]",
       .add_options =
           [](po::options_description& desc) {
@@ -129,6 +164,9 @@ Command limits_command() {
                 ("concurrency", po::value<int>()->value_name("N"), "set: at most N running at once per key value")
                 ("fair-share", "set: within a slot, claim the key values in turn (a payload field; builds an "
                                "index on future_job, which blocks writes to it while it is built)")
+                ("weight", po::value<std::vector<std::string>>()->value_name("VALUE=N"),
+                 "set, with --fair-share: a claim takes N checks of this key value for each one of a value not "
+                 "named (N from 1 to 1000; repeat for more values)")
                 ("job", po::value<std::string>()->value_name("CLASS"), "set: only checks of this job class")
                 ("value", po::value<std::string>()->value_name("VALUE"),
                  "set: only this key value (default: each value has a budget of its own)")

@@ -269,6 +269,20 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                 logged(who, action + " schedule " + id + ": " + status);
                 send_json(response, {{"id", id}, {"status", status}});
               }));
+  // Limits: set (create or replace) from the fields the Limits page reads; remove by name. limit_set is the
+  // schema owner's: the dashboard's role may be refused (42501), which the page shows as it comes.
+  server.Post("/api/limits", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const FlowLimit limit = flow_limit_from_json(body_of(request));
+                const std::string status = FlowLimits(db).set(limit, c->who(request), c->clock.now());
+                logged(c->who(request), "set limit " + limit.name + ": " + status);
+                send_json(response, {{"name", limit.name}, {"status", status}});
+              }));
+  server.Post("/api/limits/(.+)/remove", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const std::string name = request.matches[1].str();
+                if (!FlowLimits(db).remove(name)) throw NotFound("no limit named '" + name + "'");
+                logged(c->who(request), "removed limit " + name);
+                send_json(response, {{"name", name}, {"status", "removed"}});
+              }));
   server.Post(R"(/api/dead-letters/(\d+)/retry)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const PendingCheck revived = Checks(db).revive_failed(id_of(request), c->clock.now());
                 logged(c->who(request), "retried check " + std::to_string(revived.id));

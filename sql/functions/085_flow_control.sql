@@ -32,8 +32,25 @@ CREATE OR REPLACE FUNCTION prescient.limit_problem(
     WHEN p_key_value = '' THEN 'the key value is empty'
   END;
 
--- Creates or replaces the limit named p_name; returns 'created' or 'updated'. A change applies to the next
--- admission of every runner (each reads the list of limits once per slot it drains).
+-- What is wrong with a fair-share limit's weights, or NULL: a JSON object of key values and whole numbers
+-- from 1 to 1000 (a key value left out weighs 1), on a fair-share limit only.
+CREATE OR REPLACE FUNCTION prescient.weights_problem(p_weights jsonb, p_fair_share boolean)
+  RETURNS text LANGUAGE sql IMMUTABLE
+  RETURN CASE
+    WHEN p_weights IS NULL THEN NULL
+    WHEN jsonb_typeof(p_weights) <> 'object' THEN 'the weights must be a JSON object of key values and weights'
+    WHEN NOT coalesce(p_fair_share, false) THEN 'weights apply to fair share: the limit has none'
+    WHEN (SELECT count(*) FROM jsonb_object_keys(p_weights)) > 10000 THEN 'more than 10000 weights'
+    ELSE (SELECT CASE WHEN w.key = '' THEN 'a weighted key value is empty'
+                      WHEN octet_length(w.key) > 1024 THEN 'a weighted key value is longer than 1024 bytes'
+                      ELSE format('the weight of %L must be a whole number from 1 to 1000, not %s', w.key, w.value) END
+            FROM jsonb_each(p_weights) w
+           WHERE w.key = '' OR octet_length(w.key) > 1024
+              OR CASE WHEN jsonb_typeof(w.value) <> 'number' THEN true
+                      ELSE w.value::numeric NOT BETWEEN 1 AND 1000 OR w.value::numeric <> trunc(w.value::numeric) END
+           ORDER BY w.key LIMIT 1)
+  END;
+
 CREATE OR REPLACE FUNCTION prescient.fair_share_index(p_field text) RETURNS text
   LANGUAGE sql IMMUTABLE RETURN 'future_job_fair_' || left(md5(p_field), 16);
 
@@ -60,15 +77,19 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
 
+-- Creates or replaces the limit named p_name; returns 'created' or 'updated'. A change applies to the next
+-- admission of every runner (each reads the list of limits once per slot it drains). p_weights: with fair
+-- share, how many checks of a key value a claim takes for each one of a value of weight 1.
 CREATE OR REPLACE FUNCTION prescient.limit_set(
     p_name text, p_key text, p_rate integer DEFAULT NULL, p_per_seconds integer DEFAULT 1,
     p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL, p_job text DEFAULT NULL,
     p_key_value text DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now(),
-    p_fair_share boolean DEFAULT false)
+    p_fair_share boolean DEFAULT false, p_weights jsonb DEFAULT NULL)
   RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  v_problem text := prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst, p_concurrency,
-                                            p_job, p_key_value, p_fair_share);
+  v_problem text := coalesce(prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst,
+                                                     p_concurrency, p_job, p_key_value, p_fair_share),
+                             prescient.weights_problem(p_weights, p_fair_share));
   v_created boolean;
 BEGIN
   IF v_problem IS NOT NULL THEN
@@ -78,19 +99,20 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'updated_by is empty';
   END IF;
   INSERT INTO prescient.flow_limit AS l (name, key, job, key_value, rate, per_seconds, burst, concurrency,
-                                         fair_share, updated_at, updated_by)
+                                         fair_share, weights, updated_at, updated_by)
   VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
-          coalesce(p_fair_share, false), p_now, p_by)
+          coalesce(p_fair_share, false), p_weights, p_now, p_by)
   ON CONFLICT (name) DO UPDATE
     SET key = EXCLUDED.key, job = EXCLUDED.job, key_value = EXCLUDED.key_value, rate = EXCLUDED.rate,
         per_seconds = EXCLUDED.per_seconds, burst = EXCLUDED.burst, concurrency = EXCLUDED.concurrency,
-        fair_share = EXCLUDED.fair_share, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
+        fair_share = EXCLUDED.fair_share, weights = EXCLUDED.weights, updated_at = EXCLUDED.updated_at,
+        updated_by = EXCLUDED.updated_by
   RETURNING (xmax = 0) INTO v_created;
   PERFORM prescient.sync_fair_share_indexes();
   RETURN CASE WHEN v_created THEN 'created' ELSE 'updated' END;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.limit_set(text, text, integer, integer, integer, integer, text, text, text,
-                                               timestamptz, boolean) FROM PUBLIC;
+                                               timestamptz, boolean, jsonb) FROM PUBLIC;
 
 -- Removes a limit (its state and counts go with it; the deferrals it recorded stay). False when none had
 -- the name. Checks it deferred keep their times.

@@ -201,6 +201,7 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
   CHECK(limits[1]["job"] == "http");
   CHECK(limits[1]["deferrals"] == json::array());
   CHECK(limits[1]["fair_share"] == false);
+  CHECK(limits[1]["weights"].is_null());
   const ProcessResult table = run_prescient(with_db({"limits", "list"}, url));
   CHECK_THAT(table.out, Catch::Contains("per-customer") && Catch::Contains("payload.customer") &&
                             Catch::Contains("30/m"));
@@ -219,6 +220,11 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
       {{"limits", "set", "x", "--rate", "5/s"}, "missing --key"},
       {{"limits", "set", "--key", "job", "--rate", "5/s"}, "missing the limit's name"},
       {{"limits", "drop", "x"}, "unknown limits action 'drop'"},
+      {{"limits", "set", "x", "--key", "payload.t", "--rate", "5/s", "--weight", "a=2"}, "add --fair-share"},
+      {{"limits", "set", "x", "--key", "payload.t", "--fair-share", "--weight", "a=0"}, "invalid --weight 'a=0'"},
+      {{"limits", "set", "x", "--key", "payload.t", "--fair-share", "--weight", "a"}, "invalid --weight 'a'"},
+      {{"limits", "set", "x", "--key", "payload.t", "--fair-share", "--weight", "a=2", "--weight", "a=3"},
+       "--weight names 'a' twice"},
   }, url);
   CHECK(json::parse(run_prescient(with_db({"limits", "--json"}, url)).out).size() == 2);  // nothing written
 

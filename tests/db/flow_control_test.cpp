@@ -329,6 +329,55 @@ TEST_CASE("flow: fair share gives a small tenant's checks their turn at the star
   CHECK(drain_big_and_small(false) > 50100 * 9 / 10);  // without it, behind the big tenant
 }
 
+TEST_CASE("flow: weighted fair share gives each key value its weight's part of every claim") {
+  Fixture f;
+  FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true,
+                    .weights = {{"gold", 3}, {"silver", 2}}};
+  f.limits.set(tenants, "test", f.clock.now());
+  CHECK(f.limits.list().at(0).weights == tenants.weights);
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  for (const char* tenant : {"bronze", "gold", "silver"}) f.add(1000, tenant, slot, 0, "noop");
+  PgRunnerStore store(*f.db);
+  store.begin();
+  std::map<std::string, int> taken;
+  for (const Check& c : store.claim_due_fair(slot, slot, 600, {}, tenants).checks) {
+    ++taken[c.payload.at("tenant").get<std::string>()];
+  }
+  store.rollback();
+  // 600 in parts 3 : 2 : 1; bronze is named by no weight and weighs 1.
+  CHECK(taken == std::map<std::string, int>{{"bronze", 100}, {"gold", 300}, {"silver", 200}});
+  // Without weights, equal parts.
+  store.begin();
+  taken.clear();
+  for (const Check& c : store.claim_due_fair(slot, slot, 600, {}, {.key = "payload.tenant"}).checks) {
+    ++taken[c.payload.at("tenant").get<std::string>()];
+  }
+  store.rollback();
+  CHECK(taken == std::map<std::string, int>{{"bronze", 200}, {"gold", 200}, {"silver", 200}});
+}
+
+TEST_CASE("flow: fair share's weights are refused off fair share, out of range, or not a JSON object") {
+  Fixture f;
+  const auto refused = [&](FlowLimit limit) {
+    try {
+      f.limits.set(limit, "test", f.clock.now());
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused({.name = "w", .key = "payload.tenant", .rate = 5, .weights = {{"gold", 3}}}),
+             Catch::Contains("weights apply to fair share"));
+  CHECK_THAT(refused({.name = "w", .key = "payload.tenant", .fair_share = true, .weights = {{"gold", 1001}}}),
+             Catch::Contains("the weight of 'gold' must be a whole number from 1 to 1000, not 1001"));
+  CHECK_THAT(refused({.name = "w", .key = "payload.tenant", .fair_share = true, .weights = {{"", 2}}}),
+             Catch::Contains("a weighted key value is empty"));
+  CHECK(f.limits.list().empty());
+  CHECK_THROWS_WITH((*f.db << "SELECT prescient.limit_set('w', 'payload.t', p_fair_share => true,"
+                              " p_weights => '[1, 2]')"),
+                    Catch::Contains("the weights must be a JSON object"));
+}
+
 TEST_CASE("flow: fair share's index is made with its limit and dropped with the last one that needs it") {
   Fixture f;
   const auto indexes = [&] {
@@ -352,19 +401,20 @@ TEST_CASE("flow: fair share's index is made with its limit and dropped with the 
 
 TEST_CASE("flow: a cron occurrence deferred past its deadline ends deadline_missed") {
   Fixture f;
-  // Two schedules' checks (class cron) share one occurrence; at most one cron check per 3 s.
-  f.limits.set({.name = "cron-rate", .key = "job", .key_value = "cron", .rate = 1, .per_seconds = 3}, "test",
+  // Two schedules' checks (class cron) share one occurrence; at most one cron check per 5 s. (A deadline
+  // of 2 s: the on-time one fires within it even on a loaded machine; a 1 s one was missed there.)
+  f.limits.set({.name = "cron-rate", .key = "job", .key_value = "cron", .rate = 1, .per_seconds = 5}, "test",
                f.clock.now());
   Schedules schedules(*f.db, f.clock, &f.registry);
   for (const char* id : {"a", "b"}) {
-    schedules.add({.id = id, .spec = "@every 5s", .payload = {{"type", "tick"}}, .deadline = std::chrono::seconds{1}});
+    schedules.add({.id = id, .spec = "@every 10s", .payload = {{"type", "tick"}}, .deadline = std::chrono::seconds{2}});
   }
   const TimePoint first = *schedules.show("a").next_check_at;
   REQUIRE(schedules.show("b").next_check_at == std::optional<TimePoint>(first));
   f.drain_from(first, 2, 30s, [&] {
     return count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'deadline_missed'") > 0;
   });
-  // One fired on time; the other, deferred 3 s, came past its 1 s deadline.
+  // One fired on time; the other, deferred 5 s, came past its 2 s deadline.
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event WHERE type = 'tick'") == 1);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'deadline_missed'") == 1);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.flow_deferral WHERE limit_name = 'cron-rate'") == 1);

@@ -71,7 +71,7 @@ class FakeRunnerStore final : public RunnerStore {
     return out;
   }
   Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                         const std::string&) override {
+                         const FlowLimit&) override {
     return claim_due(slot, slot, now, limit, excluded);
   }
   Claimed claim_due_groups(TimePoint, int, const Exclusions&) override { return {}; }

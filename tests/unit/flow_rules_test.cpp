@@ -1,6 +1,8 @@
 // The pure rules of flow control: a rate's text, and the key value a limit gives a check.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "prescient/errors.hpp"
 #include "prescient/flow_limits.hpp"
 #include "prescient/job.hpp"
@@ -8,6 +10,7 @@
 using prescient::Check;
 using prescient::FlowLimit;
 using prescient::FlowRate;
+using prescient::flow_limit_from_json;
 
 TEST_CASE("rates are read as COUNT/PERIOD", "[flow]") {
   struct Row {
@@ -72,4 +75,38 @@ TEST_CASE("a limit's key value comes from the check's row", "[flow]") {
   }
   check.job = "emit";  // the http target is an http check's only
   CHECK(prescient::flow_key_of({.name = "c", .key = "http_target"}, check) == std::nullopt);
+}
+
+TEST_CASE("a limit from the dashboard's JSON: its fields read, a bad one refused naming it") {
+  const FlowLimit l = flow_limit_from_json(nlohmann::json::parse(
+      R"({"name": "crm", "key": "payload.tenant", "rate": "30/m", "burst": 5, "concurrency": null,
+          "fair_share": true, "weights": {"gold": 3}, "job": null, "key_value": null})"));
+  CHECK(l.name == "crm");
+  CHECK(l.key == "payload.tenant");
+  CHECK(l.rate == 30);
+  CHECK(l.per_seconds == 60);
+  CHECK(l.burst == 5);
+  CHECK_FALSE(l.concurrency);
+  CHECK(l.fair_share);
+  CHECK(l.weights == std::map<std::string, int>{{"gold", 3}});
+  CHECK_FALSE(l.job);
+  CHECK(flow_limit_from_json({{"name", "x"}, {"key", "job"}, {"concurrency", 2}}).burst == 1);
+
+  struct Bad {
+    const char* body;
+    const char* names;
+  };
+  for (const Bad& bad : {Bad{R"([1])", "must be a JSON object"},
+                         Bad{R"({"key": "job"})", "\"name\" is missing"},
+                         Bad{R"({"name": "x", "key": 5})", "\"key\" must be a string"},
+                         Bad{R"({"name": "x", "key": "job", "rate": "5/fortnight"})", "invalid rate '5/fortnight'"},
+                         Bad{R"({"name": "x", "key": "job", "burst": 1.5})", "\"burst\" must be a whole number, not 1.5"},
+                         Bad{R"({"name": "x", "key": "job", "concurrency": 99999999999})", "\"concurrency\" must be"},
+                         Bad{R"({"name": "x", "key": "job", "fair_share": "yes"})", "\"fair_share\" must be true"},
+                         Bad{R"({"name": "x", "key": "job", "weights": {"a": 0}})", "the weight of 'a'"},
+                         Bad{R"({"name": "x", "key": "job", "weights": [1]})", "\"weights\" must be a JSON object"},
+                         Bad{R"({"name": "x", "key": "job", "limit": 3})", "unknown field \"limit\""}}) {
+    INFO(bad.body);
+    CHECK_THROWS_WITH(flow_limit_from_json(nlohmann::json::parse(bad.body)), Catch::Contains(bad.names));
+  }
 }

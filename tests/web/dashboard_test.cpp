@@ -251,6 +251,8 @@ TEST_CASE("the dashboard's limits and a check's deferrals, in a real browser, th
   auto db = connect_to(url);
   REQUIRE(run_prescient(with_db({"limits", "set", "crm", "--key", "payload.tenant", "--rate", "30/m",
                                  "--concurrency", "2", "--by", "ops"}, url)).exit_code == 0);
+  REQUIRE(run_prescient(with_db({"limits", "set", "tenants", "--key", "payload.tenant", "--fair-share", "--weight",
+                                 "acme=3", "--weight", std::string(kHostileKey) + "=2"}, url)).exit_code == 0);
   const long long id = count_of(*db, "SELECT min(id) FROM prescient.future_job");
   // What a runner records when the limit holds the check back (a key value with markup in it).
   *db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
@@ -262,8 +264,9 @@ TEST_CASE("the dashboard's limits and a check's deferrals, in a real browser, th
   const WebProcess web(url);
   httplib::Client client("127.0.0.1", web.port());
   const json limits = get_json(client, "/api/limits").second;
-  REQUIRE(limits["limits"].size() == 1);
+  REQUIRE(limits["limits"].size() == 2);
   CHECK(limits["limits"][0]["rate"] == "30/m");
+  CHECK(limits["limits"][1]["weights"] == json{{"acme", 3}, {kHostileKey, 2}});
   CHECK(limits["limits"][0]["concurrency"] == 2);
   CHECK(limits["deferrals"][0]["deferred"] == 7);
   const json trace = get_json(client, "/api/checks/" + std::to_string(id)).second;
@@ -273,9 +276,32 @@ TEST_CASE("the dashboard's limits and a check's deferrals, in a real browser, th
   Chromium browser;
   browser.open(web.base() + "/limits");
   CHECK(text_of(browser, "[data-table=limits] tbody tr[data-name=crm] td:nth-child(5)") == "30/m");
+  CHECK(text_of(browser, "[data-table=limits] tbody tr[data-name=tenants] td[data-field=fair_share]") ==
+        "yes " + std::string(kHostileKey) + "×2 acme×3");  // in the order of the values
   CHECK(text_of(browser, "[data-table=deferrals] tbody td.mono") == kHostileKey);
   CHECK(text_of(browser, "[data-table=deferrals] tbody td:nth-child(3)") == "7");
   browser.screenshot(screenshot_path("limits.png"));
+
+  // Set and remove a limit from the page (this dashboard's role owns the schema: limit_set is the owner's).
+  const auto submit = [&](const std::string& fields) {
+    browser.eval("(() => { const f = document.querySelector('[data-form=limit]'); " + fields +
+                 " f.requestSubmit(); return true; })()");
+  };
+  submit("f.elements.name.value = 'api'; f.elements.key.value = 'http_target'; f.elements.rate.value = '5/s';"
+         " f.elements.concurrency.value = '2'; f.elements.key_value.value = 'crm';");
+  browser.wait_until("document.querySelector('[data-table=limits] tr[data-name=api]')");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_limit WHERE name = 'api' AND key = 'http_target'"
+                      " AND rate = 5 AND per_seconds = 1 AND concurrency = 2 AND key_value = 'crm'"
+                      " AND updated_by = 'web'") == 1);
+  // Bad input: the database's refusal shown as it comes, nothing written.
+  submit("f.elements.name.value = 'bad'; f.elements.key.value = 'tenant'; f.elements.rate.value = '5/s';");
+  browser.wait_until("document.getElementById('toast').className.includes('error')");
+  CHECK_THAT(text_of(browser, "#toast"), Catch::Contains("unknown kind of key 'tenant'"));
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_limit WHERE name = 'bad'") == 0);
+  browser.eval("window.confirm = () => true;"
+               " document.querySelector('[data-table=limits] tr[data-name=api] [data-action=remove-limit]').click(); true");
+  browser.wait_until("!document.querySelector('[data-table=limits] tr[data-name=api]')");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_limit WHERE name = 'api'") == 0);
   browser.open(web.base() + "/checks/" + std::to_string(id));
   CHECK(browser.eval("document.querySelectorAll('[data-table=deferrals] tbody tr[data-limit=crm]').length") == 1);
   CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);

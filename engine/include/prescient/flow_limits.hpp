@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,9 @@ struct FlowLimit {
   // Within a slot, claims take the key values in turn, so a small tenant's checks are not behind a big
   // one's (a payload field only; setting it builds an index on future_job).
   bool fair_share = false;
+  // Fair share only: a claim takes `weight` checks of a key value for each one of a value of weight 1
+  // (values not named weigh 1). Weights are whole numbers from 1 to 1000.
+  std::map<std::string, int> weights;
   // As stored (read back by list()).
   TimePoint updated_at{};
   std::string updated_by;
@@ -68,6 +72,11 @@ std::string format_flow_rate(int count, int per_seconds);
 // another value than the one named, or the key is missing from the check). Payload values: a string is
 // itself, a number or boolean its JSON text, an object or array its compact JSON; null counts as missing.
 std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& check);
+
+// A limit as the dashboard's API takes it: the fields of to_json(FlowLimit) that set one (name, key, job,
+// key_value, rate as "200/s", burst, concurrency, fair_share, weights). Throws InvalidInput naming the
+// field; what the database judges (a kind of key, a concurrency of 0) is limit_set's.
+FlowLimit flow_limit_from_json(const nlohmann::json& body);
 
 // As the CLI's --json and the dashboard's API show them (times ISO-8601, a rate as "200/s").
 nlohmann::json to_json(const FlowLimit& limit);

@@ -2,6 +2,8 @@
 // computes from a check. The runner computes keys here and hands them to the database's admission
 // (sql/functions/085_flow_control.sql), so they are defined once.
 #include <charconv>
+#include <climits>
+#include <set>
 
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
@@ -72,6 +74,62 @@ std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& chec
   if (!key || key->empty()) return std::nullopt;
   if (limit.key_value && *limit.key_value != *key) return std::nullopt;
   return key;
+}
+
+}  // namespace prescient
+
+namespace prescient {
+
+FlowLimit flow_limit_from_json(const nlohmann::json& body) {
+  if (!body.is_object()) throw InvalidInput("a limit must be a JSON object");
+  const auto text = [&](const char* field, bool required) -> std::optional<std::string> {
+    const auto it = body.find(field);
+    if (it == body.end() || it->is_null()) {
+      if (required) throw InvalidInput(std::string("\"") + field + "\" is missing");
+      return std::nullopt;
+    }
+    if (!it->is_string()) throw InvalidInput(std::string("\"") + field + "\" must be a string");
+    return it->get<std::string>();
+  };
+  const auto whole = [&](const char* field) -> std::optional<int> {
+    const auto it = body.find(field);
+    if (it == body.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number_integer() || it->get<std::int64_t>() < INT32_MIN || it->get<std::int64_t>() > INT32_MAX) {
+      throw InvalidInput(std::string("\"") + field + "\" must be a whole number, not " + it->dump());
+    }
+    return static_cast<int>(it->get<std::int64_t>());
+  };
+  for (const auto& [field, value] : body.items()) {
+    static const std::set<std::string> kFields = {"name", "key", "job", "key_value", "rate", "burst",
+                                                  "concurrency", "fair_share", "weights"};
+    if (!kFields.contains(field)) {
+      throw InvalidInput("unknown field \"" + field +
+                         "\" (fields: name, key, job, key_value, rate, burst, concurrency, fair_share, weights)");
+    }
+  }
+  FlowLimit limit{.name = *text("name", true), .key = *text("key", true), .job = text("job", false),
+                  .key_value = text("key_value", false)};
+  if (const auto rate = text("rate", false)) {
+    const FlowRate parsed = parse_flow_rate(*rate);
+    limit.rate = parsed.count;
+    limit.per_seconds = parsed.per_seconds;
+  }
+  limit.burst = whole("burst").value_or(1);
+  limit.concurrency = whole("concurrency");
+  if (const auto it = body.find("fair_share"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) throw InvalidInput("\"fair_share\" must be true or false");
+    limit.fair_share = it->get<bool>();
+  }
+  if (const auto it = body.find("weights"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) throw InvalidInput("\"weights\" must be a JSON object of key values and weights");
+    for (const auto& [value, weight] : it->items()) {
+      if (!weight.is_number_integer() || weight.get<std::int64_t>() < 1 || weight.get<std::int64_t>() > 1000) {
+        throw InvalidInput("the weight of '" + value + "' must be a whole number from 1 to 1000, not " + weight.dump());
+      }
+      limit.weights[value] = static_cast<int>(weight.get<std::int64_t>());
+    }
+  }
+  return limit;
 }
 
 }  // namespace prescient

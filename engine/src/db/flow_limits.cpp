@@ -22,7 +22,7 @@ namespace {
 
 const std::string kFlowLimitColumns =
     "name, key, job, key_value, rate, per_seconds, burst, concurrency, prescient.us(updated_at), updated_by,"
-    " fair_share::int";
+    " fair_share::int, weights::text";
 
 std::vector<FlowLimit> flow_limits_of(const pq::Result& rows) {
   std::vector<FlowLimit> out(rows.rows());
@@ -39,6 +39,10 @@ std::vector<FlowLimit> flow_limits_of(const pq::Result& rows) {
     l.updated_at = rows.time(r, 8);
     l.updated_by = rows.text(r, 9);
     l.fair_share = rows.integer(r, 10) == 1;
+    if (const auto weights = rows.optional_text(r, 11)) {
+      const nlohmann::json parsed = nlohmann::json::parse(*weights);
+      for (const auto& [value, weight] : parsed.items()) l.weights[value] = weight.get<int>();
+    }
   }
   return out;
 }
@@ -76,6 +80,7 @@ nlohmann::json to_json(const FlowLimit& l) {
           {"burst", l.burst},
           {"concurrency", or_null(l.concurrency)},
           {"fair_share", l.fair_share},
+          {"weights", l.weights.empty() ? nlohmann::json() : nlohmann::json(l.weights)},
           {"updated_at", format_time(l.updated_at)},
           {"updated_by", l.updated_by}};
 }
@@ -94,10 +99,11 @@ FlowLimits::FlowLimits(soci::session& db) : db_(db) {}
 
 std::string FlowLimits::set(const FlowLimit& limit, const std::string& by, TimePoint now) {
   return pq::exec(native_connection(db_), "cannot set the limit",
-                  "SELECT prescient.limit_set($1, $2, $3, $4, $5, $6, $7, $8, $9, prescient.at_us($10), $11)",
+                  "SELECT prescient.limit_set($1, $2, $3, $4, $5, $6, $7, $8, $9, prescient.at_us($10), $11, $12::jsonb)",
                   {limit.name, limit.key, optional_number(limit.rate), std::to_string(limit.per_seconds),
                    std::to_string(limit.burst), optional_number(limit.concurrency), limit.job, limit.key_value, by,
-                   pq::micros(now), limit.fair_share ? "true" : "false"})
+                   pq::micros(now), limit.fair_share ? "true" : "false",
+                   limit.weights.empty() ? std::nullopt : std::optional(nlohmann::json(limit.weights).dump())})
       .text(0, 0);
 }
 

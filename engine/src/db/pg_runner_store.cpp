@@ -130,18 +130,20 @@ const std::string kClaimDueFair =
     "           WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IS NULL"
     "             AND coalesce(f.payload ->> $6, '') > v.value ORDER BY 1 LIMIT 1), v.n + 1"
     "    FROM v WHERE v.value IS NOT NULL AND v.n < $3),"
-    " vals AS (SELECT value FROM v WHERE value IS NOT NULL)"
+    " vals AS (SELECT value, coalesce(($7::jsonb ->> value)::bigint, 1) AS weight FROM v WHERE value IS NOT NULL)"
     " SELECT c.* FROM vals, LATERAL ("
     "   SELECT " + kClaimColumns + " FROM prescient.future_job"
     "    WHERE next_check_at = prescient.at_us($1) AND coalesce(payload ->> $6, '') = vals.value AND" + kClaimable +
-    "    ORDER BY id LIMIT (SELECT greatest(1, $3 / count(*)) FROM vals) FOR UPDATE SKIP LOCKED) c"
+    "    ORDER BY id LIMIT greatest(1, $3 * vals.weight / (SELECT sum(weight) FROM vals))"
+    "    FOR UPDATE SKIP LOCKED) c"
     " LIMIT $3";
 
 RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                                                   const std::string& field) {
+                                                   const FlowLimit& fair) {
   return checks_from(pq::exec(native_connection(db_), "cannot claim due checks in fair shares", kClaimDueFair,
                               {pq::micros(slot), pq::micros(now), std::to_string(limit), names_array(excluded.jobs),
-                               pq::integer_array(excluded.ids), field},
+                               pq::integer_array(excluded.ids), fair.key.substr(std::string_view("payload.").size()),
+                               nlohmann::json(fair.weights).dump()},
                               pq::Format::binary));
 }
 

@@ -37,7 +37,7 @@ class PgRunnerStore final : public RunnerStore {
   void release_savepoint(const std::string& name) override;
   Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override;
   Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                         const std::string& field) override;
+                         const FlowLimit& fair) override;
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
   std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) override;
   Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,

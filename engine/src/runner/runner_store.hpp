@@ -56,11 +56,12 @@ class RunnerStore {
   // runners take disjoint sets); rows under a live written lease are skipped. Each check's slot is the
   // time it is due (`slot`, or the time it was deferred to).
   virtual Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) = 0;
-  // REQUIRES an open transaction. Like claim_due at `slot` alone, but taking the values of the payload
-  // field `field` in turn (fair share): up to limit / (values) checks of each, values in order, the
-  // first `limit` values at most (the next claim starts again from the first left).
+  // REQUIRES an open transaction. Like claim_due at `slot` alone, but taking the values of the fair-share
+  // limit's payload field in turn: up to limit * weight / (the values' weights) checks of each (a value's
+  // weight is 1 unless the limit names it), values in order, the first `limit` values at most (the next
+  // claim starts again from the first left).
   virtual Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                                 const std::string& field) = 0;
+                                 const FlowLimit& fair) = 0;
   // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each under a
   // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
   virtual Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) = 0;

@@ -64,9 +64,9 @@ class Worker::Impl {
     report.slot = slot;
     unsettled_ = {};
     limits_ = store_.flow_limits();  // once a slot: a change takes effect within one
-    fair_field_.reset();
+    fair_limit_.reset();
     for (const FlowLimit& l : limits_) {
-      if (l.fair_share && !fair_field_) fair_field_ = l.key.substr(8);  // payload.<field>; the first by name
+      if (l.fair_share && !fair_limit_) fair_limit_ = l;  // the first by name
     }
     // Checks deferred within the slot are due at times up to its end (an overdue slot's, all of them).
     const TimePoint slot_end = grid_.floor(slot) + settings_.slot;
@@ -79,7 +79,7 @@ class Worker::Impl {
         const RunnerStore::Exclusions excluded = exclusions();
         const TimePoint until = flow ? std::min(clock_.now() + pace(), slot_end - Micros{1}) : slot;
         RunnerStore::Claimed claimed;
-        if (fair_field_) claimed = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_field_);
+        if (fair_limit_) claimed = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_limit_);
         if (claimed.empty()) claimed = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded);
         bool grouped = false;
         if (claimed.empty()) {
@@ -533,7 +533,7 @@ class Worker::Impl {
   std::map<std::string, JobClass> classes_;
   RunnerStore::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
   std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
-  std::optional<std::string> fair_field_;    // the payload field a fair-share limit interleaves claims by
+  std::optional<FlowLimit> fair_limit_;      // the fair-share limit whose payload field claims interleave by
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
   std::string last_refusal_;           // the database's reason for the last refused settlement
 };

@@ -257,25 +257,69 @@ async function trace(id) {
     t.history.length ? timeline : el('p', { class: 'muted' }, 'No history yet.'));
 }
 
-// Flow limits (docs/flow-control.md) and the deferrals each made per key value; set with `prescient limits`.
+// "gold=3, silver=2" as the weights object {"gold": 3, "silver": 2}; the server judges the numbers.
+function weightsOf(text) {
+  const weights = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p)) {
+    const at = part.lastIndexOf('=');
+    if (at < 1) throw new Error(`invalid weight '${part}': write VALUE=N`);
+    weights[part.slice(0, at).trim()] = Number(part.slice(at + 1));
+  }
+  return Object.keys(weights).length ? weights : null;
+}
+
+// Flow limits (docs/flow-control.md) and the deferrals each made per key value: set and removed here,
+// with `prescient limits` or in SQL.
 async function limits() {
   const r = await api('/api/limits');
+  const remove = (name) => onClick(`Remove limit ${name}? Checks it deferred keep their times.`, async () => {
+    await act(`/api/limits/${encodeURIComponent(name)}/remove`); toast(`Limit ${name} removed`); await limits();
+  });
   const table = el('table', { 'data-table': 'limits' },
-    el('thead', {}, el('tr', {}, ['name', 'key', 'job', 'value', 'rate', 'burst', 'concurrency', 'fair share', 'updated']
+    el('thead', {}, el('tr', {}, ['name', 'key', 'job', 'value', 'rate', 'burst', 'concurrency', 'fair share', 'updated', '']
       .map((h) => el('th', {}, h)))),
     el('tbody', {}, r.limits.map((l) => el('tr', { 'data-name': l.name },
       el('td', {}, l.name), el('td', { class: 'mono' }, l.key), el('td', {}, orDash(l.job)),
       el('td', { class: 'mono' }, orDash(l.key_value)), el('td', {}, orDash(l.rate)), el('td', {}, number(l.burst)),
-      el('td', {}, orDash(l.concurrency)), el('td', {}, l.fair_share ? 'yes' : 'no'),
-      el('td', { class: 'muted' }, `${shortTime(l.updated_at)} by ${l.updated_by}`)))));
+      el('td', {}, orDash(l.concurrency)),
+      el('td', { 'data-field': 'fair_share' }, !l.fair_share ? 'no'
+        : ['yes', ...Object.entries(l.weights || {}).map(([value, weight]) => `${value}×${weight}`)].join(' ')),
+      el('td', { class: 'muted' }, `${shortTime(l.updated_at)} by ${l.updated_by}`),
+      el('td', {}, config.read_only ? null
+        : el('button', { class: 'danger', 'data-action': 'remove-limit', onclick: remove(l.name) }, 'Remove'))))));
+  const input = (name, label, attributes) => el('label', {}, label, el('input', { name, ...attributes }));
+  const form = config.read_only ? null : el('form', { class: 'search', 'data-form': 'limit' },
+    input('name', 'name', { required: true }), input('key', 'key', { placeholder: 'payload.tenant', required: true }),
+    input('rate', 'rate', { placeholder: '200/s' }), input('burst', 'burst', { type: 'number', min: 1 }),
+    input('concurrency', 'concurrency', { type: 'number', min: 1 }),
+    el('label', {}, el('input', { name: 'fair_share', type: 'checkbox' }), 'fair share'),
+    input('weights', 'weights', { placeholder: 'gold=3, silver=2' }), input('job', 'job'),
+    input('key_value', 'value'),
+    el('button', { class: 'primary', type: 'submit', 'data-action': 'set-limit' }, 'Set'));
+  if (form) {
+    form.onsubmit = async (event) => {
+      event.preventDefault();
+      const value = (name) => form.elements[name].value.trim() || null;
+      const whole = (name) => (value(name) === null ? null : Number(value(name)));
+      try {
+        const body = { name: value('name'), key: value('key'), rate: value('rate'), burst: whole('burst'),
+          concurrency: whole('concurrency'), fair_share: form.elements.fair_share.checked,
+          weights: weightsOf(form.elements.weights.value), job: value('job'), key_value: value('key_value') };
+        const answer = await act('/api/limits', body);
+        toast(`Limit ${answer.name}: ${answer.status}`);
+        await limits();
+      } catch (e) { toast(e.message, true); }
+    };
+  }
   const deferred = el('table', { 'data-table': 'deferrals' },
     el('thead', {}, el('tr', {}, ['limit', 'key value', 'checks deferred', 'last'].map((h) => el('th', {}, h)))),
     el('tbody', {}, r.deferrals.map((d) => el('tr', { 'data-limit': d.limit, 'data-key': d.key_value },
       el('td', {}, d.limit), el('td', { class: 'mono' }, d.key_value), el('td', {}, number(d.deferred)),
       el('td', {}, shortTime(d.last_deferred_at))))));
   page('Limits',
-    el('p', { class: 'muted' }, 'Set with prescient limits set|remove; a check over its budget moves to when its budget allows.'),
+    el('p', { class: 'muted' }, 'A check over its budget moves to when its budget allows. Setting a limit of an existing name replaces it whole.'),
     r.limits.length ? table : el('p', { class: 'muted', 'data-limits': 'none' }, 'No limits.'),
+    ...(form ? [el('h2', {}, 'Set a limit'), form] : []),
     el('h2', {}, 'Deferrals'),
     r.deferrals.length ? deferred : el('p', { class: 'muted' }, 'No check deferred yet.'));
 }

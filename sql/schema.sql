@@ -61,7 +61,7 @@ CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now t
 
 CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'the payload must be a JSON object'::text WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text]))) THEN format('on_conflict must be error, replace or keep, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
+    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'the payload must be a JSON object'::text WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text]))) THEN format('on_conflict must be error, replace, keep or debounce, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
 
 
 --
@@ -91,7 +91,11 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
      i.enqueued_by,
      i.on_conflict,
      i.fire_window,
-     COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds)) AS "coalesce"
+     COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds),
+         CASE
+             WHEN (i.on_conflict = 'debounce'::text) THEN 'on_conflict debounce takes one check at a time (prescient.schedule, with p_max_wait)'::text
+             ELSE NULL::text
+         END) AS "coalesce"
     FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window);
 END;
 
@@ -684,6 +688,24 @@ CREATE FUNCTION prescient.cron_window_problem(p_window_seconds bigint, p_max_hor
 
 
 --
+-- Name: slot_for(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ timestamp with time zone, slot_seconds integer) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN GREATEST(date_bin(((slot_seconds)::double precision * '00:00:01'::interval), ((requested + ((slot_seconds)::double precision * '00:00:01'::interval)) - '00:00:00.000001'::interval), '1970-01-01 00:00:00+00'::timestamp with time zone), (date_bin(((slot_seconds)::double precision * '00:00:01'::interval), now_, '1970-01-01 00:00:00+00'::timestamp with time zone) + ((slot_seconds)::double precision * '00:00:01'::interval)));
+
+
+--
+-- Name: debounced_slot(timestamp with time zone, timestamp with time zone, interval, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.debounced_slot(p_slot timestamp with time zone, p_first_enqueue timestamp with time zone, p_max_wait interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_max_wait IS NULL) THEN p_slot ELSE LEAST(p_slot, prescient.slot_for((p_first_enqueue + p_max_wait), p_now, p_slot_seconds)) END;
+
+
+--
 -- Name: drop_history_partition(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -1035,6 +1057,15 @@ END $$;
 
 
 --
+-- Name: once_problem(text, text, interval, interval, text[], integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s seconds)'::text, p_max_wait, p_slot_seconds) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s seconds)'::text, p_max_wait, p_max_horizon_seconds) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, p_dedupe_for) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, p_dedupe_for) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon or deadline_missed)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text]))) LIMIT 1) END;
+
+
+--
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -1304,10 +1335,10 @@ END $$;
 
 
 --
--- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[]) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1317,13 +1348,18 @@ DECLARE
   v_problem text;
   v_slot timestamptz;
   v_id bigint;
+  v_next timestamptz;
+  v_first timestamptz;
+  v_settled bigint;
   v_existing bigint;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   v_problem := coalesce(
     prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_by,
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
-    prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds));
+    prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
+    prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
+                           v_settings.slot_seconds, v_settings.max_horizon_seconds));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
@@ -1331,18 +1367,33 @@ BEGIN
   LOOP
     -- The id is drawn first: a window's slot is chosen by it.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
-    RETURN QUERY
-      WITH ins AS (
-        INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                          first_check_at, next_check_at, enqueued_on, enqueued_by)
-        OVERRIDING SYSTEM VALUE
-        VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
-                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
-                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now, p_by)
-        ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
-        RETURNING id, job_key, next_check_at, first_check_at)
-      SELECT ins.*, 'created'::text FROM ins;
-    IF FOUND THEN RETURN; END IF;
+    INSERT INTO prescient.future_job AS f (id, job, entity_name, entity_key, job_key, group_key, payload,
+                                           first_check_at, next_check_at, enqueued_on, enqueued_by)
+    OVERRIDING SYSTEM VALUE
+    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
+            prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now,
+                                     p_max_wait, p_now, v_settings.slot_seconds),
+            prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now,
+                                     p_max_wait, p_now, v_settings.slot_seconds),
+            p_now, p_by)
+    ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
+    RETURNING f.next_check_at, f.first_check_at INTO v_next, v_first;
+    IF FOUND THEN
+      -- Looked for after the insert, not before: a settlement of the same key that was under way held the
+      -- key until it committed, so this statement sees it, and none can commit after (docs/design.md).
+      IF p_dedupe_for IS NOT NULL THEN
+        SELECT h.id INTO v_settled FROM prescient.job_history h
+         WHERE h.job_key = p_job_key AND h.finished_at >= p_now - p_dedupe_for AND h.outcome = ANY (p_dedupe_outcomes)
+         ORDER BY h.finished_at DESC, h.history_id DESC LIMIT 1;
+        IF FOUND THEN
+          DELETE FROM prescient.future_job f WHERE f.id = v_id;
+          RETURN QUERY SELECT v_settled, p_job_key, NULL::timestamptz, NULL::timestamptz, 'deduplicated'::text;
+          RETURN;
+        END IF;
+      END IF;
+      RETURN QUERY SELECT v_id, p_job_key, v_next, v_first, 'created'::text;
+      RETURN;
+    END IF;
 
     SELECT f.id INTO v_existing FROM prescient.future_job f WHERE f.job_key = p_job_key FOR UPDATE;
     -- The holder finished between our insert and this lookup: the key is free again.
@@ -1360,11 +1411,13 @@ BEGIN
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
                  payload = p_payload,
-                 next_check_at = prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                 next_check_at = prescient.debounced_slot(
+                                   prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                                   f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
                  check_count = 0, attempts = 0, last_error = NULL
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
-        SELECT upd.*, 'replaced'::text FROM upd;
+        SELECT upd.*, CASE WHEN p_on_conflict = 'debounce' THEN 'debounced' ELSE 'replaced' END FROM upd;
     END IF;
     RETURN;
   END LOOP;
@@ -1561,15 +1614,6 @@ BEGIN
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
                                                   p_report_conflicts, a.fire_window) s;
 END $$;
-
-
---
--- Name: slot_for(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ timestamp with time zone, slot_seconds integer) RETURNS timestamp with time zone
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN GREATEST(date_bin(((slot_seconds)::double precision * '00:00:01'::interval), ((requested + ((slot_seconds)::double precision * '00:00:01'::interval)) - '00:00:00.000001'::interval), '1970-01-01 00:00:00+00'::timestamp with time zone), (date_bin(((slot_seconds)::double precision * '00:00:01'::interval), now_, '1970-01-01 00:00:00+00'::timestamp with time zone) + ((slot_seconds)::double precision * '00:00:01'::interval)));
 
 
 --
@@ -2565,12 +2609,12 @@ REVOKE ALL ON FUNCTION prescient.resume_job(p_job text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) TO prescient_runner;
 
 
 --

@@ -28,6 +28,11 @@ nlohmann::json result_json(const Scheduled& s) {
 }
 
 void print_result(const Scheduled& s) {
+  if (s.status == Scheduled::Status::deduplicated) {
+    std::cout << "deduplicated: check " << s.id << " with job_key=" << or_dash(s.job_key)
+              << " settled within the dedupe window; nothing scheduled\n";
+    return;
+  }
   std::cout << to_string(s.status) << " id=" << s.id << " job_key=" << or_dash(s.job_key)
             << " next_check_at=" << format_time(*s.next_check_at) << "\n";
 }
@@ -48,6 +53,16 @@ ScheduleRequest request_from_flags(const Invocation& in) {
                           .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
   if (in.has("payload")) request.payload = payload_of(in);
   if (in.has("window")) request.window = parse_duration(in.get<std::string>("window"));
+  if (in.has("max-wait")) request.max_wait = parse_duration(in.get<std::string>("max-wait"));
+  if (in.has("dedupe-for")) request.dedupe_for = parse_duration(in.get<std::string>("dedupe-for"));
+  if (in.has("dedupe-outcomes")) {
+    const std::string list = in.get<std::string>("dedupe-outcomes");
+    for (std::size_t start = 0; start <= list.size();) {
+      const std::size_t comma = std::min(list.find(',', start), list.size());
+      request.dedupe_outcomes.push_back(parse_outcome(list.substr(start, comma - start)));
+      start = comma + 1;
+    }
+  }
   return request;
 }
 
@@ -160,7 +175,8 @@ Command schedule_command() {
       .summary = "Put a check into the future (or many, from a file of JSON lines).",
       .usage = "schedule [--plugins DIR] --job CLASS --entity-name NAME --entity-key KEY (--at TIME | --in DURATION)\n"
                "                          [--window DURATION] [--job-key KEY] [--group-key KEY] [--payload JSON]\n"
-               "                          [--by WHO] [--on-conflict error|replace|keep] [--json]\n"
+               "                          [--by WHO] [--on-conflict error|replace|keep|debounce [--max-wait DURATION]]\n"
+               "                          [--dedupe-for DURATION [--dedupe-outcomes OUTCOME,...]] [--json]\n"
                "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...] [--json]",
       .add_options =
           [](po::options_description& desc) {
@@ -180,7 +196,15 @@ Command schedule_command() {
                 ("payload", po::value<std::string>()->value_name("JSON"), "a JSON object handed to the job class")
                 ("by", po::value<std::string>()->value_name("WHO"), "recorded as enqueued_by (default: the OS user)")
                 ("on-conflict", po::value<std::string>()->value_name("POLICY")->default_value("error"),
-                 "when a pending check has the same job key: error (exit 2), replace (update it in place) or keep")
+                 "when a pending check has the same job key: error (exit 2), replace (update it in place), keep, or "
+                 "debounce (replace it, but never later than its first enqueue plus --max-wait)")
+                ("max-wait", po::value<std::string>()->value_name("DURATION"),
+                 "with --on-conflict debounce: the ceiling, from the pending check's first enqueue (e.g. 6h)")
+                ("dedupe-for", po::value<std::string>()->value_name("DURATION"),
+                 "schedule nothing when a check with this job key settled within this long (e.g. 24h): the answer "
+                 "names it")
+                ("dedupe-outcomes", po::value<std::string>()->value_name("OUTCOME,..."),
+                 "with --dedupe-for: the outcomes that count (default done)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, window, "
                  "job_key, group_key, payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
@@ -193,7 +217,8 @@ Command schedule_command() {
           [](const Invocation& in) -> int {
             if (in.has("file")) {
               for (const char* single :
-                   {"job", "entity-name", "entity-key", "at", "in", "window", "job-key", "group-key", "payload"}) {
+                   {"job", "entity-name", "entity-key", "at", "in", "window", "job-key", "group-key", "payload",
+                    "max-wait", "dedupe-for", "dedupe-outcomes"}) {
                 if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
               }
               return schedule_file(in);

@@ -52,8 +52,8 @@ CREATE OR REPLACE FUNCTION prescient.request_problem(
     WHEN p_at IS NULL THEN 'no time given'
     WHEN p_now IS NULL THEN 'no current time given'
     WHEN p_payload IS NULL OR jsonb_typeof(p_payload) <> 'object' THEN 'the payload must be a JSON object'
-    WHEN p_on_conflict IS NULL OR p_on_conflict NOT IN ('error', 'replace', 'keep')
-      THEN format('on_conflict must be error, replace or keep, not %L', p_on_conflict)
+    WHEN p_on_conflict IS NULL OR p_on_conflict NOT IN ('error', 'replace', 'keep', 'debounce')
+      THEN format('on_conflict must be error, replace, keep or debounce, not %L', p_on_conflict)
     ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds)
   END;
 
@@ -85,3 +85,41 @@ CREATE OR REPLACE FUNCTION prescient.spread_slot(p_slot timestamptz, p_id bigint
       THEN p_slot + (p_id % floor(extract(epoch FROM p_window) / p_slot_seconds)::bigint) * p_slot_seconds
                     * interval '1 second'
     ELSE p_slot END;
+
+-- A debounced check's time (on_conflict 'debounce'): its slot, but never later than its first enqueue
+-- plus max_wait (rounded up to the grid, as every time is; at the next boundary once that has passed).
+CREATE OR REPLACE FUNCTION prescient.debounced_slot(p_slot timestamptz, p_first_enqueue timestamptz,
+                                                    p_max_wait interval, p_now timestamptz, p_slot_seconds integer)
+  RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN p_max_wait IS NULL THEN p_slot
+              ELSE least(p_slot, prescient.slot_for(p_first_enqueue + p_max_wait, p_now, p_slot_seconds)) END;
+
+-- What is wrong with a debounce's ceiling or a dedupe window, or NULL (docs/concepts.md, "Debounce and
+-- dedupe"). Both need a job key: it is what the enqueues share.
+CREATE OR REPLACE FUNCTION prescient.once_problem(
+    p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[],
+    p_slot_seconds integer, p_max_horizon_seconds bigint)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_on_conflict = 'debounce' AND p_job_key IS NULL
+      THEN 'debounce needs a job key: the enqueues it folds into one check share it'
+    WHEN p_on_conflict = 'debounce' AND p_max_wait IS NULL
+      THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'
+    WHEN p_max_wait IS NOT NULL AND p_on_conflict IS DISTINCT FROM 'debounce'
+      THEN format('max_wait applies to on_conflict debounce, not %L', p_on_conflict)
+    WHEN p_max_wait < p_slot_seconds * interval '1 second'
+      THEN format('max_wait %s is under the slot (%s seconds)', p_max_wait, p_slot_seconds)
+    WHEN p_max_wait > p_max_horizon_seconds * interval '1 second'
+      THEN format('max_wait %s is beyond the horizon (%s seconds)', p_max_wait, p_max_horizon_seconds)
+    WHEN p_dedupe_for IS NULL THEN NULL
+    WHEN p_job_key IS NULL THEN 'dedupe_for needs a job key: it is what a settled check is found by'
+    WHEN p_dedupe_for <= interval '0' THEN format('the dedupe window %s is not positive', p_dedupe_for)
+    WHEN p_dedupe_for > interval '366 days' THEN format('the dedupe window %s is over 366 days', p_dedupe_for)
+    WHEN coalesce(cardinality(p_dedupe_outcomes), 0) = 0 THEN 'dedupe needs at least one outcome to look for'
+    ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, '
+                        'guard_past, guard_horizon or deadline_missed)', o)
+            FROM unnest(p_dedupe_outcomes) o
+           WHERE o IS NULL OR o NOT IN ('done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past',
+                                        'guard_horizon', 'deadline_missed')
+           LIMIT 1)
+  END;

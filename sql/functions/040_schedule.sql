@@ -7,14 +7,19 @@
 -- Schedules one check. On a pending check with the same job key: 'error' raises PR409 naming the
 -- key and the existing id; 'replace' updates job, entity, group, payload and time of that row in
 -- place (its id and first_check_at stay, check_count and attempts reset); 'keep' leaves it and
--- returns it. status is created, replaced or kept. With p_window, the check may fire any time in the
--- window after its time, and is stored at one of the window's slots (spread_slot), so that a herd of
--- checks given the same time and window spreads evenly over it.
+-- returns it; 'debounce' replaces it as 'replace' does, but never to a time later than its first
+-- enqueue (enqueued_on, which replacing keeps) plus p_max_wait, where it then fires: a debounce with a
+-- ceiling. With p_window, the check may fire any time in the window after its time, and is stored at
+-- one of the window's slots (spread_slot), so that a herd given the same time and window spreads.
+-- With p_dedupe_for, a check whose job key settled with one of p_dedupe_outcomes within that window
+-- before p_now is not scheduled again: the answer is that settled check's id, status 'deduplicated'.
+-- status is created, replaced, kept, debounced or deduplicated.
 CREATE OR REPLACE FUNCTION prescient.schedule(
     p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,
     p_job_key text DEFAULT NULL, p_group_key text DEFAULT NULL, p_payload jsonb DEFAULT '{}',
     p_by text DEFAULT current_user, p_on_conflict text DEFAULT 'error', p_now timestamptz DEFAULT now(),
-    p_window interval DEFAULT NULL)
+    p_window interval DEFAULT NULL, p_max_wait interval DEFAULT NULL, p_dedupe_for interval DEFAULT NULL,
+    p_dedupe_outcomes text[] DEFAULT '{done}')
   RETURNS TABLE (id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz, status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
@@ -23,13 +28,18 @@ DECLARE
   v_problem text;
   v_slot timestamptz;
   v_id bigint;
+  v_next timestamptz;
+  v_first timestamptz;
+  v_settled bigint;
   v_existing bigint;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   v_problem := coalesce(
     prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_by,
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
-    prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds));
+    prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
+    prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
+                           v_settings.slot_seconds, v_settings.max_horizon_seconds));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
@@ -37,18 +47,33 @@ BEGIN
   LOOP
     -- The id is drawn first: a window's slot is chosen by it.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
-    RETURN QUERY
-      WITH ins AS (
-        INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                          first_check_at, next_check_at, enqueued_on, enqueued_by)
-        OVERRIDING SYSTEM VALUE
-        VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
-                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
-                prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now, p_by)
-        ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
-        RETURNING id, job_key, next_check_at, first_check_at)
-      SELECT ins.*, 'created'::text FROM ins;
-    IF FOUND THEN RETURN; END IF;
+    INSERT INTO prescient.future_job AS f (id, job, entity_name, entity_key, job_key, group_key, payload,
+                                           first_check_at, next_check_at, enqueued_on, enqueued_by)
+    OVERRIDING SYSTEM VALUE
+    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
+            prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now,
+                                     p_max_wait, p_now, v_settings.slot_seconds),
+            prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now,
+                                     p_max_wait, p_now, v_settings.slot_seconds),
+            p_now, p_by)
+    ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
+    RETURNING f.next_check_at, f.first_check_at INTO v_next, v_first;
+    IF FOUND THEN
+      -- Looked for after the insert, not before: a settlement of the same key that was under way held the
+      -- key until it committed, so this statement sees it, and none can commit after (docs/design.md).
+      IF p_dedupe_for IS NOT NULL THEN
+        SELECT h.id INTO v_settled FROM prescient.job_history h
+         WHERE h.job_key = p_job_key AND h.finished_at >= p_now - p_dedupe_for AND h.outcome = ANY (p_dedupe_outcomes)
+         ORDER BY h.finished_at DESC, h.history_id DESC LIMIT 1;
+        IF FOUND THEN
+          DELETE FROM prescient.future_job f WHERE f.id = v_id;
+          RETURN QUERY SELECT v_settled, p_job_key, NULL::timestamptz, NULL::timestamptz, 'deduplicated'::text;
+          RETURN;
+        END IF;
+      END IF;
+      RETURN QUERY SELECT v_id, p_job_key, v_next, v_first, 'created'::text;
+      RETURN;
+    END IF;
 
     SELECT f.id INTO v_existing FROM prescient.future_job f WHERE f.job_key = p_job_key FOR UPDATE;
     -- The holder finished between our insert and this lookup: the key is free again.
@@ -66,15 +91,18 @@ BEGIN
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
                  payload = p_payload,
-                 next_check_at = prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                 next_check_at = prescient.debounced_slot(
+                                   prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                                   f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
                  check_count = 0, attempts = 0, last_error = NULL
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
-        SELECT upd.*, 'replaced'::text FROM upd;
+        SELECT upd.*, CASE WHEN p_on_conflict = 'debounce' THEN 'debounced' ELSE 'replaced' END FROM upd;
     END IF;
     RETURN;
   END LOOP;
 END $$;
 REVOKE EXECUTE ON FUNCTION
-  prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz, interval)
+  prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz, interval, interval,
+                     interval, text[])
   FROM PUBLIC;

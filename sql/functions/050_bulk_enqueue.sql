@@ -35,7 +35,9 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
            i.on_conflict, i.fire_window,
            coalesce(prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key,
                                               i.payload, i.enqueued_by, i.on_conflict, p_now, p_max_horizon_seconds),
-                    prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds))
+                    prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds),
+                    CASE WHEN i.on_conflict = 'debounce'
+                      THEN 'on_conflict debounce takes one check at a time (prescient.schedule, with p_max_wait)' END)
       FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                  p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window) i;
   END;

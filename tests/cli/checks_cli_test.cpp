@@ -47,6 +47,26 @@ TEST_CASE("schedule prints the id, key and next_check_at; --json prints one obje
   CHECK((next.ends_with(":00:00Z") || next.ends_with(":15:00Z") || next.ends_with(":30:00Z") ||
          next.ends_with(":45:00Z")));  // on the 15-minute grid
   CHECK(j["next_check_at"] == j["first_check_at"]);
+
+  // A debounce moves the check on, within its ceiling; a dedupe after it settled schedules nothing.
+  const auto debounce = [&](const char* in) {
+    return run_prescient(with_db(order_with({"--in", in, "--job-key", "d1", "--on-conflict", "debounce",
+                                             "--max-wait", "2h", "--json"}), url));
+  };
+  const json first = json::parse(debounce("30m").out);
+  const json moved = json::parse(debounce("5h").out);
+  CHECK(moved["status"] == "debounced");
+  CHECK(moved["id"] == first["id"]);
+  CHECK(moved["next_check_at"] != first["next_check_at"]);
+  *connect_to(url) << "DELETE FROM prescient.future_job WHERE job_key = 'd1'";  // as if settled:
+  *connect_to(url) << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, payload,"
+                      " first_check_at, last_check_at, check_count, attempts, enqueued_on, enqueued_by, finished_at,"
+                      " finished_by, outcome) VALUES (77, 'noop', 'orders', '1', 'd1', '{}', now(), now(), 1, 0,"
+                      " now(), 'test', now(), 'r', 'done')";
+  const ProcessResult deduped =
+      run_prescient(with_db(order_with({"--in", "1h", "--job-key", "d1", "--dedupe-for", "1d"}), url));
+  CHECK(deduped.exit_code == 0);
+  CHECK(deduped.out == "deduplicated: check 77 with job_key=d1 settled within the dedupe window; nothing scheduled\n");
 }
 
 TEST_CASE("bad input exits 2 with one line and writes nothing") {
@@ -64,6 +84,14 @@ TEST_CASE("bad input exits 2 with one line and writes nothing") {
       {order_with({"--in", "300d", "--window", "90d"}), "the window 90d ends too late"},
       {order_with({"--in", "1h", "--window", "-10m"}), "'-10m'"},
       {order_with({"--in", "1h", "--window", "soon"}), "'soon'"},
+      {order_with({"--in", "1h", "--job-key", "k", "--on-conflict", "debounce"}), "debounce needs max_wait"},
+      {order_with({"--in", "1h", "--on-conflict", "debounce", "--max-wait", "6h"}), "debounce needs a job key"},
+      {order_with({"--in", "1h", "--job-key", "k", "--on-conflict", "debounce", "--max-wait", "30s"}),
+       "max_wait 30s is under the slot (1m)"},
+      {order_with({"--in", "1h", "--job-key", "k", "--max-wait", "6h"}), "max_wait applies to on_conflict debounce"},
+      {order_with({"--in", "1h", "--job-key", "k", "--dedupe-for", "0s"}), "the dedupe window 0s is not positive"},
+      {order_with({"--in", "1h", "--job-key", "k", "--dedupe-for", "1d", "--dedupe-outcomes", "done,exploded"}),
+       "'exploded'"},
       {order_with({"--in", "1h", "--job-key", ""}), "job key is empty"},
       {order_with({"--in", "1h", "--job-key", "caf\xC3"}), "the job key is not valid UTF-8"},
       {order_with({"--in", "1h", "--job-key", std::string(1025, 'k')}), "the job key is 1025 bytes long"},

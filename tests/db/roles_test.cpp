@@ -51,6 +51,16 @@ TEST_CASE("prescient_client schedules, cancels and reads; it cannot claim, write
   *db << "SELECT count(*) FROM prescient.schedule_many("
          "'[{\"job\": \"noop\", \"entity_name\": \"o\", \"entity_key\": \"5\", \"at\": \"2026-11-21T11:00:00Z\"}]',"
          " p_now => '2026-11-21T10:00:00Z')";
+  // Debounce and dedupe, in SQL as an application calls them: the debounce moves "kept", the dedupe finds
+  // "gone" (cancelled) and schedules nothing.
+  std::string status;
+  *db << "SELECT status FROM prescient.schedule('noop', 'o', '1', '2026-11-21T11:30:00Z', 'kept',"
+         " p_on_conflict => 'debounce', p_max_wait => '6h', p_now => '2026-11-21T10:00:00Z')", soci::into(status);
+  CHECK(status == "debounced");
+  *db << "SELECT status FROM prescient.schedule('noop', 'o', '2', '2026-11-21T11:30:00Z', 'gone',"
+         " p_dedupe_for => '1 day', p_dedupe_outcomes => '{cancelled}', p_now => '2026-11-21T10:00:00Z')",
+      soci::into(status);
+  CHECK(status == "deduplicated");
   long long pending = 0, history = 0;
   *db << "SELECT count(*) FROM prescient.future_job", soci::into(pending);
   *db << "SELECT count(*) FROM prescient.job_history", soci::into(history);

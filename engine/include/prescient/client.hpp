@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "prescient/clock.hpp"
+#include "prescient/outcome.hpp"
 #include "prescient/settings.hpp"
 
 namespace soci {
@@ -24,7 +25,9 @@ namespace prescient {
 
 class Registry;
 
-enum class OnConflict { error, replace, keep };
+// On a pending check with the same job key: fail, replace it, keep it, or debounce (replace it, but never
+// to a time later than its first enqueue plus max_wait).
+enum class OnConflict { error, replace, keep, debounce };
 OnConflict parse_on_conflict(std::string_view text);  // throws InvalidInput
 std::string_view to_string(OnConflict policy);
 
@@ -43,13 +46,20 @@ struct ScheduleRequest {
   // The check may fire any time in this window after its time: it is stored at one of the window's slots,
   // chosen by its id, so that a herd given one time spreads evenly (docs/flow-control.md).
   std::optional<std::chrono::seconds> window;
+  // With OnConflict::debounce (and only then): the ceiling, at least one slot.
+  std::optional<std::chrono::seconds> max_wait;
+  // Not scheduled again when a check of the same job key settled with one of dedupe_outcomes (none given:
+  // done) within this long before now: the answer is Status::deduplicated with that check's id.
+  std::optional<std::chrono::seconds> dedupe_for;
+  std::vector<Outcome> dedupe_outcomes;
 };
 
 struct Scheduled {
-  enum class Status { created, replaced, kept, conflict };
-  std::int64_t id = 0;  // for `conflict`: the id of the pending check holding the key
+  enum class Status { created, replaced, kept, conflict, debounced, deduplicated };
+  // For `conflict`: the id of the pending check holding the key; for `deduplicated`: of the settled one.
+  std::int64_t id = 0;
   std::optional<std::string> job_key;
-  std::optional<TimePoint> next_check_at;  // empty for `conflict` (nothing written)
+  std::optional<TimePoint> next_check_at;  // empty for `conflict` and `deduplicated` (nothing written)
   std::optional<TimePoint> first_check_at;
   Status status = Status::created;
 };
@@ -104,6 +114,8 @@ class Client {
                                         TimePoint at);
   // Validation and insert of one call use one instant, `now`.
   std::optional<std::string> problem_with(const ScheduleRequest& request, TimePoint now);
+  // A debounce's ceiling and a dedupe window.
+  std::optional<std::string> once_problem(const ScheduleRequest& request);
   // The absolute time of a request; throws InvalidInput unless exactly one of at/in is set.
   TimePoint time_of(const ScheduleRequest& request, TimePoint now) const;
 

@@ -24,7 +24,8 @@ OnConflict parse_on_conflict(std::string_view text) {
   if (text == "error") return OnConflict::error;
   if (text == "replace") return OnConflict::replace;
   if (text == "keep") return OnConflict::keep;
-  throw InvalidInput("invalid on-conflict policy '" + std::string(text) + "': use error, replace or keep");
+  if (text == "debounce") return OnConflict::debounce;
+  throw InvalidInput("invalid on-conflict policy '" + std::string(text) + "': use error, replace, keep or debounce");
 }
 
 std::string_view to_string(OnConflict policy) {
@@ -32,6 +33,7 @@ std::string_view to_string(OnConflict policy) {
     case OnConflict::error: return "error";
     case OnConflict::replace: return "replace";
     case OnConflict::keep: return "keep";
+    case OnConflict::debounce: return "debounce";
   }
   return "error";
 }
@@ -42,6 +44,8 @@ std::string_view to_string(Scheduled::Status status) {
     case Scheduled::Status::replaced: return "replaced";
     case Scheduled::Status::kept: return "kept";
     case Scheduled::Status::conflict: return "conflict";
+    case Scheduled::Status::debounced: return "debounced";
+    case Scheduled::Status::deduplicated: return "deduplicated";
   }
   return "created";
 }
@@ -117,6 +121,36 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request, 
       return "the window " + format_duration(*request.window) + " ends too late: " + beyond_horizon(window_end);
     }
   }
+  return once_problem(request);
+}
+
+// The rules of prescient.once_problem (sql/functions/030_enqueue_rules.sql), judged before the database.
+std::optional<std::string> Client::once_problem(const ScheduleRequest& request) {
+  const bool debounce = request.on_conflict == OnConflict::debounce;
+  if (debounce && !request.job_key) return "debounce needs a job key: the enqueues it folds into one check share it";
+  if (debounce && !request.max_wait) return "debounce needs max_wait, its ceiling (without one, use replace)";
+  if (request.max_wait) {
+    if (!debounce) return "max_wait applies to on_conflict debounce, not " + std::string(to_string(request.on_conflict));
+    if (*request.max_wait < settings().slot) {
+      return "max_wait " + format_duration(*request.max_wait) + " is under the slot (" +
+             format_duration(settings().slot) + ")";
+    }
+    if (*request.max_wait > settings().max_horizon) {
+      return "max_wait " + format_duration(*request.max_wait) + " is beyond the horizon (" +
+             format_duration(settings().max_horizon) + ")";
+    }
+  }
+  if (request.dedupe_for) {
+    if (!request.job_key) return "dedupe_for needs a job key: it is what a settled check is found by";
+    if (*request.dedupe_for <= std::chrono::seconds{0}) {
+      return "the dedupe window " + format_duration(*request.dedupe_for) + " is not positive";
+    }
+    if (*request.dedupe_for > std::chrono::days{366}) {
+      return "the dedupe window " + format_duration(*request.dedupe_for) + " is over 366 days";
+    }
+  } else if (!request.dedupe_outcomes.empty()) {
+    return "dedupe outcomes apply with dedupe_for";
+  }
   return std::nullopt;
 }
 
@@ -134,6 +168,10 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (const auto problem = problem_with(requests[i], now)) {
       throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
+    }
+    if (requests[i].max_wait || requests[i].dedupe_for) {
+      throw InvalidInput("request " + std::to_string(i + 1) +
+                         ": debounce and dedupe_for take one check at a time (Client::schedule)");
     }
     times.push_back(time_of(requests[i], now));
   }

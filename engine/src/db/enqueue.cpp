@@ -16,6 +16,8 @@ Scheduled::Status parse_status(const std::string& text) {
   if (text == "replaced") return Scheduled::Status::replaced;
   if (text == "kept") return Scheduled::Status::kept;
   if (text == "conflict") return Scheduled::Status::conflict;
+  if (text == "debounced") return Scheduled::Status::debounced;
+  if (text == "deduplicated") return Scheduled::Status::deduplicated;
   throw DatabaseError("unexpected schedule status '" + text + "' from the database");
 }
 
@@ -32,7 +34,15 @@ std::optional<std::string> text_of(std::optional<std::int64_t> value) {
   return value ? std::optional(std::to_string(*value)) : std::nullopt;
 }
 
-// A window as PostgreSQL reads an interval.
+// Outcomes as a text[] parameter; none: NULL (the function's default).
+pq::Param outcomes_of(const std::vector<Outcome>& outcomes) {
+  if (outcomes.empty()) return std::nullopt;
+  std::vector<std::optional<std::string>> names;
+  for (const Outcome o : outcomes) names.emplace_back(to_string(o));
+  return pq::text_array(names);
+}
+
+// A duration as PostgreSQL reads an interval.
 std::optional<std::string> interval_of(std::optional<std::chrono::seconds> window) {
   return window ? std::optional(std::to_string(window->count()) + " seconds") : std::nullopt;
 }
@@ -45,10 +55,11 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
       native_connection(db), "cannot schedule the check",
       std::string("SELECT ") + kScheduledColumns +
           " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz,"
-          " $11::interval)",
+          " $11::interval, $12::interval, $13::interval, coalesce($14::text[], '{done}'))",
       {request.job, request.entity_name, request.entity_key, format_time(at), request.job_key, request.group_key,
        request.payload.dump(), by, std::string(to_string(request.on_conflict)), format_time(now),
-       interval_of(request.window)});
+       interval_of(request.window), interval_of(request.max_wait), interval_of(request.dedupe_for),
+       outcomes_of(request.dedupe_outcomes)});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
   return scheduled_from(rows, 0, 0);
 }

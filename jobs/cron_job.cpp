@@ -23,6 +23,7 @@ struct Carried {
   const nlohmann::json* payload = nullptr;  // points into the check's payload
   std::optional<std::chrono::seconds> deadline;
   std::optional<std::chrono::seconds> window;  // each occurrence fires at the schedule's place in it
+  std::optional<std::chrono::seconds> jitter;  // each occurrence fires at an offset of its own within it
   TimePoint anchor;
   std::optional<TimePoint> last;  // the last occurrence fired
   TimePoint cursor;               // occurrences after it are still to handle
@@ -55,6 +56,9 @@ struct Carried {
     if (const auto window = p.find("window_seconds"); window != p.end() && window->is_number_integer()) {
       c.window = std::chrono::seconds{window->get<std::int64_t>()};
     }
+    if (const auto jitter = p.find("jitter_seconds"); jitter != p.end() && jitter->is_number_integer()) {
+      c.jitter = std::chrono::seconds{jitter->get<std::int64_t>()};
+    }
     c.anchor = *anchor;
     c.last = micros("last_us");
     c.cursor = std::max(c.last.value_or(c.anchor), micros("from_us").value_or(c.anchor));
@@ -86,18 +90,23 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   const auto resolution = ctx.slot_resolution();
   const TimePoint now = ctx.now();
   const TimePoint current = from_unix_micros(to_unix_micros(now) - to_unix_micros(now) % Micros(resolution).count());
-  // With a window, an occurrence is due at its place in it: the check's id picks the slot, as
+  // When an occurrence is due. With a window, at its place in it: the check's id picks the slot, as
   // prescient.spread_slot did when the schedule was armed (docs/flow-control.md, "Spreading a herd").
-  const std::chrono::seconds offset = c.window ? SlotGrid(resolution).spread_offset(check.id, *c.window)
-                                               : std::chrono::seconds{0};
+  // With a jitter, at an offset of its own (docs/schedules.md). Never before the occurrence.
+  const SlotGrid grid(resolution);
+  const auto due = [&](TimePoint occurrence) {
+    if (c.window) return occurrence + grid.spread_offset(check.id, *c.window);
+    if (c.jitter) return occurrence + grid.jitter_offset(c.id, occurrence, *c.jitter);
+    return occurrence;
+  };
 
   // The occurrences due: after the cursor, up to the current slot.
   std::vector<TimePoint> on_time, missed;
   TimePoint last = c.cursor;
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
     const auto next = spec.next(last, *zone, c.anchor);
-    if (!next || *next + offset > current) break;
-    (*next + offset > current - 2 * resolution ? on_time : missed).push_back(*next);
+    if (!next || due(*next) > current) break;
+    (due(*next) > current - 2 * resolution ? on_time : missed).push_back(*next);
     last = *next;
   }
   std::vector<TimePoint> fire;
@@ -115,9 +124,9 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   };
   for (const TimePoint o : fire) {
     const std::string unix_seconds = std::to_string(to_unix_micros(o) / 1000000);
-    // The deadline counts from the occurrence's place in its window.
-    if (c.deadline && now - (o + offset) > *c.deadline) {
-      const auto late = std::chrono::duration_cast<std::chrono::seconds>(now - (o + offset));
+    // The deadline counts from when the occurrence was due (its place in a window, or its jitter).
+    if (c.deadline && now - due(o) > *c.deadline) {
+      const auto late = std::chrono::duration_cast<std::chrono::seconds>(now - due(o));
       const BufferedWrite missed_row = db::deadline_missed(
           check, c.id, payload_text(), o, now,
           "occurrence " + format_time(o) + " came " + format_duration(late) + " late, beyond its deadline of " +
@@ -147,7 +156,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   // Far occurrences: wake up within the horizon (the runner's guard counts it from the check's slot),
   // find nothing due, and look again.
   const auto horizon = std::chrono::seconds{ctx.max_horizon().count() / resolution.count() * resolution.count()};
-  result.next = std::min(*next + offset, check.slot + horizon);
+  result.next = std::min(due(*next), check.slot + horizon);
   return result;
 }
 

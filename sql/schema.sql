@@ -172,10 +172,10 @@ END $$;
 
 
 --
--- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_first_check_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[]) RETURNS integer
+CREATE FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_first_check_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[], p_jitter_seconds bigint[] DEFAULT NULL::bigint[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
@@ -195,7 +195,8 @@ BEGIN
      OR coalesce(cardinality(p_payload), v_count) <> v_count OR coalesce(cardinality(p_catch_up), v_count) <> v_count
      OR coalesce(cardinality(p_deadline_seconds), v_count) <> v_count
      OR coalesce(cardinality(p_first_check_at), v_count) <> v_count
-     OR coalesce(cardinality(p_window_seconds), v_count) <> v_count THEN
+     OR coalesce(cardinality(p_window_seconds), v_count) <> v_count
+     OR coalesce(cardinality(p_jitter_seconds), v_count) <> v_count THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('every array must hold %s items, as p_id does', v_count);
   END IF;
   IF v_count = 0 THEN
@@ -212,20 +213,21 @@ BEGIN
     -- chosen by it.
     WITH items AS MATERIALIZED (
       SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds, i.window_seconds,
-             nextval(v_check_ids_from) AS check_id,
+             i.jitter_seconds, nextval(v_check_ids_from) AS check_id,
              CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
              prescient.slot_for(least(coalesce(i.first_check_at, p_now),
                                       p_now + (v_settings.max_horizon_seconds - coalesce(i.window_seconds, 0))
                                               * interval '1 second'),
                                 p_now, v_settings.slot_seconds) AS slot
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
-                                        p_deadline_seconds, p_first_check_at, p_window_seconds) i),
+                                        p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i),
     -- The spec and the zone once per distinct value (the zone's test, time_zone_known, is PL/pgSQL).
     -- OFFSET 0 keeps the planner from pushing the tests below the grouping, to every item.
     problems AS (
       SELECT i.n, 0 AS rank,
              coalesce(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds),
-                      prescient.cron_window_problem(i.window_seconds, v_settings.max_horizon_seconds)) AS problem
+                      prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds,
+                                                    v_settings.max_horizon_seconds)) AS problem
         FROM items i
       UNION ALL
       SELECT g.n, 1, prescient.cron_spec_problem(g.spec)
@@ -236,9 +238,10 @@ BEGIN
     bad AS (SELECT p.n, p.problem FROM problems p WHERE p.problem IS NOT NULL ORDER BY p.n, p.rank LIMIT 1),
     added AS (
       INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
-                                           anchor_at, created_at, updated_at, created_by, window_seconds)
+                                           anchor_at, created_at, updated_at, created_by, window_seconds,
+                                           jitter_seconds)
       SELECT i.id, i.spec, i.time_zone, i.job, i.payload, i.deadline_seconds, i.catch_up, 1, p_now, p_now, p_now,
-             p_by, i.window_seconds
+             p_by, i.window_seconds, i.jitter_seconds
         FROM items i WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n),
     armed AS (
       INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, payload, first_check_at,
@@ -246,7 +249,8 @@ BEGIN
       OVERRIDING SYSTEM VALUE
       SELECT i.check_id, 'cron', 'schedule', i.id, 'cron:' || i.id,
              prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
-                                             i.deadline_seconds, prescient.us(p_now), NULL, NULL, i.window_seconds),
+                                             i.deadline_seconds, prescient.us(p_now), NULL, NULL, i.window_seconds,
+                                             i.jitter_seconds),
              i.placed, i.placed, p_now, 'cron'
         FROM (SELECT i.*, prescient.spread_slot(i.slot, i.check_id, i.window_seconds * interval '1 second',
                                                 v_settings.slot_seconds) AS placed
@@ -261,12 +265,12 @@ BEGIN
     -- One subtransaction per call, whatever its size. Which id: given twice, or in use.
     SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
       FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                      p_first_check_at, p_window_seconds) i
+                                      p_first_check_at, p_window_seconds, p_jitter_seconds) i
      GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
     IF v_problem IS NULL THEN
       SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
-                                        p_deadline_seconds, p_first_check_at, p_window_seconds) i
+                                        p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i
         JOIN prescient.cron_schedule s ON s.id = i.id
        ORDER BY i.n LIMIT 1;
     END IF;
@@ -283,13 +287,13 @@ END $$;
 
 
 --
--- Name: cron_add(text, text, text, text, jsonb, text, bigint, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_add(text, text, text, text, jsonb, text, bigint, text, timestamp with time zone, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text DEFAULT 'UTC'::text, p_job text DEFAULT 'emit'::text, p_payload jsonb DEFAULT '{}'::jsonb, p_catch_up text DEFAULT 'one'::text, p_deadline_seconds bigint DEFAULT NULL::bigint, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint DEFAULT NULL::bigint) RETURNS integer
+CREATE FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text DEFAULT 'UTC'::text, p_job text DEFAULT 'emit'::text, p_payload jsonb DEFAULT '{}'::jsonb, p_catch_up text DEFAULT 'one'::text, p_deadline_seconds bigint DEFAULT NULL::bigint, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint DEFAULT NULL::bigint, p_jitter_seconds bigint DEFAULT NULL::bigint) RETURNS integer
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now, ARRAY[p_window_seconds]);
+    RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds]);
 
 
 --
@@ -322,7 +326,8 @@ BEGIN
                      ORDER BY e.n),
            array_agg(e.item->>'catch_up' ORDER BY e.n),
            array_agg((e.item->>'deadline_seconds')::numeric::bigint ORDER BY e.n),
-           NULL, p_by, p_now, array_agg((e.item->>'window_seconds')::numeric::bigint ORDER BY e.n))
+           NULL, p_by, p_now, array_agg((e.item->>'window_seconds')::numeric::bigint ORDER BY e.n),
+           array_agg((e.item->>'jitter_seconds')::numeric::bigint ORDER BY e.n))
     INTO v_result
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n);
   RETURN coalesce(v_result, 0);
@@ -353,9 +358,11 @@ CREATE TABLE prescient.cron_schedule (
     paused_by text,
     invalid_reason text,
     window_seconds bigint,
+    jitter_seconds bigint,
     CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
     CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
     CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
+    CONSTRAINT cron_schedule_jitter_seconds_check CHECK ((jitter_seconds >= 1)),
     CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
     CONSTRAINT cron_schedule_version_check CHECK ((version >= 1)),
     CONSTRAINT cron_schedule_window_seconds_check CHECK ((window_seconds >= 1))
@@ -379,10 +386,10 @@ $$;
 
 
 --
--- Name: cron_array_items(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_array_items(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], bigint[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_array_items(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_window_seconds bigint[]) RETURNS TABLE(n bigint, id text, spec text, time_zone text, job text, payload text, catch_up text, deadline_seconds bigint, first_check_at timestamp with time zone, window_seconds bigint)
+CREATE FUNCTION prescient.cron_array_items(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_window_seconds bigint[], p_jitter_seconds bigint[]) RETURNS TABLE(n bigint, id text, spec text, time_zone text, job text, payload text, catch_up text, deadline_seconds bigint, first_check_at timestamp with time zone, window_seconds bigint, jitter_seconds bigint)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT u.n,
@@ -394,18 +401,19 @@ CREATE FUNCTION prescient.cron_array_items(p_id text[], p_spec text[], p_time_zo
      COALESCE(u.catch_up, 'one'::text) AS "coalesce",
      u.deadline_seconds,
      u.first_check_at,
-     u.window_seconds
-    FROM UNNEST(cron_array_items.p_id, cron_array_items.p_spec, cron_array_items.p_time_zone, cron_array_items.p_job, cron_array_items.p_payload, cron_array_items.p_catch_up, cron_array_items.p_deadline_seconds, cron_array_items.p_first_check_at, cron_array_items.p_window_seconds) WITH ORDINALITY u(id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at, window_seconds, n);
+     u.window_seconds,
+     u.jitter_seconds
+    FROM UNNEST(cron_array_items.p_id, cron_array_items.p_spec, cron_array_items.p_time_zone, cron_array_items.p_job, cron_array_items.p_payload, cron_array_items.p_catch_up, cron_array_items.p_deadline_seconds, cron_array_items.p_first_check_at, cron_array_items.p_window_seconds, cron_array_items.p_jitter_seconds) WITH ORDINALITY u(id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at, window_seconds, jitter_seconds, n);
 END;
 
 
 --
--- Name: cron_check_payload_of(text, integer, text, text, text, jsonb, text, bigint, bigint, bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_check_payload_of(text, integer, text, text, text, jsonb, text, bigint, bigint, bigint, bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_check_payload_of(p_id text, p_version integer, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint, p_window_seconds bigint) RETURNS jsonb
+CREATE FUNCTION prescient.cron_check_payload_of(p_id text, p_version integer, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint, p_window_seconds bigint, p_jitter_seconds bigint) RETURNS jsonb
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN jsonb_build_object('schedule', p_id, 'version', p_version, 'spec', p_spec, 'time_zone', p_time_zone, 'job', p_job, 'payload', p_payload, 'catch_up', p_catch_up, 'deadline_seconds', p_deadline_seconds, 'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds);
+    RETURN jsonb_build_object('schedule', p_id, 'version', p_version, 'spec', p_spec, 'time_zone', p_time_zone, 'job', p_job, 'payload', p_payload, 'catch_up', p_catch_up, 'deadline_seconds', p_deadline_seconds, 'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds, 'jitter_seconds', p_jitter_seconds);
 
 
 --
@@ -423,7 +431,7 @@ CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
 
 CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint) RETURNS jsonb
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN prescient.cron_check_payload_of((s).id, (s).version, (s).spec, (s).time_zone, (s).job, (s).payload, (s).catch_up, (s).deadline_seconds, prescient.us((s).anchor_at), p_last_us, p_from_us, (s).window_seconds);
+    RETURN prescient.cron_check_payload_of((s).id, (s).version, (s).spec, (s).time_zone, (s).job, (s).payload, (s).catch_up, (s).deadline_seconds, prescient.us((s).anchor_at), p_last_us, p_from_us, (s).window_seconds, (s).jitter_seconds);
 
 
 --
@@ -468,7 +476,7 @@ CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time
 
 CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds)'::text WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
+    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds)'::text WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
 
 
 --
@@ -565,6 +573,15 @@ END $$;
 
 
 --
+-- Name: cron_spread_problem(bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_seconds bigint, p_max_horizon_seconds bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_window_seconds < 1) THEN format('window_seconds: %s is not a window (at least 1)'::text, p_window_seconds) WHEN (p_window_seconds > p_max_horizon_seconds) THEN format('window_seconds: %s is over the horizon (%s)'::text, p_window_seconds, p_max_horizon_seconds) WHEN (p_jitter_seconds < 1) THEN format('jitter_seconds: %s is not a jitter (at least 1)'::text, p_jitter_seconds) WHEN (p_jitter_seconds > p_max_horizon_seconds) THEN format('jitter_seconds: %s is over the horizon (%s)'::text, p_jitter_seconds, p_max_horizon_seconds) WHEN ((p_window_seconds IS NOT NULL) AND (p_jitter_seconds IS NOT NULL)) THEN 'jitter_seconds: a schedule has a window or a jitter, not both'::text ELSE NULL::text END;
+
+
+--
 -- Name: cron_update(text, jsonb, integer, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -599,10 +616,11 @@ BEGIN
   IF p_changes ? 'catch_up' THEN v_new.catch_up := p_changes->>'catch_up'; END IF;
   IF p_changes ? 'deadline_seconds' THEN v_new.deadline_seconds := (p_changes->>'deadline_seconds')::numeric::bigint; END IF;
   IF p_changes ? 'window_seconds' THEN v_new.window_seconds := (p_changes->>'window_seconds')::numeric::bigint; END IF;
+  IF p_changes ? 'jitter_seconds' THEN v_new.jitter_seconds := (p_changes->>'jitter_seconds')::numeric::bigint; END IF;
   v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
                                                  v_new.catch_up, v_new.deadline_seconds);
   v_problem := coalesce(v_problem, prescient.time_zone_problem(v_new.time_zone),
-                        prescient.cron_window_problem(v_new.window_seconds,
+                        prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
                                                       (SELECT max_horizon_seconds FROM prescient.settings)));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
@@ -610,7 +628,7 @@ BEGIN
   UPDATE prescient.cron_schedule
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
-         version = version + 1, updated_at = p_now, invalid_reason = NULL
+         jitter_seconds = v_new.jitter_seconds, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
   RETURNING * INTO v_new;
   IF v_new.paused_at IS NULL THEN
@@ -676,15 +694,6 @@ BEGIN
   END;
   RETURN v_n;
 END $$;
-
-
---
--- Name: cron_window_problem(bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.cron_window_problem(p_window_seconds bigint, p_max_horizon_seconds bigint) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_window_seconds < 1) THEN format('window_seconds: %s is not a window (at least 1)'::text, p_window_seconds) WHEN (p_window_seconds > p_max_horizon_seconds) THEN format('window_seconds: %s is over the horizon (%s)'::text, p_window_seconds, p_max_horizon_seconds) ELSE NULL::text END;
 
 
 --
@@ -2409,21 +2418,21 @@ GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p
 
 
 --
--- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]) TO prescient_runner;
 
 
 --
--- Name: FUNCTION cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint) TO prescient_runner;
 
 
 --

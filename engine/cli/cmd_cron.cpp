@@ -24,7 +24,8 @@ void print_definition(const ScheduleDefinition& d) {
   std::cout << "schedule " << d.id << " (version " << d.version << "): " << d.spec << " in " << d.time_zone
             << ", job " << d.job << ", catch-up " << d.catch_up
             << (d.deadline ? ", deadline " + format_duration(*d.deadline) : "")
-            << (d.window ? ", window " + format_duration(*d.window) : "") << "\n"
+            << (d.window ? ", window " + format_duration(*d.window) : "")
+            << (d.jitter ? ", jitter " + format_duration(*d.jitter) : "") << "\n"
             << "  payload " << d.payload.dump() << "\n"
             << "  last occurrence " << (d.last_occurrence_at ? format_time(*d.last_occurrence_at) : "-")
             << ", next check " << (d.next_check_at ? format_time(*d.next_check_at) : "-") << "\n"
@@ -66,12 +67,13 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
     else if (field == "catch_up") d.catch_up = string_field(value, field);
     else if (field == "deadline") d.deadline = parse_duration(string_field(value, field));
     else if (field == "window") d.window = parse_duration(string_field(value, field));
+    else if (field == "jitter") d.jitter = parse_duration(string_field(value, field));
     else if (field == "payload") {
       if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
       d.payload = value;
     } else {
       throw InvalidInput("unknown field '" + field +
-                         "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window)");
+                         "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter)");
     }
   }
   if (d.id.empty()) throw InvalidInput("field 'id' is missing");
@@ -135,11 +137,14 @@ int run_on_database(const std::string& action, const Invocation& in) {
       in.has("deadline") ? std::optional(parse_duration(in.get<std::string>("deadline"))) : std::nullopt;
   const std::optional<std::chrono::seconds> window =
       in.has("window") ? std::optional(parse_duration(in.get<std::string>("window"))) : std::nullopt;
+  const std::optional<std::chrono::seconds> jitter =
+      in.has("jitter") ? std::optional(parse_duration(in.get<std::string>("jitter"))) : std::nullopt;
   auto db = in.connect_migrated();
   const SystemClock clock;
   Schedules schedules(*db, clock, &known_job_classes(in));
   if (action == "add" && in.has("file")) {
-    for (const char* single : {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window"}) {
+    for (const char* single :
+         {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter"}) {
       if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
     }
     return add_file(in, schedules, *db);
@@ -156,7 +161,8 @@ int run_on_database(const std::string& action, const Invocation& in) {
                          .payload = payload.value_or(nlohmann::json::object()),
                          .deadline = deadline,
                          .catch_up = in.has("catch-up") ? in.get<std::string>("catch-up") : "one",
-                         .window = window});
+                         .window = window,
+                         .jitter = jitter});
     } else {
       d = schedules.update(need_id(), {.spec = optional_flag(in, "spec"),
                                        .time_zone = optional_flag(in, "time-zone"),
@@ -164,7 +170,8 @@ int run_on_database(const std::string& action, const Invocation& in) {
                                        .catch_up = optional_flag(in, "catch-up"),
                                        .payload = payload,
                                        .deadline = deadline,
-                                       .window = window});
+                                       .window = window,
+                                       .jitter = jitter});
     }
     if (in.json()) std::cout << to_json(d) << "\n";
     else print_definition(d);
@@ -215,9 +222,10 @@ int run_on_database(const std::string& action, const Invocation& in) {
   const ScheduleDefinition& d = detail.definition;
   const auto& zone = find_time_zone(d.time_zone);
   print_definition(d);
-  if (d.window) {
-    std::cout << "next occurrences (each fires at the schedule's place in its " << format_duration(*d.window)
-              << " window; next check above):\n";
+  if (d.window || d.jitter) {
+    std::cout << "next occurrences (each fires at " << (d.window ? "the schedule's place in its " : "its jitter in ")
+              << format_duration(d.window ? *d.window : *d.jitter) << (d.window ? " window" : "")
+              << "; next check above):\n";
   } else {
     std::cout << "next firings:\n";
   }
@@ -240,8 +248,8 @@ Command cron_command() {
       .summary = "Recurring schedules: add (one, or many from a file), update, pause, resume, remove, list, show; "
                  "`cron next` prints when a spec fires.",
       .usage = "cron add    --id ID --spec SPEC [--time-zone ZONE] [--payload JSON] [--job CLASS]\n"
-               "                            [--deadline DURATION] [--catch-up one|all|none] [--window DURATION]\n"
-               "                            [--json]\n"
+               "                            [--deadline DURATION] [--catch-up one|all|none]\n"
+               "                            [--window DURATION | --jitter DURATION] [--json]\n"
                "       prescient cron add    --file FILE|- [--skip-invalid] [--json]   # JSON lines, all or nothing\n"
                "       prescient cron update --id ID [same options]    # bumps the version\n"
                "       prescient cron pause  --id ID [--by WHO]        # keeps its place; resume applies catch-up\n"
@@ -270,11 +278,14 @@ Command cron_command() {
                 ("window", po::value<std::string>()->value_name("DURATION"),
                  "each occurrence fires at the schedule's place in this window after it: schedules added together "
                  "spread over its slots (e.g. 10m; the deadline counts from that place)")
+                ("jitter", po::value<std::string>()->value_name("DURATION"),
+                 "each occurrence fires at an offset of its own within this long after it, from the schedule's id "
+                 "and the occurrence (e.g. 5m; not with --window)")
                 ("by", po::value<std::string>()->value_name("WHO"),
                  "remove, pause, resume: recorded in the history (default: the OS user)")
                 ("file", po::value<std::string>()->value_name("FILE"),
-                 "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window "
-                 "('-': stdin);"
+                 "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window, "
+                 "jitter ('-': stdin);"
                  " all or nothing, every bad line named")
                 ("skip-invalid", "add --file: add the valid lines, report the others")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "list: at most N schedules (1-10000)")

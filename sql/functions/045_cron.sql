@@ -10,22 +10,25 @@
 
 -- The payload of a schedule's check. last_us: the last occurrence fired (NULL: none yet); from_us: only
 -- occurrences after it fire (an update or a resume takes effect there; NULL: from the anchor).
--- window_seconds: each occurrence fires at the schedule's place in that window (jobs/cron_job.cpp).
+-- window_seconds: each occurrence fires at the schedule's place in that window; jitter_seconds: at an
+-- offset within it of its own, from the schedule's id and the occurrence (jobs/cron_job.cpp).
 CREATE OR REPLACE FUNCTION prescient.cron_check_payload_of(
     p_id text, p_version integer, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text,
-    p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint, p_window_seconds bigint)
+    p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint, p_window_seconds bigint,
+    p_jitter_seconds bigint)
   RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN jsonb_build_object(
     'schedule', p_id, 'version', p_version, 'spec', p_spec, 'time_zone', p_time_zone, 'job', p_job,
     'payload', p_payload, 'catch_up', p_catch_up, 'deadline_seconds', p_deadline_seconds,
-    'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds);
+    'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds,
+    'jitter_seconds', p_jitter_seconds);
 
 -- The same for a stored schedule.
 CREATE OR REPLACE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint)
   RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
   RETURN prescient.cron_check_payload_of(s.id, s.version, s.spec, s.time_zone, s.job, s.payload, s.catch_up,
                                          s.deadline_seconds, prescient.us(s.anchor_at), p_last_us, p_from_us,
-                                         s.window_seconds);
+                                         s.window_seconds, s.jitter_seconds);
 
 -- Whether PostgreSQL knows the zone. It knows a few names the runner's tzdata may not (abbreviations,
 -- POSIX strings): those are caught by the runner, which marks the schedule invalid.
@@ -83,13 +86,20 @@ CREATE OR REPLACE FUNCTION prescient.cron_item_problem(
     WHEN p_deadline_seconds < 1 THEN 'deadline_seconds: must be at least 1'
   END;
 
--- A schedule's window (docs/flow-control.md, "Spreading a herd"), or NULL: from 1 second to the horizon.
-CREATE OR REPLACE FUNCTION prescient.cron_window_problem(p_window_seconds bigint, p_max_horizon_seconds bigint)
+-- A schedule's window or jitter (docs/schedules.md), or NULL: each from 1 second to the horizon, and not
+-- both (the one spreads schedules evenly, the other each occurrence at random: they would add up).
+CREATE OR REPLACE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_seconds bigint,
+                                                         p_max_horizon_seconds bigint)
   RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_window_seconds < 1 THEN format('window_seconds: %s is not a window (at least 1)', p_window_seconds)
     WHEN p_window_seconds > p_max_horizon_seconds
       THEN format('window_seconds: %s is over the horizon (%s)', p_window_seconds, p_max_horizon_seconds)
+    WHEN p_jitter_seconds < 1 THEN format('jitter_seconds: %s is not a jitter (at least 1)', p_jitter_seconds)
+    WHEN p_jitter_seconds > p_max_horizon_seconds
+      THEN format('jitter_seconds: %s is over the horizon (%s)', p_jitter_seconds, p_max_horizon_seconds)
+    WHEN p_window_seconds IS NOT NULL AND p_jitter_seconds IS NOT NULL
+      THEN 'jitter_seconds: a schedule has a window or a jitter, not both'
   END;
 
 -- All of the above for one definition, or NULL. The zone is checked apart (see time_zone_known).
@@ -106,15 +116,17 @@ CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
 CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE
-    WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds', 'window_seconds')
-      THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds)'
+    WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds', 'window_seconds',
+                       'jitter_seconds')
+      THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, '
+           'jitter_seconds)'
     WHEN p_key = 'payload' AND jsonb_typeof(p_value) NOT IN ('object', 'null') THEN 'must be a JSON object'
-    WHEN p_key IN ('deadline_seconds', 'window_seconds') AND jsonb_typeof(p_value) NOT IN ('number', 'null')
+    WHEN p_key IN ('deadline_seconds', 'window_seconds', 'jitter_seconds') AND jsonb_typeof(p_value) NOT IN ('number', 'null')
       THEN 'must be a whole number of seconds'
-    WHEN p_key IN ('deadline_seconds', 'window_seconds') AND jsonb_typeof(p_value) = 'number'
+    WHEN p_key IN ('deadline_seconds', 'window_seconds', 'jitter_seconds') AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric > 1e15)
       THEN 'must be a whole number of seconds'
-    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds')
+    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds', 'jitter_seconds')
          AND jsonb_typeof(p_value) NOT IN ('string', 'null')
       THEN 'must be a string'
   END;
@@ -145,17 +157,18 @@ $$;
 -- The items of a cron_add_arrays call as rows numbered from 1, the defaults applied.
 CREATE OR REPLACE FUNCTION prescient.cron_array_items(
     p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[],
-    p_deadline_seconds bigint[], p_first_check_at timestamptz[], p_window_seconds bigint[])
+    p_deadline_seconds bigint[], p_first_check_at timestamptz[], p_window_seconds bigint[],
+    p_jitter_seconds bigint[])
   RETURNS TABLE (n bigint, id text, spec text, time_zone text, job text, payload text, catch_up text,
-                 deadline_seconds bigint, first_check_at timestamptz, window_seconds bigint)
+                 deadline_seconds bigint, first_check_at timestamptz, window_seconds bigint, jitter_seconds bigint)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT u.n, u.id, u.spec, coalesce(u.time_zone, 'UTC'), coalesce(u.job, 'emit'), coalesce(u.payload, '{}'),
-           coalesce(u.catch_up, 'one'), u.deadline_seconds, u.first_check_at, u.window_seconds
+           coalesce(u.catch_up, 'one'), u.deadline_seconds, u.first_check_at, u.window_seconds, u.jitter_seconds
       FROM unnest(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds, p_first_check_at,
-                  p_window_seconds)
+                  p_window_seconds, p_jitter_seconds)
            WITH ORDINALITY AS u(id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at,
-                                window_seconds, n);
+                                window_seconds, jitter_seconds, n);
   END;
 
 -- Adds many schedules, all or nothing, given as parallel arrays (item i is p_id[i], p_spec[i], ...; the
@@ -163,14 +176,15 @@ CREATE OR REPLACE FUNCTION prescient.cron_array_items(
 -- deadline, no window). p_first_check_at[i], when given, is the first occurrence (prescient's client
 -- computes it); without it the check is due at the next boundary, where the runner finds the first
 -- occurrence. With p_window_seconds[i], each occurrence fires at the schedule's place in that window: its
--- check's id picks one of the window's slots (spread_slot), so that schedules added together spread. The
+-- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
+-- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). The
 -- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
 -- raises PR409 naming it. Returns how many were added.
 CREATE OR REPLACE FUNCTION prescient.cron_add_arrays(
     p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL, p_job text[] DEFAULT NULL,
     p_payload text[] DEFAULT NULL, p_catch_up text[] DEFAULT NULL, p_deadline_seconds bigint[] DEFAULT NULL,
     p_first_check_at timestamptz[] DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now(),
-    p_window_seconds bigint[] DEFAULT NULL)
+    p_window_seconds bigint[] DEFAULT NULL, p_jitter_seconds bigint[] DEFAULT NULL)
   RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
   -- The planner cannot know how many items the arrays hold; its guess made JIT compile the insert for
   -- 0.4 s of a 0.8 s call of 10 000 items (docs/performance.md).
@@ -190,7 +204,8 @@ BEGIN
      OR coalesce(cardinality(p_payload), v_count) <> v_count OR coalesce(cardinality(p_catch_up), v_count) <> v_count
      OR coalesce(cardinality(p_deadline_seconds), v_count) <> v_count
      OR coalesce(cardinality(p_first_check_at), v_count) <> v_count
-     OR coalesce(cardinality(p_window_seconds), v_count) <> v_count THEN
+     OR coalesce(cardinality(p_window_seconds), v_count) <> v_count
+     OR coalesce(cardinality(p_jitter_seconds), v_count) <> v_count THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('every array must hold %s items, as p_id does', v_count);
   END IF;
   IF v_count = 0 THEN
@@ -207,20 +222,21 @@ BEGIN
     -- chosen by it.
     WITH items AS MATERIALIZED (
       SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds, i.window_seconds,
-             nextval(v_check_ids_from) AS check_id,
+             i.jitter_seconds, nextval(v_check_ids_from) AS check_id,
              CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
              prescient.slot_for(least(coalesce(i.first_check_at, p_now),
                                       p_now + (v_settings.max_horizon_seconds - coalesce(i.window_seconds, 0))
                                               * interval '1 second'),
                                 p_now, v_settings.slot_seconds) AS slot
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
-                                        p_deadline_seconds, p_first_check_at, p_window_seconds) i),
+                                        p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i),
     -- The spec and the zone once per distinct value (the zone's test, time_zone_known, is PL/pgSQL).
     -- OFFSET 0 keeps the planner from pushing the tests below the grouping, to every item.
     problems AS (
       SELECT i.n, 0 AS rank,
              coalesce(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds),
-                      prescient.cron_window_problem(i.window_seconds, v_settings.max_horizon_seconds)) AS problem
+                      prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds,
+                                                    v_settings.max_horizon_seconds)) AS problem
         FROM items i
       UNION ALL
       SELECT g.n, 1, prescient.cron_spec_problem(g.spec)
@@ -231,9 +247,10 @@ BEGIN
     bad AS (SELECT p.n, p.problem FROM problems p WHERE p.problem IS NOT NULL ORDER BY p.n, p.rank LIMIT 1),
     added AS (
       INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
-                                           anchor_at, created_at, updated_at, created_by, window_seconds)
+                                           anchor_at, created_at, updated_at, created_by, window_seconds,
+                                           jitter_seconds)
       SELECT i.id, i.spec, i.time_zone, i.job, i.payload, i.deadline_seconds, i.catch_up, 1, p_now, p_now, p_now,
-             p_by, i.window_seconds
+             p_by, i.window_seconds, i.jitter_seconds
         FROM items i WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n),
     armed AS (
       INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, payload, first_check_at,
@@ -241,7 +258,8 @@ BEGIN
       OVERRIDING SYSTEM VALUE
       SELECT i.check_id, 'cron', 'schedule', i.id, 'cron:' || i.id,
              prescient.cron_check_payload_of(i.id, 1, i.spec, i.time_zone, i.job, i.payload, i.catch_up,
-                                             i.deadline_seconds, prescient.us(p_now), NULL, NULL, i.window_seconds),
+                                             i.deadline_seconds, prescient.us(p_now), NULL, NULL, i.window_seconds,
+                                             i.jitter_seconds),
              i.placed, i.placed, p_now, 'cron'
         FROM (SELECT i.*, prescient.spread_slot(i.slot, i.check_id, i.window_seconds * interval '1 second',
                                                 v_settings.slot_seconds) AS placed
@@ -256,12 +274,12 @@ BEGIN
     -- One subtransaction per call, whatever its size. Which id: given twice, or in use.
     SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
       FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
-                                      p_first_check_at, p_window_seconds) i
+                                      p_first_check_at, p_window_seconds, p_jitter_seconds) i
      GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
     IF v_problem IS NULL THEN
       SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
-                                        p_deadline_seconds, p_first_check_at, p_window_seconds) i
+                                        p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i
         JOIN prescient.cron_schedule s ON s.id = i.id
        ORDER BY i.n LIMIT 1;
     END IF;
@@ -280,14 +298,14 @@ END $$;
 CREATE OR REPLACE FUNCTION prescient.cron_add(
     p_id text, p_spec text, p_time_zone text DEFAULT 'UTC', p_job text DEFAULT 'emit', p_payload jsonb DEFAULT '{}',
     p_catch_up text DEFAULT 'one', p_deadline_seconds bigint DEFAULT NULL, p_by text DEFAULT current_user,
-    p_now timestamptz DEFAULT now(), p_window_seconds bigint DEFAULT NULL)
+    p_now timestamptz DEFAULT now(), p_window_seconds bigint DEFAULT NULL, p_jitter_seconds bigint DEFAULT NULL)
   RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
   RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job],
                                    ARRAY[p_payload::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL,
-                                   p_by, p_now, ARRAY[p_window_seconds]);
+                                   p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds]);
 
 -- Adds many schedules given as a JSON array of objects with the fields id, spec, time_zone, job, payload,
--- catch_up, deadline_seconds, window_seconds (the same defaults): for drivers without arrays. All or nothing; errors name
+-- catch_up, deadline_seconds, window_seconds, jitter_seconds (the same defaults): for drivers without arrays. All or nothing; errors name
 -- the item (from 1) and the field, as cron_add_arrays does. Returns how many were added.
 CREATE OR REPLACE FUNCTION prescient.cron_add_many(p_items jsonb, p_by text DEFAULT current_user,
                                                    p_now timestamptz DEFAULT now())
@@ -314,7 +332,8 @@ BEGIN
                      ORDER BY e.n),
            array_agg(e.item->>'catch_up' ORDER BY e.n),
            array_agg((e.item->>'deadline_seconds')::numeric::bigint ORDER BY e.n),
-           NULL, p_by, p_now, array_agg((e.item->>'window_seconds')::numeric::bigint ORDER BY e.n))
+           NULL, p_by, p_now, array_agg((e.item->>'window_seconds')::numeric::bigint ORDER BY e.n),
+           array_agg((e.item->>'jitter_seconds')::numeric::bigint ORDER BY e.n))
     INTO v_result
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n);
   RETURN coalesce(v_result, 0);
@@ -334,7 +353,7 @@ BEGIN
 END $$;
 
 -- Changes a schedule: p_changes holds the fields to change (spec, time_zone, job, payload, catch_up,
--- deadline_seconds, window_seconds; a null deadline or window removes it). With p_expected_version, a schedule at another version
+-- deadline_seconds, window_seconds, jitter_seconds; a null deadline, window or jitter removes it). With p_expected_version, a schedule at another version
 -- raises PR409 and nothing changes (optimistic concurrency for editors). The version goes up by one and
 -- the pending check carries the new definition from now on: the first occurrence after now (or after the
 -- last one fired, if later) at p_first_check_at when the caller computed it, else found by the runner
@@ -372,10 +391,11 @@ BEGIN
   IF p_changes ? 'catch_up' THEN v_new.catch_up := p_changes->>'catch_up'; END IF;
   IF p_changes ? 'deadline_seconds' THEN v_new.deadline_seconds := (p_changes->>'deadline_seconds')::numeric::bigint; END IF;
   IF p_changes ? 'window_seconds' THEN v_new.window_seconds := (p_changes->>'window_seconds')::numeric::bigint; END IF;
+  IF p_changes ? 'jitter_seconds' THEN v_new.jitter_seconds := (p_changes->>'jitter_seconds')::numeric::bigint; END IF;
   v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
                                                  v_new.catch_up, v_new.deadline_seconds);
   v_problem := coalesce(v_problem, prescient.time_zone_problem(v_new.time_zone),
-                        prescient.cron_window_problem(v_new.window_seconds,
+                        prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
                                                       (SELECT max_horizon_seconds FROM prescient.settings)));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
@@ -383,7 +403,7 @@ BEGIN
   UPDATE prescient.cron_schedule
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
-         version = version + 1, updated_at = p_now, invalid_reason = NULL
+         jitter_seconds = v_new.jitter_seconds, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
   RETURNING * INTO v_new;
   IF v_new.paused_at IS NULL THEN
@@ -504,8 +524,8 @@ END $$;
 
 REVOKE EXECUTE ON FUNCTION
   prescient.cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamptz[], text, timestamptz,
-                            bigint[]),
-  prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz, bigint),
+                            bigint[], bigint[]),
+  prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz, bigint, bigint),
   prescient.cron_add_many(jsonb, text, timestamptz),
   prescient.cron_update(text, jsonb, integer, timestamptz, timestamptz),
   prescient.cron_update_many(jsonb, timestamptz),

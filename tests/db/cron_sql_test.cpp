@@ -165,6 +165,9 @@ TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by positio
       {R"([{"id": "x", "spec": "@daily", "window_seconds": 999999999}])",
        "item 1: window_seconds: 999999999 is over the horizon"},
       {R"([{"id": "x", "spec": "@daily", "window_seconds": "10m"}])", "item 1: window_seconds: must be a whole"},
+      {R"([{"id": "x", "spec": "@daily", "jitter_seconds": 0}])", "item 1: jitter_seconds: 0 is not a jitter"},
+      {R"([{"id": "x", "spec": "@daily", "jitter_seconds": 300, "window_seconds": 600}])",
+       "item 1: jitter_seconds: a schedule has a window or a jitter, not both"},
       {R"([{"id": "x", "spec": "@daily"}, {"id": "x", "spec": "@hourly"}])", "item 2: id: 'x' is given twice"},
       {R"([{"id": "", "spec": "@daily"}])", "item 1: id: the schedule id is empty"},
       {R"({"id": "x"})", "the items must be a JSON array"},
@@ -351,9 +354,10 @@ TEST_CASE("migration 0015 moves a schedule's definition and place into its pendi
   *f.owner << "DROP INDEX prescient.cron_schedule_job";
   *f.owner << "DELETE FROM prescient.role_grant WHERE added_by = 15";
   *f.owner << "DELETE FROM prescient.schema_migrations WHERE version = 15";
-  // 0025 rewrites a grant 0015 adds, so it is rewound too and runs again after it.
-  *f.owner << "ALTER TABLE prescient.cron_schedule DROP COLUMN window_seconds CASCADE";
-  *f.owner << "DELETE FROM prescient.schema_migrations WHERE version = 25";
+  // 0025 and 0028 rewrite a grant 0015 adds, so they are rewound too and run again after it.
+  *f.owner << "ALTER TABLE prescient.cron_schedule DROP COLUMN window_seconds CASCADE,"
+              " DROP COLUMN jitter_seconds CASCADE";
+  *f.owner << "DELETE FROM prescient.schema_migrations WHERE version IN (25, 28)";
   *f.owner << "DELETE FROM prescient.schema_functions";
   *f.owner << "INSERT INTO prescient.cron_schedule (id, spec, time_zone, payload, version, anchor_at, created_at,"
               " updated_at, last_occurrence_at) VALUES ('legacy', '0 * * * *', 'Europe/Berlin', '{\"type\": \"t\"}', 3,"
@@ -364,9 +368,10 @@ TEST_CASE("migration 0015 moves a schedule's definition and place into its pendi
               " '2026-11-20T00:00:00Z', 'cron')";
 
   const MigrationReport report = migrate(*f.owner, std::nullopt);
-  REQUIRE(report.applied.size() == 2);
+  REQUIRE(report.applied.size() == 3);
   CHECK(report.applied[0] == "0015_cron_at_drain_speed.sql");
   CHECK(report.applied[1] == "0025_schedule_window.sql");
+  CHECK(report.applied[2] == "0028_schedule_jitter.sql");
   std::string payload;
   *f.owner << "SELECT payload::text FROM prescient.future_job WHERE job_key = 'cron:legacy'", soci::into(payload);
   const nlohmann::json carried = nlohmann::json::parse(payload);

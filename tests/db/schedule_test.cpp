@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "builtin_jobs.hpp"
@@ -11,6 +12,8 @@
 #include "prescient/slot_runner.hpp"
 #include "prescient/checks.hpp"
 #include "prescient/settings.hpp"
+#include "prescient/slot_grid.hpp"
+#include "prescient/duration.hpp"
 #include "prescient/time_text.hpp"
 #include "test_database.hpp"
 
@@ -300,4 +303,24 @@ TEST_CASE("a schedule's window below 1s or over the horizon is refused; update c
   std::int64_t check_id = 0;
   *f.db << "SELECT id FROM prescient.future_job WHERE job_key = 'cron:w'", soci::into(check_id);
   CHECK(f.pending_at("w") == format_time(parse_time("2026-11-21T11:00:00Z") + (check_id % 60) * 1min));
+}
+
+TEST_CASE("a schedule with a jitter fires each occurrence at its own offset within it, never early") {
+  Fixture f;
+  f.schedules.add({.id = "digest", .spec = "0 * * * *", .payload = {{"type", "tick"}}, .jitter = 10min});
+  CHECK(f.schedules.show("digest").jitter == 10min);
+  const SlotGrid grid(60s);
+  std::set<std::string> offsets;
+  for (TimePoint hour = parse_time("2026-11-21T11:00:00Z"); hour <= parse_time("2026-11-22T10:00:00Z"); hour += 1h) {
+    const TimePoint due = hour + grid.jitter_offset("digest", hour, 10min);
+    offsets.insert(format_duration(std::chrono::duration_cast<std::chrono::seconds>(due - hour)));
+    // Nothing before its offset; at it, the occurrence's event, with its usual id and time.
+    if (due > hour) CHECK(f.fire(format_time(due - 1min).c_str()).events == 0);
+    CHECK(f.fire(format_time(due).c_str()).events == 1);
+    CHECK(f.events("digest").back() == unix_id("digest", format_time(hour).c_str()));
+  }
+  CHECK(f.events("digest").size() == 24);
+  CHECK(offsets.size() > 3);  // 24 occurrences at offsets of their own, not one place
+  CHECK_THROWS_WITH(f.schedules.add({.id = "both", .spec = "@daily", .window = 10min, .jitter = 5min}),
+                    Catch::Contains("a window or a jitter, not both"));
 }

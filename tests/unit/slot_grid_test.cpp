@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "prescient/errors.hpp"
 #include "prescient/slot_grid.hpp"
 #include "prescient/time_text.hpp"
@@ -92,4 +94,24 @@ TEST_CASE("a window spreads ids over its whole slots in turn, as prescient.sprea
     CHECK(grid.spread_offset(row.id, row.window) == row.offset);
     CHECK(grid.spread_offset(row.id, row.window) < std::max(row.window, 1s));
   }
+}
+
+TEST_CASE("a jitter gives each occurrence its own offset in whole slots: stable, within it, never early") {
+  const SlotGrid grid(60s);
+  const TimePoint nine = prescient::parse_time("2026-11-21T09:00:00Z");
+  std::set<std::int64_t> seen;
+  for (int day = 0; day < 200; ++day) {
+    const TimePoint occurrence = nine + std::chrono::hours{24 * day};
+    const auto offset = grid.jitter_offset("digest", occurrence, 10min);
+    CHECK(offset >= 0s);
+    CHECK(offset < 10min);
+    CHECK(offset % 60s == 0s);
+    CHECK(grid.jitter_offset("digest", occurrence, 10min) == offset);  // the same each time it is computed
+    seen.insert(offset.count());
+  }
+  CHECK(seen.size() == 10);  // 200 occurrences use all ten slots of the jitter
+  CHECK(grid.jitter_offset("digest", nine, 119s) == 0s);  // under two slots: nothing to pick
+  // Pinned: a change of the hash would move every schedule's firings after an upgrade.
+  CHECK(grid.jitter_offset("digest", nine, 1h) == 14min);
+  CHECK(grid.jitter_offset("other", nine, 1h) == 36min);
 }

@@ -36,6 +36,9 @@ struct ScheduleDefinition {
   // that schedules added together spread over the window's slots; docs/flow-control.md). The deadline
   // counts from that place. From 1s to the horizon.
   std::optional<std::chrono::seconds> window;
+  // Each occurrence fires at an offset of its own within this long after it (whole slots, from a hash of
+  // the id and the occurrence: stable, never early). The deadline counts from there. Not with a window.
+  std::optional<std::chrono::seconds> jitter;
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
@@ -60,6 +63,7 @@ struct ScheduleChanges {
   std::optional<nlohmann::json> payload;
   std::optional<std::chrono::seconds> deadline;
   std::optional<std::chrono::seconds> window;
+  std::optional<std::chrono::seconds> jitter;
 };
 
 // One change of update_many.

@@ -3,6 +3,7 @@
 // Checks are stored on the grid (rounded up) and fired on exact slot boundaries.
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 
 #include "prescient/time.hpp"
 
@@ -31,6 +32,11 @@ class SlotGrid {
   // take them in turn. Zero for a window shorter than two slots. The same rule as the SQL API's
   // prescient.spread_slot, which stores checks and schedules at their place.
   std::chrono::seconds spread_offset(std::int64_t id, std::chrono::seconds window) const;
+  // Where an occurrence of a schedule with a jitter fires after it: one of the jitter's whole slots,
+  // picked by a hash of the schedule's id and the occurrence, so each occurrence has its own, the same
+  // every time it is computed. Zero for a jitter shorter than two slots.
+  std::chrono::seconds jitter_offset(std::string_view schedule_id, TimePoint occurrence,
+                                     std::chrono::seconds jitter) const;
 
  private:
   std::chrono::seconds resolution_;

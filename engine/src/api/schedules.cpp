@@ -36,6 +36,10 @@ CronSpec Schedules::validate(const ScheduleDefinition& d) const {
   if (d.window && *d.window < std::chrono::seconds{1}) {
     throw InvalidInput("the window " + format_duration(*d.window) + " is not a window: at least 1s");
   }
+  if (d.jitter && *d.jitter < std::chrono::seconds{1}) {
+    throw InvalidInput("the jitter " + format_duration(*d.jitter) + " is not a jitter: at least 1s");
+  }
+  if (d.window && d.jitter) throw InvalidInput("a schedule has a window or a jitter, not both");
   if (d.job == "cron") throw InvalidInput("a schedule cannot run the cron class itself");
   if (registry_ != nullptr) registry_->require(d.job);
   return spec;
@@ -129,6 +133,10 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
     d.window = changes.window;
     changed["window_seconds"] = changes.window->count();
   }
+  if (changes.jitter) {
+    d.jitter = changes.jitter;
+    changed["jitter_seconds"] = changes.jitter->count();
+  }
   const CronSpec spec = validate(d);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
@@ -205,6 +213,7 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
           {"deadline", d.deadline ? nlohmann::json(format_duration(*d.deadline)) : nlohmann::json(nullptr)},
           {"catch_up", d.catch_up},
           {"window", d.window ? nlohmann::json(format_duration(*d.window)) : nlohmann::json(nullptr)},
+          {"jitter", d.jitter ? nlohmann::json(format_duration(*d.jitter)) : nlohmann::json(nullptr)},
           {"version", d.version},
           {"created_at", format_time(d.created_at)},
           {"updated_at", format_time(d.updated_at)},

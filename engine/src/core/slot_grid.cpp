@@ -1,5 +1,8 @@
 #include "prescient/slot_grid.hpp"
 
+#include <string>
+
+#include "core/fnv.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 
@@ -43,6 +46,19 @@ std::chrono::seconds SlotGrid::spread_offset(std::int64_t id, std::chrono::secon
   const std::int64_t slots = window / resolution_;
   if (slots < 2 || id < 0) return std::chrono::seconds{0};
   return resolution_ * (id % slots);
+}
+
+std::chrono::seconds SlotGrid::jitter_offset(std::string_view schedule_id, TimePoint occurrence,
+                                             std::chrono::seconds jitter) const {
+  const std::int64_t slots = jitter / resolution_;
+  if (slots < 2) return std::chrono::seconds{0};
+  std::uint64_t h = fnv1a(std::string(schedule_id) + ":" + std::to_string(to_unix_micros(occurrence)));
+  // FNV-1a's low bits follow its last bytes closely: mix them before taking a remainder (murmur3's
+  // finalizer).
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return resolution_ * static_cast<std::int64_t>(h % static_cast<std::uint64_t>(slots));
 }
 
 int SlotGrid::shard_of(TimePoint t, int shard_count) const {

@@ -13,7 +13,7 @@ constexpr const char* kSelectSchedules =
     "SELECT s.id, s.spec, s.time_zone, s.job, s.payload::text, s.deadline_seconds, s.catch_up, s.version,"
     " prescient.us(s.anchor_at), prescient.us(s.created_at), prescient.us(s.updated_at),"
     " coalesce((f.payload->>'last_us')::bigint, prescient.us(s.last_occurrence_at)), prescient.us(f.next_check_at),"
-    " prescient.us(s.paused_at), s.invalid_reason, s.window_seconds"
+    " prescient.us(s.paused_at), s.invalid_reason, s.window_seconds, s.jitter_seconds"
     " FROM prescient.cron_schedule s"
     " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id";
 
@@ -37,6 +37,7 @@ std::vector<ScheduleDefinition> schedules_from(const pq::Result& rows) {
     d.paused_at = rows.optional_time(r, 13);
     d.invalid_reason = rows.optional_text(r, 14);
     if (const auto window = rows.optional_integer(r, 15)) d.window = std::chrono::seconds{*window};
+    if (const auto jitter = rows.optional_integer(r, 16)) d.jitter = std::chrono::seconds{*jitter};
   }
   return out;
 }
@@ -50,7 +51,7 @@ std::optional<std::string> optional_micros(const std::optional<TimePoint>& t) {
 int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
                   std::span<const std::optional<TimePoint>> first_check_at, TimePoint now) {
   std::vector<std::optional<std::string>> ids, specs, zones, jobs, payloads, catch_ups;
-  std::vector<std::optional<std::int64_t>> deadlines, firsts, windows;
+  std::vector<std::optional<std::int64_t>> deadlines, firsts, windows, jitters;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const ScheduleDefinition& d = items[i];
     ids.emplace_back(d.id);
@@ -61,16 +62,18 @@ int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
     catch_ups.emplace_back(d.catch_up);
     deadlines.push_back(d.deadline ? std::optional<std::int64_t>(d.deadline->count()) : std::nullopt);
     windows.push_back(d.window ? std::optional<std::int64_t>(d.window->count()) : std::nullopt);
+    jitters.push_back(d.jitter ? std::optional<std::int64_t>(d.jitter->count()) : std::nullopt);
     firsts.push_back(first_check_at[i] ? std::optional(to_unix_micros(*first_check_at[i])) : std::nullopt);
   }
   const pq::Result added = pq::exec(
       native_connection(db), "cannot add schedules",
       "SELECT prescient.cron_add_arrays($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],"
       " $7::bigint[], (SELECT array_agg(prescient.at_us(u) ORDER BY n) FROM unnest($8::bigint[]) WITH ORDINALITY"
-      " AS f(u, n)), current_user, prescient.at_us($9), $10::bigint[])",
+      " AS f(u, n)), current_user, prescient.at_us($9), $10::bigint[], $11::bigint[])",
       {pq::text_array(ids), pq::text_array(specs), pq::text_array(zones), pq::text_array(jobs),
        pq::text_array(payloads), pq::text_array(catch_ups), pq::optional_integer_array(deadlines),
-       pq::optional_integer_array(firsts), pq::micros(now), pq::optional_integer_array(windows)});
+       pq::optional_integer_array(firsts), pq::micros(now), pq::optional_integer_array(windows),
+       pq::optional_integer_array(jitters)});
   return static_cast<int>(added.integer(0, 0));
 }
 

@@ -419,7 +419,7 @@ async function schedule(id) {
   const definition = el('div', { class: 'panel', 'data-schedule': d.id, 'data-state': d.state },
     el('table', {}, el('tbody', {}, field('spec', d.spec), field('time zone', d.time_zone), field('job', d.job),
       field('payload', JSON.stringify(d.payload)), field('catch-up', d.catch_up), field('deadline', d.deadline),
-      field('window', d.window),
+      field('window', d.window), field('jitter', d.jitter),
       field('version', d.version), field('state', d.state + (d.paused_at ? ` since ${shortTime(d.paused_at)}` : '')),
       field('invalid because', d.invalid_reason), field('last occurrence', shortTime(d.last_occurrence_at)),
       field('next check', shortTime(d.next_check_at)), field('created', shortTime(d.created_at)),
@@ -433,7 +433,8 @@ async function schedule(id) {
     el('tbody', {}, d.recent_events.map((e) => el('tr', {},
       el('td', { class: 'mono' }, e.id), el('td', {}, shortTime(e.occurred_at)), el('td', {}, shortTime(e.emitted_at))))));
   page(`Schedule ${id}`, definition,
-    el('h2', {}, d.window ? `Next occurrences (each fires at its place in the ${d.window} window)` : 'Next firings'), d.next_firings.length ? firings : el('p', { class: 'muted' }, 'It fires no more.'),
+    el('h2', {}, d.window ? `Next occurrences (each fires at its place in the ${d.window} window)`
+      : d.jitter ? `Next occurrences (each fires at its own offset within ${d.jitter})` : 'Next firings'), d.next_firings.length ? firings : el('p', { class: 'muted' }, 'It fires no more.'),
     el('h2', {}, 'Recent events'), d.recent_events.length ? events : el('p', { class: 'muted' }, 'No event yet.'));
 }
 

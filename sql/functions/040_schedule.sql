@@ -11,8 +11,9 @@
 -- enqueue (enqueued_on, which replacing keeps) plus p_max_wait, where it then fires: a debounce with a
 -- ceiling. With p_window, the check may fire any time in the window after its time, and is stored at
 -- one of the window's slots (spread_slot), so that a herd given the same time and window spreads.
--- With p_dedupe_for, a check whose job key settled with one of p_dedupe_outcomes within that window
--- before p_now is not scheduled again: the answer is that settled check's id, status 'deduplicated'.
+-- With p_dedupe_for, a check whose job key settled with one of p_dedupe_outcomes at or after p_now minus
+-- that window (a settlement stamped later by a clock ahead counts too) is not scheduled again: the answer
+-- is that settled check's id, status 'deduplicated'.
 -- status is created, replaced, kept, debounced or deduplicated.
 CREATE OR REPLACE FUNCTION prescient.schedule(
     p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,

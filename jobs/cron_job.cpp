@@ -40,6 +40,11 @@ struct Carried {
       if (!it->is_number_integer()) throw InvalidInput(std::string("the cron check's payload has a bad '") + key + "'");
       return from_unix_micros(it->get<std::int64_t>());
     };
+    const auto seconds = [&](const char* key) -> std::optional<std::chrono::seconds> {
+      const auto it = p.find(key);
+      if (it == p.end() || !it->is_number_integer()) return std::nullopt;
+      return std::chrono::seconds{it->get<std::int64_t>()};
+    };
     Carried c{.id = text("schedule"), .spec = text("spec"), .time_zone = text("time_zone"), .job = text("job"),
               .catch_up = text("catch_up")};
     const auto version = p.find("version");
@@ -50,15 +55,9 @@ struct Carried {
     }
     c.version = version->get<int>();
     c.payload = &*payload;
-    if (const auto deadline = p.find("deadline_seconds"); deadline != p.end() && deadline->is_number_integer()) {
-      c.deadline = std::chrono::seconds{deadline->get<std::int64_t>()};
-    }
-    if (const auto window = p.find("window_seconds"); window != p.end() && window->is_number_integer()) {
-      c.window = std::chrono::seconds{window->get<std::int64_t>()};
-    }
-    if (const auto jitter = p.find("jitter_seconds"); jitter != p.end() && jitter->is_number_integer()) {
-      c.jitter = std::chrono::seconds{jitter->get<std::int64_t>()};
-    }
+    c.deadline = seconds("deadline_seconds");
+    c.window = seconds("window_seconds");
+    c.jitter = seconds("jitter_seconds");
     c.anchor = *anchor;
     c.last = micros("last_us");
     c.cursor = std::max(c.last.value_or(c.anchor), micros("from_us").value_or(c.anchor));
@@ -105,8 +104,10 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   TimePoint last = c.cursor;
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
     const auto next = spec.next(last, *zone, c.anchor);
-    if (!next || due(*next) > current) break;
-    (due(*next) > current - 2 * resolution ? on_time : missed).push_back(*next);
+    if (!next) break;
+    const TimePoint next_due = due(*next);
+    if (next_due > current) break;
+    (next_due > current - 2 * resolution ? on_time : missed).push_back(*next);
     last = *next;
   }
   std::vector<TimePoint> fire;

@@ -57,6 +57,10 @@ std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* na
   return in.has(name) ? std::optional(parse_time(in.get<std::string>(name))) : std::nullopt;
 }
 
+std::optional<std::chrono::seconds> optional_duration_flag(const Invocation& in, const char* name) {
+  return in.has(name) ? std::optional(parse_duration(in.get<std::string>(name))) : std::nullopt;
+}
+
 void add_plugins_option(po::options_description& desc) {
   desc.add_options()("plugins", po::value<std::string>()->value_name("DIR"),
                      "load job classes from the *.so files in DIR (default: $PRESCIENT_PLUGIN_PATH)");

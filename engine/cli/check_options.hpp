@@ -35,6 +35,7 @@ TimeChoice time_choice_of(const Invocation& in, bool required);
 // A flag's value if given.
 std::optional<std::string> optional_flag(const Invocation& in, const char* name);
 std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name);
+std::optional<std::chrono::seconds> optional_duration_flag(const Invocation& in, const char* name);
 // The environment variable's value when set and not empty, else nothing.
 std::optional<std::string> environment_value(const char* variable);
 // --flag when given, else the environment variable when set and not empty, else nothing.

@@ -133,12 +133,9 @@ int run_on_database(const std::string& action, const Invocation& in) {
   if ((action == "add" || action == "update") && in.has("spec")) CronSpec::parse(in.get<std::string>("spec"));
   if (in.has("time-zone")) find_time_zone(in.get<std::string>("time-zone"));
   const std::optional<nlohmann::json> payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt;
-  const std::optional<std::chrono::seconds> deadline =
-      in.has("deadline") ? std::optional(parse_duration(in.get<std::string>("deadline"))) : std::nullopt;
-  const std::optional<std::chrono::seconds> window =
-      in.has("window") ? std::optional(parse_duration(in.get<std::string>("window"))) : std::nullopt;
-  const std::optional<std::chrono::seconds> jitter =
-      in.has("jitter") ? std::optional(parse_duration(in.get<std::string>("jitter"))) : std::nullopt;
+  const auto deadline = optional_duration_flag(in, "deadline");
+  const auto window = optional_duration_flag(in, "window");
+  const auto jitter = optional_duration_flag(in, "jitter");
   auto db = in.connect_migrated();
   const SystemClock clock;
   Schedules schedules(*db, clock, &known_job_classes(in));
@@ -222,9 +219,11 @@ int run_on_database(const std::string& action, const Invocation& in) {
   const ScheduleDefinition& d = detail.definition;
   const auto& zone = find_time_zone(d.time_zone);
   print_definition(d);
-  if (d.window || d.jitter) {
-    std::cout << "next occurrences (each fires at " << (d.window ? "the schedule's place in its " : "its jitter in ")
-              << format_duration(d.window ? *d.window : *d.jitter) << (d.window ? " window" : "")
+  if (d.window) {
+    std::cout << "next occurrences (each fires at the schedule's place in its " << format_duration(*d.window)
+              << " window; next check above):\n";
+  } else if (d.jitter) {
+    std::cout << "next occurrences (each fires at its jitter in " << format_duration(*d.jitter)
               << "; next check above):\n";
   } else {
     std::cout << "next firings:\n";

@@ -52,9 +52,9 @@ ScheduleRequest request_from_flags(const Invocation& in) {
                           .by = optional_flag(in, "by"),
                           .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
   if (in.has("payload")) request.payload = payload_of(in);
-  if (in.has("window")) request.window = parse_duration(in.get<std::string>("window"));
-  if (in.has("max-wait")) request.max_wait = parse_duration(in.get<std::string>("max-wait"));
-  if (in.has("dedupe-for")) request.dedupe_for = parse_duration(in.get<std::string>("dedupe-for"));
+  request.window = optional_duration_flag(in, "window");
+  request.max_wait = optional_duration_flag(in, "max-wait");
+  request.dedupe_for = optional_duration_flag(in, "dedupe-for");
   if (in.has("dedupe-outcomes")) {
     const std::string list = in.get<std::string>("dedupe-outcomes");
     for (std::size_t start = 0; start <= list.size();) {

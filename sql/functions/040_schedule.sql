@@ -30,7 +30,6 @@ DECLARE
   v_slot timestamptz;
   v_id bigint;
   v_next timestamptz;
-  v_first timestamptz;
   v_settled bigint;
   v_existing bigint;
 BEGIN
@@ -46,19 +45,15 @@ BEGIN
   END IF;
   v_slot := prescient.slot_for(p_at, p_now, v_settings.slot_seconds);
   LOOP
-    -- The id is drawn first: a window's slot is chosen by it.
+    -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
-    INSERT INTO prescient.future_job AS f (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                           first_check_at, next_check_at, enqueued_on, enqueued_by)
+    v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
+                                       p_now, p_max_wait, p_now, v_settings.slot_seconds);
+    INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
+                                      first_check_at, next_check_at, enqueued_on, enqueued_by)
     OVERRIDING SYSTEM VALUE
-    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload,
-            prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now,
-                                     p_max_wait, p_now, v_settings.slot_seconds),
-            prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds), p_now,
-                                     p_max_wait, p_now, v_settings.slot_seconds),
-            p_now, p_by)
-    ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
-    RETURNING f.next_check_at, f.first_check_at INTO v_next, v_first;
+    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by)
+    ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
       -- key until it committed, so this statement sees it, and none can commit after (docs/design.md).
@@ -72,7 +67,7 @@ BEGIN
           RETURN;
         END IF;
       END IF;
-      RETURN QUERY SELECT v_id, p_job_key, v_next, v_first, 'created'::text;
+      RETURN QUERY SELECT v_id, p_job_key, v_next, v_next, 'created'::text;
       RETURN;
     END IF;
 

@@ -76,10 +76,6 @@ std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& chec
   return key;
 }
 
-}  // namespace prescient
-
-namespace prescient {
-
 FlowLimit flow_limit_from_json(const nlohmann::json& body) {
   if (!body.is_object()) throw InvalidInput("a limit must be a JSON object");
   const auto text = [&](const char* field, bool required) -> std::optional<std::string> {

@@ -12,6 +12,8 @@
 namespace prescient {
 namespace {
 
+std::int64_t to_unix_seconds(TimePoint t) { return to_unix_micros(t) / 1000000; }
+
 // More missed occurrences than this in one run are left for the next run (catch-up `all`).
 constexpr int kMaxOccurrencesPerRun = 10000;
 
@@ -24,6 +26,11 @@ struct Carried {
   std::optional<std::chrono::seconds> deadline;
   std::optional<std::chrono::seconds> window;  // each occurrence fires at the schedule's place in it
   std::optional<std::chrono::seconds> jitter;  // each occurrence fires at an offset of its own within it
+  std::string overlap = "allow";               // for the checks of a class the occurrences make
+  std::optional<TimePoint> start, end;         // the bounds: occurrences outside them do not fire
+  std::optional<int> max_runs;                 // and at most this many fire; `runs` have so far
+  int runs = 0;
+  std::optional<TimePoint> backfill_to;  // a backfill's check: fire the occurrences up to it, then finish
   TimePoint anchor;
   std::optional<TimePoint> last;  // the last occurrence fired
   TimePoint cursor;               // occurrences after it are still to handle
@@ -40,10 +47,14 @@ struct Carried {
       if (!it->is_number_integer()) throw InvalidInput(std::string("the cron check's payload has a bad '") + key + "'");
       return from_unix_micros(it->get<std::int64_t>());
     };
-    const auto seconds = [&](const char* key) -> std::optional<std::chrono::seconds> {
+    const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
       const auto it = p.find(key);
       if (it == p.end() || !it->is_number_integer()) return std::nullopt;
-      return std::chrono::seconds{it->get<std::int64_t>()};
+      return it->get<std::int64_t>();
+    };
+    const auto seconds = [&](const char* key) -> std::optional<std::chrono::seconds> {
+      const auto n = integer(key);
+      return n ? std::optional(std::chrono::seconds{*n}) : std::nullopt;
     };
     Carried c{.id = text("schedule"), .spec = text("spec"), .time_zone = text("time_zone"), .job = text("job"),
               .catch_up = text("catch_up")};
@@ -58,17 +69,67 @@ struct Carried {
     c.deadline = seconds("deadline_seconds");
     c.window = seconds("window_seconds");
     c.jitter = seconds("jitter_seconds");
+    if (const auto overlap = p.find("overlap"); overlap != p.end() && overlap->is_string()) c.overlap = *overlap;
+    c.start = micros("start_us");
+    c.end = micros("end_us");
+    if (const auto max_runs = integer("max_runs")) c.max_runs = static_cast<int>(*max_runs);
+    c.runs = static_cast<int>(integer("runs").value_or(0));
+    c.backfill_to = micros("backfill_to_us");
     c.anchor = *anchor;
     c.last = micros("last_us");
-    c.cursor = std::max(c.last.value_or(c.anchor), micros("from_us").value_or(c.anchor));
+    const auto from = micros("from_us");
+    if (c.backfill_to && !from) throw InvalidInput("the cron backfill's payload has no 'from_us'");
+    // A backfill starts where it was asked to, before the anchor too.
+    const TimePoint start = c.backfill_to ? *from : c.anchor;
+    c.cursor = std::max(c.last.value_or(start), from.value_or(start));
     return c;
   }
 };
+
+// The event an occurrence of an emit schedule publishes: its id is the schedule's and the occurrence's
+// (<schedule>-<unix seconds>), so a replay or a backfill writes nothing twice.
+Event occurrence_event(const Carried& c, TimePoint occurrence) {
+  const nlohmann::json& payload = *c.payload;
+  const auto type = payload.find("type");
+  return {.type = type != payload.end() && type->is_string() ? type->get<std::string>() : "cron",
+          .payload = payload,
+          .id = c.id + "-" + std::to_string(to_unix_seconds(occurrence)),
+          .occurred_at = occurrence,
+          .source = c.id};
+}
 
 JobResult mark_invalid(const Carried& c, JobContext& ctx, const std::string& reason) {
   const BufferedWrite mark = db::mark_schedule_invalid(c.id, c.version, reason);
   ctx.write(mark.sql, mark.params);
   return {};
+}
+
+// A backfill's check (prescient.cron_backfill): every occurrence after the cursor up to backfill_to fires,
+// whatever the catch-up policy, deadline, window, jitter, overlap policy and bounds say; what ran already
+// is not fired again (for emit: the event id exists; for a class: cron_backfill_fire looks). Finishes
+// when the range is done; a range of more occurrences than one run fires goes on at the next slot.
+JobResult run_backfill(const Carried& c, const Check& check, JobContext& ctx, const CronSpec& spec,
+                       const date::time_zone& zone) {
+  std::vector<TimePoint> fire;
+  TimePoint last = c.cursor;
+  for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
+    const auto next = spec.next(last, zone, c.anchor);
+    if (!next || *next > *c.backfill_to) break;
+    fire.push_back(*next);
+    last = *next;
+  }
+  JobResult result;
+  if (fire.empty()) return result;
+  const BufferedWrite write = db::backfill_occurrences(c.job, c.id, fire, c.payload->dump(), ctx.now());
+  ctx.write(write.sql, write.params);
+  if (c.job == "emit") {
+    for (const TimePoint o : fire) result.events.push_back(occurrence_event(c, o));
+  }
+  if (static_cast<int>(fire.size()) == kMaxOccurrencesPerRun) {
+    result.payload_update = nlohmann::json{{"last_us", to_unix_micros(last)}};
+    result.next = check.slot + ctx.slot_resolution();
+  }
+  return result;
 }
 
 }  // namespace
@@ -86,6 +147,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
     return mark_invalid(c, ctx, e.what());
   }
   const CronSpec& spec = *parsed;
+  if (c.backfill_to) return run_backfill(c, check, ctx, spec, *zone);
   const auto resolution = ctx.slot_resolution();
   const TimePoint now = ctx.now();
   const TimePoint current = from_unix_micros(to_unix_micros(now) - to_unix_micros(now) % Micros(resolution).count());
@@ -98,13 +160,16 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
     if (c.jitter) return occurrence + grid.jitter_offset(c.id, occurrence, *c.jitter);
     return occurrence;
   };
+  // Occurrences before start_at are not the schedule's: one at start_at fires.
+  const TimePoint begin = c.start ? std::max(c.cursor, *c.start - Micros{1}) : c.cursor;
+  const auto within_end = [&](const std::optional<TimePoint>& o) { return o && (!c.end || *o <= *c.end); };
 
-  // The occurrences due: after the cursor, up to the current slot.
+  // The occurrences due: after the cursor, up to the current slot (and end_at).
   std::vector<TimePoint> on_time, missed;
-  TimePoint last = c.cursor;
+  TimePoint last = begin;
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
     const auto next = spec.next(last, *zone, c.anchor);
-    if (!next) break;
+    if (!within_end(next)) break;
     const TimePoint next_due = due(*next);
     if (next_due > current) break;
     (next_due > current - 2 * resolution ? on_time : missed).push_back(*next);
@@ -117,14 +182,13 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
 
   JobResult result;
   const nlohmann::json& payload = *c.payload;
-  const auto type = payload.find("type");
   std::string serialized;  // the payload as the buffered writes take it, serialized once
   const auto payload_text = [&]() -> const std::string& {
     if (serialized.empty()) serialized = payload.dump();
     return serialized;
   };
+  int runs = c.runs;
   for (const TimePoint o : fire) {
-    const std::string unix_seconds = std::to_string(to_unix_micros(o) / 1000000);
     // The deadline counts from when the occurrence was due (its place in a window, or its jitter).
     if (c.deadline && now - due(o) > *c.deadline) {
       const auto late = std::chrono::duration_cast<std::chrono::seconds>(now - due(o));
@@ -135,24 +199,37 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
       ctx.write(missed_row.sql, missed_row.params);
       continue;
     }
+    if (c.max_runs && runs >= *c.max_runs) break;
+    ++runs;
     if (c.job == "emit") {
-      result.events.push_back({.type = type != payload.end() && type->is_string() ? type->get<std::string>() : "cron",
-                               .payload = payload,
-                               .id = c.id + "-" + unix_seconds,
-                               .occurred_at = o,
-                               .source = c.id});
+      result.events.push_back(occurrence_event(c, o));
     } else {
       const BufferedWrite occurrence =
-          db::schedule_occurrence(c.job, c.id, o, "cron:" + c.id + ":" + unix_seconds, payload_text(), now);
+          db::schedule_occurrence(check, c.job, c.id, o, "cron:" + c.id + ":" + std::to_string(to_unix_seconds(o)),
+                                  payload_text(), c.overlap, now);
       ctx.write(occurrence.sql, occurrence.params);
     }
   }
-  if (last != c.cursor) result.payload_update = nlohmann::json{{"last_us", to_unix_micros(last)}};
+  if (last != begin || runs != c.runs) {
+    result.payload_update = nlohmann::json::object();
+    if (last != begin) (*result.payload_update)["last_us"] = to_unix_micros(last);
+    if (runs != c.runs) (*result.payload_update)["runs"] = runs;
+  }
   const auto next = spec.next(last, *zone, c.anchor);
+  // A bounded schedule that has run out ends: its check finishes, and its row says why.
+  std::optional<std::string> ended;
+  if (c.max_runs && runs >= *c.max_runs) ended = "it ran its max_runs (" + std::to_string(*c.max_runs) + ")";
+  else if (c.end && !within_end(next)) ended = "no occurrence left up to its end_at " + format_time(*c.end);
+  if (ended) {
+    const std::optional<TimePoint> last_handled = last != begin ? std::optional(last) : c.last;
+    const BufferedWrite end = db::end_schedule(c.id, c.version, *ended, runs, last_handled, now);
+    ctx.write(end.sql, end.params);
+    return result;
+  }
   if (!next) {
     // A one-shot that has fired is done; a spec that never fires at all was never usable.
-    if (c.last || last != c.cursor) return result;
-    return mark_invalid(c, ctx, "it never fires after " + format_time(c.cursor));
+    if (c.last || last != begin) return result;
+    return mark_invalid(c, ctx, "it never fires after " + format_time(begin));
   }
   // Far occurrences: wake up within the horizon (the runner's guard counts it from the check's slot),
   // find nothing due, and look again.

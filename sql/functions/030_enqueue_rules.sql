@@ -117,9 +117,9 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
     WHEN p_dedupe_for > interval '366 days' THEN format('the dedupe window %s is over 366 days', p_dedupe_for)
     WHEN coalesce(cardinality(p_dedupe_outcomes), 0) = 0 THEN 'dedupe needs at least one outcome to look for'
     ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, '
-                        'guard_past, guard_horizon or deadline_missed)', o)
+                        'guard_past, guard_horizon, deadline_missed or overlap_skipped)', o)
             FROM unnest(p_dedupe_outcomes) o
            WHERE o IS NULL OR o NOT IN ('done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past',
-                                        'guard_horizon', 'deadline_missed')
+                                        'guard_horizon', 'deadline_missed', 'overlap_skipped')
            LIMIT 1)
   END;

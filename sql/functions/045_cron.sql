@@ -23,12 +23,22 @@ CREATE OR REPLACE FUNCTION prescient.cron_check_payload_of(
     'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds,
     'jitter_seconds', p_jitter_seconds);
 
--- The same for a stored schedule.
+-- What the check carries of a schedule's overlap policy and bounds, keys only for what is set: overlap
+-- (not allow), start_us, end_us, max_runs, and runs (the occurrences fired so far, counted only towards
+-- a max_runs; the runner counts on in the check's payload, the row holds it while there is no check).
+CREATE OR REPLACE FUNCTION prescient.cron_policy_payload(s prescient.cron_schedule)
+  RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN jsonb_strip_nulls(jsonb_build_object(
+    'overlap', nullif(s.overlap, 'allow'), 'start_us', prescient.us(s.start_at), 'end_us', prescient.us(s.end_at),
+    'max_runs', s.max_runs, 'runs', CASE WHEN s.max_runs IS NOT NULL THEN s.run_count END));
+
+-- The same for a stored schedule, with its policy and bounds.
 CREATE OR REPLACE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint)
   RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
   RETURN prescient.cron_check_payload_of(s.id, s.version, s.spec, s.time_zone, s.job, s.payload, s.catch_up,
                                          s.deadline_seconds, prescient.us(s.anchor_at), p_last_us, p_from_us,
-                                         s.window_seconds, s.jitter_seconds);
+                                         s.window_seconds, s.jitter_seconds)
+         || prescient.cron_policy_payload(s);
 
 -- Whether PostgreSQL knows the zone. It knows a few names the runner's tzdata may not (abbreviations,
 -- POSIX strings): those are caught by the runner, which marks the schedule invalid.
@@ -110,30 +120,72 @@ CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
   RETURN coalesce(prescient.cron_item_problem(p_id, p_job, p_payload, p_catch_up, p_deadline_seconds),
                   prescient.cron_spec_problem(p_spec), prescient.cron_zone_name_problem(p_time_zone));
 
--- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
--- cron_update), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which they run, and
--- the numeric casts must come after the type tests.
-CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
+-- What is wrong with a schedule's overlap policy and bounds as a whole (each field alone is judged by
+-- cron_field_problem), or NULL. An end_at not after p_now is refused only when it is being set (p_end_set):
+-- a schedule that ended by its end_at may still be changed otherwise.
+CREATE OR REPLACE FUNCTION prescient.cron_policy_problem(s prescient.cron_schedule, p_end_set boolean,
+                                                         p_now timestamptz)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN s.overlap <> 'allow' AND s.job = 'emit'
+      THEN format('overlap: %s is for schedules of a job class; emit publishes events, which do not overlap',
+                  s.overlap)
+    WHEN s.end_at <= s.start_at
+      THEN format('end_at: %s is not after start_at %s', prescient.iso(s.end_at), prescient.iso(s.start_at))
+    WHEN p_end_set AND s.end_at <= p_now
+      THEN format('end_at: %s is not after now (%s)', prescient.iso(s.end_at), prescient.iso(p_now))
+  END;
+
+-- 'not a time ...' when p_text is not a time PostgreSQL reads (an ISO 8601 time with an offset, such as
+-- 2026-12-01T00:00:00Z), else NULL.
+CREATE OR REPLACE FUNCTION prescient.time_text_problem(p_text text) RETURNS text
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  PERFORM p_text::timestamptz;
+  RETURN CASE WHEN p_text IN ('infinity', '-infinity') THEN format('%L is not a time', p_text) END;
+EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format OR invalid_parameter_value THEN
+  RETURN format('%L is not a time (use ISO 8601 with an offset, such as 2026-12-01T00:00:00Z)', left(p_text, 64));
+END $$;
+
+-- The fields of a schedule that are not parameters of cron_add_arrays but keys of its p_options (and
+-- fields of cron_add_many's items and cron_update's changes like the others).
+CREATE OR REPLACE FUNCTION prescient.cron_option_keys() RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs'];
+
+-- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
+-- cron_update, an option), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which
+-- they run, and the numeric casts must come after the type tests.
+CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds', 'window_seconds',
-                       'jitter_seconds')
+                       'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs')
       THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, '
-           'jitter_seconds)'
+           'jitter_seconds, overlap, start_at, end_at, max_runs)'
+    WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) NOT IN ('number', 'null') THEN 'must be a whole number'
+    WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) = 'number'
+         AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric < 1 OR p_value::numeric > 2147483647)
+      THEN format('%s is not a count of runs (1 to 2147483647)', p_value)
+    WHEN p_key = 'overlap' AND jsonb_typeof(p_value) = 'string'
+         AND p_value->>0 NOT IN ('allow', 'skip', 'buffer_one', 'cancel_previous')
+      THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)', left(p_value->>0, 64))
+    WHEN p_key IN ('start_at', 'end_at') AND jsonb_typeof(p_value) = 'string'
+      THEN prescient.time_text_problem(p_value->>0)
     WHEN p_key = 'payload' AND jsonb_typeof(p_value) NOT IN ('object', 'null') THEN 'must be a JSON object'
     WHEN p_key IN ('deadline_seconds', 'window_seconds', 'jitter_seconds') AND jsonb_typeof(p_value) NOT IN ('number', 'null')
       THEN 'must be a whole number of seconds'
     WHEN p_key IN ('deadline_seconds', 'window_seconds', 'jitter_seconds') AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric > 1e15)
       THEN 'must be a whole number of seconds'
-    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds', 'jitter_seconds')
+    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds', 'jitter_seconds', 'max_runs')
          AND jsonb_typeof(p_value) NOT IN ('string', 'null')
       THEN 'must be a string'
   END;
 
 -- The first field of a JSON object with a problem, as 'field: why', or NULL.
 CREATE OR REPLACE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN (SELECT format('%s: %s', f.key, f.problem)
             FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem
                     FROM jsonb_each(p_fields) k) f
@@ -153,6 +205,55 @@ CREATE OR REPLACE FUNCTION prescient.cron_arm(
                             'cron:' || s.id, NULL, prescient.cron_check_payload(s, p_last_us, p_from_us), 'cron',
                             'replace', p_now, s.window_seconds * interval '1 second');
 $$;
+
+-- Schedule s with the options in p_options set (the keys present: overlap, start_at, end_at, max_runs;
+-- null: the default), judged by cron_field_problem first.
+CREATE OR REPLACE FUNCTION prescient.cron_with_options(s prescient.cron_schedule, p_options jsonb)
+  RETURNS prescient.cron_schedule LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF p_options ? 'overlap' THEN s.overlap := coalesce(p_options->>'overlap', 'allow'); END IF;
+  IF p_options ? 'start_at' THEN s.start_at := (p_options->>'start_at')::timestamptz; END IF;
+  IF p_options ? 'end_at' THEN s.end_at := (p_options->>'end_at')::timestamptz; END IF;
+  IF p_options ? 'max_runs' THEN s.max_runs := (p_options->>'max_runs')::numeric::integer; END IF;
+  RETURN s;
+END $$;
+
+-- Sets the options of schedules just added (cron_add_arrays' p_options: item i's are p_options[i], a JSON
+-- object of overlap, start_at, end_at and max_runs, or NULL for none) and rewrites their checks' payloads
+-- to carry them. The first bad item raises PR400 naming its position (from 1) and the field. A loop:
+-- schedules with options are the few.
+CREATE OR REPLACE FUNCTION prescient.cron_apply_options(p_id text[], p_options jsonb[], p_now timestamptz)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_item record;
+  v_schedule prescient.cron_schedule;
+  v_problem text;
+BEGIN
+  FOR v_item IN SELECT u.id, u.options, u.n FROM unnest(p_id, p_options) WITH ORDINALITY AS u(id, options, n)
+                 WHERE u.options IS NOT NULL ORDER BY u.n LOOP
+    v_problem := CASE
+      WHEN jsonb_typeof(v_item.options) <> 'object' THEN 'options: must be a JSON object'
+      ELSE coalesce((SELECT format('%s: not an option (use %s)', k, array_to_string(prescient.cron_option_keys(), ', '))
+                       FROM jsonb_object_keys(v_item.options) k
+                      WHERE k <> ALL (prescient.cron_option_keys()) ORDER BY k LIMIT 1),
+                    prescient.cron_fields_problem(v_item.options))
+    END;
+    IF v_problem IS NULL THEN
+      SELECT * INTO STRICT v_schedule FROM prescient.cron_schedule WHERE id = v_item.id;
+      v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
+      v_problem := prescient.cron_policy_problem(v_schedule, true, p_now);
+    END IF;
+    IF v_problem IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('item %s: %s', v_item.n, v_problem);
+    END IF;
+    UPDATE prescient.cron_schedule
+       SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
+           max_runs = v_schedule.max_runs
+     WHERE id = v_item.id;
+    UPDATE prescient.future_job SET payload = payload || prescient.cron_policy_payload(v_schedule)
+     WHERE job_key = 'cron:' || v_item.id;
+  END LOOP;
+END $$;
 
 -- The items of a cron_add_arrays call as rows numbered from 1, the defaults applied.
 CREATE OR REPLACE FUNCTION prescient.cron_array_items(
@@ -177,14 +278,16 @@ CREATE OR REPLACE FUNCTION prescient.cron_array_items(
 -- computes it); without it the check is due at the next boundary, where the runner finds the first
 -- occurrence. With p_window_seconds[i], each occurrence fires at the schedule's place in that window: its
 -- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
--- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). The
+-- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). p_options[i]
+-- is a JSON object of the options overlap, start_at, end_at and max_runs (docs/schedules.md), or NULL:
+-- every field a schedule gains from now on is a key of it, not a parameter more. The
 -- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
 -- raises PR409 naming it. Returns how many were added.
 CREATE OR REPLACE FUNCTION prescient.cron_add_arrays(
     p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL, p_job text[] DEFAULT NULL,
     p_payload text[] DEFAULT NULL, p_catch_up text[] DEFAULT NULL, p_deadline_seconds bigint[] DEFAULT NULL,
     p_first_check_at timestamptz[] DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now(),
-    p_window_seconds bigint[] DEFAULT NULL, p_jitter_seconds bigint[] DEFAULT NULL)
+    p_window_seconds bigint[] DEFAULT NULL, p_jitter_seconds bigint[] DEFAULT NULL, p_options jsonb[] DEFAULT NULL)
   RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
   -- The planner cannot know how many items the arrays hold; its guess made JIT compile the insert for
   -- 0.4 s of a 0.8 s call of 10 000 items (docs/performance.md).
@@ -205,7 +308,8 @@ BEGIN
      OR coalesce(cardinality(p_deadline_seconds), v_count) <> v_count
      OR coalesce(cardinality(p_first_check_at), v_count) <> v_count
      OR coalesce(cardinality(p_window_seconds), v_count) <> v_count
-     OR coalesce(cardinality(p_jitter_seconds), v_count) <> v_count THEN
+     OR coalesce(cardinality(p_jitter_seconds), v_count) <> v_count
+     OR coalesce(cardinality(p_options), v_count) <> v_count THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('every array must hold %s items, as p_id does', v_count);
   END IF;
   IF v_count = 0 THEN
@@ -291,6 +395,9 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
+  IF p_options IS NOT NULL THEN
+    PERFORM prescient.cron_apply_options(p_id, p_options, p_now);
+  END IF;
   RETURN v_added;
 END $$;
 
@@ -298,14 +405,17 @@ END $$;
 CREATE OR REPLACE FUNCTION prescient.cron_add(
     p_id text, p_spec text, p_time_zone text DEFAULT 'UTC', p_job text DEFAULT 'emit', p_payload jsonb DEFAULT '{}',
     p_catch_up text DEFAULT 'one', p_deadline_seconds bigint DEFAULT NULL, p_by text DEFAULT current_user,
-    p_now timestamptz DEFAULT now(), p_window_seconds bigint DEFAULT NULL, p_jitter_seconds bigint DEFAULT NULL)
+    p_now timestamptz DEFAULT now(), p_window_seconds bigint DEFAULT NULL, p_jitter_seconds bigint DEFAULT NULL,
+    p_options jsonb DEFAULT NULL)
   RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
   RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job],
                                    ARRAY[p_payload::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL,
-                                   p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds]);
+                                   p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds],
+                                   CASE WHEN p_options IS NOT NULL THEN ARRAY[p_options] END);
 
 -- Adds many schedules given as a JSON array of objects with the fields id, spec, time_zone, job, payload,
--- catch_up, deadline_seconds, window_seconds, jitter_seconds (the same defaults): for drivers without arrays. All or nothing; errors name
+-- catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs (the
+-- same defaults): for drivers without arrays. All or nothing; errors name
 -- the item (from 1) and the field, as cron_add_arrays does. Returns how many were added.
 CREATE OR REPLACE FUNCTION prescient.cron_add_many(p_items jsonb, p_by text DEFAULT current_user,
                                                    p_now timestamptz DEFAULT now())
@@ -333,7 +443,12 @@ BEGIN
            array_agg(e.item->>'catch_up' ORDER BY e.n),
            array_agg((e.item->>'deadline_seconds')::numeric::bigint ORDER BY e.n),
            NULL, p_by, p_now, array_agg((e.item->>'window_seconds')::numeric::bigint ORDER BY e.n),
-           array_agg((e.item->>'jitter_seconds')::numeric::bigint ORDER BY e.n))
+           array_agg((e.item->>'jitter_seconds')::numeric::bigint ORDER BY e.n),
+           CASE WHEN bool_or(e.item ?| prescient.cron_option_keys())
+             THEN array_agg(nullif(jsonb_strip_nulls(e.item - ARRAY['id', 'spec', 'time_zone', 'job', 'payload',
+                                                                     'catch_up', 'deadline_seconds', 'window_seconds',
+                                                                     'jitter_seconds']), '{}') ORDER BY e.n)
+           END)
     INTO v_result
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n);
   RETURN coalesce(v_result, 0);
@@ -353,13 +468,16 @@ BEGIN
 END $$;
 
 -- Changes a schedule: p_changes holds the fields to change (spec, time_zone, job, payload, catch_up,
--- deadline_seconds, window_seconds, jitter_seconds; a null deadline, window or jitter removes it). With p_expected_version, a schedule at another version
+-- deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs; a null removes
+-- the optional ones, and sets overlap back to allow). With p_expected_version, a schedule at another version
 -- raises PR409 and nothing changes (optimistic concurrency for editors). The version goes up by one and
 -- the pending check carries the new definition from now on: the first occurrence after now (or after the
 -- last one fired, if later) at p_first_check_at when the caller computed it, else found by the runner
 -- at the next boundary. A check already due and not yet fired stays due and fires under the new version:
 -- an occurrence never fires under both, nor under neither. An invalid schedule is valid again until the
--- runner judges the new definition. Returns the new version; PR404 for an unknown id.
+-- runner judges the new definition. A schedule that ended (by its bounds) is armed again from where it
+-- ended; it ends again at its first run if its bounds still say so. Returns the new version; PR404 for
+-- an unknown id.
 CREATE OR REPLACE FUNCTION prescient.cron_update(
     p_id text, p_changes jsonb, p_expected_version integer DEFAULT NULL, p_first_check_at timestamptz DEFAULT NULL,
     p_now timestamptz DEFAULT now())
@@ -368,7 +486,10 @@ DECLARE
   v_old prescient.cron_schedule;
   v_new prescient.cron_schedule;
   v_problem text;
-  v_check record;
+  v_armed boolean;
+  v_due boolean;
+  v_last_us bigint;
+  v_from_us bigint;
 BEGIN
   IF jsonb_typeof(p_changes) IS DISTINCT FROM 'object' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the changes must be a JSON object';
@@ -392,33 +513,44 @@ BEGIN
   IF p_changes ? 'deadline_seconds' THEN v_new.deadline_seconds := (p_changes->>'deadline_seconds')::numeric::bigint; END IF;
   IF p_changes ? 'window_seconds' THEN v_new.window_seconds := (p_changes->>'window_seconds')::numeric::bigint; END IF;
   IF p_changes ? 'jitter_seconds' THEN v_new.jitter_seconds := (p_changes->>'jitter_seconds')::numeric::bigint; END IF;
+  v_new := prescient.cron_with_options(v_new, p_changes);
   v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
                                                  v_new.catch_up, v_new.deadline_seconds);
   v_problem := coalesce(v_problem, prescient.time_zone_problem(v_new.time_zone),
                         prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
-                                                      (SELECT max_horizon_seconds FROM prescient.settings)));
+                                                      (SELECT max_horizon_seconds FROM prescient.settings)),
+                        prescient.cron_policy_problem(v_new, p_changes ? 'end_at', p_now));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  -- Where the schedule stands: in its pending check while it has one (the runner counts on there), else
+  -- in the row (paused, or ended).
+  SELECT true, f.next_check_at <= p_now, (f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint,
+         coalesce((f.payload->>'runs')::integer, v_old.run_count)
+    INTO v_armed, v_due, v_last_us, v_from_us, v_new.run_count
+    FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    v_armed := false;
+    v_last_us := prescient.us(v_old.last_occurrence_at);
+    v_new.run_count := v_old.run_count;
   END IF;
   UPDATE prescient.cron_schedule
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
-         jitter_seconds = v_new.jitter_seconds, version = version + 1, updated_at = p_now, invalid_reason = NULL
+         jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
+         end_at = v_new.end_at, max_runs = v_new.max_runs, run_count = v_new.run_count, ended_at = NULL,
+         ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
   RETURNING * INTO v_new;
   IF v_new.paused_at IS NULL THEN
-    SELECT f.next_check_at, (f.payload->>'last_us')::bigint AS last_us, (f.payload->>'from_us')::bigint AS from_us
-      INTO v_check
-      FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
-    IF FOUND AND v_check.next_check_at <= p_now THEN
+    IF v_armed AND v_due THEN
       -- Due and not fired yet: it stays due where it is (a runner still draining that slot, or the next
       -- sweep, takes it), carrying the new version from where the old one stood.
       UPDATE prescient.future_job
-         SET payload = prescient.cron_check_payload(v_new, v_check.last_us, v_check.from_us)
+         SET payload = prescient.cron_check_payload(v_new, v_last_us, v_from_us)
        WHERE job_key = 'cron:' || p_id;
     ELSE
-      PERFORM prescient.cron_arm(v_new, p_first_check_at, v_check.last_us,
-                                 greatest(prescient.us(p_now), v_check.last_us), p_now);
+      PERFORM prescient.cron_arm(v_new, p_first_check_at, v_last_us, greatest(prescient.us(p_now), v_last_us), p_now);
     END IF;
   END IF;
   RETURN v_new.version;
@@ -479,25 +611,34 @@ BEGIN
   PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
 END $$;
 
--- Pauses a schedule: its pending check is cancelled (history: cancelled, by p_by) and the place it had
--- reached is kept in last_occurrence_at, with its definition and version. Returns false when it was paused
--- already; PR404 for an unknown id.
+-- Pauses a schedule: its pending check is cancelled (history: cancelled, by p_by, with the note in its
+-- payload as pause_note) and the place it had reached is kept in last_occurrence_at, with its definition,
+-- version and run count. p_note says why (at most 1024 bytes), shown until it resumes. Returns false when
+-- it was paused already; PR404 for an unknown id.
 CREATE OR REPLACE FUNCTION prescient.cron_pause(p_id text, p_by text DEFAULT current_user,
-                                                p_now timestamptz DEFAULT now())
+                                                p_now timestamptz DEFAULT now(), p_note text DEFAULT NULL)
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_schedule prescient.cron_schedule;
   v_place bigint;
+  v_runs integer;
 BEGIN
+  IF octet_length(p_note) > 1024 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('note: %s bytes long (at most 1024)', octet_length(p_note));
+  END IF;
   v_schedule := prescient.cron_locked(p_id);
   IF v_schedule.paused_at IS NOT NULL THEN
     RETURN false;
   END IF;
-  SELECT greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint) INTO v_place
-    FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+  UPDATE prescient.future_job f
+     SET payload = f.payload || jsonb_strip_nulls(jsonb_build_object('pause_note', p_note))
+   WHERE f.job_key = 'cron:' || p_id
+  RETURNING greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint), (f.payload->>'runs')::integer
+    INTO v_place, v_runs;
   UPDATE prescient.cron_schedule
-     SET paused_at = p_now, paused_by = p_by,
-         last_occurrence_at = coalesce(prescient.at_us(v_place), last_occurrence_at)
+     SET paused_at = p_now, paused_by = p_by, pause_note = p_note,
+         last_occurrence_at = coalesce(prescient.at_us(v_place), last_occurrence_at),
+         run_count = coalesce(v_runs, run_count)
    WHERE id = p_id;
   PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
   RETURN true;
@@ -516,7 +657,8 @@ BEGIN
   IF v_schedule.paused_at IS NULL THEN
     RETURN false;
   END IF;
-  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, updated_at = p_now WHERE id = p_id
+  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, pause_note = NULL, updated_at = p_now
+   WHERE id = p_id
   RETURNING * INTO v_schedule;
   PERFORM prescient.cron_arm(v_schedule, p_now, prescient.us(v_schedule.last_occurrence_at), NULL, p_now);
   RETURN true;
@@ -524,12 +666,12 @@ END $$;
 
 REVOKE EXECUTE ON FUNCTION
   prescient.cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamptz[], text, timestamptz,
-                            bigint[], bigint[]),
-  prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz, bigint, bigint),
+                            bigint[], bigint[], jsonb[]),
+  prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz, bigint, bigint, jsonb),
   prescient.cron_add_many(jsonb, text, timestamptz),
   prescient.cron_update(text, jsonb, integer, timestamptz, timestamptz),
   prescient.cron_update_many(jsonb, timestamptz),
   prescient.cron_remove(text, text, timestamptz),
-  prescient.cron_pause(text, text, timestamptz),
+  prescient.cron_pause(text, text, timestamptz, text),
   prescient.cron_resume(text, text, timestamptz)
   FROM PUBLIC;

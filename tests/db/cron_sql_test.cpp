@@ -354,10 +354,13 @@ TEST_CASE("migration 0015 moves a schedule's definition and place into its pendi
   *f.owner << "DROP INDEX prescient.cron_schedule_job";
   *f.owner << "DELETE FROM prescient.role_grant WHERE added_by = 15";
   *f.owner << "DELETE FROM prescient.schema_migrations WHERE version = 15";
-  // 0025 and 0028 rewrite a grant 0015 adds, so they are rewound too and run again after it.
+  // 0025, 0028 and 0029 rewrite a grant 0015 adds, so they are rewound too and run again after it.
   *f.owner << "ALTER TABLE prescient.cron_schedule DROP COLUMN window_seconds CASCADE,"
-              " DROP COLUMN jitter_seconds CASCADE";
-  *f.owner << "DELETE FROM prescient.schema_migrations WHERE version IN (25, 28)";
+              " DROP COLUMN jitter_seconds CASCADE, DROP COLUMN overlap CASCADE, DROP COLUMN start_at CASCADE,"
+              " DROP COLUMN end_at CASCADE, DROP COLUMN max_runs CASCADE, DROP COLUMN run_count CASCADE,"
+              " DROP COLUMN ended_at CASCADE, DROP COLUMN ended_reason CASCADE, DROP COLUMN pause_note CASCADE";
+  *f.owner << "DELETE FROM prescient.role_grant WHERE added_by = 29";
+  *f.owner << "DELETE FROM prescient.schema_migrations WHERE version IN (25, 28, 29)";
   *f.owner << "DELETE FROM prescient.schema_functions";
   *f.owner << "INSERT INTO prescient.cron_schedule (id, spec, time_zone, payload, version, anchor_at, created_at,"
               " updated_at, last_occurrence_at) VALUES ('legacy', '0 * * * *', 'Europe/Berlin', '{\"type\": \"t\"}', 3,"
@@ -368,10 +371,11 @@ TEST_CASE("migration 0015 moves a schedule's definition and place into its pendi
               " '2026-11-20T00:00:00Z', 'cron')";
 
   const MigrationReport report = migrate(*f.owner, std::nullopt);
-  REQUIRE(report.applied.size() == 3);
+  REQUIRE(report.applied.size() == 4);
   CHECK(report.applied[0] == "0015_cron_at_drain_speed.sql");
   CHECK(report.applied[1] == "0025_schedule_window.sql");
   CHECK(report.applied[2] == "0028_schedule_jitter.sql");
+  CHECK(report.applied[3] == "0029_schedule_policies.sql");
   std::string payload;
   *f.owner << "SELECT payload::text FROM prescient.future_job WHERE job_key = 'cron:legacy'", soci::into(payload);
   const nlohmann::json carried = nlohmann::json::parse(payload);

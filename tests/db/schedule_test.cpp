@@ -15,6 +15,7 @@
 #include "prescient/slot_grid.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/time_text.hpp"
+#include "schedule_fixture.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -25,35 +26,7 @@ using prescient::testing::create_migrated_database;
 
 namespace {
 
-// A 1-minute grid.
-struct Fixture {
-  std::string url = create_migrated_database(60);
-  std::unique_ptr<soci::session> db = connect_to(url);
-  ManualClock clock{parse_time("2026-11-21T10:05:30Z")};
-  Registry registry;
-  Schedules schedules{*db, clock, &registry};
-
-  Fixture() { register_builtin_jobs(registry); }
-
-  SlotReport fire(const char* at) {
-    clock.set(parse_time(at));
-    SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
-    return runner.run_slot(runner.settings().grid().floor(clock.now()));
-  }
-  SlotReport sweep_at(const char* at) {
-    clock.set(parse_time(at));
-    SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
-    return runner.sweep(runner.settings().grid().floor(clock.now()), SweepMode::run);
-  }
-  std::vector<std::string> events(const std::string& source) {
-    std::vector<std::string> ids(10000);
-    std::vector<soci::indicator> nulls(10000);
-    *db << "SELECT id FROM prescient.event WHERE source = :s ORDER BY occurred_at", soci::use(source),
-        soci::into(ids, nulls);
-    return ids;
-  }
-  std::string pending_at(const std::string& schedule) { return format_time(*schedules.show(schedule).next_check_at); }
-};
+using Fixture = prescient::testing::ScheduleFixture;
 
 std::string unix_id(const char* schedule, const char* time) {
   return std::string(schedule) + "-" + std::to_string(to_unix_micros(parse_time(time)) / 1000000);

@@ -15,6 +15,7 @@ enum class Outcome {
   guard_past,        // it asked to be looked at again at or before the slot it ran at
   guard_horizon,     // it asked to be looked at again beyond max_horizon
   deadline_missed,   // a schedule's occurrence came later than its deadline
+  overlap_skipped,   // a schedule's occurrence was not run: an earlier one was still pending or running
 };
 
 std::string_view to_string(Outcome outcome);

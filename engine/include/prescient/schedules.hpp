@@ -39,13 +39,24 @@ struct ScheduleDefinition {
   // Each occurrence fires at an offset of its own within this long after it (whole slots, from a hash of
   // the id and the occurrence: stable, never early). The deadline counts from there. Not with a window.
   std::optional<std::chrono::seconds> jitter;
+  // For a job class other than emit: what an occurrence does while the check of an earlier one is still
+  // pending or running (docs/schedules.md, "Overlap"): allow, skip, buffer_one or cancel_previous.
+  std::string overlap = "allow";
+  // Bounds: only occurrences from start_at to end_at (both included) fire, and at most max_runs of them;
+  // then the schedule ends by itself (state "ended", kept with the reason).
+  std::optional<TimePoint> start_at, end_at;
+  std::optional<int> max_runs;
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
   std::optional<TimePoint> last_occurrence_at;  // the last occurrence fired (while paused: handled)
   std::optional<TimePoint> next_check_at;       // of its pending cron check (none while paused or invalid)
   std::optional<TimePoint> paused_at;
+  std::optional<std::string> pause_note;      // why it was paused, as the pause said
   std::optional<std::string> invalid_reason;  // the runner could not use this version of it, and why
+  int run_count = 0;                          // occurrences fired, counted while it has a max_runs
+  std::optional<TimePoint> ended_at;
+  std::optional<std::string> ended_reason;  // which bound ended it
 };
 
 // A page of schedules, in id order: those after `after`, at most `limit` (1 to 10 000).
@@ -64,6 +75,9 @@ struct ScheduleChanges {
   std::optional<std::chrono::seconds> deadline;
   std::optional<std::chrono::seconds> window;
   std::optional<std::chrono::seconds> jitter;
+  std::optional<std::string> overlap;
+  std::optional<TimePoint> start_at, end_at;
+  std::optional<int> max_runs;
 };
 
 // One change of update_many.
@@ -103,8 +117,13 @@ class Schedules {
   void remove(const std::string& id, const std::string& by);
   // Pause keeps the definition and the place reached and cancels the pending check; resume re-arms it, and
   // the runner applies the catch-up policy to what fell due meanwhile. False when already so; NotFound.
-  bool pause(const std::string& id, const std::string& by);
+  // A note says why (at most 1024 bytes): shown until it resumes, and kept in the cancelled check's history.
+  bool pause(const std::string& id, const std::string& by, const std::optional<std::string>& note = std::nullopt);
   bool resume(const std::string& id, const std::string& by);
+  // Fires every occurrence from `from` to `to` (both included; a past range of at most 366 days) once, at the
+  // next boundary, with the same event ids and check keys as live firings: what ran already is not fired
+  // again. Returns the id of the backfill's check. InvalidInput for a bad range; NotFound.
+  std::int64_t backfill(const std::string& id, TimePoint from, TimePoint to, const std::string& by);
   std::vector<ScheduleDefinition> list(const ScheduleFilter& filter = {});
   ScheduleDefinition show(const std::string& id);
 
@@ -141,12 +160,14 @@ class Schedules {
 
 // The catch-up policies and their meaning, for messages: "one, all, none".
 bool is_catch_up_policy(const std::string& policy);
+// allow, skip, buffer_one or cancel_previous.
+bool is_overlap_policy(const std::string& policy);
 
 // What `pause` or `resume` (action) of a schedule or a job class did, as the CLI and the dashboard's API
 // say it: "paused", "paused already", "resumed" or "not paused".
 std::string pause_status(const std::string& action, bool changed);
 
-// invalid, paused, active (it has a pending check) or finished (an @at that fired).
+// invalid, paused, ended (by its bounds), active (it has a pending check) or finished (an @at that fired).
 std::string state_of(const ScheduleDefinition& d);
 
 // The shapes of `cron list --json` and `cron show --json` (the dashboard's API serves the same). A

@@ -15,6 +15,10 @@ namespace prescient {
 
 bool is_catch_up_policy(const std::string& policy) { return policy == "one" || policy == "all" || policy == "none"; }
 
+bool is_overlap_policy(const std::string& policy) {
+  return policy == "allow" || policy == "skip" || policy == "buffer_one" || policy == "cancel_previous";
+}
+
 Schedules::Schedules(soci::session& db, const Clock& clock, const Registry* registry)
     : db_(db), clock_(clock), registry_(registry) {}
 
@@ -40,6 +44,19 @@ CronSpec Schedules::validate(const ScheduleDefinition& d) const {
     throw InvalidInput("the jitter " + format_duration(*d.jitter) + " is not a jitter: at least 1s");
   }
   if (d.window && d.jitter) throw InvalidInput("a schedule has a window or a jitter, not both");
+  if (!is_overlap_policy(d.overlap)) {
+    throw InvalidInput("invalid overlap policy '" + d.overlap + "': use allow, skip, buffer_one or cancel_previous");
+  }
+  if (d.overlap != "allow" && d.job == "emit") {
+    throw InvalidInput("overlap " + d.overlap + " is for schedules of a job class; emit publishes events, which do "
+                       "not overlap");
+  }
+  if (d.max_runs && *d.max_runs < 1) {
+    throw InvalidInput("max_runs " + std::to_string(*d.max_runs) + " is not a count of runs: at least 1");
+  }
+  if (d.start_at && d.end_at && *d.end_at <= *d.start_at) {
+    throw InvalidInput("end_at " + format_time(*d.end_at) + " is not after start_at " + format_time(*d.start_at));
+  }
   if (d.job == "cron") throw InvalidInput("a schedule cannot run the cron class itself");
   if (registry_ != nullptr) registry_->require(d.job);
   return spec;
@@ -53,7 +70,12 @@ TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, const CronSpe
 
 TimePoint Schedules::first_of_new(ScheduleDefinition d, TimePoint now) const {
   d.anchor_at = now;
-  return first_occurrence(d, validate(d), now);
+  const CronSpec spec = validate(d);
+  if (d.end_at && *d.end_at <= now) {
+    throw InvalidInput("end_at " + format_time(*d.end_at) + " is not after now (" + format_time(now) + ")");
+  }
+  // From start_at on (an occurrence at it fires): the check sleeps until then.
+  return first_occurrence(d, spec, d.start_at ? std::max(now, *d.start_at - Micros{1}) : now);
 }
 
 std::optional<std::string> Schedules::problem_with(const ScheduleDefinition& definition) const {
@@ -137,7 +159,20 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
     d.jitter = changes.jitter;
     changed["jitter_seconds"] = changes.jitter->count();
   }
+  if (changes.overlap) changed["overlap"] = d.overlap = *changes.overlap;
+  if (changes.start_at) {
+    d.start_at = changes.start_at;
+    changed["start_at"] = format_time(*changes.start_at);
+  }
+  if (changes.end_at) {
+    d.end_at = changes.end_at;
+    changed["end_at"] = format_time(*changes.end_at);
+  }
+  if (changes.max_runs) changed["max_runs"] = *(d.max_runs = changes.max_runs);
   const CronSpec spec = validate(d);
+  if (changes.end_at && *changes.end_at <= now) {
+    throw InvalidInput("end_at " + format_time(*changes.end_at) + " is not after now (" + format_time(now) + ")");
+  }
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
   db::update_schedule(db_, update.id, changed, update.expected_version.value_or(d.version), first, now);
@@ -149,9 +184,12 @@ void Schedules::remove(const std::string& id, const std::string& by) {
   tx.commit();
 }
 
-bool Schedules::pause(const std::string& id, const std::string& by) {
+bool Schedules::pause(const std::string& id, const std::string& by, const std::optional<std::string>& note) {
+  if (note) {
+    if (auto problem = name_problem("the pause note", *note)) throw InvalidInput(*problem);
+  }
   detail::Transaction tx(db_);
-  const bool paused = db::pause_schedule(db_, id, by, clock_.now());
+  const bool paused = db::pause_schedule(db_, id, by, note, clock_.now());
   tx.commit();
   return paused;
 }
@@ -161,6 +199,13 @@ bool Schedules::resume(const std::string& id, const std::string& by) {
   const bool resumed = db::resume_schedule(db_, id, by, clock_.now());
   tx.commit();
   return resumed;
+}
+
+std::int64_t Schedules::backfill(const std::string& id, TimePoint from, TimePoint to, const std::string& by) {
+  detail::Transaction tx(db_);
+  const std::int64_t check = db::backfill_schedule(db_, id, from, to, by, clock_.now());
+  tx.commit();
+  return check;
 }
 
 std::vector<ScheduleDefinition> Schedules::list(const ScheduleFilter& filter) {
@@ -198,6 +243,7 @@ std::string pause_status(const std::string& action, bool changed) {
 std::string state_of(const ScheduleDefinition& d) {
   if (d.invalid_reason) return "invalid";
   if (d.paused_at) return "paused";
+  if (d.ended_at) return "ended";
   return d.next_check_at ? "active" : "finished";
 }
 
@@ -214,6 +260,11 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
           {"catch_up", d.catch_up},
           {"window", d.window ? nlohmann::json(format_duration(*d.window)) : nlohmann::json(nullptr)},
           {"jitter", d.jitter ? nlohmann::json(format_duration(*d.jitter)) : nlohmann::json(nullptr)},
+          {"overlap", d.overlap},
+          {"start_at", optional_time(d.start_at)},
+          {"end_at", optional_time(d.end_at)},
+          {"max_runs", d.max_runs ? nlohmann::json(*d.max_runs) : nlohmann::json(nullptr)},
+          {"run_count", d.run_count},
           {"version", d.version},
           {"created_at", format_time(d.created_at)},
           {"updated_at", format_time(d.updated_at)},
@@ -221,6 +272,9 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
           {"next_check_at", optional_time(d.next_check_at)},
           {"state", state_of(d)},
           {"paused_at", optional_time(d.paused_at)},
+          {"pause_note", d.pause_note ? nlohmann::json(*d.pause_note) : nlohmann::json(nullptr)},
+          {"ended_at", optional_time(d.ended_at)},
+          {"ended_reason", d.ended_reason ? nlohmann::json(*d.ended_reason) : nlohmann::json(nullptr)},
           {"invalid_reason", d.invalid_reason ? nlohmann::json(*d.invalid_reason) : nlohmann::json(nullptr)}};
 }
 

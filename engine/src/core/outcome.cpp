@@ -8,7 +8,7 @@
 namespace prescient {
 namespace {
 
-constexpr std::array<std::pair<Outcome, std::string_view>, 7> kNames{{
+constexpr std::array<std::pair<Outcome, std::string_view>, 8> kNames{{
     {Outcome::done, "done"},
     {Outcome::cancelled, "cancelled"},
     {Outcome::failed, "failed"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<Outcome, std::string_view>, 7> kNames{{
     {Outcome::guard_past, "guard_past"},
     {Outcome::guard_horizon, "guard_horizon"},
     {Outcome::deadline_missed, "deadline_missed"},
+    {Outcome::overlap_skipped, "overlap_skipped"},
 }};
 
 }  // namespace

@@ -15,11 +15,36 @@ BufferedWrite deadline_missed(const Check& check, const std::string& schedule_id
            pq::micros(occurrence), std::to_string(check.check_count), reason, pq::micros(now)}};
 }
 
-BufferedWrite schedule_occurrence(const std::string& job, const std::string& schedule_id, TimePoint occurrence,
-                                  const std::string& job_key, const std::string& payload, TimePoint now) {
-  return {"SELECT prescient.schedule($1, 'schedule', $2, prescient.at_us($3), $4, NULL, $5::jsonb, 'cron', 'keep',"
-          " prescient.at_us($6))",
-          {job, schedule_id, pq::micros(occurrence), job_key, payload, pq::micros(now)}};
+BufferedWrite schedule_occurrence(const Check& check, const std::string& job, const std::string& schedule_id,
+                                  TimePoint occurrence, const std::string& job_key, const std::string& payload,
+                                  const std::string& overlap, TimePoint now) {
+  if (overlap == "allow") {
+    return {"SELECT prescient.schedule($1, 'schedule', $2, prescient.at_us($3), $4, NULL, $5::jsonb, 'cron', 'keep',"
+            " prescient.at_us($6))",
+            {job, schedule_id, pq::micros(occurrence), job_key, payload, pq::micros(now)}};
+  }
+  return {"SELECT prescient.cron_occurrence_overlapping($1, $2, $3, prescient.at_us($4), $5, $6::jsonb,"
+          " prescient.at_us($7), $8)",
+          {std::to_string(check.id), job, schedule_id, pq::micros(occurrence), job_key, payload, pq::micros(now),
+           overlap}};
+}
+
+BufferedWrite backfill_occurrences(const std::string& job, const std::string& schedule_id,
+                                   std::span<const TimePoint> occurrences, const std::string& payload, TimePoint now) {
+  std::string array = "{";  // a bigint[] literal: numbers only
+  for (const TimePoint o : occurrences) array += (array.size() == 1 ? "" : ",") + pq::micros(o);
+  array += "}";
+  return {"SELECT prescient.cron_backfill_fire($1, $2, $3::bigint[], $4::jsonb, prescient.at_us($5))",
+          {schedule_id, job, array, payload, pq::micros(now)}};
+}
+
+BufferedWrite end_schedule(const std::string& schedule_id, int version, const std::string& reason, int runs,
+                           std::optional<TimePoint> last, TimePoint now) {
+  return {"UPDATE prescient.cron_schedule SET ended_at = prescient.at_us($3), ended_reason = $4, run_count = $5,"
+          " last_occurrence_at = coalesce(prescient.at_us($6::bigint), last_occurrence_at)"
+          " WHERE id = $1 AND version = $2",
+          {schedule_id, std::to_string(version), pq::micros(now), reason, std::to_string(runs),
+           last ? std::optional(pq::micros(*last)) : std::nullopt}};
 }
 
 BufferedWrite mark_schedule_invalid(const std::string& schedule_id, int version, const std::string& reason) {

@@ -3,17 +3,20 @@
 #include "core/text_rules.hpp"
 #include "db/connection.hpp"
 #include "db/pq.hpp"
+#include "prescient/time_text.hpp"
 
 namespace prescient::db {
 namespace {
 
-// The last occurrence: in the pending check's payload while there is one (the runner writes it there with
-// each firing), else where a pause left it.
+// The last occurrence and the run count: in the pending check's payload while there is one (the runner
+// writes them there with each firing), else where a pause or an end left them.
 constexpr const char* kSelectSchedules =
     "SELECT s.id, s.spec, s.time_zone, s.job, s.payload::text, s.deadline_seconds, s.catch_up, s.version,"
     " prescient.us(s.anchor_at), prescient.us(s.created_at), prescient.us(s.updated_at),"
     " coalesce((f.payload->>'last_us')::bigint, prescient.us(s.last_occurrence_at)), prescient.us(f.next_check_at),"
-    " prescient.us(s.paused_at), s.invalid_reason, s.window_seconds, s.jitter_seconds"
+    " prescient.us(s.paused_at), s.invalid_reason, s.window_seconds, s.jitter_seconds, s.overlap,"
+    " prescient.us(s.start_at), prescient.us(s.end_at), s.max_runs,"
+    " coalesce((f.payload->>'runs')::integer, s.run_count), prescient.us(s.ended_at), s.ended_reason, s.pause_note"
     " FROM prescient.cron_schedule s"
     " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id";
 
@@ -38,6 +41,14 @@ std::vector<ScheduleDefinition> schedules_from(const pq::Result& rows) {
     d.invalid_reason = rows.optional_text(r, 14);
     if (const auto window = rows.optional_integer(r, 15)) d.window = std::chrono::seconds{*window};
     if (const auto jitter = rows.optional_integer(r, 16)) d.jitter = std::chrono::seconds{*jitter};
+    d.overlap = rows.text(r, 17);
+    d.start_at = rows.optional_time(r, 18);
+    d.end_at = rows.optional_time(r, 19);
+    if (const auto max_runs = rows.optional_integer(r, 20)) d.max_runs = static_cast<int>(*max_runs);
+    d.run_count = static_cast<int>(rows.integer(r, 21));
+    d.ended_at = rows.optional_time(r, 22);
+    d.ended_reason = rows.optional_text(r, 23);
+    d.pause_note = rows.optional_text(r, 24);
   }
   return out;
 }
@@ -46,11 +57,22 @@ std::optional<std::string> optional_micros(const std::optional<TimePoint>& t) {
   return t ? std::optional(pq::micros(*t)) : std::nullopt;
 }
 
+// The options of cron_add_arrays (p_options) a definition has, or nothing: most schedules have none.
+std::optional<std::string> options_of(const ScheduleDefinition& d) {
+  nlohmann::json options = nlohmann::json::object();
+  if (d.overlap != "allow") options["overlap"] = d.overlap;
+  if (d.start_at) options["start_at"] = format_time(*d.start_at);
+  if (d.end_at) options["end_at"] = format_time(*d.end_at);
+  if (d.max_runs) options["max_runs"] = *d.max_runs;
+  return options.empty() ? std::nullopt : std::optional(options.dump());
+}
+
 }  // namespace
 
 int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
                   std::span<const std::optional<TimePoint>> first_check_at, TimePoint now) {
-  std::vector<std::optional<std::string>> ids, specs, zones, jobs, payloads, catch_ups;
+  std::vector<std::optional<std::string>> ids, specs, zones, jobs, payloads, catch_ups, options;
+  bool any_options = false;
   std::vector<std::optional<std::int64_t>> deadlines, firsts, windows, jitters;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const ScheduleDefinition& d = items[i];
@@ -64,16 +86,18 @@ int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
     windows.push_back(d.window ? std::optional<std::int64_t>(d.window->count()) : std::nullopt);
     jitters.push_back(d.jitter ? std::optional<std::int64_t>(d.jitter->count()) : std::nullopt);
     firsts.push_back(first_check_at[i] ? std::optional(to_unix_micros(*first_check_at[i])) : std::nullopt);
+    options.push_back(options_of(d));
+    any_options = any_options || options.back().has_value();
   }
   const pq::Result added = pq::exec(
       native_connection(db), "cannot add schedules",
       "SELECT prescient.cron_add_arrays($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],"
       " $7::bigint[], (SELECT array_agg(prescient.at_us(u) ORDER BY n) FROM unnest($8::bigint[]) WITH ORDINALITY"
-      " AS f(u, n)), current_user, prescient.at_us($9), $10::bigint[], $11::bigint[])",
+      " AS f(u, n)), current_user, prescient.at_us($9), $10::bigint[], $11::bigint[], $12::text[]::jsonb[])",
       {pq::text_array(ids), pq::text_array(specs), pq::text_array(zones), pq::text_array(jobs),
        pq::text_array(payloads), pq::text_array(catch_ups), pq::optional_integer_array(deadlines),
        pq::optional_integer_array(firsts), pq::micros(now), pq::optional_integer_array(windows),
-       pq::optional_integer_array(jitters)});
+       pq::optional_integer_array(jitters), any_options ? pq::text_array(options) : pq::Param(std::nullopt)});
   return static_cast<int>(added.integer(0, 0));
 }
 
@@ -99,10 +123,19 @@ void remove_schedule(soci::session& db, const std::string& id, const std::string
            {id, by, pq::micros(now)});
 }
 
-bool pause_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now) {
+bool pause_schedule(soci::session& db, const std::string& id, const std::string& by,
+                    const std::optional<std::string>& note, TimePoint now) {
   return pq::exec(native_connection(db), "cannot pause the schedule",
-                  "SELECT prescient.cron_pause($1, $2, prescient.at_us($3))::int", {id, by, pq::micros(now)})
+                  "SELECT prescient.cron_pause($1, $2, prescient.at_us($3), $4)::int", {id, by, pq::micros(now), note})
              .integer(0, 0) == 1;
+}
+
+std::int64_t backfill_schedule(soci::session& db, const std::string& id, TimePoint from, TimePoint to,
+                               const std::string& by, TimePoint now) {
+  return pq::exec(native_connection(db), "cannot backfill the schedule",
+                  "SELECT prescient.cron_backfill($1, prescient.at_us($2), prescient.at_us($3), $4, prescient.at_us($5))",
+                  {id, pq::micros(from), pq::micros(to), by, pq::micros(now)})
+      .integer(0, 0);
 }
 
 bool resume_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now) {

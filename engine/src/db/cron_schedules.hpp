@@ -28,7 +28,11 @@ int update_schedule(soci::session& db, const std::string& id, const nlohmann::js
 // cron_remove. NotFound for an unknown id.
 void remove_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
 // cron_pause / cron_resume: false when it was paused (resumed) already. NotFound for an unknown id.
-bool pause_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
+bool pause_schedule(soci::session& db, const std::string& id, const std::string& by,
+                    const std::optional<std::string>& note, TimePoint now);
+// Arms a backfill of the range (cron_backfill); returns its check's id.
+std::int64_t backfill_schedule(soci::session& db, const std::string& id, TimePoint from, TimePoint to,
+                               const std::string& by, TimePoint now);
 bool resume_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
 // A page of schedules by id, with the time of their pending cron check.
 std::vector<ScheduleDefinition> read_schedules(soci::session& db, const ScheduleFilter& filter);

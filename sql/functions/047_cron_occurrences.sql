@@ -1,0 +1,138 @@
+-- The checks a schedule's occurrences make, when it is not simply one check per occurrence: an overlap
+-- policy, and a backfill (docs/schedules.md). The runner calls these with the settlement of a schedule's
+-- check (jobs/cron_job.cpp), as the runner role: they run with its rights.
+
+-- Fires one occurrence of schedule p_schedule as a check of class p_job (key p_key) under an overlap
+-- policy other than allow. The earlier occurrences still pending or running are its checks of the
+-- schedule not yet settled (found by entity, then by key prefix: the schedule's own cron check has no
+-- ':' after the id):
+--  - skip: with one of them, this one is not scheduled: a history row of the schedule's check
+--    (p_check_id, as for a missed deadline) says so, outcome overlap_skipped, with the occurrence's key;
+--  - buffer_one: with two (one running, one waiting), likewise; the checks share the group cron:<id>, so
+--    the one waiting runs after the one running has settled (a group never runs on two runners at once);
+--  - cancel_previous: those not running are cancelled (history: cancelled, by cron, with why), and this
+--    one joins the group, so it waits for one still running. A running check is never interrupted:
+--    prescient cannot stop a job mid-run; "running" is a row locked by a runner or a live lease.
+CREATE OR REPLACE FUNCTION prescient.cron_occurrence_overlapping(
+    p_check_id bigint, p_job text, p_schedule text, p_occurrence timestamptz, p_key text, p_payload jsonb,
+    p_now timestamptz, p_overlap text)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_prefix constant text := 'cron:' || p_schedule || ':';
+  v_group constant text := CASE WHEN p_overlap IN ('buffer_one', 'cancel_previous') THEN 'cron:' || p_schedule END;
+  v_earlier integer;
+BEGIN
+  IF p_overlap NOT IN ('skip', 'buffer_one', 'cancel_previous') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('overlap: %L is not a policy', p_overlap);
+  END IF;
+  IF p_overlap = 'cancel_previous' THEN
+    WITH gone AS (
+      DELETE FROM prescient.future_job f
+       WHERE f.id IN (SELECT e.id FROM prescient.future_job e
+                       WHERE e.entity_name = 'schedule' AND e.entity_key = p_schedule
+                         AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key
+                         AND (e.claimed_until IS NULL OR e.claimed_until <= p_now)
+                         FOR UPDATE SKIP LOCKED)
+      RETURNING f.*)
+    INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
+                                       first_check_at, last_check_at, check_count, attempts, last_error,
+                                       enqueued_on, enqueued_by, finished_at, finished_by, outcome)
+    SELECT g.id, g.job, g.entity_name, g.entity_key, g.job_key, g.group_key, g.payload, g.first_check_at,
+           g.next_check_at, g.check_count, g.attempts,
+           format('cancelled by the occurrence at %s (overlap: cancel_previous)', prescient.iso(p_occurrence)),
+           g.enqueued_on, g.enqueued_by, p_now, 'cron', 'cancelled'
+      FROM gone g;
+  ELSE
+    SELECT count(*) INTO v_earlier FROM prescient.future_job e
+     WHERE e.entity_name = 'schedule' AND e.entity_key = p_schedule
+       AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key;
+    IF v_earlier >= (CASE p_overlap WHEN 'skip' THEN 1 ELSE 2 END) THEN
+      INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, payload, first_check_at,
+                                         last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,
+                                         finished_at, finished_by, outcome)
+      VALUES (p_check_id, p_job, 'schedule', p_schedule, p_key,
+              p_payload, p_occurrence, p_occurrence, 0, 0,
+              format('skipped: %s earlier occurrence(s) still pending or running (overlap: %s)', v_earlier, p_overlap),
+              p_now, 'cron', p_now, 'cron', 'overlap_skipped');
+      RETURN;
+    END IF;
+  END IF;
+  PERFORM prescient.schedule(p_job, 'schedule', p_schedule, p_occurrence, p_key, v_group, p_payload, 'cron', 'keep',
+                             p_now);
+END $$;
+
+-- Fires every occurrence of schedule p_id from p_from to p_to (both included) once, as the live
+-- schedule would have (the same event ids, the same check keys), with its definition as it is now: the
+-- runner does it at the next boundary, through a check of class cron (key cron-backfill:<id>:<from>:<to>,
+-- in microseconds; the same backfill asked twice while it is pending is one). What ran already is not
+-- fired again: an event whose id exists, a check whose key is pending or settled since its occurrence
+-- (but for overlap_skipped). A backfill ignores the catch-up policy, the deadline, the window, the jitter,
+-- the overlap policy and the bounds, and does not count towards max_runs; the schedule may be paused or
+-- ended. The range is in the past (p_to not after p_now) and at most 366 days long. Returns the backfill
+-- check's id; PR400 for a bad range, PR404 for an unknown schedule.
+CREATE OR REPLACE FUNCTION prescient.cron_backfill(p_id text, p_from timestamptz, p_to timestamptz,
+                                                   p_by text DEFAULT current_user, p_now timestamptz DEFAULT now())
+  RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_problem text;
+BEGIN
+  v_problem := CASE
+    WHEN p_from IS NULL OR p_to IS NULL THEN 'a backfill needs a range: from and to'
+    WHEN p_to < p_from THEN format('to: %s is before from %s', prescient.iso(p_to), prescient.iso(p_from))
+    WHEN p_to - p_from > interval '366 days'
+      THEN format('the range %s to %s is over a year (at most 366 days)', prescient.iso(p_from), prescient.iso(p_to))
+    WHEN p_to > p_now
+      THEN format('to: %s is in the future (now %s): a backfill fires a past range', prescient.iso(p_to),
+                  prescient.iso(p_now))
+  END;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  v_schedule := prescient.cron_locked(p_id);
+  -- The cursor starts a microsecond before p_from: an occurrence at p_from fires.
+  RETURN (SELECT s.id FROM prescient.schedule(
+            'cron', 'schedule', p_id, p_now,
+            format('cron-backfill:%s:%s:%s', p_id, prescient.us(p_from), prescient.us(p_to)), NULL,
+            prescient.cron_check_payload(v_schedule, NULL, prescient.us(p_from) - 1)
+              || jsonb_build_object('backfill_to_us', prescient.us(p_to)),
+            p_by, 'keep', p_now) s);
+END $$;
+
+-- What a backfill's check writes with its settlement: the occurrences p_occurrences (microseconds) of
+-- schedule p_schedule. The live schedule is moved past the last of them when it was behind (its check's
+-- cursor, or where a pause or an end left it), under its check's row lock: a firing of it in flight has
+-- committed first (and is seen below), or fires after and finds them handled. For a class other than
+-- emit, each occurrence not already run is scheduled as a check (emit's events come with the settlement,
+-- and an event id that exists is not written again).
+CREATE OR REPLACE FUNCTION prescient.cron_backfill_fire(p_schedule text, p_job text, p_occurrences bigint[],
+                                                        p_payload jsonb, p_now timestamptz)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_last constant bigint := (SELECT max(o) FROM unnest(p_occurrences) o);
+BEGIN
+  IF v_last IS NULL THEN
+    RETURN;
+  END IF;
+  PERFORM FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_schedule FOR UPDATE;
+  IF FOUND THEN
+    UPDATE prescient.future_job f SET payload = f.payload || jsonb_build_object('from_us', v_last)
+     WHERE f.job_key = 'cron:' || p_schedule
+       AND greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint,
+                    (f.payload->>'anchor_us')::bigint) < v_last;
+  ELSE
+    UPDATE prescient.cron_schedule s SET last_occurrence_at = prescient.at_us(v_last)
+     WHERE s.id = p_schedule AND (s.last_occurrence_at IS NULL OR s.last_occurrence_at < prescient.at_us(v_last));
+  END IF;
+  IF p_job <> 'emit' THEN
+    PERFORM prescient.schedule(p_job, 'schedule', p_schedule, prescient.at_us(o.us), o.key, NULL, p_payload, 'cron',
+                               'keep', p_now)
+       FROM (SELECT u.us, format('cron:%s:%s', p_schedule, u.us / 1000000) AS key
+               FROM unnest(p_occurrences) u(us)) o
+      WHERE NOT EXISTS (SELECT FROM prescient.job_history h
+                         WHERE h.job_key = o.key AND h.finished_at >= prescient.at_us(o.us)
+                           AND h.outcome <> 'overlap_skipped');
+  END IF;
+END $$;
+
+REVOKE EXECUTE ON FUNCTION prescient.cron_backfill(text, timestamptz, timestamptz, text, timestamptz) FROM PUBLIC;

@@ -25,11 +25,21 @@ void print_definition(const ScheduleDefinition& d) {
             << ", job " << d.job << ", catch-up " << d.catch_up
             << (d.deadline ? ", deadline " + format_duration(*d.deadline) : "")
             << (d.window ? ", window " + format_duration(*d.window) : "")
-            << (d.jitter ? ", jitter " + format_duration(*d.jitter) : "") << "\n"
-            << "  payload " << d.payload.dump() << "\n"
+            << (d.jitter ? ", jitter " + format_duration(*d.jitter) : "")
+            << (d.overlap != "allow" ? ", overlap " + d.overlap : "") << "\n";
+  if (d.start_at || d.end_at || d.max_runs) {
+    std::cout << "  bounds: from " << (d.start_at ? format_time(*d.start_at) : "-") << " to "
+              << (d.end_at ? format_time(*d.end_at) : "-")
+              << (d.max_runs ? ", ran " + std::to_string(d.run_count) + " of max_runs " + std::to_string(*d.max_runs)
+                             : "")
+              << "\n";
+  }
+  std::cout << "  payload " << d.payload.dump() << "\n"
             << "  last occurrence " << (d.last_occurrence_at ? format_time(*d.last_occurrence_at) : "-")
             << ", next check " << (d.next_check_at ? format_time(*d.next_check_at) : "-") << "\n"
             << "  state " << state_of(d) << (d.paused_at ? " since " + format_time(*d.paused_at) : "")
+            << (d.pause_note ? ": " + *d.pause_note : "")
+            << (d.ended_at && !d.paused_at ? " at " + format_time(*d.ended_at) + ": " + d.ended_reason.value_or("") : "")
             << (d.invalid_reason ? ": " + *d.invalid_reason : "") << "\n";
 }
 
@@ -68,12 +78,20 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
     else if (field == "deadline") d.deadline = parse_duration(string_field(value, field));
     else if (field == "window") d.window = parse_duration(string_field(value, field));
     else if (field == "jitter") d.jitter = parse_duration(string_field(value, field));
+    else if (field == "overlap") d.overlap = string_field(value, field);
+    else if (field == "start_at") d.start_at = parse_time(string_field(value, field));
+    else if (field == "end_at") d.end_at = parse_time(string_field(value, field));
+    else if (field == "max_runs") {
+      if (!value.is_number_integer()) throw InvalidInput("field 'max_runs' must be a whole number");
+      d.max_runs = value.get<int>();
+    }
     else if (field == "payload") {
       if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
       d.payload = value;
     } else {
       throw InvalidInput("unknown field '" + field +
-                         "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter)");
+                         "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter, overlap,"
+                         " start_at, end_at, max_runs)");
     }
   }
   if (d.id.empty()) throw InvalidInput("field 'id' is missing");
@@ -136,12 +154,29 @@ int run_on_database(const std::string& action, const Invocation& in) {
   const auto deadline = optional_duration_flag(in, "deadline");
   const auto window = optional_duration_flag(in, "window");
   const auto jitter = optional_duration_flag(in, "jitter");
+  const auto start_at = optional_time_flag(in, "start-at");
+  const auto end_at = optional_time_flag(in, "end-at");
+  const auto max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt;
+  if (max_runs && *max_runs < 1) {
+    throw InvalidInput("invalid --max-runs " + std::to_string(*max_runs) + ": a schedule runs at least once");
+  }
+  if (in.has("overlap") && !is_overlap_policy(in.get<std::string>("overlap"))) {
+    throw InvalidInput("invalid --overlap '" + in.get<std::string>("overlap") +
+                       "': use allow, skip, buffer_one or cancel_previous");
+  }
+  const auto backfill_from = action == "backfill" ? optional_time_flag(in, "from") : std::nullopt;
+  const auto backfill_to = action == "backfill" ? optional_time_flag(in, "to") : std::nullopt;
+  if (action == "backfill" && (!backfill_from || !backfill_to)) {
+    throw InvalidInput("cron backfill needs --from TIME and --to TIME");
+  }
+  if (in.has("note") && action != "pause") throw InvalidInput("--note only applies to cron pause");
   auto db = in.connect_migrated();
   const SystemClock clock;
   Schedules schedules(*db, clock, &known_job_classes(in));
   if (action == "add" && in.has("file")) {
     for (const char* single :
-         {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter"}) {
+         {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter", "overlap", "start-at",
+          "end-at", "max-runs"}) {
       if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
     }
     return add_file(in, schedules, *db);
@@ -159,7 +194,11 @@ int run_on_database(const std::string& action, const Invocation& in) {
                          .deadline = deadline,
                          .catch_up = in.has("catch-up") ? in.get<std::string>("catch-up") : "one",
                          .window = window,
-                         .jitter = jitter});
+                         .jitter = jitter,
+                         .overlap = in.has("overlap") ? in.get<std::string>("overlap") : "allow",
+                         .start_at = start_at,
+                         .end_at = end_at,
+                         .max_runs = max_runs});
     } else {
       d = schedules.update(need_id(), {.spec = optional_flag(in, "spec"),
                                        .time_zone = optional_flag(in, "time-zone"),
@@ -168,7 +207,11 @@ int run_on_database(const std::string& action, const Invocation& in) {
                                        .payload = payload,
                                        .deadline = deadline,
                                        .window = window,
-                                       .jitter = jitter});
+                                       .jitter = jitter,
+                                       .overlap = optional_flag(in, "overlap"),
+                                       .start_at = start_at,
+                                       .end_at = end_at,
+                                       .max_runs = max_runs});
     }
     if (in.json()) std::cout << to_json(d) << "\n";
     else print_definition(d);
@@ -183,10 +226,25 @@ int run_on_database(const std::string& action, const Invocation& in) {
   if (action == "pause" || action == "resume") {
     const std::string id = need_id();
     const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
-    const bool changed = action == "pause" ? schedules.pause(id, by) : schedules.resume(id, by);
+    const bool changed = action == "pause" ? schedules.pause(id, by, optional_flag(in, "note")) : schedules.resume(id, by);
     const std::string status = pause_status(action, changed);
     std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", status}}.dump() : "schedule " + id + ": " + status)
               << "\n";
+    return kOk;
+  }
+  if (action == "backfill") {
+    const std::string id = need_id();
+    const std::int64_t check =
+        schedules.backfill(id, *backfill_from, *backfill_to, in.has("by") ? in.get<std::string>("by") : current_os_user());
+    if (in.json()) {
+      std::cout << nlohmann::json{{"id", id}, {"check", check}, {"from", format_time(*backfill_from)},
+                                  {"to", format_time(*backfill_to)}}
+                << "\n";
+    } else {
+      std::cout << "schedule " << id << ": backfill of " << format_time(*backfill_from) << " to "
+                << format_time(*backfill_to) << " is check " << check
+                << "; it fires at the next boundary what has not run\n";
+    }
     return kOk;
   }
   if (action == "list") {
@@ -244,16 +302,18 @@ int run_on_database(const std::string& action, const Invocation& in) {
 Command cron_command() {
   return {
       .name = "cron",
-      .summary = "Recurring schedules: add (one, or many from a file), update, pause, resume, remove, list, show; "
-                 "`cron next` prints when a spec fires.",
+      .summary = "Recurring schedules: add (one, or many from a file), update, pause, resume, remove, backfill, "
+                 "list, show; `cron next` prints when a spec fires.",
       .usage = "cron add    --id ID --spec SPEC [--time-zone ZONE] [--payload JSON] [--job CLASS]\n"
                "                            [--deadline DURATION] [--catch-up one|all|none]\n"
-               "                            [--window DURATION | --jitter DURATION] [--json]\n"
+               "                            [--window DURATION | --jitter DURATION] [--overlap POLICY]\n"
+               "                            [--start-at TIME] [--end-at TIME] [--max-runs N] [--json]\n"
                "       prescient cron add    --file FILE|- [--skip-invalid] [--json]   # JSON lines, all or nothing\n"
                "       prescient cron update --id ID [same options]    # bumps the version\n"
-               "       prescient cron pause  --id ID [--by WHO]        # keeps its place; resume applies catch-up\n"
+               "       prescient cron pause  --id ID [--note TEXT] [--by WHO]  # keeps its place; resume applies catch-up\n"
                "       prescient cron resume --id ID [--by WHO]\n"
                "       prescient cron remove --id ID [--by WHO]\n"
+               "       prescient cron backfill --id ID --from TIME --to TIME [--by WHO]  # a past range, once\n"
                "       prescient cron list   [--limit N] [--after ID] [--paused] [--invalid] [--job CLASS] [--json]\n"
                "       prescient cron show   --id ID [--json]         # definition, next firings, recent events\n"
                "       prescient cron next   --spec SPEC [--time-zone ZONE] [--from TIME] [--count N] [--json]",
@@ -261,7 +321,7 @@ Command cron_command() {
           [](po::options_description& desc) {
             desc.add_options()
                 ("action", po::value<std::string>()->value_name("ACTION"),
-                 "add, update, pause, resume, remove, list, show or next")
+                 "add, update, pause, resume, remove, backfill, list, show or next")
                 ("id", po::value<std::string>()->value_name("ID"), "the schedule's id")
                 ("spec", po::value<std::string>()->value_name("SPEC"),
                  "5 or 6 fields (with seconds), @hourly/@daily/@weekly/@monthly/@yearly, @every DURATION, @at TIME")
@@ -280,18 +340,33 @@ Command cron_command() {
                 ("jitter", po::value<std::string>()->value_name("DURATION"),
                  "each occurrence fires at an offset of its own within this long after it, from the schedule's id "
                  "and the occurrence (e.g. 5m; not with --window)")
+                ("overlap", po::value<std::string>()->value_name("POLICY"),
+                 "a job class's occurrence while an earlier one's check is pending or running: allow (default), "
+                 "skip (record it, history overlap_skipped), buffer_one (one waits, more are skipped), "
+                 "cancel_previous (cancel those not running; it waits for one running)")
+                ("start-at", po::value<std::string>()->value_name("TIME"),
+                 "no occurrence before this time fires (one at it does)")
+                ("end-at", po::value<std::string>()->value_name("TIME"),
+                 "no occurrence after this time fires; then the schedule ends by itself (state ended)")
+                ("max-runs", po::value<int>()->value_name("N"),
+                 "the schedule ends by itself after N occurrences fired (from 1)")
+                ("note", po::value<std::string>()->value_name("TEXT"),
+                 "pause: why, shown by cron show and the dashboard until it resumes, kept in the history")
                 ("by", po::value<std::string>()->value_name("WHO"),
-                 "remove, pause, resume: recorded in the history (default: the OS user)")
+                 "remove, pause, resume, backfill: recorded in the history (default: the OS user)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window, "
-                 "jitter ('-': stdin);"
+                 "jitter, overlap, start_at, end_at, max_runs ('-': stdin);"
                  " all or nothing, every bad line named")
                 ("skip-invalid", "add --file: add the valid lines, report the others")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "list: at most N schedules (1-10000)")
                 ("after", po::value<std::string>()->value_name("ID"), "list: those after this id (the next page)")
                 ("paused", "list: only paused schedules")
                 ("invalid", "list: only schedules the runner marked invalid")
-                ("from", po::value<std::string>()->value_name("TIME"), "next: firings after this time (default: now)")
+                ("from", po::value<std::string>()->value_name("TIME"),
+                 "next: firings after this time (default: now); backfill: the first time of the range (included)")
+                ("to", po::value<std::string>()->value_name("TIME"),
+                 "backfill: the last time of the range (included; not in the future, at most 366 days after --from)")
                 ("count", po::value<int>()->value_name("N")->default_value(5), "next: how many firings (1-1000)")
                 ("json", "print JSON");
             add_plugins_option(desc);
@@ -300,12 +375,13 @@ Command cron_command() {
           [](const Invocation& in) {
             const std::string action = in.has("action") ? in.get<std::string>("action") : "";
             if (action == "next") return run_next(in);
-            for (const char* known : {"add", "update", "pause", "resume", "remove", "list", "show"}) {
+            for (const char* known : {"add", "update", "pause", "resume", "remove", "backfill", "list", "show"}) {
               if (action == known) return run_on_database(action, in);
             }
-            throw InvalidInput(action.empty() ? "missing action: add, update, pause, resume, remove, list, show or next"
-                                              : "unknown cron action '" + action +
-                                                    "': use add, update, pause, resume, remove, list, show or next");
+            throw InvalidInput(action.empty()
+                                   ? "missing action: add, update, pause, resume, remove, backfill, list, show or next"
+                                   : "unknown cron action '" + action +
+                                         "': use add, update, pause, resume, remove, backfill, list, show or next");
           },
   };
 }

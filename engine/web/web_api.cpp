@@ -263,9 +263,15 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                 const std::string action = request.matches[2].str();
                 const std::string who = c->who(request);
                 Schedules schedules(db, c->clock);
+                // A pause may say why: {"note": "..."} (empty or absent: no note).
+                std::optional<std::string> note;
+                if (const nlohmann::json body = body_of(request); action == "pause" && body.contains("note")) {
+                  if (!body["note"].is_string() && !body["note"].is_null()) throw InvalidInput("\"note\" must be a string");
+                  if (body["note"].is_string() && !body["note"].get<std::string>().empty()) note = body["note"].get<std::string>();
+                }
                 std::string status = "removed";
                 if (action == "remove") schedules.remove(id, who);
-                else status = pause_status(action, action == "pause" ? schedules.pause(id, who) : schedules.resume(id, who));
+                else status = pause_status(action, action == "pause" ? schedules.pause(id, who, note) : schedules.resume(id, who));
                 logged(who, action + " schedule " + id + ": " + status);
                 send_json(response, {{"id", id}, {"status", status}});
               }));

@@ -154,3 +154,57 @@ TEST_CASE("cron add --file: one bad line writes nothing, exits 2 and names it; p
   CHECK(json::parse(run_prescient(with_db({"stats", "--json"}, url)).out)["paused_classes"].empty());
   CHECK(run_prescient(with_db({"jobs", "pause"}, url)).exit_code == 2);
 }
+
+TEST_CASE("cron bounds, overlap, pause --note and backfill from the command line; bad values exit 2") {
+  const std::string url = create_migrated_database(60);
+  const ProcessResult add = run_prescient(with_db(
+      {"cron", "add", "--id", "report", "--spec", "0 * * * *", "--job", "noop", "--overlap", "skip", "--start-at",
+       "2026-01-01T00:00:00Z", "--end-at", "2099-01-01T00:00:00Z", "--max-runs", "3", "--json"},
+      url));
+  REQUIRE(add.exit_code == 0);
+  const json added = json::parse(add.out);
+  CHECK(added["overlap"] == "skip");
+  CHECK(added["max_runs"] == 3);
+  CHECK(added["run_count"] == 0);
+  CHECK(added["end_at"] == "2099-01-01T00:00:00Z");
+
+  const ProcessResult pause =
+      run_prescient(with_db({"cron", "pause", "--id", "report", "--note", "finance asked to hold it"}, url));
+  CHECK(pause.exit_code == 0);
+  const ProcessResult show = run_prescient(with_db({"cron", "show", "--id", "report"}, url));
+  CHECK_THAT(show.out, Catch::Contains("state paused since"));
+  CHECK_THAT(show.out, Catch::Contains(": finance asked to hold it"));
+  CHECK_THAT(show.out, Catch::Contains("overlap skip"));
+  CHECK_THAT(show.out, Catch::Contains("bounds: from 2026-01-01T00:00:00Z to 2099-01-01T00:00:00Z, ran 0 of max_runs 3"));
+
+  const ProcessResult backfill = run_prescient(with_db(
+      {"cron", "backfill", "--id", "report", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T05:00:00Z", "--json"},
+      url));
+  REQUIRE(backfill.exit_code == 0);
+  CHECK(json::parse(backfill.out)["check"].get<long long>() > 0);
+
+  check_refused({
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--max-runs", "0"}, "invalid --max-runs 0"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--job", "noop", "--overlap", "queue"},
+       "invalid --overlap 'queue'"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--overlap", "skip"}, "overlap skip is for schedules of a job class"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--end-at", "2020-01-01T00:00:00Z"},
+       "end_at 2020-01-01T00:00:00Z is not after now"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--start-at", "tomorrow"}, "tomorrow"},
+      {{"cron", "backfill", "--id", "report", "--from", "2026-11-02T00:00:00Z", "--to", "2026-11-01T00:00:00Z"},
+       "to: 2026-11-01T00:00:00Z is before from 2026-11-02T00:00:00Z"},
+      {{"cron", "backfill", "--id", "report", "--from", "2024-01-01T00:00:00Z", "--to", "2026-01-01T00:00:00Z"},
+       "the range 2024-01-01T00:00:00Z to 2026-01-01T00:00:00Z is over a year (at most 366 days)"},
+      {{"cron", "backfill", "--id", "report", "--from", "2026-11-01T00:00:00Z"}, "cron backfill needs --from TIME and --to TIME"},
+      {{"cron", "resume", "--id", "report", "--note", "x"}, "--note only applies to cron pause"},
+  }, url);
+  const ProcessResult unknown = run_prescient(with_db(
+      {"cron", "backfill", "--id", "nope", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T01:00:00Z"}, url));
+  CHECK(unknown.exit_code == 3);  // not found, as for every command
+  CHECK_THAT(unknown.err, Catch::Contains("no schedule 'nope'"));
+  const ProcessResult list = run_prescient(with_db({"cron", "list", "--json"}, url));
+  CHECK(json::parse(list.out).size() == 1);
+  // One backfill: the refused ones wrote nothing.
+  const ProcessResult pending = run_prescient(with_db({"list", "--json"}, url));
+  CHECK(pending.out.find("cron-backfill:report:") != std::string::npos);
+}

@@ -186,9 +186,14 @@ TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead
       CHECK(instant.substr(11, 5) == (wall.substr(19) == "+01:00" ? "01:30" : "00:30"));
     }
     browser.screenshot(screenshot_path("schedule.png"));
-    browser.eval("document.querySelector('[data-action=pause]').click(); true");
+    // A pause says why; the note is shown (as text) while it is paused.
+    browser.eval("document.querySelector('[name=pause-note]').value = '<b>vendor</b> outage';"
+                 " document.querySelector('[data-action=pause]').click(); true");
     browser.wait_until("document.querySelector('[data-schedule][data-state=paused]')");
-    CHECK(count_of(*db, "SELECT count(*) FROM prescient.cron_schedule WHERE id = 'nightly' AND paused_at IS NOT NULL") == 1);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.cron_schedule WHERE id = 'nightly' AND paused_at IS NOT NULL"
+                        " AND pause_note = '<b>vendor</b> outage'") == 1);
+    CHECK(browser.eval("[...document.querySelectorAll('[data-schedule] th')].find(th => th.textContent === 'paused because')"
+                       ".nextSibling.textContent") == "<b>vendor</b> outage");
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:nightly'") == 0);
     browser.eval("document.querySelector('[data-action=resume]').click(); true");
     browser.wait_until("document.querySelector('[data-schedule][data-state=active]')");

@@ -72,7 +72,7 @@ function params() { return new URLSearchParams(location.search); }
 
 // Ten colours, each class or outcome keeping its own.
 const palette = ['#2457c5', '#e8833a', '#3a9d5d', '#b42318', '#7a4fc4', '#0e8c9a', '#c4499b', '#8a6d1c', '#5b6b7f', '#1d2430'];
-const outcomeColour = { done: '#3a9d5d', failed: '#b42318', cancelled: '#8a94a6', deadline_missed: '#e8833a',
+const outcomeColour = { done: '#3a9d5d', failed: '#b42318', cancelled: '#8a94a6', deadline_missed: '#e8833a', overlap_skipped: '#c9a227',
   guard_max_checks: '#7a4fc4', guard_past: '#c4499b', guard_horizon: '#0e8c9a' };
 
 // A stacked bar chart: columns [{label, parts: {series: value}}], colours {series: colour}.
@@ -405,22 +405,27 @@ async function schedules() {
 async function schedule(id) {
   const d = await api('/api/schedules/' + encodeURIComponent(id));
   const path = '/api/schedules/' + encodeURIComponent(id);
+  const note = el('input', { name: 'pause-note', placeholder: 'why (optional)', maxlength: '1024' });
   const run = (action, confirmText) => onClick(confirmText, async () => {
-    const answer = await act(`${path}/${action}`);
+    const answer = await act(`${path}/${action}`, action === 'pause' ? { note: note.value } : {});
     toast(`Schedule ${id}: ${answer.status}`);
     if (action === 'remove') location.assign('/schedules'); else await schedule(id);
   });
   const actions = config.read_only ? null : el('div', { class: 'actions' },
     d.state === 'paused'
       ? el('button', { class: 'primary', 'data-action': 'resume', onclick: run('resume') }, 'Resume')
-      : el('button', { 'data-action': 'pause', onclick: run('pause') }, 'Pause'),
+      : el('span', {}, note, el('button', { 'data-action': 'pause', onclick: run('pause') }, 'Pause')),
     el('button', { class: 'danger', 'data-action': 'remove', onclick: run('remove', `Remove schedule ${id}? Its pending check is cancelled.`) }, 'Remove'));
   const field = (name, value) => el('tr', {}, el('th', {}, name), el('td', { class: 'mono' }, orDash(value)));
   const definition = el('div', { class: 'panel', 'data-schedule': d.id, 'data-state': d.state },
     el('table', {}, el('tbody', {}, field('spec', d.spec), field('time zone', d.time_zone), field('job', d.job),
       field('payload', JSON.stringify(d.payload)), field('catch-up', d.catch_up), field('deadline', d.deadline),
-      field('window', d.window), field('jitter', d.jitter),
-      field('version', d.version), field('state', d.state + (d.paused_at ? ` since ${shortTime(d.paused_at)}` : '')),
+      field('window', d.window), field('jitter', d.jitter), field('overlap', d.overlap),
+      field('starts', shortTime(d.start_at)), field('ends', shortTime(d.end_at)),
+      field('runs', d.max_runs ? `${d.run_count} of max ${d.max_runs}` : null),
+      field('version', d.version), field('state', d.state + (d.paused_at ? ` since ${shortTime(d.paused_at)}` : '')
+        + (d.state === 'ended' ? ` ${shortTime(d.ended_at)}` : '')),
+      field('paused because', d.pause_note), field('ended because', d.ended_reason),
       field('invalid because', d.invalid_reason), field('last occurrence', shortTime(d.last_occurrence_at)),
       field('next check', shortTime(d.next_check_at)), field('created', shortTime(d.created_at)),
       field('updated', shortTime(d.updated_at)))), actions);

@@ -172,10 +172,10 @@ END $$;
 
 
 --
--- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[], jsonb[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_first_check_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[], p_jitter_seconds bigint[] DEFAULT NULL::bigint[]) RETURNS integer
+CREATE FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_first_check_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[], p_jitter_seconds bigint[] DEFAULT NULL::bigint[], p_options jsonb[] DEFAULT NULL::jsonb[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
@@ -196,7 +196,8 @@ BEGIN
      OR coalesce(cardinality(p_deadline_seconds), v_count) <> v_count
      OR coalesce(cardinality(p_first_check_at), v_count) <> v_count
      OR coalesce(cardinality(p_window_seconds), v_count) <> v_count
-     OR coalesce(cardinality(p_jitter_seconds), v_count) <> v_count THEN
+     OR coalesce(cardinality(p_jitter_seconds), v_count) <> v_count
+     OR coalesce(cardinality(p_options), v_count) <> v_count THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('every array must hold %s items, as p_id does', v_count);
   END IF;
   IF v_count = 0 THEN
@@ -282,18 +283,21 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
+  IF p_options IS NOT NULL THEN
+    PERFORM prescient.cron_apply_options(p_id, p_options, p_now);
+  END IF;
   RETURN v_added;
 END $$;
 
 
 --
--- Name: cron_add(text, text, text, text, jsonb, text, bigint, text, timestamp with time zone, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_add(text, text, text, text, jsonb, text, bigint, text, timestamp with time zone, bigint, bigint, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text DEFAULT 'UTC'::text, p_job text DEFAULT 'emit'::text, p_payload jsonb DEFAULT '{}'::jsonb, p_catch_up text DEFAULT 'one'::text, p_deadline_seconds bigint DEFAULT NULL::bigint, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint DEFAULT NULL::bigint, p_jitter_seconds bigint DEFAULT NULL::bigint) RETURNS integer
+CREATE FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text DEFAULT 'UTC'::text, p_job text DEFAULT 'emit'::text, p_payload jsonb DEFAULT '{}'::jsonb, p_catch_up text DEFAULT 'one'::text, p_deadline_seconds bigint DEFAULT NULL::bigint, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint DEFAULT NULL::bigint, p_jitter_seconds bigint DEFAULT NULL::bigint, p_options jsonb DEFAULT NULL::jsonb) RETURNS integer
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds]);
+    RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds], CASE WHEN (p_options IS NOT NULL) THEN ARRAY[p_options] ELSE NULL::jsonb[] END);
 
 
 --
@@ -327,10 +331,54 @@ BEGIN
            array_agg(e.item->>'catch_up' ORDER BY e.n),
            array_agg((e.item->>'deadline_seconds')::numeric::bigint ORDER BY e.n),
            NULL, p_by, p_now, array_agg((e.item->>'window_seconds')::numeric::bigint ORDER BY e.n),
-           array_agg((e.item->>'jitter_seconds')::numeric::bigint ORDER BY e.n))
+           array_agg((e.item->>'jitter_seconds')::numeric::bigint ORDER BY e.n),
+           CASE WHEN bool_or(e.item ?| prescient.cron_option_keys())
+             THEN array_agg(nullif(jsonb_strip_nulls(e.item - ARRAY['id', 'spec', 'time_zone', 'job', 'payload',
+                                                                     'catch_up', 'deadline_seconds', 'window_seconds',
+                                                                     'jitter_seconds']), '{}') ORDER BY e.n)
+           END)
     INTO v_result
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n);
   RETURN coalesce(v_result, 0);
+END $$;
+
+
+--
+-- Name: cron_apply_options(text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_apply_options(p_id text[], p_options jsonb[], p_now timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_item record;
+  v_schedule prescient.cron_schedule;
+  v_problem text;
+BEGIN
+  FOR v_item IN SELECT u.id, u.options, u.n FROM unnest(p_id, p_options) WITH ORDINALITY AS u(id, options, n)
+                 WHERE u.options IS NOT NULL ORDER BY u.n LOOP
+    v_problem := CASE
+      WHEN jsonb_typeof(v_item.options) <> 'object' THEN 'options: must be a JSON object'
+      ELSE coalesce((SELECT format('%s: not an option (use %s)', k, array_to_string(prescient.cron_option_keys(), ', '))
+                       FROM jsonb_object_keys(v_item.options) k
+                      WHERE k <> ALL (prescient.cron_option_keys()) ORDER BY k LIMIT 1),
+                    prescient.cron_fields_problem(v_item.options))
+    END;
+    IF v_problem IS NULL THEN
+      SELECT * INTO STRICT v_schedule FROM prescient.cron_schedule WHERE id = v_item.id;
+      v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
+      v_problem := prescient.cron_policy_problem(v_schedule, true, p_now);
+    END IF;
+    IF v_problem IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('item %s: %s', v_item.n, v_problem);
+    END IF;
+    UPDATE prescient.cron_schedule
+       SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
+           max_runs = v_schedule.max_runs
+     WHERE id = v_item.id;
+    UPDATE prescient.future_job SET payload = payload || prescient.cron_policy_payload(v_schedule)
+     WHERE job_key = 'cron:' || v_item.id;
+  END LOOP;
 END $$;
 
 
@@ -359,10 +407,22 @@ CREATE TABLE prescient.cron_schedule (
     invalid_reason text,
     window_seconds bigint,
     jitter_seconds bigint,
+    overlap text DEFAULT 'allow'::text NOT NULL,
+    start_at timestamp with time zone,
+    end_at timestamp with time zone,
+    max_runs integer,
+    run_count integer DEFAULT 0 NOT NULL,
+    ended_at timestamp with time zone,
+    ended_reason text,
+    pause_note text,
+    CONSTRAINT cron_schedule_bounds_check CHECK ((end_at > start_at)),
     CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
     CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
     CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
     CONSTRAINT cron_schedule_jitter_seconds_check CHECK ((jitter_seconds >= 1)),
+    CONSTRAINT cron_schedule_max_runs_check CHECK ((max_runs >= 1)),
+    CONSTRAINT cron_schedule_overlap_check CHECK ((overlap = ANY (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))),
+    CONSTRAINT cron_schedule_run_count_check CHECK ((run_count >= 0)),
     CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
     CONSTRAINT cron_schedule_version_check CHECK ((version >= 1)),
     CONSTRAINT cron_schedule_window_seconds_check CHECK ((window_seconds >= 1))
@@ -408,6 +468,76 @@ END;
 
 
 --
+-- Name: cron_backfill(text, timestamp with time zone, timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_problem text;
+BEGIN
+  v_problem := CASE
+    WHEN p_from IS NULL OR p_to IS NULL THEN 'a backfill needs a range: from and to'
+    WHEN p_to < p_from THEN format('to: %s is before from %s', prescient.iso(p_to), prescient.iso(p_from))
+    WHEN p_to - p_from > interval '366 days'
+      THEN format('the range %s to %s is over a year (at most 366 days)', prescient.iso(p_from), prescient.iso(p_to))
+    WHEN p_to > p_now
+      THEN format('to: %s is in the future (now %s): a backfill fires a past range', prescient.iso(p_to),
+                  prescient.iso(p_now))
+  END;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  v_schedule := prescient.cron_locked(p_id);
+  -- The cursor starts a microsecond before p_from: an occurrence at p_from fires.
+  RETURN (SELECT s.id FROM prescient.schedule(
+            'cron', 'schedule', p_id, p_now,
+            format('cron-backfill:%s:%s:%s', p_id, prescient.us(p_from), prescient.us(p_to)), NULL,
+            prescient.cron_check_payload(v_schedule, NULL, prescient.us(p_from) - 1)
+              || jsonb_build_object('backfill_to_us', prescient.us(p_to)),
+            p_by, 'keep', p_now) s);
+END $$;
+
+
+--
+-- Name: cron_backfill_fire(text, text, bigint[], jsonb, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_backfill_fire(p_schedule text, p_job text, p_occurrences bigint[], p_payload jsonb, p_now timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_last constant bigint := (SELECT max(o) FROM unnest(p_occurrences) o);
+BEGIN
+  IF v_last IS NULL THEN
+    RETURN;
+  END IF;
+  PERFORM FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_schedule FOR UPDATE;
+  IF FOUND THEN
+    UPDATE prescient.future_job f SET payload = f.payload || jsonb_build_object('from_us', v_last)
+     WHERE f.job_key = 'cron:' || p_schedule
+       AND greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint,
+                    (f.payload->>'anchor_us')::bigint) < v_last;
+  ELSE
+    UPDATE prescient.cron_schedule s SET last_occurrence_at = prescient.at_us(v_last)
+     WHERE s.id = p_schedule AND (s.last_occurrence_at IS NULL OR s.last_occurrence_at < prescient.at_us(v_last));
+  END IF;
+  IF p_job <> 'emit' THEN
+    PERFORM prescient.schedule(p_job, 'schedule', p_schedule, prescient.at_us(o.us), o.key, NULL, p_payload, 'cron',
+                               'keep', p_now)
+       FROM (SELECT u.us, format('cron:%s:%s', p_schedule, u.us / 1000000) AS key
+               FROM unnest(p_occurrences) u(us)) o
+      WHERE NOT EXISTS (SELECT FROM prescient.job_history h
+                         WHERE h.job_key = o.key AND h.finished_at >= prescient.at_us(o.us)
+                           AND h.outcome <> 'overlap_skipped');
+  END IF;
+END $$;
+
+
+--
 -- Name: cron_check_payload_of(text, integer, text, text, text, jsonb, text, bigint, bigint, bigint, bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -426,12 +556,21 @@ CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
 
 
 --
+-- Name: cron_policy_payload(prescient.cron_schedule); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_policy_payload(s prescient.cron_schedule) RETURNS jsonb
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN jsonb_strip_nulls(jsonb_build_object('overlap', NULLIF((s).overlap, 'allow'::text), 'start_us', prescient.us((s).start_at), 'end_us', prescient.us((s).end_at), 'max_runs', (s).max_runs, 'runs', CASE WHEN ((s).max_runs IS NOT NULL) THEN (s).run_count ELSE NULL::integer END));
+
+
+--
 -- Name: cron_check_payload(prescient.cron_schedule, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
 CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint) RETURNS jsonb
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN prescient.cron_check_payload_of((s).id, (s).version, (s).spec, (s).time_zone, (s).job, (s).payload, (s).catch_up, (s).deadline_seconds, prescient.us((s).anchor_at), p_last_us, p_from_us, (s).window_seconds, (s).jitter_seconds);
+    RETURN (prescient.cron_check_payload_of((s).id, (s).version, (s).spec, (s).time_zone, (s).job, (s).payload, (s).catch_up, (s).deadline_seconds, prescient.us((s).anchor_at), p_last_us, p_from_us, (s).window_seconds, (s).jitter_seconds) || prescient.cron_policy_payload(s));
 
 
 --
@@ -471,12 +610,27 @@ CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time
 
 
 --
+-- Name: time_text_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.time_text_problem(p_text text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+  PERFORM p_text::timestamptz;
+  RETURN CASE WHEN p_text IN ('infinity', '-infinity') THEN format('%L is not a time', p_text) END;
+EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format OR invalid_parameter_value THEN
+  RETURN format('%L is not a time (use ISO 8601 with an offset, such as 2026-12-01T00:00:00Z)', left(p_text, 64));
+END $$;
+
+
+--
 -- Name: cron_field_problem(text, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
 CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds)'::text WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
 
 
 --
@@ -484,7 +638,7 @@ CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS 
 --
 
 CREATE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (SELECT format('%s: %s'::text, f.key, f.problem) AS format FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem FROM jsonb_each(cron_fields_problem.p_fields) k(key, value)) f WHERE (f.problem IS NOT NULL) ORDER BY f.key LIMIT 1);
 
 
@@ -507,30 +661,108 @@ END $$;
 
 
 --
--- Name: cron_pause(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_occurrence_overlapping(bigint, text, text, timestamp with time zone, text, jsonb, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_pause(p_id text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS boolean
+CREATE FUNCTION prescient.cron_occurrence_overlapping(p_check_id bigint, p_job text, p_schedule text, p_occurrence timestamp with time zone, p_key text, p_payload jsonb, p_now timestamp with time zone, p_overlap text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_prefix constant text := 'cron:' || p_schedule || ':';
+  v_group constant text := CASE WHEN p_overlap IN ('buffer_one', 'cancel_previous') THEN 'cron:' || p_schedule END;
+  v_earlier integer;
+BEGIN
+  IF p_overlap NOT IN ('skip', 'buffer_one', 'cancel_previous') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('overlap: %L is not a policy', p_overlap);
+  END IF;
+  IF p_overlap = 'cancel_previous' THEN
+    WITH gone AS (
+      DELETE FROM prescient.future_job f
+       WHERE f.id IN (SELECT e.id FROM prescient.future_job e
+                       WHERE e.entity_name = 'schedule' AND e.entity_key = p_schedule
+                         AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key
+                         AND (e.claimed_until IS NULL OR e.claimed_until <= p_now)
+                         FOR UPDATE SKIP LOCKED)
+      RETURNING f.*)
+    INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
+                                       first_check_at, last_check_at, check_count, attempts, last_error,
+                                       enqueued_on, enqueued_by, finished_at, finished_by, outcome)
+    SELECT g.id, g.job, g.entity_name, g.entity_key, g.job_key, g.group_key, g.payload, g.first_check_at,
+           g.next_check_at, g.check_count, g.attempts,
+           format('cancelled by the occurrence at %s (overlap: cancel_previous)', prescient.iso(p_occurrence)),
+           g.enqueued_on, g.enqueued_by, p_now, 'cron', 'cancelled'
+      FROM gone g;
+  ELSE
+    SELECT count(*) INTO v_earlier FROM prescient.future_job e
+     WHERE e.entity_name = 'schedule' AND e.entity_key = p_schedule
+       AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key;
+    IF v_earlier >= (CASE p_overlap WHEN 'skip' THEN 1 ELSE 2 END) THEN
+      INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, payload, first_check_at,
+                                         last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,
+                                         finished_at, finished_by, outcome)
+      VALUES (p_check_id, p_job, 'schedule', p_schedule, p_key,
+              p_payload, p_occurrence, p_occurrence, 0, 0,
+              format('skipped: %s earlier occurrence(s) still pending or running (overlap: %s)', v_earlier, p_overlap),
+              p_now, 'cron', p_now, 'cron', 'overlap_skipped');
+      RETURN;
+    END IF;
+  END IF;
+  PERFORM prescient.schedule(p_job, 'schedule', p_schedule, p_occurrence, p_key, v_group, p_payload, 'cron', 'keep',
+                             p_now);
+END $$;
+
+
+--
+-- Name: cron_option_keys(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_option_keys() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text];
+
+
+--
+-- Name: cron_pause(text, text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_pause(p_id text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_note text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
   v_schedule prescient.cron_schedule;
   v_place bigint;
+  v_runs integer;
 BEGIN
+  IF octet_length(p_note) > 1024 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('note: %s bytes long (at most 1024)', octet_length(p_note));
+  END IF;
   v_schedule := prescient.cron_locked(p_id);
   IF v_schedule.paused_at IS NOT NULL THEN
     RETURN false;
   END IF;
-  SELECT greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint) INTO v_place
-    FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+  UPDATE prescient.future_job f
+     SET payload = f.payload || jsonb_strip_nulls(jsonb_build_object('pause_note', p_note))
+   WHERE f.job_key = 'cron:' || p_id
+  RETURNING greatest((f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint), (f.payload->>'runs')::integer
+    INTO v_place, v_runs;
   UPDATE prescient.cron_schedule
-     SET paused_at = p_now, paused_by = p_by,
-         last_occurrence_at = coalesce(prescient.at_us(v_place), last_occurrence_at)
+     SET paused_at = p_now, paused_by = p_by, pause_note = p_note,
+         last_occurrence_at = coalesce(prescient.at_us(v_place), last_occurrence_at),
+         run_count = coalesce(v_runs, run_count)
    WHERE id = p_id;
   PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
   RETURN true;
 END $$;
+
+
+--
+-- Name: cron_policy_problem(prescient.cron_schedule, boolean, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_policy_problem(s prescient.cron_schedule, p_end_set boolean, p_now timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (((s).overlap <> 'allow'::text) AND ((s).job = 'emit'::text)) THEN format('overlap: %s is for schedules of a job class; emit publishes events, which do not overlap'::text, (s).overlap) WHEN ((s).end_at <= (s).start_at) THEN format('end_at: %s is not after start_at %s'::text, prescient.iso((s).end_at), prescient.iso((s).start_at)) WHEN (p_end_set AND ((s).end_at <= p_now)) THEN format('end_at: %s is not after now (%s)'::text, prescient.iso((s).end_at), prescient.iso(p_now)) ELSE NULL::text END;
 
 
 --
@@ -565,7 +797,8 @@ BEGIN
   IF v_schedule.paused_at IS NULL THEN
     RETURN false;
   END IF;
-  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, updated_at = p_now WHERE id = p_id
+  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, pause_note = NULL, updated_at = p_now
+   WHERE id = p_id
   RETURNING * INTO v_schedule;
   PERFORM prescient.cron_arm(v_schedule, p_now, prescient.us(v_schedule.last_occurrence_at), NULL, p_now);
   RETURN true;
@@ -593,7 +826,10 @@ DECLARE
   v_old prescient.cron_schedule;
   v_new prescient.cron_schedule;
   v_problem text;
-  v_check record;
+  v_armed boolean;
+  v_due boolean;
+  v_last_us bigint;
+  v_from_us bigint;
 BEGIN
   IF jsonb_typeof(p_changes) IS DISTINCT FROM 'object' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the changes must be a JSON object';
@@ -617,33 +853,44 @@ BEGIN
   IF p_changes ? 'deadline_seconds' THEN v_new.deadline_seconds := (p_changes->>'deadline_seconds')::numeric::bigint; END IF;
   IF p_changes ? 'window_seconds' THEN v_new.window_seconds := (p_changes->>'window_seconds')::numeric::bigint; END IF;
   IF p_changes ? 'jitter_seconds' THEN v_new.jitter_seconds := (p_changes->>'jitter_seconds')::numeric::bigint; END IF;
+  v_new := prescient.cron_with_options(v_new, p_changes);
   v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
                                                  v_new.catch_up, v_new.deadline_seconds);
   v_problem := coalesce(v_problem, prescient.time_zone_problem(v_new.time_zone),
                         prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
-                                                      (SELECT max_horizon_seconds FROM prescient.settings)));
+                                                      (SELECT max_horizon_seconds FROM prescient.settings)),
+                        prescient.cron_policy_problem(v_new, p_changes ? 'end_at', p_now));
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  -- Where the schedule stands: in its pending check while it has one (the runner counts on there), else
+  -- in the row (paused, or ended).
+  SELECT true, f.next_check_at <= p_now, (f.payload->>'last_us')::bigint, (f.payload->>'from_us')::bigint,
+         coalesce((f.payload->>'runs')::integer, v_old.run_count)
+    INTO v_armed, v_due, v_last_us, v_from_us, v_new.run_count
+    FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    v_armed := false;
+    v_last_us := prescient.us(v_old.last_occurrence_at);
+    v_new.run_count := v_old.run_count;
   END IF;
   UPDATE prescient.cron_schedule
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
-         jitter_seconds = v_new.jitter_seconds, version = version + 1, updated_at = p_now, invalid_reason = NULL
+         jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
+         end_at = v_new.end_at, max_runs = v_new.max_runs, run_count = v_new.run_count, ended_at = NULL,
+         ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
   RETURNING * INTO v_new;
   IF v_new.paused_at IS NULL THEN
-    SELECT f.next_check_at, (f.payload->>'last_us')::bigint AS last_us, (f.payload->>'from_us')::bigint AS from_us
-      INTO v_check
-      FROM prescient.future_job f WHERE f.job_key = 'cron:' || p_id FOR UPDATE;
-    IF FOUND AND v_check.next_check_at <= p_now THEN
+    IF v_armed AND v_due THEN
       -- Due and not fired yet: it stays due where it is (a runner still draining that slot, or the next
       -- sweep, takes it), carrying the new version from where the old one stood.
       UPDATE prescient.future_job
-         SET payload = prescient.cron_check_payload(v_new, v_check.last_us, v_check.from_us)
+         SET payload = prescient.cron_check_payload(v_new, v_last_us, v_from_us)
        WHERE job_key = 'cron:' || p_id;
     ELSE
-      PERFORM prescient.cron_arm(v_new, p_first_check_at, v_check.last_us,
-                                 greatest(prescient.us(p_now), v_check.last_us), p_now);
+      PERFORM prescient.cron_arm(v_new, p_first_check_at, v_last_us, greatest(prescient.us(p_now), v_last_us), p_now);
     END IF;
   END IF;
   RETURN v_new.version;
@@ -693,6 +940,22 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = format('item %s: %s', v_n, v_message);
   END;
   RETURN v_n;
+END $$;
+
+
+--
+-- Name: cron_with_options(prescient.cron_schedule, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_with_options(s prescient.cron_schedule, p_options jsonb) RETURNS prescient.cron_schedule
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+  IF p_options ? 'overlap' THEN s.overlap := coalesce(p_options->>'overlap', 'allow'); END IF;
+  IF p_options ? 'start_at' THEN s.start_at := (p_options->>'start_at')::timestamptz; END IF;
+  IF p_options ? 'end_at' THEN s.end_at := (p_options->>'end_at')::timestamptz; END IF;
+  IF p_options ? 'max_runs' THEN s.max_runs := (p_options->>'max_runs')::numeric::integer; END IF;
+  RETURN s;
 END $$;
 
 
@@ -977,7 +1240,7 @@ CREATE TABLE prescient.job_history (
     outcome text NOT NULL,
     run_micros bigint,
     retried boolean DEFAULT false NOT NULL,
-    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text]))),
+    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
 PARTITION BY RANGE (finished_at);
@@ -1071,7 +1334,7 @@ END $$;
 
 CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s seconds)'::text, p_max_wait, p_slot_seconds) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s seconds)'::text, p_max_wait, p_max_horizon_seconds) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, p_dedupe_for) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, p_dedupe_for) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon or deadline_missed)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text]))) LIMIT 1) END;
+    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s seconds)'::text, p_max_wait, p_slot_seconds) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s seconds)'::text, p_max_wait, p_max_horizon_seconds) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, p_dedupe_for) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, p_dedupe_for) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
 
 
 --
@@ -1904,7 +2167,7 @@ CREATE TABLE prescient.job_history_default (
     outcome text NOT NULL,
     run_micros bigint,
     retried boolean DEFAULT false NOT NULL,
-    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text]))),
+    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
 
@@ -2413,21 +2676,21 @@ GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p
 
 
 --
--- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_runner;
 
 
 --
--- Name: FUNCTION cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) TO prescient_runner;
 
 
 --
@@ -2448,6 +2711,13 @@ GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_runner;
 
 
 --
+-- Name: COLUMN cron_schedule.last_occurrence_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(last_occurrence_at) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
 -- Name: COLUMN cron_schedule.invalid_reason; Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -2455,12 +2725,41 @@ GRANT UPDATE(invalid_reason) ON TABLE prescient.cron_schedule TO prescient_runne
 
 
 --
--- Name: FUNCTION cron_pause(p_id text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: COLUMN cron_schedule.run_count; Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone) TO prescient_runner;
+GRANT UPDATE(run_count) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
+-- Name: COLUMN cron_schedule.ended_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(ended_at) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
+-- Name: COLUMN cron_schedule.ended_reason; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(ended_reason) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+--
+-- Name: FUNCTION cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone) TO prescient_client;
+
+
+--
+-- Name: FUNCTION cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text) TO prescient_runner;
 
 
 --

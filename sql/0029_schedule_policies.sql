@@ -3,6 +3,9 @@
 -- row, ended), and a note on a pause. An occurrence skipped by the overlap policy is a history row of its
 -- own (outcome overlap_skipped).
 --
+-- schedule_arrays takes debounce and dedupe per item (p_max_wait, p_dedupe_for, and p_dedupe_outcomes for
+-- the call), as schedule() does one at a time.
+--
 -- cron_add_arrays and cron_add take one parameter more, p_options: a JSON object per schedule. It is the
 -- last one: the next field of a schedule is a key of it, not another parameter (and another migration
 -- that drops a signature and rewrites its grant). cron_pause takes a note. The old signatures go (IF
@@ -29,6 +32,12 @@ DROP FUNCTION IF EXISTS prescient.cron_add(text, text, text, text, jsonb, text, 
 DROP FUNCTION IF EXISTS prescient.cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[],
                                                   timestamptz[], text, timestamptz, bigint[], bigint[]);
 DROP FUNCTION IF EXISTS prescient.cron_pause(text, text, timestamptz);
+DROP FUNCTION IF EXISTS prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[],
+                                                  text[], text, text, timestamptz, boolean, interval[]);
+DROP FUNCTION IF EXISTS prescient.array_requests(text[], text[], text[], timestamptz[], text[], text[], text[], text[],
+                                                 text[], text, text, interval[], timestamptz, bigint);
+DROP FUNCTION IF EXISTS prescient.array_items(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[],
+                                              text, text, interval[]);
 
 UPDATE prescient.role_grant
    SET statement = replace(replace(replace(statement,
@@ -38,6 +47,11 @@ UPDATE prescient.role_grant
          'prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz, bigint, bigint, jsonb)'),
          'prescient.cron_pause(text, text, timestamptz)', 'prescient.cron_pause(text, text, timestamptz, text)')
  WHERE statement LIKE '%prescient.cron_add_arrays(%';
+
+UPDATE prescient.role_grant
+   SET statement = replace(statement, 'text[], text, text, timestamptz, boolean, interval[])',
+                           'text[], text, text, timestamptz, boolean, interval[], interval[], interval[], text[])')
+ WHERE statement LIKE '%prescient.schedule_arrays(%text[], text, text, timestamptz, boolean, interval[])%';
 
 -- The runner ends a bounded schedule when it has run out (with the settlement of its check).
 INSERT INTO prescient.role_grant (statement, added_by) VALUES

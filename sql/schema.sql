@@ -16,10 +16,10 @@ CREATE SCHEMA prescient;
 
 
 --
--- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval)
+CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT u.n,
@@ -32,8 +32,10 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
      (COALESCE(u.payload, '{}'::text))::jsonb AS "coalesce",
      COALESCE(u.enqueued_by, array_items.p_by) AS "coalesce",
      COALESCE(u.on_conflict, array_items.p_default_on_conflict) AS "coalesce",
-     u.fire_window
-    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, n);
+     u.fire_window,
+     u.max_wait,
+     u.dedupe_for
+    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, n);
 END;
 
 
@@ -56,6 +58,15 @@ CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now t
 
 
 --
+-- Name: once_problem(text, text, interval, interval, text[], integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s seconds)'::text, p_max_wait, p_slot_seconds) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s seconds)'::text, p_max_wait, p_max_horizon_seconds) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, p_dedupe_for) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, p_dedupe_for) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
+
+
+--
 -- Name: request_problem(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -74,10 +85,10 @@ CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window
 
 
 --
--- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, problem text)
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT i.n,
@@ -91,12 +102,14 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
      i.enqueued_by,
      i.on_conflict,
      i.fire_window,
+     i.max_wait,
+     i.dedupe_for,
      COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds),
          CASE
-             WHEN (i.on_conflict = 'debounce'::text) THEN 'on_conflict debounce takes one check at a time (prescient.schedule, with p_max_wait)'::text
+             WHEN ((i.max_wait IS NOT NULL) OR (i.dedupe_for IS NOT NULL) OR (i.on_conflict = 'debounce'::text)) THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds)
              ELSE NULL::text
          END) AS "coalesce"
-    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window);
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for);
 END;
 
 
@@ -1329,15 +1342,6 @@ END $$;
 
 
 --
--- Name: once_problem(text, text, interval, interval, text[], integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s seconds)'::text, p_max_wait, p_slot_seconds) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s seconds)'::text, p_max_wait, p_max_horizon_seconds) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, p_dedupe_for) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, p_dedupe_for) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
-
-
---
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -1692,10 +1696,10 @@ END $$;
 
 
 --
--- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1717,6 +1721,8 @@ DECLARE
   v_slots timestamptz[];
   v_item record;
   v_existing bigint;
+  v_deduplicated bigint[];
+  v_settled bigint[];
 BEGIN
   -- A required array counts as empty when NULL; an optional one as "as long as p_job".
   SELECT string_agg(CASE WHEN a.dimensions > 1 THEN format('%s has %s dimensions', a.name, a.dimensions)
@@ -1731,7 +1737,9 @@ BEGIN
                  ('p_payload', cardinality(p_payload), array_ndims(p_payload), v_count),
                  ('p_enqueued_by', cardinality(p_enqueued_by), array_ndims(p_enqueued_by), v_count),
                  ('p_on_conflict', cardinality(p_on_conflict), array_ndims(p_on_conflict), v_count),
-                 ('p_window', cardinality(p_window), array_ndims(p_window), v_count))
+                 ('p_window', cardinality(p_window), array_ndims(p_window), v_count),
+                 ('p_max_wait', cardinality(p_max_wait), array_ndims(p_max_wait), v_count),
+                 ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -1749,7 +1757,8 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
-                                                  p_default_on_conflict, p_window, p_now,
+                                                  p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
+                                                  p_dedupe_outcomes, p_now, v_settings.slot_seconds,
                                                   v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
@@ -1779,14 +1788,20 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
-                                                  p_window, p_now, v_settings.max_horizon_seconds)),
+                                                  p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
+                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
                   ORDER BY min(input.n) LIMIT 1),
+         -- A new check's first enqueue is now: a debounce's ceiling counts from it.
          todo AS (
-           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                 v_settings.slot_seconds) AS slot
+           SELECT drawn.*,
+                  CASE WHEN drawn.max_wait IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.debounced_slot(prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                                        v_settings.slot_seconds),
+                                                  p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
                           prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
                      FROM input
@@ -1824,14 +1839,36 @@ BEGIN
       MESSAGE = format('items %s and %s have the same job key %L', v_dup_first, v_dup_last, v_dup_key);
   END IF;
 
+  -- Dedupe, looked for after the insert (as in schedule()): a settlement of one of these keys that was under
+  -- way held the key until it committed, so this statement sees it.
+  IF EXISTS (SELECT FROM unnest(p_dedupe_for) d WHERE d IS NOT NULL) THEN
+    WITH hit AS (
+           SELECT u.n, u.id, s.settled
+             FROM unnest(v_n, v_ids, v_keys) AS u(n, id, job_key)
+             JOIN LATERAL (SELECT p_dedupe_for[u.n] AS dedupe_for) d ON d.dedupe_for IS NOT NULL
+             CROSS JOIN LATERAL (SELECT h.id AS settled FROM prescient.job_history h
+                                  WHERE h.job_key = u.job_key AND h.finished_at >= p_now - d.dedupe_for
+                                    AND h.outcome = ANY (p_dedupe_outcomes)
+                                  ORDER BY h.finished_at DESC, h.history_id DESC LIMIT 1) s),
+         gone AS (DELETE FROM prescient.future_job f USING hit WHERE f.id = hit.id RETURNING f.id)
+    SELECT array_agg(hit.n ORDER BY hit.n), array_agg(hit.settled ORDER BY hit.n)
+      INTO v_deduplicated, v_settled
+      FROM hit;  -- gone runs whether read or not
+    RETURN QUERY SELECT u.n::integer, u.settled, p_job_key[u.n], NULL::timestamptz, NULL::timestamptz,
+                        'deduplicated'::text
+                   FROM unnest(v_deduplicated, v_settled) AS u(n, settled);
+  END IF;
+
   RETURN QUERY SELECT u.n::integer, u.id, u.job_key, u.slot, u.slot, 'created'::text
-                 FROM unnest(v_n, v_ids, v_keys, v_slots) AS u(n, id, job_key, slot);
+                 FROM unnest(v_n, v_ids, v_keys, v_slots) AS u(n, id, job_key, slot)
+                WHERE v_deduplicated IS NULL OR u.n <> ALL (v_deduplicated);
   IF v_pending IS NULL THEN RETURN; END IF;
 
   -- Items whose key was taken: the exception, handled one by one.
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
-                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window) i
+                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window,
+                                          p_max_wait, p_dedupe_for) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -1846,7 +1883,7 @@ BEGIN
       SELECT v_item.n::integer, s.*
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
-                                v_item.fire_window) s;
+                                v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes) s;
   END LOOP;
 END $$;
 
@@ -1871,15 +1908,17 @@ BEGIN
                    array_agg(x.payload::text ORDER BY x.n) AS payload,
                    array_agg(x.enqueued_by ORDER BY x.n) AS enqueued_by,
                    array_agg(x.on_conflict ORDER BY x.n) AS on_conflict,
-                   array_agg(x.fire_window ORDER BY x.n) AS fire_window
+                   array_agg(x.fire_window ORDER BY x.n) AS fire_window,
+                   array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
-                         payload json, enqueued_by text, on_conflict text, "window" interval))
+                         payload json, enqueued_by text, on_conflict text, "window" interval, max_wait interval,
+                         dedupe_for interval))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                        on_conflict, fire_window, n)) a
+                                        on_conflict, fire_window, max_wait, dedupe_for, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
-                                                  p_report_conflicts, a.fire_window) s;
+                                                  p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for) s;
 END $$;
 
 
@@ -2921,12 +2960,12 @@ GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entit
 
 
 --
--- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) TO prescient_runner;
 
 
 --

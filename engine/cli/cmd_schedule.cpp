@@ -37,6 +37,19 @@ void print_result(const Scheduled& s) {
             << " next_check_at=" << format_time(*s.next_check_at) << "\n";
 }
 
+// --dedupe-outcomes OUTCOME,...: nothing when not given.
+std::vector<Outcome> dedupe_outcomes_flag(const Invocation& in) {
+  std::vector<Outcome> outcomes;
+  if (!in.has("dedupe-outcomes")) return outcomes;
+  const std::string list = in.get<std::string>("dedupe-outcomes");
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    outcomes.push_back(parse_outcome(list.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return outcomes;
+}
+
 ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
@@ -55,14 +68,7 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   request.window = optional_duration_flag(in, "window");
   request.max_wait = optional_duration_flag(in, "max-wait");
   request.dedupe_for = optional_duration_flag(in, "dedupe-for");
-  if (in.has("dedupe-outcomes")) {
-    const std::string list = in.get<std::string>("dedupe-outcomes");
-    for (std::size_t start = 0; start <= list.size();) {
-      const std::size_t comma = std::min(list.find(',', start), list.size());
-      request.dedupe_outcomes.push_back(parse_outcome(list.substr(start, comma - start)));
-      start = comma + 1;
-    }
-  }
+  request.dedupe_outcomes = dedupe_outcomes_flag(in);
   return request;
 }
 
@@ -80,15 +86,19 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     else if (field == "by") request.by = string_field(value, field);
     else if (field == "on_conflict") request.on_conflict = parse_on_conflict(string_field(value, field));
     else if (field == "window") request.window = parse_duration(string_field(value, field));
+    else if (field == "max_wait") request.max_wait = parse_duration(string_field(value, field));
+    else if (field == "dedupe_for") request.dedupe_for = parse_duration(string_field(value, field));
     else if (field == "payload") {
       if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
       request.payload = value;
     } else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: job, entity_name, entity_key, at, in, window, job_key, group_key, payload, by, "
-                         "on_conflict)");
+                         "on_conflict, max_wait, dedupe_for)");
     }
   }
+  // --dedupe-outcomes is the file's: it applies to the lines that dedupe.
+  if (!request.dedupe_for) request.dedupe_outcomes.clear();
   return request;
 }
 
@@ -101,7 +111,8 @@ int schedule_file(const Invocation& in) {
   const std::string path = in.get<std::string>("file");
   const bool skip_invalid = in.has("skip-invalid");
   const ScheduleRequest defaults{.by = optional_flag(in, "by"),
-                                 .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
+                                 .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict")),
+                                 .dedupe_outcomes = dedupe_outcomes_flag(in)};
 
   auto db = in.connect_migrated();
   Client client(*db, {.registry = &known_job_classes(in)});
@@ -161,7 +172,9 @@ int schedule_file(const Invocation& in) {
     std::cout << "scheduled " << results.size() - counts[Scheduled::Status::conflict] << " of " << line_number
               << " lines from " << path << ": " << counts[Scheduled::Status::created] << " created, "
               << counts[Scheduled::Status::replaced] << " replaced, " << counts[Scheduled::Status::kept]
-              << " kept; skipped " << invalid << " invalid and " << counts[Scheduled::Status::conflict]
+              << " kept, " << counts[Scheduled::Status::debounced] << " debounced, "
+              << counts[Scheduled::Status::deduplicated] << " deduplicated; skipped " << invalid << " invalid and "
+              << counts[Scheduled::Status::conflict]
               << " conflicting\n";
   }
   return kOk;
@@ -204,10 +217,11 @@ Command schedule_command() {
                  "schedule nothing when a check with this job key settled within this long (e.g. 24h): the answer "
                  "names it")
                 ("dedupe-outcomes", po::value<std::string>()->value_name("OUTCOME,..."),
-                 "with --dedupe-for: the outcomes that count (default done)")
+                 "with --dedupe-for, or for the lines of --file with dedupe_for: the outcomes that count (default done)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, window, "
-                 "job_key, group_key, payload, by, on_conflict; - reads standard input. All lines or none are scheduled")
+                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for; - reads standard input. All lines "
+                 "or none are scheduled")
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
             add_plugins_option(desc);
             desc.add_options()
@@ -218,7 +232,7 @@ Command schedule_command() {
             if (in.has("file")) {
               for (const char* single :
                    {"job", "entity-name", "entity-key", "at", "in", "window", "job-key", "group-key", "payload",
-                    "max-wait", "dedupe-for", "dedupe-outcomes"}) {
+                    "max-wait", "dedupe-for"}) {
                 if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
               }
               return schedule_file(in);

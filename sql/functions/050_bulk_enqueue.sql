@@ -7,57 +7,66 @@
 CREATE OR REPLACE FUNCTION prescient.array_items(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[], p_job_key text[],
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
-    p_default_on_conflict text, p_window interval[])
+    p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[])
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
-                 group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval)
+                 group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
+                 max_wait interval, dedupe_for interval)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT u.n, u.job, u.entity_name, u.entity_key, u."at", u.job_key, u.group_key,
            coalesce(u.payload, '{}')::jsonb, coalesce(u.enqueued_by, p_by),
-           coalesce(u.on_conflict, p_default_on_conflict), u.fire_window
+           coalesce(u.on_conflict, p_default_on_conflict), u.fire_window, u.max_wait, u.dedupe_for
       FROM unnest(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_enqueued_by,
-                  p_on_conflict, p_window)
+                  p_on_conflict, p_window, p_max_wait, p_dedupe_for)
            WITH ORDINALITY AS u(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                on_conflict, fire_window, n);
+                                on_conflict, fire_window, max_wait, dedupe_for, n);
   END;
 
 -- The items with what is wrong with each (NULL: nothing), by the rules of schedule().
 CREATE OR REPLACE FUNCTION prescient.array_requests(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[], p_job_key text[],
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
-    p_default_on_conflict text, p_window interval[], p_now timestamptz, p_max_horizon_seconds bigint)
+    p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[],
+    p_dedupe_outcomes text[], p_now timestamptz, p_slot_seconds integer, p_max_horizon_seconds bigint)
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
                  group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
-                 problem text)
+                 max_wait interval, dedupe_for interval, problem text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT i.n, i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key, i.payload, i.enqueued_by,
-           i.on_conflict, i.fire_window,
+           i.on_conflict, i.fire_window, i.max_wait, i.dedupe_for,
            coalesce(prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key,
                                               i.payload, i.enqueued_by, i.on_conflict, p_now, p_max_horizon_seconds),
                     prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds),
-                    CASE WHEN i.on_conflict = 'debounce'
-                      THEN 'on_conflict debounce takes one check at a time (prescient.schedule, with p_max_wait)' END)
+                    -- Judged only for the items that debounce or dedupe: the rest of a bulk load pays nothing.
+                    CASE WHEN i.max_wait IS NOT NULL OR i.dedupe_for IS NOT NULL OR i.on_conflict = 'debounce'
+                      THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for,
+                                                  p_dedupe_outcomes, p_slot_seconds, p_max_horizon_seconds) END)
       FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
-                                 p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window) i;
+                                 p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
+                                 p_dedupe_for) i;
   END;
 
 -- Schedules many checks in one call, given as parallel arrays: item i is (p_job[i], p_entity_name[i],
 -- p_entity_key[i], p_at[i], ...). The optional arrays may be NULL (no item has that field) or hold NULL
 -- elements (that item has none); enqueued_by and on_conflict default to p_by and p_default_on_conflict,
--- the payload to {}; p_window[i] is the item's window (schedule()'s p_window). Every array given has as many elements as p_job, else PR400. The rules are those of
+-- the payload to {}; p_window[i] is the item's window, p_max_wait[i] its debounce ceiling, p_dedupe_for[i]
+-- its dedupe window (against p_dedupe_outcomes, for the whole call), as schedule() takes them. Every array
+-- given has as many elements as p_job, else PR400. The rules are those of
 -- schedule(), all or nothing: the first bad item raises PR400 naming its position (from 1), and so does
 -- a job key given twice. Items whose key is free are inserted in one statement; the others follow their
 -- on_conflict like schedule() does, except that with p_report_conflicts an 'error' conflict comes back
--- as status 'conflict' (with the pending check's id, nothing written) instead of raising. One result row
--- per item, n being its position. A payload that is not JSON text fails the call with PostgreSQL's own
+-- as status 'conflict' (with the pending check's id, nothing written) instead of raising. An item whose key
+-- settled within its dedupe window is looked for after the insert, as schedule() does, and answers
+-- 'deduplicated' with the settled check's id. One result row per item, n being its position. A payload that is not JSON text fails the call with PostgreSQL's own
 -- error (22P02); catching it here would cost a subtransaction per call.
 CREATE OR REPLACE FUNCTION prescient.schedule_arrays(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[],
     p_job_key text[] DEFAULT NULL, p_group_key text[] DEFAULT NULL, p_payload text[] DEFAULT NULL,
     p_enqueued_by text[] DEFAULT NULL, p_on_conflict text[] DEFAULT NULL,
     p_by text DEFAULT current_user, p_default_on_conflict text DEFAULT 'error',
-    p_now timestamptz DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL)
+    p_now timestamptz DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL,
+    p_max_wait interval[] DEFAULT NULL, p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}')
   RETURNS TABLE (n integer, id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz,
                  status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -79,6 +88,8 @@ DECLARE
   v_slots timestamptz[];
   v_item record;
   v_existing bigint;
+  v_deduplicated bigint[];
+  v_settled bigint[];
 BEGIN
   -- A required array counts as empty when NULL; an optional one as "as long as p_job".
   SELECT string_agg(CASE WHEN a.dimensions > 1 THEN format('%s has %s dimensions', a.name, a.dimensions)
@@ -93,7 +104,9 @@ BEGIN
                  ('p_payload', cardinality(p_payload), array_ndims(p_payload), v_count),
                  ('p_enqueued_by', cardinality(p_enqueued_by), array_ndims(p_enqueued_by), v_count),
                  ('p_on_conflict', cardinality(p_on_conflict), array_ndims(p_on_conflict), v_count),
-                 ('p_window', cardinality(p_window), array_ndims(p_window), v_count))
+                 ('p_window', cardinality(p_window), array_ndims(p_window), v_count),
+                 ('p_max_wait', cardinality(p_max_wait), array_ndims(p_max_wait), v_count),
+                 ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -111,7 +124,8 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
-                                                  p_default_on_conflict, p_window, p_now,
+                                                  p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
+                                                  p_dedupe_outcomes, p_now, v_settings.slot_seconds,
                                                   v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
@@ -141,14 +155,20 @@ BEGIN
     WITH input AS MATERIALIZED (
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
-                                                  p_window, p_now, v_settings.max_horizon_seconds)),
+                                                  p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
+                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
                   ORDER BY min(input.n) LIMIT 1),
+         -- A new check's first enqueue is now: a debounce's ceiling counts from it.
          todo AS (
-           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                 v_settings.slot_seconds) AS slot
+           SELECT drawn.*,
+                  CASE WHEN drawn.max_wait IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.debounced_slot(prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                                        v_settings.slot_seconds),
+                                                  p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
                           prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
                      FROM input
@@ -186,14 +206,36 @@ BEGIN
       MESSAGE = format('items %s and %s have the same job key %L', v_dup_first, v_dup_last, v_dup_key);
   END IF;
 
+  -- Dedupe, looked for after the insert (as in schedule()): a settlement of one of these keys that was under
+  -- way held the key until it committed, so this statement sees it.
+  IF EXISTS (SELECT FROM unnest(p_dedupe_for) d WHERE d IS NOT NULL) THEN
+    WITH hit AS (
+           SELECT u.n, u.id, s.settled
+             FROM unnest(v_n, v_ids, v_keys) AS u(n, id, job_key)
+             JOIN LATERAL (SELECT p_dedupe_for[u.n] AS dedupe_for) d ON d.dedupe_for IS NOT NULL
+             CROSS JOIN LATERAL (SELECT h.id AS settled FROM prescient.job_history h
+                                  WHERE h.job_key = u.job_key AND h.finished_at >= p_now - d.dedupe_for
+                                    AND h.outcome = ANY (p_dedupe_outcomes)
+                                  ORDER BY h.finished_at DESC, h.history_id DESC LIMIT 1) s),
+         gone AS (DELETE FROM prescient.future_job f USING hit WHERE f.id = hit.id RETURNING f.id)
+    SELECT array_agg(hit.n ORDER BY hit.n), array_agg(hit.settled ORDER BY hit.n)
+      INTO v_deduplicated, v_settled
+      FROM hit;  -- gone runs whether read or not
+    RETURN QUERY SELECT u.n::integer, u.settled, p_job_key[u.n], NULL::timestamptz, NULL::timestamptz,
+                        'deduplicated'::text
+                   FROM unnest(v_deduplicated, v_settled) AS u(n, settled);
+  END IF;
+
   RETURN QUERY SELECT u.n::integer, u.id, u.job_key, u.slot, u.slot, 'created'::text
-                 FROM unnest(v_n, v_ids, v_keys, v_slots) AS u(n, id, job_key, slot);
+                 FROM unnest(v_n, v_ids, v_keys, v_slots) AS u(n, id, job_key, slot)
+                WHERE v_deduplicated IS NULL OR u.n <> ALL (v_deduplicated);
   IF v_pending IS NULL THEN RETURN; END IF;
 
   -- Items whose key was taken: the exception, handled one by one.
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
-                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window) i
+                                          p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window,
+                                          p_max_wait, p_dedupe_for) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -208,13 +250,13 @@ BEGIN
       SELECT v_item.n::integer, s.*
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
-                                v_item.fire_window) s;
+                                v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes) s;
   END LOOP;
 END $$;
 
 -- Schedules many checks from a JSON array of objects with the fields job, entity_name, entity_key, at,
--- and optionally job_key, group_key, payload, enqueued_by, on_conflict (defaults: p_by, p_on_conflict) and
--- window (an interval, such as "10m"):
+-- and optionally job_key, group_key, payload, enqueued_by, on_conflict (defaults: p_by, p_on_conflict),
+-- window, max_wait and dedupe_for (intervals, such as "10m"; a dedupe counts settlements 'done'):
 -- the items become the arrays of schedule_arrays, which holds the rules. A payload is read as json and
 -- passed on as text (reading it as jsonb from a record is the slow path).
 CREATE OR REPLACE FUNCTION prescient.schedule_many(
@@ -235,18 +277,20 @@ BEGIN
                    array_agg(x.payload::text ORDER BY x.n) AS payload,
                    array_agg(x.enqueued_by ORDER BY x.n) AS enqueued_by,
                    array_agg(x.on_conflict ORDER BY x.n) AS on_conflict,
-                   array_agg(x.fire_window ORDER BY x.n) AS fire_window
+                   array_agg(x.fire_window ORDER BY x.n) AS fire_window,
+                   array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
-                         payload json, enqueued_by text, on_conflict text, "window" interval))
+                         payload json, enqueued_by text, on_conflict text, "window" interval, max_wait interval,
+                         dedupe_for interval))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                        on_conflict, fire_window, n)) a
+                                        on_conflict, fire_window, max_wait, dedupe_for, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
-                                                  p_report_conflicts, a.fire_window) s;
+                                                  p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for) s;
 END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule_many(json, text, text, timestamptz, boolean),
   prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text, text,
-                            timestamptz, boolean, interval[])
+                            timestamptz, boolean, interval[], interval[], interval[], text[])
   FROM PUBLIC;

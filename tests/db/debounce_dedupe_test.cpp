@@ -211,8 +211,17 @@ TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL;
   CHECK_THAT(refused(d), Catch::Contains("the dedupe window -1h is not positive"));
   d.dedupe_for = 400 * 24h;
   CHECK_THAT(refused(d), Catch::Contains("is over 366 days"));
-  std::vector<ScheduleRequest> bulk{reminder(1h, 6h)};
-  CHECK_THROWS_WITH(f.client.schedule_many(bulk), Catch::Contains("take one check at a time"));
+  std::vector<ScheduleRequest> bulk{reminder(1h, 6h), reminder(1h, 6h)};
+  bulk[1].job_key = "remind:43";
+  bulk[1].max_wait = 10s;
+  CHECK_THROWS_WITH(f.client.schedule_many(bulk), Catch::Contains("request 2: max_wait 10s is under the slot"));
+  ScheduleRequest done_only{.job = "noop", .entity_name = "o", .entity_key = "1", .job_key = "a", .in = 1h,
+                            .dedupe_for = 1h};
+  ScheduleRequest cancelled_too = done_only;
+  cancelled_too.job_key = "b";
+  cancelled_too.dedupe_outcomes = {Outcome::cancelled};
+  const std::vector<ScheduleRequest> mixed{done_only, cancelled_too};
+  CHECK_THROWS_WITH(f.client.schedule_many(mixed), Catch::Contains("request 2: the requests of one call that dedupe"));
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
 
   const auto sql_refused = [&](const std::string& sql) {
@@ -232,6 +241,37 @@ TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL;
   CHECK_THAT(sql_refused("SELECT count(*) FROM prescient.schedule_many('[{\"job\": \"noop\", \"entity_name\": \"o\","
                          " \"entity_key\": \"1\", \"at\": \"2026-11-21T01:00:00Z\", \"job_key\": \"k\","
                          " \"on_conflict\": \"debounce\"}]')"),
-             Catch::Contains("item 1: on_conflict debounce takes one check at a time"));
+             Catch::Contains("item 1: debounce needs max_wait"));
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+}
+
+TEST_CASE("bulk: debounce and dedupe per item in one call, as one at a time does them") {
+  Fixture f;
+  // Settled an hour ago: welcome:1. Pending since midnight with a 6-hour ceiling: remind:2.
+  const Scheduled welcome = f.client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "1",
+                                               .job_key = "welcome:1", .in = 0s});
+  f.run_until(f.clock.now(), f.clock.now() + 1min);
+  f.client.schedule(reminder(1h, 6h));  // first enqueued at 00:01
+  f.clock.set(parse_time("2026-11-21T05:30:00Z"));
+  std::vector<ScheduleRequest> requests{
+      {.job = "noop", .entity_name = "orders", .entity_key = "1", .job_key = "welcome:1", .in = 0s,
+       .dedupe_for = 24h},                                                                      // settled: not again
+      {.job = "noop", .entity_name = "orders", .entity_key = "3", .job_key = "welcome:3", .in = 0s,
+       .dedupe_for = 24h},                                                                      // never seen: created
+      reminder(1h, 6h),                                                                         // capped at 06:01
+      {.job = "noop", .entity_name = "orders", .entity_key = "4", .job_key = "remind:4", .in = 9h,
+       .on_conflict = OnConflict::debounce, .max_wait = 6h},                                    // new: 11:30
+      {.job = "noop", .entity_name = "orders", .entity_key = "5", .in = 1h}};                   // keyless
+  const std::vector<Scheduled> answers = f.client.schedule_many(requests);
+  REQUIRE(answers.size() == 5);
+  CHECK(answers[0].status == Scheduled::Status::deduplicated);
+  CHECK(answers[0].id == welcome.id);
+  CHECK(answers[1].status == Scheduled::Status::created);
+  CHECK(answers[2].status == Scheduled::Status::debounced);
+  CHECK(format_time(*answers[2].next_check_at) == "2026-11-21T06:01:00Z");
+  CHECK(answers[3].status == Scheduled::Status::created);
+  CHECK(format_time(*answers[3].next_check_at) == "2026-11-21T11:30:00Z");
+  CHECK(answers[4].status == Scheduled::Status::created);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'welcome:1'") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 4);
 }

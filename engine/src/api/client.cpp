@@ -154,6 +154,19 @@ std::optional<std::string> Client::once_problem(const ScheduleRequest& request) 
   return std::nullopt;
 }
 
+namespace {
+
+// The dedupe outcomes of the first request that dedupes, or none.
+const std::vector<Outcome>& dedupe_outcomes_of(std::span<const ScheduleRequest> requests) {
+  static const std::vector<Outcome> kNone;
+  for (const ScheduleRequest& r : requests) {
+    if (r.dedupe_for) return r.dedupe_outcomes;
+  }
+  return kNone;
+}
+
+}  // namespace
+
 Scheduled Client::schedule(const ScheduleRequest& request) {
   const TimePoint now = clock_->now();
   if (const auto problem = problem_with(request, now)) throw InvalidInput(*problem);
@@ -169,9 +182,10 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
     if (const auto problem = problem_with(requests[i], now)) {
       throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
     }
-    if (requests[i].max_wait || requests[i].dedupe_for) {
+    // The outcomes a dedupe counts travel once per call (prescient.schedule_arrays' p_dedupe_outcomes).
+    if (requests[i].dedupe_for && requests[i].dedupe_outcomes != dedupe_outcomes_of(requests)) {
       throw InvalidInput("request " + std::to_string(i + 1) +
-                         ": debounce and dedupe_for take one check at a time (Client::schedule)");
+                         ": the requests of one call that dedupe count the same outcomes");
     }
     times.push_back(time_of(requests[i], now));
   }

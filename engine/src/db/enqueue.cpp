@@ -68,9 +68,12 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
                                        std::span<const TimePoint> at, const std::string& by, TimePoint now,
                                        bool report_conflicts) {
   // One array per field, in binary: the server reads them far faster than a JSON array of objects.
-  std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts, windows;
-  bool any_window = false;
-  for (auto* column : {&jobs, &entities, &entity_keys, &keys, &groups, &payloads, &bys, &conflicts, &windows}) {
+  std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts, windows,
+      max_waits, dedupe_fors;
+  bool any_window = false, any_once = false;
+  std::vector<Outcome> dedupe_outcomes;  // one set for the call (Client::schedule_many checks they agree)
+  for (auto* column : {&jobs, &entities, &entity_keys, &keys, &groups, &payloads, &bys, &conflicts, &windows, &max_waits,
+                       &dedupe_fors}) {
     column->reserve(requests.size());
   }
   for (const ScheduleRequest& request : requests) {
@@ -84,17 +87,28 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
     conflicts.emplace_back(to_string(request.on_conflict));
     windows.push_back(interval_of(request.window));
     any_window = any_window || request.window.has_value();
+    max_waits.push_back(interval_of(request.max_wait));
+    dedupe_fors.push_back(interval_of(request.dedupe_for));
+    any_once = any_once || request.max_wait || request.dedupe_for;
+    if (request.dedupe_for && !request.dedupe_outcomes.empty()) dedupe_outcomes = request.dedupe_outcomes;
   }
+  // Sent only when some request debounces or dedupes: the common call stays as it was.
+  const auto optional_intervals = [&](const std::vector<std::optional<std::string>>& column) {
+    return any_once ? pq::text_array(column) : pq::Param(std::nullopt);
+  };
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the checks",
       std::string("SELECT n, ") + kScheduledColumns +
           " FROM prescient.schedule_arrays($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],"
           " $6::text[], $7::text[], $8::text[], $9::text[], p_now => $10::timestamptz,"
-          " p_report_conflicts => $11::boolean, p_window => $12::text[]::interval[])",
+          " p_report_conflicts => $11::boolean, p_window => $12::text[]::interval[],"
+          " p_max_wait => $13::text[]::interval[], p_dedupe_for => $14::text[]::interval[],"
+          " p_dedupe_outcomes => coalesce($15::text[], '{done}'))",
       {pq::text_array(jobs), pq::text_array(entities), pq::text_array(entity_keys), pq::time_array(at),
        pq::text_array(keys), pq::text_array(groups), pq::text_array(payloads), pq::text_array(bys),
        pq::text_array(conflicts), format_time(now), std::string(report_conflicts ? "true" : "false"),
-       any_window ? pq::text_array(windows) : pq::Param(std::nullopt)});
+       any_window ? pq::text_array(windows) : pq::Param(std::nullopt), optional_intervals(max_waits),
+       optional_intervals(dedupe_fors), outcomes_of(dedupe_outcomes)});
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
   return results;

@@ -156,6 +156,8 @@ TEST_CASE("dedupe: a key settled within the window is not scheduled again; the a
 }
 
 TEST_CASE("dedupe racing the settlement of the same key: the enqueue waits for it and never lets both in") {
+  const bool bulk = GENERATE(false, true);  // Client::schedule, or schedule_many (schedule_arrays)
+  CAPTURE(bulk);
   Fixture f;
   const Scheduled pending = f.client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "42",
                                                .job_key = "welcome:42", .in = 0s});
@@ -171,15 +173,17 @@ TEST_CASE("dedupe racing the settlement of the same key: the enqueue waits for i
   *settling << "DELETE FROM prescient.future_job WHERE id = :id", soci::use(pending.id);
 
   f.clock.set(parse_time("2026-11-21T00:02:00Z"));
-  auto enqueue = std::async(std::launch::async, [&f] {
+  auto enqueue = std::async(std::launch::async, [&f, bulk] {
     auto db = connect_to(f.url);
     Client client(*db, {.clock = &f.clock});
-    return client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "42", .job_key = "welcome:42",
-                            .in = 1h, .on_conflict = OnConflict::keep, .dedupe_for = 1h});
+    const ScheduleRequest request{.job = "noop", .entity_name = "orders", .entity_key = "42",
+                                  .job_key = "welcome:42", .in = 1h, .on_conflict = OnConflict::keep,
+                                  .dedupe_for = 1h};
+    return bulk ? client.schedule_many(std::span(&request, 1)).at(0) : client.schedule(request);
   });
   CHECK(enqueue.wait_for(300ms) == std::future_status::timeout);  // held by the settlement's key
   *settling << "COMMIT";
-  const Scheduled answer = enqueue.get();
+  const Scheduled answer = enqueue.get();  // (bulk: the insert waited on the key, the lookup saw it)
   CHECK(answer.status == Scheduled::Status::deduplicated);
   CHECK(answer.id == pending.id);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);

@@ -275,6 +275,22 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                 logged(who, action + " schedule " + id + ": " + status);
                 send_json(response, {{"id", id}, {"status", status}});
               }));
+  server.Post("/api/schedules/(.+)/backfill", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const std::string id = request.matches[1].str();
+                const nlohmann::json body = body_of(request);
+                const auto time_field = [&](const char* name) {
+                  if (!body.contains(name) || !body[name].is_string()) {
+                    throw InvalidInput(std::string("give the range as {\"from\": \"<time>\", \"to\": \"<time>\"}: no \"") +
+                                       name + "\"");
+                  }
+                  return parse_time(body[name].get<std::string>());
+                };
+                const TimePoint from = time_field("from"), to = time_field("to");
+                const std::int64_t check = Schedules(db, c->clock).backfill(id, from, to, c->who(request));
+                logged(c->who(request), "backfill of schedule " + id + " from " + format_time(from) + " to " +
+                                            format_time(to) + ": check " + std::to_string(check));
+                send_json(response, {{"id", id}, {"check", check}});
+              }));
   // Limits: set (create or replace) from the fields the Limits page reads; remove by name. limit_set is the
   // schema owner's: the dashboard's role may be refused (42501), which the page shows as it comes.
   server.Post("/api/limits", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {

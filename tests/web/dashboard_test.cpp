@@ -195,6 +195,18 @@ TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead
     CHECK(browser.eval("[...document.querySelectorAll('[data-schedule] th')].find(th => th.textContent === 'paused because')"
                        ".nextSibling.textContent") == "<b>vendor</b> outage");
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:nightly'") == 0);
+    // Backfill a past range; a reversed one is refused, shown, and writes nothing.
+    const auto backfill = [&](const char* from, const char* to) {
+      browser.eval(std::string("(() => { const f = document.querySelector('[data-form=backfill]');"
+                               " f.elements.from.value = '") + from + "'; f.elements.to.value = '" + to +
+                   "'; f.requestSubmit(); return true; })()");
+    };
+    backfill("2026-11-02T00:00:00Z", "2026-11-01T00:00:00Z");
+    browser.wait_until("document.getElementById('toast').className.includes('error')");
+    CHECK_THAT(text_of(browser, "#toast"), Catch::Contains("to: 2026-11-01T00:00:00Z is before from 2026-11-02T00:00:00Z"));
+    backfill("2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z");
+    browser.wait_until("document.getElementById('toast').textContent.includes('backfill is check')");
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key LIKE 'cron-backfill:nightly:%'") == 1);
     browser.eval("document.querySelector('[data-action=resume]').click(); true");
     browser.wait_until("document.querySelector('[data-schedule][data-state=active]')");
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:nightly'") == 1);

@@ -437,7 +437,22 @@ async function schedule(id) {
     el('thead', {}, el('tr', {}, ['event', 'occurred', 'emitted'].map((h) => el('th', {}, h)))),
     el('tbody', {}, d.recent_events.map((e) => el('tr', {},
       el('td', { class: 'mono' }, e.id), el('td', {}, shortTime(e.occurred_at)), el('td', {}, shortTime(e.emitted_at))))));
-  page(`Schedule ${id}`, definition,
+  // Backfill: fire a past range once (what ran already is not fired again).
+  const backfill = config.read_only ? null : el('form', { class: 'search', 'data-form': 'backfill' },
+    el('label', {}, 'backfill from', el('input', { name: 'from', placeholder: '2026-11-20T00:00:00Z', required: true })),
+    el('label', {}, 'to', el('input', { name: 'to', placeholder: '2026-11-20T23:00:00Z', required: true })),
+    el('button', { type: 'submit', 'data-action': 'backfill' }, 'Backfill'));
+  if (backfill) {
+    backfill.onsubmit = async (event) => {
+      event.preventDefault();
+      try {
+        const answer = await act(`${path}/backfill`, { from: backfill.elements.from.value.trim(),
+          to: backfill.elements.to.value.trim() });
+        toast(`Schedule ${id}: backfill is check ${answer.check}`);
+      } catch (e) { toast(e.message, true); }
+    };
+  }
+  page(`Schedule ${id}`, definition, backfill,
     el('h2', {}, d.window ? `Next occurrences (each fires at its place in the ${d.window} window)`
       : d.jitter ? `Next occurrences (each fires at its own offset within ${d.jitter})` : 'Next firings'), d.next_firings.length ? firings : el('p', { class: 'muted' }, 'It fires no more.'),
     el('h2', {}, 'Recent events'), d.recent_events.length ? events : el('p', { class: 'muted' }, 'No event yet.'));

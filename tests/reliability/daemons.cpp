@@ -48,6 +48,14 @@ void wait_until_all_settled(soci::session& db, std::chrono::seconds limit) {
   }
 }
 
+void wait_until_runners_seen(soci::session& db, int count, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (count_of(db, "SELECT count(*) FROM prescient.runner_seen") < count) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 // `checks` ledger checks spread over `slots` slots two seconds apart, the first about three seconds ahead.
 void schedule_spread(soci::session& db, long checks, int slots) {
   SystemClock clock;

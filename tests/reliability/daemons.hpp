@@ -27,6 +27,10 @@ void create_ledger(soci::session& db);
 // Fails the test unless every pending check is settled within `limit`.
 void wait_until_all_settled(soci::session& db, std::chrono::seconds limit);
 
+// Fails the test unless `count` runners have each completed a slot (prescient.runner_seen) within `limit`:
+// the daemons are up and firing, so a slot planned from now on is not run late by their start-up.
+void wait_until_runners_seen(soci::session& db, int count, std::chrono::seconds limit);
+
 // `checks` ledger checks spread over `slots` slots two seconds apart, the first about three seconds ahead.
 void schedule_spread(soci::session& db, long checks, int slots);
 

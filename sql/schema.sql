@@ -346,9 +346,9 @@ BEGIN
            NULL, p_by, p_now, array_agg((e.item->>'window_seconds')::numeric::bigint ORDER BY e.n),
            array_agg((e.item->>'jitter_seconds')::numeric::bigint ORDER BY e.n),
            CASE WHEN bool_or(e.item ?| prescient.cron_option_keys())
-             THEN array_agg(nullif(jsonb_strip_nulls(e.item - ARRAY['id', 'spec', 'time_zone', 'job', 'payload',
-                                                                     'catch_up', 'deadline_seconds', 'window_seconds',
-                                                                     'jitter_seconds']), '{}') ORDER BY e.n)
+             THEN array_agg((SELECT jsonb_object_agg(o.key, o.value) FROM jsonb_each(e.item) o
+                              WHERE o.key = ANY (prescient.cron_option_keys()) AND jsonb_typeof(o.value) <> 'null')
+                            ORDER BY e.n)
            END)
     INTO v_result
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, n);

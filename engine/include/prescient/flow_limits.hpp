@@ -68,6 +68,9 @@ struct FlowRate {
 FlowRate parse_flow_rate(std::string_view text);  // throws InvalidInput naming the text
 std::string format_flow_rate(int count, int per_seconds);
 
+// The payload field a "payload.<field>" key names ("tenant"), or none for the other kinds of key.
+std::optional<std::string> flow_payload_field(const FlowLimit& limit);
+
 // The key value `limit` gives `check`, or none when the limit does not apply to it (another class,
 // another value than the one named, or the key is missing from the check). Payload values: a string is
 // itself, a number or boolean its JSON text, an object or array its compact JSON; null counts as missing.

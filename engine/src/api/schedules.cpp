@@ -19,6 +19,17 @@ bool is_overlap_policy(const std::string& policy) {
   return policy == "allow" || policy == "skip" || policy == "buffer_one" || policy == "cancel_previous";
 }
 
+namespace {
+
+// An end_at being set must be after now (one already passed may stay: the schedule has ended by it).
+void require_end_after_now(const std::optional<TimePoint>& end_at, TimePoint now) {
+  if (end_at && *end_at <= now) {
+    throw InvalidInput("end_at " + format_time(*end_at) + " is not after now (" + format_time(now) + ")");
+  }
+}
+
+}  // namespace
+
 Schedules::Schedules(soci::session& db, const Clock& clock, const Registry* registry)
     : db_(db), clock_(clock), registry_(registry) {}
 
@@ -71,9 +82,7 @@ TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, const CronSpe
 TimePoint Schedules::first_of_new(ScheduleDefinition d, TimePoint now) const {
   d.anchor_at = now;
   const CronSpec spec = validate(d);
-  if (d.end_at && *d.end_at <= now) {
-    throw InvalidInput("end_at " + format_time(*d.end_at) + " is not after now (" + format_time(now) + ")");
-  }
+  require_end_after_now(d.end_at, now);
   // From start_at on (an occurrence at it fires): the check sleeps until then.
   return first_occurrence(d, spec, d.start_at ? std::max(now, *d.start_at - Micros{1}) : now);
 }
@@ -170,9 +179,7 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
   }
   if (changes.max_runs) changed["max_runs"] = *(d.max_runs = changes.max_runs);
   const CronSpec spec = validate(d);
-  if (changes.end_at && *changes.end_at <= now) {
-    throw InvalidInput("end_at " + format_time(*changes.end_at) + " is not after now (" + format_time(now) + ")");
-  }
+  require_end_after_now(changes.end_at, now);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
   db::update_schedule(db_, update.id, changed, update.expected_version.value_or(d.version), first, now);

@@ -57,6 +57,12 @@ std::string format_flow_rate(int count, int per_seconds) {
   }
 }
 
+std::optional<std::string> flow_payload_field(const FlowLimit& limit) {
+  constexpr std::string_view kPrefix = "payload.";
+  if (!limit.key.starts_with(kPrefix)) return std::nullopt;
+  return limit.key.substr(kPrefix.size());
+}
+
 std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& check) {
   if (limit.job && *limit.job != check.job) return std::nullopt;
   std::optional<std::string> key;
@@ -70,7 +76,7 @@ std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& chec
   if (limit.key == "job") key = check.job;
   else if (limit.key == "entity") key = check.entity_name;
   else if (limit.key == "http_target") key = check.job == "http" ? payload_field("target") : std::nullopt;
-  else if (limit.key.starts_with("payload.")) key = payload_field(limit.key.substr(8));
+  else if (const auto field = flow_payload_field(limit)) key = payload_field(*field);
   if (!key || key->empty()) return std::nullopt;
   if (limit.key_value && *limit.key_value != *key) return std::nullopt;
   return key;

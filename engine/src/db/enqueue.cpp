@@ -92,9 +92,9 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
     any_once = any_once || request.max_wait || request.dedupe_for;
     if (request.dedupe_for && !request.dedupe_outcomes.empty()) dedupe_outcomes = request.dedupe_outcomes;
   }
-  // Sent only when some request debounces or dedupes: the common call stays as it was.
-  const auto optional_intervals = [&](const std::vector<std::optional<std::string>>& column) {
-    return any_once ? pq::text_array(column) : pq::Param(std::nullopt);
+  // An optional field is sent only when some request has it: the common call stays as it was.
+  const auto sent_if = [](bool any, const std::vector<std::optional<std::string>>& column) {
+    return any ? pq::text_array(column) : pq::Param(std::nullopt);
   };
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the checks",
@@ -107,8 +107,8 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
       {pq::text_array(jobs), pq::text_array(entities), pq::text_array(entity_keys), pq::time_array(at),
        pq::text_array(keys), pq::text_array(groups), pq::text_array(payloads), pq::text_array(bys),
        pq::text_array(conflicts), format_time(now), std::string(report_conflicts ? "true" : "false"),
-       any_window ? pq::text_array(windows) : pq::Param(std::nullopt), optional_intervals(max_waits),
-       optional_intervals(dedupe_fors), outcomes_of(dedupe_outcomes)});
+       sent_if(any_window, windows), sent_if(any_once, max_waits), sent_if(any_once, dedupe_fors),
+       outcomes_of(dedupe_outcomes)});
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
   return results;

@@ -142,7 +142,7 @@ RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now
                                                    const FlowLimit& fair) {
   return checks_from(pq::exec(native_connection(db_), "cannot claim due checks in fair shares", kClaimDueFair,
                               {pq::micros(slot), pq::micros(now), std::to_string(limit), names_array(excluded.jobs),
-                               pq::integer_array(excluded.ids), fair.key.substr(std::string_view("payload.").size()),
+                               pq::integer_array(excluded.ids), flow_payload_field(fair).value(),
                                nlohmann::json(fair.weights).dump()},
                               pq::Format::binary));
 }

@@ -5,6 +5,8 @@
 #       pool the server at 127.0.0.1:PORT in MODE (transaction or session) for the users named (default:
 #       prescient, the user of scripts/pg.sh), listening on a free loopback port; print that port
 #   scripts/pgbouncer.sh stop              stop it; a no-op when it is not running
+# PRESCIENT_PGBOUNCER_SERVER_LIFETIME sets server_lifetime (seconds; 0: a server connection serves one
+# transaction, then a new one is opened: a test of what a moved session loses, made certain).
 # Its files are in .prescient/pgbouncer under the repository, or $PRESCIENT_PGBOUNCER_DIR. The users
 # are let in without a password (trust): this is for the private clusters of scripts/pg.sh; as root it
 # runs as the user `postgres`, since PgBouncer refuses root.
@@ -28,6 +30,8 @@ start() {
   command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || die "pgbouncer is not installed (apt-get install pgbouncer)"
   running && die "already running in $dir (scripts/pgbouncer.sh stop first)"
   make_owned_dir "$dir"
+  [[ "${PRESCIENT_PGBOUNCER_SERVER_LIFETIME:-0}" =~ ^[0-9]+$ ]] ||
+    die "invalid PRESCIENT_PGBOUNCER_SERVER_LIFETIME '$PRESCIENT_PGBOUNCER_SERVER_LIFETIME': use whole seconds"
   local port
   port=$(free_port)
   local user
@@ -49,6 +53,7 @@ auth_file = $dir/users.txt
 pool_mode = $mode
 max_client_conn = 500
 default_pool_size = 40
+server_lifetime = ${PRESCIENT_PGBOUNCER_SERVER_LIFETIME:-3600}
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 CONF

@@ -45,9 +45,12 @@ std::string read_file(const std::filesystem::path& path) {
 // scripts/pgbouncer.sh in front of the server a URL names, for one test; stopped when it goes.
 class PgBouncer {
  public:
-  PgBouncer(const std::string& mode, const std::string& server_url)
+  // server_lifetime 0: every transaction on a server connection of its own, as a busy pooler may give.
+  PgBouncer(const std::string& mode, const std::string& server_url, bool one_transaction_per_server = false)
       : dir_(std::filesystem::temp_directory_path() / ("prescient-pgbouncer-" + std::to_string(::getpid()))),
-        script_("PRESCIENT_PGBOUNCER_DIR=" + dir_.string() + " " PRESCIENT_SOURCE_DIR "/scripts/pgbouncer.sh") {
+        script_("PRESCIENT_PGBOUNCER_DIR=" + dir_.string() +
+                (one_transaction_per_server ? " PRESCIENT_PGBOUNCER_SERVER_LIFETIME=0" : "") +
+                " " PRESCIENT_SOURCE_DIR "/scripts/pgbouncer.sh") {
     port_ = trimmed(shell(script_ + " start " + mode + " " + connection_option(server_url, "port")));
   }
   ~PgBouncer() {
@@ -158,7 +161,10 @@ TEST_CASE("behind PgBouncer in session mode: prepared statements, everything dra
 
 TEST_CASE("behind PgBouncer in transaction mode, prepared statements forced on: slots fail, saying what to do") {
   const std::string direct = create_migrated_database(1);
-  const PgBouncer bouncer("transaction", direct);
+  // Each transaction on a fresh server connection: a statement prepared in one is gone in the next. (With
+  // server connections reused, whether a worker lands on one its statements were not prepared on is
+  // chance: an idle machine may keep every worker on servers that have them all.)
+  const PgBouncer bouncer("transaction", direct, true);
   const std::string pooled = bouncer.url(direct);
   auto admin = connect_to(direct);
   SystemClock clock;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "prescient/duration.hpp"
+#include "ops/secret_file.hpp"
 #include "prescient/errors.hpp"
 
 namespace prescient {
@@ -67,9 +68,11 @@ std::string secret_of(const nlohmann::json& spec, const std::string& where) {
   std::string secret;
   if (from_file) {
     if (!spec["secret_file"].is_string()) throw InvalidInput(where + ": secret_file must be a string");
-    secret = read_small_file(spec["secret_file"].get<std::string>(), where + ": secret_file");
-    if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-    if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+    try {
+      return read_secret_file(spec["secret_file"].get<std::string>());
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(where + ": secret_file " + e.what());
+    }
   } else {
     if (!spec["secret_env"].is_string()) throw InvalidInput(where + ": secret_env must be a string");
     const std::string name = spec["secret_env"].get<std::string>();

@@ -328,6 +328,7 @@ TEST_CASE("http: a runner killed with requests in flight: after its lease every 
   const std::string dir = "/tmp/prescient-http-kill-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/secret") << kSecret << "\n";
+  std::filesystem::permissions(dir + "/secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::ofstream(dir + "/targets.json") << nlohmann::json{
       {"targets", {{"shop", {{"url", "http://127.0.0.1:" + std::to_string(f.receiver.port()) + "/hooks"},
                              {"secret_file", dir + "/secret"}, {"timeout", "20s"}, {"max_concurrent", 4}}}}}}.dump();

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "http_exchange.hpp"
@@ -93,10 +94,17 @@ TEST_CASE("a targets file: each bad value named, secrets only from a file or the
 
   const std::string secret_file = "/tmp/prescient-http-secret-" + std::to_string(::getpid());
   std::ofstream(secret_file) << "from-file\n";
+  std::filesystem::permissions(secret_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const HttpTargets filed =
       parse_http_targets(R"({"targets": {"s": {"url": "https://h", "secret_file": ")" + secret_file + R"("}}})", "f");
   CHECK(filed.at("s").secret == "from-file");
   CHECK(filed.at("s").timeout == std::chrono::seconds{10});
+  // A secret every user may read is no secret: refused, naming the file.
+  std::filesystem::permissions(secret_file, std::filesystem::perms::others_read, std::filesystem::perm_options::add);
+  CHECK_THROWS_WITH(
+      parse_http_targets(R"({"targets": {"s": {"url": "https://h", "secret_file": ")" + secret_file + R"("}}})", "f"),
+      "f: target 's': secret_file '" + secret_file + "' holds a secret but may be read by every user (mode 0604): " +
+          "chmod o-r '" + secret_file + "'");
   std::remove(secret_file.c_str());
 
   const std::string env = R"(, "secret_env": "PRESCIENT_TEST_SHOP_SECRET")";

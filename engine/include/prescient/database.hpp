@@ -12,10 +12,12 @@ class session;
 
 namespace prescient {
 
-// The --db flag if given, else PRESCIENT_DATABASE_URL, else "" (libpq's own defaults: PGHOST, PGPORT, ...).
-std::string resolve_database_url(const std::optional<std::string>& flag);
 // Whether a connection string carries a password (false for one libpq cannot parse).
 bool has_password(const std::string& url);
+// `url` with `password` added (as libpq's key=value string), for a password kept out of the URL (a file
+// the configuration names). Throws InvalidInput when libpq cannot parse the URL or it holds a password
+// already: one password, in one place.
+std::string with_password(const std::string& url, const std::string& password);
 
 // Opens a session on `url` (a libpq URI or key=value string). Throws InvalidInput when libpq cannot parse
 // it, DatabaseError with one line saying which server and what failed; never echoes a password.

@@ -9,8 +9,6 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
-
 #include "prescient/errors.hpp"
 
 namespace prescient {
@@ -19,28 +17,32 @@ namespace {
 // Server notices (e.g. "schema already exists, skipping") are not errors: keep them off stderr.
 void log_notice(void*, const char* message) { spdlog::debug("postgres: {}", one_line(message)); }
 
-// One connection value in libpq's quoted form, wrapped so SOCI 4.0 passes it on unchanged: SOCI
-// re-splits the connect string on whitespace and strips double quotes, so a value with whitespace
-// rides inside "..." and must not contain a double quote itself.
-std::string encode_value(const char* keyword, std::string_view value) {
+// A connection value in libpq's quoted form: '...' with backslash escapes.
+std::string libpq_quoted(std::string_view value) {
   std::string quoted = "'";
-  bool has_space = false;
   for (const char c : value) {
     if (c == '\\' || c == '\'') quoted += '\\';
     quoted += c;
-    has_space = has_space || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
   }
-  quoted += "'";
-  if (!has_space) return quoted;
+  return quoted + "'";
+}
+
+// One connection value in libpq's quoted form, wrapped so SOCI 4.0 passes it on unchanged: SOCI
+// re-splits the connect string on whitespace and strips double quotes, so a value with whitespace
+// rides inside "..." and must not contain a double quote itself.
+std::string soci_quoted(const char* keyword, std::string_view value) {
+  const std::string quoted = libpq_quoted(value);
+  if (value.find_first_of(" \t\n\r\f\v") == std::string_view::npos) return quoted;
   if (value.find('"') == std::string_view::npos) return '"' + quoted + '"';
   throw InvalidInput(std::string("the connection option ") + keyword +
                      " holds both whitespace and a double quote, which SOCI cannot pass on; "
                      "set it through the environment (e.g. PGPASSWORD) or ~/.pgpass instead");
 }
 
-}  // namespace
-
-std::string soci_connect_string(const std::string& url) {
+// The URL's keywords and values as libpq parses them (refused when it cannot), with `password` if given,
+// each value quoted by `quote`.
+template <class Quote>
+std::string encoded_connect_string(const std::string& url, const std::string* password, Quote quote) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
   if (options == nullptr) {
@@ -54,15 +56,27 @@ std::string soci_connect_string(const std::string& url) {
   try {
     for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
       if (o->val == nullptr || *o->val == '\0') continue;
+      if (password != nullptr && std::string_view(o->keyword) == "password") {
+        throw InvalidInput("the database URL holds a password, and a password file is given too: keep it in one place");
+      }
       if (!out.empty()) out += ' ';
-      out += std::string(o->keyword) + "=" + encode_value(o->keyword, o->val);
+      out += std::string(o->keyword) + "=" + quote(o->keyword, o->val);
     }
+    if (password != nullptr) out += std::string(out.empty() ? "" : " ") + "password=" + quote("password", *password);
   } catch (...) {
     PQconninfoFree(options);
     throw;
   }
   PQconninfoFree(options);
   return out;
+}
+
+}  // namespace
+
+std::string soci_connect_string(const std::string& url) { return encoded_connect_string(url, nullptr, soci_quoted); }
+
+std::string with_password(const std::string& url, const std::string& password) {
+  return encoded_connect_string(url, &password, [](const char*, std::string_view value) { return libpq_quoted(value); });
 }
 
 bool has_password(const std::string& url) {
@@ -74,12 +88,6 @@ bool has_password(const std::string& url) {
   }
   PQconninfoFree(options);
   return found;
-}
-
-std::string resolve_database_url(const std::optional<std::string>& flag) {
-  if (flag) return *flag;
-  if (const char* env = std::getenv("PRESCIENT_DATABASE_URL"); env != nullptr && *env != '\0') return env;
-  return "";
 }
 
 std::unique_ptr<soci::session> connect(const std::string& url) {

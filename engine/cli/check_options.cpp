@@ -28,7 +28,7 @@ CheckTarget target_of(const Invocation& in) {
   if (in.has("id")) target.id = in.get<std::int64_t>("id");
   if (in.has("job-key")) {
     target.job_key = in.get<std::string>("job-key");
-    if (target.job_key->empty()) throw InvalidInput("--job-key is empty");
+    if (target.job_key->empty()) in.refuse("job-key", "--job-key is empty");
   }
   return target;
 }
@@ -44,8 +44,8 @@ TimeChoice time_choice_of(const Invocation& in, bool required) {
   if (in.has("at") && in.has("in")) throw InvalidInput("give either --at or --in, not both");
   if (required && !in.has("at") && !in.has("in")) throw InvalidInput("give a time: --at TIME or --in DURATION");
   TimeChoice choice;
-  if (in.has("at")) choice.at = parse_time(in.get<std::string>("at"));
-  if (in.has("in")) choice.in = parse_duration(in.get<std::string>("in"));
+  choice.at = optional_time_flag(in, "at");
+  choice.in = optional_duration_flag(in, "in");
   return choice;
 }
 
@@ -54,11 +54,11 @@ std::optional<std::string> optional_flag(const Invocation& in, const char* name)
 }
 
 std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name) {
-  return in.has(name) ? std::optional(parse_time(in.get<std::string>(name))) : std::nullopt;
+  return in.has(name) ? std::optional(in.parsed(name, parse_time)) : std::nullopt;
 }
 
 std::optional<std::chrono::seconds> optional_duration_flag(const Invocation& in, const char* name) {
-  return in.has(name) ? std::optional(parse_duration(in.get<std::string>(name))) : std::nullopt;
+  return in.has(name) ? std::optional(in.parsed(name, parse_duration)) : std::nullopt;
 }
 
 void add_plugins_option(po::options_description& desc) {
@@ -82,9 +82,9 @@ void add_listen_db_option(po::options_description& desc) {
 }
 
 std::string listen_database_url(const Invocation& in, soci::session& db) {
-  if (const auto url = flag_or_environment(in, "listen-db", "PRESCIENT_LISTEN_DATABASE_URL")) {
+  if (in.has("listen-db")) {
     in.warn_if_password("listen-db");
-    return *url;
+    return in.with_password_file(in.get<std::string>("listen-db"));
   }
   if (through_pooler(db)) {
     throw InvalidInput("the database is reached through a connection pooler, which in transaction mode loses a "
@@ -94,16 +94,6 @@ std::string listen_database_url(const Invocation& in, soci::session& db) {
   return in.database_url();
 }
 
-std::optional<std::string> environment_value(const char* variable) {
-  const char* value = std::getenv(variable);
-  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
-}
-
-std::optional<std::string> flag_or_environment(const Invocation& in, const char* flag, const char* variable) {
-  if (in.has(flag)) return optional_flag(in, flag);
-  return environment_value(variable);
-}
-
 const Registry& known_job_classes(const Invocation& in) {
   static const Registry registry = [&] {
     Registry r;
@@ -111,12 +101,14 @@ const Registry& known_job_classes(const Invocation& in) {
     if (in.has("commands")) {
       builtins.commands_dir = std::filesystem::absolute(in.get<std::string>("commands")).lexically_normal().string();
       if (!std::filesystem::is_directory(*builtins.commands_dir)) {
-        throw InvalidInput("--commands '" + in.get<std::string>("commands") + "' is not a directory");
+        in.refuse("commands", "--commands '" + in.get<std::string>("commands") + "' is not a directory");
       }
     }
-    if (const auto targets = flag_or_environment(in, "http-targets", "PRESCIENT_HTTP_TARGETS")) builtins.http_targets = std::make_shared<const HttpTargets>(read_http_targets(*targets));
+    if (in.has("http-targets")) {
+      builtins.http_targets = std::make_shared<const HttpTargets>(in.parsed("http-targets", read_http_targets));
+    }
     register_builtin_jobs(r, builtins);
-    if (const auto dir = flag_or_environment(in, "plugins", "PRESCIENT_PLUGIN_PATH")) load_plugins(*dir, r);
+    if (in.has("plugins")) in.parsed("plugins", [&r](const std::string& dir) { return load_plugins(dir, r); });
     return r;
   }();
   return registry;
@@ -148,9 +140,9 @@ nlohmann::json payload_of(const Invocation& in) {
   try {
     payload = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidInput("invalid --payload '" + text + "': not JSON (" + e.what() + ")");
+    in.refuse("payload", "invalid --payload '" + text + "': not JSON (" + e.what() + ")");
   }
-  if (!payload.is_object()) throw InvalidInput("invalid --payload '" + text + "': it must be a JSON object");
+  if (!payload.is_object()) in.refuse("payload", "invalid --payload '" + text + "': it must be a JSON object");
   return payload;
 }
 

@@ -36,10 +36,6 @@ TimeChoice time_choice_of(const Invocation& in, bool required);
 std::optional<std::string> optional_flag(const Invocation& in, const char* name);
 std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name);
 std::optional<std::chrono::seconds> optional_duration_flag(const Invocation& in, const char* name);
-// The environment variable's value when set and not empty, else nothing.
-std::optional<std::string> environment_value(const char* variable);
-// --flag when given, else the environment variable when set and not empty, else nothing.
-std::optional<std::string> flag_or_environment(const Invocation& in, const char* flag, const char* variable);
 
 // --plugins DIR: job classes from the shared libraries in DIR (default: PRESCIENT_PLUGIN_PATH).
 void add_plugins_option(po::options_description& desc);

@@ -103,8 +103,22 @@ void print_man_page(std::ostream& out) {
       << roff("The variables of the global options above; PRESCIENT_PLUGIN_PATH, PRESCIENT_HTTP_TARGETS, "
               "PRESCIENT_PREPARED_STATEMENTS, PRESCIENT_READ_DATABASE_URL and PRESCIENT_LISTEN_DATABASE_URL "
               "for the options that name them; libpq's PGHOST, PGPORT, PGUSER, PGPASSWORD and ~/.pgpass.")
+      << "\n.SH FILES\n.TP\n.I " << roff(PRESCIENT_DEFAULT_CONFIG) << "\n"
+      << roff("The configuration, read when it exists and neither --config nor PRESCIENT_CONFIG names another "
+              "file. Every option of the commands, by its flag's name: `name = value` lines; those before any "
+              "section are for every command that takes the option, those under `[command]` (such as "
+              "[daemon] or [web]) for that command alone, and win over the former. A `#` starts a comment, "
+              "within a value too. A flag wins over its variable, a variable over the file, the file over the "
+              "default; `prescient config COMMAND` shows where each value comes from. An unknown section or "
+              "option, a bad value, or a file that cannot be read is refused (exit 2) naming the file and the "
+              "line. A connection string with a password is refused in a file every user may read; the "
+              "password is better kept in the file db-password-file names (mode 0640 or stricter).")
+      << "\n.SH SIGNALS\n"
+      << roff("SIGTERM and SIGINT stop daemon and web (the daemon settles the batch in hand first). SIGHUP makes "
+              "them read their options again: the log level applies at once; any other change is logged and "
+              "takes a restart. Flow limits live in the database and are read at every slot.")
       << "\n.SH SEE ALSO\n"
-      << roff("psql(1). The documentation in docs/ of the source: concepts.md, cli.md, operations.md, "
+      << roff("psql(1). The documentation in " PRESCIENT_DOC_DIR ": concepts.md, cli.md, operations.md, "
               "guarantees.md.")
       << "\n";
 }

@@ -46,10 +46,12 @@ void print_definition(const ScheduleDefinition& d) {
 int run_next(const Invocation& in) {
   if (!in.has("spec")) throw InvalidInput("missing --spec");
   const int count = in.get<int>("count");
-  if (count < 1 || count > 1000) throw InvalidInput("invalid --count " + std::to_string(count) + ": use 1-1000");
-  const CronSpec spec = CronSpec::parse(in.get<std::string>("spec"));
-  const date::time_zone& zone = find_time_zone(in.has("time-zone") ? in.get<std::string>("time-zone") : "UTC");
-  const TimePoint from = in.has("from") ? parse_time(in.get<std::string>("from")) : SystemClock().now();
+  if (count < 1 || count > 1000) in.refuse("count", "invalid --count " + std::to_string(count) + ": use 1-1000");
+  const CronSpec spec = in.parsed("spec", CronSpec::parse);
+  const date::time_zone& zone =
+      in.has("time-zone") ? *in.parsed("time-zone", [](const std::string& name) { return &find_time_zone(name); })
+                          : find_time_zone("UTC");
+  const TimePoint from = optional_time_flag(in, "from").value_or(SystemClock().now());
   nlohmann::json out = nlohmann::json::array();
   for (const TimePoint t : next_occurrences(spec, zone, from, from, count)) {
     if (in.json()) {
@@ -148,8 +150,8 @@ int run_on_database(const std::string& action, const Invocation& in) {
     return in.get<std::string>("id");
   };
   // Check every flag before touching the database.
-  if ((action == "add" || action == "update") && in.has("spec")) CronSpec::parse(in.get<std::string>("spec"));
-  if (in.has("time-zone")) find_time_zone(in.get<std::string>("time-zone"));
+  if ((action == "add" || action == "update") && in.has("spec")) in.parsed("spec", CronSpec::parse);
+  if (in.has("time-zone")) in.parsed("time-zone", [](const std::string& name) { return &find_time_zone(name); });
   const std::optional<nlohmann::json> payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt;
   const auto deadline = optional_duration_flag(in, "deadline");
   const auto window = optional_duration_flag(in, "window");
@@ -158,11 +160,11 @@ int run_on_database(const std::string& action, const Invocation& in) {
   const auto end_at = optional_time_flag(in, "end-at");
   const auto max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt;
   if (max_runs && *max_runs < 1) {
-    throw InvalidInput("invalid --max-runs " + std::to_string(*max_runs) + ": a schedule runs at least once");
+    in.refuse("max-runs", "invalid --max-runs " + std::to_string(*max_runs) + ": a schedule runs at least once");
   }
   if (in.has("overlap") && !is_overlap_policy(in.get<std::string>("overlap"))) {
-    throw InvalidInput("invalid --overlap '" + in.get<std::string>("overlap") +
-                       "': use allow, skip, buffer_one or cancel_previous");
+    in.refuse("overlap", "invalid --overlap '" + in.get<std::string>("overlap") +
+                             "': use allow, skip, buffer_one or cancel_previous");
   }
   const auto backfill_from = action == "backfill" ? optional_time_flag(in, "from") : std::nullopt;
   const auto backfill_to = action == "backfill" ? optional_time_flag(in, "to") : std::nullopt;

@@ -6,16 +6,17 @@
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
 #include "prometheus_metrics.hpp"
+#include "reload.hpp"
 #include "runner_options.hpp"
 #include "signal_watch.hpp"
-#include "web/web_server.hpp"
+#include "serve_web.hpp"
 
 namespace prescient::cli {
 
 Command daemon_command() {
   return {
       .name = "daemon",
-      .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it.",
+      .summary = "Run continuously: sweep missed slots, then fire every slot at its boundary. SIGTERM/SIGINT stop it; SIGHUP reloads.",
       .usage = "daemon [--shard I/N] [--workers N] [--batch N] [--runner-id ID] [--plugins DIR] [--commands DIR]\n"
                "                         [--http-targets FILE] [--batch-deadline DURATION] [--metrics-addr HOST:PORT]\n"
                "                         [--prepared-statements MODE] [--max-clock-offset DURATION]\n"
@@ -54,17 +55,13 @@ Command daemon_command() {
             const auto scrape = [&metrics] { return metrics->scrape(); };
             std::unique_ptr<web::WebServer> metrics_server, web_server;
             if (in.has("metrics-addr")) {
-              metrics_server = std::make_unique<web::WebServer>(web::WebOptions{.address = in.get<std::string>("metrics-addr"),
-                                                                                .address_flag = "--metrics-addr",
-                                                                                .dashboard = false,
-                                                                                .read_only = true,
-                                                                                .auth_file = std::nullopt,
-                                                                                .database_url = {},
-                                                                                .metrics = scrape},
-                                                                clock);
+              metrics_server =
+                  serve_web(in, "metrics-addr", "", {.dashboard = false, .read_only = true, .metrics = scrape}, clock);
             }
-            if (in.has("read-db") && !in.has("web-addr")) {
-              throw InvalidInput("--read-db is for the dashboard's reads: give it with --web-addr");
+            // A variable or a line for every command (PRESCIENT_READ_DATABASE_URL, read-db before any section)
+            // serves the reading commands; only the flag says it is meant for this daemon.
+            if (in.origin("read-db").kind == OptionOrigin::Kind::flag && !in.has("web-addr")) {
+              in.refuse("read-db", "--read-db is for the dashboard's reads: give it with --web-addr");
             }
             if (in.has("web-addr")) {
               std::string listen_url;
@@ -73,19 +70,14 @@ Command daemon_command() {
                 listen_url = listen_database_url(in, *db);
               }
               if (in.reads_from_replica()) in.connect_for_reading();  // the replica too, before serving
-              web_server = std::make_unique<web::WebServer>(
-                  web::WebOptions{.address = in.get<std::string>("web-addr"),
-                                  .address_flag = "--web-addr",
-                                  .dashboard = true,
-                                  .read_only = in.has("web-read-only"),
-                                  .auth_file = in.has("web-auth-file")
-                                                   ? std::optional(in.get<std::string>("web-auth-file"))
-                                                   : std::nullopt,
-                                  .database_url = options.database_url,
-                                  .read_database_url = in.reads_from_replica() ? in.read_database_url() : "",
-                                  .listen_database_url = listen_url,
-                                  .metrics = scrape},
-                  clock);
+              web_server = serve_web(in, "web-addr", "web-auth-file",
+                                     {.dashboard = true,
+                                      .read_only = in.has("web-read-only"),
+                                      .database_url = options.database_url,
+                                      .read_database_url = in.reads_from_replica() ? in.read_database_url() : "",
+                                      .listen_database_url = listen_url,
+                                      .metrics = scrape},
+                                     clock);
             }
             {
               auto db = in.connect_migrated();
@@ -94,11 +86,13 @@ Command daemon_command() {
             }
             // The figures stats, metrics and the dashboard read; one daemon of all counts them at a time.
             const FiguresRefresher figures(options.database_url, clock);
-            signals.start([&](int received) {
-              spdlog::info("runner {}: received {}, finishing the batch in hand", options.runner_id,
-                           received == SIGTERM ? "SIGTERM" : "SIGINT");
-              waiter.stop();
-            });
+            signals.start(
+                [&](int received) {
+                  spdlog::info("runner {}: received {}, finishing the batch in hand", options.runner_id,
+                               received == SIGTERM ? "SIGTERM" : "SIGINT");
+                  waiter.stop();
+                },
+                [&in] { reload_options(in); });
             Daemon daemon(options, registry, clock, waiter, metrics.get());
             daemon.run();
             return kOk;

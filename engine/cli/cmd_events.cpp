@@ -112,7 +112,7 @@ Command events_command() {
       .run =
           [](const Invocation& in) -> int {
             const int limit = in.get<int>("limit");
-            if (limit < 1) throw InvalidInput("invalid --limit " + std::to_string(limit) + ": it must be at least 1");
+            if (limit < 1) in.refuse("limit", "invalid --limit " + std::to_string(limit) + ": it must be at least 1");
             const auto type = optional_flag(in, "type");
             if (in.has("follow")) return follow(in, type);
             auto db = in.connect_migrated();

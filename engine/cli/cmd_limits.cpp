@@ -27,7 +27,7 @@ std::string limit_name_of(const std::string& action, const Invocation& in) {
 std::optional<std::string> optional_name(const Invocation& in, const char* option, const char* what) {
   if (!in.has(option)) return std::nullopt;
   const std::string value = in.get<std::string>(option);
-  if (auto problem = name_problem(what, value)) throw InvalidInput(*problem);
+  if (auto problem = name_problem(what, value)) in.refuse(option, *problem);
   return value;
 }
 
@@ -50,11 +50,11 @@ ExitCode set_limit(const Invocation& in) {
   limit.name = limit_name_of("set", in);
   if (!in.has("key")) throw InvalidInput("missing --key: job, entity, http_target or payload.<field>");
   limit.key = in.get<std::string>("key");
-  if (auto problem = name_problem("the key", limit.key)) throw InvalidInput(*problem);
+  if (auto problem = name_problem("the key", limit.key)) in.refuse("key", *problem);
   limit.job = optional_name(in, "job", "the job class");
   limit.key_value = optional_name(in, "value", "the key value");
   if (in.has("rate")) {
-    const FlowRate rate = parse_flow_rate(in.get<std::string>("rate"));
+    const FlowRate rate = in.parsed("rate", parse_flow_rate);
     limit.rate = rate.count;
     limit.per_seconds = rate.per_seconds;
   }
@@ -63,11 +63,15 @@ ExitCode set_limit(const Invocation& in) {
   limit.fair_share = in.has("fair-share");
   if (in.has("weight")) {
     for (const std::string& text : in.get<std::vector<std::string>>("weight")) {
-      const auto [value, weight] = weight_of(text);
-      if (auto problem = name_problem("the weighted key value", value)) throw InvalidInput(*problem);
-      if (!limit.weights.emplace(value, weight).second) {
-        throw InvalidInput("--weight names '" + value + "' twice");
+      std::pair<std::string, int> weighted;
+      try {
+        weighted = weight_of(text);
+      } catch (const InvalidInput& e) {
+        in.refuse("weight", e.what());
       }
+      const auto& [value, weight] = weighted;
+      if (auto problem = name_problem("the weighted key value", value)) in.refuse("weight", *problem);
+      if (!limit.weights.emplace(value, weight).second) in.refuse("weight", "--weight names '" + value + "' twice");
     }
     if (!limit.fair_share) throw InvalidInput("--weight applies to fair share: add --fair-share");
   }

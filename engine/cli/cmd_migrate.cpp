@@ -27,8 +27,8 @@ Command migrate_command() {
           [](const Invocation& in) {
             std::optional<std::chrono::seconds> slot;
             if (in.has("slot")) {
-              slot = parse_duration(in.get<std::string>("slot"));
-              SlotGrid{*slot};  // refuse a bad resolution before touching the database
+              // A bad resolution is refused before touching the database.
+              slot = in.parsed("slot", [](const std::string& text) { return SlotGrid{parse_duration(text)}.resolution(); });
             }
             auto db = in.connect();
             const MigrationReport report = migrate(*db, slot);

@@ -28,7 +28,7 @@ Command purge_command() {
           },
       .run =
           [](const Invocation& in) {
-            const auto age = parse_duration(in.get<std::string>("older-than"));
+            const auto age = in.parsed("older-than", parse_duration);
             if (!in.has("history") && !in.has("events")) throw InvalidInput("say what to purge: --history and/or --events");
             auto db = in.connect_migrated();
             const TimePoint cutoff = SystemClock().now() - age;

@@ -76,7 +76,7 @@ Command stats_command() {
           [](const Invocation& in) {
             const int slots = in.get<int>("slots");
             if (slots < 1 || slots > 1000) {
-              throw InvalidInput("--slots must be between 1 and 1000, not " + std::to_string(slots));
+              in.refuse("slots", "--slots must be between 1 and 1000, not " + std::to_string(slots));
             }
             if (in.has("fresh") && in.reads_from_replica()) {
               throw InvalidInput("--fresh counts on the primary, which a replica cannot: leave out --read-db "

@@ -11,14 +11,15 @@
 #include "prescient/queue_stats.hpp"
 #include "signal_watch.hpp"
 #include "web/web_auth.hpp"
-#include "web/web_server.hpp"
+#include "reload.hpp"
+#include "serve_web.hpp"
 
 namespace prescient::cli {
 
 Command web_command() {
   return {
       .name = "web",
-      .summary = "Serve the dashboard and its JSON API (docs/web.md). SIGTERM/SIGINT stop it.",
+      .summary = "Serve the dashboard and its JSON API (docs/web.md). SIGTERM/SIGINT stop it; SIGHUP reloads.",
       .usage = "web [--addr HOST:PORT] [--read-only] [--auth-file FILE] [--read-db URL] [--listen-db URL]\n"
                "                     web --hash-secret NAME < secret",
       .add_options =
@@ -53,26 +54,26 @@ Command web_command() {
             }
             if (in.reads_from_replica()) in.connect_for_reading();  // the replica too, before it listens
             const FiguresRefresher figures(url, clock);
-            const web::WebServer server(
-                {.address = in.get<std::string>("addr"),
-                 .read_only = in.has("read-only"),
-                 .auth_file = in.has("auth-file") ? std::optional(in.get<std::string>("auth-file")) : std::nullopt,
-                 .database_url = url,
-                 .read_database_url = in.reads_from_replica() ? in.read_database_url() : "",
-                 .listen_database_url = listen_url,
-                 .metrics = {}},
-                clock);
-            std::cout << "dashboard: " << server.url() << std::endl;
+            const auto server = serve_web(in, "addr", "auth-file",
+                                          {.read_only = in.has("read-only"),
+                                           .database_url = url,
+                                           .read_database_url = in.reads_from_replica() ? in.read_database_url() : "",
+                                           .listen_database_url = listen_url,
+                                           .metrics = {}},
+                                          clock);
+            std::cout << "dashboard: " << server->url() << std::endl;
             std::mutex mutex;
             std::condition_variable stop;
             bool stopping = false;
-            signals.start([&](int) {
-              {
-                const std::lock_guard lock(mutex);
-                stopping = true;
-              }
-              stop.notify_all();
-            });
+            signals.start(
+                [&](int) {
+                  {
+                    const std::lock_guard lock(mutex);
+                    stopping = true;
+                  }
+                  stop.notify_all();
+                },
+                [&in] { reload_options(in); });
             std::unique_lock lock(mutex);
             stop.wait(lock, [&] { return stopping; });
             spdlog::info("web: stopping");

@@ -4,9 +4,13 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "prescient/errors.hpp"
 
 namespace soci {
 class session;
@@ -18,17 +22,53 @@ namespace po = boost::program_options;
 
 enum ExitCode : int { kOk = 0, kFailure = 1, kUsage = 2, kNotFound = 3 };
 
-// One parsed command line.
+struct Command;
+
+// Where an option's value came from: the sources in order of precedence.
+struct OptionOrigin {
+  enum class Kind { flag, variable, file, fallback };
+  Kind kind = Kind::fallback;
+  std::string where;  // the variable's name, or FILE:LINE
+  // "flag", "PRESCIENT_...", "FILE:LINE" or "default".
+  std::string describe() const;
+};
+
+// One invocation's options: its flags, then the environment variables that stand in for some of them,
+// then the configuration file, then the defaults (option_sources.cpp).
 class Invocation {
  public:
-  Invocation(po::variables_map vm, bool json) : vm_(std::move(vm)), json_(json) {}
+  Invocation(const Command& command, std::vector<std::string> args, po::variables_map vm,
+             std::map<std::string, OptionOrigin> origins, std::optional<std::string> config_path, bool json);
+  const Command& command() const { return *command_; }
   const po::variables_map& options() const { return vm_; }
   bool has(const char* name) const { return vm_.count(name) > 0; }
   template <class T>
   const T& get(const char* name) const { return vm_[name].as<T>(); }
+  // Where the option's value came from ("default" when nothing set it).
+  OptionOrigin origin(const std::string& name) const;
+  // The configuration file read, if any.
+  const std::optional<std::string>& config_path() const { return config_path_; }
+  // The options as they would be resolved now: the same flags, the variables and the file read again
+  // (for a reload on SIGHUP). Throws InvalidInput as the first resolution does.
+  Invocation reread() const;
+
+  // Refuses the option's value: throws InvalidInput with the message, put after where the value came from
+  // when it was not a flag ("FILE:LINE: name = value: ", "PRESCIENT_...=value: ").
+  [[noreturn]] void refuse(const std::string& name, const std::string& message) const;
+  // parse(the option's text), a refusal of it (InvalidInput) named as refuse() names it.
+  template <class Parse>
+  auto parsed(const char* name, Parse parse) const -> decltype(parse(std::string())) {
+    try {
+      return parse(get<std::string>(name));
+    } catch (const InvalidInput& e) {
+      refuse(name, e.what());
+    }
+  }
+
   // --json, or PRESCIENT_JSON set true, for a command that prints JSON.
   bool json() const { return json_; }
-  // The database named by --db / PRESCIENT_DATABASE_URL / libpq defaults.
+  // The database named by --db / PRESCIENT_DATABASE_URL / libpq defaults, with the password of
+  // --db-password-file when one is given.
   std::string database_url() const;
   // Warns when the connection string given as --<flag> holds a password (readable by others: ps, history).
   void warn_if_password(const char* flag) const;
@@ -41,9 +81,16 @@ class Invocation {
   bool reads_from_replica() const;
   // connect_migrated() on read_database_url().
   std::unique_ptr<soci::session> connect_for_reading() const;
+  // A connection string of this invocation's (--read-db, --listen-db) with the password of
+  // --db-password-file when one is given and the string holds none.
+  std::string with_password_file(const std::string& url) const;
 
  private:
+  const Command* command_;
+  std::vector<std::string> args_;
   po::variables_map vm_;
+  std::map<std::string, OptionOrigin> origins_;
+  std::optional<std::string> config_path_;
   bool json_;
 };
 
@@ -97,6 +144,9 @@ Command events_command();
 Command purge_command();
 Command stats_command();
 Command web_command();
+Command config_command();
+// `prescient config COMMAND ...`: the options COMMAND would run with, and where each came from.
+int show_config(const Invocation& in, bool json);
 
 // Parses argv, runs the command, maps errors to exit codes with a one-line message on stderr.
 int run_cli(int argc, char** argv);

@@ -23,6 +23,7 @@ const std::vector<Command>& all_commands() {
       purge_command(),
       stats_command(),
       web_command(),
+      config_command(),
   };
   return commands;
 }

@@ -1,6 +1,7 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 #include <string_view>
 
@@ -8,6 +9,8 @@
 #include "check_options.hpp"
 #include "command.hpp"
 #include "db/connection.hpp"
+#include "ops/secret_file.hpp"
+#include "option_sources.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/log.hpp"
@@ -37,10 +40,15 @@ void print_overview(std::ostream& out) {
       << "when the option is not given:\n";
   for (const GlobalOption& g : global_options()) {
     const std::string flag = "--" + std::string(g.name) + " " + g.value_name;
-    out << "  " << flag << std::string(flag.size() < 20 ? 20 - flag.size() : 1, ' ') << g.variable << "\n";
+    out << "  " << flag << std::string(flag.size() < 25 ? 25 - flag.size() : 1, ' ') << g.variable << "\n";
   }
   out << "Without --db and PRESCIENT_DATABASE_URL, libpq's defaults apply (PGHOST, PGPORT, PGUSER, ...).\n"
-      << "Give passwords through PGPASSWORD or ~/.pgpass rather than on the command line.\n\n"
+      << "Give passwords in --db-password-file, PGPASSWORD or ~/.pgpass rather than on the command line.\n\n"
+      << "Every option may also come from the config file (--config, else PRESCIENT_CONFIG, else\n"
+      << PRESCIENT_DEFAULT_CONFIG << " when it exists): `name = value` lines, before any\n"
+      << "section for every command that takes the option, under [command] for that command. A flag wins\n"
+      << "over its variable, a variable over the file, the file over the default; `prescient config COMMAND`\n"
+      << "shows where each value comes from.\n\n"
       << "Exit codes: 0 success, 1 runtime failure (database, I/O), 2 usage or bad input, 3 not found.\n";
 }
 
@@ -51,56 +59,31 @@ const GlobalOption* find_global(std::string_view name) {
   return nullptr;
 }
 
-// The option's value: the flag's, else its environment variable's (when set and not empty), else the
-// fallback.
-std::string global_value(const po::variables_map& vm, const GlobalOption& g) {
-  if (vm.count(g.name)) return vm[g.name].as<std::string>();
-  return environment_value(g.variable).value_or(g.fallback);
-}
-
-// --json, or PRESCIENT_JSON for a command that prints JSON.
-bool wants_json(const po::options_description& desc, const po::variables_map& vm) {
-  if (desc.find_nothrow("json", false) == nullptr) return false;
-  if (vm.count("json")) return true;
-  const auto text = environment_value("PRESCIENT_JSON");
-  if (!text) return false;
-  if (*text == "1" || *text == "true" || *text == "yes") return true;
-  if (*text == "0" || *text == "false" || *text == "no") return false;
-  throw InvalidInput("invalid PRESCIENT_JSON '" + one_line(*text) + "': use 1, true, yes, 0, false or no");
-}
-
-int run_command(const Command& command, const std::vector<std::string>& args) {
-  const po::options_description desc = options_of(command);
-  // A command may take positional words: its action (`cron next`) and then what it acts on (`jobs pause
-  // CLASS`); any other word is collected only to be named in the error.
-  po::options_description stray;
-  stray.add_options()("unexpected", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(desc).add(stray);
-  po::positional_options_description positional;
-  if (desc.find_nothrow("action", false) != nullptr) positional.add("action", 1);
-  if (desc.find_nothrow("target", false) != nullptr) positional.add("target", 1);
-  positional.add("unexpected", -1);
-  po::variables_map vm;
+void configure_logging_of(const Invocation& in) {
+  const LogFormat format = in.has("log-format") ? in.parsed("log-format", parse_log_format) : LogFormat::text;
+  const std::string level = global_value(in, "log-level");
   try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    // --help before notify(): a required option (purge --older-than, retry --id) must not hide the help.
-    if (vm.count("help")) {
-      print_command_help(std::cout, command);
-      return kOk;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InvalidInput(std::string(e.what()) + " (see prescient " + command.name + " --help)");
+    configure_logging(format, level);
+  } catch (const InvalidInput& e) {
+    in.refuse("log-level", e.what());
   }
-  if (vm.count("unexpected")) {
-    throw InvalidInput("unexpected argument '" + vm["unexpected"].as<std::vector<std::string>>().front() +
-                       "' (see prescient " + command.name + " --help)");
+}
+
+// How a command's options are used: to run it, or (`prescient config COMMAND ...`) to show them.
+struct Use {
+  bool show = false;
+  bool json = false;  // show them as JSON
+};
+
+int run_command(const Command& command, const std::vector<std::string>& args, Use use) {
+  const std::optional<Invocation> in = resolve_invocation(command, args);
+  if (!in) {
+    print_command_help(std::cout, command);
+    return kOk;
   }
-  configure_logging(parse_log_format(global_value(vm, *find_global("log-format"))),
-                    global_value(vm, *find_global("log-level")));
-  const bool json = wants_json(desc, vm);
-  return command.run(Invocation(std::move(vm), json));
+  configure_logging_of(*in);
+  if (use.show) return show_config(*in, use.json || in->json());
+  return command.run(*in);
 }
 
 int fail(int code, const std::string& message) {
@@ -113,7 +96,7 @@ int fail(int code, const std::string& message) {
 void Invocation::warn_if_password(const char* flag) const {
   if (has(flag) && has_password(get<std::string>(flag))) {
     spdlog::warn("the --{} connection string holds a password, which other users of this host can read (ps, "
-                 "shell history): give it in PGPASSWORD or ~/.pgpass instead",
+                 "shell history): give it in --db-password-file, PGPASSWORD or ~/.pgpass instead",
                  flag);
   }
 }
@@ -144,12 +127,26 @@ const std::vector<GlobalOption>& global_options() {
       {"db", "URL", "PRESCIENT_DATABASE_URL", "database: libpq URI or key=value; without either, libpq's PG* variables", ""},
       {"log-level", "LEVEL", "PRESCIENT_LOG_LEVEL", "trace, debug, info, warn, error, critical or off", "info"},
       {"log-format", "FORMAT", "PRESCIENT_LOG_FORMAT", "text or json (one object per line)", "text"},
+      {"config", "FILE", "PRESCIENT_CONFIG",
+       "read options from FILE too (a flag and a variable win over it; /dev/null for none)",
+       PRESCIENT_DEFAULT_CONFIG " when it exists"},
+      {"db-password-file", "FILE", "PRESCIENT_DATABASE_PASSWORD_FILE",
+       "the database password, from FILE (not readable by every user), for every connection the command makes",
+       ""},
   };
   return options;
 }
 
-std::string Invocation::database_url() const {
-  return resolve_database_url(has("db") ? std::optional(get<std::string>("db")) : std::nullopt);
+std::string Invocation::database_url() const { return with_password_file(has("db") ? get<std::string>("db") : ""); }
+
+std::string Invocation::with_password_file(const std::string& url) const {
+  if (!has("db-password-file")) return url;
+  const std::string password = parsed("db-password-file", read_secret_file);
+  try {
+    return with_password(url, password);
+  } catch (const InvalidInput& e) {
+    refuse("db-password-file", e.what());
+  }
 }
 
 std::unique_ptr<soci::session> Invocation::connect_migrated() const {
@@ -159,12 +156,10 @@ std::unique_ptr<soci::session> Invocation::connect_migrated() const {
 }
 
 std::string Invocation::read_database_url() const {
-  return flag_or_environment(*this, "read-db", "PRESCIENT_READ_DATABASE_URL").value_or(database_url());
+  return has("read-db") ? with_password_file(get<std::string>("read-db")) : database_url();
 }
 
-bool Invocation::reads_from_replica() const {
-  return flag_or_environment(*this, "read-db", "PRESCIENT_READ_DATABASE_URL").has_value();
-}
+bool Invocation::reads_from_replica() const { return has("read-db"); }
 
 std::unique_ptr<soci::session> Invocation::connect_for_reading() const {
   if (!reads_from_replica()) return connect_migrated();
@@ -230,9 +225,30 @@ int run_cli(int argc, char** argv) {
                             "' (see prescient --help)");
   }
   std::vector<std::string> args(argv + at + 1, argv + argc);
+  // `prescient config COMMAND ARGS...` resolves COMMAND's options as running it would, and shows them
+  // (--json, a word of config's own, is taken out first).
+  Use use;
+  if (command->name == "config") {
+    // The command to show is the first word that is not an option (global options may come before it).
+    auto word = args.begin();
+    while (word != args.end() && word->starts_with("--")) {
+      const GlobalOption* global = find_global(word->substr(2));
+      word += global != nullptr && word + 1 != args.end() ? 2 : 1;
+    }
+    if (word != args.end() && *word != "config" && find_command(*word) != nullptr) {
+      command = find_command(*word);
+      args.erase(word);
+      use.show = true;
+    }
+  }
   args.insert(args.end(), globals.begin(), globals.end());
+  if (use.show) {
+    const auto json = std::find(args.begin(), args.end(), "--json");
+    use.json = json != args.end();
+    if (use.json) args.erase(json);
+  }
   try {
-    return run_command(*command, args);
+    return run_command(*command, args, use);
   } catch (const InvalidInput& e) {
     return fail(kUsage, e.what());
   } catch (const NotFound& e) {

@@ -47,26 +47,31 @@ void add_runner_options(po::options_description& desc) {
 
 RunnerOptions runner_options_of(const Invocation& in) {
   RunnerOptions options;
-  options.database_url = resolve_database_url(in.has("db") ? std::optional(in.get<std::string>("db")) : std::nullopt);
+  options.database_url = in.database_url();
   options.runner_id = in.has("runner-id") ? in.get<std::string>("runner-id") : default_runner_id();
-  if (options.runner_id.empty()) throw InvalidInput("--runner-id is empty");
+  if (options.runner_id.empty()) in.refuse("runner-id", "--runner-id is empty");
   options.workers = in.get<int>("workers");
+  if (options.workers < 1 || options.workers > kMaxWorkers) {
+    in.refuse("workers", "invalid --workers " + std::to_string(options.workers) + ": use 1 to " +
+                             std::to_string(kMaxWorkers));
+  }
   options.batch_size = in.get<int>("batch");
   if (options.batch_size < 1 || options.batch_size > 100000) {
-    throw InvalidInput("invalid --batch " + std::to_string(options.batch_size) + ": use 1 to 100000");
+    in.refuse("batch", "invalid --batch " + std::to_string(options.batch_size) + ": use 1 to 100000");
   }
-  options.shard = parse_shard(in.get<std::string>("shard"));
-  if (const auto mode = flag_or_environment(in, "prepared-statements", "PRESCIENT_PREPARED_STATEMENTS")) {
-    options.statement_preparation = parse_statement_preparation(*mode);
+  options.shard = in.parsed("shard", parse_shard);
+  if (in.has("prepared-statements")) {
+    options.statement_preparation = in.parsed("prepared-statements", parse_statement_preparation);
   }
-  const std::chrono::seconds deadline = parse_duration(in.get<std::string>("batch-deadline"));
+  const std::chrono::seconds deadline = in.parsed("batch-deadline", parse_duration);
   if (deadline < std::chrono::seconds{1} || deadline > std::chrono::hours{24}) {
-    throw InvalidInput("invalid --batch-deadline " + in.get<std::string>("batch-deadline") + ": use 1s to 1d");
+    in.refuse("batch-deadline", "invalid --batch-deadline " + in.get<std::string>("batch-deadline") + ": use 1s to 1d");
   }
   options.batch_deadline = deadline;
-  const std::chrono::seconds max_offset = parse_duration(in.get<std::string>("max-clock-offset"));
+  const std::chrono::seconds max_offset = in.parsed("max-clock-offset", parse_duration);
   if (max_offset < std::chrono::seconds{1} || max_offset > std::chrono::days{7}) {
-    throw InvalidInput("invalid --max-clock-offset " + in.get<std::string>("max-clock-offset") + ": use 1s to 7d");
+    in.refuse("max-clock-offset",
+              "invalid --max-clock-offset " + in.get<std::string>("max-clock-offset") + ": use 1s to 7d");
   }
   options.clock_check = {.enabled = true, .refuse_over = max_offset};
   return options;

@@ -6,14 +6,21 @@ SignalWatch::SignalWatch() {
   sigemptyset(&signals_);
   sigaddset(&signals_, SIGTERM);
   sigaddset(&signals_, SIGINT);
+  sigaddset(&signals_, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
 }
 
-void SignalWatch::start(std::function<void(int)> on_signal) {
-  thread_ = std::thread([this, on_signal = std::move(on_signal)] {
+void SignalWatch::start(std::function<void(int)> on_stop, std::function<void()> on_reload) {
+  thread_ = std::thread([this, on_stop = std::move(on_stop), on_reload = std::move(on_reload)] {
     int received = 0;
-    sigwait(&signals_, &received);
-    if (!closing_) on_signal(received);
+    while (sigwait(&signals_, &received) == 0 && !closing_) {
+      if (received == SIGHUP && on_reload) {
+        on_reload();
+        continue;
+      }
+      on_stop(received);
+      return;
+    }
   });
 }
 

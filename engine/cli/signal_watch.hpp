@@ -1,6 +1,6 @@
 #pragma once
-// SIGTERM and SIGINT for a long-running command (daemon, events --follow): taken by one thread that
-// calls a handler, and blocked in every other thread. The watching thread is stopped and joined when
+// SIGTERM, SIGINT and SIGHUP for a long-running command (daemon, web, events --follow): taken by one thread
+// that calls a handler, and blocked in every other thread. The watching thread is stopped and joined when
 // the watch goes out of scope, however the scope is left (an exception included).
 #include <signal.h>
 
@@ -19,8 +19,10 @@ class SignalWatch {
   SignalWatch(const SignalWatch&) = delete;
   SignalWatch& operator=(const SignalWatch&) = delete;
 
-  // Starts the thread that waits for a signal and calls on_signal with it (once).
-  void start(std::function<void(int signal)> on_signal);
+  // Starts the thread that waits for signals. SIGTERM and SIGINT call on_stop with the signal, once, and end
+  // the watch. SIGHUP calls on_reload, as often as it comes; without one, SIGHUP stops too (a terminal
+  // that hangs up ends what runs in it).
+  void start(std::function<void(int signal)> on_stop, std::function<void()> on_reload = {});
 
  private:
   sigset_t signals_;

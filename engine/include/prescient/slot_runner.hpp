@@ -24,10 +24,13 @@ namespace prescient {
 enum class StatementPreparation { automatic, on, off };
 StatementPreparation parse_statement_preparation(std::string_view text);  // throws InvalidInput
 
+// The most worker threads one runner takes; each holds up to two sessions (docs/operations.md).
+constexpr int kMaxWorkers = 64;
+
 struct RunnerOptions {
   std::string database_url;
   std::string runner_id;  // recorded as finished_by in history
-  int workers = 1;
+  int workers = 1;  // 1 to kMaxWorkers
   int batch_size = 1000;  // ungrouped checks per transaction
   int group_batch = 50;   // whole groups per transaction
   // No job of a batch starts after this much time from its claim: the checks not reached are released

@@ -29,6 +29,15 @@ class JsonFormatter final : public spdlog::formatter {
   std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
 };
 
+spdlog::level::level_enum parse_log_level(std::string_view level) {
+  const spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
+  if (parsed == spdlog::level::off && level != "off") {
+    throw InvalidInput("invalid --log-level '" + std::string(level) +
+                       "': use trace, debug, info, warn, error, critical or off");
+  }
+  return parsed;
+}
+
 }  // namespace
 
 LogFormat parse_log_format(std::string_view name) {
@@ -37,12 +46,10 @@ LogFormat parse_log_format(std::string_view name) {
   throw InvalidInput("invalid --log-format '" + std::string(name) + "': use text or json");
 }
 
+void set_log_level(std::string_view level) { spdlog::set_level(parse_log_level(level)); }
+
 void configure_logging(LogFormat format, std::string_view level) {
-  const spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
-  if (parsed == spdlog::level::off && level != "off") {
-    throw InvalidInput("invalid --log-level '" + std::string(level) +
-                       "': use trace, debug, info, warn, error, critical or off");
-  }
+  const spdlog::level::level_enum parsed = parse_log_level(level);
   auto logger = std::make_shared<spdlog::logger>("prescient", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (format == LogFormat::json) {
     logger->set_formatter(std::make_unique<JsonFormatter>());

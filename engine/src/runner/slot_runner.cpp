@@ -69,8 +69,9 @@ SweepMode parse_sweep_mode(std::string_view text) {
 
 SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock)
     : options_(std::move(options)), registry_(registry), clock_(clock), sessions_(std::make_unique<Sessions>()) {
-  if (options_.workers < 1 || options_.workers > 64) {
-    throw InvalidInput("invalid --workers " + std::to_string(options_.workers) + ": use 1 to 64");
+  if (options_.workers < 1 || options_.workers > kMaxWorkers) {
+    throw InvalidInput("invalid --workers " + std::to_string(options_.workers) + ": use 1 to " +
+                       std::to_string(kMaxWorkers));
   }
   if (options_.batch_size < 1) throw InvalidInput("invalid batch size " + std::to_string(options_.batch_size));
   if (options_.batch_deadline < std::chrono::milliseconds{1}) {

@@ -3093,6 +3093,14 @@ GRANT SELECT ON TABLE prescient.runner_seen TO prescient_runner;
 
 
 --
+-- Name: TABLE schema_functions; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.schema_functions TO prescient_client;
+GRANT SELECT ON TABLE prescient.schema_functions TO prescient_runner;
+
+
+--
 -- Name: TABLE schema_migrations; Type: ACL; Schema: prescient; Owner: -
 --
 

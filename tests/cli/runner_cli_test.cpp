@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "http.hpp"
+#include "login_role.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
 
@@ -247,4 +248,28 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
   const ProcessResult again = run_prescient(with_db({"limits", "remove", "crm"}, url));
   CHECK(again.exit_code == 3);
   CHECK_THAT(again.err, Catch::Contains("no limit named 'crm'"));
+}
+
+TEST_CASE("the CLI runs as the least-privilege logins: a client schedules and lists, a runner fires") {
+  const std::string url = create_migrated_database(1);
+  auto owner = connect_to(url);
+  const Login client(*owner, "cli_client_" + std::to_string(::getpid()), "prescient_client");
+  const Login runner(*owner, "cli_runner_" + std::to_string(::getpid()), "prescient_runner");
+  const std::string client_url = as_user(url, client.name), runner_url = as_user(url, runner.name);
+  const ProcessResult scheduled = run_prescient(
+      {"schedule", "--db", client_url, "--job", "noop", "--entity-name", "o", "--entity-key", "1", "--in", "0s"});
+  INFO(scheduled.err);
+  REQUIRE(scheduled.exit_code == 0);
+  const ProcessResult listed = run_prescient({"list", "--db", client_url, "--json"});
+  INFO(listed.err);
+  CHECK(listed.exit_code == 0);
+  CHECK(json::parse(listed.out).size() == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the check's slot is past
+  const ProcessResult swept = run_prescient({"sweep", "--db", runner_url, "--json"});
+  INFO(swept.err);
+  CHECK(swept.exit_code == 0);
+  CHECK(count_of(*owner, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 1);
+  const ProcessResult fired = run_prescient({"run-slot", "--db", runner_url});
+  INFO(fired.err);
+  CHECK(fired.exit_code == 0);
 }

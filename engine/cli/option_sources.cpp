@@ -207,7 +207,16 @@ std::optional<Invocation> resolve_invocation(const Command& command, const std::
   if (!gathering.add_flags(args)) return std::nullopt;
   const std::optional<std::string> config_path = config_path_of(gathering.vm());
   gathering.add_variables();
-  if (config_path) gathering.add_file(read_config_file(*config_path));
+  if (config_path) {
+    try {
+      gathering.add_file(read_config_file(*config_path));
+    } catch (const InvalidInput& e) {
+      // Read because it exists, not because the user asked: say how not to read it.
+      if (gathering.vm().count("config") || environment_value("PRESCIENT_CONFIG")) throw;
+      throw InvalidInput(std::string(e.what()) + " (the default config file; give --config FILE, or --config "
+                                                 "/dev/null to read none)");
+    }
+  }
   gathering.finish();
   const bool json = gathering.vm().count("json") > 0;
   return Invocation(command, args, std::move(gathering.vm()), std::move(gathering.origins()), config_path, json);

@@ -2,18 +2,1972 @@
 -- by the numbered migrations sql/NNNN_*.sql and the function files sql/functions/*.sql; a test fails
 -- when this file and they disagree.
 --
--- PostgreSQL database dump
+-- Read as the schema: each table first, with its comments, indexes, constraints, triggers and grants (the
+-- checks: future_job, job_history, cron_schedule, event; then the rest by name), then the functions.
+
+-- ====================================================================================================
+-- prescient.future_job
+-- ====================================================================================================
+
+--
+-- Name: future_job; Type: TABLE; Schema: prescient; Owner: -
 --
 
+CREATE TABLE prescient.future_job (
+    id bigint NOT NULL,
+    job text NOT NULL,
+    entity_name text NOT NULL,
+    entity_key text NOT NULL,
+    job_key text,
+    group_key text,
+    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    first_check_at timestamp with time zone NOT NULL,
+    next_check_at timestamp with time zone NOT NULL,
+    check_count integer DEFAULT 0 NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    last_error text,
+    enqueued_on timestamp with time zone NOT NULL,
+    enqueued_by text NOT NULL,
+    claimed_by text,
+    claimed_until timestamp with time zone,
+    claim_token bigint,
+    CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
+    CONSTRAINT future_job_check_count_check CHECK ((check_count >= 0)),
+    CONSTRAINT future_job_enqueued_by_check CHECK ((enqueued_by <> ''::text)),
+    CONSTRAINT future_job_entity_key_check CHECK ((entity_key <> ''::text)),
+    CONSTRAINT future_job_entity_name_check CHECK ((entity_name <> ''::text)),
+    CONSTRAINT future_job_group_key_check CHECK ((group_key <> ''::text)),
+    CONSTRAINT future_job_job_check CHECK ((job <> ''::text)),
+    CONSTRAINT future_job_job_key_check CHECK ((job_key <> ''::text)),
+    CONSTRAINT future_job_payload_object CHECK ((jsonb_typeof(payload) = 'object'::text))
+);
+
+--
+-- Name: TABLE future_job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.future_job IS 'Pending checks, and only pending checks: each sleeps here until next_check_at, a runner fires it at that slot and calls its job class, and a finished check moves to job_history. Written through prescient.schedule*, cancel and reschedule; claimed by runners with FOR UPDATE SKIP LOCKED.';
+
+--
+-- Name: COLUMN future_job.id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.id IS 'The check''s id, drawn from an identity; it stays the check''s id in job_history and in event ids (<id>-<check_count>).';
+
+--
+-- Name: COLUMN future_job.job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.job IS 'The job class that decides what the check does when it fires: a built-in class (noop, emit, sql, command, http, cron) or one from a plugin. Refused at enqueue unless registered.';
+
+--
+-- Name: COLUMN future_job.entity_name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.entity_name IS 'What the check is about, by kind (orders); with entity_key, the application''s own object. Lists and flow limits (key entity) select by it.';
+
+--
+-- Name: COLUMN future_job.entity_key; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.entity_key IS 'Which one of entity_name (the order''s id, as text).';
+
+--
+-- Name: COLUMN future_job.job_key; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.job_key IS 'An optional natural key, unique among pending checks: a second schedule with the key is refused, kept, replaced or debounced (on_conflict); a dedupe window looks it up in job_history.';
+
+--
+-- Name: COLUMN future_job.group_key; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.group_key IS 'Checks sharing a group key due at one slot run on one runner at a time, in id order (an advisory lock on the group). Null: no group.';
+
+--
+-- Name: COLUMN future_job.payload; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.payload IS 'A JSON object handed to the job class. Classes keep their own state in it (the cron class its whole schedule); flow limits may key on a top-level field.';
+
+--
+-- Name: COLUMN future_job.first_check_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.first_check_at IS 'The slot of the check''s first firing, as scheduled.';
+
+--
+-- Name: COLUMN future_job.next_check_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.next_check_at IS 'The slot the check fires at next: always on the slot grid, never before. The runner''s lookup is an equality on it (index future_job_due).';
+
+--
+-- Name: COLUMN future_job.check_count; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.check_count IS 'Runs of the job that answered so far (a failed attempt is not one): the runs before the next. Guarded by max_checks.';
+
+--
+-- Name: COLUMN future_job.attempts; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.attempts IS 'Failed attempts since the last run that answered; at max_attempts the check finishes as failed. Reset by a successful run.';
+
+--
+-- Name: COLUMN future_job.last_error; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.last_error IS 'The last failed attempt''s error (at most 4 KB), with its SQLSTATE where the database refused; null after a successful run.';
+
+--
+-- Name: COLUMN future_job.enqueued_on; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.enqueued_on IS 'When the check was first enqueued. A replace or debounce keeps it, so a debounce''s ceiling is enqueued_on + max_wait.';
+
+--
+-- Name: COLUMN future_job.enqueued_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.enqueued_by IS 'Who enqueued it: the --by name, else the database role.';
+
+--
+-- Name: COLUMN future_job.claimed_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.claimed_by IS 'The runner holding a written lease on the check (long-running classes, flow-control deferrals); null when it is held by a row lock alone or not at all.';
+
+--
+-- Name: COLUMN future_job.claimed_until; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.claimed_until IS 'When the written lease expires: after it the check is claimable again, and a late result is discarded.';
+
+--
+-- Name: COLUMN future_job.claim_token; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.claim_token IS 'A random token of the written lease: a settlement writes only rows whose token is still its own and whose lease is live (fencing).';
+
+--
+-- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
+--
+
+ALTER TABLE prescient.future_job ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME prescient.future_job_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: future_job future_job_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.future_job
+    ADD CONSTRAINT future_job_pkey PRIMARY KEY (id);
+
+--
+-- Name: future_job_due; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX future_job_due ON prescient.future_job USING btree (next_check_at);
+
+--
+-- Name: future_job_entity; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX future_job_entity ON prescient.future_job USING btree (entity_name, entity_key);
+
+--
+-- Name: future_job_group; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX future_job_group ON prescient.future_job USING btree (group_key, next_check_at, id) WHERE (group_key IS NOT NULL);
+
+--
+-- Name: future_job_job; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX future_job_job ON prescient.future_job USING btree (job, next_check_at, id);
+
+--
+-- Name: future_job_job_key; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE UNIQUE INDEX future_job_job_key ON prescient.future_job USING btree (job_key) WHERE (job_key IS NOT NULL);
+
+--
+-- Name: TABLE future_job; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.future_job TO prescient_client;
+GRANT SELECT,DELETE,UPDATE ON TABLE prescient.future_job TO prescient_runner;
 
 
+-- ====================================================================================================
+-- prescient.job_history
+-- ====================================================================================================
+
+--
+-- Name: job_history; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.job_history (
+    history_id bigint NOT NULL,
+    id bigint NOT NULL,
+    job text NOT NULL,
+    entity_name text NOT NULL,
+    entity_key text NOT NULL,
+    job_key text,
+    group_key text,
+    payload jsonb NOT NULL,
+    first_check_at timestamp with time zone NOT NULL,
+    last_check_at timestamp with time zone NOT NULL,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    last_error text,
+    enqueued_on timestamp with time zone NOT NULL,
+    enqueued_by text NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    finished_by text NOT NULL,
+    outcome text NOT NULL,
+    run_micros bigint,
+    retried boolean DEFAULT false NOT NULL,
+    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
+    CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
+)
+PARTITION BY RANGE (finished_at);
+
+--
+-- Name: TABLE job_history; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.job_history IS 'Every finished check, one row a settlement: the timeline of each check, with how it ended. Partitioned by month of finished_at, so purge drops whole months. A failed row not retried is a dead letter.';
+
+--
+-- Name: COLUMN job_history.history_id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.history_id IS 'The row''s own id, in the order rows were written.';
+
+--
+-- Name: COLUMN job_history.id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.id IS 'The check''s id (future_job.id): a retried check has several rows under one id.';
+
+--
+-- Name: COLUMN job_history.job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.job IS 'The check''s job class.';
+
+--
+-- Name: COLUMN job_history.entity_name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.entity_name IS 'What the check was about, by kind.';
+
+--
+-- Name: COLUMN job_history.entity_key; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.entity_key IS 'Which one of entity_name.';
+
+--
+-- Name: COLUMN job_history.job_key; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.job_key IS 'The check''s natural key, if it had one: dedupe windows and prescient show --job-key read it.';
+
+--
+-- Name: COLUMN job_history.group_key; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.group_key IS 'The check''s group, if it had one.';
+
+--
+-- Name: COLUMN job_history.payload; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.payload IS 'The check''s payload as it finished (with the cron class''s bookkeeping, or why it was skipped or cancelled).';
+
+--
+-- Name: COLUMN job_history.first_check_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.first_check_at IS 'The slot of its first firing.';
+
+--
+-- Name: COLUMN job_history.last_check_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.last_check_at IS 'The slot it last fired at (for a cancelled check, the slot it was waiting for).';
+
+--
+-- Name: COLUMN job_history.check_count; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.check_count IS 'How many runs had answered when it finished.';
+
+--
+-- Name: COLUMN job_history.attempts; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.attempts IS 'Failed attempts in a row when it finished (max_attempts for a failed check).';
+
+--
+-- Name: COLUMN job_history.last_error; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.last_error IS 'The last error: why a failed check failed, or why a guard stopped it.';
+
+--
+-- Name: COLUMN job_history.enqueued_on; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.enqueued_on IS 'When the check was first enqueued.';
+
+--
+-- Name: COLUMN job_history.enqueued_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.enqueued_by IS 'Who enqueued it.';
+
+--
+-- Name: COLUMN job_history.finished_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.finished_at IS 'When it finished, by the settling runner''s clock (or the canceller''s): the partition key.';
+
+--
+-- Name: COLUMN job_history.finished_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.finished_by IS 'Who finished it: the runner''s id, or the --by name of a cancel.';
+
+--
+-- Name: COLUMN job_history.outcome; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.outcome IS 'How it ended: done (the job answered nothing more), cancelled, failed (max_attempts), guard_max_checks, guard_past, guard_horizon (a guard stopped it), deadline_missed (fired too late for its deadline), overlap_skipped (a schedule''s occurrence its overlap policy skipped).';
+
+--
+-- Name: COLUMN job_history.run_micros; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.run_micros IS 'How long the last run took, in microseconds; null when it did not run (cancelled, skipped).';
+
+--
+-- Name: COLUMN job_history.retried; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.retried IS 'True on a failed row whose check was put back by prescient retry (or the dashboard): no longer a dead letter.';
+
+--
+-- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
+--
+
+CREATE SEQUENCE prescient.job_history_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: job_history_history_id_seq; Type: SEQUENCE OWNED BY; Schema: prescient; Owner: -
+--
+
+ALTER SEQUENCE prescient.job_history_history_id_seq OWNED BY prescient.job_history.history_id;
+
+--
+-- Name: job_history history_id; Type: DEFAULT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.job_history ALTER COLUMN history_id SET DEFAULT nextval('prescient.job_history_history_id_seq'::regclass);
+
+--
+-- Name: job_history_dead_letter; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_dead_letter ON ONLY prescient.job_history USING btree (finished_at, history_id) INCLUDE (id, job) WHERE ((outcome = 'failed'::text) AND (NOT retried));
+
+--
+-- Name: job_history_entity; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_entity ON ONLY prescient.job_history USING btree (entity_name, entity_key);
+
+--
+-- Name: job_history_finished_at; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_finished_at ON ONLY prescient.job_history USING btree (finished_at);
+
+--
+-- Name: job_history_id; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_id ON ONLY prescient.job_history USING btree (id, history_id);
+
+--
+-- Name: job_history_job_key; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_job_key ON ONLY prescient.job_history USING btree (job_key) WHERE (job_key IS NOT NULL);
+
+--
+-- Name: TABLE job_history; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE prescient.job_history TO prescient_runner;
+GRANT SELECT ON TABLE prescient.job_history TO prescient_client;
+
+--
+-- Name: SEQUENCE job_history_history_id_seq; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT USAGE ON SEQUENCE prescient.job_history_history_id_seq TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.job_history_default
+-- ====================================================================================================
+
+--
+-- Name: job_history_default; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.job_history_default (
+    history_id bigint DEFAULT nextval('prescient.job_history_history_id_seq'::regclass) NOT NULL,
+    id bigint NOT NULL,
+    job text NOT NULL,
+    entity_name text NOT NULL,
+    entity_key text NOT NULL,
+    job_key text,
+    group_key text,
+    payload jsonb NOT NULL,
+    first_check_at timestamp with time zone NOT NULL,
+    last_check_at timestamp with time zone NOT NULL,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    last_error text,
+    enqueued_on timestamp with time zone NOT NULL,
+    enqueued_by text NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    finished_by text NOT NULL,
+    outcome text NOT NULL,
+    run_micros bigint,
+    retried boolean DEFAULT false NOT NULL,
+    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
+    CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
+);
+
+--
+-- Name: job_history_default; Type: TABLE ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.job_history ATTACH PARTITION prescient.job_history_default DEFAULT;
+
+--
+-- Name: job_history_default_entity_name_entity_key_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_default_entity_name_entity_key_idx ON prescient.job_history_default USING btree (entity_name, entity_key);
+
+--
+-- Name: job_history_default_finished_at_history_id_id_job_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_default_finished_at_history_id_id_job_idx ON prescient.job_history_default USING btree (finished_at, history_id) INCLUDE (id, job) WHERE ((outcome = 'failed'::text) AND (NOT retried));
+
+--
+-- Name: job_history_default_finished_at_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_default_finished_at_idx ON prescient.job_history_default USING btree (finished_at);
+
+--
+-- Name: job_history_default_id_history_id_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_default_id_history_id_idx ON prescient.job_history_default USING btree (id, history_id);
+
+--
+-- Name: job_history_default_job_key_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX job_history_default_job_key_idx ON prescient.job_history_default USING btree (job_key) WHERE (job_key IS NOT NULL);
+
+--
+-- Name: job_history_default_entity_name_entity_key_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.job_history_entity ATTACH PARTITION prescient.job_history_default_entity_name_entity_key_idx;
+
+--
+-- Name: job_history_default_finished_at_history_id_id_job_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.job_history_dead_letter ATTACH PARTITION prescient.job_history_default_finished_at_history_id_id_job_idx;
+
+--
+-- Name: job_history_default_finished_at_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.job_history_finished_at ATTACH PARTITION prescient.job_history_default_finished_at_idx;
+
+--
+-- Name: job_history_default_id_history_id_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.job_history_id ATTACH PARTITION prescient.job_history_default_id_history_id_idx;
+
+--
+-- Name: job_history_default_job_key_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.job_history_job_key ATTACH PARTITION prescient.job_history_default_job_key_idx;
+
+
+-- ====================================================================================================
+-- prescient.cron_schedule
+-- ====================================================================================================
+
+--
+-- Name: cron_schedule; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.cron_schedule (
+    id text NOT NULL,
+    spec text NOT NULL,
+    time_zone text DEFAULT 'UTC'::text NOT NULL,
+    job text DEFAULT 'emit'::text NOT NULL,
+    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    deadline_seconds bigint,
+    catch_up text DEFAULT 'one'::text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    anchor_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    last_occurrence_at timestamp with time zone,
+    created_by text DEFAULT CURRENT_USER NOT NULL,
+    paused_at timestamp with time zone,
+    paused_by text,
+    invalid_reason text,
+    window_seconds bigint,
+    jitter_seconds bigint,
+    overlap text DEFAULT 'allow'::text NOT NULL,
+    start_at timestamp with time zone,
+    end_at timestamp with time zone,
+    max_runs integer,
+    run_count integer DEFAULT 0 NOT NULL,
+    ended_at timestamp with time zone,
+    ended_reason text,
+    pause_note text,
+    CONSTRAINT cron_schedule_bounds_check CHECK ((end_at > start_at)),
+    CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
+    CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
+    CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
+    CONSTRAINT cron_schedule_jitter_seconds_check CHECK ((jitter_seconds >= 1)),
+    CONSTRAINT cron_schedule_max_runs_check CHECK ((max_runs >= 1)),
+    CONSTRAINT cron_schedule_overlap_check CHECK ((overlap = ANY (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))),
+    CONSTRAINT cron_schedule_run_count_check CHECK ((run_count >= 0)),
+    CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
+    CONSTRAINT cron_schedule_version_check CHECK ((version >= 1)),
+    CONSTRAINT cron_schedule_window_seconds_check CHECK ((window_seconds >= 1))
+);
+
+--
+-- Name: TABLE cron_schedule; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.cron_schedule IS 'Recurring schedules. Each live schedule owns one pending check of class cron (job_key cron:<id>) that carries its whole definition in its payload, so firing reads nothing else; this row is the definition of record and what cron list shows. Written through prescient.cron_* functions.';
+
+--
+-- Name: COLUMN cron_schedule.id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.id IS 'The schedule''s name, chosen by its author: unique, and the source of its events.';
+
+--
+-- Name: COLUMN cron_schedule.spec; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.spec IS 'When it fires: a cron expression (five or six fields, cronie''s syntax) or @hourly, @daily, ..., @every DURATION.';
+
+--
+-- Name: COLUMN cron_schedule.time_zone; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.time_zone IS 'The IANA time zone the spec is read in (cronie''s rule across DST changes).';
+
+--
+-- Name: COLUMN cron_schedule.job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.job IS 'What an occurrence does: emit (an event into the outbox) or a job class that gets a check of its own per occurrence.';
+
+--
+-- Name: COLUMN cron_schedule.payload; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.payload IS 'The event''s payload (emit), or the payload of each occurrence''s check.';
+
+--
+-- Name: COLUMN cron_schedule.deadline_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.deadline_seconds IS 'An occurrence fired later than this after its time is not run but recorded as deadline_missed; null: no deadline.';
+
+--
+-- Name: COLUMN cron_schedule.catch_up; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.catch_up IS 'After downtime, the missed occurrences fire: one (the latest), all, or none.';
+
+--
+-- Name: COLUMN cron_schedule.version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.version IS 'Raised by every update: an occurrence fires under exactly one version.';
+
+--
+-- Name: COLUMN cron_schedule.anchor_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.anchor_at IS 'Where @every intervals count from: the schedule''s creation.';
+
+--
+-- Name: COLUMN cron_schedule.created_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.created_at IS 'When it was added.';
+
+--
+-- Name: COLUMN cron_schedule.updated_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.updated_at IS 'When it was last added, updated, paused or resumed.';
+
+--
+-- Name: COLUMN cron_schedule.last_occurrence_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.last_occurrence_at IS 'The last occurrence reached, as of the last pause, update or backfill; while the schedule runs, its check''s payload is ahead of this.';
+
+--
+-- Name: COLUMN cron_schedule.created_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.created_by IS 'The database role that added it.';
+
+--
+-- Name: COLUMN cron_schedule.paused_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.paused_at IS 'When it was paused (its check cancelled, its place kept); null while it runs.';
+
+--
+-- Name: COLUMN cron_schedule.paused_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.paused_by IS 'Who paused it.';
+
+--
+-- Name: COLUMN cron_schedule.invalid_reason; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.invalid_reason IS 'Why the runner could not use the definition (a spec that never fires, a zone its tzdata lacks): its check finished and nothing retries until an update makes it valid. Null: valid.';
+
+--
+-- Name: COLUMN cron_schedule.window_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.window_seconds IS 'Spread: each occurrence fires at the schedule''s own place within this window after its time, so many schedules of one spec do not fire as a herd. Null: none.';
+
+--
+-- Name: COLUMN cron_schedule.jitter_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.jitter_seconds IS 'Each occurrence fires at an offset of its own within this many seconds after its time, from the schedule''s id and the occurrence. Null: none.';
+
+--
+-- Name: COLUMN cron_schedule.overlap; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.overlap IS 'What an occurrence does while an earlier one''s check is pending or running: allow, skip, buffer_one (one running and one waiting) or cancel_previous.';
+
+--
+-- Name: COLUMN cron_schedule.start_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.start_at IS 'No occurrence before this fires. Null: from its creation.';
+
+--
+-- Name: COLUMN cron_schedule.end_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.end_at IS 'No occurrence after this fires; then the schedule ends by itself. Null: no end.';
+
+--
+-- Name: COLUMN cron_schedule.max_runs; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.max_runs IS 'At most this many occurrences fire; then the schedule ends by itself. Null: no limit.';
+
+--
+-- Name: COLUMN cron_schedule.run_count; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.run_count IS 'Occurrences counted towards max_runs, as of the last pause or update; while it runs, its check''s payload counts on.';
+
+--
+-- Name: COLUMN cron_schedule.ended_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.ended_at IS 'When the schedule ended by itself (end_at or max_runs reached); the row is kept. Null: not ended.';
+
+--
+-- Name: COLUMN cron_schedule.ended_reason; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.ended_reason IS 'Why it ended: which bound it reached.';
+
+--
+-- Name: COLUMN cron_schedule.pause_note; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.pause_note IS 'The note given with the pause (why, until when); cleared by resume.';
+
+--
+-- Name: cron_schedule cron_schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.cron_schedule
+    ADD CONSTRAINT cron_schedule_pkey PRIMARY KEY (id);
+
+--
+-- Name: cron_schedule_invalid; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX cron_schedule_invalid ON prescient.cron_schedule USING btree (id) WHERE (invalid_reason IS NOT NULL);
+
+--
+-- Name: cron_schedule_job; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX cron_schedule_job ON prescient.cron_schedule USING btree (job, id);
+
+--
+-- Name: cron_schedule_paused; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX cron_schedule_paused ON prescient.cron_schedule USING btree (id) WHERE (paused_at IS NOT NULL);
+
+--
+-- Name: TABLE cron_schedule; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_client;
+GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_runner;
+
+--
+-- Name: COLUMN cron_schedule.last_occurrence_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(last_occurrence_at) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+--
+-- Name: COLUMN cron_schedule.invalid_reason; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(invalid_reason) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+--
+-- Name: COLUMN cron_schedule.run_count; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(run_count) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+--
+-- Name: COLUMN cron_schedule.ended_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(ended_at) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+--
+-- Name: COLUMN cron_schedule.ended_reason; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(ended_reason) ON TABLE prescient.cron_schedule TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.event
+-- ====================================================================================================
+
+--
+-- Name: event; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.event (
+    seq bigint NOT NULL,
+    id text NOT NULL,
+    type text NOT NULL,
+    source text NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    emitted_at timestamp with time zone NOT NULL,
+    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    tx xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    CONSTRAINT event_id_check CHECK ((id <> ''::text)),
+    CONSTRAINT event_type_check CHECK ((type <> ''::text))
+);
+
+--
+-- Name: TABLE event; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.event IS 'The outbox: events emitted by checks and schedules, inserted in the transaction of the settlement that produced them, with NOTIFY prescient_event. Read in (tx, seq) order, only from transactions older than the reader''s snapshot xmin.';
+
+--
+-- Name: COLUMN event.seq; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.seq IS 'The order of insertion; with tx, the reading order.';
+
+--
+-- Name: COLUMN event.id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.id IS 'Deterministic: <schedule id>-<occurrence unix seconds>, or <check id>-<check_count>[-n]. A duplicate is ignored, so a re-run never emits twice.';
+
+--
+-- Name: COLUMN event.type; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.type IS 'What happened, named by the application (order.late).';
+
+--
+-- Name: COLUMN event.source; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.source IS 'The schedule id, or the check id, that emitted it.';
+
+--
+-- Name: COLUMN event.occurred_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.occurred_at IS 'The occurrence time (schedules) or the slot (checks); an event may give its own.';
+
+--
+-- Name: COLUMN event.emitted_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.emitted_at IS 'When the runner settled it, by its clock; retention deletes by it.';
+
+--
+-- Name: COLUMN event.payload; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.payload IS 'The event''s JSON payload.';
+
+--
+-- Name: COLUMN event.tx; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.tx IS 'The inserting transaction (xid8): readers take only events whose transaction finished before their snapshot, so a late commit never lands behind a reader''s cursor.';
+
+--
+-- Name: event_seq_seq; Type: SEQUENCE; Schema: prescient; Owner: -
+--
+
+ALTER TABLE prescient.event ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME prescient.event_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: event event_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.event
+    ADD CONSTRAINT event_pkey PRIMARY KEY (id);
+
+--
+-- Name: event event_seq_key; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.event
+    ADD CONSTRAINT event_seq_key UNIQUE (seq);
+
+--
+-- Name: event_cursor; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX event_cursor ON prescient.event USING btree (tx, seq);
+
+--
+-- Name: event_emitted_at; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX event_emitted_at ON prescient.event USING btree (emitted_at);
+
+--
+-- Name: event_source; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX event_source ON prescient.event USING btree (source, occurred_at, seq);
+
+--
+-- Name: TABLE event; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE prescient.event TO prescient_runner;
+GRANT SELECT ON TABLE prescient.event TO prescient_client;
+
+--
+-- Name: SEQUENCE event_seq_seq; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT USAGE ON SEQUENCE prescient.event_seq_seq TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.finished_figure
+-- ====================================================================================================
+
+--
+-- Name: finished_figure; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.finished_figure (
+    hour timestamp with time zone NOT NULL,
+    outcome text NOT NULL,
+    checks bigint NOT NULL,
+    lateness_p50_seconds double precision,
+    lateness_p99_seconds double precision
+);
+
+--
+-- Name: TABLE finished_figure; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.finished_figure IS 'Checks settled per hour of the last day, by outcome, with how late they settled (finished_at minus their slot). Counted with queue_figures; the dashboard''s past view.';
+
+--
+-- Name: COLUMN finished_figure.hour; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.finished_figure.hour IS 'The hour (UTC).';
+
+--
+-- Name: COLUMN finished_figure.outcome; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.finished_figure.outcome IS 'The outcome, as in job_history.';
+
+--
+-- Name: COLUMN finished_figure.checks; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.finished_figure.checks IS 'Checks settled with that outcome in that hour.';
+
+--
+-- Name: COLUMN finished_figure.lateness_p50_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.finished_figure.lateness_p50_seconds IS 'The median lateness in seconds; null when none ran.';
+
+--
+-- Name: COLUMN finished_figure.lateness_p99_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.finished_figure.lateness_p99_seconds IS 'The 99th percentile of lateness in seconds; null when none ran.';
+
+--
+-- Name: finished_figure finished_figure_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.finished_figure
+    ADD CONSTRAINT finished_figure_pkey PRIMARY KEY (hour, outcome);
+
+--
+-- Name: TABLE finished_figure; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.finished_figure TO prescient_client;
+GRANT SELECT ON TABLE prescient.finished_figure TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.flow_deferral
+-- ====================================================================================================
+
+--
+-- Name: flow_deferral; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_deferral (
+    check_id bigint NOT NULL,
+    deferred_at timestamp with time zone NOT NULL,
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    until timestamp with time zone NOT NULL
+);
+
+--
+-- Name: TABLE flow_deferral; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.flow_deferral IS 'Each time a limit held a check back: when, why and until when. A check''s first deferral by a limit is recorded, not every look again while it waits. prescient show lists a check''s deferrals; purge --history removes old ones.';
+
+--
+-- Name: COLUMN flow_deferral.check_id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_deferral.check_id IS 'The deferred check (future_job.id, then job_history.id).';
+
+--
+-- Name: COLUMN flow_deferral.deferred_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_deferral.deferred_at IS 'When it was held back.';
+
+--
+-- Name: COLUMN flow_deferral.limit_name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_deferral.limit_name IS 'The limit that held it back.';
+
+--
+-- Name: COLUMN flow_deferral.key_value; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_deferral.key_value IS 'Its key value under that limit.';
+
+--
+-- Name: COLUMN flow_deferral.until; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_deferral.until IS 'The moment its budget allowed it to start.';
+
+--
+-- Name: flow_deferral_check; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX flow_deferral_check ON prescient.flow_deferral USING btree (check_id, deferred_at);
+
+--
+-- Name: flow_deferral_time; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX flow_deferral_time ON prescient.flow_deferral USING btree (deferred_at);
+
+--
+-- Name: TABLE flow_deferral; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE prescient.flow_deferral TO prescient_runner;
+GRANT SELECT ON TABLE prescient.flow_deferral TO prescient_client;
+
+
+-- ====================================================================================================
+-- prescient.flow_figure
+-- ====================================================================================================
+
+--
+-- Name: flow_figure; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_figure (
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    deferred bigint NOT NULL,
+    last_deferred_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: TABLE flow_figure; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.flow_figure IS 'Deferrals counted per limit and key value, for stats, metrics and the dashboard.';
+
+--
+-- Name: COLUMN flow_figure.limit_name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_figure.limit_name IS 'The limit.';
+
+--
+-- Name: COLUMN flow_figure.key_value; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_figure.key_value IS 'The key value.';
+
+--
+-- Name: COLUMN flow_figure.deferred; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_figure.deferred IS 'Checks deferred so far.';
+
+--
+-- Name: COLUMN flow_figure.last_deferred_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_figure.last_deferred_at IS 'The last deferral.';
+
+--
+-- Name: flow_figure flow_figure_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_figure
+    ADD CONSTRAINT flow_figure_pkey PRIMARY KEY (limit_name, key_value);
+
+--
+-- Name: flow_figure flow_figure_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_figure
+    ADD CONSTRAINT flow_figure_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
+
+--
+-- Name: TABLE flow_figure; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.flow_figure TO prescient_client;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_figure TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.flow_lease
+-- ====================================================================================================
+
+--
+-- Name: flow_lease; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_lease (
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    check_id bigint NOT NULL
+);
+
+--
+-- Name: TABLE flow_lease; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.flow_lease IS 'Checks admitted under a concurrency limit: a place is held while the check''s future_job row keeps the written lease it was admitted with. A settlement, a release or an expired lease gives the place back; stale rows are dropped by the next admission of the key value.';
+
+--
+-- Name: COLUMN flow_lease.limit_name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_lease.limit_name IS 'The limit.';
+
+--
+-- Name: COLUMN flow_lease.key_value; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_lease.key_value IS 'The key value.';
+
+--
+-- Name: COLUMN flow_lease.check_id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_lease.check_id IS 'The admitted check (future_job.id).';
+
+--
+-- Name: flow_lease flow_lease_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_lease
+    ADD CONSTRAINT flow_lease_pkey PRIMARY KEY (limit_name, key_value, check_id);
+
+--
+-- Name: flow_lease flow_lease_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_lease
+    ADD CONSTRAINT flow_lease_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
+
+--
+-- Name: TABLE flow_lease; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_lease TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.flow_limit
+-- ====================================================================================================
+
+--
+-- Name: flow_limit; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_limit (
+    name text NOT NULL,
+    key text NOT NULL,
+    job text,
+    key_value text,
+    rate integer,
+    per_seconds integer DEFAULT 1 NOT NULL,
+    burst integer DEFAULT 1 NOT NULL,
+    concurrency integer,
+    fair_share boolean DEFAULT false NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    updated_by text NOT NULL,
+    weights jsonb,
+    CONSTRAINT flow_limit_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
+    CONSTRAINT flow_limit_check CHECK (((rate IS NOT NULL) OR (concurrency IS NOT NULL) OR fair_share)),
+    CONSTRAINT flow_limit_check1 CHECK (((NOT fair_share) OR ((key ~~ 'payload.%'::text) AND (job IS NULL) AND (key_value IS NULL)))),
+    CONSTRAINT flow_limit_check2 CHECK (((weights IS NULL) OR (fair_share AND (jsonb_typeof(weights) = 'object'::text)))),
+    CONSTRAINT flow_limit_concurrency_check CHECK ((concurrency > 0)),
+    CONSTRAINT flow_limit_job_check CHECK ((job <> ''::text)),
+    CONSTRAINT flow_limit_key_check CHECK (((key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((key ~~ 'payload.%'::text) AND ((octet_length(key) >= 9) AND (octet_length(key) <= 208))))),
+    CONSTRAINT flow_limit_key_value_check CHECK ((key_value <> ''::text)),
+    CONSTRAINT flow_limit_name_check CHECK (((name <> ''::text) AND (octet_length(name) <= 200))),
+    CONSTRAINT flow_limit_per_seconds_check CHECK (((per_seconds >= 1) AND (per_seconds <= 86400))),
+    CONSTRAINT flow_limit_rate_check CHECK ((rate > 0)),
+    CONSTRAINT flow_limit_updated_by_check CHECK ((updated_by <> ''::text))
+);
+
+--
+-- Name: TABLE flow_limit; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.flow_limit IS 'Flow limits: the checks a limit applies to share a key computed from the row, and each key value has a budget of its own (rate, concurrency, fair share), held across every runner. Written through limit_set and limit_remove (prescient limits).';
+
+--
+-- Name: COLUMN flow_limit.name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.name IS 'The limit''s name, chosen by the operator.';
+
+--
+-- Name: COLUMN flow_limit.key; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.key IS 'What the budget is per: job, entity, http_target, or payload.<field> (a top-level payload field).';
+
+--
+-- Name: COLUMN flow_limit.job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.job IS 'Only checks of this class; null: every class.';
+
+--
+-- Name: COLUMN flow_limit.key_value; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.key_value IS 'Only this key value; null: each value has a budget of its own.';
+
+--
+-- Name: COLUMN flow_limit.rate; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.rate IS 'At most this many checks started per per_seconds per key value; null: no rate.';
+
+--
+-- Name: COLUMN flow_limit.per_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.per_seconds IS 'The rate''s period in seconds.';
+
+--
+-- Name: COLUMN flow_limit.burst; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.burst IS 'How many may start at once after a pause (the bucket''s size).';
+
+--
+-- Name: COLUMN flow_limit.concurrency; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.concurrency IS 'At most this many running at once per key value; null: no limit.';
+
+--
+-- Name: COLUMN flow_limit.fair_share; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.fair_share IS 'Within a slot, claims take the key values in turn (payload fields only).';
+
+--
+-- Name: COLUMN flow_limit.updated_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.updated_at IS 'When it was last set.';
+
+--
+-- Name: COLUMN flow_limit.updated_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.updated_by IS 'Who set it.';
+
+--
+-- Name: COLUMN flow_limit.weights; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_limit.weights IS 'Fair share''s weights by key value ({"gold": 3}); a value not named weighs 1. Null: equal shares.';
+
+--
+-- Name: flow_limit flow_limit_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_limit
+    ADD CONSTRAINT flow_limit_pkey PRIMARY KEY (name);
+
+--
+-- Name: TABLE flow_limit; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.flow_limit TO prescient_client;
+GRANT SELECT ON TABLE prescient.flow_limit TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.flow_state
+-- ====================================================================================================
+
+--
+-- Name: flow_state; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.flow_state (
+    limit_name text NOT NULL,
+    key_value text NOT NULL,
+    tat timestamp with time zone DEFAULT '-infinity'::timestamp with time zone NOT NULL
+);
+
+--
+-- Name: TABLE flow_state; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.flow_state IS 'Per limit and key value, the rate''s state (GCRA). Its row is also the lock that serialises admissions of that key value. Written by runners.';
+
+--
+-- Name: COLUMN flow_state.limit_name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_state.limit_name IS 'The limit.';
+
+--
+-- Name: COLUMN flow_state.key_value; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_state.key_value IS 'The key value.';
+
+--
+-- Name: COLUMN flow_state.tat; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.flow_state.tat IS 'The theoretical arrival time: the next check may start at tat - (burst - 1) * interval.';
+
+--
+-- Name: flow_state flow_state_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_state
+    ADD CONSTRAINT flow_state_pkey PRIMARY KEY (limit_name, key_value);
+
+--
+-- Name: flow_state flow_state_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.flow_state
+    ADD CONSTRAINT flow_state_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
+
+--
+-- Name: TABLE flow_state; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_state TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.paused_job
+-- ====================================================================================================
+
+--
+-- Name: paused_job; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.paused_job (
+    job text NOT NULL,
+    paused_at timestamp with time zone NOT NULL,
+    paused_by text NOT NULL,
+    CONSTRAINT paused_job_job_check CHECK ((job <> ''::text))
+);
+
+--
+-- Name: TABLE paused_job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.paused_job IS 'Paused job classes: runners claim none of their checks, which stay pending until prescient jobs resume.';
+
+--
+-- Name: COLUMN paused_job.job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.paused_job.job IS 'The paused class.';
+
+--
+-- Name: COLUMN paused_job.paused_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.paused_job.paused_at IS 'When it was paused.';
+
+--
+-- Name: COLUMN paused_job.paused_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.paused_job.paused_by IS 'Who paused it.';
+
+--
+-- Name: paused_job paused_job_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.paused_job
+    ADD CONSTRAINT paused_job_pkey PRIMARY KEY (job);
+
+--
+-- Name: TABLE paused_job; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.paused_job TO prescient_client;
+GRANT SELECT ON TABLE prescient.paused_job TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.pending_figure
+-- ====================================================================================================
+
+--
+-- Name: pending_figure; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.pending_figure (
+    bucket text NOT NULL,
+    starts_at timestamp with time zone,
+    job text NOT NULL,
+    checks bigint NOT NULL,
+    CONSTRAINT pending_figure_bucket_check CHECK ((bucket = ANY (ARRAY['overdue'::text, 'due'::text, 'slot'::text, 'hour'::text, 'day'::text, 'later'::text])))
+);
+
+--
+-- Name: TABLE pending_figure; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.pending_figure IS 'Pending checks by when they are due, by job class: per slot for the 1 000 slots after the current one, then per hour up to a day ahead, per day up to a year, and the rest in one bucket. Counted with queue_figures; the dashboard''s future view.';
+
+--
+-- Name: COLUMN pending_figure.bucket; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.pending_figure.bucket IS 'overdue, due, slot, hour, day or later.';
+
+--
+-- Name: COLUMN pending_figure.starts_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.pending_figure.starts_at IS 'The slot, hour or day (UTC) the bucket starts at; null for overdue and later.';
+
+--
+-- Name: COLUMN pending_figure.job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.pending_figure.job IS 'The job class.';
+
+--
+-- Name: COLUMN pending_figure.checks; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.pending_figure.checks IS 'Pending checks of the class in the bucket.';
+
+--
+-- Name: TABLE pending_figure; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.pending_figure TO prescient_client;
+GRANT SELECT ON TABLE prescient.pending_figure TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.queue_figures
+-- ====================================================================================================
+
+--
+-- Name: queue_figures; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.queue_figures (
+    singleton boolean DEFAULT true NOT NULL,
+    counted_at timestamp with time zone NOT NULL,
+    current_slot timestamp with time zone NOT NULL,
+    count_millis integer NOT NULL,
+    pending bigint NOT NULL,
+    overdue bigint NOT NULL,
+    due bigint NOT NULL,
+    next_hour bigint NOT NULL,
+    next_day bigint NOT NULL,
+    next_week bigint NOT NULL,
+    dead_letters bigint NOT NULL,
+    finished_last_hour jsonb NOT NULL,
+    history_final_before timestamp with time zone NOT NULL,
+    far_counted_at timestamp with time zone NOT NULL,
+    far_from timestamp with time zone NOT NULL,
+    CONSTRAINT queue_figures_singleton_check CHECK (singleton)
+);
+
+--
+-- Name: TABLE queue_figures; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.queue_figures IS 'One row: figures of the whole queue, counted in the background by refresh_queue_figures(), so that stats, metrics and the dashboard read a few small rows instead of counting on every request.';
+
+--
+-- Name: COLUMN queue_figures.singleton; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.singleton IS 'Always true: keeps this table at one row.';
+
+--
+-- Name: COLUMN queue_figures.counted_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.counted_at IS 'The time the figures describe.';
+
+--
+-- Name: COLUMN queue_figures.current_slot; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.current_slot IS 'The slot of counted_at.';
+
+--
+-- Name: COLUMN queue_figures.count_millis; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.count_millis IS 'How long the count took on the server, in milliseconds.';
+
+--
+-- Name: COLUMN queue_figures.pending; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.pending IS 'Pending checks.';
+
+--
+-- Name: COLUMN queue_figures.overdue; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.overdue IS 'Pending checks due at a slot before current_slot.';
+
+--
+-- Name: COLUMN queue_figures.due; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.due IS 'Pending checks due at current_slot.';
+
+--
+-- Name: COLUMN queue_figures.next_hour; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.next_hour IS 'Pending checks due after current_slot, up to an hour after it.';
+
+--
+-- Name: COLUMN queue_figures.next_day; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.next_day IS 'Then up to a day after it.';
+
+--
+-- Name: COLUMN queue_figures.next_week; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.next_week IS 'Then up to a week after it.';
+
+--
+-- Name: COLUMN queue_figures.dead_letters; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.dead_letters IS 'Checks failed in the 30 days before counted_at and not put back.';
+
+--
+-- Name: COLUMN queue_figures.finished_last_hour; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.finished_last_hour IS 'Checks settled in the hour before counted_at, by outcome: {"done": n, ...}.';
+
+--
+-- Name: COLUMN queue_figures.history_final_before; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.history_final_before IS 'Hours of finished_figure before this are final and not counted again.';
+
+--
+-- Name: COLUMN queue_figures.far_counted_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.far_counted_at IS 'When the checks due after far_from were last counted.';
+
+--
+-- Name: COLUMN queue_figures.far_from; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.far_from IS 'Checks due after this are counted ten times less often.';
+
+--
+-- Name: queue_figures queue_figures_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.queue_figures
+    ADD CONSTRAINT queue_figures_pkey PRIMARY KEY (singleton);
+
+--
+-- Name: TABLE queue_figures; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.queue_figures TO prescient_client;
+GRANT SELECT ON TABLE prescient.queue_figures TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.role_grant
+-- ====================================================================================================
+
+--
+-- Name: role_grant; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.role_grant (
+    statement text NOT NULL,
+    added_by integer NOT NULL
+);
+
+--
+-- Name: TABLE role_grant; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.role_grant IS 'The grants of the roles prescient_client and prescient_runner, one statement a row, granted again by regrant_roles() at every migrate. Written by migrations only.';
+
+--
+-- Name: COLUMN role_grant.statement; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.role_grant.statement IS 'A GRANT statement, run as it stands.';
+
+--
+-- Name: COLUMN role_grant.added_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.role_grant.added_by IS 'The number of the migration that added it.';
+
+--
+-- Name: role_grant role_grant_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.role_grant
+    ADD CONSTRAINT role_grant_pkey PRIMARY KEY (statement);
+
+
+-- ====================================================================================================
+-- prescient.runner_seen
+-- ====================================================================================================
+
+--
+-- Name: runner_seen; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.runner_seen (
+    runner_id text NOT NULL,
+    shard text NOT NULL,
+    first_seen_at timestamp with time zone NOT NULL,
+    last_slot timestamp with time zone NOT NULL,
+    seen_at timestamp with time zone NOT NULL,
+    claimed bigint NOT NULL
+);
+
+--
+-- Name: TABLE runner_seen; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.runner_seen IS 'Which runners are firing: each writes its row once per slot it completes (record_runner_seen), so one that stopped shows by falling behind. Forgotten after a week unseen.';
+
+--
+-- Name: COLUMN runner_seen.runner_id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.runner_seen.runner_id IS 'The runner''s id (--runner-id; hostname:pid by default).';
+
+--
+-- Name: COLUMN runner_seen.shard; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.runner_seen.shard IS 'The shard it fires: I/N (0/1 for all).';
+
+--
+-- Name: COLUMN runner_seen.first_seen_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.runner_seen.first_seen_at IS 'Its first slot since it was last forgotten.';
+
+--
+-- Name: COLUMN runner_seen.last_slot; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.runner_seen.last_slot IS 'The last slot it completed.';
+
+--
+-- Name: COLUMN runner_seen.seen_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.runner_seen.seen_at IS 'When it completed that slot, by its own clock.';
+
+--
+-- Name: COLUMN runner_seen.claimed; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.runner_seen.claimed IS 'Checks it claimed in that slot.';
+
+--
+-- Name: runner_seen runner_seen_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.runner_seen
+    ADD CONSTRAINT runner_seen_pkey PRIMARY KEY (runner_id);
+
+--
+-- Name: TABLE runner_seen; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.runner_seen TO prescient_client;
+GRANT SELECT ON TABLE prescient.runner_seen TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.schema_functions
+-- ====================================================================================================
+
+--
+-- Name: schema_functions; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.schema_functions (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE schema_functions; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.schema_functions IS 'The function files (sql/functions/*.sql) applied to this database, with their checksums: migrate applies a file again when it changed; every other command compares them with its own.';
+
+--
+-- Name: COLUMN schema_functions.name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.schema_functions.name IS 'The file''s name.';
+
+--
+-- Name: COLUMN schema_functions.checksum; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.schema_functions.checksum IS 'The checksum of the file as applied.';
+
+--
+-- Name: COLUMN schema_functions.applied_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.schema_functions.applied_at IS 'When it was last applied.';
+
+--
+-- Name: schema_functions schema_functions_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.schema_functions
+    ADD CONSTRAINT schema_functions_pkey PRIMARY KEY (name);
+
+--
+-- Name: TABLE schema_functions; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.schema_functions TO prescient_client;
+GRANT SELECT ON TABLE prescient.schema_functions TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.schema_migrations
+-- ====================================================================================================
+
+--
+-- Name: schema_migrations; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.schema_migrations (
+    version integer NOT NULL,
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE schema_migrations; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.schema_migrations IS 'The numbered migrations (sql/NNNN_*.sql) applied to this database, with their checksums: an applied file is never edited, and a runner refuses a database behind its own.';
+
+--
+-- Name: COLUMN schema_migrations.version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.schema_migrations.version IS 'The migration''s number.';
+
+--
+-- Name: COLUMN schema_migrations.name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.schema_migrations.name IS 'Its file name.';
+
+--
+-- Name: COLUMN schema_migrations.checksum; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.schema_migrations.checksum IS 'The checksum of the file as applied.';
+
+--
+-- Name: COLUMN schema_migrations.applied_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.schema_migrations.applied_at IS 'When it was applied.';
+
+--
+-- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+--
+-- Name: TABLE schema_migrations; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.schema_migrations TO prescient_client;
+GRANT SELECT ON TABLE prescient.schema_migrations TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.settings
+-- ====================================================================================================
+
+--
+-- Name: settings; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.settings (
+    singleton boolean DEFAULT true NOT NULL,
+    slot_seconds integer NOT NULL,
+    max_horizon_seconds bigint DEFAULT 31536000 NOT NULL,
+    max_checks integer DEFAULT 5 NOT NULL,
+    max_attempts integer DEFAULT 5 NOT NULL,
+    job_timeout_seconds integer DEFAULT 30 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT settings_job_timeout_seconds_check CHECK ((job_timeout_seconds > 0)),
+    CONSTRAINT settings_max_attempts_check CHECK ((max_attempts > 0)),
+    CONSTRAINT settings_max_checks_check CHECK ((max_checks > 0)),
+    CONSTRAINT settings_max_horizon_seconds_check CHECK ((max_horizon_seconds > 0)),
+    CONSTRAINT settings_singleton_check CHECK (singleton),
+    CONSTRAINT settings_slot_seconds_check CHECK ((((slot_seconds >= 1) AND (slot_seconds <= 86400)) AND ((86400 % slot_seconds) = 0)))
+);
+
+--
+-- Name: TABLE settings; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.settings IS 'One row: the database-wide settings. The slot resolution is fixed at creation (pending checks are stored on its grid); prescient settings shows them.';
+
+--
+-- Name: COLUMN settings.singleton; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.singleton IS 'Always true: the primary key that keeps this table at one row.';
+
+--
+-- Name: COLUMN settings.slot_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.slot_seconds IS 'The slot resolution in seconds (a divisor of a day): every check time is rounded up to this grid. Fixed at migrate --slot.';
+
+--
+-- Name: COLUMN settings.max_horizon_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.max_horizon_seconds IS 'How far ahead a check may be scheduled or rescheduled; a later time is refused (and is a guard_horizon answer from a job).';
+
+--
+-- Name: COLUMN settings.max_checks; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.max_checks IS 'The default guard: a check that has run this many times without finishing is stopped (outcome guard_max_checks). A job class may set its own.';
+
+--
+-- Name: COLUMN settings.max_attempts; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.max_attempts IS 'The default number of failed attempts in a row before a check is finished as failed (a dead letter). A job class may set its own.';
+
+--
+-- Name: COLUMN settings.job_timeout_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.job_timeout_seconds IS 'The default time one run of a job may take before it counts as a failed attempt. A job class may set its own.';
+
+--
+-- Name: COLUMN settings.created_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.created_at IS 'When the schema was created (the first migrate).';
+
+--
+-- Name: settings settings_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.settings
+    ADD CONSTRAINT settings_pkey PRIMARY KEY (singleton);
+
+--
+-- Name: settings settings_slot_is_fixed; Type: TRIGGER; Schema: prescient; Owner: -
+--
+
+CREATE TRIGGER settings_slot_is_fixed BEFORE UPDATE OF slot_seconds ON prescient.settings FOR EACH ROW WHEN ((new.slot_seconds IS DISTINCT FROM old.slot_seconds)) EXECUTE FUNCTION prescient.refuse_slot_change();
+
+--
+-- Name: TABLE settings; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.settings TO prescient_client;
+GRANT SELECT ON TABLE prescient.settings TO prescient_runner;
+
+
+-- ====================================================================================================
+-- The schema's functions, types and the rest (the function files: sql/functions/*.sql)
+-- ====================================================================================================
 
 --
 -- Name: prescient; Type: SCHEMA; Schema: -; Owner: -
 --
 
 CREATE SCHEMA prescient;
-
 
 --
 -- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[]); Type: FUNCTION; Schema: prescient; Owner: -
@@ -38,7 +1992,6 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
     FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, n);
 END;
 
-
 --
 -- Name: iso(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -46,7 +1999,6 @@ END;
 CREATE FUNCTION prescient.iso(t timestamp with time zone) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN ((to_char((t AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS'::text) || CASE WHEN (((EXTRACT(microseconds FROM t))::bigint % (1000000)::bigint) = 0) THEN ''::text ELSE to_char((t AT TIME ZONE 'UTC'::text), '.US'::text) END) || 'Z'::text);
-
 
 --
 -- Name: horizon_problem(timestamp with time zone, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -56,7 +2008,6 @@ CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now t
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_at > (p_now + ((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) THEN format('%s is beyond the horizon: at most %s after now (%s)'::text, prescient.iso(p_at), CASE WHEN ((p_max_horizon_seconds % (86400)::bigint) = 0) THEN ((p_max_horizon_seconds / 86400) || 'd'::text) WHEN ((p_max_horizon_seconds % (3600)::bigint) = 0) THEN ((p_max_horizon_seconds / 3600) || 'h'::text) ELSE (p_max_horizon_seconds || 's'::text) END, prescient.iso(p_now)) ELSE NULL::text END;
 
-
 --
 -- Name: once_problem(text, text, interval, interval, text[], integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -64,7 +2015,6 @@ CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now t
 CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s seconds)'::text, p_max_wait, p_slot_seconds) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s seconds)'::text, p_max_wait, p_max_horizon_seconds) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, p_dedupe_for) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, p_dedupe_for) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
-
 
 --
 -- Name: request_problem(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -74,7 +2024,6 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'the payload must be a JSON object'::text WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text]))) THEN format('on_conflict must be error, replace, keep or debounce, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
 
-
 --
 -- Name: window_problem(timestamp with time zone, interval, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -82,7 +2031,6 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
 CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window interval, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, p_window) WHEN (p_window > '00:00:00'::interval) THEN ((('the window '::text || p_window) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
-
 
 --
 -- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -112,7 +2060,6 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
     FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for);
 END;
 
-
 --
 -- Name: at_us(bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -120,7 +2067,6 @@ END;
 CREATE FUNCTION prescient.at_us(micros bigint) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (to_timestamp(((micros / 1000000))::double precision) + (((micros % (1000000)::bigint))::double precision * '00:00:00.000001'::interval));
-
 
 --
 -- Name: call_check_function(text, text, jsonb, integer); Type: FUNCTION; Schema: prescient; Owner: -
@@ -149,7 +2095,6 @@ BEGIN
     INTO v_next USING p_entity_key, p_payload, p_check_count;
   RETURN v_next;
 END $_$;
-
 
 --
 -- Name: cancel(bigint, text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -182,7 +2127,6 @@ BEGIN
   RETURNING id INTO v_id;
   RETURN v_id;
 END $$;
-
 
 --
 -- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[], jsonb[]); Type: FUNCTION; Schema: prescient; Owner: -
@@ -302,7 +2246,6 @@ BEGIN
   RETURN v_added;
 END $$;
 
-
 --
 -- Name: cron_add(text, text, text, text, jsonb, text, bigint, text, timestamp with time zone, bigint, bigint, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -311,7 +2254,6 @@ CREATE FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text DEFA
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds], CASE WHEN (p_options IS NOT NULL) THEN ARRAY[p_options] ELSE NULL::jsonb[] END);
-
 
 --
 -- Name: cron_add_many(jsonb, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -355,7 +2297,6 @@ BEGIN
   RETURN coalesce(v_result, 0);
 END $$;
 
-
 --
 -- Name: cron_apply_options(text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -394,54 +2335,6 @@ BEGIN
   END LOOP;
 END $$;
 
-
-
-
---
--- Name: cron_schedule; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.cron_schedule (
-    id text NOT NULL,
-    spec text NOT NULL,
-    time_zone text DEFAULT 'UTC'::text NOT NULL,
-    job text DEFAULT 'emit'::text NOT NULL,
-    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
-    deadline_seconds bigint,
-    catch_up text DEFAULT 'one'::text NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    anchor_at timestamp with time zone NOT NULL,
-    created_at timestamp with time zone NOT NULL,
-    updated_at timestamp with time zone NOT NULL,
-    last_occurrence_at timestamp with time zone,
-    created_by text DEFAULT CURRENT_USER NOT NULL,
-    paused_at timestamp with time zone,
-    paused_by text,
-    invalid_reason text,
-    window_seconds bigint,
-    jitter_seconds bigint,
-    overlap text DEFAULT 'allow'::text NOT NULL,
-    start_at timestamp with time zone,
-    end_at timestamp with time zone,
-    max_runs integer,
-    run_count integer DEFAULT 0 NOT NULL,
-    ended_at timestamp with time zone,
-    ended_reason text,
-    pause_note text,
-    CONSTRAINT cron_schedule_bounds_check CHECK ((end_at > start_at)),
-    CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
-    CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
-    CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
-    CONSTRAINT cron_schedule_jitter_seconds_check CHECK ((jitter_seconds >= 1)),
-    CONSTRAINT cron_schedule_max_runs_check CHECK ((max_runs >= 1)),
-    CONSTRAINT cron_schedule_overlap_check CHECK ((overlap = ANY (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))),
-    CONSTRAINT cron_schedule_run_count_check CHECK ((run_count >= 0)),
-    CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
-    CONSTRAINT cron_schedule_version_check CHECK ((version >= 1)),
-    CONSTRAINT cron_schedule_window_seconds_check CHECK ((window_seconds >= 1))
-);
-
-
 --
 -- Name: cron_arm(prescient.cron_schedule, timestamp with time zone, bigint, bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -456,7 +2349,6 @@ CREATE FUNCTION prescient.cron_arm(s prescient.cron_schedule, p_at timestamp wit
                             'cron:' || s.id, NULL, prescient.cron_check_payload(s, p_last_us, p_from_us), 'cron',
                             'replace', p_now, s.window_seconds * interval '1 second');
 $$;
-
 
 --
 -- Name: cron_array_items(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], bigint[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
@@ -478,7 +2370,6 @@ CREATE FUNCTION prescient.cron_array_items(p_id text[], p_spec text[], p_time_zo
      u.jitter_seconds
     FROM UNNEST(cron_array_items.p_id, cron_array_items.p_spec, cron_array_items.p_time_zone, cron_array_items.p_job, cron_array_items.p_payload, cron_array_items.p_catch_up, cron_array_items.p_deadline_seconds, cron_array_items.p_first_check_at, cron_array_items.p_window_seconds, cron_array_items.p_jitter_seconds) WITH ORDINALITY u(id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at, window_seconds, jitter_seconds, n);
 END;
-
 
 --
 -- Name: cron_backfill(text, timestamp with time zone, timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -514,7 +2405,6 @@ BEGIN
             p_by, 'keep', p_now) s);
 END $$;
 
-
 --
 -- Name: cron_backfill_fire(text, text, bigint[], jsonb, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -549,7 +2439,6 @@ BEGIN
   END IF;
 END $$;
 
-
 --
 -- Name: cron_check_payload_of(text, integer, text, text, text, jsonb, text, bigint, bigint, bigint, bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -557,7 +2446,6 @@ END $$;
 CREATE FUNCTION prescient.cron_check_payload_of(p_id text, p_version integer, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint, p_window_seconds bigint, p_jitter_seconds bigint) RETURNS jsonb
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN jsonb_build_object('schedule', p_id, 'version', p_version, 'spec', p_spec, 'time_zone', p_time_zone, 'job', p_job, 'payload', p_payload, 'catch_up', p_catch_up, 'deadline_seconds', p_deadline_seconds, 'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds, 'jitter_seconds', p_jitter_seconds);
-
 
 --
 -- Name: us(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -567,7 +2455,6 @@ CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN ((EXTRACT(epoch FROM t) * (1000000)::numeric))::bigint;
 
-
 --
 -- Name: cron_policy_payload(prescient.cron_schedule); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -575,7 +2462,6 @@ CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
 CREATE FUNCTION prescient.cron_policy_payload(s prescient.cron_schedule) RETURNS jsonb
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN jsonb_strip_nulls(jsonb_build_object('overlap', NULLIF((s).overlap, 'allow'::text), 'start_us', prescient.us((s).start_at), 'end_us', prescient.us((s).end_at), 'max_runs', (s).max_runs, 'runs', CASE WHEN ((s).max_runs IS NOT NULL) THEN (s).run_count ELSE NULL::integer END));
-
 
 --
 -- Name: cron_check_payload(prescient.cron_schedule, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -585,7 +2471,6 @@ CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_u
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (prescient.cron_check_payload_of((s).id, (s).version, (s).spec, (s).time_zone, (s).job, (s).payload, (s).catch_up, (s).deadline_seconds, prescient.us((s).anchor_at), p_last_us, p_from_us, (s).window_seconds, (s).jitter_seconds) || prescient.cron_policy_payload(s));
 
-
 --
 -- Name: cron_item_problem(text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -593,7 +2478,6 @@ CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_u
 CREATE FUNCTION prescient.cron_item_problem(p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
-
 
 --
 -- Name: cron_spec_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -603,7 +2487,6 @@ CREATE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN (COALESCE(p_spec, ''::text) = ''::text) THEN 'spec: the cron spec is empty'::text WHEN (octet_length(p_spec) > 1024) THEN format('spec: %s bytes long (at most 1024)'::text, octet_length(p_spec)) WHEN (p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'::text) THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, @every DURATION, @at TIME)'::text, p_spec) ELSE NULL::text END;
 
-
 --
 -- Name: cron_zone_name_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -612,7 +2495,6 @@ CREATE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN (COALESCE(p_time_zone, ''::text) = ''::text) THEN 'time_zone: empty'::text WHEN ((octet_length(p_time_zone) > 1024) OR (p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'::text)) THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)'::text, "left"(p_time_zone, 64)) ELSE NULL::text END;
 
-
 --
 -- Name: cron_definition_problem(text, text, text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -620,7 +2502,6 @@ CREATE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
 CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN COALESCE(prescient.cron_item_problem(p_id, p_job, p_payload, p_catch_up, p_deadline_seconds), prescient.cron_spec_problem(p_spec), prescient.cron_zone_name_problem(p_time_zone));
-
 
 --
 -- Name: time_text_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -636,7 +2517,6 @@ EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format OR invalid_par
   RETURN format('%L is not a time (use ISO 8601 with an offset, such as 2026-12-01T00:00:00Z)', left(p_text, 64));
 END $$;
 
-
 --
 -- Name: cron_field_problem(text, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -645,7 +2525,6 @@ CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS 
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
 
-
 --
 -- Name: cron_fields_problem(jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -653,7 +2532,6 @@ CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS 
 CREATE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (SELECT format('%s: %s'::text, f.key, f.problem) AS format FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem FROM jsonb_each(cron_fields_problem.p_fields) k(key, value)) f WHERE (f.problem IS NOT NULL) ORDER BY f.key LIMIT 1);
-
 
 --
 -- Name: cron_locked(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -671,7 +2549,6 @@ BEGIN
   END IF;
   RETURN v_schedule;
 END $$;
-
 
 --
 -- Name: cron_occurrence_overlapping(bigint, text, text, timestamp with time zone, text, jsonb, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -724,7 +2601,6 @@ BEGIN
                              p_now);
 END $$;
 
-
 --
 -- Name: cron_option_keys(); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -732,7 +2608,6 @@ END $$;
 CREATE FUNCTION prescient.cron_option_keys() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text];
-
 
 --
 -- Name: cron_pause(text, text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -768,7 +2643,6 @@ BEGIN
   RETURN true;
 END $$;
 
-
 --
 -- Name: cron_policy_problem(prescient.cron_schedule, boolean, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -776,7 +2650,6 @@ END $$;
 CREATE FUNCTION prescient.cron_policy_problem(s prescient.cron_schedule, p_end_set boolean, p_now timestamp with time zone) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (((s).overlap <> 'allow'::text) AND ((s).job = 'emit'::text)) THEN format('overlap: %s is for schedules of a job class; emit publishes events, which do not overlap'::text, (s).overlap) WHEN ((s).end_at <= (s).start_at) THEN format('end_at: %s is not after start_at %s'::text, prescient.iso((s).end_at), prescient.iso((s).start_at)) WHEN (p_end_set AND ((s).end_at <= p_now)) THEN format('end_at: %s is not after now (%s)'::text, prescient.iso((s).end_at), prescient.iso(p_now)) ELSE NULL::text END;
-
 
 --
 -- Name: cron_remove(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -793,7 +2666,6 @@ BEGIN
   END IF;
   PERFORM prescient.cancel(NULL, 'cron:' || p_id, p_by, p_now);
 END $$;
-
 
 --
 -- Name: cron_resume(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -817,7 +2689,6 @@ BEGIN
   RETURN true;
 END $$;
 
-
 --
 -- Name: cron_spread_problem(bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -825,7 +2696,6 @@ END $$;
 CREATE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_seconds bigint, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN (p_window_seconds < 1) THEN format('window_seconds: %s is not a window (at least 1)'::text, p_window_seconds) WHEN (p_window_seconds > p_max_horizon_seconds) THEN format('window_seconds: %s is over the horizon (%s)'::text, p_window_seconds, p_max_horizon_seconds) WHEN (p_jitter_seconds < 1) THEN format('jitter_seconds: %s is not a jitter (at least 1)'::text, p_jitter_seconds) WHEN (p_jitter_seconds > p_max_horizon_seconds) THEN format('jitter_seconds: %s is over the horizon (%s)'::text, p_jitter_seconds, p_max_horizon_seconds) WHEN ((p_window_seconds IS NOT NULL) AND (p_jitter_seconds IS NOT NULL)) THEN 'jitter_seconds: a schedule has a window or a jitter, not both'::text ELSE NULL::text END;
-
 
 --
 -- Name: cron_update(text, jsonb, integer, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -909,7 +2779,6 @@ BEGIN
   RETURN v_new.version;
 END $$;
 
-
 --
 -- Name: cron_update_many(jsonb, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -955,7 +2824,6 @@ BEGIN
   RETURN v_n;
 END $$;
 
-
 --
 -- Name: cron_with_options(prescient.cron_schedule, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -971,7 +2839,6 @@ BEGIN
   RETURN s;
 END $$;
 
-
 --
 -- Name: slot_for(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -980,7 +2847,6 @@ CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ time
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN GREATEST(date_bin(((slot_seconds)::double precision * '00:00:01'::interval), ((requested + ((slot_seconds)::double precision * '00:00:01'::interval)) - '00:00:00.000001'::interval), '1970-01-01 00:00:00+00'::timestamp with time zone), (date_bin(((slot_seconds)::double precision * '00:00:01'::interval), now_, '1970-01-01 00:00:00+00'::timestamp with time zone) + ((slot_seconds)::double precision * '00:00:01'::interval)));
 
-
 --
 -- Name: debounced_slot(timestamp with time zone, timestamp with time zone, interval, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -988,7 +2854,6 @@ CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ time
 CREATE FUNCTION prescient.debounced_slot(p_slot timestamp with time zone, p_first_enqueue timestamp with time zone, p_max_wait interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_max_wait IS NULL) THEN p_slot ELSE LEAST(p_slot, prescient.slot_for((p_first_enqueue + p_max_wait), p_now, p_slot_seconds)) END;
-
 
 --
 -- Name: drop_history_partition(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1008,7 +2873,6 @@ BEGIN
   EXECUTE format('DROP TABLE prescient.%I', p_name);
   RETURN v_rows;
 END $$;
-
 
 --
 -- Name: ensure_history_partitions(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1060,7 +2924,6 @@ BEGIN
   RETURN v_created;
 END $_$;
 
-
 --
 -- Name: ensure_history_partitions(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1070,7 +2933,6 @@ CREATE FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zo
     SET search_path TO 'pg_catalog', 'pg_temp'
     RETURN prescient.ensure_history_partitions(p_now, (p_now + '92 days'::interval));
 
-
 --
 -- Name: fair_share_index(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1078,7 +2940,6 @@ CREATE FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zo
 CREATE FUNCTION prescient.fair_share_index(p_field text) RETURNS text
     LANGUAGE sql IMMUTABLE
     RETURN ('future_job_fair_'::text || "left"(md5(p_field), 16));
-
 
 --
 -- Name: flow_admit(bigint[], text[], text[], bigint, bigint, bigint, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1211,7 +3072,6 @@ BEGIN
      AND fl.check_id <> ALL (p_ids);
 END $$;
 
-
 --
 -- Name: grant_roles(); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1226,38 +3086,6 @@ BEGIN
     EXECUTE v_statement;
   END LOOP;
 END $$;
-
-
---
--- Name: job_history; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.job_history (
-    history_id bigint NOT NULL,
-    id bigint NOT NULL,
-    job text NOT NULL,
-    entity_name text NOT NULL,
-    entity_key text NOT NULL,
-    job_key text,
-    group_key text,
-    payload jsonb NOT NULL,
-    first_check_at timestamp with time zone NOT NULL,
-    last_check_at timestamp with time zone NOT NULL,
-    check_count integer NOT NULL,
-    attempts integer NOT NULL,
-    last_error text,
-    enqueued_on timestamp with time zone NOT NULL,
-    enqueued_by text NOT NULL,
-    finished_at timestamp with time zone NOT NULL,
-    finished_by text NOT NULL,
-    outcome text NOT NULL,
-    run_micros bigint,
-    retried boolean DEFAULT false NOT NULL,
-    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
-    CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
-)
-PARTITION BY RANGE (finished_at);
-
 
 --
 -- Name: history_partitions(); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1280,7 +3108,6 @@ CREATE FUNCTION prescient.history_partitions() RETURNS TABLE(name text, starts_a
    ORDER BY p.month;
 END;
 
-
 --
 -- Name: limit_problem(text, text, integer, integer, integer, integer, text, text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1288,7 +3115,6 @@ END;
 CREATE FUNCTION prescient.limit_problem(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_fair_share boolean) RETURNS text
     LANGUAGE sql IMMUTABLE
     RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL) AND (NOT COALESCE(p_fair_share, false))) THEN 'a limit needs a rate, a concurrency, fair share or several'::text WHEN (p_fair_share AND (p_key !~~ 'payload.%'::text)) THEN format('fair share takes a payload field as its key, not %L'::text, p_key) WHEN (p_fair_share AND ((p_job IS NOT NULL) OR (p_key_value IS NOT NULL))) THEN 'fair share applies to every check of a slot: no job class or key value'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
-
 
 --
 -- Name: limit_remove(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1305,7 +3131,6 @@ BEGIN
   PERFORM prescient.sync_fair_share_indexes();
   RETURN true;
 END $$;
-
 
 --
 -- Name: limit_set(text, text, integer, integer, integer, integer, text, text, text, timestamp with time zone, boolean, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1340,7 +3165,6 @@ BEGIN
   RETURN CASE WHEN v_created THEN 'created' ELSE 'updated' END;
 END $$;
 
-
 --
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1359,7 +3183,6 @@ BEGIN
   ON CONFLICT (job) DO NOTHING;
   RETURN FOUND;
 END $$;
-
 
 --
 -- Name: purge_history_rows(timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1385,7 +3208,6 @@ BEGIN
   RETURN v_total;
 END $_$;
 
-
 --
 -- Name: record_runner_seen(text, text, timestamp with time zone, bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1406,7 +3228,6 @@ BEGIN
     SET shard = EXCLUDED.shard, last_slot = EXCLUDED.last_slot, seen_at = EXCLUDED.seen_at, claimed = EXCLUDED.claimed;
   DELETE FROM prescient.runner_seen WHERE seen_at < p_now - interval '7 days';
 END $$;
-
 
 --
 -- Name: refresh_queue_figures(timestamp with time zone, interval); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1534,7 +3355,6 @@ BEGIN
   RETURN true;
 END $$;
 
-
 --
 -- Name: refuse_slot_change(); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1546,7 +3366,6 @@ BEGIN
   RAISE EXCEPTION 'the slot resolution is fixed at creation (% s): pending checks are stored on its grid',
     OLD.slot_seconds;
 END $$;
-
 
 --
 -- Name: regrant_roles(); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1564,7 +3383,6 @@ EXCEPTION WHEN insufficient_privilege THEN
   RAISE WARNING 'prescient: could not grant to prescient_client and prescient_runner (%): run SELECT '
                 'prescient.grant_roles() as the schema owner', SQLERRM;
 END $$;
-
 
 --
 -- Name: reschedule(timestamp with time zone, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1596,7 +3414,6 @@ BEGIN
     RETURNING f.id, f.job_key, f.next_check_at;
 END $$;
 
-
 --
 -- Name: resume_job(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1608,7 +3425,6 @@ BEGIN
   DELETE FROM prescient.paused_job WHERE job = p_job;
   RETURN FOUND;
 END $$;
-
 
 --
 -- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[]); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1693,7 +3509,6 @@ BEGIN
     RETURN;
   END LOOP;
 END $$;
-
 
 --
 -- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1887,7 +3702,6 @@ BEGIN
   END LOOP;
 END $$;
 
-
 --
 -- Name: schedule_many(json, text, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1921,7 +3735,6 @@ BEGIN
                                                   p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for) s;
 END $$;
 
-
 --
 -- Name: spread_slot(timestamp with time zone, bigint, interval, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1929,7 +3742,6 @@ END $$;
 CREATE FUNCTION prescient.spread_slot(p_slot timestamp with time zone, p_id bigint, p_window interval, p_slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_window IS NULL) THEN p_slot WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
-
 
 --
 -- Name: sync_fair_share_indexes(); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1956,7 +3768,6 @@ BEGIN
   END LOOP;
 END $$;
 
-
 --
 -- Name: time_zone_known(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1971,7 +3782,6 @@ EXCEPTION WHEN invalid_parameter_value THEN
   RETURN false;
 END $$;
 
-
 --
 -- Name: time_zone_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
@@ -1979,7 +3789,6 @@ END $$;
 CREATE FUNCTION prescient.time_zone_problem(p_zone text) RETURNS text
     LANGUAGE sql STABLE
     RETURN CASE WHEN (NOT prescient.time_zone_known(p_zone)) THEN format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)'::text, p_zone) ELSE NULL::text END;
-
 
 --
 -- Name: weights_problem(jsonb, boolean); Type: FUNCTION; Schema: prescient; Owner: -
@@ -1989,721 +3798,12 @@ CREATE FUNCTION prescient.weights_problem(p_weights jsonb, p_fair_share boolean)
     LANGUAGE sql IMMUTABLE
     RETURN CASE WHEN (p_weights IS NULL) THEN NULL::text WHEN (jsonb_typeof(p_weights) <> 'object'::text) THEN 'the weights must be a JSON object of key values and weights'::text WHEN (NOT COALESCE(p_fair_share, false)) THEN 'weights apply to fair share: the limit has none'::text WHEN ((SELECT count(*) AS count FROM jsonb_object_keys(weights_problem.p_weights) jsonb_object_keys(jsonb_object_keys)) > 10000) THEN 'more than 10000 weights'::text ELSE (SELECT CASE WHEN (w.key = ''::text) THEN 'a weighted key value is empty'::text WHEN (octet_length(w.key) > 1024) THEN 'a weighted key value is longer than 1024 bytes'::text ELSE format('the weight of %L must be a whole number from 1 to 1000, not %s'::text, w.key, w.value) END AS format FROM jsonb_each(weights_problem.p_weights) w(key, value) WHERE ((w.key = ''::text) OR (octet_length(w.key) > 1024) OR CASE WHEN (jsonb_typeof(w.value) <> 'number'::text) THEN true ELSE ((((w.value)::numeric < (1)::numeric) OR ((w.value)::numeric > (1000)::numeric)) OR ((w.value)::numeric <> trunc((w.value)::numeric))) END) ORDER BY w.key LIMIT 1) END;
 
-
---
--- Name: event; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.event (
-    seq bigint NOT NULL,
-    id text NOT NULL,
-    type text NOT NULL,
-    source text NOT NULL,
-    occurred_at timestamp with time zone NOT NULL,
-    emitted_at timestamp with time zone NOT NULL,
-    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
-    tx xid8 DEFAULT pg_current_xact_id() NOT NULL,
-    CONSTRAINT event_id_check CHECK ((id <> ''::text)),
-    CONSTRAINT event_type_check CHECK ((type <> ''::text))
-);
-
-
---
--- Name: event_seq_seq; Type: SEQUENCE; Schema: prescient; Owner: -
---
-
-ALTER TABLE prescient.event ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME prescient.event_seq_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1
-);
-
-
---
--- Name: finished_figure; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.finished_figure (
-    hour timestamp with time zone NOT NULL,
-    outcome text NOT NULL,
-    checks bigint NOT NULL,
-    lateness_p50_seconds double precision,
-    lateness_p99_seconds double precision
-);
-
-
---
--- Name: flow_deferral; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.flow_deferral (
-    check_id bigint NOT NULL,
-    deferred_at timestamp with time zone NOT NULL,
-    limit_name text NOT NULL,
-    key_value text NOT NULL,
-    until timestamp with time zone NOT NULL
-);
-
-
---
--- Name: flow_figure; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.flow_figure (
-    limit_name text NOT NULL,
-    key_value text NOT NULL,
-    deferred bigint NOT NULL,
-    last_deferred_at timestamp with time zone NOT NULL
-);
-
-
---
--- Name: flow_lease; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.flow_lease (
-    limit_name text NOT NULL,
-    key_value text NOT NULL,
-    check_id bigint NOT NULL
-);
-
-
---
--- Name: flow_limit; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.flow_limit (
-    name text NOT NULL,
-    key text NOT NULL,
-    job text,
-    key_value text,
-    rate integer,
-    per_seconds integer DEFAULT 1 NOT NULL,
-    burst integer DEFAULT 1 NOT NULL,
-    concurrency integer,
-    fair_share boolean DEFAULT false NOT NULL,
-    updated_at timestamp with time zone NOT NULL,
-    updated_by text NOT NULL,
-    weights jsonb,
-    CONSTRAINT flow_limit_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
-    CONSTRAINT flow_limit_check CHECK (((rate IS NOT NULL) OR (concurrency IS NOT NULL) OR fair_share)),
-    CONSTRAINT flow_limit_check1 CHECK (((NOT fair_share) OR ((key ~~ 'payload.%'::text) AND (job IS NULL) AND (key_value IS NULL)))),
-    CONSTRAINT flow_limit_check2 CHECK (((weights IS NULL) OR (fair_share AND (jsonb_typeof(weights) = 'object'::text)))),
-    CONSTRAINT flow_limit_concurrency_check CHECK ((concurrency > 0)),
-    CONSTRAINT flow_limit_job_check CHECK ((job <> ''::text)),
-    CONSTRAINT flow_limit_key_check CHECK (((key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((key ~~ 'payload.%'::text) AND ((octet_length(key) >= 9) AND (octet_length(key) <= 208))))),
-    CONSTRAINT flow_limit_key_value_check CHECK ((key_value <> ''::text)),
-    CONSTRAINT flow_limit_name_check CHECK (((name <> ''::text) AND (octet_length(name) <= 200))),
-    CONSTRAINT flow_limit_per_seconds_check CHECK (((per_seconds >= 1) AND (per_seconds <= 86400))),
-    CONSTRAINT flow_limit_rate_check CHECK ((rate > 0)),
-    CONSTRAINT flow_limit_updated_by_check CHECK ((updated_by <> ''::text))
-);
-
-
---
--- Name: flow_state; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.flow_state (
-    limit_name text NOT NULL,
-    key_value text NOT NULL,
-    tat timestamp with time zone DEFAULT '-infinity'::timestamp with time zone NOT NULL
-);
-
-
---
--- Name: future_job; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.future_job (
-    id bigint NOT NULL,
-    job text NOT NULL,
-    entity_name text NOT NULL,
-    entity_key text NOT NULL,
-    job_key text,
-    group_key text,
-    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
-    first_check_at timestamp with time zone NOT NULL,
-    next_check_at timestamp with time zone NOT NULL,
-    check_count integer DEFAULT 0 NOT NULL,
-    attempts integer DEFAULT 0 NOT NULL,
-    last_error text,
-    enqueued_on timestamp with time zone NOT NULL,
-    enqueued_by text NOT NULL,
-    claimed_by text,
-    claimed_until timestamp with time zone,
-    claim_token bigint,
-    CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
-    CONSTRAINT future_job_check_count_check CHECK ((check_count >= 0)),
-    CONSTRAINT future_job_enqueued_by_check CHECK ((enqueued_by <> ''::text)),
-    CONSTRAINT future_job_entity_key_check CHECK ((entity_key <> ''::text)),
-    CONSTRAINT future_job_entity_name_check CHECK ((entity_name <> ''::text)),
-    CONSTRAINT future_job_group_key_check CHECK ((group_key <> ''::text)),
-    CONSTRAINT future_job_job_check CHECK ((job <> ''::text)),
-    CONSTRAINT future_job_job_key_check CHECK ((job_key <> ''::text)),
-    CONSTRAINT future_job_payload_object CHECK ((jsonb_typeof(payload) = 'object'::text))
-);
-
-
---
--- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
---
-
-ALTER TABLE prescient.future_job ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME prescient.future_job_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1
-);
-
-
---
--- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
---
-
-CREATE SEQUENCE prescient.job_history_history_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
-
-
---
--- Name: job_history_history_id_seq; Type: SEQUENCE OWNED BY; Schema: prescient; Owner: -
---
-
-ALTER SEQUENCE prescient.job_history_history_id_seq OWNED BY prescient.job_history.history_id;
-
-
---
--- Name: job_history_default; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.job_history_default (
-    history_id bigint DEFAULT nextval('prescient.job_history_history_id_seq'::regclass) NOT NULL,
-    id bigint NOT NULL,
-    job text NOT NULL,
-    entity_name text NOT NULL,
-    entity_key text NOT NULL,
-    job_key text,
-    group_key text,
-    payload jsonb NOT NULL,
-    first_check_at timestamp with time zone NOT NULL,
-    last_check_at timestamp with time zone NOT NULL,
-    check_count integer NOT NULL,
-    attempts integer NOT NULL,
-    last_error text,
-    enqueued_on timestamp with time zone NOT NULL,
-    enqueued_by text NOT NULL,
-    finished_at timestamp with time zone NOT NULL,
-    finished_by text NOT NULL,
-    outcome text NOT NULL,
-    run_micros bigint,
-    retried boolean DEFAULT false NOT NULL,
-    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
-    CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
-);
-
-
---
--- Name: paused_job; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.paused_job (
-    job text NOT NULL,
-    paused_at timestamp with time zone NOT NULL,
-    paused_by text NOT NULL,
-    CONSTRAINT paused_job_job_check CHECK ((job <> ''::text))
-);
-
-
---
--- Name: pending_figure; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.pending_figure (
-    bucket text NOT NULL,
-    starts_at timestamp with time zone,
-    job text NOT NULL,
-    checks bigint NOT NULL,
-    CONSTRAINT pending_figure_bucket_check CHECK ((bucket = ANY (ARRAY['overdue'::text, 'due'::text, 'slot'::text, 'hour'::text, 'day'::text, 'later'::text])))
-);
-
-
---
--- Name: queue_figures; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.queue_figures (
-    singleton boolean DEFAULT true NOT NULL,
-    counted_at timestamp with time zone NOT NULL,
-    current_slot timestamp with time zone NOT NULL,
-    count_millis integer NOT NULL,
-    pending bigint NOT NULL,
-    overdue bigint NOT NULL,
-    due bigint NOT NULL,
-    next_hour bigint NOT NULL,
-    next_day bigint NOT NULL,
-    next_week bigint NOT NULL,
-    dead_letters bigint NOT NULL,
-    finished_last_hour jsonb NOT NULL,
-    history_final_before timestamp with time zone NOT NULL,
-    far_counted_at timestamp with time zone NOT NULL,
-    far_from timestamp with time zone NOT NULL,
-    CONSTRAINT queue_figures_singleton_check CHECK (singleton)
-);
-
-
---
--- Name: role_grant; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.role_grant (
-    statement text NOT NULL,
-    added_by integer NOT NULL
-);
-
-
---
--- Name: runner_seen; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.runner_seen (
-    runner_id text NOT NULL,
-    shard text NOT NULL,
-    first_seen_at timestamp with time zone NOT NULL,
-    last_slot timestamp with time zone NOT NULL,
-    seen_at timestamp with time zone NOT NULL,
-    claimed bigint NOT NULL
-);
-
-
---
--- Name: schema_functions; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.schema_functions (
-    name text NOT NULL,
-    checksum text NOT NULL,
-    applied_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-
---
--- Name: schema_migrations; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.schema_migrations (
-    version integer NOT NULL,
-    name text NOT NULL,
-    checksum text NOT NULL,
-    applied_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-
---
--- Name: settings; Type: TABLE; Schema: prescient; Owner: -
---
-
-CREATE TABLE prescient.settings (
-    singleton boolean DEFAULT true NOT NULL,
-    slot_seconds integer NOT NULL,
-    max_horizon_seconds bigint DEFAULT 31536000 NOT NULL,
-    max_checks integer DEFAULT 5 NOT NULL,
-    max_attempts integer DEFAULT 5 NOT NULL,
-    job_timeout_seconds integer DEFAULT 30 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT settings_job_timeout_seconds_check CHECK ((job_timeout_seconds > 0)),
-    CONSTRAINT settings_max_attempts_check CHECK ((max_attempts > 0)),
-    CONSTRAINT settings_max_checks_check CHECK ((max_checks > 0)),
-    CONSTRAINT settings_max_horizon_seconds_check CHECK ((max_horizon_seconds > 0)),
-    CONSTRAINT settings_singleton_check CHECK (singleton),
-    CONSTRAINT settings_slot_seconds_check CHECK ((((slot_seconds >= 1) AND (slot_seconds <= 86400)) AND ((86400 % slot_seconds) = 0)))
-);
-
-
---
--- Name: job_history_default; Type: TABLE ATTACH; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.job_history ATTACH PARTITION prescient.job_history_default DEFAULT;
-
-
---
--- Name: job_history history_id; Type: DEFAULT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.job_history ALTER COLUMN history_id SET DEFAULT nextval('prescient.job_history_history_id_seq'::regclass);
-
-
---
--- Name: cron_schedule cron_schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.cron_schedule
-    ADD CONSTRAINT cron_schedule_pkey PRIMARY KEY (id);
-
-
---
--- Name: event event_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.event
-    ADD CONSTRAINT event_pkey PRIMARY KEY (id);
-
-
---
--- Name: event event_seq_key; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.event
-    ADD CONSTRAINT event_seq_key UNIQUE (seq);
-
-
---
--- Name: finished_figure finished_figure_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.finished_figure
-    ADD CONSTRAINT finished_figure_pkey PRIMARY KEY (hour, outcome);
-
-
---
--- Name: flow_figure flow_figure_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.flow_figure
-    ADD CONSTRAINT flow_figure_pkey PRIMARY KEY (limit_name, key_value);
-
-
---
--- Name: flow_lease flow_lease_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.flow_lease
-    ADD CONSTRAINT flow_lease_pkey PRIMARY KEY (limit_name, key_value, check_id);
-
-
---
--- Name: flow_limit flow_limit_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.flow_limit
-    ADD CONSTRAINT flow_limit_pkey PRIMARY KEY (name);
-
-
---
--- Name: flow_state flow_state_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.flow_state
-    ADD CONSTRAINT flow_state_pkey PRIMARY KEY (limit_name, key_value);
-
-
---
--- Name: future_job future_job_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.future_job
-    ADD CONSTRAINT future_job_pkey PRIMARY KEY (id);
-
-
---
--- Name: paused_job paused_job_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.paused_job
-    ADD CONSTRAINT paused_job_pkey PRIMARY KEY (job);
-
-
---
--- Name: queue_figures queue_figures_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.queue_figures
-    ADD CONSTRAINT queue_figures_pkey PRIMARY KEY (singleton);
-
-
---
--- Name: role_grant role_grant_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.role_grant
-    ADD CONSTRAINT role_grant_pkey PRIMARY KEY (statement);
-
-
---
--- Name: runner_seen runner_seen_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.runner_seen
-    ADD CONSTRAINT runner_seen_pkey PRIMARY KEY (runner_id);
-
-
---
--- Name: schema_functions schema_functions_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.schema_functions
-    ADD CONSTRAINT schema_functions_pkey PRIMARY KEY (name);
-
-
---
--- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.schema_migrations
-    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
-
-
---
--- Name: settings settings_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.settings
-    ADD CONSTRAINT settings_pkey PRIMARY KEY (singleton);
-
-
---
--- Name: cron_schedule_invalid; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX cron_schedule_invalid ON prescient.cron_schedule USING btree (id) WHERE (invalid_reason IS NOT NULL);
-
-
---
--- Name: cron_schedule_job; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX cron_schedule_job ON prescient.cron_schedule USING btree (job, id);
-
-
---
--- Name: cron_schedule_paused; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX cron_schedule_paused ON prescient.cron_schedule USING btree (id) WHERE (paused_at IS NOT NULL);
-
-
---
--- Name: event_cursor; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX event_cursor ON prescient.event USING btree (tx, seq);
-
-
---
--- Name: event_emitted_at; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX event_emitted_at ON prescient.event USING btree (emitted_at);
-
-
---
--- Name: event_source; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX event_source ON prescient.event USING btree (source, occurred_at, seq);
-
-
---
--- Name: flow_deferral_check; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX flow_deferral_check ON prescient.flow_deferral USING btree (check_id, deferred_at);
-
-
---
--- Name: flow_deferral_time; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX flow_deferral_time ON prescient.flow_deferral USING btree (deferred_at);
-
-
---
--- Name: future_job_due; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX future_job_due ON prescient.future_job USING btree (next_check_at);
-
-
---
--- Name: future_job_entity; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX future_job_entity ON prescient.future_job USING btree (entity_name, entity_key);
-
-
---
--- Name: future_job_group; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX future_job_group ON prescient.future_job USING btree (group_key, next_check_at, id) WHERE (group_key IS NOT NULL);
-
-
---
--- Name: future_job_job; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX future_job_job ON prescient.future_job USING btree (job, next_check_at, id);
-
-
---
--- Name: future_job_job_key; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE UNIQUE INDEX future_job_job_key ON prescient.future_job USING btree (job_key) WHERE (job_key IS NOT NULL);
-
-
---
--- Name: job_history_dead_letter; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_dead_letter ON ONLY prescient.job_history USING btree (finished_at, history_id) INCLUDE (id, job) WHERE ((outcome = 'failed'::text) AND (NOT retried));
-
-
---
--- Name: job_history_entity; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_entity ON ONLY prescient.job_history USING btree (entity_name, entity_key);
-
-
---
--- Name: job_history_default_entity_name_entity_key_idx; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_default_entity_name_entity_key_idx ON prescient.job_history_default USING btree (entity_name, entity_key);
-
-
---
--- Name: job_history_default_finished_at_history_id_id_job_idx; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_default_finished_at_history_id_id_job_idx ON prescient.job_history_default USING btree (finished_at, history_id) INCLUDE (id, job) WHERE ((outcome = 'failed'::text) AND (NOT retried));
-
-
---
--- Name: job_history_finished_at; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_finished_at ON ONLY prescient.job_history USING btree (finished_at);
-
-
---
--- Name: job_history_default_finished_at_idx; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_default_finished_at_idx ON prescient.job_history_default USING btree (finished_at);
-
-
---
--- Name: job_history_id; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_id ON ONLY prescient.job_history USING btree (id, history_id);
-
-
---
--- Name: job_history_default_id_history_id_idx; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_default_id_history_id_idx ON prescient.job_history_default USING btree (id, history_id);
-
-
---
--- Name: job_history_job_key; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_job_key ON ONLY prescient.job_history USING btree (job_key) WHERE (job_key IS NOT NULL);
-
-
---
--- Name: job_history_default_job_key_idx; Type: INDEX; Schema: prescient; Owner: -
---
-
-CREATE INDEX job_history_default_job_key_idx ON prescient.job_history_default USING btree (job_key) WHERE (job_key IS NOT NULL);
-
-
---
--- Name: job_history_default_entity_name_entity_key_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
---
-
-ALTER INDEX prescient.job_history_entity ATTACH PARTITION prescient.job_history_default_entity_name_entity_key_idx;
-
-
---
--- Name: job_history_default_finished_at_history_id_id_job_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
---
-
-ALTER INDEX prescient.job_history_dead_letter ATTACH PARTITION prescient.job_history_default_finished_at_history_id_id_job_idx;
-
-
---
--- Name: job_history_default_finished_at_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
---
-
-ALTER INDEX prescient.job_history_finished_at ATTACH PARTITION prescient.job_history_default_finished_at_idx;
-
-
---
--- Name: job_history_default_id_history_id_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
---
-
-ALTER INDEX prescient.job_history_id ATTACH PARTITION prescient.job_history_default_id_history_id_idx;
-
-
---
--- Name: job_history_default_job_key_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
---
-
-ALTER INDEX prescient.job_history_job_key ATTACH PARTITION prescient.job_history_default_job_key_idx;
-
-
---
--- Name: settings settings_slot_is_fixed; Type: TRIGGER; Schema: prescient; Owner: -
---
-
-CREATE TRIGGER settings_slot_is_fixed BEFORE UPDATE OF slot_seconds ON prescient.settings FOR EACH ROW WHEN ((new.slot_seconds IS DISTINCT FROM old.slot_seconds)) EXECUTE FUNCTION prescient.refuse_slot_change();
-
-
---
--- Name: flow_figure flow_figure_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.flow_figure
-    ADD CONSTRAINT flow_figure_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
-
-
---
--- Name: flow_lease flow_lease_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.flow_lease
-    ADD CONSTRAINT flow_lease_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
-
-
---
--- Name: flow_state flow_state_limit_name_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.flow_state
-    ADD CONSTRAINT flow_state_limit_name_fkey FOREIGN KEY (limit_name) REFERENCES prescient.flow_limit(name) ON DELETE CASCADE;
-
-
 --
 -- Name: SCHEMA prescient; Type: ACL; Schema: -; Owner: -
 --
 
 GRANT USAGE ON SCHEMA prescient TO prescient_client;
 GRANT USAGE ON SCHEMA prescient TO prescient_runner;
-
 
 --
 -- Name: FUNCTION cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -2713,7 +3813,6 @@ REVOKE ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, 
 GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]); Type: ACL; Schema: prescient; Owner: -
 --
@@ -2721,7 +3820,6 @@ GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p
 REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_runner;
-
 
 --
 -- Name: FUNCTION cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb); Type: ACL; Schema: prescient; Owner: -
@@ -2731,7 +3829,6 @@ REVOKE ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone te
 GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
@@ -2740,57 +3837,12 @@ REVOKE ALL ON FUNCTION prescient.cron_add_many(p_items jsonb, p_by text, p_now t
 GRANT ALL ON FUNCTION prescient.cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone) TO prescient_runner;
 
-
---
--- Name: TABLE cron_schedule; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_client;
-GRANT SELECT ON TABLE prescient.cron_schedule TO prescient_runner;
-
-
---
--- Name: COLUMN cron_schedule.last_occurrence_at; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT UPDATE(last_occurrence_at) ON TABLE prescient.cron_schedule TO prescient_runner;
-
-
---
--- Name: COLUMN cron_schedule.invalid_reason; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT UPDATE(invalid_reason) ON TABLE prescient.cron_schedule TO prescient_runner;
-
-
---
--- Name: COLUMN cron_schedule.run_count; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT UPDATE(run_count) ON TABLE prescient.cron_schedule TO prescient_runner;
-
-
---
--- Name: COLUMN cron_schedule.ended_at; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT UPDATE(ended_at) ON TABLE prescient.cron_schedule TO prescient_runner;
-
-
---
--- Name: COLUMN cron_schedule.ended_reason; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT UPDATE(ended_reason) ON TABLE prescient.cron_schedule TO prescient_runner;
-
-
 --
 -- Name: FUNCTION cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone) TO prescient_client;
-
 
 --
 -- Name: FUNCTION cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text); Type: ACL; Schema: prescient; Owner: -
@@ -2800,7 +3852,6 @@ REVOKE ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestam
 GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION cron_remove(p_id text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
@@ -2808,7 +3859,6 @@ GRANT ALL ON FUNCTION prescient.cron_pause(p_id text, p_by text, p_now timestamp
 REVOKE ALL ON FUNCTION prescient.cron_remove(p_id text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_remove(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_remove(p_id text, p_by text, p_now timestamp with time zone) TO prescient_runner;
-
 
 --
 -- Name: FUNCTION cron_resume(p_id text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -2818,7 +3868,6 @@ REVOKE ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timesta
 GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
@@ -2826,7 +3875,6 @@ GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestam
 REVOKE ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone) TO prescient_runner;
-
 
 --
 -- Name: FUNCTION cron_update_many(p_items jsonb, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -2836,13 +3884,11 @@ REVOKE ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp
 GRANT ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp with time zone) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION drop_history_partition(p_name text); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.drop_history_partition(p_name text) FROM PUBLIC;
-
 
 --
 -- Name: FUNCTION ensure_history_partitions(p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -2851,14 +3897,12 @@ REVOKE ALL ON FUNCTION prescient.drop_history_partition(p_name text) FROM PUBLIC
 REVOKE ALL ON FUNCTION prescient.ensure_history_partitions(p_from timestamp with time zone, p_through timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.ensure_history_partitions(p_from timestamp with time zone, p_through timestamp with time zone) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION ensure_history_partitions(p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zone) TO prescient_runner;
-
 
 --
 -- Name: FUNCTION flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint); Type: ACL; Schema: prescient; Owner: -
@@ -2867,21 +3911,11 @@ GRANT ALL ON FUNCTION prescient.ensure_history_partitions(p_now timestamp with t
 REVOKE ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION grant_roles(); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.grant_roles() FROM PUBLIC;
-
-
---
--- Name: TABLE job_history; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT,INSERT ON TABLE prescient.job_history TO prescient_runner;
-GRANT SELECT ON TABLE prescient.job_history TO prescient_client;
-
 
 --
 -- Name: FUNCTION limit_remove(p_name text); Type: ACL; Schema: prescient; Owner: -
@@ -2889,13 +3923,11 @@ GRANT SELECT ON TABLE prescient.job_history TO prescient_client;
 
 REVOKE ALL ON FUNCTION prescient.limit_remove(p_name text) FROM PUBLIC;
 
-
 --
 -- Name: FUNCTION limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean, p_weights jsonb); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_by text, p_now timestamp with time zone, p_fair_share boolean, p_weights jsonb) FROM PUBLIC;
-
 
 --
 -- Name: FUNCTION pause_job(p_job text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -2903,13 +3935,11 @@ REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integ
 
 REVOKE ALL ON FUNCTION prescient.pause_job(p_job text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
 
-
 --
 -- Name: FUNCTION purge_history_rows(p_before timestamp with time zone, p_limit integer); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.purge_history_rows(p_before timestamp with time zone, p_limit integer) FROM PUBLIC;
-
 
 --
 -- Name: FUNCTION record_runner_seen(p_runner text, p_shard text, p_slot timestamp with time zone, p_claimed bigint, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -2918,7 +3948,6 @@ REVOKE ALL ON FUNCTION prescient.purge_history_rows(p_before timestamp with time
 REVOKE ALL ON FUNCTION prescient.record_runner_seen(p_runner text, p_shard text, p_slot timestamp with time zone, p_claimed bigint, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.record_runner_seen(p_runner text, p_shard text, p_slot timestamp with time zone, p_claimed bigint, p_now timestamp with time zone) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION refresh_queue_figures(p_now timestamp with time zone, p_max_age interval); Type: ACL; Schema: prescient; Owner: -
 --
@@ -2926,13 +3955,11 @@ GRANT ALL ON FUNCTION prescient.record_runner_seen(p_runner text, p_shard text, 
 REVOKE ALL ON FUNCTION prescient.refresh_queue_figures(p_now timestamp with time zone, p_max_age interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.refresh_queue_figures(p_now timestamp with time zone, p_max_age interval) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION regrant_roles(); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.regrant_roles() FROM PUBLIC;
-
 
 --
 -- Name: FUNCTION reschedule(p_at timestamp with time zone, p_id bigint, p_job_key text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -2942,13 +3969,11 @@ REVOKE ALL ON FUNCTION prescient.reschedule(p_at timestamp with time zone, p_id 
 GRANT ALL ON FUNCTION prescient.reschedule(p_at timestamp with time zone, p_id bigint, p_job_key text, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.reschedule(p_at timestamp with time zone, p_id bigint, p_job_key text, p_now timestamp with time zone) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION resume_job(p_job text); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.resume_job(p_job text) FROM PUBLIC;
-
 
 --
 -- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]); Type: ACL; Schema: prescient; Owner: -
@@ -2958,7 +3983,6 @@ REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_enti
 GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]); Type: ACL; Schema: prescient; Owner: -
 --
@@ -2966,7 +3990,6 @@ GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entit
 REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) TO prescient_runner;
-
 
 --
 -- Name: FUNCTION schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean); Type: ACL; Schema: prescient; Owner: -
@@ -2976,148 +3999,9 @@ REVOKE ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_con
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_runner;
 
-
 --
 -- Name: FUNCTION sync_fair_share_indexes(); Type: ACL; Schema: prescient; Owner: -
 --
 
 REVOKE ALL ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
-
-
---
--- Name: TABLE event; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT,INSERT ON TABLE prescient.event TO prescient_runner;
-GRANT SELECT ON TABLE prescient.event TO prescient_client;
-
-
---
--- Name: SEQUENCE event_seq_seq; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT USAGE ON SEQUENCE prescient.event_seq_seq TO prescient_runner;
-
-
---
--- Name: TABLE finished_figure; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.finished_figure TO prescient_client;
-GRANT SELECT ON TABLE prescient.finished_figure TO prescient_runner;
-
-
---
--- Name: TABLE flow_deferral; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT,INSERT ON TABLE prescient.flow_deferral TO prescient_runner;
-GRANT SELECT ON TABLE prescient.flow_deferral TO prescient_client;
-
-
---
--- Name: TABLE flow_figure; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.flow_figure TO prescient_client;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_figure TO prescient_runner;
-
-
---
--- Name: TABLE flow_lease; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_lease TO prescient_runner;
-
-
---
--- Name: TABLE flow_limit; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.flow_limit TO prescient_client;
-GRANT SELECT ON TABLE prescient.flow_limit TO prescient_runner;
-
-
---
--- Name: TABLE flow_state; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_state TO prescient_runner;
-
-
---
--- Name: TABLE future_job; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.future_job TO prescient_client;
-GRANT SELECT,DELETE,UPDATE ON TABLE prescient.future_job TO prescient_runner;
-
-
---
--- Name: SEQUENCE job_history_history_id_seq; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT USAGE ON SEQUENCE prescient.job_history_history_id_seq TO prescient_runner;
-
-
---
--- Name: TABLE paused_job; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.paused_job TO prescient_client;
-GRANT SELECT ON TABLE prescient.paused_job TO prescient_runner;
-
-
---
--- Name: TABLE pending_figure; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.pending_figure TO prescient_client;
-GRANT SELECT ON TABLE prescient.pending_figure TO prescient_runner;
-
-
---
--- Name: TABLE queue_figures; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.queue_figures TO prescient_client;
-GRANT SELECT ON TABLE prescient.queue_figures TO prescient_runner;
-
-
---
--- Name: TABLE runner_seen; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.runner_seen TO prescient_client;
-GRANT SELECT ON TABLE prescient.runner_seen TO prescient_runner;
-
-
---
--- Name: TABLE schema_functions; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.schema_functions TO prescient_client;
-GRANT SELECT ON TABLE prescient.schema_functions TO prescient_runner;
-
-
---
--- Name: TABLE schema_migrations; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.schema_migrations TO prescient_client;
-GRANT SELECT ON TABLE prescient.schema_migrations TO prescient_runner;
-
-
---
--- Name: TABLE settings; Type: ACL; Schema: prescient; Owner: -
---
-
-GRANT SELECT ON TABLE prescient.settings TO prescient_client;
-GRANT SELECT ON TABLE prescient.settings TO prescient_runner;
-
-
---
--- PostgreSQL database dump complete
---
-
 

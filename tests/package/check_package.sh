@@ -31,7 +31,7 @@ expect() {  # expect DESCRIPTION COMMAND...: the command must succeed
 
 # shellcheck source=../../scripts/lib/packages.sh
 . "$repo/scripts/lib/packages.sh"
-ensure_packages check_package.sh systemd man-db bash-completion curl cmake g++ postgresql-15
+ensure_packages check_package.sh systemd man-db bash-completion curl cmake g++ pkg-config postgresql-15
 
 work=$(mktemp -d /tmp/prescient-package-test.XXXXXX)
 chmod 755 "$work"
@@ -197,6 +197,12 @@ cmake --build "$work/consumer" >/dev/null
 install -m 0644 "$work/consumer/hello_job.so" /var/lib/prescient/plugins/
 expect "the plugin's class is listed" sh -c "cd / && runuser -u prescient -- prescient jobs | grep -q '^hello '"
 "$work/consumer/consumer" | grep -q '2026-11-21T10:00:00Z' || fail "a program linked with prescient-dev did not run"
+# The same program built with pkg-config alone.
+[ "$(pkg-config --modversion prescient)" = "$version" ] || fail "pkg-config's prescient is not $version"
+# shellcheck disable=SC2046
+g++ -std=c++20 "$repo/tests/install/consumer/consumer.cpp" -o "$work/consumer_pc" $(pkg-config --cflags --libs prescient) ||
+  fail "a program built with pkg-config --cflags --libs prescient"
+"$work/consumer_pc" | grep -q '2026-11-21T10:00:00Z' || fail "a program built with pkg-config did not run"
 
 say "3. remove, then purge"
 # shellcheck disable=SC2046

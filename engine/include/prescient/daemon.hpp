@@ -7,6 +7,7 @@
 // overdue and the sweep after the next slot takes it, so one slot never holds back the rest.
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 
 #include "prescient/slot_runner.hpp"
@@ -70,6 +71,10 @@ class Daemon {
   // to start past clock_check.refuse_over) and again before every slot it fires.
   Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
          DaemonObserver* observer = nullptr);
+  // The same on stores `stores` opens (runner/upkeep_store.hpp) instead of PostgreSQL sessions to
+  // options.database_url: the unit tests run the daemon's loop on in-memory stores.
+  Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
+         DaemonObserver* observer, std::shared_ptr<StoreOpener> stores);
   // Runs until the waiter is stopped; the batch in hand is settled before it returns.
   DaemonStats run();
 
@@ -85,6 +90,7 @@ class Daemon {
   ServerClock clock_;  // the local clock, or (clock_check.enabled) the server's as measured
   Waiter& waiter_;
   DaemonObserver* observer_;
+  std::shared_ptr<StoreOpener> stores_;  // null: PostgreSQL's, to options_.database_url
 };
 
 }  // namespace prescient

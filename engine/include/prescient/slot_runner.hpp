@@ -79,11 +79,16 @@ int abandoned_jobs_running();
 enum class SweepMode { run, shift };
 SweepMode parse_sweep_mode(std::string_view text);  // throws InvalidInput
 
+class StoreOpener;  // internal (runner/upkeep_store.hpp): where the runner's stores come from
+
 class SlotRunner {
  public:
   // REQUIRES: registry and clock outlive the runner. Connects once to read the settings; the workers'
   // sessions are opened on the first slot and kept for the next ones (a daemon fires many).
   SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock);
+  // The same on stores `stores` opens instead of PostgreSQL sessions to options.database_url (the unit
+  // tests' in-memory stores).
+  SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock, std::shared_ptr<StoreOpener> stores);
   ~SlotRunner();
   SlotRunner(const SlotRunner&) = delete;
   SlotRunner& operator=(const SlotRunner&) = delete;
@@ -100,28 +105,29 @@ class SlotRunner {
   SlotReport sweep(TimePoint until, SweepMode mode, const std::function<void(const SlotReport&)>& progress = {});
 
   // Creates the monthly history partitions the next three months need (prescient/retention.hpp), on the
-  // control session at the runner's clock; returns how many it created. Settlements never wait for it:
+  // upkeep session at the runner's clock; returns how many it created. Settlements never wait for it:
   // a month without a partition goes to the default one until then.
   int ensure_history_partitions();
-  // Records on the control session that this runner completed `slot`, claiming `claimed` checks in it
+  // Records on the upkeep session that this runner completed `slot`, claiming `claimed` checks in it
   // (prescient/runners_seen.hpp: the dashboard's runners).
   void record_seen(TimePoint slot, long claimed);
-  // How far the database server's clock is ahead of `local` (server_clock_offset), on the control session.
+  // How far the database server's clock is ahead of `local` (server_clock_offset), on the upkeep session.
   Micros server_clock_offset(const Clock& local);
 
  private:
   void require_firable(TimePoint slot, const char* what) const;
   SlotReport drain(TimePoint slot);
-  // Runs fn on the control session (sweep look-ups); drops the session if fn throws,
-  // so the next call reconnects.
+  // Runs fn on the upkeep store (settings, sweep look-ups, upkeep); drops the store if fn throws, so the
+  // next call reconnects.
   template <class Fn>
-  auto with_control(Fn fn);
+  auto with_upkeep(Fn fn);
 
   RunnerOptions options_;
   const Registry& registry_;
   const Clock& clock_;
   Settings settings_;
-  // The workers (each a session and an executor thread) and the control session, reused across slots.
+  std::shared_ptr<StoreOpener> stores_;
+  // The workers (each a store and an executor thread) and the upkeep store, reused across slots.
   // Declared last: destroyed first, while the options and settings the workers refer to still live.
   struct Sessions;
   std::unique_ptr<Sessions> sessions_;

@@ -13,6 +13,9 @@
 #include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/retention.hpp"
+#include "prescient/runners_seen.hpp"
+#include "prescient/server_clock.hpp"
 #include "db/pg_runner_store.hpp"
 
 namespace prescient {
@@ -373,6 +376,41 @@ std::int64_t PgRunnerStore::shift_slot(TimePoint slot, TimePoint to, int limit) 
       " SELECT count(*) FROM moved",
       {pq::micros(slot), pq::micros(to), std::to_string(limit)});
   return row.integer(0, 0);
+}
+
+Settings PgRunnerStore::read_settings() { return prescient::read_settings(db_); }
+
+int PgRunnerStore::ensure_history_partitions(TimePoint now) { return prescient::ensure_history_partitions(db_, now); }
+
+void PgRunnerStore::record_runner_seen(const std::string& runner_id, const std::string& shard, TimePoint slot,
+                                       long claimed, TimePoint now) {
+  prescient::record_runner_seen(db_, runner_id, shard, slot, claimed, now);
+}
+
+Micros PgRunnerStore::server_clock_offset(const Clock& local) { return prescient::server_clock_offset(db_, local); }
+
+namespace {
+
+class PostgresStoreOpener final : public StoreOpener {
+ public:
+  PostgresStoreOpener(std::string url, StatementPreparation preparation)
+      : url_(std::move(url)), preparation_(preparation) {}
+  std::unique_ptr<RunnerStore> open_worker_store() override {
+    return std::make_unique<PgRunnerStore>(connect(url_), preparation_);
+  }
+  std::unique_ptr<UpkeepStore> open_upkeep_store() override {
+    return std::make_unique<PgRunnerStore>(connect(url_), preparation_);
+  }
+
+ private:
+  std::string url_;
+  StatementPreparation preparation_;
+};
+
+}  // namespace
+
+std::shared_ptr<StoreOpener> postgres_store_opener(const std::string& database_url, StatementPreparation preparation) {
+  return std::make_shared<PostgresStoreOpener>(database_url, preparation);
 }
 
 }  // namespace prescient

@@ -1,6 +1,6 @@
 #pragma once
-// Internal: the runner's store on PostgreSQL (the statements are in pg_runner_store.cpp), and what the
-// sweep asks of the database besides.
+// Internal: the runner's stores on PostgreSQL (the statements are in pg_runner_store.cpp): what a worker
+// asks of the database (RunnerStore), and what the slot runner asks besides (UpkeepStore).
 #include <memory>
 #include <optional>
 #include <string>
@@ -8,6 +8,7 @@
 #include "db/transaction.hpp"
 #include "prescient/slot_runner.hpp"
 #include "runner/runner_store.hpp"
+#include "runner/upkeep_store.hpp"
 
 namespace soci {
 class session;
@@ -18,7 +19,7 @@ class PreparedStatements;
 
 namespace prescient {
 
-class PgRunnerStore final : public RunnerStore {
+class PgRunnerStore final : public RunnerStore, public UpkeepStore {
  public:
   // Owns the session: a worker's or the sweep's connection.
   explicit PgRunnerStore(std::unique_ptr<soci::session> db,
@@ -52,12 +53,16 @@ class PgRunnerStore final : public RunnerStore {
   std::optional<TimePoint> next_waiting(TimePoint slot, TimePoint slot_end, TimePoint now,
                                         const Exclusions& excluded) override;
 
+  Settings read_settings() override;
+  std::optional<TimePoint> next_overdue_slot(TimePoint from, TimePoint until) override;
+  std::int64_t shift_slot(TimePoint slot, TimePoint to, int limit) override;
+  int ensure_history_partitions(TimePoint now) override;
+  void record_runner_seen(const std::string& runner_id, const std::string& shard, TimePoint slot, long claimed,
+                          TimePoint now) override;
+  Micros server_clock_offset(const Clock& local) override;
+
   // The server's plan for claim_due (EXPLAIN), to verify it is an index lookup, never a table scan.
   std::string claim_plan(TimePoint slot, TimePoint now);
-  // The earliest slot before `until` holding a pending check, at or after `from`.
-  std::optional<TimePoint> next_overdue_slot(TimePoint from, TimePoint until);
-  // Moves up to `limit` checks due at `slot` to `to` without running them. Returns how many moved.
-  std::int64_t shift_slot(TimePoint slot, TimePoint to, int limit);
 
   soci::session& session() { return db_; }
 

@@ -1,6 +1,5 @@
 #include "prescient/daemon.hpp"
 
-#include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
 #include <optional>
@@ -8,6 +7,7 @@
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
+#include "runner/upkeep_store.hpp"
 
 namespace prescient {
 namespace {
@@ -43,13 +43,19 @@ bool SystemWaiter::wait_until(TimePoint t) {
 
 Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
                DaemonObserver* observer)
+    : Daemon(std::move(options), registry, clock, waiter, observer, nullptr) {}
+
+Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
+               DaemonObserver* observer, std::shared_ptr<StoreOpener> stores)
     : options_(std::move(options)),
       registry_(registry),
       local_clock_(clock),
       clock_(clock),
       waiter_(waiter),
-      observer_(observer) {
+      observer_(observer),
+      stores_(std::move(stores)) {
   options_.stop_requested = &waiter_.stop_flag();
+  if (!stores_) stores_ = postgres_store_opener(options_.database_url, options_.statement_preparation);
 }
 
 bool Daemon::wait_until(TimePoint t) { return waiter_.wait_until(clock_.local_time_of(t)); }
@@ -80,7 +86,7 @@ DaemonStats Daemon::run() {
   while (!waiter_.stopped()) {
     try {
       if (!runner) {
-        runner.emplace(options_, registry_, clock_);
+        runner.emplace(options_, registry_, clock_, stores_);
         measure_clock(*runner, true);
         const TimePoint current = runner->settings().grid().floor(clock_.now());
         // Catch up what was missed while no daemon ran, then fire from the current slot on.

@@ -1,6 +1,5 @@
 #include "prescient/slot_runner.hpp"
 
-#include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,30 +9,25 @@
 #include <set>
 #include <thread>
 
-#include "db/pg_runner_store.hpp"
-#include "prescient/database.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/retention.hpp"
-#include "prescient/runners_seen.hpp"
 #include "prescient/time_text.hpp"
+#include "runner/upkeep_store.hpp"
 #include "runner/worker.hpp"
 
 namespace prescient {
 
 struct SlotRunner::Sessions {
   std::vector<std::unique_ptr<Worker>> workers;
-  std::unique_ptr<PgRunnerStore> control;  // the sweep's look-ups and the upkeep
+  std::unique_ptr<UpkeepStore> upkeep;  // the settings, the sweep's look-ups and the upkeep
 };
 
 template <class Fn>
-auto SlotRunner::with_control(Fn fn) {
-  if (!sessions_->control) {
-    sessions_->control = std::make_unique<PgRunnerStore>(connect(options_.database_url), options_.statement_preparation);
-  }
+auto SlotRunner::with_upkeep(Fn fn) {
+  if (!sessions_->upkeep) sessions_->upkeep = stores_->open_upkeep_store();
   try {
-    return fn(*sessions_->control);
+    return fn(*sessions_->upkeep);
   } catch (...) {
-    sessions_->control.reset();
+    sessions_->upkeep.reset();
     throw;
   }
 }
@@ -68,7 +62,15 @@ SweepMode parse_sweep_mode(std::string_view text) {
 }
 
 SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock)
-    : options_(std::move(options)), registry_(registry), clock_(clock), sessions_(std::make_unique<Sessions>()) {
+    : SlotRunner(options, registry, clock, postgres_store_opener(options.database_url, options.statement_preparation)) {}
+
+SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock,
+                       std::shared_ptr<StoreOpener> stores)
+    : options_(std::move(options)),
+      registry_(registry),
+      clock_(clock),
+      stores_(std::move(stores)),
+      sessions_(std::make_unique<Sessions>()) {
   if (options_.workers < 1 || options_.workers > kMaxWorkers) {
     throw InvalidInput("invalid --workers " + std::to_string(options_.workers) + ": use 1 to " +
                        std::to_string(kMaxWorkers));
@@ -81,7 +83,7 @@ SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Cl
     throw InvalidInput("invalid cap of abandoned jobs per class " + std::to_string(options_.max_abandoned_per_class));
   }
   sessions_->workers.resize(options_.workers);
-  settings_ = with_control([](PgRunnerStore& store) { return read_settings(store.session()); });
+  settings_ = with_upkeep([](UpkeepStore& store) { return store.read_settings(); });
 }
 
 SlotRunner::~SlotRunner() = default;
@@ -109,9 +111,7 @@ SlotReport SlotRunner::drain(TimePoint slot) {
       std::unique_ptr<Worker>& worker = sessions_->workers[w];
       try {
         if (!worker) {
-          worker = std::make_unique<Worker>(options_, registry_, clock_, settings_,
-                                            std::make_unique<PgRunnerStore>(connect(options_.database_url),
-                                                                            options_.statement_preparation));
+          worker = std::make_unique<Worker>(options_, registry_, clock_, settings_, stores_->open_worker_store());
         }
         reports[w] = worker->drain(slot);
       } catch (...) {
@@ -149,7 +149,7 @@ SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::functio
   SlotReport total;
   total.slot = until;
   TimePoint from = from_unix_micros(-62135596800LL * 1000000);  // 0001-01-01, within PostgreSQL's range
-  while (const auto slot = with_control([&](PgRunnerStore& store) { return store.next_overdue_slot(from, until); })) {
+  while (const auto slot = with_upkeep([&](UpkeepStore& store) { return store.next_overdue_slot(from, until); })) {
     from = *slot + std::chrono::microseconds{1};
     if (!options_.shard.owns(grid, grid.floor(*slot))) continue;
     SlotReport part;
@@ -159,7 +159,7 @@ SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::functio
     } else {
       const TimePoint to = grid.floor(clock_.now()) + settings_.slot;
       while (const std::int64_t moved =
-                 with_control([&](PgRunnerStore& store) { return store.shift_slot(*slot, to, options_.batch_size); })) {
+                 with_upkeep([&](UpkeepStore& store) { return store.shift_slot(*slot, to, options_.batch_size); })) {
         part.shifted += moved;
       }
     }
@@ -171,19 +171,18 @@ SlotReport SlotRunner::sweep(TimePoint until, SweepMode mode, const std::functio
 }
 
 int SlotRunner::ensure_history_partitions() {
-  return with_control(
-      [&](PgRunnerStore& store) { return prescient::ensure_history_partitions(store.session(), clock_.now()); });
+  return with_upkeep([&](UpkeepStore& store) { return store.ensure_history_partitions(clock_.now()); });
 }
 
 void SlotRunner::record_seen(TimePoint slot, long claimed) {
-  with_control([&](PgRunnerStore& store) {
-    record_runner_seen(store.session(), options_.runner_id, options_.shard.text(), slot, claimed, clock_.now());
+  with_upkeep([&](UpkeepStore& store) {
+    store.record_runner_seen(options_.runner_id, options_.shard.text(), slot, claimed, clock_.now());
     return 0;
   });
 }
 
 Micros SlotRunner::server_clock_offset(const Clock& local) {
-  return with_control([&](PgRunnerStore& store) { return prescient::server_clock_offset(store.session(), local); });
+  return with_upkeep([&](UpkeepStore& store) { return store.server_clock_offset(local); });
 }
 
 }  // namespace prescient

@@ -1,0 +1,126 @@
+#pragma once
+// In-memory stores for a whole slot runner or daemon (runner/upkeep_store.hpp): one queue, a
+// FakeRunnerStore whose `due` checks the sweep looks at and the workers claim from, and an upkeep store
+// over the same queue that records what the runner asked of it. Every store opened is a view of that one
+// queue, so a runner that drops a store after a failure and opens another finds the queue as it was (one
+// worker: the queue has one transaction at a time).
+// Failures to open are injected like a database that is not up yet.
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "fake_runner_store.hpp"
+#include "prescient/errors.hpp"
+#include "runner/upkeep_store.hpp"
+
+namespace prescient::testing {
+
+class FakeStores final : public StoreOpener {
+ public:
+  FakeRunnerStore queue;        // the pending checks and what the workers did
+  Settings settings;            // what read_settings answers (a 1-minute grid)
+  int upkeep_open_failures = 0;  // so many opens of the upkeep store fail first (SQLSTATE 08001)
+
+  // What the runner asked of the upkeep store.
+  std::vector<std::pair<TimePoint, long>> seen;  // record_runner_seen: the slot, the checks claimed in it
+  int partition_calls = 0;
+  int upkeep_opens = 0;
+
+  std::unique_ptr<RunnerStore> open_worker_store() override { return std::make_unique<QueueView>(queue); }
+  std::unique_ptr<UpkeepStore> open_upkeep_store() override {
+    ++upkeep_opens;
+    if (upkeep_open_failures > 0) {
+      --upkeep_open_failures;
+      throw DatabaseError("could not connect to the server: Connection refused", "08001");
+    }
+    return std::make_unique<Upkeep>(*this);
+  }
+
+ private:
+  // A worker's store: the queue's, under the worker's ownership.
+  class QueueView final : public RunnerStore {
+   public:
+    explicit QueueView(FakeRunnerStore& queue) : q_(queue) {}
+    void begin() override { q_.begin(); }
+    void commit() override { q_.commit(); }
+    void rollback() noexcept override { q_.rollback(); }
+    void savepoint(const std::string& name) override { q_.savepoint(name); }
+    void rollback_to(const std::string& name) override { q_.rollback_to(name); }
+    void release_savepoint(const std::string& name) override { q_.release_savepoint(name); }
+    Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override {
+      return q_.claim_due(slot, until, now, limit, excluded);
+    }
+    Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
+                           const FlowLimit& fair) override {
+      return q_.claim_due_fair(slot, now, limit, excluded, fair);
+    }
+    Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override {
+      return q_.claim_due_groups(slot, max_groups, excluded);
+    }
+    std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) override {
+      return q_.apply_writes(items);
+    }
+    Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+                   std::optional<std::int64_t> token) override {
+      return q_.settle(items, runner_id, now, token);
+    }
+    std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override {
+      return q_.lease(ids, runner_id, until);
+    }
+    std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
+                                               TimePoint now) override {
+      return q_.lock_live_leases(ids, token, now);
+    }
+    void release(std::span<const std::int64_t> ids, std::int64_t token) override { q_.release(ids, token); }
+    std::vector<FlowLimit> flow_limits() override { return q_.flow_limits(); }
+    std::vector<Admission> admit(std::span<const FlowPair> pairs, TimePoint now, Micros pace, Micros wait,
+                                 int places) override {
+      return q_.admit(pairs, now, pace, wait, places);
+    }
+    std::optional<TimePoint> next_waiting(TimePoint slot, TimePoint slot_end, TimePoint now,
+                                          const Exclusions& excluded) override {
+      return q_.next_waiting(slot, slot_end, now, excluded);
+    }
+
+   private:
+    FakeRunnerStore& q_;
+  };
+
+  // The sweep's look-ups and moves over the queue, as the statements do them over future_job.
+  class Upkeep final : public UpkeepStore {
+   public:
+    explicit Upkeep(FakeStores& stores) : s_(stores) {}
+    Settings read_settings() override { return s_.settings; }
+    std::optional<TimePoint> next_overdue_slot(TimePoint from, TimePoint until) override {
+      std::optional<TimePoint> next;
+      for (const Check& c : s_.queue.due) {
+        if (c.slot >= from && c.slot < until && (!next || c.slot < *next)) next = c.slot;
+      }
+      return next;
+    }
+    std::int64_t shift_slot(TimePoint slot, TimePoint to, int limit) override {
+      std::int64_t moved = 0;
+      for (Check& c : s_.queue.due) {
+        if (moved == limit) break;
+        if (c.slot == slot) {
+          c.slot = to;
+          ++moved;
+        }
+      }
+      return moved;
+    }
+    int ensure_history_partitions(TimePoint) override {
+      ++s_.partition_calls;
+      return 0;
+    }
+    void record_runner_seen(const std::string&, const std::string&, TimePoint slot, long claimed, TimePoint) override {
+      s_.seen.emplace_back(slot, claimed);
+    }
+    Micros server_clock_offset(const Clock&) override { return Micros{0}; }
+
+   private:
+    FakeStores& s_;
+  };
+};
+
+}  // namespace prescient::testing

@@ -2,7 +2,7 @@
 # scripts/check-layers.sh can fail: on a copy of the engine it passes, and with a layer reaching up planted
 # (db/ including api/, runner/ including db/, as slot_runner.cpp once did, the dashboard including an
 # internal header) it fails, naming each file and line.
-#   tests/layers/check_layers_test.sh REPO
+#   tests/architecture/check_layers_test.sh REPO
 set -euo pipefail
 repo=${1:?usage: check_layers_test.sh REPO}
 work=$(mktemp -d)

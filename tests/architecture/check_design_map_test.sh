@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# scripts/check-design-map.sh can fail: on a copy of the repository's map and code it passes; a row naming
+# a file that does not exist, a function the file only calls, a member of the wrong class, or a ninth file
+# each fail it, named.
+#   tests/architecture/check_design_map_test.sh REPO
+set -euo pipefail
+repo=${1:?usage: check_design_map_test.sh REPO}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "check_design_map_test.sh: FAILED: $*" >&2; exit 1; }
+
+mkdir -p "$work/docs"
+cp -r "$repo/engine" "$work/"
+cp "$repo/docs/design.md" "$work/docs/"
+check=$repo/scripts/check-design-map.sh
+"$check" "$work" >/dev/null || fail "the unchanged copy does not pass"
+
+# plant ROW EXPECTED: the map with ROW added after its first row fails, saying EXPECTED
+plant() {
+  cp "$repo/docs/design.md" "$work/docs/design.md"
+  sed -i "0,/^| \`engine\/src\/runner\/daemon.cpp\`/{/^| \`engine\/src\/runner\/daemon.cpp\`/a $1
+}" "$work/docs/design.md"
+  local status=0 out
+  out=$("$check" "$work" 2>&1) || status=$?
+  [ "$status" = 1 ] || fail "exit $status with the row $1"
+  grep -qF "$2" <<<"$out" || fail "the row $1 was not named (it said: $out)"
+}
+plant '| `engine/src/runner/nowhere.cpp` | `run` | |' 'engine/src/runner/nowhere.cpp does not exist'
+# worker.cpp calls settlements_of (detail::settlements_of(...)) but does not define it
+plant '| `engine/src/runner/worker.cpp` | `settlements_of` | |' 'engine/src/runner/worker.cpp defines no settlements_of'
+plant '| `engine/src/runner/daemon.cpp` | `SlotRunner::run` | |' 'engine/src/runner/daemon.cpp defines no SlotRunner::run'
+plant '| `engine/src/runner/daemon.cpp` | `Daemon::run` | |' 'the map has 9 files (1 to 8)'
+echo "check_design_map_test.sh: the copy passes; each planted row fails it, named"

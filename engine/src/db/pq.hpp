@@ -1,6 +1,8 @@
 #pragma once
-// Internal: thin RAII over libpq. SOCI owns the connection; statements whose shape SOCI handles
-// poorly (multi-statement scripts, dynamic filters, arrays, bulk) go through here.
+// Internal: thin RAII over libpq, through which every statement of prescient's own goes (binary
+// parameters and results, arrays, prepared statements, the SQLSTATE of a failure). The connection is the
+// one under a SOCI session (native_connection): SOCI stays only where an application hands prescient its
+// session or a plugin asks its own tables (docs/design.md, "One seam for SQL").
 #include <libpq-fe.h>
 
 #include <cstdint>

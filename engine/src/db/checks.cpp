@@ -66,9 +66,9 @@ class Conditions {
 // The CheckFields columns, in the order read_check_fields reads them (db/check_columns.hpp first); both
 // tables have them.
 const std::string kCheckFieldColumns =
-    "id, job, entity_name, entity_key, job_key, group_key, payload::text, prescient.us(first_check_at),"
-    " check_count, attempts, last_error, prescient.us(enqueued_on), enqueued_by";
-constexpr int kCheckFieldCount = 13;
+    db::check_column_list(false) + ", last_error, prescient.us(enqueued_on), enqueued_by";
+constexpr int kLastErrorColumn = db::kCheckColumnCount, kEnqueuedOnColumn = kLastErrorColumn + 1,
+              kEnqueuedByColumn = kLastErrorColumn + 2, kCheckFieldCount = kLastErrorColumn + 3;
 
 const std::string kPendingColumns = kCheckFieldColumns + ", prescient.us(next_check_at)";
 const std::string kHistoryColumns =
@@ -90,9 +90,9 @@ const std::string kMarkRevived =
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   db::read_check_columns(rows, r, out);
   out.payload = readable_payload(rows.text(r, db::kPayloadColumn));
-  out.last_error = rows.optional_text(r, 10);
-  out.enqueued_on = rows.time(r, 11);
-  out.enqueued_by = rows.text(r, 12);
+  out.last_error = rows.optional_text(r, kLastErrorColumn);
+  out.enqueued_on = rows.time(r, kEnqueuedOnColumn);
+  out.enqueued_by = rows.text(r, kEnqueuedByColumn);
 }
 
 }  // namespace

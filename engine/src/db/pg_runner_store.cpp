@@ -23,10 +23,8 @@ namespace {
 
 // What a run needs of a claimed check (db/check_columns.hpp), read in binary (no text conversion of numbers and times on
 // either side), then the time it is due: its slot, or a time within the slot flow control deferred it to.
-const std::string kClaimColumns =
-    "id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at, check_count, attempts,"
-    " next_check_at";
-constexpr int kDueColumn = 10;
+const std::string kClaimColumns = db::check_column_list(true) + ", next_check_at";
+constexpr int kDueColumn = db::kCheckColumnCount;
 
 // Which rows of a slot a claim may take (and the drain's look for checks deferred within the slot waits
 // for): ungrouped, not under a live lease ($2: now), not of an excluded class ($4) or id ($5), not paused.
@@ -171,6 +169,57 @@ RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_gro
                                      pq::Format::binary));
 }
 
+// Settles a batch in one statement: finished checks move to the history, the others take their next
+// time, and their events go to the outbox (once: a repeated id is ignored), each announced by NOTIFY.
+// Answers how many checks it settled and how many events were new. Parameters, in order of use:
+//   $1-$9   one element per check: id, kind (finish | reschedule | retry), outcome, next time (µs),
+//           check_count, attempts, last_error, run_micros, payload update (a JSON object to merge, or null)
+//   $10     the lease token (null on the fast path, where the claim's row locks are the lease)
+//   $11     now (µs), $12 the runner's id
+//   $13-$18 one element per event: id, type, source, occurred_at (µs), payload, the check it belongs to
+const std::string kSettle = R"sql(
+WITH s AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
+                       $7::text[], $8::bigint[], $9::text[])
+    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros, payload)),
+-- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
+-- branches gated on the token alone, so the fast path does not join the table at all.
+mine AS (
+  SELECT s.* FROM s WHERE $10::bigint IS NULL
+  UNION ALL
+  SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id
+   WHERE $10::bigint IS NOT NULL AND f.claim_token = $10 AND f.claimed_until > prescient.at_us($11)),
+fin AS (
+  DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'
+  RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,
+            s.last_error AS s_error, s.run_micros AS s_run, s.payload AS s_payload),
+hist AS (
+  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
+      first_check_at, last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,
+      finished_at, finished_by, outcome, run_micros)
+  SELECT id, job, entity_name, entity_key, job_key, group_key,
+         CASE WHEN s_payload IS NULL THEN payload ELSE payload || s_payload::jsonb END,
+         first_check_at, next_check_at,
+         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us($11), $12, s_outcome, s_run
+    FROM fin),
+upd AS (
+  UPDATE prescient.future_job f
+     SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,
+         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
+         payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END
+    FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'
+  RETURNING f.id),
+ev AS (
+  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
+  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us($11), e.payload::jsonb
+    FROM unnest($13::text[], $14::text[], $15::text[], $16::bigint[], $17::text[], $18::bigint[])
+      AS e(id, type, source, occurred_us, payload, check_id)
+   WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
+  ON CONFLICT (id) DO NOTHING RETURNING id)
+SELECT (SELECT count(*) FROM fin) + (SELECT count(*) FROM upd),
+       (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev)
+)sql";
+
 RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
                              std::optional<std::int64_t> lease_token) {
   if (items.empty()) return {};
@@ -202,54 +251,13 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
     }
   }
   const pq::Result settled = prepared_->exec(
-      native_connection(db_), "cannot settle checks",
-      "WITH s AS ("
-      "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],"
-      "                       $7::text[], $8::bigint[], $18::text[])"
-      "    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros, payload)),"
-      // The fence: without a token the caller holds the row locks; with one, only its live lease counts.
-      // Two branches gated on the token alone, so the fast path does not join the table at all.
-      " mine AS ("
-      "  SELECT s.* FROM s WHERE $16::bigint IS NULL"
-      "  UNION ALL"
-      "  SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id"
-      "   WHERE $16::bigint IS NOT NULL AND f.claim_token = $16 AND f.claimed_until > prescient.at_us($9)),"
-      " fin AS ("
-      "  DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'"
-      "  RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,"
-      "            s.last_error AS s_error, s.run_micros AS s_run, s.payload AS s_payload),"
-      " hist AS ("
-      "  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,"
-      "      first_check_at, last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,"
-      "      finished_at, finished_by, outcome, run_micros)"
-      "  SELECT id, job, entity_name, entity_key, job_key, group_key,"
-      "         CASE WHEN s_payload IS NULL THEN payload ELSE payload || s_payload::jsonb END,"
-      "         first_check_at, next_check_at,"
-      "         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us($9), $10, s_outcome, s_run"
-      "    FROM fin),"
-      " upd AS ("
-      "  UPDATE prescient.future_job f"
-      "     SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,"
-      "         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,"
-      "         payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END"
-      "    FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'"
-      "  RETURNING f.id),"
-      " ev AS ("
-      "  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)"
-      "  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us($9), e.payload::jsonb"
-      "    FROM unnest($11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[], $17::bigint[])"
-      "      AS e(id, type, source, occurred_us, payload, check_id)"
-      "   WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)"
-      "  ON CONFLICT (id) DO NOTHING RETURNING id)"
-      " SELECT (SELECT count(*) FROM fin) + (SELECT count(*) FROM upd),"
-      "        (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev)",
+      native_connection(db_), "cannot settle checks", kSettle,
       {pq::integer_array(ids), pq::text_array(kinds), pq::text_array(outcomes), pq::integer_array(next_us),
        pq::integer_array(counts), pq::integer_array(attempts), pq::text_array(errors),
-       pq::optional_integer_array(run_micros), pq::micros(now), runner_id, pq::text_array(event_ids),
-       pq::text_array(event_types), pq::text_array(event_sources), pq::integer_array(event_times),
-       pq::text_array(event_payloads),
-       lease_token ? std::optional(std::to_string(*lease_token)) : std::nullopt, pq::integer_array(event_checks),
-       pq::text_array(payloads)});
+       pq::optional_integer_array(run_micros), pq::text_array(payloads),
+       lease_token ? std::optional(std::to_string(*lease_token)) : std::nullopt, pq::micros(now), runner_id,
+       pq::text_array(event_ids), pq::text_array(event_types), pq::text_array(event_sources),
+       pq::integer_array(event_times), pq::text_array(event_payloads), pq::integer_array(event_checks)});
   return {.checks = settled.integer(0, 0), .events = settled.integer(0, 1)};
 }
 

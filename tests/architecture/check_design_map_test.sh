@@ -4,25 +4,21 @@
 # each fail it, named.
 #   tests/architecture/check_design_map_test.sh REPO
 set -euo pipefail
-repo=${1:?usage: check_design_map_test.sh REPO}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "check_design_map_test.sh: FAILED: $*" >&2; exit 1; }
+# shellcheck source=planted.sh
+. "$(dirname "${BASH_SOURCE[0]}")/planted.sh"
 
 mkdir -p "$work/docs"
 cp -r "$repo/engine" "$work/"
 cp "$repo/docs/design.md" "$work/docs/"
-check=$repo/scripts/check-design-map.sh
-"$check" "$work" >/dev/null || fail "the unchanged copy does not pass"
+"$repo/scripts/check-design-map.sh" "$work" >/dev/null || fail "the unchanged copy does not pass"
 
 # plant ROW EXPECTED: the map with ROW added after its first row fails, saying EXPECTED
 plant() {
   cp "$repo/docs/design.md" "$work/docs/design.md"
   sed -i "0,/^| \`engine\/src\/runner\/daemon.cpp\`/{/^| \`engine\/src\/runner\/daemon.cpp\`/a $1
 }" "$work/docs/design.md"
-  local status=0 out
-  out=$("$check" "$work" 2>&1) || status=$?
-  [ "$status" = 1 ] || fail "exit $status with the row $1"
+  local out
+  out=$(run_failing check-design-map.sh "the row $1")
   grep -qF "$2" <<<"$out" || fail "the row $1 was not named (it said: $out)"
 }
 plant '| `engine/src/runner/nowhere.cpp` | `run` | |' 'engine/src/runner/nowhere.cpp does not exist'

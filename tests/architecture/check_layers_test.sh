@@ -4,10 +4,8 @@
 # internal header) it fails, naming each file and line.
 #   tests/architecture/check_layers_test.sh REPO
 set -euo pipefail
-repo=${1:?usage: check_layers_test.sh REPO}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "check_layers_test.sh: FAILED: $*" >&2; exit 1; }
+# shellcheck source=planted.sh
+. "$(dirname "${BASH_SOURCE[0]}")/planted.sh"
 
 mkdir -p "$work/engine"
 cp -r "$repo/engine/src" "$repo/engine/include" "$repo/engine/web" "$work/engine/"
@@ -16,9 +14,7 @@ cp -r "$repo/engine/src" "$repo/engine/include" "$repo/engine/web" "$work/engine
 echo '#include "api/client_rules.hpp"' >>"$work/engine/src/db/settings.cpp"
 sed -i '1a #include "db/pg_runner_store.hpp"' "$work/engine/src/runner/slot_runner.cpp"
 echo '#include "core/text_rules.hpp"' >>"$work/engine/web/host_port.cpp"
-status=0
-out=$("$repo/scripts/check-layers.sh" "$work" 2>&1) || status=$?
-[ "$status" = 1 ] || fail "exit $status with three planted violations"
+out=$(run_failing check-layers.sh "three planted violations")
 settings_line=$(wc -l <"$work/engine/src/db/settings.cpp")
 web_line=$(wc -l <"$work/engine/web/host_port.cpp")
 for expected in \

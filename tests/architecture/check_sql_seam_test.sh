@@ -3,19 +3,15 @@
 # runner and one in a job class each fail it, named by file and line.
 #   tests/architecture/check_sql_seam_test.sh REPO
 set -euo pipefail
-repo=${1:?usage: check_sql_seam_test.sh REPO}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "check_sql_seam_test.sh: FAILED: $*" >&2; exit 1; }
+# shellcheck source=planted.sh
+. "$(dirname "${BASH_SOURCE[0]}")/planted.sh"
 
 cp -r "$repo/engine" "$repo/jobs" "$work/"
 "$repo/scripts/check-sql-seam.sh" "$work" >/dev/null || fail "the unchanged copy does not pass"
 
 echo 'const char* kPlanted = "SELECT id FROM prescient.future_job";' >>"$work/engine/src/runner/settlements.cpp"
 echo 'const char* kPlanted = "UPDATE prescient.cron_schedule SET paused_at = now()";' >>"$work/jobs/cron_job.cpp"
-status=0
-out=$("$repo/scripts/check-sql-seam.sh" "$work" 2>&1) || status=$?
-[ "$status" = 1 ] || fail "exit $status with two planted statements"
+out=$(run_failing check-sql-seam.sh "two planted statements")
 for planted in "engine/src/runner/settlements.cpp:$(wc -l <"$work/engine/src/runner/settlements.cpp"):" \
                "jobs/cron_job.cpp:$(wc -l <"$work/jobs/cron_job.cpp"):"; do
   grep -qF "$planted" <<<"$out" || fail "not named: $planted (it said: $out)"

@@ -172,21 +172,28 @@ class Gathering {
   std::map<std::string, OptionOrigin> origins_;
 };
 
-// The file to read: --config, else PRESCIENT_CONFIG, else the default one when it exists. "" for none.
-std::optional<std::string> config_path_of(const po::variables_map& vm) {
+// The file to read, and whether it is read only because it exists at the default path (no --config, no
+// PRESCIENT_CONFIG): then an error in it also says how to read another one or none.
+struct ConfigSource {
   std::string path;
+  bool by_default;
+};
+constexpr const char* kDefaultConfigHint =
+    " (the default config file; give --config FILE, or --config /dev/null to read none)";
+
+// --config, else PRESCIENT_CONFIG, else the default one when it exists.
+std::optional<ConfigSource> config_source_of(const po::variables_map& vm) {
   if (vm.count("config")) {
-    path = vm["config"].as<std::string>();
+    std::string path = vm["config"].as<std::string>();
     if (path.empty()) throw InvalidInput("--config is empty: name a file (/dev/null for none)");
-    return path;
+    return ConfigSource{std::move(path), false};
   }
-  if (const auto variable = environment_value("PRESCIENT_CONFIG")) return variable;
-  path = default_config_path();
+  if (auto variable = environment_value("PRESCIENT_CONFIG")) return ConfigSource{std::move(*variable), false};
+  std::string path = default_config_path();
   struct stat status {};
-  if (::stat(path.c_str(), &status) == 0) return path;
+  if (::stat(path.c_str(), &status) == 0) return ConfigSource{std::move(path), true};
   if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-  throw InvalidInput("cannot read config file '" + path + "': " + std::strerror(errno) +
-                     " (give --config FILE, or --config /dev/null for none)");
+  throw InvalidInput("cannot read config file '" + path + "': " + std::strerror(errno) + kDefaultConfigHint);
 }
 
 }  // namespace
@@ -205,21 +212,20 @@ std::optional<Invocation> resolve_invocation(const Command& command, const std::
   const po::options_description desc = options_of(command);
   Gathering gathering(command, desc);
   if (!gathering.add_flags(args)) return std::nullopt;
-  const std::optional<std::string> config_path = config_path_of(gathering.vm());
+  const std::optional<ConfigSource> config = config_source_of(gathering.vm());
   gathering.add_variables();
-  if (config_path) {
+  if (config) {
     try {
-      gathering.add_file(read_config_file(*config_path));
+      gathering.add_file(read_config_file(config->path));
     } catch (const InvalidInput& e) {
-      // Read because it exists, not because the user asked: say how not to read it.
-      if (gathering.vm().count("config") || environment_value("PRESCIENT_CONFIG")) throw;
-      throw InvalidInput(std::string(e.what()) + " (the default config file; give --config FILE, or --config "
-                                                 "/dev/null to read none)");
+      if (!config->by_default) throw;
+      throw InvalidInput(e.what() + std::string(kDefaultConfigHint));
     }
   }
   gathering.finish();
   const bool json = gathering.vm().count("json") > 0;
-  return Invocation(command, args, std::move(gathering.vm()), std::move(gathering.origins()), config_path, json);
+  return Invocation(command, args, std::move(gathering.vm()), std::move(gathering.origins()),
+                    config ? std::optional(config->path) : std::nullopt, json);
 }
 
 std::string global_value(const Invocation& in, const char* name) {

@@ -90,7 +90,7 @@ class Daemon {
   ServerClock clock_;  // the local clock, or (clock_check.enabled) the server's as measured
   Waiter& waiter_;
   DaemonObserver* observer_;
-  std::shared_ptr<StoreOpener> stores_;  // null: PostgreSQL's, to options_.database_url
+  std::shared_ptr<StoreOpener> stores_;  // the runner's stores: PostgreSQL's unless the caller gave others
 };
 
 }  // namespace prescient

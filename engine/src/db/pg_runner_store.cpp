@@ -403,14 +403,12 @@ class PostgresStoreOpener final : public StoreOpener {
  public:
   PostgresStoreOpener(std::string url, StatementPreparation preparation)
       : url_(std::move(url)), preparation_(preparation) {}
-  std::unique_ptr<RunnerStore> open_worker_store() override {
-    return std::make_unique<PgRunnerStore>(connect(url_), preparation_);
-  }
-  std::unique_ptr<UpkeepStore> open_upkeep_store() override {
-    return std::make_unique<PgRunnerStore>(connect(url_), preparation_);
-  }
+  std::unique_ptr<RunnerStore> open_worker_store() override { return open(); }
+  std::unique_ptr<UpkeepStore> open_upkeep_store() override { return open(); }
 
  private:
+  std::unique_ptr<PgRunnerStore> open() { return std::make_unique<PgRunnerStore>(connect(url_), preparation_); }
+
   std::string url_;
   StatementPreparation preparation_;
 };

@@ -64,8 +64,6 @@ class PgRunnerStore final : public RunnerStore, public UpkeepStore {
   // The server's plan for claim_due (EXPLAIN), to verify it is an index lookup, never a table scan.
   std::string claim_plan(TimePoint slot, TimePoint now);
 
-  soci::session& session() { return db_; }
-
  private:
   std::unique_ptr<soci::session> owned_;
   soci::session& db_;

@@ -27,6 +27,8 @@ die() { echo "package.sh: $*" >&2; exit 1; }
 
 # shellcheck source=lib/packages.sh
 . "$repo/scripts/lib/packages.sh"
+# shellcheck source=lib/source_tree.sh
+. "$repo/scripts/lib/source_tree.sh"
 ensure_packages package.sh dpkg-dev debhelper fakeroot lintian
 # The build dependencies, as debian/control names them (dpkg-checkbuilddeps says which are missing).
 missing=$(cd "$repo" && dpkg-checkbuilddeps 2>&1 | sed -n 's/.*Unmet build dependencies: //p' | sed -E 's/\([^)]*\)//g')
@@ -53,13 +55,7 @@ work=$(mktemp -d /tmp/prescient-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 tree=$work/prescient-$version
 mkdir -p "$tree"
-if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
-  (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
-    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-    tar --null -T - -cf -) | tar -C "$tree" -xf -
-else
-  tar -C "$repo" --exclude='./build' --exclude='./build-*' --exclude='./.prescient' -cf - . | tar -C "$tree" -xf -
-fi
+copy_source_tree "$repo" "$tree"
 
 say "building $version in $tree"
 started=$(date +%s)

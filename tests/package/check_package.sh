@@ -31,6 +31,8 @@ expect() {  # expect DESCRIPTION COMMAND...: the command must succeed
 
 # shellcheck source=../../scripts/lib/packages.sh
 . "$repo/scripts/lib/packages.sh"
+# shellcheck source=../../scripts/lib/source_tree.sh
+. "$repo/scripts/lib/source_tree.sh"
 ensure_packages check_package.sh systemd man-db bash-completion curl cmake g++ pkg-config postgresql-15
 
 work=$(mktemp -d /tmp/prescient-package-test.XXXXXX)
@@ -93,8 +95,8 @@ CONF
 count_done() {
   as_prescient prescient history --outcome 'done' --limit 10000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'
 }
-wait_for_done() {  # wait_for_done N: until N checks settled done (30 s at most)
-  for _ in $(seq 1 150); do
+wait_for_done() {  # wait_for_done N [SECONDS]: until N checks settled done (30 s at most, or SECONDS)
+  for _ in $(seq 1 $((${2:-30} * 5))); do
     [ "$(count_done)" -ge "$1" ] && return 0
     sleep 0.2
   done
@@ -222,8 +224,7 @@ say "4. upgrade from $old_version to $version"
 # after its soname (0.0), as a release before this one would have them.
 old_tree=$work/old-tree
 mkdir -p "$old_tree"
-(cd "$repo" && git ls-files -z --cached --others --exclude-standard |
-  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar --null -T - -cf -) | tar -C "$old_tree" -xf -
+copy_source_tree "$repo" "$old_tree"
 sed -i -E "s/^project\(prescient VERSION [0-9.]+/project(prescient VERSION $old_version/" "$old_tree/CMakeLists.txt"
 sed -i -E "s/libprescient[0-9.]+/libprescient0.0/g" "$old_tree/debian/control"
 mv "$old_tree"/debian/libprescient*.install "$old_tree/debian/libprescient0.0.install"
@@ -251,10 +252,7 @@ expect "migrate after the upgrade" as_prescient prescient migrate
 pending=$(as_prescient prescient list --entity-name upgrade --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 [ "$pending" = 20 ] || fail "$pending of 20 checks pending after the upgrade"
 start_daemon "$work/daemon-upgraded.log"
-for _ in $(seq 1 300); do
-  [ "$(count_done)" -ge 20 ] && break
-  sleep 0.2
-done
+wait_for_done 20 60
 kill -TERM "$daemon"
 wait "$daemon" || true
 [ "$(count_done)" = 20 ] || fail "$(count_done) of the 20 checks scheduled before the upgrade fired once"

@@ -1,5 +1,5 @@
 #pragma once
-// Internal: the runner's stores on PostgreSQL (the statements are in pg_runner_store.cpp): what a worker
+// Internal: the runner's stores on PostgreSQL (the statements are in runner_statements.hpp): what a worker
 // asks of the database (RunnerStore), and what the slot runner asks besides (UpkeepStore).
 #include <memory>
 #include <optional>

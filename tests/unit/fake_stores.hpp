@@ -4,7 +4,8 @@
 // over the same queue that records what the runner asked of it. Every store opened is a view of that one
 // queue, so a runner that drops a store after a failure and opens another finds the queue as it was (one
 // worker: the queue has one transaction at a time).
-// Failures to open are injected like a database that is not up yet.
+// Failures are injected: to open, like a database that is not up yet; to make partitions, like a lock
+// not granted.
 #include <memory>
 #include <utility>
 #include <vector>
@@ -20,10 +21,11 @@ class FakeStores final : public StoreOpener {
   FakeRunnerStore queue;        // the pending checks and what the workers did
   Settings settings;            // what read_settings answers (a 1-minute grid)
   int upkeep_open_failures = 0;  // so many opens of the upkeep store fail first (SQLSTATE 08001)
+  int partition_failures = 0;    // so many looks at the history partitions fail first (SQLSTATE 55P03)
 
   // What the runner asked of the upkeep store.
   std::vector<std::pair<TimePoint, long>> seen;  // record_runner_seen: the slot, the checks claimed in it
-  int partition_calls = 0;
+  std::vector<TimePoint> partition_calls;  // ensure_history_partitions: when, failed or not
   int upkeep_opens = 0;
 
   std::unique_ptr<RunnerStore> open_worker_store() override { return std::make_unique<QueueView>(queue); }
@@ -109,8 +111,12 @@ class FakeStores final : public StoreOpener {
       }
       return moved;
     }
-    int ensure_history_partitions(TimePoint) override {
-      ++s_.partition_calls;
+    int ensure_history_partitions(TimePoint now) override {
+      s_.partition_calls.push_back(now);
+      if (s_.partition_failures > 0) {
+        --s_.partition_failures;
+        throw DatabaseError("could not obtain lock on relation \"job_history\"", "55P03");
+      }
       return 0;
     }
     void record_runner_seen(const std::string&, const std::string&, TimePoint slot, long claimed, TimePoint) override {

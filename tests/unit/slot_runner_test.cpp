@@ -147,7 +147,7 @@ TEST_CASE("daemon: catches up what was missed, then fires each slot at its bound
   CHECK(f.stores->seen[0] == std::pair{parse_time("2026-11-21T10:00:00Z"), 0L});
   CHECK(f.stores->seen[1] == std::pair{parse_time("2026-11-21T10:01:00Z"), 1L});
   CHECK(f.stores->seen[4] == std::pair{parse_time("2026-11-21T10:04:00Z"), 0L});
-  CHECK(f.stores->partition_calls == 1);
+  CHECK(f.stores->partition_calls.size() == 1);
   CHECK(f.pending_ids() == std::vector<std::int64_t>{4});
 }
 
@@ -164,4 +164,22 @@ TEST_CASE("daemon: a database that is not up yet is retried with backoff; no slo
   // Started at 10:00:33 (after 1 s, then 2 s of backoff): the slot it started in fired then, late but
   // whole, and the next one at its boundary.
   CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:00:33Z"), ran(2, "2026-11-21T10:01:00Z")});
+}
+
+TEST_CASE("daemon: the history's partitions before the first slot, then hourly; a failure is tried a minute later") {
+  Fixture f;
+  f.due(1, "2026-11-21T10:01:00Z");
+  f.due(2, "2026-11-21T12:10:00Z");
+  f.stores->partition_failures = 1;
+  InstantWaiter waiter(f.clock, parse_time("2026-11-21T12:30:30Z"));
+  Daemon daemon(f.options, f.registry, f.clock, waiter, nullptr, f.stores);
+  const DaemonStats stats = daemon.run();
+  // The first look (at the start) fails: it is tried after the first slot a minute later, then hourly.
+  CHECK(f.stores->partition_calls ==
+        std::vector{parse_time("2026-11-21T10:00:30Z"), parse_time("2026-11-21T10:02:00Z"),
+                    parse_time("2026-11-21T11:02:00Z"), parse_time("2026-11-21T12:02:00Z")});
+  // Upkeep, not a database failure of the daemon's: no slot held back, nothing counted as an error.
+  CHECK(stats.errors == 0);
+  CHECK(stats.slots == 151);  // 10:00 to 12:30
+  CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:01:00Z"), ran(2, "2026-11-21T12:10:00Z")});
 }

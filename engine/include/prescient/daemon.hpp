@@ -79,6 +79,7 @@ class Daemon {
   DaemonStats run();
 
  private:
+  class Loop;  // one run's state and steps (runner/daemon.cpp)
   // Waits until `clock_` reads t (the waiter waits on the local clock).
   bool wait_until(TimePoint t);
   // Measures the clock's offset on the runner's control session and adopts it (ServerClock::adopt).

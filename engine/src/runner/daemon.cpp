@@ -7,16 +7,13 @@
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
+#include "runner/maintenance.hpp"
 #include "runner/upkeep_store.hpp"
 
 namespace prescient {
 namespace {
 
 constexpr std::chrono::seconds kMaxBackoff{30};
-// History partitions are created three months ahead; looking hourly is plenty, and after a failure
-// (a lock not granted, a lost connection) a minute later.
-constexpr std::chrono::hours kPartitionsEvery{1};
-constexpr std::chrono::minutes kPartitionsRetry{1};
 
 }  // namespace
 
@@ -66,150 +63,158 @@ void Daemon::measure_clock(SlotRunner& runner, bool starting) {
   if (observer_) observer_->clock_offset(clock_.offset());
 }
 
-DaemonStats Daemon::run() {
-  DaemonStats stats;
-  std::chrono::seconds backoff{1};
-  const auto count = [&](const SlotReport& report, bool on_boundary) {
-    if (observer_) observer_->fired(report, on_boundary);
-    stats.total.add(report);
-    stats.total.batch_seconds.clear();
-  };
-  const auto failed = [&](const std::exception& e) {
-    ++stats.errors;
-    if (observer_) observer_->failed(e);
-  };
+// One run of the daemon: the slot loop's state, and each of its steps.
+class Daemon::Loop {
+ public:
+  explicit Loop(Daemon& daemon)
+      : d_(daemon),
+        maintainer_(d_.options_.runner_id, upkeep_services(), [this](const std::exception& e) { failed(e); }) {}
 
-  std::optional<SlotRunner> runner;
-  std::optional<TimePoint> slot;
-  int tries = 0;  // failed tries of *slot so far
-  TimePoint partitions_due{};  // when to look at the history partitions again
-  while (!waiter_.stopped()) {
+  DaemonStats run() {
+    while (!d_.waiter_.stopped()) {
+      if (!runner_ && !start()) continue;
+      maintainer_.run_due(*runner_, std::nullopt, d_.clock_.now());
+      follow_clock_back();
+      if (!d_.wait_until(slot_)) break;
+      const std::optional<SlotReport> fired = fire();
+      if (!fired) continue;
+      maintainer_.run_due(*runner_, runner::FiredSlot{.slot = slot_, .claimed = fired->claimed}, d_.clock_.now());
+      slot_ += runner_->settings().slot;
+      tries_ = 0;
+    }
+    spdlog::info("runner {}: stopped after {} slots ({} checks claimed)", d_.options_.runner_id, stats_.slots,
+                 stats_.total.claimed);
+    return stats_;
+  }
+
+ private:
+  // The upkeep between slots, in the order it runs: the overdue sweep and the runner's record after each
+  // slot, and the history's partitions before the first and then hourly.
+  std::vector<std::unique_ptr<runner::MaintenanceService>> upkeep_services() {
+    std::vector<std::unique_ptr<runner::MaintenanceService>> services;
+    services.push_back(
+        runner::overdue_sweep_service(d_.options_.runner_id, [this](const SlotReport& r) { count(r, false); }));
+    services.push_back(runner::runner_seen_service());
+    services.push_back(runner::history_partitions_service({}));
+    return services;
+  }
+
+  // Opens the runner, catches up what was missed while no daemon ran, and sets the slot to fire from: the
+  // current one. False when that failed: it was logged and waited for, and the next pass starts again.
+  bool start() {
     try {
-      if (!runner) {
-        runner.emplace(options_, registry_, clock_, stores_);
-        measure_clock(*runner, true);
-        const TimePoint current = runner->settings().grid().floor(clock_.now());
-        // Catch up what was missed while no daemon ran, then fire from the current slot on.
-        const SlotReport swept = runner->sweep(current, SweepMode::run);
-        if (swept.claimed > 0) {
-          spdlog::info("runner {}: swept {} missed checks before {}", options_.runner_id, swept.claimed,
-                       format_time(current));
-        }
-        count(swept, false);
-        slot = current;
-        tries = 0;
-        spdlog::info("runner {}: started, shard {}, slot {}", options_.runner_id, options_.shard.text(),
-                     format_duration(runner->settings().slot));
+      runner_.emplace(d_.options_, d_.registry_, d_.clock_, d_.stores_);
+      d_.measure_clock(*runner_, true);
+      const TimePoint current = runner_->settings().grid().floor(d_.clock_.now());
+      const SlotReport swept = runner_->sweep(current, SweepMode::run);
+      if (swept.claimed > 0) {
+        spdlog::info("runner {}: swept {} missed checks before {}", d_.options_.runner_id, swept.claimed,
+                     format_time(current));
       }
+      count(swept, false);
+      slot_ = current;
+      tries_ = 0;
+      spdlog::info("runner {}: started, shard {}, slot {}", d_.options_.runner_id, d_.options_.shard.text(),
+                   format_duration(runner_->settings().slot));
+      return true;
     } catch (const InvalidInput&) {
       throw;  // a configuration error: retrying will not mend it
     } catch (const std::exception& e) {
       // Started again from the beginning: the slot to fire from is set only by a start that went through.
-      runner.reset();
+      runner_.reset();
       failed(e);
-      spdlog::warn("runner {}: starting failed, retrying in {}: {}", options_.runner_id, format_duration(backoff),
+      spdlog::warn("runner {}: starting failed, retrying in {}: {}", d_.options_.runner_id, format_duration(backoff_),
                    e.what());
-      wait_until(clock_.now() + backoff);
-      backoff = std::min(backoff * 2, kMaxBackoff);
-      continue;
+      back_off();
+      return false;
     }
-    if (clock_.now() >= partitions_due) {
-      // Upkeep, never a reason to stop firing: settlements of a month without a partition go to the
-      // default one meanwhile.
-      try {
-        runner->ensure_history_partitions();
-        partitions_due = clock_.now() + kPartitionsEvery;
-      } catch (const std::exception& e) {
-        spdlog::warn("runner {}: could not create history partitions, trying again in {}: {}", options_.runner_id,
-                     format_duration(kPartitionsRetry), e.what());
-        partitions_due = clock_.now() + kPartitionsRetry;
-      }
-    }
-    const SlotGrid grid = runner->settings().grid();
-    const TimePoint current = grid.floor(clock_.now());
-    if (*slot > current + runner->settings().slot) {
-      // The clock went back by more than a slot (a correction, a VM restore). The slots from here
-      // to the old position were fired by the earlier clock; fire them again as the clock reaches
-      // them (checks added since would otherwise wait for the clock to catch up).
-      spdlog::warn("runner {}: the clock went back from before {} to {}: firing again from slot {}",
-                   options_.runner_id, format_time(*slot), format_time(clock_.now()), format_time(current));
-      slot = current;
-      tries = 0;
-    }
-    if (!wait_until(*slot)) break;
-    long report_claimed = 0;
+  }
+
+  // The clock went back by more than a slot (a correction, a VM restore). The slots from here to the old
+  // position were fired by the earlier clock; fire them again as the clock reaches them (checks added
+  // since would otherwise wait for the clock to catch up).
+  void follow_clock_back() {
+    const TimePoint current = runner_->settings().grid().floor(d_.clock_.now());
+    if (slot_ <= current + runner_->settings().slot) return;
+    spdlog::warn("runner {}: the clock went back from before {} to {}: firing again from slot {}",
+                 d_.options_.runner_id, format_time(slot_), format_time(d_.clock_.now()), format_time(current));
+    slot_ = current;
+    tries_ = 0;
+  }
+
+  // Fires the slot at its boundary. Nothing when it did not: woken early, or failed (then tried again).
+  std::optional<SlotReport> fire() {
     try {
       // Right before firing, so a clock that jumped since (a VM resumed) is caught.
-      measure_clock(*runner, false);
-      if (clock_.now() < *slot) continue;  // woken early (the clock moved back): never fire before the slot
-      const SlotReport report = runner->run_slot(*slot);
-      report_claimed = report.claimed;
-      ++stats.slots;
+      d_.measure_clock(*runner_, false);
+      if (d_.clock_.now() < slot_) return std::nullopt;  // woken early (the clock moved back): never fire early
+      const SlotReport report = runner_->run_slot(slot_);
+      ++stats_.slots;
       count(report, true);
       if (report.claimed > 0) {
         spdlog::info("slot {} runner {}: claimed {}, done {}, rescheduled {}, retried {}, failed {}, guarded {} in {:.3f}s",
-                     format_time(*slot), options_.runner_id, report.claimed, report.done, report.rescheduled,
+                     format_time(slot_), d_.options_.runner_id, report.claimed, report.done, report.rescheduled,
                      report.retried, report.failed, report.guarded, report.seconds);
       }
-      if (tries > 0) {
-        spdlog::warn("slot {} runner {}: completed at try {}", format_time(*slot), options_.runner_id, tries + 1);
+      if (tries_ > 0) {
+        spdlog::warn("slot {} runner {}: completed at try {}", format_time(slot_), d_.options_.runner_id, tries_ + 1);
       }
-      backoff = std::chrono::seconds{1};
+      backoff_ = std::chrono::seconds{1};
+      return report;
     } catch (const InvalidInput&) {
       throw;
     } catch (const std::exception& e) {
-      // A slot is tried again, with backoff, while its next boundary has not come; then it is given up:
-      // what is left of it is overdue, and the sweep after the next slot takes it. So a slot that
-      // cannot be completed never holds back the ones after it.
-      failed(e);
-      ++tries;
-      ++stats.slot_retries;
-      if (observer_) observer_->slot_retried(*slot);
-      spdlog::warn("slot {} runner {}: try {} failed, retrying in {}: {}", format_time(*slot), options_.runner_id,
-                   tries, format_duration(backoff), e.what());
-      wait_until(clock_.now() + backoff);
-      backoff = std::min(backoff * 2, kMaxBackoff);
-      const TimePoint now_slot = grid.floor(clock_.now());
-      if (now_slot > *slot && !waiter_.stopped()) {
-        spdlog::warn("slot {} runner {}: given up after {} tries; what is left of it is overdue and is caught up "
-                     "after slot {}",
-                     format_time(*slot), options_.runner_id, tries, format_time(now_slot));
-        slot = now_slot;
-        tries = 0;
-      }
-      continue;
+      retry_or_give_up(e);
+      return std::nullopt;
     }
-    // Anything still due before this slot runs now: checks written off the grid by another tool,
-    // checks left behind (a slot given up), and checks whose written lease expired (their runner died).
-    // One index probe when there is none. A failure here is logged and tried again after the next slot:
-    // it never delays the next boundary.
-    try {
-      const SlotReport overdue = runner->sweep(*slot, SweepMode::run);
-      if (overdue.claimed > 0) {
-        spdlog::info("runner {}: caught up {} overdue checks before {}", options_.runner_id, overdue.claimed,
-                     format_time(*slot));
-      }
-      count(overdue, false);
-    } catch (const InvalidInput&) {
-      throw;
-    } catch (const std::exception& e) {
-      failed(e);
-      spdlog::warn("runner {}: catching up before slot {} failed, trying again after the next slot: {}",
-                   options_.runner_id, format_time(*slot), e.what());
-    }
-    // Seen firing, for the dashboard: upkeep too, never a reason to hold back the next slot.
-    try {
-      runner->record_seen(*slot, report_claimed);
-    } catch (const std::exception& e) {
-      spdlog::warn("runner {}: could not record slot {} as completed: {}", options_.runner_id, format_time(*slot),
-                   e.what());
-    }
-    *slot += runner->settings().slot;
-    tries = 0;
   }
-  spdlog::info("runner {}: stopped after {} slots ({} checks claimed)", options_.runner_id, stats.slots,
-               stats.total.claimed);
-  return stats;
-}
+
+  // A slot is tried again, with backoff, while its next boundary has not come; then it is given up: what
+  // is left of it is overdue, and the sweep after the next slot takes it. So a slot that cannot be
+  // completed never holds back the ones after it.
+  void retry_or_give_up(const std::exception& e) {
+    failed(e);
+    ++tries_;
+    ++stats_.slot_retries;
+    if (d_.observer_) d_.observer_->slot_retried(slot_);
+    spdlog::warn("slot {} runner {}: try {} failed, retrying in {}: {}", format_time(slot_), d_.options_.runner_id,
+                 tries_, format_duration(backoff_), e.what());
+    back_off();
+    const TimePoint now_slot = runner_->settings().grid().floor(d_.clock_.now());
+    if (now_slot > slot_ && !d_.waiter_.stopped()) {
+      spdlog::warn("slot {} runner {}: given up after {} tries; what is left of it is overdue and is caught up "
+                   "after slot {}",
+                   format_time(slot_), d_.options_.runner_id, tries_, format_time(now_slot));
+      slot_ = now_slot;
+      tries_ = 0;
+    }
+  }
+
+  void back_off() {
+    d_.wait_until(d_.clock_.now() + backoff_);
+    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+  }
+
+  void count(const SlotReport& report, bool on_boundary) {
+    if (d_.observer_) d_.observer_->fired(report, on_boundary);
+    stats_.total.add(report);
+    stats_.total.batch_seconds.clear();
+  }
+
+  void failed(const std::exception& e) {
+    ++stats_.errors;
+    if (d_.observer_) d_.observer_->failed(e);
+  }
+
+  Daemon& d_;
+  DaemonStats stats_;
+  std::chrono::seconds backoff_{1};
+  std::optional<SlotRunner> runner_;
+  TimePoint slot_{};  // the slot to fire next (set by a start that went through)
+  int tries_ = 0;     // failed tries of slot_ so far
+  runner::Maintainer maintainer_;
+};
+
+DaemonStats Daemon::run() { return Loop(*this).run(); }
 
 }  // namespace prescient

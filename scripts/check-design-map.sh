@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks docs/design.md's map of the path of a due check against the code: every row of the table under
 # "The path of a due check" names a file that exists and defines (or, in a header, declares) the function
-# it names, matched exactly: `Class::function` is a member of that class, `function` a free function;
-# a call or a name within other text does not count. The map lists 1 to 8 files.
+# it names, matched exactly: `Class::function` is a member of that class, `name` a free function or a
+# constant; a call, a use or a name within other text does not count. The map lists 1 to 8 files.
 #   scripts/check-design-map.sh [REPO]
 set -euo pipefail
 repo=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
@@ -10,9 +10,10 @@ rows=$(awk '/^### The path of a due check/ { inside = 1; next } inside && /^###?
             inside && /^\| `engine/ { print }' "$repo/docs/design.md")
 
 # A line that begins a definition or declaration of `name`: words of a type before it (`virtual`,
-# `static`, templates, qualifiers), nothing else (no `=`, no `.`, no `return`), then its parameter list.
+# `static`, `inline const`, templates, qualifiers), nothing else (no `=`, no `.`, no `return`), then its
+# parameter list, or (a constant) `=`.
 defines() {  # defines FILE NAME
-  grep -E "^[[:space:]]*([A-Za-z_][A-Za-z0-9_:<>,*&]*[[:space:]]+)+[*&]?$2\(" "$1" |
+  grep -E "^[[:space:]]*([A-Za-z_][A-Za-z0-9_:<>,*&]*[[:space:]]+)+[*&]?$2(\(|[[:space:]]*=[^=])" "$1" |
     grep -qvE "^[[:space:]]*(return|else|case|throw|co_return|delete|new)[[:space:]]"
 }
 holds() {  # holds FILE Class::function | function

@@ -82,45 +82,55 @@ class Pipe {
   int fds_[2] = {-1, -1};
 };
 
-}  // namespace
+// What to start: the program, its arguments and its whole environment (nothing of the runner's).
+struct Invocation {
+  std::string name;  // as the payload names it
+  std::string path;
+  std::vector<std::string> args;  // args[0] is the path
+  std::vector<std::string> env;
+};
 
-JobResult CommandJob::run(const Check& check, JobContext& ctx) {
-  if (!allowed_dir_) {
-    throw std::runtime_error("the command class is disabled: start the runner with --commands DIR");
-  }
+// The check's payload made an invocation of a program in `dir`; throws (the check's failure) on a name
+// that is not a plain file name, a program that is not there or not executable, or arguments not strings.
+Invocation invocation_of(const Check& check, const std::string& dir) {
   const auto command = check.payload.find("command");
   if (command == check.payload.end() || !command->is_string() || !plain_file_name(command->get<std::string>())) {
     throw std::runtime_error("payload.command must be a plain file name in the commands directory");
   }
-  const std::string path = *allowed_dir_ + "/" + command->get<std::string>();
+  Invocation call{.name = command->get<std::string>()};
+  call.path = dir + "/" + call.name;
   struct stat info{};
-  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || ::access(path.c_str(), X_OK) != 0) {
-    throw std::runtime_error("no executable " + command->get<std::string>() + " in the commands directory");
+  if (::stat(call.path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || ::access(call.path.c_str(), X_OK) != 0) {
+    throw std::runtime_error("no executable " + call.name + " in the commands directory");
   }
-  std::vector<std::string> args{path};
+  call.args.push_back(call.path);
   if (const auto extra = check.payload.find("args"); extra != check.payload.end()) {
     if (!extra->is_array()) throw std::runtime_error("payload.args must be an array of strings");
     for (const auto& a : *extra) {
       if (!a.is_string()) throw std::runtime_error("payload.args must be an array of strings");
-      args.push_back(a.get<std::string>());
+      call.args.push_back(a.get<std::string>());
     }
   }
-  std::vector<std::string> env{"PATH=/usr/local/bin:/usr/bin:/bin",
-                               "PRESCIENT_CHECK_ID=" + std::to_string(check.id),
-                               "PRESCIENT_JOB=" + check.job,
-                               "PRESCIENT_ENTITY=" + check.entity_name,
-                               "PRESCIENT_ENTITY_KEY=" + check.entity_key,
-                               "PRESCIENT_JOB_KEY=" + check.job_key.value_or(""),
-                               "PRESCIENT_PAYLOAD=" + check.payload.dump(),
-                               "PRESCIENT_CHECK_COUNT=" + std::to_string(check.check_count),
-                               "PRESCIENT_SLOT=" + format_time(check.slot)};
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  call.env = {"PATH=/usr/local/bin:/usr/bin:/bin",
+              "PRESCIENT_CHECK_ID=" + std::to_string(check.id),
+              "PRESCIENT_JOB=" + check.job,
+              "PRESCIENT_ENTITY=" + check.entity_name,
+              "PRESCIENT_ENTITY_KEY=" + check.entity_key,
+              "PRESCIENT_JOB_KEY=" + check.job_key.value_or(""),
+              "PRESCIENT_PAYLOAD=" + check.payload.dump(),
+              "PRESCIENT_CHECK_COUNT=" + std::to_string(check.check_count),
+              "PRESCIENT_SLOT=" + format_time(check.slot)};
+  return call;
+}
 
-  Pipe out, err;
+// Starts the program in a process group of its own (so a timeout kills its children too), stdin from
+// /dev/null, stdout and stderr into the pipes.
+pid_t spawn(Invocation& call, Pipe& out, Pipe& err) {
+  std::vector<char*> argv, envp;
+  for (auto& a : call.args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : call.env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -128,24 +138,32 @@ JobResult CommandJob::run(const Check& check, JobContext& ctx) {
   posix_spawn_file_actions_adddup2(&actions, err.write_end(), 2);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);  // its own group: a timeout kills its children too
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, path.c_str(), &actions, &attributes, argv.data(), envp.data());
+  const int rc = posix_spawn(&pid, call.path.c_str(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
-  if (rc != 0) throw std::runtime_error("cannot start " + command->get<std::string>() + ": " + std::strerror(rc));
+  if (rc != 0) throw std::runtime_error("cannot start " + call.name + ": " + std::strerror(rc));
   out.close_write();
   err.close_write();
+  return pid;
+}
 
-  std::string stdout_text, stderr_text;
-  const auto deadline = Steady::now() + ctx.timeout();
+// What the program printed (the first 64 KiB of each stream), and whether the deadline came first.
+struct Output {
+  std::string out, err;
   bool timed_out = false;
+};
+
+// Reads both pipes until they close or the deadline passes.
+Output pump(Pipe& out, Pipe& err, Steady::time_point deadline) {
+  Output printed;
   pollfd fds[2] = {{out.read_end(), POLLIN, 0}, {err.read_end(), POLLIN, 0}};
   while (fds[0].fd >= 0 || fds[1].fd >= 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now()).count();
     if (left <= 0) {
-      timed_out = true;
+      printed.timed_out = true;
       break;
     }
     if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
@@ -157,32 +175,58 @@ JobResult CommandJob::run(const Check& check, JobContext& ctx) {
         fds[i].fd = -1;
         continue;
       }
-      std::string& sink = i == 0 ? stdout_text : stderr_text;
+      std::string& sink = i == 0 ? printed.out : printed.err;
       if (sink.size() < 65536) sink.append(buffer, static_cast<std::size_t>(n));
     }
   }
-  // The pipes close when the child and all it started have closed them, but a child may close them and
-  // keep running: its exit is awaited within the same deadline. It is not reaped yet: while the leader is
-  // a zombie its process group id cannot be taken by another group, so the kill below reaches only this
-  // command's group: everything at the timeout, and otherwise whatever it left running behind it.
-  if (!timed_out) timed_out = !exits_by(pid, deadline);
+  return printed;
+}
+
+// Waits for the program's exit within the deadline, kills what is left of its group, and reaps it;
+// answers its wait status. The pipes close when the child and all it started have closed them, but a
+// child may close them and keep running: its exit is awaited within the same deadline. It is not reaped
+// before the kill: while the leader is a zombie its process group id cannot be taken by another group,
+// so the kill reaches only this command's group: everything at the timeout, and otherwise whatever it
+// left running behind it.
+int reap(pid_t pid, Steady::time_point deadline, Output& printed) {
+  if (!printed.timed_out) printed.timed_out = !exits_by(pid, deadline);
   ::kill(-pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  const std::string name = command->get<std::string>();
-  if (timed_out) throw std::runtime_error(name + " was killed at the timeout");
+  return status;
+}
+
+// The program's answer: a time printed on stdout, or nothing (done). A timeout, a signal, an exit other
+// than 0 (with stderr's last line) or other printed text is the check's failure.
+JobResult answer_of(const std::string& name, int status, const Output& printed) {
+  if (printed.timed_out) throw std::runtime_error(name + " was killed at the timeout");
   if (WIFSIGNALED(status)) throw std::runtime_error(name + " was killed by signal " + std::to_string(WTERMSIG(status)));
   if (WEXITSTATUS(status) != 0) {
     throw std::runtime_error(name + " exited with " + std::to_string(WEXITSTATUS(status)) +
-                             (trimmed(stderr_text).empty() ? "" : ": " + last_line(stderr_text)));
+                             (trimmed(printed.err).empty() ? "" : ": " + last_line(printed.err)));
   }
-  const std::string answer = trimmed(stdout_text);
+  const std::string answer = trimmed(printed.out);
   if (answer.empty()) return {};
   try {
     return {.next = parse_time(answer)};
   } catch (const std::exception&) {
     throw std::runtime_error(name + " printed '" + answer.substr(0, 100) + "', not a time (or nothing)");
   }
+}
+
+}  // namespace
+
+JobResult CommandJob::run(const Check& check, JobContext& ctx) {
+  if (!allowed_dir_) {
+    throw std::runtime_error("the command class is disabled: start the runner with --commands DIR");
+  }
+  Invocation call = invocation_of(check, *allowed_dir_);
+  Pipe out, err;
+  const pid_t pid = spawn(call, out, err);
+  const auto deadline = Steady::now() + ctx.timeout();
+  Output printed = pump(out, err, deadline);
+  const int status = reap(pid, deadline, printed);
+  return answer_of(call.name, status, printed);
 }
 
 }  // namespace prescient

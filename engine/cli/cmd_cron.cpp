@@ -144,134 +144,140 @@ int add_file(const Invocation& in, Schedules& schedules, soci::session& db) {
   return kOk;
 }
 
-int run_on_database(const std::string& action, const Invocation& in) {
-  const auto need_id = [&] {
-    if (!in.has("id")) throw InvalidInput("missing --id");
-    return in.get<std::string>("id");
-  };
-  // Check every flag before touching the database.
+std::string required_id(const Invocation& in) {
+  if (!in.has("id")) throw InvalidInput("missing --id");
+  return in.get<std::string>("id");
+}
+
+std::string acting_user(const Invocation& in) {
+  return in.has("by") ? in.get<std::string>("by") : current_os_user();
+}
+
+// The flags of an action on the database, each checked before the database is touched.
+struct CronFlags {
+  std::optional<nlohmann::json> payload;
+  std::optional<std::chrono::seconds> deadline, window, jitter;
+  std::optional<TimePoint> start_at, end_at;
+  std::optional<int> max_runs;
+  std::optional<TimePoint> backfill_from, backfill_to;
+};
+
+CronFlags checked_flags(const std::string& action, const Invocation& in) {
   if ((action == "add" || action == "update") && in.has("spec")) in.parsed("spec", CronSpec::parse);
   if (in.has("time-zone")) in.parsed("time-zone", [](const std::string& name) { return &find_time_zone(name); });
-  const std::optional<nlohmann::json> payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt;
-  const auto deadline = optional_duration_flag(in, "deadline");
-  const auto window = optional_duration_flag(in, "window");
-  const auto jitter = optional_duration_flag(in, "jitter");
-  const auto start_at = optional_time_flag(in, "start-at");
-  const auto end_at = optional_time_flag(in, "end-at");
-  const auto max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt;
-  if (max_runs && *max_runs < 1) {
-    in.refuse("max-runs", "invalid --max-runs " + std::to_string(*max_runs) + ": a schedule runs at least once");
+  CronFlags flags{.payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt,
+                  .deadline = optional_duration_flag(in, "deadline"),
+                  .window = optional_duration_flag(in, "window"),
+                  .jitter = optional_duration_flag(in, "jitter"),
+                  .start_at = optional_time_flag(in, "start-at"),
+                  .end_at = optional_time_flag(in, "end-at"),
+                  .max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt};
+  if (flags.max_runs && *flags.max_runs < 1) {
+    in.refuse("max-runs", "invalid --max-runs " + std::to_string(*flags.max_runs) + ": a schedule runs at least once");
   }
   if (in.has("overlap") && !is_overlap_policy(in.get<std::string>("overlap"))) {
     in.refuse("overlap", "invalid --overlap '" + in.get<std::string>("overlap") +
                              "': use allow, skip, buffer_one or cancel_previous");
   }
-  const auto backfill_from = action == "backfill" ? optional_time_flag(in, "from") : std::nullopt;
-  const auto backfill_to = action == "backfill" ? optional_time_flag(in, "to") : std::nullopt;
-  if (action == "backfill" && (!backfill_from || !backfill_to)) {
-    throw InvalidInput("cron backfill needs --from TIME and --to TIME");
+  if (action == "backfill") {
+    flags.backfill_from = optional_time_flag(in, "from");
+    flags.backfill_to = optional_time_flag(in, "to");
+    if (!flags.backfill_from || !flags.backfill_to) throw InvalidInput("cron backfill needs --from TIME and --to TIME");
   }
   if (in.has("note") && action != "pause") throw InvalidInput("--note only applies to cron pause");
-  auto db = in.connect_migrated();
-  const SystemClock clock;
-  Schedules schedules(*db, clock, &known_job_classes(in));
-  if (action == "add" && in.has("file")) {
-    for (const char* single :
-         {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter", "overlap", "start-at",
-          "end-at", "max-runs"}) {
-      if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
-    }
-    return add_file(in, schedules, *db);
+  return flags;
+}
+
+int add_or_update(const std::string& action, const Invocation& in, Schedules& schedules, const CronFlags& flags) {
+  ScheduleDefinition d;
+  if (action == "add") {
+    if (!in.has("spec")) throw InvalidInput("missing --spec");
+    d = schedules.add({.id = required_id(in),
+                       .spec = in.get<std::string>("spec"),
+                       .time_zone = in.has("time-zone") ? in.get<std::string>("time-zone") : "UTC",
+                       .job = in.has("job") ? in.get<std::string>("job") : "emit",
+                       .payload = flags.payload.value_or(nlohmann::json::object()),
+                       .deadline = flags.deadline,
+                       .catch_up = in.has("catch-up") ? in.get<std::string>("catch-up") : "one",
+                       .window = flags.window,
+                       .jitter = flags.jitter,
+                       .overlap = in.has("overlap") ? in.get<std::string>("overlap") : "allow",
+                       .start_at = flags.start_at,
+                       .end_at = flags.end_at,
+                       .max_runs = flags.max_runs});
+  } else {
+    d = schedules.update(required_id(in), {.spec = optional_flag(in, "spec"),
+                                           .time_zone = optional_flag(in, "time-zone"),
+                                           .job = optional_flag(in, "job"),
+                                           .catch_up = optional_flag(in, "catch-up"),
+                                           .payload = flags.payload,
+                                           .deadline = flags.deadline,
+                                           .window = flags.window,
+                                           .jitter = flags.jitter,
+                                           .overlap = optional_flag(in, "overlap"),
+                                           .start_at = flags.start_at,
+                                           .end_at = flags.end_at,
+                                           .max_runs = flags.max_runs});
   }
-  if (in.has("file") || in.has("skip-invalid")) throw InvalidInput("--file and --skip-invalid only apply to cron add");
-  if (action == "add" || action == "update") {
-    ScheduleDefinition d;
-    if (action == "add") {
-      if (!in.has("spec")) throw InvalidInput("missing --spec");
-      d = schedules.add({.id = need_id(),
-                         .spec = in.get<std::string>("spec"),
-                         .time_zone = in.has("time-zone") ? in.get<std::string>("time-zone") : "UTC",
-                         .job = in.has("job") ? in.get<std::string>("job") : "emit",
-                         .payload = payload.value_or(nlohmann::json::object()),
-                         .deadline = deadline,
-                         .catch_up = in.has("catch-up") ? in.get<std::string>("catch-up") : "one",
-                         .window = window,
-                         .jitter = jitter,
-                         .overlap = in.has("overlap") ? in.get<std::string>("overlap") : "allow",
-                         .start_at = start_at,
-                         .end_at = end_at,
-                         .max_runs = max_runs});
-    } else {
-      d = schedules.update(need_id(), {.spec = optional_flag(in, "spec"),
-                                       .time_zone = optional_flag(in, "time-zone"),
-                                       .job = optional_flag(in, "job"),
-                                       .catch_up = optional_flag(in, "catch-up"),
-                                       .payload = payload,
-                                       .deadline = deadline,
-                                       .window = window,
-                                       .jitter = jitter,
-                                       .overlap = optional_flag(in, "overlap"),
-                                       .start_at = start_at,
-                                       .end_at = end_at,
-                                       .max_runs = max_runs});
-    }
-    if (in.json()) std::cout << to_json(d) << "\n";
-    else print_definition(d);
-    return kOk;
-  }
-  if (action == "remove") {
-    const std::string id = need_id();
-    schedules.remove(id, in.has("by") ? in.get<std::string>("by") : current_os_user());
-    std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", "removed"}}.dump() : "removed schedule " + id) << "\n";
-    return kOk;
-  }
-  if (action == "pause" || action == "resume") {
-    const std::string id = need_id();
-    const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
-    const bool changed = action == "pause" ? schedules.pause(id, by, optional_flag(in, "note")) : schedules.resume(id, by);
-    const std::string status = pause_status(action, changed);
-    std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", status}}.dump() : "schedule " + id + ": " + status)
+  if (in.json()) std::cout << to_json(d) << "\n";
+  else print_definition(d);
+  return kOk;
+}
+
+int remove_schedule(const Invocation& in, Schedules& schedules) {
+  const std::string id = required_id(in);
+  schedules.remove(id, acting_user(in));
+  std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", "removed"}}.dump() : "removed schedule " + id) << "\n";
+  return kOk;
+}
+
+int pause_or_resume(const std::string& action, const Invocation& in, Schedules& schedules) {
+  const std::string id = required_id(in);
+  const std::string by = acting_user(in);
+  const bool changed = action == "pause" ? schedules.pause(id, by, optional_flag(in, "note")) : schedules.resume(id, by);
+  const std::string status = pause_status(action, changed);
+  std::cout << (in.json() ? nlohmann::json{{"id", id}, {"status", status}}.dump() : "schedule " + id + ": " + status)
+            << "\n";
+  return kOk;
+}
+
+int backfill(const Invocation& in, Schedules& schedules, TimePoint from, TimePoint to) {
+  const std::string id = required_id(in);
+  const std::int64_t check = schedules.backfill(id, from, to, acting_user(in));
+  if (in.json()) {
+    std::cout << nlohmann::json{{"id", id}, {"check", check}, {"from", format_time(from)}, {"to", format_time(to)}}
               << "\n";
+  } else {
+    std::cout << "schedule " << id << ": backfill of " << format_time(from) << " to " << format_time(to)
+              << " is check " << check << "; it fires at the next boundary what has not run\n";
+  }
+  return kOk;
+}
+
+int list_schedules(const Invocation& in, Schedules& schedules) {
+  const auto all = schedules.list({.limit = in.get<int>("limit"),
+                                   .after = optional_flag(in, "after"),
+                                   .paused = in.has("paused"),
+                                   .invalid = in.has("invalid"),
+                                   .job = optional_flag(in, "job")});
+  if (in.json()) {
+    print_json_array(all, [](const ScheduleDefinition& d) { return to_json(d); });
     return kOk;
   }
-  if (action == "backfill") {
-    const std::string id = need_id();
-    const std::int64_t check =
-        schedules.backfill(id, *backfill_from, *backfill_to, in.has("by") ? in.get<std::string>("by") : current_os_user());
-    if (in.json()) {
-      std::cout << nlohmann::json{{"id", id}, {"check", check}, {"from", format_time(*backfill_from)},
-                                  {"to", format_time(*backfill_to)}}
-                << "\n";
-    } else {
-      std::cout << "schedule " << id << ": backfill of " << format_time(*backfill_from) << " to "
-                << format_time(*backfill_to) << " is check " << check
-                << "; it fires at the next boundary what has not run\n";
-    }
-    return kOk;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& d : all) {
+    rows.push_back({d.id, d.spec, d.time_zone, d.job, d.catch_up, std::to_string(d.version),
+                    d.next_check_at ? format_time(*d.next_check_at) : "-", state_of(d)});
   }
-  if (action == "list") {
-    const auto all = schedules.list({.limit = in.get<int>("limit"),
-                                     .after = optional_flag(in, "after"),
-                                     .paused = in.has("paused"),
-                                     .invalid = in.has("invalid"),
-                                     .job = optional_flag(in, "job")});
-    if (in.json()) {
-      print_json_array(all, [](const ScheduleDefinition& d) { return to_json(d); });
-    } else {
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& d : all) {
-        rows.push_back({d.id, d.spec, d.time_zone, d.job, d.catch_up, std::to_string(d.version),
-                        d.next_check_at ? format_time(*d.next_check_at) : "-", state_of(d)});
-      }
-      print_table({"ID", "SPEC", "TIME_ZONE", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT", "STATE"}, rows);
-      if (static_cast<int>(all.size()) == in.get<int>("limit")) {
-        std::cerr << "prescient: more may follow: --after " << all.back().id << "\n";
-      }
-    }
-    return kOk;
+  print_table({"ID", "SPEC", "TIME_ZONE", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT", "STATE"}, rows);
+  if (static_cast<int>(all.size()) == in.get<int>("limit")) {
+    std::cerr << "prescient: more may follow: --after " << all.back().id << "\n";
   }
-  // show
-  const Schedules::Detail detail = schedules.detail(need_id());
+  return kOk;
+}
+
+int show_schedule(const Invocation& in, Schedules& schedules) {
+  const Schedules::Detail detail = schedules.detail(required_id(in));
   if (in.json()) {
     std::cout << to_json(detail) << "\n";
     return kOk;
@@ -297,6 +303,31 @@ int run_on_database(const std::string& action, const Invocation& in) {
               << "\n";
   }
   return kOk;
+}
+
+// add --file takes the schedules from a file, and none of the flags that define one.
+void refuse_flags_beside_file(const Invocation& in) {
+  for (const char* single : {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter",
+                             "overlap", "start-at", "end-at", "max-runs"}) {
+    if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
+  }
+}
+
+int run_on_database(const std::string& action, const Invocation& in) {
+  const CronFlags flags = checked_flags(action, in);
+  const bool from_file = action == "add" && in.has("file");
+  if (from_file) refuse_flags_beside_file(in);
+  else if (in.has("file") || in.has("skip-invalid")) throw InvalidInput("--file and --skip-invalid only apply to cron add");
+  auto db = in.connect_migrated();
+  const SystemClock clock;
+  Schedules schedules(*db, clock, &known_job_classes(in));
+  if (from_file) return add_file(in, schedules, *db);
+  if (action == "add" || action == "update") return add_or_update(action, in, schedules, flags);
+  if (action == "remove") return remove_schedule(in, schedules);
+  if (action == "pause" || action == "resume") return pause_or_resume(action, in, schedules);
+  if (action == "backfill") return backfill(in, schedules, *flags.backfill_from, *flags.backfill_to);
+  if (action == "list") return list_schedules(in, schedules);
+  return show_schedule(in, schedules);
 }
 
 }  // namespace

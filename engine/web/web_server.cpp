@@ -70,22 +70,37 @@ WebServer::WebServer(WebOptions options, const Clock& clock) : options_(std::mov
 }
 
 void WebServer::add_dashboard(const Clock& clock) {
+  require_credentials_off_loopback();
+  pool_ = std::make_unique<SessionPool>(options_.database_url, kDatabaseSessions);
+  if (!options_.read_database_url.empty()) {
+    read_pool_ = std::make_unique<SessionPool>(options_.read_database_url, kDatabaseSessions);
+  }
+  const std::string csrf_token = random_token();
+  guard_requests(csrf_token);
+  add_security_headers();
+  add_pages(csrf_token);
+  add_event_stream(*server_,
+                   options_.listen_database_url.empty() ? options_.database_url : options_.listen_database_url);
+  const auto who = [this](const httplib::Request& request) -> std::string {
+    if (!credentials_) return "web";
+    const auto name = credentials_->authenticate(request.get_header_value("Authorization"));
+    return "web:" + name.value_or("?");
+  };
+  add_api_routes(*server_, ApiContext{.pool = *pool_,
+                                      .reading = read_pool_ ? *read_pool_ : *pool_,
+                                      .clock = clock, .read_only = options_.read_only, .who = who});
+}
+
+void WebServer::require_credentials_off_loopback() {
   if (options_.auth_file) credentials_ = std::make_unique<Credentials>(Credentials::load(*options_.auth_file));
   if (!credentials_ && !is_loopback_host(host_)) {
     throw InvalidInput("refusing to serve the dashboard on " + options_.address +
                        " without an auth file (--auth-file; the daemon's --web-auth-file): only loopback addresses"
                        " (127.0.0.1, localhost) may go without one");
   }
-  pool_ = std::make_unique<SessionPool>(options_.database_url, kDatabaseSessions);
-  if (!options_.read_database_url.empty()) {
-    read_pool_ = std::make_unique<SessionPool>(options_.read_database_url, kDatabaseSessions);
-  }
-  const std::string csrf_token = random_token();
-  const auto who = [this](const httplib::Request& request) -> std::string {
-    if (!credentials_) return "web";
-    const auto name = credentials_->authenticate(request.get_header_value("Authorization"));
-    return "web:" + name.value_or("?");
-  };
+}
+
+void WebServer::guard_requests(const std::string& csrf_token) {
   server_->set_pre_routing_handler([this, csrf_token](const httplib::Request& request, httplib::Response& response) {
     using Result = httplib::Server::HandlerResponse;
     if (credentials_) {
@@ -117,6 +132,9 @@ void WebServer::add_dashboard(const Clock& clock) {
     }
     return Result::Unhandled;
   });
+}
+
+void WebServer::add_security_headers() {
   server_->set_post_routing_handler([](const httplib::Request& request, httplib::Response& response) {
     response.set_header("Content-Security-Policy", kContentSecurityPolicy);
     response.set_header("X-Content-Type-Options", "nosniff");
@@ -127,7 +145,9 @@ void WebServer::add_dashboard(const Clock& clock) {
   server_->set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (response.status == 404 && response.body.empty()) send_error(response, 404, "no such page: " + request.path);
   });
+}
 
+void WebServer::add_pages(const std::string& csrf_token) {
   // Every page is the one document; its script reads the path (so each page has a link of its own).
   std::string page;
   for (const Asset& asset : web_assets()) {
@@ -147,11 +167,6 @@ void WebServer::add_dashboard(const Clock& clock) {
       response.set_content(std::string(asset.text), std::string(asset.content_type));
     });
   }
-  add_event_stream(*server_,
-                   options_.listen_database_url.empty() ? options_.database_url : options_.listen_database_url);
-  add_api_routes(*server_, ApiContext{.pool = *pool_,
-                                      .reading = read_pool_ ? *read_pool_ : *pool_,
-                                      .clock = clock, .read_only = options_.read_only, .who = who});
 }
 
 WebServer::~WebServer() {

@@ -61,7 +61,14 @@ class WebServer {
   std::string url() const;
 
  private:
+  // The dashboard, in steps: the credentials (refusing a public address without them), the sessions,
+  // then each request's guard, the headers of every answer, the pages, the event stream and the API.
   void add_dashboard(const Clock& clock);
+  void require_credentials_off_loopback();
+  // Authentication (or a loopback Host), and for an action: not read-only, the CSRF token, the origin.
+  void guard_requests(const std::string& csrf_token);
+  void add_security_headers();
+  void add_pages(const std::string& csrf_token);
 
   WebOptions options_;
   std::string host_;

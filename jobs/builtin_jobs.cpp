@@ -8,7 +8,7 @@
 #include "prescient/registry.hpp"
 #include "sql_job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 void register_builtin_jobs(Registry& registry, const BuiltinOptions& options) {
   registry.add("noop", [] { return std::make_unique<NoopJob>(); });
@@ -19,4 +19,4 @@ void register_builtin_jobs(Registry& registry, const BuiltinOptions& options) {
   registry.add("http", [targets = options.http_targets] { return std::make_unique<HttpJob>(targets); });
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

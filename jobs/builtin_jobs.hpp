@@ -8,6 +8,9 @@
 
 namespace prescient {
 class Registry;
+}
+
+namespace prescient::jobs {
 
 struct BuiltinOptions {
   std::optional<std::string> commands_dir;  // the command class's allow-list; none: it refuses every check
@@ -15,4 +18,4 @@ struct BuiltinOptions {
 };
 
 void register_builtin_jobs(Registry& registry, const BuiltinOptions& options = {});
-}  // namespace prescient
+}  // namespace prescient::jobs

@@ -17,7 +17,7 @@
 
 #include "prescient/time_text.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 namespace {
 
 using Steady = std::chrono::steady_clock;
@@ -229,4 +229,4 @@ JobResult CommandJob::run(const Check& check, JobContext& ctx) {
   return answer_of(call.name, status, printed);
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

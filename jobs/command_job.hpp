@@ -13,7 +13,7 @@
 
 #include "prescient/job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 class CommandJob final : public JobExec {
  public:
@@ -25,4 +25,4 @@ class CommandJob final : public JobExec {
   std::optional<std::string> allowed_dir_;
 };
 
-}  // namespace prescient
+}  // namespace prescient::jobs

@@ -9,7 +9,7 @@
 #include "prescient/slot_grid.hpp"
 #include "prescient/time_text.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 namespace {
 
 std::int64_t to_unix_seconds(TimePoint t) { return to_unix_micros(t) / 1000000; }
@@ -238,4 +238,4 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   return result;
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

@@ -18,7 +18,7 @@
 // class gets a check of its own per occurrence (key cron:<schedule>:<unix seconds>), due at once.
 #include "prescient/job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 class CronJob final : public JobExec {
  public:
@@ -26,4 +26,4 @@ class CronJob final : public JobExec {
   JobResult run(const Check& check, JobContext& ctx) override;
 };
 
-}  // namespace prescient
+}  // namespace prescient::jobs

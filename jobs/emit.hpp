@@ -3,7 +3,7 @@
 // "emit") and finishes the check. The event is written in the same transaction as the settlement.
 #include "prescient/job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 class EmitJob final : public JobExec {
  public:
@@ -15,4 +15,4 @@ class EmitJob final : public JobExec {
   }
 };
 
-}  // namespace prescient
+}  // namespace prescient::jobs

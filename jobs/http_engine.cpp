@@ -12,7 +12,7 @@
 
 #include "prescient/duration.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 namespace {
 
 using Steady = std::chrono::steady_clock;
@@ -219,4 +219,4 @@ void HttpEngine::send(std::vector<HttpCall>& calls, std::chrono::steady_clock::t
   impl_->settled.wait(lock, [&] { return batch.open == 0; });
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

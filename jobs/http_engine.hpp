@@ -11,7 +11,7 @@
 #include "http_exchange.hpp"
 #include "http_targets.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 struct HttpCall {
   const HttpTarget* target = nullptr;
@@ -40,4 +40,4 @@ class HttpEngine {
   std::shared_ptr<Impl> impl_;
 };
 
-}  // namespace prescient
+}  // namespace prescient::jobs

@@ -10,7 +10,9 @@
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
+
+using namespace prescient::core;
 namespace {
 
 // How much of an answer an error quotes, and the furthest a Retry-After may send a check.
@@ -165,4 +167,4 @@ JobResult http_result_of(const HttpAnswer& answer, const std::string& target, Ti
   return result;
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

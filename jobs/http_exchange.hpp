@@ -7,7 +7,7 @@
 
 #include "prescient/job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 // The JSON body: the check as the receiver needs it (payload as stored, times in UTC, ISO 8601).
 std::string http_request_body(const Check& check);
@@ -33,4 +33,4 @@ inline constexpr std::size_t kMaxHttpAnswerBytes = 256 * 1024;
 // bytes: a failed attempt, retried with backoff.
 JobResult http_result_of(const HttpAnswer& answer, const std::string& target, TimePoint now);
 
-}  // namespace prescient
+}  // namespace prescient::jobs

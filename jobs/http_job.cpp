@@ -7,7 +7,7 @@
 #include "http_exchange.hpp"
 #include "prescient/version.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 HttpJob::HttpJob(std::shared_ptr<const HttpTargets> targets) : targets_(std::move(targets)) {}
 
@@ -92,4 +92,4 @@ std::vector<BatchAnswer> HttpJob::run_batch(std::span<const Check> checks, JobCo
   return answers;
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

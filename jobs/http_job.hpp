@@ -12,7 +12,7 @@
 #include "http_targets.hpp"
 #include "prescient/job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 class HttpJob final : public JobExec {
  public:
@@ -28,4 +28,4 @@ class HttpJob final : public JobExec {
   std::shared_ptr<const HttpTargets> targets_;
 };
 
-}  // namespace prescient
+}  // namespace prescient::jobs

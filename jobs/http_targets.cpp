@@ -13,7 +13,9 @@
 #include "ops/secret_file.hpp"
 #include "prescient/errors.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
+
+using namespace prescient::ops;
 namespace {
 
 constexpr std::size_t kMaxFileBytes = 1 << 20;
@@ -190,4 +192,4 @@ std::string url_below(const HttpTarget& target, const std::string& path) {
   return target.base_url + path;
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

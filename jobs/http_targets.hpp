@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace prescient {
+namespace prescient::jobs {
 
 struct HttpTarget {
   std::string name;
@@ -33,4 +33,4 @@ HttpTargets parse_http_targets(const std::string& text, const std::string& origi
 // encoded dot, slash or backslash, a control byte) or is not a path at all. Query strings are kept.
 std::string url_below(const HttpTarget& target, const std::string& path);
 
-}  // namespace prescient
+}  // namespace prescient::jobs

@@ -3,11 +3,11 @@
 // claiming and settling.
 #include "prescient/job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 class NoopJob final : public JobExec {
  public:
   JobResult run(const Check&, JobContext&) override { return {}; }
 };
 
-}  // namespace prescient
+}  // namespace prescient::jobs

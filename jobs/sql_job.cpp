@@ -2,7 +2,7 @@
 
 #include "db/sql_class.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 JobResult SqlJob::run(const Check& check, JobContext& ctx) {
   const auto function = check.payload.find("function");
@@ -13,4 +13,4 @@ JobResult SqlJob::run(const Check& check, JobContext& ctx) {
                                           check.payload.dump(), check.check_count, ctx.timeout())};
 }
 
-}  // namespace prescient
+}  // namespace prescient::jobs

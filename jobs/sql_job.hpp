@@ -5,11 +5,11 @@
 // on the job context's session, so what it writes commits on its own, before the settlement.
 #include "prescient/job.hpp"
 
-namespace prescient {
+namespace prescient::jobs {
 
 class SqlJob final : public JobExec {
  public:
   JobResult run(const Check& check, JobContext& ctx) override;
 };
 
-}  // namespace prescient
+}  // namespace prescient::jobs

@@ -14,6 +14,8 @@
 
 namespace prescient::cli {
 
+using namespace prescient::jobs;
+
 std::string CheckTarget::describe() const { return id ? "id " + std::to_string(*id) : "job key '" + *job_key + "'"; }
 
 void add_target_options(po::options_description& desc) {

@@ -18,6 +18,8 @@
 #include "db/transaction.hpp"
 
 namespace prescient::cli {
+
+using namespace prescient::db;
 namespace {
 
 void print_definition(const ScheduleDefinition& d) {
@@ -121,7 +123,7 @@ int add_file(const Invocation& in, Schedules& schedules, soci::session& db) {
     throw InvalidInput(std::to_string(invalid) + " invalid line(s) in " + path +
                        ": nothing was added (--skip-invalid adds the valid lines)");
   }
-  detail::Transaction all_or_nothing(db);
+  db::Transaction all_or_nothing(db);
   for (std::size_t start = 0; start < good.size(); start += kFileStatementSize) {
     const std::size_t count = std::min(kFileStatementSize, good.size() - start);
     try {

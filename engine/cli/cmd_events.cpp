@@ -19,6 +19,9 @@
 #include "signal_watch.hpp"
 
 namespace prescient::cli {
+
+using namespace prescient::db;
+using namespace prescient::core;
 namespace {
 
 constexpr int kFollowBatch = 1000;

@@ -14,6 +14,8 @@
 
 namespace prescient::cli {
 
+using namespace prescient::core;
+
 namespace {
 
 // jobs pause CLASS / jobs resume CLASS. Any class name: one whose plugin is not loaded here may still

@@ -15,6 +15,8 @@
 
 namespace prescient::cli {
 
+using namespace prescient::core;
+
 namespace {
 
 std::string limit_name_of(const std::string& action, const Invocation& in) {

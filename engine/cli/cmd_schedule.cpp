@@ -14,6 +14,8 @@
 #include "db/transaction.hpp"
 
 namespace prescient::cli {
+
+using namespace prescient::db;
 namespace {
 
 // Bulk files are sent in statements of this many checks, all in one transaction.
@@ -139,7 +141,7 @@ int schedule_file(const Invocation& in) {
   for (const BulkLine& g : good) requests.push_back(g.request);
   std::vector<Scheduled> results;
   results.reserve(requests.size());
-  detail::Transaction all_or_nothing(*db);
+  db::Transaction all_or_nothing(*db);
   for (std::size_t start = 0; start < requests.size(); start += kBulkStatementSize) {
     const std::size_t count = std::min(kBulkStatementSize, requests.size() - start);
     try {

@@ -17,6 +17,8 @@
 #include "prescient/errors.hpp"
 
 namespace prescient::cli {
+
+using namespace prescient::core;
 namespace {
 
 constexpr std::size_t kMaxBytes = 1 << 20;

@@ -13,6 +13,8 @@
 #include "prescient/database.hpp"
 
 namespace prescient::cli {
+
+using namespace prescient::core;
 namespace {
 
 // The variables of options that are not global (those are in global_options()).

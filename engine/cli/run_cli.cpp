@@ -18,6 +18,10 @@
 #include "prescient/version.hpp"
 
 namespace prescient::cli {
+
+using namespace prescient::db;
+using namespace prescient::core;
+using namespace prescient::ops;
 namespace {
 
 const Command* find_command(const std::string& name) {

@@ -22,7 +22,7 @@ plant() {
   grep -qF "$2" <<<"$out" || fail "the row $1 was not named (it said: $out)"
 }
 plant '| `engine/src/runner/nowhere.cpp` | `run` | |' 'engine/src/runner/nowhere.cpp does not exist'
-# worker.cpp calls settlements_of (detail::settlements_of(...)) but does not define it
+# worker.cpp calls settlements_of (runner::settlements_of(...)) but does not define it
 plant '| `engine/src/runner/worker.cpp` | `settlements_of` | |' 'engine/src/runner/worker.cpp defines no settlements_of'
 # pg_runner_store.cpp sends kClaimDue but does not define it
 plant '| `engine/src/db/pg_runner_store.cpp` | `kClaimDue` | |' 'engine/src/db/pg_runner_store.cpp defines no kClaimDue'

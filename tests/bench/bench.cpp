@@ -22,6 +22,7 @@
 #include "prescient/slot_runner.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 using namespace prescient::bench;
 
 namespace {

@@ -12,6 +12,8 @@
 #include "prescient/slot_runner.hpp"
 
 namespace prescient::bench {
+
+using namespace prescient::jobs;
 namespace {
 
 // The slow path with nothing to wait on: claim, written lease, settlement fenced by the lease. What the http

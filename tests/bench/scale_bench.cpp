@@ -12,6 +12,8 @@
 #include "prescient/time_text.hpp"
 
 namespace prescient::bench {
+
+using namespace prescient::db;
 namespace {
 
 constexpr long kDue = 10000;

@@ -18,6 +18,7 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 using namespace std::chrono_literals;
 using prescient::testing::as_user;
 using prescient::testing::connect_to;

@@ -22,6 +22,9 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
+using namespace prescient::db;
+using namespace prescient::runner;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;

@@ -27,6 +27,7 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;

@@ -23,6 +23,7 @@
 extern char** environ;
 
 using namespace prescient;
+using namespace prescient::jobs;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;

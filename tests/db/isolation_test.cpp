@@ -24,6 +24,8 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
+using namespace prescient::core;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;

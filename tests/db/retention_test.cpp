@@ -13,6 +13,7 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;

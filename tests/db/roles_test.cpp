@@ -12,6 +12,7 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 using prescient::testing::connect_to;
 using prescient::testing::create_migrated_database;
 using prescient::testing::as_user;

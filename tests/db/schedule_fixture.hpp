@@ -26,7 +26,7 @@ struct ScheduleFixture {
   Registry registry;
   Schedules schedules{*db, clock, &registry};
 
-  ScheduleFixture() { register_builtin_jobs(registry); }
+  ScheduleFixture() { jobs::register_builtin_jobs(registry); }
 
   // Runs the slot `at` falls in, with the clock at `at`.
   SlotReport fire(const char* at) {

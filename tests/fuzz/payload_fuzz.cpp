@@ -5,6 +5,8 @@
 #include "fuzz_support.hpp"
 #include "core/text_rules.hpp"
 
+using namespace prescient::core;
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto payload = nlohmann::json::parse(prescient::fuzz::text_of(data, size), nullptr, false);
   if (payload.is_discarded() || !payload.is_object()) return 0;

@@ -31,6 +31,7 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 using namespace prescient::testing;
 using namespace std::chrono_literals;
 

@@ -24,6 +24,7 @@
 #include "test_database.hpp"
 
 using namespace prescient;
+using namespace prescient::core;
 using namespace prescient::testing;
 using namespace std::chrono_literals;
 

@@ -16,6 +16,8 @@
 
 namespace prescient::testing {
 
+using namespace prescient::runner;  // the interfaces these stores implement
+
 class FakeRunnerStore final : public RunnerStore {
  public:
   // The world, set up by the test.

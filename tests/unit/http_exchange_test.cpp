@@ -12,6 +12,7 @@
 #include "prescient/time_text.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 
 namespace {
 

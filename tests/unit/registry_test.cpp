@@ -5,6 +5,7 @@
 #include "prescient/registry.hpp"
 
 using namespace prescient;
+using namespace prescient::jobs;
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include "prescient/time_text.hpp"
 
 using namespace prescient;
+using namespace prescient::runner;
 using namespace std::chrono_literals;
 using Kind = Settlement::Kind;
 
@@ -101,9 +102,9 @@ TEST_CASE("shard specs parse I/N and own their slots round-robin") {
 
 namespace {
 
-using detail::Judging;
-using detail::UnitResult;
-using detail::WorkUnit;
+using runner::Judging;
+using runner::UnitResult;
+using runner::WorkUnit;
 
 // A batch of checks due at 13:15 on a 15-minute grid, judged at 13:20 (a late run: never back before 13:30).
 struct Batch {
@@ -125,7 +126,7 @@ struct Batch {
     limits.push_back({});
   }
   std::vector<SettleItem> settle() {
-    return detail::settlements_of(checks, units, results, limits,
+    return runner::settlements_of(checks, units, results, limits,
                                   Judging{.grid = grid, .earliest = parse_time("2026-11-21T13:30:00Z")});
   }
 };

@@ -11,6 +11,7 @@
 #include "prescient/time_text.hpp"
 
 using namespace prescient;
+using namespace prescient::runner;
 using namespace std::chrono_literals;
 using prescient::testing::FakeStores;
 

@@ -2,9 +2,9 @@
 
 #include "core/text_rules.hpp"
 
-using prescient::kMaxNameBytes;
-using prescient::name_problem;
-using prescient::valid_utf8;
+using prescient::core::kMaxNameBytes;
+using prescient::core::name_problem;
+using prescient::core::valid_utf8;
 
 TEST_CASE("valid_utf8 accepts UTF-8 and refuses truncated, overlong, surrogate and out-of-range forms") {
   const char* valid[] = {"", "ascii", "caf\xC3\xA9", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF"};
@@ -28,7 +28,7 @@ TEST_CASE("name_problem names the field and what is wrong, never the value") {
 }
 
 TEST_CASE("storable_text replaces what cannot be stored, visibly, and cuts long text with a marker") {
-  using prescient::storable_text;
+  using prescient::core::storable_text;
   const std::string fffd = "\xEF\xBF\xBD";
   struct Row {
     std::string in;
@@ -52,11 +52,11 @@ TEST_CASE("storable_text replaces what cannot be stored, visibly, and cuts long 
 }
 
 TEST_CASE("storable_text never exceeds its bound and never splits a character") {
-  using prescient::storable_text;
+  using prescient::core::storable_text;
   const std::string ten_megabytes(10 * 1024 * 1024, 'x');
-  const std::string cut = storable_text(ten_megabytes, prescient::kMaxErrorBytes);
-  CHECK(cut.size() <= prescient::kMaxErrorBytes);
-  CHECK(cut.size() > prescient::kMaxErrorBytes - 40);
+  const std::string cut = storable_text(ten_megabytes, prescient::core::kMaxErrorBytes);
+  CHECK(cut.size() <= prescient::core::kMaxErrorBytes);
+  CHECK(cut.size() > prescient::core::kMaxErrorBytes - 40);
   CHECK(cut.ends_with("\xE2\x80\xA6[cut: 10485760 bytes in all]"));
   // Every cut position through multi-byte characters and bad bytes leaves valid UTF-8 within the bound.
   std::string mixed;

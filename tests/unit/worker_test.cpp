@@ -14,6 +14,7 @@
 #include "runner/worker.hpp"
 
 using namespace prescient;
+using namespace prescient::runner;
 using namespace std::chrono_literals;
 using prescient::testing::FakeRunnerStore;
 using prescient::testing::RunLog;
@@ -166,12 +167,12 @@ TEST_CASE("worker: past the batch deadline no job starts; the rest is claimed ag
 TEST_CASE("worker: a class with too many abandoned jobs is left out of its claims") {
   Fixture f;
   f.options.max_abandoned_per_class = 1;
-  detail::AbandonedJobs::process().add("stuck");
+  runner::AbandonedJobs::process().add("stuck");
   FakeRunnerStore setup;
   setup.due.push_back(f.check(1));
   auto worker = f.worker(setup);
   worker->drain(f.slot);
-  detail::AbandonedJobs::process().remove("stuck");
+  runner::AbandonedJobs::process().remove("stuck");
   REQUIRE_FALSE(f.store->claims.empty());
   CHECK(f.store->claims.front().jobs == std::vector<std::string>{"stuck"});
 }

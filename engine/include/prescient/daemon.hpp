@@ -74,7 +74,7 @@ class Daemon {
   // The same on stores `stores` opens (runner/upkeep_store.hpp) instead of PostgreSQL sessions to
   // options.database_url: the unit tests run the daemon's loop on in-memory stores.
   Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
-         DaemonObserver* observer, std::shared_ptr<StoreOpener> stores);
+         DaemonObserver* observer, std::shared_ptr<runner::StoreOpener> stores);
   // Runs until the waiter is stopped; the batch in hand is settled before it returns.
   DaemonStats run();
 
@@ -91,7 +91,7 @@ class Daemon {
   ServerClock clock_;  // the local clock, or (clock_check.enabled) the server's as measured
   Waiter& waiter_;
   DaemonObserver* observer_;
-  std::shared_ptr<StoreOpener> stores_;  // the runner's stores: PostgreSQL's unless the caller gave others
+  std::shared_ptr<runner::StoreOpener> stores_;  // the runner's stores: PostgreSQL's unless the caller gave others
 };
 
 }  // namespace prescient

@@ -79,7 +79,9 @@ int abandoned_jobs_running();
 enum class SweepMode { run, shift };
 SweepMode parse_sweep_mode(std::string_view text);  // throws InvalidInput
 
+namespace runner {
 class StoreOpener;  // internal (runner/upkeep_store.hpp): where the runner's stores come from
+}
 
 class SlotRunner {
  public:
@@ -88,7 +90,7 @@ class SlotRunner {
   SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock);
   // The same on stores `stores` opens instead of PostgreSQL sessions to options.database_url (the unit
   // tests' in-memory stores).
-  SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock, std::shared_ptr<StoreOpener> stores);
+  SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock, std::shared_ptr<runner::StoreOpener> stores);
   ~SlotRunner();
   SlotRunner(const SlotRunner&) = delete;
   SlotRunner& operator=(const SlotRunner&) = delete;
@@ -126,7 +128,7 @@ class SlotRunner {
   const Registry& registry_;
   const Clock& clock_;
   Settings settings_;
-  std::shared_ptr<StoreOpener> stores_;
+  std::shared_ptr<runner::StoreOpener> stores_;
   // The workers (each a store and an executor thread) and the upkeep store, reused across slots.
   // Declared last: destroyed first, while the options and settings the workers refer to still live.
   struct Sessions;

@@ -14,6 +14,8 @@
 #include "prescient/time_text.hpp"
 
 namespace prescient {
+
+using namespace prescient::core;
 namespace {
 
 const SystemClock kSystemClock;

@@ -13,6 +13,9 @@
 
 namespace prescient {
 
+using namespace prescient::db;
+using namespace prescient::core;
+
 bool is_catch_up_policy(const std::string& policy) { return policy == "one" || policy == "all" || policy == "none"; }
 
 bool is_overlap_policy(const std::string& policy) {
@@ -113,7 +116,7 @@ int Schedules::add_many(std::span<const ScheduleDefinition> definitions) {
       throw InvalidInput("item " + std::to_string(i + 1) + ": " + e.what());
     }
   }
-  detail::Transaction tx(db_);
+  db::Transaction tx(db_);
   const int added = db::add_schedules(db_, definitions, firsts, now);
   tx.commit();
   return added;
@@ -121,7 +124,7 @@ int Schedules::add_many(std::span<const ScheduleDefinition> definitions) {
 
 ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChanges& changes,
                                      std::optional<int> expected_version) {
-  detail::Transaction tx(db_);
+  db::Transaction tx(db_);
   apply({id, changes, expected_version}, clock_.now());
   tx.commit();
   return show(id);
@@ -129,7 +132,7 @@ ScheduleDefinition Schedules::update(const std::string& id, const ScheduleChange
 
 int Schedules::update_many(std::span<const ScheduleUpdate> updates) {
   const TimePoint now = clock_.now();
-  detail::Transaction tx(db_);
+  db::Transaction tx(db_);
   for (std::size_t i = 0; i < updates.size(); ++i) {
     const std::string item = "item " + std::to_string(i + 1) + ": ";
     try {
@@ -186,7 +189,7 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
 }
 
 void Schedules::remove(const std::string& id, const std::string& by) {
-  detail::Transaction tx(db_);
+  db::Transaction tx(db_);
   db::remove_schedule(db_, id, by, clock_.now());
   tx.commit();
 }
@@ -195,21 +198,21 @@ bool Schedules::pause(const std::string& id, const std::string& by, const std::o
   if (note) {
     if (auto problem = name_problem("the pause note", *note)) throw InvalidInput(*problem);
   }
-  detail::Transaction tx(db_);
+  db::Transaction tx(db_);
   const bool paused = db::pause_schedule(db_, id, by, note, clock_.now());
   tx.commit();
   return paused;
 }
 
 bool Schedules::resume(const std::string& id, const std::string& by) {
-  detail::Transaction tx(db_);
+  db::Transaction tx(db_);
   const bool resumed = db::resume_schedule(db_, id, by, clock_.now());
   tx.commit();
   return resumed;
 }
 
 std::int64_t Schedules::backfill(const std::string& id, TimePoint from, TimePoint to, const std::string& by) {
-  detail::Transaction tx(db_);
+  db::Transaction tx(db_);
   const std::int64_t check = db::backfill_schedule(db_, id, from, to, by, clock_.now());
   tx.commit();
   return check;

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace prescient {
+namespace prescient::core {
 
 inline std::uint64_t fnv1a(std::string_view text) {
   std::uint64_t hash = 14695981039346656037ULL;
@@ -24,4 +24,4 @@ inline std::string fnv1a_hex(std::string_view text) {
   return out;
 }
 
-}  // namespace prescient
+}  // namespace prescient::core

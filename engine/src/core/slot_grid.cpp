@@ -7,6 +7,8 @@
 #include "prescient/errors.hpp"
 
 namespace prescient {
+
+using namespace prescient::core;
 namespace {
 
 constexpr std::int64_t kDaySeconds = 86400;

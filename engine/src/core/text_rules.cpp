@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace prescient {
+namespace prescient::core {
 
 namespace {
 
@@ -130,4 +130,4 @@ std::string one_line(std::string_view message) {
   return out;
 }
 
-}  // namespace prescient
+}  // namespace prescient::core

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace prescient {
+namespace prescient::core {
 
 inline constexpr std::size_t kMaxNameBytes = 1024;
 // The longest error text kept with a check (last_error): a job's message, a child's stderr excerpt.
@@ -40,4 +40,4 @@ std::optional<std::string> payload_text_problem(const nlohmann::json& payload);
 // row never stops a listing. (The runner fails such a check alone instead: RunnerStore::claim_due.)
 nlohmann::json readable_payload(const std::string& stored);
 
-}  // namespace prescient
+}  // namespace prescient::core

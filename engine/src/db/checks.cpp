@@ -10,6 +10,9 @@
 #include "prescient/time_text.hpp"
 
 namespace prescient {
+
+using namespace prescient::db;
+using namespace prescient::core;
 namespace {
 
 // A WHERE clause grown from fixed SQL fragments; values only ever travel as parameters.

@@ -12,6 +12,9 @@
 #include "prescient/errors.hpp"
 
 namespace prescient {
+
+using namespace prescient::db;
+using namespace prescient::core;
 namespace {
 
 // Server notices (e.g. "schema already exists, skipping") are not errors: keep them off stderr.
@@ -73,8 +76,6 @@ std::string encoded_connect_string(const std::string& url, const std::string* pa
 
 }  // namespace
 
-std::string soci_connect_string(const std::string& url) { return encoded_connect_string(url, nullptr, soci_quoted); }
-
 std::string with_password(const std::string& url, const std::string& password) {
   return encoded_connect_string(url, &password, [](const char*, std::string_view value) { return libpq_quoted(value); });
 }
@@ -111,8 +112,14 @@ bool through_pooler(soci::session& db) {
          PQbackendPID(conn);
 }
 
+}  // namespace prescient
+
+namespace prescient::db {
+
+std::string soci_connect_string(const std::string& url) { return encoded_connect_string(url, nullptr, soci_quoted); }
+
 PGconn* native_connection(soci::session& db) {
   return static_cast<soci::postgresql_session_backend*>(db.get_backend())->conn_;
 }
 
-}  // namespace prescient
+}  // namespace prescient::db

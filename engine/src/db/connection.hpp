@@ -11,7 +11,7 @@ namespace soci {
 class session;
 }
 
-namespace prescient {
+namespace prescient::db {
 
 // The URL (libpq URI or key=value) as a connect string SOCI 4.0 hands to libpq unchanged.
 // Throws InvalidInput when libpq cannot parse it.
@@ -20,4 +20,4 @@ std::string soci_connect_string(const std::string& url);
 // The libpq connection under a SOCI session.
 PGconn* native_connection(soci::session& db);
 
-}  // namespace prescient
+}  // namespace prescient::db

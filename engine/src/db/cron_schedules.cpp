@@ -6,6 +6,8 @@
 #include "prescient/time_text.hpp"
 
 namespace prescient::db {
+
+using namespace prescient::core;
 namespace {
 
 // The last occurrence and the run count: in the pending check's payload while there is one (the runner

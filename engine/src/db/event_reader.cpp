@@ -11,6 +11,9 @@
 
 namespace prescient {
 
+using namespace prescient::db;
+using namespace prescient::core;
+
 nlohmann::json to_json(const EventRow& e) {
   return {{"id", e.id},
           {"type", e.type},

@@ -9,6 +9,8 @@
 #include "prescient/time_text.hpp"
 
 namespace prescient {
+
+using namespace prescient::db;
 namespace {
 
 std::optional<std::string> optional_number(const std::optional<int>& value) {

@@ -16,6 +16,9 @@
 #include "prescient/slot_grid.hpp"
 
 namespace prescient {
+
+using namespace prescient::db;
+using namespace prescient::core;
 namespace {
 
 // Any fixed number will do, as long as every migrator uses the same one.
@@ -78,7 +81,7 @@ std::chrono::seconds stored_slot(PGconn* conn) {
 }
 
 void apply(PGconn* conn, const Migration& m, std::chrono::seconds slot) {
-  detail::Transaction tx(conn);
+  db::Transaction tx(conn);
   pq::exec(conn, "cannot set the slot", "SELECT set_config('prescient.slot_seconds', $1, true)",
            {std::to_string(slot.count())});
   pq::exec(conn, "migration " + std::string(m.name) + " failed", std::string(m.sql));
@@ -118,7 +121,7 @@ std::vector<const Migration*> stale_functions(PGconn* conn) {
 // Applies the stale function files in one transaction: a database never runs half of a new set.
 std::vector<std::string> apply_functions(PGconn* conn) {
   std::vector<std::string> applied;
-  detail::Transaction tx(conn);
+  db::Transaction tx(conn);
   pq::exec(conn, "cannot prepare the functions table", kFunctionsTable);
   for (const Migration* f : stale_functions(conn)) {
     pq::exec(conn, "function file " + std::string(f->name) + " failed", std::string(f->sql));
@@ -159,7 +162,7 @@ MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> s
   // One transaction, under a transaction-scoped lock: concurrent migrates wait for each other, a failure
   // leaves the database as it was, and a connection pooler in transaction mode (which moves a session to
   // another server connection between transactions, where a session lock would be left behind) serves it.
-  detail::Transaction tx(conn);
+  db::Transaction tx(conn);
   pq::exec(conn, "cannot take the migration lock", "SELECT pg_advisory_xact_lock($1)", {kMigrationLockKey});
 
   const std::map<int, Applied> applied = read_applied(conn);

@@ -19,9 +19,10 @@
 #include "prescient/server_clock.hpp"
 #include "db/pg_runner_store.hpp"
 
-namespace prescient {
+namespace prescient::db {
 
-using namespace db::runner_sql;
+using namespace runner_sql;
+using namespace prescient::runner;
 
 namespace {
 
@@ -293,9 +294,13 @@ class PostgresStoreOpener final : public StoreOpener {
 };
 
 }  // namespace
+}  // namespace prescient::db
 
-std::shared_ptr<StoreOpener> postgres_store_opener(const std::string& database_url, StatementPreparation preparation) {
-  return std::make_shared<PostgresStoreOpener>(database_url, preparation);
+namespace prescient {
+
+std::shared_ptr<runner::StoreOpener> runner::postgres_store_opener(const std::string& database_url,
+                                                                   StatementPreparation preparation) {
+  return std::make_shared<db::PostgresStoreOpener>(database_url, preparation);
 }
 
 }  // namespace prescient

@@ -13,13 +13,13 @@
 namespace soci {
 class session;
 }
-namespace prescient::pq {
+namespace prescient::db::pq {
 class PreparedStatements;
 }
 
-namespace prescient {
+namespace prescient::db {
 
-class PgRunnerStore final : public RunnerStore, public UpkeepStore {
+class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepStore {
  public:
   // Owns the session: a worker's or the sweep's connection.
   explicit PgRunnerStore(std::unique_ptr<soci::session> db,
@@ -40,8 +40,8 @@ class PgRunnerStore final : public RunnerStore, public UpkeepStore {
   Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
                          const FlowLimit& fair) override;
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
-  std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) override;
-  Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+  std::map<std::size_t, std::string> apply_writes(std::span<const runner::SettleItem> items) override;
+  Settled settle(std::span<const runner::SettleItem> items, const std::string& runner_id, TimePoint now,
                  std::optional<std::int64_t> lease_token) override;
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override;
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
@@ -68,7 +68,7 @@ class PgRunnerStore final : public RunnerStore, public UpkeepStore {
   std::unique_ptr<soci::session> owned_;
   soci::session& db_;
   std::unique_ptr<pq::PreparedStatements> prepared_;  // the hot path's statements (claim, settle)
-  std::optional<detail::Transaction> transaction_;
+  std::optional<db::Transaction> transaction_;
 };
 
-}  // namespace prescient
+}  // namespace prescient::db

@@ -9,7 +9,9 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 
-namespace prescient::pq {
+namespace prescient::db::pq {
+
+using namespace prescient::core;
 
 namespace {
 
@@ -199,4 +201,4 @@ Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::
   }
 }
 
-}  // namespace prescient::pq
+}  // namespace prescient::db::pq

@@ -15,7 +15,7 @@
 
 #include "prescient/time.hpp"
 
-namespace prescient::pq {
+namespace prescient::db::pq {
 
 // A statement parameter: a value in PostgreSQL's text input syntax, NULL, or a value in its binary wire
 // format (the arrays below), which the server reads without parsing text.
@@ -94,4 +94,4 @@ class PreparedStatements {
   std::vector<std::string> prepared_;  // the SQL texts prepared on this holder's connection
 };
 
-}  // namespace prescient::pq
+}  // namespace prescient::db::pq

@@ -16,6 +16,8 @@
 #include "prescient/time_text.hpp"
 
 namespace prescient {
+
+using namespace prescient::db;
 namespace {
 
 std::map<Outcome, long long> by_outcome(const pq::Result& rows) {
@@ -78,7 +80,7 @@ nlohmann::json to_json(const QueueStats& s) {
 Future future(soci::session& db, FutureZoom zoom, TimePoint now) {
   count_if_never_counted(db, now);
   PGconn* conn = native_connection(db);
-  detail::Transaction snapshot(db, detail::Transaction::Mode::read_only_snapshot);
+  db::Transaction snapshot(db, db::Transaction::Mode::read_only_snapshot);
   const pq::Result figures = pq::exec(conn, "cannot read the queue figures",
                                       "SELECT prescient.us(counted_at), prescient.us(current_slot)"
                                       "  FROM prescient.queue_figures");
@@ -161,7 +163,7 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros
   QueueStats stats;
   stats.now = now;
   PGconn* conn = native_connection(db);
-  detail::Transaction snapshot(db, detail::Transaction::Mode::read_only_snapshot);
+  db::Transaction snapshot(db, db::Transaction::Mode::read_only_snapshot);
   {
     const SlotGrid grid = read_settings(db).grid();
     const pq::Result figures = pq::exec(

@@ -6,6 +6,8 @@
 
 namespace prescient {
 
+using namespace prescient::db;
+
 void record_runner_seen(soci::session& db, const std::string& runner_id, const std::string& shard, TimePoint slot,
                         long long claimed, TimePoint now) {
   pq::exec(native_connection(db), "cannot record the runner as seen",

@@ -4,6 +4,8 @@
 
 namespace prescient {
 
+using namespace prescient::db;
+
 Micros server_clock_offset(soci::session& db, const Clock& local) {
   // clock_timestamp(), not now(): now() is the transaction's start, which a pooler or a long
   // transaction could hold back.

@@ -7,6 +7,8 @@
 
 namespace prescient {
 
+using namespace prescient::db;
+
 Settings read_settings(soci::session& db) {
   const pq::Result row =
       pq::exec(native_connection(db), "cannot read settings",

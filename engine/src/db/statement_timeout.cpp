@@ -6,9 +6,11 @@
 
 namespace prescient {
 
+using namespace prescient::db;
+
 void within_statement_timeout(soci::session& db, std::chrono::milliseconds limit, const std::function<void()>& work) {
   PGconn* conn = native_connection(db);
-  detail::Transaction tx(conn);
+  db::Transaction tx(conn);
   pq::exec(conn, "cannot set the statement timeout", "SELECT set_config('statement_timeout', $1, true)",
            {std::to_string(limit.count())});
   work();

@@ -6,7 +6,7 @@
 #include "db/connection.hpp"
 #include "prescient/database.hpp"
 
-namespace prescient::detail {
+namespace prescient::db {
 
 Transaction::Transaction(soci::session& db, Mode mode) : Transaction(native_connection(db), mode) {}
 
@@ -35,4 +35,4 @@ Transaction::~Transaction() {
   PQclear(PQexec(conn_, undo.c_str()));
 }
 
-}  // namespace prescient::detail
+}  // namespace prescient::db

@@ -11,7 +11,7 @@ namespace soci {
 class session;
 }
 
-namespace prescient::detail {
+namespace prescient::db {
 
 class Transaction {
  public:
@@ -36,4 +36,4 @@ class Transaction {
   bool done_ = false;
 };
 
-}  // namespace prescient::detail
+}  // namespace prescient::db

@@ -9,7 +9,7 @@
 
 #include "prescient/errors.hpp"
 
-namespace prescient {
+namespace prescient::ops {
 namespace {
 
 constexpr std::size_t kMaxSecretBytes = 4096;
@@ -40,4 +40,4 @@ std::string read_secret_file(const std::string& path) {
   return secret;
 }
 
-}  // namespace prescient
+}  // namespace prescient::ops

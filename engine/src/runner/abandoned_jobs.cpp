@@ -2,7 +2,7 @@
 
 #include "prescient/slot_runner.hpp"
 
-namespace prescient::detail {
+namespace prescient::runner {
 
 AbandonedJobs& AbandonedJobs::process() {
   static AbandonedJobs* const tracker = new AbandonedJobs;  // leaked on purpose: see the header
@@ -41,10 +41,10 @@ std::vector<std::string> AbandonedJobs::at_cap(int cap) const {
   return out;
 }
 
-}  // namespace prescient::detail
+}  // namespace prescient::runner
 
 namespace prescient {
 
-int abandoned_jobs_running() { return detail::AbandonedJobs::process().total(); }
+int abandoned_jobs_running() { return runner::AbandonedJobs::process().total(); }
 
 }  // namespace prescient

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace prescient::detail {
+namespace prescient::runner {
 
 class AbandonedJobs {
  public:
@@ -29,4 +29,4 @@ class AbandonedJobs {
   std::map<std::string, int> running_;
 };
 
-}  // namespace prescient::detail
+}  // namespace prescient::runner

@@ -9,7 +9,9 @@
 #include "prescient/duration.hpp"
 #include "core/text_rules.hpp"
 
-namespace prescient::detail {
+namespace prescient::runner {
+
+using namespace prescient::core;
 
 struct BatchExecutor::State {
   std::mutex mutex;
@@ -219,4 +221,4 @@ std::vector<UnitResult> BatchExecutor::run(SharedChecks checks, SharedUnits unit
   return std::move(state_->results);
 }
 
-}  // namespace prescient::detail
+}  // namespace prescient::runner

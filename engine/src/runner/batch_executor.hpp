@@ -14,7 +14,7 @@
 #include "prescient/clock.hpp"
 #include "runner/work_unit.hpp"
 
-namespace prescient::detail {
+namespace prescient::runner {
 
 // The executor gives up on a job this long after its timeout: jobs that enforce the timeout themselves
 // (a statement_timeout, killing a child process) get to do so and report precisely; the executor is
@@ -47,4 +47,4 @@ class BatchExecutor {
   bool timed_out_ = false;
 };
 
-}  // namespace prescient::detail
+}  // namespace prescient::runner

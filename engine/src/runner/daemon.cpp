@@ -11,6 +11,8 @@
 #include "runner/upkeep_store.hpp"
 
 namespace prescient {
+
+using namespace prescient::runner;
 namespace {
 
 constexpr std::chrono::seconds kMaxBackoff{30};

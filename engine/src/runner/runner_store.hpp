@@ -15,7 +15,7 @@
 #include "prescient/time.hpp"
 #include "runner/settlements.hpp"
 
-namespace prescient {
+namespace prescient::runner {
 
 class RunnerStore {
  public:
@@ -117,4 +117,4 @@ class RunnerStore {
                                                 const Exclusions& excluded) = 0;
 };
 
-}  // namespace prescient
+}  // namespace prescient::runner

@@ -5,7 +5,9 @@
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 
-namespace prescient {
+namespace prescient::runner {
+
+using namespace prescient::core;
 
 
 Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int attempts, const GuardLimits& limits,
@@ -62,9 +64,9 @@ void tally(std::span<const SettleItem> settled, std::int64_t events, SlotReport&
   }
 }
 
-}  // namespace prescient
+}  // namespace prescient::runner
 
-namespace prescient::detail {
+namespace prescient::runner {
 namespace {
 
 // Years 1 to 9999: what PostgreSQL and ISO-8601 text both hold.
@@ -208,4 +210,4 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
   return items;
 }
 
-}  // namespace prescient::detail
+}  // namespace prescient::runner

@@ -18,7 +18,7 @@
 #include "prescient/time.hpp"
 #include "runner/work_unit.hpp"
 
-namespace prescient {
+namespace prescient::runner {
 
 
 // The limits in force for one check: its class's policy over the database's settings.
@@ -83,9 +83,9 @@ struct SettleItem {
 // guarded), and the events the outbox took.
 void tally(std::span<const SettleItem> settled, std::int64_t events, SlotReport& report);
 
-}  // namespace prescient
+}  // namespace prescient::runner
 
-namespace prescient::detail {
+namespace prescient::runner {
 
 // What one job run may hand back: more events than this, or an event payload bigger than this, fails
 // its check. (cron's catch-up `all` emits at most 10 000 occurrences in one run.)
@@ -133,4 +133,4 @@ OutboxEvent outbox_event(const Event& event, std::size_t index, const Check& che
 // nothing.
 std::optional<std::string> write_problem(const BufferedWrite& write, std::size_t index);
 
-}  // namespace prescient::detail
+}  // namespace prescient::runner

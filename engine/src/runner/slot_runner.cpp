@@ -16,6 +16,8 @@
 
 namespace prescient {
 
+using namespace prescient::runner;
+
 struct SlotRunner::Sessions {
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<UpkeepStore> upkeep;  // the settings, the sweep's look-ups and the upkeep

@@ -15,7 +15,7 @@
 #include "prescient/time.hpp"
 #include "runner/runner_store.hpp"
 
-namespace prescient {
+namespace prescient::runner {
 
 class UpkeepStore {
  public:
@@ -47,4 +47,4 @@ class StoreOpener {
 // PostgreSQL's stores: a new session to `database_url` each (defined in db/pg_runner_store.cpp).
 std::shared_ptr<StoreOpener> postgres_store_opener(const std::string& database_url, StatementPreparation preparation);
 
-}  // namespace prescient
+}  // namespace prescient::runner

@@ -9,7 +9,7 @@
 
 #include "prescient/job.hpp"
 
-namespace prescient::detail {
+namespace prescient::runner {
 
 // Checks [first, first + count) of the batch, run by one call (one check, one group of one class, or the
 // independent checks of one class that runs them together: JobPolicy::batch).
@@ -40,4 +40,4 @@ struct UnitResult {
   std::int64_t micros = 0;
 };
 
-}  // namespace prescient::detail
+}  // namespace prescient::runner

@@ -15,13 +15,15 @@
 #include "runner/batch_executor.hpp"
 #include "runner/settlements.hpp"
 
-namespace prescient {
+namespace prescient::runner {
+
+using namespace prescient::core;
 namespace {
 
-using detail::BatchExecutor;
-using detail::Judging;
-using detail::UnitResult;
-using detail::WorkUnit;
+using runner::BatchExecutor;
+using runner::Judging;
+using runner::UnitResult;
+using runner::WorkUnit;
 
 // A written lease outlasts the batch's deadline, its slowest job's timeout and the executor's grace by
 // this much, so a result in time is never discarded.
@@ -125,7 +127,7 @@ class Worker::Impl {
         for (const Check& c : *batch) checks.push_back(&c);
         for (const auto& [check, reason] : claimed.unreadable) {
           checks.push_back(&check);
-          items.push_back(detail::failed_attempt(check, class_of(check.job).limits, judging(), reason));
+          items.push_back(runner::failed_attempt(check, class_of(check.job).limits, judging(), reason));
           log_failure(slot, check, reason);
         }
         const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
@@ -268,7 +270,7 @@ class Worker::Impl {
 
   // Classes with too many abandoned jobs still running, and what this drain could not settle.
   RunnerStore::Exclusions exclusions() {
-    RunnerStore::Exclusions excluded{.jobs = detail::AbandonedJobs::process().at_cap(options_.max_abandoned_per_class),
+    RunnerStore::Exclusions excluded{.jobs = runner::AbandonedJobs::process().at_cap(options_.max_abandoned_per_class),
                                .ids = unsettled_.ids,
                                .groups = unsettled_.groups};
     if (excluded.jobs != capped_) {
@@ -276,7 +278,7 @@ class Worker::Impl {
         if (std::find(capped_.begin(), capped_.end(), job) == capped_.end()) {
           spdlog::warn("runner {}: {} jobs of class {} did not return and still hold their threads; taking no "
                        "more {} checks until one returns",
-                       options_.runner_id, detail::AbandonedJobs::process().running(job), job, job);
+                       options_.runner_id, runner::AbandonedJobs::process().running(job), job, job);
         }
       }
       for (const std::string& job : capped_) {
@@ -300,7 +302,7 @@ class Worker::Impl {
   TimePoint lease_end(const std::vector<Check>& checks) {
     std::chrono::seconds longest = settings_.job_timeout;
     for (const Check& c : checks) longest = std::max(longest, class_of(c.job).timeout);
-    return clock_.now() + pace() + options_.batch_deadline + longest + detail::kTimeoutGrace + kLeaseMargin;
+    return clock_.now() + pace() + options_.batch_deadline + longest + runner::kTimeoutGrace + kLeaseMargin;
   }
 
   // The slow path: run outside any transaction, then settle fenced by the lease token.
@@ -397,7 +399,7 @@ class Worker::Impl {
     return units;
   }
 
-  std::vector<SettleItem> run(const detail::SharedChecks& batch, bool grouped, TimePoint slot,
+  std::vector<SettleItem> run(const runner::SharedChecks& batch, bool grouped, TimePoint slot,
                               std::chrono::steady_clock::time_point deadline) {
     const std::vector<Check>& checks = *batch;
     if (checks.empty()) return {};
@@ -412,7 +414,7 @@ class Worker::Impl {
       executor_ = std::make_unique<BatchExecutor>(options_.database_url);
       classes_.clear();
     }
-    std::vector<SettleItem> items = detail::settlements_of(checks, units, results, limits, judging());
+    std::vector<SettleItem> items = runner::settlements_of(checks, units, results, limits, judging());
     for (const SettleItem& item : items) {
       if (item.settlement.last_error && item.settlement.attempts > 0) {
         const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
@@ -486,7 +488,7 @@ class Worker::Impl {
       const Check& check = check_of(items.front().id, checks);
       const std::string reason = "the database refused its settlement: " + last_refusal_;
       log_failure(slot, check, reason);
-      std::vector<SettleItem> failed{detail::failed_attempt(check, class_of(check.job).limits, judging(), reason,
+      std::vector<SettleItem> failed{runner::failed_attempt(check, class_of(check.job).limits, judging(), reason,
                                                             items.front().run_micros)};
       if (settle_under_savepoint(savepoint, failed, checks, token, out)) return;
       spdlog::error("slot {} runner {}: the database refuses any settlement of check {} ({}); it stays pending, "
@@ -517,7 +519,7 @@ class Worker::Impl {
     for (const auto& [index, error] : failures) {
       SettleItem& item = items[index];
       const Check& check = check_of(item.id, checks);
-      item = detail::failed_attempt(check, class_of(check.job).limits, judging(), error, item.run_micros);
+      item = runner::failed_attempt(check, class_of(check.job).limits, judging(), error, item.run_micros);
       log_failure(check.slot, check, error);
     }
   }
@@ -545,4 +547,4 @@ Worker::~Worker() = default;
 
 SlotReport Worker::drain(TimePoint slot) { return impl_->drain(slot); }
 
-}  // namespace prescient
+}  // namespace prescient::runner

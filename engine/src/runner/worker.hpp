@@ -11,7 +11,7 @@
 #include "prescient/slot_runner.hpp"
 #include "runner/runner_store.hpp"
 
-namespace prescient {
+namespace prescient::runner {
 
 class Worker {
  public:
@@ -31,4 +31,4 @@ class Worker {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace prescient
+}  // namespace prescient::runner

@@ -132,59 +132,57 @@ JobResult run_backfill(const Carried& c, const Check& check, JobContext& ctx, co
   return result;
 }
 
-}  // namespace
-
-JobPolicy CronJob::policy() const { return {.max_checks = std::numeric_limits<int>::max()}; }
-
-JobResult CronJob::run(const Check& check, JobContext& ctx) {
-  const Carried c = Carried::from(check.payload);
-  std::optional<CronSpec> parsed;
-  const date::time_zone* zone = nullptr;
-  try {
-    parsed = CronSpec::parse(c.spec);
-    zone = &find_time_zone(c.time_zone);
-  } catch (const InvalidInput& e) {
-    return mark_invalid(c, ctx, e.what());
-  }
-  const CronSpec& spec = *parsed;
-  if (c.backfill_to) return run_backfill(c, check, ctx, spec, *zone);
-  const auto resolution = ctx.slot_resolution();
-  const TimePoint now = ctx.now();
-  const TimePoint current = from_unix_micros(to_unix_micros(now) - to_unix_micros(now) % Micros(resolution).count());
-  // When an occurrence is due. With a window, at its place in it: the check's id picks the slot, as
-  // prescient.spread_slot did when the schedule was armed (docs/flow-control.md, "Spreading a herd").
-  // With a jitter, at an offset of its own (docs/schedules.md). Never before the occurrence.
-  const SlotGrid grid(resolution);
-  const auto due = [&](TimePoint occurrence) {
-    if (c.window) return occurrence + grid.spread_offset(check.id, *c.window);
+// When an occurrence is due. With a window, at its place in it: the check's id picks the slot, as
+// prescient.spread_slot did when the schedule was armed (docs/flow-control.md, "Spreading a herd"). With a
+// jitter, at an offset of its own (docs/schedules.md). Never before the occurrence.
+struct DueAt {
+  const Carried& c;
+  std::int64_t check_id;
+  SlotGrid grid;
+  TimePoint operator()(TimePoint occurrence) const {
+    if (c.window) return occurrence + grid.spread_offset(check_id, *c.window);
     if (c.jitter) return occurrence + grid.jitter_offset(c.id, occurrence, *c.jitter);
     return occurrence;
-  };
-  // Occurrences before start_at are not the schedule's: one at start_at fires.
-  const TimePoint begin = c.start ? std::max(c.cursor, *c.start - Micros{1}) : c.cursor;
-  const auto within_end = [&](const std::optional<TimePoint>& o) { return o && (!c.end || *o <= *c.end); };
+  }
+};
 
-  // The occurrences due: after the cursor, up to the current slot (and end_at).
+// Whether an occurrence is the schedule's as far as its end_at goes.
+bool within_end(const Carried& c, const std::optional<TimePoint>& occurrence) {
+  return occurrence && (!c.end || *occurrence <= *c.end);
+}
+
+// The occurrences due after `begin` up to the current slot (and end_at), as the catch-up policy picks
+// them: of those missed (due two slots ago or earlier) all, the last or none, then those on time.
+struct DueOccurrences {
+  std::vector<TimePoint> fire;
+  TimePoint last;  // the last occurrence looked at: the schedule's new cursor
+};
+DueOccurrences due_occurrences(const Carried& c, const CronSpec& spec, const date::time_zone& zone, const DueAt& due,
+                               TimePoint begin, TimePoint current, Micros resolution) {
   std::vector<TimePoint> on_time, missed;
   TimePoint last = begin;
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
-    const auto next = spec.next(last, *zone, c.anchor);
-    if (!within_end(next)) break;
+    const auto next = spec.next(last, zone, c.anchor);
+    if (!within_end(c, next)) break;
     const TimePoint next_due = due(*next);
     if (next_due > current) break;
     (next_due > current - 2 * resolution ? on_time : missed).push_back(*next);
     last = *next;
   }
-  std::vector<TimePoint> fire;
-  if (c.catch_up == "all") fire = missed;
-  else if (c.catch_up == "one" && !missed.empty()) fire.push_back(missed.back());
-  fire.insert(fire.end(), on_time.begin(), on_time.end());
+  DueOccurrences out{.last = last};
+  if (c.catch_up == "all") out.fire = missed;
+  else if (c.catch_up == "one" && !missed.empty()) out.fire.push_back(missed.back());
+  out.fire.insert(out.fire.end(), on_time.begin(), on_time.end());
+  return out;
+}
 
-  JobResult result;
-  const nlohmann::json& payload = *c.payload;
+// Fires each occurrence (an event for emit, a check of its class otherwise) or records it missed past
+// its deadline, up to max_runs; answers how many runs the schedule has made in all.
+int fire_occurrences(const Carried& c, const Check& check, JobContext& ctx, const std::vector<TimePoint>& fire,
+                     const DueAt& due, TimePoint now, JobResult& result) {
   std::string serialized;  // the payload as the buffered writes take it, serialized once
   const auto payload_text = [&]() -> const std::string& {
-    if (serialized.empty()) serialized = payload.dump();
+    if (serialized.empty()) serialized = c.payload->dump();
     return serialized;
   };
   int runs = c.runs;
@@ -210,17 +208,50 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
       ctx.write(occurrence.sql, occurrence.params);
     }
   }
+  return runs;
+}
+
+// Why a bounded schedule has run out, if it has: then its check finishes, and its row says why.
+std::optional<std::string> why_ended(const Carried& c, int runs, const std::optional<TimePoint>& next) {
+  if (c.max_runs && runs >= *c.max_runs) return "it ran its max_runs (" + std::to_string(*c.max_runs) + ")";
+  if (c.end && !within_end(c, next)) return "no occurrence left up to its end_at " + format_time(*c.end);
+  return std::nullopt;
+}
+
+}  // namespace
+
+JobPolicy CronJob::policy() const { return {.max_checks = std::numeric_limits<int>::max()}; }
+
+JobResult CronJob::run(const Check& check, JobContext& ctx) {
+  const Carried c = Carried::from(check.payload);
+  std::optional<CronSpec> parsed;
+  const date::time_zone* zone = nullptr;
+  try {
+    parsed = CronSpec::parse(c.spec);
+    zone = &find_time_zone(c.time_zone);
+  } catch (const InvalidInput& e) {
+    return mark_invalid(c, ctx, e.what());
+  }
+  const CronSpec& spec = *parsed;
+  if (c.backfill_to) return run_backfill(c, check, ctx, spec, *zone);
+  const auto resolution = ctx.slot_resolution();
+  const TimePoint now = ctx.now();
+  const TimePoint current = from_unix_micros(to_unix_micros(now) - to_unix_micros(now) % Micros(resolution).count());
+  const DueAt due{.c = c, .check_id = check.id, .grid = SlotGrid(resolution)};
+  // Occurrences before start_at are not the schedule's: one at start_at fires.
+  const TimePoint begin = c.start ? std::max(c.cursor, *c.start - Micros{1}) : c.cursor;
+
+  const DueOccurrences occurrences = due_occurrences(c, spec, *zone, due, begin, current, resolution);
+  const TimePoint last = occurrences.last;
+  JobResult result;
+  const int runs = fire_occurrences(c, check, ctx, occurrences.fire, due, now, result);
   if (last != begin || runs != c.runs) {
     result.payload_update = nlohmann::json::object();
     if (last != begin) (*result.payload_update)["last_us"] = to_unix_micros(last);
     if (runs != c.runs) (*result.payload_update)["runs"] = runs;
   }
   const auto next = spec.next(last, *zone, c.anchor);
-  // A bounded schedule that has run out ends: its check finishes, and its row says why.
-  std::optional<std::string> ended;
-  if (c.max_runs && runs >= *c.max_runs) ended = "it ran its max_runs (" + std::to_string(*c.max_runs) + ")";
-  else if (c.end && !within_end(next)) ended = "no occurrence left up to its end_at " + format_time(*c.end);
-  if (ended) {
+  if (const auto ended = why_ended(c, runs, next)) {
     const std::optional<TimePoint> last_handled = last != begin ? std::optional(last) : c.last;
     const BufferedWrite end = db::end_schedule(c.id, c.version, *ended, runs, last_handled, now);
     ctx.write(end.sql, end.params);

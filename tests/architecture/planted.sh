@@ -14,3 +14,13 @@ run_failing() {
   [ "$status" = 1 ] || fail "exit $status with $2"
   printf '%s\n' "$out"
 }
+# require_reported OUT PATTERN LINE...: each LINE is a whole line of OUT, and OUT has no other line with
+# PATTERN (what the check says of each violation): every planted one named, nothing else.
+require_reported() {
+  local out=$1 pattern=$2 line
+  shift 2
+  for line in "$@"; do
+    grep -qxF -- "$line" <<<"$out" || fail "not reported: $line (it said: $out)"
+  done
+  [ "$(grep -cF -- "$pattern" <<<"$out")" = "$#" ] || fail "more than the $# planted were reported: $out"
+}

@@ -72,6 +72,12 @@ struct Fixture {
     for (const Check& c : stores->queue.due) ids.push_back(c.id);
     return ids;
   }
+  // Runs a daemon on the stores, each wait passing at once, until the clock passes `stop_at`.
+  DaemonStats run_daemon_until(const std::string& stop_at) {
+    InstantWaiter waiter(clock, parse_time(stop_at));
+    Daemon daemon(options, registry, clock, waiter, nullptr, stores);
+    return daemon.run();
+  }
   void due(std::int64_t id, const std::string& at) {
     const TimePoint slot = parse_time(at);
     stores->queue.due.push_back({.id = id, .job = "recorder", .entity_name = "e", .entity_key = std::to_string(id),
@@ -135,9 +141,7 @@ TEST_CASE("daemon: catches up what was missed, then fires each slot at its bound
   f.due(2, "2026-11-21T10:01:00Z");
   f.due(3, "2026-11-21T10:03:00Z");
   f.due(4, "2026-11-21T10:05:00Z");  // after the daemon stops
-  InstantWaiter waiter(f.clock, parse_time("2026-11-21T10:04:30Z"));
-  Daemon daemon(f.options, f.registry, f.clock, waiter, nullptr, f.stores);
-  const DaemonStats stats = daemon.run();
+  const DaemonStats stats = f.run_daemon_until("2026-11-21T10:04:30Z");
   CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:00:30Z"), ran(2, "2026-11-21T10:01:00Z"),
                                     ran(3, "2026-11-21T10:03:00Z")});
   CHECK(stats.slots == 5);  // 10:00 to 10:04
@@ -157,9 +161,7 @@ TEST_CASE("daemon: a database that is not up yet is retried with backoff; no slo
   f.due(1, "2026-11-21T10:00:00Z");
   f.due(2, "2026-11-21T10:01:00Z");
   f.stores->upkeep_open_failures = 2;
-  InstantWaiter waiter(f.clock, parse_time("2026-11-21T10:01:30Z"));
-  Daemon daemon(f.options, f.registry, f.clock, waiter, nullptr, f.stores);
-  const DaemonStats stats = daemon.run();
+  const DaemonStats stats = f.run_daemon_until("2026-11-21T10:01:30Z");
   CHECK(stats.errors == 2);
   CHECK(f.stores->upkeep_opens == 3);
   // Started at 10:00:33 (after 1 s, then 2 s of backoff): the slot it started in fired then, late but
@@ -172,9 +174,7 @@ TEST_CASE("daemon: the history's partitions before the first slot, then hourly; 
   f.due(1, "2026-11-21T10:01:00Z");
   f.due(2, "2026-11-21T12:10:00Z");
   f.stores->partition_failures = 1;
-  InstantWaiter waiter(f.clock, parse_time("2026-11-21T12:30:30Z"));
-  Daemon daemon(f.options, f.registry, f.clock, waiter, nullptr, f.stores);
-  const DaemonStats stats = daemon.run();
+  const DaemonStats stats = f.run_daemon_until("2026-11-21T12:30:30Z");
   // The first look (at the start) fails: it is tried after the first slot a minute later, then hourly.
   CHECK(f.stores->partition_calls ==
         std::vector{parse_time("2026-11-21T10:00:30Z"), parse_time("2026-11-21T10:02:00Z"),

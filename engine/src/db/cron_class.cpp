@@ -40,16 +40,18 @@ BufferedWrite backfill_occurrences(const std::string& job, const std::string& sc
 
 BufferedWrite end_schedule(const std::string& schedule_id, int version, const std::string& reason, int runs,
                            std::optional<TimePoint> last, TimePoint now) {
-  return {"UPDATE prescient.cron_schedule SET ended_at = prescient.at_us($3), ended_reason = $4, run_count = $5,"
-          " last_occurrence_at = coalesce(prescient.at_us($6::bigint), last_occurrence_at)"
-          " WHERE id = $1 AND version = $2",
-          {schedule_id, std::to_string(version), pq::micros(now), reason, std::to_string(runs),
-           last ? std::optional(pq::micros(*last)) : std::nullopt}};
+  return {R"sql(
+UPDATE prescient.cron_schedule
+   SET ended_at = prescient.at_us($1), ended_reason = $2, run_count = $3,
+       last_occurrence_at = coalesce(prescient.at_us($4::bigint), last_occurrence_at)
+ WHERE id = $5 AND version = $6)sql",
+          {pq::micros(now), reason, std::to_string(runs), last ? std::optional(pq::micros(*last)) : std::nullopt,
+           schedule_id, std::to_string(version)}};
 }
 
 BufferedWrite mark_schedule_invalid(const std::string& schedule_id, int version, const std::string& reason) {
-  return {"UPDATE prescient.cron_schedule SET invalid_reason = $3 WHERE id = $1 AND version = $2",
-          {schedule_id, std::to_string(version), reason}};
+  return {"UPDATE prescient.cron_schedule SET invalid_reason = $1 WHERE id = $2 AND version = $3",
+          {reason, schedule_id, std::to_string(version)}};
 }
 
 }  // namespace prescient::db

@@ -140,7 +140,7 @@ TEST_CASE("overlap policies: three occurrences of a class whose checks never got
   CHECK(cancelled.size() == row.cancelled);
   for (const auto& h : cancelled) CHECK(h.last_error->find("overlap: cancel_previous") != std::string::npos);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE group_key = 'cron:slow'") ==
-        (row.grouped ? row.pending : 0));
+        static_cast<long long>(row.grouped ? row.pending : 0));
 }
 
 TEST_CASE("overlap skip: once the earlier check has settled, the next occurrence runs") {

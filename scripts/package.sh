@@ -29,7 +29,7 @@ die() { echo "package.sh: $*" >&2; exit 1; }
 . "$repo/scripts/lib/packages.sh"
 # shellcheck source=lib/source_tree.sh
 . "$repo/scripts/lib/source_tree.sh"
-ensure_packages package.sh dpkg-dev debhelper fakeroot lintian
+ensure_packages package.sh dpkg-dev debhelper fakeroot lintian ccache
 # The build dependencies, as debian/control names them (dpkg-checkbuilddeps says which are missing).
 missing=$(cd "$repo" && dpkg-checkbuilddeps 2>&1 | sed -n 's/.*Unmet build dependencies: //p' | sed -E 's/\([^)]*\)//g')
 # shellcheck disable=SC2086
@@ -57,6 +57,13 @@ tree=$work/prescient-$version
 mkdir -p "$tree"
 copy_source_tree "$repo" "$tree"
 
+# Through a compiler cache kept between builds (CMake takes the launcher from the environment). Paths
+# under $work are hashed relative to the build folder, so a second build of the same code in another
+# copy, at another version (the package test's upgrade builds one), compiles only what the version
+# changes. The packages are the same with the cache or without it.
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/prescient/package-ccache}
+export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=true
 say "building $version in $tree"
 started=$(date +%s)
 (cd "$tree" && dpkg-buildpackage -b -us -uc -j"$(nproc)") >"$work/build.log" 2>&1 || {

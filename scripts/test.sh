@@ -5,7 +5,8 @@
 #   scripts/test.sh [--soak] [--sanitize] [--no-package]
 #     --soak        the fault tests (tests/reliability) at full size: 50 000 checks, 25 runner kills, ...
 #     --sanitize    build everything under ASan + UBSan (in build-sanitize/) and run the suite there
-#     --no-package  skip the Debian packages' test (about 12 minutes on 2 cores: two package builds)
+#     --no-package  skip the Debian packages' test (about 7 minutes on 2 cores: two package builds, the
+#                   second mostly from the compiler cache)
 # Then scripts/fuzz.sh fuzzes the parsers ($PRESCIENT_FUZZ_RUNS runs per target, default 20000), and,
 # as root, scripts/package.sh --test builds the Debian packages, runs lintian, and installs, runs,
 # removes, purges and upgrades them on this machine.

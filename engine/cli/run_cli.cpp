@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/text_rules.hpp"
 #include "check_options.hpp"
@@ -95,6 +97,89 @@ int fail(int code, const std::string& message) {
   return code;
 }
 
+// A command line split at the command's word. Global options may come before the command, as with git or
+// kubectl; they are moved after it.
+struct CommandLine {
+  std::vector<std::string> globals;    // the global options given before the command, with their values
+  std::optional<std::string> command;  // the command's word (or --help, --version); none if none was given
+  std::vector<std::string> words;      // the words after it
+};
+
+// Throws InvalidInput on an option before the command that is not a global one, or one without its value.
+CommandLine split_command_line(int argc, char** argv) {
+  CommandLine line;
+  int at = 1;
+  for (; at < argc && std::string_view(argv[at]).starts_with("--"); ++at) {
+    const std::string word = argv[at];
+    if (word == "--help" || word == "--version") break;
+    const std::string name = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    const GlobalOption* global = name == "json" ? nullptr : find_global(name);
+    if (name != "json" && global == nullptr) {
+      throw InvalidInput("unknown option '" + word + "' before the command (see prescient --help)");
+    }
+    line.globals.push_back(word);
+    if (global != nullptr && word.find('=') == std::string::npos) {
+      if (at + 1 >= argc) throw InvalidInput("the option '" + word + "' requires a value (see prescient --help)");
+      line.globals.emplace_back(argv[++at]);
+    }
+  }
+  if (at < argc) {
+    line.command = argv[at];
+    line.words.assign(argv + at + 1, argv + argc);
+  }
+  return line;
+}
+
+// --help, --version and `help [COMMAND]` are answered here, with the exit status; any other command is not.
+std::optional<int> answer_help(const CommandLine& line) {
+  const std::string& first = *line.command;
+  if (first == "--help" || first == "-h" || (first == "help" && line.words.empty())) {
+    print_overview(std::cout);
+    return kOk;
+  }
+  if (first == "--version") {
+    std::cout << "prescient " << kVersion << " (schema " << latest_known_migration() << ")\n";
+    return kOk;
+  }
+  if (first != "help") return std::nullopt;
+  const std::string& topic = line.words.front();
+  if (topic == "--completion") {
+    print_bash_completion(std::cout);
+    return kOk;
+  }
+  if (topic == "--man") {
+    print_man_page(std::cout);
+    return kOk;
+  }
+  const Command* command = find_command(topic);
+  if (command == nullptr) return fail(kUsage, "no command '" + topic + "' to help with (see prescient --help)");
+  print_command_help(std::cout, *command);
+  return kOk;
+}
+
+// `prescient config COMMAND ARGS...` resolves COMMAND's options as running it would, and shows them. The
+// command to show is the first word of `args` that is not an option (global options may come before it):
+// when there is one, `command` becomes it, its word leaves `args`, and this returns true.
+bool take_config_target(const Command*& command, std::vector<std::string>& args) {
+  auto word = args.begin();
+  while (word != args.end() && word->starts_with("--")) {
+    const GlobalOption* global = find_global(word->substr(2));
+    word += global != nullptr && word + 1 != args.end() ? 2 : 1;
+  }
+  if (word == args.end() || *word == "config" || find_command(*word) == nullptr) return false;
+  command = find_command(*word);
+  args.erase(word);
+  return true;
+}
+
+// Takes `word` out of `args`, if it is there (its first occurrence); says whether it was.
+bool take_word(std::vector<std::string>& args, const std::string& word) {
+  const auto found = std::find(args.begin(), args.end(), word);
+  if (found == args.end()) return false;
+  args.erase(found);
+  return true;
+}
+
 }  // namespace
 
 void Invocation::warn_if_password(const char* flag) const {
@@ -174,83 +259,27 @@ std::unique_ptr<soci::session> Invocation::connect_for_reading() const {
 }
 
 int run_cli(int argc, char** argv) {
-  if (argc < 2) {
+  CommandLine line;
+  try {
+    line = split_command_line(argc, argv);
+  } catch (const InvalidInput& e) {
+    return fail(kUsage, e.what());
+  }
+  if (!line.command) {
     print_overview(std::cerr);
     return kUsage;
   }
-  // Global options may come before the command, as with git or kubectl: they are moved after it.
-  std::vector<std::string> globals;
-  int at = 1;
-  for (; at < argc && std::string_view(argv[at]).starts_with("--"); ++at) {
-    const std::string word = argv[at];
-    if (word == "--help" || word == "--version") break;
-    const std::string name = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
-    const GlobalOption* global = name == "json" ? nullptr : find_global(name);
-    if (name != "json" && global == nullptr) {
-      return fail(kUsage, "unknown option '" + word + "' before the command (see prescient --help)");
-    }
-    globals.push_back(word);
-    if (global != nullptr && word.find('=') == std::string::npos) {
-      if (at + 1 >= argc) return fail(kUsage, "the option '" + word + "' requires a value (see prescient --help)");
-      globals.emplace_back(argv[++at]);
-    }
-  }
-  if (at >= argc) {
-    print_overview(std::cerr);
-    return kUsage;
-  }
-  const std::string first = argv[at];
-  if (first == "--help" || first == "-h" || (first == "help" && at + 1 >= argc)) {
-    print_overview(std::cout);
-    return kOk;
-  }
-  if (first == "--version") {
-    std::cout << "prescient " << kVersion << " (schema " << latest_known_migration() << ")\n";
-    return kOk;
-  }
-  if (first == "help") {
-    const std::string topic = argv[at + 1];
-    if (topic == "--completion") {
-      print_bash_completion(std::cout);
-      return kOk;
-    }
-    if (topic == "--man") {
-      print_man_page(std::cout);
-      return kOk;
-    }
-    const Command* command = find_command(topic);
-    if (command == nullptr) return fail(kUsage, "no command '" + topic + "' to help with (see prescient --help)");
-    print_command_help(std::cout, *command);
-    return kOk;
-  }
-  const Command* command = find_command(first);
+  if (const std::optional<int> answered = answer_help(line)) return *answered;
+  const Command* command = find_command(*line.command);
   if (command == nullptr) {
-    return fail(kUsage, (first.starts_with("-") ? "unknown option '" : "unknown command '") + first +
+    return fail(kUsage, (line.command->starts_with("-") ? "unknown option '" : "unknown command '") + *line.command +
                             "' (see prescient --help)");
   }
-  std::vector<std::string> args(argv + at + 1, argv + argc);
-  // `prescient config COMMAND ARGS...` resolves COMMAND's options as running it would, and shows them
-  // (--json, a word of config's own, is taken out first).
+  std::vector<std::string> args = line.words;
   Use use;
-  if (command->name == "config") {
-    // The command to show is the first word that is not an option (global options may come before it).
-    auto word = args.begin();
-    while (word != args.end() && word->starts_with("--")) {
-      const GlobalOption* global = find_global(word->substr(2));
-      word += global != nullptr && word + 1 != args.end() ? 2 : 1;
-    }
-    if (word != args.end() && *word != "config" && find_command(*word) != nullptr) {
-      command = find_command(*word);
-      args.erase(word);
-      use.show = true;
-    }
-  }
-  args.insert(args.end(), globals.begin(), globals.end());
-  if (use.show) {
-    const auto json = std::find(args.begin(), args.end(), "--json");
-    use.json = json != args.end();
-    if (use.json) args.erase(json);
-  }
+  if (command->name == "config") use.show = take_config_target(command, args);
+  args.insert(args.end(), line.globals.begin(), line.globals.end());
+  if (use.show) use.json = take_word(args, "--json");
   try {
     return run_command(*command, args, use);
   } catch (const InvalidInput& e) {

@@ -205,24 +205,25 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
              }));
 }
 
-void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
-  const auto logged = [](const std::string& who, const std::string& what) {
-    spdlog::info("web: {} {}", who, what);
-  };
-  server.Post(R"(/api/checks/(\d+)/cancel)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+// One line per action taken through the dashboard, naming who took it.
+void log_action(const std::string& who, const std::string& what) { spdlog::info("web: {} {}", who, what); }
+
+// A pending check: cancel it, move it to a time, or fire it at the next slot.
+void add_check_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
+  server.Post(R"(/api/checks/(\d+)/cancel)", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const std::int64_t id = id_of(request);
                 const std::string who = c->who(request);
                 const auto cancelled = Client(db, {.clock = &c->clock, .registry = nullptr, .enqueued_by = who}).cancel_id(id, who);
                 if (!cancelled) throw NotFound("no pending check with id " + std::to_string(id));
-                logged(who, "cancelled check " + std::to_string(id));
+                log_action(who, "cancelled check " + std::to_string(id));
                 send_json(response, {{"cancelled", id}});
               }));
-  const auto move_to = [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response,
+  const auto move_to = [c](soci::session& db, const httplib::Request& request, httplib::Response& response,
                                     TimePoint at) {
     const std::int64_t id = id_of(request);
     const auto moved = Client(db, {.clock = &c->clock, .registry = nullptr, .enqueued_by = c->who(request)}).reschedule_id(id, at);
     if (!moved) throw NotFound("no pending check with id " + std::to_string(id));
-    logged(c->who(request), "rescheduled check " + std::to_string(id) + " to " + format_time(moved->next_check_at));
+    log_action(c->who(request), "rescheduled check " + std::to_string(id) + " to " + format_time(moved->next_check_at));
     send_json(response, {{"id", moved->id}, {"next_check_at", format_time(moved->next_check_at)}});
   };
   server.Post(R"(/api/checks/(\d+)/reschedule)", serve(c->pool, [move_to](soci::session& db, const httplib::Request& request, httplib::Response& response) {
@@ -234,8 +235,12 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
   server.Post(R"(/api/checks/(\d+)/fire)", serve(c->pool, [c, move_to](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 move_to(db, request, response, c->clock.now());
               }));
+}
+
+// Dead letters: retry one, or all that match.
+void add_dead_letter_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
   // Retry all that match: the page shows the count first, asks, then calls this until last_id is null.
-  server.Post("/api/dead-letters/retry", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Post("/api/dead-letters/retry", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const nlohmann::json body = body_of(request);
                 std::optional<std::string> job;
                 std::int64_t after_id = 0;
@@ -250,7 +255,7 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                 const TimePoint now = c->clock.now();
                 const auto revived = Checks(db).revive_dead_letters(job, now - kDeadLetterDays, after_id, kRevivedPerRequest, now);
                 if (revived.revived > 0 || revived.skipped > 0) {
-                  logged(c->who(request), "retried " + std::to_string(revived.revived) + " dead letters" +
+                  log_action(c->who(request), "retried " + std::to_string(revived.revived) + " dead letters" +
                                               (job ? " of " + *job : "") + " up to id " + std::to_string(*revived.last_id) +
                                               " (" + std::to_string(revived.skipped) + " skipped: job key taken)");
                 }
@@ -258,7 +263,16 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                                      {"skipped", revived.skipped},
                                      {"last_id", revived.last_id ? nlohmann::json(*revived.last_id) : nlohmann::json(nullptr)}});
               }));
-  server.Post("/api/schedules/(.+)/(pause|resume|remove)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Post(R"(/api/dead-letters/(\d+)/retry)", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const PendingCheck revived = Checks(db).revive_failed(id_of(request), c->clock.now());
+                log_action(c->who(request), "retried check " + std::to_string(revived.id));
+                send_json(response, to_json(revived));
+              }));
+}
+
+// A recurring schedule: pause (with a note), resume, remove, backfill a range.
+void add_schedule_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
+  server.Post("/api/schedules/(.+)/(pause|resume|remove)", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const std::string id = request.matches[1].str();
                 const std::string action = request.matches[2].str();
                 const std::string who = c->who(request);
@@ -272,10 +286,10 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                 std::string status = "removed";
                 if (action == "remove") schedules.remove(id, who);
                 else status = pause_status(action, action == "pause" ? schedules.pause(id, who, note) : schedules.resume(id, who));
-                logged(who, action + " schedule " + id + ": " + status);
+                log_action(who, action + " schedule " + id + ": " + status);
                 send_json(response, {{"id", id}, {"status", status}});
               }));
-  server.Post("/api/schedules/(.+)/backfill", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Post("/api/schedules/(.+)/backfill", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const std::string id = request.matches[1].str();
                 const nlohmann::json body = body_of(request);
                 const auto time_field = [&](const char* name) {
@@ -287,29 +301,34 @@ void add_actions(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                 };
                 const TimePoint from = time_field("from"), to = time_field("to");
                 const std::int64_t check = Schedules(db, c->clock).backfill(id, from, to, c->who(request));
-                logged(c->who(request), "backfill of schedule " + id + " from " + format_time(from) + " to " +
+                log_action(c->who(request), "backfill of schedule " + id + " from " + format_time(from) + " to " +
                                             format_time(to) + ": check " + std::to_string(check));
                 send_json(response, {{"id", id}, {"check", check}});
               }));
+}
+
+void add_limit_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
   // Limits: set (create or replace) from the fields the Limits page reads; remove by name. limit_set is the
   // schema owner's: the dashboard's role may be refused (42501), which the page shows as it comes.
-  server.Post("/api/limits", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Post("/api/limits", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const FlowLimit limit = flow_limit_from_json(body_of(request));
                 const std::string status = FlowLimits(db).set(limit, c->who(request), c->clock.now());
-                logged(c->who(request), "set limit " + limit.name + ": " + status);
+                log_action(c->who(request), "set limit " + limit.name + ": " + status);
                 send_json(response, {{"name", limit.name}, {"status", status}});
               }));
-  server.Post("/api/limits/(.+)/remove", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+  server.Post("/api/limits/(.+)/remove", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const std::string name = request.matches[1].str();
                 if (!FlowLimits(db).remove(name)) throw NotFound("no limit named '" + name + "'");
-                logged(c->who(request), "removed limit " + name);
+                log_action(c->who(request), "removed limit " + name);
                 send_json(response, {{"name", name}, {"status", "removed"}});
               }));
-  server.Post(R"(/api/dead-letters/(\d+)/retry)", serve(c->pool, [c, logged](soci::session& db, const httplib::Request& request, httplib::Response& response) {
-                const PendingCheck revived = Checks(db).revive_failed(id_of(request), c->clock.now());
-                logged(c->who(request), "retried check " + std::to_string(revived.id));
-                send_json(response, to_json(revived));
-              }));
+}
+
+void add_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
+  add_check_actions(server, c);
+  add_dead_letter_actions(server, c);
+  add_schedule_actions(server, c);
+  add_limit_actions(server, c);
 }
 
 }  // namespace

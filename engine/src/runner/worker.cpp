@@ -65,87 +65,20 @@ class Worker::Impl {
     SlotReport report;
     report.slot = slot;
     unsettled_ = {};
-    limits_ = store_.flow_limits();  // once a slot: a change takes effect within one
-    fair_limit_.reset();
-    for (const FlowLimit& l : limits_) {
-      if (l.fair_share && !fair_limit_) fair_limit_ = l;  // the first by name
-    }
+    load_limits();
     // Checks deferred within the slot are due at times up to its end (an overdue slot's, all of them).
     const TimePoint slot_end = grid_.floor(slot) + settings_.slot;
-    // Without limits, nothing is deferred: the claim and the end of a drain are what they always were.
-    const bool flow = !limits_.empty();
     while (!stopping()) {
       const auto batch_start = std::chrono::steady_clock::now();
       store_.begin();
       try {
         const RunnerStore::Exclusions excluded = exclusions();
-        const TimePoint until = flow ? std::min(clock_.now() + pace(), slot_end - Micros{1}) : slot;
-        RunnerStore::Claimed claimed;
-        if (fair_limit_) claimed = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_limit_);
-        if (claimed.empty()) claimed = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded);
-        bool grouped = false;
-        if (claimed.empty()) {
-          claimed = store_.claim_due_groups(slot, options_.group_batch, excluded);
-          grouped = true;
-        }
-        if (claimed.empty()) {
-          // Under flow limits, checks deferred to later in the slot keep the worker in it: it sleeps
-          // until the next is near, or a moment when the next is another's (claimed, or running under
-          // a lease). So do checks of the slot another worker holds: they may be passed on to it (a
-          // concurrency place free, but the other runs one check at a time). Without limits, a check
-          // left off the grid (by another tool, or deferred before a limit was removed) is the sweep's.
-          const std::optional<TimePoint> waiting =
-              flow ? store_.next_waiting(slot, slot_end, clock_.now(), excluded) : std::nullopt;
-          store_.rollback();
-          if (!waiting || clock_.now() >= slot_end) return report;  // the slot is over: the rest is the sweep's
-          if (*waiting - pace() > clock_.now()) wait_until(*waiting - pace());
-          else std::this_thread::sleep_for(kRecheck);
+        Claim claim = claim_batch(slot, slot_end, excluded);
+        if (claim.rows.empty()) {
+          if (!wait_in_slot(slot, slot_end, excluded)) return report;  // the slot is over: the rest is the sweep's
           continue;
         }
-        if (!report.first_claim_at) report.first_claim_at = clock_.now();
-        report.claimed += static_cast<long>(claimed.checks.size() + claimed.unreadable.size());
-        const auto deadline = batch_start + options_.batch_deadline;
-        // Long-running classes take the slow path: a written lease now, the run after the commit. So do
-        // checks that flow limits apply to (their lease holds a concurrency place; the run waits for the
-        // start their rate gives) and checks due later within the slot (deferred there: the run waits).
-        std::vector<Check> fast, slow, limited;
-        std::vector<RunnerStore::FlowPair> pairs;
-        Starts starts;
-        for (Check& c : claimed.checks) {
-          if (!grouped && add_flow_pairs(c, pairs)) limited.push_back(std::move(c));
-          else if (!grouped && c.slot > clock_.now()) {
-            starts[c.id] = c.slot;
-            slow.push_back(std::move(c));
-          } else {
-            (!grouped && class_of(c.job).long_running ? slow : fast).push_back(std::move(c));
-          }
-        }
-        const auto batch = std::make_shared<const std::vector<Check>>(std::move(fast));
-        std::vector<SettleItem> items = run(batch, grouped, slot, deadline);
-        // A row whose payload cannot be read fails alone, without a run.
-        std::vector<const Check*> checks;
-        for (const Check& c : *batch) checks.push_back(&c);
-        for (const auto& [check, reason] : claimed.unreadable) {
-          checks.push_back(&check);
-          items.push_back(runner::failed_attempt(check, class_of(check.job).limits, judging(), reason));
-          log_failure(slot, check, reason);
-        }
-        const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
-        tally(settled.items, settled.events, report);
-        // Admitted last, just before the commit: the limits' state rows stay locked only that long.
-        if (!limited.empty()) admit(limited, pairs, slow, starts, report);
-        std::optional<std::int64_t> token;
-        if (!slow.empty()) token = store_.lease(ids_of(slow), options_.runner_id, lease_end(slow));
-        store_.commit();
-        report.last_commit_at = clock_.now();
-        report.batch_seconds.push_back(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count());
-        spdlog::debug("slot {} runner {}: settled {} of {} claimed", format_time(slot), options_.runner_id,
-                      settled.items.size(), claimed.checks.size() + claimed.unreadable.size());
-        if (token) {
-          run_leased(slow, starts, *token, slot, report);
-          report.last_commit_at = clock_.now();
-        }
+        settle_batch(claim, slot, batch_start, report);
       } catch (...) {
         store_.rollback();  // or the connection is gone: the server rolls back and the rows are free
         throw;
@@ -155,6 +88,123 @@ class Worker::Impl {
   }
 
  private:
+  // A batch as claimed, and whether it is of groups (grouped checks always take the fast path).
+  struct Claim {
+    RunnerStore::Claimed rows;
+    bool grouped = false;
+  };
+
+  // Slow-path checks of a batch that may not start before a time, by id.
+  using Starts = std::map<std::int64_t, TimePoint>;
+
+  // A batch's checks by how they run. Long-running classes take the slow path: a written lease now, the
+  // run after the commit. So do checks that flow limits apply to (`limited`, until admitted: their lease
+  // holds a concurrency place; the run waits for the start their rate gives) and checks due later within
+  // the slot (deferred there: the run waits for `starts`).
+  struct Paths {
+    std::vector<Check> fast, slow, limited;
+    std::vector<RunnerStore::FlowPair> pairs;  // the limits that hold each limited check back
+    Starts starts;
+  };
+
+  // The flow limits, read once a slot (a change takes effect within one), and the one fair share follows.
+  void load_limits() {
+    limits_ = store_.flow_limits();
+    fair_limit_.reset();
+    for (const FlowLimit& l : limits_) {
+      if (l.fair_share && !fair_limit_) fair_limit_ = l;  // the first by name
+    }
+  }
+
+  // The next batch of the slot: fair share's pick first, then by due time (under flow limits, what is
+  // due up to a pace ahead within the slot), then groups. Without limits, nothing is deferred: the claim
+  // is what it always was.
+  Claim claim_batch(TimePoint slot, TimePoint slot_end, const RunnerStore::Exclusions& excluded) {
+    const TimePoint until = limits_.empty() ? slot : std::min(clock_.now() + pace(), slot_end - Micros{1});
+    Claim claim;
+    if (fair_limit_) claim.rows = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_limit_);
+    if (claim.rows.empty()) claim.rows = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded);
+    if (claim.rows.empty()) {
+      claim.rows = store_.claim_due_groups(slot, options_.group_batch, excluded);
+      claim.grouped = true;
+    }
+    return claim;
+  }
+
+  // Nothing was claimed: ends the claim's transaction and says whether the worker stays in the slot (after
+  // waiting) or the slot is drained. Under flow limits, checks deferred to later in the slot keep the
+  // worker in it: it sleeps until the next is near, or a moment when the next is another's (claimed, or
+  // running under a lease). So do checks of the slot another worker holds: they may be passed on to it (a
+  // concurrency place free, but the other runs one check at a time). Without limits, a check left off the
+  // grid (by another tool, or deferred before a limit was removed) is the sweep's.
+  bool wait_in_slot(TimePoint slot, TimePoint slot_end, const RunnerStore::Exclusions& excluded) {
+    const std::optional<TimePoint> waiting =
+        limits_.empty() ? std::nullopt : store_.next_waiting(slot, slot_end, clock_.now(), excluded);
+    store_.rollback();
+    if (!waiting || clock_.now() >= slot_end) return false;
+    if (*waiting - pace() > clock_.now()) wait_until(*waiting - pace());
+    else std::this_thread::sleep_for(kRecheck);
+    return true;
+  }
+
+  // Runs and settles a claimed batch in the claim's transaction, admits its limited checks, leases the slow
+  // path's and commits; then runs the leased checks.
+  void settle_batch(Claim& claim, TimePoint slot, std::chrono::steady_clock::time_point batch_start,
+                    SlotReport& report) {
+    if (!report.first_claim_at) report.first_claim_at = clock_.now();
+    const std::size_t claimed = claim.rows.checks.size() + claim.rows.unreadable.size();
+    report.claimed += static_cast<long>(claimed);
+    Paths paths = paths_of(std::move(claim.rows.checks), claim.grouped);
+    const std::size_t settled = run_fast_path(std::move(paths.fast), claim, slot,
+                                              batch_start + options_.batch_deadline, report);
+    // Admitted last, just before the commit: the limits' state rows stay locked only that long.
+    if (!paths.limited.empty()) admit(paths.limited, paths.pairs, paths.slow, paths.starts, report);
+    std::optional<std::int64_t> token;
+    if (!paths.slow.empty()) token = store_.lease(ids_of(paths.slow), options_.runner_id, lease_end(paths.slow));
+    store_.commit();
+    report.last_commit_at = clock_.now();
+    report.batch_seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count());
+    spdlog::debug("slot {} runner {}: settled {} of {} claimed", format_time(slot), options_.runner_id, settled,
+                  claimed);
+    if (token) {
+      run_leased(paths.slow, paths.starts, *token, slot, report);
+      report.last_commit_at = clock_.now();
+    }
+  }
+
+  Paths paths_of(std::vector<Check> checks, bool grouped) {
+    Paths paths;
+    for (Check& c : checks) {
+      if (!grouped && add_flow_pairs(c, paths.pairs)) paths.limited.push_back(std::move(c));
+      else if (!grouped && c.slot > clock_.now()) {
+        paths.starts[c.id] = c.slot;
+        paths.slow.push_back(std::move(c));
+      } else {
+        (!grouped && class_of(c.job).long_running ? paths.slow : paths.fast).push_back(std::move(c));
+      }
+    }
+    return paths;
+  }
+
+  // Runs the fast path's checks and settles them, with the claimed rows whose payload cannot be read (each
+  // fails alone, without a run), in the claim's transaction. Returns how many were settled.
+  std::size_t run_fast_path(std::vector<Check> fast, const Claim& claim, TimePoint slot,
+                            std::chrono::steady_clock::time_point deadline, SlotReport& report) {
+    const auto batch = std::make_shared<const std::vector<Check>>(std::move(fast));
+    std::vector<SettleItem> items = run(batch, claim.grouped, slot, deadline);
+    std::vector<const Check*> checks;
+    for (const Check& c : *batch) checks.push_back(&c);
+    for (const auto& [check, reason] : claim.rows.unreadable) {
+      checks.push_back(&check);
+      items.push_back(runner::failed_attempt(check, class_of(check.job).limits, judging(), reason));
+      log_failure(slot, check, reason);
+    }
+    const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
+    tally(settled.items, settled.events, report);
+    return settled.items.size();
+  }
+
   // A job class as this worker runs it: its instance, and its policy over the database's settings.
   struct JobClass {
     std::shared_ptr<JobExec> exec;  // null when the class cannot run (its checks fail with `refusal`)
@@ -164,9 +214,6 @@ class Worker::Impl {
     bool long_running = false;
     bool batch = false;  // with long_running: its checks of a batch run as one unit (run_batch)
   };
-
-  // Slow-path checks of a batch that may not start before a time, by id.
-  using Starts = std::map<std::int64_t, TimePoint>;
 
   // What this worker settled: the items as written (culprits turned into failed attempts), the events
   // the outbox took, and the checks the database refused to settle in any form.

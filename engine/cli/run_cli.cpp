@@ -166,8 +166,10 @@ bool take_config_target(const Command*& command, std::vector<std::string>& args)
     const GlobalOption* global = find_global(word->substr(2));
     word += global != nullptr && word + 1 != args.end() ? 2 : 1;
   }
-  if (word == args.end() || *word == "config" || find_command(*word) == nullptr) return false;
-  command = find_command(*word);
+  if (word == args.end() || *word == "config") return false;
+  const Command* shown = find_command(*word);
+  if (shown == nullptr) return false;
+  command = shown;
   args.erase(word);
   return true;
 }
@@ -275,7 +277,7 @@ int run_cli(int argc, char** argv) {
     return fail(kUsage, (line.command->starts_with("-") ? "unknown option '" : "unknown command '") + *line.command +
                             "' (see prescient --help)");
   }
-  std::vector<std::string> args = line.words;
+  std::vector<std::string> args = std::move(line.words);
   Use use;
   if (command->name == "config") use.show = take_config_target(command, args);
   args.insert(args.end(), line.globals.begin(), line.globals.end());

@@ -219,7 +219,7 @@ void add_check_actions(httplib::Server& server, const std::shared_ptr<const ApiC
                 send_json(response, {{"cancelled", id}});
               }));
   const auto move_to = [c](soci::session& db, const httplib::Request& request, httplib::Response& response,
-                                    TimePoint at) {
+                           TimePoint at) {
     const std::int64_t id = id_of(request);
     const auto moved = Client(db, {.clock = &c->clock, .registry = nullptr, .enqueued_by = c->who(request)}).reschedule_id(id, at);
     if (!moved) throw NotFound("no pending check with id " + std::to_string(id));
@@ -256,8 +256,8 @@ void add_dead_letter_actions(httplib::Server& server, const std::shared_ptr<cons
                 const auto revived = Checks(db).revive_dead_letters(job, now - kDeadLetterDays, after_id, kRevivedPerRequest, now);
                 if (revived.revived > 0 || revived.skipped > 0) {
                   log_action(c->who(request), "retried " + std::to_string(revived.revived) + " dead letters" +
-                                              (job ? " of " + *job : "") + " up to id " + std::to_string(*revived.last_id) +
-                                              " (" + std::to_string(revived.skipped) + " skipped: job key taken)");
+                                                  (job ? " of " + *job : "") + " up to id " + std::to_string(*revived.last_id) +
+                                                  " (" + std::to_string(revived.skipped) + " skipped: job key taken)");
                 }
                 send_json(response, {{"revived", revived.revived},
                                      {"skipped", revived.skipped},
@@ -302,7 +302,7 @@ void add_schedule_actions(httplib::Server& server, const std::shared_ptr<const A
                 const TimePoint from = time_field("from"), to = time_field("to");
                 const std::int64_t check = Schedules(db, c->clock).backfill(id, from, to, c->who(request));
                 log_action(c->who(request), "backfill of schedule " + id + " from " + format_time(from) + " to " +
-                                            format_time(to) + ": check " + std::to_string(check));
+                                                format_time(to) + ": check " + std::to_string(check));
                 send_json(response, {{"id", id}, {"check", check}});
               }));
 }

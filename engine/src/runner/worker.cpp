@@ -78,7 +78,7 @@ class Worker::Impl {
           if (!wait_in_slot(slot, slot_end, excluded)) return report;  // the slot is over: the rest is the sweep's
           continue;
         }
-        settle_batch(claim, slot, batch_start, report);
+        settle_batch(std::move(claim), slot, batch_start, report);
       } catch (...) {
         store_.rollback();  // or the connection is gone: the server rolls back and the rows are free
         throw;
@@ -149,7 +149,7 @@ class Worker::Impl {
 
   // Runs and settles a claimed batch in the claim's transaction, admits its limited checks, leases the slow
   // path's and commits; then runs the leased checks.
-  void settle_batch(Claim& claim, TimePoint slot, std::chrono::steady_clock::time_point batch_start,
+  void settle_batch(Claim claim, TimePoint slot, std::chrono::steady_clock::time_point batch_start,
                     SlotReport& report) {
     if (!report.first_claim_at) report.first_claim_at = clock_.now();
     const std::size_t claimed = claim.rows.checks.size() + claim.rows.unreadable.size();

@@ -1,7 +1,10 @@
 #include "db/retention.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "db/connection.hpp"
 #include "db/pq.hpp"
+#include "prescient/retention.hpp"
 
 namespace prescient::db {
 
@@ -62,3 +65,15 @@ std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit) {
 }
 
 }  // namespace prescient::db
+
+namespace prescient {
+
+// Here, not with retention's policy in ops/: the runner's store makes the partitions through it, and db/
+// may not call up into ops/.
+int ensure_history_partitions(soci::session& db, TimePoint now) {
+  const int created = db::create_history_partitions(db, now);
+  if (created > 0) spdlog::info("created {} monthly history partition(s)", created);
+  return created;
+}
+
+}  // namespace prescient

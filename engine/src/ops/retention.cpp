@@ -40,12 +40,6 @@ std::int64_t drop_partition(soci::session& db, const std::string& name) {
 
 }  // namespace
 
-int ensure_history_partitions(soci::session& db, TimePoint now) {
-  const int created = db::create_history_partitions(db, now);
-  if (created > 0) spdlog::info("created {} monthly history partition(s)", created);
-  return created;
-}
-
 HistoryPurge purge_history(soci::session& db, TimePoint before, int batch) {
   HistoryPurge purge;
   for (const std::string& name : db::history_months_before(db, before)) {

@@ -22,24 +22,6 @@ const SystemClock kSystemClock;
 
 }  // namespace
 
-OnConflict parse_on_conflict(std::string_view text) {
-  if (text == "error") return OnConflict::error;
-  if (text == "replace") return OnConflict::replace;
-  if (text == "keep") return OnConflict::keep;
-  if (text == "debounce") return OnConflict::debounce;
-  throw InvalidInput("invalid on-conflict policy '" + std::string(text) + "': use error, replace, keep or debounce");
-}
-
-std::string_view to_string(OnConflict policy) {
-  switch (policy) {
-    case OnConflict::error: return "error";
-    case OnConflict::replace: return "replace";
-    case OnConflict::keep: return "keep";
-    case OnConflict::debounce: return "debounce";
-  }
-  return "error";
-}
-
 std::string_view to_string(Scheduled::Status status) {
   switch (status) {
     case Scheduled::Status::created: return "created";

@@ -37,6 +37,7 @@ class FakeStores final : public StoreOpener {
     }
     return std::make_unique<Upkeep>(*this);
   }
+  std::unique_ptr<soci::session> open_job_session() override { throw std::logic_error("no database in unit tests"); }
 
  private:
   // A worker's store: the queue's, under the worker's ownership.

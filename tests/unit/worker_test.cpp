@@ -2,6 +2,7 @@
 // database refuses, driven through an in-memory store in milliseconds. (The same behaviour against
 // PostgreSQL: tests/db/isolation_test.cpp, runner_test.cpp.)
 #include <catch2/catch.hpp>
+#include <soci/soci.h>
 
 #include <chrono>
 #include <thread>
@@ -55,7 +56,8 @@ struct Fixture {
   std::unique_ptr<Worker> worker(FakeRunnerStore& setup) {
     auto owned = std::make_unique<FakeRunnerStore>(std::move(setup));
     store = owned.get();
-    return std::make_unique<Worker>(options, registry, clock, settings, std::move(owned));
+    return std::make_unique<Worker>(options, registry, clock, settings, std::move(owned),
+                                    []() -> std::unique_ptr<soci::session> { throw std::logic_error("no database in unit tests"); });
   }
 
   Check check(std::int64_t id, nlohmann::json payload = nlohmann::json::object()) const {

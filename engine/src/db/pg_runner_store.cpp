@@ -277,30 +277,4 @@ void PgRunnerStore::record_runner_seen(const std::string& runner_id, const std::
 
 Micros PgRunnerStore::server_clock_offset(const Clock& local) { return prescient::server_clock_offset(db_, local); }
 
-namespace {
-
-class PostgresStoreOpener final : public StoreOpener {
- public:
-  PostgresStoreOpener(std::string url, StatementPreparation preparation)
-      : url_(std::move(url)), preparation_(preparation) {}
-  std::unique_ptr<RunnerStore> open_worker_store() override { return open(); }
-  std::unique_ptr<UpkeepStore> open_upkeep_store() override { return open(); }
-
- private:
-  std::unique_ptr<PgRunnerStore> open() { return std::make_unique<PgRunnerStore>(connect(url_), preparation_); }
-
-  std::string url_;
-  StatementPreparation preparation_;
-};
-
-}  // namespace
 }  // namespace prescient::db
-
-namespace prescient {
-
-std::shared_ptr<runner::StoreOpener> runner::postgres_store_opener(const std::string& database_url,
-                                                                   StatementPreparation preparation) {
-  return std::make_shared<db::PostgresStoreOpener>(database_url, preparation);
-}
-
-}  // namespace prescient

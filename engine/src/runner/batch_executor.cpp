@@ -5,7 +5,6 @@
 #include <soci/soci.h>
 
 #include "runner/abandoned_jobs.hpp"
-#include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "core/text_rules.hpp"
 
@@ -34,7 +33,7 @@ struct BatchExecutor::State {
   const Clock* clock = nullptr;
   std::string abandoned_job;  // the class of the job it was abandoned in; empty while in use
   // Jobs' own session: lives with the state, so an abandoned job keeps it and nobody else uses it.
-  std::string database_url;
+  JobSessionOpener open_job_session;
   std::unique_ptr<soci::session> job_db;
 };
 
@@ -48,9 +47,9 @@ const Clock& detached_clock() {
 
 class Context final : public JobContext {
  public:
-  Context(BatchExecutor::State& state, const std::string& url, std::unique_ptr<soci::session>& db)
-      : slot_(state.slot), resolution_(state.resolution), max_horizon_(state.max_horizon), state_(state), url_(url),
-        db_(db) {}
+  Context(BatchExecutor::State& state, const JobSessionOpener& open_session, std::unique_ptr<soci::session>& db)
+      : slot_(state.slot), resolution_(state.resolution), max_horizon_(state.max_horizon), state_(state),
+        open_session_(open_session), db_(db) {}
   TimePoint slot() const override { return slot_; }
   std::chrono::seconds slot_resolution() const override { return resolution_; }
   std::chrono::seconds max_horizon() const override { return max_horizon_; }
@@ -61,7 +60,7 @@ class Context final : public JobContext {
   std::chrono::milliseconds timeout() const override { return timeout_; }
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   soci::session& db() override {
-    if (!db_) db_ = connect(url_);
+    if (!db_) db_ = open_session_();
     return *db_;
   }
   void write(std::string sql, std::vector<std::optional<std::string>> params) override {
@@ -73,7 +72,7 @@ class Context final : public JobContext {
   TimePoint slot_;
   std::chrono::seconds resolution_, max_horizon_;
   BatchExecutor::State& state_;
-  const std::string& url_;
+  const JobSessionOpener& open_session_;
   std::unique_ptr<soci::session>& db_;
   std::chrono::milliseconds timeout_{30000};
   std::vector<BufferedWrite> writes_;
@@ -129,8 +128,8 @@ UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Cont
 
 }  // namespace
 
-BatchExecutor::BatchExecutor(std::string database_url) : state_(std::make_shared<State>()) {
-  state_->database_url = std::move(database_url);
+BatchExecutor::BatchExecutor(JobSessionOpener open_job_session) : state_(std::make_shared<State>()) {
+  state_->open_job_session = std::move(open_job_session);
   thread_ = std::thread(&BatchExecutor::loop, this, state_);
 }
 
@@ -151,7 +150,7 @@ void BatchExecutor::loop(std::shared_ptr<State> state) {
     state->work_ready.wait(lock, [&] { return state->stop || state->has_work; });
     if (state->stop) return;
     state->has_work = false;
-    Context ctx(*state, state->database_url, state->job_db);
+    Context ctx(*state, state->open_job_session, state->job_db);
     const SharedChecks checks = state->checks;
     const SharedUnits units = state->units;
     for (std::size_t i = 0; i < units->size(); ++i) {

@@ -5,6 +5,7 @@
 // safely, so it is detached and exits whenever the job returns (counted in abandoned_jobs.hpp meanwhile).
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,7 +15,15 @@
 #include "prescient/clock.hpp"
 #include "runner/work_unit.hpp"
 
+namespace soci {
+class session;
+}
+
 namespace prescient::runner {
+
+// Opens the session JobContext::db() gives the jobs: StoreOpener::open_job_session, so that the runner
+// names no database.
+using JobSessionOpener = std::function<std::unique_ptr<soci::session>()>;
 
 // The executor gives up on a job this long after its timeout: jobs that enforce the timeout themselves
 // (a statement_timeout, killing a child process) get to do so and report precisely; the executor is
@@ -23,8 +32,8 @@ inline constexpr std::chrono::milliseconds kTimeoutGrace{2000};
 
 class BatchExecutor {
  public:
-  // database_url: for JobContext::db(), opened on first use.
-  explicit BatchExecutor(std::string database_url);
+  // open_job_session: for JobContext::db(), called on its first use.
+  explicit BatchExecutor(JobSessionOpener open_job_session);
   ~BatchExecutor();
   BatchExecutor(const BatchExecutor&) = delete;
   BatchExecutor& operator=(const BatchExecutor&) = delete;

@@ -8,7 +8,6 @@
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/maintenance.hpp"
-#include "runner/upkeep_store.hpp"
 
 namespace prescient {
 
@@ -41,10 +40,6 @@ bool SystemWaiter::wait_until(TimePoint t) {
 }
 
 Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
-               DaemonObserver* observer)
-    : Daemon(std::move(options), registry, clock, waiter, observer, nullptr) {}
-
-Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clock, Waiter& waiter,
                DaemonObserver* observer, std::shared_ptr<StoreOpener> stores)
     : options_(std::move(options)),
       registry_(registry),
@@ -54,7 +49,6 @@ Daemon::Daemon(RunnerOptions options, const Registry& registry, const Clock& clo
       observer_(observer),
       stores_(std::move(stores)) {
   options_.stop_requested = &waiter_.stop_flag();
-  if (!stores_) stores_ = postgres_store_opener(options_.database_url, options_.statement_preparation);
 }
 
 bool Daemon::wait_until(TimePoint t) { return waiter_.wait_until(clock_.local_time_of(t)); }

@@ -1,5 +1,6 @@
 #include "prescient/slot_runner.hpp"
 
+#include <soci/soci.h>  // complete, for the jobs' session opener handed to each worker
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -63,9 +64,6 @@ SweepMode parse_sweep_mode(std::string_view text) {
   throw InvalidInput("invalid sweep mode '" + std::string(text) + "': use run or shift");
 }
 
-SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock)
-    : SlotRunner(options, registry, clock, postgres_store_opener(options.database_url, options.statement_preparation)) {}
-
 SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock,
                        std::shared_ptr<StoreOpener> stores)
     : options_(std::move(options)),
@@ -113,7 +111,8 @@ SlotReport SlotRunner::drain(TimePoint slot) {
       std::unique_ptr<Worker>& worker = sessions_->workers[w];
       try {
         if (!worker) {
-          worker = std::make_unique<Worker>(options_, registry_, clock_, settings_, stores_->open_worker_store());
+          worker = std::make_unique<Worker>(options_, registry_, clock_, settings_, stores_->open_worker_store(),
+                                            [stores = stores_] { return stores->open_job_session(); });
         }
         reports[w] = worker->drain(slot);
       } catch (...) {

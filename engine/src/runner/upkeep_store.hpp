@@ -1,9 +1,9 @@
 #pragma once
 // Internal: what a slot runner asks of the database besides claiming and settling (RunnerStore): the
 // settings, the sweep's look-ups and moves, and the upkeep between slots. And the one place a slot runner
-// gets its stores from, so that runner/ names no database: PostgreSQL's opener is defined in db/
-// (db/pg_runner_store.cpp); the unit tests hand a slot runner in-memory stores instead
-// (tests/unit/fake_runner_store.hpp).
+// gets its stores and its jobs' session from, so that runner/ names no database: PostgreSQL's opener is
+// db/'s (db/postgres_store_opener.cpp, with the SlotRunner and Daemon constructors that use it); the unit
+// tests hand a slot runner in-memory stores instead (tests/unit/fake_stores.hpp).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -11,9 +11,12 @@
 
 #include "prescient/clock.hpp"
 #include "prescient/settings.hpp"
-#include "prescient/slot_runner.hpp"
 #include "prescient/time.hpp"
 #include "runner/runner_store.hpp"
+
+namespace soci {
+class session;
+}
 
 namespace prescient::runner {
 
@@ -42,9 +45,9 @@ class StoreOpener {
   virtual ~StoreOpener() = default;
   virtual std::unique_ptr<RunnerStore> open_worker_store() = 0;
   virtual std::unique_ptr<UpkeepStore> open_upkeep_store() = 0;
+  // The session a worker's jobs are given (JobContext::db()), apart from the worker's own. Called on the
+  // worker's executor thread, which may outlive the slot runner (an abandoned job).
+  virtual std::unique_ptr<soci::session> open_job_session() = 0;
 };
-
-// PostgreSQL's stores: a new session to `database_url` each (defined in db/pg_runner_store.cpp).
-std::shared_ptr<StoreOpener> postgres_store_opener(const std::string& database_url, StatementPreparation preparation);
 
 }  // namespace prescient::runner

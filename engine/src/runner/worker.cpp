@@ -56,9 +56,10 @@ std::optional<std::string> policy_problem(const JobPolicy& policy) {
 class Worker::Impl {
  public:
   Impl(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings,
-       std::unique_ptr<RunnerStore> store)
+       std::unique_ptr<RunnerStore> store, JobSessionOpener open_job_session)
       : options_(options), registry_(registry), clock_(clock), settings_(settings), owned_store_(std::move(store)),
-        store_(*owned_store_), executor_(std::make_unique<BatchExecutor>(options.database_url)) {}
+        store_(*owned_store_), open_job_session_(std::move(open_job_session)),
+        executor_(std::make_unique<BatchExecutor>(open_job_session_)) {}
 
   // Claims and settles batches at `slot` until none is left.
   SlotReport drain(TimePoint slot) {
@@ -458,7 +459,7 @@ class Worker::Impl {
         executor_->run(batch, shared_units, slot, clock_, settings_.slot, settings_.max_horizon, deadline);
     if (executor_->timed_out()) {
       // The stuck thread keeps its job instances; this worker starts afresh.
-      executor_ = std::make_unique<BatchExecutor>(options_.database_url);
+      executor_ = std::make_unique<BatchExecutor>(open_job_session_);
       classes_.clear();
     }
     std::vector<SettleItem> items = runner::settlements_of(checks, units, results, limits, judging());
@@ -578,6 +579,7 @@ class Worker::Impl {
   const SlotGrid grid_{settings_.grid()};
   std::unique_ptr<RunnerStore> owned_store_;
   RunnerStore& store_;
+  JobSessionOpener open_job_session_;  // each executor's, a new one after a timeout
   std::unique_ptr<BatchExecutor> executor_;
   std::map<std::string, JobClass> classes_;
   RunnerStore::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
@@ -588,8 +590,8 @@ class Worker::Impl {
 };
 
 Worker::Worker(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings,
-               std::unique_ptr<RunnerStore> store)
-    : impl_(std::make_unique<Impl>(options, registry, clock, settings, std::move(store))) {}
+               std::unique_ptr<RunnerStore> store, JobSessionOpener open_job_session)
+    : impl_(std::make_unique<Impl>(options, registry, clock, settings, std::move(store), std::move(open_job_session))) {}
 Worker::~Worker() = default;
 
 SlotReport Worker::drain(TimePoint slot) { return impl_->drain(slot); }

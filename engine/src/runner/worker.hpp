@@ -9,15 +9,17 @@
 #include "prescient/registry.hpp"
 #include "prescient/settings.hpp"
 #include "prescient/slot_runner.hpp"
+#include "runner/batch_executor.hpp"
 #include "runner/runner_store.hpp"
 
 namespace prescient::runner {
 
 class Worker {
  public:
-  // REQUIRES: options, registry, clock and settings outlive the worker.
+  // REQUIRES: options, registry, clock and settings outlive the worker. open_job_session opens the session
+  // a job asks for (JobContext::db()).
   Worker(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings,
-         std::unique_ptr<RunnerStore> store);
+         std::unique_ptr<RunnerStore> store, JobSessionOpener open_job_session);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

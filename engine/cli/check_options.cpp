@@ -136,7 +136,7 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 std::string or_dash(const std::optional<std::string>& value) { return value ? *value : "-"; }
 
-nlohmann::json payload_of(const Invocation& in) {
+nlohmann::json payload_of(const Invocation& in, bool any_json) {
   const std::string text = in.get<std::string>("payload");
   nlohmann::json payload;
   try {
@@ -144,7 +144,7 @@ nlohmann::json payload_of(const Invocation& in) {
   } catch (const nlohmann::json::parse_error& e) {
     in.refuse("payload", "invalid --payload '" + text + "': not JSON (" + e.what() + ")");
   }
-  if (!payload.is_object()) in.refuse("payload", "invalid --payload '" + text + "': it must be a JSON object");
+  if (!any_json && !payload.is_object()) in.refuse("payload", "invalid --payload '" + text + "': it must be a JSON object");
   return payload;
 }
 

@@ -68,7 +68,8 @@ void print_json_array(const std::vector<T>& items) {
   print_json_array(items, [](const T& item) { return to_json(item); });
 }
 
-// --payload JSON: parsed, and refused unless a JSON object.
-nlohmann::json payload_of(const Invocation& in);
+// --payload JSON: parsed, and refused unless a JSON object, or with any_json, whatever JSON it is (for a
+// command whose function in SQL judges it, in the words every door gets: schedule).
+nlohmann::json payload_of(const Invocation& in, bool any_json = false);
 
 }  // namespace prescient::cli

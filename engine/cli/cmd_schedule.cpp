@@ -52,6 +52,12 @@ std::vector<Outcome> dedupe_outcomes_flag(const Invocation& in) {
   return outcomes;
 }
 
+// A window, a debounce's ceiling, a dedupe window: read with a sign, whose rule is SQL's (a negative window
+// is refused by prescient.window_problem, in the words every other door gets), not the flag parser's.
+std::optional<std::chrono::seconds> ruled_duration_flag(const Invocation& in, const char* name) {
+  return in.has(name) ? std::optional(in.parsed(name, parse_signed_duration)) : std::nullopt;
+}
+
 ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
@@ -66,10 +72,10 @@ ScheduleRequest request_from_flags(const Invocation& in) {
                           .in = when.in,
                           .by = optional_flag(in, "by"),
                           .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
-  if (in.has("payload")) request.payload = payload_of(in);
-  request.window = optional_duration_flag(in, "window");
-  request.max_wait = optional_duration_flag(in, "max-wait");
-  request.dedupe_for = optional_duration_flag(in, "dedupe-for");
+  if (in.has("payload")) request.payload = payload_of(in, true);  // an object or not: SQL's rule
+  request.window = ruled_duration_flag(in, "window");
+  request.max_wait = ruled_duration_flag(in, "max-wait");
+  request.dedupe_for = ruled_duration_flag(in, "dedupe-for");
   request.dedupe_outcomes = dedupe_outcomes_flag(in);
   return request;
 }
@@ -87,13 +93,11 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     else if (field == "in") request.in = parse_duration(string_field(value, field));
     else if (field == "by") request.by = string_field(value, field);
     else if (field == "on_conflict") request.on_conflict = parse_on_conflict(string_field(value, field));
-    else if (field == "window") request.window = parse_duration(string_field(value, field));
-    else if (field == "max_wait") request.max_wait = parse_duration(string_field(value, field));
-    else if (field == "dedupe_for") request.dedupe_for = parse_duration(string_field(value, field));
-    else if (field == "payload") {
-      if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
-      request.payload = value;
-    } else {
+    else if (field == "window") request.window = parse_signed_duration(string_field(value, field));
+    else if (field == "max_wait") request.max_wait = parse_signed_duration(string_field(value, field));
+    else if (field == "dedupe_for") request.dedupe_for = parse_signed_duration(string_field(value, field));
+    else if (field == "payload") request.payload = value;  // an object or not: SQL's rule
+    else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: job, entity_name, entity_key, at, in, window, job_key, group_key, payload, by, "
                          "on_conflict, max_wait, dedupe_for)");
@@ -118,19 +122,39 @@ int schedule_file(const Invocation& in) {
 
   auto db = in.connect_migrated();
   Client client(*db, {.registry = &known_job_classes(in)});
+  std::vector<BulkLine> parsed;
+  std::vector<LineProblem> refused;
+  const JsonLinesRead read = read_json_lines(
+      path,
+      [&](int line_number, const nlohmann::json& object) {
+        parsed.push_back({line_number, request_from_line(object, defaults)});
+      },
+      &refused);
+  // The rules are the database's (prescient.schedule_problems): asked once per statement's worth of lines, so
+  // each bad line is named by its number in the words every other door gets.
   std::vector<BulkLine> good;
   std::map<std::string, int> key_lines;
-  const JsonLinesRead read = read_json_lines(path, [&](int line_number, const nlohmann::json& object) {
-    ScheduleRequest request = request_from_line(object, defaults);
-    if (const auto problem = client.problem_with(request)) throw InvalidInput(*problem);
-    if (request.job_key && key_lines.contains(*request.job_key)) {
-      throw InvalidInput("job key '" + *request.job_key + "' is already on line " +
-                         std::to_string(key_lines[*request.job_key]));
+  for (std::size_t start = 0; start < parsed.size(); start += kBulkStatementSize) {
+    const std::size_t count = std::min(kBulkStatementSize, parsed.size() - start);
+    std::vector<ScheduleRequest> part;
+    part.reserve(count);
+    for (std::size_t i = start; i < start + count; ++i) part.push_back(parsed[i].request);
+    const auto problems = client.problems_with(part);
+    for (std::size_t i = start; i < start + count; ++i) {
+      BulkLine& line = parsed[i];
+      if (const auto& problem = problems[i - start]) {
+        refused.push_back({line.line_number, *problem});
+      } else if (line.request.job_key && key_lines.contains(*line.request.job_key)) {
+        refused.push_back({line.line_number, "job key '" + *line.request.job_key + "' is already on line " +
+                                                 std::to_string(key_lines[*line.request.job_key])});
+      } else {
+        if (line.request.job_key) key_lines[*line.request.job_key] = line.line_number;
+        good.push_back(std::move(line));
+      }
     }
-    if (request.job_key) key_lines[*request.job_key] = line_number;
-    good.push_back({line_number, std::move(request)});
-  });
-  const int invalid = read.invalid, line_number = read.lines;
+  }
+  const int invalid = static_cast<int>(refused.size()), line_number = read.lines;
+  report_line_problems(std::move(refused));
   if (invalid > 0 && !skip_invalid) {
     throw InvalidInput(std::to_string(invalid) + " invalid line(s) in " + path +
                        ": nothing was scheduled (--skip-invalid schedules the valid lines)");

@@ -1,5 +1,6 @@
 #include "json_lines.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -10,7 +11,8 @@
 namespace prescient::cli {
 
 JsonLinesRead read_json_lines(const std::string& path,
-                              const std::function<void(int line_number, const nlohmann::json& object)>& each) {
+                              const std::function<void(int line_number, const nlohmann::json& object)>& each,
+                              std::vector<LineProblem>* collected) {
   std::ifstream file;
   if (path != "-") {
     file.open(path);
@@ -32,10 +34,17 @@ JsonLinesRead read_json_lines(const std::string& path,
       each(read.lines, object);
     } catch (const InvalidInput& e) {
       ++read.invalid;
-      std::cerr << "prescient: line " << read.lines << ": " << e.what() << "\n";
+      if (collected != nullptr) collected->push_back({read.lines, e.what()});
+      else std::cerr << "prescient: line " << read.lines << ": " << e.what() << "\n";
     }
   }
   return read;
+}
+
+void report_line_problems(std::vector<LineProblem> problems) {
+  std::stable_sort(problems.begin(), problems.end(),
+                   [](const LineProblem& a, const LineProblem& b) { return a.line_number < b.line_number; });
+  for (const LineProblem& p : problems) std::cerr << "prescient: line " << p.line_number << ": " << p.why << "\n";
 }
 
 std::string string_field(const nlohmann::json& value, const std::string& field) {

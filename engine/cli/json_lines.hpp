@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace prescient::cli {
 
@@ -13,11 +14,23 @@ struct JsonLinesRead {
   int invalid = 0;  // reported
 };
 
+// A line refused, and why.
+struct LineProblem {
+  int line_number;
+  std::string why;
+};
+
+// Prints each as "prescient: line N: why", in line order.
+void report_line_problems(std::vector<LineProblem> problems);
+
 // Reads `path` ('-': standard input) and calls `each(line_number, object)` for every line that is not
 // blank. A line that is not a JSON object, or that `each` refuses by throwing InvalidInput, is reported
-// as "prescient: line N: why" and counted. Throws InvalidInput when the file cannot be read.
+// as "prescient: line N: why" and counted; with `collected`, added to it instead of printed (for a caller that
+// judges the lines it keeps later, and reports all in line order). Throws InvalidInput when the file cannot
+// be read.
 JsonLinesRead read_json_lines(const std::string& path,
-                              const std::function<void(int line_number, const nlohmann::json& object)>& each);
+                              const std::function<void(int line_number, const nlohmann::json& object)>& each,
+                              std::vector<LineProblem>* collected = nullptr);
 
 // The value of a line's field that must be a string; InvalidInput naming the field otherwise.
 std::string string_field(const nlohmann::json& value, const std::string& field);

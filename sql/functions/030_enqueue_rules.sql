@@ -1,6 +1,8 @@
--- The rules of enqueueing, shared by schedule, schedule_arrays and reschedule. Errors carry prescient's
--- own SQLSTATEs so callers can tell them apart: PR400 bad input (nothing written), PR409 a pending check
--- already has that job key. The per-row helpers are STABLE and not STRICT so that the planner inlines
+-- The rules of enqueueing, shared by schedule, schedule_arrays, schedule_problems and reschedule: their one
+-- home (docs/design.md, "Every rule has one home"). The C++ Client and the CLI do not restate them: they send
+-- the request and show the message these functions write, so every door refuses a bad request in the same
+-- words. Errors carry prescient's own SQLSTATEs so callers can tell them apart: PR400 bad input (nothing
+-- written), PR409 a pending check already has that job key. The per-row helpers are STABLE and not STRICT so that the planner inlines
 -- them: called as functions they cost tens of microseconds a row, which bulk enqueue cannot afford.
 
 -- Refusal of a time beyond the horizon (max_horizon after now), or NULL when it is within.
@@ -8,10 +10,7 @@ CREATE OR REPLACE FUNCTION prescient.horizon_problem(p_at timestamptz, p_now tim
   RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE WHEN p_at > p_now + p_max_horizon_seconds * interval '1 second' THEN
     format('%s is beyond the horizon: at most %s after now (%s)', prescient.iso(p_at),
-           CASE WHEN p_max_horizon_seconds % 86400 = 0 THEN (p_max_horizon_seconds / 86400) || 'd'
-                WHEN p_max_horizon_seconds % 3600 = 0 THEN (p_max_horizon_seconds / 3600) || 'h'
-                ELSE p_max_horizon_seconds || 's' END,
-           prescient.iso(p_now))
+           prescient.duration_text(p_max_horizon_seconds * interval '1 second'), prescient.iso(p_now))
   END;
 
 -- The slot a requested time is stored at: rounded up to the grid, and never before the next
@@ -51,7 +50,9 @@ CREATE OR REPLACE FUNCTION prescient.request_problem(
     WHEN octet_length(p_by) > 1024 THEN format('enqueued_by is %s bytes long (at most 1024)', octet_length(p_by))
     WHEN p_at IS NULL THEN 'no time given'
     WHEN p_now IS NULL THEN 'no current time given'
-    WHEN p_payload IS NULL OR jsonb_typeof(p_payload) <> 'object' THEN 'the payload must be a JSON object'
+    WHEN p_payload IS NULL THEN 'the payload must be a JSON object'
+    WHEN jsonb_typeof(p_payload) <> 'object'
+      THEN format('the payload must be a JSON object, not %s', left(p_payload::text, 64))
     WHEN p_on_conflict IS NULL OR p_on_conflict NOT IN ('error', 'replace', 'keep', 'debounce')
       THEN format('on_conflict must be error, replace, keep or debounce, not %L', p_on_conflict)
     ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds)
@@ -64,9 +65,11 @@ CREATE OR REPLACE FUNCTION prescient.window_problem(p_at timestamptz, p_window i
   RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_window IS NULL THEN NULL  -- the common case first: one test a row in bulk enqueue
-    WHEN p_window < interval '0' THEN format('the window %s is negative', p_window)
-    WHEN p_window > interval '0' THEN
-      'the window ' || p_window || ' ends too late: '
+    WHEN p_window < interval '0' THEN format('the window %s is negative', prescient.duration_text(p_window))
+    -- Tested before the message is written: a bulk call with windows judges every item.
+    WHEN p_window > interval '0'
+         AND prescient.horizon_problem(greatest(p_at, p_now) + p_window, p_now, p_max_horizon_seconds) IS NOT NULL THEN
+      'the window ' || prescient.duration_text(p_window) || ' ends too late: '
         || prescient.horizon_problem(greatest(p_at, p_now) + p_window, p_now, p_max_horizon_seconds)
   END;
 
@@ -108,13 +111,17 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
     WHEN p_max_wait IS NOT NULL AND p_on_conflict IS DISTINCT FROM 'debounce'
       THEN format('max_wait applies to on_conflict debounce, not %L', p_on_conflict)
     WHEN p_max_wait < p_slot_seconds * interval '1 second'
-      THEN format('max_wait %s is under the slot (%s seconds)', p_max_wait, p_slot_seconds)
+      THEN format('max_wait %s is under the slot (%s)', prescient.duration_text(p_max_wait),
+                  prescient.duration_text(p_slot_seconds * interval '1 second'))
     WHEN p_max_wait > p_max_horizon_seconds * interval '1 second'
-      THEN format('max_wait %s is beyond the horizon (%s seconds)', p_max_wait, p_max_horizon_seconds)
+      THEN format('max_wait %s is beyond the horizon (%s)', prescient.duration_text(p_max_wait),
+                  prescient.duration_text(p_max_horizon_seconds * interval '1 second'))
     WHEN p_dedupe_for IS NULL THEN NULL
     WHEN p_job_key IS NULL THEN 'dedupe_for needs a job key: it is what a settled check is found by'
-    WHEN p_dedupe_for <= interval '0' THEN format('the dedupe window %s is not positive', p_dedupe_for)
-    WHEN p_dedupe_for > interval '366 days' THEN format('the dedupe window %s is over 366 days', p_dedupe_for)
+    WHEN p_dedupe_for <= interval '0'
+      THEN format('the dedupe window %s is not positive', prescient.duration_text(p_dedupe_for))
+    WHEN p_dedupe_for > interval '366 days'
+      THEN format('the dedupe window %s is over 366 days', prescient.duration_text(p_dedupe_for))
     WHEN coalesce(cardinality(p_dedupe_outcomes), 0) = 0 THEN 'dedupe needs at least one outcome to look for'
     ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, '
                         'guard_past, guard_horizon, deadline_missed or overlap_skipped)', o)

@@ -47,6 +47,30 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                                  p_dedupe_for) i;
   END;
 
+-- What schedule_arrays would refuse in each item, writing nothing: one row (n, problem) per bad item, in
+-- item order; no row when every item is good. The arrays and defaults are schedule_arrays'. It is how a
+-- caller that must name each bad item before sending any (the CLI's bulk file, by line; Client::problem_with)
+-- asks the rules instead of restating them. A job key given twice is not judged here: it is a fault of the
+-- call, not of an item. Read-only, and no stronger than SELECT on the settings: PUBLIC may execute it.
+CREATE OR REPLACE FUNCTION prescient.schedule_problems(
+    p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[],
+    p_job_key text[] DEFAULT NULL, p_group_key text[] DEFAULT NULL, p_payload text[] DEFAULT NULL,
+    p_enqueued_by text[] DEFAULT NULL, p_on_conflict text[] DEFAULT NULL,
+    p_by text DEFAULT current_user, p_default_on_conflict text DEFAULT 'error',
+    p_now timestamptz DEFAULT now(), p_window interval[] DEFAULT NULL, p_max_wait interval[] DEFAULT NULL,
+    p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}')
+  RETURNS TABLE (n integer, problem text)
+  LANGUAGE sql STABLE
+  BEGIN ATOMIC
+    SELECT r.n::integer, r.problem
+      FROM prescient.settings s,
+           prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
+                                    p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
+                                    p_dedupe_for, p_dedupe_outcomes, p_now, s.slot_seconds, s.max_horizon_seconds) r
+     WHERE r.problem IS NOT NULL
+     ORDER BY r.n;
+  END;
+
 -- Schedules many checks in one call, given as parallel arrays: item i is (p_job[i], p_entity_name[i],
 -- p_entity_key[i], p_at[i], ...). The optional arrays may be NULL (no item has that field) or hold NULL
 -- elements (that item has none); enqueued_by and on_conflict default to p_by and p_default_on_conflict,

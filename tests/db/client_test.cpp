@@ -2,7 +2,11 @@
 #include <soci/soci.h>
 #include <soci/postgresql/soci-postgresql.h>
 
+#include <libpq-fe.h>
+
+#include <algorithm>
 #include <atomic>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -14,7 +18,9 @@
 #include "prescient/checks.hpp"
 #include "prescient/settings.hpp"
 #include "core/text_rules.hpp"
+#include "db/connection.hpp"
 #include "prescient/time_text.hpp"
+#include "process.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -334,7 +340,7 @@ TEST_CASE("schedule_many: one statement, all or nothing, results in request orde
 
   std::vector<ScheduleRequest> bad{order_check("d"), order_check("e"), order_check("f")};
   bad[1].job = "nope";
-  CHECK_THROWS_WITH(f.client.schedule_many(bad), Catch::Contains("request 2") && Catch::Contains("nope"));
+  CHECK_THROWS_WITH(f.client.schedule_many(bad), Catch::Contains("item 2") && Catch::Contains("nope"));
   std::vector<ScheduleRequest> twice{order_check("g"), order_check("g")};
   CHECK_THROWS_WITH(f.client.schedule_many(twice), Catch::Contains("same job key 'g'"));
   std::vector<ScheduleRequest> taken{order_check("h"), order_check("a")};
@@ -379,7 +385,7 @@ TEST_CASE("schedule_many without keys (a plain insert): each result is its item'
     CHECK(nlohmann::json::parse(payload) == batch[i].payload);
   }
   batch[7].entity_key = "";
-  CHECK_THROWS_WITH(f.client.schedule_many(batch), Catch::Contains("request 8") && Catch::Contains("entity key"));
+  CHECK_THROWS_WITH(f.client.schedule_many(batch), Catch::Contains("item 8") && Catch::Contains("entity key"));
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 50);
 }
 
@@ -477,7 +483,7 @@ TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1
     CHECK_THROWS_WITH(f.client.schedule(c.request), c.reason);
   }
   CHECK_THROWS_WITH(f.client.schedule_many(std::vector<ScheduleRequest>{order_check("a"), cases[0].request}),
-                    "request 2: the entity key contains a NUL byte");
+                    "item 2: the entity key contains a NUL byte");
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
   // From SQL too, where NUL and bad UTF-8 cannot arrive, the length limit names the field.
   CHECK_THROWS_WITH((*f.db << "SELECT * FROM prescient.schedule('noop', 'o', '1', now(), p_job_key => repeat('k', 2000))"),
@@ -539,4 +545,104 @@ TEST_CASE("the README example compiles and does what it says") {
     CHECK(client.cancel_job_key("order_unshipped:42").has_value());
   }
   CHECK(Checks(session).history({.job_key = "order_unshipped:42"})[0].outcome == Outcome::cancelled);
+}
+
+// The three doors to the enqueue rules (docs/design.md, "Every rule has one home"): the same bad request
+// through the CLI, the C++ Client and SQL gets the same message, written once by the SQL function that holds
+// the rule. The CLI exits 2 with that message on one line; the Client throws InvalidInput with it; SQL raises
+// it with SQLSTATE PR400. (Rows whose message holds the current time are left out: the CLI reads the wall
+// clock.)
+TEST_CASE("three doors: a bad request gets the same message from the CLI, the C++ API and SQL") {
+  // A 15-minute slot and the default horizon (365 days).
+  const std::string url = create_migrated_database(900);
+  auto db = connect_to(url);
+  Client client(*db, {.registry = &builtins(), .enqueued_by = "tester"});
+  struct Door {
+    const char* rule;
+    std::vector<std::string> flags;       // after schedule --job noop --entity-name orders --entity-key 42 --in 1h
+    std::function<void(ScheduleRequest&)> change;  // to a request of the same
+    // After prescient.schedule('noop', 'orders', '42', now() + interval '1 hour', or the whole "(...)".
+    std::string sql_arguments;
+    std::string message;
+  };
+  const std::string long_key(1025, 'k');
+  const Door doors[] = {
+      {"entity", {"--entity-name", ""}, [](ScheduleRequest& r) { r.entity_name = ""; },
+       "('noop', '', '42', now() + interval '1 hour')", "the entity name is empty"},
+      {"job key", {"--job-key", ""}, [](ScheduleRequest& r) { r.job_key = ""; }, ", p_job_key => ''",
+       "the job key is empty (leave it out for a check without a key)"},
+      {"key length", {"--job-key", long_key}, [&](ScheduleRequest& r) { r.job_key = long_key; },
+       ", p_job_key => repeat('k', 1025)", "the job key is 1025 bytes long (at most 1024)"},
+      {"enqueued_by", {"--by", ""}, [](ScheduleRequest& r) { r.by = ""; }, ", p_by => ''", "enqueued_by is empty"},
+      {"payload", {"--payload", "[1,2]"}, [](ScheduleRequest& r) { r.payload = nlohmann::json::array({1, 2}); },
+       ", p_payload => '[1,2]'", "the payload must be a JSON object, not [1, 2]"},
+      {"window", {"--window", "-5m"}, [](ScheduleRequest& r) { r.window = -5min; },
+       ", p_window => '-5 minutes'", "the window -5m is negative"},
+      {"debounce key", {"--on-conflict", "debounce", "--max-wait", "1h"},
+       [](ScheduleRequest& r) { r.on_conflict = OnConflict::debounce; r.max_wait = 1h; },
+       ", p_on_conflict => 'debounce', p_max_wait => '1 hour'",
+       "debounce needs a job key: the enqueues it folds into one check share it"},
+      {"debounce ceiling", {"--job-key", "k", "--on-conflict", "debounce"},
+       [](ScheduleRequest& r) { r.job_key = "k"; r.on_conflict = OnConflict::debounce; },
+       ", p_job_key => 'k', p_on_conflict => 'debounce'",
+       "debounce needs max_wait, its ceiling (without one, use on_conflict replace)"},
+      {"max_wait without debounce", {"--job-key", "k", "--on-conflict", "replace", "--max-wait", "1h"},
+       [](ScheduleRequest& r) { r.job_key = "k"; r.on_conflict = OnConflict::replace; r.max_wait = 1h; },
+       ", p_job_key => 'k', p_on_conflict => 'replace', p_max_wait => '1 hour'",
+       "max_wait applies to on_conflict debounce, not 'replace'"},
+      {"max_wait under the slot", {"--job-key", "k", "--on-conflict", "debounce", "--max-wait", "10m"},
+       [](ScheduleRequest& r) { r.job_key = "k"; r.on_conflict = OnConflict::debounce; r.max_wait = 10min; },
+       ", p_job_key => 'k', p_on_conflict => 'debounce', p_max_wait => '10 minutes'",
+       "max_wait 10m is under the slot (15m)"},
+      {"max_wait beyond the horizon", {"--job-key", "k", "--on-conflict", "debounce", "--max-wait", "400d"},
+       [](ScheduleRequest& r) { r.job_key = "k"; r.on_conflict = OnConflict::debounce; r.max_wait = 400 * 24h; },
+       ", p_job_key => 'k', p_on_conflict => 'debounce', p_max_wait => '400 days'",
+       "max_wait 400d is beyond the horizon (365d)"},
+      {"dedupe key", {"--dedupe-for", "1h"}, [](ScheduleRequest& r) { r.dedupe_for = 1h; },
+       ", p_dedupe_for => '1 hour'", "dedupe_for needs a job key: it is what a settled check is found by"},
+      {"dedupe negative", {"--job-key", "k", "--dedupe-for", "-1h"},
+       [](ScheduleRequest& r) { r.job_key = "k"; r.dedupe_for = -1h; },
+       ", p_job_key => 'k', p_dedupe_for => '-1 hour'", "the dedupe window -1h is not positive"},
+      {"dedupe too long", {"--job-key", "k", "--dedupe-for", "400d"},
+       [](ScheduleRequest& r) { r.job_key = "k"; r.dedupe_for = 400 * 24h; },
+       ", p_job_key => 'k', p_dedupe_for => '400 days'", "the dedupe window 400d is over 366 days"},
+  };
+  for (const Door& door : doors) {
+    INFO(door.rule);
+    std::vector<std::string> args{"schedule", "--job", "noop", "--entity-name", "orders", "--entity-key", "42",
+                                  "--in", "1h"};
+    // Each (flag, value) replaces the value of a flag already there, or is added.
+    for (std::size_t i = 0; i + 1 < door.flags.size(); i += 2) {
+      const auto at = std::find(args.begin(), args.end(), door.flags[i]);
+      if (at != args.end()) {
+        *(at + 1) = door.flags[i + 1];
+      } else {
+        args.push_back(door.flags[i]);
+        args.push_back(door.flags[i + 1]);
+      }
+    }
+    const auto cli = prescient::testing::run_prescient(prescient::testing::with_db(args, url));
+    CHECK(cli.exit_code == 2);
+    CHECK(cli.err == "prescient: " + door.message + "\n");
+
+    ScheduleRequest request{.job = "noop", .entity_name = "orders", .entity_key = "42", .in = 1h};
+    door.change(request);
+    CHECK_THROWS_MATCHES(client.schedule(request), InvalidInput, Catch::Message(door.message));
+    CHECK(client.problem_with(request) == door.message);
+    CHECK_THROWS_MATCHES(client.schedule_many(std::span(&request, 1)), InvalidInput,
+                         Catch::Message("item 1: " + door.message));
+
+    PGconn* conn = db::native_connection(*db);
+    const std::string sql = door.sql_arguments.starts_with("(")
+                                ? "SELECT * FROM prescient.schedule" + door.sql_arguments
+                                : "SELECT * FROM prescient.schedule('noop', 'orders', '42', now() + interval '1 hour'" +
+                                      door.sql_arguments + ")";
+    PGresult* result = PQexec(conn, sql.c_str());
+    const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+    const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+    CHECK(std::string(state != nullptr ? state : "") == "PR400");
+    CHECK(std::string(primary != nullptr ? primary : "") == door.message);
+    PQclear(result);
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
 }

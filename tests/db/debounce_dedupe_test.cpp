@@ -210,7 +210,7 @@ TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL;
   CHECK_THAT(refused(r), Catch::Contains("debounce needs a job key"));
   r = reminder(1h, 6h);
   r.on_conflict = OnConflict::replace;
-  CHECK_THAT(refused(r), Catch::Contains("max_wait applies to on_conflict debounce, not replace"));
+  CHECK_THAT(refused(r), Catch::Contains("max_wait applies to on_conflict debounce, not 'replace'"));
   ScheduleRequest d{.job = "noop", .entity_name = "orders", .entity_key = "1", .job_key = "k", .in = 1h,
                     .dedupe_for = -1h};
   CHECK_THAT(refused(d), Catch::Contains("the dedupe window -1h is not positive"));
@@ -219,14 +219,14 @@ TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL;
   std::vector<ScheduleRequest> bulk{reminder(1h, 6h), reminder(1h, 6h)};
   bulk[1].job_key = "remind:43";
   bulk[1].max_wait = 10s;
-  CHECK_THROWS_WITH(f.client.schedule_many(bulk), Catch::Contains("request 2: max_wait 10s is under the slot"));
+  CHECK_THROWS_WITH(f.client.schedule_many(bulk), Catch::Contains("item 2: max_wait 10s is under the slot"));
   ScheduleRequest done_only{.job = "noop", .entity_name = "o", .entity_key = "1", .job_key = "a", .in = 1h,
                             .dedupe_for = 1h};
   ScheduleRequest cancelled_too = done_only;
   cancelled_too.job_key = "b";
   cancelled_too.dedupe_outcomes = {Outcome::cancelled};
   const std::vector<ScheduleRequest> mixed{done_only, cancelled_too};
-  CHECK_THROWS_WITH(f.client.schedule_many(mixed), Catch::Contains("request 2: the requests of one call that dedupe"));
+  CHECK_THROWS_WITH(f.client.schedule_many(mixed), Catch::Contains("item 2: the requests of one call that dedupe"));
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
 
   const auto sql_refused = [&](const std::string& sql) {
@@ -239,7 +239,7 @@ TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL;
   };
   CHECK_THAT(sql_refused("SELECT count(*) FROM prescient.schedule('noop', 'o', '1', now(), 'k',"
                          " p_on_conflict => 'debounce', p_max_wait => '30 seconds')"),
-             Catch::Contains("max_wait 00:00:30 is under the slot (60 seconds)"));
+             Catch::Contains("max_wait 30s is under the slot (1m)"));
   CHECK_THAT(sql_refused("SELECT count(*) FROM prescient.schedule('noop', 'o', '1', now(), 'k',"
                          " p_dedupe_for => '1 day', p_dedupe_outcomes => '{done,exploded}')"),
              Catch::Contains("unknown outcome 'exploded'"));

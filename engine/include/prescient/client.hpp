@@ -2,8 +2,10 @@
 // The enqueue API for applications in C++. A Client works on a soci::session the application owns,
 // so a check joins the application's open transaction: it exists if and only if the business change
 // committed. Every call is one round trip to the SQL functions of sql/ (schedule, schedule_arrays,
-// cancel, reschedule), which hold the rules (slot rounding, horizon, key conflicts) for every language
-// alike.
+// cancel, reschedule), which hold the rules (slot rounding, horizon, windows, debounce and dedupe, key
+// conflicts) for every language alike: a refusal is SQL's message, the same one psql or the CLI gets.
+// The Client judges only what SQL cannot: at or in, text that cannot travel (NUL, invalid UTF-8), and the
+// registry of job classes.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -83,17 +85,22 @@ class Client {
   explicit Client(soci::session& db, ClientOptions options = {});
 
   // Throws InvalidInput (nothing written) for a bad request, a time beyond the horizon, or a key
-  // conflict under OnConflict::error (naming the key and the existing id).
+  // conflict under OnConflict::error (naming the key and the existing id), in prescient.schedule's words.
   Scheduled schedule(const ScheduleRequest& request);
 
   // All in one statement. All or nothing: the first bad request throws InvalidInput naming its
-  // position (from 1) and nothing is written. With report_conflicts, a key conflict under
+  // position ("item 3: ...", from 1, as prescient.schedule_arrays names it) and nothing is written. With report_conflicts, a key conflict under
   // OnConflict::error comes back as Status::conflict instead of failing the batch.
   // Results are in request order.
   std::vector<Scheduled> schedule_many(std::span<const ScheduleRequest> requests, bool report_conflicts = false);
 
-  // What is wrong with a request (as schedule would refuse it), or nothing. Writes nothing.
+  // What is wrong with a request (as schedule would refuse it), or nothing. Writes nothing; asks the
+  // database (prescient.schedule_problems), which holds the rules.
   std::optional<std::string> problem_with(const ScheduleRequest& request) { return problem_with(request, now()); }
+  // The same for many requests in one round trip: an entry per request, empty when it is good.
+  std::vector<std::optional<std::string>> problems_with(std::span<const ScheduleRequest> requests) {
+    return problems_with(requests, now());
+  }
 
   // Moves the pending check to job_history as `cancelled`. Returns its id, or nothing when no
   // pending check matched.
@@ -114,8 +121,11 @@ class Client {
                                         TimePoint at);
   // Validation and insert of one call use one instant, `now`.
   std::optional<std::string> problem_with(const ScheduleRequest& request, TimePoint now);
-  // A debounce's ceiling and a dedupe window.
-  std::optional<std::string> once_problem(const ScheduleRequest& request);
+  std::vector<std::optional<std::string>> problems_with(std::span<const ScheduleRequest> requests, TimePoint now);
+  // What only C++ judges: at or in, and text that cannot reach SQL intact.
+  std::optional<std::string> local_problem(const ScheduleRequest& request, TimePoint now) const;
+  // A job class the registry (when given) does not know.
+  std::optional<std::string> registry_problem(const ScheduleRequest& request) const;
   // The absolute time of a request; throws InvalidInput unless exactly one of at/in is set.
   TimePoint time_of(const ScheduleRequest& request, TimePoint now) const;
 

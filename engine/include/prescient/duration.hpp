@@ -15,6 +15,10 @@ inline constexpr std::chrono::seconds kMaxDuration{100LL * 366 * 86400};
 // a sign, a missing or unknown unit, a repeated or misordered unit, or more than kMaxDuration.
 std::chrono::seconds parse_duration(std::string_view text);
 
+// The same with an optional leading '-' ("-5m"): for a value whose sign is judged by the rule that owns
+// it (an enqueue's window, refused negative by SQL in its own words), not by the syntax.
+std::chrono::seconds parse_signed_duration(std::string_view text);
+
 // The shortest form parse_duration reads back to the same value ("1h30m", "0s").
 std::string format_duration(std::chrono::seconds d);
 

@@ -20,6 +20,15 @@ namespace {
 
 const SystemClock kSystemClock;
 
+// The dedupe outcomes of the first request that dedupes, or none.
+const std::vector<Outcome>& dedupe_outcomes_of(std::span<const ScheduleRequest> requests) {
+  static const std::vector<Outcome> kNone;
+  for (const ScheduleRequest& r : requests) {
+    if (r.dedupe_for) return r.dedupe_outcomes;
+  }
+  return kNone;
+}
+
 }  // namespace
 
 std::string_view to_string(Scheduled::Status status) {
@@ -62,14 +71,10 @@ TimePoint Client::time_of(const ScheduleRequest& request, TimePoint now) const {
   return now + *request.in;
 }
 
-std::optional<std::string> Client::problem_with(const ScheduleRequest& request, TimePoint now) {
-  const auto empty = [](const std::optional<std::string>& s) { return s && s->empty(); };
-  if (request.job.empty()) return "the job class is empty";
-  if (request.entity_name.empty()) return "the entity name is empty";
-  if (request.entity_key.empty()) return "the entity key is empty";
-  if (empty(request.job_key)) return "the job key is empty (leave it out for a check without a key)";
-  if (empty(request.group_key)) return "the group key is empty (leave it out for a check without a group)";
-  if (empty(request.by)) return "enqueued_by is empty";
+// What only the C++ side can judge (docs/design.md, "Every rule has one home"): the shape of a request
+// (a time or a delay, which SQL never sees) and text that cannot reach SQL intact (a NUL byte, invalid
+// UTF-8). The rules of the check itself are SQL's, asked below, never restated here.
+std::optional<std::string> Client::local_problem(const ScheduleRequest& request, TimePoint now) const {
   const auto view = [](const std::optional<std::string>& s) {
     return s ? std::optional<std::string_view>(*s) : std::nullopt;
   };
@@ -79,81 +84,53 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request, 
       {"the group key", view(request.group_key)}, {"enqueued_by", view(request.by)}};
   for (const auto& [what, value] : names) {
     if (value) {
-      if (auto problem = name_problem(what, *value)) return problem;
+      if (auto problem = text_problem(what, *value)) return problem;
     }
   }
-  if (registry_ != nullptr && !registry_->contains(request.job)) return registry_->unknown_class_message(request.job);
   if (auto problem = payload_text_problem(request.payload)) return problem;
-  if (!request.payload.is_object()) return "the payload must be a JSON object, not " + request.payload.dump();
-  TimePoint at;
   try {
-    at = time_of(request, now);
+    time_of(request, now);
   } catch (const InvalidInput& e) {
     return e.what();
-  }
-  const auto beyond_horizon = [&](TimePoint t) {
-    return format_time(t) + " is beyond the horizon: at most " + format_duration(settings().max_horizon) +
-           " after now (" + format_time(now) + ")";
-  };
-  if (at > now + settings().max_horizon) return beyond_horizon(at);
-  if (request.window) {
-    if (*request.window < std::chrono::seconds{0}) {
-      return "the window " + format_duration(*request.window) + " is negative";
-    }
-    const TimePoint window_end = std::max(at, now) + *request.window;
-    if (window_end > now + settings().max_horizon) {
-      return "the window " + format_duration(*request.window) + " ends too late: " + beyond_horizon(window_end);
-    }
-  }
-  return once_problem(request);
-}
-
-// The rules of prescient.once_problem (sql/functions/030_enqueue_rules.sql), judged before the database.
-std::optional<std::string> Client::once_problem(const ScheduleRequest& request) {
-  const bool debounce = request.on_conflict == OnConflict::debounce;
-  if (debounce && !request.job_key) return "debounce needs a job key: the enqueues it folds into one check share it";
-  if (debounce && !request.max_wait) return "debounce needs max_wait, its ceiling (without one, use replace)";
-  if (request.max_wait) {
-    if (!debounce) return "max_wait applies to on_conflict debounce, not " + std::string(to_string(request.on_conflict));
-    if (*request.max_wait < settings().slot) {
-      return "max_wait " + format_duration(*request.max_wait) + " is under the slot (" +
-             format_duration(settings().slot) + ")";
-    }
-    if (*request.max_wait > settings().max_horizon) {
-      return "max_wait " + format_duration(*request.max_wait) + " is beyond the horizon (" +
-             format_duration(settings().max_horizon) + ")";
-    }
-  }
-  if (request.dedupe_for) {
-    if (!request.job_key) return "dedupe_for needs a job key: it is what a settled check is found by";
-    if (*request.dedupe_for <= std::chrono::seconds{0}) {
-      return "the dedupe window " + format_duration(*request.dedupe_for) + " is not positive";
-    }
-    if (*request.dedupe_for > std::chrono::days{366}) {
-      return "the dedupe window " + format_duration(*request.dedupe_for) + " is over 366 days";
-    }
-  } else if (!request.dedupe_outcomes.empty()) {
-    return "dedupe outcomes apply with dedupe_for";
   }
   return std::nullopt;
 }
 
-namespace {
-
-// The dedupe outcomes of the first request that dedupes, or none.
-const std::vector<Outcome>& dedupe_outcomes_of(std::span<const ScheduleRequest> requests) {
-  static const std::vector<Outcome> kNone;
-  for (const ScheduleRequest& r : requests) {
-    if (r.dedupe_for) return r.dedupe_outcomes;
-  }
-  return kNone;
+// The registry's judgment, which SQL cannot make (it knows no job classes); asked after SQL's, so a request
+// with an empty class is refused for that, as SQL refuses it.
+std::optional<std::string> Client::registry_problem(const ScheduleRequest& request) const {
+  if (registry_ != nullptr && !registry_->contains(request.job)) return registry_->unknown_class_message(request.job);
+  return std::nullopt;
 }
 
-}  // namespace
+std::vector<std::optional<std::string>> Client::problems_with(std::span<const ScheduleRequest> requests, TimePoint now) {
+  std::vector<std::optional<std::string>> problems(requests.size());
+  // Only the requests that pass the local judgment go to SQL: the others have no time to send.
+  std::vector<ScheduleRequest> sent;
+  std::vector<TimePoint> times;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if ((problems[i] = local_problem(requests[i], now))) continue;
+    sent.push_back(requests[i]);
+    times.push_back(time_of(requests[i], now));
+    index.push_back(i);
+  }
+  const auto judged = db::schedule_problems(db_, sent, times, enqueued_by_, now);
+  for (std::size_t k = 0; k < sent.size(); ++k) {
+    problems[index[k]] = judged[k] ? judged[k] : registry_problem(sent[k]);
+  }
+  return problems;
+}
+
+std::optional<std::string> Client::problem_with(const ScheduleRequest& request, TimePoint now) {
+  return problems_with(std::span(&request, 1), now).front();
+}
 
 Scheduled Client::schedule(const ScheduleRequest& request) {
   const TimePoint now = clock_->now();
-  if (const auto problem = problem_with(request, now)) throw InvalidInput(*problem);
+  if (const auto problem = local_problem(request, now)) throw InvalidInput(*problem);
+  // An unknown class: SQL's refusal first, if it has one (one more round trip, on this path only).
+  if (registry_problem(request)) throw InvalidInput(*problem_with(request, now));
   return db::schedule_one(db_, request, time_of(request, now), request.by.value_or(enqueued_by_), now);
 }
 
@@ -162,16 +139,25 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
   const TimePoint now = clock_->now();
   std::vector<TimePoint> times;
   times.reserve(requests.size());
+  bool any_unknown = false;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (const auto problem = problem_with(requests[i], now)) {
-      throw InvalidInput("request " + std::to_string(i + 1) + ": " + *problem);
+    // Numbered as SQL numbers the items it refuses.
+    if (const auto problem = local_problem(requests[i], now)) {
+      throw InvalidInput("item " + std::to_string(i + 1) + ": " + *problem);
     }
     // The outcomes a dedupe counts travel once per call (prescient.schedule_arrays' p_dedupe_outcomes).
     if (requests[i].dedupe_for && requests[i].dedupe_outcomes != dedupe_outcomes_of(requests)) {
-      throw InvalidInput("request " + std::to_string(i + 1) +
+      throw InvalidInput("item " + std::to_string(i + 1) +
                          ": the requests of one call that dedupe count the same outcomes");
     }
+    any_unknown = any_unknown || registry_problem(requests[i]).has_value();
     times.push_back(time_of(requests[i], now));
+  }
+  if (any_unknown) {
+    const auto problems = problems_with(requests, now);
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      if (problems[i]) throw InvalidInput("item " + std::to_string(i + 1) + ": " + *problems[i]);
+    }
   }
   return db::schedule_arrays(db_, requests, times, enqueued_by_, now, report_conflicts);
 }

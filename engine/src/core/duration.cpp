@@ -56,6 +56,11 @@ std::chrono::seconds parse_duration(std::string_view text) {
   return std::chrono::seconds{total};
 }
 
+std::chrono::seconds parse_signed_duration(std::string_view text) {
+  if (!text.empty() && text.front() == '-' && text.size() > 1 && text[1] != '-') return -parse_duration(text.substr(1));
+  return parse_duration(text);
+}
+
 std::string format_duration(std::chrono::seconds d) {
   std::int64_t rest = d.count();
   if (rest == 0) return "0s";

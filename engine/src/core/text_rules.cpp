@@ -69,15 +69,11 @@ std::string storable_text(std::string_view text, std::size_t max_bytes) {
   return out + marker;
 }
 
-namespace {
-
 std::optional<std::string> text_problem(std::string_view what, std::string_view value) {
   if (value.find('\0') != std::string_view::npos) return std::string(what) + " contains a NUL byte";
   if (!valid_utf8(value)) return std::string(what) + " is not valid UTF-8";
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<std::string> name_problem(std::string_view what, std::string_view value) {
   if (auto problem = text_problem(what, value)) return problem;

@@ -29,6 +29,11 @@ std::string one_line(std::string_view message);
 // never longer than max_bytes. REQUIRES: max_bytes >= 64.
 std::string storable_text(std::string_view text, std::size_t max_bytes);
 
+// What keeps a text called `what` from reaching SQL intact: a NUL byte or invalid UTF-8; nullopt otherwise.
+// The limits SQL judges itself (a name's length) are not here: a caller that sends the text to a function
+// holding the rule lets it refuse (docs/design.md, "Every rule has one home").
+std::optional<std::string> text_problem(std::string_view what, std::string_view value);
+
 // For a name or key called `what` ("the entity key"); nullopt when it is acceptable.
 std::optional<std::string> name_problem(std::string_view what, std::string_view value);
 

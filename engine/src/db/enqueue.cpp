@@ -64,10 +64,17 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
   return scheduled_from(rows, 0, 0);
 }
 
-std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const ScheduleRequest> requests,
-                                       std::span<const TimePoint> at, const std::string& by, TimePoint now,
-                                       bool report_conflicts) {
-  // One array per field, in binary: the server reads them far faster than a JSON array of objects.
+namespace {
+
+// The items of a call as schedule_arrays and schedule_problems take them: one array per field, in binary
+// (the server reads them far faster than a JSON array of objects); an optional field is sent only when
+// some request has it, so the common call stays as it was.
+struct ItemArrays {
+  pq::Param job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, window, max_wait,
+      dedupe_for, dedupe_outcomes;
+};
+
+ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<const TimePoint> at, const std::string& by) {
   std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts, windows,
       max_waits, dedupe_fors;
   bool any_window = false, any_once = false;
@@ -92,10 +99,23 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
     any_once = any_once || request.max_wait || request.dedupe_for;
     if (request.dedupe_for && !request.dedupe_outcomes.empty()) dedupe_outcomes = request.dedupe_outcomes;
   }
-  // An optional field is sent only when some request has it: the common call stays as it was.
   const auto sent_if = [](bool any, const std::vector<std::optional<std::string>>& column) {
     return any ? pq::text_array(column) : pq::Param(std::nullopt);
   };
+  return {.job = pq::text_array(jobs), .entity_name = pq::text_array(entities),
+          .entity_key = pq::text_array(entity_keys), .at = pq::time_array(at), .job_key = pq::text_array(keys),
+          .group_key = pq::text_array(groups), .payload = pq::text_array(payloads),
+          .enqueued_by = pq::text_array(bys), .on_conflict = pq::text_array(conflicts),
+          .window = sent_if(any_window, windows), .max_wait = sent_if(any_once, max_waits),
+          .dedupe_for = sent_if(any_once, dedupe_fors), .dedupe_outcomes = outcomes_of(dedupe_outcomes)};
+}
+
+}  // namespace
+
+std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const ScheduleRequest> requests,
+                                       std::span<const TimePoint> at, const std::string& by, TimePoint now,
+                                       bool report_conflicts) {
+  ItemArrays items = item_arrays(requests, at, by);
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the checks",
       std::string("SELECT n, ") + kScheduledColumns +
@@ -104,14 +124,35 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
           " p_report_conflicts => $11::boolean, p_window => $12::text[]::interval[],"
           " p_max_wait => $13::text[]::interval[], p_dedupe_for => $14::text[]::interval[],"
           " p_dedupe_outcomes => coalesce($15::text[], '{done}'))",
-      {pq::text_array(jobs), pq::text_array(entities), pq::text_array(entity_keys), pq::time_array(at),
-       pq::text_array(keys), pq::text_array(groups), pq::text_array(payloads), pq::text_array(bys),
-       pq::text_array(conflicts), format_time(now), std::string(report_conflicts ? "true" : "false"),
-       sent_if(any_window, windows), sent_if(any_once, max_waits), sent_if(any_once, dedupe_fors),
-       outcomes_of(dedupe_outcomes)});
+      {std::move(items.job), std::move(items.entity_name), std::move(items.entity_key), std::move(items.at),
+       std::move(items.job_key), std::move(items.group_key), std::move(items.payload), std::move(items.enqueued_by),
+       std::move(items.on_conflict), format_time(now), std::string(report_conflicts ? "true" : "false"),
+       std::move(items.window), std::move(items.max_wait), std::move(items.dedupe_for),
+       std::move(items.dedupe_outcomes)});
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
   return results;
+}
+
+std::vector<std::optional<std::string>> schedule_problems(soci::session& db, std::span<const ScheduleRequest> requests,
+                                                          std::span<const TimePoint> at, const std::string& by,
+                                                          TimePoint now) {
+  std::vector<std::optional<std::string>> problems(requests.size());
+  if (requests.empty()) return problems;
+  ItemArrays items = item_arrays(requests, at, by);
+  const pq::Result rows = pq::exec(
+      native_connection(db), "cannot judge the checks",
+      "SELECT n, problem"
+      " FROM prescient.schedule_problems($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],"
+      " $6::text[], $7::text[], $8::text[], $9::text[], p_now => $10::timestamptz,"
+      " p_window => $11::text[]::interval[], p_max_wait => $12::text[]::interval[],"
+      " p_dedupe_for => $13::text[]::interval[], p_dedupe_outcomes => coalesce($14::text[], '{done}'))",
+      {std::move(items.job), std::move(items.entity_name), std::move(items.entity_key), std::move(items.at),
+       std::move(items.job_key), std::move(items.group_key), std::move(items.payload), std::move(items.enqueued_by),
+       std::move(items.on_conflict), format_time(now), std::move(items.window), std::move(items.max_wait),
+       std::move(items.dedupe_for), std::move(items.dedupe_outcomes)});
+  for (int r = 0; r < rows.rows(); ++r) problems.at(rows.integer(r, 0) - 1) = rows.text(r, 1);
+  return problems;
 }
 
 std::optional<std::int64_t> cancel(soci::session& db, std::optional<std::int64_t> id,

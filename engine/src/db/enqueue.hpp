@@ -1,7 +1,7 @@
 #pragma once
 // Internal: the enqueue statements. Each calls the SQL function that holds its rules (slot rounding,
-// horizon, key conflicts: sql/functions/), so a C++ client enqueues by the same rules as any other
-// caller. The caller has validated the requests and resolved their times.
+// horizon, windows, debounce and dedupe, key conflicts: sql/functions/030 to 060), so a C++ client enqueues
+// by the same rules as any other caller, refused in the same words. The caller has resolved the times.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -24,6 +24,11 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
 std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const ScheduleRequest> requests,
                                        std::span<const TimePoint> at, const std::string& by, TimePoint now,
                                        bool report_conflicts);
+// prescient.schedule_problems(...): what schedule_arrays would refuse in each request, writing nothing; an
+// entry per request, empty when it is good.
+std::vector<std::optional<std::string>> schedule_problems(soci::session& db, std::span<const ScheduleRequest> requests,
+                                                          std::span<const TimePoint> at, const std::string& by,
+                                                          TimePoint now);
 // prescient.cancel(...), by id or job key: the cancelled check's id, or nothing when none was pending.
 std::optional<std::int64_t> cancel(soci::session& db, std::optional<std::int64_t> id,
                                    std::optional<std::string> job_key, const std::string& by, TimePoint now);

@@ -6,6 +6,14 @@
 -- Cost: the pending checks of the day ahead (an index range) every time, and the rest of the pending table
 -- (a scan, with arithmetic only per row) one time in ten; the history of the last one or two hours (the
 -- hours before are final and kept); the failed checks of 30 days (a partial index).
+-- Whether a history row is a dead letter: a failed settlement not put back since (a retry marks the failure it
+-- revives, migration 0020). Its one definition: the figures' count below, the Checks API's reads and its retry
+-- (engine/src/db/checks.cpp) call it. A plain SQL expression, inlined where it is called, so the planner still
+-- proves the predicate of the partial index job_history_dead_letter (outcome = 'failed' AND NOT retried).
+CREATE OR REPLACE FUNCTION prescient.dead_letter(p_outcome text, p_retried boolean) RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN p_outcome = 'failed' AND NOT p_retried;
+
 CREATE OR REPLACE FUNCTION prescient.refresh_queue_figures(p_now timestamptz DEFAULT now(),
                                                            p_max_age interval DEFAULT interval '60 seconds')
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -106,10 +114,9 @@ BEGIN
     FROM (SELECT outcome, count(*) AS checks FROM prescient.job_history
            WHERE finished_at >= p_now - interval '1 hour' AND finished_at <= p_now GROUP BY outcome) AS counted;
 
-  -- A dead letter: a failed settlement not put back since (as Checks::count_dead_letters counts them); an
-  -- index-only count over the partial index job_history_dead_letter.
+  -- An index-only count over the partial index job_history_dead_letter.
   SELECT count(*) INTO v_dead FROM prescient.job_history h
-   WHERE h.outcome = 'failed' AND NOT h.retried AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now;
+   WHERE prescient.dead_letter(h.outcome, h.retried) AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now;
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,

@@ -221,7 +221,7 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
       {{"limits", "set", "x", "--rate", "5/s"}, "missing --key"},
       {{"limits", "set", "--key", "job", "--rate", "5/s"}, "missing the limit's name"},
       {{"limits", "drop", "x"}, "unknown limits action 'drop'"},
-      {{"limits", "set", "x", "--key", "payload.t", "--rate", "5/s", "--weight", "a=2"}, "add --fair-share"},
+      {{"limits", "set", "x", "--key", "payload.t", "--rate", "5/s", "--weight", "a=2"}, "weights apply to fair share: the limit has none"},
       {{"limits", "set", "x", "--key", "payload.t", "--fair-share", "--weight", "a=0"}, "invalid --weight 'a=0'"},
       {{"limits", "set", "x", "--key", "payload.t", "--fair-share", "--weight", "a"}, "invalid --weight 'a'"},
       {{"limits", "set", "x", "--key", "payload.t", "--fair-share", "--weight", "a=2", "--weight", "a=3"},

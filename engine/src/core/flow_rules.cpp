@@ -124,8 +124,10 @@ FlowLimit flow_limit_from_json(const nlohmann::json& body) {
   }
   if (const auto it = body.find("weights"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) throw InvalidInput("\"weights\" must be a JSON object of key values and weights");
+    // Only what FlowLimit cannot hold is refused here (a weight that is not a whole number of int's range),
+    // in prescient.weights_problem's words; the range and the rest are that function's, which limit_set runs.
     for (const auto& [value, weight] : it->items()) {
-      if (!weight.is_number_integer() || weight.get<std::int64_t>() < 1 || weight.get<std::int64_t>() > 1000) {
+      if (!weight.is_number_integer() || weight.get<std::int64_t>() < INT32_MIN || weight.get<std::int64_t>() > INT32_MAX) {
         throw InvalidInput("the weight of '" + value + "' must be a whole number from 1 to 1000, not " + weight.dump());
       }
       limit.weights[value] = static_cast<int>(weight.get<std::int64_t>());

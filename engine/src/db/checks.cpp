@@ -78,17 +78,17 @@ const std::string kHistoryColumns =
     kCheckFieldColumns +
     ", prescient.us(last_check_at), history_id, prescient.us(finished_at), finished_by, outcome, run_micros";
 
-// A dead letter, over rows of prescient.job_history: a failed settlement not put back since (a retry marks
-// the failure it revives; migration 0020 says why). The partial index job_history_dead_letter holds exactly
-// these rows.
-const std::string kDeadLetterCondition = "outcome = 'failed' AND NOT retried";
+// A dead letter, over rows of prescient.job_history: its definition is SQL's (prescient.dead_letter,
+// sql/functions/075_queue_figures.sql), inlined by the planner, which still uses the partial index
+// job_history_dead_letter.
+const std::string kDeadLetterCondition = "prescient.dead_letter(outcome, retried)";
 
 // Marks the failures a revival put back, as the last part of its statement (`revived`: a CTE of the revived
 // checks' ids). A check has at most one failure not marked (each revival marks the one it revived), so
 // its id finds it: one probe of the history's id index per check, not a join with the picked rows.
 const std::string kMarkRevived =
     " marked AS (UPDATE prescient.job_history SET retried = true"
-    "             WHERE id = ANY(ARRAY(SELECT id FROM revived)) AND outcome = 'failed' AND NOT retried)";
+    "             WHERE id = ANY(ARRAY(SELECT id FROM revived)) AND " + kDeadLetterCondition + ")";
 
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   db::read_check_columns(rows, r, out);

@@ -1993,12 +1993,20 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
 END;
 
 --
+-- Name: duration_text(interval); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.duration_text(p interval) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (EXTRACT(epoch FROM p) = (0)::numeric) THEN '0s'::text ELSE (CASE WHEN (EXTRACT(epoch FROM p) < (0)::numeric) THEN '-'::text ELSE ''::text END || concat((NULLIF(trunc((abs(EXTRACT(epoch FROM p)) / (86400)::numeric)), (0)::numeric) || 'd'::text), (NULLIF(trunc((mod(abs(EXTRACT(epoch FROM p)), (86400)::numeric) / (3600)::numeric)), (0)::numeric) || 'h'::text), (NULLIF(trunc((mod(abs(EXTRACT(epoch FROM p)), (3600)::numeric) / (60)::numeric)), (0)::numeric) || 'm'::text), (NULLIF(trim_scale(mod(abs(EXTRACT(epoch FROM p)), (60)::numeric)), (0)::numeric) || 's'::text))) END;
+
+--
 -- Name: iso(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
 CREATE FUNCTION prescient.iso(t timestamp with time zone) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN ((to_char((t AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS'::text) || CASE WHEN (((EXTRACT(microseconds FROM t))::bigint % (1000000)::bigint) = 0) THEN ''::text ELSE to_char((t AT TIME ZONE 'UTC'::text), '.US'::text) END) || 'Z'::text);
+    RETURN ((to_char((t AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS'::text) || CASE WHEN (((EXTRACT(microseconds FROM t))::bigint % (1000000)::bigint) = 0) THEN ''::text ELSE rtrim(to_char((t AT TIME ZONE 'UTC'::text), '.US'::text), '0'::text) END) || 'Z'::text);
 
 --
 -- Name: horizon_problem(timestamp with time zone, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2006,7 +2014,7 @@ CREATE FUNCTION prescient.iso(t timestamp with time zone) RETURNS text
 
 CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_at > (p_now + ((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) THEN format('%s is beyond the horizon: at most %s after now (%s)'::text, prescient.iso(p_at), CASE WHEN ((p_max_horizon_seconds % (86400)::bigint) = 0) THEN ((p_max_horizon_seconds / 86400) || 'd'::text) WHEN ((p_max_horizon_seconds % (3600)::bigint) = 0) THEN ((p_max_horizon_seconds / 3600) || 'h'::text) ELSE (p_max_horizon_seconds || 's'::text) END, prescient.iso(p_now)) ELSE NULL::text END;
+    RETURN CASE WHEN (p_at > (p_now + ((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) THEN format('%s is beyond the horizon: at most %s after now (%s)'::text, prescient.iso(p_at), prescient.duration_text(((p_max_horizon_seconds)::double precision * '00:00:01'::interval)), prescient.iso(p_now)) ELSE NULL::text END;
 
 --
 -- Name: once_problem(text, text, interval, interval, text[], integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2014,7 +2022,7 @@ CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now t
 
 CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s seconds)'::text, p_max_wait, p_slot_seconds) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s seconds)'::text, p_max_wait, p_max_horizon_seconds) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, p_dedupe_for) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, p_dedupe_for) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
+    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_slot_seconds)::double precision * '00:00:01'::interval))) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, prescient.duration_text(p_dedupe_for)) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, prescient.duration_text(p_dedupe_for)) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
 
 --
 -- Name: request_problem(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2022,7 +2030,7 @@ CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max
 
 CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'the payload must be a JSON object'::text WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text]))) THEN format('on_conflict must be error, replace, keep or debounce, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
+    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN (p_payload IS NULL) THEN 'the payload must be a JSON object'::text WHEN (jsonb_typeof(p_payload) <> 'object'::text) THEN format('the payload must be a JSON object, not %s'::text, "left"((p_payload)::text, 64)) WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text]))) THEN format('on_conflict must be error, replace, keep or debounce, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
 
 --
 -- Name: window_problem(timestamp with time zone, interval, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2030,7 +2038,7 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
 
 CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window interval, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, p_window) WHEN (p_window > '00:00:00'::interval) THEN ((('the window '::text || p_window) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
+    RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, prescient.duration_text(p_window)) WHEN ((p_window > '00:00:00'::interval) AND (prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds) IS NOT NULL)) THEN ((('the window '::text || prescient.duration_text(p_window)) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
 
 --
 -- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2840,6 +2848,14 @@ BEGIN
 END $$;
 
 --
+-- Name: dead_letter(text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.dead_letter(p_outcome text, p_retried boolean) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ((p_outcome = 'failed'::text) AND (NOT p_retried));
+
+--
 -- Name: slot_for(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3334,10 +3350,9 @@ BEGIN
     FROM (SELECT outcome, count(*) AS checks FROM prescient.job_history
            WHERE finished_at >= p_now - interval '1 hour' AND finished_at <= p_now GROUP BY outcome) AS counted;
 
-  -- A dead letter: a failed settlement not put back since (as Checks::count_dead_letters counts them); an
-  -- index-only count over the partial index job_history_dead_letter.
+  -- An index-only count over the partial index job_history_dead_letter.
   SELECT count(*) INTO v_dead FROM prescient.job_history h
-   WHERE h.outcome = 'failed' AND NOT h.retried AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now;
+   WHERE prescient.dead_letter(h.outcome, h.retried) AND h.finished_at >= p_now - interval '30 days' AND h.finished_at <= p_now;
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,
@@ -3734,6 +3749,21 @@ BEGIN
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
                                                   p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for) s;
 END $$;
+
+--
+-- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[]) RETURNS TABLE(n integer, problem text)
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
+ SELECT (r.n)::integer AS n,
+     r.problem
+    FROM prescient.settings s,
+     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, problem)
+   WHERE (r.problem IS NOT NULL)
+   ORDER BY r.n;
+END;
 
 --
 -- Name: spread_slot(timestamp with time zone, bigint, interval, integer); Type: FUNCTION; Schema: prescient; Owner: -

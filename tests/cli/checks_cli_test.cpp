@@ -82,7 +82,7 @@ TEST_CASE("bad input exits 2 with one line and writes nothing") {
       {order_with({"--in", "-5m"}), "negative"},
       {order_with({"--in", "400d"}), "horizon"},
       {order_with({"--in", "300d", "--window", "90d"}), "the window 90d ends too late"},
-      {order_with({"--in", "1h", "--window", "-10m"}), "'-10m'"},
+      {order_with({"--in", "1h", "--window", "-10m"}), "the window -10m is negative"},
       {order_with({"--in", "1h", "--window", "soon"}), "'soon'"},
       {order_with({"--in", "1h", "--job-key", "k", "--on-conflict", "debounce"}), "debounce needs max_wait"},
       {order_with({"--in", "1h", "--on-conflict", "debounce", "--max-wait", "6h"}), "debounce needs a job key"},

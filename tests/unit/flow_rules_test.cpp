@@ -103,7 +103,8 @@ TEST_CASE("a limit from the dashboard's JSON: its fields read, a bad one refused
                          Bad{R"({"name": "x", "key": "job", "burst": 1.5})", "\"burst\" must be a whole number, not 1.5"},
                          Bad{R"({"name": "x", "key": "job", "concurrency": 99999999999})", "\"concurrency\" must be"},
                          Bad{R"({"name": "x", "key": "job", "fair_share": "yes"})", "\"fair_share\" must be true"},
-                         Bad{R"({"name": "x", "key": "job", "weights": {"a": 0}})", "the weight of 'a'"},
+                         // A weight FlowLimit cannot hold; its range (1 to 1000) is SQL's (flow_control_test).
+                         Bad{R"({"name": "x", "key": "job", "weights": {"a": 0.5}})", "the weight of 'a'"},
                          Bad{R"({"name": "x", "key": "job", "weights": [1]})", "\"weights\" must be a JSON object"},
                          Bad{R"({"name": "x", "key": "job", "limit": 3})", "unknown field \"limit\""}}) {
     INFO(bad.body);

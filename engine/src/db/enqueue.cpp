@@ -72,6 +72,14 @@ namespace {
 struct ItemArrays {
   pq::Param job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, window, max_wait,
       dedupe_for, dedupe_outcomes;
+
+  // $1 to $13 of both statements, then `now` as $14.
+  pq::Params params(TimePoint now) && {
+    return {std::move(job), std::move(entity_name), std::move(entity_key), std::move(at), std::move(job_key),
+            std::move(group_key), std::move(payload), std::move(enqueued_by), std::move(on_conflict),
+            std::move(window), std::move(max_wait), std::move(dedupe_for), std::move(dedupe_outcomes),
+            format_time(now)};
+  }
 };
 
 ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<const TimePoint> at, const std::string& by) {
@@ -115,20 +123,17 @@ ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<cons
 std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const ScheduleRequest> requests,
                                        std::span<const TimePoint> at, const std::string& by, TimePoint now,
                                        bool report_conflicts) {
-  ItemArrays items = item_arrays(requests, at, by);
+  pq::Params params = item_arrays(requests, at, by).params(now);
+  params.emplace_back(report_conflicts ? "true" : "false");
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the checks",
       std::string("SELECT n, ") + kScheduledColumns +
           " FROM prescient.schedule_arrays($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],"
-          " $6::text[], $7::text[], $8::text[], $9::text[], p_now => $10::timestamptz,"
-          " p_report_conflicts => $11::boolean, p_window => $12::text[]::interval[],"
-          " p_max_wait => $13::text[]::interval[], p_dedupe_for => $14::text[]::interval[],"
-          " p_dedupe_outcomes => coalesce($15::text[], '{done}'))",
-      {std::move(items.job), std::move(items.entity_name), std::move(items.entity_key), std::move(items.at),
-       std::move(items.job_key), std::move(items.group_key), std::move(items.payload), std::move(items.enqueued_by),
-       std::move(items.on_conflict), format_time(now), std::string(report_conflicts ? "true" : "false"),
-       std::move(items.window), std::move(items.max_wait), std::move(items.dedupe_for),
-       std::move(items.dedupe_outcomes)});
+          " $6::text[], $7::text[], $8::text[], $9::text[], p_window => $10::text[]::interval[],"
+          " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
+          " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz,"
+          " p_report_conflicts => $15::boolean)",
+      params);
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
   return results;
@@ -139,18 +144,14 @@ std::vector<std::optional<std::string>> schedule_problems(soci::session& db, std
                                                           TimePoint now) {
   std::vector<std::optional<std::string>> problems(requests.size());
   if (requests.empty()) return problems;
-  ItemArrays items = item_arrays(requests, at, by);
+  // The arguments of schedule_arrays, less p_report_conflicts.
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot judge the checks",
-      "SELECT n, problem"
-      " FROM prescient.schedule_problems($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],"
-      " $6::text[], $7::text[], $8::text[], $9::text[], p_now => $10::timestamptz,"
-      " p_window => $11::text[]::interval[], p_max_wait => $12::text[]::interval[],"
-      " p_dedupe_for => $13::text[]::interval[], p_dedupe_outcomes => coalesce($14::text[], '{done}'))",
-      {std::move(items.job), std::move(items.entity_name), std::move(items.entity_key), std::move(items.at),
-       std::move(items.job_key), std::move(items.group_key), std::move(items.payload), std::move(items.enqueued_by),
-       std::move(items.on_conflict), format_time(now), std::move(items.window), std::move(items.max_wait),
-       std::move(items.dedupe_for), std::move(items.dedupe_outcomes)});
+      "SELECT n, problem FROM prescient.schedule_problems($1::text[], $2::text[], $3::text[], $4::timestamptz[],"
+      " $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], p_window => $10::text[]::interval[],"
+      " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
+      " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz)",
+      item_arrays(requests, at, by).params(now));
   for (int r = 0; r < rows.rows(); ++r) problems.at(rows.integer(r, 0) - 1) = rows.text(r, 1);
   return problems;
 }

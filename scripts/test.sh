@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Sets up (packages, build), starts a private PostgreSQL cluster in a temporary directory (never the
 # developer's .prescient/), runs every test with CTest, stops the cluster whatever happened, and exits
-# with the tests' status.
-#   scripts/test.sh [--soak] [--sanitize] [--no-package]
+# with the tests' status. At the end it prints how long each phase and each kind of test took.
+#   scripts/test.sh [--quick] [--soak] [--sanitize] [--no-package]
+#     --quick       the loop to run many times a day: build what changed, then only the tests labelled
+#                   unit, architecture, db and cli (no browser, no daemons under faults, no fuzzing, no
+#                   packages). The same as `ctest -L '^(unit|architecture|db|cli)$'` on a running cluster.
 #     --soak        the fault tests (tests/reliability) at full size: 50 000 checks, 25 runner kills, ...
 #     --sanitize    build everything under ASan + UBSan (in build-sanitize/) and run the suite there
-#     --no-package  skip the Debian packages' test (about 7 minutes on 2 cores: two package builds, the
-#                   second mostly from the compiler cache)
+#     --no-package  skip the Debian packages' test (their build takes its objects from the compiler
+#                   cache this build filled; then install, run, remove, purge and upgrade)
 # Then scripts/fuzz.sh fuzzes the parsers ($PRESCIENT_FUZZ_RUNS runs per target, default 20000), and,
 # as root, scripts/package.sh --test builds the Debian packages, runs lintian, and installs, runs,
 # removes, purges and upgrades them on this machine.
@@ -14,21 +17,33 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 package_test=yes
+quick=no
 for arg in "$@"; do
   case "$arg" in
+    --quick) quick=yes ;;
     --no-package) package_test=no ;;
     --soak) export PRESCIENT_SOAK=1 ;;
     --sanitize)
       export PRESCIENT_SANITIZE=ON PRESCIENT_BUILD_DIR=$repo/build-sanitize
       # Any finding fails the test that triggered it (child processes included).
       export ASAN_OPTIONS=abort_on_error=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ;;
-    *) echo "usage: scripts/test.sh [--soak] [--sanitize] [--no-package]" >&2; exit 2 ;;
+    *) echo "usage: scripts/test.sh [--quick] [--soak] [--sanitize] [--no-package]" >&2; exit 2 ;;
   esac
 done
 
+# The time of each phase, printed at the end (and the time per label, from CTest).
+phases=""
+phase_started=$(date +%s)
+phase_done() {  # phase_done NAME
+  local now
+  now=$(date +%s)
+  phases+=$(printf '  %-28s %4d s' "$1" $((now - phase_started)))$'\n'
+  phase_started=$now
+}
 build_dir=${PRESCIENT_BUILD_DIR:-$repo/build}
 
 "$repo/scripts/setup.sh"
+phase_done "setup and build"
 # A test reads the server's messages in German (decisions go by SQLSTATE, never by message text): the
 # locale must exist before the cluster starts.
 # shellcheck source=lib/packages.sh
@@ -46,22 +61,44 @@ cleanup() {
 }
 trap cleanup EXIT
 
-PRESCIENT_TEST_DATABASE_URL=$("$repo/scripts/pg.sh" start)
+# Not durable (fsync off): the tests kill processes, never the machine. Only this cluster: the variable is
+# not exported, so the private clusters the reliability tests crash and replicate stay durable.
+PRESCIENT_TEST_DATABASE_URL=$(PRESCIENT_PG_DURABLE=no "$repo/scripts/pg.sh" start)
 export PRESCIENT_TEST_DATABASE_URL
 echo "test.sh: tests use $PRESCIENT_TEST_DATABASE_URL"
 
-# --no-tests=error: a run that finds no test is a failure, not a pass.
-ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j 2
+labels=()
+[ "$quick" = yes ] && labels=(-L '^(unit|architecture|db|cli)$')
+# --no-tests=error: a run that finds no test is a failure, not a pass. Four at a time on two cores: most
+# cases wait (for a slot boundary, a lease, a daemon) far longer than they compute; the ones that load the
+# machine hold resource locks (tests/CMakeLists.txt). The tests' status is kept until the timings are printed.
+ctest_log=$(dirname "$PRESCIENT_PGDATA")/ctest.log
+status=0
+ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j 4 "${labels[@]}" | tee "$ctest_log" ||
+  status=$?
+phase_done "ctest"
 
-# The parsers of outside input under libFuzzer (clang, ASan + UBSan), a fixed number of runs each.
-"$repo/scripts/fuzz.sh" --runs "${PRESCIENT_FUZZ_RUNS:-20000}"
+if [ "$quick" = no ] && [ "$status" = 0 ]; then
+  # The parsers of outside input under libFuzzer (clang, ASan + UBSan), a fixed number of runs each.
+  "$repo/scripts/fuzz.sh" --runs "${PRESCIENT_FUZZ_RUNS:-20000}" || status=$?
+  phase_done "fuzzing"
 
-# The Debian packages as an operator meets them. It installs and purges real packages and adds the user
-# prescient, so it runs as root only (CI; a throwaway machine); the packages go to a temporary directory.
-if [ "$package_test" = no ]; then
-  echo "test.sh: the package test was skipped (--no-package)"
-elif [ "$(id -u)" != 0 ]; then
-  echo "test.sh: the package test was skipped: it needs root (scripts/package.sh --test)"
-else
-  "$repo/scripts/package.sh" --test --out "$(dirname "$PRESCIENT_PGDATA")/packages"
+  # The Debian packages as an operator meets them. It installs and purges real packages and adds the user
+  # prescient, so it runs as root only (CI; a throwaway machine); the packages go to a temporary directory.
+  if [ "$status" != 0 ]; then
+    :
+  elif [ "$package_test" = no ]; then
+    echo "test.sh: the package test was skipped (--no-package)"
+  elif [ "$(id -u)" != 0 ]; then
+    echo "test.sh: the package test was skipped: it needs root (scripts/package.sh --test)"
+  else
+    "$repo/scripts/package.sh" --test --out "$(dirname "$PRESCIENT_PGDATA")/packages" || status=$?
+    phase_done "packages"
+  fi
 fi
+
+echo "test.sh: time per phase"
+printf '%s' "$phases"
+echo "test.sh: time per label (the sum of its tests' times, run 4 at a time)"
+sed -n '/^Label Time Summary:/,/^$/p' "$ctest_log" | tail -n +2
+exit "$status"

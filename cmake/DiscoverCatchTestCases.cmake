@@ -1,0 +1,67 @@
+# Run by prescient_catch_tests (CatchTestCases.cmake) after a build: lists the test cases of EXECUTABLE
+# and writes OUTPUT, a CTest script with one test per case. -D inputs: EXECUTABLE, LABEL, TIMEOUT, COST,
+# LOCK (every case's), TAG_LOCKS (pairs: tag, lock), WORKING_DIRECTORY, OUTPUT.
+cmake_minimum_required(VERSION 3.25)
+
+# The names of the cases matching SPEC (empty: all), one list element each; each case is tagged with its
+# source file's name too ([#fault_test]). A name may hold ';', a list
+# separator to CMake: it travels as a placeholder until it is written out.
+function(case_names spec out)
+  execute_process(COMMAND "${EXECUTABLE}" --filenames-as-tags ${spec} --list-test-names-only
+    OUTPUT_VARIABLE listed RESULT_VARIABLE result ERROR_VARIABLE errors)
+  if(result LESS 0 OR NOT result MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "${EXECUTABLE} --list-test-names-only failed (${result}): ${errors}")
+  endif()
+  string(REPLACE ";" "<semicolon>" listed "${listed}")
+  string(REPLACE "\n" ";" listed "${listed}")
+  list(FILTER listed EXCLUDE REGEX "^$")
+  set(${out} "${listed}" PARENT_SCOPE)
+endfunction()
+
+case_names("" names)
+list(LENGTH names count)
+if(count EQUAL 0)
+  message(FATAL_ERROR "${EXECUTABLE} has no test cases")
+endif()
+
+# Which lock each case takes: the lock of the first of its tags that TAG_LOCKS names.
+set(locked_names "")
+set(tag_locks ${TAG_LOCKS})
+while(tag_locks)
+  list(POP_FRONT tag_locks tag lock)
+  case_names("[${tag}]" tagged)
+  foreach(name IN LISTS tagged)
+    string(MD5 key "${name}")
+    if(NOT DEFINED lock_of_${key})
+      set(lock_of_${key} "${lock}")
+    endif()
+  endforeach()
+endwhile()
+
+set(script "")
+foreach(name IN LISTS names)
+  string(MD5 key "${name}")
+  string(REPLACE "<semicolon>" ";" name "${name}")
+  # As Catch's test spec reads a name: a backslash escapes; ',' separates names; [ ] enclose a tag;
+  # '"' quotes. A leading '-' is escaped too, or the command line would take the name for an option.
+  set(spec "${name}")
+  foreach(char "\\" "," "[" "]" "\"")
+    string(REPLACE "${char}" "\\${char}" spec "${spec}")
+  endforeach()
+  if(spec MATCHES "^-")
+    string(PREPEND spec "\\")
+  endif()
+  set(test "${LABEL}: ${name}")
+  # --warn NoTests: a name that matched no case fails instead of passing on nothing.
+  string(APPEND script "add_test([==[${test}]==] [==[${EXECUTABLE}]==] [==[${spec}]==] --warn NoTests)\n")
+  set(properties "LABELS ${LABEL} TIMEOUT ${TIMEOUT} COST ${COST} WORKING_DIRECTORY [==[${WORKING_DIRECTORY}]==]")
+  set(locks ${LOCK})
+  if(DEFINED lock_of_${key})
+    list(APPEND locks ${lock_of_${key}})
+  endif()
+  if(locks)
+    string(APPEND properties " RESOURCE_LOCK \"${locks}\"")
+  endif()
+  string(APPEND script "set_tests_properties([==[${test}]==] PROPERTIES ${properties})\n")
+endforeach()
+file(WRITE "${OUTPUT}" "${script}")

@@ -12,6 +12,10 @@
 # The data directory is .prescient/pg under the repository, or $PRESCIENT_PGDATA.
 # The server listens on 127.0.0.1 only, with a unix socket in the data directory and trust
 # authentication: it is a private development cluster, not a production server.
+# PRESCIENT_PG_DURABLE=no when a cluster is created: fsync and full_page_writes off, for the shared test
+# cluster of scripts/test.sh, whose tests kill processes, never the machine (a crash of the OS could lose
+# it; a crash of PostgreSQL cannot). synchronous_commit stays on. Every other cluster, the benchmarks' and
+# the ones the reliability tests crash, restart or replicate, keeps the durable default.
 # As root it runs as the unprivileged user `postgres` (created if missing): PostgreSQL refuses root.
 set -euo pipefail
 
@@ -56,9 +60,14 @@ wal_buffers = 16MB
 max_wal_size = 4GB
 checkpoint_timeout = 15min
 synchronous_commit = on
-fsync = on
 random_page_cost = 1.1
 CONF
+  case "${PRESCIENT_PG_DURABLE:-yes}" in yes | no) ;; *) die "PRESCIENT_PG_DURABLE is '$PRESCIENT_PG_DURABLE': use yes or no" ;; esac
+  if [ "${PRESCIENT_PG_DURABLE:-yes}" = no ]; then
+    printf 'fsync = off\nfull_page_writes = off\n' >>"$data/postgresql.conf"
+  else
+    printf 'fsync = on\n' >>"$data/postgresql.conf"
+  fi
 }
 
 start() {

@@ -20,6 +20,9 @@ esac
 ensure_packages fuzz.sh clang libclang-rt-14-dev cmake make nlohmann-json3-dev libhowardhinnant-date-dev tzdata >/dev/null
 
 build=$repo/build-fuzz
+# shellcheck source=lib/compiler_cache.sh
+. "$repo/scripts/lib/compiler_cache.sh"
+use_compiler_cache "$repo"
 CXX=clang++ cmake -S "$repo" -B "$build" -DPRESCIENT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$(nproc)" >/dev/null
 

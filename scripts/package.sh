@@ -57,20 +57,22 @@ tree=$work/prescient-$version
 mkdir -p "$tree"
 copy_source_tree "$repo" "$tree"
 
-# Through a compiler cache kept between builds (CMake takes the launcher from the environment). Paths
-# under $work are hashed relative to the build folder, so a second build of the same code in another
-# copy, at another version (the package test's upgrade builds one), compiles only what the version
-# changes. The packages are the same with the cache or without it.
-export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
-export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/prescient/package-ccache}
-export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=true
+# Through the compiler cache scripts/setup.sh fills (CMake takes the launcher from the environment), with
+# paths under $work hashed relative to the build folder: the development build compiled the same sources
+# with these flags, so this build takes its objects from the cache, and so does the package test's
+# upgrade build of the same code at another version. The packages are the same with the cache or without.
+# shellcheck source=lib/compiler_cache.sh
+. "$repo/scripts/lib/compiler_cache.sh"
+use_compiler_cache "$work"
 say "building $version in $tree"
 started=$(date +%s)
+ccache --zero-stats >/dev/null
 (cd "$tree" && dpkg-buildpackage -b -us -uc -j"$(nproc)") >"$work/build.log" 2>&1 || {
   tail -n 60 "$work/build.log" >&2
   die "dpkg-buildpackage failed (the last lines are above)"
 }
-say "built in $(($(date +%s) - started)) s"
+cache_stat() { ccache --print-stats | sed -nE "s/^$1\t//p"; }
+say "built in $(($(date +%s) - started)) s; compiler calls: $(($(cache_stat direct_cache_hit) + $(cache_stat preprocessed_cache_hit))) from the cache, $(cache_stat cache_miss) compiled"
 mkdir -p "$out"
 for f in "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo; do
   [ -e "$f" ] && mv "$f" "$out/"

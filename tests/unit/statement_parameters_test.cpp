@@ -1,5 +1,6 @@
 // Every statement's parameters are numbered in the order a reader meets them ($1 first, then $2, ...):
-// the runner's statements as they are sent (composed in db/runner_statements.hpp), and every other
+// the runner's statements as they are sent (named in db/runner_statements.hpp, numbered by
+// NamedStatement), and every other
 // statement of engine/src/db/ as its source writes it (adjacent string literals joined).
 #include <catch2/catch.hpp>
 
@@ -106,12 +107,11 @@ TEST_CASE("statement parameters: the order of first use is told, and one out of 
 
 TEST_CASE("statement parameters: the runner's statements, as sent, number theirs in order of use") {
   using namespace prescient::db::runner_sql;
-  for (const std::string* statement : {&kClaimDue, &kClaimDueFair, &kClaimDueGroups, &kSettle, &kLease,
-                                       &kLockLiveLeases, &kReleaseLeases, &kAdmit, &kNextWaiting, &kNextOverdueSlot,
-                                       &kShiftSlot}) {
-    INFO(*statement);
-    CHECK(in_order_of_use(*statement));
-    CHECK_FALSE(first_uses(*statement).empty());
+  for (const auto* statement : {&kClaimDue, &kClaimDueFair, &kClaimDueGroups, &kSettle, &kLease, &kLockLiveLeases,
+                                &kReleaseLeases, &kAdmit, &kNextWaiting, &kNextOverdueSlot, &kShiftSlot}) {
+    INFO(statement->sql());
+    CHECK(in_order_of_use(statement->sql()));
+    CHECK_FALSE(first_uses(statement->sql()).empty());
   }
 }
 

@@ -1,5 +1,6 @@
-// The runner's store on PostgreSQL: binds the statements of db/runner_statements.hpp (claiming due checks,
-// settling them, the slow path's leases, what the sweep asks) and reads their answers. The hot ones
+// The runner's store on PostgreSQL: runs the statements of db/runner_statements.hpp (claiming due checks,
+// settling them, the slow path's leases, what the sweep asks) with their values, set by name, and reads
+// their answers. The hot ones
 // (claim, settle) are prepared once per session.
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
@@ -45,11 +46,6 @@ RunnerStore::Claimed checks_from(const pq::Result& rows) {
   return out;
 }
 
-pq::Param names_array(const std::vector<std::string>& names) {
-  const std::vector<std::optional<std::string>> values(names.begin(), names.end());
-  return pq::text_array(values);
-}
-
 const char* kind_name(Settlement::Kind kind) {
   switch (kind) {
     case Settlement::Kind::reschedule: return "reschedule";
@@ -90,15 +86,23 @@ void PgRunnerStore::rollback() noexcept { transaction_.reset(); }
 
 RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit,
                                               const Exclusions& excluded) {
-  return checks_from(prepared_->exec(native_connection(db_), "cannot claim due checks", kClaimDue,
-                                     {pq::micros(slot), pq::micros(std::max(slot, until)), pq::micros(now),
-                                      names_array(excluded.jobs), pq::integer_array(excluded.ids), std::to_string(limit)},
-                                     pq::Format::binary));
+  return checks_from(pq::exec(*prepared_, native_connection(db_), "cannot claim due checks", kClaimDue,
+                              ClaimDue{.slot = slot,
+                                       .until = std::max(slot, until),
+                                       .claimable = {.now = now, .excluded_jobs = excluded.jobs, .excluded_ids = excluded.ids},
+                                       .limit = limit},
+                              pq::Format::binary));
 }
 
 std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {
-  const pq::Result plan = pq::exec(native_connection(db_), "cannot explain the claim", "EXPLAIN " + kClaimDue,
-                                   {pq::micros(slot), pq::micros(slot), pq::micros(now), "{}", "{}", "1000"});
+  const std::vector<std::string> no_jobs;
+  const std::vector<std::int64_t> no_ids;
+  const ClaimDue claim{.slot = slot,
+                       .until = slot,
+                       .claimable = {.now = now, .excluded_jobs = no_jobs, .excluded_ids = no_ids},
+                       .limit = 1000};
+  const pq::Result plan = pq::exec(native_connection(db_), "cannot explain the claim", "EXPLAIN " + kClaimDue.sql(),
+                                   pq::bound(kClaimDue, claim));
   std::string text;
   for (int r = 0; r < plan.rows(); ++r) text += plan.text(r, 0) + "\n";
   return text;
@@ -107,17 +111,23 @@ std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {
 RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
                                                    const FlowLimit& fair) {
   return checks_from(pq::exec(native_connection(db_), "cannot claim due checks in fair shares", kClaimDueFair,
-                              {flow_payload_field(fair).value(), pq::micros(slot), std::to_string(limit),
-                               nlohmann::json(fair.weights).dump(), pq::micros(now), names_array(excluded.jobs),
-                               pq::integer_array(excluded.ids)},
+                              ClaimDueFair{.field = flow_payload_field(fair).value(),
+                                           .slot = slot,
+                                           .limit = limit,
+                                           .weights = nlohmann::json(fair.weights).dump(),
+                                           .claimable = {.now = now,
+                                                         .excluded_jobs = excluded.jobs,
+                                                         .excluded_ids = excluded.ids}},
                               pq::Format::binary));
 }
 
 RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) {
-  return checks_from(prepared_->exec(native_connection(db_), "cannot claim due groups", kClaimDueGroups,
-                                     {pq::micros(slot), names_array(excluded.groups), std::to_string(max_groups),
-                                      names_array(excluded.jobs)},
-                                     pq::Format::binary));
+  return checks_from(pq::exec(*prepared_, native_connection(db_), "cannot claim due groups", kClaimDueGroups,
+                              ClaimDueGroups{.slot = slot,
+                                             .excluded_groups = excluded.groups,
+                                             .max_groups = max_groups,
+                                             .excluded_jobs = excluded.jobs},
+                              pq::Format::binary));
 }
 
 RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
@@ -150,14 +160,25 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
       event_payloads.emplace_back(e.payload);
     }
   }
-  const pq::Result settled = prepared_->exec(
-      native_connection(db_), "cannot settle checks", kSettle,
-      {pq::integer_array(ids), pq::text_array(kinds), pq::text_array(outcomes), pq::integer_array(next_us),
-       pq::integer_array(counts), pq::integer_array(attempts), pq::text_array(errors),
-       pq::optional_integer_array(run_micros), pq::text_array(payloads),
-       lease_token ? std::optional(std::to_string(*lease_token)) : std::nullopt, pq::micros(now), runner_id,
-       pq::text_array(event_ids), pq::text_array(event_types), pq::text_array(event_sources),
-       pq::integer_array(event_times), pq::text_array(event_payloads), pq::integer_array(event_checks)});
+  const pq::Result settled = pq::exec(*prepared_, native_connection(db_), "cannot settle checks", kSettle,
+                                      Settle{.ids = ids,
+                                             .kinds = kinds,
+                                             .outcomes = outcomes,
+                                             .next_us = next_us,
+                                             .check_counts = counts,
+                                             .attempts = attempts,
+                                             .last_errors = errors,
+                                             .run_micros = run_micros,
+                                             .payload_updates = payloads,
+                                             .lease_token = lease_token,
+                                             .now = now,
+                                             .runner_id = runner_id,
+                                             .event_ids = event_ids,
+                                             .event_types = event_types,
+                                             .event_sources = event_sources,
+                                             .event_times = event_times,
+                                             .event_payloads = event_payloads,
+                                             .event_checks = event_checks});
   return {.checks = settled.integer(0, 0), .events = settled.integer(0, 1)};
 }
 
@@ -198,17 +219,15 @@ void PgRunnerStore::release_savepoint(const std::string& name) {
 }
 
 std::int64_t PgRunnerStore::lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) {
-  const pq::Result token = pq::exec(
-      native_connection(db_), "cannot lease checks", kLease,
-      {runner_id, pq::micros(until), pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end()))});
+  const pq::Result token = pq::exec(native_connection(db_), "cannot lease checks", kLease,
+                                    Lease{.runner_id = runner_id, .until = until, .ids = ids});
   return token.integer(0, 0);
 }
 
 std::vector<std::int64_t> PgRunnerStore::lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                                   TimePoint now) {
-  const pq::Result rows = pq::exec(
-      native_connection(db_), "cannot check leases", kLockLiveLeases,
-      {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token), pq::micros(now)});
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot check leases", kLockLiveLeases,
+                                   LockLiveLeases{.ids = ids, .token = token, .now = now});
   std::vector<std::int64_t> live;
   for (int r = 0; r < rows.rows(); ++r) live.push_back(rows.integer(r, 0));
   return live;
@@ -216,8 +235,7 @@ std::vector<std::int64_t> PgRunnerStore::lock_live_leases(std::span<const std::i
 
 void PgRunnerStore::release(std::span<const std::int64_t> ids, std::int64_t token) {
   if (ids.empty()) return;
-  pq::exec(native_connection(db_), "cannot release leases", kReleaseLeases,
-           {pq::integer_array(std::vector<std::int64_t>(ids.begin(), ids.end())), std::to_string(token)});
+  pq::exec(native_connection(db_), "cannot release leases", kReleaseLeases, ReleaseLeases{.ids = ids, .token = token});
 }
 
 std::vector<FlowLimit> PgRunnerStore::flow_limits() { return db::read_flow_limits(native_connection(db_)); }
@@ -231,11 +249,15 @@ std::vector<RunnerStore::Admission> PgRunnerStore::admit(std::span<const FlowPai
     limits.emplace_back(p.limit);
     keys.emplace_back(p.key);
   }
-  const pq::Result rows = pq::exec(
-      native_connection(db_), "cannot admit checks under their flow limits", kAdmit,
-      {pq::integer_array(ids), pq::text_array(limits), pq::text_array(keys), pq::micros(now),
-       std::to_string(pace.count()), std::to_string(wait.count()), std::to_string(places),
-       std::to_string(kReservationGrace.count())});
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot admit checks under their flow limits", kAdmit,
+                                   Admit{.check_ids = ids,
+                                         .limits = limits,
+                                         .keys = keys,
+                                         .now = now,
+                                         .pace = pace,
+                                         .longest_wait = wait,
+                                         .places = places,
+                                         .grace = kReservationGrace});
   std::vector<Admission> out(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     out[r] = {.id = rows.integer(r, 0), .start = rows.optional_time(r, 1), .deferred_by = rows.optional_text(r, 2),
@@ -248,21 +270,21 @@ std::optional<TimePoint> PgRunnerStore::next_waiting(TimePoint slot, TimePoint s
                                                      const Exclusions& excluded) {
   const pq::Result row = pq::exec(
       native_connection(db_), "cannot look for deferred checks", kNextWaiting,
-      {pq::micros(slot), pq::micros(slot_end), pq::micros(now), names_array(excluded.jobs),
-       pq::integer_array(excluded.ids)});
+      NextWaiting{.slot = slot,
+                  .next_slot = slot_end,
+                  .claimable = {.now = now, .excluded_jobs = excluded.jobs, .excluded_ids = excluded.ids}});
   return row.optional_time(0, 0);
 }
 
 std::optional<TimePoint> PgRunnerStore::next_overdue_slot(TimePoint from, TimePoint until) {
   const pq::Result row = pq::exec(native_connection(db_), "cannot look for overdue checks", kNextOverdueSlot,
-                                  {pq::micros(from), pq::micros(until)});
+                                  NextOverdueSlot{.from = from, .until = until});
   return row.optional_time(0, 0);
 }
 
 std::int64_t PgRunnerStore::shift_slot(TimePoint slot, TimePoint to, int limit) {
-  const pq::Result row = pq::exec(
-      native_connection(db_), "cannot shift overdue checks", kShiftSlot,
-      {pq::micros(to), pq::micros(slot), std::to_string(limit)});
+  const pq::Result row = pq::exec(native_connection(db_), "cannot shift overdue checks", kShiftSlot,
+                                  ShiftSlot{.to = to, .slot = slot, .limit = limit});
   return row.integer(0, 0);
 }
 

@@ -124,6 +124,10 @@ Param text_array(std::span<const std::optional<std::string>> values) {
   return binary_array(values, kText, [](const std::optional<std::string>& v) { return v; });
 }
 
+Param text_array(std::span<const std::string> values) {
+  return binary_array(values, kText, [](const std::string& v) { return std::optional(v); });
+}
+
 Param time_array(std::span<const TimePoint> values) {
   return binary_array(values, kTimestamptz,
                       [](TimePoint t) { return std::optional(int8_bytes(to_unix_micros(t) - kPostgresEpochMicros)); });

@@ -59,6 +59,7 @@ inline std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)
 Param integer_array(std::span<const std::int64_t> values);
 Param optional_integer_array(std::span<const std::optional<std::int64_t>> values);
 Param text_array(std::span<const std::optional<std::string>> values);
+Param text_array(std::span<const std::string> values);
 Param time_array(std::span<const TimePoint> values);
 
 // The format the server sends result columns in. Binary spares both sides the conversion of numbers

@@ -1,13 +1,20 @@
 #pragma once
-// Internal: every statement the runner's store runs (db/pg_runner_store.cpp binds them), each named once
-// and written as it is sent. Parameters are numbered in the order a reader meets them, and listed above
-// each statement. Time always comes in as a parameter (microseconds since the epoch); no statement asks
-// the server for now().
+// Internal: every statement the runner's store runs (db/pg_runner_store.cpp runs them), each named once
+// and written as it is sent but for its parameters, which the text names (:now) and a struct of values
+// beside it sets by name (db/named_statement.hpp): a statement and its values cannot disagree on the
+// order, and the unit tests bind every struct, so one that misses a name fails them. Time always comes in
+// as a parameter (microseconds since the epoch); no statement asks the server for now().
 #include <spdlog/fmt/fmt.h>
 
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "db/check_columns.hpp"
+#include "db/named_statement.hpp"
+#include "db/pq.hpp"
 
 namespace prescient::db::runner_sql {
 
@@ -17,101 +24,134 @@ inline const std::string kClaimColumns = check_column_list(true) + ", next_check
 inline constexpr int kDueColumn = kCheckColumnCount;
 
 // Which rows of a slot a claim may take, and those the drain waits for: ungrouped, not under a live
-// lease, not of an excluded class or id, not paused. Its three parameters are numbered from `first` on:
-//   $first  now (µs)   $first+1  the excluded classes   $first+2  the excluded ids
-inline std::string claimable(int first) {
-  return fmt::format(R"sql(group_key IS NULL
-   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us(${}))
-   AND job <> ALL (${}::text[]) AND id <> ALL (${}::bigint[])
-   AND job NOT IN (SELECT job FROM prescient.paused_job))sql",
-                     first, first + 1, first + 2);
-}
+// lease, not of an excluded class or id, not paused.
+inline constexpr std::string_view kClaimable = R"sql(group_key IS NULL
+   AND (claimed_until IS NULL OR claimed_until <= prescient.at_us(:now))
+   AND job <> ALL (:excluded_jobs::text[]) AND id <> ALL (:excluded_ids::bigint[])
+   AND job NOT IN (SELECT job FROM prescient.paused_job))sql";
 
-// The slot's own checks and those flow control deferred to a time within it.
-//   $1 the slot's boundary   $2 the slot's last microsecond, or earlier   $3-$5 claimable   $6 how many
-inline const std::string kClaimDue = fmt::format(R"sql(
+// The values of kClaimable.
+struct Claimable {
+  TimePoint now;
+  const std::vector<std::string>& excluded_jobs;
+  const std::vector<std::int64_t>& excluded_ids;
+  void bind(pq::Binding& b) const {
+    b.set("now", pq::micros(now)).set("excluded_jobs", pq::text_array(excluded_jobs));
+    b.set("excluded_ids", pq::integer_array(excluded_ids));
+  }
+};
+
+// The slot's own checks and those flow control deferred to a time within it: from the slot's boundary to
+// its last microsecond, or earlier.
+inline const pq::NamedStatement kClaimDue(fmt::format(R"sql(
 SELECT {columns}
   FROM prescient.future_job
- WHERE next_check_at BETWEEN prescient.at_us($1) AND prescient.at_us($2)
+ WHERE next_check_at BETWEEN prescient.at_us(:slot) AND prescient.at_us(:until)
    AND {claimable}
- LIMIT $6
+ LIMIT :limit
    FOR UPDATE SKIP LOCKED)sql",
-                                                 fmt::arg("columns", kClaimColumns), fmt::arg("claimable", claimable(3)));
+                                                      fmt::arg("columns", kClaimColumns),
+                                                      fmt::arg("claimable", kClaimable)));
+struct ClaimDue {
+  TimePoint slot, until;
+  Claimable claimable;
+  int limit;
+  void bind(pq::Binding& b) const {
+    b.set("slot", pq::micros(slot)).set("until", pq::micros(until)).set("limit", std::to_string(limit));
+    claimable.bind(b);
+  }
+};
 
 // Fair share: the field's values at the slot, stepped through one index probe each (the index
 // sync_fair_share_indexes makes: next_check_at, the value, id), then each value's first checks, as many
 // as its weight's share of the limit. Run unnamed, so the plan sees the field's name and uses that index.
-//   $1 the payload field   $2 the slot   $3 how many   $4 the weights ({"value": weight}, 1 if absent)
-//   $5-$7 claimable
-inline const std::string kClaimDueFair = fmt::format(R"sql(
+// The weights are a JSON object {"value": weight}, 1 for a value it does not name.
+inline const pq::NamedStatement kClaimDueFair(fmt::format(R"sql(
 WITH RECURSIVE v AS (
-  (SELECT coalesce(payload ->> $1, '') AS value, 1 AS n
+  (SELECT coalesce(payload ->> :field, '') AS value, 1 AS n
      FROM prescient.future_job
-    WHERE next_check_at = prescient.at_us($2) AND group_key IS NULL
+    WHERE next_check_at = prescient.at_us(:slot) AND group_key IS NULL
     ORDER BY 1 LIMIT 1)
   UNION ALL
-  SELECT (SELECT coalesce(f.payload ->> $1, '')
+  SELECT (SELECT coalesce(f.payload ->> :field, '')
             FROM prescient.future_job f
-           WHERE f.next_check_at = prescient.at_us($2) AND f.group_key IS NULL
-             AND coalesce(f.payload ->> $1, '') > v.value
+           WHERE f.next_check_at = prescient.at_us(:slot) AND f.group_key IS NULL
+             AND coalesce(f.payload ->> :field, '') > v.value
            ORDER BY 1 LIMIT 1),
          v.n + 1
-    FROM v WHERE v.value IS NOT NULL AND v.n < $3),
+    FROM v WHERE v.value IS NOT NULL AND v.n < :limit),
 vals AS (
-  SELECT value, coalesce(($4::jsonb ->> value)::bigint, 1) AS weight FROM v WHERE value IS NOT NULL)
+  SELECT value, coalesce((:weights::jsonb ->> value)::bigint, 1) AS weight FROM v WHERE value IS NOT NULL)
 SELECT c.*
   FROM vals, LATERAL (
     SELECT {columns}
       FROM prescient.future_job
-     WHERE next_check_at = prescient.at_us($2) AND coalesce(payload ->> $1, '') = vals.value
+     WHERE next_check_at = prescient.at_us(:slot) AND coalesce(payload ->> :field, '') = vals.value
        AND {claimable}
      ORDER BY id
-     LIMIT greatest(1, $3 * vals.weight / (SELECT sum(weight) FROM vals))
+     LIMIT greatest(1, :limit * vals.weight / (SELECT sum(weight) FROM vals))
        FOR UPDATE SKIP LOCKED) c
- LIMIT $3)sql",
-                                                     fmt::arg("columns", kClaimColumns),
-                                                     fmt::arg("claimable", claimable(5)));
+ LIMIT :limit)sql",
+                                                          fmt::arg("columns", kClaimColumns),
+                                                          fmt::arg("claimable", kClaimable)));
+struct ClaimDueFair {
+  std::string field;
+  TimePoint slot;
+  int limit;
+  std::string weights;
+  Claimable claimable;
+  void bind(pq::Binding& b) const {
+    b.set("field", field).set("slot", pq::micros(slot)).set("limit", std::to_string(limit)).set("weights", weights);
+    claimable.bind(b);
+  }
+};
 
 // Whole groups at the slot, each under a transaction's advisory lock, so one runner takes a group at a
 // time. The lock is tried on distinct groups only (a volatile qual is not pushed below DISTINCT).
-//   $1 the slot   $2 the excluded groups   $3 how many groups   $4 the excluded classes
-inline const std::string kClaimDueGroups = fmt::format(R"sql(
+inline const pq::NamedStatement kClaimDueGroups(fmt::format(R"sql(
 WITH mine AS (
   SELECT g.group_key
     FROM (SELECT DISTINCT group_key
             FROM prescient.future_job
-           WHERE next_check_at = prescient.at_us($1) AND group_key IS NOT NULL
-             AND group_key <> ALL ($2::text[])) g
+           WHERE next_check_at = prescient.at_us(:slot) AND group_key IS NOT NULL
+             AND group_key <> ALL (:excluded_groups::text[])) g
    WHERE pg_try_advisory_xact_lock(hashtextextended('prescient.group:' || g.group_key, 0))
-   LIMIT $3)
+   LIMIT :max_groups)
 SELECT {columns}
   FROM prescient.future_job f
- WHERE f.next_check_at = prescient.at_us($1) AND f.group_key IN (SELECT group_key FROM mine)
-   AND f.job <> ALL ($4::text[]) AND f.job NOT IN (SELECT job FROM prescient.paused_job)
+ WHERE f.next_check_at = prescient.at_us(:slot) AND f.group_key IN (SELECT group_key FROM mine)
+   AND f.job <> ALL (:excluded_jobs::text[]) AND f.job NOT IN (SELECT job FROM prescient.paused_job)
  ORDER BY f.group_key, f.id
    FOR UPDATE OF f)sql",
-                                                       fmt::arg("columns", kClaimColumns));
+                                                            fmt::arg("columns", kClaimColumns)));
+struct ClaimDueGroups {
+  TimePoint slot;
+  const std::vector<std::string>& excluded_groups;
+  int max_groups;
+  const std::vector<std::string>& excluded_jobs;
+  void bind(pq::Binding& b) const {
+    b.set("slot", pq::micros(slot)).set("excluded_groups", pq::text_array(excluded_groups));
+    b.set("max_groups", std::to_string(max_groups)).set("excluded_jobs", pq::text_array(excluded_jobs));
+  }
+};
 
 // Settles a batch in one statement: finished checks move to the history, the others take their next
 // time, and their events go to the outbox (once: a repeated id is ignored), each announced by NOTIFY.
 // Answers how many checks it settled and how many events were new.
-//   $1-$9   one element per check: id, kind (finish | reschedule | retry), outcome, next time (µs),
-//           check_count, attempts, last_error, run_micros, payload update (a JSON object to merge, or null)
-//   $10     the lease token (null on the fast path, where the claim's row locks are the lease)
-//   $11     now (µs)   $12 the runner's id
-//   $13-$18 one element per event: id, type, source, occurred_at (µs), payload, the check it belongs to
-inline const std::string kSettle = R"sql(
+inline const pq::NamedStatement kSettle(R"sql(
 WITH s AS (
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
-                       $7::text[], $8::bigint[], $9::text[])
+  SELECT * FROM unnest(:ids::bigint[], :kinds::text[], :outcomes::text[], :next_us::bigint[],
+                       :check_counts::bigint[], :attempts::bigint[], :last_errors::text[], :run_micros::bigint[],
+                       :payload_updates::text[])
     AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros, payload)),
 -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
 -- branches gated on the token alone, so the fast path does not join the table at all.
 mine AS (
-  SELECT s.* FROM s WHERE $10::bigint IS NULL
+  SELECT s.* FROM s WHERE :lease_token::bigint IS NULL
   UNION ALL
   SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id
-   WHERE $10::bigint IS NOT NULL AND f.claim_token = $10 AND f.claimed_until > prescient.at_us($11)),
+   WHERE :lease_token::bigint IS NOT NULL AND f.claim_token = :lease_token
+     AND f.claimed_until > prescient.at_us(:now)),
 fin AS (
   DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'
   RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,
@@ -123,7 +163,7 @@ hist AS (
   SELECT id, job, entity_name, entity_key, job_key, group_key,
          CASE WHEN s_payload IS NULL THEN payload ELSE payload || s_payload::jsonb END,
          first_check_at, next_check_at,
-         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us($11), $12, s_outcome, s_run
+         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us(:now), :runner_id, s_outcome, s_run
     FROM fin),
 upd AS (
   UPDATE prescient.future_job f
@@ -134,76 +174,157 @@ upd AS (
   RETURNING f.id),
 ev AS (
   INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
-  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us($11), e.payload::jsonb
-    FROM unnest($13::text[], $14::text[], $15::text[], $16::bigint[], $17::text[], $18::bigint[])
+  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us(:now), e.payload::jsonb
+    FROM unnest(:event_ids::text[], :event_types::text[], :event_sources::text[], :event_times::bigint[],
+                :event_payloads::text[], :event_checks::bigint[])
       AS e(id, type, source, occurred_us, payload, check_id)
    WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
   ON CONFLICT (id) DO NOTHING RETURNING id)
 SELECT (SELECT count(*) FROM fin) + (SELECT count(*) FROM upd),
        (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev)
-)sql";
+)sql");
+// One element per check in the first nine (the same length), one per event in the last six.
+struct Settle {
+  const std::vector<std::int64_t>& ids;
+  const std::vector<std::optional<std::string>>& kinds;     // finish | reschedule | retry
+  const std::vector<std::optional<std::string>>& outcomes;  // a finished check's; null otherwise
+  const std::vector<std::int64_t>& next_us;                 // a pending check's next time (µs)
+  const std::vector<std::int64_t>& check_counts;
+  const std::vector<std::int64_t>& attempts;
+  const std::vector<std::optional<std::string>>& last_errors;
+  const std::vector<std::optional<std::int64_t>>& run_micros;
+  const std::vector<std::optional<std::string>>& payload_updates;  // a JSON object to merge, or null
+  std::optional<std::int64_t> lease_token;  // none on the fast path, where the claim's row locks are the lease
+  TimePoint now;
+  const std::string& runner_id;
+  const std::vector<std::optional<std::string>>& event_ids;
+  const std::vector<std::optional<std::string>>& event_types;
+  const std::vector<std::optional<std::string>>& event_sources;
+  const std::vector<std::int64_t>& event_times;  // occurred_at (µs)
+  const std::vector<std::optional<std::string>>& event_payloads;
+  const std::vector<std::int64_t>& event_checks;  // the check each event belongs to
+  void bind(pq::Binding& b) const {
+    b.set("ids", pq::integer_array(ids)).set("kinds", pq::text_array(kinds)).set("outcomes", pq::text_array(outcomes));
+    b.set("next_us", pq::integer_array(next_us)).set("check_counts", pq::integer_array(check_counts));
+    b.set("attempts", pq::integer_array(attempts)).set("last_errors", pq::text_array(last_errors));
+    b.set("run_micros", pq::optional_integer_array(run_micros)).set("payload_updates", pq::text_array(payload_updates));
+    b.set("lease_token", lease_token ? pq::Param(std::to_string(*lease_token)) : pq::Param(std::nullopt));
+    b.set("now", pq::micros(now)).set("runner_id", runner_id);
+    b.set("event_ids", pq::text_array(event_ids)).set("event_types", pq::text_array(event_types));
+    b.set("event_sources", pq::text_array(event_sources)).set("event_times", pq::integer_array(event_times));
+    b.set("event_payloads", pq::text_array(event_payloads)).set("event_checks", pq::integer_array(event_checks));
+  }
+};
 
 // The slow path's lease: one random token for the whole batch. Answers the token and how many rows took it.
-//   $1 the runner's id   $2 until when (µs)   $3 the checks' ids
-inline const std::string kLease = R"sql(
+inline const pq::NamedStatement kLease(R"sql(
 WITH t AS (SELECT (random() * 9007199254740991)::bigint AS token),
 leased AS (
   UPDATE prescient.future_job
-     SET claimed_by = $1, claimed_until = prescient.at_us($2), claim_token = (SELECT token FROM t)
-   WHERE id = ANY ($3::bigint[])
+     SET claimed_by = :runner_id, claimed_until = prescient.at_us(:until), claim_token = (SELECT token FROM t)
+   WHERE id = ANY (:ids::bigint[])
   RETURNING 1)
-SELECT token, (SELECT count(*) FROM leased) FROM t)sql";
+SELECT token, (SELECT count(*) FROM leased) FROM t)sql");
+struct Lease {
+  const std::string& runner_id;
+  TimePoint until;
+  std::span<const std::int64_t> ids;
+  void bind(pq::Binding& b) const {
+    b.set("runner_id", runner_id).set("until", pq::micros(until)).set("ids", pq::integer_array(ids));
+  }
+};
 
 // Locks the checks whose lease is still this token's and still live; answers their ids.
-//   $1 the checks' ids   $2 the token   $3 now (µs)
-inline const std::string kLockLiveLeases = R"sql(
+inline const pq::NamedStatement kLockLiveLeases(R"sql(
 SELECT id
   FROM prescient.future_job
- WHERE id = ANY ($1::bigint[]) AND claim_token = $2 AND claimed_until > prescient.at_us($3)
-   FOR UPDATE)sql";
+ WHERE id = ANY (:ids::bigint[]) AND claim_token = :token AND claimed_until > prescient.at_us(:now)
+   FOR UPDATE)sql");
+struct LockLiveLeases {
+  std::span<const std::int64_t> ids;
+  std::int64_t token;
+  TimePoint now;
+  void bind(pq::Binding& b) const {
+    b.set("ids", pq::integer_array(ids)).set("token", std::to_string(token)).set("now", pq::micros(now));
+  }
+};
 
 // Gives the checks back, if the lease is still this token's.
-//   $1 the checks' ids   $2 the token
-inline const std::string kReleaseLeases = R"sql(
+inline const pq::NamedStatement kReleaseLeases(R"sql(
 UPDATE prescient.future_job
    SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
- WHERE id = ANY ($1::bigint[]) AND claim_token = $2)sql";
+ WHERE id = ANY (:ids::bigint[]) AND claim_token = :token)sql");
+struct ReleaseLeases {
+  std::span<const std::int64_t> ids;
+  std::int64_t token;
+  void bind(pq::Binding& b) const { b.set("ids", pq::integer_array(ids)).set("token", std::to_string(token)); }
+};
 
-// Flow control's admission of a batch (sql/functions: flow_admit).
-//   $1-$3 one element per check and limit: the check's id, the limit's name, its key
-//   $4 now (µs)   $5 the pace (µs)   $6 the longest wait (µs)   $7 how many places   $8 a reservation's grace (µs)
-inline const std::string kAdmit = R"sql(
+// Flow control's admission of a batch (sql/functions: flow_admit), one element per check and limit in
+// the first three.
+inline const pq::NamedStatement kAdmit(R"sql(
 SELECT check_id, start_us, deferred_by, until_us
-  FROM prescient.flow_admit($1, $2, $3, $4, $5, $6, $7, $8))sql";
+  FROM prescient.flow_admit(:check_ids, :limits, :keys, :now, :pace_us, :longest_wait_us, :places, :grace_us))sql");
+struct Admit {
+  const std::vector<std::int64_t>& check_ids;
+  const std::vector<std::optional<std::string>>& limits;  // the limits' names
+  const std::vector<std::optional<std::string>>& keys;    // each check's key under its limit
+  TimePoint now;
+  Micros pace, longest_wait;
+  int places;
+  Micros grace;  // a reservation's
+  void bind(pq::Binding& b) const {
+    b.set("check_ids", pq::integer_array(check_ids)).set("limits", pq::text_array(limits));
+    b.set("keys", pq::text_array(keys)).set("now", pq::micros(now)).set("pace_us", std::to_string(pace.count()));
+    b.set("longest_wait_us", std::to_string(longest_wait.count())).set("places", std::to_string(places));
+    b.set("grace_us", std::to_string(grace.count()));
+  }
+};
 
 // The earliest claimable check deferred to a time within the slot, after its boundary.
-//   $1 the slot's boundary   $2 the next slot's boundary   $3-$5 claimable
-inline const std::string kNextWaiting = fmt::format(R"sql(
+inline const pq::NamedStatement kNextWaiting(fmt::format(R"sql(
 SELECT prescient.us(min(next_check_at))
   FROM prescient.future_job
- WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)
+ WHERE next_check_at >= prescient.at_us(:slot) AND next_check_at < prescient.at_us(:next_slot)
    AND {claimable})sql",
-                                                    fmt::arg("claimable", claimable(3)));
+                                                         fmt::arg("claimable", kClaimable)));
+struct NextWaiting {
+  TimePoint slot, next_slot;
+  Claimable claimable;
+  void bind(pq::Binding& b) const {
+    b.set("slot", pq::micros(slot)).set("next_slot", pq::micros(next_slot));
+    claimable.bind(b);
+  }
+};
 
 // The sweep: the earliest slot with an unpaused check due in [from, until).
-//   $1 from (µs)   $2 until (µs)
-inline const std::string kNextOverdueSlot = R"sql(
+inline const pq::NamedStatement kNextOverdueSlot(R"sql(
 SELECT prescient.us(min(next_check_at))
   FROM prescient.future_job
- WHERE next_check_at >= prescient.at_us($1) AND next_check_at < prescient.at_us($2)
-   AND job NOT IN (SELECT job FROM prescient.paused_job))sql";
+ WHERE next_check_at >= prescient.at_us(:from) AND next_check_at < prescient.at_us(:until)
+   AND job NOT IN (SELECT job FROM prescient.paused_job))sql");
+struct NextOverdueSlot {
+  TimePoint from, until;
+  void bind(pq::Binding& b) const { b.set("from", pq::micros(from)).set("until", pq::micros(until)); }
+};
 
 // The sweep in shift mode: moves up to a limit of a slot's checks to another time; answers how many.
-//   $1 the time they move to (µs)   $2 the slot (µs)   $3 how many
-inline const std::string kShiftSlot = R"sql(
+inline const pq::NamedStatement kShiftSlot(R"sql(
 WITH moved AS (
   UPDATE prescient.future_job
-     SET next_check_at = prescient.at_us($1)
+     SET next_check_at = prescient.at_us(:to)
    WHERE id IN (SELECT id FROM prescient.future_job
-                 WHERE next_check_at = prescient.at_us($2)
-                 LIMIT $3
+                 WHERE next_check_at = prescient.at_us(:slot)
+                 LIMIT :limit
                    FOR UPDATE SKIP LOCKED)
   RETURNING 1)
-SELECT count(*) FROM moved)sql";
+SELECT count(*) FROM moved)sql");
+struct ShiftSlot {
+  TimePoint to, slot;
+  int limit;
+  void bind(pq::Binding& b) const {
+    b.set("to", pq::micros(to)).set("slot", pq::micros(slot)).set("limit", std::to_string(limit));
+  }
+};
 
 }  // namespace prescient::db::runner_sql

@@ -11,6 +11,7 @@
 #include "http.hpp"
 #include "login_role.hpp"
 #include "process.hpp"
+#include "prescient/time_text.hpp"
 #include "test_database.hpp"
 
 using namespace prescient::testing;
@@ -264,8 +265,11 @@ TEST_CASE("the CLI runs as the least-privilege logins: a client schedules and li
   const ProcessResult listed = run_prescient({"list", "--db", client_url, "--json"});
   INFO(listed.err);
   CHECK(listed.exit_code == 0);
-  CHECK(json::parse(listed.out).size() == 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the check's slot is past
+  REQUIRE(json::parse(listed.out).size() == 1);
+  // Until the check's slot is past (a sweep leaves the current slot to run-slot): the slot after it began.
+  const auto slot = prescient::parse_time(json::parse(listed.out)[0]["next_check_at"].get<std::string>());
+  std::this_thread::sleep_until(std::chrono::system_clock::time_point(slot + std::chrono::seconds(1)) +
+                                std::chrono::milliseconds(50));
   const ProcessResult swept = run_prescient({"sweep", "--db", runner_url, "--json"});
   INFO(swept.err);
   CHECK(swept.exit_code == 0);

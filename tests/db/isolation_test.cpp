@@ -22,6 +22,7 @@
 #include "prescient/time_text.hpp"
 #include "run_log.hpp"
 #include "test_database.hpp"
+#include "wait.hpp"
 
 using namespace prescient;
 using namespace prescient::jobs;
@@ -30,6 +31,7 @@ using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
+using prescient::testing::wait_until;
 
 namespace {
 
@@ -269,7 +271,10 @@ TEST_CASE("a batch holds its rows no longer than its deadline: a blocked cancel 
   f.clock.set(parse_time("2026-11-21T10:05:00Z"));
   auto runner = f.runner({.batch_deadline = 1000ms});
   std::thread fire([&] { runner.run_slot(parse_time("2026-11-21T10:05:00Z")); });
-  std::this_thread::sleep_for(300ms);  // the batch is claimed and its first job runs
+  wait_until("the batch's first job to run", 30s, [&] {
+    const std::lock_guard lock(f.runs.mutex);
+    return !f.runs.runs.empty();
+  });
   // The last check is locked by the claim; the application cancels it.
   auto app = connect_to(f.url);
   const auto start = std::chrono::steady_clock::now();

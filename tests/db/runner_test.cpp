@@ -27,6 +27,7 @@
 #include "process.hpp"
 #include "run_log.hpp"
 #include "test_database.hpp"
+#include "wait.hpp"
 
 using namespace prescient;
 using namespace prescient::jobs;
@@ -38,6 +39,7 @@ using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 using prescient::testing::start_prescient;
 using prescient::testing::wait_for;
+using prescient::testing::wait_until;
 
 namespace {
 
@@ -259,7 +261,10 @@ TEST_CASE("two concurrent retries of one failed check: one revives it, the other
       second_error = std::current_exception();
     }
   });
-  std::this_thread::sleep_for(300ms);  // the second waits on the first's uncommitted row
+  wait_until("the second to wait on the first's uncommitted row", 30s, [&] {
+    return count_of(*f.db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                           " AND wait_event_type = 'Lock'") > 0;
+  });
   *first << "COMMIT";
   second.join();
   REQUIRE(second_error);
@@ -458,7 +463,8 @@ TEST_CASE("a runner killed mid-slot loses nothing; a consumer following events g
   const pid_t follower = start_prescient({"events", "--follow", "--json", "--db", url}, followed);
   const pid_t runner = start_prescient({"run-slot", "--slot", slot_text, "--db", url, "--workers", "1", "--batch", "50",
                                         "--plugins", PRESCIENT_TEST_PLUGINS});
-  std::this_thread::sleep_for(1s);
+  wait_until("the runner to settle its first batch", 30s,
+             [&] { return count_of(*db, "SELECT count(*) FROM prescient.job_history") > 0; });
   REQUIRE(::kill(runner, SIGKILL) == 0);
   REQUIRE(wait_for(runner) == 128 + SIGKILL);
   const long long settled_before = count_of(*db, "SELECT count(*) FROM prescient.job_history");

@@ -14,6 +14,7 @@
 #include "prescient/clock.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
+#include "wait.hpp"
 
 namespace prescient::testing {
 
@@ -41,19 +42,18 @@ void create_ledger(soci::session& db) {
 }
 
 void wait_until_all_settled(soci::session& db, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (count_of(db, "SELECT count(*) FROM prescient.future_job") > 0) {
-    REQUIRE(std::chrono::steady_clock::now() < deadline);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  wait_until("every check to settle", limit,
+             [&] { return count_of(db, "SELECT count(*) FROM prescient.future_job") == 0; }, 200ms);
+}
+
+void wait_until_some_settled(soci::session& db, std::chrono::seconds limit) {
+  wait_until("a first check to settle", limit,
+             [&] { return count_of(db, "SELECT count(*) FROM prescient.job_history") > 0; });
 }
 
 void wait_until_runners_seen(soci::session& db, int count, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (count_of(db, "SELECT count(*) FROM prescient.runner_seen") < count) {
-    REQUIRE(std::chrono::steady_clock::now() < deadline);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  wait_until(std::to_string(count) + " runners to be seen", limit,
+             [&] { return count_of(db, "SELECT count(*) FROM prescient.runner_seen") >= count; }, 200ms);
 }
 
 // `checks` ledger checks spread over `slots` slots two seconds apart, the first about three seconds ahead.

@@ -26,6 +26,8 @@ void create_ledger(soci::session& db);
 
 // Fails the test unless every pending check is settled within `limit`.
 void wait_until_all_settled(soci::session& db, std::chrono::seconds limit);
+// Until a first check is in the history: the daemons are under way, in their first slot.
+void wait_until_some_settled(soci::session& db, std::chrono::seconds limit);
 
 // Fails the test unless `count` runners have each completed a slot (prescient.runner_seen) within `limit`:
 // the daemons are up and firing, so a slot planned from now on is not run late by their start-up.

@@ -29,6 +29,7 @@
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
+#include "wait.hpp"
 
 using namespace prescient;
 using namespace prescient::jobs;
@@ -61,7 +62,7 @@ TEST_CASE("SIGKILLed runners, again and again: every check settled once, none lo
   std::mt19937 random(std::random_device{}());
   {
     Daemons daemons(url, 3);
-    std::this_thread::sleep_for(3s);  // the first slot
+    wait_until_some_settled(*db, 30s);  // the first slot
     const auto window = std::chrono::steady_clock::now() + std::chrono::seconds(2 * slots);
     while (static_cast<int>(killed.size()) < kills && std::chrono::steady_clock::now() < window) {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(150, 900)(random)));
@@ -88,7 +89,7 @@ TEST_CASE("server-side session kills mid-claim and mid-settle: daemons carry on,
   std::set<int> hit;
   {
     Daemons daemons(url, 2);
-    std::this_thread::sleep_for(3s);
+    wait_until_some_settled(*db, 30s);  // the first slot
     for (int round = 0; round < 6; ++round) {
       std::this_thread::sleep_for(std::chrono::milliseconds(350 + 250 * round));
       // Every session of this database but ours: claims, settlements, the jobs' own sessions.
@@ -211,9 +212,9 @@ TEST_CASE("PostgreSQL restarted under running daemons: they back off, reconnect 
   std::set<int> hit;
   {
     Daemons daemons(url, 2);
-    std::this_thread::sleep_for(5s);  // into the second slot
-    shell(pg + " restart 2>/dev/null");
-    std::this_thread::sleep_for(1s);
+    db = connect_to(url);
+    wait_until_some_settled(*db, 30s);  // under way
+    shell(pg + " restart 2>/dev/null");  // waits until the server takes connections again
     db = connect_to(url);
     wait_until_all_settled(*db, 120s);
     CHECK(daemons.all_running());  // the daemons did not exit for a lost server

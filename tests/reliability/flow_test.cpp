@@ -171,7 +171,7 @@ TEST_CASE("flow: a limit set or removed while daemons run takes effect within a 
   auto db = connect_to(url);
   create_ledger(*db);
   Daemons daemons(url, 2);
-  std::this_thread::sleep_for(1500ms);  // running, with no limit
+  wait_until_runners_seen(*db, 2, 30s);  // running, with no limit
   set_limit(url, {"slow", "--key", "payload.tenant", "--rate", "20/s"});
   schedule_herd(*db, 60, "limited", seconds_ahead(2));
   wait_until_all_settled(*db, 30s);

@@ -23,6 +23,7 @@
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
+#include "wait.hpp"
 
 using namespace prescient;
 using namespace prescient::testing;
@@ -177,7 +178,8 @@ TEST_CASE("behind PgBouncer in transaction mode, prepared statements forced on: 
   const pid_t daemon = start_prescient({"daemon", "--db", pooled, "--workers", "4", "--batch", "5",
                                         "--prepared-statements", "on"},
                                        "/dev/null", log.string());
-  std::this_thread::sleep_for(6s);
+  wait_until("the daemon to say what to do", 30s,
+             [&] { return read_file(log).find("--prepared-statements off") != std::string::npos; }, 100ms);
   ::kill(daemon, SIGTERM);
   wait_for(daemon);
   const std::string said = read_file(log);
@@ -253,7 +255,7 @@ TEST_CASE("failover under 3 daemons on a multi-host URL: every check settled onc
   std::chrono::milliseconds resumed_after{0};
   {
     Daemons daemons(both, 3, {"--batch-deadline", "1s"});
-    std::this_thread::sleep_for(5s);  // into the second slot
+    wait_until_some_settled(*connect_to(primary.url()), 30s);  // under way
     primary.crash();
     standby.promote();
     const auto promoted = std::chrono::steady_clock::now();

@@ -2137,12 +2137,11 @@ BEGIN
 END $$;
 
 --
--- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[], jsonb[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_add_items(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[], jsonb[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_first_check_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[], p_jitter_seconds bigint[] DEFAULT NULL::bigint[], p_options jsonb[] DEFAULT NULL::jsonb[]) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
+CREATE FUNCTION prescient.cron_add_items(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[], p_numbered boolean) RETURNS integer
+    LANGUAGE plpgsql
     SET jit TO 'off'
     AS $$
 DECLARE
@@ -2170,8 +2169,8 @@ BEGIN
   END IF;
 
   SELECT * INTO STRICT v_settings FROM prescient.settings;
-  -- One statement: judge the items, and insert the rows and their checks only when nothing was wrong
-  -- (two inserts from the same items, no join between them). Each payload is parsed once. No ON CONFLICT:
+  -- One statement: judge the items (cron_array_problems), and insert the rows and their checks only when
+  -- nothing was wrong (two inserts from the same items, no join between them). No ON CONFLICT:
   -- an id in use, or given twice, fails the insert of the definitions, and only then is the culprit
   -- looked for; the check's key is free when the id is (a schedule's check goes with its row).
   BEGIN
@@ -2187,21 +2186,12 @@ BEGIN
                                 p_now, v_settings.slot_seconds) AS slot
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
                                         p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i),
-    -- The spec and the zone once per distinct value (the zone's test, time_zone_known, is PL/pgSQL).
-    -- OFFSET 0 keeps the planner from pushing the tests below the grouping, to every item.
-    problems AS (
-      SELECT i.n, 0 AS rank,
-             coalesce(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds),
-                      prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds,
-                                                    v_settings.max_horizon_seconds)) AS problem
-        FROM items i
-      UNION ALL
-      SELECT g.n, 1, prescient.cron_spec_problem(g.spec)
-        FROM (SELECT min(i.n) AS n, i.spec FROM items i GROUP BY i.spec OFFSET 0) g
-      UNION ALL
-      SELECT g.n, 2, coalesce(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone))
-        FROM (SELECT min(i.n) AS n, i.time_zone FROM items i GROUP BY i.time_zone OFFSET 0) g),
-    bad AS (SELECT p.n, p.problem FROM problems p WHERE p.problem IS NOT NULL ORDER BY p.n, p.rank LIMIT 1),
+    bad AS (
+      SELECT p.n, p.problem
+        FROM prescient.cron_array_problems(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                           p_deadline_seconds, p_window_seconds, p_jitter_seconds, p_options, p_now,
+                                           v_settings.max_horizon_seconds) p
+       ORDER BY p.n LIMIT 1),
     added AS (
       INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
                                            anchor_at, created_at, updated_at, created_by, window_seconds,
@@ -2223,18 +2213,18 @@ BEGIN
                 FROM items i) i
        WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n
       RETURNING 1)
-    SELECT CASE WHEN bad.n IS NOT NULL THEN format('item %s: %s', bad.n, bad.problem) END,
+    SELECT CASE WHEN bad.n IS NOT NULL THEN prescient.cron_item_message(p_numbered, bad.n, bad.problem) END,
            (SELECT count(*) FROM armed)
       INTO v_problem, v_added
       FROM (SELECT) AS one LEFT JOIN bad ON true;
   EXCEPTION WHEN unique_violation THEN
     -- One subtransaction per call, whatever its size. Which id: given twice, or in use.
-    SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
+    SELECT prescient.cron_item_message(p_numbered, max(i.n), format('id: %L is given twice', i.id)) INTO v_problem
       FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
                                       p_first_check_at, p_window_seconds, p_jitter_seconds) i
      GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
     IF v_problem IS NULL THEN
-      SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
+      SELECT prescient.cron_item_message(p_numbered, i.n, prescient.cron_taken_problem(i.id)) INTO v_problem
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
                                         p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i
         JOIN prescient.cron_schedule s ON s.id = i.id
@@ -2249,7 +2239,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   IF p_options IS NOT NULL THEN
-    PERFORM prescient.cron_apply_options(p_id, p_options, p_now);
+    PERFORM prescient.cron_apply_options(p_id, p_options);
   END IF;
   RETURN v_added;
 END $$;
@@ -2261,7 +2251,16 @@ END $$;
 CREATE FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text DEFAULT 'UTC'::text, p_job text DEFAULT 'emit'::text, p_payload jsonb DEFAULT '{}'::jsonb, p_catch_up text DEFAULT 'one'::text, p_deadline_seconds bigint DEFAULT NULL::bigint, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint DEFAULT NULL::bigint, p_jitter_seconds bigint DEFAULT NULL::bigint, p_options jsonb DEFAULT NULL::jsonb) RETURNS integer
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds], CASE WHEN (p_options IS NOT NULL) THEN ARRAY[p_options] ELSE NULL::jsonb[] END);
+    RETURN prescient.cron_add_items(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job], ARRAY[(p_payload)::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL::timestamp with time zone[], p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds], CASE WHEN (p_options IS NOT NULL) THEN ARRAY[p_options] ELSE NULL::jsonb[] END, false);
+
+--
+-- Name: cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[], jsonb[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_first_check_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[], p_jitter_seconds bigint[] DEFAULT NULL::bigint[], p_options jsonb[] DEFAULT NULL::jsonb[]) RETURNS integer
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    RETURN prescient.cron_add_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds, p_first_check_at, p_by, p_now, p_window_seconds, p_jitter_seconds, p_options, true);
 
 --
 -- Name: cron_add_many(jsonb, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2306,34 +2305,20 @@ BEGIN
 END $$;
 
 --
--- Name: cron_apply_options(text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: cron_apply_options(text[], jsonb[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.cron_apply_options(p_id text[], p_options jsonb[], p_now timestamp with time zone) RETURNS void
+CREATE FUNCTION prescient.cron_apply_options(p_id text[], p_options jsonb[]) RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
   v_item record;
   v_schedule prescient.cron_schedule;
-  v_problem text;
 BEGIN
-  FOR v_item IN SELECT u.id, u.options, u.n FROM unnest(p_id, p_options) WITH ORDINALITY AS u(id, options, n)
-                 WHERE u.options IS NOT NULL ORDER BY u.n LOOP
-    v_problem := CASE
-      WHEN jsonb_typeof(v_item.options) <> 'object' THEN 'options: must be a JSON object'
-      ELSE coalesce((SELECT format('%s: not an option (use %s)', k, array_to_string(prescient.cron_option_keys(), ', '))
-                       FROM jsonb_object_keys(v_item.options) k
-                      WHERE k <> ALL (prescient.cron_option_keys()) ORDER BY k LIMIT 1),
-                    prescient.cron_fields_problem(v_item.options))
-    END;
-    IF v_problem IS NULL THEN
-      SELECT * INTO STRICT v_schedule FROM prescient.cron_schedule WHERE id = v_item.id;
-      v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
-      v_problem := prescient.cron_policy_problem(v_schedule, true, p_now);
-    END IF;
-    IF v_problem IS NOT NULL THEN
-      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('item %s: %s', v_item.n, v_problem);
-    END IF;
+  FOR v_item IN SELECT u.id, u.options FROM unnest(p_id, p_options) AS u(id, options)
+                 WHERE u.options IS NOT NULL LOOP
+    SELECT * INTO STRICT v_schedule FROM prescient.cron_schedule WHERE id = v_item.id;
+    v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
            max_runs = v_schedule.max_runs
@@ -2377,6 +2362,139 @@ CREATE FUNCTION prescient.cron_array_items(p_id text[], p_spec text[], p_time_zo
      u.window_seconds,
      u.jitter_seconds
     FROM UNNEST(cron_array_items.p_id, cron_array_items.p_spec, cron_array_items.p_time_zone, cron_array_items.p_job, cron_array_items.p_payload, cron_array_items.p_catch_up, cron_array_items.p_deadline_seconds, cron_array_items.p_first_check_at, cron_array_items.p_window_seconds, cron_array_items.p_jitter_seconds) WITH ORDINALITY u(id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at, window_seconds, jitter_seconds, n);
+END;
+
+--
+-- Name: cron_item_problem(text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_item_problem(p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
+
+--
+-- Name: cron_options_problem(text, jsonb, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_options_problem(p_job text, p_options jsonb, p_now timestamp with time zone) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_problem text;
+BEGIN
+  IF p_options IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF jsonb_typeof(p_options) <> 'object' THEN
+    RETURN 'options: must be a JSON object';
+  END IF;
+  v_problem := coalesce((SELECT format('%s: not an option (use %s)', k, array_to_string(prescient.cron_option_keys(), ', '))
+                           FROM jsonb_object_keys(p_options) k
+                          WHERE k <> ALL (prescient.cron_option_keys()) ORDER BY k LIMIT 1),
+                        prescient.cron_fields_problem(p_options));
+  IF v_problem IS NOT NULL THEN
+    RETURN v_problem;
+  END IF;
+  v_schedule.job := p_job;
+  v_schedule.overlap := 'allow';
+  RETURN prescient.cron_policy_problem(prescient.cron_with_options(v_schedule, p_options), true, p_now);
+END $$;
+
+--
+-- Name: cron_spec_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_spec, ''::text) = ''::text) THEN 'spec: the cron spec is empty'::text WHEN (octet_length(p_spec) > 1024) THEN format('spec: %s bytes long (at most 1024)'::text, octet_length(p_spec)) WHEN (p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'::text) THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, @every DURATION, @at TIME)'::text, p_spec) ELSE NULL::text END;
+
+--
+-- Name: cron_spread_problem(bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_seconds bigint, p_max_horizon_seconds bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_window_seconds < 1) THEN format('window_seconds: %s is not a window (at least 1)'::text, p_window_seconds) WHEN (p_window_seconds > p_max_horizon_seconds) THEN format('window_seconds: %s is over the horizon (%s)'::text, p_window_seconds, p_max_horizon_seconds) WHEN (p_jitter_seconds < 1) THEN format('jitter_seconds: %s is not a jitter (at least 1)'::text, p_jitter_seconds) WHEN (p_jitter_seconds > p_max_horizon_seconds) THEN format('jitter_seconds: %s is over the horizon (%s)'::text, p_jitter_seconds, p_max_horizon_seconds) WHEN ((p_window_seconds IS NOT NULL) AND (p_jitter_seconds IS NOT NULL)) THEN 'jitter_seconds: a schedule has a window or a jitter, not both'::text ELSE NULL::text END;
+
+--
+-- Name: cron_zone_name_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (COALESCE(p_time_zone, ''::text) = ''::text) THEN 'time_zone: empty'::text WHEN ((octet_length(p_time_zone) > 1024) OR (p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'::text)) THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)'::text, "left"(p_time_zone, 64)) ELSE NULL::text END;
+
+--
+-- Name: time_zone_known(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.time_zone_known(p_zone text) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+  PERFORM now() AT TIME ZONE p_zone;
+  RETURN true;
+EXCEPTION WHEN invalid_parameter_value THEN
+  RETURN false;
+END $$;
+
+--
+-- Name: time_zone_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.time_zone_problem(p_zone text) RETURNS text
+    LANGUAGE sql STABLE
+    RETURN CASE WHEN (NOT prescient.time_zone_known(p_zone)) THEN format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)'::text, p_zone) ELSE NULL::text END;
+
+--
+-- Name: cron_array_problems(text[], text[], text[], text[], text[], text[], bigint[], bigint[], bigint[], jsonb[], timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_array_problems(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[], p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS TABLE(n bigint, problem text)
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
+ WITH items AS MATERIALIZED (
+          SELECT i.n,
+             i.id,
+             COALESCE(i.spec, ''::text) AS spec,
+             i.time_zone,
+             i.job,
+             i.catch_up,
+             i.deadline_seconds,
+             i.window_seconds,
+             i.jitter_seconds,
+                 CASE
+                     WHEN ("left"(ltrim(i.payload), 1) = '{'::text) THEN (i.payload)::jsonb
+                     ELSE NULL::jsonb
+                 END AS payload,
+             o.options
+            FROM (prescient.cron_array_items(cron_array_problems.p_id, cron_array_problems.p_spec, cron_array_problems.p_time_zone, cron_array_problems.p_job, cron_array_problems.p_payload, cron_array_problems.p_catch_up, cron_array_problems.p_deadline_seconds, NULL::timestamp with time zone[], cron_array_problems.p_window_seconds, cron_array_problems.p_jitter_seconds) i(n, id, spec, time_zone, job, payload, catch_up, deadline_seconds, first_check_at, window_seconds, jitter_seconds)
+              LEFT JOIN unnest(cron_array_problems.p_options) WITH ORDINALITY o(options, n) ON ((o.n = i.n)))
+         ), specs AS MATERIALIZED (
+          SELECT g.spec,
+             prescient.cron_spec_problem(g.spec) AS problem
+            FROM ( SELECT DISTINCT i.spec
+                    FROM items i) g
+         ), zones AS MATERIALIZED (
+          SELECT g.time_zone,
+             COALESCE(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone)) AS problem
+            FROM ( SELECT DISTINCT i.time_zone
+                    FROM items i) g
+         )
+  SELECT j.n,
+     j.problem
+    FROM ( SELECT i.n,
+             COALESCE(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds), prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, cron_array_problems.p_max_horizon_seconds), s.problem, z.problem,
+                 CASE
+                     WHEN (i.options IS NOT NULL) THEN prescient.cron_options_problem(i.job, i.options, cron_array_problems.p_now)
+                     ELSE NULL::text
+                 END) AS problem
+            FROM ((items i
+              JOIN specs s ON ((s.spec = i.spec)))
+              JOIN zones z ON ((z.time_zone = i.time_zone)))) j
+   WHERE (j.problem IS NOT NULL)
+   ORDER BY j.n;
 END;
 
 --
@@ -2480,30 +2598,6 @@ CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_u
     RETURN (prescient.cron_check_payload_of((s).id, (s).version, (s).spec, (s).time_zone, (s).job, (s).payload, (s).catch_up, (s).deadline_seconds, prescient.us((s).anchor_at), p_last_us, p_from_us, (s).window_seconds, (s).jitter_seconds) || prescient.cron_policy_payload(s));
 
 --
--- Name: cron_item_problem(text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.cron_item_problem(p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
-
---
--- Name: cron_spec_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_spec, ''::text) = ''::text) THEN 'spec: the cron spec is empty'::text WHEN (octet_length(p_spec) > 1024) THEN format('spec: %s bytes long (at most 1024)'::text, octet_length(p_spec)) WHEN (p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'::text) THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, @every DURATION, @at TIME)'::text, p_spec) ELSE NULL::text END;
-
---
--- Name: cron_zone_name_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_time_zone, ''::text) = ''::text) THEN 'time_zone: empty'::text WHEN ((octet_length(p_time_zone) > 1024) OR (p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'::text)) THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)'::text, "left"(p_time_zone, 64)) ELSE NULL::text END;
-
---
 -- Name: cron_definition_problem(text, text, text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2540,6 +2634,14 @@ CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS 
 CREATE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (SELECT format('%s: %s'::text, f.key, f.problem) AS format FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem FROM jsonb_each(cron_fields_problem.p_fields) k(key, value)) f WHERE (f.problem IS NOT NULL) ORDER BY f.key LIMIT 1);
+
+--
+-- Name: cron_item_message(boolean, bigint, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_item_message(p_numbered boolean, p_n bigint, p_problem text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN p_numbered THEN format('item %s: %s'::text, p_n, p_problem) ELSE p_problem END;
 
 --
 -- Name: cron_locked(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2660,6 +2762,32 @@ CREATE FUNCTION prescient.cron_policy_problem(s prescient.cron_schedule, p_end_s
     RETURN CASE WHEN (((s).overlap <> 'allow'::text) AND ((s).job = 'emit'::text)) THEN format('overlap: %s is for schedules of a job class; emit publishes events, which do not overlap'::text, (s).overlap) WHEN ((s).end_at <= (s).start_at) THEN format('end_at: %s is not after start_at %s'::text, prescient.iso((s).end_at), prescient.iso((s).start_at)) WHEN (p_end_set AND ((s).end_at <= p_now)) THEN format('end_at: %s is not after now (%s)'::text, prescient.iso((s).end_at), prescient.iso(p_now)) ELSE NULL::text END;
 
 --
+-- Name: cron_taken_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_taken_problem(p_id text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN format('id: schedule %L exists already (update it instead)'::text, p_id);
+
+--
+-- Name: cron_problems(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone, bigint[], bigint[], jsonb[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_problems(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[], p_jitter_seconds bigint[] DEFAULT NULL::bigint[], p_options jsonb[] DEFAULT NULL::jsonb[]) RETURNS TABLE(n integer, problem text)
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
+ SELECT (u.n)::integer AS n,
+     COALESCE(j.problem, prescient.cron_taken_problem(u.id)) AS "coalesce"
+    FROM (unnest(cron_problems.p_id) WITH ORDINALITY u(id, n)
+      LEFT JOIN prescient.cron_array_problems(cron_problems.p_id, cron_problems.p_spec, cron_problems.p_time_zone, cron_problems.p_job, cron_problems.p_payload, cron_problems.p_catch_up, cron_problems.p_deadline_seconds, cron_problems.p_window_seconds, cron_problems.p_jitter_seconds, cron_problems.p_options, cron_problems.p_now, ( SELECT s.max_horizon_seconds
+            FROM prescient.settings s)) j(n, problem) ON ((j.n = u.n)))
+   WHERE ((j.problem IS NOT NULL) OR (EXISTS ( SELECT
+            FROM prescient.cron_schedule c
+           WHERE (c.id = u.id))))
+   ORDER BY u.n;
+END;
+
+--
 -- Name: cron_remove(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2696,14 +2824,6 @@ BEGIN
   PERFORM prescient.cron_arm(v_schedule, p_now, prescient.us(v_schedule.last_occurrence_at), NULL, p_now);
   RETURN true;
 END $$;
-
---
--- Name: cron_spread_problem(bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_seconds bigint, p_max_horizon_seconds bigint) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_window_seconds < 1) THEN format('window_seconds: %s is not a window (at least 1)'::text, p_window_seconds) WHEN (p_window_seconds > p_max_horizon_seconds) THEN format('window_seconds: %s is over the horizon (%s)'::text, p_window_seconds, p_max_horizon_seconds) WHEN (p_jitter_seconds < 1) THEN format('jitter_seconds: %s is not a jitter (at least 1)'::text, p_jitter_seconds) WHEN (p_jitter_seconds > p_max_horizon_seconds) THEN format('jitter_seconds: %s is over the horizon (%s)'::text, p_jitter_seconds, p_max_horizon_seconds) WHEN ((p_window_seconds IS NOT NULL) AND (p_jitter_seconds IS NOT NULL)) THEN 'jitter_seconds: a schedule has a window or a jitter, not both'::text ELSE NULL::text END;
 
 --
 -- Name: cron_update(text, jsonb, integer, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3799,28 +3919,6 @@ BEGIN
 END $$;
 
 --
--- Name: time_zone_known(text); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.time_zone_known(p_zone text) RETURNS boolean
-    LANGUAGE plpgsql STABLE
-    AS $$
-BEGIN
-  PERFORM now() AT TIME ZONE p_zone;
-  RETURN true;
-EXCEPTION WHEN invalid_parameter_value THEN
-  RETURN false;
-END $$;
-
---
--- Name: time_zone_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.time_zone_problem(p_zone text) RETURNS text
-    LANGUAGE sql STABLE
-    RETURN CASE WHEN (NOT prescient.time_zone_known(p_zone)) THEN format('time_zone: unknown time zone %L (use an IANA name such as UTC or Europe/Berlin)'::text, p_zone) ELSE NULL::text END;
-
---
 -- Name: weights_problem(jsonb, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3844,12 +3942,10 @@ GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p
 GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone) TO prescient_runner;
 
 --
--- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION cron_add_items(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[], p_numbered boolean); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.cron_add_items(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[], p_numbered boolean) FROM PUBLIC;
 
 --
 -- Name: FUNCTION cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb); Type: ACL; Schema: prescient; Owner: -
@@ -3858,6 +3954,14 @@ GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_ti
 REVOKE ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_add(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_by text, p_now timestamp with time zone, p_window_seconds bigint, p_jitter_seconds bigint, p_options jsonb) TO prescient_runner;
+
+--
+-- Name: FUNCTION cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.cron_add_arrays(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[]) TO prescient_runner;
 
 --
 -- Name: FUNCTION cron_add_many(p_items jsonb, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

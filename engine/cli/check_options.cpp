@@ -63,6 +63,10 @@ std::optional<std::chrono::seconds> optional_duration_flag(const Invocation& in,
   return in.has(name) ? std::optional(in.parsed(name, parse_duration)) : std::nullopt;
 }
 
+std::optional<std::chrono::seconds> ruled_duration_flag(const Invocation& in, const char* name) {
+  return in.has(name) ? std::optional(in.parsed(name, parse_signed_duration)) : std::nullopt;
+}
+
 void add_plugins_option(po::options_description& desc) {
   desc.add_options()("plugins", po::value<std::string>()->value_name("DIR"),
                      "load job classes from the *.so files in DIR (default: $PRESCIENT_PLUGIN_PATH)");
@@ -136,7 +140,7 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 std::string or_dash(const std::optional<std::string>& value) { return value ? *value : "-"; }
 
-nlohmann::json payload_of(const Invocation& in, bool any_json) {
+nlohmann::json payload_of(const Invocation& in) {
   const std::string text = in.get<std::string>("payload");
   nlohmann::json payload;
   try {
@@ -144,7 +148,6 @@ nlohmann::json payload_of(const Invocation& in, bool any_json) {
   } catch (const nlohmann::json::parse_error& e) {
     in.refuse("payload", "invalid --payload '" + text + "': not JSON (" + e.what() + ")");
   }
-  if (!any_json && !payload.is_object()) in.refuse("payload", "invalid --payload '" + text + "': it must be a JSON object");
   return payload;
 }
 

@@ -36,6 +36,10 @@ TimeChoice time_choice_of(const Invocation& in, bool required);
 std::optional<std::string> optional_flag(const Invocation& in, const char* name);
 std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name);
 std::optional<std::chrono::seconds> optional_duration_flag(const Invocation& in, const char* name);
+// A duration read with a sign ("-5m"), whose rule is SQL's (a negative window is refused by the function that
+// holds the rule, in the words every other door gets), not the flag parser's: a window, a jitter, a
+// deadline, a debounce's ceiling, a dedupe window.
+std::optional<std::chrono::seconds> ruled_duration_flag(const Invocation& in, const char* name);
 
 // --plugins DIR: job classes from the shared libraries in DIR (default: PRESCIENT_PLUGIN_PATH).
 void add_plugins_option(po::options_description& desc);
@@ -68,8 +72,8 @@ void print_json_array(const std::vector<T>& items) {
   print_json_array(items, [](const T& item) { return to_json(item); });
 }
 
-// --payload JSON: parsed, and refused unless a JSON object, or with any_json, whatever JSON it is (for a
-// command whose function in SQL judges it, in the words every door gets: schedule).
-nlohmann::json payload_of(const Invocation& in, bool any_json = false);
+// --payload JSON: parsed, whatever JSON it is. That it must be an object is the rule of the SQL function the
+// command calls (schedule, cron), which refuses it in the words every door gets.
+nlohmann::json payload_of(const Invocation& in);
 
 }  // namespace prescient::cli

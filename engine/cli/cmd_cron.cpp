@@ -79,9 +79,9 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
     else if (field == "time_zone") d.time_zone = string_field(value, field);
     else if (field == "job") d.job = string_field(value, field);
     else if (field == "catch_up") d.catch_up = string_field(value, field);
-    else if (field == "deadline") d.deadline = parse_duration(string_field(value, field));
-    else if (field == "window") d.window = parse_duration(string_field(value, field));
-    else if (field == "jitter") d.jitter = parse_duration(string_field(value, field));
+    else if (field == "deadline") d.deadline = parse_signed_duration(string_field(value, field));
+    else if (field == "window") d.window = parse_signed_duration(string_field(value, field));
+    else if (field == "jitter") d.jitter = parse_signed_duration(string_field(value, field));
     else if (field == "overlap") d.overlap = string_field(value, field);
     else if (field == "start_at") d.start_at = parse_time(string_field(value, field));
     else if (field == "end_at") d.end_at = parse_time(string_field(value, field));
@@ -89,10 +89,8 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
       if (!value.is_number_integer()) throw InvalidInput("field 'max_runs' must be a whole number");
       d.max_runs = value.get<int>();
     }
-    else if (field == "payload") {
-      if (!value.is_object()) throw InvalidInput("field 'payload' must be a JSON object");
-      d.payload = value;
-    } else {
+    else if (field == "payload") d.payload = value;  // an object or not: SQL's rule
+    else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter, overlap,"
                          " start_at, end_at, max_runs)");
@@ -103,22 +101,41 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
   return d;
 }
 
+struct FileLine {
+  int line_number;
+  ScheduleDefinition definition;
+};
+
 int add_file(const Invocation& in, Schedules& schedules, soci::session& db) {
   const std::string path = in.get<std::string>("file");
+  std::vector<FileLine> parsed;
+  std::vector<LineProblem> refused;
+  const JsonLinesRead read = read_json_lines(
+      path, [&](int line_number, const nlohmann::json& object) { parsed.push_back({line_number, definition_from_line(object)}); },
+      &refused);
+  // The rules are the database's (prescient.cron_problems): asked once per statement's worth of lines, so each
+  // bad line is named by its number in the words every other door gets.
+  const auto problems =
+      judge_lines(parsed, &FileLine::definition, kFileStatementSize,
+                  [&](std::span<const ScheduleDefinition> part) { return schedules.problems_with(part); });
   std::vector<ScheduleDefinition> good;
   std::vector<int> good_lines;
   std::map<std::string, int> id_lines;
-  const JsonLinesRead read = read_json_lines(path, [&](int line_number, const nlohmann::json& object) {
-    ScheduleDefinition d = definition_from_line(object);
-    if (const auto problem = schedules.problem_with(d)) throw InvalidInput(*problem);
-    if (const auto seen = id_lines.find(d.id); seen != id_lines.end()) {
-      throw InvalidInput("schedule id '" + d.id + "' is already on line " + std::to_string(seen->second));
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    FileLine& line = parsed[i];
+    const std::string& id = line.definition.id;
+    if (const auto& problem = problems[i]) {
+      refused.push_back({line.line_number, *problem});
+    } else if (const auto seen = id_lines.find(id); seen != id_lines.end()) {
+      refused.push_back({line.line_number, "schedule id '" + id + "' is already on line " + std::to_string(seen->second)});
+    } else {
+      id_lines[id] = line.line_number;
+      good.push_back(std::move(line.definition));
+      good_lines.push_back(line.line_number);
     }
-    id_lines[d.id] = line_number;
-    good.push_back(std::move(d));
-    good_lines.push_back(line_number);
-  });
-  const int invalid = read.invalid, line_number = read.lines;
+  }
+  const int invalid = static_cast<int>(refused.size()), line_number = read.lines;
+  report_line_problems(std::move(refused));
   if (invalid > 0 && !in.has("skip-invalid")) {
     throw InvalidInput(std::to_string(invalid) + " invalid line(s) in " + path +
                        ": nothing was added (--skip-invalid adds the valid lines)");
@@ -129,7 +146,7 @@ int add_file(const Invocation& in, Schedules& schedules, soci::session& db) {
     try {
       schedules.add_many(std::span(good).subspan(start, count));
     } catch (const InvalidInput& e) {
-      // "item K: ..." from the database (an id in use) names the line instead.
+      // What changed since the lines were judged (an id taken meanwhile): "item K: ..." names the line instead.
       std::string message = e.what();
       if (std::size_t k = 0; std::sscanf(message.c_str(), "item %zu:", &k) == 1 && k >= 1 && k <= count) {
         message = "line " + std::to_string(good_lines[start + k - 1]) + message.substr(message.find(':'));
@@ -167,20 +184,14 @@ struct CronFlags {
 CronFlags checked_flags(const std::string& action, const Invocation& in) {
   if ((action == "add" || action == "update") && in.has("spec")) in.parsed("spec", CronSpec::parse);
   if (in.has("time-zone")) in.parsed("time-zone", [](const std::string& name) { return &find_time_zone(name); });
+  // What the flags say is read here; whether it is allowed is SQL's rule (cron_add_arrays, cron_update).
   CronFlags flags{.payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt,
-                  .deadline = optional_duration_flag(in, "deadline"),
-                  .window = optional_duration_flag(in, "window"),
-                  .jitter = optional_duration_flag(in, "jitter"),
+                  .deadline = ruled_duration_flag(in, "deadline"),
+                  .window = ruled_duration_flag(in, "window"),
+                  .jitter = ruled_duration_flag(in, "jitter"),
                   .start_at = optional_time_flag(in, "start-at"),
                   .end_at = optional_time_flag(in, "end-at"),
                   .max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt};
-  if (flags.max_runs && *flags.max_runs < 1) {
-    in.refuse("max-runs", "invalid --max-runs " + std::to_string(*flags.max_runs) + ": a schedule runs at least once");
-  }
-  if (in.has("overlap") && !is_overlap_policy(in.get<std::string>("overlap"))) {
-    in.refuse("overlap", "invalid --overlap '" + in.get<std::string>("overlap") +
-                             "': use allow, skip, buffer_one or cancel_previous");
-  }
   if (action == "backfill") {
     flags.backfill_from = optional_time_flag(in, "from");
     flags.backfill_to = optional_time_flag(in, "to");

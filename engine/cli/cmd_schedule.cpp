@@ -52,12 +52,6 @@ std::vector<Outcome> dedupe_outcomes_flag(const Invocation& in) {
   return outcomes;
 }
 
-// A window, a debounce's ceiling, a dedupe window: read with a sign, whose rule is SQL's (a negative window
-// is refused by prescient.window_problem, in the words every other door gets), not the flag parser's.
-std::optional<std::chrono::seconds> ruled_duration_flag(const Invocation& in, const char* name) {
-  return in.has(name) ? std::optional(in.parsed(name, parse_signed_duration)) : std::nullopt;
-}
-
 ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
@@ -72,7 +66,7 @@ ScheduleRequest request_from_flags(const Invocation& in) {
                           .in = when.in,
                           .by = optional_flag(in, "by"),
                           .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
-  if (in.has("payload")) request.payload = payload_of(in, true);  // an object or not: SQL's rule
+  if (in.has("payload")) request.payload = payload_of(in);  // an object or not: SQL's rule
   request.window = ruled_duration_flag(in, "window");
   request.max_wait = ruled_duration_flag(in, "max-wait");
   request.dedupe_for = ruled_duration_flag(in, "dedupe-for");
@@ -132,25 +126,20 @@ int schedule_file(const Invocation& in) {
       &refused);
   // The rules are the database's (prescient.schedule_problems): asked once per statement's worth of lines, so
   // each bad line is named by its number in the words every other door gets.
+  const auto problems = judge_lines(parsed, &BulkLine::request, kBulkStatementSize,
+                                    [&](std::span<const ScheduleRequest> part) { return client.problems_with(part); });
   std::vector<BulkLine> good;
   std::map<std::string, int> key_lines;
-  for (std::size_t start = 0; start < parsed.size(); start += kBulkStatementSize) {
-    const std::size_t count = std::min(kBulkStatementSize, parsed.size() - start);
-    std::vector<ScheduleRequest> part;
-    part.reserve(count);
-    for (std::size_t i = start; i < start + count; ++i) part.push_back(parsed[i].request);
-    const auto problems = client.problems_with(part);
-    for (std::size_t i = start; i < start + count; ++i) {
-      BulkLine& line = parsed[i];
-      if (const auto& problem = problems[i - start]) {
-        refused.push_back({line.line_number, *problem});
-      } else if (line.request.job_key && key_lines.contains(*line.request.job_key)) {
-        refused.push_back({line.line_number, "job key '" + *line.request.job_key + "' is already on line " +
-                                                 std::to_string(key_lines[*line.request.job_key])});
-      } else {
-        if (line.request.job_key) key_lines[*line.request.job_key] = line.line_number;
-        good.push_back(std::move(line));
-      }
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    BulkLine& line = parsed[i];
+    if (const auto& problem = problems[i]) {
+      refused.push_back({line.line_number, *problem});
+    } else if (line.request.job_key && key_lines.contains(*line.request.job_key)) {
+      refused.push_back({line.line_number, "job key '" + *line.request.job_key + "' is already on line " +
+                                               std::to_string(key_lines[*line.request.job_key])});
+    } else {
+      if (line.request.job_key) key_lines[*line.request.job_key] = line.line_number;
+      good.push_back(std::move(line));
     }
   }
   const int invalid = static_cast<int>(refused.size()), line_number = read.lines;

@@ -3,7 +3,10 @@
 // skipped, every bad line named on standard error.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,24 @@ void report_line_problems(std::vector<LineProblem> problems);
 JsonLinesRead read_json_lines(const std::string& path,
                               const std::function<void(int line_number, const nlohmann::json& object)>& each,
                               std::vector<LineProblem>* collected = nullptr);
+
+// What `judge` finds wrong with the item of each line (`lines[i].*item`), asked `batch` lines at a time (a
+// statement's worth: one round trip each): judge takes a span of items and returns a problem or nullopt
+// for each. The rules are the database's; this only groups the lines for it.
+template <class Line, class Item, class Judge>
+std::vector<std::optional<std::string>> judge_lines(const std::vector<Line>& lines, Item Line::*item, std::size_t batch,
+                                                    Judge judge) {
+  std::vector<std::optional<std::string>> problems;
+  problems.reserve(lines.size());
+  for (std::size_t start = 0; start < lines.size(); start += batch) {
+    const std::size_t count = std::min(batch, lines.size() - start);
+    std::vector<Item> part;
+    part.reserve(count);
+    for (std::size_t i = start; i < start + count; ++i) part.push_back(lines[i].*item);
+    for (auto& problem : judge(std::span<const Item>(part))) problems.push_back(std::move(problem));
+  }
+  return problems;
+}
 
 // The value of a line's field that must be a string; InvalidInput naming the field otherwise.
 std::string string_field(const nlohmann::json& value, const std::string& field);

@@ -218,34 +218,47 @@ BEGIN
   RETURN s;
 END $$;
 
--- Sets the options of schedules just added (cron_add_arrays' p_options: item i's are p_options[i], a JSON
--- object of overlap, start_at, end_at and max_runs, or NULL for none) and rewrites their checks' payloads
--- to carry them. The first bad item raises PR400 naming its position (from 1) and the field. A loop:
--- schedules with options are the few.
-CREATE OR REPLACE FUNCTION prescient.cron_apply_options(p_id text[], p_options jsonb[], p_now timestamptz)
+-- What is wrong with the options of a schedule being added (cron_add_arrays' p_options[i]: a JSON object of
+-- overlap, start_at, end_at and max_runs, or NULL for none), as 'field: why', or NULL: each field by
+-- cron_field_problem, then the policy and bounds as a whole by cron_policy_problem, for a schedule of job
+-- p_job added at p_now (an end_at is being set).
+CREATE OR REPLACE FUNCTION prescient.cron_options_problem(p_job text, p_options jsonb, p_now timestamptz)
+  RETURNS text LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_problem text;
+BEGIN
+  IF p_options IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF jsonb_typeof(p_options) <> 'object' THEN
+    RETURN 'options: must be a JSON object';
+  END IF;
+  v_problem := coalesce((SELECT format('%s: not an option (use %s)', k, array_to_string(prescient.cron_option_keys(), ', '))
+                           FROM jsonb_object_keys(p_options) k
+                          WHERE k <> ALL (prescient.cron_option_keys()) ORDER BY k LIMIT 1),
+                        prescient.cron_fields_problem(p_options));
+  IF v_problem IS NOT NULL THEN
+    RETURN v_problem;
+  END IF;
+  v_schedule.job := p_job;
+  v_schedule.overlap := 'allow';
+  RETURN prescient.cron_policy_problem(prescient.cron_with_options(v_schedule, p_options), true, p_now);
+END $$;
+
+-- Sets the options of schedules just added (cron_add_arrays' p_options: item i's are p_options[i], or NULL
+-- for none; judged before, by cron_options_problem) and rewrites their checks' payloads to carry them. A
+-- loop: schedules with options are the few.
+CREATE OR REPLACE FUNCTION prescient.cron_apply_options(p_id text[], p_options jsonb[])
   RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   v_item record;
   v_schedule prescient.cron_schedule;
-  v_problem text;
 BEGIN
-  FOR v_item IN SELECT u.id, u.options, u.n FROM unnest(p_id, p_options) WITH ORDINALITY AS u(id, options, n)
-                 WHERE u.options IS NOT NULL ORDER BY u.n LOOP
-    v_problem := CASE
-      WHEN jsonb_typeof(v_item.options) <> 'object' THEN 'options: must be a JSON object'
-      ELSE coalesce((SELECT format('%s: not an option (use %s)', k, array_to_string(prescient.cron_option_keys(), ', '))
-                       FROM jsonb_object_keys(v_item.options) k
-                      WHERE k <> ALL (prescient.cron_option_keys()) ORDER BY k LIMIT 1),
-                    prescient.cron_fields_problem(v_item.options))
-    END;
-    IF v_problem IS NULL THEN
-      SELECT * INTO STRICT v_schedule FROM prescient.cron_schedule WHERE id = v_item.id;
-      v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
-      v_problem := prescient.cron_policy_problem(v_schedule, true, p_now);
-    END IF;
-    IF v_problem IS NOT NULL THEN
-      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('item %s: %s', v_item.n, v_problem);
-    END IF;
+  FOR v_item IN SELECT u.id, u.options FROM unnest(p_id, p_options) AS u(id, options)
+                 WHERE u.options IS NOT NULL LOOP
+    SELECT * INTO STRICT v_schedule FROM prescient.cron_schedule WHERE id = v_item.id;
+    v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
            max_runs = v_schedule.max_runs
@@ -272,23 +285,84 @@ CREATE OR REPLACE FUNCTION prescient.cron_array_items(
                                 window_seconds, jitter_seconds, n);
   END;
 
--- Adds many schedules, all or nothing, given as parallel arrays (item i is p_id[i], p_spec[i], ...; the
--- optional arrays may be NULL or hold NULLs: time zone UTC, job emit, payload {}, catch-up one, no
--- deadline, no window). p_first_check_at[i], when given, is the first occurrence (prescient's client
--- computes it); without it the check is due at the next boundary, where the runner finds the first
--- occurrence. With p_window_seconds[i], each occurrence fires at the schedule's place in that window: its
--- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
--- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). p_options[i]
--- is a JSON object of the options overlap, start_at, end_at and max_runs (docs/schedules.md), or NULL:
--- every field a schedule gains from now on is a key of it, not a parameter more. The
--- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
--- raises PR409 naming it. Returns how many were added.
-CREATE OR REPLACE FUNCTION prescient.cron_add_arrays(
+-- What is wrong with each item of a cron_add_arrays call, as (n, 'field: why') for each bad item, in item
+-- order: its fields (cron_item_problem), window or jitter (cron_spread_problem), spec, zone, then options
+-- (cron_options_problem), the first of them. The one judgment of both cron_add_arrays and cron_problems.
+-- The spec and the zone are judged once per distinct value (a million schedules share a few specs, the
+-- spec's regular expression is the costliest test, and the zone's, time_zone_known, is PL/pgSQL), in
+-- materialized CTEs: else the planner evaluates the tests in the join, once per item.
+CREATE OR REPLACE FUNCTION prescient.cron_array_problems(
+    p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[],
+    p_deadline_seconds bigint[], p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[],
+    p_now timestamptz, p_max_horizon_seconds bigint)
+  RETURNS TABLE (n bigint, problem text)
+  LANGUAGE sql STABLE
+  BEGIN ATOMIC
+    WITH items AS MATERIALIZED (
+      SELECT i.n, i.id, coalesce(i.spec, '') AS spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds,
+             i.window_seconds, i.jitter_seconds,
+             CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload, o.options
+        FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                        p_deadline_seconds, NULL, p_window_seconds, p_jitter_seconds) i
+        LEFT JOIN unnest(p_options) WITH ORDINALITY AS o(options, n) ON o.n = i.n),
+    specs AS MATERIALIZED (
+      SELECT g.spec, prescient.cron_spec_problem(g.spec) AS problem FROM (SELECT DISTINCT i.spec FROM items i) g),
+    zones AS MATERIALIZED (
+      SELECT g.time_zone,
+             coalesce(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone)) AS problem
+        FROM (SELECT DISTINCT i.time_zone FROM items i) g)
+    SELECT j.n, j.problem
+      FROM (SELECT i.n,
+                   coalesce(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds),
+                            prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, p_max_horizon_seconds),
+                            s.problem, z.problem,
+                            CASE WHEN i.options IS NOT NULL
+                              THEN prescient.cron_options_problem(i.job, i.options, p_now) END) AS problem
+              FROM items i JOIN specs s ON s.spec = i.spec JOIN zones z ON z.time_zone = i.time_zone) j
+     WHERE j.problem IS NOT NULL
+     ORDER BY j.n;
+  END;
+
+-- 'id: ...' for an id another schedule holds.
+CREATE OR REPLACE FUNCTION prescient.cron_taken_problem(p_id text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN format('id: schedule %L exists already (update it instead)', p_id);
+
+-- What cron_add_arrays would refuse in each item, writing nothing: one row (n, problem) per bad item, in
+-- item order; no row when every item is good. The arrays, options and defaults are cron_add_arrays'. It is
+-- how a caller that must name each bad item before sending any (the CLI's bulk file, by line;
+-- Schedules::problem_with) asks the rules instead of restating them. An id in use is judged here (it is the
+-- item's fault); an id given twice in one call is not (it is the call's). Read-only, and no stronger than
+-- SELECT on the settings and the schedules: PUBLIC may execute it.
+CREATE OR REPLACE FUNCTION prescient.cron_problems(
     p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL, p_job text[] DEFAULT NULL,
     p_payload text[] DEFAULT NULL, p_catch_up text[] DEFAULT NULL, p_deadline_seconds bigint[] DEFAULT NULL,
-    p_first_check_at timestamptz[] DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now(),
-    p_window_seconds bigint[] DEFAULT NULL, p_jitter_seconds bigint[] DEFAULT NULL, p_options jsonb[] DEFAULT NULL)
-  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    p_now timestamptz DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL, p_jitter_seconds bigint[] DEFAULT NULL,
+    p_options jsonb[] DEFAULT NULL)
+  RETURNS TABLE (n integer, problem text)
+  LANGUAGE sql STABLE
+  BEGIN ATOMIC
+    SELECT u.n::integer, coalesce(j.problem, prescient.cron_taken_problem(u.id))
+      FROM unnest(p_id) WITH ORDINALITY AS u(id, n)
+      LEFT JOIN prescient.cron_array_problems(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                              p_deadline_seconds, p_window_seconds, p_jitter_seconds, p_options, p_now,
+                                              (SELECT s.max_horizon_seconds FROM prescient.settings s)) j ON j.n = u.n
+     WHERE j.problem IS NOT NULL OR EXISTS (SELECT FROM prescient.cron_schedule c WHERE c.id = u.id)
+     ORDER BY u.n;
+  END;
+
+-- 'item N: problem', or the problem alone for a call of one schedule (p_numbered false: cron_add).
+CREATE OR REPLACE FUNCTION prescient.cron_item_message(p_numbered boolean, p_n bigint, p_problem text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN p_numbered THEN format('item %s: %s', p_n, p_problem) ELSE p_problem END;
+
+-- The body of cron_add_arrays and cron_add: p_numbered says whether a refusal names its item ('item N: ').
+-- Not SECURITY DEFINER: it runs as its callers do, and only they may call it.
+CREATE OR REPLACE FUNCTION prescient.cron_add_items(
+    p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[],
+    p_deadline_seconds bigint[], p_first_check_at timestamptz[], p_by text, p_now timestamptz,
+    p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[], p_numbered boolean)
+  RETURNS integer LANGUAGE plpgsql
   -- The planner cannot know how many items the arrays hold; its guess made JIT compile the insert for
   -- 0.4 s of a 0.8 s call of 10 000 items (docs/performance.md).
   SET jit = off AS $$
@@ -317,8 +391,8 @@ BEGIN
   END IF;
 
   SELECT * INTO STRICT v_settings FROM prescient.settings;
-  -- One statement: judge the items, and insert the rows and their checks only when nothing was wrong
-  -- (two inserts from the same items, no join between them). Each payload is parsed once. No ON CONFLICT:
+  -- One statement: judge the items (cron_array_problems), and insert the rows and their checks only when
+  -- nothing was wrong (two inserts from the same items, no join between them). No ON CONFLICT:
   -- an id in use, or given twice, fails the insert of the definitions, and only then is the culprit
   -- looked for; the check's key is free when the id is (a schedule's check goes with its row).
   BEGIN
@@ -334,21 +408,12 @@ BEGIN
                                 p_now, v_settings.slot_seconds) AS slot
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
                                         p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i),
-    -- The spec and the zone once per distinct value (the zone's test, time_zone_known, is PL/pgSQL).
-    -- OFFSET 0 keeps the planner from pushing the tests below the grouping, to every item.
-    problems AS (
-      SELECT i.n, 0 AS rank,
-             coalesce(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds),
-                      prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds,
-                                                    v_settings.max_horizon_seconds)) AS problem
-        FROM items i
-      UNION ALL
-      SELECT g.n, 1, prescient.cron_spec_problem(g.spec)
-        FROM (SELECT min(i.n) AS n, i.spec FROM items i GROUP BY i.spec OFFSET 0) g
-      UNION ALL
-      SELECT g.n, 2, coalesce(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone))
-        FROM (SELECT min(i.n) AS n, i.time_zone FROM items i GROUP BY i.time_zone OFFSET 0) g),
-    bad AS (SELECT p.n, p.problem FROM problems p WHERE p.problem IS NOT NULL ORDER BY p.n, p.rank LIMIT 1),
+    bad AS (
+      SELECT p.n, p.problem
+        FROM prescient.cron_array_problems(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
+                                           p_deadline_seconds, p_window_seconds, p_jitter_seconds, p_options, p_now,
+                                           v_settings.max_horizon_seconds) p
+       ORDER BY p.n LIMIT 1),
     added AS (
       INSERT INTO prescient.cron_schedule (id, spec, time_zone, job, payload, deadline_seconds, catch_up, version,
                                            anchor_at, created_at, updated_at, created_by, window_seconds,
@@ -370,18 +435,18 @@ BEGIN
                 FROM items i) i
        WHERE NOT EXISTS (SELECT FROM bad) ORDER BY i.n
       RETURNING 1)
-    SELECT CASE WHEN bad.n IS NOT NULL THEN format('item %s: %s', bad.n, bad.problem) END,
+    SELECT CASE WHEN bad.n IS NOT NULL THEN prescient.cron_item_message(p_numbered, bad.n, bad.problem) END,
            (SELECT count(*) FROM armed)
       INTO v_problem, v_added
       FROM (SELECT) AS one LEFT JOIN bad ON true;
   EXCEPTION WHEN unique_violation THEN
     -- One subtransaction per call, whatever its size. Which id: given twice, or in use.
-    SELECT format('item %s: id: %L is given twice', max(i.n), i.id) INTO v_problem
+    SELECT prescient.cron_item_message(p_numbered, max(i.n), format('id: %L is given twice', i.id)) INTO v_problem
       FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
                                       p_first_check_at, p_window_seconds, p_jitter_seconds) i
      GROUP BY i.id HAVING count(*) > 1 ORDER BY max(i.n) LIMIT 1;
     IF v_problem IS NULL THEN
-      SELECT format('item %s: id: schedule %L exists already (update it instead)', i.n, i.id) INTO v_problem
+      SELECT prescient.cron_item_message(p_numbered, i.n, prescient.cron_taken_problem(i.id)) INTO v_problem
         FROM prescient.cron_array_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up,
                                         p_deadline_seconds, p_first_check_at, p_window_seconds, p_jitter_seconds) i
         JOIN prescient.cron_schedule s ON s.id = i.id
@@ -396,22 +461,42 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   IF p_options IS NOT NULL THEN
-    PERFORM prescient.cron_apply_options(p_id, p_options, p_now);
+    PERFORM prescient.cron_apply_options(p_id, p_options);
   END IF;
   RETURN v_added;
 END $$;
 
--- One schedule; the defaults of cron_add_arrays. Returns its version (1).
+-- Adds many schedules, all or nothing, given as parallel arrays (item i is p_id[i], p_spec[i], ...; the
+-- optional arrays may be NULL or hold NULLs: time zone UTC, job emit, payload {}, catch-up one, no
+-- deadline, no window). p_first_check_at[i], when given, is the first occurrence (prescient's client
+-- computes it); without it the check is due at the next boundary, where the runner finds the first
+-- occurrence. With p_window_seconds[i], each occurrence fires at the schedule's place in that window: its
+-- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
+-- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). p_options[i]
+-- is a JSON object of the options overlap, start_at, end_at and max_runs (docs/schedules.md), or NULL:
+-- every field a schedule gains from now on is a key of it, not a parameter more. The
+-- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
+-- raises PR409 naming it. Returns how many were added.
+CREATE OR REPLACE FUNCTION prescient.cron_add_arrays(
+    p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL, p_job text[] DEFAULT NULL,
+    p_payload text[] DEFAULT NULL, p_catch_up text[] DEFAULT NULL, p_deadline_seconds bigint[] DEFAULT NULL,
+    p_first_check_at timestamptz[] DEFAULT NULL, p_by text DEFAULT current_user, p_now timestamptz DEFAULT now(),
+    p_window_seconds bigint[] DEFAULT NULL, p_jitter_seconds bigint[] DEFAULT NULL, p_options jsonb[] DEFAULT NULL)
+  RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  RETURN prescient.cron_add_items(p_id, p_spec, p_time_zone, p_job, p_payload, p_catch_up, p_deadline_seconds,
+                                  p_first_check_at, p_by, p_now, p_window_seconds, p_jitter_seconds, p_options, true);
+
+-- One schedule; the defaults of cron_add_arrays, and its refusals without 'item 1: '. Returns its version (1).
 CREATE OR REPLACE FUNCTION prescient.cron_add(
     p_id text, p_spec text, p_time_zone text DEFAULT 'UTC', p_job text DEFAULT 'emit', p_payload jsonb DEFAULT '{}',
     p_catch_up text DEFAULT 'one', p_deadline_seconds bigint DEFAULT NULL, p_by text DEFAULT current_user,
     p_now timestamptz DEFAULT now(), p_window_seconds bigint DEFAULT NULL, p_jitter_seconds bigint DEFAULT NULL,
     p_options jsonb DEFAULT NULL)
   RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-  RETURN prescient.cron_add_arrays(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job],
-                                   ARRAY[p_payload::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL,
-                                   p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds],
-                                   CASE WHEN p_options IS NOT NULL THEN ARRAY[p_options] END);
+  RETURN prescient.cron_add_items(ARRAY[p_id], ARRAY[p_spec], ARRAY[p_time_zone], ARRAY[p_job],
+                                  ARRAY[p_payload::text], ARRAY[p_catch_up], ARRAY[p_deadline_seconds], NULL,
+                                  p_by, p_now, ARRAY[p_window_seconds], ARRAY[p_jitter_seconds],
+                                  CASE WHEN p_options IS NOT NULL THEN ARRAY[p_options] END, false);
 
 -- Adds many schedules given as a JSON array of objects with the fields id, spec, time_zone, job, payload,
 -- catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs (the
@@ -665,6 +750,8 @@ BEGIN
 END $$;
 
 REVOKE EXECUTE ON FUNCTION
+  prescient.cron_add_items(text[], text[], text[], text[], text[], text[], bigint[], timestamptz[], text, timestamptz,
+                           bigint[], bigint[], jsonb[], boolean),
   prescient.cron_add_arrays(text[], text[], text[], text[], text[], text[], bigint[], timestamptz[], text, timestamptz,
                             bigint[], bigint[], jsonb[]),
   prescient.cron_add(text, text, text, text, jsonb, text, bigint, text, timestamptz, bigint, bigint, jsonb),

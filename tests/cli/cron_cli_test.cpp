@@ -41,7 +41,11 @@ TEST_CASE("cron add, list, show, update, remove from the command line") {
   CHECK(added["deadline"] == "10m");
   CHECK(added["window"] == "1m");  // a window of one slot: nothing to spread
   check_refused({
-      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "0s"}, "the window 0s is not a window"},
+      // SQL's rules, in SQL's words (the three-door test in tests/db/client_test.cpp has them all).
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "0s"}, "window_seconds: 0 is not a window (at least 1)"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "-1m"},
+       "window_seconds: -60 is not a window (at least 1)"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--payload", "[1]"}, "payload: must be a JSON object"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "400d"},
        "window_seconds: 34560000 is over the horizon"},
       {{"cron", "update", "--id", "standup", "--window", "400d"}, "window_seconds: 34560000 is over the horizon"},
@@ -83,9 +87,9 @@ TEST_CASE("cron refuses bad input with exit 2, one line, before touching the dat
       {{"cron", "next", "--spec", "@daily", "--count", "0"}, "--count 0"},
       {{"cron", "add", "--id", "x", "--spec", "* * *"}, "3 fields"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--time-zone", "Mars/Base"}, "'Mars/Base'"},
-      {{"cron", "add", "--id", "x", "--spec", "@daily", "--payload", "[1]"}, "JSON object"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--payload", "[1"}, "not JSON"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--deadline", "soon"}, "'soon'"},
-      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "-1m"}, "'-1m'"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "1 minute"}, "'1 minute'"},
   };
   for (const Case& c : cases) {
     INFO(Catch::rangeToString(c.args));
@@ -117,10 +121,15 @@ TEST_CASE("cron add --file: one bad line writes nothing, exits 2 and names it; p
   const ProcessResult added = run_prescient(with_db({"cron", "add", "--file", path, "--skip-invalid", "--json"}, url));
   REQUIRE(added.exit_code == 0);
   CHECK(json::parse(added.out) == json{{"added", 3}, {"invalid", 1}, {"lines", 5}});
-  // An id in use is refused by the database; the line is named all the same, and nothing is added.
-  const ProcessResult again = run_prescient(with_db({"cron", "add", "--file", path, "--skip-invalid"}, url));
+  // An id in use is a bad line like any other (prescient.cron_problems judges it): named, and nothing is added.
+  const ProcessResult again = run_prescient(with_db({"cron", "add", "--file", path}, url));
   CHECK(again.exit_code == 2);
-  CHECK_THAT(again.err, Catch::Contains("line 1: id: schedule 'a' exists already"));
+  CHECK_THAT(again.err, Catch::Contains("line 1: id: schedule 'a' exists already (update it instead)"));
+  CHECK_THAT(again.err, Catch::Contains("line 5: id: schedule 'd' exists already (update it instead)"));
+  CHECK_THAT(again.err, Catch::Contains("4 invalid line(s)"));
+  const ProcessResult skipped = run_prescient(with_db({"cron", "add", "--file", path, "--skip-invalid", "--json"}, url));
+  REQUIRE(skipped.exit_code == 0);
+  CHECK(json::parse(skipped.out) == json{{"added", 0}, {"invalid", 4}, {"lines", 5}});
   std::filesystem::remove(path);
 
   // Pages by id, and filters.
@@ -184,12 +193,17 @@ TEST_CASE("cron bounds, overlap, pause --note and backfill from the command line
   CHECK(json::parse(backfill.out)["check"].get<long long>() > 0);
 
   check_refused({
-      {{"cron", "add", "--id", "x", "--spec", "@daily", "--max-runs", "0"}, "invalid --max-runs 0"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--max-runs", "0"},
+       "max_runs: 0 is not a count of runs (1 to 2147483647)"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--job", "noop", "--overlap", "queue"},
-       "invalid --overlap 'queue'"},
-      {{"cron", "add", "--id", "x", "--spec", "@daily", "--overlap", "skip"}, "overlap skip is for schedules of a job class"},
+       "overlap: 'queue' is not a policy (use allow, skip, buffer_one or cancel_previous)"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--overlap", "skip"},
+       "overlap: skip is for schedules of a job class"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--end-at", "2020-01-01T00:00:00Z"},
-       "end_at 2020-01-01T00:00:00Z is not after now"},
+       "end_at: 2020-01-01T00:00:00Z is not after now"},
+      {{"cron", "update", "--id", "report", "--max-runs", "0"}, "max_runs: 0 is not a count of runs (1 to 2147483647)"},
+      {{"cron", "update", "--id", "report", "--job", "emit"},
+       "overlap: skip is for schedules of a job class; emit publishes events, which do not overlap"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--start-at", "tomorrow"}, "tomorrow"},
       {{"cron", "backfill", "--id", "report", "--from", "2026-11-02T00:00:00Z", "--to", "2026-11-01T00:00:00Z"},
        "to: 2026-11-01T00:00:00Z is before from 2026-11-02T00:00:00Z"},

@@ -12,8 +12,10 @@
 
 #include "builtin_jobs.hpp"
 #include "prescient/client.hpp"
+#include "prescient/clock.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/registry.hpp"
+#include "prescient/schedules.hpp"
 #include "prescient/slot_grid.hpp"
 #include "prescient/checks.hpp"
 #include "prescient/settings.hpp"
@@ -547,6 +549,31 @@ TEST_CASE("the README example compiles and does what it says") {
   CHECK(Checks(session).history({.job_key = "order_unshipped:42"})[0].outcome == Outcome::cancelled);
 }
 
+namespace {
+
+// A command line's flag set to a value: the value of the flag already there replaced, or the flag added.
+void set_flag(std::vector<std::string>& args, const std::string& flag, const std::string& value) {
+  const auto at = std::find(args.begin(), args.end(), flag);
+  if (at != args.end()) {
+    *(at + 1) = value;
+  } else {
+    args.push_back(flag);
+    args.push_back(value);
+  }
+}
+
+// How SQL refused a statement: its SQLSTATE and primary message (empty when it did not).
+std::pair<std::string, std::string> sql_refusal(soci::session& db, const std::string& sql) {
+  PGresult* result = PQexec(db::native_connection(db), sql.c_str());
+  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+  std::pair<std::string, std::string> refusal{state != nullptr ? state : "", primary != nullptr ? primary : ""};
+  PQclear(result);
+  return refusal;
+}
+
+}  // namespace
+
 // The three doors to the enqueue rules (docs/design.md, "Every rule has one home"): the same bad request
 // through the CLI, the C++ Client and SQL gets the same message, written once by the SQL function that holds
 // the rule. The CLI exits 2 with that message on one line; the Client throws InvalidInput with it; SQL raises
@@ -611,16 +638,7 @@ TEST_CASE("three doors: a bad request gets the same message from the CLI, the C+
     INFO(door.rule);
     std::vector<std::string> args{"schedule", "--job", "noop", "--entity-name", "orders", "--entity-key", "42",
                                   "--in", "1h"};
-    // Each (flag, value) replaces the value of a flag already there, or is added.
-    for (std::size_t i = 0; i + 1 < door.flags.size(); i += 2) {
-      const auto at = std::find(args.begin(), args.end(), door.flags[i]);
-      if (at != args.end()) {
-        *(at + 1) = door.flags[i + 1];
-      } else {
-        args.push_back(door.flags[i]);
-        args.push_back(door.flags[i + 1]);
-      }
-    }
+    for (std::size_t i = 0; i + 1 < door.flags.size(); i += 2) set_flag(args, door.flags[i], door.flags[i + 1]);
     const auto cli = prescient::testing::run_prescient(prescient::testing::with_db(args, url));
     CHECK(cli.exit_code == 2);
     CHECK(cli.err == "prescient: " + door.message + "\n");
@@ -632,17 +650,108 @@ TEST_CASE("three doors: a bad request gets the same message from the CLI, the C+
     CHECK_THROWS_MATCHES(client.schedule_many(std::span(&request, 1)), InvalidInput,
                          Catch::Message("item 1: " + door.message));
 
-    PGconn* conn = db::native_connection(*db);
-    const std::string sql = door.sql_arguments.starts_with("(")
-                                ? "SELECT * FROM prescient.schedule" + door.sql_arguments
-                                : "SELECT * FROM prescient.schedule('noop', 'orders', '42', now() + interval '1 hour'" +
-                                      door.sql_arguments + ")";
-    PGresult* result = PQexec(conn, sql.c_str());
-    const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-    const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
-    CHECK(std::string(state != nullptr ? state : "") == "PR400");
-    CHECK(std::string(primary != nullptr ? primary : "") == door.message);
-    PQclear(result);
+    const auto [state, message] = sql_refusal(
+        *db, door.sql_arguments.starts_with("(")
+                 ? "SELECT * FROM prescient.schedule" + door.sql_arguments
+                 : "SELECT * FROM prescient.schedule('noop', 'orders', '42', now() + interval '1 hour'" +
+                       door.sql_arguments + ")");
+    CHECK(state == "PR400");
+    CHECK(message == door.message);
   }
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
+}
+
+// The same for a schedule (docs/design.md, "Every rule has one home"): its fields, window, jitter, overlap policy
+// and bounds are judged by SQL alone (cron_array_problems, cron_policy_problem), and `prescient cron add`, its
+// bulk file, Schedules and prescient.cron_add / cron_add_arrays / cron_problems all give SQL's words. (An
+// end_at before now is left out: its message holds the current time, and the CLI reads the wall clock.)
+TEST_CASE("three doors: a bad schedule gets the same message from cron add, Schedules and SQL") {
+  const std::string url = create_migrated_database();
+  auto db = connect_to(url);
+  const SystemClock clock;
+  Schedules schedules(*db, clock, &builtins());
+  schedules.add({.id = "taken", .spec = "@daily"});
+  struct Door {
+    const char* rule;
+    // After cron add --id z --spec '0 * * * *'; also the fields of a line of cron add --file.
+    std::vector<std::string> flags;
+    std::function<void(ScheduleDefinition&)> change;  // to {.id = "z", .spec = "0 * * * *"}
+    std::string sql_arguments;                        // after prescient.cron_add('z', '0 * * * *'
+    std::string message;
+    std::string sqlstate = "PR400";
+  };
+  const Door doors[] = {
+      {"overlap policy", {"--job", "noop", "--overlap", "queue"},
+       [](ScheduleDefinition& d) { d.job = "noop"; d.overlap = "queue"; },
+       ", p_job => 'noop', p_options => '{\"overlap\": \"queue\"}'",
+       "overlap: 'queue' is not a policy (use allow, skip, buffer_one or cancel_previous)"},
+      {"overlap of emit", {"--overlap", "skip"}, [](ScheduleDefinition& d) { d.overlap = "skip"; },
+       ", p_options => '{\"overlap\": \"skip\"}'",
+       "overlap: skip is for schedules of a job class; emit publishes events, which do not overlap"},
+      {"max_runs", {"--max-runs", "0"}, [](ScheduleDefinition& d) { d.max_runs = 0; },
+       ", p_options => '{\"max_runs\": 0}'", "max_runs: 0 is not a count of runs (1 to 2147483647)"},
+      {"bounds", {"--start-at", "2030-01-02T00:00:00Z", "--end-at", "2030-01-01T00:00:00Z"},
+       [](ScheduleDefinition& d) {
+         d.start_at = parse_time("2030-01-02T00:00:00Z");
+         d.end_at = parse_time("2030-01-01T00:00:00Z");
+       },
+       ", p_options => '{\"start_at\": \"2030-01-02T00:00:00Z\", \"end_at\": \"2030-01-01T00:00:00Z\"}'",
+       "end_at: 2030-01-01T00:00:00Z is not after start_at 2030-01-02T00:00:00Z"},
+      {"window", {"--window", "-5m"}, [](ScheduleDefinition& d) { d.window = -5min; }, ", p_window_seconds => -300",
+       "window_seconds: -300 is not a window (at least 1)"},
+      {"window beyond the horizon", {"--window", "400d"}, [](ScheduleDefinition& d) { d.window = 400 * 24h; },
+       ", p_window_seconds => 34560000", "window_seconds: 34560000 is over the horizon (31536000)"},
+      {"jitter", {"--jitter", "0s"}, [](ScheduleDefinition& d) { d.jitter = 0s; }, ", p_jitter_seconds => 0",
+       "jitter_seconds: 0 is not a jitter (at least 1)"},
+      {"window and jitter", {"--window", "10m", "--jitter", "5m"},
+       [](ScheduleDefinition& d) { d.window = 10min; d.jitter = 5min; },
+       ", p_window_seconds => 600, p_jitter_seconds => 300",
+       "jitter_seconds: a schedule has a window or a jitter, not both"},
+      {"payload", {"--payload", "[1,2]"}, [](ScheduleDefinition& d) { d.payload = nlohmann::json::array({1, 2}); },
+       ", p_payload => '[1,2]'", "payload: must be a JSON object"},
+      {"catch-up", {"--catch-up", "some"}, [](ScheduleDefinition& d) { d.catch_up = "some"; },
+       ", p_catch_up => 'some'", "catch_up: 'some' is not a policy (use one, all or none)"},
+      {"deadline", {"--deadline", "0s"}, [](ScheduleDefinition& d) { d.deadline = 0s; },
+       ", p_deadline_seconds => 0", "deadline_seconds: must be at least 1"},
+      {"the cron class", {"--job", "cron"}, [](ScheduleDefinition& d) { d.job = "cron"; }, ", p_job => 'cron'",
+       "job: a schedule cannot run the cron class itself"},
+      {"id in use", {"--id", "taken"}, [](ScheduleDefinition& d) { d.id = "taken"; },
+       "('taken', '0 * * * *')", "id: schedule 'taken' exists already (update it instead)", "PR409"},
+  };
+  for (const Door& door : doors) {
+    INFO(door.rule);
+    std::vector<std::string> args{"cron", "add", "--id", "z", "--spec", "0 * * * *"};
+    nlohmann::json line{{"id", "z"}, {"spec", "0 * * * *"}};
+    for (std::size_t i = 0; i + 1 < door.flags.size(); i += 2) {
+      set_flag(args, door.flags[i], door.flags[i + 1]);
+      std::string field = door.flags[i].substr(2);
+      std::replace(field.begin(), field.end(), '-', '_');
+      const std::string& value = door.flags[i + 1];
+      line[field] = field == "max_runs" ? nlohmann::json(std::stoi(value))
+                    : field == "payload" ? nlohmann::json::parse(value)
+                                         : nlohmann::json(value);
+    }
+    const auto cli = prescient::testing::run_prescient(prescient::testing::with_db(args, url));
+    CHECK(cli.exit_code == 2);
+    CHECK(cli.err == "prescient: " + door.message + "\n");
+    const auto file = prescient::testing::run_prescient(
+        prescient::testing::with_db({"cron", "add", "--file", "-"}, url), {}, line.dump() + "\n");
+    CHECK(file.exit_code == 2);
+    CHECK(prescient::testing::lines_of(file.err).front() == "prescient: line 1: " + door.message);
+
+    ScheduleDefinition definition{.id = "z", .spec = "0 * * * *"};
+    door.change(definition);
+    CHECK_THROWS_MATCHES(schedules.add(definition), InvalidInput, Catch::Message(door.message));
+    CHECK(schedules.problem_with(definition) == door.message);
+    CHECK_THROWS_MATCHES(schedules.add_many(std::span(&definition, 1)), InvalidInput,
+                         Catch::Message("item 1: " + door.message));
+
+    const auto [state, message] =
+        sql_refusal(*db, door.sql_arguments.starts_with("(")
+                             ? "SELECT prescient.cron_add" + door.sql_arguments
+                             : "SELECT prescient.cron_add('z', '0 * * * *'" + door.sql_arguments + ")");
+    CHECK(state == door.sqlstate);
+    CHECK(message == door.message);
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.cron_schedule") == 1);
 }

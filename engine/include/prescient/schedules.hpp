@@ -95,12 +95,17 @@ class Schedules {
   // REQUIRES: db (and registry, if given) outlive this. With a registry, `job` must be registered.
   Schedules(soci::session& db, const Clock& clock, const Registry* registry = nullptr);
 
-  // Throws InvalidInput for a bad spec, zone, catch-up, payload or job, an id in use, or a spec that never
-  // fires after now. Creates the row and its pending check, atomically.
+  // Throws InvalidInput for a bad spec, zone, field, window, jitter, overlap policy or bounds, an unknown
+  // job class, an id in use, or a spec that never fires after now: SQL's words for what SQL judges
+  // (prescient.cron_add's, docs/design.md "Every rule has one home"). Creates the row and its pending
+  // check, atomically.
   ScheduleDefinition add(const ScheduleDefinition& definition);
-  // What add would refuse in this definition before reaching the database (spec, zone, catch-up, payload,
-  // job, a spec that never fires from now), or nothing. An id in use is known only when adding.
+  // What add would refuse in this definition, writing nothing (its spec and zone here, the rest asked of
+  // prescient.cron_problems, then the registry), or nothing.
   std::optional<std::string> problem_with(const ScheduleDefinition& definition) const;
+  // The same for many, in one round trip: an element per definition, nullopt for a good one. An id given
+  // twice among them is not judged (add_many refuses it).
+  std::vector<std::optional<std::string>> problems_with(std::span<const ScheduleDefinition> definitions) const;
   // Many at once, all or nothing, in one statement. A bad item throws InvalidInput "item N: field: why"
   // (N from 1) and nothing is written. Returns how many were added.
   int add_many(std::span<const ScheduleDefinition> definitions);
@@ -144,8 +149,11 @@ class Schedules {
   Detail detail(const std::string& id);
 
  private:
-  // Throws InvalidInput naming what is wrong; returns the parsed spec.
+  // What C++ judges and SQL cannot (text that cannot reach SQL intact, the spec, the zone): throws
+  // InvalidInput naming what is wrong; returns the parsed spec.
   CronSpec validate(const ScheduleDefinition& d) const;
+  // The registry's refusal of a job class, or nothing (no registry: nothing).
+  std::optional<std::string> registry_problem(const std::string& job) const;
   // The first occurrence after `after`; InvalidInput when there is none.
   TimePoint first_occurrence(const ScheduleDefinition& d, const CronSpec& spec, TimePoint after) const;
   // Validates `d` as added now, anchored at `now`, and returns its first occurrence.
@@ -157,11 +165,6 @@ class Schedules {
   const Clock& clock_;
   const Registry* registry_;
 };
-
-// The catch-up policies and their meaning, for messages: "one, all, none".
-bool is_catch_up_policy(const std::string& policy);
-// allow, skip, buffer_one or cancel_previous.
-bool is_overlap_policy(const std::string& policy);
 
 // What `pause` or `resume` (action) of a schedule or a job class did, as the CLI and the dashboard's API
 // say it: "paused", "paused already", "resumed" or "not paused".

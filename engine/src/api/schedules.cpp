@@ -16,64 +16,29 @@ namespace prescient {
 using namespace prescient::db;
 using namespace prescient::core;
 
-bool is_catch_up_policy(const std::string& policy) { return policy == "one" || policy == "all" || policy == "none"; }
-
-bool is_overlap_policy(const std::string& policy) {
-  return policy == "allow" || policy == "skip" || policy == "buffer_one" || policy == "cancel_previous";
-}
-
-namespace {
-
-// An end_at being set must be after now (one already passed may stay: the schedule has ended by it).
-void require_end_after_now(const std::optional<TimePoint>& end_at, TimePoint now) {
-  if (end_at && *end_at <= now) {
-    throw InvalidInput("end_at " + format_time(*end_at) + " is not after now (" + format_time(now) + ")");
-  }
-}
-
-}  // namespace
-
 Schedules::Schedules(soci::session& db, const Clock& clock, const Registry* registry)
     : db_(db), clock_(clock), registry_(registry) {}
 
+// Only what SQL cannot judge (docs/design.md, "Every rule has one home"): text that cannot reach it intact,
+// and the spec and zone by the runner's own parser and tzdata, which the first occurrence needs. The rest
+// of a definition (its fields, window, jitter, overlap policy, bounds) is judged by cron_add_arrays,
+// cron_problems and cron_update, in the words every door gets.
 CronSpec Schedules::validate(const ScheduleDefinition& d) const {
-  if (d.id.empty()) throw InvalidInput("the schedule id is empty");
-  // The id becomes part of the cron check's job key ("cron:<id>") and of event ids.
-  if (auto problem = name_problem("the schedule id", d.id)) throw InvalidInput(*problem);
-  if (auto problem = name_problem("the cron spec", d.spec)) throw InvalidInput(*problem);
-  if (auto problem = name_problem("the time zone", d.time_zone)) throw InvalidInput(*problem);
-  if (auto problem = name_problem("the job class", d.job)) throw InvalidInput(*problem);
+  for (const auto& [what, value] : {std::pair{"the schedule id", &d.id}, std::pair{"the cron spec", &d.spec},
+                                    std::pair{"the time zone", &d.time_zone}, std::pair{"the job class", &d.job}}) {
+    if (auto problem = text_problem(what, *value)) throw InvalidInput(*problem);
+  }
   if (auto problem = payload_text_problem(d.payload)) throw InvalidInput(*problem);
   CronSpec spec = CronSpec::parse(d.spec);
   find_time_zone(d.time_zone);
-  if (!is_catch_up_policy(d.catch_up)) {
-    throw InvalidInput("invalid catch-up policy '" + d.catch_up + "': use one, all or none");
-  }
-  if (!d.payload.is_object()) throw InvalidInput("the payload must be a JSON object");
-  if (d.deadline && *d.deadline < std::chrono::seconds{1}) throw InvalidInput("the deadline must be at least 1s");
-  if (d.window && *d.window < std::chrono::seconds{1}) {
-    throw InvalidInput("the window " + format_duration(*d.window) + " is not a window: at least 1s");
-  }
-  if (d.jitter && *d.jitter < std::chrono::seconds{1}) {
-    throw InvalidInput("the jitter " + format_duration(*d.jitter) + " is not a jitter: at least 1s");
-  }
-  if (d.window && d.jitter) throw InvalidInput("a schedule has a window or a jitter, not both");
-  if (!is_overlap_policy(d.overlap)) {
-    throw InvalidInput("invalid overlap policy '" + d.overlap + "': use allow, skip, buffer_one or cancel_previous");
-  }
-  if (d.overlap != "allow" && d.job == "emit") {
-    throw InvalidInput("overlap " + d.overlap + " is for schedules of a job class; emit publishes events, which do "
-                       "not overlap");
-  }
-  if (d.max_runs && *d.max_runs < 1) {
-    throw InvalidInput("max_runs " + std::to_string(*d.max_runs) + " is not a count of runs: at least 1");
-  }
-  if (d.start_at && d.end_at && *d.end_at <= *d.start_at) {
-    throw InvalidInput("end_at " + format_time(*d.end_at) + " is not after start_at " + format_time(*d.start_at));
-  }
-  if (d.job == "cron") throw InvalidInput("a schedule cannot run the cron class itself");
-  if (registry_ != nullptr) registry_->require(d.job);
   return spec;
+}
+
+// The registry's judgment, which SQL cannot make (it knows no job classes); asked after SQL's, so a
+// definition with an empty class, or the cron class, is refused for that, as SQL refuses it.
+std::optional<std::string> Schedules::registry_problem(const std::string& job) const {
+  if (registry_ != nullptr && !registry_->contains(job)) return registry_->unknown_class_message(job);
+  return std::nullopt;
 }
 
 TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, const CronSpec& spec, TimePoint after) const {
@@ -85,35 +50,66 @@ TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, const CronSpe
 TimePoint Schedules::first_of_new(ScheduleDefinition d, TimePoint now) const {
   d.anchor_at = now;
   const CronSpec spec = validate(d);
-  require_end_after_now(d.end_at, now);
   // From start_at on (an occurrence at it fires): the check sleeps until then.
   return first_occurrence(d, spec, d.start_at ? std::max(now, *d.start_at - Micros{1}) : now);
 }
 
-std::optional<std::string> Schedules::problem_with(const ScheduleDefinition& definition) const {
-  try {
-    first_of_new(definition, clock_.now());
-  } catch (const InvalidInput& e) {
-    return e.what();
+std::vector<std::optional<std::string>> Schedules::problems_with(
+    std::span<const ScheduleDefinition> definitions) const {
+  const TimePoint now = clock_.now();
+  std::vector<std::optional<std::string>> problems(definitions.size());
+  // Only the definitions that pass the local judgment go to SQL.
+  std::vector<ScheduleDefinition> sent;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < definitions.size(); ++i) {
+    try {
+      first_of_new(definitions[i], now);
+    } catch (const InvalidInput& e) {
+      problems[i] = e.what();
+      continue;
+    }
+    sent.push_back(definitions[i]);
+    index.push_back(i);
   }
-  return std::nullopt;
+  const auto judged = db::schedule_definition_problems(db_, sent, now);
+  for (std::size_t k = 0; k < sent.size(); ++k) {
+    problems[index[k]] = judged[k] ? judged[k] : registry_problem(sent[k].job);
+  }
+  return problems;
+}
+
+std::optional<std::string> Schedules::problem_with(const ScheduleDefinition& definition) const {
+  return problems_with(std::span(&definition, 1)).front();
 }
 
 ScheduleDefinition Schedules::add(const ScheduleDefinition& definition) {
+  // Refused in the words prescient.cron_add uses for one schedule, without add_many's "item 1: ": judged
+  // first (one round trip more, on this path only).
+  if (const auto problem = problem_with(definition)) throw InvalidInput(*problem);
   add_many(std::span(&definition, 1));
   return show(definition.id);
 }
 
 int Schedules::add_many(std::span<const ScheduleDefinition> definitions) {
   const TimePoint now = clock_.now();
+  const auto item = [](std::size_t i) { return "item " + std::to_string(i + 1) + ": "; };
   std::vector<std::optional<TimePoint>> firsts;
   firsts.reserve(definitions.size());
+  bool any_unknown = false;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
+    // Numbered as SQL numbers the items it refuses.
     try {
       firsts.emplace_back(first_of_new(definitions[i], now));
     } catch (const InvalidInput& e) {
-      if (definitions.size() == 1) throw;
-      throw InvalidInput("item " + std::to_string(i + 1) + ": " + e.what());
+      throw InvalidInput(item(i) + e.what());
+    }
+    any_unknown = any_unknown || registry_problem(definitions[i].job).has_value();
+  }
+  // An unknown class: SQL's refusal first, if it has one.
+  if (any_unknown) {
+    const auto problems = problems_with(definitions);
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      if (problems[i]) throw InvalidInput(item(i) + *problems[i]);
     }
   }
   db::Transaction tx(db_);
@@ -182,10 +178,11 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
   }
   if (changes.max_runs) changed["max_runs"] = *(d.max_runs = changes.max_runs);
   const CronSpec spec = validate(d);
-  require_end_after_now(changes.end_at, now);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
   db::update_schedule(db_, update.id, changed, update.expected_version.value_or(d.version), first, now);
+  // The registry after SQL's rules: an unknown class undoes the update with the caller's transaction.
+  if (auto problem = registry_problem(d.job)) throw InvalidInput(*problem);
 }
 
 void Schedules::remove(const std::string& id, const std::string& by) {

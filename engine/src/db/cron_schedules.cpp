@@ -71,36 +71,82 @@ std::optional<std::string> options_of(const ScheduleDefinition& d) {
 
 }  // namespace
 
-int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
-                  std::span<const std::optional<TimePoint>> first_check_at, TimePoint now) {
+namespace {
+
+// The items of a call as cron_add_arrays and cron_problems take them: one array per field, the options
+// (overlap, start_at, end_at, max_runs) sent only when some item has them.
+struct ScheduleArrays {
+  pq::Param ids, specs, zones, jobs, payloads, catch_ups, deadlines, windows, jitters, options;
+};
+
+ScheduleArrays schedule_arrays(std::span<const ScheduleDefinition> items) {
   std::vector<std::optional<std::string>> ids, specs, zones, jobs, payloads, catch_ups, options;
   bool any_options = false;
-  std::vector<std::optional<std::int64_t>> deadlines, firsts, windows, jitters;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const ScheduleDefinition& d = items[i];
+  std::vector<std::optional<std::int64_t>> deadlines, windows, jitters;
+  const auto seconds = [](const std::optional<std::chrono::seconds>& d) {
+    return d ? std::optional<std::int64_t>(d->count()) : std::nullopt;
+  };
+  for (const ScheduleDefinition& d : items) {
     ids.emplace_back(d.id);
     specs.emplace_back(d.spec);
     zones.emplace_back(d.time_zone);
     jobs.emplace_back(d.job);
     payloads.emplace_back(d.payload.dump());
     catch_ups.emplace_back(d.catch_up);
-    deadlines.push_back(d.deadline ? std::optional<std::int64_t>(d.deadline->count()) : std::nullopt);
-    windows.push_back(d.window ? std::optional<std::int64_t>(d.window->count()) : std::nullopt);
-    jitters.push_back(d.jitter ? std::optional<std::int64_t>(d.jitter->count()) : std::nullopt);
-    firsts.push_back(first_check_at[i] ? std::optional(to_unix_micros(*first_check_at[i])) : std::nullopt);
+    deadlines.push_back(seconds(d.deadline));
+    windows.push_back(seconds(d.window));
+    jitters.push_back(seconds(d.jitter));
     options.push_back(options_of(d));
     any_options = any_options || options.back().has_value();
   }
+  return {.ids = pq::text_array(ids),
+          .specs = pq::text_array(specs),
+          .zones = pq::text_array(zones),
+          .jobs = pq::text_array(jobs),
+          .payloads = pq::text_array(payloads),
+          .catch_ups = pq::text_array(catch_ups),
+          .deadlines = pq::optional_integer_array(deadlines),
+          .windows = pq::optional_integer_array(windows),
+          .jitters = pq::optional_integer_array(jitters),
+          .options = any_options ? pq::text_array(options) : pq::Param(std::nullopt)};
+}
+
+}  // namespace
+
+int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
+                  std::span<const std::optional<TimePoint>> first_check_at, TimePoint now) {
+  std::vector<std::optional<std::int64_t>> firsts;
+  firsts.reserve(first_check_at.size());
+  for (const auto& first : first_check_at) {
+    firsts.push_back(first ? std::optional(to_unix_micros(*first)) : std::nullopt);
+  }
+  ScheduleArrays a = schedule_arrays(items);
   const pq::Result added = pq::exec(
       native_connection(db), "cannot add schedules",
       "SELECT prescient.cron_add_arrays($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],"
       " $7::bigint[], (SELECT array_agg(prescient.at_us(u) ORDER BY n) FROM unnest($8::bigint[]) WITH ORDINALITY"
       " AS f(u, n)), current_user, prescient.at_us($9), $10::bigint[], $11::bigint[], $12::text[]::jsonb[])",
-      {pq::text_array(ids), pq::text_array(specs), pq::text_array(zones), pq::text_array(jobs),
-       pq::text_array(payloads), pq::text_array(catch_ups), pq::optional_integer_array(deadlines),
-       pq::optional_integer_array(firsts), pq::micros(now), pq::optional_integer_array(windows),
-       pq::optional_integer_array(jitters), any_options ? pq::text_array(options) : pq::Param(std::nullopt)});
+      {std::move(a.ids), std::move(a.specs), std::move(a.zones), std::move(a.jobs), std::move(a.payloads),
+       std::move(a.catch_ups), std::move(a.deadlines), pq::optional_integer_array(firsts), pq::micros(now),
+       std::move(a.windows), std::move(a.jitters), std::move(a.options)});
   return static_cast<int>(added.integer(0, 0));
+}
+
+std::vector<std::optional<std::string>> schedule_definition_problems(soci::session& db,
+                                                                     std::span<const ScheduleDefinition> items,
+                                                                     TimePoint now) {
+  std::vector<std::optional<std::string>> problems(items.size());
+  if (items.empty()) return problems;
+  ScheduleArrays a = schedule_arrays(items);
+  const pq::Result rows = pq::exec(
+      native_connection(db), "cannot judge the schedules",
+      "SELECT n, problem FROM prescient.cron_problems($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],"
+      " $6::text[], $7::bigint[], prescient.at_us($8), $9::bigint[], $10::bigint[], $11::text[]::jsonb[])",
+      {std::move(a.ids), std::move(a.specs), std::move(a.zones), std::move(a.jobs), std::move(a.payloads),
+       std::move(a.catch_ups), std::move(a.deadlines), pq::micros(now), std::move(a.windows), std::move(a.jitters),
+       std::move(a.options)});
+  for (int r = 0; r < rows.rows(); ++r) problems.at(rows.integer(r, 0) - 1) = rows.text(r, 1);
+  return problems;
 }
 
 void lock_schedule(soci::session& db, const std::string& id) {

@@ -20,6 +20,11 @@ namespace prescient::db {
 // cron_add_arrays: all or nothing; first_check_at[i] is item i's first occurrence. Returns how many.
 int add_schedules(soci::session& db, std::span<const ScheduleDefinition> items,
                   std::span<const std::optional<TimePoint>> first_check_at, TimePoint now);
+// prescient.cron_problems(...): what cron_add_arrays would refuse in each definition (an id in use
+// included), writing nothing; an element per item, nullopt for a good one.
+std::vector<std::optional<std::string>> schedule_definition_problems(soci::session& db,
+                                                                     std::span<const ScheduleDefinition> items,
+                                                                     TimePoint now);
 // Locks the schedule's row until the end of the transaction (so concurrent changes wait).
 void lock_schedule(soci::session& db, const std::string& id);
 // cron_update: `changes` holds the fields to change; returns the new version. NotFound, InvalidInput.

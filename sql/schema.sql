@@ -2124,13 +2124,9 @@ BEGIN
   WITH gone AS (
     DELETE FROM prescient.future_job f
      WHERE (p_id IS NOT NULL AND f.id = p_id) OR (p_job_key IS NOT NULL AND f.job_key = p_job_key)
-    RETURNING f.*)
-  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                     first_check_at, last_check_at, check_count, attempts, last_error,
-                                     enqueued_on, enqueued_by, finished_at, finished_by, outcome)
-  SELECT g.id, g.job, g.entity_name, g.entity_key, g.job_key, g.group_key, g.payload,
-         g.first_check_at, g.next_check_at, g.check_count, g.attempts, g.last_error,
-         g.enqueued_on, g.enqueued_by, p_now, p_by, 'cancelled'
+    RETURNING f AS pending, f.check_count, f.attempts, f.last_error)
+  INSERT INTO prescient.job_history
+  SELECT (prescient.history_row(g.pending, 'cancelled', p_now, p_by, g.check_count, g.attempts, g.last_error)).*
     FROM gone g
   RETURNING id INTO v_id;
   RETURN v_id;
@@ -2661,6 +2657,30 @@ BEGIN
 END $$;
 
 --
+-- Name: cron_occurrence_history(bigint, text, text, text, jsonb, timestamp with time zone, timestamp with time zone, integer, text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_occurrence_history(p_check_id bigint, p_job text, p_schedule text, p_key text, p_payload jsonb, p_first_check_at timestamp with time zone, p_occurrence timestamp with time zone, p_check_count integer, p_outcome text, p_reason text, p_now timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_check prescient.future_job;
+BEGIN
+  v_check.id := p_check_id;
+  v_check.job := p_job;
+  v_check.entity_name := 'schedule';
+  v_check.entity_key := p_schedule;
+  v_check.job_key := p_key;
+  v_check.payload := p_payload;
+  v_check.first_check_at := p_first_check_at;
+  v_check.next_check_at := p_occurrence;
+  v_check.enqueued_on := p_now;
+  v_check.enqueued_by := 'cron';
+  INSERT INTO prescient.job_history
+  SELECT (prescient.history_row(v_check, p_outcome, p_now, 'cron', p_check_count, 0, p_reason)).*;
+END $$;
+
+--
 -- Name: cron_occurrence_overlapping(bigint, text, text, timestamp with time zone, text, jsonb, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2683,27 +2703,21 @@ BEGIN
                          AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key
                          AND (e.claimed_until IS NULL OR e.claimed_until <= p_now)
                          FOR UPDATE SKIP LOCKED)
-      RETURNING f.*)
-    INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                       first_check_at, last_check_at, check_count, attempts, last_error,
-                                       enqueued_on, enqueued_by, finished_at, finished_by, outcome)
-    SELECT g.id, g.job, g.entity_name, g.entity_key, g.job_key, g.group_key, g.payload, g.first_check_at,
-           g.next_check_at, g.check_count, g.attempts,
-           format('cancelled by the occurrence at %s (overlap: cancel_previous)', prescient.iso(p_occurrence)),
-           g.enqueued_on, g.enqueued_by, p_now, 'cron', 'cancelled'
+      RETURNING f AS pending, f.check_count, f.attempts)
+    INSERT INTO prescient.job_history
+    SELECT (prescient.history_row(
+             g.pending, 'cancelled', p_now, 'cron', g.check_count, g.attempts,
+             format('cancelled by the occurrence at %s (overlap: cancel_previous)', prescient.iso(p_occurrence)))).*
       FROM gone g;
   ELSE
     SELECT count(*) INTO v_earlier FROM prescient.future_job e
      WHERE e.entity_name = 'schedule' AND e.entity_key = p_schedule
        AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key;
     IF v_earlier >= (CASE p_overlap WHEN 'skip' THEN 1 ELSE 2 END) THEN
-      INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, payload, first_check_at,
-                                         last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,
-                                         finished_at, finished_by, outcome)
-      VALUES (p_check_id, p_job, 'schedule', p_schedule, p_key,
-              p_payload, p_occurrence, p_occurrence, 0, 0,
-              format('skipped: %s earlier occurrence(s) still pending or running (overlap: %s)', v_earlier, p_overlap),
-              p_now, 'cron', p_now, 'cron', 'overlap_skipped');
+      PERFORM prescient.cron_occurrence_history(
+        p_check_id, p_job, p_schedule, p_key, p_payload, p_occurrence, p_occurrence, 0, 'overlap_skipped',
+        format('skipped: %s earlier occurrence(s) still pending or running (overlap: %s)', v_earlier, p_overlap),
+        p_now);
       RETURN;
     END IF;
   END IF;
@@ -3243,6 +3257,35 @@ CREATE FUNCTION prescient.history_partitions() RETURNS TABLE(name text, starts_a
            WHERE (i.inhparent = ('prescient.job_history'::regclass)::oid)) p
    ORDER BY p.month;
 END;
+
+--
+-- Name: history_row(prescient.future_job, text, timestamp with time zone, text, integer, integer, text, bigint, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint DEFAULT NULL::bigint, p_payload_update jsonb DEFAULT NULL::jsonb) RETURNS prescient.job_history
+    LANGUAGE sql
+    AS $$
+  SELECT ROW(nextval('prescient.job_history_history_id_seq'),  -- history_id
+             p_check.id,                                         -- id
+             p_check.job,                                        -- job
+             p_check.entity_name,                                -- entity_name
+             p_check.entity_key,                                 -- entity_key
+             p_check.job_key,                                    -- job_key
+             p_check.group_key,                                  -- group_key
+             coalesce(p_check.payload || p_payload_update, p_check.payload),  -- payload
+             p_check.first_check_at,                             -- first_check_at
+             p_check.next_check_at,                              -- last_check_at
+             p_check_count,                                      -- check_count
+             p_attempts,                                         -- attempts
+             p_last_error,                                       -- last_error
+             p_check.enqueued_on,                                -- enqueued_on
+             p_check.enqueued_by,                                -- enqueued_by
+             p_finished_at,                                      -- finished_at
+             p_finished_by,                                      -- finished_by
+             p_outcome,                                          -- outcome
+             p_run_micros,                                       -- run_micros
+             false)::prescient.job_history                       -- retried
+$$;
 
 --
 -- Name: limit_problem(text, text, integer, integer, integer, integer, text, text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3979,6 +4022,13 @@ REVOKE ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with 
 GRANT ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone) TO prescient_client;
 
 --
+-- Name: FUNCTION cron_occurrence_history(p_check_id bigint, p_job text, p_schedule text, p_key text, p_payload jsonb, p_first_check_at timestamp with time zone, p_occurrence timestamp with time zone, p_check_count integer, p_outcome text, p_reason text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_occurrence_history(p_check_id bigint, p_job text, p_schedule text, p_key text, p_payload jsonb, p_first_check_at timestamp with time zone, p_occurrence timestamp with time zone, p_check_count integer, p_outcome text, p_reason text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_occurrence_history(p_check_id bigint, p_job text, p_schedule text, p_key text, p_payload jsonb, p_first_check_at timestamp with time zone, p_occurrence timestamp with time zone, p_check_count integer, p_outcome text, p_reason text, p_now timestamp with time zone) TO prescient_runner;
+
+--
 -- Name: FUNCTION cron_pause(p_id text, p_by text, p_now timestamp with time zone, p_note text); Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -4050,6 +4100,13 @@ GRANT ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_ke
 --
 
 REVOKE ALL ON FUNCTION prescient.grant_roles() FROM PUBLIC;
+
+--
+-- Name: FUNCTION history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb) TO prescient_runner;
 
 --
 -- Name: FUNCTION limit_remove(p_name text); Type: ACL; Schema: prescient; Owner: -

@@ -2,6 +2,37 @@
 -- policy, and a backfill (docs/schedules.md). The runner calls these with the settlement of a schedule's
 -- check (jobs/cron_job.cpp), as the runner role: they run with its rights.
 
+-- The history row of an occurrence of schedule p_schedule that never was a pending check of its own: one
+-- the overlap policy skipped (p_check_id the schedule's check, p_job and p_key the occurrence's class and
+-- key, never checked) or one fired after its deadline (the schedule's check itself: class cron, its key,
+-- its first check and its count). Made by history_row (035) from the check it would have been: entity
+-- schedule/p_schedule, no group, due at the occurrence, enqueued, finished and written by cron at p_now,
+-- no attempt, p_reason as its last error.
+CREATE OR REPLACE FUNCTION prescient.cron_occurrence_history(
+    p_check_id bigint, p_job text, p_schedule text, p_key text, p_payload jsonb, p_first_check_at timestamptz,
+    p_occurrence timestamptz, p_check_count integer, p_outcome text, p_reason text, p_now timestamptz)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_check prescient.future_job;
+BEGIN
+  v_check.id := p_check_id;
+  v_check.job := p_job;
+  v_check.entity_name := 'schedule';
+  v_check.entity_key := p_schedule;
+  v_check.job_key := p_key;
+  v_check.payload := p_payload;
+  v_check.first_check_at := p_first_check_at;
+  v_check.next_check_at := p_occurrence;
+  v_check.enqueued_on := p_now;
+  v_check.enqueued_by := 'cron';
+  INSERT INTO prescient.job_history
+  SELECT (prescient.history_row(v_check, p_outcome, p_now, 'cron', p_check_count, 0, p_reason)).*;
+END $$;
+REVOKE EXECUTE ON FUNCTION
+  prescient.cron_occurrence_history(bigint, text, text, text, jsonb, timestamptz, timestamptz, integer, text, text,
+                                    timestamptz)
+  FROM PUBLIC;
+
 -- Fires one occurrence of schedule p_schedule as a check of class p_job (key p_key) under an overlap
 -- policy other than allow. The earlier occurrences still pending or running are its checks of the
 -- schedule not yet settled (found by entity, then by key prefix: the schedule's own cron check has no
@@ -33,27 +64,21 @@ BEGIN
                          AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key
                          AND (e.claimed_until IS NULL OR e.claimed_until <= p_now)
                          FOR UPDATE SKIP LOCKED)
-      RETURNING f.*)
-    INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                       first_check_at, last_check_at, check_count, attempts, last_error,
-                                       enqueued_on, enqueued_by, finished_at, finished_by, outcome)
-    SELECT g.id, g.job, g.entity_name, g.entity_key, g.job_key, g.group_key, g.payload, g.first_check_at,
-           g.next_check_at, g.check_count, g.attempts,
-           format('cancelled by the occurrence at %s (overlap: cancel_previous)', prescient.iso(p_occurrence)),
-           g.enqueued_on, g.enqueued_by, p_now, 'cron', 'cancelled'
+      RETURNING f AS pending, f.check_count, f.attempts)
+    INSERT INTO prescient.job_history
+    SELECT (prescient.history_row(
+             g.pending, 'cancelled', p_now, 'cron', g.check_count, g.attempts,
+             format('cancelled by the occurrence at %s (overlap: cancel_previous)', prescient.iso(p_occurrence)))).*
       FROM gone g;
   ELSE
     SELECT count(*) INTO v_earlier FROM prescient.future_job e
      WHERE e.entity_name = 'schedule' AND e.entity_key = p_schedule
        AND left(e.job_key, length(v_prefix)) = v_prefix AND e.job_key <> p_key;
     IF v_earlier >= (CASE p_overlap WHEN 'skip' THEN 1 ELSE 2 END) THEN
-      INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, payload, first_check_at,
-                                         last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,
-                                         finished_at, finished_by, outcome)
-      VALUES (p_check_id, p_job, 'schedule', p_schedule, p_key,
-              p_payload, p_occurrence, p_occurrence, 0, 0,
-              format('skipped: %s earlier occurrence(s) still pending or running (overlap: %s)', v_earlier, p_overlap),
-              p_now, 'cron', p_now, 'cron', 'overlap_skipped');
+      PERFORM prescient.cron_occurrence_history(
+        p_check_id, p_job, p_schedule, p_key, p_payload, p_occurrence, p_occurrence, 0, 'overlap_skipped',
+        format('skipped: %s earlier occurrence(s) still pending or running (overlap: %s)', v_earlier, p_overlap),
+        p_now);
       RETURN;
     END IF;
   END IF;

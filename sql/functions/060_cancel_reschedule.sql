@@ -18,13 +18,9 @@ BEGIN
   WITH gone AS (
     DELETE FROM prescient.future_job f
      WHERE (p_id IS NOT NULL AND f.id = p_id) OR (p_job_key IS NOT NULL AND f.job_key = p_job_key)
-    RETURNING f.*)
-  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                     first_check_at, last_check_at, check_count, attempts, last_error,
-                                     enqueued_on, enqueued_by, finished_at, finished_by, outcome)
-  SELECT g.id, g.job, g.entity_name, g.entity_key, g.job_key, g.group_key, g.payload,
-         g.first_check_at, g.next_check_at, g.check_count, g.attempts, g.last_error,
-         g.enqueued_on, g.enqueued_by, p_now, p_by, 'cancelled'
+    RETURNING f AS pending, f.check_count, f.attempts, f.last_error)
+  INSERT INTO prescient.job_history
+  SELECT (prescient.history_row(g.pending, 'cancelled', p_now, p_by, g.check_count, g.attempts, g.last_error)).*
     FROM gone g
   RETURNING id INTO v_id;
   RETURN v_id;

@@ -6,11 +6,8 @@ namespace prescient::db {
 
 BufferedWrite deadline_missed(const Check& check, const std::string& schedule_id, const std::string& payload,
                               TimePoint occurrence, TimePoint now, const std::string& reason) {
-  return {"INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, payload,"
-          " first_check_at, last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,"
-          " finished_at, finished_by, outcome)"
-          " VALUES ($1, 'cron', 'schedule', $2, $3, $4::jsonb, prescient.at_us($5), prescient.at_us($6), $7, 0,"
-          " $8, prescient.at_us($9), 'cron', prescient.at_us($9), 'cron', 'deadline_missed')",
+  return {"SELECT prescient.cron_occurrence_history($1, 'cron', $2, $3, $4::jsonb, prescient.at_us($5),"
+          " prescient.at_us($6), $7, 'deadline_missed', $8, prescient.at_us($9))",
           {std::to_string(check.id), schedule_id, check.job_key, payload, pq::micros(check.first_check_at),
            pq::micros(occurrence), std::to_string(check.check_count), reason, pq::micros(now)}};
 }

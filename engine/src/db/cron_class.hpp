@@ -11,7 +11,8 @@
 
 namespace prescient::db {
 
-// An occurrence fired later than its deadline: a history row of its own ("deadline_missed").
+// An occurrence fired later than its deadline: a history row of its own ("deadline_missed"), made as every
+// history row is (prescient.cron_occurrence_history, through prescient.history_row).
 BufferedWrite deadline_missed(const Check& check, const std::string& schedule_id, const std::string& payload,
                               TimePoint occurrence, TimePoint now, const std::string& reason);
 // An occurrence of a schedule of another class: a check of that class at the occurrence (kept if the

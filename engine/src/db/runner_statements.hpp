@@ -154,16 +154,12 @@ mine AS (
      AND f.claimed_until > prescient.at_us(:now)),
 fin AS (
   DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'
-  RETURNING f.*, s.outcome AS s_outcome, s.check_count AS s_count, s.attempts AS s_attempts,
-            s.last_error AS s_error, s.run_micros AS s_run, s.payload AS s_payload),
+  RETURNING f.id, f AS pending, s.outcome, s.check_count, s.attempts, s.last_error, s.run_micros, s.payload),
+-- The history row is history_row's (sql/functions/035_history_row.sql), inlined by the planner.
 hist AS (
-  INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, group_key, payload,
-      first_check_at, last_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by,
-      finished_at, finished_by, outcome, run_micros)
-  SELECT id, job, entity_name, entity_key, job_key, group_key,
-         CASE WHEN s_payload IS NULL THEN payload ELSE payload || s_payload::jsonb END,
-         first_check_at, next_check_at,
-         s_count, s_attempts, s_error, enqueued_on, enqueued_by, prescient.at_us(:now), :runner_id, s_outcome, s_run
+  INSERT INTO prescient.job_history
+  SELECT (prescient.history_row(pending, outcome, prescient.at_us(:now), :runner_id, check_count::integer,
+                                attempts::integer, last_error, run_micros, payload::jsonb)).*
     FROM fin),
 upd AS (
   UPDATE prescient.future_job f

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Compares two commits' figures the way a change to the hot path is judged here: both built (Release,
+# through the compiler cache) in worktrees of their own, each on a database it migrated itself, on one
+# fresh durable cluster, alternating for ROUNDS rounds with the order swapped every round, so that a
+# drift of the machine falls on both. Prints a Markdown table: every run, the medians and how often the
+# second commit was lower (docs/performance.md keeps such tables).
+#   scripts/bench-ab.sh BEFORE AFTER [--rounds 16] [--n 100000] [--only drain,enqueue]
+# BEFORE and AFTER are commits (a name, a hash, HEAD~3); "." is the working tree as it is.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+usage="usage: scripts/bench-ab.sh BEFORE AFTER [--rounds N] [--n N] [--only MEASURES]"
+[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+before=$1 after=$2
+shift 2
+rounds=16 n=100000 only=drain,enqueue
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=${2:-}; shift 2 ;;
+    --n) n=${2:-}; shift 2 ;;
+    --only) only=${2:-}; shift 2 ;;
+    *) echo "bench-ab.sh: unknown option '$1'" >&2; echo "$usage" >&2; exit 2 ;;
+  esac
+done
+for value in "$rounds" "$n"; do
+  case "$value" in ''|*[!0-9]*|0) echo "bench-ab.sh: '$value' is not a positive number" >&2; exit 2 ;; esac
+done
+[[ "$only" =~ ^[a-z,]+$ ]] || { echo "bench-ab.sh: --only '$only' is not a list of measures" >&2; exit 2; }
+
+say() { echo "bench-ab.sh: $*" >&2; }
+work=$(mktemp -d /tmp/prescient-ab.XXXXXX)
+export PRESCIENT_PGDATA=$work/pg
+cleanup() {
+  "$repo/scripts/pg.sh" stop >/dev/null 2>&1 || true
+  for side in before after; do
+    [ -d "$work/$side" ] && [ "$(git -C "$repo" worktree list | grep -c "$work/$side")" -gt 0 ] &&
+      git -C "$repo" worktree remove --force "$work/$side" >/dev/null 2>&1
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The tree of a side: a worktree of the commit, or this checkout for ".".
+tree_of() {  # tree_of SIDE COMMIT
+  if [ "$2" = . ]; then echo "$repo"; return; fi
+  git -C "$repo" rev-parse --verify -q "$2^{commit}" >/dev/null || { say "no commit '$2'"; exit 2; }
+  git -C "$repo" worktree add --detach "$work/$1" "$2" >/dev/null 2>&1
+  echo "$work/$1"
+}
+declare -A bench
+for side in before after; do
+  commit=$([ "$side" = before ] && echo "$before" || echo "$after")
+  tree=$(tree_of "$side" "$commit")
+  say "building $side ($commit) in $work/build-$side"
+  BUILD_TYPE=Release PRESCIENT_BUILD_DIR=$work/build-$side "$tree/scripts/setup.sh" >"$work/setup-$side.log" 2>&1 ||
+    { tail -n 20 "$work/setup-$side.log" >&2; exit 1; }
+  cmake --build "$work/build-$side" --target prescient_bench -j "$(nproc)" >/dev/null
+  bench[$side]=$work/build-$side/tests/prescient_bench
+done
+
+url=$("$repo/scripts/pg.sh" start)
+server=${url%/*}
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+for side in before after; do
+  "$pg_bin/psql" -q -X "$server/postgres" -c "CREATE DATABASE ab_$side"
+  "$work/build-$side/engine/prescient" migrate --db "$server/ab_$side" --slot 1m >/dev/null 2>&1
+done
+
+results=$work/results.txt
+for round in $(seq "$rounds"); do
+  order=$([ $((round % 2)) = 1 ] && echo "before after" || echo "after before")
+  for side in $order; do
+    say "round $round of $rounds: $side"
+    "${bench[$side]}" --db "$server/ab_$side" --n "$n" --reps 1 --only "$only" |
+      sed "s/^/$side $round /" >>"$results"
+  done
+done
+
+# One row per measure: the runs in round order (k/s), the medians, the rounds in which AFTER was lower.
+echo "| measure | before | after | median before → after | after lower |"
+echo "|---|---|---|---|---|"
+awk '
+  function median(list,   n, v, i, j, t) {
+    n = split(list, v, /[ ,]+/)
+    if (v[1] == "") { for (i = 1; i < n; i++) v[i] = v[i + 1]; n-- }
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  {
+    side = $1; round = $2
+    match($0, /"measure":"[^"]*"/); measure = substr($0, RSTART + 11, RLENGTH - 12)
+    match($0, /"checks_per_second":[0-9.]+/); rate = substr($0, RSTART + 20, RLENGTH - 20) / 1000
+    if (!(measure in seen)) { seen[measure] = 1; order[++count] = measure }
+    runs[measure, side] = runs[measure, side] (runs[measure, side] == "" ? " " : ", ") sprintf("%.1f", rate)
+    at[measure, side, round] = rate
+    rounds = round > rounds ? round : rounds
+  }
+  END {
+    for (i = 1; i <= count; i++) {
+      m = order[i]; lower = 0; total = 0
+      for (r = 1; r <= rounds; r++) {
+        b_key = m SUBSEP "before" SUBSEP r; a_key = m SUBSEP "after" SUBSEP r
+        if (!(b_key in at) || !(a_key in at)) continue
+        total++; if (at[a_key] < at[b_key]) lower++
+      }
+      b = median(runs[m, "before"]); a = median(runs[m, "after"])
+      printf "| %s |%s |%s | %.1f → %.1f (%+.0f %%) | %d of %d |\n", m, runs[m, "before"], runs[m, "after"], b, a,
+             (b > 0 ? (a - b) * 100 / b : 0), lower, total
+    }
+  }' "$results"

@@ -28,6 +28,11 @@ done
 [[ "$only" =~ ^[a-z,]+$ ]] || { echo "bench-ab.sh: --only '$only' is not a list of measures" >&2; exit 2; }
 
 say() { echo "bench-ab.sh: $*" >&2; }
+# shellcheck source=lib/packages.sh
+. "$repo/scripts/lib/packages.sh"
+ensure_packages bench-ab.sh g++ cmake make ccache postgresql-15 >&2
+# shellcheck source=lib/compiler_cache.sh
+. "$repo/scripts/lib/compiler_cache.sh"
 work=$(mktemp -d /tmp/prescient-ab.XXXXXX)
 export PRESCIENT_PGDATA=$work/pg
 cleanup() {
@@ -52,9 +57,12 @@ for side in before after; do
   commit=$([ "$side" = before ] && echo "$before" || echo "$after")
   tree=$(tree_of "$side" "$commit")
   say "building $side ($commit) in $work/build-$side"
-  BUILD_TYPE=Release PRESCIENT_BUILD_DIR=$work/build-$side "$tree/scripts/setup.sh" >"$work/setup-$side.log" 2>&1 ||
-    { tail -n 20 "$work/setup-$side.log" >&2; exit 1; }
-  cmake --build "$work/build-$side" --target prescient_bench -j "$(nproc)" >/dev/null
+  # Configured here, not by the tree's own setup.sh, so that an older commit builds the same way: Release,
+  # through the compiler cache, with paths relative to its tree.
+  use_compiler_cache "$tree"
+  { cmake -S "$tree" -B "$work/build-$side" -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$work/build-$side" --target prescient_cli prescient_bench -j "$(nproc)"; } \
+    >"$work/build-$side.log" 2>&1 || { tail -n 20 "$work/build-$side.log" >&2; exit 1; }
   bench[$side]=$work/build-$side/tests/prescient_bench
 done
 

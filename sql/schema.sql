@@ -31,6 +31,7 @@ CREATE TABLE prescient.future_job (
     claimed_by text,
     claimed_until timestamp with time zone,
     claim_token bigint,
+    asked_for_at timestamp with time zone,
     CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT future_job_check_count_check CHECK ((check_count >= 0)),
     CONSTRAINT future_job_enqueued_by_check CHECK ((enqueued_by <> ''::text)),
@@ -151,6 +152,12 @@ COMMENT ON COLUMN prescient.future_job.claimed_until IS 'When the written lease 
 COMMENT ON COLUMN prescient.future_job.claim_token IS 'A random token of the written lease: a settlement writes only rows whose token is still its own and whose lease is live (fencing).';
 
 --
+-- Name: COLUMN future_job.asked_for_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.asked_for_at IS 'The time the check was last asked for, before rounding to the grid: by its enqueue or reschedule, or by its last answer. Backoff, retry, windows and deferrals never move it. An answer after it is honoured even when already past (due at the next boundary); one at or before it ends the check guard_past. Null on rows older than migration 0033: read as first_check_at.';
+
+--
 -- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -237,6 +244,7 @@ CREATE TABLE prescient.job_history (
     outcome text NOT NULL,
     run_micros bigint,
     retried boolean DEFAULT false NOT NULL,
+    asked_for_at timestamp with time zone,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -369,6 +377,12 @@ COMMENT ON COLUMN prescient.job_history.run_micros IS 'How long the last run too
 COMMENT ON COLUMN prescient.job_history.retried IS 'True on a failed row whose check was put back by prescient retry (or the dashboard): no longer a dead letter.';
 
 --
+-- Name: COLUMN job_history.asked_for_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.asked_for_at IS 'The pending check''s asked-for time when it ended (future_job.asked_for_at): prescient retry puts it back with it.';
+
+--
 -- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -464,6 +478,7 @@ CREATE TABLE prescient.job_history_default (
     outcome text NOT NULL,
     run_micros bigint,
     retried boolean DEFAULT false NOT NULL,
+    asked_for_at timestamp with time zone,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1392,6 +1407,137 @@ ALTER TABLE ONLY prescient.flow_state
 --
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE prescient.flow_state TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.job_class
+-- ====================================================================================================
+
+--
+-- Name: job_class; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.job_class (
+    job text NOT NULL,
+    runs_in text DEFAULT 'runner'::text NOT NULL,
+    origin text NOT NULL,
+    declared_at timestamp with time zone NOT NULL,
+    declared_by text NOT NULL,
+    seen_at timestamp with time zone,
+    max_checks integer,
+    max_attempts integer,
+    backoff_seconds bigint,
+    backoff_max_seconds bigint,
+    timeout_seconds bigint,
+    policy_updated_at timestamp with time zone,
+    policy_updated_by text,
+    CONSTRAINT job_class_backoff_check CHECK ((backoff_seconds >= 1)),
+    CONSTRAINT job_class_backoff_max_check CHECK ((backoff_max_seconds >= 1)),
+    CONSTRAINT job_class_backoff_range_check CHECK ((backoff_max_seconds >= backoff_seconds)),
+    CONSTRAINT job_class_job_check CHECK (((job <> ''::text) AND (octet_length(job) <= 1024))),
+    CONSTRAINT job_class_max_attempts_check CHECK ((max_attempts >= 1)),
+    CONSTRAINT job_class_max_checks_check CHECK ((max_checks >= 0)),
+    CONSTRAINT job_class_runs_in_check CHECK ((runs_in = ANY (ARRAY['runner'::text, 'worker'::text]))),
+    CONSTRAINT job_class_timeout_check CHECK ((timeout_seconds >= 1))
+);
+
+--
+-- Name: TABLE job_class; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.job_class IS 'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the C++ policy, the config file, then the settings decide).';
+
+--
+-- Name: COLUMN job_class.job; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.job IS 'The class''s name, as checks name it.';
+
+--
+-- Name: COLUMN job_class.runs_in; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.runs_in IS 'runner: the C++ runner runs its checks; worker: workers in another language pull them.';
+
+--
+-- Name: COLUMN job_class.origin; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.origin IS 'built-in, the plugin file that declared it, worker, or declared (ahead of the runner that will load it).';
+
+--
+-- Name: COLUMN job_class.declared_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.declared_at IS 'When it was first declared.';
+
+--
+-- Name: COLUMN job_class.declared_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.declared_by IS 'Who declared it first (a runner id, a user).';
+
+--
+-- Name: COLUMN job_class.seen_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.seen_at IS 'When a runner or worker last declared it.';
+
+--
+-- Name: COLUMN job_class.max_checks; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.max_checks IS 'How many times a check may run before asking again ends it guard_max_checks; 0: no limit (the horizon guards); null: not set here.';
+
+--
+-- Name: COLUMN job_class.max_attempts; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.max_attempts IS 'Failed attempts in a row before the check ends failed (a dead letter); null: not set here.';
+
+--
+-- Name: COLUMN job_class.backoff_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.backoff_seconds IS 'The wait before the first retry, doubling each attempt, rounded up to the grid; null: not set here (one slot).';
+
+--
+-- Name: COLUMN job_class.backoff_max_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.backoff_max_seconds IS 'The longest wait between two attempts; null: not set here (a day).';
+
+--
+-- Name: COLUMN job_class.timeout_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.timeout_seconds IS 'How long one run may take; null: not set here.';
+
+--
+-- Name: COLUMN job_class.policy_updated_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.policy_updated_at IS 'When its policy was last set.';
+
+--
+-- Name: COLUMN job_class.policy_updated_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_class.policy_updated_by IS 'Who set its policy last.';
+
+--
+-- Name: job_class job_class_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.job_class
+    ADD CONSTRAINT job_class_pkey PRIMARY KEY (job);
+
+--
+-- Name: TABLE job_class; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.job_class TO prescient_client;
+GRANT SELECT ON TABLE prescient.job_class TO prescient_runner;
 
 
 -- ====================================================================================================
@@ -3274,7 +3420,8 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_check.group_key,                                  -- group_key
              coalesce(p_check.payload || p_payload_update, p_check.payload),  -- payload
              p_check.first_check_at,                             -- first_check_at
-             p_check.next_check_at,                              -- last_check_at
+             CASE WHEN p_outcome = 'cancelled' THEN least(p_check.next_check_at, p_finished_at)
+                  ELSE p_check.next_check_at END,                -- last_check_at
              p_check_count,                                      -- check_count
              p_attempts,                                         -- attempts
              p_last_error,                                       -- last_error
@@ -3284,7 +3431,8 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_finished_by,                                      -- finished_by
              p_outcome,                                          -- outcome
              p_run_micros,                                       -- run_micros
-             false)::prescient.job_history                       -- retried
+             false,                                              -- retried
+             p_check.asked_for_at)::prescient.job_history        -- asked_for_at
 $$;
 
 --
@@ -3587,7 +3735,7 @@ BEGIN
   END IF;
   RETURN QUERY
     UPDATE prescient.future_job f
-       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds)
+       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds), asked_for_at = p_at
      WHERE (p_id IS NOT NULL AND f.id = p_id) OR (p_job_key IS NOT NULL AND f.job_key = p_job_key)
     RETURNING f.id, f.job_key, f.next_check_at;
 END $$;
@@ -3639,9 +3787,10 @@ BEGIN
     v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                      first_check_at, next_check_at, enqueued_on, enqueued_by)
+                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at)
     OVERRIDING SYSTEM VALUE
-    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by)
+    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by,
+            p_at)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -3679,7 +3828,7 @@ BEGIN
                  next_check_at = prescient.debounced_slot(
                                    prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
-                 check_count = 0, attempts = 0, last_error = NULL
+                 check_count = 0, attempts = 0, last_error = NULL, asked_for_at = p_at
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
         SELECT upd.*, CASE WHEN p_on_conflict = 'debounce' THEN 'debounced' ELSE 'replaced' END FROM upd;
@@ -3764,9 +3913,9 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
-                                             next_check_at, enqueued_on, enqueued_by)
+                                             next_check_at, enqueued_on, enqueued_by, asked_for_at)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by
+           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at"
              FROM todo)
     -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
     -- the three arrays instead of one each.
@@ -3802,9 +3951,10 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                             first_check_at, next_check_at, enqueued_on, enqueued_by)
+                                             first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by
+           SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by,
+                  "at"
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),

@@ -7,7 +7,9 @@
 -- p_check is the pending check as it was (a row of future_job: RETURNING f of its DELETE gives it whole),
 -- the rest how it ended: by whom and when, the outcome, its count of checks and attempts and last error as
 -- the settlement leaves them, the run's time, and a JSON object the settlement merges into the payload
--- (NULL: the payload as it was). Its last check is the time it was due (next_check_at).
+-- (NULL: the payload as it was). Its last check is the time it was due (next_check_at); a check cancelled
+-- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
+-- time goes with it, so that `prescient retry` puts it back with the same one.
 --
 -- Written as one ROW expression, in job_history's column order, so the planner inlines it into the
 -- caller's statement (an SQL function, one SELECT without FROM, VOLATILE, neither SECURITY DEFINER nor
@@ -28,7 +30,8 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_check.group_key,                                  -- group_key
              coalesce(p_check.payload || p_payload_update, p_check.payload),  -- payload
              p_check.first_check_at,                             -- first_check_at
-             p_check.next_check_at,                              -- last_check_at
+             CASE WHEN p_outcome = 'cancelled' THEN least(p_check.next_check_at, p_finished_at)
+                  ELSE p_check.next_check_at END,                -- last_check_at
              p_check_count,                                      -- check_count
              p_attempts,                                         -- attempts
              p_last_error,                                       -- last_error
@@ -38,7 +41,8 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_finished_by,                                      -- finished_by
              p_outcome,                                          -- outcome
              p_run_micros,                                       -- run_micros
-             false)::prescient.job_history                       -- retried
+             false,                                              -- retried
+             p_check.asked_for_at)::prescient.job_history        -- asked_for_at
 $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb)

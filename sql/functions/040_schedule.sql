@@ -50,9 +50,10 @@ BEGIN
     v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                      first_check_at, next_check_at, enqueued_on, enqueued_by)
+                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at)
     OVERRIDING SYSTEM VALUE
-    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by)
+    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by,
+            p_at)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -90,7 +91,7 @@ BEGIN
                  next_check_at = prescient.debounced_slot(
                                    prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
-                 check_count = 0, attempts = 0, last_error = NULL
+                 check_count = 0, attempts = 0, last_error = NULL, asked_for_at = p_at
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
         SELECT upd.*, CASE WHEN p_on_conflict = 'debounce' THEN 'debounced' ELSE 'replaced' END FROM upd;

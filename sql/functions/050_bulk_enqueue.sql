@@ -162,9 +162,9 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
-                                             next_check_at, enqueued_on, enqueued_by)
+                                             next_check_at, enqueued_on, enqueued_by, asked_for_at)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by
+           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at"
              FROM todo)
     -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
     -- the three arrays instead of one each.
@@ -200,9 +200,10 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                             first_check_at, next_check_at, enqueued_on, enqueued_by)
+                                             first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by
+           SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by,
+                  "at"
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),

@@ -49,7 +49,7 @@ BEGIN
   END IF;
   RETURN QUERY
     UPDATE prescient.future_job f
-       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds)
+       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds), asked_for_at = p_at
      WHERE (p_id IS NOT NULL AND f.id = p_id) OR (p_job_key IS NOT NULL AND f.job_key = p_job_key)
     RETURNING f.id, f.job_key, f.next_check_at;
 END $$;

@@ -31,6 +31,7 @@ COMMENT ON COLUMN prescient.future_job.next_check_at IS 'The slot the check fire
 COMMENT ON COLUMN prescient.future_job.check_count IS 'Runs of the job that answered so far (a failed attempt is not one): the runs before the next. Guarded by max_checks.';
 COMMENT ON COLUMN prescient.future_job.attempts IS 'Failed attempts since the last run that answered; at max_attempts the check finishes as failed. Reset by a successful run.';
 COMMENT ON COLUMN prescient.future_job.last_error IS 'The last failed attempt''s error (at most 4 KB), with its SQLSTATE where the database refused; null after a successful run.';
+COMMENT ON COLUMN prescient.future_job.asked_for_at IS 'The time the check was last asked for, before rounding to the grid: by its enqueue or reschedule, or by its last answer. Backoff, retry, windows and deferrals never move it. An answer after it is honoured even when already past (due at the next boundary); one at or before it ends the check guard_past. Null on rows older than migration 0033: read as first_check_at.';
 COMMENT ON COLUMN prescient.future_job.enqueued_on IS 'When the check was first enqueued. A replace or debounce keeps it, so a debounce''s ceiling is enqueued_on + max_wait.';
 COMMENT ON COLUMN prescient.future_job.enqueued_by IS 'Who enqueued it: the --by name, else the database role.';
 COMMENT ON COLUMN prescient.future_job.claimed_by IS 'The runner holding a written lease on the check (long-running classes, flow-control deferrals); null when it is held by a row lock alone or not at all.';
@@ -60,6 +61,7 @@ COMMENT ON COLUMN prescient.job_history.finished_by IS 'Who finished it: the run
 COMMENT ON COLUMN prescient.job_history.outcome IS 'How it ended: done (the job answered nothing more), cancelled, failed (max_attempts), guard_max_checks, guard_past, guard_horizon (a guard stopped it), deadline_missed (fired too late for its deadline), overlap_skipped (a schedule''s occurrence its overlap policy skipped).';
 COMMENT ON COLUMN prescient.job_history.run_micros IS 'How long the last run took, in microseconds; null when it did not run (cancelled, skipped).';
 COMMENT ON COLUMN prescient.job_history.retried IS 'True on a failed row whose check was put back by prescient retry (or the dashboard): no longer a dead letter.';
+COMMENT ON COLUMN prescient.job_history.asked_for_at IS 'The pending check''s asked-for time when it ended (future_job.asked_for_at): prescient retry puts it back with it.';
 
 -- cron_schedule
 COMMENT ON TABLE prescient.cron_schedule IS
@@ -115,6 +117,23 @@ COMMENT ON TABLE prescient.paused_job IS
 COMMENT ON COLUMN prescient.paused_job.job IS 'The paused class.';
 COMMENT ON COLUMN prescient.paused_job.paused_at IS 'When it was paused.';
 COMMENT ON COLUMN prescient.paused_job.paused_by IS 'Who paused it.';
+
+-- job_class
+COMMENT ON TABLE prescient.job_class IS
+  'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the C++ policy, the config file, then the settings decide).';
+COMMENT ON COLUMN prescient.job_class.job IS 'The class''s name, as checks name it.';
+COMMENT ON COLUMN prescient.job_class.runs_in IS 'runner: the C++ runner runs its checks; worker: workers in another language pull them.';
+COMMENT ON COLUMN prescient.job_class.origin IS 'built-in, the plugin file that declared it, worker, or declared (ahead of the runner that will load it).';
+COMMENT ON COLUMN prescient.job_class.declared_at IS 'When it was first declared.';
+COMMENT ON COLUMN prescient.job_class.declared_by IS 'Who declared it first (a runner id, a user).';
+COMMENT ON COLUMN prescient.job_class.seen_at IS 'When a runner or worker last declared it.';
+COMMENT ON COLUMN prescient.job_class.max_checks IS 'How many times a check may run before asking again ends it guard_max_checks; 0: no limit (the horizon guards); null: not set here.';
+COMMENT ON COLUMN prescient.job_class.max_attempts IS 'Failed attempts in a row before the check ends failed (a dead letter); null: not set here.';
+COMMENT ON COLUMN prescient.job_class.backoff_seconds IS 'The wait before the first retry, doubling each attempt, rounded up to the grid; null: not set here (one slot).';
+COMMENT ON COLUMN prescient.job_class.backoff_max_seconds IS 'The longest wait between two attempts; null: not set here (a day).';
+COMMENT ON COLUMN prescient.job_class.timeout_seconds IS 'How long one run may take; null: not set here.';
+COMMENT ON COLUMN prescient.job_class.policy_updated_at IS 'When its policy was last set.';
+COMMENT ON COLUMN prescient.job_class.policy_updated_by IS 'Who set its policy last.';
 
 -- queue_figures, pending_figure, finished_figure
 COMMENT ON TABLE prescient.queue_figures IS

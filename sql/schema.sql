@@ -958,6 +958,332 @@ GRANT USAGE ON SEQUENCE prescient.event_seq_seq TO prescient_runner;
 
 
 -- ====================================================================================================
+-- prescient.check_run
+-- ====================================================================================================
+
+--
+-- Name: check_run; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.check_run (
+    id bigint NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    run_micros bigint,
+    runner text NOT NULL,
+    result text NOT NULL,
+    next_check_at timestamp with time zone NOT NULL,
+    answered_at timestamp with time zone,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    error text,
+    CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
+    CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
+)
+PARTITION BY RANGE (finished_at);
+
+--
+-- Name: TABLE check_run; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.check_run IS 'The timeline of a check: one row for each run that left it pending (a next time, a retry), written by the settlement. The run that ends a check is its history row; a deferral by a flow limit is a row of flow_deferral. Partitioned by month of finished_at with job_history, and purged with it.';
+
+--
+-- Name: COLUMN check_run.id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.id IS 'The check (future_job.id, then job_history.id).';
+
+--
+-- Name: COLUMN check_run.due_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.due_at IS 'The time the run was for: its slot, or a time within it flow control gave.';
+
+--
+-- Name: COLUMN check_run.finished_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.finished_at IS 'When its settlement was written, by the runner''s clock.';
+
+--
+-- Name: COLUMN check_run.run_micros; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.run_micros IS 'How long the job took, in microseconds.';
+
+--
+-- Name: COLUMN check_run.runner; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.runner IS 'The runner that ran it.';
+
+--
+-- Name: COLUMN check_run.result; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.result IS 'rescheduled: the job answered a next time; retried: the run failed and will be tried again.';
+
+--
+-- Name: COLUMN check_run.next_check_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.next_check_at IS 'The slot the check was put at.';
+
+--
+-- Name: COLUMN check_run.answered_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.answered_at IS 'The next time the job answered, as given (rescheduled only).';
+
+--
+-- Name: COLUMN check_run.check_count; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.check_count IS 'The check''s successful runs after this one.';
+
+--
+-- Name: COLUMN check_run.attempts; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.attempts IS 'Failed attempts in a row after this one (0 after a success).';
+
+--
+-- Name: COLUMN check_run.error; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.error IS 'Why the run failed (retried only).';
+
+--
+-- Name: check_run_id; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX check_run_id ON ONLY prescient.check_run USING btree (id, finished_at);
+
+--
+-- Name: TABLE check_run; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE prescient.check_run TO prescient_runner;
+GRANT SELECT ON TABLE prescient.check_run TO prescient_client;
+
+
+-- ====================================================================================================
+-- prescient.check_run_2026_11
+-- ====================================================================================================
+
+--
+-- Name: check_run_2026_11; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.check_run_2026_11 (
+    id bigint NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    run_micros bigint,
+    runner text NOT NULL,
+    result text NOT NULL,
+    next_check_at timestamp with time zone NOT NULL,
+    answered_at timestamp with time zone,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    error text,
+    CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
+    CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
+);
+
+--
+-- Name: check_run_2026_11; Type: TABLE ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.check_run ATTACH PARTITION prescient.check_run_2026_11 FOR VALUES FROM ('2026-11-01 00:00:00+00') TO ('2026-12-01 00:00:00+00');
+
+--
+-- Name: check_run_2026_11_id_finished_at_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX check_run_2026_11_id_finished_at_idx ON prescient.check_run_2026_11 USING btree (id, finished_at);
+
+--
+-- Name: check_run_2026_11_id_finished_at_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.check_run_id ATTACH PARTITION prescient.check_run_2026_11_id_finished_at_idx;
+
+
+-- ====================================================================================================
+-- prescient.check_run_2026_12
+-- ====================================================================================================
+
+--
+-- Name: check_run_2026_12; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.check_run_2026_12 (
+    id bigint NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    run_micros bigint,
+    runner text NOT NULL,
+    result text NOT NULL,
+    next_check_at timestamp with time zone NOT NULL,
+    answered_at timestamp with time zone,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    error text,
+    CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
+    CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
+);
+
+--
+-- Name: check_run_2026_12; Type: TABLE ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.check_run ATTACH PARTITION prescient.check_run_2026_12 FOR VALUES FROM ('2026-12-01 00:00:00+00') TO ('2027-01-01 00:00:00+00');
+
+--
+-- Name: check_run_2026_12_id_finished_at_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX check_run_2026_12_id_finished_at_idx ON prescient.check_run_2026_12 USING btree (id, finished_at);
+
+--
+-- Name: check_run_2026_12_id_finished_at_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.check_run_id ATTACH PARTITION prescient.check_run_2026_12_id_finished_at_idx;
+
+
+-- ====================================================================================================
+-- prescient.check_run_2027_01
+-- ====================================================================================================
+
+--
+-- Name: check_run_2027_01; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.check_run_2027_01 (
+    id bigint NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    run_micros bigint,
+    runner text NOT NULL,
+    result text NOT NULL,
+    next_check_at timestamp with time zone NOT NULL,
+    answered_at timestamp with time zone,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    error text,
+    CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
+    CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
+);
+
+--
+-- Name: check_run_2027_01; Type: TABLE ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.check_run ATTACH PARTITION prescient.check_run_2027_01 FOR VALUES FROM ('2027-01-01 00:00:00+00') TO ('2027-02-01 00:00:00+00');
+
+--
+-- Name: check_run_2027_01_id_finished_at_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX check_run_2027_01_id_finished_at_idx ON prescient.check_run_2027_01 USING btree (id, finished_at);
+
+--
+-- Name: check_run_2027_01_id_finished_at_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.check_run_id ATTACH PARTITION prescient.check_run_2027_01_id_finished_at_idx;
+
+
+-- ====================================================================================================
+-- prescient.check_run_2027_02
+-- ====================================================================================================
+
+--
+-- Name: check_run_2027_02; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.check_run_2027_02 (
+    id bigint NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    run_micros bigint,
+    runner text NOT NULL,
+    result text NOT NULL,
+    next_check_at timestamp with time zone NOT NULL,
+    answered_at timestamp with time zone,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    error text,
+    CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
+    CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
+);
+
+--
+-- Name: check_run_2027_02; Type: TABLE ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.check_run ATTACH PARTITION prescient.check_run_2027_02 FOR VALUES FROM ('2027-02-01 00:00:00+00') TO ('2027-03-01 00:00:00+00');
+
+--
+-- Name: check_run_2027_02_id_finished_at_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX check_run_2027_02_id_finished_at_idx ON prescient.check_run_2027_02 USING btree (id, finished_at);
+
+--
+-- Name: check_run_2027_02_id_finished_at_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.check_run_id ATTACH PARTITION prescient.check_run_2027_02_id_finished_at_idx;
+
+
+-- ====================================================================================================
+-- prescient.check_run_default
+-- ====================================================================================================
+
+--
+-- Name: check_run_default; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.check_run_default (
+    id bigint NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL,
+    run_micros bigint,
+    runner text NOT NULL,
+    result text NOT NULL,
+    next_check_at timestamp with time zone NOT NULL,
+    answered_at timestamp with time zone,
+    check_count integer NOT NULL,
+    attempts integer NOT NULL,
+    error text,
+    CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
+    CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
+);
+
+--
+-- Name: check_run_default; Type: TABLE ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.check_run ATTACH PARTITION prescient.check_run_default DEFAULT;
+
+--
+-- Name: check_run_default_id_finished_at_idx; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX check_run_default_id_finished_at_idx ON prescient.check_run_default USING btree (id, finished_at);
+
+--
+-- Name: check_run_default_id_finished_at_idx; Type: INDEX ATTACH; Schema: prescient; Owner: -
+--
+
+ALTER INDEX prescient.check_run_id ATTACH PARTITION prescient.check_run_default_id_finished_at_idx;
+
+
+-- ====================================================================================================
 -- prescient.finished_figure
 -- ====================================================================================================
 
@@ -3167,6 +3493,8 @@ BEGIN
   EXECUTE format('SELECT count(*) FROM prescient.%I', p_name) INTO v_rows;
   PERFORM set_config('lock_timeout', '2s', true);
   EXECUTE format('DROP TABLE prescient.%I', p_name);
+  -- The month's runs go with it (the timeline of a check outlives no history of the same month).
+  EXECUTE format('DROP TABLE IF EXISTS prescient.%I', 'check_run_' || substr(p_name, 13));
   RETURN v_rows;
 END $$;
 
@@ -3182,8 +3510,9 @@ DECLARE
   -- Month arithmetic on UTC wall time: on timestamptz it would follow the session's time zone.
   v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
   v_last constant timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_table text;
   v_name text;
-  v_locked boolean := false;
+  v_locked text[] := '{}';
   v_created integer := 0;
 BEGIN
   IF p_from IS NULL OR p_through IS NULL THEN
@@ -3195,26 +3524,28 @@ BEGIN
                        prescient.iso(p_from), prescient.iso(p_through));
   END IF;
   WHILE v_month <= v_last LOOP
-    v_name := 'job_history_' || to_char(v_month, 'YYYY_MM');
-    IF to_regclass('prescient.' || quote_ident(v_name)) IS NULL THEN
-      IF NOT v_locked THEN
+    FOREACH v_table IN ARRAY ARRAY['job_history', 'check_run'] LOOP
+      v_name := v_table || '_' || to_char(v_month, 'YYYY_MM');
+      CONTINUE WHEN to_regclass('prescient.' || quote_ident(v_name)) IS NOT NULL;
+      IF NOT v_table = ANY (v_locked) THEN
         PERFORM set_config('lock_timeout', '2s', true);
         -- Also serializes two callers: the second finds the partitions made when it gets the lock.
-        LOCK TABLE prescient.job_history_default IN ACCESS EXCLUSIVE MODE;
-        v_locked := true;
+        EXECUTE format('LOCK TABLE prescient.%I IN ACCESS EXCLUSIVE MODE', v_table || '_default');
+        v_locked := v_locked || v_table;
       END IF;
-      IF to_regclass('prescient.' || quote_ident(v_name)) IS NULL THEN
-        EXECUTE format('CREATE TABLE prescient.%I (LIKE prescient.job_history INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
-                       v_name);
-        EXECUTE format('WITH moved AS (DELETE FROM prescient.job_history_default'
-                       '               WHERE finished_at >= $1 AND finished_at < $2 RETURNING *)'
-                       ' INSERT INTO prescient.%I SELECT * FROM moved', v_name)
-          USING v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC';
-        EXECUTE format('ALTER TABLE prescient.job_history ATTACH PARTITION prescient.%I FOR VALUES FROM (%L) TO (%L)',
-                       v_name, v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC');
+      CONTINUE WHEN to_regclass('prescient.' || quote_ident(v_name)) IS NOT NULL;
+      EXECUTE format('CREATE TABLE prescient.%I (LIKE prescient.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                     v_name, v_table);
+      EXECUTE format('WITH moved AS (DELETE FROM prescient.%I'
+                     '               WHERE finished_at >= $1 AND finished_at < $2 RETURNING *)'
+                     ' INSERT INTO prescient.%I SELECT * FROM moved', v_table || '_default', v_name)
+        USING v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC';
+      EXECUTE format('ALTER TABLE prescient.%I ATTACH PARTITION prescient.%I FOR VALUES FROM (%L) TO (%L)',
+                     v_table, v_name, v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC');
+      IF v_table = 'job_history' THEN
         v_created := v_created + 1;
       END IF;
-    END IF;
+    END LOOP;
     v_month := v_month + interval '1 month';
   END LOOP;
   RETURN v_created;
@@ -3532,6 +3863,12 @@ BEGIN
       INTO v_gone USING p_before, p_limit - v_total;
     v_total := v_total + v_gone;
   END LOOP;
+  -- The runs of the same span, not counted: they are each check's timeline, not checks.
+  -- (An address is a partition's: tableoid with it names one row.)
+  WITH gone AS (DELETE FROM prescient.check_run WHERE (tableoid, ctid) IN (
+                  SELECT tableoid, ctid FROM prescient.check_run WHERE finished_at < p_before LIMIT p_limit)
+                RETURNING 1)
+  SELECT count(*) INTO v_gone FROM gone;
   RETURN v_total;
 END $_$;
 

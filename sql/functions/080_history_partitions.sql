@@ -1,6 +1,7 @@
 -- job_history is partitioned by month (of finished_at, in UTC), so that retention drops whole months
--- instead of deleting rows one by one (docs/operations.md, "Retention"; the table: sql/0013).
--- * One partition per month, named job_history_YYYY_MM, created ahead of time by
+-- instead of deleting rows one by one (docs/operations.md, "Retention"; the table: sql/0013). So is the
+-- timeline of runs, check_run (sql/0035): its months are the history's, made, dropped and purged with them.
+-- * One partition per month, named job_history_YYYY_MM (and check_run_YYYY_MM), created ahead of time by
 --   ensure_history_partitions(): by `prescient migrate`, the daemon (hourly) and run-slot/sweep.
 -- * `prescient purge --history` drops the months wholly before its cut-off (drop_history_partition) and
 --   deletes the older rows of the month it falls in (purge_history_rows).
@@ -20,8 +21,9 @@ DECLARE
   -- Month arithmetic on UTC wall time: on timestamptz it would follow the session's time zone.
   v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
   v_last constant timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_table text;
   v_name text;
-  v_locked boolean := false;
+  v_locked text[] := '{}';
   v_created integer := 0;
 BEGIN
   IF p_from IS NULL OR p_through IS NULL THEN
@@ -33,26 +35,28 @@ BEGIN
                        prescient.iso(p_from), prescient.iso(p_through));
   END IF;
   WHILE v_month <= v_last LOOP
-    v_name := 'job_history_' || to_char(v_month, 'YYYY_MM');
-    IF to_regclass('prescient.' || quote_ident(v_name)) IS NULL THEN
-      IF NOT v_locked THEN
+    FOREACH v_table IN ARRAY ARRAY['job_history', 'check_run'] LOOP
+      v_name := v_table || '_' || to_char(v_month, 'YYYY_MM');
+      CONTINUE WHEN to_regclass('prescient.' || quote_ident(v_name)) IS NOT NULL;
+      IF NOT v_table = ANY (v_locked) THEN
         PERFORM set_config('lock_timeout', '2s', true);
         -- Also serializes two callers: the second finds the partitions made when it gets the lock.
-        LOCK TABLE prescient.job_history_default IN ACCESS EXCLUSIVE MODE;
-        v_locked := true;
+        EXECUTE format('LOCK TABLE prescient.%I IN ACCESS EXCLUSIVE MODE', v_table || '_default');
+        v_locked := v_locked || v_table;
       END IF;
-      IF to_regclass('prescient.' || quote_ident(v_name)) IS NULL THEN
-        EXECUTE format('CREATE TABLE prescient.%I (LIKE prescient.job_history INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
-                       v_name);
-        EXECUTE format('WITH moved AS (DELETE FROM prescient.job_history_default'
-                       '               WHERE finished_at >= $1 AND finished_at < $2 RETURNING *)'
-                       ' INSERT INTO prescient.%I SELECT * FROM moved', v_name)
-          USING v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC';
-        EXECUTE format('ALTER TABLE prescient.job_history ATTACH PARTITION prescient.%I FOR VALUES FROM (%L) TO (%L)',
-                       v_name, v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC');
+      CONTINUE WHEN to_regclass('prescient.' || quote_ident(v_name)) IS NOT NULL;
+      EXECUTE format('CREATE TABLE prescient.%I (LIKE prescient.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                     v_name, v_table);
+      EXECUTE format('WITH moved AS (DELETE FROM prescient.%I'
+                     '               WHERE finished_at >= $1 AND finished_at < $2 RETURNING *)'
+                     ' INSERT INTO prescient.%I SELECT * FROM moved', v_table || '_default', v_name)
+        USING v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC';
+      EXECUTE format('ALTER TABLE prescient.%I ATTACH PARTITION prescient.%I FOR VALUES FROM (%L) TO (%L)',
+                     v_table, v_name, v_month AT TIME ZONE 'UTC', (v_month + interval '1 month') AT TIME ZONE 'UTC');
+      IF v_table = 'job_history' THEN
         v_created := v_created + 1;
       END IF;
-    END IF;
+    END LOOP;
     v_month := v_month + interval '1 month';
   END LOOP;
   RETURN v_created;
@@ -81,8 +85,8 @@ CREATE OR REPLACE FUNCTION prescient.history_partitions()
      ORDER BY p.month NULLS LAST;
   END;
 
--- Retention, whole months: drops the monthly partition p_name of job_history and returns how many rows
--- it held. Its rows are counted before the drop, so job_history is locked exclusively only for the
+-- Retention, whole months: drops the monthly partition p_name of job_history (and the month's partition of
+-- check_run) and returns how many history rows it held. Its rows are counted before the drop, so job_history is locked exclusively only for the
 -- drop itself; a lock not granted within 2 s fails the call rather than queue settlements behind it.
 CREATE OR REPLACE FUNCTION prescient.drop_history_partition(p_name text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -94,12 +98,14 @@ BEGIN
   EXECUTE format('SELECT count(*) FROM prescient.%I', p_name) INTO v_rows;
   PERFORM set_config('lock_timeout', '2s', true);
   EXECUTE format('DROP TABLE prescient.%I', p_name);
+  -- The month's runs go with it (the timeline of a check outlives no history of the same month).
+  EXECUTE format('DROP TABLE IF EXISTS prescient.%I', 'check_run_' || substr(p_name, 13));
   RETURN v_rows;
 END $$;
 
 -- Retention, row by row: deletes up to p_limit history rows finished before p_before from the
 -- partitions that begin before it (the month the cut-off falls in, the default partition), and
--- returns how many. Rows are found by their address within each partition: history rows are never
+-- returns how many; and up to p_limit runs of check_run finished before it. Rows are found by their address within each partition: history rows are never
 -- updated, so an address found here is still that row.
 CREATE OR REPLACE FUNCTION prescient.purge_history_rows(p_before timestamptz, p_limit integer) RETURNS bigint
   LANGUAGE plpgsql AS $$
@@ -117,6 +123,12 @@ BEGIN
       INTO v_gone USING p_before, p_limit - v_total;
     v_total := v_total + v_gone;
   END LOOP;
+  -- The runs of the same span, not counted: they are each check's timeline, not checks.
+  -- (An address is a partition's: tableoid with it names one row.)
+  WITH gone AS (DELETE FROM prescient.check_run WHERE (tableoid, ctid) IN (
+                  SELECT tableoid, ctid FROM prescient.check_run WHERE finished_at < p_before LIMIT p_limit)
+                RETURNING 1)
+  SELECT count(*) INTO v_gone FROM gone;
   RETURN v_total;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.drop_history_partition(text), prescient.purge_history_rows(timestamptz, integer)

@@ -118,6 +118,21 @@ COMMENT ON COLUMN prescient.paused_job.job IS 'The paused class.';
 COMMENT ON COLUMN prescient.paused_job.paused_at IS 'When it was paused.';
 COMMENT ON COLUMN prescient.paused_job.paused_by IS 'Who paused it.';
 
+-- check_run
+COMMENT ON TABLE prescient.check_run IS
+  'The timeline of a check: one row for each run that left it pending (a next time, a retry), written by the settlement. The run that ends a check is its history row; a deferral by a flow limit is a row of flow_deferral. Partitioned by month of finished_at with job_history, and purged with it.';
+COMMENT ON COLUMN prescient.check_run.id IS 'The check (future_job.id, then job_history.id).';
+COMMENT ON COLUMN prescient.check_run.due_at IS 'The time the run was for: its slot, or a time within it flow control gave.';
+COMMENT ON COLUMN prescient.check_run.finished_at IS 'When its settlement was written, by the runner''s clock.';
+COMMENT ON COLUMN prescient.check_run.run_micros IS 'How long the job took, in microseconds.';
+COMMENT ON COLUMN prescient.check_run.runner IS 'The runner that ran it.';
+COMMENT ON COLUMN prescient.check_run.result IS 'rescheduled: the job answered a next time; retried: the run failed and will be tried again.';
+COMMENT ON COLUMN prescient.check_run.next_check_at IS 'The slot the check was put at.';
+COMMENT ON COLUMN prescient.check_run.answered_at IS 'The next time the job answered, as given (rescheduled only).';
+COMMENT ON COLUMN prescient.check_run.check_count IS 'The check''s successful runs after this one.';
+COMMENT ON COLUMN prescient.check_run.attempts IS 'Failed attempts in a row after this one (0 after a success).';
+COMMENT ON COLUMN prescient.check_run.error IS 'Why the run failed (retried only).';
+
 -- job_class
 COMMENT ON TABLE prescient.job_class IS
   'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the C++ policy, the config file, then the settings decide).';

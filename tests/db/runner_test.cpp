@@ -197,20 +197,34 @@ TEST_CASE("every guard and retry outcome leaves its history row") {
   const SlotReport r = f.fire("2026-11-21T13:15:00Z");
   CHECK(r.claimed == 8);
   CHECK(r.done == 1);
-  CHECK(r.rescheduled == 1);
-  CHECK(r.guarded == 4);
+  CHECK(r.rescheduled == 2);
+  CHECK(r.guarded == 3);
   CHECK(r.retried == 2);
   Checks store(*f.db);
-  const auto outcome_of = [&](std::int64_t id) { return store.history({.id = id})[0].outcome; };
-  CHECK(outcome_of(done.id) == Outcome::done);
-  CHECK(outcome_of(past.id) == Outcome::guard_past);
-  CHECK(outcome_of(same_slot.id) == Outcome::guard_past);
-  CHECK(outcome_of(horizon.id) == Outcome::guard_horizon);
-  CHECK(outcome_of(max_checks.id) == Outcome::guard_max_checks);
+  const auto ended = [&](std::int64_t id) {
+    const auto rows = store.history({.id = id});
+    REQUIRE(rows.size() == 1);
+    return rows[0];
+  };
+  CHECK(ended(done.id).outcome == Outcome::done);
+  CHECK_FALSE(ended(done.id).last_error);
+  // Each guard says why: the answer, the bound, the rule.
+  CHECK(ended(past.id).outcome == Outcome::guard_past);
+  CHECK(ended(past.id).last_error ==
+        "answered 2026-11-21T12:00:00Z, not after the time this run was asked for (2026-11-21T13:05:00Z): a next "
+        "time must advance");
+  CHECK(ended(horizon.id).outcome == Outcome::guard_horizon);
+  CHECK_THAT(ended(horizon.id).last_error.value_or(""), Catch::StartsWith("answered 2027-12-26T13:15:00Z, beyond the horizon"));
+  CHECK(ended(max_checks.id).outcome == Outcome::guard_max_checks);
+  CHECK_THAT(ended(max_checks.id).last_error.value_or(""), Catch::Contains("max_checks is 1"));
   const auto moved = store.pending({.id = later.id});
   REQUIRE(moved.size() == 1);
   CHECK(format_time(moved[0].next_check_at) == "2026-11-21T14:15:00Z");
   CHECK(moved[0].check_count == 1);
+  // Its own slot, after the 13:05 it was asked for: it advanced, so it looks again at the next boundary.
+  const auto again = store.pending({.id = same_slot.id});
+  REQUIRE(again.size() == 1);
+  CHECK(format_time(again[0].next_check_at) == "2026-11-21T13:30:00Z");
 
   // The failing check: retried with backoff on the grid, then failed, with its error kept.
   auto failing_row = store.pending({.id = failing.id});

@@ -103,6 +103,7 @@ class FakeRunnerStore final : public RunnerStore {
     return {ids.begin(), ids.end()};
   }
   void release(std::span<const std::int64_t>, std::int64_t) override {}
+  std::map<std::string, JobPolicy> class_policies() override { return policies; }
 
   // Flow control: the limits given, every check admitted at once (the real admission is SQL, tested
   // against PostgreSQL in tests/db/flow_control_test.cpp); the pairs of each admission are kept.
@@ -123,6 +124,7 @@ class FakeRunnerStore final : public RunnerStore {
     return next;
   }
   std::vector<FlowLimit> limits;
+  std::map<std::string, JobPolicy> policies;  // the class registry's (prescient jobs set)
   std::vector<std::vector<FlowPair>> admitted_pairs;
   std::vector<std::int64_t> leased;
 

@@ -79,6 +79,8 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
                               .last_errors = optional_texts,
                               .run_micros = optional_ids,
                               .payload_updates = optional_texts,
+                              .due_us = ids,
+                              .asked_us = optional_ids,
                               .lease_token = std::nullopt,
                               .now = t,
                               .runner_id = runner,

@@ -16,6 +16,18 @@ RunOutcome next_at(const char* text) { return {.next = parse_time(text)}; }
 RunOutcome done() { return {}; }
 RunOutcome failure(const char* why) { return {.failed = true, .error = why}; }
 
+// A check run at `slot`, asked for at that time unless said otherwise, with its counts before the run.
+Check run_at(TimePoint slot, int check_count = 0, int attempts = 0, std::optional<TimePoint> asked_for = std::nullopt) {
+  Check c;
+  c.id = 7;
+  c.job = "reminder";
+  c.slot = slot;
+  c.asked_for = asked_for.value_or(slot);
+  c.check_count = check_count;
+  c.attempts = attempts;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("guards judge what a job answered for a check run at slot S") {
@@ -57,13 +69,18 @@ TEST_CASE("guards judge what a job answered for a check run at slot S") {
   };
   for (const Case& c : cases) {
     INFO(c.label);
-    const Settlement s = judge(c.run, slot, c.check_count, c.attempts, limits, grid);
+    const Settlement s = judge(c.run, run_at(slot, c.check_count, c.attempts), limits, grid);
     CHECK(s.kind == c.kind);
     if (c.outcome) CHECK(s.outcome == *c.outcome);
     if (c.next != nullptr) CHECK(format_time(s.next_check_at) == c.next);
     CHECK(s.check_count == c.count_after);
     CHECK(s.attempts == c.attempts_after);
-    CHECK(s.last_error == (c.run.failed ? std::optional<std::string>("boom") : std::nullopt));
+    if (c.run.failed) CHECK(s.last_error == "boom");
+    // A guard says why; nothing else leaves an error.
+    const bool guarded = s.kind == Kind::finish && s.outcome != Outcome::done && s.outcome != Outcome::failed;
+    CHECK((guarded || c.run.failed) == s.last_error.has_value());
+    // A reschedule's answer is the check's new asked-for time.
+    CHECK(s.asked_for == (s.kind == Kind::reschedule ? c.run.next : std::nullopt));
   }
 }
 
@@ -71,19 +88,81 @@ TEST_CASE("retry backoff is capped at a day and stays on the grid") {
   const SlotGrid grid{60s};
   const TimePoint slot = parse_time("2026-11-21T13:00:00Z");
   const GuardLimits many{.max_checks = 5, .max_attempts = 1000};
-  const Settlement s = judge(failure("x"), slot, 0, 40, many, grid);
+  const Settlement s = judge(failure("x"), run_at(slot, 0, 40), many, grid);
   CHECK(s.kind == Kind::retry);
   CHECK(format_time(s.next_check_at) == "2026-11-22T13:00:00Z");
   const SlotGrid daily{86400s};
-  CHECK(format_time(judge(failure("x"), parse_time("2026-11-21T00:00:00Z"), 0, 0, many, daily).next_check_at) ==
+  CHECK(format_time(judge(failure("x"), run_at(parse_time("2026-11-21T00:00:00Z")), many, daily).next_check_at) ==
         "2026-11-22T00:00:00Z");
 }
 
 TEST_CASE("a policy's limits apply: max_checks 1 stops any reschedule") {
   const SlotGrid grid{60s};
   const TimePoint slot = parse_time("2026-11-21T13:00:00Z");
-  CHECK(judge(next_at("2026-11-21T14:00:00Z"), slot, 0, 0, {.max_checks = 1}, grid).outcome == Outcome::guard_max_checks);
-  CHECK(judge(failure("x"), slot, 0, 0, {.max_attempts = 1}, grid).outcome == Outcome::failed);
+  const Settlement guarded = judge(next_at("2026-11-21T14:00:00Z"), run_at(slot), {.max_checks = 1}, grid);
+  CHECK(guarded.outcome == Outcome::guard_max_checks);
+  CHECK(guarded.last_error ==
+        "asked to look again at 2026-11-21T14:00:00Z after run 1: max_checks is 1 (prescient jobs set reminder "
+        "--max-checks N|unlimited)");
+  CHECK(judge(failure("x"), run_at(slot), {.max_attempts = 1}, grid).outcome == Outcome::failed);
+}
+
+TEST_CASE("max_checks 0 is no limit: the thousandth run may ask again, and the horizon still guards") {
+  const SlotGrid grid{60s};
+  const TimePoint slot = parse_time("2026-11-21T13:00:00Z");
+  const GuardLimits unlimited{.max_checks = 0, .max_horizon = 24h};
+  CHECK(judge(next_at("2026-11-22T13:00:00Z"), run_at(slot, 999), unlimited, grid).kind == Kind::reschedule);
+  const Settlement far = judge(next_at("2026-11-22T13:00:01Z"), run_at(slot, 999), unlimited, grid);
+  CHECK(far.outcome == Outcome::guard_horizon);
+  CHECK(far.last_error ==
+        "answered 2026-11-22T13:00:01Z, beyond the horizon: at most 1d after the slot 2026-11-21T13:00:00Z");
+}
+
+TEST_CASE("an answer in the past is late, not dead: only one at or before the asked-for time is guard_past") {
+  const SlotGrid grid{900s};
+  // Asked for at 10:00 (+3 h of an order placed at 07:00); the receiver was down, a retry ran at 14:15.
+  const TimePoint slot = parse_time("2026-11-21T14:15:00Z");
+  const Check retried = run_at(slot, 0, 2, parse_time("2026-11-21T10:00:00Z"));
+  // It answers placed + 6 h = 13:00: past, but after what it was asked for: rescheduled (the runner then
+  // clamps it to the next boundary from now), and 13:00 is what it is asked for from now on.
+  const Settlement late = judge(next_at("2026-11-21T13:00:00Z"), retried, {}, grid);
+  CHECK(late.kind == Kind::reschedule);
+  CHECK(format_time(late.next_check_at) == "2026-11-21T13:00:00Z");
+  CHECK(late.asked_for == parse_time("2026-11-21T13:00:00Z"));
+  CHECK_FALSE(late.last_error);
+  // A microsecond after the asked-for time still advances.
+  CHECK(judge(next_at("2026-11-21T10:00:00.000001Z"), retried, {}, grid).kind == Kind::reschedule);
+  // The asked-for time itself, or earlier, does not: guard_past, naming both times.
+  for (const char* at : {"2026-11-21T10:00:00Z", "2026-11-21T09:00:00Z"}) {
+    INFO(at);
+    const Settlement loop = judge(next_at(at), retried, {}, grid);
+    CHECK(loop.outcome == Outcome::guard_past);
+    CHECK(loop.last_error == std::string("answered ") + at +
+                                 ", not after the time this run was asked for (2026-11-21T10:00:00Z): a next time "
+                                 "must advance");
+  }
+}
+
+TEST_CASE("a policy's backoff is absolute time, doubling to its ceiling, each rounded up to the grid") {
+  const TimePoint slot = parse_time("2026-11-21T13:00:00Z");
+  const GuardLimits minute_doubling{.max_attempts = 10, .backoff = 60s, .backoff_max = 600s};
+  const SlotGrid seconds{1s};
+  const char* expected[] = {"2026-11-21T13:01:00Z", "2026-11-21T13:02:00Z", "2026-11-21T13:04:00Z",
+                            "2026-11-21T13:08:00Z", "2026-11-21T13:10:00Z"};  // capped at 10 minutes
+  for (int attempts = 0; attempts < 5; ++attempts) {
+    INFO(attempts);
+    CHECK(format_time(judge(failure("down"), run_at(slot, 0, attempts), minute_doubling, seconds).next_check_at) ==
+          expected[attempts]);
+  }
+  // On a 15-minute grid, the first boundary after each wait.
+  const SlotGrid quarters{900s};
+  CHECK(format_time(judge(failure("down"), run_at(slot, 0, 0), minute_doubling, quarters).next_check_at) ==
+        "2026-11-21T13:15:00Z");
+  CHECK(format_time(judge(failure("down"), run_at(slot, 0, 4), minute_doubling, quarters).next_check_at) ==
+        "2026-11-21T13:15:00Z");
+  // Without a backoff: one slot, doubling (today's rule).
+  CHECK(format_time(judge(failure("down"), run_at(slot, 0, 2), {.max_attempts = 10}, quarters).next_check_at) ==
+        "2026-11-21T14:00:00Z");
 }
 
 TEST_CASE("shard specs parse I/N and own their slots round-robin") {

@@ -28,6 +28,11 @@ struct Check {
   nlohmann::json payload = nlohmann::json::object();
   TimePoint first_check_at;
   TimePoint slot;       // the slot being fired (the check's next_check_at)
+  // The time it was last asked for, before rounding to the grid: by its enqueue (or reschedule), or by its
+  // last answer. Backoff, retries, windows and deferrals never move it. An answer after it is honoured even
+  // when already past (the run was late: due at the next boundary); one at or before it ends the check
+  // guard_past.
+  TimePoint asked_for;
   int check_count = 0;  // how many times it has run before this run
   int attempts = 0;     // failed attempts since its last successful run
 };
@@ -58,13 +63,21 @@ struct JobResult {
 };
 
 // What a class may override; unset fields take the database's settings.
+// The database's row for the class (prescient jobs set) overrides these; the config file's defaults and the
+// database's settings fill what neither sets (docs/guarantees.md, "Policies").
 struct JobPolicy {
   std::optional<int> max_checks;
   std::optional<int> max_attempts;
   std::optional<std::chrono::seconds> timeout;
+  // A failed attempt is retried `backoff` later, doubling each attempt, at most `backoff_max` apart (each
+  // rounded up to the grid). Unset: one slot, doubling, at most a day.
+  std::optional<std::chrono::seconds> backoff;
+  std::optional<std::chrono::seconds> backoff_max;
   bool long_running = false;  // claimed with a written lease and run outside a transaction
   // With long_running: the class's checks of a batch come to run_batch in one call (they may run at once).
   bool batch = false;
+
+  bool operator==(const JobPolicy&) const = default;
 };
 
 // One check's answer within run_batch: its result, or why its run failed (a failed attempt, as if run()

@@ -13,7 +13,7 @@
 // JobPolicy, JobContext, JobExec or Registry change shape; a plugin with another number is refused.
 #include "prescient/registry.hpp"
 
-#define PRESCIENT_PLUGIN_ABI 6
+#define PRESCIENT_PLUGIN_ABI 7
 
 #define PRESCIENT_PLUGIN_ABI_EXPORT \
   extern "C" int prescient_plugin_abi() { return PRESCIENT_PLUGIN_ABI; }

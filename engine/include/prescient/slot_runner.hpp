@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "prescient/job.hpp"
 #include "prescient/server_clock.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/registry.hpp"
@@ -41,6 +42,9 @@ struct RunnerOptions {
   // threads of one class still running in the process, the runner takes none of the class's checks
   // until one returns; they stay due for another runner, or for this one later.
   int max_abandoned_per_class = 8;
+  // The config file's defaults for every class's policy (--max-checks, --max-attempts, --backoff,
+  // --job-timeout): under a class's own policy and the registry's row, over the database's settings.
+  JobPolicy default_policy;
   Shard shard;
   StatementPreparation statement_preparation = StatementPreparation::automatic;
   // The daemon's watch on its clock against the server's (prescient/server_clock.hpp).

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "db/check_columns.hpp"
+#include "db/class_policies.hpp"
 #include "db/flow_limit_rows.hpp"
 #include "db/pq.hpp"
 #include "db/runner_statements.hpp"
@@ -36,6 +37,7 @@ RunnerStore::Claimed checks_from(const pq::Result& rows) {
     Check c;
     db::read_check_columns(rows, r, c);
     c.slot = rows.time(r, kDueColumn);
+    c.asked_for = rows.time(r, kAskedForColumn);
     try {
       c.payload = nlohmann::json::parse(rows.text(r, db::kPayloadColumn));
       out.checks.push_back(std::move(c));
@@ -136,7 +138,8 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
   std::vector<std::int64_t> ids, next_us;
   std::vector<std::optional<std::string>> kinds, outcomes, errors, payloads;
   std::vector<std::int64_t> counts, attempts;
-  std::vector<std::optional<std::int64_t>> run_micros;
+  std::vector<std::optional<std::int64_t>> run_micros, asked_us;
+  std::vector<std::int64_t> due_us;
   std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads;
   std::vector<std::int64_t> event_times, event_checks;
   for (const SettleItem& item : items) {
@@ -151,6 +154,8 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
     errors.push_back(s.last_error);
     run_micros.push_back(item.run_micros);
     payloads.push_back(item.payload_update);
+    due_us.push_back(to_unix_micros(item.due));
+    asked_us.push_back(s.asked_for ? std::optional(to_unix_micros(*s.asked_for)) : std::nullopt);
     for (const EventRecord& e : item.events) {
       event_checks.push_back(item.id);
       event_ids.emplace_back(e.id);
@@ -170,6 +175,8 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                                              .last_errors = errors,
                                              .run_micros = run_micros,
                                              .payload_updates = payloads,
+                                             .due_us = due_us,
+                                             .asked_us = asked_us,
                                              .lease_token = lease_token,
                                              .now = now,
                                              .runner_id = runner_id,
@@ -236,6 +243,10 @@ std::vector<std::int64_t> PgRunnerStore::lock_live_leases(std::span<const std::i
 void PgRunnerStore::release(std::span<const std::int64_t> ids, std::int64_t token) {
   if (ids.empty()) return;
   pq::exec(native_connection(db_), "cannot release leases", kReleaseLeases, ReleaseLeases{.ids = ids, .token = token});
+}
+
+std::map<std::string, JobPolicy> PgRunnerStore::class_policies() {
+  return db::read_class_policies(native_connection(db_));
 }
 
 std::vector<FlowLimit> PgRunnerStore::flow_limits() { return db::read_flow_limits(native_connection(db_)); }

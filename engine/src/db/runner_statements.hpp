@@ -20,8 +20,11 @@ namespace prescient::db::runner_sql {
 
 // What a run needs of a claimed check (db/check_columns.hpp), read in binary, then the time it is due:
 // its slot, or a time within the slot that flow control deferred it to.
-inline const std::string kClaimColumns = check_column_list(true) + ", next_check_at";
+// Then the time it was asked for (a row older than migration 0033 has none: its first check's).
+inline const std::string kClaimColumns =
+    check_column_list(true) + ", next_check_at, coalesce(asked_for_at, first_check_at)";
 inline constexpr int kDueColumn = kCheckColumnCount;
+inline constexpr int kAskedForColumn = kCheckColumnCount + 1;
 
 // Which rows of a slot a claim may take, and those the drain waits for: ungrouped, not under a live
 // lease, not of an excluded class or id, not paused.
@@ -136,14 +139,15 @@ struct ClaimDueGroups {
 };
 
 // Settles a batch in one statement: finished checks move to the history, the others take their next
-// time, and their events go to the outbox (once: a repeated id is ignored), each announced by NOTIFY.
-// Answers how many checks it settled and how many events were new.
+// time (a reschedule its new asked-for time) and leave a row of their run in check_run, the timeline; their
+// events go to the outbox (once: a repeated id is ignored), each announced by NOTIFY. Answers how many
+// checks it settled and how many events were new.
 inline const pq::NamedStatement kSettle(R"sql(
 WITH s AS (
   SELECT * FROM unnest(:ids::bigint[], :kinds::text[], :outcomes::text[], :next_us::bigint[],
                        :check_counts::bigint[], :attempts::bigint[], :last_errors::text[], :run_micros::bigint[],
-                       :payload_updates::text[])
-    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros, payload)),
+                       :payload_updates::text[], :due_us::bigint[], :asked_us::bigint[])
+    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros, payload, due_us, asked_us)),
 -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
 -- branches gated on the token alone, so the fast path does not join the table at all.
 mine AS (
@@ -165,9 +169,17 @@ upd AS (
   UPDATE prescient.future_job f
      SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,
          last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
-         payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END
+         payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END,
+         asked_for_at = CASE WHEN s.asked_us IS NULL THEN f.asked_for_at ELSE prescient.at_us(s.asked_us) END
     FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'
-  RETURNING f.id),
+  RETURNING f.id, s.kind, s.due_us, s.run_micros, s.next_us, s.asked_us, s.check_count, s.attempts, s.last_error),
+runs AS (
+  INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at, answered_at,
+                                   check_count, attempts, error)
+  SELECT id, prescient.at_us(due_us), prescient.at_us(:now), run_micros, :runner_id,
+         CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, prescient.at_us(next_us),
+         prescient.at_us(asked_us), check_count, attempts, CASE WHEN kind = 'retry' THEN last_error END
+    FROM upd),
 ev AS (
   INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
   SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us(:now), e.payload::jsonb
@@ -179,7 +191,7 @@ ev AS (
 SELECT (SELECT count(*) FROM fin) + (SELECT count(*) FROM upd),
        (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev)
 )sql");
-// One element per check in the first nine (the same length), one per event in the last six.
+// One element per check in the first eleven (the same length), one per event in the last six.
 struct Settle {
   const std::vector<std::int64_t>& ids;
   const std::vector<std::optional<std::string>>& kinds;     // finish | reschedule | retry
@@ -190,6 +202,8 @@ struct Settle {
   const std::vector<std::optional<std::string>>& last_errors;
   const std::vector<std::optional<std::int64_t>>& run_micros;
   const std::vector<std::optional<std::string>>& payload_updates;  // a JSON object to merge, or null
+  const std::vector<std::int64_t>& due_us;                         // the time each ran for (µs)
+  const std::vector<std::optional<std::int64_t>>& asked_us;        // a reschedule's answer (µs), or null
   std::optional<std::int64_t> lease_token;  // none on the fast path, where the claim's row locks are the lease
   TimePoint now;
   const std::string& runner_id;
@@ -204,6 +218,7 @@ struct Settle {
     b.set("next_us", pq::integer_array(next_us)).set("check_counts", pq::integer_array(check_counts));
     b.set("attempts", pq::integer_array(attempts)).set("last_errors", pq::text_array(last_errors));
     b.set("run_micros", pq::optional_integer_array(run_micros)).set("payload_updates", pq::text_array(payload_updates));
+    b.set("due_us", pq::integer_array(due_us)).set("asked_us", pq::optional_integer_array(asked_us));
     b.set("lease_token", lease_token ? pq::Param(std::to_string(*lease_token)) : pq::Param(std::nullopt));
     b.set("now", pq::micros(now)).set("runner_id", runner_id);
     b.set("event_ids", pq::text_array(event_ids)).set("event_types", pq::text_array(event_types));

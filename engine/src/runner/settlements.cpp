@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/text_rules.hpp"
+#include "prescient/duration.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::runner {
@@ -10,39 +11,46 @@ namespace prescient::runner {
 using namespace prescient::core;
 
 
-Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int attempts, const GuardLimits& limits,
-                 const SlotGrid& grid) {
+Settlement judge(const RunOutcome& run, const Check& check, const GuardLimits& limits, const SlotGrid& grid) {
   Settlement s;
   if (run.failed) {
-    s.check_count = check_count;
-    s.attempts = attempts + 1;
+    s.check_count = check.check_count;
+    s.attempts = check.attempts + 1;
     s.last_error = storable_text(run.error, kMaxErrorBytes);  // whatever the job said, it can be stored
     if (s.attempts >= limits.max_attempts) {
       s.kind = Settlement::Kind::finish;
       s.outcome = Outcome::failed;
       return s;
     }
-    // R * 2^attempts without overflow: the shift is bounded well before the cap is passed.
-    std::chrono::seconds backoff = grid.resolution();
-    for (int i = 0; i < attempts && backoff < kMaxRetryBackoff; ++i) backoff *= 2;
+    // B * 2^attempts without overflow: the shift is bounded well before the cap is passed.
+    std::chrono::seconds backoff = limits.backoff.value_or(grid.resolution());
+    for (int i = 0; i < check.attempts && backoff < limits.backoff_max; ++i) backoff *= 2;
     s.kind = Settlement::Kind::retry;
-    s.next_check_at = grid.round_up(slot + std::min(backoff, kMaxRetryBackoff));
+    s.next_check_at = grid.round_up(check.slot + std::min(backoff, limits.backoff_max));
     return s;
   }
-  s.check_count = check_count + 1;
+  s.check_count = check.check_count + 1;
   s.attempts = 0;
   s.kind = Settlement::Kind::finish;
   if (!run.next) {
     s.outcome = Outcome::done;
-  } else if (s.check_count >= limits.max_checks) {
+  } else if (limits.max_checks > 0 && s.check_count >= limits.max_checks) {
     s.outcome = Outcome::guard_max_checks;
-  } else if (*run.next <= slot) {
+    s.last_error = "asked to look again at " + format_time(*run.next) + " after run " + std::to_string(s.check_count) +
+                   ": max_checks is " + std::to_string(limits.max_checks) +
+                   " (prescient jobs set " + check.job + " --max-checks N|unlimited)";
+  } else if (*run.next <= check.asked_for) {
     s.outcome = Outcome::guard_past;
-  } else if (*run.next > slot + limits.max_horizon) {
+    s.last_error = "answered " + format_time(*run.next) + ", not after the time this run was asked for (" +
+                   format_time(check.asked_for) + "): a next time must advance";
+  } else if (*run.next > check.slot + limits.max_horizon) {
     s.outcome = Outcome::guard_horizon;
+    s.last_error = "answered " + format_time(*run.next) + ", beyond the horizon: at most " +
+                   format_duration(limits.max_horizon) + " after the slot " + format_time(check.slot);
   } else {
     s.kind = Settlement::Kind::reschedule;
     s.next_check_at = grid.round_up(*run.next);
+    s.asked_for = *run.next;
   }
   return s;
 }
@@ -136,8 +144,9 @@ std::optional<std::string> write_problem(const BufferedWrite& write, std::size_t
 SettleItem failed_attempt(const Check& check, const GuardLimits& limits, const Judging& judging, std::string reason,
                           std::optional<std::int64_t> run_micros) {
   return {.id = check.id,
-          .settlement = clamped(judge(RunOutcome{.failed = true, .error = std::move(reason)}, check.slot,
-                                      check.check_count, check.attempts, limits, judging.grid),
+          .due = check.slot,
+          .settlement = clamped(judge(RunOutcome{.failed = true, .error = std::move(reason)}, check, limits,
+                                      judging.grid),
                                 judging.earliest),
           .run_micros = run_micros};
 }
@@ -180,8 +189,8 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
         continue;
       }
       SettleItem item{.id = check.id,
-                      .settlement = clamped(judge(RunOutcome{.next = answer.next}, check.slot, check.check_count,
-                                                  check.attempts, limits[u], judging.grid),
+                      .due = check.slot,
+                      .settlement = clamped(judge(RunOutcome{.next = answer.next}, check, limits[u], judging.grid),
                                             judging.earliest),
                       .run_micros = micros};
       std::optional<std::string> refused;

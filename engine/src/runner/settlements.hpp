@@ -21,11 +21,17 @@
 namespace prescient::runner {
 
 
-// The limits in force for one check: its class's policy over the database's settings.
+// The longest wait between two attempts of a failing check (before rounding up to the grid), unless a
+// policy sets another.
+inline constexpr std::chrono::seconds kMaxRetryBackoff{86400};
+
+// The limits in force for one check: its class's policy over the database's settings (runner/class_limits.hpp).
 struct GuardLimits {
-  int max_checks = 5;
+  int max_checks = 5;  // 0: no limit (the horizon guards)
   int max_attempts = 5;
   std::chrono::seconds max_horizon{365 * 86400};
+  std::optional<std::chrono::seconds> backoff;  // the first retry's wait; none: one slot of the grid
+  std::chrono::seconds backoff_max = kMaxRetryBackoff;
 };
 
 // What a run produced: a next time (or nothing = done), or a failure with its reason.
@@ -40,24 +46,23 @@ struct Settlement {
   Kind kind = Kind::finish;
   Outcome outcome = Outcome::done;  // finish: done, failed, guard_max_checks, guard_past, guard_horizon
   TimePoint next_check_at;  // reschedule and retry: on the grid, after S
+  std::optional<TimePoint> asked_for;  // reschedule: the answer as given, the check's new asked-for time
   int check_count = 0;      // after this run
   int attempts = 0;         // after this run
-  std::optional<std::string> last_error;
+  std::optional<std::string> last_error;  // a failure's, or why a guard ended the check
 };
 
-// The longest wait between two attempts of a failing check (before rounding up to the grid).
-inline constexpr std::chrono::seconds kMaxRetryBackoff{86400};
-
-// check_count and attempts are the check's values before this run.
+// Judges a run of `check` (at its slot S, asked for at A, with the counts before this run):
 //  - nothing -> finish `done`;
-//  - a next time when the check has now run max_checks times -> finish `guard_max_checks`;
-//  - a next time <= S -> finish `guard_past`; beyond S + max_horizon -> finish `guard_horizon`;
-//  - otherwise reschedule at round_up(next), check_count + 1, attempts reset;
+//  - a next time when the check has now run max_checks times (0: never) -> finish `guard_max_checks`;
+//  - a next time <= A (a loop that does not advance) -> finish `guard_past`; beyond S + max_horizon ->
+//    finish `guard_horizon`; each guard says why in last_error (the answer, the bound, the rule);
+//  - otherwise reschedule at round_up(next), asked for at next, check_count + 1, attempts reset: a next
+//    time after A but already past is late, not dead (the caller clamps it to the next boundary);
 //  - a failure -> attempts + 1 and last_error kept (made storable: valid UTF-8, at most kMaxErrorBytes);
-//    at max_attempts finish `failed`, else retry at
-//    S + R * 2^attempts (at most kMaxRetryBackoff), rounded up to the grid.
-Settlement judge(const RunOutcome& run, TimePoint slot, int check_count, int attempts, const GuardLimits& limits,
-                 const SlotGrid& grid);
+//    at max_attempts finish `failed`, else retry at S + B * 2^attempts (B: the policy's backoff, else one
+//    slot; at most its backoff_max), rounded up to the grid.
+Settlement judge(const RunOutcome& run, const Check& check, const GuardLimits& limits, const SlotGrid& grid);
 
 
 // An event to write into the outbox with a check's settlement.
@@ -72,6 +77,7 @@ struct EventRecord {
 // What to write for one check at the end of a run.
 struct SettleItem {
   std::int64_t id = 0;
+  TimePoint due;  // the time it ran for (its slot, or a time within it that flow control gave)
   Settlement settlement;
   std::optional<std::int64_t> run_micros;
   std::vector<EventRecord> events;

@@ -47,7 +47,20 @@ std::optional<std::string> policy_problem(const JobPolicy& policy) {
   if (policy.timeout && (*policy.timeout < std::chrono::seconds{1} || *policy.timeout > kMaxJobTimeout)) {
     return "timeout " + std::to_string(policy.timeout->count()) + "s is not within 1s to 1d";
   }
+  for (const auto& backoff : {policy.backoff, policy.backoff_max}) {
+    if (backoff && *backoff < std::chrono::seconds{1}) return "backoff " + std::to_string(backoff->count()) + "s < 1s";
+  }
   return std::nullopt;
+}
+
+// A field of the first policy that sets it: the check's class's row in the registry, then its C++ policy,
+// then the config file's defaults.
+template <class Field>
+auto first_set(Field JobPolicy::*field, std::initializer_list<const JobPolicy*> policies) {
+  for (const JobPolicy* p : policies) {
+    if (p != nullptr && p->*field) return p->*field;
+  }
+  return Field{};
 }
 
 }  // namespace
@@ -108,12 +121,18 @@ class Worker::Impl {
     Starts starts;
   };
 
-  // The flow limits, read once a slot (a change takes effect within one), and the one fair share follows.
+  // The flow limits and the classes' policies in the registry, read once a slot (a change takes effect
+  // within one), and the one fair share follows.
   void load_limits() {
     limits_ = store_.flow_limits();
     fair_limit_.reset();
     for (const FlowLimit& l : limits_) {
       if (l.fair_share && !fair_limit_) fair_limit_ = l;  // the first by name
+    }
+    std::map<std::string, JobPolicy> policies = store_.class_policies();
+    if (policies != registry_policies_) {
+      registry_policies_ = std::move(policies);
+      for (auto& [job, c] : classes_) apply_policy(job, c);
     }
   }
 
@@ -210,6 +229,7 @@ class Worker::Impl {
   struct JobClass {
     std::shared_ptr<JobExec> exec;  // null when the class cannot run (its checks fail with `refusal`)
     std::string refusal;
+    JobPolicy policy;  // its own (C++), under the registry's row
     GuardLimits limits;
     std::chrono::seconds timeout;
     bool long_running = false;
@@ -247,13 +267,34 @@ class Worker::Impl {
       c.exec.reset();
       policy = {};
     }
-    c.limits = {.max_checks = policy.max_checks.value_or(settings_.max_checks),
-                .max_attempts = policy.max_attempts.value_or(settings_.max_attempts),
-                .max_horizon = settings_.max_horizon};
-    c.timeout = policy.timeout.value_or(settings_.job_timeout);
+    c.policy = policy;
     c.long_running = policy.long_running;
     c.batch = policy.long_running && policy.batch;
+    apply_policy(job, c);
     return classes_.emplace(job, std::move(c)).first->second;
+  }
+
+  // The limits in force for a class (docs/guarantees.md, "Policies"): each field from the first that sets
+  // it of the registry's row (prescient jobs set), the class's C++ policy, the config file's defaults,
+  // then the database's settings. A registry value the runner cannot honour is left out, with a warning.
+  void apply_policy(const std::string& job, JobClass& c) const {
+    const auto row = registry_policies_.find(job);
+    const JobPolicy* registry = row == registry_policies_.end() ? nullptr : &row->second;
+    if (registry != nullptr && registry->timeout && *registry->timeout > kMaxJobTimeout) {
+      spdlog::warn("runner {}: the registry's timeout for class {} ({}s) is beyond a day: a day is used",
+                   options_.runner_id, job, registry->timeout->count());
+    }
+    const JobPolicy* own = c.refusal.empty() ? &c.policy : nullptr;
+    const JobPolicy* config = &options_.default_policy;
+    const std::optional<int> max_checks = first_set(&JobPolicy::max_checks, {registry, own, config});
+    c.limits = {.max_checks = max_checks.value_or(settings_.max_checks),
+                .max_attempts = first_set(&JobPolicy::max_attempts, {registry, own, config}).value_or(settings_.max_attempts),
+                .max_horizon = settings_.max_horizon,
+                .backoff = first_set(&JobPolicy::backoff, {registry, own, config}),
+                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, own, config}).value_or(kMaxRetryBackoff)};
+    if (c.limits.backoff && *c.limits.backoff > c.limits.backoff_max) c.limits.backoff_max = *c.limits.backoff;
+    c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, own, config}).value_or(settings_.job_timeout),
+                         kMaxJobTimeout);
   }
 
   Judging judging() const {
@@ -584,6 +625,7 @@ class Worker::Impl {
   std::map<std::string, JobClass> classes_;
   RunnerStore::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
   std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
+  std::map<std::string, JobPolicy> registry_policies_;  // the classes' rows in the registry, read with them
   std::optional<FlowLimit> fair_limit_;      // the fair-share limit whose payload field claims interleave by
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
   std::string last_refusal_;           // the database's reason for the last refused settlement

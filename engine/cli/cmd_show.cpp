@@ -1,29 +1,72 @@
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "check_options.hpp"
 #include "check_tables.hpp"
+#include "core/text_rules.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/checks.hpp"
 #include "prescient/flow_limits.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::cli {
+using core::one_line;
+
+namespace {
+
+std::string took(const std::optional<std::int64_t>& micros) {
+  if (!micros) return "";
+  return " in " + std::to_string(*micros / 1000) + "." + std::to_string(*micros % 1000 / 100) + " ms";
+}
+
+// The check's life, oldest first: each run that left it pending, each deferral by a flow limit, and how
+// it ended (its history rows), one line each.
+void print_timeline(const CheckTrace& trace, const std::vector<FlowDeferral>& deferrals) {
+  std::vector<std::pair<TimePoint, std::string>> lines;
+  for (const CheckRun& r : trace.runs) {
+    std::string line = "check " + std::to_string(r.id) + " ran for " + format_time(r.due_at) + " on " + r.runner +
+                       took(r.run_micros) + ": " + r.result + " to " + format_time(r.next_check_at);
+    if (r.answered_at) line += " (answered " + format_time(*r.answered_at) + ")";
+    line += ", checks " + std::to_string(r.check_count) + ", attempts " + std::to_string(r.attempts);
+    if (r.error) line += ": " + one_line(*r.error);
+    lines.emplace_back(r.finished_at, std::move(line));
+  }
+  for (const FlowDeferral& d : deferrals) {
+    lines.emplace_back(d.deferred_at, "check " + std::to_string(d.check_id) + " deferred by limit " + d.limit_name +
+                                          " (" + d.key_value + ") until " + format_time(d.until));
+  }
+  for (const HistoryEntry& h : trace.history) {
+    std::string line = "check " + std::to_string(h.id) + " ended " + std::string(to_string(h.outcome)) + " by " +
+                       h.finished_by + took(h.run_micros) + ", checks " + std::to_string(h.check_count) +
+                       ", attempts " + std::to_string(h.attempts);
+    if (h.last_error) line += ": " + one_line(*h.last_error);
+    lines.emplace_back(h.finished_at, std::move(line));
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::cout << "timeline: " << lines.size() << " entr" << (lines.size() == 1 ? "y" : "ies") << ", oldest first\n";
+  for (const auto& [at, line] : lines) std::cout << "  " << format_time(at) << "  " << line << "\n";
+}
+
+}  // namespace
+
 
 Command show_command() {
   return {
       .name = "show",
-      .summary = "Show one check's whole trace: its pending row, if any, the times flow limits deferred it, and "
-                 "its history rows.",
+      .summary = "Show one check's whole trace: its pending row, if any, and its timeline, oldest first: each run "
+                 "that left it pending (when, on which runner, how long, what it answered), each time a flow limit "
+                 "deferred it, and how it ended (its history rows).",
       .usage = "show (--job-key KEY | --id N) [--read-db URL] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_read_db_option(desc);
             add_target_options(desc);
             desc.add_options()("json",
-                               "print one JSON object: {\"pending\": ..., \"history\": [...], \"deferrals\": [...]}");
+                               "print one JSON object: {\"pending\": ..., \"runs\": [...], \"history\": [...], "
+                               "\"deferrals\": [...]}");
           },
       .run =
           [](const Invocation& in) {
@@ -55,10 +98,7 @@ Command show_command() {
                         << "  payload=" << c.payload.dump() << "\n";
               if (c.last_error) std::cout << "  last_error=" << *c.last_error << "\n";
             }
-            for (const FlowDeferral& d : deferrals) {
-              std::cout << "deferred: check " << d.check_id << " at " << format_time(d.deferred_at) << " by limit "
-                        << d.limit_name << " (" << d.key_value << ") until " << format_time(d.until) << "\n";
-            }
+            print_timeline(trace, deferrals);
             std::cout << "history: " << history.size() << " row(s)\n";
             if (!history.empty()) print_history_table(history);
             return kOk;

@@ -69,15 +69,33 @@ struct HistoryFilter {
   int limit = 100;
 };
 
-// One check's whole trace: its pending row, if any, and its history rows, oldest first.
+// One run of a check that left it pending (a row of prescient.check_run): the timeline between its enqueue
+// and its history row.
+struct CheckRun {
+  std::int64_t id = 0;
+  TimePoint due_at;       // the time it ran for
+  TimePoint finished_at;  // when its settlement was written
+  std::optional<std::int64_t> run_micros;
+  std::string runner;
+  std::string result;  // rescheduled | retried
+  TimePoint next_check_at;
+  std::optional<TimePoint> answered_at;  // rescheduled: the next time as the job answered it
+  int check_count = 0;                   // after the run
+  int attempts = 0;                      // after the run
+  std::optional<std::string> error;      // retried: why the run failed
+};
+
+// One check's whole trace: its pending row, if any, its runs and its history rows, oldest first.
 struct CheckTrace {
   std::optional<PendingCheck> pending;
+  std::vector<CheckRun> runs;
   std::vector<HistoryEntry> history;
 };
 
 nlohmann::json to_json(const PendingCheck& check);
 nlohmann::json to_json(const HistoryEntry& entry);
-// {"pending": ... or null, "history": [...]}, as `prescient show --json` prints it.
+nlohmann::json to_json(const CheckRun& run);
+// {"pending": ... or null, "runs": [...], "history": [...]}, as `prescient show --json` prints it.
 nlohmann::json to_json(const CheckTrace& trace);
 
 }  // namespace prescient

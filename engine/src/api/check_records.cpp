@@ -48,9 +48,25 @@ nlohmann::json to_json(const HistoryEntry& h) {
   return out;
 }
 
+nlohmann::json to_json(const CheckRun& run) {
+  return {{"id", run.id},
+          {"due_at", format_time(run.due_at)},
+          {"finished_at", format_time(run.finished_at)},
+          {"run_micros", run.run_micros ? nlohmann::json(*run.run_micros) : nlohmann::json(nullptr)},
+          {"runner", run.runner},
+          {"result", run.result},
+          {"next_check_at", format_time(run.next_check_at)},
+          {"answered_at", run.answered_at ? nlohmann::json(format_time(*run.answered_at)) : nlohmann::json(nullptr)},
+          {"check_count", run.check_count},
+          {"attempts", run.attempts},
+          {"error", optional_json(run.error)}};
+}
+
 nlohmann::json to_json(const CheckTrace& trace) {
   nlohmann::json out{{"pending", trace.pending ? to_json(*trace.pending) : nlohmann::json(nullptr)},
+                     {"runs", nlohmann::json::array()},
                      {"history", nlohmann::json::array()}};
+  for (const auto& r : trace.runs) out["runs"].push_back(to_json(r));
   for (const auto& h : trace.history) out["history"].push_back(to_json(h));
   return out;
 }

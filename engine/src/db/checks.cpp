@@ -162,6 +162,29 @@ CheckTrace Checks::trace(std::optional<std::int64_t> id, std::optional<std::stri
   if (!trace.pending && trace.history.empty()) {
     throw NotFound(id ? "no check with id " + std::to_string(*id) : "no check with job key '" + job_key.value_or("") + "'");
   }
+  std::vector<std::int64_t> ids;
+  if (trace.pending) ids.push_back(trace.pending->id);
+  for (const HistoryEntry& h : trace.history) ids.push_back(h.id);
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot read the check's runs",
+      "SELECT id, prescient.us(due_at), prescient.us(finished_at), run_micros, runner, result,"
+      "       prescient.us(next_check_at), prescient.us(answered_at), check_count, attempts, error"
+      "  FROM prescient.check_run WHERE id = ANY ($1::bigint[]) ORDER BY finished_at, due_at LIMIT $2",
+      {pq::integer_array(ids), std::to_string(kTraceLimit)});
+  trace.runs.resize(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    trace.runs[r] = {.id = rows.integer(r, 0),
+                     .due_at = rows.time(r, 1),
+                     .finished_at = rows.time(r, 2),
+                     .run_micros = rows.optional_integer(r, 3),
+                     .runner = rows.text(r, 4),
+                     .result = rows.text(r, 5),
+                     .next_check_at = rows.time(r, 6),
+                     .answered_at = rows.optional_time(r, 7),
+                     .check_count = static_cast<int>(rows.integer(r, 8)),
+                     .attempts = static_cast<int>(rows.integer(r, 9)),
+                     .error = rows.optional_text(r, 10)};
+  }
   return trace;
 }
 

@@ -3863,12 +3863,6 @@ BEGIN
       INTO v_gone USING p_before, p_limit - v_total;
     v_total := v_total + v_gone;
   END LOOP;
-  -- The runs of the same span, not counted: they are each check's timeline, not checks.
-  -- (An address is a partition's: tableoid with it names one row.)
-  WITH gone AS (DELETE FROM prescient.check_run WHERE (tableoid, ctid) IN (
-                  SELECT tableoid, ctid FROM prescient.check_run WHERE finished_at < p_before LIMIT p_limit)
-                RETURNING 1)
-  SELECT count(*) INTO v_gone FROM gone;
   RETURN v_total;
 END $_$;
 

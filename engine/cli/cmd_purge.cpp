@@ -37,12 +37,13 @@ Command purge_command() {
             const std::int64_t events = in.has("events") ? purge_events(*db, cutoff, kBatch) : 0;
             if (in.json()) {
               std::cout << nlohmann::json{{"history", history.rows}, {"history_months_dropped", history.months_dropped},
-                                          {"deferrals", history.deferrals}, {"events", events},
+                                          {"runs", history.runs}, {"deferrals", history.deferrals}, {"events", events},
                                           {"before", format_time(cutoff)}}
                         << "\n";
             } else {
               std::cout << "purged " << history.rows << " history rows (" << history.months_dropped
-                        << " whole months dropped), " << history.deferrals << " deferrals and " << events
+                        << " whole months dropped), " << history.runs << " runs, " << history.deferrals
+                        << " deferrals and " << events
                         << " events from before " << format_time(cutoff) << "\n";
             }
             return kOk;

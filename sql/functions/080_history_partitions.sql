@@ -105,7 +105,7 @@ END $$;
 
 -- Retention, row by row: deletes up to p_limit history rows finished before p_before from the
 -- partitions that begin before it (the month the cut-off falls in, the default partition), and
--- returns how many; and up to p_limit runs of check_run finished before it. Rows are found by their address within each partition: history rows are never
+-- returns how many. (The runs of check_run before it are purged apart, db/retention.cpp.) Rows are found by their address within each partition: history rows are never
 -- updated, so an address found here is still that row.
 CREATE OR REPLACE FUNCTION prescient.purge_history_rows(p_before timestamptz, p_limit integer) RETURNS bigint
   LANGUAGE plpgsql AS $$
@@ -123,12 +123,6 @@ BEGIN
       INTO v_gone USING p_before, p_limit - v_total;
     v_total := v_total + v_gone;
   END LOOP;
-  -- The runs of the same span, not counted: they are each check's timeline, not checks.
-  -- (An address is a partition's: tableoid with it names one row.)
-  WITH gone AS (DELETE FROM prescient.check_run WHERE (tableoid, ctid) IN (
-                  SELECT tableoid, ctid FROM prescient.check_run WHERE finished_at < p_before LIMIT p_limit)
-                RETURNING 1)
-  SELECT count(*) INTO v_gone FROM gone;
   RETURN v_total;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.drop_history_partition(text), prescient.purge_history_rows(timestamptz, integer)

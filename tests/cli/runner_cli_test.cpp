@@ -240,8 +240,8 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
                       " VALUES (:id, '2026-11-21T10:00:00Z', 'crm', 'acme', '2026-11-21T10:00:01.25Z')",
       soci::use(id);
   const ProcessResult shown = run_prescient(with_db({"show", "--id", std::to_string(id)}, url));
-  CHECK_THAT(shown.out, Catch::Contains("deferred: check " + std::to_string(id) +
-                                        " at 2026-11-21T10:00:00Z by limit crm (acme) until 2026-11-21T10:00:01.25Z"));
+  CHECK_THAT(shown.out, Catch::Contains("  2026-11-21T10:00:00Z  check " + std::to_string(id) +
+                                        " deferred by limit crm (acme) until 2026-11-21T10:00:01.25Z\n"));
   const json trace = json::parse(run_prescient(with_db({"show", "--id", std::to_string(id), "--json"}, url)).out);
   REQUIRE(trace["deferrals"].size() == 1);
   CHECK(trace["deferrals"][0]["limit"] == "crm");

@@ -21,8 +21,10 @@ using prescient::testing::create_migrated_database;
 namespace {
 
 std::vector<std::string> partitions(soci::session& db) {
-  std::vector<std::string> names(200);
-  db << "SELECT name FROM prescient.history_partitions()", soci::into(names);
+  std::vector<std::string> names(400);
+  db << "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+        " WHERE i.inhparent IN ('prescient.job_history'::regclass, 'prescient.check_run'::regclass)",
+      soci::into(names);
   return names;
 }
 
@@ -100,7 +102,20 @@ TEST_CASE("purge drops the months wholly before the cut-off and deletes the olde
   *db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
          " VALUES (1, '2031-02-20T00:00:00Z', 'l', 'k', '2031-03-01T00:00:00Z')";
 
+  // Runs of the checks' timelines, one every hour of Q1 (each month's in its partition): they go with the
+  // history of the same span.
+  *db << "INSERT INTO prescient.check_run (id, due_at, finished_at, runner, result, next_check_at, check_count, attempts)"
+         " SELECT g, t, t, 'r', 'rescheduled', t + interval '1 hour', 1, 0"
+         "   FROM generate_series(0, 24 * (31 + 28 + 31) - 1) g,"
+         "        LATERAL (SELECT '2031-01-01T00:00:00Z'::timestamptz + g * interval '1 hour' AS t) x";
+  REQUIRE(has_partition(*db, "check_run_2031_01"));
+  REQUIRE(count_of(*db, "SELECT count(*) FROM prescient.check_run_2031_02") == 24 * 28);
+
   const HistoryPurge purge = purge_history(*db, parse_time("2031-02-15T00:00:00Z"), 100);
+  CHECK_FALSE(has_partition(*db, "check_run_2031_01"));
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.check_run WHERE finished_at < '2031-02-15T00:00:00Z'") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.check_run") == 24 * (14 + 31));
+  CHECK(purge.runs == 24 * 14);  // February's first half, row by row; January went with its month
   CHECK(purge.deferrals == 250);  // in batches of 100
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_deferral") == 1);
   CHECK(purge.months_dropped == whole_months);

@@ -41,11 +41,12 @@ std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit) 
 namespace {
 
 // One batch of a retention delete: up to `limit` rows of `table` whose `time_column` is before `before`,
-// picked by `row_key`. The names are prescient's own constants, never input.
+// picked by `row_key` (columns; a partitioned table's rows by tableoid with ctid). The names are
+// prescient's own constants, never input.
 std::int64_t delete_older(soci::session& db, const std::string& what, const std::string& table,
                           const std::string& row_key, const std::string& time_column, TimePoint before, int limit) {
   return pq::exec(native_connection(db), what,
-                  "WITH gone AS (DELETE FROM " + table + " WHERE " + row_key + " IN ("
+                  "WITH gone AS (DELETE FROM " + table + " WHERE (" + row_key + ") IN ("
                   "  SELECT " + row_key + " FROM " + table + " WHERE " + time_column +
                       " < prescient.at_us($1) LIMIT $2)"
                   "  RETURNING 1)"
@@ -58,6 +59,11 @@ std::int64_t delete_older(soci::session& db, const std::string& what, const std:
 
 std::int64_t purge_events(soci::session& db, TimePoint before, int limit) {
   return delete_older(db, "cannot purge events", "prescient.event", "seq", "emitted_at", before, limit);
+}
+
+std::int64_t purge_check_runs(soci::session& db, TimePoint before, int limit) {
+  return delete_older(db, "cannot purge the checks' runs", "prescient.check_run", "tableoid, ctid", "finished_at",
+                      before, limit);
 }
 
 std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit) {

@@ -26,5 +26,7 @@ std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit);
 std::int64_t purge_events(soci::session& db, TimePoint before, int limit);
 // One batch: deletes up to `limit` records of flow limits' deferrals made before `before`; how many went.
 std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit);
+// Up to `limit` rows of the checks' timelines (check_run) finished before `before`; how many.
+std::int64_t purge_check_runs(soci::session& db, TimePoint before, int limit);
 
 }  // namespace prescient::db

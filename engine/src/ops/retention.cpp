@@ -49,6 +49,7 @@ HistoryPurge purge_history(soci::session& db, TimePoint before, int batch) {
     ++purge.months_dropped;
   }
   purge.rows += in_batches(batch, [&](int limit) { return db::purge_history_rows(db, before, limit); });
+  purge.runs = in_batches(batch, [&](int limit) { return db::purge_check_runs(db, before, limit); });
   purge.deferrals = in_batches(batch, [&](int limit) { return db::purge_deferrals(db, before, limit); });
   return purge;
 }

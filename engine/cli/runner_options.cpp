@@ -1,6 +1,7 @@
 #include "runner_options.hpp"
 
 #include "check_options.hpp"
+#include "policy_options.hpp"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ void add_runner_options(po::options_description& desc) {
        "refuse to start when this host's clock is further than this from the database server's (1s to 7d). "
        "Slots are always fired on the server's clock, measured at start and before every slot a daemon "
        "fires; beyond 1s a warning is logged");
+  add_default_policy_options(desc);
   add_plugins_option(desc);
   desc.add_options()("commands", po::value<std::string>()->value_name("DIR"),
                      "the command class may run executables from DIR only (default: none, it refuses)")
@@ -74,6 +76,7 @@ RunnerOptions runner_options_of(const Invocation& in) {
               "invalid --max-clock-offset " + in.get<std::string>("max-clock-offset") + ": use 1s to 7d");
   }
   options.clock_check = {.enabled = true, .refuse_over = max_offset};
+  options.default_policy = default_policy_of(in);
   return options;
 }
 

@@ -34,6 +34,11 @@ TEST_CASE("runner commands refuse bad input with exit 2 and one line") {
       {{"sweep", "--mode", "skip"}, "'skip'"},
       {{"sweep", "--until", "2099-01-01T00:00:00Z"}, "nothing fires early"},
       {{"daemon", "--shard", "x"}, "'x'"},
+      {{"run-slot", "--default-max-checks", "0"}, "invalid max_checks (a number or unlimited) '0': use 1 to 1000000"},
+      {{"daemon", "--default-max-attempts", "many"}, "invalid max_attempts 'many'"},
+      {{"sweep", "--default-backoff", "1h..1m"}, "the ceiling is shorter than the first wait"},
+      {{"run-slot", "--default-backoff", "0s"}, "invalid backoff '0s': use 1s to 1d"},
+      {{"run-slot", "--default-timeout", "2d"}, "invalid timeout '2d': use 1s to 1d"},
       {{"retry"}, "--id"},
   }, url);
   const ProcessResult missing = run_prescient(with_db({"retry", "--id", "12345"}, url));

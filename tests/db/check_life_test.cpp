@@ -75,7 +75,8 @@ class Shop {
 // Reminds daily (slot + 1 day) until the order ships.
 class DailyReminder final : public JobExec {
  public:
-  explicit DailyReminder(const std::atomic<bool>& shipped) : shipped_(shipped) {}
+  explicit DailyReminder(const std::atomic<bool>& shipped, JobPolicy policy = {}) : shipped_(shipped), policy_(policy) {}
+  JobPolicy policy() const override { return policy_; }
   JobResult run(const Check&, JobContext& ctx) override {
     if (shipped_) return {};
     return {.next = ctx.slot() + 24h};
@@ -83,6 +84,7 @@ class DailyReminder final : public JobExec {
 
  private:
   const std::atomic<bool>& shipped_;
+  JobPolicy policy_;
 };
 
 // Always fails, as a job whose receiver is down.
@@ -108,6 +110,8 @@ struct Fixture {
                           .secret = "whsec-test", .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
     register_builtin_jobs(registry, {.commands_dir = std::nullopt, .http_targets = targets});
     registry.add("reminder", [this] { return std::make_unique<DailyReminder>(shipped); });
+    registry.add("reminder_bounded",
+                 [this] { return std::make_unique<DailyReminder>(shipped, JobPolicy{.max_checks = 4}); });
     registry.add("unreachable", [] { return std::make_unique<Unreachable>(); });
     registry.add("three_looks", [] { return std::make_unique<ThreeLooksThenDone>(); });
   }
@@ -133,7 +137,7 @@ struct Fixture {
   // Fires the slot `at` falls in, with the runner's clock at `at`.
   SlotReport fire(TimePoint at) {
     clock.set(at);
-    SlotRunner runner({.database_url = url, .runner_id = "r1"}, registry, clock);
+    SlotRunner runner({.database_url = url, .runner_id = "r1", .default_policy = config_defaults}, registry, clock);
     return runner.run_slot(runner.settings().grid().floor(at));
   }
   SlotReport fire(const char* at) { return fire(parse_time(at)); }
@@ -159,6 +163,7 @@ struct Fixture {
   ManualClock clock{parse_time("2026-11-21T07:00:00Z")};
   Registry registry;
   std::atomic<bool> shipped{false};
+  JobPolicy config_defaults;  // as the runner's config file gives them
 };
 
 }  // namespace
@@ -282,4 +287,29 @@ TEST_CASE("a check rescheduled three times, failed once, retried and done: its t
       run_prescient(with_db({"show", "--job-key", "order-unshipped:5", "--json"}, f.url)).out);
   CHECK(json["runs"].size() == 4);
   CHECK(json["runs"][1]["answered_at"] == "2026-11-21T12:00:00Z");
+}
+
+TEST_CASE("policy precedence: the registry's row, then the class's own, then the config file's, then the settings") {
+  Fixture f(900);
+  // How many runs a daily reminder of `job` makes before a guard ends it (the settings say 5).
+  int day = 0;
+  const TimePoint nine = parse_time("2026-11-21T09:00:00Z");
+  const auto runs_of = [&](const std::string& job) {
+    const long long id = f.schedule(job, "remind:" + std::to_string(day), format_time(nine + day * 24h),
+                                    format_time(nine + day * 24h - 1h));
+    for (int runs = 1; runs <= 10; ++runs) {
+      f.fire(nine + day++ * 24h + 5s);
+      if (!f.pending(id)) {
+        CHECK(f.ended(id).outcome == Outcome::guard_max_checks);
+        return runs;
+      }
+    }
+    return -1;
+  };
+  CHECK(runs_of("reminder") == 5);          // the settings
+  f.config_defaults.max_checks = 2;
+  CHECK(runs_of("reminder") == 2);          // the config file's default
+  CHECK(runs_of("reminder_bounded") == 4);  // the class's own policy over the config file
+  f.set_policy("reminder_bounded", "max_checks = 3");
+  CHECK(runs_of("reminder_bounded") == 3);  // the registry's row over both
 }

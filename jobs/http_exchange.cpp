@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -54,6 +55,40 @@ std::optional<TimePoint> retry_time(const std::string& value, TimePoint now) {
   } catch (const std::exception&) {
     return std::nullopt;  // 31 Feb and the like
   }
+}
+
+// A number as the answer's next: Unix seconds, read as the CLI's "@<unix seconds>" (parse_time decides the
+// range: 0 to the last second of the year 9999). A fraction (Python's time.time() and JavaScript's
+// Date.now() / 1000 send one) is kept to the nearest microsecond: a JSON number is read as a double, which is
+// off by up to a quarter of a microsecond at today's times, so rounding up as an ISO time's digits are would
+// make 1795593600.7 a microsecond late. The slot grid then rounds the time up as any next.
+constexpr std::int64_t kLastUnixSecond = 253402300799;  // 9999-12-31T23:59:59Z, for the message
+
+TimePoint unix_seconds_of(const nlohmann::json& next, const std::string& target, const std::string& status) {
+  const auto out_of_range = [&] {
+    return failure(target, status + ": next " + next.dump() + " is out of range: Unix seconds from 0 to " +
+                               std::to_string(kLastUnixSecond) + " (9999-12-31T23:59:59Z)");
+  };
+  std::string whole;
+  Micros fraction{0};
+  if (next.is_number_integer()) {
+    whole = next.dump();  // digits, a '-' before a negative one
+  } else {
+    const double seconds = next.get<double>();
+    // The parser refuses what a double cannot hold (1e400); this keeps the cast below defined.
+    if (!std::isfinite(seconds) || seconds < 0 || seconds >= 1e15) throw out_of_range();
+    const double floor = std::floor(seconds);
+    whole = std::to_string(static_cast<std::int64_t>(floor));
+    fraction = Micros{std::llround((seconds - floor) * 1e6)};
+  }
+  TimePoint at;
+  try {
+    at = parse_time("@" + whole);
+  } catch (const std::exception&) {
+    throw out_of_range();
+  }
+  if (fraction > Micros{0} && to_unix_micros(at) == kLastUnixSecond * 1'000'000) throw out_of_range();
+  return at + fraction;
 }
 
 Event event_of(const nlohmann::json& item, std::size_t n, const std::string& target) {
@@ -142,7 +177,7 @@ JobResult http_result_of(const HttpAnswer& answer, const std::string& target, Ti
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(answer.body);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // a parse error, or a number beyond a double (out_of_range)
     throw failure(target, status + " with a body that is not JSON: " + quoted(answer));
   }
   if (!doc.is_object()) throw failure(target, status + ": the answer must be a JSON object, not " + quoted(answer));
@@ -153,11 +188,16 @@ JobResult http_result_of(const HttpAnswer& answer, const std::string& target, Ti
   }
   JobResult result;
   if (doc.contains("next") && !doc["next"].is_null()) {
-    if (!doc["next"].is_string()) throw failure(target, status + ": next must be a time (ISO 8601) or null");
-    try {
-      result.next = parse_time(doc["next"].get<std::string>());
-    } catch (const std::exception& e) {
-      throw failure(target, status + ": next: " + e.what());
+    const nlohmann::json& next = doc["next"];
+    if (next.is_number()) {
+      result.next = unix_seconds_of(next, target, status);
+    } else {
+      if (!next.is_string()) throw failure(target, status + ": next must be a time (ISO 8601 or Unix seconds) or null");
+      try {
+        result.next = parse_time(next.get<std::string>());
+      } catch (const std::exception& e) {
+        throw failure(target, status + ": next: " + e.what());
+      }
     }
   }
   if (doc.contains("events")) {

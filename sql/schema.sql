@@ -2505,6 +2505,14 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
     RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN (p_payload IS NULL) THEN 'the payload must be a JSON object'::text WHEN (jsonb_typeof(p_payload) <> 'object'::text) THEN format('the payload must be a JSON object, not %s'::text, "left"((p_payload)::text, 64)) WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text]))) THEN format('on_conflict must be error, replace, keep or debounce, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
 
 --
+-- Name: unknown_class_message(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.unknown_class_message(p_job text) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN (SELECT format('unknown job class %L (known: %s; declare it with prescient jobs add or allow an unknown class)'::text, unknown_class_message.p_job, COALESCE((string_agg(k.job, ', '::text ORDER BY k.job) FILTER (WHERE (k.n <= 20)) || CASE WHEN (count(*) > 20) THEN format(' and %s more'::text, (count(*) - 20)) ELSE ''::text END), 'none'::text)) AS format FROM (SELECT (c.job COLLATE "C") AS job, row_number() OVER (ORDER BY (c.job COLLATE "C")) AS n FROM prescient.job_class c) k);
+
+--
 -- Name: window_problem(timestamp with time zone, interval, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2513,10 +2521,10 @@ CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window
     RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, prescient.duration_text(p_window)) WHEN ((p_window > '00:00:00'::interval) AND (prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds) IS NOT NULL)) THEN ((('the window '::text || prescient.duration_text(p_window)) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
 
 --
--- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, problem text)
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT i.n,
@@ -2532,7 +2540,11 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
      i.fire_window,
      i.max_wait,
      i.dedupe_for,
-     COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds),
+     COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds),
+         CASE
+             WHEN ((array_requests.p_unknown_classes IS NOT NULL) AND (i.job = ANY (array_requests.p_unknown_classes))) THEN prescient.unknown_class_message(i.job)
+             ELSE NULL::text
+         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds),
          CASE
              WHEN ((i.max_wait IS NOT NULL) OR (i.dedupe_for IS NOT NULL) OR (i.on_conflict = 'debounce'::text)) THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds)
              ELSE NULL::text
@@ -2603,6 +2615,14 @@ BEGIN
   RETURNING id INTO v_id;
   RETURN v_id;
 END $$;
+
+--
+-- Name: class_problem(text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.class_problem(p_job text, p_allow_unknown_class boolean) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_allow_unknown_class OR (COALESCE(p_job, ''::text) = ''::text)) THEN NULL::text WHEN (EXISTS (SELECT FROM prescient.job_class c WHERE (c.job = class_problem.p_job))) THEN NULL::text ELSE prescient.unknown_class_message(p_job) END;
 
 --
 -- Name: cron_add_items(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[], jsonb[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2944,6 +2964,14 @@ CREATE FUNCTION prescient.cron_array_problems(p_id text[], p_spec text[], p_time
              prescient.cron_spec_problem(g.spec) AS problem
             FROM ( SELECT DISTINCT i.spec
                     FROM items i) g
+         ), classes AS MATERIALIZED (
+          SELECT g.job,
+                 CASE
+                     WHEN (g.job <> 'cron'::text) THEN ('job: '::text || prescient.class_problem(g.job, false))
+                     ELSE NULL::text
+                 END AS problem
+            FROM ( SELECT DISTINCT i.job
+                    FROM items i) g
          ), zones AS MATERIALIZED (
           SELECT g.time_zone,
              COALESCE(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone)) AS problem
@@ -2953,14 +2981,15 @@ CREATE FUNCTION prescient.cron_array_problems(p_id text[], p_spec text[], p_time
   SELECT j.n,
      j.problem
     FROM ( SELECT i.n,
-             COALESCE(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds), prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, cron_array_problems.p_max_horizon_seconds), s.problem, z.problem,
+             COALESCE(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds), c.problem, prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, cron_array_problems.p_max_horizon_seconds), s.problem, z.problem,
                  CASE
                      WHEN (i.options IS NOT NULL) THEN prescient.cron_options_problem(i.job, i.options, cron_array_problems.p_now)
                      ELSE NULL::text
                  END) AS problem
-            FROM ((items i
+            FROM (((items i
               JOIN specs s ON ((s.spec = i.spec)))
-              JOIN zones z ON ((z.time_zone = i.time_zone)))) j
+              JOIN zones z ON ((z.time_zone = i.time_zone)))
+              JOIN classes c ON ((c.job = i.job)))) j
    WHERE (j.problem IS NOT NULL)
    ORDER BY j.n;
 END;
@@ -3024,7 +3053,7 @@ BEGIN
   END IF;
   IF p_job <> 'emit' THEN
     PERFORM prescient.schedule(p_job, 'schedule', p_schedule, prescient.at_us(o.us), o.key, NULL, p_payload, 'cron',
-                               'keep', p_now)
+                               'keep', p_now, p_allow_unknown_class => true)
        FROM (SELECT u.us, format('cron:%s:%s', p_schedule, u.us / 1000000) AS key
                FROM unnest(p_occurrences) u(us)) o
       WHERE NOT EXISTS (SELECT FROM prescient.job_history h
@@ -3193,8 +3222,9 @@ BEGIN
       RETURN;
     END IF;
   END IF;
+  -- The schedule's class was judged when it was added: an occurrence is never refused for it.
   PERFORM prescient.schedule(p_job, 'schedule', p_schedule, p_occurrence, p_key, v_group, p_payload, 'cron', 'keep',
-                             p_now);
+                             p_now, p_allow_unknown_class => true);
 END $$;
 
 --
@@ -3353,7 +3383,10 @@ BEGIN
   v_new := prescient.cron_with_options(v_new, p_changes);
   v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
                                                  v_new.catch_up, v_new.deadline_seconds);
-  v_problem := coalesce(v_problem, prescient.time_zone_problem(v_new.time_zone),
+  v_problem := coalesce(v_problem,
+                        -- A new class must be a row of the registry; the one it had may since have been forgotten.
+                        CASE WHEN v_new.job IS DISTINCT FROM v_old.job THEN 'job: ' || prescient.class_problem(v_new.job, false) END,
+                        prescient.time_zone_problem(v_new.time_zone),
                         prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
                                                       (SELECT max_horizon_seconds FROM prescient.settings)),
                         prescient.cron_policy_problem(v_new, p_changes ? 'end_at', p_now));
@@ -3476,6 +3509,44 @@ CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ time
 CREATE FUNCTION prescient.debounced_slot(p_slot timestamp with time zone, p_first_enqueue timestamp with time zone, p_max_wait interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_max_wait IS NULL) THEN p_slot ELSE LEAST(p_slot, prescient.slot_for((p_first_enqueue + p_max_wait), p_now, p_slot_seconds)) END;
+
+--
+-- Name: declare_job_classes(text[], text[], text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.declare_job_classes(p_jobs text[], p_origins text[], p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_runs_in text DEFAULT 'runner'::text) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_new integer;
+BEGIN
+  IF coalesce(cardinality(p_jobs), 0) <> coalesce(cardinality(p_origins), 0) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('p_origins has %s elements, p_jobs %s: one origin a class', coalesce(cardinality(p_origins), 0),
+                       coalesce(cardinality(p_jobs), 0));
+  END IF;
+  IF p_runs_in IS NULL OR p_runs_in NOT IN ('runner', 'worker') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('runs_in must be runner or worker, not %L', p_runs_in);
+  END IF;
+  IF coalesce(p_by, '') = '' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'declared_by is empty';
+  END IF;
+  IF EXISTS (SELECT FROM unnest(p_jobs) j WHERE coalesce(j, '') = '' OR octet_length(j) > 1024) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'a job class is empty or longer than 1024 bytes';
+  END IF;
+  WITH up AS (
+    INSERT INTO prescient.job_class AS c (job, runs_in, origin, declared_at, declared_by, seen_at)
+    SELECT DISTINCT ON (u.job) u.job, p_runs_in, coalesce(u.origin, p_runs_in), p_now, p_by, p_now
+      FROM unnest(p_jobs, p_origins) AS u(job, origin)
+    ON CONFLICT (job) DO UPDATE
+      SET seen_at = EXCLUDED.seen_at, runs_in = EXCLUDED.runs_in,
+          -- A built-in stays built-in: a plugin cannot register a built-in's name.
+          origin = CASE WHEN c.origin = 'built-in' THEN c.origin ELSE EXCLUDED.origin END
+    RETURNING (xmax = 0) AS inserted)
+  SELECT count(*) FILTER (WHERE inserted) INTO v_new FROM up;
+  RETURN v_new;
+END $$;
 
 --
 -- Name: drop_history_partition(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3767,6 +3838,63 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
 $$;
 
 --
+-- Name: job_class_add(text, boolean, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.job_class_add(p_job text, p_worker boolean DEFAULT false, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF coalesce(p_job, '') = '' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'the job class is empty';
+  ELSIF octet_length(p_job) > 1024 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('the job class is %s bytes long (at most 1024)', octet_length(p_job));
+  ELSIF coalesce(p_by, '') = '' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'declared_by is empty';
+  END IF;
+  INSERT INTO prescient.job_class (job, runs_in, origin, declared_at, declared_by)
+  VALUES (p_job, CASE WHEN p_worker THEN 'worker' ELSE 'runner' END,
+          CASE WHEN p_worker THEN 'worker' ELSE 'declared' END, p_now, p_by)
+  ON CONFLICT (job) DO NOTHING;
+  RETURN CASE WHEN FOUND THEN 'added' ELSE 'known' END;
+END $$;
+
+--
+-- Name: job_class_forget(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.job_class_forget(p_job text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_class prescient.job_class;
+  v_pending bigint;
+  v_schedules bigint;
+BEGIN
+  SELECT * INTO v_class FROM prescient.job_class c WHERE c.job = p_job FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no job class %L', p_job);
+  END IF;
+  IF v_class.origin = 'built-in' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('job class %L is built in: it cannot be forgotten', p_job);
+  END IF;
+  SELECT count(*) INTO v_pending FROM prescient.future_job f WHERE f.job = p_job;
+  IF v_pending > 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('job class %L has %s pending check(s): cancel them first', p_job, v_pending);
+  END IF;
+  SELECT count(*) INTO v_schedules FROM prescient.cron_schedule s WHERE s.job = p_job AND s.ended_at IS NULL;
+  IF v_schedules > 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('job class %L has %s schedule(s): remove them first', p_job, v_schedules);
+  END IF;
+  DELETE FROM prescient.job_class c WHERE c.job = p_job;
+END $$;
+
+--
 -- Name: limit_problem(text, text, integer, integer, integer, integer, text, text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3841,6 +3969,14 @@ BEGIN
   ON CONFLICT (job) DO NOTHING;
   RETURN FOUND;
 END $$;
+
+--
+-- Name: policy_seconds_problem(text, interval); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.policy_seconds_problem(p_field text, p_value interval) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_value IS NULL) THEN NULL::text WHEN (p_value < '00:00:01'::interval) THEN format('%s %s is under a second'::text, p_field, prescient.duration_text(p_value)) WHEN (EXTRACT(epoch FROM p_value) <> floor(EXTRACT(epoch FROM p_value))) THEN format('%s %s is not a whole number of seconds'::text, p_field, prescient.duration_text(p_value)) ELSE NULL::text END;
 
 --
 -- Name: purge_history_rows(timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4084,10 +4220,10 @@ BEGIN
 END $$;
 
 --
--- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[]) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4105,6 +4241,7 @@ BEGIN
   v_problem := coalesce(
     prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_by,
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
+    prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
@@ -4169,10 +4306,10 @@ BEGIN
 END $$;
 
 --
--- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4196,6 +4333,7 @@ DECLARE
   v_existing bigint;
   v_deduplicated bigint[];
   v_settled bigint[];
+  v_unknown text[];
 BEGIN
   -- A required array counts as empty when NULL; an optional one as "as long as p_job".
   SELECT string_agg(CASE WHEN a.dimensions > 1 THEN format('%s has %s dimensions', a.name, a.dimensions)
@@ -4222,6 +4360,8 @@ BEGIN
   END IF;
   IF v_count = 0 THEN RETURN; END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
+  -- The classes not in the registry, once for the call: a row then pays one test of a NULL.
+  v_unknown := prescient.unknown_classes(p_job, p_allow_unknown_class);
 
   IF NOT EXISTS (SELECT FROM unnest(p_job_key) k WHERE k IS NOT NULL) THEN
     -- No item has a key, so none can conflict: a plain insert. With ON CONFLICT an insert is speculative
@@ -4232,7 +4372,7 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
-                                                  v_settings.max_horizon_seconds)),
+                                                  v_settings.max_horizon_seconds, v_unknown)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
@@ -4262,7 +4402,7 @@ BEGIN
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
-                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds)),
+                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -4357,7 +4497,8 @@ BEGIN
       SELECT v_item.n::integer, s.*
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
-                                v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes) s;
+                                v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes,
+                                true) s;  -- its class judged above
   END LOOP;
 END $$;
 
@@ -4395,19 +4536,95 @@ BEGIN
 END $$;
 
 --
--- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: unknown_classes(text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[]) RETURNS TABLE(n integer, problem text)
+CREATE FUNCTION prescient.unknown_classes(p_job text[], p_allow_unknown_class boolean) RETURNS text[]
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (NOT COALESCE(p_allow_unknown_class, false)) THEN (SELECT array_agg(d.job) AS array_agg FROM (SELECT DISTINCT j.job FROM unnest(unknown_classes.p_job) j(job) WHERE (j.job <> ''::text)) d WHERE (NOT (EXISTS (SELECT FROM prescient.job_class c WHERE (c.job = d.job))))) ELSE NULL::text[] END;
+
+--
+-- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false) RETURNS TABLE(n integer, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT (r.n)::integer AS n,
      r.problem
     FROM prescient.settings s,
-     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, problem)
+     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class)) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, problem)
    WHERE (r.problem IS NOT NULL)
    ORDER BY r.n;
 END;
+
+--
+-- Name: set_job_policy(text, integer, integer, interval, interval, interval, text, timestamp with time zone, text[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.set_job_policy(p_job text, p_max_checks integer DEFAULT NULL::integer, p_max_attempts integer DEFAULT NULL::integer, p_backoff interval DEFAULT NULL::interval, p_backoff_max interval DEFAULT NULL::interval, p_timeout interval DEFAULT NULL::interval, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now(), p_clear text[] DEFAULT '{}'::text[]) RETURNS prescient.job_class
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_row prescient.job_class;
+  v_problem text;
+  v_clear text[] := coalesce(p_clear, '{}');
+BEGIN
+  SELECT f INTO v_problem
+    FROM unnest(v_clear) f
+   WHERE f IS NULL OR f NOT IN ('max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout') LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('cannot clear %L: the fields are max_checks, max_attempts, backoff, backoff_max and timeout',
+                       v_problem);
+  END IF;
+  v_problem := CASE
+    WHEN p_max_checks < 0 THEN format('max_checks %s is negative (0: no limit)', p_max_checks)
+    WHEN p_max_attempts < 1 THEN format('max_attempts %s is under 1', p_max_attempts)
+    ELSE coalesce(prescient.policy_seconds_problem('backoff', p_backoff),
+                  prescient.policy_seconds_problem('backoff_max', p_backoff_max),
+                  prescient.policy_seconds_problem('timeout', p_timeout)) END;
+  IF v_problem IS NULL THEN
+    SELECT format('%s is both set and cleared', f) INTO v_problem
+      FROM unnest(v_clear) f
+     WHERE (f = 'max_checks' AND p_max_checks IS NOT NULL) OR (f = 'max_attempts' AND p_max_attempts IS NOT NULL)
+        OR (f = 'backoff' AND p_backoff IS NOT NULL) OR (f = 'backoff_max' AND p_backoff_max IS NOT NULL)
+        OR (f = 'timeout' AND p_timeout IS NOT NULL)
+     LIMIT 1;
+  END IF;
+  IF v_problem IS NULL AND coalesce(p_by, '') = '' THEN v_problem := 'policy_updated_by is empty'; END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  SELECT * INTO v_row FROM prescient.job_class c WHERE c.job = p_job FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404',
+      MESSAGE = format('no job class %L (declare it with prescient jobs add)', p_job);
+  END IF;
+  v_row.max_checks := CASE WHEN 'max_checks' = ANY (v_clear) THEN NULL ELSE coalesce(p_max_checks, v_row.max_checks) END;
+  v_row.max_attempts := CASE WHEN 'max_attempts' = ANY (v_clear) THEN NULL
+                             ELSE coalesce(p_max_attempts, v_row.max_attempts) END;
+  v_row.backoff_seconds := CASE WHEN 'backoff' = ANY (v_clear) THEN NULL
+                                ELSE coalesce(extract(epoch FROM p_backoff)::bigint, v_row.backoff_seconds) END;
+  v_row.backoff_max_seconds := CASE WHEN 'backoff_max' = ANY (v_clear) THEN NULL
+                                    ELSE coalesce(extract(epoch FROM p_backoff_max)::bigint, v_row.backoff_max_seconds) END;
+  v_row.timeout_seconds := CASE WHEN 'timeout' = ANY (v_clear) THEN NULL
+                                ELSE coalesce(extract(epoch FROM p_timeout)::bigint, v_row.timeout_seconds) END;
+  IF v_row.backoff_max_seconds < v_row.backoff_seconds THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('backoff_max %s is under the backoff %s',
+                       prescient.duration_text(v_row.backoff_max_seconds * interval '1 second'),
+                       prescient.duration_text(v_row.backoff_seconds * interval '1 second'));
+  END IF;
+  UPDATE prescient.job_class c
+     SET max_checks = v_row.max_checks, max_attempts = v_row.max_attempts, backoff_seconds = v_row.backoff_seconds,
+         backoff_max_seconds = v_row.backoff_max_seconds, timeout_seconds = v_row.timeout_seconds,
+         policy_updated_at = p_now, policy_updated_by = p_by
+   WHERE c.job = p_job
+  RETURNING * INTO v_row;
+  RETURN v_row;
+END $$;
 
 --
 -- Name: spread_slot(timestamp with time zone, bigint, interval, integer); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4550,6 +4767,13 @@ GRANT ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp 
 GRANT ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp with time zone) TO prescient_runner;
 
 --
+-- Name: FUNCTION declare_job_classes(p_jobs text[], p_origins text[], p_by text, p_now timestamp with time zone, p_runs_in text); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.declare_job_classes(p_jobs text[], p_origins text[], p_by text, p_now timestamp with time zone, p_runs_in text) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.declare_job_classes(p_jobs text[], p_origins text[], p_by text, p_now timestamp with time zone, p_runs_in text) TO prescient_runner;
+
+--
 -- Name: FUNCTION drop_history_partition(p_name text); Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -4588,6 +4812,20 @@ REVOKE ALL ON FUNCTION prescient.grant_roles() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb) TO prescient_runner;
+
+--
+-- Name: FUNCTION job_class_add(p_job text, p_worker boolean, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.job_class_add(p_job text, p_worker boolean, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.job_class_add(p_job text, p_worker boolean, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+--
+-- Name: FUNCTION job_class_forget(p_job text); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.job_class_forget(p_job text) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.job_class_forget(p_job text) TO prescient_runner;
 
 --
 -- Name: FUNCTION limit_remove(p_name text); Type: ACL; Schema: prescient; Owner: -
@@ -4648,20 +4886,20 @@ GRANT ALL ON FUNCTION prescient.reschedule(p_at timestamp with time zone, p_id b
 REVOKE ALL ON FUNCTION prescient.resume_job(p_job text) FROM PUBLIC;
 
 --
--- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_runner;
 
 --
--- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_runner;
 
 --
 -- Name: FUNCTION schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean); Type: ACL; Schema: prescient; Owner: -
@@ -4670,6 +4908,13 @@ GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text
 REVOKE ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_runner;
+
+--
+-- Name: FUNCTION set_job_policy(p_job text, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval, p_by text, p_now timestamp with time zone, p_clear text[]); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.set_job_policy(p_job text, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval, p_by text, p_now timestamp with time zone, p_clear text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.set_job_policy(p_job text, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval, p_by text, p_now timestamp with time zone, p_clear text[]) TO prescient_runner;
 
 --
 -- Name: FUNCTION sync_fair_share_indexes(); Type: ACL; Schema: prescient; Owner: -

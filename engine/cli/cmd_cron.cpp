@@ -333,7 +333,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
   else if (in.has("file") || in.has("skip-invalid")) throw InvalidInput("--file and --skip-invalid only apply to cron add");
   auto db = in.connect_migrated();
   const SystemClock clock;
-  Schedules schedules(*db, clock, &known_job_classes(in));
+  Schedules schedules(*db, clock);
   if (from_file) return add_file(in, schedules, *db);
   if (action == "add" || action == "update") return add_or_update(action, in, schedules, flags);
   if (action == "remove") return remove_schedule(in, schedules);
@@ -374,8 +374,8 @@ Command cron_command() {
                 ("time-zone", po::value<std::string>()->value_name("ZONE"), "IANA time zone (default UTC)")
                 ("payload", po::value<std::string>()->value_name("JSON"), "a JSON object: the event's payload")
                 ("job", po::value<std::string>()->value_name("CLASS"),
-                 "emit (default): publish the payload at each occurrence; another class: a check of it each time;"
-                 " list: only schedules of this class")
+                 "emit (default): publish the payload at each occurrence; another class (one the database knows, "
+                 "prescient jobs list): a check of it each time; list: only schedules of this class")
                 ("deadline", po::value<std::string>()->value_name("DURATION"),
                  "an occurrence fired later than this after its time is skipped (history: deadline_missed)")
                 ("catch-up", po::value<std::string>()->value_name("POLICY"),
@@ -415,7 +415,6 @@ Command cron_command() {
                  "backfill: the last time of the range (included; not in the future, at most 366 days after --from)")
                 ("count", po::value<int>()->value_name("N")->default_value(5), "next: how many firings (1-1000)")
                 ("json", "print JSON");
-            add_plugins_option(desc);
           },
       .run =
           [](const Invocation& in) {

@@ -73,6 +73,7 @@ int run_daemon(const Invocation& in) {
   const Served served = serve(in, options, metrics.get(), clock);
   {
     auto db = in.connect_migrated();
+    declare_loaded_classes(*db, registry, options);
     // The dashboard's first page finds figures (the refresher's first count is not waited for).
     if (served.dashboard) refresh_queue_figures_before_serving(*db, clock.now());
   }

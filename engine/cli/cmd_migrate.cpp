@@ -34,14 +34,18 @@ Command migrate_command() {
             const MigrationReport report = migrate(*db, slot);
             if (in.json()) {
               std::cout << nlohmann::json{{"applied", report.applied},
+                                          {"functions", report.functions},
                                           {"version", report.version},
                                           {"slot", format_duration(report.slot)},
                                           {"slot_seconds", report.slot.count()}}
                         << "\n";
               return kOk;
             }
+            // Each file once, here: the migrator logs them at debug only.
             for (const std::string& name : report.applied) std::cout << "applied " << name << "\n";
-            std::cout << (report.applied.empty() ? "up to date" : "migrated") << ": schema version "
+            for (const std::string& name : report.functions) std::cout << "applied functions " << name << "\n";
+            const bool changed = !report.applied.empty() || !report.functions.empty();
+            std::cout << (changed ? "migrated" : "up to date") << ": schema version "
                       << report.version << ", slot " << format_duration(report.slot) << "\n";
             return kOk;
           },

@@ -29,7 +29,8 @@ Command run_slot_command() {
           [](const Invocation& in) {
             const RunnerOptions options = runner_options_of(in);
             const auto requested = optional_time_flag(in, "slot");
-            in.connect_migrated();  // refuse a database without the current schema before firing anything
+            // Refuses a database without the current schema before firing anything; declares the classes loaded.
+            declare_loaded_classes(*in.connect_migrated(), known_job_classes(in), options);
             const SystemClock system_clock;
             ServerClock clock(system_clock);
             SlotRunner runner(options, known_job_classes(in), clock);

@@ -115,7 +115,7 @@ int schedule_file(const Invocation& in) {
                                  .dedupe_outcomes = dedupe_outcomes_flag(in)};
 
   auto db = in.connect_migrated();
-  Client client(*db, {.registry = &known_job_classes(in)});
+  Client client(*db, {.allow_unknown_class = in.has("allow-unknown-class")});
   std::vector<BulkLine> parsed;
   std::vector<LineProblem> refused;
   const JsonLinesRead read = read_json_lines(
@@ -201,15 +201,18 @@ Command schedule_command() {
   return {
       .name = "schedule",
       .summary = "Put a check into the future (or many, from a file of JSON lines).",
-      .usage = "schedule [--plugins DIR] --job CLASS --entity-name NAME --entity-key KEY (--at TIME | --in DURATION)\n"
+      .usage = "schedule --job CLASS --entity-name NAME --entity-key KEY (--at TIME | --in DURATION)\n"
                "                          [--window DURATION] [--job-key KEY] [--group-key KEY] [--payload JSON]\n"
                "                          [--by WHO] [--on-conflict error|replace|keep|debounce [--max-wait DURATION]]\n"
-               "                          [--dedupe-for DURATION [--dedupe-outcomes OUTCOME,...]] [--json]\n"
-               "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...] [--json]",
+               "                          [--dedupe-for DURATION [--dedupe-outcomes OUTCOME,...]] [--allow-unknown-class]\n"
+               "                          [--json]\n"
+               "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...]\n"
+               "                          [--allow-unknown-class] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
-                ("job", po::value<std::string>()->value_name("CLASS"), "the job class that runs the check")
+                ("job", po::value<std::string>()->value_name("CLASS"),
+                 "the job class that runs the check: one the database knows (prescient jobs list), else refused")
                 ("entity-name", po::value<std::string>()->value_name("NAME"), "what the check is about, e.g. orders")
                 ("entity-key", po::value<std::string>()->value_name("KEY"), "which one, e.g. 42");
             add_time_options(desc);
@@ -238,8 +241,10 @@ Command schedule_command() {
                  "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for; - reads standard input. All lines "
                  "or none are scheduled")
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
-            add_plugins_option(desc);
             desc.add_options()
+                ("allow-unknown-class",
+                 "accept a job class the database does not know (one deployed after its checks are written); "
+                 "without it such a class is refused, listing the known ones")
                 ("json", "print the result as JSON (an array for --file)");
           },
       .run =
@@ -255,7 +260,7 @@ Command schedule_command() {
             if (in.has("skip-invalid")) throw InvalidInput("--skip-invalid only applies to --file");
             const ScheduleRequest request = request_from_flags(in);
             auto db = in.connect_migrated();
-            Client client(*db, {.registry = &known_job_classes(in)});
+            Client client(*db, {.allow_unknown_class = in.has("allow-unknown-class")});
             const Scheduled result = client.schedule(request);
             if (in.json()) std::cout << result_json(result) << "\n";
             else print_result(result);

@@ -31,7 +31,7 @@ Command sweep_command() {
             const RunnerOptions options = runner_options_of(in);
             const SweepMode mode = parse_sweep_mode(in.get<std::string>("mode"));
             const auto requested = optional_time_flag(in, "until");
-            in.connect_migrated();
+            declare_loaded_classes(*in.connect_migrated(), known_job_classes(in), options);
             const SystemClock system_clock;
             ServerClock clock(system_clock);
             SlotRunner runner(options, known_job_classes(in), clock);

@@ -9,6 +9,7 @@
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/job_classes.hpp"
 #include "prescient/shard.hpp"
 
 namespace prescient::cli {
@@ -78,6 +79,12 @@ RunnerOptions runner_options_of(const Invocation& in) {
   options.clock_check = {.enabled = true, .refuse_over = max_offset};
   options.default_policy = default_policy_of(in);
   return options;
+}
+
+void declare_loaded_classes(soci::session& db, const Registry& registry, const RunnerOptions& options) {
+  const int added = declare_job_classes(db, registry, options.runner_id, SystemClock().now());
+  spdlog::debug("runner {}: declared {} job classes ({} new to the database)", options.runner_id,
+               registry.names().size(), added);
 }
 
 void ensure_history_partitions(SlotRunner& runner) {

@@ -16,5 +16,8 @@ void ensure_history_partitions(SlotRunner& runner);
 // For the one-shot commands (run-slot, sweep): measures the clock's offset from the server's once and
 // adopts it (refusing past --max-clock-offset), so the runner fires on the server's clock.
 void put_on_server_clock(SlotRunner& runner, ServerClock& clock, const RunnerOptions& options);
+// Every runner (daemon, run-slot, sweep) at its start: declares the classes it loads, built-ins and plugins,
+// in the database's registry (prescient.job_class), by its runner id, so that enqueue knows them.
+void declare_loaded_classes(soci::session& db, const Registry& registry, const RunnerOptions& options);
 
 }  // namespace prescient::cli

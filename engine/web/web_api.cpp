@@ -213,7 +213,7 @@ void add_check_actions(httplib::Server& server, const std::shared_ptr<const ApiC
   server.Post(R"(/api/checks/(\d+)/cancel)", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const std::int64_t id = id_of(request);
                 const std::string who = c->who(request);
-                const auto cancelled = Client(db, {.clock = &c->clock, .registry = nullptr, .enqueued_by = who}).cancel_id(id, who);
+                const auto cancelled = Client(db, {.clock = &c->clock, .enqueued_by = who}).cancel_id(id, who);
                 if (!cancelled) throw NotFound("no pending check with id " + std::to_string(id));
                 log_action(who, "cancelled check " + std::to_string(id));
                 send_json(response, {{"cancelled", id}});
@@ -221,7 +221,7 @@ void add_check_actions(httplib::Server& server, const std::shared_ptr<const ApiC
   const auto move_to = [c](soci::session& db, const httplib::Request& request, httplib::Response& response,
                            TimePoint at) {
     const std::int64_t id = id_of(request);
-    const auto moved = Client(db, {.clock = &c->clock, .registry = nullptr, .enqueued_by = c->who(request)}).reschedule_id(id, at);
+    const auto moved = Client(db, {.clock = &c->clock, .enqueued_by = c->who(request)}).reschedule_id(id, at);
     if (!moved) throw NotFound("no pending check with id " + std::to_string(id));
     log_action(c->who(request), "rescheduled check " + std::to_string(id) + " to " + format_time(moved->next_check_at));
     send_json(response, {{"id", moved->id}, {"next_check_at", format_time(moved->next_check_at)}});

@@ -130,3 +130,34 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
                                         'guard_horizon', 'deadline_missed', 'overlap_skipped')
            LIMIT 1)
   END;
+
+-- The class registry's rule (docs/design.md, "The class registry"): a check's class is a row of
+-- prescient.job_class, unless the caller says it knows better (p_allow_unknown_class: a class deployed
+-- after its checks are written). The refusal lists the known classes, sorted, at most 20 of them.
+CREATE OR REPLACE FUNCTION prescient.unknown_class_message(p_job text)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN (SELECT format('unknown job class %L (known: %s; declare it with prescient jobs add or allow an unknown class)',
+                        p_job,
+                        coalesce(string_agg(k.job, ', ' ORDER BY k.job) FILTER (WHERE k.n <= 20)
+                                   || CASE WHEN count(*) > 20 THEN format(' and %s more', count(*) - 20) ELSE '' END,
+                                 'none'))
+            FROM (SELECT c.job COLLATE "C" AS job, row_number() OVER (ORDER BY c.job COLLATE "C") AS n
+                    FROM prescient.job_class c) k);
+
+-- The refusal of one check's class, or NULL: an empty class is request_problem's to refuse.
+CREATE OR REPLACE FUNCTION prescient.class_problem(p_job text, p_allow_unknown_class boolean)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_allow_unknown_class OR coalesce(p_job, '') = '' THEN NULL
+    WHEN EXISTS (SELECT FROM prescient.job_class c WHERE c.job = p_job) THEN NULL
+    ELSE prescient.unknown_class_message(p_job)
+  END;
+
+-- The classes of a bulk call that are not rows of the registry, or NULL when there are none: judged once
+-- per distinct class, so that a row pays one comparison with a NULL (docs/performance.md).
+CREATE OR REPLACE FUNCTION prescient.unknown_classes(p_job text[], p_allow_unknown_class boolean)
+  RETURNS text[] LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN NOT coalesce(p_allow_unknown_class, false) THEN
+    (SELECT array_agg(d.job)
+       FROM (SELECT DISTINCT j.job FROM unnest(p_job) AS j(job) WHERE j.job <> '') d
+      WHERE NOT EXISTS (SELECT FROM prescient.job_class c WHERE c.job = d.job)) END;

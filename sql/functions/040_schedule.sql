@@ -14,13 +14,15 @@
 -- With p_dedupe_for, a check whose job key settled with one of p_dedupe_outcomes at or after p_now minus
 -- that window (a settlement stamped later by a clock ahead counts too) is not scheduled again: the answer
 -- is that settled check's id, status 'deduplicated'.
+-- A class that is not a row of prescient.job_class is refused (PR400, listing the known ones) unless
+-- p_allow_unknown_class says the caller knows better (docs/design.md, "The class registry").
 -- status is created, replaced, kept, debounced or deduplicated.
 CREATE OR REPLACE FUNCTION prescient.schedule(
     p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,
     p_job_key text DEFAULT NULL, p_group_key text DEFAULT NULL, p_payload jsonb DEFAULT '{}',
     p_by text DEFAULT current_user, p_on_conflict text DEFAULT 'error', p_now timestamptz DEFAULT now(),
     p_window interval DEFAULT NULL, p_max_wait interval DEFAULT NULL, p_dedupe_for interval DEFAULT NULL,
-    p_dedupe_outcomes text[] DEFAULT '{done}')
+    p_dedupe_outcomes text[] DEFAULT '{done}', p_allow_unknown_class boolean DEFAULT false)
   RETURNS TABLE (id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz, status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
@@ -37,6 +39,7 @@ BEGIN
   v_problem := coalesce(
     prescient.request_problem(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_by,
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
+    prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
@@ -101,5 +104,5 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz, interval, interval,
-                     interval, text[])
+                     interval, text[], boolean)
   FROM PUBLIC;

@@ -307,6 +307,11 @@ CREATE OR REPLACE FUNCTION prescient.cron_array_problems(
         LEFT JOIN unnest(p_options) WITH ORDINALITY AS o(options, n) ON o.n = i.n),
     specs AS MATERIALIZED (
       SELECT g.spec, prescient.cron_spec_problem(g.spec) AS problem FROM (SELECT DISTINCT i.spec FROM items i) g),
+    -- A schedule's class must be a row of the registry (docs/design.md, "The class registry"), judged once
+    -- a class; the cron class is cron_item_problem's to refuse.
+    classes AS MATERIALIZED (
+      SELECT g.job, CASE WHEN g.job <> 'cron' THEN 'job: ' || prescient.class_problem(g.job, false) END AS problem
+        FROM (SELECT DISTINCT i.job FROM items i) g),
     zones AS MATERIALIZED (
       SELECT g.time_zone,
              coalesce(prescient.cron_zone_name_problem(g.time_zone), prescient.time_zone_problem(g.time_zone)) AS problem
@@ -314,11 +319,13 @@ CREATE OR REPLACE FUNCTION prescient.cron_array_problems(
     SELECT j.n, j.problem
       FROM (SELECT i.n,
                    coalesce(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds),
+                            c.problem,
                             prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, p_max_horizon_seconds),
                             s.problem, z.problem,
                             CASE WHEN i.options IS NOT NULL
                               THEN prescient.cron_options_problem(i.job, i.options, p_now) END) AS problem
-              FROM items i JOIN specs s ON s.spec = i.spec JOIN zones z ON z.time_zone = i.time_zone) j
+              FROM items i JOIN specs s ON s.spec = i.spec JOIN zones z ON z.time_zone = i.time_zone
+              JOIN classes c ON c.job = i.job) j
      WHERE j.problem IS NOT NULL
      ORDER BY j.n;
   END;
@@ -601,7 +608,10 @@ BEGIN
   v_new := prescient.cron_with_options(v_new, p_changes);
   v_problem := prescient.cron_definition_problem(v_new.id, v_new.spec, v_new.time_zone, v_new.job, v_new.payload,
                                                  v_new.catch_up, v_new.deadline_seconds);
-  v_problem := coalesce(v_problem, prescient.time_zone_problem(v_new.time_zone),
+  v_problem := coalesce(v_problem,
+                        -- A new class must be a row of the registry; the one it had may since have been forgotten.
+                        CASE WHEN v_new.job IS DISTINCT FROM v_old.job THEN 'job: ' || prescient.class_problem(v_new.job, false) END,
+                        prescient.time_zone_problem(v_new.time_zone),
                         prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
                                                       (SELECT max_horizon_seconds FROM prescient.settings)),
                         prescient.cron_policy_problem(v_new, p_changes ? 'end_at', p_now));

@@ -22,12 +22,14 @@ CREATE OR REPLACE FUNCTION prescient.array_items(
                                 on_conflict, fire_window, max_wait, dedupe_for, n);
   END;
 
--- The items with what is wrong with each (NULL: nothing), by the rules of schedule().
+-- The items with what is wrong with each (NULL: nothing), by the rules of schedule(). p_unknown_classes
+-- are the call's classes that are not rows of the registry (unknown_classes, judged once a call), or NULL.
 CREATE OR REPLACE FUNCTION prescient.array_requests(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[], p_job_key text[],
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
     p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[],
-    p_dedupe_outcomes text[], p_now timestamptz, p_slot_seconds integer, p_max_horizon_seconds bigint)
+    p_dedupe_outcomes text[], p_now timestamptz, p_slot_seconds integer, p_max_horizon_seconds bigint,
+    p_unknown_classes text[])
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
                  group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
                  max_wait interval, dedupe_for interval, problem text)
@@ -37,6 +39,8 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
            i.on_conflict, i.fire_window, i.max_wait, i.dedupe_for,
            coalesce(prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key,
                                               i.payload, i.enqueued_by, i.on_conflict, p_now, p_max_horizon_seconds),
+                    CASE WHEN p_unknown_classes IS NOT NULL AND i.job = ANY (p_unknown_classes)
+                      THEN prescient.unknown_class_message(i.job) END,
                     prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds),
                     -- Judged only for the items that debounce or dedupe: the rest of a bulk load pays nothing.
                     CASE WHEN i.max_wait IS NOT NULL OR i.dedupe_for IS NOT NULL OR i.on_conflict = 'debounce'
@@ -58,7 +62,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
     p_enqueued_by text[] DEFAULT NULL, p_on_conflict text[] DEFAULT NULL,
     p_by text DEFAULT current_user, p_default_on_conflict text DEFAULT 'error',
     p_now timestamptz DEFAULT now(), p_window interval[] DEFAULT NULL, p_max_wait interval[] DEFAULT NULL,
-    p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}')
+    p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}',
+    p_allow_unknown_class boolean DEFAULT false)
   RETURNS TABLE (n integer, problem text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
@@ -66,7 +71,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
       FROM prescient.settings s,
            prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                     p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
-                                    p_dedupe_for, p_dedupe_outcomes, p_now, s.slot_seconds, s.max_horizon_seconds) r
+                                    p_dedupe_for, p_dedupe_outcomes, p_now, s.slot_seconds, s.max_horizon_seconds,
+                                    prescient.unknown_classes(p_job, p_allow_unknown_class)) r
      WHERE r.problem IS NOT NULL
      ORDER BY r.n;
   END;
@@ -82,7 +88,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
 -- on_conflict like schedule() does, except that with p_report_conflicts an 'error' conflict comes back
 -- as status 'conflict' (with the pending check's id, nothing written) instead of raising. An item whose key
 -- settled within its dedupe window is looked for after the insert, as schedule() does, and answers
--- 'deduplicated' with the settled check's id. One result row per item, n being its position. A payload that is not JSON text fails the call with PostgreSQL's own
+-- 'deduplicated' with the settled check's id. A class that is not a row of prescient.job_class is refused
+-- like any bad item (listing the known ones) unless p_allow_unknown_class. One result row per item, n being its position. A payload that is not JSON text fails the call with PostgreSQL's own
 -- error (22P02); catching it here would cost a subtransaction per call.
 CREATE OR REPLACE FUNCTION prescient.schedule_arrays(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[],
@@ -90,7 +97,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_arrays(
     p_enqueued_by text[] DEFAULT NULL, p_on_conflict text[] DEFAULT NULL,
     p_by text DEFAULT current_user, p_default_on_conflict text DEFAULT 'error',
     p_now timestamptz DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL,
-    p_max_wait interval[] DEFAULT NULL, p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}')
+    p_max_wait interval[] DEFAULT NULL, p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}',
+    p_allow_unknown_class boolean DEFAULT false)
   RETURNS TABLE (n integer, id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz,
                  status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -114,6 +122,7 @@ DECLARE
   v_existing bigint;
   v_deduplicated bigint[];
   v_settled bigint[];
+  v_unknown text[];
 BEGIN
   -- A required array counts as empty when NULL; an optional one as "as long as p_job".
   SELECT string_agg(CASE WHEN a.dimensions > 1 THEN format('%s has %s dimensions', a.name, a.dimensions)
@@ -140,6 +149,8 @@ BEGIN
   END IF;
   IF v_count = 0 THEN RETURN; END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
+  -- The classes not in the registry, once for the call: a row then pays one test of a NULL.
+  v_unknown := prescient.unknown_classes(p_job, p_allow_unknown_class);
 
   IF NOT EXISTS (SELECT FROM unnest(p_job_key) k WHERE k IS NOT NULL) THEN
     -- No item has a key, so none can conflict: a plain insert. With ON CONFLICT an insert is speculative
@@ -150,7 +161,7 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
-                                                  v_settings.max_horizon_seconds)),
+                                                  v_settings.max_horizon_seconds, v_unknown)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
@@ -180,7 +191,7 @@ BEGIN
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
-                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds)),
+                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -275,7 +286,8 @@ BEGIN
       SELECT v_item.n::integer, s.*
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
-                                v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes) s;
+                                v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes,
+                                true) s;  -- its class judged above
   END LOOP;
 END $$;
 
@@ -317,5 +329,5 @@ END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule_many(json, text, text, timestamptz, boolean),
   prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text, text,
-                            timestamptz, boolean, interval[], interval[], interval[], text[])
+                            timestamptz, boolean, interval[], interval[], interval[], text[], boolean)
   FROM PUBLIC;

@@ -47,7 +47,7 @@ void single_sql_adds(const std::string& url, long count, int sessions) {
 // `count` schedules `@every 1m` through Schedules::add_many, `per_call` a call, one session.
 void bulk_adds(soci::session& db, const Clock& clock, const Registry& registry, long count, long per_call,
                const std::string& prefix = "bulk-") {
-  Schedules schedules(db, clock, &registry);
+  Schedules schedules(db, clock);
   std::vector<ScheduleDefinition> chunk;
   const auto start = Steady::now();
   for (long i = 0; i < count; i += per_call) {

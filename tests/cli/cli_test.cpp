@@ -168,25 +168,56 @@ TEST_CASE("migrate from the command line, then settings, via --db and via PRESCI
   CHECK(s["max_horizon"] == "365d");
 }
 
-TEST_CASE("--log-format json writes one JSON object per log line") {
+TEST_CASE("migrate names each file it applied once, on stdout, and nothing when up to date") {
   const std::string url = create_empty_database();
-  const ProcessResult r = run_prescient({"migrate", "--db", url, "--log-format", "json"});
-  REQUIRE(r.exit_code == 0);
-  const auto lines = lines_of(r.err);
-  // A line a migration, a line a function file, and one for the history partitions it made.
+  const ProcessResult first = run_prescient({"migrate", "--db", url});
+  REQUIRE(first.exit_code == 0);
+  // What a terminal shows: stdout and the log on stderr. A line names a file when it ends with " NAME".
+  const auto lines = lines_of(first.out + first.err);
+  const auto naming = [&](std::string_view name) {
+    return std::count_if(lines.begin(), lines.end(), [&](const std::string& line) {
+      return line.size() > name.size() && line.ends_with(name) && line[line.size() - name.size() - 1] == ' ';
+    });
+  };
   const auto migrations = prescient::embedded_migrations();
   const auto functions = prescient::embedded_functions();
-  REQUIRE(lines.size() == migrations.size() + functions.size() + 1);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const auto entry = nlohmann::json::parse(lines[i]);
-    CHECK(entry["level"] == "info");
-    if (i < migrations.size()) {
-      CHECK(entry["msg"] == "applied migration " + std::string(migrations[i].name));
-    } else if (i < migrations.size() + functions.size()) {
-      CHECK(entry["msg"] == "applied functions " + std::string(functions[i - migrations.size()].name));
-    } else {
-      CHECK_THAT(entry["msg"].get<std::string>(), Catch::Contains("history partition"));
+  for (const auto& m : migrations) CHECK(naming(m.name) == 1);
+  for (const auto& f : functions) CHECK(naming(f.name) == 1);
+  const auto out = lines_of(first.out);
+  REQUIRE(out.size() == migrations.size() + functions.size() + 1);
+  CHECK(out.front() == "applied " + std::string(migrations.front().name));
+  CHECK(out[migrations.size()] == "applied functions " + std::string(functions.front().name));
+  CHECK(out.back() == "migrated: schema version " + std::to_string(prescient::latest_known_migration()) + ", slot 1m");
+
+  const ProcessResult again = run_prescient({"migrate", "--db", url});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == "up to date: schema version " + std::to_string(prescient::latest_known_migration()) + ", slot 1m\n");
+  CHECK(again.err.empty());
+}
+
+TEST_CASE("--log-format json writes one JSON object per log line") {
+  const std::string url = create_empty_database();
+  const ProcessResult r = run_prescient({"migrate", "--db", url, "--log-format", "json", "--log-level", "debug"});
+  REQUIRE(r.exit_code == 0);
+  // At debug: a line a migration, a line a function file (with the server's notices between them), and
+  // one at info for the history partitions it made, last.
+  std::vector<std::string> applied;
+  const auto lines = lines_of(r.err);
+  REQUIRE(!lines.empty());
+  for (const std::string& line : lines) {
+    const auto entry = nlohmann::json::parse(line);
+    const std::string msg = entry["msg"].get<std::string>();
+    if (msg.starts_with("applied ")) {
+      CHECK(entry["level"] == "debug");
+      applied.push_back(msg);
     }
     CHECK_THAT(entry["time"].get<std::string>(), Catch::EndsWith("Z"));
   }
+  std::vector<std::string> expected;
+  for (const auto& m : prescient::embedded_migrations()) expected.push_back("applied migration " + std::string(m.name));
+  for (const auto& f : prescient::embedded_functions()) expected.push_back("applied functions " + std::string(f.name));
+  CHECK(applied == expected);
+  const auto last = nlohmann::json::parse(lines.back());
+  CHECK(last["level"] == "info");
+  CHECK_THAT(last["msg"].get<std::string>(), Catch::Contains("history partition"));
 }

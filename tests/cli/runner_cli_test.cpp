@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "http.hpp"
@@ -81,30 +83,118 @@ TEST_CASE("run-slot fires exactly the checks of its slot and prints a summary; -
   CHECK_THAT(again.out, Catch::StartsWith("slot " + slot + ": claimed 0,"));
 }
 
-TEST_CASE("jobs lists built-in classes, plugin classes with their file, and policies") {
-  const ProcessResult r = run_prescient({"jobs", "--plugins", PRESCIENT_EXAMPLE_PLUGINS, "--json"});
-  REQUIRE(r.exit_code == 0);
-  const json classes = json::parse(r.out);
-  std::map<std::string, json> by_name;
-  for (const auto& c : classes) by_name[c["name"]] = c;
-  for (const char* builtin : {"noop", "emit", "sql", "command"}) CHECK(by_name[builtin]["origin"] == "built-in");
-  CHECK(by_name["command"]["long_running"] == true);
-  CHECK_THAT(by_name["order_unshipped"]["origin"].get<std::string>(), Catch::EndsWith("liborder_unshipped.so"));
-  CHECK(by_name["order_unshipped"]["max_checks"] == 2);
-  // The same classes are accepted at enqueue with the same --plugins.
+// The class registry (docs/design.md, "The class registry"): enqueue knows the classes the database knows;
+// a runner declares the classes it loads (its plugins' too) at its start.
+TEST_CASE("jobs lists the registry and the classes loaded here; run-slot declares its plugin's class") {
   const std::string url = create_migrated_database();
-  const ProcessResult without = run_prescient(
-      with_db({"schedule", "--job", "order_unshipped", "--entity-name", "orders", "--entity-key", "1", "--in", "3h"}, url));
-  CHECK(without.exit_code == 2);
-  const ProcessResult with = run_prescient(with_db({"schedule", "--plugins", PRESCIENT_EXAMPLE_PLUGINS, "--job",
-                                                    "order_unshipped", "--entity-name", "orders", "--entity-key", "1",
-                                                    "--in", "3h"},
-                                                   url));
-  CHECK(with.exit_code == 0);
-  const ProcessResult from_env = run_prescient(
-      with_db({"schedule", "--job", "order_unshipped", "--entity-name", "orders", "--entity-key", "2", "--in", "3h"}, url),
-      {{"PRESCIENT_PLUGIN_PATH", PRESCIENT_EXAMPLE_PLUGINS}});
-  CHECK(from_env.exit_code == 0);
+  const std::vector<std::string> order{"schedule", "--job", "order_unshipped", "--entity-name", "orders",
+                                       "--entity-key", "1", "--in", "3h"};
+  const ProcessResult before = run_prescient(with_db(order, url));
+  CHECK(before.exit_code == 2);
+  CHECK_THAT(before.err, Catch::StartsWith("prescient: unknown job class 'order_unshipped' (known: "));
+
+  const auto classes_of = [&](std::vector<std::string> args) {
+    const ProcessResult r = run_prescient(with_db(std::move(args), url));
+    REQUIRE(r.exit_code == 0);
+    std::map<std::string, json> by_name;
+    for (const auto& c : json::parse(r.out)) by_name[c["name"]] = c;
+    return by_name;
+  };
+  auto listed = classes_of({"jobs", "--plugins", PRESCIENT_EXAMPLE_PLUGINS, "--json"});
+  for (const char* builtin : {"noop", "emit", "sql", "command", "http", "cron"}) {
+    INFO(builtin);
+    CHECK(listed[builtin]["origin"] == "built-in");
+    CHECK(listed[builtin]["in_database"] == true);
+    CHECK(listed[builtin]["loaded"] == "built-in");
+  }
+  CHECK(listed["command"]["class_policy"]["long_running"] == true);
+  CHECK(listed["order_unshipped"]["in_database"] == false);
+  CHECK_THAT(listed["order_unshipped"]["loaded"].get<std::string>(), Catch::EndsWith("liborder_unshipped.so"));
+  CHECK(listed["order_unshipped"]["class_policy"]["max_checks"] == 2);
+
+  // A run-slot with the plugin declares its class, with the plugin's file and its runner id.
+  const ProcessResult fired =
+      run_prescient(with_db({"run-slot", "--plugins", PRESCIENT_EXAMPLE_PLUGINS, "--runner-id", "r-plugins"}, url));
+  REQUIRE(fired.exit_code == 0);
+  listed = classes_of({"jobs", "--json"});
+  CHECK(listed["order_unshipped"]["in_database"] == true);
+  CHECK_THAT(listed["order_unshipped"]["origin"].get<std::string>(), Catch::EndsWith("liborder_unshipped.so"));
+  CHECK(listed["order_unshipped"]["runs_in"] == "runner");
+  CHECK(listed["order_unshipped"]["declared_by"] == "r-plugins");
+  CHECK(listed["order_unshipped"]["seen_at"].is_string());
+  CHECK(listed["order_unshipped"]["loaded"].is_null());  // this jobs list loads no plugin
+  CHECK(run_prescient(with_db(order, url)).exit_code == 0);
+}
+
+TEST_CASE("jobs add, forget and set: the registry from the CLI, SQL's refusals on one line") {
+  const std::string url = create_migrated_database();
+  const auto run = [&](std::vector<std::string> args, const std::string& input = "") {
+    return run_prescient(with_db(std::move(args), url), {}, input);
+  };
+  const ProcessResult added = run({"jobs", "add", "ship_py", "--worker", "--json"});
+  REQUIRE(added.exit_code == 0);
+  CHECK(json::parse(added.out) == json{{"job", "ship_py"}, {"status", "added"}});
+  CHECK(run({"jobs", "add", "ship_py"}).out == "job class ship_py: known\n");
+  const auto listed = json::parse(run({"jobs", "--json"}).out);
+  const auto ship = std::find_if(listed.begin(), listed.end(), [](const json& c) { return c["name"] == "ship_py"; });
+  REQUIRE(ship != listed.end());
+  CHECK((*ship)["runs_in"] == "worker");
+  CHECK((*ship)["origin"] == "worker");
+
+  const std::vector<std::string> ship_check{"schedule", "--job", "ship_py", "--entity-name", "o", "--entity-key", "1",
+                                            "--in", "1h", "--job-key", "ship-1"};
+  REQUIRE(run(ship_check).exit_code == 0);
+  // A class deployed after its checks are written: the caller says it knows better.
+  const ProcessResult later = run({"schedule", "--job", "later", "--entity-name", "o", "--entity-key", "1", "--in",
+                                   "1h", "--allow-unknown-class"});
+  CHECK(later.exit_code == 0);
+  const ProcessResult bulk =
+      run({"schedule", "--file", "-"}, R"({"job": "later", "entity_name": "o", "entity_key": "2", "in": "1h"})" "\n");
+  CHECK(bulk.exit_code == 2);
+  CHECK_THAT(bulk.err, Catch::StartsWith("prescient: line 1: unknown job class 'later' (known: "));
+  CHECK(run({"schedule", "--file", "-", "--allow-unknown-class"},
+            R"({"job": "later", "entity_name": "o", "entity_key": "2", "in": "1h"})" "\n")
+            .exit_code == 0);
+
+  const ProcessResult set = run({"jobs", "set", "noop", "--max-checks", "unlimited", "--max-attempts", "3",
+                                 "--backoff", "30s..1h", "--timeout", "30s", "--by", "ops", "--json"});
+  REQUIRE(set.exit_code == 0);
+  const json row = json::parse(set.out);
+  CHECK(row["max_checks"] == 0);
+  CHECK(row["max_attempts"] == 3);
+  CHECK(row["backoff"] == "30s");
+  CHECK(row["backoff_max"] == "1h");
+  CHECK(row["timeout"] == "30s");
+  CHECK(row["policy_updated_by"] == "ops");
+  const ProcessResult cleared = run({"jobs", "set", "noop", "--clear", "timeout,max_checks"});
+  CHECK(cleared.exit_code == 0);
+  CHECK(cleared.out == "job class noop: max_checks=- max_attempts=3 backoff=30s backoff_max=1h timeout=-\n");
+
+  check_refused({
+      {{"jobs", "forget", "ship_py"}, "job class 'ship_py' has 1 pending check(s): cancel them first"},
+      {{"jobs", "forget", "noop"}, "job class 'noop' is built in: it cannot be forgotten"},
+      {{"jobs", "add", ""}, "the job class is empty"},
+      {{"jobs", "set", "noop", "--max-attempts", "0"}, "max_attempts 0 is under 1"},
+      {{"jobs", "set", "noop", "--max-checks", "-1"}, "max_checks -1 is negative (0: no limit)"},
+      {{"jobs", "set", "noop", "--max-checks", "lots"}, "--max-checks 'lots' is not a whole number"},
+      {{"jobs", "set", "noop", "--backoff", "1h..30s"}, "backoff_max 30s is under the backoff 1h"},
+      {{"jobs", "set", "noop", "--timeout", "-5s"}, "timeout -5s is under a second"},
+      {{"jobs", "set", "noop", "--timeout", "soon"}, "'soon'"},
+      {{"jobs", "set", "noop", "--clear", "colour"}, "cannot clear 'colour'"},
+      {{"jobs", "set", "noop", "--timeout", "5s", "--clear", "timeout"}, "timeout is both set and cleared"},
+      {{"jobs", "set", "noop"}, "nothing to set"},
+      {{"jobs", "frobnicate"}, "unknown jobs action 'frobnicate'"},
+  }, url);
+  const ProcessResult missing = run({"jobs", "set", "nope", "--timeout", "5s"});
+  CHECK(missing.exit_code == 3);
+  CHECK(missing.err == "prescient: no job class 'nope' (declare it with prescient jobs add)\n");
+
+  REQUIRE(run({"cancel", "--job-key", "ship-1"}).exit_code == 0);
+  const ProcessResult forgotten = run({"jobs", "forget", "ship_py", "--json"});
+  CHECK(forgotten.exit_code == 0);
+  CHECK(json::parse(forgotten.out) == json{{"job", "ship_py"}, {"status", "forgotten"}});
+  CHECK(run(ship_check).exit_code == 2);
+  CHECK(run({"jobs", "forget", "ship_py"}).exit_code == 3);
 }
 
 TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fires") {

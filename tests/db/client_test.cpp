@@ -53,7 +53,7 @@ struct Fixture {
   std::string url = create_migrated_database(900);
   std::unique_ptr<soci::session> db = connect_to(url);
   ManualClock clock{parse_time("2026-11-21T10:05:00Z")};
-  Client client{*db, {.clock = &clock, .registry = &builtins(), .enqueued_by = "tester"}};
+  Client client{*db, {.clock = &clock, .enqueued_by = "tester"}};
 };
 
 }  // namespace
@@ -539,7 +539,7 @@ TEST_CASE("the README example compiles and does what it says") {
   Fixture f;
   soci::session& session = *f.db;
   {
-    prescient::Client client(session, {.registry = &builtins()});
+    prescient::Client client(session);
     // As in README.md, with the built-in class standing in for the example plugin's.
     client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "42",
                      .job_key = "order_unshipped:42", .in = std::chrono::hours{3}, .payload = {{"hours", 3}}});
@@ -585,7 +585,7 @@ TEST_CASE("three doors: a bad request gets the same message from the CLI, the C+
   // A 15-minute slot and the default horizon (365 days).
   const std::string url = create_migrated_database(900);
   auto db = connect_to(url);
-  Client client(*db, {.registry = &builtins(), .enqueued_by = "tester"});
+  Client client(*db, {.enqueued_by = "tester"});
   struct Door {
     const char* rule;
     std::vector<std::string> flags;       // after schedule --job noop --entity-name orders --entity-key 42 --in 1h
@@ -595,7 +595,13 @@ TEST_CASE("three doors: a bad request gets the same message from the CLI, the C+
     std::string message;
   };
   const std::string long_key(1025, 'k');
+  // The registry's refusal lists the classes this database knows: the SQL writes it, every door shows it.
+  std::string unknown;
+  *db << "SELECT prescient.unknown_class_message('htpp')", soci::into(unknown);
+  REQUIRE_THAT(unknown, Catch::StartsWith("unknown job class 'htpp' (known: command, "));
   const Door doors[] = {
+      {"job class", {"--job", "htpp"}, [](ScheduleRequest& r) { r.job = "htpp"; },
+       "('htpp', 'orders', '42', now() + interval '1 hour')", unknown},
       {"entity", {"--entity-name", ""}, [](ScheduleRequest& r) { r.entity_name = ""; },
        "('noop', '', '42', now() + interval '1 hour')", "the entity name is empty"},
       {"job key", {"--job-key", ""}, [](ScheduleRequest& r) { r.job_key = ""; }, ", p_job_key => ''",
@@ -671,8 +677,10 @@ TEST_CASE("three doors: a bad schedule gets the same message from cron add, Sche
   const std::string url = create_migrated_database();
   auto db = connect_to(url);
   const SystemClock clock;
-  Schedules schedules(*db, clock, &builtins());
+  Schedules schedules(*db, clock);
   schedules.add({.id = "taken", .spec = "@daily"});
+  std::string unknown_class;
+  *db << "SELECT prescient.unknown_class_message('htpp')", soci::into(unknown_class);
   struct Door {
     const char* rule;
     // After cron add --id z --spec '0 * * * *'; also the fields of a line of cron add --file.
@@ -717,6 +725,8 @@ TEST_CASE("three doors: a bad schedule gets the same message from cron add, Sche
        ", p_deadline_seconds => 0", "deadline_seconds: must be at least 1"},
       {"the cron class", {"--job", "cron"}, [](ScheduleDefinition& d) { d.job = "cron"; }, ", p_job => 'cron'",
        "job: a schedule cannot run the cron class itself"},
+      {"an unknown class", {"--job", "htpp"}, [](ScheduleDefinition& d) { d.job = "htpp"; }, ", p_job => 'htpp'",
+       "job: " + unknown_class},
       {"id in use", {"--id", "taken"}, [](ScheduleDefinition& d) { d.id = "taken"; },
        "('taken', '0 * * * *')", "id: schedule 'taken' exists already (update it instead)", "PR409"},
   };
@@ -756,4 +766,73 @@ TEST_CASE("three doors: a bad schedule gets the same message from cron add, Sche
     CHECK(message == door.message);
   }
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.cron_schedule") == 1);
+}
+
+// The class registry (docs/design.md, "The class registry"): a class that is not a row of prescient.job_class
+// is refused at every enqueue door of SQL, with PR400 and the known classes, sorted, at most 20 of them;
+// p_allow_unknown_class lets a caller that knows better through.
+TEST_CASE("SQL refuses an unknown job class with PR400 and the known ones, unless p_allow_unknown_class") {
+  Fixture f;
+  *f.db << "DELETE FROM prescient.job_class WHERE origin = 'tests'";  // as a database without the tests' classes
+  const std::string message = "unknown job class 'htpp' (known: command, cron, emit, http, noop, sql; declare it "
+                              "with prescient jobs add or allow an unknown class)";
+  const std::string soon = "now() + interval '1 hour'";
+  const std::pair<std::string, std::string> refused[] = {
+      {"SELECT * FROM prescient.schedule('htpp', 'o', '1', " + soon + ")", message},
+      {"SELECT * FROM prescient.schedule_arrays('{noop,htpp}', '{o,o}', '{1,2}', ARRAY[" + soon + ", " + soon + "])",
+       "item 2: " + message},
+      {R"(SELECT * FROM prescient.schedule_many('[{"job": "htpp", "entity_name": "o", "entity_key": "1",)"
+       R"( "at": "2026-11-21T12:00:00Z"}]', p_now => '2026-11-21T10:00:00Z'))",
+       "item 1: " + message},
+      {"SELECT prescient.cron_add('c', '@daily', p_job => 'htpp')", "job: " + message},
+  };
+  for (const auto& [sql, expected] : refused) {
+    INFO(sql);
+    const auto [state, got] = sql_refusal(*f.db, sql);
+    CHECK(state == "PR400");
+    CHECK(got == expected);
+  }
+  std::string problem;
+  *f.db << "SELECT problem FROM prescient.schedule_problems('{noop,htpp}', '{o,o}', '{1,2}', ARRAY[" + soon + ", " +
+               soon + "])",
+      soci::into(problem);
+  CHECK(problem == message);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
+
+  // The caller knows better: a class deployed after its checks are written.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule('htpp', 'o', '1', " + soon +
+                            ", p_allow_unknown_class => true)") == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule_arrays('{htpp,htpp}', '{o,o}', '{2,3}', ARRAY[" +
+                            soon + ", " + soon + "], p_allow_unknown_class => true)") == 2);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule_problems('{htpp}', '{o}', '{4}', ARRAY[" + soon +
+                            "], p_allow_unknown_class => true)") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job = 'htpp'") == 3);
+
+  // Declared, it is known; the list is bounded.
+  *f.db << "SELECT prescient.job_class_add('htpp')";
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.schedule('htpp', 'o', '9', " + soon + ")") == 1);
+  *f.db << "SELECT prescient.declare_job_classes(array_agg('c' || lpad(g::text, 2, '0')), array_agg('x.so'::text), 'r')"
+           " FROM generate_series(1, 20) g";
+  const auto [state, many] = sql_refusal(*f.db, "SELECT * FROM prescient.schedule('nope', 'o', '1', " + soon + ")");
+  CHECK(state == "PR400");
+  CHECK(many == "unknown job class 'nope' (known: c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, "
+                "c14, c15, c16, c17, c18, c19, c20 and 7 more; declare it with prescient jobs add or allow an unknown "
+                "class)");
+}
+
+TEST_CASE("the Client refuses an unknown class in SQL's words; allow_unknown_class lets it through") {
+  Fixture f;
+  ScheduleRequest request = order_check("k");
+  request.job = "htpp";
+  std::string message;
+  *f.db << "SELECT prescient.unknown_class_message('htpp')", soci::into(message);
+  CHECK_THROWS_MATCHES(f.client.schedule(request), InvalidInput, Catch::Message(message));
+  CHECK(f.client.problem_with(request) == message);
+  CHECK_THROWS_MATCHES(f.client.schedule_many(std::span(&request, 1)), InvalidInput,
+                       Catch::Message("item 1: " + message));
+  Client knows_better(*f.db, {.clock = &f.clock, .enqueued_by = "tester", .allow_unknown_class = true});
+  CHECK_FALSE(knows_better.problem_with(request).has_value());
+  CHECK(knows_better.schedule(request).status == Scheduled::Status::created);
+  request.job_key = "k2";
+  CHECK(knows_better.schedule_many(std::span(&request, 1)).front().status == Scheduled::Status::created);
 }

@@ -49,7 +49,7 @@ struct Fixture {
     SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
     return runner.sweep(runner.settings().grid().floor(at), SweepMode::run);
   }
-  Schedules schedules() { return Schedules(*owner, clock, &registry); }
+  Schedules schedules() { return Schedules(*owner, clock); }
   std::vector<std::string> events(const std::string& source) {
     std::vector<std::string> ids(10000);
     std::vector<soci::indicator> nulls(10000);
@@ -295,7 +295,7 @@ TEST_CASE("an update racing with the firing of the old version: each occurrence 
     std::thread updater([&] {
       try {
         const auto own = connect_to(f.url);
-        Schedules schedules(*own, f.clock, &f.registry);
+        Schedules schedules(*own, f.clock);
         start.arrive_and_wait();
         // Both orders: the update first, or the runner's claim (odd rounds give it a head start).
         std::this_thread::sleep_for(std::chrono::milliseconds{round % 2 == 1 ? 1 + round % 7 : 0});

@@ -408,7 +408,7 @@ TEST_CASE("flow: a cron occurrence deferred past its deadline ends deadline_miss
   // of 2 s: the on-time one fires within it even on a loaded machine; a 1 s one was missed there.)
   f.limits.set({.name = "cron-rate", .key = "job", .key_value = "cron", .rate = 1, .per_seconds = 5}, "test",
                f.clock.now());
-  Schedules schedules(*f.db, f.clock, &f.registry);
+  Schedules schedules(*f.db, f.clock);
   for (const char* id : {"a", "b"}) {
     schedules.add({.id = id, .spec = "@every 10s", .payload = {{"type", "tick"}}, .deadline = std::chrono::seconds{2}});
   }

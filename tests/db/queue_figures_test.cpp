@@ -41,6 +41,7 @@ TEST_CASE("queue figures: pending by bucket, horizon and class; the history by h
   const TimePoint t = parse_time("2030-01-01T10:00:20Z");  // slot 10:00
   const std::string before = "2030-01-01T09:50:00Z";
   *db << "UPDATE prescient.settings SET max_horizon_seconds = 2 * 31536000";
+  *db << "SELECT prescient.job_class_add('a'), prescient.job_class_add('b')";  // declared ahead of their runner
   schedule(*db, "noop", "overdue1", "2030-01-01T09:58:00Z", before);
   schedule(*db, "noop", "overdue2", "2030-01-01T09:59:00Z", before);
   schedule(*db, "noop", "due", "2030-01-01T10:00:00Z", before);

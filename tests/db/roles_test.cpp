@@ -91,7 +91,7 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
     owner_client.schedule({.job = "emit", .entity_name = "o", .entity_key = std::to_string(i),
                            .at = parse_time("2026-11-21T10:05:00Z"), .payload = {{"type", "t"}}});
   }
-  Schedules(*f.owner, f.clock, &registry).add({.id = "minutely", .spec = "@every 5m"});
+  Schedules(*f.owner, f.clock).add({.id = "minutely", .spec = "@every 5m"});
 
   Login login(*f.owner, "runner_" + f.suffix, "prescient_runner");
   const std::string runner_url = as_user(f.url, login.name);

@@ -16,6 +16,7 @@
 
 #include "builtin_jobs.hpp"
 #include "prescient/client.hpp"
+#include "prescient/job_classes.hpp"
 #include "prescient/daemon.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/plugin.hpp"
@@ -118,6 +119,8 @@ struct Fixture {
     });
     registry.add("grouped", [this] { return std::make_unique<Grouped>(groups); });
     load_plugins(PRESCIENT_EXAMPLE_PLUGINS, registry);
+    // As a runner with these classes declares them at its start: the checks are enqueued before it starts.
+    declare_job_classes(*db, registry, "r1", clock.now());
   }
 
   SlotRunner runner(int workers = 1, const char* shard = "0/1", std::string id = "r1") {

@@ -24,7 +24,7 @@ struct ScheduleFixture {
   std::unique_ptr<soci::session> db = connect_to(url);
   ManualClock clock{parse_time("2026-11-21T10:05:30Z")};
   Registry registry;
-  Schedules schedules{*db, clock, &registry};
+  Schedules schedules{*db, clock};
 
   ScheduleFixture() { jobs::register_builtin_jobs(registry); }
 

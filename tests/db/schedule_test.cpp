@@ -133,7 +133,7 @@ TEST_CASE("an update that waits on a concurrent one keeps that one's change: no 
   std::thread updater([&] {
     try {
       const auto own = connect_to(f.url);
-      Schedules(*own, f.clock, &f.registry).update("s", {.spec = "30 * * * *"});
+      Schedules(*own, f.clock).update("s", {.spec = "30 * * * *"});
     } catch (...) {
       failure = std::current_exception();
     }

@@ -107,7 +107,7 @@ void drain_through(const std::string& mode, const std::vector<std::string>& daem
   }
   for (int i = kSlow / 2; i < kSlow; ++i) {
     const ProcessResult scheduled = run_prescient(
-        {"schedule", "--db", pooled, "--plugins", PRESCIENT_TEST_PLUGINS, "--job", "slow_ledger", "--entity-name", "slow", "--entity-key",
+        {"schedule", "--db", pooled, "--job", "slow_ledger", "--entity-name", "slow", "--entity-key",
          std::to_string(i), "--at", format_time(first), "--payload", R"({"sleep_ms": 200})"});
     REQUIRE(scheduled.exit_code == 0);
   }

@@ -198,7 +198,7 @@ TEST_CASE("the answer decides: done, look again, wait as asked, or a failed atte
       {{.status = 200, .body = "ok"}, "HTTP 200 with a body that is not JSON: ok"},
       {{.status = 200, .body = "[1]"}, "the answer must be a JSON object"},
       {{.status = 200, .body = R"({"nxt": "2026-11-23T15:00:00Z"})"}, "the answer has an unknown key 'nxt' (next, events)"},
-      {{.status = 200, .body = R"({"next": 5})"}, "next must be a time (ISO 8601) or null"},
+      {{.status = 200, .body = R"({"next": true})"}, "next must be a time (ISO 8601 or Unix seconds) or null"},
       {{.status = 200, .body = R"({"next": "tomorrow"})"}, "HTTP 200: next: "},
       {{.status = 200, .body = R"({"events": {}})"}, "events must be an array"},
       {{.status = 200, .body = R"({"events": [{"payload": {}}]})"}, "the answer's events[0] has no type (a string)"},
@@ -208,5 +208,38 @@ TEST_CASE("the answer decides: done, look again, wait as asked, or a failed atte
   for (const auto& [answer, why] : failures) {
     INFO(answer.status << " " << answer.body.substr(0, 50));
     CHECK_THAT(failure_of(answer), Catch::Contains(why));
+  }
+}
+
+TEST_CASE("a number as next is Unix seconds, a fraction kept to the nearest microsecond, in range or refused") {
+  const auto next_of = [](const std::string& body) { return http_result_of({.status = 200, .body = body}, "shop", kNow).next; };
+  CHECK(next_of(R"({"next": 1795593600})") == parse_time("2026-11-25T08:00:00Z"));
+  CHECK(next_of(R"({"next": 1795593600, "events": []})") == parse_time("@1795593600"));
+  CHECK(next_of(R"({"next": "@1795593600"})") == parse_time("@1795593600"));  // as text, as the CLI takes it
+  CHECK(next_of(R"({"next": 1795593600.0})") == parse_time("2026-11-25T08:00:00Z"));
+  CHECK(next_of(R"({"next": 1795593600.25})") == parse_time("2026-11-25T08:00:00.25Z"));
+  // A double is off by up to a quarter of a microsecond here: .099999904… and .700000047… as read.
+  CHECK(next_of(R"({"next": 1795593600.1})") == parse_time("2026-11-25T08:00:00.1Z"));
+  CHECK(next_of(R"({"next": 1795593600.7})") == parse_time("2026-11-25T08:00:00.7Z"));
+  CHECK(next_of(R"({"next": 1795593600.123456})") == parse_time("2026-11-25T08:00:00.123456Z"));
+  CHECK(next_of(R"({"next": 1795593600.9999999})") == parse_time("2026-11-25T08:00:01Z"));
+  CHECK(next_of(R"({"next": 0})") == parse_time("1970-01-01T00:00:00Z"));
+  CHECK(next_of(R"({"next": 253402300799})") == parse_time("9999-12-31T23:59:59Z"));
+  CHECK(next_of(R"({"next": 1.7955936e9})") == parse_time("2026-11-25T08:00:00Z"));
+
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {R"({"next": -1})", "http target 'shop': HTTP 200: next -1 is out of range: Unix seconds from 0 to 253402300799"},
+      {R"({"next": -0.5})", "HTTP 200: next -0.5 is out of range"},
+      {R"({"next": 253402300800})", "HTTP 200: next 253402300800 is out of range"},
+      {R"({"next": 253402300799.5})", "HTTP 200: next 253402300799.5 is out of range"},
+      {R"({"next": 18446744073709551615})", "HTTP 200: next 18446744073709551615 is out of range"},
+      {R"({"next": 1e300})", "HTTP 200: next 1e+300 is out of range"},
+      {R"({"next": 1e400})", "HTTP 200 with a body that is not JSON: {\"next\": 1e400}"},  // beyond a double
+  };
+  for (const auto& [body, why] : refused) {
+    INFO(body);
+    const std::string error = failure_of({.status = 200, .body = body});
+    CHECK_THAT(error, Catch::Contains(why));
+    CHECK(error.find('\n') == std::string::npos);
   }
 }

@@ -4,8 +4,9 @@
 // committed. Every call is one round trip to the SQL functions of sql/ (schedule, schedule_arrays,
 // cancel, reschedule), which hold the rules (slot rounding, horizon, windows, debounce and dedupe, key
 // conflicts) for every language alike: a refusal is SQL's message, the same one psql or the CLI gets.
-// The Client judges only what SQL cannot: at or in, text that cannot travel (NUL, invalid UTF-8), and the
-// registry of job classes.
+// The Client judges only what SQL cannot: at or in, and text that cannot travel (NUL, invalid UTF-8). A job
+// class is judged by SQL too, against the database's registry (prescient.job_class, docs/design.md "The class
+// registry"), not by a C++ Registry: the same words from every door.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -24,8 +25,6 @@ class session;
 }
 
 namespace prescient {
-
-class Registry;
 
 // On a pending check with the same job key: fail, replace it, keep it, or debounce (replace it, but never
 // to a time later than its first enqueue plus max_wait).
@@ -74,14 +73,16 @@ struct Rescheduled {
 };
 
 struct ClientOptions {
-  const Clock* clock = nullptr;        // default: the system clock
-  const Registry* registry = nullptr;  // when set, job classes not in it are refused
-  std::string enqueued_by;             // default: the OS user
+  const Clock* clock = nullptr;  // default: the system clock
+  std::string enqueued_by;       // default: the OS user
+  // A class that is not a row of prescient.job_class is refused (InvalidInput, listing the known ones) unless
+  // this is set: the caller knows better, e.g. for a class deployed after its checks are written.
+  bool allow_unknown_class = false;
 };
 
 class Client {
  public:
-  // REQUIRES: db (and options.clock, options.registry if set) outlive the Client.
+  // REQUIRES: db (and options.clock if set) outlive the Client.
   explicit Client(soci::session& db, ClientOptions options = {});
 
   // Throws InvalidInput (nothing written) for a bad request, a time beyond the horizon, or a key
@@ -124,15 +125,13 @@ class Client {
   std::vector<std::optional<std::string>> problems_with(std::span<const ScheduleRequest> requests, TimePoint now);
   // What only C++ judges: at or in, and text that cannot reach SQL intact.
   std::optional<std::string> local_problem(const ScheduleRequest& request, TimePoint now) const;
-  // A job class the registry (when given) does not know.
-  std::optional<std::string> registry_problem(const ScheduleRequest& request) const;
   // The absolute time of a request; throws InvalidInput unless exactly one of at/in is set.
   TimePoint time_of(const ScheduleRequest& request, TimePoint now) const;
 
   soci::session& db_;
   const Clock* clock_;
-  const Registry* registry_;
   std::string enqueued_by_;
+  bool allow_unknown_class_;
   std::optional<Settings> settings_;
 };
 

@@ -45,6 +45,7 @@ inline constexpr std::chrono::seconds kDefaultSlot{60};
 // (the grid of stored checks cannot change). Throws InvalidInput for a bad or mismatching slot,
 // DatabaseError when the database is newer than this binary, a recorded migration differs from the
 // embedded one, or a statement fails (that file's transaction is rolled back; earlier files stay applied).
+// Each file applied is in the report, and logged at debug only: the caller shows the report.
 MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> slot);
 
 // Throws DatabaseError unless the database has exactly the migrations and function files this binary

@@ -2,8 +2,8 @@
 // Recurring schedules: a row of prescient.cron_schedule, and one pending check of class `cron` per active
 // schedule (job key "cron:<id>") carrying the definition, so everything the runner guarantees holds for
 // schedules too. Every change goes through the SQL API any language uses (docs/sql-api.md); this class
-// adds what C++ can judge before that: the spec and zone by the runner's own parser and tzdata, the job
-// class against a registry, and the first occurrence.
+// adds what C++ can judge before that: the spec and zone by the runner's own parser and tzdata, and the first
+// occurrence. The job class is SQL's to judge, against the database's registry (prescient.job_class).
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -92,16 +92,16 @@ struct ScheduleUpdate {
 // through a savepoint, leaving the application's transaction usable. With none open it commits at once.
 class Schedules {
  public:
-  // REQUIRES: db (and registry, if given) outlive this. With a registry, `job` must be registered.
-  Schedules(soci::session& db, const Clock& clock, const Registry* registry = nullptr);
+  // REQUIRES: db outlives this.
+  Schedules(soci::session& db, const Clock& clock);
 
   // Throws InvalidInput for a bad spec, zone, field, window, jitter, overlap policy or bounds, an unknown
-  // job class, an id in use, or a spec that never fires after now: SQL's words for what SQL judges
+  // job class (one that is not a row of prescient.job_class), an id in use, or a spec that never fires after now: SQL's words for what SQL judges
   // (prescient.cron_add's, docs/design.md "Every rule has one home"). Creates the row and its pending
   // check, atomically.
   ScheduleDefinition add(const ScheduleDefinition& definition);
   // What add would refuse in this definition, writing nothing (its spec and zone here, the rest asked of
-  // prescient.cron_problems, then the registry), or nothing.
+  // prescient.cron_problems), or nothing.
   std::optional<std::string> problem_with(const ScheduleDefinition& definition) const;
   // The same for many, in one round trip: an element per definition, nullopt for a good one. An id given
   // twice among them is not judged (add_many refuses it).
@@ -152,8 +152,6 @@ class Schedules {
   // What C++ judges and SQL cannot (text that cannot reach SQL intact, the spec, the zone): throws
   // InvalidInput naming what is wrong; returns the parsed spec.
   CronSpec validate(const ScheduleDefinition& d) const;
-  // The registry's refusal of a job class, or nothing (no registry: nothing).
-  std::optional<std::string> registry_problem(const std::string& job) const;
   // The first occurrence after `after`; InvalidInput when there is none.
   TimePoint first_occurrence(const ScheduleDefinition& d, const CronSpec& spec, TimePoint after) const;
   // Validates `d` as added now, anchored at `now`, and returns its first occurrence.
@@ -163,7 +161,6 @@ class Schedules {
 
   soci::session& db_;
   const Clock& clock_;
-  const Registry* registry_;
 };
 
 // What `pause` or `resume` (action) of a schedule or a job class did, as the CLI and the dashboard's API

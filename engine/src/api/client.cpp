@@ -8,7 +8,6 @@
 #include "db/enqueue.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/registry.hpp"
 #include "prescient/settings.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
@@ -52,8 +51,8 @@ std::string current_os_user() {
 Client::Client(soci::session& db, ClientOptions options)
     : db_(db),
       clock_(options.clock ? options.clock : &kSystemClock),
-      registry_(options.registry),
-      enqueued_by_(options.enqueued_by.empty() ? current_os_user() : std::move(options.enqueued_by)) {}
+      enqueued_by_(options.enqueued_by.empty() ? current_os_user() : std::move(options.enqueued_by)),
+      allow_unknown_class_(options.allow_unknown_class) {}
 
 const Settings& Client::settings() {
   if (!settings_) settings_ = read_settings(db_);
@@ -96,13 +95,6 @@ std::optional<std::string> Client::local_problem(const ScheduleRequest& request,
   return std::nullopt;
 }
 
-// The registry's judgment, which SQL cannot make (it knows no job classes); asked after SQL's, so a request
-// with an empty class is refused for that, as SQL refuses it.
-std::optional<std::string> Client::registry_problem(const ScheduleRequest& request) const {
-  if (registry_ != nullptr && !registry_->contains(request.job)) return registry_->unknown_class_message(request.job);
-  return std::nullopt;
-}
-
 std::vector<std::optional<std::string>> Client::problems_with(std::span<const ScheduleRequest> requests, TimePoint now) {
   std::vector<std::optional<std::string>> problems(requests.size());
   // Only the requests that pass the local judgment go to SQL: the others have no time to send.
@@ -115,10 +107,8 @@ std::vector<std::optional<std::string>> Client::problems_with(std::span<const Sc
     times.push_back(time_of(requests[i], now));
     index.push_back(i);
   }
-  const auto judged = db::schedule_problems(db_, sent, times, enqueued_by_, now);
-  for (std::size_t k = 0; k < sent.size(); ++k) {
-    problems[index[k]] = judged[k] ? judged[k] : registry_problem(sent[k]);
-  }
+  const auto judged = db::schedule_problems(db_, sent, times, enqueued_by_, now, allow_unknown_class_);
+  for (std::size_t k = 0; k < sent.size(); ++k) problems[index[k]] = judged[k];
   return problems;
 }
 
@@ -129,9 +119,8 @@ std::optional<std::string> Client::problem_with(const ScheduleRequest& request, 
 Scheduled Client::schedule(const ScheduleRequest& request) {
   const TimePoint now = clock_->now();
   if (const auto problem = local_problem(request, now)) throw InvalidInput(*problem);
-  // An unknown class: SQL's refusal first, if it has one (one more round trip, on this path only).
-  if (registry_problem(request)) throw InvalidInput(*problem_with(request, now));
-  return db::schedule_one(db_, request, time_of(request, now), request.by.value_or(enqueued_by_), now);
+  return db::schedule_one(db_, request, time_of(request, now), request.by.value_or(enqueued_by_), now,
+                          allow_unknown_class_);
 }
 
 std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> requests, bool report_conflicts) {
@@ -139,7 +128,6 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
   const TimePoint now = clock_->now();
   std::vector<TimePoint> times;
   times.reserve(requests.size());
-  bool any_unknown = false;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     // Numbered as SQL numbers the items it refuses.
     if (const auto problem = local_problem(requests[i], now)) {
@@ -150,16 +138,9 @@ std::vector<Scheduled> Client::schedule_many(std::span<const ScheduleRequest> re
       throw InvalidInput("item " + std::to_string(i + 1) +
                          ": the requests of one call that dedupe count the same outcomes");
     }
-    any_unknown = any_unknown || registry_problem(requests[i]).has_value();
     times.push_back(time_of(requests[i], now));
   }
-  if (any_unknown) {
-    const auto problems = problems_with(requests, now);
-    for (std::size_t i = 0; i < problems.size(); ++i) {
-      if (problems[i]) throw InvalidInput("item " + std::to_string(i + 1) + ": " + *problems[i]);
-    }
-  }
-  return db::schedule_arrays(db_, requests, times, enqueued_by_, now, report_conflicts);
+  return db::schedule_arrays(db_, requests, times, enqueued_by_, now, report_conflicts, allow_unknown_class_);
 }
 
 std::optional<std::int64_t> Client::cancel(std::optional<std::int64_t> id, std::optional<std::string> job_key,

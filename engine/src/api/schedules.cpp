@@ -6,7 +6,6 @@
 #include "prescient/cron_spec.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/registry.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "db/transaction.hpp"
@@ -16,8 +15,7 @@ namespace prescient {
 using namespace prescient::db;
 using namespace prescient::core;
 
-Schedules::Schedules(soci::session& db, const Clock& clock, const Registry* registry)
-    : db_(db), clock_(clock), registry_(registry) {}
+Schedules::Schedules(soci::session& db, const Clock& clock) : db_(db), clock_(clock) {}
 
 // Only what SQL cannot judge (docs/design.md, "Every rule has one home"): text that cannot reach it intact,
 // and the spec and zone by the runner's own parser and tzdata, which the first occurrence needs. The rest
@@ -32,13 +30,6 @@ CronSpec Schedules::validate(const ScheduleDefinition& d) const {
   CronSpec spec = CronSpec::parse(d.spec);
   find_time_zone(d.time_zone);
   return spec;
-}
-
-// The registry's judgment, which SQL cannot make (it knows no job classes); asked after SQL's, so a
-// definition with an empty class, or the cron class, is refused for that, as SQL refuses it.
-std::optional<std::string> Schedules::registry_problem(const std::string& job) const {
-  if (registry_ != nullptr && !registry_->contains(job)) return registry_->unknown_class_message(job);
-  return std::nullopt;
 }
 
 TimePoint Schedules::first_occurrence(const ScheduleDefinition& d, const CronSpec& spec, TimePoint after) const {
@@ -72,9 +63,7 @@ std::vector<std::optional<std::string>> Schedules::problems_with(
     index.push_back(i);
   }
   const auto judged = db::schedule_definition_problems(db_, sent, now);
-  for (std::size_t k = 0; k < sent.size(); ++k) {
-    problems[index[k]] = judged[k] ? judged[k] : registry_problem(sent[k].job);
-  }
+  for (std::size_t k = 0; k < sent.size(); ++k) problems[index[k]] = judged[k];
   return problems;
 }
 
@@ -95,21 +84,12 @@ int Schedules::add_many(std::span<const ScheduleDefinition> definitions) {
   const auto item = [](std::size_t i) { return "item " + std::to_string(i + 1) + ": "; };
   std::vector<std::optional<TimePoint>> firsts;
   firsts.reserve(definitions.size());
-  bool any_unknown = false;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
     // Numbered as SQL numbers the items it refuses.
     try {
       firsts.emplace_back(first_of_new(definitions[i], now));
     } catch (const InvalidInput& e) {
       throw InvalidInput(item(i) + e.what());
-    }
-    any_unknown = any_unknown || registry_problem(definitions[i].job).has_value();
-  }
-  // An unknown class: SQL's refusal first, if it has one.
-  if (any_unknown) {
-    const auto problems = problems_with(definitions);
-    for (std::size_t i = 0; i < problems.size(); ++i) {
-      if (problems[i]) throw InvalidInput(item(i) + *problems[i]);
     }
   }
   db::Transaction tx(db_);
@@ -180,9 +160,8 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
   const CronSpec spec = validate(d);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
+  // A new class is judged by SQL against the registry (prescient.cron_update), as every other field.
   db::update_schedule(db_, update.id, changed, update.expected_version.value_or(d.version), first, now);
-  // The registry after SQL's rules: an unknown class undoes the update with the caller's transaction.
-  if (auto problem = registry_problem(d.job)) throw InvalidInput(*problem);
 }
 
 void Schedules::remove(const std::string& id, const std::string& by) {

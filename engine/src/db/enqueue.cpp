@@ -50,16 +50,16 @@ std::optional<std::string> interval_of(std::optional<std::chrono::seconds> windo
 }  // namespace
 
 Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePoint at, const std::string& by,
-                       TimePoint now) {
+                       TimePoint now, bool allow_unknown_class) {
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the check",
       std::string("SELECT ") + kScheduledColumns +
           " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz,"
-          " $11::interval, $12::interval, $13::interval, coalesce($14::text[], '{done}'))",
+           " $11::interval, $12::interval, $13::interval, coalesce($14::text[], '{done}'), $15::boolean)",
       {request.job, request.entity_name, request.entity_key, format_time(at), request.job_key, request.group_key,
        request.payload.dump(), by, std::string(to_string(request.on_conflict)), format_time(now),
        interval_of(request.window), interval_of(request.max_wait), interval_of(request.dedupe_for),
-       outcomes_of(request.dedupe_outcomes)});
+       outcomes_of(request.dedupe_outcomes), allow_unknown_class ? "true" : "false"});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
   return scheduled_from(rows, 0, 0);
 }
@@ -122,9 +122,10 @@ ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<cons
 
 std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const ScheduleRequest> requests,
                                        std::span<const TimePoint> at, const std::string& by, TimePoint now,
-                                       bool report_conflicts) {
+                                       bool report_conflicts, bool allow_unknown_class) {
   pq::Params params = item_arrays(requests, at, by).params(now);
   params.emplace_back(report_conflicts ? "true" : "false");
+  params.emplace_back(allow_unknown_class ? "true" : "false");
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the checks",
       std::string("SELECT n, ") + kScheduledColumns +
@@ -132,7 +133,7 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
           " $6::text[], $7::text[], $8::text[], $9::text[], p_window => $10::text[]::interval[],"
           " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
           " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz,"
-          " p_report_conflicts => $15::boolean)",
+          " p_report_conflicts => $15::boolean, p_allow_unknown_class => $16::boolean)",
       params);
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
@@ -141,17 +142,20 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
 
 std::vector<std::optional<std::string>> schedule_problems(soci::session& db, std::span<const ScheduleRequest> requests,
                                                           std::span<const TimePoint> at, const std::string& by,
-                                                          TimePoint now) {
+                                                          TimePoint now, bool allow_unknown_class) {
   std::vector<std::optional<std::string>> problems(requests.size());
   if (requests.empty()) return problems;
   // The arguments of schedule_arrays, less p_report_conflicts.
+  pq::Params params = item_arrays(requests, at, by).params(now);
+  params.emplace_back(allow_unknown_class ? "true" : "false");
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot judge the checks",
       "SELECT n, problem FROM prescient.schedule_problems($1::text[], $2::text[], $3::text[], $4::timestamptz[],"
       " $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], p_window => $10::text[]::interval[],"
       " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
-      " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz)",
-      item_arrays(requests, at, by).params(now));
+      " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz,"
+      " p_allow_unknown_class => $15::boolean)",
+      std::move(params));
   for (int r = 0; r < rows.rows(); ++r) problems.at(rows.integer(r, 0) - 1) = rows.text(r, 1);
   return problems;
 }

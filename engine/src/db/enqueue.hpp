@@ -16,19 +16,19 @@ class session;
 
 namespace prescient::db {
 
-// prescient.schedule(...): one check at `at`, enqueued by `by`.
+// prescient.schedule(...): one check at `at`, enqueued by `by`. allow_unknown_class: p_allow_unknown_class.
 Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePoint at, const std::string& by,
-                       TimePoint now);
+                       TimePoint now, bool allow_unknown_class);
 // prescient.schedule_arrays(...): many checks in one statement, one array per field in binary; `at[i]` is
 // request i's time, `by` the enqueuer of requests that name none. Results in request order.
 std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const ScheduleRequest> requests,
                                        std::span<const TimePoint> at, const std::string& by, TimePoint now,
-                                       bool report_conflicts);
+                                       bool report_conflicts, bool allow_unknown_class);
 // prescient.schedule_problems(...): what schedule_arrays would refuse in each request, writing nothing; an
 // entry per request, empty when it is good.
 std::vector<std::optional<std::string>> schedule_problems(soci::session& db, std::span<const ScheduleRequest> requests,
                                                           std::span<const TimePoint> at, const std::string& by,
-                                                          TimePoint now);
+                                                          TimePoint now, bool allow_unknown_class);
 // prescient.cancel(...), by id or job key: the cancelled check's id, or nothing when none was pending.
 std::optional<std::int64_t> cancel(soci::session& db, std::optional<std::int64_t> id,
                                    std::optional<std::string> job_key, const std::string& by, TimePoint now);

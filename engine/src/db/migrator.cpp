@@ -178,11 +178,12 @@ MigrationReport migrate(soci::session& db, std::optional<std::chrono::seconds> s
   for (const Migration& m : embedded_migrations()) {
     if (applied.contains(m.version)) continue;
     apply(conn, m, slot.value_or(kDefaultSlot));
-    spdlog::info("applied migration {}", m.name);
+    // The report names it to the caller (`prescient migrate` prints it): at info, a terminal showed it twice.
+    spdlog::debug("applied migration {}", m.name);
     report.applied.emplace_back(m.name);
   }
   report.functions = apply_functions(conn);
-  for (const std::string& name : report.functions) spdlog::info("applied functions {}", name);
+  for (const std::string& name : report.functions) spdlog::debug("applied functions {}", name);
   // Runners keep the history partitions ahead too; a migrated database has them from the start.
   finish(conn, SystemClock().now());
   report.version = latest_known_migration();

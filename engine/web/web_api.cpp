@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "prescient/checks.hpp"
+#include "prescient/class_policy.hpp"
 #include "prescient/client.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
@@ -163,8 +164,13 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                send_json(response, array_of(within_search_time(db, [&] { return Checks(db).pending(filter); })));
              }));
   server.Get(R"(/api/checks/(\d+))", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
-               nlohmann::json trace = to_json(Checks(db).trace(id_of(request), std::nullopt));
+               const CheckTrace found = Checks(db).trace(id_of(request), std::nullopt);
+               nlohmann::json trace = to_json(found);
                trace["deferrals"] = array_of(FlowLimits(db).deferrals_of({id_of(request)}));
+               // The class's row of the registry (its policy set from SQL or `prescient jobs set`); null: none.
+               const std::string& job = found.pending ? found.pending->job : found.history.back().job;
+               const auto policy = class_policy(db, job);
+               trace["class_policy"] = policy ? to_json(*policy) : nlohmann::json(nullptr);
                send_json(response, trace);
              }));
   server.Get("/api/limits", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {

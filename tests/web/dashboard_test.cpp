@@ -14,10 +14,15 @@
 #include "chromium.hpp"
 #include "http.hpp"
 #include "login_role.hpp"
+#include "prescient/clock.hpp"
+#include "prescient/registry.hpp"
+#include "prescient/slot_runner.hpp"
+#include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
 
 using namespace prescient::testing;
+using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
@@ -84,6 +89,16 @@ std::string dashboard_database() {
          "   FROM (VALUES (5, 'failed', true), (1, 'done', false)) AS v(a, o, r)";
   return url;
 }
+
+// Three looks an hour apart, then one failure, then done (as tests/db/check_life_test.cpp's).
+class ThreeLooksThenDone final : public prescient::JobExec {
+ public:
+  prescient::JobResult run(const prescient::Check& check, prescient::JobContext& ctx) override {
+    if (check.check_count < 3) return {.next = ctx.slot() + 1h};
+    if (check.attempts == 0) throw std::runtime_error("receiver down");
+    return {};
+  }
+};
 
 // `prescient web`'s JSON: status and body of a GET.
 std::pair<int, json> get_json(httplib::Client& client, const std::string& path) {
@@ -320,7 +335,10 @@ TEST_CASE("the dashboard's limits and a check's deferrals, in a real browser, th
   browser.wait_until("!document.querySelector('[data-table=limits] tr[data-name=api]')");
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_limit WHERE name = 'api'") == 0);
   browser.open(web.base() + "/checks/" + std::to_string(id));
-  CHECK(browser.eval("document.querySelectorAll('[data-table=deferrals] tbody tr[data-limit=crm]').length") == 1);
+  // The deferral is an entry of the check's timeline, its key value as text.
+  CHECK(browser.eval("document.querySelectorAll('[data-table=timeline] tbody tr[data-kind=deferral][data-limit=crm]').length") == 1);
+  CHECK_THAT(text_of(browser, "[data-table=timeline] tr[data-kind=deferral] td:nth-child(3)"),
+             Catch::StartsWith("deferred by limit crm (" + kHostileKey + ") until "));
   CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
   CHECK(browser.eval("document.title") == "prescient");
 }
@@ -519,4 +537,140 @@ TEST_CASE("daemon --web-addr serves the dashboard, its API and /metrics from one
   const ProcessResult open = run_prescient(with_db({"daemon", "--web-addr", "0.0.0.0:8080"}, url));
   CHECK(open.exit_code == 2);
   CHECK_THAT(open.err, Catch::Contains("refusing to serve the dashboard on 0.0.0.0:8080"));
+}
+
+TEST_CASE("a check's page: its fields, its timeline oldest first, its class's policy; its payload shown as text") {
+  const std::string url = create_migrated_database(900);
+  auto db = connect_to(url);
+  const json payload{{"order", 5},
+                     {"note", "<script>document.title='pwned'</script>"},
+                     {"img", kHostileKey}};
+  const auto schedule = [&](const std::string& job, const std::string& key, const std::string& at, const std::string& group) {
+    long long id = 0;
+    const std::string text = payload.dump();
+    *db << "SELECT id FROM prescient.schedule(:job, 'order', :key, :at::timestamptz, p_job_key => 'order-unshipped:' || :key,"
+           " p_group_key => :group, p_payload => :p::jsonb, p_now => '2026-11-21T09:00:00Z')",
+        soci::use(job), soci::use(key), soci::use(at), soci::use(key), soci::use(group), soci::use(text), soci::into(id);
+    return id;
+  };
+  // Rescheduled three times an hour apart, failed once (retried at the next slot), then done; a second check
+  // of the class runs once and stays pending; a third, of a class the registry has no row for, never runs.
+  const long long id = schedule("three_looks", "5", "2026-11-21T10:00:00Z", "customer:<b>7</b>");
+  const long long once = schedule("three_looks", "6", "2026-11-21T13:15:00Z", "customer:8");
+  const long long never = schedule("unregistered", "7", "2026-11-22T00:00:00Z", "customer:9");
+  prescient::Registry registry;
+  registry.add("three_looks", [] { return std::make_unique<ThreeLooksThenDone>(); });
+  prescient::ManualClock clock(prescient::parse_time("2026-11-21T09:00:00Z"));
+  for (const char* at : {"2026-11-21T10:00:01Z", "2026-11-21T11:00:01Z", "2026-11-21T12:00:01Z",
+                         "2026-11-21T13:00:01Z", "2026-11-21T13:15:01Z"}) {
+    clock.set(prescient::parse_time(at));
+    prescient::SlotRunner runner({.database_url = url, .runner_id = "r1"}, registry, clock);
+    runner.run_slot(runner.settings().grid().floor(clock.now()));
+  }
+  REQUIRE(count_of(*db, "SELECT count(*) FROM prescient.check_run WHERE id = " + std::to_string(id)) == 4);
+  REQUIRE(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE id = " + std::to_string(id)) == 1);
+  REQUIRE(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(once)) == 1);
+  // The class's policy, set from SQL as an application would.
+  *db << "INSERT INTO prescient.job_class (job, origin, declared_at, declared_by, max_checks)"
+         " VALUES ('three_looks', 'declared', now(), 'test', 12) ON CONFLICT (job) DO UPDATE SET max_checks = 12";
+  *db << "DELETE FROM prescient.job_class WHERE job = 'unregistered'";
+
+  const WebProcess web(url);
+  httplib::Client client("127.0.0.1", web.port());
+  const json answer = get_json(client, "/api/checks/" + std::to_string(id)).second;
+  CHECK(answer["runs"].size() == 4);
+  CHECK(answer["class_policy"]["job"] == "three_looks");
+  CHECK(answer["class_policy"]["max_checks"] == 12);
+  CHECK(answer["class_policy"]["max_attempts"].is_null());
+  CHECK(get_json(client, "/api/checks/" + std::to_string(never)).second["class_policy"].is_null());
+
+  Chromium browser;
+  const auto texts = [&](const std::string& selector) {
+    return browser.eval("[...document.querySelectorAll(" + json(selector).dump() + ")].map(n => n.textContent)");
+  };
+  const auto field = [&](const std::string& name) { return text_of(browser, "[data-check] [data-field=" + name + "] td"); };
+
+  SECTION("ended: five entries oldest first, each with its time, what happened, runner, checks and attempts") {
+    browser.open(web.base() + "/checks/" + std::to_string(id));
+    CHECK(browser.eval("document.querySelector('[data-pending]').dataset.pending") == "none");
+    CHECK(field("id") == std::to_string(id));
+    CHECK(field("job") == "three_looks");
+    CHECK(field("job_key") == "order-unshipped:5");
+    CHECK(field("entity") == "order/5");
+    CHECK(field("group_key") == "customer:<b>7</b>");
+    CHECK(field("state") == "ended done at 2026-11-21 13:15:01Z by r1");
+    CHECK(field("first_check_at") == "2026-11-21 10:00:00Z");
+    CHECK(browser.eval("document.querySelectorAll('[data-check] [data-field=next_check_at]').length") == 0);
+    // The payload, pretty-printed, as text: its markup is characters, not elements.
+    CHECK(browser.eval("JSON.parse(document.querySelector('[data-field=payload] pre').textContent)") == payload);
+    CHECK_THAT(field("payload"), Catch::Contains("\"note\": \"<script>document.title='pwned'</script>\""));
+    CHECK_THAT(field("payload"), Catch::Contains("\"img\": " + json(kHostileKey).dump()));  // JSON's quotes escaped
+    CHECK(browser.eval("document.querySelectorAll('main img, main script, main b').length") == 0);
+    CHECK(browser.eval("document.title") == "prescient");
+
+    CHECK(texts("[data-table=timeline] tbody tr td:nth-child(1)") ==
+          json{"2026-11-21 10:00:01Z", "2026-11-21 11:00:01Z", "2026-11-21 12:00:01Z", "2026-11-21 13:00:01Z",
+               "2026-11-21 13:15:01Z"});
+    CHECK(texts("[data-table=timeline] tbody tr td:nth-child(2)") ==
+          json{"2026-11-21 10:00:00Z", "2026-11-21 11:00:00Z", "2026-11-21 12:00:00Z", "2026-11-21 13:00:00Z",
+               "2026-11-21 13:15:00Z"});
+    CHECK(texts("[data-table=timeline] tbody tr td:nth-child(3)") ==
+          json{"rescheduled to 2026-11-21 11:00:00Z (answered 2026-11-21 11:00:00Z)",
+               "rescheduled to 2026-11-21 12:00:00Z (answered 2026-11-21 12:00:00Z)",
+               "rescheduled to 2026-11-21 13:00:00Z (answered 2026-11-21 13:00:00Z)",
+               "retried to 2026-11-21 13:15:00Z: receiver down", "ended done"});
+    CHECK(texts("[data-table=timeline] tbody tr td:nth-child(4)") == json{"r1", "r1", "r1", "r1", "r1"});
+    CHECK(texts("[data-table=timeline] tbody tr td:nth-child(6)") == json{"1", "2", "3", "3", "4"});
+    CHECK(texts("[data-table=timeline] tbody tr td:nth-child(7)") == json{"0", "0", "0", "1", "0"});
+    for (const json& took : texts("[data-table=timeline] tbody tr td:nth-child(5)")) {
+      CHECK_THAT(took.get<std::string>(), Catch::Matches(R"(\d+ µs|\d+\.\d ms|\d+\.\d\d s)"));
+    }
+    CHECK(browser.eval("[...document.querySelectorAll('[data-table=timeline] tbody tr')].map(r => r.dataset.result || r.dataset.outcome)") ==
+          json{"rescheduled", "rescheduled", "rescheduled", "retried", "done"});
+    // The strip: one marker per entry, the end's last.
+    CHECK(browser.eval("[...document.querySelectorAll('[data-chart=timeline] circle')].map(c => c.dataset.kind)") ==
+          json{"run", "run", "run", "run", "end"});
+
+    // The class's policy: what the registry's row sets, and what it leaves to the class or the settings.
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_checks] td") == "12");
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_attempts] td") ==
+          "not set here: the class's own or the settings");
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=timeout_seconds] td") ==
+          "not set here: the class's own or the settings");
+    browser.screenshot(screenshot_path("check-timeline.png"));
+
+    // Unlimited is said so.
+    *db << "UPDATE prescient.job_class SET max_checks = 0, backoff_seconds = 90 WHERE job = 'three_looks'";
+    browser.open(web.base() + "/checks/" + std::to_string(id));
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_checks] td") == "0 (no limit)");
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=backoff_seconds] td") == "90 s");
+  }
+
+  SECTION("pending: its next check, the one run so far; a class with no row; a check that has not run") {
+    browser.open(web.base() + "/checks/" + std::to_string(once));
+    CHECK(browser.eval("document.querySelector('[data-pending]').dataset.pending") == std::to_string(once));
+    CHECK(field("state") == "pending");
+    CHECK(field("next_check_at") == "2026-11-21 14:15:00Z");
+    CHECK(field("job_key") == "order-unshipped:6");
+    CHECK(field("group_key") == "customer:8");
+    CHECK(field("counts") == "1 / 0");
+    CHECK(texts("[data-table=timeline] tbody tr td:nth-child(3)") ==
+          json{"rescheduled to 2026-11-21 14:15:00Z (answered 2026-11-21 14:15:00Z)"});
+    CHECK(browser.eval("[...document.querySelectorAll('[data-chart=timeline] circle')].map(c => c.dataset.kind)") ==
+          json{"run", "next"});
+    CHECK(browser.eval("document.querySelectorAll('[data-action=cancel]').length") == 1);
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_checks] td") == "12");
+
+    browser.open(web.base() + "/checks/" + std::to_string(never));
+    CHECK(field("job") == "unregistered");
+    CHECK(field("next_check_at") == "2026-11-22 00:00:00Z");
+    CHECK(field("last_error") == "—");
+    CHECK(browser.eval("document.querySelectorAll('[data-table=timeline]').length") == 0);
+    CHECK(browser.eval("document.querySelectorAll('[data-chart=timeline]').length") == 0);
+    CHECK(text_of(browser, "[data-timeline=empty]") == "Nothing yet: it has not run.");
+    CHECK_THAT(text_of(browser, "[data-policy=none]"), Catch::Contains("The class registry has no row for unregistered"));
+    CHECK(browser.eval("document.querySelectorAll('main img, main script').length") == 0);
+    CHECK(browser.eval("document.title") == "prescient");
+    browser.screenshot(screenshot_path("check-pending.png"));
+  }
 }

@@ -220,9 +220,103 @@ async function checks() {
   page('Checks', form, rows.length ? table : el('p', { class: 'muted' }, 'No pending check matches.'), next);
 }
 
+// A time as microseconds since the epoch, for ordering: the server's times carry up to six decimals.
+function microsOf(iso) {
+  const fraction = iso.match(/\.(\d+)Z$/);
+  return Date.parse(iso.replace(/\.\d+Z$/, 'Z')) * 1000 + (fraction ? Number(fraction[1].padEnd(6, '0')) : 0);
+}
+const took = (us) => (us === null || us === undefined ? '—' : us < 1000 ? `${us} µs`
+  : us < 1e6 ? `${(us / 1000).toFixed(1)} ms` : `${(us / 1e6).toFixed(2)} s`);
+const runColour = { rescheduled: '#2457c5', retried: '#e8833a', deferred: '#8a94a6' };
+
+// A check's life, oldest first, as `prescient show` prints it: each run that left it pending (check_run), each
+// deferral by a flow limit, and how it ended (its history rows); entries of the same time in that order.
+function timelineOf(t) {
+  const entries = [];
+  for (const r of t.runs) {
+    entries.push({ at: r.finished_at, kind: 'run', tag: r.result, due: r.due_at, runner: r.runner, micros: r.run_micros,
+      checks: r.check_count, attempts: r.attempts,
+      what: `${r.result} to ${shortTime(r.next_check_at)}` + (r.answered_at ? ` (answered ${shortTime(r.answered_at)})` : '')
+        + (r.error ? `: ${r.error}` : '') });
+  }
+  for (const d of t.deferrals) {
+    entries.push({ at: d.deferred_at, kind: 'deferral', tag: 'deferred', limit: d.limit, due: null, runner: null, micros: null,
+      checks: null, attempts: null, what: `deferred by limit ${d.limit} (${d.key_value}) until ${shortTime(d.until)}` });
+  }
+  for (const h of t.history) {
+    entries.push({ at: h.finished_at, kind: 'end', tag: h.outcome, due: h.last_check_at, runner: h.finished_by,
+      micros: h.run_micros, checks: h.check_count, attempts: h.attempts,
+      what: `ended ${h.outcome}` + (h.last_error ? `: ${h.last_error}` : '') });
+  }
+  return entries.sort((a, b) => microsOf(a.at) - microsOf(b.at));  // stable: ties keep the order above
+}
+
+// The timeline at a glance: one marker per entry along a line, placed by its time (the pending check's next
+// time as a hollow one); each marker's title says what happened. Nothing before its first run.
+function timelineStrip(entries, next) {
+  if (entries.length === 0) return null;
+  const colourOf = (e) => (e.kind === 'end' ? outcomeColour[e.tag] || '#5b6b7f' : runColour[e.tag]);
+  const points = entries.map((e) => ({ at: microsOf(e.at), iso: e.at, colour: colourOf(e), kind: e.kind,
+    r: e.kind === 'end' ? 8 : 6, label: `${shortTime(e.at)}: ${e.what}` }));
+  if (next) points.push({ at: microsOf(next), iso: next, colour: null, kind: 'next', r: 6, label: `next check ${shortTime(next)}` });
+  const width = 1000, height = 46, pad = 14, y = 16;
+  const first = Math.min(...points.map((p) => p.at)), last = Math.max(...points.map((p) => p.at));
+  const x = (at) => (last === first ? width / 2 : pad + ((width - 2 * pad) * (at - first)) / (last - first));
+  const strip = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'data-chart': 'timeline' });
+  strip.append(svg('line', { x1: pad, x2: width - pad, y1: y, y2: y, stroke: '#dde3ea', 'stroke-width': 2 }));
+  for (const p of points) {
+    const mark = svg('circle', { cx: x(p.at), cy: y, r: p.r, fill: p.colour || '#fff', stroke: p.colour || '#2457c5',
+      'stroke-width': 2, 'data-kind': p.kind });
+    mark.append(svg('title'));
+    mark.firstChild.textContent = p.label;
+    strip.append(mark);
+  }
+  // The first and the last time under the line's ends.
+  const label = (at, anchor, tx) => {
+    const text = svg('text', { x: tx, y: height - 4, 'font-size': 11, 'text-anchor': anchor, fill: '#687385' });
+    text.textContent = shortTime(points.find((p) => p.at === at).iso);
+    return text;
+  };
+  strip.append(label(first, last === first ? 'middle' : 'start', last === first ? width / 2 : 0));
+  if (last !== first) strip.append(label(last, 'end', width));
+  const colours = {};
+  for (const e of entries) colours[e.tag] = colourOf(e);
+  const legend = el('div', { class: 'legend' }, Object.entries(colours).map(([name, colour]) => el('span', { 'data-colour': colour }, name)),
+    next ? el('span', { 'data-colour': '#fff', class: 'hollow' }, 'next check') : null);
+  legend.querySelectorAll('span').forEach((span) => span.style.setProperty('--c', span.dataset.colour));
+  return el('div', { class: 'strip' }, strip, legend);
+}
+
+// The class's row of the registry (prescient.job_class): what is set there; null is not set here.
+function policyPanel(job, policy) {
+  if (!policy) {
+    return el('p', { class: 'muted', 'data-policy': 'none' }, `The class registry has no row for ${job}: its own (C++) policy, `
+      + "the config file's defaults and the database's settings decide.");
+  }
+  const notSet = "not set here: the class's own or the settings";
+  const seconds = (s) => (s === null ? null : `${number(s)} s`);
+  const row = (key, value) => el('tr', { 'data-field': key }, el('th', {}, key),
+    value === null ? el('td', { class: 'muted' }, notSet) : el('td', {}, value));
+  return el('div', { class: 'panel', 'data-policy': policy.job },
+    el('table', { 'data-table': 'class-policy' }, el('tbody', {},
+      row('max_checks', policy.max_checks === null ? null : policy.max_checks === 0 ? '0 (no limit)' : number(policy.max_checks)),
+      row('max_attempts', policy.max_attempts === null ? null : number(policy.max_attempts)),
+      row('backoff_seconds', seconds(policy.backoff_seconds)),
+      row('backoff_max_seconds', seconds(policy.backoff_max_seconds)),
+      row('timeout_seconds', seconds(policy.timeout_seconds)),
+      el('tr', { 'data-field': 'policy_updated' }, el('th', {}, 'policy set'),
+        el('td', {}, policy.policy_updated_at ? `${shortTime(policy.policy_updated_at)} by ${policy.policy_updated_by}` : '—')),
+      el('tr', { 'data-field': 'registered' }, el('th', {}, 'registered'),
+        el('td', {}, `${policy.origin}, runs in the ${policy.runs_in}`)))));
+}
+
+// A check's page: its fields (from its pending row, or its last history row once it ended), its timeline
+// oldest first, and its class's policy. Every text goes in as text (el()).
 async function trace(id) {
   const t = await api(`/api/checks/${id}`);
   const p = t.pending;
+  const last = t.history.length ? t.history[t.history.length - 1] : null;
+  const c = p || last;
   const actions = [];
   if (p && !config.read_only) {
     const run = (label, path, body, confirmText) => onClick(confirmText, async () => {
@@ -235,26 +329,33 @@ async function trace(id) {
       when, el('span', { class: 'muted' }, 'UTC'),
       el('button', { 'data-action': 'reschedule', onclick: run('Reschedule', `/api/checks/${id}/reschedule`, () => ({ at: when.value + 'Z' })) }, 'Reschedule')));
   }
-  const field = (name, value) => el('tr', {}, el('th', {}, name), el('td', { class: 'mono' }, orDash(value)));
-  const pendingPanel = p ? el('div', { class: 'panel', 'data-pending': p.id },
-    el('table', {}, el('tbody', {}, field('job', p.job), field('entity', `${p.entity_name}/${p.entity_key}`),
-      field('job key', p.job_key), field('group', p.group_key), field('next check', shortTime(p.next_check_at)),
-      field('first check', shortTime(p.first_check_at)), field('checks / attempts', `${p.check_count} / ${p.attempts}`),
-      field('last error', p.last_error), field('enqueued', `${shortTime(p.enqueued_on)} by ${p.enqueued_by}`),
-      field('payload', JSON.stringify(p.payload)))), actions)
-    : el('p', { class: 'muted', 'data-pending': 'none' }, 'Not pending.');
-  const timeline = el('ol', { class: 'timeline', 'data-table': 'history' }, t.history.map((h) => el('li', { 'data-outcome': h.outcome },
-    el('div', { class: 'when' }, `${shortTime(h.finished_at)} — ${h.outcome}`),
-    el('div', { class: 'muted' }, `due ${shortTime(h.last_check_at)}, ${h.check_count} checks, ${h.attempts} attempts, by ${h.finished_by}`),
-    h.last_error ? el('div', { class: 'mono' }, h.last_error) : null)));
-  const deferrals = t.deferrals.length ? [el('h2', {}, `Deferred by flow limits (${t.deferrals.length})`),
-    el('table', { 'data-table': 'deferrals' },
-      el('thead', {}, el('tr', {}, ['at', 'limit', 'key value', 'until'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, t.deferrals.map((d) => el('tr', { 'data-limit': d.limit },
-        el('td', {}, shortTime(d.deferred_at)), el('td', {}, d.limit), el('td', { class: 'mono' }, d.key_value),
-        el('td', {}, shortTime(d.until))))))] : [];
-  page(`Check ${id}`, el('h2', {}, 'Pending'), pendingPanel, ...deferrals, el('h2', {}, `History (${t.history.length})`),
-    t.history.length ? timeline : el('p', { class: 'muted' }, 'No history yet.'));
+  const field = (key, name, value) => el('tr', { 'data-field': key }, el('th', {}, name), el('td', { class: 'mono' }, orDash(value)));
+  const fields = el('div', { class: 'panel', 'data-check': c.id, 'data-pending': p ? p.id : 'none' },
+    el('table', {}, el('tbody', {}, field('id', 'id', c.id), field('job', 'job (class)', c.job),
+      field('job_key', 'job key', c.job_key), field('entity', 'entity', `${c.entity_name}/${c.entity_key}`),
+      field('group_key', 'group', c.group_key),
+      field('state', 'state', p ? 'pending' : `ended ${last.outcome} at ${shortTime(last.finished_at)} by ${last.finished_by}`),
+      p ? field('next_check_at', 'next check', shortTime(p.next_check_at)) : null,
+      field('first_check_at', 'first check', shortTime(c.first_check_at)),
+      field('counts', 'checks / attempts', `${c.check_count} / ${c.attempts}`),
+      field('last_error', 'last error', c.last_error),
+      field('enqueued', 'enqueued', `${shortTime(c.enqueued_on)} by ${c.enqueued_by}`),
+      el('tr', { 'data-field': 'payload' }, el('th', {}, 'payload'),
+        el('td', {}, el('pre', { class: 'mono payload' }, JSON.stringify(c.payload, null, 2)))))), actions);
+  const entries = timelineOf(t);
+  const timeline = el('table', { 'data-table': 'timeline' },
+    el('thead', {}, el('tr', {}, ['at (UTC)', 'ran for', 'what happened', 'runner', 'took', 'checks', 'attempts']
+      .map((h) => el('th', {}, h)))),
+    el('tbody', {}, entries.map((e) => el('tr', { 'data-kind': e.kind, 'data-result': e.kind === 'run' ? e.tag : null,
+      'data-outcome': e.kind === 'end' ? e.tag : null, 'data-limit': e.limit },
+    el('td', {}, shortTime(e.at)), el('td', {}, e.due ? shortTime(e.due) : '—'), el('td', {}, e.what),
+    el('td', { class: 'mono' }, orDash(e.runner)), el('td', { class: 'num' }, took(e.micros)),
+    el('td', { class: 'num' }, orDash(e.checks)), el('td', { class: 'num' }, orDash(e.attempts))))));
+  page(`Check ${id}`, fields,
+    el('h2', {}, `Timeline (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, oldest first)`),
+    timelineStrip(entries, p ? p.next_check_at : null),
+    entries.length ? timeline : el('p', { class: 'muted', 'data-timeline': 'empty' }, 'Nothing yet: it has not run.'),
+    el('h2', {}, `Class policy: ${c.job}`), policyPanel(c.job, t.class_policy));
 }
 
 // "gold=3, silver=2" as the weights object {"gold": 3, "silver": 2}; the server judges the numbers.

@@ -7,7 +7,7 @@
 #include <charconv>
 
 #include "prescient/checks.hpp"
-#include "prescient/class_policy.hpp"
+#include "prescient/job_classes.hpp"
 #include "prescient/client.hpp"
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
@@ -169,7 +169,7 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                trace["deferrals"] = array_of(FlowLimits(db).deferrals_of({id_of(request)}));
                // The class's row of the registry (its policy set from SQL or `prescient jobs set`); null: none.
                const std::string& job = found.pending ? found.pending->job : found.history.back().job;
-               const auto policy = class_policy(db, job);
+               const auto policy = job_class(db, job);
                trace["class_policy"] = policy ? to_json(*policy) : nlohmann::json(nullptr);
                send_json(response, trace);
              }));

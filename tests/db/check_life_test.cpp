@@ -114,14 +114,16 @@ struct Fixture {
                  [this] { return std::make_unique<DailyReminder>(shipped, JobPolicy{.max_checks = 4}); });
     registry.add("unreachable", [] { return std::make_unique<Unreachable>(); });
     registry.add("three_looks", [] { return std::make_unique<ThreeLooksThenDone>(); });
+    // Declared ahead of the runner, as an application's classes are, so that enqueue accepts them.
+    for (const std::string job : {"reminder", "reminder_bounded", "unreachable", "three_looks"}) {
+      *db << "SELECT prescient.job_class_add(:job, false, 'test', now())", soci::use(job);
+    }
   }
 
-  // Sets a class's policy in the registry from SQL, as an application would.
-  void set_policy(const std::string& job, const std::string& assignments) {
-    *db << "INSERT INTO prescient.job_class (job, origin, declared_at, declared_by) VALUES (:job, 'declared', now(), "
-           "'test') ON CONFLICT (job) DO NOTHING",
-        soci::use(job);
-    *db << "UPDATE prescient.job_class SET " + assignments + " WHERE job = :job", soci::use(job);
+  // Sets a class's policy in the registry from SQL, as an application would: `arguments` of
+  // prescient.set_job_policy, by name.
+  void set_policy(const std::string& job, const std::string& arguments) {
+    *db << "SELECT 1 FROM prescient.set_job_policy(:job, " + arguments + ")", soci::use(job);
   }
 
   long long schedule(const std::string& job, const std::string& key, const std::string& at, const std::string& now,
@@ -170,7 +172,7 @@ struct Fixture {
 
 TEST_CASE("an http answer in the past after the retried check's due time is late: it runs at the next slot") {
   Fixture f(60);
-  f.set_policy("http", "max_attempts = 1");
+  f.set_policy("http", "p_max_attempts => 1");
   // Placed at 07:00; the email is due 3 h later, at 10:00. The receiver is down then: the check fails.
   const long long id = f.schedule("http", "order-unshipped:1", "2026-11-21T10:00:00Z", "2026-11-21T07:00:00Z",
                                   {{"target", "shop"}, {"path", "/reminder"}});
@@ -201,7 +203,7 @@ TEST_CASE("an http answer in the past after the retried check's due time is late
 
 TEST_CASE("remind daily until shipped: max_checks unlimited set from SQL runs ten times; max_checks 3 says so") {
   Fixture f(900);
-  f.set_policy("reminder", "max_checks = 0");
+  f.set_policy("reminder", "p_max_checks => 0");
   const long long id = f.schedule("reminder", "remind:1", "2026-11-21T09:00:00Z", "2026-11-21T08:00:00Z");
   const TimePoint first = parse_time("2026-11-21T09:00:05Z");
   for (int day = 0; day < 9; ++day) {
@@ -217,7 +219,7 @@ TEST_CASE("remind daily until shipped: max_checks unlimited set from SQL runs te
 
   // The same class bounded at three runs: the third run's "again tomorrow" ends it, saying why.
   f.shipped = false;
-  f.set_policy("reminder", "max_checks = 3");
+  f.set_policy("reminder", "p_max_checks => 3");
   const long long bounded = f.schedule("reminder", "remind:2", "2026-12-01T09:00:00Z", "2026-12-01T08:00:00Z");
   const TimePoint start = parse_time("2026-12-01T09:00:05Z");
   for (int day = 0; day < 3; ++day) f.fire(start + day * 24h);
@@ -231,7 +233,7 @@ TEST_CASE("remind daily until shipped: max_checks unlimited set from SQL runs te
 TEST_CASE("backoff set from SQL is absolute: 1, 2, 4, 8 minutes on a 1-second grid, the next boundary on 15 minutes") {
   const auto retry_times = [](int slot_seconds) {
     Fixture f(slot_seconds);
-    f.set_policy("unreachable", "backoff_seconds = 60, max_attempts = 10");
+    f.set_policy("unreachable", "p_backoff => '1 minute', p_max_attempts => 10");
     const long long id = f.schedule("unreachable", "flaky:1", "2026-11-21T10:00:00Z", "2026-11-21T09:00:00Z");
     std::vector<std::string> times{"2026-11-21T10:00:00Z"};
     for (int attempt = 0; attempt < 4; ++attempt) {
@@ -310,6 +312,6 @@ TEST_CASE("policy precedence: the registry's row, then the class's own, then the
   f.config_defaults.max_checks = 2;
   CHECK(runs_of("reminder") == 2);          // the config file's default
   CHECK(runs_of("reminder_bounded") == 4);  // the class's own policy over the config file
-  f.set_policy("reminder_bounded", "max_checks = 3");
+  f.set_policy("reminder_bounded", "p_max_checks => 3");
   CHECK(runs_of("reminder_bounded") == 3);  // the registry's row over both
 }

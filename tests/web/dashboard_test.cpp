@@ -579,7 +579,7 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
   httplib::Client client("127.0.0.1", web.port());
   const json answer = get_json(client, "/api/checks/" + std::to_string(id)).second;
   CHECK(answer["runs"].size() == 4);
-  CHECK(answer["class_policy"]["job"] == "three_looks");
+  CHECK(answer["class_policy"]["name"] == "three_looks");
   CHECK(answer["class_policy"]["max_checks"] == 12);
   CHECK(answer["class_policy"]["max_attempts"].is_null());
   CHECK(get_json(client, "/api/checks/" + std::to_string(never)).second["class_policy"].is_null());
@@ -635,7 +635,7 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_checks] td") == "12");
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_attempts] td") ==
           "not set here: the class's own or the settings");
-    CHECK(text_of(browser, "[data-table=class-policy] [data-field=timeout_seconds] td") ==
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=timeout] td") ==
           "not set here: the class's own or the settings");
     browser.screenshot(screenshot_path("check-timeline.png"));
 
@@ -643,7 +643,7 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
     *db << "UPDATE prescient.job_class SET max_checks = 0, backoff_seconds = 90 WHERE job = 'three_looks'";
     browser.open(web.base() + "/checks/" + std::to_string(id));
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_checks] td") == "0 (no limit)");
-    CHECK(text_of(browser, "[data-table=class-policy] [data-field=backoff_seconds] td") == "90 s");
+    CHECK(text_of(browser, "[data-table=class-policy] [data-field=backoff] td") == "1m30s");
   }
 
   SECTION("pending: its next check, the one run so far; a class with no row; a check that has not run") {

@@ -50,6 +50,8 @@ struct JobPolicyChange {
 int declare_job_classes(soci::session& db, const Registry& registry, const std::string& by, TimePoint now);
 // Every row, by name.
 std::vector<JobClassRow> job_classes(soci::session& db);
+// The row of `job`, or nothing when the registry has none.
+std::optional<JobClassRow> job_class(soci::session& db, const std::string& job);
 // Declares `job` ahead of its runner, or as run by workers: "added", or "known" when it was a row already.
 std::string add_job_class(soci::session& db, const std::string& job, bool worker, const std::string& by, TimePoint now);
 // Removes the row. Refused for a built-in class and for one with pending checks or schedules.

@@ -71,6 +71,12 @@ std::vector<JobClassRow> job_classes(soci::session& db) {
   return out;
 }
 
+std::optional<JobClassRow> job_class(soci::session& db, const std::string& job) {
+  const pq::Result rows = pq::exec(native_connection(db), "cannot read the job class",
+                                   std::string("SELECT ") + kColumns + " FROM prescient.job_class WHERE job = $1", {job});
+  return rows.rows() == 0 ? std::nullopt : std::optional(row_of(rows, 0));
+}
+
 std::string add_job_class(soci::session& db, const std::string& job, bool worker, const std::string& by, TimePoint now) {
   const pq::Result rows = pq::exec(native_connection(db), "cannot declare the job class",
                                    "SELECT prescient.job_class_add($1, $2::boolean, $3, prescient.at_us($4))",

@@ -246,7 +246,7 @@ void PgRunnerStore::release(std::span<const std::int64_t> ids, std::int64_t toke
 }
 
 std::map<std::string, JobPolicy> PgRunnerStore::class_policies() {
-  return db::read_class_policies(native_connection(db_));
+  return db::read_class_policies(db_);
 }
 
 std::vector<FlowLimit> PgRunnerStore::flow_limits() { return db::read_flow_limits(native_connection(db_)); }

@@ -294,16 +294,15 @@ function policyPanel(job, policy) {
       + "the config file's defaults and the database's settings decide.");
   }
   const notSet = "not set here: the class's own or the settings";
-  const seconds = (s) => (s === null ? null : `${number(s)} s`);
   const row = (key, value) => el('tr', { 'data-field': key }, el('th', {}, key),
     value === null ? el('td', { class: 'muted' }, notSet) : el('td', {}, value));
-  return el('div', { class: 'panel', 'data-policy': policy.job },
+  return el('div', { class: 'panel', 'data-policy': policy.name },
     el('table', { 'data-table': 'class-policy' }, el('tbody', {},
       row('max_checks', policy.max_checks === null ? null : policy.max_checks === 0 ? '0 (no limit)' : number(policy.max_checks)),
       row('max_attempts', policy.max_attempts === null ? null : number(policy.max_attempts)),
-      row('backoff_seconds', seconds(policy.backoff_seconds)),
-      row('backoff_max_seconds', seconds(policy.backoff_max_seconds)),
-      row('timeout_seconds', seconds(policy.timeout_seconds)),
+      row('backoff', policy.backoff),
+      row('backoff_max', policy.backoff_max),
+      row('timeout', policy.timeout),
       el('tr', { 'data-field': 'policy_updated' }, el('th', {}, 'policy set'),
         el('td', {}, policy.policy_updated_at ? `${shortTime(policy.policy_updated_at)} by ${policy.policy_updated_by}` : '—')),
       el('tr', { 'data-field': 'registered' }, el('th', {}, 'registered'),

@@ -549,7 +549,8 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
     long long id = 0;
     const std::string text = payload.dump();
     *db << "SELECT id FROM prescient.schedule(:job, 'order', :key, :at::timestamptz, p_job_key => 'order-unshipped:' || :key,"
-           " p_group_key => :group, p_payload => :p::jsonb, p_now => '2026-11-21T09:00:00Z')",
+           " p_group_key => :group, p_payload => :p::jsonb, p_now => '2026-11-21T09:00:00Z',"
+           " p_allow_unknown_class => true)",
         soci::use(job), soci::use(key), soci::use(at), soci::use(key), soci::use(group), soci::use(text), soci::into(id);
     return id;
   };
@@ -571,9 +572,8 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
   REQUIRE(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE id = " + std::to_string(id)) == 1);
   REQUIRE(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(once)) == 1);
   // The class's policy, set from SQL as an application would.
-  *db << "INSERT INTO prescient.job_class (job, origin, declared_at, declared_by, max_checks)"
-         " VALUES ('three_looks', 'declared', now(), 'test', 12) ON CONFLICT (job) DO UPDATE SET max_checks = 12";
-  *db << "DELETE FROM prescient.job_class WHERE job = 'unregistered'";
+  *db << "SELECT prescient.job_class_add('three_looks', false, 'test', now())";
+  *db << "SELECT 1 FROM prescient.set_job_policy('three_looks', p_max_checks => 12)";
 
   const WebProcess web(url);
   httplib::Client client("127.0.0.1", web.port());
@@ -640,7 +640,7 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
     browser.screenshot(screenshot_path("check-timeline.png"));
 
     // Unlimited is said so.
-    *db << "UPDATE prescient.job_class SET max_checks = 0, backoff_seconds = 90 WHERE job = 'three_looks'";
+    *db << "SELECT 1 FROM prescient.set_job_policy('three_looks', p_max_checks => 0, p_backoff => '90 seconds')";
     browser.open(web.base() + "/checks/" + std::to_string(id));
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_checks] td") == "0 (no limit)");
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=backoff] td") == "1m30s");

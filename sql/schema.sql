@@ -32,7 +32,13 @@ CREATE TABLE prescient.future_job (
     claimed_until timestamp with time zone,
     claim_token bigint,
     asked_for_at timestamp with time zone,
+    max_checks integer,
+    max_attempts integer,
+    backoff_seconds bigint,
+    backoff_max_seconds bigint,
     CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
+    CONSTRAINT future_job_backoff_check CHECK ((backoff_seconds >= 1)),
+    CONSTRAINT future_job_backoff_max_check CHECK ((backoff_max_seconds >= 1)),
     CONSTRAINT future_job_check_count_check CHECK ((check_count >= 0)),
     CONSTRAINT future_job_enqueued_by_check CHECK ((enqueued_by <> ''::text)),
     CONSTRAINT future_job_entity_key_check CHECK ((entity_key <> ''::text)),
@@ -40,6 +46,8 @@ CREATE TABLE prescient.future_job (
     CONSTRAINT future_job_group_key_check CHECK ((group_key <> ''::text)),
     CONSTRAINT future_job_job_check CHECK ((job <> ''::text)),
     CONSTRAINT future_job_job_key_check CHECK ((job_key <> ''::text)),
+    CONSTRAINT future_job_max_attempts_check CHECK ((max_attempts >= 1)),
+    CONSTRAINT future_job_max_checks_check CHECK ((max_checks >= 0)),
     CONSTRAINT future_job_payload_object CHECK ((jsonb_typeof(payload) = 'object'::text))
 );
 
@@ -158,6 +166,30 @@ COMMENT ON COLUMN prescient.future_job.claim_token IS 'A random token of the wri
 COMMENT ON COLUMN prescient.future_job.asked_for_at IS 'The time the check was last asked for, before rounding to the grid: by its enqueue or reschedule, or by its last answer. Backoff, retry, windows and deferrals never move it. An answer after it is honoured even when already past (due at the next boundary); one at or before it ends the check guard_past. Null on rows older than migration 0033: read as first_check_at.';
 
 --
+-- Name: COLUMN future_job.max_checks; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.max_checks IS 'The check''s own max_checks (set_check_policy; 0: no limit), over its class''s; null: the class''s.';
+
+--
+-- Name: COLUMN future_job.max_attempts; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.max_attempts IS 'The check''s own max_attempts, over its class''s; null: the class''s.';
+
+--
+-- Name: COLUMN future_job.backoff_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.backoff_seconds IS 'The check''s own first retry wait, in seconds, over its class''s; null: the class''s.';
+
+--
+-- Name: COLUMN future_job.backoff_max_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.backoff_max_seconds IS 'The check''s own longest retry wait, in seconds, over its class''s; null: the class''s.';
+
+--
 -- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -245,6 +277,10 @@ CREATE TABLE prescient.job_history (
     run_micros bigint,
     retried boolean DEFAULT false NOT NULL,
     asked_for_at timestamp with time zone,
+    max_checks integer,
+    max_attempts integer,
+    backoff_seconds bigint,
+    backoff_max_seconds bigint,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -383,6 +419,30 @@ COMMENT ON COLUMN prescient.job_history.retried IS 'True on a failed row whose c
 COMMENT ON COLUMN prescient.job_history.asked_for_at IS 'The pending check''s asked-for time when it ended (future_job.asked_for_at): prescient retry puts it back with it.';
 
 --
+-- Name: COLUMN job_history.max_checks; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.max_checks IS 'The check''s own max_checks when it ended (future_job.max_checks).';
+
+--
+-- Name: COLUMN job_history.max_attempts; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.max_attempts IS 'The check''s own max_attempts when it ended.';
+
+--
+-- Name: COLUMN job_history.backoff_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.backoff_seconds IS 'The check''s own first retry wait when it ended, in seconds.';
+
+--
+-- Name: COLUMN job_history.backoff_max_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own longest retry wait when it ended, in seconds.';
+
+--
 -- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -479,6 +539,10 @@ CREATE TABLE prescient.job_history_default (
     run_micros bigint,
     retried boolean DEFAULT false NOT NULL,
     asked_for_at timestamp with time zone,
+    max_checks integer,
+    max_attempts integer,
+    backoff_seconds bigint,
+    backoff_max_seconds bigint,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -3834,7 +3898,11 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_outcome,                                          -- outcome
              p_run_micros,                                       -- run_micros
              false,                                              -- retried
-             p_check.asked_for_at)::prescient.job_history        -- asked_for_at
+             p_check.asked_for_at,                               -- asked_for_at
+             p_check.max_checks,                                 -- max_checks (the check's own policy)
+             p_check.max_attempts,                               -- max_attempts
+             p_check.backoff_seconds,                            -- backoff_seconds
+             p_check.backoff_max_seconds)::prescient.job_history  -- backoff_max_seconds
 $$;
 
 --
@@ -3977,6 +4045,14 @@ END $$;
 CREATE FUNCTION prescient.policy_seconds_problem(p_field text, p_value interval) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_value IS NULL) THEN NULL::text WHEN (p_value < '00:00:01'::interval) THEN format('%s %s is under a second'::text, p_field, prescient.duration_text(p_value)) WHEN (EXTRACT(epoch FROM p_value) <> floor(EXTRACT(epoch FROM p_value))) THEN format('%s %s is not a whole number of seconds'::text, p_field, prescient.duration_text(p_value)) ELSE NULL::text END;
+
+--
+-- Name: policy_problem(integer, integer, interval, interval, interval); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.policy_problem(p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_max_checks < 0) THEN format('max_checks %s is negative (0: no limit)'::text, p_max_checks) WHEN (p_max_attempts < 1) THEN format('max_attempts %s is under 1'::text, p_max_attempts) ELSE COALESCE(prescient.policy_seconds_problem('backoff'::text, p_backoff), prescient.policy_seconds_problem('backoff_max'::text, p_backoff_max), prescient.policy_seconds_problem('timeout'::text, p_timeout)) END;
 
 --
 -- Name: purge_history_rows(timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4559,6 +4635,32 @@ CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], 
 END;
 
 --
+-- Name: set_check_policy(bigint, integer, integer, interval, interval); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.set_check_policy(p_id bigint, p_max_checks integer DEFAULT NULL::integer, p_max_attempts integer DEFAULT NULL::integer, p_backoff interval DEFAULT NULL::interval, p_backoff_max interval DEFAULT NULL::interval) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_problem text := prescient.policy_problem(p_max_checks, p_max_attempts, p_backoff, p_backoff_max, NULL);
+BEGIN
+  IF v_problem IS NULL AND p_backoff_max < p_backoff THEN
+    v_problem := format('backoff_max %s is under the backoff %s', prescient.duration_text(p_backoff_max),
+                        prescient.duration_text(p_backoff));
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  UPDATE prescient.future_job
+     SET max_checks = p_max_checks, max_attempts = p_max_attempts,
+         backoff_seconds = extract(epoch FROM p_backoff)::bigint,
+         backoff_max_seconds = extract(epoch FROM p_backoff_max)::bigint
+   WHERE id = p_id;
+  RETURN FOUND;
+END $$;
+
+--
 -- Name: set_job_policy(text, integer, integer, interval, interval, interval, text, timestamp with time zone, text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4579,12 +4681,7 @@ BEGIN
       MESSAGE = format('cannot clear %L: the fields are max_checks, max_attempts, backoff, backoff_max and timeout',
                        v_problem);
   END IF;
-  v_problem := CASE
-    WHEN p_max_checks < 0 THEN format('max_checks %s is negative (0: no limit)', p_max_checks)
-    WHEN p_max_attempts < 1 THEN format('max_attempts %s is under 1', p_max_attempts)
-    ELSE coalesce(prescient.policy_seconds_problem('backoff', p_backoff),
-                  prescient.policy_seconds_problem('backoff_max', p_backoff_max),
-                  prescient.policy_seconds_problem('timeout', p_timeout)) END;
+  v_problem := prescient.policy_problem(p_max_checks, p_max_attempts, p_backoff, p_backoff_max, p_timeout);
   IF v_problem IS NULL THEN
     SELECT format('%s is both set and cleared', f) INTO v_problem
       FROM unnest(v_clear) f
@@ -4908,6 +5005,14 @@ GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text
 REVOKE ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean) TO prescient_runner;
+
+--
+-- Name: FUNCTION set_check_policy(p_id bigint, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.set_check_policy(p_id bigint, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.set_check_policy(p_id bigint, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.set_check_policy(p_id bigint, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval) TO prescient_runner;
 
 --
 -- Name: FUNCTION set_job_policy(p_job text, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval, p_by text, p_now timestamp with time zone, p_clear text[]); Type: ACL; Schema: prescient; Owner: -

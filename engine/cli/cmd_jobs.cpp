@@ -1,11 +1,11 @@
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 
-#include <charconv>
 #include <iostream>
 #include <map>
 
 #include "check_options.hpp"
+#include "policy_options.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/checks.hpp"
 #include "prescient/client.hpp"
@@ -57,17 +57,6 @@ ExitCode add_or_forget(const std::string& action, const Invocation& in) {
   return kOk;
 }
 
-// A whole number as --flag takes it (its range is SQL's rule): the one-line refusal names the value.
-int whole_number(const Invocation& in, const char* flag) {
-  const std::string text = in.get<std::string>(flag);
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    in.refuse(flag, std::string("--") + flag + " '" + text + "' is not a whole number");
-  }
-  return value;
-}
-
 std::string optional_text(const std::optional<int>& v) { return v ? std::to_string(*v) : "-"; }
 std::string optional_text(const std::optional<std::chrono::seconds>& v) { return v ? format_duration(*v) : "-"; }
 
@@ -76,15 +65,14 @@ ExitCode set_policy(const Invocation& in) {
   const std::string job = target_of("set", in);
   if (auto problem = text_problem("the job class", job)) throw InvalidInput(*problem);
   JobPolicyChange change;
-  if (in.has("max-checks")) {
-    change.max_checks = in.get<std::string>("max-checks") == "unlimited" ? 0 : whole_number(in, "max-checks");
+  if (in.has("max-checks")) change.max_checks = in.parsed("max-checks", max_checks_syntax);
+  if (in.has("max-attempts")) {
+    change.max_attempts = in.parsed("max-attempts", [](std::string_view t) { return whole_number_syntax(t, "max_attempts"); });
   }
-  if (in.has("max-attempts")) change.max_attempts = whole_number(in, "max-attempts");
   if (in.has("backoff")) {
-    const std::string text = in.get<std::string>("backoff");
-    const std::size_t dots = text.find("..");
-    change.backoff = parse_signed_duration(text.substr(0, dots));
-    if (dots != std::string::npos) change.backoff_max = parse_signed_duration(text.substr(dots + 2));
+    const Backoff backoff = in.parsed("backoff", backoff_syntax);
+    change.backoff = backoff.first;
+    change.backoff_max = backoff.most;
   }
   if (in.has("timeout")) change.timeout = parse_signed_duration(in.get<std::string>("timeout"));
   if (in.has("clear")) {

@@ -7,6 +7,7 @@
 
 #include "check_options.hpp"
 #include "json_lines.hpp"
+#include "policy_options.hpp"
 #include "prescient/client.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
@@ -52,6 +53,11 @@ std::vector<Outcome> dedupe_outcomes_flag(const Invocation& in) {
   return outcomes;
 }
 
+// A field that is a number or text ("unlimited"), as its text.
+std::string text_or_number(const nlohmann::json& value, const std::string& field) {
+  return value.is_number_integer() ? std::to_string(value.get<long long>()) : string_field(value, field);
+}
+
 ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
@@ -71,6 +77,7 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   request.max_wait = ruled_duration_flag(in, "max-wait");
   request.dedupe_for = ruled_duration_flag(in, "dedupe-for");
   request.dedupe_outcomes = dedupe_outcomes_flag(in);
+  request.policy = check_policy_of(in);
   return request;
 }
 
@@ -91,10 +98,17 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     else if (field == "max_wait") request.max_wait = parse_signed_duration(string_field(value, field));
     else if (field == "dedupe_for") request.dedupe_for = parse_signed_duration(string_field(value, field));
     else if (field == "payload") request.payload = value;  // an object or not: SQL's rule
-    else {
+    else if (field == "max_checks") request.policy.max_checks = max_checks_syntax(text_or_number(value, field));
+    else if (field == "max_attempts") {
+      request.policy.max_attempts = whole_number_syntax(text_or_number(value, field), "max_attempts");
+    } else if (field == "backoff") {
+      const Backoff backoff = backoff_syntax(string_field(value, field));
+      request.policy.backoff = backoff.first;
+      request.policy.backoff_max = backoff.most;
+    } else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: job, entity_name, entity_key, at, in, window, job_key, group_key, payload, by, "
-                         "on_conflict, max_wait, dedupe_for)");
+                         "on_conflict, max_wait, dedupe_for, max_checks, max_attempts, backoff)");
     }
   }
   // --dedupe-outcomes is the file's: it applies to the lines that dedupe.
@@ -205,7 +219,7 @@ Command schedule_command() {
                "                          [--window DURATION] [--job-key KEY] [--group-key KEY] [--payload JSON]\n"
                "                          [--by WHO] [--on-conflict error|replace|keep|debounce [--max-wait DURATION]]\n"
                "                          [--dedupe-for DURATION [--dedupe-outcomes OUTCOME,...]] [--allow-unknown-class]\n"
-               "                          [--json]\n"
+               "                          [--max-checks N|unlimited] [--max-attempts N] [--backoff D[..MAX]] [--json]\n"
                "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...]\n"
                "                          [--allow-unknown-class] [--json]",
       .add_options =
@@ -238,9 +252,10 @@ Command schedule_command() {
                  "with --dedupe-for, or for the lines of --file with dedupe_for: the outcomes that count (default done)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, window, "
-                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for; - reads standard input. All lines "
-                 "or none are scheduled")
+                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, max_checks, max_attempts, "
+                 "backoff; - reads standard input. All lines or none are scheduled")
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
+            add_check_policy_options(desc);
             desc.add_options()
                 ("allow-unknown-class",
                  "accept a job class the database does not know (one deployed after its checks are written); "
@@ -252,7 +267,7 @@ Command schedule_command() {
             if (in.has("file")) {
               for (const char* single :
                    {"job", "entity-name", "entity-key", "at", "in", "window", "job-key", "group-key", "payload",
-                    "max-wait", "dedupe-for"}) {
+                    "max-wait", "dedupe-for", "max-checks", "max-attempts", "backoff"}) {
                 if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
               }
               return schedule_file(in);

@@ -28,6 +28,49 @@ std::chrono::seconds wait_of(std::string_view text, const char* what) {
 
 }  // namespace
 
+int whole_number_syntax(std::string_view text, const char* what) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size()) {
+    throw InvalidInput(std::string(what) + " '" + std::string(text) + "' is not a whole number");
+  }
+  return value;
+}
+
+int max_checks_syntax(std::string_view text) {
+  return text == "unlimited" ? 0 : whole_number_syntax(text, "max_checks (a number or unlimited)");
+}
+
+Backoff backoff_syntax(std::string_view text) {
+  const std::size_t dots = text.find("..");
+  Backoff backoff{.first = parse_signed_duration(text.substr(0, dots))};
+  if (dots != std::string_view::npos) backoff.most = parse_signed_duration(text.substr(dots + 2));
+  return backoff;
+}
+
+void add_check_policy_options(po::options_description& desc) {
+  desc.add_options()
+      ("max-checks", po::value<std::string>()->value_name("N|unlimited"),
+       "this check's own max_checks, over its class's policy (unlimited: no limit, the horizon guards)")
+      ("max-attempts", po::value<std::string>()->value_name("N"), "this check's own max_attempts")
+      ("backoff", po::value<std::string>()->value_name("D[..MAX]"),
+       "this check's own retry backoff: the first wait, doubling, at most MAX (e.g. 1m..1h)");
+}
+
+JobPolicy check_policy_of(const Invocation& in) {
+  JobPolicy policy;
+  if (in.has("max-checks")) policy.max_checks = in.parsed("max-checks", max_checks_syntax);
+  if (in.has("max-attempts")) {
+    policy.max_attempts = in.parsed("max-attempts", [](std::string_view t) { return whole_number_syntax(t, "max_attempts"); });
+  }
+  if (in.has("backoff")) {
+    const Backoff backoff = in.parsed("backoff", backoff_syntax);
+    policy.backoff = backoff.first;
+    policy.backoff_max = backoff.most;
+  }
+  return policy;
+}
+
 int parse_max_checks(std::string_view text) {
   if (text == "unlimited") return 0;
   return whole_number(text, 1, 1000000, "max_checks (a number or unlimited)");

@@ -9,7 +9,7 @@
 -- the settlement leaves them, the run's time, and a JSON object the settlement merges into the payload
 -- (NULL: the payload as it was). Its last check is the time it was due (next_check_at); a check cancelled
 -- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
--- time goes with it, so that `prescient retry` puts it back with the same one.
+-- time and its own policy go with it, so that `prescient retry` puts it back with the same.
 --
 -- Written as one ROW expression, in job_history's column order, so the planner inlines it into the
 -- caller's statement (an SQL function, one SELECT without FROM, VOLATILE, neither SECURITY DEFINER nor
@@ -42,7 +42,11 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_outcome,                                          -- outcome
              p_run_micros,                                       -- run_micros
              false,                                              -- retried
-             p_check.asked_for_at)::prescient.job_history        -- asked_for_at
+             p_check.asked_for_at,                               -- asked_for_at
+             p_check.max_checks,                                 -- max_checks (the check's own policy)
+             p_check.max_attempts,                               -- max_attempts
+             p_check.backoff_seconds,                            -- backoff_seconds
+             p_check.backoff_max_seconds)::prescient.job_history  -- backoff_max_seconds
 $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb)

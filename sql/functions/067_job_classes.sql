@@ -108,6 +108,17 @@ CREATE OR REPLACE FUNCTION prescient.policy_seconds_problem(p_field text, p_valu
       THEN format('%s %s is not a whole number of seconds', p_field, prescient.duration_text(p_value))
   END;
 
+-- What is wrong with the values of a policy, a class's or a check's, or NULL (a NULL value is not set).
+CREATE OR REPLACE FUNCTION prescient.policy_problem(
+    p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_max_checks < 0 THEN format('max_checks %s is negative (0: no limit)', p_max_checks)
+    WHEN p_max_attempts < 1 THEN format('max_attempts %s is under 1', p_max_attempts)
+    ELSE coalesce(prescient.policy_seconds_problem('backoff', p_backoff),
+                  prescient.policy_seconds_problem('backoff_max', p_backoff_max),
+                  prescient.policy_seconds_problem('timeout', p_timeout)) END;
+
 -- `prescient jobs set CLASS ...`: sets a class's policy, the columns of its row (the runner reads them,
 -- before the class's C++ JobPolicy and the config file's defaults). A NULL argument leaves its field as it is;
 -- p_clear names the fields to clear (not set here: the runner falls back), among max_checks, max_attempts,
@@ -133,12 +144,7 @@ BEGIN
       MESSAGE = format('cannot clear %L: the fields are max_checks, max_attempts, backoff, backoff_max and timeout',
                        v_problem);
   END IF;
-  v_problem := CASE
-    WHEN p_max_checks < 0 THEN format('max_checks %s is negative (0: no limit)', p_max_checks)
-    WHEN p_max_attempts < 1 THEN format('max_attempts %s is under 1', p_max_attempts)
-    ELSE coalesce(prescient.policy_seconds_problem('backoff', p_backoff),
-                  prescient.policy_seconds_problem('backoff_max', p_backoff_max),
-                  prescient.policy_seconds_problem('timeout', p_timeout)) END;
+  v_problem := prescient.policy_problem(p_max_checks, p_max_attempts, p_backoff, p_backoff_max, p_timeout);
   IF v_problem IS NULL THEN
     SELECT format('%s is both set and cleared', f) INTO v_problem
       FROM unnest(v_clear) f

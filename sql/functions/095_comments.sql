@@ -32,6 +32,10 @@ COMMENT ON COLUMN prescient.future_job.check_count IS 'Runs of the job that answ
 COMMENT ON COLUMN prescient.future_job.attempts IS 'Failed attempts since the last run that answered; at max_attempts the check finishes as failed. Reset by a successful run.';
 COMMENT ON COLUMN prescient.future_job.last_error IS 'The last failed attempt''s error (at most 4 KB), with its SQLSTATE where the database refused; null after a successful run.';
 COMMENT ON COLUMN prescient.future_job.asked_for_at IS 'The time the check was last asked for, before rounding to the grid: by its enqueue or reschedule, or by its last answer. Backoff, retry, windows and deferrals never move it. An answer after it is honoured even when already past (due at the next boundary); one at or before it ends the check guard_past. Null on rows older than migration 0033: read as first_check_at.';
+COMMENT ON COLUMN prescient.future_job.max_checks IS 'The check''s own max_checks (set_check_policy; 0: no limit), over its class''s; null: the class''s.';
+COMMENT ON COLUMN prescient.future_job.max_attempts IS 'The check''s own max_attempts, over its class''s; null: the class''s.';
+COMMENT ON COLUMN prescient.future_job.backoff_seconds IS 'The check''s own first retry wait, in seconds, over its class''s; null: the class''s.';
+COMMENT ON COLUMN prescient.future_job.backoff_max_seconds IS 'The check''s own longest retry wait, in seconds, over its class''s; null: the class''s.';
 COMMENT ON COLUMN prescient.future_job.enqueued_on IS 'When the check was first enqueued. A replace or debounce keeps it, so a debounce''s ceiling is enqueued_on + max_wait.';
 COMMENT ON COLUMN prescient.future_job.enqueued_by IS 'Who enqueued it: the --by name, else the database role.';
 COMMENT ON COLUMN prescient.future_job.claimed_by IS 'The runner holding a written lease on the check (long-running classes, flow-control deferrals); null when it is held by a row lock alone or not at all.';
@@ -62,6 +66,10 @@ COMMENT ON COLUMN prescient.job_history.outcome IS 'How it ended: done (the job 
 COMMENT ON COLUMN prescient.job_history.run_micros IS 'How long the last run took, in microseconds; null when it did not run (cancelled, skipped).';
 COMMENT ON COLUMN prescient.job_history.retried IS 'True on a failed row whose check was put back by prescient retry (or the dashboard): no longer a dead letter.';
 COMMENT ON COLUMN prescient.job_history.asked_for_at IS 'The pending check''s asked-for time when it ended (future_job.asked_for_at): prescient retry puts it back with it.';
+COMMENT ON COLUMN prescient.job_history.max_checks IS 'The check''s own max_checks when it ended (future_job.max_checks).';
+COMMENT ON COLUMN prescient.job_history.max_attempts IS 'The check''s own max_attempts when it ended.';
+COMMENT ON COLUMN prescient.job_history.backoff_seconds IS 'The check''s own first retry wait when it ended, in seconds.';
+COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own longest retry wait when it ended, in seconds.';
 
 -- cron_schedule
 COMMENT ON TABLE prescient.cron_schedule IS

@@ -176,7 +176,7 @@ TEST_CASE("jobs add, forget and set: the registry from the CLI, SQL's refusals o
       {{"jobs", "add", ""}, "the job class is empty"},
       {{"jobs", "set", "noop", "--max-attempts", "0"}, "max_attempts 0 is under 1"},
       {{"jobs", "set", "noop", "--max-checks", "-1"}, "max_checks -1 is negative (0: no limit)"},
-      {{"jobs", "set", "noop", "--max-checks", "lots"}, "--max-checks 'lots' is not a whole number"},
+      {{"jobs", "set", "noop", "--max-checks", "lots"}, "max_checks (a number or unlimited) 'lots' is not a whole number"},
       {{"jobs", "set", "noop", "--backoff", "1h..30s"}, "backoff_max 30s is under the backoff 1h"},
       {{"jobs", "set", "noop", "--timeout", "-5s"}, "timeout -5s is under a second"},
       {{"jobs", "set", "noop", "--timeout", "soon"}, "'soon'"},

@@ -14,6 +14,7 @@
 #include "builtin_jobs.hpp"
 #include "http.hpp"
 #include "prescient/checks.hpp"
+#include "prescient/client.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
@@ -296,9 +297,12 @@ TEST_CASE("policy precedence: the registry's row, then the class's own, then the
   // How many runs a daily reminder of `job` makes before a guard ends it (the settings say 5).
   int day = 0;
   const TimePoint nine = parse_time("2026-11-21T09:00:00Z");
-  const auto runs_of = [&](const std::string& job) {
+  const auto runs_of = [&](const std::string& job, std::optional<int> own_max_checks = std::nullopt) {
     const long long id = f.schedule(job, "remind:" + std::to_string(day), format_time(nine + day * 24h),
                                     format_time(nine + day * 24h - 1h));
+    if (own_max_checks) {
+      *f.db << "SELECT prescient.set_check_policy(:id, p_max_checks => :n)", soci::use(id), soci::use(*own_max_checks);
+    }
     for (int runs = 1; runs <= 10; ++runs) {
       f.fire(nine + day++ * 24h + 5s);
       if (!f.pending(id)) {
@@ -314,4 +318,43 @@ TEST_CASE("policy precedence: the registry's row, then the class's own, then the
   CHECK(runs_of("reminder_bounded") == 4);  // the class's own policy over the config file
   f.set_policy("reminder_bounded", "p_max_checks => 3");
   CHECK(runs_of("reminder_bounded") == 3);  // the registry's row over both
+  CHECK(runs_of("reminder_bounded", 6) == 6);  // the check's own over all of them
+}
+
+TEST_CASE("a check's own policy at enqueue: from the C++ client in one transaction, kept by a retry, refused by SQL's rules") {
+  Fixture f(900);
+  Client client(*f.db, {.clock = &f.clock, .enqueued_by = "test"});
+  f.clock.set(parse_time("2026-11-21T08:00:00Z"));
+  const Scheduled twice = client.schedule({.job = "reminder", .entity_name = "order", .entity_key = "8",
+                                           .at = parse_time("2026-11-21T09:00:00Z"),
+                                           .policy = {.max_checks = 2}});
+  f.fire("2026-11-21T09:00:05Z");
+  f.fire("2026-11-22T09:00:05Z");
+  const HistoryEntry guarded = f.ended(twice.id);
+  CHECK(guarded.outcome == Outcome::guard_max_checks);
+  CHECK(guarded.last_error ==
+        "asked to look again at 2026-11-23T09:00:00Z after run 2: max_checks is 2 (the check's own policy)");
+
+  // Failing with its own max_attempts 1 and backoff: failed at once; retried, it keeps them.
+  const Scheduled flaky = client.schedule({.job = "unreachable", .entity_name = "order", .entity_key = "9",
+                                           .at = parse_time("2026-11-24T09:00:00Z"),
+                                           .policy = {.max_attempts = 2, .backoff = 1h}});
+  f.fire("2026-11-24T09:00:05Z");
+  const auto retrying = f.pending(flaky.id);
+  REQUIRE(retrying);
+  CHECK(format_time(retrying->next_check_at) == "2026-11-24T10:00:00Z");  // its own backoff, not one slot
+  f.fire("2026-11-24T10:00:05Z");
+  CHECK(f.ended(flaky.id).outcome == Outcome::failed);
+  Checks(*f.db).revive_failed(flaky.id, parse_time("2026-11-24T11:00:00Z"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(flaky.id) +
+                            " AND max_attempts = 2 AND backoff_seconds = 3600") == 1);
+
+  // SQL's rules, from every door: nothing is written when refused.
+  CHECK_THROWS_WITH(client.schedule({.job = "reminder", .entity_name = "order", .entity_key = "10",
+                                     .job_key = std::string("k10"), .at = parse_time("2026-11-25T09:00:00Z"),
+                                     .policy = {.max_attempts = 0}}),
+                    Catch::Contains("max_attempts 0 is under 1"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'k10'") == 0);
+  CHECK_THROWS_WITH((*f.db << "SELECT prescient.set_check_policy(1, p_backoff => '1 hour', p_backoff_max => '1 minute')"),
+                    Catch::Contains("backoff_max 1m is under the backoff 1h"));
 }

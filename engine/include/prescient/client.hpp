@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "prescient/job.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/outcome.hpp"
 #include "prescient/settings.hpp"
@@ -53,6 +54,10 @@ struct ScheduleRequest {
   // done) within this long before now: the answer is Status::deduplicated with that check's id.
   std::optional<std::chrono::seconds> dedupe_for;
   std::vector<Outcome> dedupe_outcomes;
+  // The check's own policy, over its class's for it alone: max_checks (0: no limit), max_attempts and the
+  // backoff (not the timeout, which is the class's). Set by prescient.set_check_policy in the enqueue's
+  // transaction, on a check written (created, replaced, debounced); its rules are SQL's.
+  JobPolicy policy;
 };
 
 struct Scheduled {

@@ -17,6 +17,23 @@ class session;
 
 namespace prescient {
 
+// The database's row for the class (prescient jobs set) overrides these; the config file's defaults and the
+// database's settings fill what neither sets (docs/guarantees.md, "Policies").
+struct JobPolicy {
+  std::optional<int> max_checks;
+  std::optional<int> max_attempts;
+  std::optional<std::chrono::seconds> timeout;
+  // A failed attempt is retried `backoff` later, doubling each attempt, at most `backoff_max` apart (each
+  // rounded up to the grid). Unset: one slot, doubling, at most a day.
+  std::optional<std::chrono::seconds> backoff;
+  std::optional<std::chrono::seconds> backoff_max;
+  bool long_running = false;  // claimed with a written lease and run outside a transaction
+  // With long_running: the class's checks of a batch come to run_batch in one call (they may run at once).
+  bool batch = false;
+
+  bool operator==(const JobPolicy&) const = default;
+};
+
 // A pending check as a job class sees it when it is due.
 struct Check {
   std::int64_t id = 0;
@@ -33,6 +50,9 @@ struct Check {
   // when already past (the run was late: due at the next boundary); one at or before it ends the check
   // guard_past.
   TimePoint asked_for;
+  // What it overrides of its class's policy for itself alone (prescient.set_check_policy at enqueue):
+  // max_checks, max_attempts and the backoff; empty where it sets nothing.
+  JobPolicy policy;
   int check_count = 0;  // how many times it has run before this run
   int attempts = 0;     // failed attempts since its last successful run
 };
@@ -63,22 +83,6 @@ struct JobResult {
 };
 
 // What a class may override; unset fields take the database's settings.
-// The database's row for the class (prescient jobs set) overrides these; the config file's defaults and the
-// database's settings fill what neither sets (docs/guarantees.md, "Policies").
-struct JobPolicy {
-  std::optional<int> max_checks;
-  std::optional<int> max_attempts;
-  std::optional<std::chrono::seconds> timeout;
-  // A failed attempt is retried `backoff` later, doubling each attempt, at most `backoff_max` apart (each
-  // rounded up to the grid). Unset: one slot, doubling, at most a day.
-  std::optional<std::chrono::seconds> backoff;
-  std::optional<std::chrono::seconds> backoff_max;
-  bool long_running = false;  // claimed with a written lease and run outside a transaction
-  // With long_running: the class's checks of a batch come to run_batch in one call (they may run at once).
-  bool batch = false;
-
-  bool operator==(const JobPolicy&) const = default;
-};
 
 // One check's answer within run_batch: its result, or why its run failed (a failed attempt, as if run()
 // had thrown with that message).

@@ -196,10 +196,12 @@ PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
       "WITH picked AS (SELECT * FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
       "                 ORDER BY history_id DESC LIMIT 1),"
       " revived AS (INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
-      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at)"
+      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
+      "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds)"
       "  OVERRIDING SYSTEM VALUE"
       "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
-      "         prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at FROM picked"
+      "         prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
+      "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds FROM picked"
       "  ON CONFLICT DO NOTHING RETURNING id),"
       + kMarkRevived + " SELECT id FROM revived",
       {std::to_string(id), pq::micros(at)});
@@ -243,11 +245,12 @@ Checks::RevivedDeadLetters Checks::revive_dead_letters(const std::optional<std::
       "WITH picked AS (SELECT * FROM prescient.job_history WHERE (id, history_id, finished_at) IN"
       "   (SELECT id, history_id, finished_at FROM prescient.job_history" + where.sql() + " ORDER BY id LIMIT " + limit_at + ")),"
       " revived AS (INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
-      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at)"
+      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
+      "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds)"
       "  OVERRIDING SYSTEM VALUE"
       "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
-      "         prescient.at_us(" + revived_at + "), check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at"
-      "  FROM picked"
+      "         prescient.at_us(" + revived_at + "), check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
+      "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds FROM picked"
       "  ON CONFLICT DO NOTHING RETURNING id)," +
       kMarkRevived + " SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM revived), (SELECT max(id) FROM picked)",
       where.params_with(limit));

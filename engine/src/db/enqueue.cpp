@@ -1,5 +1,9 @@
 #include "db/enqueue.hpp"
 
+#include <algorithm>
+
+#include "db/transaction.hpp"
+
 #include "db/connection.hpp"
 #include "db/pq.hpp"
 #include "prescient/errors.hpp"
@@ -49,8 +53,52 @@ std::optional<std::string> interval_of(std::optional<std::chrono::seconds> windo
 
 }  // namespace
 
+namespace {
+
+// A check's own policy (prescient.set_check_policy) for each scheduled check that was written (created,
+// replaced, debounced) and whose request carries one, in the open transaction.
+void set_own_policies(PGconn* conn, std::span<const ScheduleRequest> requests, std::span<const Scheduled> results) {
+  std::vector<std::int64_t> ids;
+  std::vector<std::optional<std::int64_t>> max_checks, max_attempts, backoff, backoff_max;
+  const auto number = [](const auto& value) {
+    return value ? std::optional<std::int64_t>(static_cast<std::int64_t>(*value)) : std::nullopt;
+  };
+  const auto seconds = [](const auto& value) {
+    return value ? std::optional<std::int64_t>(value->count()) : std::nullopt;
+  };
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const JobPolicy& own = requests[i].policy;
+    const Scheduled::Status status = results[i].status;
+    const bool written = status == Scheduled::Status::created || status == Scheduled::Status::replaced ||
+                         status == Scheduled::Status::debounced;
+    if (!written || own == JobPolicy{}) continue;
+    ids.push_back(results[i].id);
+    max_checks.push_back(number(own.max_checks));
+    max_attempts.push_back(number(own.max_attempts));
+    backoff.push_back(seconds(own.backoff));
+    backoff_max.push_back(seconds(own.backoff_max));
+  }
+  if (ids.empty()) return;
+  pq::exec(conn, "cannot set the checks' own policies",
+           "SELECT prescient.set_check_policy(id, c::integer, a::integer, b * interval '1 second',"
+           "                                  m * interval '1 second')"
+           "  FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, c, a, b, m)",
+           {pq::integer_array(ids), pq::optional_integer_array(max_checks), pq::optional_integer_array(max_attempts),
+            pq::optional_integer_array(backoff), pq::optional_integer_array(backoff_max)});
+}
+
+bool any_own_policy(std::span<const ScheduleRequest> requests) {
+  return std::any_of(requests.begin(), requests.end(), [](const ScheduleRequest& r) { return r.policy != JobPolicy{}; });
+}
+
+}  // namespace
+
 Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePoint at, const std::string& by,
                        TimePoint now, bool allow_unknown_class) {
+  // With the check's own policy: both in one transaction (or the caller's), so the check is never pending
+  // without it.
+  std::optional<Transaction> both;
+  if (request.policy != JobPolicy{}) both.emplace(db);
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the check",
       std::string("SELECT ") + kScheduledColumns +
@@ -61,7 +109,12 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
        interval_of(request.window), interval_of(request.max_wait), interval_of(request.dedupe_for),
        outcomes_of(request.dedupe_outcomes), allow_unknown_class ? "true" : "false"});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
-  return scheduled_from(rows, 0, 0);
+  const Scheduled scheduled = scheduled_from(rows, 0, 0);
+  if (both) {
+    set_own_policies(native_connection(db), std::span(&request, 1), std::span(&scheduled, 1));
+    both->commit();
+  }
+  return scheduled;
 }
 
 namespace {
@@ -126,6 +179,8 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
   pq::Params params = item_arrays(requests, at, by).params(now);
   params.emplace_back(report_conflicts ? "true" : "false");
   params.emplace_back(allow_unknown_class ? "true" : "false");
+  std::optional<Transaction> both;  // with checks' own policies: one transaction, as in schedule_one
+  if (any_own_policy(requests)) both.emplace(db);
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot schedule the checks",
       std::string("SELECT n, ") + kScheduledColumns +
@@ -137,6 +192,10 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
       params);
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
+  if (both) {
+    set_own_policies(native_connection(db), requests, results);
+    both->commit();
+  }
   return results;
 }
 

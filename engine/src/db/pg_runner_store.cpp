@@ -28,6 +28,20 @@ using namespace prescient::runner;
 
 namespace {
 
+// The check's own policy (set at enqueue), from its four columns; empty where none is set.
+JobPolicy own_policy(const pq::Result& rows, int r) {
+  const auto seconds = [&](int column) {
+    const auto value = rows.optional_integer(r, column);
+    return value ? std::optional(std::chrono::seconds{*value}) : std::nullopt;
+  };
+  const auto max_checks = rows.optional_integer(r, kOwnPolicyColumn);
+  const auto max_attempts = rows.optional_integer(r, kOwnPolicyColumn + 1);
+  return {.max_checks = max_checks ? std::optional(static_cast<int>(*max_checks)) : std::nullopt,
+          .max_attempts = max_attempts ? std::optional(static_cast<int>(*max_attempts)) : std::nullopt,
+          .backoff = seconds(kOwnPolicyColumn + 2),
+          .backoff_max = seconds(kOwnPolicyColumn + 3)};
+}
+
 // Reads the claimed rows. A payload the runner cannot parse (jsonb holds numbers no double can) makes
 // its check unreadable, not the claim: it is failed alone, with the reason.
 RunnerStore::Claimed checks_from(const pq::Result& rows) {
@@ -38,6 +52,7 @@ RunnerStore::Claimed checks_from(const pq::Result& rows) {
     db::read_check_columns(rows, r, c);
     c.slot = rows.time(r, kDueColumn);
     c.asked_for = rows.time(r, kAskedForColumn);
+    c.policy = own_policy(rows, r);
     try {
       c.payload = nlohmann::json::parse(rows.text(r, db::kPayloadColumn));
       out.checks.push_back(std::move(c));

@@ -20,11 +20,14 @@ namespace prescient::db::runner_sql {
 
 // What a run needs of a claimed check (db/check_columns.hpp), read in binary, then the time it is due:
 // its slot, or a time within the slot that flow control deferred it to.
-// Then the time it was asked for (a row older than migration 0033 has none: its first check's).
-inline const std::string kClaimColumns =
-    check_column_list(true) + ", next_check_at, coalesce(asked_for_at, first_check_at)";
+// Then the time it was asked for (a row older than migration 0033 has none: its first check's), and the
+// check's own policy (sql/0037; NULL where not set).
+inline const std::string kClaimColumns = check_column_list(true) +
+                                         ", next_check_at, coalesce(asked_for_at, first_check_at), max_checks,"
+                                         " max_attempts, backoff_seconds, backoff_max_seconds";
 inline constexpr int kDueColumn = kCheckColumnCount;
 inline constexpr int kAskedForColumn = kCheckColumnCount + 1;
+inline constexpr int kOwnPolicyColumn = kCheckColumnCount + 2;  // and the three after it
 
 // Which rows of a slot a claim may take, and those the drain waits for: ungrouped, not under a live
 // lease, not of an excluded class or id, not paused.

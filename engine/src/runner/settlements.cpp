@@ -11,7 +11,18 @@ namespace prescient::runner {
 using namespace prescient::core;
 
 
-Settlement judge(const RunOutcome& run, const Check& check, const GuardLimits& limits, const SlotGrid& grid) {
+GuardLimits own_limits(GuardLimits limits, const Check& check) {
+  const JobPolicy& own = check.policy;
+  if (own.max_checks) limits.max_checks = *own.max_checks;
+  if (own.max_attempts) limits.max_attempts = *own.max_attempts;
+  if (own.backoff) limits.backoff = *own.backoff;
+  if (own.backoff_max) limits.backoff_max = *own.backoff_max;
+  if (limits.backoff && *limits.backoff > limits.backoff_max) limits.backoff_max = *limits.backoff;
+  return limits;
+}
+
+Settlement judge(const RunOutcome& run, const Check& check, const GuardLimits& class_limits, const SlotGrid& grid) {
+  const GuardLimits limits = own_limits(class_limits, check);
   Settlement s;
   if (run.failed) {
     s.check_count = check.check_count;
@@ -38,7 +49,8 @@ Settlement judge(const RunOutcome& run, const Check& check, const GuardLimits& l
     s.outcome = Outcome::guard_max_checks;
     s.last_error = "asked to look again at " + format_time(*run.next) + " after run " + std::to_string(s.check_count) +
                    ": max_checks is " + std::to_string(limits.max_checks) +
-                   " (prescient jobs set " + check.job + " --max-checks N|unlimited)";
+                   (check.policy.max_checks ? std::string(" (the check's own policy)")
+                                            : " (prescient jobs set " + check.job + " --max-checks N|unlimited)");
   } else if (*run.next <= check.asked_for) {
     s.outcome = Outcome::guard_past;
     s.last_error = "answered " + format_time(*run.next) + ", not after the time this run was asked for (" +

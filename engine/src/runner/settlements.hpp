@@ -52,7 +52,11 @@ struct Settlement {
   std::optional<std::string> last_error;  // a failure's, or why a guard ended the check
 };
 
-// Judges a run of `check` (at its slot S, asked for at A, with the counts before this run):
+// The limits for one check: its class's, with what the check's own policy (set at enqueue) overrides.
+GuardLimits own_limits(GuardLimits class_limits, const Check& check);
+
+// Judges a run of `check` (at its slot S, asked for at A, with the counts before this run) by its own limits
+// over its class's (own_limits):
 //  - nothing -> finish `done`;
 //  - a next time when the check has now run max_checks times (0: never) -> finish `guard_max_checks`;
 //  - a next time <= A (a loop that does not advance) -> finish `guard_past`; beyond S + max_horizon ->

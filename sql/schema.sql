@@ -2349,7 +2349,7 @@ BEGIN
       SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds, i.window_seconds,
              i.jitter_seconds, nextval(v_check_ids_from) AS check_id,
              CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
-             prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+             prescient.slot_for(least(coalesce(i.first_check_at, prescient.cron_first_possible(i.spec, p_now)),
                                       p_now + (v_settings.max_horizon_seconds - coalesce(i.window_seconds, 0))
                                               * interval '1 second'),
                                 p_now, v_settings.slot_seconds) AS slot
@@ -2812,6 +2812,14 @@ CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS 
 CREATE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (SELECT format('%s: %s'::text, f.key, f.problem) AS format FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem FROM jsonb_each(cron_fields_problem.p_fields) k(key, value)) f WHERE (f.problem IS NOT NULL) ORDER BY f.key LIMIT 1);
+
+--
+-- Name: cron_first_possible(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_first_possible(p_spec text, p_now timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_spec ~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4})\s*$'::text) THEN (date_bin('00:01:00'::interval, p_now, '1970-01-01 00:00:00+00'::timestamp with time zone) + '00:01:00'::interval) ELSE p_now END;
 
 --
 -- Name: cron_item_message(boolean, bigint, text); Type: FUNCTION; Schema: prescient; Owner: -

@@ -13,6 +13,8 @@ prescient=$build/engine/prescient
 export PRESCIENT_PLUGIN_PATH=$build/plugins
 
 "$repo/scripts/setup.sh"
+# shellcheck source=lib/web_get.sh
+. "$repo/scripts/lib/web_get.sh"
 
 already_running=no
 "$repo/scripts/pg.sh" status >/dev/null 2>&1 && already_running=yes
@@ -70,11 +72,12 @@ step "The warehouse ships orders 1-100"
 sql -c "UPDATE shop.orders SET shipped_at = now() WHERE id <= 100"
 sleep 4
 step "The daemon's metrics (curl http://127.0.0.1:$metrics_port/metrics), a few lines"
-exec 3<>"/dev/tcp/127.0.0.1/$metrics_port"
-printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3
-grep -E '^prescient_(checks_settled_total|events_emitted_total|slot_last_settle_lag_seconds_(count|sum)|pending_checks)' <&3 |
-  grep -v ' 0$' || true
-exec 3<&-
+# With the Host header the dashboard wants (it answers 403 without one); the demo stops, saying why, when
+# the metrics cannot be read or hold none of these, rather than showing an empty section.
+metrics=$(web_get "127.0.0.1:$metrics_port" /metrics) || exit 1
+shown=$(grep -E '^prescient_(checks_settled_total|events_emitted_total|slot_last_settle_lag_seconds_(count|sum)|pending_checks)' <<<"$metrics") ||
+  { echo "demo.sh: http://127.0.0.1:$metrics_port/metrics has none of the metrics the demo shows" >&2; exit 1; }
+grep -v ' 0$' <<<"$shown" || echo "(all of them 0 so far)"
 if [ -t 0 ]; then
   step "The dashboard is at http://127.0.0.1:$metrics_port/ : press Enter to stop the daemon and go on"
   read -r _

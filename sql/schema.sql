@@ -2062,6 +2062,7 @@ CREATE TABLE prescient.queue_figures (
     history_final_before timestamp with time zone NOT NULL,
     far_counted_at timestamp with time zone NOT NULL,
     far_from timestamp with time zone NOT NULL,
+    newest_check_id bigint DEFAULT 0 NOT NULL,
     CONSTRAINT queue_figures_singleton_check CHECK (singleton)
 );
 
@@ -2160,6 +2161,12 @@ COMMENT ON COLUMN prescient.queue_figures.far_counted_at IS 'When the checks due
 --
 
 COMMENT ON COLUMN prescient.queue_figures.far_from IS 'Checks due after this are counted ten times less often.';
+
+--
+-- Name: COLUMN queue_figures.newest_check_id; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.queue_figures.newest_check_id IS 'The highest future_job id when the count began (0: none): a check with a higher one was enqueued since, and stats counts again.';
 
 --
 -- Name: queue_figures queue_figures_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
@@ -2732,7 +2739,7 @@ BEGIN
       SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds, i.window_seconds,
              i.jitter_seconds, nextval(v_check_ids_from) AS check_id,
              CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
-             prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+             prescient.slot_for(least(coalesce(i.first_check_at, prescient.cron_first_possible(i.spec, p_now)),
                                       p_now + (v_settings.max_horizon_seconds - coalesce(i.window_seconds, 0))
                                               * interval '1 second'),
                                 p_now, v_settings.slot_seconds) AS slot
@@ -3195,6 +3202,14 @@ CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS 
 CREATE FUNCTION prescient.cron_fields_problem(p_fields jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (SELECT format('%s: %s'::text, f.key, f.problem) AS format FROM (SELECT k.key, prescient.cron_field_problem(k.key, k.value) AS problem FROM jsonb_each(cron_fields_problem.p_fields) k(key, value)) f WHERE (f.problem IS NOT NULL) ORDER BY f.key LIMIT 1);
+
+--
+-- Name: cron_first_possible(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_first_possible(p_spec text, p_now timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_spec ~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4})\s*$'::text) THEN (date_bin('00:01:00'::interval, p_now, '1970-01-01 00:00:00+00'::timestamp with time zone) + '00:01:00'::interval) ELSE p_now END;
 
 --
 -- Name: cron_item_message(boolean, bigint, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4121,6 +4136,7 @@ DECLARE
   v_overdue bigint; v_due bigint; v_next_hour bigint; v_next_day bigint; v_next_week bigint; v_pending bigint;
   v_dead bigint;
   v_last_hour jsonb;
+  v_newest_check bigint;
 BEGIN
   IF p_now IS NULL OR p_max_age IS NULL OR p_max_age < interval '0' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'refresh_queue_figures needs a time and a maximum age >= 0';
@@ -4136,6 +4152,10 @@ BEGIN
   END IF;
   SELECT history_final_before, far_counted_at, far_from INTO v_final_before, v_far_counted_at, v_far_from
     FROM prescient.queue_figures;
+  -- Before counting: a check committed while the count runs may or may not be counted; its id, above this
+  -- one, makes stats count again (a check that takes its id earlier and commits after the count is missed
+  -- until the next count, within a minute).
+  SELECT coalesce(max(id), 0) INTO v_newest_check FROM prescient.future_job;
 
   SELECT make_interval(secs => slot_seconds) INTO STRICT v_step FROM prescient.settings;
   v_slot := date_bin(v_step, p_now, timestamptz 'epoch');
@@ -4210,17 +4230,18 @@ BEGIN
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,
-     finished_last_hour, history_final_before, far_counted_at, far_from)
+     finished_last_hour, history_final_before, far_counted_at, far_from, newest_check_id)
   VALUES (p_now, v_slot, (extract(epoch FROM clock_timestamp() - v_started) * 1000)::integer,
           v_pending, v_overdue, v_due, v_next_hour,
           v_next_day, v_next_week, v_dead, v_last_hour, date_trunc('hour', p_now, 'UTC') - interval '1 hour',
-          v_far_counted_at, v_far_from)
+          v_far_counted_at, v_far_from, v_newest_check)
   ON CONFLICT (singleton) DO UPDATE SET
     counted_at = EXCLUDED.counted_at, current_slot = EXCLUDED.current_slot, count_millis = EXCLUDED.count_millis,
     pending = EXCLUDED.pending, overdue = EXCLUDED.overdue, due = EXCLUDED.due, next_hour = EXCLUDED.next_hour,
     next_day = EXCLUDED.next_day, next_week = EXCLUDED.next_week, dead_letters = EXCLUDED.dead_letters,
     finished_last_hour = EXCLUDED.finished_last_hour, history_final_before = EXCLUDED.history_final_before,
-    far_counted_at = EXCLUDED.far_counted_at, far_from = EXCLUDED.far_from;
+    far_counted_at = EXCLUDED.far_counted_at, far_from = EXCLUDED.far_from,
+    newest_check_id = EXCLUDED.newest_check_id;
   RETURN true;
 END $$;
 

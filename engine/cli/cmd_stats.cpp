@@ -69,7 +69,7 @@ Command stats_command() {
             desc.add_options()("slots", po::value<int>()->default_value(12)->value_name("N"),
                                "how many slots after the current one to count (1 to 1000)")(
                 "fresh", "count now: without it, the figures daemons count in the background are shown when they "
-                "are less than a minute old")(
+                "are less than a minute old and no check was enqueued since")(
                 "json", "print one JSON object");
           },
       .run =

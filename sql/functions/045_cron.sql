@@ -80,6 +80,23 @@ CREATE OR REPLACE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RE
                   left(p_time_zone, 64))
   END;
 
+-- The earliest a new schedule's first occurrence can be, for a check armed without it (the runner finds it
+-- there, firing nothing): a spec without a seconds field (5 fields, or @yearly ... @hourly) fires only on whole
+-- minutes, so not before the minute after p_now (strictly after it, as the first occurrence is); any other
+-- (6 fields, @every, @at, or no spec at all) may fire at any second: p_now. Armed at the boundary after
+-- p_now instead, every schedule added from SQL was due in the very next slot: on a grid finer than a
+-- minute, an adding transaction that outlasted that boundary (now() is its start) committed checks the
+-- runner had already fired past, and the daemon's sweep caught them all up as overdue. The field order and
+-- the forms are cron_spec_problem's; date_bin from the epoch is the UTC minute (every zone's offset is whole
+-- minutes).
+CREATE OR REPLACE FUNCTION prescient.cron_first_possible(p_spec text, p_now timestamptz) RETURNS timestamptz
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_spec ~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4})\s*$'
+      THEN date_bin(interval '1 minute', p_now, timestamptz 'epoch') + interval '1 minute'
+    ELSE p_now
+  END;
+
 -- The fields judged item by item: id, job, payload, catch-up, deadline.
 CREATE OR REPLACE FUNCTION prescient.cron_item_problem(
     p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint)
@@ -409,7 +426,7 @@ BEGIN
       SELECT i.n, i.id, i.spec, i.time_zone, i.job, i.catch_up, i.deadline_seconds, i.window_seconds,
              i.jitter_seconds, nextval(v_check_ids_from) AS check_id,
              CASE WHEN left(ltrim(i.payload), 1) = '{' THEN i.payload::jsonb END AS payload,
-             prescient.slot_for(least(coalesce(i.first_check_at, p_now),
+             prescient.slot_for(least(coalesce(i.first_check_at, prescient.cron_first_possible(i.spec, p_now)),
                                       p_now + (v_settings.max_horizon_seconds - coalesce(i.window_seconds, 0))
                                               * interval '1 second'),
                                 p_now, v_settings.slot_seconds) AS slot

@@ -31,6 +31,7 @@ DECLARE
   v_overdue bigint; v_due bigint; v_next_hour bigint; v_next_day bigint; v_next_week bigint; v_pending bigint;
   v_dead bigint;
   v_last_hour jsonb;
+  v_newest_check bigint;
 BEGIN
   IF p_now IS NULL OR p_max_age IS NULL OR p_max_age < interval '0' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'refresh_queue_figures needs a time and a maximum age >= 0';
@@ -46,6 +47,10 @@ BEGIN
   END IF;
   SELECT history_final_before, far_counted_at, far_from INTO v_final_before, v_far_counted_at, v_far_from
     FROM prescient.queue_figures;
+  -- Before counting: a check committed while the count runs may or may not be counted; its id, above this
+  -- one, makes stats count again (a check that takes its id earlier and commits after the count is missed
+  -- until the next count, within a minute).
+  SELECT coalesce(max(id), 0) INTO v_newest_check FROM prescient.future_job;
 
   SELECT make_interval(secs => slot_seconds) INTO STRICT v_step FROM prescient.settings;
   v_slot := date_bin(v_step, p_now, timestamptz 'epoch');
@@ -120,17 +125,18 @@ BEGIN
 
   INSERT INTO prescient.queue_figures AS f
     (counted_at, current_slot, count_millis, pending, overdue, due, next_hour, next_day, next_week, dead_letters,
-     finished_last_hour, history_final_before, far_counted_at, far_from)
+     finished_last_hour, history_final_before, far_counted_at, far_from, newest_check_id)
   VALUES (p_now, v_slot, (extract(epoch FROM clock_timestamp() - v_started) * 1000)::integer,
           v_pending, v_overdue, v_due, v_next_hour,
           v_next_day, v_next_week, v_dead, v_last_hour, date_trunc('hour', p_now, 'UTC') - interval '1 hour',
-          v_far_counted_at, v_far_from)
+          v_far_counted_at, v_far_from, v_newest_check)
   ON CONFLICT (singleton) DO UPDATE SET
     counted_at = EXCLUDED.counted_at, current_slot = EXCLUDED.current_slot, count_millis = EXCLUDED.count_millis,
     pending = EXCLUDED.pending, overdue = EXCLUDED.overdue, due = EXCLUDED.due, next_hour = EXCLUDED.next_hour,
     next_day = EXCLUDED.next_day, next_week = EXCLUDED.next_week, dead_letters = EXCLUDED.dead_letters,
     finished_last_hour = EXCLUDED.finished_last_hour, history_final_before = EXCLUDED.history_final_before,
-    far_counted_at = EXCLUDED.far_counted_at, far_from = EXCLUDED.far_from;
+    far_counted_at = EXCLUDED.far_counted_at, far_from = EXCLUDED.far_from,
+    newest_check_id = EXCLUDED.newest_check_id;
   RETURN true;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.refresh_queue_figures(timestamptz, interval) FROM PUBLIC;

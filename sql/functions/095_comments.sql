@@ -176,6 +176,7 @@ COMMENT ON COLUMN prescient.queue_figures.finished_last_hour IS 'Checks settled 
 COMMENT ON COLUMN prescient.queue_figures.history_final_before IS 'Hours of finished_figure before this are final and not counted again.';
 COMMENT ON COLUMN prescient.queue_figures.far_counted_at IS 'When the checks due after far_from were last counted.';
 COMMENT ON COLUMN prescient.queue_figures.far_from IS 'Checks due after this are counted ten times less often.';
+COMMENT ON COLUMN prescient.queue_figures.newest_check_id IS 'The highest future_job id when the count began (0: none): a check with a higher one was enqueued since, and stats counts again.';
 
 COMMENT ON TABLE prescient.pending_figure IS
   'Pending checks by when they are due, by job class: per slot for the 1 000 slots after the current one, then per hour up to a day ahead, per day up to a year, and the rest in one bucket. Counted with queue_figures; the dashboard''s future view.';

@@ -3,10 +3,13 @@
 #include <soci/soci.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -255,6 +258,60 @@ TEST_CASE("daemon --metrics-addr serves Prometheus metrics over HTTP while it fi
   const ProcessResult bad = run_prescient(with_db({"daemon", "--metrics-addr", "localhost"}, url));
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("invalid --metrics-addr 'localhost'"));
+}
+
+namespace {
+
+// Runs a bash script, its stdout and stderr captured apart (in files: bash alone, no pipes to juggle).
+ProcessResult run_bash(const std::string& script) {
+  const std::string base = "/tmp/prescient-bash-" + std::to_string(::getpid());
+  const std::string command = "bash -c '" + script + "' >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(command.c_str());
+  const auto read = [](const std::string& path) {
+    std::ifstream file(path);
+    std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    ::unlink(path.c_str());
+    return text;
+  };
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(base + ".out"), read(base + ".err")};
+}
+
+}  // namespace
+
+TEST_CASE("demo.sh's web_get reads the dashboard's /metrics with its Host header, and fails loudly otherwise") {
+  const std::string url = create_migrated_database(1);
+  const int port = free_loopback_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const pid_t daemon = start_prescient(with_db({"daemon", "--runner-id", "web-get-test", "--web-addr", address}, url));
+  bool serving = false;
+  for (int attempt = 0; attempt < 100 && !serving; ++attempt) {
+    serving = http_get(port, "/metrics").has_value();
+    if (!serving) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(serving);
+  const std::string lib = ". " + std::string(PRESCIENT_SOURCE_DIR) + "/scripts/lib/web_get.sh && ";
+
+  // What demo.sh used to send: no Host header, refused (DNS rebinding), which its `|| true` hid.
+  const ProcessResult bare = run_bash("exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
+                                      " && printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 && head -n 1 <&3");
+  CHECK_THAT(bare.out, Catch::StartsWith("HTTP/1.1 403"));
+
+  const ProcessResult metrics = run_bash(lib + "web_get " + address + " /metrics");
+  CHECK(metrics.exit_code == 0);
+  CHECK(metrics.err.empty());
+  CHECK_THAT(metrics.out, Catch::StartsWith("# HELP") && Catch::Contains("\nprescient_checks_claimed_total "));
+
+  const ProcessResult missing = run_bash(lib + "web_get " + address + " /no-such-page");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.out.empty());
+  CHECK_THAT(missing.err, Catch::StartsWith("web_get: GET http://" + address + "/no-such-page answered 'HTTP/1.1 404"));
+  CHECK(lines_of(missing.err).size() == 1);
+
+  REQUIRE(::kill(daemon, SIGTERM) == 0);
+  CHECK(wait_for(daemon) == 0);
+  const ProcessResult gone = run_bash(lib + "web_get " + address + " /metrics");
+  CHECK(gone.exit_code == 1);
+  CHECK(gone.err == "web_get: cannot connect to http://" + address + "/metrics\n");
 }
 
 TEST_CASE("events --follow ends with one line on bad input, never an abort, with its signal thread running") {

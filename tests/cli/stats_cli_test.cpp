@@ -58,3 +58,30 @@ TEST_CASE("stats counts pending, due, overdue, the next slots, recent outcomes a
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--slots must be between 1 and 1000, not 0"));
 }
+
+TEST_CASE("stats counts again when checks were enqueued since the figures, however young they are") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  const auto pending = [&] {
+    const ProcessResult r = run_prescient(with_db({"stats", "--json"}, url));
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out)["pending"].get<long long>();
+  };
+  CHECK(pending() == 0);  // counted now: the figures are young from here on
+  *db << "SELECT prescient.schedule_arrays(array_agg('noop'::text), array_agg('o'::text), array_agg(i::text),"
+         "                                 array_agg(now() + interval '1 hour'))"
+         "  FROM generate_series(1, 1000) i";
+  CHECK(pending() == 1000);
+  // Nothing enqueued since: the young figures serve, counted once (a later count would move counted_at).
+  std::string counted_at;
+  *db << "SELECT prescient.us(counted_at)::text FROM prescient.queue_figures", soci::into(counted_at);
+  CHECK(pending() == 1000);
+  std::string again;
+  *db << "SELECT prescient.us(counted_at)::text FROM prescient.queue_figures", soci::into(again);
+  CHECK(again == counted_at);
+  // A cancel (or a settlement) is not an enqueue: young figures stay as counted, as before.
+  *db << "SELECT prescient.cancel(p_id => (SELECT max(id) FROM prescient.future_job))";
+  CHECK(pending() == 1000);
+  *db << "SELECT prescient.schedule('noop', 'o', 'more' || i, now() + interval '1 hour') FROM generate_series(1, 2) i";
+  CHECK(pending() == 1001);
+}

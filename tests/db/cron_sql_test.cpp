@@ -29,14 +29,16 @@ using prescient::testing::Login;
 
 namespace {
 
-// A 1-minute grid.
+// A 1-minute grid, unless told another.
 struct Fixture {
-  std::string url = create_migrated_database(60);
-  std::unique_ptr<soci::session> owner = connect_to(url);
+  std::string url;
+  std::unique_ptr<soci::session> owner;
   ManualClock clock{parse_time("2026-11-21T10:00:30Z")};
   Registry registry;
 
-  Fixture() { register_builtin_jobs(registry); }
+  explicit Fixture(int slot_seconds = 60) : url(create_migrated_database(slot_seconds)), owner(connect_to(url)) {
+    register_builtin_jobs(registry);
+  }
 
   SlotReport fire(const char* at) { return fire(parse_time(at)); }
   SlotReport fire(TimePoint at) {
@@ -143,6 +145,37 @@ TEST_CASE("the SQL API used by prescient_client alone: add, bulk add, update, pa
   CHECK(denied(*db, "DELETE FROM prescient.cron_schedule"));
   CHECK(denied(*db, "UPDATE prescient.future_job SET next_check_at = now() WHERE job = 'cron'"));
   CHECK(denied(*db, "SELECT id FROM prescient.future_job WHERE job = 'cron' FOR UPDATE SKIP LOCKED"));
+}
+
+TEST_CASE("schedules added from SQL by a transaction that outlasts the next boundary are not overdue") {
+  // A 1-second grid. The adding transaction began at 10:00:00.9 (its now(), the default p_now) and commits
+  // after the runner fired 10:00:01: checks due then would be caught up by the sweep after the next slot
+  // as overdue, though no occurrence of theirs was due.
+  Fixture f(1);
+  CHECK(f.fire("2026-11-21T10:00:01Z").claimed == 0);
+  *f.owner << "SELECT prescient.cron_add_arrays(array_agg('s' || i), array_agg('*/5 * * * *'::text),"
+              "                                 p_now => '2026-11-21T10:00:00.9Z')"
+              "  FROM generate_series(1, 1000) i";
+  *f.owner << "SELECT prescient.cron_add('hourly', '@hourly', p_now => '2026-11-21T10:00:00.9Z')";
+  // A spec without a seconds field fires on whole minutes: the runner looks for the first occurrence at
+  // the next one, which the transaction did not outlast.
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.future_job"
+                           " WHERE job = 'cron' AND next_check_at = '2026-11-21T10:01:00Z'") == 1001);
+  CHECK(f.fire("2026-11-21T10:00:02Z").claimed == 0);
+  CHECK(f.sweep(parse_time("2026-11-21T10:00:02.5Z")).claimed == 0);  // the daemon's sweep after the slot
+  CHECK(f.fire("2026-11-21T10:01:00Z").claimed == 1001);              // the look-ups: nothing fires yet
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.event") == 0);
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.future_job"
+                           " WHERE job = 'cron' AND next_check_at = '2026-11-21T10:05:00Z'") == 1000);
+  CHECK(f.fire("2026-11-21T10:05:00Z").claimed == 1000);  // the first occurrence, on time
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.event") == 1000);
+  CHECK(f.sweep(parse_time("2026-11-21T10:05:00.5Z")).claimed == 0);
+
+  // A spec that may fire at any second (6 fields, @every, @at) is still looked at the next boundary.
+  *f.owner << "SELECT prescient.cron_add('every', '@every 10s', p_now => '2026-11-21T10:05:00.2Z')";
+  *f.owner << "SELECT prescient.cron_add('seconds', '*/10 * * * * *', p_now => '2026-11-21T10:05:00.2Z')";
+  CHECK(count_of(*f.owner, "SELECT count(*) FROM prescient.future_job"
+                           " WHERE job = 'cron' AND next_check_at = '2026-11-21T10:05:01Z'") == 2);
 }
 
 TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by position and field") {

@@ -103,14 +103,15 @@ TEST_CASE("queue figures are counted once per period by one session; readers in 
   auto db = connect_to(url);
   const TimePoint t = parse_time("2030-01-01T10:00:20Z");
   schedule(*db, "noop", "k1", "2030-01-01T10:05:00Z", "2030-01-01T09:50:00Z");
-  REQUIRE(refresh_queue_figures(*db, t, Micros{0}));
   schedule(*db, "noop", "k2", "2030-01-01T10:05:00Z", "2030-01-01T09:50:00Z");
+  REQUIRE(refresh_queue_figures(*db, t, Micros{0}));
+  *db << "SELECT prescient.cancel(max(id)) FROM prescient.future_job";  // a change, not an enqueue
 
   // Younger than the period: nobody counts; stats shows the figures as of their time.
   CHECK_FALSE(refresh_queue_figures(*db, t + std::chrono::seconds{59}));
   const QueueStats read = queue_stats(*db, t + std::chrono::seconds{30}, 5);
   CHECK(read.counted_at == t);
-  CHECK(read.pending == 1);
+  CHECK(read.pending == 2);
 
   // Another session counting holds the lock: this one leaves it to it and counts nothing.
   auto other = connect_to(url);
@@ -122,7 +123,16 @@ TEST_CASE("queue figures are counted once per period by one session; readers in 
   // Older than the period: counted again.
   const QueueStats later = queue_stats(*db, t + std::chrono::seconds{61}, 5);
   CHECK(later.counted_at == t + std::chrono::seconds{61});
-  CHECK(later.pending == 2);
+  CHECK(later.pending == 1);
+
+  // A check enqueued since the count (a higher id than it saw): stats counts again, however young the
+  // figures; the daemons' refresher goes by their age alone.
+  schedule(*db, "noop", "k3", "2030-01-01T10:05:00Z", "2030-01-01T10:01:00Z");
+  CHECK_FALSE(refresh_queue_figures(*db, t + std::chrono::seconds{62}));
+  const QueueStats enqueued = queue_stats(*db, t + std::chrono::seconds{63}, 5);
+  CHECK(enqueued.counted_at == t + std::chrono::seconds{63});
+  CHECK(enqueued.pending == 2);
+  CHECK(queue_stats(*db, t + std::chrono::seconds{64}, 5).counted_at == t + std::chrono::seconds{63});
 
   // A daemon's refresher keeps them young: it counts within a quarter of the period of its start.
   ManualClock clock(t + std::chrono::hours{1});

@@ -76,8 +76,10 @@ bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age = kF
 void refresh_queue_figures_before_serving(soci::session& db, TimePoint now);
 
 // REQUIRES a migrated database; 1 <= slots_ahead <= 1000. Counts the figures first when they are older
-// than max_age. Micros::max(): only when they were never counted (waiting for a session counting them
-// then); throws DatabaseError when this role may not count them.
+// than max_age, or when a check was enqueued since they were counted (a higher id than the newest they
+// saw: a bulk enqueue shows at once; a cancel or a settlement waits for max_age). Micros::max(): only when
+// they were never counted (waiting for a session counting them then); throws DatabaseError when this role
+// may not count them.
 QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros max_age = kFiguresMaxAge);
 
 // As `prescient stats --json` prints it (and the dashboard's /api/stats serves it).

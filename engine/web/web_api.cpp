@@ -4,12 +4,14 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "prescient/checks.hpp"
 #include "prescient/job_classes.hpp"
 #include "prescient/client.hpp"
 #include "prescient/database.hpp"
+#include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/flow_limits.hpp"
 #include "prescient/queue_stats.hpp"
@@ -177,6 +179,9 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                FlowLimits limits(db);
                send_json(response, {{"limits", array_of(limits.list())}, {"deferrals", array_of(limits.figures())}});
              }));
+  server.Get("/api/jobs", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               send_json(response, array_of(job_class_listing(db)));
+             }));
   server.Get("/api/dead-letters/count", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::int64_t matching = Checks(db).count_dead_letters(param(request, "job"), c->clock.now() - kDeadLetterDays,
                                                                            kDeadLetterCountBound);
@@ -330,7 +335,73 @@ void add_limit_actions(httplib::Server& server, const std::shared_ptr<const ApiC
               }));
 }
 
+// The body of POST /api/jobs/NAME/policy as a change: the syntax is judged here, each refusal one line naming
+// the value; the values' rules (ranges, backoff_max against backoff) are prescient.set_job_policy's.
+JobPolicyChange policy_change_of(const nlohmann::json& body) {
+  static const std::vector<std::string> kFields{"max_checks", "max_attempts", "backoff", "backoff_max", "timeout"};
+  JobPolicyChange change;
+  for (const auto& [name, value] : body.items()) {
+    if (name != "clear" && std::find(kFields.begin(), kFields.end(), name) == kFields.end()) {
+      throw InvalidInput("unknown field '" + name + "': give max_checks, max_attempts, backoff, backoff_max, timeout or clear");
+    }
+  }
+  // A whole number, as a JSON integer or its text (a form's field as typed).
+  const auto whole = [&](const std::string& name) -> std::optional<int> {
+    if (!body.contains(name) || body[name].is_null()) return std::nullopt;
+    const nlohmann::json& value = body[name];
+    if (name == "max_checks" && value == "unlimited") return 0;
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    int number = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if ((!value.is_string() && !value.is_number_integer()) || text.empty() || error != std::errc{} ||
+        end != text.data() + text.size()) {
+      throw InvalidInput(name + " '" + text + "' is not a whole number" +
+                         (name == "max_checks" ? " (or unlimited)" : ""));
+    }
+    return number;
+  };
+  // A duration as prescient writes them ("30s", "1h30m"); its sign is SQL's to judge, as `jobs set`'s.
+  const auto duration = [&](const std::string& name) -> std::optional<std::chrono::seconds> {
+    if (!body.contains(name) || body[name].is_null()) return std::nullopt;
+    if (!body[name].is_string()) throw InvalidInput(name + " " + body[name].dump() + " is not a duration: write it as \"30s\"");
+    try {
+      return parse_signed_duration(body[name].get<std::string>());
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(name + ": " + e.what());
+    }
+  };
+  change.max_checks = whole("max_checks");
+  change.max_attempts = whole("max_attempts");
+  change.backoff = duration("backoff");
+  change.backoff_max = duration("backoff_max");
+  change.timeout = duration("timeout");
+  if (body.contains("clear") && !body["clear"].is_null()) {
+    if (!body["clear"].is_array()) throw InvalidInput("\"clear\" must be a list of field names");
+    for (const nlohmann::json& field : body["clear"]) {
+      if (!field.is_string()) throw InvalidInput("\"clear\" must be a list of field names, not " + field.dump());
+      change.clear.push_back(field.get<std::string>());
+    }
+  }
+  if (!change.max_checks && !change.max_attempts && !change.backoff && !change.backoff_max && !change.timeout &&
+      change.clear.empty()) {
+    throw InvalidInput("nothing to set: give max_checks, max_attempts, backoff, backoff_max, timeout or clear");
+  }
+  return change;
+}
+
+// A class's policy (the Jobs page's form; `prescient jobs set`): a refusal is set_job_policy's one line.
+void add_job_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
+  server.Post("/api/jobs/(.+)/policy", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const std::string job = request.matches[1].str();
+                const JobPolicyChange change = policy_change_of(body_of(request));
+                const JobClassRow row = set_job_policy(db, job, change, c->who(request), c->clock.now());
+                log_action(c->who(request), "set the policy of job class " + job + ": " + to_json(row).dump());
+                send_json(response, to_json(row));
+              }));
+}
+
 void add_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
+  add_job_actions(server, c);
   add_check_actions(server, c);
   add_dead_letter_actions(server, c);
   add_schedule_actions(server, c);

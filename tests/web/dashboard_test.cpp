@@ -6,6 +6,7 @@
 #include <soci/soci.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <regex>
@@ -358,6 +359,13 @@ TEST_CASE("the dashboard read-only: no button, and an action refused even with t
   CHECK(status == 403);
   browser.open(web.base() + "/dead-letters");
   CHECK(browser.eval("document.querySelectorAll('[data-action=retry]').length") == 0);
+  browser.open(web.base() + "/jobs");
+  CHECK(browser.eval("document.querySelectorAll('[data-table=jobs] tbody tr').length") ==
+        count_of(*db, "SELECT count(*) FROM prescient.job_class"));
+  CHECK(browser.eval("document.querySelectorAll('[data-form=policy]').length") == 0);
+  CHECK(browser.eval("fetch('/api/jobs/emit/policy', {method: 'POST', headers: {'X-CSRF-Token': document.querySelector("
+                     "'meta[name=\"csrf-token\"]').content}, body: '{\"max_attempts\": 2}'}).then(r => r.status)") == 403);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'emit' AND max_attempts IS NULL") == 1);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(id)) == 1);
 }
 
@@ -379,7 +387,8 @@ TEST_CASE("the dashboard read-only with the documented read-only role (docs/web.
     const long long id = count_of(*db, "SELECT min(id) FROM prescient.future_job");
     for (const std::string& path : std::vector<std::string>{"/api/stats", "/api/future?zoom=day", "/api/past", "/api/checks?job=emit",
                                    "/api/checks/" + std::to_string(id), "/api/dead-letters", "/api/dead-letters/count",
-                                   "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits"}) {
+                                   "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits",
+                                   "/api/jobs"}) {
       const auto [status, body] = get_json(client, path);
       INFO(path << ": " << body.dump());
       CHECK(status == 200);
@@ -673,4 +682,130 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
     CHECK(browser.eval("document.title") == "prescient");
     browser.screenshot(screenshot_path("check-pending.png"));
   }
+}
+
+TEST_CASE("the Jobs page: the class registry with each class's policy, set and cleared through its form") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  *db << "SELECT prescient.job_class_add('ship_py', true, 'test', now())";
+  *db << "SELECT prescient.job_class_add(:job, true, 'test', now())", soci::use(kHostileKey);
+  *db << "SELECT 1 FROM prescient.set_job_policy('ship_py', p_max_checks => 0)";
+  *db << "SELECT prescient.schedule('ship_py', 'order', '1', now() + interval '10 minutes')";
+  REQUIRE(run_prescient(with_db({"jobs", "pause", "ship_py", "--by", "ops"}, url)).exit_code == 0);
+  const WebProcess web(url);
+  httplib::Client client("127.0.0.1", web.port());
+
+  // The API: every row of the registry, by name, with its pause and its pending checks as counted.
+  const auto [status, classes] = get_json(client, "/api/jobs");
+  REQUIRE(status == 200);
+  json names = json::array();
+  for (const json& c : classes) names.push_back(c["name"]);
+  std::vector<std::string> expected;
+  soci::rowset<std::string> rows = (db->prepare << "SELECT job FROM prescient.job_class ORDER BY job COLLATE \"C\"");
+  for (const std::string& job : rows) expected.push_back(job);
+  CHECK(names == json(expected));
+  for (const char* built_in : {"command", "cron", "emit", "http", "noop"}) {
+    CHECK(std::find(names.begin(), names.end(), json(built_in)) != names.end());
+  }
+  const auto ship = std::find_if(classes.begin(), classes.end(), [](const json& c) { return c["name"] == "ship_py"; });
+  REQUIRE(ship != classes.end());
+  CHECK((*ship)["runs_in"] == "worker");
+  CHECK((*ship)["origin"] == "worker");
+  CHECK((*ship)["max_checks"] == 0);
+  CHECK((*ship)["max_attempts"].is_null());
+  CHECK((*ship)["paused"]["paused_by"] == "ops");
+  CHECK((*ship)["pending"] == 1);
+
+  Chromium browser;
+  const auto row = [](const std::string& name) {
+    return "[...document.querySelectorAll('[data-table=jobs] tbody tr')].find(r => r.dataset.name === " + json(name).dump() + ")";
+  };
+  const auto cell = [&](const std::string& name, const std::string& field) {
+    return browser.eval(row(name) + ".querySelector('[data-field=" + field + "]').textContent").get<std::string>();
+  };
+  const auto submit = [&](const std::string& name, const std::string& fields) {
+    browser.eval("(() => { const f = " + row(name) + ".querySelector('[data-form=policy]'); " + fields +
+                 " f.requestSubmit(); return true; })()");
+  };
+  const std::string not_set = "not set here: the class's own or the settings";
+  browser.open(web.base() + "/jobs");
+  CHECK(browser.eval("document.querySelectorAll('[data-table=jobs] tbody tr').length") ==
+        count_of(*db, "SELECT count(*) FROM prescient.job_class"));
+  CHECK(cell("emit", "runs_in") == "runner");
+  CHECK(cell("emit", "origin") == "built-in");
+  CHECK(cell("ship_py", "runs_in") == "worker");
+  CHECK(cell("ship_py", "max_checks") == "0 (no limit)");
+  CHECK(cell("ship_py", "max_attempts") == not_set);
+  CHECK(cell("ship_py", "backoff") == not_set);
+  CHECK_THAT(cell("ship_py", "state"), Catch::StartsWith("paused ") && Catch::EndsWith(" by ops"));
+  CHECK(cell("emit", "state") == "active");
+  CHECK(cell("ship_py", "pending") == "1");
+  // A class named with markup is shown as its characters.
+  CHECK(cell(kHostileKey, "name") == kHostileKey);
+  CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
+  CHECK(browser.eval("document.title") == "prescient");
+  browser.screenshot(screenshot_path("jobs.png"));
+
+  // Set through the form: the row in the database, then the page.
+  submit("ship_py", "f.elements.max_attempts.value = '3'; f.elements.backoff.value = '1m'; f.elements.backoff_max.value = '1h';");
+  browser.wait_until(row("ship_py") + ".querySelector('[data-field=max_attempts]').textContent === '3'");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND max_checks = 0 AND max_attempts = 3"
+                      " AND backoff_seconds = 60 AND backoff_max_seconds = 3600 AND timeout_seconds IS NULL"
+                      " AND policy_updated_by = 'web'") == 1);
+  CHECK(cell("ship_py", "backoff") == "1m");
+  CHECK(cell("ship_py", "backoff_max") == "1h");
+  CHECK(cell("ship_py", "max_checks") == "0 (no limit)");
+
+  // A bad value: SQL's refusal shown, nothing changed.
+  submit("ship_py", "f.elements.max_attempts.value = '0'; f.elements.timeout.value = '30s';");
+  browser.wait_until("document.getElementById('toast').className.includes('error')");
+  CHECK(text_of(browser, "#toast") == "max_attempts 0 is under 1");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND max_attempts = 3"
+                      " AND timeout_seconds IS NULL") == 1);
+
+  // Clear a field: the class's own policy or the settings decide it again.
+  browser.open(web.base() + "/jobs");
+  submit("ship_py", "f.elements.clear_backoff_max.checked = true;");
+  browser.wait_until(row("ship_py") + ".querySelector('[data-field=backoff_max]').textContent === " + json(not_set).dump());
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND backoff_max_seconds IS NULL"
+                      " AND backoff_seconds = 60 AND max_attempts = 3") == 1);
+
+  // The class named with markup: its name goes in the route's path, encoded.
+  submit(kHostileKey, "f.elements.max_checks.value = 'unlimited'; f.elements.timeout.value = '30s';");
+  browser.wait_until(row(kHostileKey) + ".querySelector('[data-field=timeout]').textContent === '30s'");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = '" + std::regex_replace(kHostileKey, std::regex("'"), "''") +
+                      "' AND max_checks = 0 AND timeout_seconds = 30") == 1);
+  CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
+  CHECK(browser.eval("document.title") == "prescient");
+
+  // The route as other actions: refused without the page's token; bad input a 400 naming the value.
+  const std::string policy = "/api/jobs/ship_py/policy";
+  CHECK(client.Post(policy, R"({"max_attempts": 4})", "application/json")->status == 403);
+  CHECK(client.Post(policy, {{"X-CSRF-Token", std::string(64, '0')}}, R"({"max_attempts": 4})", "application/json")->status == 403);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND max_attempts = 3") == 1);
+  const auto page = client.Get("/");
+  std::smatch found;
+  REQUIRE(std::regex_search(page->body, found, std::regex("name=\"csrf-token\" content=\"([0-9a-f]{64})\"")));
+  const httplib::Headers token{{"X-CSRF-Token", found[1]}};
+  const auto refused = [&](const std::string& body) {
+    const auto answer = client.Post(policy, token, body, "application/json");
+    REQUIRE(answer);
+    CHECK(answer->status == 400);
+    return json::parse(answer->body)["error"].get<std::string>();
+  };
+  CHECK(refused(R"({"max_attempts": 2.5})") == "max_attempts '2.5' is not a whole number");
+  CHECK(refused(R"({"max_checks": "lots"})") == "max_checks 'lots' is not a whole number (or unlimited)");
+  CHECK_THAT(refused(R"({"backoff": "soon"})"), Catch::StartsWith("backoff: invalid duration 'soon'"));
+  CHECK(refused(R"({"backoff_max": "30s"})") == "backoff_max 30s is under the backoff 1m");
+  CHECK(refused(R"({"clear": ["colour"]})") ==
+        "cannot clear 'colour': the fields are max_checks, max_attempts, backoff, backoff_max and timeout");
+  CHECK(refused("{}") == "nothing to set: give max_checks, max_attempts, backoff, backoff_max, timeout or clear");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND max_attempts = 3"
+                      " AND backoff_seconds = 60") == 1);
+  const auto unknown = client.Post("/api/jobs/nope/policy", token, R"({"max_attempts": 2})", "application/json");
+  CHECK(unknown->status == 404);
+  const auto set = client.Post(policy, token, R"({"max_attempts": 4, "clear": ["backoff"]})", "application/json");
+  REQUIRE(set->status == 200);
+  CHECK(json::parse(set->body)["max_attempts"] == 4);
+  CHECK(json::parse(set->body)["backoff"].is_null());
 }

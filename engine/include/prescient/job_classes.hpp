@@ -45,11 +45,23 @@ struct JobPolicyChange {
   std::vector<std::string> clear;  // of max_checks, max_attempts, backoff, backoff_max, timeout
 };
 
+// A row with what the dashboard's Jobs page shows beside it: whether runners take none of its checks (paused
+// with `prescient jobs pause`), and its pending checks as the queue's figures last counted them (null when
+// they were never counted).
+struct JobClassListing {
+  JobClassRow row;
+  std::optional<TimePoint> paused_at;
+  std::optional<std::string> paused_by;
+  std::optional<long long> pending;
+};
+
 // A runner at its start: declares every class of `registry` (built-ins and plugins), seen now. Returns how
 // many were new to the database.
 int declare_job_classes(soci::session& db, const Registry& registry, const std::string& by, TimePoint now);
 // Every row, by name.
 std::vector<JobClassRow> job_classes(soci::session& db);
+// Every row, by name, with its pause and its counted pending checks.
+std::vector<JobClassListing> job_class_listing(soci::session& db);
 // The row of `job`, or nothing when the registry has none.
 std::optional<JobClassRow> job_class(soci::session& db, const std::string& job);
 // Declares `job` ahead of its runner, or as run by workers: "added", or "known" when it was a row already.
@@ -61,5 +73,7 @@ JobClassRow set_job_policy(soci::session& db, const std::string& job, const JobP
                            const std::string& by, TimePoint now);
 
 nlohmann::json to_json(const JobClassRow& row);
+// to_json(row) with "paused" (null, or {"paused_at", "paused_by"}) and "pending" (null: never counted).
+nlohmann::json to_json(const JobClassListing& listing);
 
 }  // namespace prescient

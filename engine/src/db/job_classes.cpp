@@ -71,6 +71,26 @@ std::vector<JobClassRow> job_classes(soci::session& db) {
   return out;
 }
 
+std::vector<JobClassListing> job_class_listing(soci::session& db) {
+  // USING (job): the columns' unqualified job is the class's. The pending figures are a few rows per class.
+  const pq::Result rows = pq::exec(
+      native_connection(db), "cannot read the job classes",
+      std::string("SELECT ") + kColumns +
+          ", prescient.us(p.paused_at), p.paused_by,"
+          " CASE WHEN EXISTS (SELECT 1 FROM prescient.queue_figures) THEN"
+          "   (SELECT coalesce(sum(f.checks), 0) FROM prescient.pending_figure f WHERE f.job = job_class.job) END"
+          " FROM prescient.job_class LEFT JOIN prescient.paused_job p USING (job) ORDER BY job COLLATE \"C\"");
+  std::vector<JobClassListing> out;
+  out.reserve(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out.push_back({.row = row_of(rows, r),
+                   .paused_at = rows.optional_time(r, 13),
+                   .paused_by = rows.optional_text(r, 14),
+                   .pending = rows.optional_integer(r, 15)});
+  }
+  return out;
+}
+
 std::optional<JobClassRow> job_class(soci::session& db, const std::string& job) {
   const pq::Result rows = pq::exec(native_connection(db), "cannot read the job class",
                                    std::string("SELECT ") + kColumns + " FROM prescient.job_class WHERE job = $1", {job});
@@ -122,6 +142,15 @@ nlohmann::json to_json(const JobClassRow& row) {
           {"timeout", duration(row.timeout)},
           {"policy_updated_at", time(row.policy_updated_at)},
           {"policy_updated_by", row.policy_updated_by ? nlohmann::json(*row.policy_updated_by) : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json to_json(const JobClassListing& listing) {
+  nlohmann::json out = to_json(listing.row);
+  out["paused"] = listing.paused_at
+                      ? nlohmann::json{{"paused_at", format_time(*listing.paused_at)}, {"paused_by", *listing.paused_by}}
+                      : nlohmann::json(nullptr);
+  out["pending"] = listing.pending ? nlohmann::json(*listing.pending) : nlohmann::json(nullptr);
+  return out;
 }
 
 }  // namespace prescient

@@ -424,6 +424,64 @@ async function limits() {
     r.deferrals.length ? deferred : el('p', { class: 'muted' }, 'No check deferred yet.'));
 }
 
+// The class registry (prescient.job_class): each class, where it runs, whether it is paused, its pending
+// checks (as last counted) and the policy set for it here; a form per class sets or clears that policy
+// (prescient.set_job_policy's rules: a refusal is its one line, shown as it comes).
+const policyFields = ['max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout'];
+
+async function jobs() {
+  const rows = await api('/api/jobs');
+  const notSet = "not set here: the class's own or the settings";
+  const shown = (j, key) => (j[key] === null ? null
+    : key === 'max_checks' && j[key] === 0 ? '0 (no limit)'
+      : key === 'max_checks' || key === 'max_attempts' ? number(j[key]) : j[key]);
+  const policyCell = (j, key) => (shown(j, key) === null ? el('td', { class: 'muted', 'data-field': key }, notSet)
+    : el('td', { 'data-field': key }, shown(j, key)));
+  const formOf = (j) => {
+    const form = el('form', { class: 'search', 'data-form': 'policy' },
+      policyFields.map((key) => el('label', {}, key,
+        el('input', { name: key, size: 8, placeholder: key === 'max_checks' ? 'N or unlimited'
+          : key === 'max_attempts' ? 'N' : '30s' }),
+        el('span', { class: 'muted' }, el('input', { name: `clear_${key}`, type: 'checkbox', 'aria-label': `clear ${key}` }), 'clear'))),
+      el('button', { class: 'primary', type: 'submit', 'data-action': 'set-policy' }, 'Set'));
+    form.onsubmit = async (event) => {
+      event.preventDefault();
+      const body = { clear: [] };
+      for (const key of policyFields) {
+        const value = form.elements[key].value.trim();
+        if (form.elements[`clear_${key}`].checked) body.clear.push(key);
+        else if (value !== '') body[key] = value;  // as typed: the server judges it and names it if bad
+      }
+      try {
+        await act(`/api/jobs/${encodeURIComponent(j.name)}/policy`, body);
+        toast(`Job class ${j.name}: policy set`);
+        await jobs();
+      } catch (e) { toast(e.message, true); }
+    };
+    return el('details', {}, el('summary', {}, 'Set policy'), form);
+  };
+  const table = el('table', { 'data-table': 'jobs' },
+    el('thead', {}, el('tr', {}, ['class', 'runs in', 'origin', 'declared', 'seen', 'state', 'pending',
+      ...policyFields, 'policy set', ''].map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.map((j) => el('tr', { 'data-name': j.name, 'data-paused': j.paused ? 'yes' : 'no' },
+      el('td', { class: 'mono', 'data-field': 'name' }, j.name), el('td', { 'data-field': 'runs_in' }, j.runs_in),
+      el('td', { 'data-field': 'origin' }, j.origin),
+      el('td', { 'data-field': 'declared' }, `${shortTime(j.declared_at)} by ${j.declared_by}`),
+      el('td', { 'data-field': 'seen_at' }, shortTime(j.seen_at)),
+      el('td', { 'data-field': 'state', class: j.paused ? 'bad' : null },
+        j.paused ? `paused ${shortTime(j.paused.paused_at)} by ${j.paused.paused_by}` : 'active'),
+      el('td', { class: 'num', 'data-field': 'pending' }, j.pending === null ? '—' : number(j.pending)),
+      policyFields.map((key) => policyCell(j, key)),
+      el('td', { class: 'muted', 'data-field': 'policy_updated' },
+        j.policy_updated_at ? `${shortTime(j.policy_updated_at)} by ${j.policy_updated_by}` : '—'),
+      el('td', {}, config.read_only ? null : formOf(j))))));
+  page('Jobs',
+    el('p', { class: 'muted' }, 'The class registry: the classes this database knows (enqueue refuses any other). '
+      + 'A policy set here comes before the class\'s own (C++) policy, the config file and the settings; '
+      + 'max_checks 0 is no limit. Pending is as the figures were last counted.'),
+    rows.length ? table : el('p', { class: 'muted' }, 'No job class is registered.'));
+}
+
 async function deadLetters() {
   const query = params();
   const search = new URLSearchParams();
@@ -604,6 +662,7 @@ async function route() {
     else if (path.startsWith('/schedules/')) await schedule(decodeURIComponent(path.slice('/schedules/'.length)));
     else if (path === '/events') await events();
     else if (path === '/limits') await limits();
+    else if (path === '/jobs') await jobs();
     else await overview();
     document.body.dataset.ready = 'true';
   } catch (e) {

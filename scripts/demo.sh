@@ -38,6 +38,9 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "prescient migrate --slot 1s   (a 1-second grid so the demo plays out in seconds; real use: 1m or 15m)"
 "$prescient" migrate --slot 1s
 
+step "prescient jobs add order_unshipped   (the plugin's class, declared ahead of the daemon that loads it)"
+"$prescient" jobs add order_unshipped
+
 step "The shop: 200 orders, none shipped yet"
 sql -c "CREATE SCHEMA shop" \
     -c "CREATE TABLE shop.orders (id bigint PRIMARY KEY, placed_at timestamptz NOT NULL DEFAULT now(), shipped_at timestamptz)" \

@@ -19,6 +19,7 @@
 #include "prescient/client.hpp"
 #include "prescient/database.hpp"
 #include "prescient/flow_limits.hpp"
+#include "prescient/job_classes.hpp"
 #include "prescient/slot_runner.hpp"
 
 using namespace prescient;
@@ -157,6 +158,8 @@ int main(int argc, char** argv) {
     registry.add("one_refused", [] { return std::make_unique<OneInAThousandRefused>(); });
     add_lateness_classes(registry);
     auto db = connect(url);
+    // As a runner does at its start: the classes it runs are known to the database, so enqueue takes them.
+    declare_job_classes(*db, registry, "prescient_bench", SystemClock().now());
     if (wanted("enqueue")) {
       const long singles = std::min(n, 5000L);
       for (const int threads : {1, 16}) {

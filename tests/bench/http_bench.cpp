@@ -8,6 +8,7 @@
 #include "bench_support.hpp"
 #include "builtin_jobs.hpp"
 #include "prescient/clock.hpp"
+#include "prescient/job_classes.hpp"
 #include "prescient/registry.hpp"
 #include "prescient/slot_runner.hpp"
 
@@ -45,6 +46,7 @@ void http(const std::string& url, soci::session& db, long n, int reps) {
   Registry registry;
   register_builtin_jobs(registry, {.commands_dir = std::nullopt, .http_targets = targets});
   registry.add("leased_noop", [] { return std::make_unique<LeasedNoop>(); });
+  declare_job_classes(db, registry, "prescient_bench", SystemClock().now());  // as a runner does at its start
   for (const auto& [job, workers] : std::vector<std::pair<const char*, int>>{{"leased_noop", 1}, {"leased_noop", 2},
                                                                             {"http", 1}, {"http", 2}}) {
     const std::string measure = std::string(job) == "http" ? "http checks (receiver answers 204), " +

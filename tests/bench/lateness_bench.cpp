@@ -11,6 +11,7 @@
 #include "prescient/clock.hpp"
 #include "prescient/daemon.hpp"
 #include "prescient/database.hpp"
+#include "prescient/job_classes.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient::bench {
@@ -47,6 +48,7 @@ void lateness(const std::string& url, const Registry& registry, int slots, long 
   auto db = connect(url);
   reset(*db);
   SystemClock clock;
+  declare_job_classes(*db, registry, "prescient_bench", clock.now());  // as a runner does at its start
   SystemWaiter waiter(clock);
   Daemon daemon({.database_url = url, .runner_id = "bench-daemon", .workers = 2}, registry, clock, waiter);
   std::thread running([&] { daemon.run(); });

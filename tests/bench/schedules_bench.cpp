@@ -45,7 +45,7 @@ void single_sql_adds(const std::string& url, long count, int sessions) {
 }
 
 // `count` schedules `@every 1m` through Schedules::add_many, `per_call` a call, one session.
-void bulk_adds(soci::session& db, const Clock& clock, const Registry& registry, long count, long per_call,
+void bulk_adds(soci::session& db, const Clock& clock, long count, long per_call,
                const std::string& prefix = "bulk-") {
   Schedules schedules(db, clock);
   std::vector<ScheduleDefinition> chunk;
@@ -67,7 +67,7 @@ void schedules(const std::string& url, soci::session& db, const Registry& regist
   reset(db);
   // Created a minute before the bench slot, so the first occurrence is the bench slot itself.
   ManualClock clock(bench_slot() - std::chrono::minutes{1});
-  bulk_adds(db, clock, registry, count, 10000, "every-minute-");
+  bulk_adds(db, clock, count, 10000, "every-minute-");
   db << "VACUUM ANALYZE prescient.future_job";
   db << "VACUUM ANALYZE prescient.cron_schedule";
   db << "CHECKPOINT";
@@ -87,7 +87,7 @@ void schedules(const std::string& url, soci::session& db, const Registry& regist
            count, r.seconds, {{"events", r.events}, {"runner_rss_mib", resident_kib() / 1024}});
   }
   // After the firings, so the figures above are of the `count` schedules alone.
-  bulk_adds(db, clock, registry, std::min(count, 100000L), 1000);
+  bulk_adds(db, clock, std::min(count, 100000L), 1000);
   const long singles = std::min(count, 20000L);
   for (const int sessions : {1, 4, 16}) single_sql_adds(url, singles, sessions);
 }

@@ -207,6 +207,7 @@ TEST_CASE("PostgreSQL restarted under running daemons: they back off, reconnect 
 
   const long checks = soak() ? 10000 : 1500;
   auto db = connect_to(url);
+  declare_test_classes(*db);
   create_ledger(*db);
   schedule_spread(*db, checks, 6);
   db.reset();

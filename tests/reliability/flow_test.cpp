@@ -107,6 +107,7 @@ TEST_CASE("flow: a rate holds across 4 daemons and a PostgreSQL restart; other t
   set_limit(cluster.url, {"crm", "--key", "payload.tenant", "--value", "crm", "--rate", "200/s"});
   const long first = soak() ? 10000 : 1400, second = soak() ? 2000 : 400;
   auto db = connect_to(cluster.url);
+  declare_test_classes(*db);
   create_ledger(*db);
   const TimePoint herd = seconds_ahead(3);
   schedule_herd(*db, first, "crm", herd);

@@ -234,6 +234,7 @@ TEST_CASE("failover under 3 daemons on a multi-host URL: every check settled onc
     // Synchronous replication: nothing the primary acknowledged is missing on the standby (with
     // asynchronous replication the last commits can be, docs/operations.md says what that means).
     auto db = connect_to(primary.url());
+    declare_test_classes(*db);
     *db << "ALTER SYSTEM SET synchronous_standby_names = '*'";
     // Short leases (with --batch-deadline 1s below: about a minute, most of it the runner's margin), so
     // a slow check whose lease died with the old primary's sessions is rescued within the test.

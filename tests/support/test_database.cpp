@@ -69,6 +69,17 @@ constexpr const char* kTestClasses =
     "one_refused,quick,recorded,recorder,scripted,sleeper,sleepy,slow_ledger,stamp,stuck,throws,timed,writer,"
     "zero_timeout}";
 
+}  // namespace
+
+void declare_test_classes(soci::session& db) {
+  const std::string classes = kTestClasses;
+  db << "SELECT prescient.declare_job_classes(x.c, array_fill('tests'::text, ARRAY[cardinality(x.c)]),"
+        " 'test template') FROM (SELECT CAST(:classes AS text[]) AS c) x",
+      soci::use(classes);
+}
+
+namespace {
+
 // The schema this binary migrates to, as a fingerprint of its migration and function files, and the
 // month (migrate makes the history's partitions around it): a template made by an older build or in an
 // earlier month (a developer's long-lived cluster) is never taken for the current one.
@@ -101,10 +112,7 @@ std::string migrated_template(long long slot_seconds) {
     {
       auto db = connect(with_connection_option(admin_url(), "dbname", partial));
       migrate(*db, std::chrono::seconds{slot_seconds});
-      const std::string classes = kTestClasses;
-      *db << "SELECT prescient.declare_job_classes(x.c, array_fill('tests'::text, ARRAY[cardinality(x.c)]),"
-             " 'test template') FROM (SELECT CAST(:classes AS text[]) AS c) x",
-          soci::use(classes);
+      declare_test_classes(*db);
     }
     *admin << "ALTER DATABASE " + partial + " RENAME TO " + name;
     *admin << "ALTER DATABASE " + name + " WITH IS_TEMPLATE true ALLOW_CONNECTIONS false";

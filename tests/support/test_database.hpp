@@ -16,6 +16,9 @@ std::string create_empty_database();
 
 // A new database with every migration applied at the given slot resolution (seconds).
 std::string create_migrated_database(long long slot_seconds = 60);
+// Declares the job classes the tests' registries and test plugins register, as a runner with them would
+// at its start: what a database made by create_migrated_database has, for one a test migrated itself.
+void declare_test_classes(soci::session& db);
 
 // The URL with one connection option set (as a key=value string; the test URLs hold no quotes).
 std::string with_connection_option(const std::string& url, const std::string& keyword, const std::string& value);

@@ -129,10 +129,11 @@ ExitCode list_classes(const Invocation& in) {
                      row ? optional_text(row->max_checks) : "-", row ? optional_text(row->max_attempts) : "-",
                      row ? optional_text(row->backoff) + (row->backoff_max ? ".." + optional_text(row->backoff_max) : "")
                          : "-",
-                     row ? optional_text(row->timeout) : "-", registry.contains(name) ? "yes" : "no"});
+                     row ? optional_text(row->timeout) : "-",
+                     registry.contains(name) ? registry.origin_of(name) : "no"});
   }
   if (in.json()) std::cout << out << "\n";
-  else print_table({"CLASS", "RUNS_IN", "ORIGIN", "SEEN_AT", "MAX_CHECKS", "MAX_ATTEMPTS", "BACKOFF", "TIMEOUT", "LOADED"},
+  else print_table({"CLASS", "RUNS_IN", "ORIGIN", "SEEN_AT", "MAX_CHECKS", "MAX_ATTEMPTS", "BACKOFF", "TIMEOUT", "LOADED_FROM"},
                    table);
   return kOk;
 }

@@ -19,7 +19,17 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer" | grep -q '2026-11-21T10:00:00Z'
 mkdir "$work/plugins"
 cp "$work/consumer/hello_job.so" "$work/plugins/"
-"$prefix/bin/prescient" jobs --plugins "$work/plugins" | grep -q '^hello .*hello_job.so'
+# `jobs` lists the database's class registry with the classes loaded here: a database of its own on the
+# tests' server, migrated by the installed CLI.
+server=${PRESCIENT_TEST_DATABASE_URL:?check_install.sh: run it through ctest from scripts/test.sh, which starts PostgreSQL}
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+name=prescient_install_$$
+"$pg_bin/psql" -q -X -v ON_ERROR_STOP=1 "$server" -c "CREATE DATABASE $name"
+trap '"$pg_bin/psql" -q -X "$server" -c "DROP DATABASE IF EXISTS $name" >/dev/null 2>&1; rm -rf "$work"' EXIT
+db="${server%%\?*}"
+db="${db%/*}/$name"
+"$prefix/bin/prescient" migrate --slot 1m --db "$db" >/dev/null
+"$prefix/bin/prescient" jobs --plugins "$work/plugins" --db "$db" | grep -q '^hello .*hello_job.so'
 
 # The bash completion and the man page, where bash-completion and man look for them.
 grep -q '^complete -o default -F _prescient prescient$' "$prefix/share/bash-completion/completions/prescient"

@@ -10,7 +10,6 @@
 #include <random>
 #include <thread>
 
-#include "builtin_jobs.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/errors.hpp"
@@ -26,7 +25,6 @@
 #include "test_database.hpp"
 
 using namespace prescient;
-using namespace prescient::jobs;
 using namespace prescient::core;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
@@ -34,15 +32,6 @@ using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 
 namespace {
-
-const Registry& builtins() {
-  static const Registry registry = [] {
-    Registry r;
-    register_builtin_jobs(r);
-    return r;
-  }();
-  return registry;
-}
 
 ScheduleRequest order_check(std::string key, std::chrono::seconds in = 3h) {
   return {.job = "noop", .entity_name = "orders", .entity_key = "42", .job_key = std::move(key), .in = in};

@@ -257,3 +257,36 @@ TEST_CASE("purge --history drops whole old months and keeps the recent rows; it 
   CHECK(nothing.exit_code == 2);
   CHECK_THAT(nothing.err, Catch::Contains("--history and/or --events"));
 }
+
+TEST_CASE("schedule with a check's own policy: flags and bulk lines set it; SQL's rules refuse a bad one") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  const ProcessResult one = run_prescient(with_db({"schedule", "--job", "noop", "--entity-name", "order", "--entity-key",
+                                                   "1", "--in", "1h", "--job-key", "own:1", "--max-checks", "unlimited",
+                                                   "--max-attempts", "3", "--backoff", "1m..1h"},
+                                                  url));
+  INFO(one.err);
+  REQUIRE(one.exit_code == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'own:1' AND max_checks = 0"
+                      " AND max_attempts = 3 AND backoff_seconds = 60 AND backoff_max_seconds = 3600") == 1);
+  const std::string lines =
+      R"({"job": "noop", "entity_name": "order", "entity_key": "2", "in": "1h", "job_key": "own:2", "max_checks": 2})"
+      "\n"
+      R"({"job": "noop", "entity_name": "order", "entity_key": "3", "in": "1h", "job_key": "own:3"})"
+      "\n";
+  REQUIRE(run_prescient(with_db({"schedule", "--file", "-"}, url), {}, lines).exit_code == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'own:2' AND max_checks = 2") == 1);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'own:3' AND max_checks IS NULL") == 1);
+
+  const ProcessResult bad = run_prescient(with_db({"schedule", "--job", "noop", "--entity-name", "order", "--entity-key",
+                                                   "4", "--in", "1h", "--job-key", "own:4", "--max-attempts", "0"},
+                                                  url));
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("max_attempts 0 is under 1"));
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'own:4'") == 0);
+  const ProcessResult syntax = run_prescient(with_db({"schedule", "--job", "noop", "--entity-name", "order",
+                                                      "--entity-key", "5", "--in", "1h", "--max-checks", "lots"},
+                                                     url));
+  CHECK(syntax.exit_code == 2);
+  CHECK_THAT(syntax.err, Catch::Contains("'lots' is not a whole number"));
+}

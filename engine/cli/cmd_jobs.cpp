@@ -64,16 +64,12 @@ std::string optional_text(const std::optional<std::chrono::seconds>& v) { return
 ExitCode set_policy(const Invocation& in) {
   const std::string job = target_of("set", in);
   if (auto problem = text_problem("the job class", job)) throw InvalidInput(*problem);
-  JobPolicyChange change;
-  if (in.has("max-checks")) change.max_checks = in.parsed("max-checks", max_checks_syntax);
-  if (in.has("max-attempts")) {
-    change.max_attempts = in.parsed("max-attempts", [](std::string_view t) { return whole_number_syntax(t, "max_attempts"); });
-  }
-  if (in.has("backoff")) {
-    const Backoff backoff = in.parsed("backoff", backoff_syntax);
-    change.backoff = backoff.first;
-    change.backoff_max = backoff.most;
-  }
+  // --max-checks, --max-attempts and --backoff read as schedule reads a check's own.
+  const JobPolicy flags = check_policy_of(in);
+  JobPolicyChange change{.max_checks = flags.max_checks,
+                         .max_attempts = flags.max_attempts,
+                         .backoff = flags.backoff,
+                         .backoff_max = flags.backoff_max};
   if (in.has("timeout")) change.timeout = parse_signed_duration(in.get<std::string>("timeout"));
   if (in.has("clear")) {
     const std::string list = in.get<std::string>("clear");

@@ -1,6 +1,7 @@
 #include "policy_options.hpp"
 
 #include <charconv>
+#include <optional>
 
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
@@ -8,14 +9,22 @@
 namespace prescient::cli {
 namespace {
 
-int whole_number(std::string_view text, int low, int high, const char* what) {
+// The whole number `text` is, or nothing.
+std::optional<int> whole_number_of(std::string_view text) {
   int value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// A whole number within [low, high]; anything else is refused naming the range.
+int whole_number_within(std::string_view text, int low, int high, const char* what) {
+  const std::optional<int> value = whole_number_of(text);
+  if (!value || *value < low || *value > high) {
     throw InvalidInput("invalid " + std::string(what) + " '" + std::string(text) + "': use " + std::to_string(low) +
                        " to " + std::to_string(high));
   }
-  return value;
+  return *value;
 }
 
 std::chrono::seconds wait_of(std::string_view text, const char* what) {
@@ -26,15 +35,21 @@ std::chrono::seconds wait_of(std::string_view text, const char* what) {
   return wait;
 }
 
+// "D" or "D..MAX", each part read by `read(part, its name)`.
+template <class Read>
+Backoff backoff_of(std::string_view text, Read read) {
+  const std::size_t dots = text.find("..");
+  Backoff backoff{.first = read(text.substr(0, dots), "backoff")};
+  if (dots != std::string_view::npos) backoff.most = read(text.substr(dots + 2), "backoff ceiling");
+  return backoff;
+}
+
 }  // namespace
 
 int whole_number_syntax(std::string_view text, const char* what) {
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc{} || end != text.data() + text.size()) {
-    throw InvalidInput(std::string(what) + " '" + std::string(text) + "' is not a whole number");
-  }
-  return value;
+  const std::optional<int> value = whole_number_of(text);
+  if (!value) throw InvalidInput(std::string(what) + " '" + std::string(text) + "' is not a whole number");
+  return *value;
 }
 
 int max_checks_syntax(std::string_view text) {
@@ -42,10 +57,7 @@ int max_checks_syntax(std::string_view text) {
 }
 
 Backoff backoff_syntax(std::string_view text) {
-  const std::size_t dots = text.find("..");
-  Backoff backoff{.first = parse_signed_duration(text.substr(0, dots))};
-  if (dots != std::string_view::npos) backoff.most = parse_signed_duration(text.substr(dots + 2));
-  return backoff;
+  return backoff_of(text, [](std::string_view part, const char*) { return parse_signed_duration(part); });
 }
 
 void add_check_policy_options(po::options_description& desc) {
@@ -73,19 +85,15 @@ JobPolicy check_policy_of(const Invocation& in) {
 
 int parse_max_checks(std::string_view text) {
   if (text == "unlimited") return 0;
-  return whole_number(text, 1, 1000000, "max_checks (a number or unlimited)");
+  return whole_number_within(text, 1, 1000000, "max_checks (a number or unlimited)");
 }
 
-int parse_max_attempts(std::string_view text) { return whole_number(text, 1, 1000, "max_attempts"); }
+int parse_max_attempts(std::string_view text) { return whole_number_within(text, 1, 1000, "max_attempts"); }
 
 Backoff parse_backoff(std::string_view text) {
-  const std::size_t dots = text.find("..");
-  Backoff backoff{.first = wait_of(text.substr(0, dots), "backoff")};
-  if (dots != std::string_view::npos) {
-    backoff.most = wait_of(text.substr(dots + 2), "backoff ceiling");
-    if (*backoff.most < backoff.first) {
-      throw InvalidInput("invalid backoff '" + std::string(text) + "': the ceiling is shorter than the first wait");
-    }
+  const Backoff backoff = backoff_of(text, wait_of);
+  if (backoff.most && *backoff.most < backoff.first) {
+    throw InvalidInput("invalid backoff '" + std::string(text) + "': the ceiling is shorter than the first wait");
   }
   return backoff;
 }

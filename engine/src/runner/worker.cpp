@@ -292,7 +292,6 @@ class Worker::Impl {
                 .max_horizon = settings_.max_horizon,
                 .backoff = first_set(&JobPolicy::backoff, {registry, own, config}),
                 .backoff_max = first_set(&JobPolicy::backoff_max, {registry, own, config}).value_or(kMaxRetryBackoff)};
-    if (c.limits.backoff && *c.limits.backoff > c.limits.backoff_max) c.limits.backoff_max = *c.limits.backoff;
     c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, own, config}).value_or(settings_.job_timeout),
                          kMaxJobTimeout);
   }

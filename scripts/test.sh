@@ -52,6 +52,12 @@ ensure_locale test.sh de_DE.UTF-8
 # The dashboard's tests drive a real browser: Debian's headless Chromium. The http class's tests run the
 # receivers of docs/http.md as written, in Python and in Node.
 ensure_packages test.sh chromium fonts-liberation python3 nodejs pgbouncer
+# The worker clients (jobs/workers): Debian's psycopg 3 (for Debian's own python3), Go with pgx v4 (a
+# GOPATH build), JDK 17 with the PostgreSQL JDBC driver; Node's pg comes from npm, pinned in its lock file.
+ensure_packages test.sh python3-psycopg golang-go golang-github-jackc-pgx-v4-dev openjdk-17-jdk-headless \
+  libpostgresql-jdbc-java
+# Debian's nodejs has no npm (Debian's npm package brings it); a Node.js from elsewhere (NodeSource) does.
+command -v npm >/dev/null || ensure_packages test.sh npm
 
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-test.XXXXXX)/pg
 export PRESCIENT_PGDATA

@@ -240,6 +240,12 @@ CREATE INDEX future_job_job ON prescient.future_job USING btree (job, next_check
 CREATE UNIQUE INDEX future_job_job_key ON prescient.future_job USING btree (job_key) WHERE (job_key IS NOT NULL);
 
 --
+-- Name: future_job future_job_notify_workers; Type: TRIGGER; Schema: prescient; Owner: -
+--
+
+CREATE TRIGGER future_job_notify_workers AFTER INSERT ON prescient.future_job REFERENCING NEW TABLE AS new_checks FOR EACH STATEMENT EXECUTE FUNCTION prescient.notify_workers();
+
+--
 -- Name: TABLE future_job; Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -281,6 +287,7 @@ CREATE TABLE prescient.job_history (
     max_attempts integer,
     backoff_seconds bigint,
     backoff_max_seconds bigint,
+    result jsonb,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -443,6 +450,12 @@ COMMENT ON COLUMN prescient.job_history.backoff_seconds IS 'The check''s own fir
 COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own longest retry wait when it ended, in seconds.';
 
 --
+-- Name: COLUMN job_history.result; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.result IS 'What a worker kept with the finished check (any JSON, at most 64 KiB: prescient.worker_complete, docs/workers.md); NULL for the runner''s classes.';
+
+--
 -- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -543,6 +556,7 @@ CREATE TABLE prescient.job_history_default (
     max_attempts integer,
     backoff_seconds bigint,
     backoff_max_seconds bigint,
+    result jsonb,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -3850,6 +3864,27 @@ BEGIN
 END $$;
 
 --
+-- Name: flow_key(prescient.flow_limit, text, text, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.flow_key(p_limit prescient.flow_limit, p_job text, p_entity_name text, p_payload jsonb) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT k FROM (
+    SELECT CASE WHEN p_limit.job IS NOT NULL AND p_limit.job <> p_job THEN NULL
+                WHEN p_limit.key = 'job' THEN p_job
+                WHEN p_limit.key = 'entity' THEN p_entity_name
+                WHEN p_limit.key = 'http_target' THEN CASE WHEN p_job = 'http' THEN p_payload ->> 'target' END
+                WHEN p_limit.key LIKE 'payload.%' THEN
+                  CASE jsonb_typeof(p_payload -> substr(p_limit.key, 9))
+                    WHEN 'string' THEN p_payload ->> substr(p_limit.key, 9)
+                    WHEN 'null' THEN NULL
+                    ELSE (p_payload -> substr(p_limit.key, 9))::text END
+           END AS k) x
+   WHERE k <> '' AND (p_limit.key_value IS NULL OR p_limit.key_value = k)
+$$;
+
+--
 -- Name: grant_roles(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3886,10 +3921,10 @@ CREATE FUNCTION prescient.history_partitions() RETURNS TABLE(name text, starts_a
 END;
 
 --
--- Name: history_row(prescient.future_job, text, timestamp with time zone, text, integer, integer, text, bigint, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: history_row(prescient.future_job, text, timestamp with time zone, text, integer, integer, text, bigint, jsonb, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint DEFAULT NULL::bigint, p_payload_update jsonb DEFAULT NULL::jsonb) RETURNS prescient.job_history
+CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint DEFAULT NULL::bigint, p_payload_update jsonb DEFAULT NULL::jsonb, p_result jsonb DEFAULT NULL::jsonb) RETURNS prescient.job_history
     LANGUAGE sql
     AS $$
   SELECT ROW(nextval('prescient.job_history_history_id_seq'),  -- history_id
@@ -3917,7 +3952,8 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_check.max_checks,                                 -- max_checks (the check's own policy)
              p_check.max_attempts,                               -- max_attempts
              p_check.backoff_seconds,                            -- backoff_seconds
-             p_check.backoff_max_seconds)::prescient.job_history  -- backoff_max_seconds
+             p_check.backoff_max_seconds,                         -- backoff_max_seconds
+             p_result)::prescient.job_history                    -- result (a worker's, docs/workers.md)
 $$;
 
 --
@@ -3978,6 +4014,51 @@ BEGIN
 END $$;
 
 --
+-- Name: judge(boolean, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, integer, integer, integer, bigint, bigint, integer, integer, bigint, bigint, bigint, integer, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timestamp with time zone, p_job text, p_slot timestamp with time zone, p_asked_for timestamp with time zone, p_check_count integer, p_attempts integer, p_own_max_checks integer, p_own_max_attempts integer, p_own_backoff bigint, p_own_backoff_max bigint, p_max_checks integer, p_max_attempts integer, p_backoff bigint, p_backoff_max bigint, p_max_horizon_seconds bigint, p_slot_seconds integer, p_now timestamp with time zone) RETURNS TABLE(kind text, outcome text, next_check_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT CASE WHEN v.outcome IS NULL THEN CASE WHEN p_failed THEN 'retry' ELSE 'reschedule' END
+              ELSE 'finish' END,
+         v.outcome,
+         CASE WHEN v.outcome IS NOT NULL THEN NULL
+              WHEN p_failed THEN prescient.slot_for(
+                p_slot + least(l.backoff * power(2::numeric, least(p_attempts, 62)), l.backoff_max)
+                         * interval '1 second', p_now, p_slot_seconds)
+              ELSE prescient.slot_for(p_answer, p_now, p_slot_seconds) END,
+         CASE WHEN v.outcome IS NULL AND NOT p_failed THEN p_answer END,
+         CASE WHEN p_failed THEN p_check_count ELSE p_check_count + 1 END,
+         CASE WHEN p_failed THEN p_attempts + 1 ELSE 0 END,
+         CASE WHEN p_failed THEN prescient.storable_error(p_error)
+              WHEN v.outcome = 'guard_max_checks' THEN
+                format('asked to look again at %s after run %s: max_checks is %s%s', prescient.iso(p_answer),
+                       p_check_count + 1, l.max_checks,
+                       CASE WHEN p_own_max_checks IS NOT NULL THEN ' (the check''s own policy)'
+                            ELSE format(' (prescient jobs set %s --max-checks N|unlimited)', p_job) END)
+              WHEN v.outcome = 'guard_past' THEN
+                format('answered %s, not after the time this run was asked for (%s): a next time must advance',
+                       prescient.iso(p_answer), prescient.iso(p_asked_for))
+              WHEN v.outcome = 'guard_horizon' THEN
+                format('answered %s, beyond the horizon: at most %s after the slot %s', prescient.iso(p_answer),
+                       prescient.duration_text(p_max_horizon_seconds * interval '1 second'), prescient.iso(p_slot))
+         END
+    FROM (SELECT coalesce(p_own_max_checks, p_max_checks) AS max_checks,
+                 coalesce(p_own_max_attempts, p_max_attempts) AS max_attempts,
+                 coalesce(p_own_backoff, p_backoff, p_slot_seconds)::numeric AS backoff,
+                 greatest(coalesce(p_own_backoff_max, p_backoff_max, 86400),
+                          coalesce(p_own_backoff, p_backoff, 0))::numeric AS backoff_max) l,
+         LATERAL (SELECT CASE
+                           WHEN p_failed THEN CASE WHEN p_attempts + 1 >= l.max_attempts THEN 'failed' END
+                           WHEN p_answer IS NULL THEN 'done'
+                           WHEN l.max_checks > 0 AND p_check_count + 1 >= l.max_checks THEN 'guard_max_checks'
+                           WHEN p_answer <= p_asked_for THEN 'guard_past'
+                           WHEN p_answer > p_slot + p_max_horizon_seconds * interval '1 second' THEN 'guard_horizon'
+                         END AS outcome) v
+$$;
+
+--
 -- Name: limit_problem(text, text, integer, integer, integer, integer, text, text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4032,6 +4113,20 @@ BEGIN
   RETURNING (xmax = 0) INTO v_created;
   PERFORM prescient.sync_fair_share_indexes();
   RETURN CASE WHEN v_created THEN 'created' ELSE 'updated' END;
+END $$;
+
+--
+-- Name: notify_workers(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.notify_workers() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM pg_notify('prescient_worker', c.job)
+     FROM (SELECT DISTINCT n.job FROM new_checks n) d
+     JOIN prescient.job_class c ON c.job = d.job AND c.runs_in = 'worker';
+  RETURN NULL;
 END $$;
 
 --
@@ -4753,6 +4848,23 @@ CREATE FUNCTION prescient.spread_slot(p_slot timestamp with time zone, p_id bigi
     RETURN CASE WHEN (p_window IS NULL) THEN p_slot WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
 
 --
+-- Name: storable_error(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.storable_error(p_text text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT CASE WHEN octet_length(p_text) <= 4096 THEN p_text ELSE (
+    SELECT convert_from(substring(b FROM 1 FOR max(i)), 'UTF8') || m
+      FROM (SELECT convert_to(p_text, 'UTF8') AS b,
+                   E'\u2026[cut: ' || octet_length(p_text) || ' bytes in all]' AS m) x,
+           LATERAL generate_series(4096 - octet_length(m) - 3, 4096 - octet_length(m)) AS i
+     -- i bytes end at a character's boundary when the byte after them starts a character
+     WHERE get_byte(b, i) & 192 <> 128
+     GROUP BY b, m) END
+$$;
+
+--
 -- Name: sync_fair_share_indexes(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4784,6 +4896,334 @@ END $$;
 CREATE FUNCTION prescient.weights_problem(p_weights jsonb, p_fair_share boolean) RETURNS text
     LANGUAGE sql IMMUTABLE
     RETURN CASE WHEN (p_weights IS NULL) THEN NULL::text WHEN (jsonb_typeof(p_weights) <> 'object'::text) THEN 'the weights must be a JSON object of key values and weights'::text WHEN (NOT COALESCE(p_fair_share, false)) THEN 'weights apply to fair share: the limit has none'::text WHEN ((SELECT count(*) AS count FROM jsonb_object_keys(weights_problem.p_weights) jsonb_object_keys(jsonb_object_keys)) > 10000) THEN 'more than 10000 weights'::text ELSE (SELECT CASE WHEN (w.key = ''::text) THEN 'a weighted key value is empty'::text WHEN (octet_length(w.key) > 1024) THEN 'a weighted key value is longer than 1024 bytes'::text ELSE format('the weight of %L must be a whole number from 1 to 1000, not %s'::text, w.key, w.value) END AS format FROM jsonb_each(weights_problem.p_weights) w(key, value) WHERE ((w.key = ''::text) OR (octet_length(w.key) > 1024) OR CASE WHEN (jsonb_typeof(w.value) <> 'number'::text) THEN true ELSE ((((w.value)::numeric < (1)::numeric) OR ((w.value)::numeric > (1000)::numeric)) OR ((w.value)::numeric <> trunc((w.value)::numeric))) END) ORDER BY w.key LIMIT 1) END;
+
+--
+-- Name: worker_arrays_problem(bigint[], bigint[], anyarray, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_arrays_problem(p_ids bigint[], p_tokens bigint[], p_other anyarray, p_other_name text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE
+    WHEN coalesce(cardinality(p_ids), 0) = 0 THEN 'no checks named'
+    WHEN cardinality(p_ids) > 10000 THEN format('%s checks in one call (at most 10000)', cardinality(p_ids))
+    WHEN coalesce(cardinality(p_tokens), 0) <> cardinality(p_ids) THEN
+      format('%s ids but %s tokens: one token per check', cardinality(p_ids), coalesce(cardinality(p_tokens), 0))
+    WHEN p_other_name IS NOT NULL AND p_other IS NOT NULL AND cardinality(p_other) <> cardinality(p_ids) THEN
+      format('%s ids but %s %s: one per check', cardinality(p_ids), cardinality(p_other), p_other_name)
+    WHEN array_position(p_ids, NULL) IS NOT NULL THEN format('id %s is NULL', array_position(p_ids, NULL))
+    WHEN array_position(p_tokens, NULL) IS NOT NULL THEN format('token %s is NULL', array_position(p_tokens, NULL))
+  END
+$$;
+
+--
+-- Name: worker_classes_problem(text[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_classes_problem(p_classes text[]) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT CASE
+    WHEN coalesce(cardinality(p_classes), 0) = 0 THEN 'no job classes named: a worker takes the checks of its classes'
+    ELSE (SELECT CASE WHEN c.job IS NULL THEN format('unknown job class %L: declare it with prescient jobs add %s '
+                                                      '--worker', n.name, n.name)
+                      ELSE format('job class %L is run by the runner, not by workers (prescient jobs add CLASS '
+                                  '--worker declares a worker class)', n.name) END
+            FROM unnest(p_classes) AS n(name)
+            LEFT JOIN prescient.job_class c ON c.job = n.name
+           WHERE c.job IS NULL OR c.runs_in <> 'worker'
+           LIMIT 1) END
+$$;
+
+--
+-- Name: worker_complete(bigint[], bigint[], timestamp with time zone[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[] DEFAULT NULL::jsonb[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_problem text := coalesce(prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'));
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, false, p_next, NULL, p_results, p_now);
+END $$;
+
+--
+-- Name: worker_extend(bigint[], bigint[], double precision, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, lease_until timestamp with time zone, refusal text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+BEGIN
+  IF v_problem IS NULL AND (p_lease_seconds IS NULL OR NOT p_lease_seconds BETWEEN 0.1 AND 86400) THEN
+    v_problem := format('a lease of %s seconds: from 0.1 to 86400', p_lease_seconds);
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  RETURN QUERY
+  WITH held AS (SELECT * FROM prescient.worker_held(p_ids, p_tokens, v_now)),
+  moved AS (
+    UPDATE prescient.future_job f SET claimed_until = v_now + p_lease_seconds * interval '1 second'
+      FROM held h WHERE f.id = h.id AND h.refusal IS NULL
+    RETURNING f.id, f.claimed_until)
+  SELECT h.id, m.claimed_until, h.refusal FROM held h LEFT JOIN moved m ON m.id = h.id ORDER BY h.n;
+END $$;
+
+--
+-- Name: worker_fail(bigint[], bigint[], text[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, p_errors, 'errors');
+BEGIN
+  IF v_problem IS NULL AND p_errors IS NULL THEN
+    v_problem := 'no errors given: one per check';
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, true, NULL, p_errors, NULL, p_now);
+END $$;
+
+--
+-- Name: worker_held(bigint[], bigint[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_held(p_ids bigint[], p_tokens bigint[], p_now timestamp with time zone) RETURNS TABLE(n bigint, id bigint, token bigint, refusal text)
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;
+  RETURN QUERY
+  SELECT s.n, s.id, s.token,
+         CASE WHEN f.id IS NULL THEN format('check %s is not pending: settled, cancelled or never enqueued', s.id)
+              WHEN f.claim_token IS DISTINCT FROM s.token AND f.claim_token IS NOT NULL THEN
+                format('check %s is held under another lease (by %s until %s): this one was lost', s.id,
+                       f.claimed_by, prescient.iso(f.claimed_until))
+              WHEN f.claim_token IS DISTINCT FROM s.token THEN
+                format('check %s is not leased under token %s: settled already, or its lease expired and was given back',
+                       s.id, s.token)
+              WHEN f.claimed_until <= p_now THEN
+                format('check %s: the lease under token %s expired at %s', s.id, s.token,
+                       prescient.iso(f.claimed_until))
+         END
+    FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
+    LEFT JOIN prescient.future_job f ON f.id = s.id;
+END $$;
+
+--
+-- Name: worker_next_due(text[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_next_due(p_classes text[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_problem text := prescient.worker_classes_problem(p_classes);
+  v_next timestamptz;
+  v_lease_end timestamptz;
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  -- Per class, the first check by due time not under a live lease (one probe of the index future_job_job).
+  SELECT min(t) INTO v_next FROM (
+    SELECT (SELECT f.next_check_at FROM prescient.future_job f
+             WHERE f.job = c.job AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+             ORDER BY f.next_check_at LIMIT 1) AS t
+      FROM unnest(p_classes) AS c(job)
+     WHERE c.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)) x;
+  IF v_next IS NOT NULL AND v_next <= v_now THEN
+    RETURN v_next;  -- due now: the leases cannot make it sooner
+  END IF;
+  -- A live lease may end sooner (its worker died): its check is due again then.
+  SELECT min(f.claimed_until) INTO v_lease_end FROM prescient.future_job f
+   WHERE f.job = ANY (p_classes) AND f.claimed_until > v_now
+     AND f.job NOT IN (SELECT pj.job FROM prescient.paused_job pj);
+  RETURN least(v_next, v_lease_end);
+END $$;
+
+--
+-- Name: worker_release(bigint[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+  v_count integer;
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
+    FROM unnest(p_ids, p_tokens) AS s(id, token)
+   WHERE f.id = s.id AND f.claim_token = s.token;
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+
+--
+-- Name: worker_settle(bigint[], bigint[], boolean, timestamp with time zone[], text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_settings prescient.settings;
+  v_big record;
+BEGIN
+  SELECT r.n, octet_length(r.result::text) AS bytes INTO v_big
+    FROM unnest(p_results) WITH ORDINALITY AS r(result, n)
+   WHERE octet_length(r.result::text) > 65536 LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('check %s: its result is %s bytes of JSON (at most 65536)', p_ids[v_big.n], v_big.bytes);
+  END IF;
+  SELECT * INTO STRICT v_settings FROM prescient.settings;
+  RETURN QUERY
+  WITH held AS (SELECT * FROM prescient.worker_held(p_ids, p_tokens, v_now)),
+  j AS (
+    SELECT h.n, f AS pending, f.claimed_by AS worker, f.next_check_at AS due_at, p_results[h.n] AS result, v.*
+      FROM held h
+      JOIN prescient.future_job f ON f.id = h.id
+      LEFT JOIN prescient.job_class c ON c.job = f.job
+     CROSS JOIN LATERAL prescient.judge(
+           p_failed, p_errors[h.n], p_next[h.n], f.job,
+           date_bin(v_settings.slot_seconds * interval '1 second', f.next_check_at, timestamptz '1970-01-01 UTC'),
+           coalesce(f.asked_for_at, f.first_check_at), f.check_count, f.attempts,
+           f.max_checks, f.max_attempts, f.backoff_seconds, f.backoff_max_seconds,
+           coalesce(c.max_checks, v_settings.max_checks), coalesce(c.max_attempts, v_settings.max_attempts),
+           c.backoff_seconds, c.backoff_max_seconds, v_settings.max_horizon_seconds, v_settings.slot_seconds,
+           v_now) v
+     WHERE h.refusal IS NULL),
+  fin AS (
+    DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
+    RETURNING f.id),
+  hist AS (
+    INSERT INTO prescient.job_history
+    SELECT (prescient.history_row(j.pending, j.outcome, v_now, j.worker, j.check_count, j.attempts, j.last_error,
+                                  NULL, NULL, j.result)).*
+      FROM j WHERE j.kind = 'finish'),
+  upd AS (
+    UPDATE prescient.future_job f
+       SET next_check_at = j.next_check_at, check_count = j.check_count, attempts = j.attempts,
+           last_error = j.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
+           asked_for_at = coalesce(j.asked_for_at, f.asked_for_at)
+      FROM j WHERE f.id = (j.pending).id AND j.kind <> 'finish'
+    RETURNING f.id),
+  runs AS (
+    INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
+                                     answered_at, check_count, attempts, error)
+    SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
+           CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, j.next_check_at, j.asked_for_at,
+           j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END
+      FROM j WHERE j.kind <> 'finish')
+  SELECT h.id,
+         CASE WHEN h.refusal IS NOT NULL THEN 'lease_lost'
+              WHEN j.kind = 'finish' THEN j.outcome
+              WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END,
+         j.next_check_at, coalesce(h.refusal, j.last_error)
+    FROM held h LEFT JOIN j ON j.n = h.n
+   ORDER BY h.n;
+END $$;
+
+--
+-- Name: worker_take(text, text[], integer, double precision, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, job text, entity_name text, entity_key text, job_key text, group_key text, payload jsonb, due_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text, lease_token bigint, lease_until timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_problem text := prescient.worker_classes_problem(p_classes);
+  v_ids bigint[];
+  v_admitted bigint[];
+  v_pair_ids bigint[];
+  v_pair_limits text[];
+  v_pair_keys text[];
+  v_token bigint := (random() * 9007199254740991)::bigint;
+BEGIN
+  IF coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('the worker name %L is empty or over 1024 bytes', left(p_worker, 40));
+  ELSIF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  ELSIF p_limit IS NULL OR p_limit < 1 OR p_limit > 10000 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('take %s checks: from 1 to 10000', p_limit);
+  ELSIF p_lease_seconds IS NULL OR NOT p_lease_seconds BETWEEN 0.1 AND 86400 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('a lease of %s seconds: from 0.1 to 86400', p_lease_seconds);
+  END IF;
+
+  -- Due (the slot began, or the time flow control gave has come), not under a live lease, not paused; of a
+  -- group, only its first check, so a group's checks run one at a time, in order.
+  SELECT array_agg(c.id) INTO v_ids FROM (
+    SELECT f.id FROM prescient.future_job f
+     WHERE f.job = ANY (p_classes) AND f.next_check_at <= v_now
+       AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+       AND f.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
+       AND (f.group_key IS NULL
+            OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
+                        ORDER BY g.next_check_at, g.id LIMIT 1))
+     ORDER BY f.next_check_at, f.id
+     LIMIT p_limit
+       FOR UPDATE OF f SKIP LOCKED) c;
+  IF v_ids IS NULL THEN
+    RETURN;
+  END IF;
+
+  -- Flow control, as for the runner: the pairs of (limit, key value) that hold each check back, admitted
+  -- by flow_admit; a worker waits for no start (pace 0): a check whose start is later is deferred to it.
+  SELECT array_agg(f.id), array_agg(fl.name), array_agg(k.key_value)
+    INTO v_pair_ids, v_pair_limits, v_pair_keys
+    FROM prescient.future_job f
+    JOIN prescient.flow_limit fl ON fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL
+    CROSS JOIN LATERAL (SELECT prescient.flow_key(fl, f.job, f.entity_name, f.payload) AS key_value) k
+   WHERE f.id = ANY (v_ids) AND k.key_value IS NOT NULL;
+  IF v_pair_ids IS NOT NULL THEN
+    SELECT array_agg(a.check_id) INTO v_admitted
+      FROM prescient.flow_admit(v_pair_ids, v_pair_limits, v_pair_keys, prescient.us(v_now), 0, 250000, p_limit,
+                                50000) a
+     WHERE a.start_us IS NOT NULL;
+    v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i
+                    WHERE i <> ALL (v_pair_ids) OR i = ANY (coalesce(v_admitted, '{}')));
+  END IF;
+
+  RETURN QUERY
+  UPDATE prescient.future_job f
+     SET claimed_by = p_worker, claimed_until = v_now + p_lease_seconds * interval '1 second', claim_token = v_token
+   WHERE f.id = ANY (v_ids)
+  RETURNING f.id, f.job, f.entity_name, f.entity_key, f.job_key, f.group_key, f.payload, f.next_check_at,
+            coalesce(f.asked_for_at, f.first_check_at), f.check_count, f.attempts, f.last_error, f.claim_token,
+            f.claimed_until;
+END $$;
 
 --
 -- Name: SCHEMA prescient; Type: ACL; Schema: -; Owner: -
@@ -4925,11 +5365,11 @@ GRANT ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_ke
 REVOKE ALL ON FUNCTION prescient.grant_roles() FROM PUBLIC;
 
 --
--- Name: FUNCTION history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb, p_result jsonb); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb, p_result jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome text, p_finished_at timestamp with time zone, p_finished_by text, p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint, p_payload_update jsonb, p_result jsonb) TO prescient_runner;
 
 --
 -- Name: FUNCTION job_class_add(p_job text, p_worker boolean, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -5047,4 +5487,58 @@ GRANT ALL ON FUNCTION prescient.set_job_policy(p_job text, p_max_checks integer,
 --
 
 REVOKE ALL ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
+
+--
+-- Name: FUNCTION worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) TO prescient_worker;
+
+--
+-- Name: FUNCTION worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone) TO prescient_worker;
+
+--
+-- Name: FUNCTION worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) TO prescient_worker;
+
+--
+-- Name: FUNCTION worker_held(p_ids bigint[], p_tokens bigint[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_held(p_ids bigint[], p_tokens bigint[], p_now timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION worker_next_due(p_classes text[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_next_due(p_classes text[], p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_next_due(p_classes text[], p_now timestamp with time zone) TO prescient_worker;
+
+--
+-- Name: FUNCTION worker_release(p_ids bigint[], p_tokens bigint[]); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) TO prescient_worker;
+
+--
+-- Name: FUNCTION worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone) TO prescient_worker;
 

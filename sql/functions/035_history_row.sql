@@ -6,8 +6,9 @@
 --
 -- p_check is the pending check as it was (a row of future_job: RETURNING f of its DELETE gives it whole),
 -- the rest how it ended: by whom and when, the outcome, its count of checks and attempts and last error as
--- the settlement leaves them, the run's time, and a JSON object the settlement merges into the payload
--- (NULL: the payload as it was). Its last check is the time it was due (next_check_at); a check cancelled
+-- the settlement leaves them, the run's time, a JSON object the settlement merges into the payload
+-- (NULL: the payload as it was), and the result a worker kept (docs/workers.md). Its last check is the
+-- time it was due (next_check_at); a check cancelled
 -- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
 -- time and its own policy go with it, so that `prescient retry` puts it back with the same.
 --
@@ -19,7 +20,7 @@
 CREATE OR REPLACE FUNCTION prescient.history_row(
     p_check prescient.future_job, p_outcome text, p_finished_at timestamptz, p_finished_by text,
     p_check_count integer, p_attempts integer, p_last_error text, p_run_micros bigint DEFAULT NULL,
-    p_payload_update jsonb DEFAULT NULL)
+    p_payload_update jsonb DEFAULT NULL, p_result jsonb DEFAULT NULL)
   RETURNS prescient.job_history LANGUAGE sql VOLATILE AS $$
   SELECT ROW(nextval('prescient.job_history_history_id_seq'),  -- history_id
              p_check.id,                                         -- id
@@ -46,8 +47,9 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_check.max_checks,                                 -- max_checks (the check's own policy)
              p_check.max_attempts,                               -- max_attempts
              p_check.backoff_seconds,                            -- backoff_seconds
-             p_check.backoff_max_seconds)::prescient.job_history  -- backoff_max_seconds
+             p_check.backoff_max_seconds,                         -- backoff_max_seconds
+             p_result)::prescient.job_history                    -- result (a worker's, docs/workers.md)
 $$;
 REVOKE EXECUTE ON FUNCTION
-  prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb)
+  prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb, jsonb)
   FROM PUBLIC;

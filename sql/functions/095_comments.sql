@@ -70,6 +70,7 @@ COMMENT ON COLUMN prescient.job_history.max_checks IS 'The check''s own max_chec
 COMMENT ON COLUMN prescient.job_history.max_attempts IS 'The check''s own max_attempts when it ended.';
 COMMENT ON COLUMN prescient.job_history.backoff_seconds IS 'The check''s own first retry wait when it ended, in seconds.';
 COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own longest retry wait when it ended, in seconds.';
+COMMENT ON COLUMN prescient.job_history.result IS 'What a worker kept with the finished check (any JSON, at most 64 KiB: prescient.worker_complete, docs/workers.md); NULL for the runner''s classes.';
 
 -- cron_schedule
 COMMENT ON TABLE prescient.cron_schedule IS

@@ -29,12 +29,17 @@ inline constexpr int kDueColumn = kCheckColumnCount;
 inline constexpr int kAskedForColumn = kCheckColumnCount + 1;
 inline constexpr int kOwnPolicyColumn = kCheckColumnCount + 2;  // and the three after it
 
+// The classes no runner claims: the paused ones, and worker classes, whose checks workers in the
+// application's own language take (docs/workers.md).
+#define PRESCIENT_NOT_RUNNERS_CLASSES \
+  "(SELECT job FROM prescient.paused_job UNION ALL SELECT job FROM prescient.job_class WHERE runs_in = 'worker')"
+
 // Which rows of a slot a claim may take, and those the drain waits for: ungrouped, not under a live
-// lease, not of an excluded class or id, not paused.
+// lease, not of an excluded class or id, not paused, not a worker class's.
 inline constexpr std::string_view kClaimable = R"sql(group_key IS NULL
    AND (claimed_until IS NULL OR claimed_until <= prescient.at_us(:now))
    AND job <> ALL (:excluded_jobs::text[]) AND id <> ALL (:excluded_ids::bigint[])
-   AND job NOT IN (SELECT job FROM prescient.paused_job))sql";
+   AND job NOT IN )sql" PRESCIENT_NOT_RUNNERS_CLASSES;
 
 // The values of kClaimable.
 struct Claimable {
@@ -126,7 +131,7 @@ WITH mine AS (
 SELECT {columns}
   FROM prescient.future_job f
  WHERE f.next_check_at = prescient.at_us(:slot) AND f.group_key IN (SELECT group_key FROM mine)
-   AND f.job <> ALL (:excluded_jobs::text[]) AND f.job NOT IN (SELECT job FROM prescient.paused_job)
+   AND f.job <> ALL (:excluded_jobs::text[]) AND f.job NOT IN )sql" PRESCIENT_NOT_RUNNERS_CLASSES R"sql(
  ORDER BY f.group_key, f.id
    FOR UPDATE OF f)sql",
                                                             fmt::arg("columns", kClaimColumns)));
@@ -311,12 +316,12 @@ struct NextWaiting {
   }
 };
 
-// The sweep: the earliest slot with an unpaused check due in [from, until).
+// The sweep: the earliest slot with a check a runner may claim due in [from, until).
 inline const pq::NamedStatement kNextOverdueSlot(R"sql(
 SELECT prescient.us(min(next_check_at))
   FROM prescient.future_job
  WHERE next_check_at >= prescient.at_us(:from) AND next_check_at < prescient.at_us(:until)
-   AND job NOT IN (SELECT job FROM prescient.paused_job))sql");
+   AND job NOT IN )sql" PRESCIENT_NOT_RUNNERS_CLASSES);
 struct NextOverdueSlot {
   TimePoint from, until;
   void bind(pq::Binding& b) const { b.set("from", pq::micros(from)).set("until", pq::micros(until)); }

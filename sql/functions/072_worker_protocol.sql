@@ -1,0 +1,357 @@
+-- The worker protocol (docs/workers.md): workers in any language take the due checks of their worker
+-- classes, run them in the application's own service, and settle them here. Every rule they are held to
+-- is the runner's, from its one home: due by the slot grid and never early, pauses, the class registry,
+-- groups in order, flow admission (flow_admit, 085), the settlement's judgement (judge, 069), the history
+-- row (history_row, 035) and the timeline (check_run). The functions run with their owner's rights; the
+-- role prescient_worker may call them (0038) and cannot write future_job itself.
+
+-- A check's key value under a flow limit, or NULL when the limit does not apply to it: the limit's class
+-- (if it names one) and value (if it names one) must match; keys: job, entity (the entity's name),
+-- http_target (an http check's target), payload.FIELD (the field's text; another JSON value's text form).
+-- The runner computes the same in C++ (core/flow_rules.cpp, flow_key_of) from the check it already read.
+CREATE OR REPLACE FUNCTION prescient.flow_key(p_limit prescient.flow_limit, p_job text, p_entity_name text,
+                                              p_payload jsonb) RETURNS text
+  LANGUAGE sql STABLE AS $$
+  SELECT k FROM (
+    SELECT CASE WHEN p_limit.job IS NOT NULL AND p_limit.job <> p_job THEN NULL
+                WHEN p_limit.key = 'job' THEN p_job
+                WHEN p_limit.key = 'entity' THEN p_entity_name
+                WHEN p_limit.key = 'http_target' THEN CASE WHEN p_job = 'http' THEN p_payload ->> 'target' END
+                WHEN p_limit.key LIKE 'payload.%' THEN
+                  CASE jsonb_typeof(p_payload -> substr(p_limit.key, 9))
+                    WHEN 'string' THEN p_payload ->> substr(p_limit.key, 9)
+                    WHEN 'null' THEN NULL
+                    ELSE (p_payload -> substr(p_limit.key, 9))::text END
+           END AS k) x
+   WHERE k <> '' AND (p_limit.key_value IS NULL OR p_limit.key_value = k)
+$$;
+
+-- The classes a worker names must be worker classes of the registry: a runner's class is the runner's.
+CREATE OR REPLACE FUNCTION prescient.worker_classes_problem(p_classes text[]) RETURNS text
+  LANGUAGE sql STABLE AS $$
+  SELECT CASE
+    WHEN coalesce(cardinality(p_classes), 0) = 0 THEN 'no job classes named: a worker takes the checks of its classes'
+    ELSE (SELECT CASE WHEN c.job IS NULL THEN format('unknown job class %L: declare it with prescient jobs add %s '
+                                                      '--worker', n.name, n.name)
+                      ELSE format('job class %L is run by the runner, not by workers (prescient jobs add CLASS '
+                                  '--worker declares a worker class)', n.name) END
+            FROM unnest(p_classes) AS n(name)
+            LEFT JOIN prescient.job_class c ON c.job = n.name
+           WHERE c.job IS NULL OR c.runs_in <> 'worker'
+           LIMIT 1) END
+$$;
+
+-- The checks named by a settlement, with the reason each cannot be settled under its token (NULL: it can).
+-- Locks the rows that exist, in id order (two workers settling overlapping sets never deadlock).
+CREATE OR REPLACE FUNCTION prescient.worker_held(p_ids bigint[], p_tokens bigint[], p_now timestamptz)
+  RETURNS TABLE (n bigint, id bigint, token bigint, refusal text)
+  LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;
+  RETURN QUERY
+  SELECT s.n, s.id, s.token,
+         CASE WHEN f.id IS NULL THEN format('check %s is not pending: settled, cancelled or never enqueued', s.id)
+              WHEN f.claim_token IS DISTINCT FROM s.token AND f.claim_token IS NOT NULL THEN
+                format('check %s is held under another lease (by %s until %s): this one was lost', s.id,
+                       f.claimed_by, prescient.iso(f.claimed_until))
+              WHEN f.claim_token IS DISTINCT FROM s.token THEN
+                format('check %s is not leased under token %s: settled already, or its lease expired and was given back',
+                       s.id, s.token)
+              WHEN f.claimed_until <= p_now THEN
+                format('check %s: the lease under token %s expired at %s', s.id, s.token,
+                       prescient.iso(f.claimed_until))
+         END
+    FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
+    LEFT JOIN prescient.future_job f ON f.id = s.id;
+END $$;
+
+-- The arrays of a call: each as long as the ids, at most 10 000, no id or token NULL.
+CREATE OR REPLACE FUNCTION prescient.worker_arrays_problem(p_ids bigint[], p_tokens bigint[], p_other anyarray,
+                                                           p_other_name text) RETURNS text
+  LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE
+    WHEN coalesce(cardinality(p_ids), 0) = 0 THEN 'no checks named'
+    WHEN cardinality(p_ids) > 10000 THEN format('%s checks in one call (at most 10000)', cardinality(p_ids))
+    WHEN coalesce(cardinality(p_tokens), 0) <> cardinality(p_ids) THEN
+      format('%s ids but %s tokens: one token per check', cardinality(p_ids), coalesce(cardinality(p_tokens), 0))
+    WHEN p_other_name IS NOT NULL AND p_other IS NOT NULL AND cardinality(p_other) <> cardinality(p_ids) THEN
+      format('%s ids but %s %s: one per check', cardinality(p_ids), cardinality(p_other), p_other_name)
+    WHEN array_position(p_ids, NULL) IS NOT NULL THEN format('id %s is NULL', array_position(p_ids, NULL))
+    WHEN array_position(p_tokens, NULL) IS NOT NULL THEN format('token %s is NULL', array_position(p_tokens, NULL))
+  END
+$$;
+
+-- take: up to p_limit due checks of the worker classes named, each leased to p_worker for p_lease_seconds
+-- under one fencing token (docs/workers.md).
+CREATE OR REPLACE FUNCTION prescient.worker_take(
+    p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision,
+    p_now timestamptz DEFAULT NULL)
+  RETURNS TABLE (id bigint, job text, entity_name text, entity_key text, job_key text, group_key text,
+                 payload jsonb, due_at timestamptz, asked_for_at timestamptz, check_count integer,
+                 attempts integer, last_error text, lease_token bigint, lease_until timestamptz)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_problem text := prescient.worker_classes_problem(p_classes);
+  v_ids bigint[];
+  v_admitted bigint[];
+  v_pair_ids bigint[];
+  v_pair_limits text[];
+  v_pair_keys text[];
+  v_token bigint := (random() * 9007199254740991)::bigint;
+BEGIN
+  IF coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('the worker name %L is empty or over 1024 bytes', left(p_worker, 40));
+  ELSIF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  ELSIF p_limit IS NULL OR p_limit < 1 OR p_limit > 10000 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('take %s checks: from 1 to 10000', p_limit);
+  ELSIF p_lease_seconds IS NULL OR NOT p_lease_seconds BETWEEN 0.1 AND 86400 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('a lease of %s seconds: from 0.1 to 86400', p_lease_seconds);
+  END IF;
+
+  -- Due (the slot began, or the time flow control gave has come), not under a live lease, not paused; of a
+  -- group, only its first check, so a group's checks run one at a time, in order.
+  SELECT array_agg(c.id) INTO v_ids FROM (
+    SELECT f.id FROM prescient.future_job f
+     WHERE f.job = ANY (p_classes) AND f.next_check_at <= v_now
+       AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+       AND f.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
+       AND (f.group_key IS NULL
+            OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
+                        ORDER BY g.next_check_at, g.id LIMIT 1))
+     ORDER BY f.next_check_at, f.id
+     LIMIT p_limit
+       FOR UPDATE OF f SKIP LOCKED) c;
+  IF v_ids IS NULL THEN
+    RETURN;
+  END IF;
+
+  -- Flow control, as for the runner: the pairs of (limit, key value) that hold each check back, admitted
+  -- by flow_admit; a worker waits for no start (pace 0): a check whose start is later is deferred to it.
+  SELECT array_agg(f.id), array_agg(fl.name), array_agg(k.key_value)
+    INTO v_pair_ids, v_pair_limits, v_pair_keys
+    FROM prescient.future_job f
+    JOIN prescient.flow_limit fl ON fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL
+    CROSS JOIN LATERAL (SELECT prescient.flow_key(fl, f.job, f.entity_name, f.payload) AS key_value) k
+   WHERE f.id = ANY (v_ids) AND k.key_value IS NOT NULL;
+  IF v_pair_ids IS NOT NULL THEN
+    SELECT array_agg(a.check_id) INTO v_admitted
+      FROM prescient.flow_admit(v_pair_ids, v_pair_limits, v_pair_keys, prescient.us(v_now), 0, 250000, p_limit,
+                                50000) a
+     WHERE a.start_us IS NOT NULL;
+    v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i
+                    WHERE i <> ALL (v_pair_ids) OR i = ANY (coalesce(v_admitted, '{}')));
+  END IF;
+
+  RETURN QUERY
+  UPDATE prescient.future_job f
+     SET claimed_by = p_worker, claimed_until = v_now + p_lease_seconds * interval '1 second', claim_token = v_token
+   WHERE f.id = ANY (v_ids)
+  RETURNING f.id, f.job, f.entity_name, f.entity_key, f.job_key, f.group_key, f.payload, f.next_check_at,
+            coalesce(f.asked_for_at, f.first_check_at), f.check_count, f.attempts, f.last_error, f.claim_token,
+            f.claimed_until;
+END $$;
+
+-- Settles checks held under their tokens by what judge makes of their answers: finished ones to the
+-- history (with their result), the others back to pending at their next time, with a row in the timeline.
+-- p_failed, p_next, p_errors, p_results: one element per check (NULL arrays: none). Answers one row per
+-- check, in the order given; a check not held is left as it is, `lease_lost` with the reason.
+CREATE OR REPLACE FUNCTION prescient.worker_settle(
+    p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamptz[], p_errors text[],
+    p_results jsonb[], p_now timestamptz)
+  RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
+  LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_settings prescient.settings;
+  v_big record;
+BEGIN
+  SELECT r.n, octet_length(r.result::text) AS bytes INTO v_big
+    FROM unnest(p_results) WITH ORDINALITY AS r(result, n)
+   WHERE octet_length(r.result::text) > 65536 LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('check %s: its result is %s bytes of JSON (at most 65536)', p_ids[v_big.n], v_big.bytes);
+  END IF;
+  SELECT * INTO STRICT v_settings FROM prescient.settings;
+  RETURN QUERY
+  WITH held AS (SELECT * FROM prescient.worker_held(p_ids, p_tokens, v_now)),
+  j AS (
+    SELECT h.n, f AS pending, f.claimed_by AS worker, f.next_check_at AS due_at, p_results[h.n] AS result, v.*
+      FROM held h
+      JOIN prescient.future_job f ON f.id = h.id
+      LEFT JOIN prescient.job_class c ON c.job = f.job
+     CROSS JOIN LATERAL prescient.judge(
+           p_failed, p_errors[h.n], p_next[h.n], f.job,
+           date_bin(v_settings.slot_seconds * interval '1 second', f.next_check_at, timestamptz '1970-01-01 UTC'),
+           coalesce(f.asked_for_at, f.first_check_at), f.check_count, f.attempts,
+           f.max_checks, f.max_attempts, f.backoff_seconds, f.backoff_max_seconds,
+           coalesce(c.max_checks, v_settings.max_checks), coalesce(c.max_attempts, v_settings.max_attempts),
+           c.backoff_seconds, c.backoff_max_seconds, v_settings.max_horizon_seconds, v_settings.slot_seconds,
+           v_now) v
+     WHERE h.refusal IS NULL),
+  fin AS (
+    DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
+    RETURNING f.id),
+  hist AS (
+    INSERT INTO prescient.job_history
+    SELECT (prescient.history_row(j.pending, j.outcome, v_now, j.worker, j.check_count, j.attempts, j.last_error,
+                                  NULL, NULL, j.result)).*
+      FROM j WHERE j.kind = 'finish'),
+  upd AS (
+    UPDATE prescient.future_job f
+       SET next_check_at = j.next_check_at, check_count = j.check_count, attempts = j.attempts,
+           last_error = j.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
+           asked_for_at = coalesce(j.asked_for_at, f.asked_for_at)
+      FROM j WHERE f.id = (j.pending).id AND j.kind <> 'finish'
+    RETURNING f.id),
+  runs AS (
+    INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
+                                     answered_at, check_count, attempts, error)
+    SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
+           CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, j.next_check_at, j.asked_for_at,
+           j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END
+      FROM j WHERE j.kind <> 'finish')
+  SELECT h.id,
+         CASE WHEN h.refusal IS NOT NULL THEN 'lease_lost'
+              WHEN j.kind = 'finish' THEN j.outcome
+              WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END,
+         j.next_check_at, coalesce(h.refusal, j.last_error)
+    FROM held h LEFT JOIN j ON j.n = h.n
+   ORDER BY h.n;
+END $$;
+
+-- complete: the answers of checks that ran (a next time, or NULL: done), with a result to keep.
+CREATE OR REPLACE FUNCTION prescient.worker_complete(
+    p_ids bigint[], p_tokens bigint[], p_next timestamptz[], p_results jsonb[] DEFAULT NULL,
+    p_now timestamptz DEFAULT NULL)
+  RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_problem text := coalesce(prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'));
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, false, p_next, NULL, p_results, p_now);
+END $$;
+
+-- fail: the errors of checks whose run failed.
+CREATE OR REPLACE FUNCTION prescient.worker_fail(
+    p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamptz DEFAULT NULL)
+  RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, p_errors, 'errors');
+BEGIN
+  IF v_problem IS NULL AND p_errors IS NULL THEN
+    v_problem := 'no errors given: one per check';
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, true, NULL, p_errors, NULL, p_now);
+END $$;
+
+-- extend: a heartbeat. Each lease still held moves to now + p_lease_seconds; a lost one says why.
+CREATE OR REPLACE FUNCTION prescient.worker_extend(
+    p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamptz DEFAULT NULL)
+  RETURNS TABLE (id bigint, lease_until timestamptz, refusal text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+BEGIN
+  IF v_problem IS NULL AND (p_lease_seconds IS NULL OR NOT p_lease_seconds BETWEEN 0.1 AND 86400) THEN
+    v_problem := format('a lease of %s seconds: from 0.1 to 86400', p_lease_seconds);
+  END IF;
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  RETURN QUERY
+  WITH held AS (SELECT * FROM prescient.worker_held(p_ids, p_tokens, v_now)),
+  moved AS (
+    UPDATE prescient.future_job f SET claimed_until = v_now + p_lease_seconds * interval '1 second'
+      FROM held h WHERE f.id = h.id AND h.refusal IS NULL
+    RETURNING f.id, f.claimed_until)
+  SELECT h.id, m.claimed_until, h.refusal FROM held h LEFT JOIN moved m ON m.id = h.id ORDER BY h.n;
+END $$;
+
+-- release: checks given back untouched (a graceful stop), due again at once; no attempt is counted.
+CREATE OR REPLACE FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+  v_count integer;
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
+    FROM unnest(p_ids, p_tokens) AS s(id, token)
+   WHERE f.id = s.id AND f.claim_token = s.token;
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+
+-- next due: when a check of these classes may next be taken (the earliest due time of an unleased check,
+-- or the end of a live lease); NULL when none is pending or all are paused.
+CREATE OR REPLACE FUNCTION prescient.worker_next_due(p_classes text[], p_now timestamptz DEFAULT NULL)
+  RETURNS timestamptz
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_problem text := prescient.worker_classes_problem(p_classes);
+  v_next timestamptz;
+  v_lease_end timestamptz;
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  -- Per class, the first check by due time not under a live lease (one probe of the index future_job_job).
+  SELECT min(t) INTO v_next FROM (
+    SELECT (SELECT f.next_check_at FROM prescient.future_job f
+             WHERE f.job = c.job AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+             ORDER BY f.next_check_at LIMIT 1) AS t
+      FROM unnest(p_classes) AS c(job)
+     WHERE c.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)) x;
+  IF v_next IS NOT NULL AND v_next <= v_now THEN
+    RETURN v_next;  -- due now: the leases cannot make it sooner
+  END IF;
+  -- A live lease may end sooner (its worker died): its check is due again then.
+  SELECT min(f.claimed_until) INTO v_lease_end FROM prescient.future_job f
+   WHERE f.job = ANY (p_classes) AND f.claimed_until > v_now
+     AND f.job NOT IN (SELECT pj.job FROM prescient.paused_job pj);
+  RETURN least(v_next, v_lease_end);
+END $$;
+
+-- The wake-up: a statement that puts checks of a worker class into future_job notifies prescient_worker,
+-- once per class, so a worker asleep until its next due time looks again.
+CREATE OR REPLACE FUNCTION prescient.notify_workers() RETURNS trigger
+  LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('prescient_worker', c.job)
+     FROM (SELECT DISTINCT n.job FROM new_checks n) d
+     JOIN prescient.job_class c ON c.job = d.job AND c.runs_in = 'worker';
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS future_job_notify_workers ON prescient.future_job;
+CREATE TRIGGER future_job_notify_workers AFTER INSERT ON prescient.future_job
+  REFERENCING NEW TABLE AS new_checks FOR EACH STATEMENT EXECUTE FUNCTION prescient.notify_workers();
+
+REVOKE EXECUTE ON FUNCTION prescient.worker_take(text, text[], integer, double precision, timestamptz),
+  prescient.worker_complete(bigint[], bigint[], timestamptz[], jsonb[], timestamptz),
+  prescient.worker_fail(bigint[], bigint[], text[], timestamptz),
+  prescient.worker_extend(bigint[], bigint[], double precision, timestamptz),
+  prescient.worker_release(bigint[], bigint[]),
+  prescient.worker_next_due(text[], timestamptz),
+  prescient.worker_settle(bigint[], bigint[], boolean, timestamptz[], text[], jsonb[], timestamptz),
+  prescient.worker_held(bigint[], bigint[], timestamptz)
+  FROM PUBLIC;

@@ -12,9 +12,14 @@ const { LeaseLostError, RefusedError, fromDatabaseError } = require('./errors')
 
 const CHANNEL = 'prescient_worker'
 const MAX_SLEEP_MS = 60000
-// Something is due but nothing could be taken (a group's earlier check still runs, clocks apart): look again
-// after this long rather than spin.
-const BUSY_RETRY_MS = 200
+// Something is due, yet the take found nothing. Either flow control deferred every check the take looked
+// at (the take looks at only as many as it asks for: the next take looks at the next ones, at once, before
+// the reservations it made run out) or a group's earlier check is leased (nothing changes until it is
+// settled). Both look the same from here: look again soon for a while, then back off.
+const DUE_RETRY_MS = 5
+const DUE_RETRY_FOR_MS = 2000
+const DUE_BACKOFF_FIRST_MS = 50
+const DUE_BACKOFF_MAX_MS = 1000
 const ERROR_RETRY_MS = 1000
 const SETTLE_CHUNK = 1000
 
@@ -265,6 +270,7 @@ class Worker extends EventEmitter {
         this.pool = null
       }
       this.log.info('stopped')
+      this.emit('stopped')
     })()
     return this.stopped
   }
@@ -292,6 +298,7 @@ class Worker extends EventEmitter {
   // ---------------------------------------------------------------------------------------------- loop
 
   async loop() {
+    let dueButEmpty = null // since when takes found nothing while a check was due, and the wait now
     while (!this.stopping) {
       try {
         this.wakePending = false // a notification from now on means: look again
@@ -301,12 +308,24 @@ class Worker extends EventEmitter {
           continue
         }
         const took = await this.take(Math.min(free, this.batchSize))
-        if (took.length > 0) continue
+        if (took.length > 0) {
+          dueButEmpty = null
+          continue
+        }
         const seconds = await this.nextDueSeconds()
         let ms
-        if (seconds === null) ms = MAX_SLEEP_MS
-        else if (seconds <= 0) ms = BUSY_RETRY_MS
-        else ms = Math.min(Math.ceil(seconds * 1000), MAX_SLEEP_MS)
+        if (seconds === null || seconds > 0) {
+          dueButEmpty = null
+          ms = seconds === null ? MAX_SLEEP_MS : Math.min(Math.ceil(seconds * 1000), MAX_SLEEP_MS)
+        } else {
+          if (!dueButEmpty) dueButEmpty = { since: Date.now(), backoff: DUE_BACKOFF_FIRST_MS }
+          if (Date.now() - dueButEmpty.since < DUE_RETRY_FOR_MS) {
+            ms = DUE_RETRY_MS
+          } else {
+            ms = dueButEmpty.backoff
+            dueButEmpty.backoff = Math.min(dueButEmpty.backoff * 2, DUE_BACKOFF_MAX_MS)
+          }
+        }
         await this.sleep(ms)
       } catch (err) {
         if (err instanceof RefusedError) {

@@ -405,7 +405,10 @@ class Worker extends EventEmitter {
           await this.settle('fail', chunk.filter((a) => a.kind === 'fail'))
         }
       }
-    })().finally(() => {
+    })().catch((err) => {
+      // Not the database's answer (those are handled in settle): a listener of 'settled' that threw.
+      this.log.error(`settling: ${err && err.message}`)
+    }).finally(() => {
       this.flushing = null
       this.wake()
     })

@@ -155,7 +155,8 @@ public final class Worker implements AutoCloseable {
         listener.start();
         new Thread(this::loop, "prescient-" + name).start();
         log.info(() -> String.format("worker %s: started for %s (concurrency %d, batch %d, lease %s%s)", name,
-                                     classes, concurrency, batchSize, lease, heartbeat ? "" : ", no heartbeat"));
+                                     classes, concurrency, batchSize, seconds(lease),
+                                     heartbeat ? "" : ", no heartbeat"));
         return this;
     }
 
@@ -213,7 +214,7 @@ public final class Worker implements AutoCloseable {
                 graceDeadlineNanos = System.nanoTime() + grace.toNanos();
                 stopping = true;
                 log.info(() -> String.format("worker %s: stopping: taking nothing more; %d running, grace %s",
-                                             name, busy.get(), grace));
+                                             name, busy.get(), seconds(grace)));
             } else {
                 loopRuns = true; // another caller stops it: wait for that
             }
@@ -278,7 +279,7 @@ public final class Worker implements AutoCloseable {
             } catch (SQLException | RuntimeException e) {
                 backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2), MAX_BACKOFF);
                 Duration pause = backoff;
-                log.warning(() -> String.format("worker %s: %s; trying again in %s", name, e, pause));
+                log.warning(() -> String.format("worker %s: %s; trying again in %s", name, e, seconds(pause)));
                 sleepUnlessStopping(pause);
             }
         }
@@ -636,6 +637,11 @@ public final class Worker implements AutoCloseable {
 
     private static List<Long> ids(List<Check> checks) {
         return checks.stream().map(Check::id).toList();
+    }
+
+    /** "30 s", "0.6 s": durations as the logs show them. */
+    private static String seconds(Duration d) {
+        return java.math.BigDecimal.valueOf(d.toNanos(), 9).stripTrailingZeros().toPlainString() + " s";
     }
 
     private static Duration min(Duration a, Duration b) {

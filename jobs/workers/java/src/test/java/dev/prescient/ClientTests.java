@@ -48,6 +48,7 @@ public final class ClientTests {
         tests.put("protocol_lease_lost_is_typed", ClientTests::protocolLeaseLost);
         tests.put("worker_role_is_enough", ClientTests::workerRoleIsEnough);
         tests.put("live_loop_wakes_on_notify", ClientTests::liveLoopWakesOnNotify);
+        tests.put("survives_cut_sessions", ClientTests::survivesCutSessions);
         tests.put("heartbeats_keep_a_long_run", ClientTests::heartbeatsKeepLongRun);
         tests.put("stop_releases_what_outlives_the_grace", ClientTests::stopReleases);
         tests.put("sigterm_stops_gracefully", ClientTests::sigtermStopsGracefully);
@@ -362,17 +363,33 @@ public final class ClientTests {
                               .handler("live_a", check -> Answer.done()).build().start();
         try (worker) {
             Thread.sleep(300); // the loop found nothing and sleeps its longest
-            long start = System.nanoTime();
             try (Connection c = DB.connect()) {
                 for (int i = 0; i < 3; i++) {
                     new PrescientClient().schedule(c, NewCheck.of("live_a", "x", Integer.toString(i)));
                 }
             }
-            waitFor(() -> settled.size() == 3, Duration.ofSeconds(5), "3 checks settled: " + settled);
-            long ms = (System.nanoTime() - start) / 1_000_000;
-            check(ms < 3000, "woken and done in " + ms + " ms (a slot is 1 s)");
+            // Asleep for 60 s unless woken: done within a few seconds (a slot is 1 s) means the NOTIFY woke it.
+            waitFor(() -> settled.size() == 3, Duration.ofSeconds(8), "3 checks settled: " + settled);
         }
         assertEquals(List.of("done", "done", "done"), settled.stream().map(Settlement::outcome).toList(), "outcomes");
+    }
+
+    /** Its sessions cut by the server (as in a failover), the worker opens new ones and LISTENs again. */
+    static void survivesCutSessions() throws Exception {
+        DB.declareWorkerClasses("cut_a");
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("cut").onSettled(settled::add)
+                              .handler("cut_a", check -> Answer.done()).build().start();
+        try (worker) {
+            Thread.sleep(300); // both connections open, the loop asleep
+            long cut = DB.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                + "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+            check(cut >= 2, "sessions cut: " + cut);
+            try (Connection c = DB.connect()) {
+                new PrescientClient().schedule(c, NewCheck.of("cut_a", "x", "1"));
+            }
+            waitFor(() -> settled.size() == 1, Duration.ofSeconds(8), "the check settled after the cut");
+        }
     }
 
     /** Leases of 0.6 s, handlers of 1.5 s: heartbeats keep the check; without them the answer is refused. */
@@ -425,7 +442,7 @@ public final class ClientTests {
         long start = System.nanoTime();
         worker.stop(Duration.ofMillis(1500));
         long ms = (System.nanoTime() - start) / 1_000_000;
-        check(ms >= 1400 && ms < 4000, "stopped after the grace: " + ms + " ms");
+        check(ms >= 1400 && ms < 8000, "stopped after the grace: " + ms + " ms");
         assertEquals(List.of("done"), DB.column("SELECT outcome FROM prescient.job_history WHERE entity_key = 'quick'"),
                      "the quick one, settled within the grace");
         assertEquals(List.of("0 0 true"),
@@ -493,8 +510,9 @@ public final class ClientTests {
             p.destroy(); // SIGTERM
             check(p.waitFor(10, TimeUnit.SECONDS), "the driver ended");
             assertEquals(0, p.exitValue(), "the driver's exit status after SIGTERM");
-            assertEquals(5L, DB.count("SELECT count(*) FROM conformance_ledger WHERE worker = 'jd1' AND language = 'java'"
-                                      + " AND check_count = 0"), "ledger rows");
+            // The error's retry (1 s later) may run again before the SIGTERM: checks are counted, not runs.
+            assertEquals(5L, DB.count("SELECT count(DISTINCT check_id) FROM conformance_ledger WHERE worker = 'jd1' "
+                                      + "AND language = 'java' AND check_count = 0"), "checks in the ledger");
             assertEquals(List.of("done"), DB.column("SELECT outcome FROM prescient.job_history WHERE id = ?",
                                                     ids.get("done")), "done");
             assertEquals(List.of("{\"n\": 3}"), DB.column("SELECT result::text FROM prescient.job_history WHERE id = ?",
@@ -504,8 +522,10 @@ public final class ClientTests {
                                                    + "l.check_id = f.id WHERE f.id = ?", ids.get("next")), "next");
             assertEquals(List.of(at(later)), DB.column("SELECT next_check_at FROM prescient.future_job WHERE id = ?",
                                                        ids.get("at")), "at");
-            assertEquals(List.of("1 boom"), DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job "
-                                                      + "WHERE id = ?", ids.get("error")), "error");
+            assertEquals(List.of("boom"), DB.column("SELECT last_error FROM prescient.future_job WHERE id = ? AND "
+                                                    + "attempts = (SELECT count(*) FROM conformance_ledger "
+                                                    + "WHERE check_id = ?)", ids.get("error"), ids.get("error")),
+                         "error: its text, an attempt per run");
         } catch (Throwable t) {
             System.out.println("driver's log:\n" + java.nio.file.Files.readString(log));
             throw t;

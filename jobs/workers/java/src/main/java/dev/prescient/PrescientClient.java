@@ -134,8 +134,8 @@ public final class PrescientClient {
     }
 
     /**
-     * {@code prescient.cron_add}: a recurring schedule; its version (1). It needs the schema owner's rights
-     * (the role of {@code prescient migrate}), not only {@code prescient_client}'s.
+     * {@code prescient.cron_add}: a recurring schedule whose occurrences are checks of {@code schedule.job()};
+     * its version (1). {@code prescient_client} and {@code prescient_worker} may call it.
      */
     public int cronAdd(Connection connection, CronSchedule schedule) throws SQLException {
         String sql = "SELECT prescient.cron_add(p_id => ?, p_spec => ?, p_time_zone => ?, p_job => ?, "

@@ -45,6 +45,7 @@ public final class ClientTests {
         tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
         tests.put("handler_answers_become_outcomes", ClientTests::handlerAnswers);
         tests.put("a_refused_answer_fails_its_check_alone", ClientTests::refusedAnswer);
+        tests.put("a_group_runs_one_at_a_time_in_order", ClientTests::groupInOrder);
         tests.put("protocol_lease_lost_is_typed", ClientTests::protocolLeaseLost);
         tests.put("worker_role_is_enough", ClientTests::workerRoleIsEnough);
         tests.put("live_loop_wakes_on_notify", ClientTests::liveLoopWakesOnNotify);
@@ -298,6 +299,31 @@ public final class ClientTests {
               "the big one's error: " + error);
     }
 
+    /** Four free places, one group of three checks: they run one after another, oldest first, never two at once. */
+    static void groupInOrder() throws Exception {
+        DB.declareWorkerClasses("grp_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            for (int i = 1; i <= 3; i++) {
+                client.schedule(c, NewCheck.of("grp_a", "x", Integer.toString(i)).groupKey("g")
+                                           .at(T.plusSeconds(i)));
+            }
+        }
+        List<String> runs = new CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+        Worker worker = Worker.builder(DB::connect).name("group").clock(() -> T.plusSeconds(5)).concurrency(4)
+                              .handler("grp_a", check -> {
+                                  runs.add(check.entityKey() + (running.incrementAndGet() > 1 ? " overlapped" : ""));
+                                  Thread.sleep(100);
+                                  running.decrementAndGet();
+                                  return Answer.done();
+                              }).build();
+        try (worker) {
+            assertEquals(3, worker.runUntilIdle(), "checks run");
+        }
+        assertEquals(List.of("1", "2", "3"), runs, "the runs");
+    }
+
     /** The protocol on its own: a settlement after the lease expired and another worker took the check. */
     static void protocolLeaseLost() throws Exception {
         DB.declareWorkerClasses("lost_a");
@@ -329,7 +355,7 @@ public final class ClientTests {
         }
     }
 
-    /** A login role with prescient_worker alone can enqueue and run the whole worker loop. */
+    /** A login role with prescient_worker alone can enqueue, add a schedule and run the whole worker loop. */
     static void workerRoleIsEnough() throws Exception {
         DB.declareWorkerClasses("role_a");
         String role = "prescient_java_test_" + ProcessHandle.current().pid();
@@ -347,6 +373,8 @@ public final class ClientTests {
             try (Connection c = asWorker.connect()) {
                 expect(SQLException.class, () -> c.createStatement().execute(
                     "UPDATE prescient.future_job SET attempts = 0"));
+                assertEquals(1, new PrescientClient().cronAdd(c, CronSchedule.of("role-hourly", "@hourly", "role_a")),
+                             "cron_add as " + role);
             }
         } finally {
             DB.execute("DROP ROLE " + role);

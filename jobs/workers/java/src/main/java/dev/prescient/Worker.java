@@ -261,19 +261,20 @@ public final class Worker implements AutoCloseable {
                 List<Check> taken = take(limit);
                 taken.forEach(this::dispatch);
                 backoff = Duration.ZERO;
-                if (taken.size() == limit) {
+                if (!taken.isEmpty()) {
                     idleFloor = Duration.ofMillis(50);
+                }
+                if (taken.size() == limit) {
                     continue; // there may be more due
                 }
                 Duration wait = call(c -> WorkerProtocol.untilNextDue(c, classes, now()));
                 if (wait == null || wait.compareTo(MAX_SLEEP) > 0) {
                     wait = MAX_SLEEP;
-                } else if (wait.compareTo(idleFloor) < 0) {
-                    // Due, yet nothing was taken (a group busy elsewhere, a paused class): do not spin.
+                } else if (wait.compareTo(Duration.ofMillis(10)) < 0) {
+                    // Due now, yet not taken: worker_next_due counts a check whose group has another check
+                    // leased. Do not spin: wait 50 ms, doubling to 1 s while it lasts (a handler's end wakes it).
                     wait = idleFloor;
                     idleFloor = min(idleFloor.multipliedBy(2), Duration.ofSeconds(1));
-                } else {
-                    idleFloor = Duration.ofMillis(50);
                 }
                 sleep(wait);
             } catch (SQLException | RuntimeException e) {

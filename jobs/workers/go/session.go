@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -423,14 +424,23 @@ func (s *session) heartbeatLoop(stop chan struct{}) {
 	}
 }
 
+// extend covers the checks whose handlers run: an answered one is being settled (and extending it too would
+// lock its row against the settlement). In id order, the order a settlement locks in, so the two never
+// deadlock.
 func (s *session) extend() {
 	s.mu.Lock()
-	ids := make([]int64, 0, len(s.held))
-	tokens := make([]int64, 0, len(s.held))
-	for l := range s.held {
-		ids, tokens = append(ids, l.id), append(tokens, l.token)
+	running := make([]lease, 0, len(s.held))
+	for l, h := range s.held {
+		if h.running {
+			running = append(running, l)
+		}
 	}
 	s.mu.Unlock()
+	sort.Slice(running, func(i, j int) bool { return running[i].id < running[j].id })
+	ids, tokens := make([]int64, len(running)), make([]int64, len(running))
+	for i, l := range running {
+		ids[i], tokens[i] = l.id, l.token
+	}
 	for len(ids) > 0 {
 		n := len(ids)
 		if n > maxPerCall {

@@ -2,6 +2,7 @@ package prescient
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v4"
@@ -68,6 +69,8 @@ func (s *session) settleLoop() {
 // completion becomes a failure with the refusal's text. A broken connection is retried a few times; after
 // that the leases expire and the checks run again (at least once).
 func (s *session) settle(answers []answer) {
+	// In id order: the order heartbeats lock in, so a settlement and a heartbeat never deadlock.
+	sort.Slice(answers, func(i, j int) bool { return answers[i].check.ID < answers[j].check.ID })
 	var completions, failures []answer
 	for _, a := range answers {
 		if a.err != nil {
@@ -87,13 +90,16 @@ func (s *session) settle(answers []answer) {
 			s.settleOneByOne(completions, failures)
 			return
 		}
-		if attempt == 3 {
+		if attempt == 5 {
 			s.logf("checks %s: settlement failed, giving up (their leases will expire and they run again): %v",
 				answerIDs(answers), err)
 			s.forget(answers)
 			return
 		}
 		delay := retry.next()
+		if isTransient(err) {
+			delay = 0 // a deadlock or a serialization failure: nothing was written, try again now
+		}
 		s.logf("checks %s: settlement failed, trying again in %s: %v", answerIDs(answers), delay, err)
 		time.Sleep(delay)
 	}

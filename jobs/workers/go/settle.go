@@ -192,15 +192,17 @@ func (s *session) settleCall(completions, failures []answer) ([]Settlement, erro
 
 // record lets go of settled checks, logs what became of them and tells OnSettled.
 func (s *session) record(answers []answer, settlements []Settlement) {
-	jobs := make(map[int64]string, len(answers))
+	checks := make(map[int64]*Check, len(answers))
 	for _, a := range answers {
-		jobs[a.check.ID] = a.check.Job
+		checks[a.check.ID] = a.check
 	}
 	s.forget(answers)
 	for _, st := range settlements {
-		st.Job = jobs[st.CheckID]
-		if st.Outcome == "rescheduled" || st.Outcome == "retried" {
-			// Pending again, perhaps sooner than the next due time the loop is asleep until.
+		c := checks[st.CheckID]
+		st.Job = c.Job
+		if st.Outcome == "rescheduled" || st.Outcome == "retried" || c.GroupKey != "" {
+			// Pending again, or its group's next check is free now: perhaps sooner than the next due time the
+			// loop is asleep until.
 			signal(s.wake)
 		}
 		switch st.Outcome {

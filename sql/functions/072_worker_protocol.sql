@@ -309,10 +309,13 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;  -- as a settlement
-  UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
-    FROM unnest(p_ids, p_tokens) AS s(id, token)
-   WHERE f.id = s.id AND f.claim_token = s.token;
-  GET DIAGNOSTICS v_count = ROW_COUNT;
+  WITH given AS (
+    UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
+      FROM unnest(p_ids, p_tokens) AS s(id, token)
+     WHERE f.id = s.id AND f.claim_token = s.token
+    RETURNING f.job)
+  -- Due again at once: wake the workers of their classes, asleep until the lease's end.
+  SELECT count(*) INTO v_count FROM given, LATERAL (SELECT pg_notify('prescient_worker', given.job)) n;
   RETURN v_count;
 END $$;
 

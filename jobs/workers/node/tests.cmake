@@ -17,7 +17,7 @@ set_tests_properties(workers_node_build PROPERTIES
 # clock (about 12 s); driver: the conformance driver as a process.
 foreach(part seed enqueue worker driver)
   add_test(NAME workers_node_${part}
-           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient> --slot 1s --
+           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    node --test "${PRESCIENT_NODE_CLIENT_DIR}/test/${part}.test.js")
   set_tests_properties(workers_node_${part} PROPERTIES
     LABELS workers

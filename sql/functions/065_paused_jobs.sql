@@ -20,9 +20,13 @@ END $$;
 REVOKE EXECUTE ON FUNCTION prescient.pause_job(text, text, timestamptz) FROM PUBLIC;
 
 -- Returns false when the class was not paused.
+-- A worker class's sleeping workers are woken (docs/workers.md): its checks may be due already.
 CREATE OR REPLACE FUNCTION prescient.resume_job(p_job text) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM prescient.paused_job WHERE job = p_job;
+  IF FOUND AND EXISTS (SELECT FROM prescient.job_class WHERE job = p_job AND runs_in = 'worker') THEN
+    PERFORM pg_notify('prescient_worker', p_job);
+  END IF;
   RETURN FOUND;
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.resume_job(text) FROM PUBLIC;

@@ -93,6 +93,8 @@ DECLARE
   v_pair_limits text[];
   v_pair_keys text[];
   v_token bigint := (random() * 9007199254740991)::bigint;
+  v_limited boolean := EXISTS (SELECT FROM prescient.flow_limit fl WHERE fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL);
+  v_grace constant interval := interval '250 milliseconds';
 BEGIN
   IF coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
@@ -108,30 +110,44 @@ BEGIN
 
   -- Due (the slot began, or the time flow control gave has come), not under a live lease, not paused; of a
   -- group, only its first check, so a group's checks run one at a time, in order. Per class, oldest first
-  -- along the index future_job_job (job, next_check_at, id), so a backlog is never sorted whole.
-  SELECT array_agg(c.id ORDER BY c.next_check_at, c.id) INTO v_ids FROM (
-    SELECT t.id, t.next_check_at
+  -- along the index future_job_job (job, next_check_at, id), so a backlog is never sorted whole. Under flow
+  -- limits, first the checks whose reserved start (a deferral by a rate) has just come: the backlog's older
+  -- checks would always sort before them, be charged in their stead, and the reservations would lapse
+  -- unused (a rate of 50/s gave workers taking a few at a time 5 to 10/s).
+  SELECT array_agg(c.id ORDER BY c.reserved DESC, c.next_check_at, c.id) INTO v_ids FROM (
+    SELECT t.id, t.next_check_at, t.reserved
       FROM unnest(p_classes) AS k(job)
      CROSS JOIN LATERAL (
-       SELECT f.id, f.next_check_at FROM prescient.future_job f
-        WHERE f.job = k.job AND f.next_check_at <= v_now
-          AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
-          AND (f.group_key IS NULL
-               OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
-                           ORDER BY g.next_check_at, g.id LIMIT 1))
-        ORDER BY f.next_check_at, f.id
-        LIMIT p_limit
-          FOR UPDATE OF f SKIP LOCKED) t
+       SELECT * FROM (SELECT f.id, f.next_check_at, true AS reserved FROM prescient.future_job f
+         WHERE v_limited AND f.job = k.job AND f.next_check_at BETWEEN v_now - v_grace AND v_now
+           AND f.claimed_by LIKE 'prescient.flow:%' AND f.claimed_until IS NULL AND f.group_key IS NULL
+         ORDER BY f.next_check_at, f.id
+         LIMIT p_limit
+           FOR UPDATE OF f SKIP LOCKED) reserved
+       UNION ALL
+       SELECT * FROM (SELECT f.id, f.next_check_at, false FROM prescient.future_job f
+         WHERE f.job = k.job AND f.next_check_at <= v_now
+           AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+           AND (NOT v_limited OR f.group_key IS NOT NULL
+                OR NOT coalesce(f.claimed_by LIKE 'prescient.flow:%' AND f.next_check_at >= v_now - v_grace, false))
+           AND (f.group_key IS NULL
+                OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
+                            ORDER BY g.next_check_at, g.id LIMIT 1))
+         ORDER BY f.next_check_at, f.id
+         LIMIT p_limit
+           FOR UPDATE OF f SKIP LOCKED) due) t
      WHERE k.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
-     ORDER BY t.next_check_at, t.id
+     ORDER BY t.reserved DESC, t.next_check_at, t.id
      LIMIT p_limit) c;
   IF v_ids IS NULL THEN
     RETURN;
   END IF;
 
   -- Flow control, as for the runner: the pairs of (limit, key value) that hold each check back, admitted
-  -- by flow_admit; a worker waits for no start (pace 0): a check whose start is later is deferred to it.
-  IF EXISTS (SELECT FROM prescient.flow_limit fl WHERE fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL) THEN
+  -- by flow_admit; a worker waits for no start (pace 0): a check whose start is later is deferred to it,
+  -- and keeps its reservation when taken within v_grace of it (a worker looks again at that time, told by
+  -- worker_next_due; the runner, which waits for starts within its batch, uses 50 ms).
+  IF v_limited THEN
     SELECT array_agg(f.id), array_agg(fl.name), array_agg(k.key_value)
       INTO v_pair_ids, v_pair_limits, v_pair_keys
       FROM prescient.future_job f
@@ -142,7 +158,7 @@ BEGIN
   IF v_pair_ids IS NOT NULL THEN
     SELECT array_agg(a.check_id) INTO v_admitted
       FROM prescient.flow_admit(v_pair_ids, v_pair_limits, v_pair_keys, prescient.us(v_now), 0, 250000, p_limit,
-                                50000) a
+                                (extract(epoch FROM v_grace) * 1000000)::bigint) a
      WHERE a.start_us IS NOT NULL;
     v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i
                     WHERE i <> ALL (v_pair_ids) OR i = ANY (coalesce(v_admitted, '{}')));

@@ -124,6 +124,16 @@ Param text_array(std::span<const std::optional<std::string>> values) {
   return binary_array(values, kText, [](const std::optional<std::string>& v) { return v; });
 }
 
+Param integer_array_or_null(std::span<const std::optional<std::int64_t>> values) {
+  const bool none = std::all_of(values.begin(), values.end(), [](const auto& v) { return !v; });
+  return none ? Param(std::nullopt) : optional_integer_array(values);
+}
+
+Param text_array_or_null(std::span<const std::optional<std::string>> values) {
+  const bool none = std::all_of(values.begin(), values.end(), [](const auto& v) { return !v; });
+  return none ? Param(std::nullopt) : text_array(values);
+}
+
 Param text_array(std::span<const std::string> values) {
   return binary_array(values, kText, [](const std::string& v) { return std::optional(v); });
 }

@@ -58,6 +58,10 @@ inline std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)
 // ($1::bigint[], $1::text[], $1::timestamptz[]): no literal to build and escape, none to parse.
 Param integer_array(std::span<const std::int64_t> values);
 Param optional_integer_array(std::span<const std::optional<std::int64_t>> values);
+// As optional_integer_array and text_array, but NULL when every element is: a statement that unnests several
+// arrays together pads a NULL one with nulls, so a column mostly unset (a batch without failures) costs nothing.
+Param integer_array_or_null(std::span<const std::optional<std::int64_t>> values);
+Param text_array_or_null(std::span<const std::optional<std::string>> values);
 Param text_array(std::span<const std::optional<std::string>> values);
 Param text_array(std::span<const std::string> values);
 Param time_array(std::span<const TimePoint> values);

@@ -256,17 +256,18 @@ struct Settle {
   const std::vector<std::optional<std::string>>& event_payloads;
   const std::vector<std::int64_t>& event_checks;  // the check each event belongs to
   void bind(pq::Binding& b) const {
-    b.set("ids", pq::integer_array(ids)).set("errors", pq::text_array(errors));
-    b.set("answer_us", pq::optional_integer_array(answer_us)).set("run_micros", pq::optional_integer_array(run_micros));
-    b.set("payload_updates", pq::text_array(payload_updates)).set("due_us", pq::integer_array(due_us));
+    // The columns a batch mostly leaves unset (no failure, no own policy) travel as NULL when all are.
+    b.set("ids", pq::integer_array(ids)).set("errors", pq::text_array_or_null(errors));
+    b.set("answer_us", pq::integer_array_or_null(answer_us)).set("run_micros", pq::optional_integer_array(run_micros));
+    b.set("payload_updates", pq::text_array_or_null(payload_updates)).set("due_us", pq::integer_array(due_us));
     b.set("jobs", pq::text_array(jobs)).set("slot_us", pq::integer_array(slot_us));
     b.set("asked_us", pq::integer_array(asked_us)).set("check_counts", pq::integer_array(check_counts));
-    b.set("attempts", pq::integer_array(attempts)).set("own_max_checks", pq::optional_integer_array(own_max_checks));
-    b.set("own_max_attempts", pq::optional_integer_array(own_max_attempts));
-    b.set("own_backoff", pq::optional_integer_array(own_backoff));
-    b.set("own_backoff_max", pq::optional_integer_array(own_backoff_max));
+    b.set("attempts", pq::integer_array(attempts)).set("own_max_checks", pq::integer_array_or_null(own_max_checks));
+    b.set("own_max_attempts", pq::integer_array_or_null(own_max_attempts));
+    b.set("own_backoff", pq::integer_array_or_null(own_backoff));
+    b.set("own_backoff_max", pq::integer_array_or_null(own_backoff_max));
     b.set("max_checks", pq::integer_array(max_checks)).set("max_attempts", pq::integer_array(max_attempts));
-    b.set("backoff", pq::optional_integer_array(backoff)).set("backoff_max", pq::optional_integer_array(backoff_max));
+    b.set("backoff", pq::integer_array_or_null(backoff)).set("backoff_max", pq::integer_array_or_null(backoff_max));
     b.set("max_horizon_seconds", std::to_string(max_horizon_seconds)).set("slot_seconds", std::to_string(slot_seconds));
     b.set("lease_token", lease_token ? pq::Param(std::to_string(*lease_token)) : pq::Param(std::nullopt));
     b.set("now", pq::micros(now)).set("runner_id", runner_id);

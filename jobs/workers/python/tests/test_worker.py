@@ -68,21 +68,27 @@ class WorkerTest(unittest.TestCase):
         self.assertIn("a time without a time zone", support.pending(self.conn, ids["naive"])["last_error"])
 
     def test_an_answer_the_database_refuses_fails_that_check_only(self):
-        big = self.schedule("big")
-        small = self.schedule("small")
-        worker = self.worker(concurrency=2)
-        both_ran = threading.Barrier(2, timeout=5)
+        results = {"big": "x" * 70_000, "nul": "a\x00b", "small": 1}
+        ids = {key: self.schedule(key) for key in results}
+        errors = self.schedule("nul-error")
+        worker = self.worker(concurrency=4)
+        all_ran = threading.Barrier(4, timeout=5)
 
         @worker.handler(self.job)
         def handle(check):
-            both_ran.wait()  # both answers are ready together: most likely settled in one call
-            return prescient.Done("x" * 70_000 if check.entity_key == "big" else 1)
+            all_ran.wait()  # the answers are ready together: most likely settled in one call
+            if check.entity_key == "nul-error":
+                raise prescient.CheckFailed("bad\x00byte")
+            return prescient.Done(results[check.entity_key])
 
         self.clock.advance(timedelta(hours=1))
         settled = {s.check_id: s.outcome for s in worker.drain()}
-        self.assertEqual(settled, {big: "retried", small: "done"})
-        self.assertIn("at most 65536", support.pending(self.conn, big)["last_error"])
-        self.assertEqual(support.history(self.conn, small)[0]["result"], 1)
+        self.assertEqual(settled, {ids["big"]: "retried", ids["nul"]: "retried", ids["small"]: "done",
+                                   errors: "retried"})
+        self.assertIn("at most 65536", support.pending(self.conn, ids["big"])["last_error"])
+        self.assertIn("the answer was refused: ", support.pending(self.conn, ids["nul"])["last_error"])
+        self.assertEqual(support.pending(self.conn, errors)["last_error"], "bad\\x00byte")
+        self.assertEqual(support.history(self.conn, ids["small"])[0]["result"], 1)
 
     def test_a_settlement_after_the_lease_ran_out_is_refused_as_lease_lost(self):
         check_id = self.schedule("slow")
@@ -137,6 +143,28 @@ class WorkerTest(unittest.TestCase):
                     self.assertEqual(settlement.outcome, "lease_lost")
                     self.assertIn("another lease (by thief", settlement.last_error)
                     self.conn.execute("SELECT prescient.cancel(%s)", [check_id])
+
+    def test_a_stream_of_short_checks_does_not_put_off_the_heartbeat_of_a_long_one(self):
+        long_id = support.schedule_due_now(self.conn, self.job, "long")
+        worker = self.worker(lease_seconds=0.6, clock=None)
+        stolen = []
+
+        @worker.handler(self.job)
+        def handle(check):
+            if check.entity_key != "long":
+                return None
+            with support.connect() as other:
+                for n in range(12):  # a short check taken every 0.1 s while this one runs
+                    support.schedule_due_now(other, self.job, f"short-{n}")
+                    time.sleep(0.1)
+                stolen.extend(other.execute("SELECT id FROM prescient.worker_take('thief', %s, 100, 60)"
+                                            " WHERE id = %s", [[self.job], long_id]).fetchall())
+            return None
+
+        settled = {s.check_id: s.outcome for s in worker.drain()}
+        self.assertEqual(stolen, [])
+        self.assertEqual(settled[long_id], "done")
+        self.assertEqual(len(settled), 13)
 
     def test_a_check_cancelled_while_it_runs_is_seen_lost_by_the_heartbeat_and_its_answer_refused(self):
         check_id = support.schedule_due_now(self.conn, self.job, "cancelled")

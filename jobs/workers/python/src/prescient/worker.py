@@ -115,8 +115,8 @@ class Worker:
     def __init__(self, conninfo: str, *, name: str | None = None, concurrency: int = 4, batch_size: int = 50,
                  lease_seconds: float = 30.0, grace_seconds: float = 30.0, heartbeat: bool = True,
                  clock: Clock | None = None):
-        if concurrency < 1 or batch_size < 1:
-            raise ValueError("concurrency and batch_size must be at least 1")
+        if concurrency < 1 or not 1 <= batch_size <= 10_000:
+            raise ValueError("concurrency must be at least 1, batch_size from 1 to 10000")
         self.conninfo = conninfo
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.concurrency = concurrency
@@ -132,6 +132,8 @@ class Worker:
         os.set_blocking(self._wake_write, False)
         self._notified = False
         self._next_heartbeat = 0.0
+        self._due_but_not_taken = False
+        self._restore_signals: dict[int, Any] = {}
         # By (check id, lease token): a check whose lease ran out while its handler ran may be taken again by
         # this same worker, and then two runs of it are held at once. The loop's alone.
         self._held: dict[tuple[int, int], _Held] = {}
@@ -160,13 +162,13 @@ class Worker:
         self._wake()
 
     def run(self) -> None:
-        """Works until stopped. In the main thread, SIGTERM and SIGINT stop it gracefully."""
-        restore = self._handle_signals()
+        """Works until stopped. In the main thread, SIGTERM and SIGINT stop it gracefully (a second one acts
+        as it would without the worker: it kills the process, or raises KeyboardInterrupt)."""
+        self._handle_signals()
         try:
             self._work(until_idle=False)
         finally:
-            for signum, previous in restore.items():
-                signal.signal(signum, previous)
+            self._unhandle_signals()
 
     def drain(self) -> list[Settlement]:
         """Runs every check that is due now (by the clock) until none is left to take, then returns what was
@@ -178,7 +180,6 @@ class Worker:
     def _work(self, *, until_idle: bool) -> list[Settlement]:
         if not self._handlers:
             raise ValueError("no handlers registered: decorate one with @worker.handler('job_class')")
-        self._stopping.clear()
         settled: list[Settlement] = []
         threads = [threading.Thread(target=self._run_handlers, name=f"prescient-handler-{n}", daemon=True)
                    for n in range(self.concurrency)]
@@ -201,11 +202,14 @@ class Worker:
                 except psycopg.OperationalError as e:
                     # The database went away (a restart, a failover, a cut session): what is held stays held
                     # until its lease ends; the answers that were not sent are sent after reconnecting.
-                    log.error("worker %s: database connection lost (%s); reconnecting in %gs", self.name,
-                              str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, backoff)
                     if conn is not None:
                         conn.close()
                         conn = None
+                    if self._stopping.is_set():
+                        log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
+                        break
+                    log.error("worker %s: database connection lost (%s); reconnecting in %gs", self.name,
+                              str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, backoff)
                     self._wait(None, backoff)
                     backoff = min(backoff * 2, RECONNECT_BACKOFF[1])
             self._finish(conn, settled)
@@ -214,6 +218,7 @@ class Worker:
                 self._queued.put(None)  # each idle thread ends; a handler past its grace period is left behind
             if conn is not None:
                 conn.close()
+            self._stopping.clear()  # a stop ends this run; a stop before run() makes run() return at once
         log.log(level, "worker %s stopped", self.name)
         return settled
 
@@ -294,7 +299,11 @@ class Worker:
                 [self.name, self.classes, places, self.lease_seconds, self._now()]).fetchall()
         if not rows:
             return 0
-        self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
+        self._due_but_not_taken = False
+        if not self._held:
+            # The first lease held: heartbeats start a third of a lease from now. Later takes leave the
+            # schedule alone (their leases are fresh), or frequent takes would put off the older ones' renewal.
+            self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
         for row in rows:
             held = _Held(Check(*row[:12]), token=row[12])
             self._held[held.key] = held
@@ -331,13 +340,15 @@ class Worker:
                     conn, "SELECT * FROM prescient.worker_complete(%s::bigint[], %s::bigint[],"
                           " %s::timestamptz[], %s::jsonb[], %s::timestamptz)",
                     answers, [h.next_at for h in answers], [h.result_json for h in answers])
-        except Refused as refusal:
+        except (Refused, psycopg.DataError) as refusal:
             if len(answers) > 1:
                 # One bad answer refuses the whole call: settle them one by one, so only it fails.
                 return [s for held in answers for s in self._complete(conn, [held])]
-            # The database refused this answer (say, a result over 64 KiB): the check fails with the reason.
+            # The database refused this answer (a result over 64 KiB, or JSON it cannot store such as
+            # "\u0000"): the check fails with the reason.
             held = answers[0]
-            held.error = f"the answer was refused: {refusal.reason}"
+            reason = refusal.reason if isinstance(refusal, Refused) else str(refusal).strip().splitlines()[0]
+            held.error = f"the answer was refused: {reason}"
             return self._fail(conn, [held])
 
     def _fail(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
@@ -371,8 +382,7 @@ class Worker:
 
     def _until_due(self, conn: psycopg.Connection) -> float:
         """Seconds until a check of these classes may be taken, on the database's clock (or the pinned
-        one), at most a minute. A check due now that the take did not get (its group's first check is
-        leased elsewhere) is looked at again after a second, not at once."""
+        one), at most a minute."""
         now = self._now()
         with translated():
             seconds = conn.execute(
@@ -381,7 +391,14 @@ class Worker:
                 [self.classes, now, now]).fetchone()[0]
         if seconds is None:
             return MAX_SLEEP_SECONDS
-        return min(MAX_SLEEP_SECONDS, seconds if seconds > 0 else 1.0)
+        if seconds > 0:
+            return min(MAX_SLEEP_SECONDS, seconds)
+        # Due, yet the take got nothing. Once, it came due between the take and this look: take again at
+        # once. Twice, it is held back (its group's first check is leased elsewhere): look again in a second.
+        if not self._due_but_not_taken:
+            self._due_but_not_taken = True
+            return 0.0
+        return 1.0
 
     def _until_heartbeat(self) -> float:
         if not self.heartbeat:
@@ -392,7 +409,7 @@ class Worker:
 
     def _wait(self, conn: psycopg.Connection | None, timeout: float) -> None:
         """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
-        if self._notified or self._answered or self._stopping.is_set():
+        if self._notified or self._answered:
             self._notified = False
             return
         watched = [self._wake_read] + ([conn.fileno()] if conn is not None else [])
@@ -418,16 +435,20 @@ class Worker:
     def _on_notify(self, _notify: psycopg.Notify) -> None:
         self._notified = True
 
-    def _handle_signals(self) -> dict[int, Any]:
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-        restore = {}
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            restore[signum] = signal.signal(signum, self._on_signal)
-        return restore
+    def _handle_signals(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._restore_signals[signum] = signal.signal(signum, self._on_signal)
+
+    def _unhandle_signals(self) -> None:
+        for signum, previous in self._restore_signals.items():
+            signal.signal(signum, previous)
+        self._restore_signals = {}
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
-        log.info("worker %s: %s received, stopping", self.name, signal.Signals(signum).name)
+        log.info("worker %s: %s received, stopping (grace period %gs)", self.name, signal.Signals(signum).name,
+                 self.grace_seconds)
+        self._unhandle_signals()
         self.stop()
 
     # ---- the handlers' threads ----------------------------------------------------------------------
@@ -448,9 +469,9 @@ class Worker:
             answer = self._handlers[check.job](check)
             held.next_at, held.result_json = _read_answer(check, answer)
         except CheckFailed as e:
-            held.error = str(e)
+            held.error = _sendable(str(e))
         except BaseException as e:  # noqa: BLE001 - any failure of a handler fails its check alone
-            held.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            held.error = _sendable(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
             log.debug("check %d: handler raised", check.id, exc_info=True)
         log.debug("check %d ran in %.3fs", check.id, time.monotonic() - started)
 
@@ -482,6 +503,11 @@ def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None
         return answer, None
     raise TypeError(f"the handler of {check.job} answered a {type(answer).__name__}: answer a datetime (look "
                     "again then), None (done) or prescient.Done(result)")
+
+
+def _sendable(text: str) -> str:
+    """Error text PostgreSQL accepts: no NUL, valid UTF-8 (a lone surrogate is escaped)."""
+    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _about(check: Check) -> str:

@@ -60,7 +60,11 @@ def main(argv: list[str]) -> int:
 
     for job_class in filter(None, args.classes.split(",")):
         worker.handler(job_class)(handle)
-    worker.run()
+    try:
+        worker.run()
+    except prescient.Refused as e:  # say, a class that is not a worker class: one line, not a traceback
+        print(f"conformance-driver: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,12 +1,19 @@
 """The conformance driver's program: the real worker, one handler for every class, driven by the payload.
 
-The contract is in the helpers' brief and jobs/workers/conformance: record the run in conformance_ledger,
-sleep payload.sleep_ms, then answer by payload.answer (done, next, at, error, result).
+    conformance-driver work --name NAME --classes C1[,C2...] [--concurrency 4] [--batch 50]
+                            [--lease-seconds 2] [--no-heartbeat]
+    conformance-driver drain --classes C1[,C2...] [--concurrency 4] [--batch 50]
+
+work (the conformance harness, jobs/workers/conformance): record the run in conformance_ledger, sleep
+payload.sleep_ms, then answer by payload.answer (done, next, at, error, result); SIGTERM stops it gracefully.
+drain (scripts/bench.sh): no-op handlers until nothing is due, then print the rate on standard output.
+The database is PRESCIENT_DATABASE_URL.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import os
 import sys
@@ -24,16 +31,18 @@ LANGUAGE = "python"
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="conformance-driver")
     commands = parser.add_subparsers(dest="command", required=True)
-    work = commands.add_parser("work", help="run a worker until SIGTERM")
-    work.add_argument("--name", required=True)
-    work.add_argument("--classes", required=True, help="comma-separated worker classes")
-    work.add_argument("--concurrency", type=int, default=4)
-    work.add_argument("--batch", type=int, default=50)
-    work.add_argument("--lease-seconds", type=float, default=30.0)
-    work.add_argument("--no-heartbeat", action="store_true")
+    for command, help_text in (("work", "run a worker until SIGTERM"),
+                               ("drain", "no-op handlers until nothing is due; print the rate")):
+        options = commands.add_parser(command, help=help_text)
+        options.add_argument("--name", default="python-driver")
+        options.add_argument("--classes", required=True, help="comma-separated worker classes")
+        options.add_argument("--concurrency", type=int, default=4)
+        options.add_argument("--batch", type=int, default=50)
+        options.add_argument("--lease-seconds", type=float, default=2.0)
+        options.add_argument("--no-heartbeat", action="store_true")
     args = parser.parse_args(argv)
 
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO if args.command == "work" else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     url = os.environ.get("PRESCIENT_DATABASE_URL")
     if not url:
@@ -41,8 +50,21 @@ def main(argv: list[str]) -> int:
         return 2
     worker = prescient.Worker(url, name=args.name, concurrency=args.concurrency, batch_size=args.batch,
                               lease_seconds=args.lease_seconds, heartbeat=not args.no_heartbeat)
-    ledger = Ledger(url, args.name)
+    classes = [c for c in args.classes.split(",") if c]
+    try:
+        if args.command == "drain":
+            return drain(worker, classes)
+        handle = payload_handler(Ledger(url, args.name))
+        for job_class in classes:
+            worker.handler(job_class)(handle)
+        worker.run()
+    except prescient.Refused as e:  # say, a class that is not a worker class: one line, not a traceback
+        print(f"conformance-driver: {e}", file=sys.stderr)
+        return 2
+    return 0
 
+
+def payload_handler(ledger: Ledger):
     def handle(check: prescient.Check):
         ledger.record(check)
         payload = check.payload if isinstance(check.payload, dict) else {}
@@ -58,13 +80,25 @@ def main(argv: list[str]) -> int:
             return prescient.Done(payload.get("result"))
         return None
 
-    for job_class in filter(None, args.classes.split(",")):
-        worker.handler(job_class)(handle)
-    try:
-        worker.run()
-    except prescient.Refused as e:  # say, a class that is not a worker class: one line, not a traceback
-        print(f"conformance-driver: {e}", file=sys.stderr)
-        return 2
+    return handle
+
+
+def drain(worker: prescient.Worker, classes: list[str]) -> int:
+    runs = itertools.count()  # next() on it is atomic under the GIL
+
+    def no_op(check: prescient.Check) -> None:
+        next(runs)
+
+    for job_class in classes:
+        worker.handler(job_class)(no_op)
+    started = time.monotonic()
+    settled = worker.drain()
+    elapsed = time.monotonic() - started
+    count = next(runs)
+    for s in settled:
+        if s.outcome != "done":
+            print(f"check {s.check_id}: {s.outcome}: {s.last_error}", file=sys.stderr)
+    print(f"drained {count} checks in {elapsed:.3f} s: {count / elapsed:.0f} checks/s")
     return 0
 
 

@@ -12,7 +12,7 @@ set(PRESCIENT_PYTHON_ENVIRONMENT
 
 foreach(module enqueue worker seed_scenario conformance_driver)
   add_test(NAME workers_python_${module}
-           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient> --
+           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    "${PRESCIENT_PYTHON}" -m unittest -v tests.test_${module}
            WORKING_DIRECTORY "${PRESCIENT_PYTHON_CLIENT_DIR}")
   set_tests_properties(workers_python_${module} PROPERTIES

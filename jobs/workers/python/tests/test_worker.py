@@ -1,11 +1,14 @@
 """The worker against a real database: answers, refusals, leases, heartbeats, concurrency, wake-ups, stops."""
 
+import os
 import threading
 import time
 import unittest
 from datetime import datetime, timedelta
 
 import psycopg
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 import prescient
 from tests import support
@@ -303,6 +306,35 @@ class WorkerTest(unittest.TestCase):
         worker._finish(self.conn, [])
         row = support.pending(self.conn, check_id)
         self.assertEqual((row["claimed_by"], row["attempts"]), (None, 0))
+
+
+class LeastPrivilegeTest(unittest.TestCase):
+    def test_a_role_with_only_prescient_worker_enqueues_and_works(self):
+        role = f"prescient_py_worker_{os.getpid()}"  # roles are the cluster's: one of this process's own
+        with support.connect() as owner:
+            job = support.declare_worker_class(owner, "least_privilege")
+            owner.execute(sql.SQL("CREATE ROLE {} NOLOGIN IN ROLE prescient_worker").format(sql.Identifier(role)))
+            self.addCleanup(drop_role, role)
+            as_worker = make_conninfo(support.database_url(), options=f"-c role={role}")
+            with psycopg.connect(as_worker, autocommit=True) as conn:
+                self.assertEqual(conn.execute("SELECT current_user").fetchone()[0], role)
+                with self.assertRaises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute("DELETE FROM prescient.future_job")
+                kept = support.schedule_due_now(conn, job, "kept")
+                later = support.schedule_due_now(conn, job, "later")
+                gone = support.schedule_due_now(conn, job, "gone", job_key="least:gone")
+                self.assertIsNotNone(prescient.reschedule(conn, check_id=later, delay=timedelta(hours=1)))
+                self.assertEqual(prescient.cancel(conn, job_key="least:gone"), gone)
+                self.assertEqual(prescient.cron_add(conn, "least-digest", "0 8 * * *", job=job), 1)
+            worker = prescient.Worker(as_worker, name="least")
+            worker.handler(job)(lambda check: prescient.Done(check.entity_key))
+            self.assertEqual([(s.check_id, s.outcome) for s in worker.drain()], [(kept, "done")])
+            self.assertEqual(support.history(owner, kept)[0]["finished_by"], "least")
+
+
+def drop_role(role: str) -> None:
+    with support.connect() as owner:
+        owner.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
 class ReconnectTest(unittest.TestCase):

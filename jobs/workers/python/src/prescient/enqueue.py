@@ -91,10 +91,9 @@ def cron_add(conn: psycopg.Connection, schedule_id: str, spec: str, *, job: str 
              time_zone: str | None = None, payload: Any = None, catch_up: str | None = None,
              deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
              options: Mapping[str, Any] | None = None, by: str | None = None, clock: Clock | None = None) -> int:
-    """Adds a recurring schedule: each occurrence is a check of class ``job`` (default ``emit``).
-
-    ``prescient.cron_add`` needs the schema owner's rights (the migrating role), not a worker's. ``options``
-    holds ``overlap``, ``start_at``, ``end_at``, ``max_runs`` (docs/schedules.md). Returns its version (1).
+    """Adds a recurring schedule: each occurrence is a check of class ``job`` (default ``emit``), made by the
+    runner's ``cron`` class. ``options`` holds ``overlap``, ``start_at``, ``end_at``, ``max_runs``
+    (docs/schedules.md). Returns its version (1).
     """
     args: dict[str, Any] = {"p_id": schedule_id, "p_spec": spec}
     _optional(args, p_job=job, p_time_zone=time_zone, p_payload=None if payload is None else Jsonb(payload),

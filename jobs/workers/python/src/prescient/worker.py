@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import queue
-import select
+import selectors
 import signal
 import socket
 import threading
@@ -139,6 +139,14 @@ class Worker:
         self._held: dict[tuple[int, int], _Held] = {}
         self._answered: deque[_Held] = deque()  # handlers append, the loop settles
         self._queued: queue.SimpleQueue[_Held | None] = queue.SimpleQueue()
+
+    def __del__(self) -> None:
+        for fd in (getattr(self, "_wake_read", None), getattr(self, "_wake_write", None)):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     # ---- registration and control ------------------------------------------------------------------
 
@@ -412,8 +420,12 @@ class Worker:
         if self._notified or self._answered:
             self._notified = False
             return
-        watched = [self._wake_read] + ([conn.fileno()] if conn is not None else [])
-        readable, _, _ = select.select(watched, [], [], timeout)
+        # A selector, not select(): a busy application's descriptors may be numbered past 1024.
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._wake_read, selectors.EVENT_READ)
+            if conn is not None:
+                selector.register(conn.fileno(), selectors.EVENT_READ)
+            readable = {key.fd for key, _ in selector.select(timeout)}
         if self._wake_read in readable:
             try:
                 while os.read(self._wake_read, 4096):

@@ -214,6 +214,22 @@ class WorkerTest(unittest.TestCase):
         self.assertEqual([s.outcome for s in settled], ["done"] * 7)
         self.assertEqual(most, 3, "not side by side, or more than the concurrency")
 
+    def test_a_groups_checks_run_one_at_a_time_in_order_each_taken_as_the_last_settles(self):
+        ids = [support.schedule_due_now(self.conn, self.job, f"step-{n}", group_key="order:7") for n in range(3)]
+        worker = self.worker(concurrency=4, clock=None)
+        ran, running = [], []
+
+        @worker.handler(self.job)
+        def handle(check):
+            running.append(check.id)
+            self.assertEqual(len(running), 1, "two checks of a group at once")
+            ran.append(check.id)
+            time.sleep(0.05)
+            running.remove(check.id)
+
+        self.assertEqual([s.check_id for s in worker.drain()], ids)
+        self.assertEqual(ran, ids)
+
     def test_a_sleeping_worker_wakes_on_a_notification(self):
         worker = self.worker(clock=None)
         ran = threading.Event()

@@ -267,12 +267,14 @@ class Run:
 
 # ---------------------------------------------------------------------------------------------- judges
 
-def exactly_once(run, ids, languages=None):
-    """The ledger property: every check of ids run once, done in the history once, none pending; with
-    languages, each of them ran some. Returns a summary; raises Failure."""
+def exactly_once(run, ids, languages=None, others=()):
+    """The ledger property: every check of ids run once, done in the history once, none pending, and no
+    run in the ledger of a check that is neither one of ids nor one of others (another class's checks of
+    the scenario); with languages, each of them ran some. Returns a summary; raises Failure."""
     runs = dict(run.all("SELECT check_id, count(*) FROM conformance_ledger WHERE check_id = ANY(%s) "
                         "GROUP BY check_id", (ids,)))
-    strangers = run.one("SELECT count(*) FROM conformance_ledger WHERE NOT (check_id = ANY(%s))", (ids,))[0]
+    strangers = run.one("SELECT count(*) FROM conformance_ledger WHERE NOT (check_id = ANY(%s))",
+                        (list(ids) + list(others),))[0]
     never = [i for i in ids if i not in runs]
     twice = [i for i, n in runs.items() if n > 1]
     history = dict(run.all("SELECT outcome, count(*) FROM prescient.job_history WHERE id = ANY(%s) "
@@ -479,7 +481,7 @@ def scenario_paused(run, s):
     run.wait_until(f"{len(ids)} checks are settled after resume", lambda: run.settled_count(ids) == len(ids),
                    s["timeout_seconds"])
     after = time.monotonic() - resumed
-    summary = exactly_once(run, ids)
+    summary = exactly_once(run, ids, others=ticks)
     return finish(run, f"paused {s['paused_seconds']:g} s: 0 taken while {tick_runs} of another class ran; "
                        f"all taken within {after:.1f} s of resume; {summary}")
 
@@ -545,14 +547,16 @@ def expand(value, due):
 
 
 def masked(text, job):
-    """An error text with its times and class name masked: what must be equal between runner and worker."""
+    """An error text with its times and its class's name (in the hint "prescient jobs set CLASS") masked:
+    what must be equal between runner and worker."""
     if text is None:
         return None
-    return TIME_RE.sub("<time>", text).replace(job, "<class>")
+    return TIME_RE.sub("<time>", text).replace(f"jobs set {job} ", "jobs set <class> ")
 
 
 def ending(run, check, job, due):
-    """How a check ended: its runs, history rows and pending row, times relative to its first slot."""
+    """How a check ended: its runs, history rows, pending row and timeline (check_run: the runs that left it
+    pending), times relative to its first slot."""
     runs = run.one("SELECT count(*) FROM conformance_ledger WHERE check_id = %s", (check,))[0]
     history = [{"outcome": r[0], "check_count": r[1], "attempts": r[2], "last_error": masked(r[3], job),
                 "result": r[4]}
@@ -565,12 +569,18 @@ def ending(run, check, job, due):
                    "next_after_due": (pending[3] - due).total_seconds(),
                    "asked_for_after_due": (pending[4] - due).total_seconds() if pending[4] else None,
                    "leased": pending[5] is not None}
-    return {"runs": runs, "history": history, "pending": pending}
+    timeline = [{"result": r[0], "check_count": r[1], "attempts": r[2], "error": masked(r[3], job),
+                 "next_after_due": r[4].total_seconds(), "answered_after_due": r[5] and r[5].total_seconds()}
+                for r in run.all("SELECT result, check_count, attempts, error, next_check_at - %s, answered_at - %s "
+                                 "FROM prescient.check_run WHERE id = %s ORDER BY finished_at", (due, due, check))]
+    return {"runs": runs, "history": history, "pending": pending, "timeline": timeline}
 
 
 def expectation_problems(case, got, raw_errors):
     """Where an ending departs from the case's documented expectation."""
     problems = []
+    if len(got["timeline"]) != case["runs"] - len(case.get("history", [])):
+        problems.append(f"timeline {got['timeline']}: want a row for each run but the last")
     if got["runs"] != case["runs"]:
         problems.append(f"{got['runs']} runs, want {case['runs']}")
     want_history = case.get("history", [])

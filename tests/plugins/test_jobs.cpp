@@ -4,6 +4,11 @@
 //     server's time, the runner's pid) in the table `ledger` through its own autocommit session, then sleeps
 //     payload.sleep_ms. A run whose settlement is lost stays in the ledger, as a real side effect would.
 //   hang: never returns in time (sleeps ten minutes). throws: throws from the job.
+//   conformance: the worker drivers' payload contract (jobs/workers/conformance), run by the runner, so the
+//     conformance suite compares what workers' answers become with what the runner makes of the same: it
+//     records the run in conformance_ledger (language 'cpp'), sleeps payload.sleep_ms, then answers by
+//     payload.answer: done (the default), next (the slot plus payload.next_seconds, default 60), at (the
+//     ISO-8601 time payload.at) or error (throws payload.error, default "conformance error").
 #include <soci/soci.h>
 #include <unistd.h>
 
@@ -11,6 +16,7 @@
 #include <thread>
 
 #include "prescient/plugin.hpp"
+#include "prescient/time_text.hpp"
 
 namespace {
 
@@ -57,6 +63,23 @@ class Throws final : public prescient::JobExec {
   }
 };
 
+class Conformance final : public prescient::JobExec {
+ public:
+  prescient::JobResult run(const prescient::Check& check, prescient::JobContext& ctx) override {
+    const long long slot_us = prescient::to_unix_micros(check.slot);
+    const int check_count = check.check_count;
+    ctx.db() << "INSERT INTO conformance_ledger (check_id, worker, language, due_at, check_count)"
+                " VALUES (:id, 'runner', 'cpp', prescient.at_us(:slot), :n)",
+        soci::use(check.id), soci::use(slot_us), soci::use(check_count);
+    std::this_thread::sleep_for(std::chrono::milliseconds(check.payload.value("sleep_ms", 0)));
+    const std::string answer = check.payload.value("answer", "done");
+    if (answer == "next") return {.next = check.slot + std::chrono::seconds(check.payload.value("next_seconds", 60))};
+    if (answer == "at") return {.next = prescient::parse_time(check.payload.at("at").get<std::string>())};
+    if (answer == "error") throw std::runtime_error(check.payload.value("error", "conformance error"));
+    return {};
+  }
+};
+
 }  // namespace
 
 PRESCIENT_PLUGIN_ABI_EXPORT
@@ -67,5 +90,6 @@ extern "C" int prescient_register(prescient::Registry& registry) {
   registry.add("slow_ledger", [] { return std::make_unique<Ledger>(true); });
   registry.add("hang", [] { return std::make_unique<Hang>(); });
   registry.add("throws", [] { return std::make_unique<Throws>(); });
+  registry.add("conformance", [] { return std::make_unique<Conformance>(); });
   return 0;
 }

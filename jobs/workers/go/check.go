@@ -1,0 +1,58 @@
+package prescient
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Check is one due check, as a handler sees it.
+type Check struct {
+	ID         int64
+	Job        string // the job class
+	EntityName string
+	EntityKey  string
+	JobKey     string          // "" when the check has none
+	GroupKey   string          // "" when the check has none
+	Payload    json.RawMessage // the JSON the check was scheduled with
+	DueAt      time.Time       // the slot boundary it became due at
+	AskedForAt time.Time       // the time it was asked for, before rounding up to the slot
+	CheckCount int             // runs answered before this one
+	Attempts   int             // failed attempts before this one
+	LastError  string          // the previous attempt's error, "" when none
+	LeaseUntil time.Time       // when the lease ends unless extended (the worker extends it while the handler runs)
+
+	token int64 // the fencing token the lease was given under
+}
+
+// Answer is what a handler makes of a check: look again at Next, or (Next zero) done, keeping Result in the
+// history.
+type Answer struct {
+	Next   time.Time       // zero: the check is done
+	Result json.RawMessage // kept in the history's result column when done (valid JSON, at most 64 KiB); nil: none
+}
+
+// Done ends the check.
+func Done() Answer { return Answer{} }
+
+// DoneWithResult ends the check and keeps result (any JSON value) in its history row.
+func DoneWithResult(result json.RawMessage) Answer { return Answer{Result: result} }
+
+// NextCheckAt asks the database to run the check again at t (rounded up to the slot grid; a time not after
+// the time this run was asked for ends it with the guard_past outcome).
+func NextCheckAt(t time.Time) Answer { return Answer{Next: t} }
+
+// HandlerFunc runs one check. An error (or a panic) fails the check alone, with the error's text; the
+// class's retries and backoff decide what follows. ctx is cancelled when the check's lease is lost or when
+// the worker's grace period after a stop is over.
+type HandlerFunc func(ctx context.Context, check *Check) (Answer, error)
+
+// Settlement is what the database made of one answer (docs/workers.md, complete and fail).
+type Settlement struct {
+	CheckID     int64
+	Job         string
+	Outcome     string    // rescheduled, done, guard_past, guard_max_checks, guard_horizon, retried, failed, lease_lost
+	NextCheckAt time.Time // when rescheduled or retried
+	LastError   string    // the error kept, or why a guard ended it, or why the lease was lost
+	Err         error     // a *LeaseLostError when Outcome is lease_lost, nil otherwise
+}

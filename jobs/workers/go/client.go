@@ -1,0 +1,190 @@
+package prescient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgconn"
+	"github.com/jackc/pgx/v4"
+)
+
+// Querier is what the enqueue functions run on: a pgx.Tx (the check commits or rolls back with the caller's
+// transaction), a *pgx.Conn, a *pgxpool.Pool or a *pgxpool.Conn.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...interface{}) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...interface{}) pgx.Row
+}
+
+// Client enqueues, cancels and reschedules checks on the caller's connection or transaction. The zero value
+// is ready to use.
+type Client struct {
+	// Clock, when set, is "now" for every call (passed as p_now, and the base of ScheduleRequest.After).
+	// Nil: the database's now().
+	Clock func() time.Time
+}
+
+// ScheduleRequest asks for one check (prescient.schedule).
+type ScheduleRequest struct {
+	Job        string // the job class
+	EntityName string
+	EntityKey  string
+	At         time.Time     // when to look; zero: After from now
+	After      time.Duration // used when At is zero
+	JobKey     string        // optional: at most one pending check per key
+	GroupKey   string        // optional: a group's checks run one at a time, in order
+	Payload    interface{}   // marshalled to JSON (json.RawMessage as it is); nil: {}
+	OnConflict string        // when JobKey is pending already: "error" (default), "keep", "replace", "debounce"
+}
+
+// Scheduled is the database's answer to a ScheduleRequest.
+type Scheduled struct {
+	ID           int64
+	JobKey       string
+	NextCheckAt  time.Time // the slot the check is due at (zero when deduplicated)
+	FirstCheckAt time.Time
+	Status       string // created, kept, replaced, debounced, deduplicated
+}
+
+// Cron is a recurring schedule (prescient.cron_add): a check of Job at every time Spec names.
+type Cron struct {
+	ID       string // the schedule's name
+	Spec     string // a cron expression, e.g. "0 9 * * 1-5"
+	TimeZone string // "" means UTC
+	Job      string
+	Payload  interface{} // as in ScheduleRequest
+}
+
+func (c *Client) now() interface{} {
+	if c == nil || c.Clock == nil {
+		return nil
+	}
+	return c.Clock()
+}
+
+// The enqueue functions' p_now defaults to now() (the transaction's start), not NULL: coalesce keeps that.
+const scheduleSQL = `SELECT id, job_key, next_check_at, first_check_at, status FROM prescient.schedule(
+  p_job => $1::text, p_entity_name => $2::text, p_entity_key => $3::text,
+  p_at => coalesce($4::timestamptz, coalesce($9::timestamptz, now()) + make_interval(secs => $5::float8)),
+  p_job_key => $6::text, p_group_key => $7::text, p_payload => $8::jsonb, p_on_conflict => $10::text,
+  p_now => coalesce($9::timestamptz, now()))`
+
+// Schedule puts a check into the future, on q (the caller's transaction).
+func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Scheduled, error) {
+	payload, err := jsonText(r.Payload)
+	if err != nil {
+		return Scheduled{}, fmt.Errorf("prescient: schedule: payload: %w", err)
+	}
+	var at interface{}
+	if !r.At.IsZero() {
+		at = r.At
+	} else if c != nil && c.Clock != nil {
+		at = c.Clock().Add(r.After)
+	}
+	onConflict := r.OnConflict
+	if onConflict == "" {
+		onConflict = "error"
+	}
+	var s Scheduled
+	var jobKey *string
+	var next, first *time.Time
+	err = q.QueryRow(ctx, scheduleSQL, r.Job, r.EntityName, r.EntityKey, at, r.After.Seconds(), nullable(r.JobKey),
+		nullable(r.GroupKey), payload, c.now(), onConflict).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
+	if err != nil {
+		return Scheduled{}, refusal("schedule", 0, err)
+	}
+	s.JobKey, s.NextCheckAt, s.FirstCheckAt = deref(jobKey), derefTime(next), derefTime(first)
+	return s, nil
+}
+
+// Cancel ends the pending check id (it goes to the history as cancelled). False: no such pending check.
+func (c *Client) Cancel(ctx context.Context, q Querier, id int64) (bool, error) {
+	return c.cancel(ctx, q, id, nil)
+}
+
+// CancelKey ends the pending check with the job key. False: no such pending check.
+func (c *Client) CancelKey(ctx context.Context, q Querier, jobKey string) (bool, error) {
+	return c.cancel(ctx, q, nil, jobKey)
+}
+
+func (c *Client) cancel(ctx context.Context, q Querier, id, jobKey interface{}) (bool, error) {
+	var cancelled *int64
+	err := q.QueryRow(ctx, `SELECT prescient.cancel(p_id => $1::bigint, p_job_key => $2::text, p_now => coalesce($3::timestamptz, now()))`,
+		id, jobKey, c.now()).Scan(&cancelled)
+	if err != nil {
+		return false, refusal("cancel", 0, err)
+	}
+	return cancelled != nil, nil
+}
+
+// Reschedule moves the pending check id to at; it answers the slot it is due at now. False: no such check.
+func (c *Client) Reschedule(ctx context.Context, q Querier, id int64, at time.Time) (time.Time, bool, error) {
+	return c.reschedule(ctx, q, id, nil, at)
+}
+
+// RescheduleKey moves the pending check with the job key to at. False: no such check.
+func (c *Client) RescheduleKey(ctx context.Context, q Querier, jobKey string, at time.Time) (time.Time, bool, error) {
+	return c.reschedule(ctx, q, nil, jobKey, at)
+}
+
+func (c *Client) reschedule(ctx context.Context, q Querier, id, jobKey interface{}, at time.Time) (time.Time, bool, error) {
+	var next time.Time
+	err := q.QueryRow(ctx, `SELECT next_check_at FROM prescient.reschedule(p_at => $1::timestamptz, p_id => $2::bigint, p_job_key => $3::text,
+	  p_now => coalesce($4::timestamptz, now()))`, at, id, jobKey, c.now()).Scan(&next)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, refusal("reschedule", 0, err)
+	}
+	return next, true, nil
+}
+
+// CronAdd adds a recurring schedule. The database function needs the schema owner's rights: run it on a
+// connection of a role that has them.
+func (c *Client) CronAdd(ctx context.Context, q Querier, cron Cron) error {
+	payload, err := jsonText(cron.Payload)
+	if err != nil {
+		return fmt.Errorf("prescient: cron_add: payload: %w", err)
+	}
+	timeZone := cron.TimeZone
+	if timeZone == "" {
+		timeZone = "UTC"
+	}
+	_, err = q.Exec(ctx, `SELECT prescient.cron_add(p_id => $1::text, p_spec => $2::text, p_time_zone => $3::text, p_job => $4::text,
+	  p_payload => $5::jsonb, p_now => coalesce($6::timestamptz, now()))`,
+		cron.ID, cron.Spec, timeZone, cron.Job, payload, c.now())
+	return refusal("cron_add", 0, err)
+}
+
+// jsonText is a payload as JSON text; nil is the empty object.
+func jsonText(v interface{}) (string, error) {
+	if v == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func nullable(s string) interface{} {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}

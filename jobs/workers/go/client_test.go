@@ -1,0 +1,151 @@
+package prescient_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgconn"
+
+	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+)
+
+func TestScheduleCommitsAndRollsBackWithTheCallersTransaction(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "tx")
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	client := &prescient.Client{Clock: func() time.Time { return now }}
+	request := prescient.ScheduleRequest{Job: class, EntityName: "order", EntityKey: "1", After: 90 * time.Minute,
+		JobKey: class + ":1", Payload: map[string]int{"n": 1}}
+
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolledBack, err := client.Schedule(ctx, tx, request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pending(t, rolledBack.ID); ok {
+		t.Fatalf("check %d is pending after its transaction rolled back", rolledBack.ID)
+	}
+
+	tx, err = db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := client.Schedule(ctx, tx, request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pending(t, s.ID); ok {
+		t.Fatalf("check %d is visible before its transaction committed", s.ID)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, ok := pending(t, s.ID)
+	if !ok || !p.NextCheckAt.Equal(now.Add(90*time.Minute)) || s.Status != "created" || s.JobKey != class+":1" {
+		t.Fatalf("after the commit: want pending at now+90m, created; got %+v %+v (pending %v)", s, p, ok)
+	}
+	var payload string
+	if err := db.QueryRow(ctx, `SELECT payload::text FROM prescient.future_job WHERE id = $1`, s.ID).Scan(&payload); err != nil || payload != `{"n": 1}` {
+		t.Fatalf("payload %q, %v", payload, err)
+	}
+
+	// The key is pending: error (PR409, typed), keep, replace.
+	_, err = client.Schedule(ctx, db, request)
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "PR409" || !strings.Contains(refused.Reason, class+":1") {
+		t.Fatalf("a second check with a pending key: want a PR409 refusal naming the key, got %v", err)
+	}
+	request.OnConflict = "keep"
+	if kept, err := client.Schedule(ctx, db, request); err != nil || kept.ID != s.ID || kept.Status != "kept" {
+		t.Fatalf("on_conflict keep: %+v %v", kept, err)
+	}
+
+	// Reschedule and cancel, by id and by key.
+	next, found, err := client.Reschedule(ctx, db, s.ID, now.Add(2*time.Hour))
+	if err != nil || !found || !next.Equal(now.Add(2*time.Hour)) {
+		t.Fatalf("reschedule by id: %v %v %v", next, found, err)
+	}
+	next, found, err = client.RescheduleKey(ctx, db, class+":1", now.Add(4*time.Hour+300*time.Millisecond))
+	if err != nil || !found || !next.Equal(now.Add(4*time.Hour+time.Second)) {
+		t.Fatalf("reschedule by key (rounded up to the slot): %v %v %v", next, found, err)
+	}
+	if _, found, err := client.Reschedule(ctx, db, -1, now.Add(time.Hour)); err != nil || found {
+		t.Fatalf("reschedule of no check: found %v, %v", found, err)
+	}
+	if ok, err := client.CancelKey(ctx, db, class+":1"); err != nil || !ok {
+		t.Fatalf("cancel by key: %v %v", ok, err)
+	}
+	if h, ok := history(t, s.ID); !ok || h.Outcome != "cancelled" {
+		t.Fatalf("cancelled check's history: %+v %v", h, ok)
+	}
+	other := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "2", After: time.Hour})
+	if ok, err := client.Cancel(ctx, db, other); err != nil || !ok {
+		t.Fatalf("cancel by id: %v %v", ok, err)
+	}
+	if ok, err := client.Cancel(ctx, db, other); err != nil || ok {
+		t.Fatalf("cancel of a check no longer pending: want false, got %v %v", ok, err)
+	}
+}
+
+func TestScheduleRefusalsAreTyped(t *testing.T) {
+	ctx := context.Background()
+	var client prescient.Client // the zero value: the database's clock
+	_, err := client.Schedule(ctx, db, prescient.ScheduleRequest{Job: "no_such_class", EntityName: "order", EntityKey: "1"})
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "PR400" || refused.Op != "schedule" ||
+		!strings.Contains(refused.Reason, "no_such_class") {
+		t.Fatalf("an unknown class: want a PR400 refusal naming it, got %v", err)
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "PR400" {
+		t.Fatalf("the refusal does not unwrap to the *pgconn.PgError: %v", err)
+	}
+	class := newClass(t, "refusals")
+	_, err = client.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "", EntityKey: "1"})
+	if !errors.As(err, &refused) || refused.Code != "PR400" {
+		t.Fatalf("an empty entity name: want a PR400 refusal, got %v", err)
+	}
+	// Without a clock, After counts from the database's now.
+	s, err := client.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "order", EntityKey: "2",
+		After: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var late float64 // seconds after now + 1 h: at most the slot (1 s) and the test's own time
+	if err := db.QueryRow(ctx, `SELECT extract(epoch FROM next_check_at - now() - interval '1 hour')::float8
+	  FROM prescient.future_job WHERE id = $1`, s.ID).Scan(&late); err != nil || late < 0 || late > 5 {
+		t.Fatalf("After 1h without a clock: due %.3f s after now+1h, %v", late, err)
+	}
+}
+
+func TestCronAdd(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "cron")
+	client := &prescient.Client{Clock: func() time.Time { return time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC) }}
+	if err := client.CronAdd(ctx, db, prescient.Cron{ID: class + "_daily", Spec: "0 9 * * *", TimeZone: "Europe/Paris",
+		Job: class, Payload: map[string]string{"report": "daily"}}); err != nil {
+		t.Fatal(err)
+	}
+	var spec, zone, job, payload string
+	if err := db.QueryRow(ctx, `SELECT spec, time_zone, job, payload::text FROM prescient.cron_schedule WHERE id = $1`,
+		class+"_daily").Scan(&spec, &zone, &job, &payload); err != nil {
+		t.Fatal(err)
+	}
+	if spec != "0 9 * * *" || zone != "Europe/Paris" || job != class || payload != `{"report": "daily"}` {
+		t.Fatalf("cron_schedule row: %q %q %q %q", spec, zone, job, payload)
+	}
+	err := client.CronAdd(ctx, db, prescient.Cron{ID: class + "_bad", Spec: "not a spec", Job: class})
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "PR400" {
+		t.Fatalf("a bad spec: want a PR400 refusal, got %v", err)
+	}
+}

@@ -1,0 +1,14 @@
+// Package prescient is the Go client of prescient's worker protocol (docs/workers.md): it enqueues checks
+// inside the application's own transaction, and runs the checks of worker classes in the application's
+// own service.
+//
+// A Client's methods take a pgx.Tx (or a *pgx.Conn, a *pgxpool.Pool: anything with Exec and QueryRow), so a
+// check commits or rolls back with the caller's work. A Worker takes due checks of the classes it has
+// handlers for, in batches, runs each handler in a goroutine of its own (at most Concurrency at once),
+// keeps their leases alive while they run, and settles the answers in batches. Every rule of a check's
+// life (never early, never twice while leased, groups, flow limits, guards, retries, dead letters) is
+// enforced by the database, not here.
+//
+// Time is injectable: Client.Clock and Options.Clock, when set, are passed to the database as p_now, so a
+// test can pin "three hours later" without sleeping. When nil, the database's clock decides.
+package prescient

@@ -1,0 +1,72 @@
+package prescient
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgconn"
+)
+
+// RefusedError is a refusal by the database: bad input (SQLSTATE PR400) or a pending check that already has
+// the job key (PR409). Nothing of the refused call was written.
+type RefusedError struct {
+	Op      string // the call refused: "schedule", "take", "complete", ...
+	CheckID int64  // the check concerned, when the call named one (0 otherwise)
+	Code    string // the SQLSTATE: PR400 or PR409
+	Reason  string // the database's message
+	pgErr   *pgconn.PgError
+}
+
+func (e *RefusedError) Error() string {
+	if e.CheckID != 0 {
+		return fmt.Sprintf("prescient: check %d: %s refused (%s): %s", e.CheckID, e.Op, e.Code, e.Reason)
+	}
+	return fmt.Sprintf("prescient: %s refused (%s): %s", e.Op, e.Code, e.Reason)
+}
+
+// Unwrap gives the *pgconn.PgError, for callers that look at the SQLSTATE with errors.As.
+func (e *RefusedError) Unwrap() error { return e.pgErr }
+
+// LeaseLostError says a settlement was refused: the check's lease expired, another worker holds it, or it was
+// cancelled or settled meanwhile. The answer was not recorded; the check runs again (at least once).
+type LeaseLostError struct {
+	CheckID int64
+	Reason  string // the database's reason
+}
+
+func (e *LeaseLostError) Error() string {
+	return fmt.Sprintf("prescient: check %d: lease lost: %s", e.CheckID, e.Reason)
+}
+
+// refusal turns the database's refusals into a *RefusedError and leaves other errors as they are.
+func refusal(op string, checkID int64, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "PR400" || pgErr.Code == "PR409") {
+		return &RefusedError{Op: op, CheckID: checkID, Code: pgErr.Code, Reason: pgErr.Message, pgErr: pgErr}
+	}
+	if err != nil && checkID != 0 {
+		return fmt.Errorf("prescient: check %d: %s: %w", checkID, op, err)
+	}
+	if err != nil {
+		return fmt.Errorf("prescient: %s: %w", op, err)
+	}
+	return nil
+}
+
+// isRefusal says whether err is the database refusing a call's input (PR400), as opposed to a broken
+// connection, which is worth retrying.
+func isRefusal(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "PR400"
+}
+
+// storableText makes an error text PostgreSQL accepts: valid UTF-8 without NUL (it refuses the whole call
+// otherwise, docs/workers.md). The database cuts it to 4 096 bytes itself.
+func storableText(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return strings.ReplaceAll(s, "\x00", `\0`)
+}

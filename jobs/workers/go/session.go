@@ -1,0 +1,531 @@
+package prescient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The protocol's functions take at most 10 000 checks per call.
+const maxPerCall = 10000
+
+// How long one database call of the worker may take before it is abandoned (and retried or left to the
+// lease's expiry). The calls are not tied to Run's context: a take cancelled mid-flight could have leased
+// checks whose rows the worker never read.
+const callTimeout = 30 * time.Second
+
+// How often to look again when a check is due but could not be taken (its group is busy, say).
+const busyPoll = 200 * time.Millisecond
+
+const (
+	takeSQL = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
+  check_count, attempts, last_error, lease_token, lease_until FROM prescient.worker_take($1, $2, $3, $4, $5)`
+	completeSQL = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_complete($1, $2, $3, $4, $5)`
+	failSQL     = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_fail($1, $2, $3, $4)`
+	extendSQL   = `SELECT id, lease_until, refusal FROM prescient.worker_extend($1, $2, $3, $4)`
+	releaseSQL  = `SELECT prescient.worker_release($1, $2)`
+	nextDueSQL  = `SELECT prescient.worker_next_due($1, $2), coalesce($2::timestamptz, clock_timestamp())`
+)
+
+// session is one Run: the checks it holds, the goroutines that run and settle them.
+type session struct {
+	w       *Worker
+	classes []string
+	drain   bool
+
+	places   chan struct{} // one token per free place: a handler that may start
+	answers  chan answer   // handlers' answers, to the settler
+	progress chan struct{} // (1) a handler finished or a settlement was written
+	wake     chan struct{} // (1) a notification for one of the classes
+
+	mu   sync.Mutex
+	held map[lease]*heldCheck // leased to this session and not settled or released
+
+	handlers       sync.WaitGroup
+	handlerBase    context.Context // the handlers' contexts: Run's values, cancelled only after the grace
+	cancelHandlers context.CancelFunc
+	settlerStop    chan struct{}
+	settlerGone    chan struct{}
+}
+
+// lease names a check held under a token: the same check may be held twice, when its lease expired while its
+// handler ran and a take of this worker got it again.
+type lease struct{ id, token int64 }
+
+func leaseOf(c *Check) lease { return lease{c.ID, c.token} }
+
+type heldCheck struct {
+	check    *Check
+	cancel   context.CancelFunc // the handler's context
+	running  bool
+	released bool // given back at the stop: the handler's late answer is dropped
+}
+
+// answer is a handler's answer, on its way to a settlement.
+type answer struct {
+	check      *Check
+	next       time.Time
+	result     json.RawMessage
+	err        error // the handler failed: worker_fail with its text
+	lastOfTake bool  // the last answer of its take: flush without waiting for FlushDelay
+}
+
+// take is one worker_take call's checks, counted down as their handlers finish.
+type take struct{ unanswered int32 }
+
+func newSession(w *Worker, ctx context.Context, drain bool) *session {
+	s := &session{
+		w:           w,
+		classes:     w.classes(),
+		drain:       drain,
+		places:      make(chan struct{}, w.opts.Concurrency),
+		answers:     make(chan answer, w.opts.Concurrency),
+		progress:    make(chan struct{}, 1),
+		wake:        make(chan struct{}, 1),
+		held:        map[lease]*heldCheck{},
+		settlerStop: make(chan struct{}),
+		settlerGone: make(chan struct{}),
+	}
+	for i := 0; i < w.opts.Concurrency; i++ {
+		s.places <- struct{}{}
+	}
+	s.handlerBase, s.cancelHandlers = context.WithCancel(detached{ctx})
+	return s
+}
+
+func (s *session) logf(format string, args ...interface{}) {
+	s.w.log.Printf("prescient worker %s: "+format, append([]interface{}{s.w.opts.Name}, args...)...)
+}
+
+// now is p_now: the pinned clock, or NULL (the database's clock).
+func (s *session) now() interface{} {
+	if s.w.opts.Clock == nil {
+		return nil
+	}
+	return s.w.opts.Clock()
+}
+
+func (s *session) callContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), callTimeout)
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// loop takes checks while ctx lasts: as many as there are free places (at most a batch), then, when the
+// take came back short (nothing more is due), sleeps until the next due time or a notification.
+func (s *session) loop(ctx context.Context) error {
+	retry := backoff{}
+	for ctx.Err() == nil {
+		n := s.acquirePlaces(ctx)
+		if n == 0 {
+			break
+		}
+		checks, err := s.take(n)
+		s.returnPlaces(n - len(checks))
+		if err != nil {
+			if isRefusal(err) {
+				return refusal("take", 0, err)
+			}
+			delay := retry.next()
+			s.logf("take failed, trying again in %s: %v", delay, err)
+			sleep(ctx, delay)
+			continue
+		}
+		retry.reset()
+		s.start(checks)
+		switch {
+		case len(checks) == n:
+			// Every free place was filled: more may be due.
+		case s.drain && len(checks) > 0:
+		case s.drain:
+			if s.heldCount() == 0 {
+				return nil
+			}
+			select { // a settlement may free a group's next check, or a rescheduled one
+			case <-s.progress:
+			case <-ctx.Done():
+			}
+		default:
+			s.idle(ctx)
+		}
+	}
+	return nil
+}
+
+// acquirePlaces waits for a free place, then takes every other free one, up to a batch. 0: ctx is done.
+func (s *session) acquirePlaces(ctx context.Context) int {
+	select {
+	case <-s.places:
+	case <-ctx.Done():
+		return 0
+	}
+	target := s.w.opts.BatchSize
+	if target > s.w.opts.Concurrency {
+		target = s.w.opts.Concurrency
+	}
+	n := 1
+	for n < target {
+		select {
+		case <-s.places:
+			n++
+			continue
+		default:
+		}
+		break
+	}
+	if n*2 >= target {
+		return n
+	}
+	// Few places are free and handlers hold the rest: wait a moment for more, so a busy queue is taken in
+	// batches, not a check per round trip.
+	wait := time.NewTimer(s.w.opts.FlushDelay)
+	defer wait.Stop()
+	for n < target {
+		select {
+		case <-s.places:
+			n++
+		case <-wait.C:
+			return n
+		case <-ctx.Done():
+			s.returnPlaces(n)
+			return 0
+		}
+	}
+	return n
+}
+
+func (s *session) returnPlaces(n int) {
+	for i := 0; i < n; i++ {
+		s.places <- struct{}{}
+	}
+}
+
+func (s *session) take(n int) ([]*Check, error) {
+	ctx, cancel := s.callContext()
+	defer cancel()
+	rows, err := s.w.pool.Query(ctx, takeSQL, s.w.opts.Name, s.classes, n, s.w.opts.Lease.Seconds(), s.now())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	checks := make([]*Check, 0, n)
+	for rows.Next() {
+		c := &Check{}
+		var jobKey, groupKey, lastError *string
+		var payload []byte
+		if err := rows.Scan(&c.ID, &c.Job, &c.EntityName, &c.EntityKey, &jobKey, &groupKey, &payload, &c.DueAt,
+			&c.AskedForAt, &c.CheckCount, &c.Attempts, &lastError, &c.token, &c.LeaseUntil); err != nil {
+			return nil, err
+		}
+		c.JobKey, c.GroupKey, c.LastError, c.Payload = deref(jobKey), deref(groupKey), deref(lastError), payload
+		checks = append(checks, c)
+	}
+	if err := rows.Err(); err != nil {
+		// The take's transaction failed as a whole: nothing is leased.
+		return nil, err
+	}
+	if s.w.opts.Verbose && len(checks) > 0 {
+		s.logf("took %d checks: %s", len(checks), idList(checks))
+	}
+	return checks, nil
+}
+
+// start runs each check's handler in a goroutine of its own (their number is bounded by the places).
+func (s *session) start(checks []*Check) {
+	if len(checks) == 0 {
+		return
+	}
+	t := &take{unanswered: int32(len(checks))}
+	contexts := make([]context.Context, len(checks))
+	s.mu.Lock()
+	for i, c := range checks {
+		ctx, cancel := context.WithCancel(s.handlerBase)
+		contexts[i] = ctx
+		s.held[leaseOf(c)] = &heldCheck{check: c, cancel: cancel, running: true}
+	}
+	s.mu.Unlock()
+	s.handlers.Add(len(checks))
+	for i, c := range checks {
+		go s.runHandler(contexts[i], c, t)
+	}
+}
+
+func (s *session) runHandler(ctx context.Context, c *Check, t *take) {
+	defer s.handlers.Done()
+	a := s.call(ctx, c)
+	a.lastOfTake = atomic.AddInt32(&t.unanswered, -1) == 0
+	s.mu.Lock()
+	h := s.held[leaseOf(c)]
+	keep := h != nil && !h.released
+	if keep {
+		h.running = false
+		h.cancel()
+	}
+	s.mu.Unlock()
+	if keep {
+		select {
+		case s.answers <- a:
+		case <-s.settlerGone:
+		}
+	}
+	s.places <- struct{}{}
+	signal(s.progress)
+}
+
+// call runs the handler; a panic fails the check alone.
+func (s *session) call(ctx context.Context, c *Check) (a answer) {
+	a.check = c
+	defer func() {
+		if r := recover(); r != nil {
+			a.err = fmt.Errorf("panic: %v", r)
+			s.logf("check %d (%s): the handler panicked: %v", c.ID, c.Job, r)
+		}
+	}()
+	handler := s.w.handlers[c.Job]
+	if handler == nil { // the take named only the handlers' classes
+		a.err = fmt.Errorf("no handler for job class %q", c.Job)
+		return a
+	}
+	ans, err := handler(ctx, c)
+	switch {
+	case err != nil:
+		a.err = err
+	case ans.Result != nil && !json.Valid(ans.Result):
+		a.err = errors.New("the handler's result is not valid JSON")
+	default:
+		a.next, a.result = ans.Next, ans.Result
+	}
+	return a
+}
+
+func (s *session) heldCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.held)
+}
+
+// idle sleeps until the next due time (at most MaxSleep), a notification, or the stop.
+func (s *session) idle(ctx context.Context) {
+	ctx2, cancel := s.callContext()
+	var next *time.Time
+	var now time.Time
+	err := s.w.pool.QueryRow(ctx2, nextDueSQL, s.classes, s.now()).Scan(&next, &now)
+	cancel()
+	d := s.w.opts.MaxSleep
+	var progress chan struct{}
+	switch {
+	case err != nil:
+		s.logf("next due failed, looking again in %s: %v", time.Second, err)
+		d = time.Second
+	case next == nil:
+	case !next.After(now):
+		// Due, yet not taken: a group busy with another check, or held by a lease ending now. A settlement
+		// of ours may free it: look again then, or soon.
+		d, progress = busyPoll, s.progress
+	case next.Sub(now) < d:
+		d = next.Sub(now)
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-s.wake:
+	case <-progress:
+	case <-timer.C:
+	}
+}
+
+// stop: the handlers still running get the grace; those not done by then are given back.
+func (s *session) stop() {
+	done := make(chan struct{})
+	go func() {
+		s.handlers.Wait()
+		close(done)
+	}()
+	if n := s.runningCount(); n > 0 {
+		s.logf("stopping: waiting up to %s for %d running checks", s.w.opts.Grace, n)
+	}
+	grace := time.NewTimer(s.w.opts.Grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		// Marked before the cancel, so a handler returning on the cancel is not counted as failed.
+		ids, tokens := s.markReleased()
+		s.cancelHandlers()
+		s.release(ids, tokens)
+	}
+	close(s.settlerStop)
+	<-s.settlerGone
+	s.cancelHandlers()
+}
+
+func (s *session) runningCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, h := range s.held {
+		if h.running {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *session) markReleased() (ids, tokens []int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for l, h := range s.held {
+		if h.running {
+			h.released = true
+			ids, tokens = append(ids, l.id), append(tokens, l.token)
+			delete(s.held, l)
+		}
+	}
+	return ids, tokens
+}
+
+func (s *session) release(ids, tokens []int64) {
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := s.callContext()
+	defer cancel()
+	var n int
+	if err := s.w.pool.QueryRow(ctx, releaseSQL, ids, tokens).Scan(&n); err != nil {
+		s.logf("checks %s: release failed (their leases will expire): %v", joinIDs(ids), err)
+		return
+	}
+	s.logf("checks %s: still running after the grace, given back (%d released)", joinIDs(ids), n)
+}
+
+// heartbeatLoop extends the leases of every check held, every lease/3, in one call.
+func (s *session) heartbeatLoop(stop chan struct{}) {
+	ticker := time.NewTicker(s.w.opts.Lease / 3)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ticker.C:
+			s.extend()
+		}
+	}
+}
+
+func (s *session) extend() {
+	s.mu.Lock()
+	ids := make([]int64, 0, len(s.held))
+	tokens := make([]int64, 0, len(s.held))
+	for l := range s.held {
+		ids, tokens = append(ids, l.id), append(tokens, l.token)
+	}
+	s.mu.Unlock()
+	for len(ids) > 0 {
+		n := len(ids)
+		if n > maxPerCall {
+			n = maxPerCall
+		}
+		s.extendSome(ids[:n], tokens[:n])
+		ids, tokens = ids[n:], tokens[n:]
+	}
+}
+
+func (s *session) extendSome(ids, tokens []int64) {
+	ctx, cancel := s.callContext()
+	defer cancel()
+	rows, err := s.w.pool.Query(ctx, extendSQL, ids, tokens, s.w.opts.Lease.Seconds(), s.now())
+	if err != nil {
+		s.logf("heartbeat failed for checks %s: %v", joinIDs(ids), err)
+		return
+	}
+	defer rows.Close()
+	for i := 0; rows.Next(); i++ { // one row per check, in the order given
+		var id int64
+		var until *time.Time
+		var refusal *string
+		if err := rows.Scan(&id, &until, &refusal); err != nil {
+			s.logf("heartbeat: %v", err)
+			return
+		}
+		if refusal == nil || i >= len(ids) {
+			continue
+		}
+		s.mu.Lock()
+		h := s.held[lease{ids[i], tokens[i]}]
+		running := h != nil && h.running
+		if running {
+			h.cancel() // its settlement would be refused: stop working on it
+		}
+		s.mu.Unlock()
+		if running {
+			s.logf("check %d: lease lost, its handler is cancelled: %s", id, *refusal)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		s.logf("heartbeat failed for checks %s: %v", joinIDs(ids), err)
+	}
+}
+
+// backoff is the wait between attempts after a failed call: 0.5 s doubling to 30 s.
+type backoff struct{ last time.Duration }
+
+func (b *backoff) next() time.Duration {
+	switch {
+	case b.last == 0:
+		b.last = 500 * time.Millisecond
+	case b.last < 30*time.Second:
+		b.last *= 2
+	}
+	return b.last
+}
+
+func (b *backoff) reset() { b.last = 0 }
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// detached keeps a context's values but not its cancellation: handlers outlive Run's context by the grace.
+type detached struct{ parent context.Context }
+
+func (detached) Deadline() (time.Time, bool)         { return time.Time{}, false }
+func (detached) Done() <-chan struct{}               { return nil }
+func (detached) Err() error                          { return nil }
+func (d detached) Value(key interface{}) interface{} { return d.parent.Value(key) }
+
+func idList(checks []*Check) string {
+	ids := make([]int64, len(checks))
+	for i, c := range checks {
+		ids[i] = c.ID
+	}
+	return joinIDs(ids)
+}
+
+func joinIDs(ids []int64) string {
+	const shown = 20
+	parts := make([]string, 0, shown+1)
+	for i, id := range ids {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("... (%d in all)", len(ids)))
+			break
+		}
+		parts = append(parts, fmt.Sprint(id))
+	}
+	return strings.Join(parts, ",")
+}

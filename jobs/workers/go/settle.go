@@ -1,0 +1,305 @@
+package prescient
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v4"
+)
+
+// settleLoop gathers the handlers' answers and settles them in batches: when a take's last answer is in,
+// or FlushDelay after the first answer waiting, whichever comes first. The completions and the failures of
+// a batch go to the database in one round trip.
+func (s *session) settleLoop() {
+	defer close(s.settlerGone)
+	var pending []answer
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	flush := func() {
+		if timer != nil {
+			timer.Stop()
+			timer, timerC = nil, nil
+		}
+		if len(pending) > 0 {
+			s.settle(pending)
+			pending = nil
+		}
+	}
+	gather := func(a answer) (lastOfTake bool) {
+		pending = append(pending, a)
+		lastOfTake = a.lastOfTake
+		for len(pending) < maxPerCall {
+			select {
+			case more := <-s.answers:
+				pending = append(pending, more)
+				lastOfTake = lastOfTake || more.lastOfTake
+			default:
+				return lastOfTake
+			}
+		}
+		return true
+	}
+	for {
+		select {
+		case a := <-s.answers:
+			if gather(a) || len(pending) >= s.w.opts.BatchSize {
+				flush()
+			} else if timerC == nil {
+				timer = time.NewTimer(s.w.opts.FlushDelay)
+				timerC = timer.C
+			}
+		case <-timerC:
+			timer, timerC = nil, nil
+			flush()
+		case <-s.settlerStop:
+			select {
+			case a := <-s.answers:
+				gather(a)
+			default:
+			}
+			flush()
+			return
+		}
+	}
+}
+
+// settle writes answers: one worker_complete and one worker_fail, sent together. A refusal (PR400: a result
+// over 64 KiB, say) refuses the whole call, so the answers are then sent one by one and a refused
+// completion becomes a failure with the refusal's text. A broken connection is retried a few times; after
+// that the leases expire and the checks run again (at least once).
+func (s *session) settle(answers []answer) {
+	var completions, failures []answer
+	for _, a := range answers {
+		if a.err != nil {
+			failures = append(failures, a)
+		} else {
+			completions = append(completions, a)
+		}
+	}
+	retry := backoff{}
+	for attempt := 1; ; attempt++ {
+		settlements, err := s.settleCall(completions, failures)
+		if err == nil {
+			s.record(answers, settlements)
+			return
+		}
+		if isRefusal(err) {
+			s.settleOneByOne(completions, failures)
+			return
+		}
+		if attempt == 3 {
+			s.logf("checks %s: settlement failed, giving up (their leases will expire and they run again): %v",
+				answerIDs(answers), err)
+			s.forget(answers)
+			return
+		}
+		delay := retry.next()
+		s.logf("checks %s: settlement failed, trying again in %s: %v", answerIDs(answers), delay, err)
+		time.Sleep(delay)
+	}
+}
+
+func (s *session) settleOneByOne(completions, failures []answer) {
+	for _, a := range completions {
+		settlements, err := s.settleCall([]answer{a}, nil)
+		if isRefusal(err) {
+			a.err = refusal("complete", a.check.ID, err)
+			failures = append(failures, a)
+			continue
+		}
+		s.recordOrForget([]answer{a}, settlements, err)
+	}
+	for _, a := range failures {
+		settlements, err := s.settleCall(nil, []answer{a})
+		s.recordOrForget([]answer{a}, settlements, err)
+	}
+}
+
+func (s *session) recordOrForget(answers []answer, settlements []Settlement, err error) {
+	if err != nil {
+		s.logf("checks %s: settlement failed (their leases will expire and they run again): %v",
+			answerIDs(answers), err)
+		s.forget(answers)
+		return
+	}
+	s.record(answers, settlements)
+}
+
+// settleCall sends the completions and the failures in one round trip (a pgx batch: prepared statements,
+// one implicit transaction).
+func (s *session) settleCall(completions, failures []answer) ([]Settlement, error) {
+	ctx, cancel := s.callContext()
+	defer cancel()
+	batch := &pgx.Batch{}
+	if len(completions) > 0 {
+		ids, tokens := idsAndTokens(completions)
+		nexts := make([]*time.Time, len(completions))
+		var results [][]byte // NULL unless some answer keeps a result
+		for i, a := range completions {
+			if !a.next.IsZero() {
+				next := a.next
+				nexts[i] = &next
+			}
+			if a.result != nil {
+				if results == nil {
+					results = make([][]byte, len(completions))
+				}
+				results[i] = a.result
+			}
+		}
+		batch.Queue(completeSQL, ids, tokens, nexts, results, s.now())
+	}
+	if len(failures) > 0 {
+		ids, tokens := idsAndTokens(failures)
+		texts := make([]string, len(failures))
+		for i, a := range failures {
+			texts[i] = storableText(a.err.Error())
+		}
+		batch.Queue(failSQL, ids, tokens, texts, s.now())
+	}
+	results := s.w.pool.SendBatch(ctx, batch)
+	defer results.Close()
+	settlements := make([]Settlement, 0, len(completions)+len(failures))
+	for i := 0; i < batch.Len(); i++ {
+		rows, err := results.Query()
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var st Settlement
+			var next *time.Time
+			var lastError *string
+			if err := rows.Scan(&st.CheckID, &st.Outcome, &next, &lastError); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			st.NextCheckAt, st.LastError = derefTime(next), deref(lastError)
+			settlements = append(settlements, st)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return settlements, results.Close()
+}
+
+// record lets go of settled checks, logs what became of them and tells OnSettled.
+func (s *session) record(answers []answer, settlements []Settlement) {
+	jobs := make(map[int64]string, len(answers))
+	for _, a := range answers {
+		jobs[a.check.ID] = a.check.Job
+	}
+	s.forget(answers)
+	for _, st := range settlements {
+		st.Job = jobs[st.CheckID]
+		if st.Outcome == "rescheduled" || st.Outcome == "retried" {
+			// Pending again, perhaps sooner than the next due time the loop is asleep until.
+			signal(s.wake)
+		}
+		switch st.Outcome {
+		case "done":
+			if s.w.opts.Verbose {
+				s.logf("check %d (%s): done", st.CheckID, st.Job)
+			}
+		case "rescheduled":
+			if s.w.opts.Verbose {
+				s.logf("check %d (%s): rescheduled to %s", st.CheckID, st.Job, st.NextCheckAt.UTC().Format(time.RFC3339Nano))
+			}
+		case "retried":
+			s.logf("check %d (%s): failed, retried at %s: %s", st.CheckID, st.Job,
+				st.NextCheckAt.UTC().Format(time.RFC3339Nano), st.LastError)
+		case "lease_lost":
+			st.Err = &LeaseLostError{CheckID: st.CheckID, Reason: st.LastError}
+			s.logf("check %d (%s): answer refused, lease lost: %s", st.CheckID, st.Job, st.LastError)
+		default: // failed (a dead letter), guard_*
+			s.logf("check %d (%s): %s: %s", st.CheckID, st.Job, st.Outcome, st.LastError)
+		}
+		if s.w.opts.OnSettled != nil {
+			s.w.opts.OnSettled(st)
+		}
+	}
+	signal(s.progress)
+}
+
+func (s *session) forget(answers []answer) {
+	s.mu.Lock()
+	for _, a := range answers {
+		delete(s.held, leaseOf(a.check))
+	}
+	s.mu.Unlock()
+	signal(s.progress)
+}
+
+func idsAndTokens(answers []answer) (ids, tokens []int64) {
+	ids, tokens = make([]int64, len(answers)), make([]int64, len(answers))
+	for i, a := range answers {
+		ids[i], tokens[i] = a.check.ID, a.check.token
+	}
+	return ids, tokens
+}
+
+func answerIDs(answers []answer) string {
+	ids := make([]int64, len(answers))
+	for i, a := range answers {
+		ids[i] = a.check.ID
+	}
+	return joinIDs(ids)
+}
+
+// connectListener opens the dedicated connection that LISTENs on prescient_worker.
+func (s *session) connectListener(ctx context.Context) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, s.w.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN prescient_worker"); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
+// listen wakes the loop on each notification for one of the classes, reconnecting when the connection
+// breaks (a notification is a hint: the next due time finds the work anyway).
+func (s *session) listen(ctx context.Context, conn *pgx.Conn) {
+	retry := backoff{}
+	defer func() {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+	}()
+	ours := map[string]bool{}
+	for _, class := range s.classes {
+		ours[class] = true
+	}
+	for ctx.Err() == nil {
+		if conn == nil {
+			var err error
+			if conn, err = s.connectListener(ctx); err != nil {
+				if ctx.Err() == nil {
+					delay := retry.next()
+					s.logf("LISTEN failed, trying again in %s: %v", delay, err)
+					sleep(ctx, delay)
+				}
+				continue
+			}
+			retry.reset()
+			signal(s.wake) // notifications may have been missed meanwhile
+		}
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.logf("LISTEN connection lost: %v", err)
+			}
+			conn.Close(context.Background())
+			conn = nil
+			continue
+		}
+		if ours[n.Payload] {
+			signal(s.wake)
+		}
+	}
+}

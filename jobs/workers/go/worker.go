@@ -1,0 +1,157 @@
+package prescient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v4/pgxpool"
+)
+
+// Options configure a Worker. Zero values take the defaults named.
+type Options struct {
+	Name        string        // the worker's name in leases and the history; default host-pid
+	Concurrency int           // handlers running at once; default 10
+	BatchSize   int           // the most checks one take asks for (never more than the free places); default 100
+	Lease       time.Duration // how long a take holds a check; default 30s (0.1s to 24h)
+	NoHeartbeat bool          // do not extend leases while handlers run (a slow handler then loses its check)
+	Grace       time.Duration // after a stop, how long running handlers may take to finish; default 10s
+	FlushDelay  time.Duration // how long an answer may wait for others to share its settlement, and a take for more free places; default 5ms
+	MaxSleep    time.Duration // the longest idle sleep between looks at the queue; default 60s
+
+	// Clock, when set, is passed as p_now to every call (tests pin it). Nil: the database's clock.
+	Clock func() time.Time
+	// Logger gets one line per event; default: the standard error. log.New(io.Discard, "", 0) silences it.
+	Logger *log.Logger
+	// Verbose also logs each take and each routine settlement (done, rescheduled).
+	Verbose bool
+	// OnSettled, when set, is called with what the database made of each answer (from one goroutine).
+	OnSettled func(Settlement)
+}
+
+// Worker runs the checks of its handlers' job classes. Register handlers with Handle, then call Run.
+type Worker struct {
+	pool     *pgxpool.Pool
+	opts     Options
+	log      *log.Logger
+	handlers map[string]HandlerFunc
+}
+
+// NewWorker makes a worker that works through pool. The LISTEN connection is made with the pool's
+// connection settings.
+func NewWorker(pool *pgxpool.Pool, opts Options) *Worker {
+	if opts.Name == "" {
+		host, _ := os.Hostname()
+		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 10
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 100
+	}
+	if opts.BatchSize > maxPerCall {
+		opts.BatchSize = maxPerCall
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = 30 * time.Second
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 10 * time.Second
+	}
+	if opts.FlushDelay <= 0 {
+		opts.FlushDelay = 5 * time.Millisecond
+	}
+	if opts.MaxSleep <= 0 {
+		opts.MaxSleep = time.Minute
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
+	}
+	return &Worker{pool: pool, opts: opts, log: logger, handlers: map[string]HandlerFunc{}}
+}
+
+// Handle registers the handler of a job class (a worker class: prescient jobs add CLASS --worker). Call it
+// before Run.
+func (w *Worker) Handle(class string, h HandlerFunc) {
+	w.handlers[class] = h
+}
+
+// Run takes and runs checks until ctx is cancelled, then stops gracefully: it takes nothing more, lets
+// running handlers finish within Options.Grace (their contexts are cancelled after it), settles what they
+// answered, gives back (worker_release) the checks still running, and returns nil. It returns an error
+// early only when the database refuses the worker itself (a *RefusedError: a class that is not a worker
+// class, say); a lost connection is retried.
+func (w *Worker) Run(ctx context.Context) error {
+	return w.run(ctx, false)
+}
+
+// Drain runs what is due now and returns once a take finds nothing and every answer is settled (or ctx
+// is cancelled). For tests with a pinned clock, and for cron-style batch runs.
+func (w *Worker) Drain(ctx context.Context) error {
+	return w.run(ctx, true)
+}
+
+func (w *Worker) classes() []string {
+	classes := make([]string, 0, len(w.handlers))
+	for class := range w.handlers {
+		classes = append(classes, class)
+	}
+	sort.Strings(classes)
+	return classes
+}
+
+func (w *Worker) run(ctx context.Context, drain bool) error {
+	if len(w.handlers) == 0 {
+		return errors.New("prescient: the worker has no handlers: call Handle before Run")
+	}
+	s := newSession(w, ctx, drain)
+	s.logf("started: classes %v, concurrency %d, batch %d, lease %s", s.classes, w.opts.Concurrency,
+		w.opts.BatchSize, w.opts.Lease)
+
+	listenCtx, stopListening := context.WithCancel(context.Background())
+	listening := make(chan struct{})
+	if drain {
+		close(listening)
+	} else {
+		// Listening starts before the first take, so no check enqueued after that take goes unnoticed.
+		conn, err := s.connectListener(ctx)
+		if err != nil {
+			s.logf("cannot LISTEN yet (will retry; polling meanwhile): %v", err)
+		}
+		go func() {
+			defer close(listening)
+			s.listen(listenCtx, conn)
+		}()
+	}
+	go s.settleLoop()
+	heartbeats := make(chan struct{})
+	heartbeatsDone := make(chan struct{})
+	if w.opts.NoHeartbeat {
+		close(heartbeatsDone)
+	} else {
+		go func() {
+			defer close(heartbeatsDone)
+			s.heartbeatLoop(heartbeats)
+		}()
+	}
+
+	err := s.loop(ctx)
+
+	s.stop()
+	close(heartbeats)
+	<-heartbeatsDone
+	stopListening()
+	<-listening
+	if err != nil {
+		s.logf("stopped: %v", err)
+	} else {
+		s.logf("stopped")
+	}
+	return err
+}

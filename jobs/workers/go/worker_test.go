@@ -1,0 +1,356 @@
+package prescient_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v4"
+	"github.com/jackc/pgx/v4/pgxpool"
+
+	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+)
+
+// ahead is a clock a minute ahead of the real one: checks scheduled on the database's clock are due at once,
+// and leases still expire in real time.
+func ahead() time.Time { return time.Now().Add(time.Minute) }
+
+func TestHandlerErrorsAndPanicsFailTheirCheckAlone(t *testing.T) {
+	class := newClass(t, "errors")
+	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	client := &prescient.Client{Clock: clock.Now}
+	failing := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "fails", Payload: map[string]string{"do": "fail"}})
+	panicking := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "panics", Payload: map[string]string{"do": "panic"}})
+	fine := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "fine", Payload: map[string]string{"do": "next"}})
+	worker := prescient.NewWorker(db, prescient.Options{Name: "errors", Clock: clock.Now, Logger: testLogger(t)})
+	seen := map[int64]*prescient.Check{}
+	var mu sync.Mutex
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		mu.Lock()
+		seen[c.ID] = c
+		mu.Unlock()
+		var p struct{ Do string }
+		if err := json.Unmarshal(c.Payload, &p); err != nil {
+			return prescient.Answer{}, err
+		}
+		switch p.Do {
+		case "fail":
+			return prescient.Answer{}, errors.New("the CRM said no \x00 (with a NUL)")
+		case "panic":
+			panic("boom")
+		}
+		return prescient.NextCheckAt(c.DueAt.Add(time.Hour)), nil
+	})
+
+	clock.Set(clock.Now().Add(time.Second))
+	if err := worker.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 3 || seen[fine].EntityKey != "fine" || seen[fine].CheckCount != 0 || seen[fine].Attempts != 0 {
+		t.Fatalf("the handler saw %v", seen)
+	}
+	p, ok := pending(t, failing)
+	if !ok || p.Attempts != 1 || p.LastError == nil || *p.LastError != `the CRM said no \0 (with a NUL)` {
+		t.Fatalf("the failing check: want retried with its error, got %+v (pending %v)", p, ok)
+	}
+	p, ok = pending(t, panicking)
+	if !ok || p.Attempts != 1 || p.LastError == nil || !strings.Contains(*p.LastError, "panic: boom") {
+		t.Fatalf("the panicking check: want retried with the panic, got %+v (pending %v)", p, ok)
+	}
+	p, ok = pending(t, fine)
+	if !ok || p.Attempts != 0 || p.CheckCount != 1 || !p.NextCheckAt.Equal(seen[fine].DueAt.Add(time.Hour)) {
+		t.Fatalf("the fine check: want rescheduled an hour after its due time, got %+v (pending %v)", p, ok)
+	}
+
+	// The retry sees the previous attempt's error.
+	clock.Set(p.NextCheckAt.Add(-time.Second)) // the failed ones' backoff is well under an hour
+	seen = map[int64]*prescient.Check{}
+	if err := worker.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c := seen[failing]; c == nil || c.Attempts != 1 || c.LastError != `the CRM said no \0 (with a NUL)` {
+		t.Fatalf("the retry of the failing check: %+v", c)
+	}
+}
+
+func TestResultsAreKeptAndAnOversizedOneFailsItsCheckAlone(t *testing.T) {
+	class := newClass(t, "results")
+	clock := &testClock{t: time.Date(2031, 5, 6, 8, 0, 0, 0, time.UTC)}
+	client := &prescient.Client{Clock: clock.Now}
+	small := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "small"})
+	big := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "big"})
+	plain := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "plain"})
+	var settled []prescient.Settlement
+	worker := prescient.NewWorker(db, prescient.Options{Name: "results", Clock: clock.Now, Logger: testLogger(t),
+		OnSettled: func(s prescient.Settlement) { settled = append(settled, s) }})
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		switch c.EntityKey {
+		case "small":
+			return prescient.DoneWithResult(json.RawMessage(`{"sent": true}`)), nil
+		case "big":
+			return prescient.DoneWithResult(json.RawMessage(`"` + strings.Repeat("x", 70000) + `"`)), nil
+		}
+		return prescient.Done(), nil
+	})
+	clock.Set(clock.Now().Add(time.Second))
+	if err := worker.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := history(t, small); !ok || h.Outcome != "done" || h.Result == nil || *h.Result != `{"sent": true}` {
+		t.Fatalf("small result: %+v %v", h, ok)
+	}
+	if h, ok := history(t, plain); !ok || h.Outcome != "done" || h.Result != nil {
+		t.Fatalf("no result: %+v %v", h, ok)
+	}
+	p, ok := pending(t, big)
+	if !ok || p.Attempts != 1 || p.LastError == nil || !strings.Contains(*p.LastError, "65536") {
+		t.Fatalf("an oversized result: want the check failed with the refusal, got %+v (pending %v)", p, ok)
+	}
+	if len(settled) != 3 {
+		t.Fatalf("OnSettled saw %+v", settled)
+	}
+}
+
+// countingLogger counts the protocol's calls a pool makes (pgx logs each statement it ran).
+type countingLogger struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (l *countingLogger) Log(ctx context.Context, level pgx.LogLevel, msg string, data map[string]interface{}) {
+	sql, _ := data["sql"].(string)
+	if msg != "Query" || !strings.Contains(sql, "prescient.worker_") {
+		return
+	}
+	name := sql[strings.Index(sql, "prescient.worker_")+len("prescient."):]
+	name = name[:strings.Index(name, "(")]
+	l.mu.Lock()
+	l.calls[name]++
+	l.mu.Unlock()
+}
+
+func (l *countingLogger) count(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[name]
+}
+
+func TestTakesAndSettlesInBatches(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "batches")
+	const checks = 600
+	clock := &testClock{t: time.Date(2031, 5, 6, 9, 0, 0, 0, time.UTC)}
+	if _, err := db.Exec(ctx, `SELECT prescient.schedule($1, 'thing', i::text, $2, p_now => $2)
+	  FROM generate_series(1, $3) i`, class, clock.Now(), checks); err != nil {
+		t.Fatal(err)
+	}
+	config, err := pgxpool.ParseConfig(os.Getenv("PRESCIENT_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &countingLogger{calls: map[string]int{}}
+	config.ConnConfig.Logger, config.ConnConfig.LogLevel = counter, pgx.LogLevelInfo
+	pool, err := pgxpool.ConnectConfig(ctx, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var ran, done int64
+	worker := prescient.NewWorker(pool, prescient.Options{Name: "batches", Concurrency: 50, BatchSize: 50,
+		Clock: clock.Now, Logger: testLogger(t), OnSettled: func(s prescient.Settlement) {
+			if s.Outcome == "done" {
+				atomic.AddInt64(&done, 1)
+			}
+		}})
+	worker.Handle(class, func(context.Context, *prescient.Check) (prescient.Answer, error) {
+		atomic.AddInt64(&ran, 1)
+		return prescient.Done(), nil
+	})
+	clock.Set(clock.Now().Add(time.Second))
+	if err := worker.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	takes, completes := counter.count("worker_take"), counter.count("worker_complete")
+	t.Logf("%d checks: %d takes, %d completes", checks, takes, completes)
+	if ran != checks || done != checks {
+		t.Fatalf("ran %d, done %d of %d", ran, done, checks)
+	}
+	// 12 full batches and the take that found nothing; per-check round trips would be hundreds.
+	if takes < 13 || takes > 30 || completes > takes || counter.count("worker_fail") != 0 {
+		t.Fatalf("%d checks in batches of 50: %d takes and %d completes", checks, takes, completes)
+	}
+}
+
+func TestRunWakesOnNotification(t *testing.T) {
+	class := newClass(t, "wake")
+	ran := make(chan int64, 1)
+	// No clock: the database's. Nothing is pending, so without LISTEN the worker would sleep a minute.
+	worker := prescient.NewWorker(db, prescient.Options{Name: "wake", Logger: testLogger(t)})
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		ran <- c.ID
+		return prescient.Done(), nil
+	})
+	stop := runWorker(t, worker)
+	time.Sleep(300 * time.Millisecond) // asleep by now
+	id := schedule(t, &prescient.Client{}, prescient.ScheduleRequest{Job: class, EntityKey: "1"})
+	select {
+	case got := <-ran:
+		if got != id {
+			t.Fatalf("ran check %d, want %d", got, id)
+		}
+	case <-time.After(4 * time.Second): // due at the next slot boundary, within a second
+		t.Fatalf("check %d not run 4 s after it was scheduled: the notification did not wake the worker", id)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "the check settled", func() bool { _, ok := history(t, id); return ok })
+}
+
+func TestRunStopsGracefully(t *testing.T) {
+	t.Parallel()
+	class := newClass(t, "stop")
+	client := &prescient.Client{Clock: time.Now}
+	quick := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "quick"})
+	stuck := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "stuck"})
+	started := make(chan struct{}, 2)
+	stuckCancelled := make(chan struct{})
+	worker := prescient.NewWorker(db, prescient.Options{Name: "stop", Concurrency: 2, Grace: 700 * time.Millisecond,
+		Clock: ahead, Logger: testLogger(t)})
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		started <- struct{}{}
+		if c.ID == quick {
+			time.Sleep(400 * time.Millisecond) // ignores ctx: finishes within the grace
+			return prescient.Done(), nil
+		}
+		<-ctx.Done() // outlasts the grace
+		close(stuckCancelled)
+		return prescient.Answer{}, ctx.Err()
+	})
+	stop := runWorker(t, worker)
+	<-started
+	<-started
+	began := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took < 600*time.Millisecond || took > 3*time.Second {
+		t.Fatalf("Run returned %s after the stop; want the grace (700 ms)", took)
+	}
+	select {
+	case <-stuckCancelled:
+	default:
+		t.Fatal("the stuck handler's context was not cancelled after the grace")
+	}
+	if h, ok := history(t, quick); !ok || h.Outcome != "done" {
+		t.Fatalf("the check that finished within the grace: %+v (in history %v)", h, ok)
+	}
+	p, ok := pending(t, stuck)
+	if !ok || p.ClaimedBy != nil || p.Attempts != 0 || p.CheckCount != 0 {
+		t.Fatalf("the check still running after the grace: want given back untouched, got %+v (pending %v)", p, ok)
+	}
+}
+
+func TestHeartbeatsKeepLeasesAndTheirAbsenceLosesThem(t *testing.T) {
+	t.Parallel()
+	for _, noHeartbeat := range []bool{false, true} {
+		noHeartbeat := noHeartbeat
+		t.Run(map[bool]string{false: "heartbeat", true: "no-heartbeat"}[noHeartbeat], func(t *testing.T) {
+			t.Parallel()
+			class := newClass(t, "lease")
+			id := schedule(t, &prescient.Client{}, prescient.ScheduleRequest{Job: class, EntityKey: "slow"})
+			var settled []prescient.Settlement
+			worker := prescient.NewWorker(db, prescient.Options{Name: "lease", Lease: 600 * time.Millisecond,
+				NoHeartbeat: noHeartbeat, Clock: ahead, Logger: testLogger(t),
+				OnSettled: func(s prescient.Settlement) { settled = append(settled, s) }})
+			var runs int32
+			worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+				if atomic.AddInt32(&runs, 1) == 1 {
+					time.Sleep(1500 * time.Millisecond) // over two leases
+				}
+				return prescient.Done(), nil
+			})
+			if err := worker.Drain(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if h, ok := history(t, id); !ok || h.Outcome != "done" {
+				t.Fatalf("the check is not done: %+v", h)
+			}
+			if !noHeartbeat {
+				if runs != 1 || len(settled) != 1 || settled[0].Outcome != "done" || settled[0].Err != nil {
+					t.Fatalf("with heartbeats: want one run, done; got %d runs, %+v", runs, settled)
+				}
+				return
+			}
+			// Without heartbeats the lease expired during the first run: the check was taken again (at least
+			// once), and the first run's answer was refused.
+			var lost *prescient.LeaseLostError
+			if runs != 2 || len(settled) != 2 {
+				t.Fatalf("without heartbeats: want two runs and two settlements, got %d runs, %+v", runs, settled)
+			}
+			for _, s := range settled {
+				if s.Outcome == "lease_lost" {
+					if !errors.As(s.Err, &lost) || lost.CheckID != id || lost.Reason == "" ||
+						!strings.Contains(lost.Error(), "lease lost") {
+						t.Fatalf("the refused settlement: %+v", s)
+					}
+				}
+			}
+			if lost == nil {
+				t.Fatalf("without heartbeats: no settlement was refused: %+v", settled)
+			}
+		})
+	}
+}
+
+func TestALostLeaseCancelsTheHandler(t *testing.T) {
+	t.Parallel()
+	class := newClass(t, "lost")
+	client := &prescient.Client{}
+	id := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "1"})
+	running := make(chan struct{})
+	cancelled := make(chan time.Time, 1)
+	worker := prescient.NewWorker(db, prescient.Options{Name: "lost", Lease: 600 * time.Millisecond, Clock: ahead,
+		Logger: testLogger(t)})
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		close(running)
+		select {
+		case <-ctx.Done():
+			cancelled <- time.Now()
+			return prescient.Answer{}, ctx.Err()
+		case <-time.After(5 * time.Second):
+			return prescient.Done(), nil
+		}
+	})
+	stop := runWorker(t, worker)
+	<-running
+	if ok, err := client.Cancel(context.Background(), db, id); err != nil || !ok {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	select {
+	case <-cancelled: // the next heartbeat (every 200 ms) was refused
+	case <-time.After(2 * time.Second):
+		t.Fatal("the handler of a cancelled check was not cancelled at the next heartbeat")
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunRefusesAClassThatIsNotAWorkerClass(t *testing.T) {
+	worker := prescient.NewWorker(db, prescient.Options{Name: "refused", Logger: testLogger(t)})
+	worker.Handle("emit", func(context.Context, *prescient.Check) (prescient.Answer, error) { return prescient.Done(), nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := worker.Run(ctx)
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Op != "take" || refused.Code != "PR400" || !strings.Contains(refused.Reason, "emit") {
+		t.Fatalf("a runner's class: want the take refused (PR400) naming it, got %v", err)
+	}
+}

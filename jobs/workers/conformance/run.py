@@ -193,6 +193,15 @@ class Run:
     def settled_count(self, ids):
         return self.one("SELECT count(DISTINCT id) FROM prescient.job_history WHERE id = ANY(%s)", (ids,))[0]
 
+    def wait_settled(self, ids, timeout, what=None):
+        """Until every check of ids is in the history; a timeout says how many were and how many ran."""
+        def progress():
+            ran = self.one("SELECT count(DISTINCT check_id) FROM conformance_ledger WHERE check_id = ANY(%s)",
+                           (ids,))[0]
+            return f"{self.settled_count(ids)} settled, {ran} ran"
+        self.wait_until(what or f"{len(ids)} checks are settled", lambda: self.settled_count(ids) == len(ids),
+                        timeout, progress=progress)
+
     # -- drivers
     def start(self, language, name, classes, **options):
         path = self.harness.driver_path(language)
@@ -231,11 +240,14 @@ class Run:
                               f"({self.connected_backends() - baseline} sessions for {len(drivers)} drivers)")
             time.sleep(0.1)
 
-    def wait_until(self, what, predicate, timeout, poll=0.1):
+    def wait_until(self, what, predicate, timeout, poll=0.1, progress=None):
+        """Polls predicate until it holds; fails after timeout (saying progress(), if given) or when a
+        driver died."""
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() > deadline:
-                raise Failure(f"timed out after {timeout:g} s waiting until {what}")
+                raise Failure(f"timed out after {timeout:g} s waiting until {what}"
+                              + (f" ({progress()})" if progress else ""))
             dead = [d for d in self.drivers if not d.done and not d.alive()]
             if dead:
                 raise Failure(f"driver {dead[0].name} died (exit {dead[0].proc.returncode}): "
@@ -327,8 +339,7 @@ def scenario_never_early(run, s):
     workers = run.start_workers([job], s["workers_per_language"], concurrency=s["concurrency"],
                                 lease_seconds=s["lease_seconds"])
     run.wait_ready(workers, baseline)
-    run.wait_until(f"{len(ids)} checks are settled", lambda: run.settled_count(ids) == len(ids),
-                   s["timeout_seconds"])
+    run.wait_settled(ids, s["timeout_seconds"])
     time.sleep(0.5)
     summary = exactly_once(run, ids)
     rows = run.all(
@@ -368,8 +379,7 @@ def scenario_ledger(run, s):
     run.wait_ready(workers, baseline)
     at = run.next_boundary(s["due_in_seconds"])
     ids = run.schedule(job, s["checks"], at, s["payload"])
-    run.wait_until(f"{len(ids)} checks are settled", lambda: run.settled_count(ids) == len(ids),
-                   s["timeout_seconds"])
+    run.wait_settled(ids, s["timeout_seconds"])
     time.sleep(0.5)  # a run more than once would show by now
     by_worker = dict(run.all("SELECT worker, count(*) FROM conformance_ledger GROUP BY 1"))
     summary = exactly_once(run, ids, languages=set(run.languages))
@@ -397,8 +407,7 @@ def scenario_kill9(run, s):
                       f"{s['payload']['sleep_ms']} ms should still hold its leases (heartbeats)")
     a.kill9()
     killed_at = run.now()
-    run.wait_until(f"B has settled all {len(ids)} checks", lambda: run.settled_count(ids) == len(ids),
-                   s["timeout_seconds"])
+    run.wait_settled(ids, s["timeout_seconds"], f"B has settled all {len(ids)} checks")
     ledger = run.ledger(ids)
     history = run.all("SELECT id, outcome, finished_by, check_count, attempts FROM prescient.job_history "
                       "WHERE id = ANY(%s) ORDER BY id", (ids,))
@@ -478,8 +487,7 @@ def scenario_paused(run, s):
                       f"they were not taking, so the pause proved nothing")
     run.one("SELECT prescient.resume_job(%s)", (job,))
     resumed = time.monotonic()
-    run.wait_until(f"{len(ids)} checks are settled after resume", lambda: run.settled_count(ids) == len(ids),
-                   s["timeout_seconds"])
+    run.wait_settled(ids, s["timeout_seconds"], f"{len(ids)} checks are settled after resume")
     after = time.monotonic() - resumed
     summary = exactly_once(run, ids, others=ticks)
     return finish(run, f"paused {s['paused_seconds']:g} s: 0 taken while {tick_runs} of another class ran; "
@@ -498,8 +506,7 @@ def scenario_rate_limit(run, s):
     run.wait_ready(workers, baseline)
     ids = run.schedule(job, s["checks"], run.now(), {})
     try:
-        run.wait_until(f"{len(ids)} checks are settled", lambda: run.settled_count(ids) == len(ids),
-                       s["timeout_seconds"])
+        run.wait_settled(ids, s["timeout_seconds"])
         time.sleep(0.3)
         starts = [r[0] for r in run.all("SELECT started_at FROM conformance_ledger WHERE check_id = ANY(%s) "
                                         "ORDER BY started_at", (ids,))]

@@ -3,6 +3,7 @@
 # conformance-driver. One test per language (its scenarios, and 2+2 with itself), one with several languages
 # at once, and one for the protocol (the answers compared with the C++ runner's class `conformance` from the
 # test plugins, and bad input through SQL). They load the machine's two cores: one at a time (RESOURCE_LOCK).
+# The binary is the target prescient_cli (OUTPUT_NAME prescient; the target `prescient` is the library).
 set(PRESCIENT_CONFORMANCE "${CMAKE_CURRENT_LIST_DIR}/run.py")
 set(PRESCIENT_CONFORMANCE_ENV
     "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers"
@@ -10,7 +11,7 @@ set(PRESCIENT_CONFORMANCE_ENV
 
 foreach(language python go java node)
   add_test(NAME workers_conformance_${language}
-           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient> --slot 1s --
+           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    /usr/bin/python3 "${PRESCIENT_CONFORMANCE}" --suite language --languages ${language})
   set_tests_properties(workers_conformance_${language} PROPERTIES
                        LABELS workers TIMEOUT 180 RESOURCE_LOCK workers
@@ -21,12 +22,12 @@ foreach(language python go java node)
 endforeach()
 
 add_test(NAME workers_conformance_mixed
-         COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient> --slot 1s --
+         COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                  /usr/bin/python3 "${PRESCIENT_CONFORMANCE}" --suite mixed --languages python,go,java,node)
 add_test(NAME workers_conformance_protocol
-         COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient> --slot 1s --
+         COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                  /usr/bin/python3 "${PRESCIENT_CONFORMANCE}" --suite protocol --languages python,go,java,node
-                 --prescient $<TARGET_FILE:prescient> --plugins "${PROJECT_BINARY_DIR}/tests/test_plugins")
+                 --prescient $<TARGET_FILE:prescient_cli> --plugins "${PROJECT_BINARY_DIR}/tests/test_plugins")
 set_tests_properties(workers_conformance_mixed PROPERTIES TIMEOUT 240)
 set_tests_properties(workers_conformance_protocol PROPERTIES TIMEOUT 150)
 set_tests_properties(workers_conformance_mixed workers_conformance_protocol PROPERTIES

@@ -4059,6 +4059,27 @@ CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timesta
 $$;
 
 --
+-- Name: lease_refusal(bigint, bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.lease_refusal(p_id bigint, p_token bigint, p_now timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT CASE WHEN f.id IS NULL THEN format('check %s is not pending: settled, cancelled or never enqueued', p_id)
+              WHEN f.claim_token IS DISTINCT FROM p_token AND f.claim_token IS NOT NULL THEN
+                format('check %s is held under another lease (by %s until %s): this one was lost', p_id,
+                       f.claimed_by, prescient.iso(f.claimed_until))
+              WHEN f.claim_token IS DISTINCT FROM p_token THEN
+                format('check %s is not leased under token %s: settled already, or its lease expired and was '
+                       'given back', p_id, p_token)
+              WHEN f.claimed_until <= p_now THEN
+                format('check %s: the lease under token %s expired at %s', p_id, p_token,
+                       prescient.iso(f.claimed_until))
+         END
+    FROM (SELECT 1) one LEFT JOIN prescient.future_job f ON f.id = p_id
+$$;
+
+--
 -- Name: limit_problem(text, text, integer, integer, integer, integer, text, text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4973,12 +4994,14 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   RETURN QUERY
-  WITH held AS (SELECT * FROM prescient.worker_held(p_ids, p_tokens, v_now)),
-  moved AS (
+  WITH moved AS (
     UPDATE prescient.future_job f SET claimed_until = v_now + p_lease_seconds * interval '1 second'
-      FROM held h WHERE f.id = h.id AND h.refusal IS NULL
+      FROM unnest(p_ids, p_tokens) AS s(id, token)
+     WHERE f.id = s.id AND f.claim_token = s.token AND f.claimed_until > v_now
     RETURNING f.id, f.claimed_until)
-  SELECT h.id, m.claimed_until, h.refusal FROM held h LEFT JOIN moved m ON m.id = h.id ORDER BY h.n;
+  SELECT s.id, m.claimed_until, CASE WHEN m.id IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) END
+    FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN moved m ON m.id = s.id
+   ORDER BY s.n;
 END $$;
 
 --
@@ -4999,32 +5022,6 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, true, NULL, p_errors, NULL, p_now);
-END $$;
-
---
--- Name: worker_held(bigint[], bigint[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.worker_held(p_ids bigint[], p_tokens bigint[], p_now timestamp with time zone) RETURNS TABLE(n bigint, id bigint, token bigint, refusal text)
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;
-  RETURN QUERY
-  SELECT s.n, s.id, s.token,
-         CASE WHEN f.id IS NULL THEN format('check %s is not pending: settled, cancelled or never enqueued', s.id)
-              WHEN f.claim_token IS DISTINCT FROM s.token AND f.claim_token IS NOT NULL THEN
-                format('check %s is held under another lease (by %s until %s): this one was lost', s.id,
-                       f.claimed_by, prescient.iso(f.claimed_until))
-              WHEN f.claim_token IS DISTINCT FROM s.token THEN
-                format('check %s is not leased under token %s: settled already, or its lease expired and was given back',
-                       s.id, s.token)
-              WHEN f.claimed_until <= p_now THEN
-                format('check %s: the lease under token %s expired at %s', s.id, s.token,
-                       prescient.iso(f.claimed_until))
-         END
-    FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
-    LEFT JOIN prescient.future_job f ON f.id = s.id;
 END $$;
 
 --
@@ -5105,21 +5102,27 @@ BEGIN
   END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   RETURN QUERY
-  WITH held AS (SELECT * FROM prescient.worker_held(p_ids, p_tokens, v_now)),
+  -- The checks still held under their tokens, locked (the lease is looked at again on the locked row).
+  WITH held AS (
+    SELECT s.n, f AS pending
+      FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
+      JOIN prescient.future_job f ON f.id = s.id
+     WHERE f.claim_token = s.token AND f.claimed_until > v_now
+       FOR UPDATE OF f),
   j AS (
-    SELECT h.n, f AS pending, f.claimed_by AS worker, f.next_check_at AS due_at, p_results[h.n] AS result, v.*
+    SELECT h.n, h.pending, (h.pending).claimed_by AS worker, (h.pending).next_check_at AS due_at,
+           p_results[h.n] AS result, v.*
       FROM held h
-      JOIN prescient.future_job f ON f.id = h.id
-      LEFT JOIN prescient.job_class c ON c.job = f.job
+      LEFT JOIN prescient.job_class c ON c.job = (h.pending).job
      CROSS JOIN LATERAL prescient.judge(
-           p_failed, p_errors[h.n], p_next[h.n], f.job,
-           date_bin(v_settings.slot_seconds * interval '1 second', f.next_check_at, timestamptz '1970-01-01 UTC'),
-           coalesce(f.asked_for_at, f.first_check_at), f.check_count, f.attempts,
-           f.max_checks, f.max_attempts, f.backoff_seconds, f.backoff_max_seconds,
-           coalesce(c.max_checks, v_settings.max_checks), coalesce(c.max_attempts, v_settings.max_attempts),
-           c.backoff_seconds, c.backoff_max_seconds, v_settings.max_horizon_seconds, v_settings.slot_seconds,
-           v_now) v
-     WHERE h.refusal IS NULL),
+           p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
+           date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
+                    timestamptz '1970-01-01 UTC'),
+           coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
+           (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
+           (h.pending).backoff_max_seconds, coalesce(c.max_checks, v_settings.max_checks),
+           coalesce(c.max_attempts, v_settings.max_attempts), c.backoff_seconds, c.backoff_max_seconds,
+           v_settings.max_horizon_seconds, v_settings.slot_seconds, v_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
     RETURNING f.id),
@@ -5142,13 +5145,14 @@ BEGIN
            CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, j.next_check_at, j.asked_for_at,
            j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END
       FROM j WHERE j.kind <> 'finish')
-  SELECT h.id,
-         CASE WHEN h.refusal IS NOT NULL THEN 'lease_lost'
+  SELECT s.id,
+         CASE WHEN j.n IS NULL THEN 'lease_lost'
               WHEN j.kind = 'finish' THEN j.outcome
               WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END,
-         j.next_check_at, coalesce(h.refusal, j.last_error)
-    FROM held h LEFT JOIN j ON j.n = h.n
-   ORDER BY h.n;
+         j.next_check_at,
+         CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) ELSE j.last_error END
+    FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN j ON j.n = s.n
+   ORDER BY s.n;
 END $$;
 
 --
@@ -5183,30 +5187,38 @@ BEGIN
   END IF;
 
   -- Due (the slot began, or the time flow control gave has come), not under a live lease, not paused; of a
-  -- group, only its first check, so a group's checks run one at a time, in order.
-  SELECT array_agg(c.id) INTO v_ids FROM (
-    SELECT f.id FROM prescient.future_job f
-     WHERE f.job = ANY (p_classes) AND f.next_check_at <= v_now
-       AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
-       AND f.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
-       AND (f.group_key IS NULL
-            OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
-                        ORDER BY g.next_check_at, g.id LIMIT 1))
-     ORDER BY f.next_check_at, f.id
-     LIMIT p_limit
-       FOR UPDATE OF f SKIP LOCKED) c;
+  -- group, only its first check, so a group's checks run one at a time, in order. Per class, oldest first
+  -- along the index future_job_job (job, next_check_at, id), so a backlog is never sorted whole.
+  SELECT array_agg(c.id ORDER BY c.next_check_at, c.id) INTO v_ids FROM (
+    SELECT t.id, t.next_check_at
+      FROM unnest(p_classes) AS k(job)
+     CROSS JOIN LATERAL (
+       SELECT f.id, f.next_check_at FROM prescient.future_job f
+        WHERE f.job = k.job AND f.next_check_at <= v_now
+          AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+          AND (f.group_key IS NULL
+               OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
+                           ORDER BY g.next_check_at, g.id LIMIT 1))
+        ORDER BY f.next_check_at, f.id
+        LIMIT p_limit
+          FOR UPDATE OF f SKIP LOCKED) t
+     WHERE k.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
+     ORDER BY t.next_check_at, t.id
+     LIMIT p_limit) c;
   IF v_ids IS NULL THEN
     RETURN;
   END IF;
 
   -- Flow control, as for the runner: the pairs of (limit, key value) that hold each check back, admitted
   -- by flow_admit; a worker waits for no start (pace 0): a check whose start is later is deferred to it.
-  SELECT array_agg(f.id), array_agg(fl.name), array_agg(k.key_value)
-    INTO v_pair_ids, v_pair_limits, v_pair_keys
-    FROM prescient.future_job f
-    JOIN prescient.flow_limit fl ON fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL
-    CROSS JOIN LATERAL (SELECT prescient.flow_key(fl, f.job, f.entity_name, f.payload) AS key_value) k
-   WHERE f.id = ANY (v_ids) AND k.key_value IS NOT NULL;
+  IF EXISTS (SELECT FROM prescient.flow_limit fl WHERE fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL) THEN
+    SELECT array_agg(f.id), array_agg(fl.name), array_agg(k.key_value)
+      INTO v_pair_ids, v_pair_limits, v_pair_keys
+      FROM prescient.future_job f
+      JOIN prescient.flow_limit fl ON fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL
+     CROSS JOIN LATERAL (SELECT prescient.flow_key(fl, f.job, f.entity_name, f.payload) AS key_value) k
+     WHERE f.id = ANY (v_ids) AND k.key_value IS NOT NULL;
+  END IF;
   IF v_pair_ids IS NOT NULL THEN
     SELECT array_agg(a.check_id) INTO v_admitted
       FROM prescient.flow_admit(v_pair_ids, v_pair_limits, v_pair_keys, prescient.us(v_now), 0, 250000, p_limit,
@@ -5386,6 +5398,12 @@ REVOKE ALL ON FUNCTION prescient.job_class_forget(p_job text) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.job_class_forget(p_job text) TO prescient_runner;
 
 --
+-- Name: FUNCTION lease_refusal(p_id bigint, p_token bigint, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.lease_refusal(p_id bigint, p_token bigint, p_now timestamp with time zone) FROM PUBLIC;
+
+--
 -- Name: FUNCTION limit_remove(p_name text); Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -5508,12 +5526,6 @@ GRANT ALL ON FUNCTION prescient.worker_extend(p_ids bigint[], p_tokens bigint[],
 
 REVOKE ALL ON FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) TO prescient_worker;
-
---
--- Name: FUNCTION worker_held(p_ids bigint[], p_tokens bigint[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
---
-
-REVOKE ALL ON FUNCTION prescient.worker_held(p_ids bigint[], p_tokens bigint[], p_now timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION worker_next_due(p_classes text[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

@@ -79,7 +79,8 @@ class FakeRunnerStore final : public RunnerStore {
   Claimed claim_due_groups(TimePoint, int, const Exclusions&) override { return {}; }
 
   std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem>) override { return {}; }
-  Settled settle(std::span<const SettleItem> items, const std::string&, TimePoint, std::optional<std::int64_t>) override {
+  Settled settle(std::span<const SettleItem> items, const std::string&, TimePoint, std::optional<std::int64_t>,
+                 const Judging&) override {
     ++settle_statements;
     if (!server_failure.empty()) throw DatabaseError("cannot settle checks: the server failed", server_failure);
     Settled settled;
@@ -89,6 +90,12 @@ class FakeRunnerStore final : public RunnerStore {
         throw DatabaseError("cannot settle checks: new row violates check constraint \"no_poison\"", "23514");
       }
       settled.events += static_cast<std::int64_t>(item.events.size());
+      switch (kind_of(item)) {
+        case Kind::done: ++settled.done; break;
+        case Kind::rescheduled: ++settled.rescheduled; break;
+        case Kind::retried: ++settled.retried; break;
+        case Kind::failed: ++settled.failed; break;
+      }
     }
     pending_.insert(pending_.end(), items.begin(), items.end());
     settled.checks = static_cast<std::int64_t>(items.size());
@@ -144,18 +151,27 @@ class FakeRunnerStore final : public RunnerStore {
     }
     throw DatabaseError("no savepoint " + name, "3B001");
   }
+  // A stand-in for prescient.judge, whose rules are SQL's and tested against PostgreSQL
+  // (tests/db/judge_test.cpp): enough for the worker's tests. A failure is retried a minute after its slot
+  // until its class's attempts are used up; an answer reschedules; none is done. No guards.
+  enum class Kind { done, rescheduled, retried, failed };
+  static Kind kind_of(const SettleItem& item) {
+    if (item.answer.failed) return item.check.attempts + 1 >= item.check.limits.max_attempts ? Kind::failed : Kind::retried;
+    return item.answer.next ? Kind::rescheduled : Kind::done;
+  }
   // A settled check leaves `due` when finished, or is due again at its next time.
   void apply(const SettleItem& item) {
     const auto it = std::ranges::find_if(due, [&](const Check& c) { return c.id == item.id; });
     if (it == due.end()) return;
-    if (item.settlement.kind == Settlement::Kind::finish) {
+    const Kind kind = kind_of(item);
+    if (kind == Kind::done || kind == Kind::failed) {
       due.erase(it);
       return;
     }
-    it->slot = item.settlement.next_check_at;
+    it->slot = kind == Kind::retried ? item.check.slot + std::chrono::minutes(1) : *item.answer.next;
     if (item.payload_update) it->payload.update(nlohmann::json::parse(*item.payload_update));
-    it->check_count = item.settlement.check_count;
-    it->attempts = item.settlement.attempts;
+    it->check_count = item.check.check_count + (kind == Kind::rescheduled ? 1 : 0);
+    it->attempts = kind == Kind::retried ? item.check.attempts + 1 : 0;
   }
   void end() {
     open_ = false;

@@ -64,8 +64,8 @@ class FakeStores final : public StoreOpener {
       return q_.apply_writes(items);
     }
     Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
-                   std::optional<std::int64_t> token) override {
-      return q_.settle(items, runner_id, now, token);
+                   std::optional<std::int64_t> token, const runner::Judging& judging) override {
+      return q_.settle(items, runner_id, now, token, judging);
     }
     std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override {
       return q_.lease(ids, runner_id, until);

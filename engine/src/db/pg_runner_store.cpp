@@ -63,13 +63,11 @@ RunnerStore::Claimed checks_from(const pq::Result& rows) {
   return out;
 }
 
-const char* kind_name(Settlement::Kind kind) {
-  switch (kind) {
-    case Settlement::Kind::reschedule: return "reschedule";
-    case Settlement::Kind::retry: return "retry";
-    case Settlement::Kind::finish: return "finish";
-  }
-  return "finish";
+std::optional<std::int64_t> seconds_of(const std::optional<std::chrono::seconds>& d) {
+  return d ? std::optional(static_cast<std::int64_t>(d->count())) : std::nullopt;
+}
+std::optional<std::int64_t> number_of(const std::optional<int>& n) {
+  return n ? std::optional(static_cast<std::int64_t>(*n)) : std::nullopt;
 }
 
 bool prepares(soci::session& db, StatementPreparation preparation) {
@@ -148,29 +146,37 @@ RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_gro
 }
 
 RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
-                             std::optional<std::int64_t> lease_token) {
+                                           std::optional<std::int64_t> lease_token, const Judging& judging) {
   if (items.empty()) return {};
-  std::vector<std::int64_t> ids, next_us;
-  std::vector<std::optional<std::string>> kinds, outcomes, errors, payloads;
-  std::vector<std::int64_t> counts, attempts;
-  std::vector<std::optional<std::int64_t>> run_micros, asked_us;
-  std::vector<std::int64_t> due_us;
+  std::vector<std::int64_t> ids, due_us, slot_us, asked_us, counts, attempts, max_checks, max_attempts;
+  std::vector<std::optional<std::string>> errors, payloads;
+  std::vector<std::string> jobs;
+  std::vector<std::optional<std::int64_t>> answer_us, run_micros, own_max_checks, own_max_attempts, own_backoff,
+      own_backoff_max, backoff, backoff_max;
   std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads;
   std::vector<std::int64_t> event_times, event_checks;
   for (const SettleItem& item : items) {
-    const Settlement& s = item.settlement;
+    const RanCheck& c = item.check;
     ids.push_back(item.id);
-    kinds.emplace_back(kind_name(s.kind));
-    outcomes.emplace_back(s.kind == Settlement::Kind::finish ? std::optional(std::string(to_string(s.outcome)))
-                                                             : std::nullopt);
-    next_us.push_back(s.kind == Settlement::Kind::finish ? 0 : to_unix_micros(s.next_check_at));
-    counts.push_back(s.check_count);
-    attempts.push_back(s.attempts);
-    errors.push_back(s.last_error);
+    errors.push_back(item.answer.failed ? std::optional(item.answer.error) : std::nullopt);
+    answer_us.push_back(!item.answer.failed && item.answer.next ? std::optional(to_unix_micros(*item.answer.next))
+                                                                : std::nullopt);
     run_micros.push_back(item.run_micros);
     payloads.push_back(item.payload_update);
     due_us.push_back(to_unix_micros(item.due));
-    asked_us.push_back(s.asked_for ? std::optional(to_unix_micros(*s.asked_for)) : std::nullopt);
+    jobs.push_back(c.job);
+    slot_us.push_back(to_unix_micros(c.slot));
+    asked_us.push_back(to_unix_micros(c.asked_for));
+    counts.push_back(c.check_count);
+    attempts.push_back(c.attempts);
+    own_max_checks.push_back(number_of(c.own.max_checks));
+    own_max_attempts.push_back(number_of(c.own.max_attempts));
+    own_backoff.push_back(seconds_of(c.own.backoff));
+    own_backoff_max.push_back(seconds_of(c.own.backoff_max));
+    max_checks.push_back(c.limits.max_checks);
+    max_attempts.push_back(c.limits.max_attempts);
+    backoff.push_back(seconds_of(c.limits.backoff));
+    backoff_max.push_back(seconds_of(c.limits.backoff_max));
     for (const EventRecord& e : item.events) {
       event_checks.push_back(item.id);
       event_ids.emplace_back(e.id);
@@ -182,16 +188,26 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
   }
   const pq::Result settled = pq::exec(*prepared_, native_connection(db_), "cannot settle checks", kSettle,
                                       Settle{.ids = ids,
-                                             .kinds = kinds,
-                                             .outcomes = outcomes,
-                                             .next_us = next_us,
-                                             .check_counts = counts,
-                                             .attempts = attempts,
-                                             .last_errors = errors,
+                                             .errors = errors,
+                                             .answer_us = answer_us,
                                              .run_micros = run_micros,
                                              .payload_updates = payloads,
                                              .due_us = due_us,
+                                             .jobs = jobs,
+                                             .slot_us = slot_us,
                                              .asked_us = asked_us,
+                                             .check_counts = counts,
+                                             .attempts = attempts,
+                                             .own_max_checks = own_max_checks,
+                                             .own_max_attempts = own_max_attempts,
+                                             .own_backoff = own_backoff,
+                                             .own_backoff_max = own_backoff_max,
+                                             .max_checks = max_checks,
+                                             .max_attempts = max_attempts,
+                                             .backoff = backoff,
+                                             .backoff_max = backoff_max,
+                                             .max_horizon_seconds = judging.max_horizon.count(),
+                                             .slot_seconds = judging.slot.count(),
                                              .lease_token = lease_token,
                                              .now = now,
                                              .runner_id = runner_id,
@@ -201,7 +217,13 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                                              .event_times = event_times,
                                              .event_payloads = event_payloads,
                                              .event_checks = event_checks});
-  return {.checks = settled.integer(0, 0), .events = settled.integer(0, 1)};
+  return {.checks = settled.integer(0, 0),
+          .events = settled.integer(0, 1),
+          .done = settled.integer(0, 2),
+          .rescheduled = settled.integer(0, 3),
+          .retried = settled.integer(0, 4),
+          .failed = settled.integer(0, 5),
+          .guarded = settled.integer(0, 6)};
 }
 
 std::map<std::size_t, std::string> PgRunnerStore::apply_writes(std::span<const SettleItem> items) {

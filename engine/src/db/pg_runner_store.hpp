@@ -42,7 +42,7 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
   std::map<std::size_t, std::string> apply_writes(std::span<const runner::SettleItem> items) override;
   Settled settle(std::span<const runner::SettleItem> items, const std::string& runner_id, TimePoint now,
-                 std::optional<std::int64_t> lease_token) override;
+                 std::optional<std::int64_t> lease_token, const runner::Judging& judging) override;
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override;
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                              TimePoint now) override;

@@ -146,16 +146,29 @@ struct ClaimDueGroups {
   }
 };
 
-// Settles a batch in one statement: finished checks move to the history, the others take their next
-// time (a reschedule its new asked-for time) and leave a row of their run in check_run, the timeline; their
-// events go to the outbox (once: a repeated id is ignored), each announced by NOTIFY. Answers how many
-// checks it settled and how many events were new.
+// Settles a batch in one statement: each answer is judged by prescient.judge (sql/functions/069_judge.sql,
+// the settlement's rules, which the worker protocol applies too; inlined by the planner); finished checks
+// move to the history, the others take their next time (a reschedule its new asked-for time) and leave a
+// row of their run in check_run, the timeline; their events go to the outbox (once: a repeated id is
+// ignored), each announced by NOTIFY. Answers how many checks it settled, how many events were new, and
+// how many checks ended done, were rescheduled, retried, failed (a dead letter) and ended by a guard.
 inline const pq::NamedStatement kSettle(R"sql(
 WITH s AS (
-  SELECT * FROM unnest(:ids::bigint[], :kinds::text[], :outcomes::text[], :next_us::bigint[],
-                       :check_counts::bigint[], :attempts::bigint[], :last_errors::text[], :run_micros::bigint[],
-                       :payload_updates::text[], :due_us::bigint[], :asked_us::bigint[])
-    AS s(id, kind, outcome, next_us, check_count, attempts, last_error, run_micros, payload, due_us, asked_us)),
+  SELECT s.id, s.due_us, s.run_micros, s.payload, j.*
+    FROM unnest(:ids::bigint[], :errors::text[], :answer_us::bigint[], :run_micros::bigint[],
+                :payload_updates::text[], :due_us::bigint[], :jobs::text[], :slot_us::bigint[], :asked_us::bigint[],
+                :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[], :own_max_attempts::bigint[],
+                :own_backoff::bigint[], :own_backoff_max::bigint[], :max_checks::bigint[], :max_attempts::bigint[],
+                :backoff::bigint[], :backoff_max::bigint[])
+      AS s(id, error, answer_us, run_micros, payload, due_us, job, slot_us, asked_us, count_before, attempts_before,
+           own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks, max_attempts, backoff,
+           backoff_max)
+   CROSS JOIN LATERAL prescient.judge(
+           s.error IS NOT NULL, s.error, prescient.at_us(s.answer_us), s.job, prescient.at_us(s.slot_us),
+           prescient.at_us(s.asked_us), s.count_before::integer, s.attempts_before::integer,
+           s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff, s.own_backoff_max,
+           s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max, :max_horizon_seconds::bigint,
+           :slot_seconds::integer, prescient.at_us(:now)) j),
 -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
 -- branches gated on the token alone, so the fast path does not join the table at all.
 mine AS (
@@ -170,23 +183,24 @@ fin AS (
 -- The history row is history_row's (sql/functions/035_history_row.sql), inlined by the planner.
 hist AS (
   INSERT INTO prescient.job_history
-  SELECT (prescient.history_row(pending, outcome, prescient.at_us(:now), :runner_id, check_count::integer,
-                                attempts::integer, last_error, run_micros, payload::jsonb)).*
+  SELECT (prescient.history_row(pending, outcome, prescient.at_us(:now), :runner_id, check_count, attempts,
+                                last_error, run_micros, payload::jsonb)).*
     FROM fin),
 upd AS (
   UPDATE prescient.future_job f
-     SET next_check_at = prescient.at_us(s.next_us), check_count = s.check_count, attempts = s.attempts,
+     SET next_check_at = s.next_check_at, check_count = s.check_count, attempts = s.attempts,
          last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
          payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END,
-         asked_for_at = CASE WHEN s.asked_us IS NULL THEN f.asked_for_at ELSE prescient.at_us(s.asked_us) END
+         asked_for_at = coalesce(s.asked_for_at, f.asked_for_at)
     FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'
-  RETURNING f.id, s.kind, s.due_us, s.run_micros, s.next_us, s.asked_us, s.check_count, s.attempts, s.last_error),
+  RETURNING f.id, s.kind, s.due_us, s.run_micros, s.next_check_at, s.asked_for_at, s.check_count, s.attempts,
+            s.last_error),
 runs AS (
   INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at, answered_at,
                                    check_count, attempts, error)
   SELECT id, prescient.at_us(due_us), prescient.at_us(:now), run_micros, :runner_id,
-         CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, prescient.at_us(next_us),
-         prescient.at_us(asked_us), check_count, attempts, CASE WHEN kind = 'retry' THEN last_error END
+         CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, next_check_at, asked_for_at, check_count,
+         attempts, CASE WHEN kind = 'retry' THEN last_error END
     FROM upd),
 ev AS (
   INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
@@ -195,23 +209,43 @@ ev AS (
                 :event_payloads::text[], :event_checks::bigint[])
       AS e(id, type, source, occurred_us, payload, check_id)
    WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
-  ON CONFLICT (id) DO NOTHING RETURNING id)
-SELECT (SELECT count(*) FROM fin) + (SELECT count(*) FROM upd),
-       (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev)
+  ON CONFLICT (id) DO NOTHING RETURNING id),
+ended AS (
+  SELECT count(*) AS checks, count(*) FILTER (WHERE outcome = 'done') AS done,
+         count(*) FILTER (WHERE outcome = 'failed') AS failed,
+         count(*) FILTER (WHERE outcome NOT IN ('done', 'failed')) AS guarded
+    FROM fin),
+went_on AS (
+  SELECT count(*) AS checks, count(*) FILTER (WHERE kind = 'retry') AS retried FROM upd)
+SELECT e.checks + w.checks, (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev), e.done,
+       w.checks - w.retried, w.retried, e.failed, e.guarded
+  FROM ended e, went_on w
 )sql");
-// One element per check in the first eleven (the same length), one per event in the last six.
+// One element per check in the first nineteen (the same length), one per event in the last six.
 struct Settle {
   const std::vector<std::int64_t>& ids;
-  const std::vector<std::optional<std::string>>& kinds;     // finish | reschedule | retry
-  const std::vector<std::optional<std::string>>& outcomes;  // a finished check's; null otherwise
-  const std::vector<std::int64_t>& next_us;                 // a pending check's next time (µs)
-  const std::vector<std::int64_t>& check_counts;
-  const std::vector<std::int64_t>& attempts;
-  const std::vector<std::optional<std::string>>& last_errors;
+  const std::vector<std::optional<std::string>>& errors;  // a failed run's (storable text); null: it answered
+  const std::vector<std::optional<std::int64_t>>& answer_us;  // its answer (µs); null: done (or failed)
   const std::vector<std::optional<std::int64_t>>& run_micros;
   const std::vector<std::optional<std::string>>& payload_updates;  // a JSON object to merge, or null
   const std::vector<std::int64_t>& due_us;                         // the time each ran for (µs)
-  const std::vector<std::optional<std::int64_t>>& asked_us;        // a reschedule's answer (µs), or null
+  // The check as it ran (prescient.judge's inputs): its class, slot, asked-for time, counts before the run,
+  // its own policy (null where not set) and its class's limits (null: a day's backoff_max, a slot's backoff).
+  const std::vector<std::string>& jobs;
+  const std::vector<std::int64_t>& slot_us;
+  const std::vector<std::int64_t>& asked_us;
+  const std::vector<std::int64_t>& check_counts;
+  const std::vector<std::int64_t>& attempts;
+  const std::vector<std::optional<std::int64_t>>& own_max_checks;
+  const std::vector<std::optional<std::int64_t>>& own_max_attempts;
+  const std::vector<std::optional<std::int64_t>>& own_backoff;
+  const std::vector<std::optional<std::int64_t>>& own_backoff_max;
+  const std::vector<std::int64_t>& max_checks;
+  const std::vector<std::int64_t>& max_attempts;
+  const std::vector<std::optional<std::int64_t>>& backoff;
+  const std::vector<std::optional<std::int64_t>>& backoff_max;
+  std::int64_t max_horizon_seconds;
+  std::int64_t slot_seconds;
   std::optional<std::int64_t> lease_token;  // none on the fast path, where the claim's row locks are the lease
   TimePoint now;
   const std::string& runner_id;
@@ -222,11 +256,18 @@ struct Settle {
   const std::vector<std::optional<std::string>>& event_payloads;
   const std::vector<std::int64_t>& event_checks;  // the check each event belongs to
   void bind(pq::Binding& b) const {
-    b.set("ids", pq::integer_array(ids)).set("kinds", pq::text_array(kinds)).set("outcomes", pq::text_array(outcomes));
-    b.set("next_us", pq::integer_array(next_us)).set("check_counts", pq::integer_array(check_counts));
-    b.set("attempts", pq::integer_array(attempts)).set("last_errors", pq::text_array(last_errors));
-    b.set("run_micros", pq::optional_integer_array(run_micros)).set("payload_updates", pq::text_array(payload_updates));
-    b.set("due_us", pq::integer_array(due_us)).set("asked_us", pq::optional_integer_array(asked_us));
+    b.set("ids", pq::integer_array(ids)).set("errors", pq::text_array(errors));
+    b.set("answer_us", pq::optional_integer_array(answer_us)).set("run_micros", pq::optional_integer_array(run_micros));
+    b.set("payload_updates", pq::text_array(payload_updates)).set("due_us", pq::integer_array(due_us));
+    b.set("jobs", pq::text_array(jobs)).set("slot_us", pq::integer_array(slot_us));
+    b.set("asked_us", pq::integer_array(asked_us)).set("check_counts", pq::integer_array(check_counts));
+    b.set("attempts", pq::integer_array(attempts)).set("own_max_checks", pq::optional_integer_array(own_max_checks));
+    b.set("own_max_attempts", pq::optional_integer_array(own_max_attempts));
+    b.set("own_backoff", pq::optional_integer_array(own_backoff));
+    b.set("own_backoff_max", pq::optional_integer_array(own_backoff_max));
+    b.set("max_checks", pq::integer_array(max_checks)).set("max_attempts", pq::integer_array(max_attempts));
+    b.set("backoff", pq::optional_integer_array(backoff)).set("backoff_max", pq::optional_integer_array(backoff_max));
+    b.set("max_horizon_seconds", std::to_string(max_horizon_seconds)).set("slot_seconds", std::to_string(slot_seconds));
     b.set("lease_token", lease_token ? pq::Param(std::to_string(*lease_token)) : pq::Param(std::nullopt));
     b.set("now", pq::micros(now)).set("runner_id", runner_id);
     b.set("event_ids", pq::text_array(event_ids)).set("event_types", pq::text_array(event_types));

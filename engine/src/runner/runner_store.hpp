@@ -36,10 +36,7 @@ class RunnerStore {
     std::vector<std::pair<Check, std::string>> unreadable;
     bool empty() const { return checks.empty() && unreadable.empty(); }
   };
-  struct Settled {
-    std::int64_t checks = 0;
-    std::int64_t events = 0;  // new ones
-  };
+  using Settled = SettledCounts;
 
   // One transaction at a time. On the fast path its row locks are the lease of the claimed checks.
   virtual void begin() = 0;
@@ -70,12 +67,13 @@ class RunnerStore {
   // by item index, the error of those whose writes failed (rolled back; the others stand). A write that
   // fails because the session or the server did throws: that is no check's fault.
   virtual std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) = 0;
-  // One statement: finished checks move to history, the others get their new time and counts, events of
-  // settled checks go to the outbox (duplicates ignored) and are announced. Fast path (no token): REQUIRES
-  // an open transaction holding the rows. Slow path (a lease token): only rows still leased under that
-  // token, with the lease live at `now`, are settled. Throws DatabaseError with the SQLSTATE on failure.
+  // One statement: each answer judged (prescient.judge: the guards, backoff, dead letters), finished checks
+  // move to history, the others get their new time and counts, events of settled checks go to the outbox
+  // (duplicates ignored) and are announced. Fast path (no token): REQUIRES an open transaction holding the
+  // rows. Slow path (a lease token): only rows still leased under that token, with the lease live at `now`,
+  // are settled. Answers what became of them. Throws DatabaseError with the SQLSTATE on failure.
   virtual Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
-                         std::optional<std::int64_t> lease_token) = 0;
+                         std::optional<std::int64_t> lease_token, const Judging& judging) = 0;
 
   // The slow path's written lease. REQUIRES an open transaction holding the rows: writes a lease on them
   // until `until`; returns its token.

@@ -1,6 +1,7 @@
 #include "runner/settlements.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/text_rules.hpp"
 #include "prescient/duration.hpp"
@@ -11,77 +12,24 @@ namespace prescient::runner {
 using namespace prescient::core;
 
 
-GuardLimits own_limits(GuardLimits limits, const Check& check) {
-  const JobPolicy& own = check.policy;
-  if (own.max_checks) limits.max_checks = *own.max_checks;
-  if (own.max_attempts) limits.max_attempts = *own.max_attempts;
-  if (own.backoff) limits.backoff = *own.backoff;
-  if (own.backoff_max) limits.backoff_max = *own.backoff_max;
-  if (limits.backoff && *limits.backoff > limits.backoff_max) limits.backoff_max = *limits.backoff;
-  return limits;
+SettledCounts& SettledCounts::operator+=(const SettledCounts& other) {
+  checks += other.checks;
+  events += other.events;
+  done += other.done;
+  rescheduled += other.rescheduled;
+  retried += other.retried;
+  failed += other.failed;
+  guarded += other.guarded;
+  return *this;
 }
 
-Settlement judge(const RunOutcome& run, const Check& check, const GuardLimits& class_limits, const SlotGrid& grid) {
-  const GuardLimits limits = own_limits(class_limits, check);
-  Settlement s;
-  if (run.failed) {
-    s.check_count = check.check_count;
-    s.attempts = check.attempts + 1;
-    s.last_error = storable_text(run.error, kMaxErrorBytes);  // whatever the job said, it can be stored
-    if (s.attempts >= limits.max_attempts) {
-      s.kind = Settlement::Kind::finish;
-      s.outcome = Outcome::failed;
-      return s;
-    }
-    // B * 2^attempts without overflow: the shift is bounded well before the cap is passed.
-    std::chrono::seconds backoff = limits.backoff.value_or(grid.resolution());
-    for (int i = 0; i < check.attempts && backoff < limits.backoff_max; ++i) backoff *= 2;
-    s.kind = Settlement::Kind::retry;
-    s.next_check_at = grid.round_up(check.slot + std::min(backoff, limits.backoff_max));
-    return s;
-  }
-  s.check_count = check.check_count + 1;
-  s.attempts = 0;
-  s.kind = Settlement::Kind::finish;
-  if (!run.next) {
-    s.outcome = Outcome::done;
-  } else if (limits.max_checks > 0 && s.check_count >= limits.max_checks) {
-    s.outcome = Outcome::guard_max_checks;
-    s.last_error = "asked to look again at " + format_time(*run.next) + " after run " + std::to_string(s.check_count) +
-                   ": max_checks is " + std::to_string(limits.max_checks) +
-                   (check.policy.max_checks ? std::string(" (the check's own policy)")
-                                            : " (prescient jobs set " + check.job + " --max-checks N|unlimited)");
-  } else if (*run.next <= check.asked_for) {
-    s.outcome = Outcome::guard_past;
-    s.last_error = "answered " + format_time(*run.next) + ", not after the time this run was asked for (" +
-                   format_time(check.asked_for) + "): a next time must advance";
-  } else if (*run.next > check.slot + limits.max_horizon) {
-    s.outcome = Outcome::guard_horizon;
-    s.last_error = "answered " + format_time(*run.next) + ", beyond the horizon: at most " +
-                   format_duration(limits.max_horizon) + " after the slot " + format_time(check.slot);
-  } else {
-    s.kind = Settlement::Kind::reschedule;
-    s.next_check_at = grid.round_up(*run.next);
-    s.asked_for = *run.next;
-  }
-  return s;
-}
-
-
-void tally(std::span<const SettleItem> settled, std::int64_t events, SlotReport& report) {
-  report.events += events;
-  for (const SettleItem& item : settled) {
-    const Settlement& s = item.settlement;
-    switch (s.kind) {
-      case Settlement::Kind::reschedule: ++report.rescheduled; break;
-      case Settlement::Kind::retry: ++report.retried; break;
-      case Settlement::Kind::finish:
-        if (s.outcome == Outcome::done) ++report.done;
-        else if (s.outcome == Outcome::failed) ++report.failed;
-        else ++report.guarded;
-        break;
-    }
-  }
+void tally(const SettledCounts& settled, SlotReport& report) {
+  report.events += settled.events;
+  report.done += settled.done;
+  report.rescheduled += settled.rescheduled;
+  report.retried += settled.retried;
+  report.failed += settled.failed;
+  report.guarded += settled.guarded;
 }
 
 }  // namespace prescient::runner
@@ -95,10 +43,9 @@ const TimePoint kLatestEventTime = from_unix_micros(253402300799LL * 1000000 + 9
 
 std::string nth(std::size_t index) { return std::to_string(index + 1); }
 
-// The next time of a finished check is meaningless; any other is clamped to `earliest`.
-Settlement clamped(Settlement s, TimePoint earliest) {
-  if (s.kind != Settlement::Kind::finish && s.next_check_at < earliest) s.next_check_at = earliest;
-  return s;
+RanCheck ran_check(const Check& check, const GuardLimits& limits) {
+  return {.job = check.job, .slot = check.slot, .asked_for = check.asked_for, .check_count = check.check_count,
+          .attempts = check.attempts, .own = check.policy, .limits = limits};
 }
 
 }  // namespace
@@ -153,19 +100,18 @@ std::optional<std::string> write_problem(const BufferedWrite& write, std::size_t
   return std::nullopt;
 }
 
-SettleItem failed_attempt(const Check& check, const GuardLimits& limits, const Judging& judging, std::string reason,
+SettleItem failed_attempt(const Check& check, const GuardLimits& limits, std::string reason,
                           std::optional<std::int64_t> run_micros) {
+  // Made storable (valid UTF-8, no NUL), not cut: the judge cuts it, as it does a worker's.
   return {.id = check.id,
           .due = check.slot,
-          .settlement = clamped(judge(RunOutcome{.failed = true, .error = std::move(reason)}, check, limits,
-                                      judging.grid),
-                                judging.earliest),
+          .check = ran_check(check, limits),
+          .answer = {.failed = true, .error = storable_text(reason, std::numeric_limits<std::size_t>::max())},
           .run_micros = run_micros};
 }
 
 std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<const WorkUnit> units,
-                                       std::span<const UnitResult> results, std::span<const GuardLimits> limits,
-                                       const Judging& judging) {
+                                       std::span<const UnitResult> results, std::span<const GuardLimits> limits) {
   std::vector<SettleItem> items;
   items.reserve(checks.size());
   for (std::size_t u = 0; u < units.size(); ++u) {
@@ -181,20 +127,20 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
     for (std::size_t k = 0; k < unit.count; ++k) {
       const Check& check = checks[unit.first + k];
       if (result.failed) {
-        items.push_back(failed_attempt(check, limits[u], judging, result.error, micros));
+        items.push_back(failed_attempt(check, limits[u], result.error, micros));
         continue;
       }
       if (!result.check_failures.empty() && result.check_failures[k]) {
-        items.push_back(failed_attempt(check, limits[u], judging, *result.check_failures[k], micros));
+        items.push_back(failed_attempt(check, limits[u], *result.check_failures[k], micros));
         continue;
       }
       if (k == 0 && writes_refused) {
-        items.push_back(failed_attempt(check, limits[u], judging, *writes_refused, micros));
+        items.push_back(failed_attempt(check, limits[u], *writes_refused, micros));
         continue;
       }
       const JobResult& answer = result.results[k];
       if (answer.events.size() > kMaxEventsPerRun) {
-        items.push_back(failed_attempt(check, limits[u], judging,
+        items.push_back(failed_attempt(check, limits[u],
                                        "the job returned " + std::to_string(answer.events.size()) +
                                            " events (at most " + std::to_string(kMaxEventsPerRun) + ")",
                                        micros));
@@ -202,12 +148,12 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
       }
       SettleItem item{.id = check.id,
                       .due = check.slot,
-                      .settlement = clamped(judge(RunOutcome{.next = answer.next}, check, limits[u], judging.grid),
-                                            judging.earliest),
+                      .check = ran_check(check, limits[u]),
+                      .answer = {.next = answer.next},
                       .run_micros = micros};
       std::optional<std::string> refused;
       for (std::size_t e = 0; e < answer.events.size() && !refused; ++e) {
-        OutboxEvent event = outbox_event(answer.events[e], e, check, item.settlement.check_count);
+        OutboxEvent event = outbox_event(answer.events[e], e, check, check.check_count + 1);
         if (event.record) item.events.push_back(std::move(*event.record));
         else refused = std::move(event.problem);
       }
@@ -221,7 +167,7 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
         }
       }
       if (refused) {
-        items.push_back(failed_attempt(check, limits[u], judging, *refused, micros));
+        items.push_back(failed_attempt(check, limits[u], *refused, micros));
         continue;
       }
       if (k == 0) item.writes = result.writes;

@@ -1,9 +1,10 @@
 #pragma once
-// Internal, pure: judging and settling. From what a batch's jobs answered to what the settlement
-// writes: the guards (judge), the job boundary (everything a job hands back, its next time, its error
-// text, its events, its buffered writes, is judged, made storable or refused here, so what reaches SQL
-// is storable and a bad answer fails its own check, never the batch) and the tally of outcomes. No
-// clock, no database: the runner passes everything in.
+// Internal, pure: from what a batch's jobs answered to what the settle statement is given. This is the job
+// boundary: everything a job hands back (its error text, its events, its buffered writes) is made storable
+// or refused here, so what reaches SQL is storable and a bad answer fails its own check, never the batch.
+// What becomes of a check (the guards, backoff, dead letters) is not decided here but by prescient.judge
+// (sql/functions/069_judge.sql), which the settle statement calls, as the worker protocol does. Also the
+// tally of outcomes. No clock, no database: the runner passes everything in.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -21,17 +22,15 @@
 namespace prescient::runner {
 
 
-// The longest wait between two attempts of a failing check (before rounding up to the grid), unless a
-// policy sets another.
-inline constexpr std::chrono::seconds kMaxRetryBackoff{86400};
-
-// The limits in force for one check: its class's policy over the database's settings (runner/class_limits.hpp).
+// The limits of a check's class as the runner resolves them (docs/guarantees.md, "Policies"): the class's
+// row in the registry over its C++ policy and the config file's defaults, over the database's settings.
+// The check's own policy overrides them field by field; that and everything else a settlement decides is
+// prescient.judge's (sql/functions/069_judge.sql), which the settle statement calls.
 struct GuardLimits {
   int max_checks = 5;  // 0: no limit (the horizon guards)
   int max_attempts = 5;
-  std::chrono::seconds max_horizon{365 * 86400};
-  std::optional<std::chrono::seconds> backoff;  // the first retry's wait; none: one slot of the grid
-  std::chrono::seconds backoff_max = kMaxRetryBackoff;
+  std::optional<std::chrono::seconds> backoff;      // the first retry's wait; none: one slot of the grid
+  std::optional<std::chrono::seconds> backoff_max;  // none: a day
 };
 
 // What a run produced: a next time (or nothing = done), or a failure with its reason.
@@ -41,33 +40,16 @@ struct RunOutcome {
   std::string error;              // when failed
 };
 
-struct Settlement {
-  enum class Kind { reschedule, retry, finish };
-  Kind kind = Kind::finish;
-  Outcome outcome = Outcome::done;  // finish: done, failed, guard_max_checks, guard_past, guard_horizon
-  TimePoint next_check_at;  // reschedule and retry: on the grid, after S
-  std::optional<TimePoint> asked_for;  // reschedule: the answer as given, the check's new asked-for time
-  int check_count = 0;      // after this run
-  int attempts = 0;         // after this run
-  std::optional<std::string> last_error;  // a failure's, or why a guard ended the check
+// The check as it ran, as the settlement's judge needs it.
+struct RanCheck {
+  std::string job;
+  TimePoint slot;       // the slot it ran in
+  TimePoint asked_for;  // the time it was asked for
+  int check_count = 0;  // before this run
+  int attempts = 0;     // before this run
+  JobPolicy own;        // its own policy (set at enqueue)
+  GuardLimits limits;   // its class's
 };
-
-// The limits for one check: its class's, with what the check's own policy (set at enqueue) overrides.
-GuardLimits own_limits(GuardLimits class_limits, const Check& check);
-
-// Judges a run of `check` (at its slot S, asked for at A, with the counts before this run) by its own limits
-// over its class's (own_limits):
-//  - nothing -> finish `done`;
-//  - a next time when the check has now run max_checks times (0: never) -> finish `guard_max_checks`;
-//  - a next time <= A (a loop that does not advance) -> finish `guard_past`; beyond S + max_horizon ->
-//    finish `guard_horizon`; each guard says why in last_error (the answer, the bound, the rule);
-//  - otherwise reschedule at round_up(next), asked for at next, check_count + 1, attempts reset: a next
-//    time after A but already past is late, not dead (the caller clamps it to the next boundary);
-//  - a failure -> attempts + 1 and last_error kept (made storable: valid UTF-8, at most kMaxErrorBytes);
-//    at max_attempts finish `failed`, else retry at S + B * 2^attempts (B: the policy's backoff, else one
-//    slot; at most its backoff_max), rounded up to the grid.
-Settlement judge(const RunOutcome& run, const Check& check, const GuardLimits& limits, const SlotGrid& grid);
-
 
 // An event to write into the outbox with a check's settlement.
 struct EventRecord {
@@ -78,20 +60,28 @@ struct EventRecord {
   std::string payload;  // JSON text
 };
 
-// What to write for one check at the end of a run.
+// What to write for one check at the end of a run: what it answered, judged by the settle statement.
 struct SettleItem {
   std::int64_t id = 0;
   TimePoint due;  // the time it ran for (its slot, or a time within it that flow control gave)
-  Settlement settlement;
+  RanCheck check;
+  RunOutcome answer;  // a failure's error is storable text (valid UTF-8, no NUL); the judge cuts it
   std::optional<std::int64_t> run_micros;
   std::vector<EventRecord> events;
   std::vector<BufferedWrite> writes;  // run before the settlement, in its transaction
   std::optional<std::string> payload_update;  // keys to set in the check's payload (JSON object text)
 };
 
-// Counts settled items into the report by what became of them (done, rescheduled, retried, failed,
-// guarded), and the events the outbox took.
-void tally(std::span<const SettleItem> settled, std::int64_t events, SlotReport& report);
+// What a settlement made of its checks, as the settle statement counts them.
+struct SettledCounts {
+  std::int64_t checks = 0;
+  std::int64_t events = 0;  // new ones
+  std::int64_t done = 0, rescheduled = 0, retried = 0, failed = 0, guarded = 0;
+  SettledCounts& operator+=(const SettledCounts& other);
+};
+
+// Counts settled checks into the report by what became of them, and the events the outbox took.
+void tally(const SettledCounts& settled, SlotReport& report);
 
 }  // namespace prescient::runner
 
@@ -102,23 +92,21 @@ namespace prescient::runner {
 inline constexpr std::size_t kMaxEventsPerRun = 10000;
 inline constexpr std::size_t kMaxEventPayloadBytes = 16 * 1024 * 1024;  // and a payload update
 
-// How a batch's checks are judged: their class's limits, the grid, and the earliest time a check may be
-// put back to (the next boundary from now: a late run never reschedules into the past).
+// What the settle statement needs besides the items to judge them: the grid's slot and the horizon.
 struct Judging {
-  const SlotGrid& grid;
-  TimePoint earliest;
+  std::chrono::seconds slot;
+  std::chrono::seconds max_horizon;
 };
 
-// The settlement of each check the units reached, in check order: judged by its class's limits
+// The settlement of each check the units reached, in check order: its answer with its class's limits
 // (`limits[u]` for unit u), events given their deterministic ids and made storable, or the check failed
 // with the reason when its answer cannot be stored.
 std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<const WorkUnit> units,
-                                       std::span<const UnitResult> results, std::span<const GuardLimits> limits,
-                                       const Judging& judging);
+                                       std::span<const UnitResult> results, std::span<const GuardLimits> limits);
 
 // A check that failed without its job's answer being used (its writes failed, the database refused its
 // settlement, its row could not be read): a failed attempt with `reason`, no events, no writes.
-SettleItem failed_attempt(const Check& check, const GuardLimits& limits, const Judging& judging, std::string reason,
+SettleItem failed_attempt(const Check& check, const GuardLimits& limits, std::string reason,
                           std::optional<std::int64_t> run_micros = std::nullopt);
 
 // The event as the outbox stores it, or why it cannot be stored: the id (given, or "<check id>-<check

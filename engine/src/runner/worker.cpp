@@ -217,11 +217,11 @@ class Worker::Impl {
     for (const Check& c : *batch) checks.push_back(&c);
     for (const auto& [check, reason] : claim.rows.unreadable) {
       checks.push_back(&check);
-      items.push_back(runner::failed_attempt(check, class_of(check.job).limits, judging(), reason));
+      items.push_back(runner::failed_attempt(check, class_of(check.job).limits, reason));
       log_failure(slot, check, reason);
     }
     const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
-    tally(settled.items, settled.events, report);
+    tally(settled.counts, report);
     return settled.items.size();
   }
 
@@ -236,11 +236,11 @@ class Worker::Impl {
     bool batch = false;  // with long_running: its checks of a batch run as one unit (run_batch)
   };
 
-  // What this worker settled: the items as written (culprits turned into failed attempts), the events
-  // the outbox took, and the checks the database refused to settle in any form.
+  // What this worker settled: the items as written (culprits turned into failed attempts), what became of
+  // them and the events the outbox took, and the checks the database refused to settle in any form.
   struct Settled {
     std::vector<SettleItem> items;
-    std::int64_t events = 0;
+    runner::SettledCounts counts;
     std::vector<std::int64_t> refused;
   };
 
@@ -289,17 +289,15 @@ class Worker::Impl {
     const std::optional<int> max_checks = first_set(&JobPolicy::max_checks, {registry, own, config});
     c.limits = {.max_checks = max_checks.value_or(settings_.max_checks),
                 .max_attempts = first_set(&JobPolicy::max_attempts, {registry, own, config}).value_or(settings_.max_attempts),
-                .max_horizon = settings_.max_horizon,
                 .backoff = first_set(&JobPolicy::backoff, {registry, own, config}),
-                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, own, config}).value_or(kMaxRetryBackoff)};
+                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, own, config})};
     c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, own, config}).value_or(settings_.job_timeout),
                          kMaxJobTimeout);
   }
 
-  Judging judging() const {
-    // A late run (a sweep) never reschedules into the past: at the earliest, the next boundary from now.
-    return {.grid = grid_, .earliest = grid_.floor(clock_.now()) + settings_.slot};
-  }
+  // What the settle statement's judge needs besides the checks (a late run never reschedules into the past:
+  // at the earliest, the next boundary from the settlement's now).
+  Judging judging() const { return {.slot = settings_.slot, .max_horizon = settings_.max_horizon}; }
 
   bool stopping() const { return options_.stop_requested && options_.stop_requested->load(); }
 
@@ -422,7 +420,7 @@ class Worker::Impl {
       unrun.insert(settled.refused.begin(), settled.refused.end());
       store_.release(std::vector<std::int64_t>(unrun.begin(), unrun.end()), token);
       store_.commit();
-      tally(settled.items, settled.events, report);
+      tally(settled.counts, report);
       if (discarded > 0) {
         report.discarded += discarded;
         spdlog::warn("runner {}: discarded {} results whose lease had expired", options_.runner_id, discarded);
@@ -502,11 +500,11 @@ class Worker::Impl {
       executor_ = std::make_unique<BatchExecutor>(open_job_session_);
       classes_.clear();
     }
-    std::vector<SettleItem> items = runner::settlements_of(checks, units, results, limits, judging());
+    std::vector<SettleItem> items = runner::settlements_of(checks, units, results, limits);
     for (const SettleItem& item : items) {
-      if (item.settlement.last_error && item.settlement.attempts > 0) {
+      if (item.answer.failed) {
         const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
-        log_failure(slot, *check, *item.settlement.last_error);
+        log_failure(slot, *check, item.answer.error);
       }
     }
     return items;
@@ -544,8 +542,8 @@ class Worker::Impl {
                   std::optional<std::int64_t> token, Settled& out) {
     apply_writes(items, checks);
     try {
-      const RunnerStore::Settled settled = store_.settle(items, options_.runner_id, clock_.now(), token);
-      out.events += settled.events;
+      const RunnerStore::Settled settled = store_.settle(items, options_.runner_id, clock_.now(), token, judging());
+      out.counts += settled;
       out.items.insert(out.items.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
       return true;
     } catch (const DatabaseError& e) {
@@ -576,8 +574,8 @@ class Worker::Impl {
       const Check& check = check_of(items.front().id, checks);
       const std::string reason = "the database refused its settlement: " + last_refusal_;
       log_failure(slot, check, reason);
-      std::vector<SettleItem> failed{runner::failed_attempt(check, class_of(check.job).limits, judging(), reason,
-                                                            items.front().run_micros)};
+      std::vector<SettleItem> failed{
+          runner::failed_attempt(check, class_of(check.job).limits, reason, items.front().run_micros)};
       if (settle_under_savepoint(savepoint, failed, checks, token, out)) return;
       spdlog::error("slot {} runner {}: the database refuses any settlement of check {} ({}); it stays pending, "
                     "left for the next sweep",
@@ -607,7 +605,7 @@ class Worker::Impl {
     for (const auto& [index, error] : failures) {
       SettleItem& item = items[index];
       const Check& check = check_of(item.id, checks);
-      item = runner::failed_attempt(check, class_of(check.job).limits, judging(), error, item.run_micros);
+      item = runner::failed_attempt(check, class_of(check.job).limits, error, item.run_micros);
       log_failure(check.slot, check, error);
     }
   }

@@ -1,0 +1,29 @@
+package dev.prescient;
+
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * A check a worker took: what its handler is given. Counts are the ones before this run.
+ *
+ * @param payload the check's payload as JSON text (a JSON object); {@link #payloadMap()} parses it
+ * @param dueAt the slot boundary (or the time flow control gave) at which the check fell due
+ * @param askedForAt the time the check was asked for, before rounding to the slot
+ * @param lastError the previous attempt's error, or null
+ * @param leaseToken the fencing token of the take that leased it (settlements must carry it)
+ * @param leaseUntil when the lease ends unless a heartbeat extends it
+ */
+public record Check(long id, String job, String entityName, String entityKey, String jobKey, String groupKey,
+                    String payload, Instant dueAt, Instant askedForAt, int checkCount, int attempts,
+                    String lastError, long leaseToken, Instant leaseUntil) {
+
+    /** The payload parsed: a map of JSON values (String, Double or Long, Boolean, List, Map, null). */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> payloadMap() {
+        Object parsed = Json.parse(payload == null ? "{}" : payload);
+        if (!(parsed instanceof Map)) {
+            throw new IllegalStateException("check " + id + ": payload is not a JSON object: " + payload);
+        }
+        return (Map<String, Object>) parsed;
+    }
+}

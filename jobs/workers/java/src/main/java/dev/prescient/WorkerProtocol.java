@@ -1,0 +1,229 @@
+package dev.prescient;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The worker protocol's SQL functions (docs/workers.md), one method each, on a connection the caller owns
+ * (autocommitted: each call is its own transaction). {@link Worker} is built on it; use it directly only
+ * for a loop of your own. {@code now} is passed as {@code p_now}: null means the database's clock.
+ */
+public final class WorkerProtocol {
+    private WorkerProtocol() {
+    }
+
+    /** An answer ready to be settled: the check and what its handler said. */
+    public record Outcome(Check check, Answer answer) {
+    }
+
+    /** A lease a heartbeat could not extend, with the database's reason. */
+    public record Refusal(long id, String reason) {
+    }
+
+    /** {@code worker_take}: leases up to {@code limit} due checks of {@code classes} to {@code worker}. */
+    public static List<Check> take(Connection c, String worker, List<String> classes, int limit, Duration lease,
+                                   Instant now) throws SQLException {
+        String sql = """
+            SELECT id, job, entity_name, entity_key, job_key, group_key, payload::text AS payload, due_at,
+                   asked_for_at, check_count, attempts, last_error, lease_token, lease_until
+              FROM prescient.worker_take(?, ?::text[], ?, ?, ?::timestamptz)""";
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            st.setString(1, worker);
+            st.setArray(2, Sql.texts(c, classes));
+            st.setInt(3, limit);
+            Sql.setSeconds(st, 4, lease);
+            Sql.setInstant(st, 5, now);
+            List<Check> checks = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    checks.add(new Check(rs.getLong("id"), rs.getString("job"), rs.getString("entity_name"),
+                                         rs.getString("entity_key"), rs.getString("job_key"),
+                                         rs.getString("group_key"), rs.getString("payload"),
+                                         Sql.instant(rs, "due_at"), Sql.instant(rs, "asked_for_at"),
+                                         rs.getInt("check_count"), rs.getInt("attempts"),
+                                         rs.getString("last_error"), rs.getLong("lease_token"),
+                                         Sql.instant(rs, "lease_until")));
+                }
+            }
+            return checks;
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+
+    /**
+     * Settles answers: the {@link Answer.Next} and {@link Answer.Done} ones in one {@code worker_complete}
+     * call, the {@link Answer.Fail} ones in one {@code worker_fail} call. One settlement per outcome.
+     */
+    public static List<Settlement> settle(Connection c, List<Outcome> outcomes, Instant now) throws SQLException {
+        List<Outcome> completed = new ArrayList<>();
+        List<Outcome> failed = new ArrayList<>();
+        for (Outcome o : outcomes) {
+            (o.answer() instanceof Answer.Fail ? failed : completed).add(o);
+        }
+        List<Settlement> settled = new ArrayList<>(complete(c, completed, now));
+        settled.addAll(fail(c, failed, now));
+        return settled;
+    }
+
+    /** {@code worker_complete} for outcomes that are {@link Answer.Next} or {@link Answer.Done}. */
+    public static List<Settlement> complete(Connection c, List<Outcome> outcomes, Instant now) throws SQLException {
+        if (outcomes.isEmpty()) {
+            return List.of();
+        }
+        List<Long> ids = new ArrayList<>();
+        List<Long> tokens = new ArrayList<>();
+        List<String> next = new ArrayList<>();
+        List<String> results = new ArrayList<>();
+        boolean anyResult = false;
+        for (Outcome o : outcomes) {
+            ids.add(o.check().id());
+            tokens.add(o.check().leaseToken());
+            if (o.answer() instanceof Answer.Next n) {
+                next.add(n.at().toString());
+                results.add(null);
+            } else if (o.answer() instanceof Answer.Done d) {
+                next.add(null);
+                results.add(d.resultJson());
+                anyResult |= d.resultJson() != null;
+            } else {
+                throw new IllegalArgumentException("check " + o.check().id() + ": not a completion: " + o.answer());
+            }
+        }
+        // Times and results travel as text[] (ISO-8601, JSON), cast by the server: no driver type guessing.
+        String sql = """
+            SELECT id, outcome, next_check_at, last_error
+              FROM prescient.worker_complete(?::bigint[], ?::bigint[], ?::text[]::timestamptz[],
+                                             ?::text[]::jsonb[], ?::timestamptz)""";
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            st.setArray(1, Sql.bigints(c, ids));
+            st.setArray(2, Sql.bigints(c, tokens));
+            st.setArray(3, Sql.texts(c, next));
+            if (anyResult) {
+                st.setArray(4, Sql.texts(c, results));
+            } else {
+                st.setNull(4, java.sql.Types.ARRAY);
+            }
+            Sql.setInstant(st, 5, now);
+            return settlements(st);
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+
+    /** {@code worker_fail} for outcomes that are {@link Answer.Fail}. */
+    public static List<Settlement> fail(Connection c, List<Outcome> outcomes, Instant now) throws SQLException {
+        if (outcomes.isEmpty()) {
+            return List.of();
+        }
+        List<Long> ids = new ArrayList<>();
+        List<Long> tokens = new ArrayList<>();
+        List<String> errors = new ArrayList<>();
+        for (Outcome o : outcomes) {
+            ids.add(o.check().id());
+            tokens.add(o.check().leaseToken());
+            errors.add(Sql.storable(((Answer.Fail) o.answer()).error()));
+        }
+        String sql = """
+            SELECT id, outcome, next_check_at, last_error
+              FROM prescient.worker_fail(?::bigint[], ?::bigint[], ?::text[], ?::timestamptz)""";
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            st.setArray(1, Sql.bigints(c, ids));
+            st.setArray(2, Sql.bigints(c, tokens));
+            st.setArray(3, Sql.texts(c, errors));
+            Sql.setInstant(st, 4, now);
+            return settlements(st);
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+
+    private static List<Settlement> settlements(PreparedStatement st) throws SQLException {
+        List<Settlement> out = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                out.add(new Settlement(rs.getLong("id"), rs.getString("outcome"), Sql.instant(rs, "next_check_at"),
+                                       rs.getString("last_error")));
+            }
+        }
+        return out;
+    }
+
+    /** {@code worker_extend}: a heartbeat for the leases held; answers the ones that were lost. */
+    public static List<Refusal> extend(Connection c, Map<Long, Long> tokensById, Duration lease, Instant now)
+        throws SQLException {
+        if (tokensById.isEmpty()) {
+            return List.of();
+        }
+        List<Long> ids = new ArrayList<>(tokensById.keySet());
+        List<Long> tokens = ids.stream().map(tokensById::get).toList();
+        String sql = """
+            SELECT id, lease_until, refusal
+              FROM prescient.worker_extend(?::bigint[], ?::bigint[], ?, ?::timestamptz)""";
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            st.setArray(1, Sql.bigints(c, ids));
+            st.setArray(2, Sql.bigints(c, tokens));
+            Sql.setSeconds(st, 3, lease);
+            Sql.setInstant(st, 4, now);
+            List<Refusal> lost = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getObject("lease_until") == null) {
+                        lost.add(new Refusal(rs.getLong("id"), rs.getString("refusal")));
+                    }
+                }
+            }
+            return lost;
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+
+    /** {@code worker_release}: gives checks back untouched (due again at once); how many were released. */
+    public static int release(Connection c, Map<Long, Long> tokensById) throws SQLException {
+        if (tokensById.isEmpty()) {
+            return 0;
+        }
+        List<Long> ids = new ArrayList<>(tokensById.keySet());
+        List<Long> tokens = ids.stream().map(tokensById::get).toList();
+        try (PreparedStatement st = c.prepareStatement("SELECT prescient.worker_release(?::bigint[], ?::bigint[])")) {
+            st.setArray(1, Sql.bigints(c, ids));
+            st.setArray(2, Sql.bigints(c, tokens));
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+
+    /**
+     * {@code worker_next_due}, as a wait: how long from {@code now} (or the database's clock) until a check
+     * of these classes may be taken; null when they have no pending check. Measured against the same clock
+     * as the due time, so a host clock that differs from the server's does not skew the sleep.
+     */
+    public static Duration untilNextDue(Connection c, List<String> classes, Instant now) throws SQLException {
+        String sql = """
+            SELECT extract(epoch FROM prescient.worker_next_due(?::text[], n) - n)
+              FROM (SELECT coalesce(?::timestamptz, clock_timestamp()) AS n) now""";
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            st.setArray(1, Sql.texts(c, classes));
+            Sql.setInstant(st, 2, now);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                double seconds = rs.getDouble(1);
+                return rs.wasNull() ? null : Duration.ofNanos((long) (seconds * 1e9));
+            }
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+}

@@ -1,0 +1,655 @@
+package dev.prescient;
+
+import dev.prescient.examples.OrderUnshipped;
+import dev.prescient.testing.Database;
+import java.io.File;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The Java client's tests, against the real database with-database.sh made (PRESCIENT_DATABASE_URL). JUnit is
+ * not packaged in Debian, so this is a plain main: each test is a method, a failure is an exception, and the
+ * exit status is 1 when any test failed. Arguments: names of tests to run (default: all). Each test uses
+ * worker classes of its own, so the tests share one database without seeing each other's checks.
+ */
+public final class ClientTests {
+    private static final Database DB = Database.fromEnvironment();
+    /** A pinned "now" on the slot grid: the hour that began, so T + 3 h is a slot boundary too. */
+    private static final Instant T = Instant.now().truncatedTo(ChronoUnit.HOURS);
+
+    @FunctionalInterface
+    interface Test {
+        void run() throws Exception;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, Test> tests = new LinkedHashMap<>();
+        tests.put("seed_scenario", ClientTests::seedScenario);
+        tests.put("enqueue_joins_the_callers_transaction", ClientTests::enqueueJoinsTransaction);
+        tests.put("enqueue_refusals_are_typed", ClientTests::enqueueRefusals);
+        tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
+        tests.put("handler_answers_become_outcomes", ClientTests::handlerAnswers);
+        tests.put("a_refused_answer_fails_its_check_alone", ClientTests::refusedAnswer);
+        tests.put("a_group_runs_one_at_a_time_in_order", ClientTests::groupInOrder);
+        tests.put("protocol_lease_lost_is_typed", ClientTests::protocolLeaseLost);
+        tests.put("worker_role_is_enough", ClientTests::workerRoleIsEnough);
+        tests.put("live_loop_wakes_on_notify", ClientTests::liveLoopWakesOnNotify);
+        tests.put("survives_cut_sessions", ClientTests::survivesCutSessions);
+        tests.put("heartbeats_keep_a_long_run", ClientTests::heartbeatsKeepLongRun);
+        tests.put("stop_releases_what_outlives_the_grace", ClientTests::stopReleases);
+        tests.put("sigterm_stops_gracefully", ClientTests::sigtermStopsGracefully);
+        tests.put("conformance_driver", ClientTests::conformanceDriver);
+        List<String> chosen = args.length > 0 ? List.of(args) : new ArrayList<>(tests.keySet());
+        int failed = 0;
+        for (String name : chosen) {
+            Test test = Objects.requireNonNull(tests.get(name), "no test " + name);
+            long start = System.nanoTime();
+            try {
+                test.run();
+                System.out.printf("ok    %s (%d ms)%n", name, (System.nanoTime() - start) / 1_000_000);
+            } catch (Throwable t) {
+                failed++;
+                System.out.printf("FAIL  %s: %s%n", name, t);
+                t.printStackTrace(System.out);
+            }
+        }
+        System.out.printf("%d of %d tests passed%n", chosen.size() - failed, chosen.size());
+        System.exit(failed == 0 ? 0 : 1);
+    }
+
+    // ---- the seed scenario (README.md) --------------------------------------------------------------------
+
+    /**
+     * Orders placed at T: one left alone gets an email at T+3h and an escalation at T+6h, then its check is done;
+     * one shipped at T+1h gets nothing, and its check ends at T+3h.
+     */
+    static void seedScenario() throws Exception {
+        DB.declareWorkerClasses(OrderUnshipped.JOB);
+        try (Connection c = DB.connect()) {
+            OrderUnshipped.createTables(c);
+        }
+        AtomicReference<Instant> now = new AtomicReference<>(T);
+        OrderUnshipped shop = new OrderUnshipped(now::get, DB::connect);
+        long late;
+        long shipped;
+        try (Connection c = DB.connect()) {
+            c.setAutoCommit(false);
+            late = shop.placeOrder(c, "ada");
+            shipped = shop.placeOrder(c, "bob");
+            c.commit();
+        }
+        assertEquals(List.of(at(T.plus(Duration.ofHours(3)))),
+                     DB.column("SELECT next_check_at FROM prescient.future_job WHERE job_key = ?",
+                               "order_unshipped:" + late), "the check of order " + late);
+        now.set(T.plus(Duration.ofHours(1)));
+        try (Connection c = DB.connect()) {
+            shop.ship(c, shipped);
+        }
+        Worker worker = Worker.builder(DB::connect).name("shop").clock(now::get)
+                              .handler(OrderUnshipped.JOB, shop::check).build();
+        try (worker) {
+            now.set(T.plus(Duration.ofHours(3)).minusSeconds(1));
+            assertEquals(0, worker.runUntilIdle(), "checks run a second before T+3h (never early)");
+
+            now.set(T.plus(Duration.ofHours(3)));
+            assertEquals(2, worker.runUntilIdle(), "checks run at T+3h");
+            assertEquals(List.of("email"), notices(late), "notices of the unshipped order at T+3h");
+            assertEquals(List.of(), notices(shipped), "notices of the shipped order");
+            assertEquals(List.of(at(T.plus(Duration.ofHours(6)))),
+                         DB.column("SELECT next_check_at FROM prescient.future_job WHERE entity_key = ?",
+                                   Long.toString(late)), "the unshipped order's next check");
+            assertEquals(List.of("done"), outcomes(shipped), "the shipped order's check");
+
+            now.set(T.plus(Duration.ofHours(6)));
+            assertEquals(1, worker.runUntilIdle(), "checks run at T+6h");
+            assertEquals(List.of("email", "escalation"), notices(late), "notices of the unshipped order at T+6h");
+            assertEquals(List.of("done"), outcomes(late), "the unshipped order's check");
+            assertEquals(0L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = ?", OrderUnshipped.JOB),
+                         "checks left pending");
+        }
+    }
+
+    private static List<Object> notices(long order) throws SQLException {
+        return DB.column("SELECT kind FROM order_notices WHERE order_id = ? ORDER BY sent_at", order);
+    }
+
+    private static List<Object> outcomes(long order) throws SQLException {
+        return DB.column("SELECT outcome FROM prescient.job_history WHERE job = ? AND entity_key = ? "
+                         + "ORDER BY finished_at", OrderUnshipped.JOB, Long.toString(order));
+    }
+
+    // ---- enqueue -------------------------------------------------------------------------------------------
+
+    static void enqueueJoinsTransaction() throws Exception {
+        DB.declareWorkerClasses("tx_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        NewCheck check = NewCheck.of("tx_a", "orders", "7").after(Duration.ofMinutes(90)).jobKey("tx:7")
+                                 .groupKey("customer:3").payload(Map.of("order_id", 7, "note", "a \"quoted\" one"));
+        try (Connection c = DB.connect()) {
+            c.setAutoCommit(false);
+            client.schedule(c, check);
+            c.rollback();
+            assertEquals(0L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'tx_a'"),
+                         "checks after a rollback");
+            Scheduled s = client.schedule(c, check);
+            assertEquals(0L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'tx_a'"),
+                         "checks seen from another session before the commit");
+            c.commit();
+            assertEquals("created", s.status(), "status");
+            assertEquals(T.plus(Duration.ofMinutes(90)), s.nextCheckAt(), "next check (T + 90 min, on the grid)");
+            assertEquals(List.of(s.id() + "|tx:7|customer:3|7|a \"quoted\" one"),
+                         DB.column("SELECT concat_ws('|', id, job_key, group_key, payload->>'order_id', "
+                                   + "payload->>'note') FROM prescient.future_job WHERE job = 'tx_a'"), "the row");
+            Scheduled at = client.schedule(c, NewCheck.of("tx_a", "orders", "8").at(T.plusMillis(1500)));
+            c.commit();
+            assertEquals(T.plusSeconds(2), at.nextCheckAt(), "a time off the grid rounds up");
+        }
+        // Without a clock the database's decides: "after 1 h" is an hour after the transaction's now().
+        try (Connection c = DB.connect()) {
+            Scheduled s = new PrescientClient().schedule(c, NewCheck.of("tx_a", "orders", "9").after(Duration.ofHours(1)));
+            Instant server = ((OffsetDateTime) DB.value("SELECT now()")).toInstant();
+            Duration ahead = Duration.between(server, s.nextCheckAt());
+            check(ahead.compareTo(Duration.ofMinutes(59)) > 0 && ahead.compareTo(Duration.ofMinutes(61)) < 0,
+                  "the server's clock: next check " + s.nextCheckAt() + " vs now " + server);
+        }
+    }
+
+    static void enqueueRefusals() throws Exception {
+        DB.declareWorkerClasses("ref_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            PrescientException.Refused refused = expect(PrescientException.Refused.class,
+                () -> client.schedule(c, NewCheck.of("no_such_class", "orders", "1")));
+            check(refused.getMessage().startsWith("unknown job class 'no_such_class'"), refused.getMessage());
+            assertEquals("PR400", refused.getSQLState(), "SQLSTATE");
+
+            Scheduled first = client.schedule(c, NewCheck.of("ref_a", "orders", "1").jobKey("ref:1"));
+            PrescientException.Conflict conflict = expect(PrescientException.Conflict.class,
+                () -> client.schedule(c, NewCheck.of("ref_a", "orders", "1").jobKey("ref:1")));
+            check(conflict.getMessage().contains("(id " + first.id() + ")"), conflict.getMessage());
+
+            Scheduled kept = client.schedule(c, NewCheck.of("ref_a", "orders", "1").jobKey("ref:1")
+                                                        .onConflict(OnConflict.KEEP).after(Duration.ofHours(2)));
+            assertEquals(first.id() + " kept " + first.nextCheckAt(),
+                         kept.id() + " " + kept.status() + " " + kept.nextCheckAt(), "keep");
+            Scheduled replaced = client.schedule(c, NewCheck.of("ref_a", "orders", "1").jobKey("ref:1")
+                                                            .onConflict(OnConflict.REPLACE).after(Duration.ofHours(2)));
+            assertEquals(first.id() + " replaced " + T.plus(Duration.ofHours(2)),
+                         replaced.id() + " " + replaced.status() + " " + replaced.nextCheckAt(), "replace");
+            expect(PrescientException.Refused.class,
+                   () -> client.schedule(c, NewCheck.of("ref_a", "orders", "2").payload("[1, 2]")));
+        }
+    }
+
+    static void cancelRescheduleCron() throws Exception {
+        DB.declareWorkerClasses("cr_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            Scheduled a = client.schedule(c, NewCheck.of("cr_a", "orders", "1").jobKey("cr:1").after(Duration.ofHours(1)));
+            Scheduled b = client.schedule(c, NewCheck.of("cr_a", "orders", "2").after(Duration.ofHours(1)));
+            Optional<Rescheduled> moved = client.reschedule(c, "cr:1", T.plus(Duration.ofHours(5)));
+            assertEquals(Optional.of(new Rescheduled(a.id(), "cr:1", T.plus(Duration.ofHours(5)))), moved, "by key");
+            assertEquals(T.plus(Duration.ofMinutes(30)),
+                         client.reschedule(c, b.id(), T.plus(Duration.ofMinutes(30))).orElseThrow().nextCheckAt(),
+                         "by id");
+            assertEquals(Optional.empty(), client.reschedule(c, "cr:none", T), "an unknown key");
+            assertEquals(OptionalLong.of(a.id()), client.cancel(c, "cr:1"), "cancel by key");
+            assertEquals(OptionalLong.of(b.id()), client.cancel(c, b.id()), "cancel by id");
+            assertEquals(OptionalLong.empty(), client.cancel(c, b.id()), "cancel again");
+            assertEquals(List.of("cancelled", "cancelled"),
+                         DB.column("SELECT outcome FROM prescient.job_history WHERE job = 'cr_a'"), "history");
+
+            assertEquals(1, client.cronAdd(c, CronSchedule.of("cr-nightly", "0 3 * * *", "cr_a")
+                                                          .timeZone("Europe/Berlin").payload("{\"kind\": \"nightly\"}")),
+                         "the schedule's version");
+            assertEquals(List.of("cr_a Europe/Berlin"),
+                         DB.column("SELECT job || ' ' || time_zone FROM prescient.cron_schedule WHERE id = 'cr-nightly'"),
+                         "the schedule");
+            expect(PrescientException.Conflict.class,
+                   () -> client.cronAdd(c, CronSchedule.of("cr-nightly", "0 3 * * *", "cr_a")));
+        }
+    }
+
+    // ---- the worker, on a pinned clock ----------------------------------------------------------------------
+
+    /** Every kind of answer, and a throwing handler, through runUntilIdle: what each became in the database. */
+    static void handlerAnswers() throws Exception {
+        DB.declareWorkerClasses("ans_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        Map<String, Long> ids = new LinkedHashMap<>();
+        try (Connection c = DB.connect()) {
+            for (String kind : List.of("next", "done", "null", "result", "fail", "throw")) {
+                ids.put(kind, client.schedule(c, NewCheck.of("ans_a", "kinds", kind)
+                                                        .payload(Map.of("kind", kind))).id());
+            }
+        }
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("answers").clock(() -> T.plusSeconds(1))
+                              .onSettled(settled::add)
+                              .handler("ans_a", check -> switch ((String) check.payloadMap().get("kind")) {
+                                  case "next" -> Answer.nextAt(check.dueAt().plus(Duration.ofMinutes(10)));
+                                  case "done" -> Answer.done();
+                                  case "null" -> null;
+                                  case "result" -> Answer.doneWithResult("{\"sent\": [1, 2]}");
+                                  case "fail" -> Answer.fail("the CRM said 503");
+                                  default -> throw new IllegalStateException("no such order");
+                              }).build();
+        try (worker) {
+            assertEquals(6, worker.runUntilIdle(), "checks run");
+        }
+        Map<Long, String> outcome = new LinkedHashMap<>();
+        settled.forEach(s -> outcome.put(s.id(), s.outcome()));
+        assertEquals("rescheduled", outcome.get(ids.get("next")), "next");
+        assertEquals(T.plusSeconds(1).plus(Duration.ofMinutes(10)),
+                     ((OffsetDateTime) DB.value("SELECT next_check_at FROM prescient.future_job WHERE id = ?",
+                                                ids.get("next"))).toInstant(), "next time");
+        assertEquals("done", outcome.get(ids.get("done")), "done");
+        assertEquals("done", outcome.get(ids.get("null")), "null is done");
+        assertEquals("done", outcome.get(ids.get("result")), "done with a result");
+        assertEquals(List.of("{\"sent\": [1, 2]}"),
+                     DB.column("SELECT result::text FROM prescient.job_history WHERE id = ?", ids.get("result")),
+                     "the result kept");
+        assertEquals("retried", outcome.get(ids.get("fail")), "fail");
+        assertEquals("retried", outcome.get(ids.get("throw")), "throw");
+        assertEquals(List.of("1 the CRM said 503"),
+                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
+                               ids.get("fail")), "a failure's attempt and error");
+        assertEquals(List.of("1 java.lang.IllegalStateException: no such order"),
+                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
+                               ids.get("throw")), "a throw's attempt and error");
+    }
+
+    /** A result over 64 KiB refuses a whole worker_complete call: that check fails, the others settle. */
+    static void refusedAnswer() throws Exception {
+        DB.declareWorkerClasses("big_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        long big;
+        try (Connection c = DB.connect()) {
+            big = client.schedule(c, NewCheck.of("big_a", "x", "big")).id();
+            for (int i = 0; i < 3; i++) {
+                client.schedule(c, NewCheck.of("big_a", "x", "small" + i));
+            }
+        }
+        String huge = "\"" + "x".repeat(70_000) + "\"";
+        Worker worker = Worker.builder(DB::connect).name("big").clock(() -> T.plusSeconds(1)).concurrency(4)
+                              .handler("big_a", check -> check.entityKey().equals("big")
+                                                         ? Answer.doneWithResult(huge) : Answer.done()).build();
+        try (worker) {
+            assertEquals(4, worker.runUntilIdle(), "checks run");
+        }
+        assertEquals(3L, DB.count("SELECT count(*) FROM prescient.job_history WHERE job = 'big_a' AND outcome = 'done'"),
+                     "small ones done");
+        Object error = DB.value("SELECT last_error FROM prescient.future_job WHERE id = ?", big);
+        check(String.valueOf(error).startsWith("answer refused: check " + big + ": its result is 70002 bytes"),
+              "the big one's error: " + error);
+    }
+
+    /** Four free places, one group of three checks: they run one after another, oldest first, never two at once. */
+    static void groupInOrder() throws Exception {
+        DB.declareWorkerClasses("grp_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            for (int i = 1; i <= 3; i++) {
+                client.schedule(c, NewCheck.of("grp_a", "x", Integer.toString(i)).groupKey("g")
+                                           .at(T.plusSeconds(i)));
+            }
+        }
+        List<String> runs = new CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+        Worker worker = Worker.builder(DB::connect).name("group").clock(() -> T.plusSeconds(5)).concurrency(4)
+                              .handler("grp_a", check -> {
+                                  runs.add(check.entityKey() + (running.incrementAndGet() > 1 ? " overlapped" : ""));
+                                  Thread.sleep(100);
+                                  running.decrementAndGet();
+                                  return Answer.done();
+                              }).build();
+        try (worker) {
+            assertEquals(3, worker.runUntilIdle(), "checks run");
+        }
+        assertEquals(List.of("1", "2", "3"), runs, "the runs");
+    }
+
+    /** The protocol on its own: a settlement after the lease expired and another worker took the check. */
+    static void protocolLeaseLost() throws Exception {
+        DB.declareWorkerClasses("lost_a");
+        try (Connection c = DB.connect()) {
+            long id = new PrescientClient(() -> T).schedule(c, NewCheck.of("lost_a", "x", "1")).id();
+            Check a = WorkerProtocol.take(c, "a", List.of("lost_a"), 10, Duration.ofSeconds(1), T.plusSeconds(1))
+                                    .get(0);
+            assertEquals(id, a.id(), "taken by a");
+            assertEquals(List.of(), WorkerProtocol.take(c, "b", List.of("lost_a"), 10, Duration.ofSeconds(1),
+                                                        T.plusMillis(1500)), "taken by b under a's lease");
+            Check b = WorkerProtocol.take(c, "b", List.of("lost_a"), 10, Duration.ofSeconds(5), T.plusSeconds(3))
+                                    .get(0);
+            check(b.leaseToken() != a.leaseToken(), "a new token");
+            List<WorkerProtocol.Refusal> refusals = WorkerProtocol.extend(c, Map.of(id, a.leaseToken()),
+                                                                          Duration.ofSeconds(1), T.plusSeconds(3));
+            check(refusals.size() == 1 && refusals.get(0).reason().contains("held under another lease"),
+                  "a's heartbeat refused: " + refusals);
+            Settlement s = WorkerProtocol.settle(c, List.of(new WorkerProtocol.Outcome(a, Answer.done())),
+                                                 T.plusSeconds(3)).get(0);
+            LeaseLostException lost = expect(LeaseLostException.class, s::requireSettled);
+            assertEquals(id, lost.checkId(), "the lost check's id");
+            check(lost.getMessage().startsWith("check " + id + ": lease lost: check " + id + " is held under another"
+                                               + " lease (by b until"), lost.getMessage());
+            assertEquals("done", WorkerProtocol.settle(c, List.of(new WorkerProtocol.Outcome(b, Answer.done())),
+                                                       T.plusSeconds(4)).get(0).requireSettled().outcome(), "b's");
+            PrescientException.Refused refused = expect(PrescientException.Refused.class,
+                () -> WorkerProtocol.take(c, "a", List.of("noop"), 10, Duration.ofSeconds(1), null));
+            check(refused.getMessage().contains("'noop' is run by the runner"), refused.getMessage());
+        }
+    }
+
+    /** A login role with prescient_worker alone can enqueue, add a schedule and run the whole worker loop. */
+    static void workerRoleIsEnough() throws Exception {
+        DB.declareWorkerClasses("role_a");
+        String role = "prescient_java_test_" + ProcessHandle.current().pid();
+        DB.execute("CREATE ROLE " + role + " LOGIN IN ROLE prescient_worker");
+        try {
+            Database asWorker = DB.as(role);
+            try (Connection c = asWorker.connect()) {
+                new PrescientClient(() -> T).schedule(c, NewCheck.of("role_a", "x", "1"));
+            }
+            Worker worker = Worker.builder(asWorker::connect).name("role").clock(() -> T.plusSeconds(1))
+                                  .handler("role_a", check -> Answer.nextAt(check.dueAt().plusSeconds(60))).build();
+            try (worker) {
+                assertEquals(1, worker.runUntilIdle(), "checks run as " + role);
+            }
+            try (Connection c = asWorker.connect()) {
+                expect(SQLException.class, () -> c.createStatement().execute(
+                    "UPDATE prescient.future_job SET attempts = 0"));
+                assertEquals(1, new PrescientClient().cronAdd(c, CronSchedule.of("role-hourly", "@hourly", "role_a")),
+                             "cron_add as " + role);
+            }
+        } finally {
+            DB.execute("DROP ROLE " + role);
+        }
+    }
+
+    // ---- the worker, live: real clock, LISTEN, heartbeats, stopping -----------------------------------------
+
+    /** Asleep with nothing due (a 60 s sleep), the worker wakes on the NOTIFY of a new check and runs it. */
+    static void liveLoopWakesOnNotify() throws Exception {
+        DB.declareWorkerClasses("live_a");
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("live").concurrency(2).onSettled(settled::add)
+                              .handler("live_a", check -> Answer.done()).build().start();
+        try (worker) {
+            Thread.sleep(300); // the loop found nothing and sleeps its longest
+            try (Connection c = DB.connect()) {
+                for (int i = 0; i < 3; i++) {
+                    new PrescientClient().schedule(c, NewCheck.of("live_a", "x", Integer.toString(i)));
+                }
+            }
+            // Asleep for 60 s unless woken: done within a few seconds (a slot is 1 s) means the NOTIFY woke it.
+            waitFor(() -> settled.size() == 3, Duration.ofSeconds(8), "3 checks settled: " + settled);
+        }
+        assertEquals(List.of("done", "done", "done"), settled.stream().map(Settlement::outcome).toList(), "outcomes");
+    }
+
+    /** Its sessions cut by the server (as in a failover), the worker opens new ones and LISTENs again. */
+    static void survivesCutSessions() throws Exception {
+        DB.declareWorkerClasses("cut_a");
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("cut").onSettled(settled::add)
+                              .handler("cut_a", check -> Answer.done()).build().start();
+        try (worker) {
+            Thread.sleep(300); // both connections open, the loop asleep
+            long cut = DB.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                + "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+            check(cut >= 2, "sessions cut: " + cut);
+            try (Connection c = DB.connect()) {
+                new PrescientClient().schedule(c, NewCheck.of("cut_a", "x", "1"));
+            }
+            waitFor(() -> settled.size() == 1, Duration.ofSeconds(8), "the check settled after the cut");
+        }
+    }
+
+    /** Leases of 0.6 s, handlers of 1.5 s: heartbeats keep the check; without them the answer is refused. */
+    static void heartbeatsKeepLongRun() throws Exception {
+        DB.declareWorkerClasses("hb_on", "hb_off");
+        for (String job : List.of("hb_on", "hb_off")) {
+            try (Connection c = DB.connect()) {
+                new PrescientClient().schedule(c, NewCheck.of(job, "x", "1"));
+            }
+        }
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker on = Worker.builder(DB::connect).name("hb-on").lease(Duration.ofMillis(600)).onSettled(settled::add)
+                          .handler("hb_on", check -> {
+                              Thread.sleep(1500);
+                              return Answer.done();
+                          }).build().start();
+        Worker off = Worker.builder(DB::connect).name("hb-off").lease(Duration.ofMillis(600)).heartbeat(false)
+                           .onSettled(settled::add).handler("hb_off", check -> {
+                               Thread.sleep(1500);
+                               return Answer.done();
+                           }).build().start();
+        try (on; off) {
+            waitFor(() -> settled.size() >= 2, Duration.ofSeconds(6), "two settlements: " + settled);
+        }
+        Map<String, String> byJob = new LinkedHashMap<>();
+        for (Settlement s : settled.subList(0, 2)) {
+            byJob.put((String) DB.value("SELECT job FROM prescient.future_job WHERE id = ? UNION ALL "
+                                        + "SELECT job FROM prescient.job_history WHERE id = ?", s.id(), s.id()),
+                      s.outcome());
+        }
+        assertEquals("done", byJob.get("hb_on"), "with heartbeats");
+        assertEquals("lease_lost", byJob.get("hb_off"), "without heartbeats");
+    }
+
+    /** stop(grace): a handler that ends within it is settled; one that outlives it is released untouched. */
+    static void stopReleases() throws Exception {
+        DB.declareWorkerClasses("stop_a");
+        try (Connection c = DB.connect()) {
+            new PrescientClient().schedule(c, NewCheck.of("stop_a", "x", "quick").payload(Map.of("ms", 600)));
+            new PrescientClient().schedule(c, NewCheck.of("stop_a", "x", "slow").payload(Map.of("ms", 20_000)));
+        }
+        List<Long> started = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("stopper").concurrency(2)
+                              .handler("stop_a", check -> {
+                                  started.add(check.id());
+                                  Thread.sleep(((Number) check.payloadMap().get("ms")).longValue());
+                                  return Answer.done();
+                              }).build().start();
+        waitFor(() -> started.size() == 2, Duration.ofSeconds(4), "both handlers started");
+        long start = System.nanoTime();
+        worker.stop(Duration.ofMillis(1500));
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        check(ms >= 1400 && ms < 8000, "stopped after the grace: " + ms + " ms");
+        assertEquals(List.of("done"), DB.column("SELECT outcome FROM prescient.job_history WHERE entity_key = 'quick'"),
+                     "the quick one, settled within the grace");
+        assertEquals(List.of("0 0 true"),
+                     DB.column("SELECT attempts || ' ' || check_count || ' ' || (claimed_by IS NULL) "
+                               + "FROM prescient.future_job WHERE entity_key = 'slow'"),
+                     "the slow one: pending, untouched, not leased");
+    }
+
+    /** SIGTERM to a JVM running a worker with stopOnShutdown: the running check finishes and is settled. */
+    static void sigtermStopsGracefully() throws Exception {
+        DB.declareWorkerClasses("term_a");
+        long id;
+        try (Connection c = DB.connect()) {
+            id = new PrescientClient().schedule(c, NewCheck.of("term_a", "x", "1")).id();
+        }
+        Path log = File.createTempFile("prescient-java-term", ".log").toPath();
+        Process p = java(ShutdownHookProbe.class.getName(), "term_a", "1500").redirectError(log.toFile()).start();
+        try {
+            waitFor(() -> claimed(id), Duration.ofSeconds(8), "the probe took check " + id);
+            p.destroy(); // SIGTERM
+            check(p.waitFor(10, TimeUnit.SECONDS), "the probe ended");
+            assertEquals(143, p.exitValue(), "a JVM ended by SIGTERM");
+            assertEquals(List.of("done"), DB.column("SELECT outcome FROM prescient.job_history WHERE id = ?", id),
+                         "the check that ran at the SIGTERM");
+            String err = java.nio.file.Files.readString(log);
+            check(err.contains("check " + id + " (term_a): done") && err.contains("worker probe: stopped"),
+                  "the stop's lines survive java.util.logging's shutdown:\n" + err);
+        } finally {
+            p.destroyForcibly();
+            java.nio.file.Files.deleteIfExists(log);
+        }
+    }
+
+    /** The conformance driver, through its script: every answer of the contract, the ledger, SIGTERM exits 0. */
+    static void conformanceDriver() throws Exception {
+        DB.declareWorkerClasses("conf_a", "conf_b");
+        DB.execute("CREATE TABLE IF NOT EXISTS conformance_ledger (check_id bigint, worker text, language text, "
+                   + "due_at timestamptz, check_count integer, recorded_at timestamptz DEFAULT clock_timestamp())");
+        Map<String, Long> ids = new LinkedHashMap<>();
+        Instant later = Instant.now().plus(Duration.ofHours(2)).truncatedTo(ChronoUnit.SECONDS);
+        try (Connection c = DB.connect()) {
+            PrescientClient client = new PrescientClient();
+            ids.put("done", client.schedule(c, NewCheck.of("conf_a", "x", "done")).id());
+            ids.put("next", client.schedule(c, NewCheck.of("conf_b", "x", "next")
+                                                        .payload("{\"answer\": \"next\", \"next_seconds\": 120}")).id());
+            ids.put("at", client.schedule(c, NewCheck.of("conf_a", "x", "at")
+                                                      .payload("{\"answer\": \"at\", \"at\": \"" + later + "\"}")).id());
+            ids.put("error", client.schedule(c, NewCheck.of("conf_a", "x", "error")
+                                                         .payload("{\"answer\": \"error\", \"error\": \"boom\"}")).id());
+            ids.put("result", client.schedule(c, NewCheck.of("conf_b", "x", "result")
+                                                          .payload("{\"answer\": \"result\", \"result\": {\"n\": 3}, "
+                                                                   + "\"sleep_ms\": 200}")).id());
+        }
+        String script = System.getProperty("prescient.java.dir") + "/conformance-driver";
+        Path log = File.createTempFile("prescient-java-driver", ".log").toPath();
+        Process p = new ProcessBuilder(script, "work", "--name", "jd1", "--classes", "conf_a,conf_b",
+                                       "--concurrency", "3", "--lease-seconds", "5")
+                        .redirectError(log.toFile()).redirectOutput(log.toFile()).start();
+        try {
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.check_run r JOIN prescient.future_job f USING (id) "
+                                   + "WHERE f.job IN ('conf_a', 'conf_b')") >= 3
+                          && DB.count("SELECT count(*) FROM prescient.job_history WHERE job IN ('conf_a', 'conf_b')")
+                             >= 2,
+                    Duration.ofSeconds(10), "the driver's checks settled");
+            p.destroy(); // SIGTERM
+            check(p.waitFor(10, TimeUnit.SECONDS), "the driver ended");
+            assertEquals(0, p.exitValue(), "the driver's exit status after SIGTERM");
+            // The error's retry (1 s later) may run again before the SIGTERM: checks are counted, not runs.
+            assertEquals(5L, DB.count("SELECT count(DISTINCT check_id) FROM conformance_ledger WHERE worker = 'jd1' "
+                                      + "AND language = 'java' AND check_count = 0"), "checks in the ledger");
+            assertEquals(List.of("done"), DB.column("SELECT outcome FROM prescient.job_history WHERE id = ?",
+                                                    ids.get("done")), "done");
+            assertEquals(List.of("{\"n\": 3}"), DB.column("SELECT result::text FROM prescient.job_history WHERE id = ?",
+                                                          ids.get("result")), "result");
+            assertEquals(List.of(120.0), DB.column("SELECT extract(epoch FROM f.next_check_at - l.due_at)::float8 "
+                                                   + "FROM prescient.future_job f JOIN conformance_ledger l ON "
+                                                   + "l.check_id = f.id WHERE f.id = ?", ids.get("next")), "next");
+            assertEquals(List.of(at(later)), DB.column("SELECT next_check_at FROM prescient.future_job WHERE id = ?",
+                                                       ids.get("at")), "at");
+            assertEquals(List.of("boom"), DB.column("SELECT last_error FROM prescient.future_job WHERE id = ? AND "
+                                                    + "attempts = (SELECT count(*) FROM conformance_ledger "
+                                                    + "WHERE check_id = ?)", ids.get("error"), ids.get("error")),
+                         "error: its text, an attempt per run");
+        } catch (Throwable t) {
+            System.out.println("driver's log:\n" + java.nio.file.Files.readString(log));
+            throw t;
+        } finally {
+            p.destroyForcibly();
+            java.nio.file.Files.deleteIfExists(log);
+        }
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------------------
+
+    private static boolean claimed(long id) {
+        try {
+            return DB.count("SELECT count(*) FROM prescient.future_job WHERE id = ? AND claimed_by IS NOT NULL", id)
+                   == 1;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static ProcessBuilder java(String mainClass, String... args) {
+        List<String> command = new ArrayList<>(List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC", "-Djava.util.logging.SimpleFormatter.format=%4$s %5$s%6$s%n",
+            "-cp", System.getProperty("java.class.path"), mainClass));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command);
+    }
+
+    private static OffsetDateTime at(Instant t) {
+        return OffsetDateTime.ofInstant(t, java.time.ZoneOffset.UTC);
+    }
+
+    @FunctionalInterface
+    interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    private static void waitFor(Condition condition, Duration limit, String what) throws Exception {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + limit + ": " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    @FunctionalInterface
+    interface Action {
+        void run() throws Exception;
+    }
+
+    private static <E extends Throwable> E expect(Class<E> type, Action action) throws Exception {
+        try {
+            action.run();
+        } catch (Throwable t) {
+            if (type.isInstance(t)) {
+                return type.cast(t);
+            }
+            throw new AssertionError("expected " + type.getSimpleName() + ", got " + t, t);
+        }
+        throw new AssertionError("expected " + type.getSimpleName() + ", nothing was thrown");
+    }
+
+    private static void check(boolean condition, String what) {
+        if (!condition) {
+            throw new AssertionError(what);
+        }
+    }
+
+    private static void assertEquals(Object expected, Object actual, String what) {
+        if (!equal(expected, actual)) {
+            throw new AssertionError(what + ": expected <" + expected + "> but was <" + actual + ">");
+        }
+    }
+
+    /** Equal, with OffsetDateTimes compared as instants (the driver answers in the session's zone). */
+    private static boolean equal(Object a, Object b) {
+        if (a instanceof List<?> la && b instanceof List<?> lb) {
+            if (la.size() != lb.size()) {
+                return false;
+            }
+            for (int i = 0; i < la.size(); i++) {
+                if (!equal(la.get(i), lb.get(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (a instanceof OffsetDateTime x && b instanceof OffsetDateTime y) {
+            return x.toInstant().equals(y.toInstant());
+        }
+        if (a instanceof Number x && b instanceof Number y && !(a instanceof Double) && !(b instanceof Double)) {
+            return x.longValue() == y.longValue();
+        }
+        return Objects.equals(a, b);
+    }
+}

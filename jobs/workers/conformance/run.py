@@ -625,6 +625,10 @@ class CppRunner:
              "--workers", "2", "--log-level", "warn", "--config", "/dev/null"],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
+    def log_tail(self, lines=3):
+        self.log.flush()
+        return self.log_path.read_text(errors="replace").splitlines()[-lines:]
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -656,10 +660,13 @@ def scenario_answers(run, s):
         if with_cpp:
             cpp = CppRunner(harness, s["cpp_class"], harness.log_dir)
             # A daemon declares the classes it loads at its start: seen_at says it loaded this one.
+            def loaded():
+                if cpp.proc.poll() is not None:
+                    raise Failure(f"the C++ runner exited ({cpp.proc.returncode}): " + " | ".join(cpp.log_tail()))
+                return run.one("SELECT seen_at IS NOT NULL FROM prescient.job_class WHERE job = %s",
+                               (s["cpp_class"],))[0]
             run.wait_until(f"the C++ runner has loaded class {s['cpp_class']!r} from {harness.args.plugins}",
-                           lambda: cpp.proc.poll() is None and run.one(
-                               "SELECT seen_at IS NOT NULL FROM prescient.job_class WHERE job = %s",
-                               (s["cpp_class"],))[0], 15)
+                           loaded, 15)
         baseline = run.connected_backends()
         workers = [run.start(language, f"{language}-1", [sides[language]], concurrency=s["concurrency"],
                              lease_seconds=s["lease_seconds"]) for language in run.languages]

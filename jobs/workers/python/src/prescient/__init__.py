@@ -1,0 +1,13 @@
+"""prescient for Python: enqueue checks in your own transaction, and run worker classes in your service.
+
+See the README next to this package, and docs/workers.md in the prescient repository for the protocol.
+"""
+
+from .enqueue import Rescheduled, Scheduled, cancel, cron_add, reschedule, schedule
+from .errors import CheckFailed, Conflict, LeaseLost, PrescientError, Refused
+from .worker import Check, Done, Settlement, Worker
+
+__all__ = [
+    "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "PrescientError", "Refused", "Rescheduled",
+    "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "reschedule", "schedule",
+]

@@ -1,0 +1,150 @@
+"""Enqueueing on the application's own connection: a check commits or rolls back with its transaction.
+
+Each function runs one statement on the connection it is given and neither commits nor rolls back: on a
+connection in a transaction it joins that transaction; in autocommit mode it commits at once. A refusal
+aborts the transaction like any failed statement (wrap the call in ``conn.transaction()`` for a savepoint
+if you mean to carry on after one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from .errors import translated
+
+Clock = Callable[[], datetime]
+
+
+class Scheduled(NamedTuple):
+    """What ``schedule`` did: ``status`` is created, replaced, kept, debounced or deduplicated."""
+
+    id: int
+    job_key: str | None
+    next_check_at: datetime | None
+    first_check_at: datetime | None
+    status: str
+
+
+class Rescheduled(NamedTuple):
+    id: int
+    job_key: str | None
+    next_check_at: datetime
+
+
+def schedule(conn: psycopg.Connection, job: str, entity_name: str, entity_key: str, *,
+             at: datetime | None = None, delay: timedelta | None = None, job_key: str | None = None,
+             group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
+             window: timedelta | None = None, max_wait: timedelta | None = None,
+             dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
+             allow_unknown_class: bool = False, by: str | None = None, clock: Clock | None = None) -> Scheduled:
+    """Puts a check of class ``job`` about an entity into the future: at a time, or after a delay.
+
+    ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep or debounce (with
+    ``max_wait``). The time is rounded up to the slot grid. A delay counts from ``clock()`` when a clock is
+    given, else from the transaction's start on the server (the SQL functions' ``now()``).
+    """
+    args: dict[str, Any] = {"p_job": job, "p_entity_name": entity_name, "p_entity_key": entity_key,
+                            "p_job_key": job_key, "p_group_key": group_key, "p_on_conflict": on_conflict}
+    _optional(args, p_payload=None if payload is None else Jsonb(payload), p_window=window, p_max_wait=max_wait,
+              p_dedupe_for=dedupe_for, p_dedupe_outcomes=dedupe_outcomes, p_by=by)
+    if allow_unknown_class:
+        args["p_allow_unknown_class"] = True
+    at_sql, params = _time_arg(args, at, delay, clock)
+    query = sql.SQL("SELECT * FROM prescient.schedule(p_at => {}, {})").format(at_sql, _named(args))
+    with translated(job_key=job_key):
+        row = conn.execute(query, params).fetchone()
+    return Scheduled(*row)
+
+
+def cancel(conn: psycopg.Connection, *, check_id: int | None = None, job_key: str | None = None,
+           by: str | None = None, clock: Clock | None = None) -> int | None:
+    """Cancels a pending check (by id or by job key): it moves to the history as ``cancelled``.
+
+    Returns its id, or None when no such check was pending.
+    """
+    args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
+    _optional(args, p_by=by, p_now=_aware(clock(), "clock()") if clock else None)
+    query = sql.SQL("SELECT prescient.cancel({})").format(_named(args))
+    with translated(check_id=check_id, job_key=job_key):
+        return conn.execute(query, args).fetchone()[0]
+
+
+def reschedule(conn: psycopg.Connection, *, check_id: int | None = None, job_key: str | None = None,
+               at: datetime | None = None, delay: timedelta | None = None,
+               clock: Clock | None = None) -> Rescheduled | None:
+    """Moves a pending check (by id or by job key) to another time; None when no such check is pending."""
+    args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
+    at_sql, params = _time_arg(args, at, delay, clock)
+    query = sql.SQL("SELECT * FROM prescient.reschedule(p_at => {}, {})").format(at_sql, _named(args))
+    with translated(check_id=check_id, job_key=job_key):
+        row = conn.execute(query, params).fetchone()
+    return Rescheduled(*row) if row else None
+
+
+def cron_add(conn: psycopg.Connection, schedule_id: str, spec: str, *, job: str | None = None,
+             time_zone: str | None = None, payload: Any = None, catch_up: str | None = None,
+             deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
+             options: Mapping[str, Any] | None = None, by: str | None = None, clock: Clock | None = None) -> int:
+    """Adds a recurring schedule: each occurrence is a check of class ``job`` (default ``emit``).
+
+    ``prescient.cron_add`` needs the schema owner's rights (the migrating role), not a worker's. ``options``
+    holds ``overlap``, ``start_at``, ``end_at``, ``max_runs`` (docs/schedules.md). Returns its version (1).
+    """
+    args: dict[str, Any] = {"p_id": schedule_id, "p_spec": spec}
+    _optional(args, p_job=job, p_time_zone=time_zone, p_payload=None if payload is None else Jsonb(payload),
+              p_catch_up=catch_up, p_deadline_seconds=_whole_seconds(deadline, "deadline"),
+              p_window_seconds=_whole_seconds(window, "window"), p_jitter_seconds=_whole_seconds(jitter, "jitter"),
+              p_options=None if options is None else Jsonb(dict(options)), p_by=by,
+              p_now=_aware(clock(), "clock()") if clock else None)
+    query = sql.SQL("SELECT prescient.cron_add({})").format(_named(args))
+    with translated():
+        return conn.execute(query, args).fetchone()[0]
+
+
+def _optional(args: dict[str, Any], **given: Any) -> None:
+    # Left out when not given, so the SQL function's own default applies (its p_now defaults to now(): a
+    # NULL there would be refused, not read as "the server's clock").
+    args.update((name, value) for name, value in given.items() if value is not None)
+
+
+def _named(args: dict[str, Any]) -> sql.Composable:
+    # The names are this module's constants, never user input; the values travel as parameters.
+    return sql.SQL(", ").join(sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name))
+                              for name in args)
+
+
+def _time_arg(args: dict[str, Any], at: datetime | None, delay: timedelta | None,
+              clock: Clock | None) -> tuple[sql.Composable, dict[str, Any]]:
+    """The SQL for p_at (the time given, or now plus the delay: the clock's now, else the server's), and the
+    parameters of the whole call. Adds p_now to the named arguments when there is a clock."""
+    if (at is None) == (delay is None):
+        raise TypeError("give exactly one of at= or delay=")
+    if clock is not None:
+        args["p_now"] = _aware(clock(), "clock()")
+    if at is not None:
+        return sql.SQL("%(at)s"), {**args, "at": _aware(at, "at")}
+    if clock is not None:
+        return sql.SQL("%(p_now)s + %(delay)s"), {**args, "delay": delay}
+    return sql.SQL("now() + %(delay)s"), {**args, "delay": delay}
+
+
+def _aware(moment: datetime, what: str) -> datetime:
+    # A naive datetime would be read in the session's time zone: a silent shift, so it is refused here.
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{what} {moment.isoformat()} has no time zone (use an aware datetime, e.g. UTC)")
+    return moment
+
+
+def _whole_seconds(span: timedelta | None, what: str) -> int | None:
+    if span is None:
+        return None
+    seconds = span.total_seconds()
+    if seconds != int(seconds):
+        raise ValueError(f"{what} {span} is not a whole number of seconds")
+    return int(seconds)

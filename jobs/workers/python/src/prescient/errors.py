@@ -1,0 +1,81 @@
+"""The exceptions of the client: each names the check (or key) and the database's reason."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+import psycopg
+
+
+class PrescientError(Exception):
+    """Base class of the errors this package raises."""
+
+
+class Refused(PrescientError):
+    """The database refused the call (SQLSTATE PR400): bad input, nothing was written.
+
+    ``reason`` is the database's one-line message; ``check_id`` or ``job_key`` name what the call was about,
+    when it was about one check.
+    """
+
+    def __init__(self, reason: str, *, check_id: int | None = None, job_key: str | None = None):
+        self.reason = reason
+        self.check_id = check_id
+        self.job_key = job_key
+        super().__init__(_about(check_id, job_key) + reason)
+
+
+class Conflict(PrescientError):
+    """A pending check already holds the job key (SQLSTATE PR409) and on_conflict was "error"."""
+
+    def __init__(self, reason: str, *, job_key: str | None, existing_id: int | None):
+        self.reason = reason
+        self.job_key = job_key
+        self.existing_id = existing_id
+        super().__init__(reason)
+
+
+class LeaseLost(PrescientError):
+    """A settlement or heartbeat was refused: the check is no longer leased to this worker.
+
+    The worker logs it and carries on; the check is another worker's now (or settled, or cancelled), so this
+    worker must not treat it as done.
+    """
+
+    def __init__(self, check_id: int, reason: str | None):
+        self.check_id = check_id
+        self.reason = reason or "the lease was lost"
+        super().__init__(f"check {check_id}: lease lost: {self.reason}")
+
+
+class CheckFailed(Exception):
+    """Raise it in a handler to fail the check with exactly this text as its error.
+
+    Any other exception fails the check too, with the text ``"ExceptionType: message"``.
+    """
+
+
+def _about(check_id: int | None, job_key: str | None) -> str:
+    if check_id is not None:
+        return f"check {check_id}: "
+    if job_key is not None:
+        return f"job key {job_key!r}: "
+    return ""
+
+
+@contextlib.contextmanager
+def translated(*, check_id: int | None = None, job_key: str | None = None) -> Iterator[None]:
+    """Turns the database's refusals (PR400, PR409) into this package's exceptions; others pass unchanged."""
+    try:
+        yield
+    except psycopg.Error as e:
+        reason = (e.diag.message_primary if e.diag else None) or str(e)
+        if e.sqlstate == "PR400":
+            raise Refused(reason, check_id=check_id, job_key=job_key) from e
+        if e.sqlstate == "PR409":
+            # The database names the holder as "(id N)": the caller may want to look at it.
+            found = re.search(r"\(id (\d+)\)", reason)
+            raise Conflict(reason, job_key=job_key, existing_id=int(found.group(1)) if found else None) from e
+        raise

@@ -1,0 +1,518 @@
+"""The worker: takes the due checks of its classes and runs a handler per check (docs/workers.md).
+
+One thread, the loop, owns the database connection: it takes checks, settles the answers that are ready in
+batches, sends heartbeats and sleeps until the next due time or a notification. Handlers run on a pool of
+``concurrency`` threads and hand their answers back to the loop; a handler is a plain function.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import select
+import signal
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from .errors import CheckFailed, LeaseLost, Refused, translated
+
+log = logging.getLogger("prescient.worker")
+
+Clock = Callable[[], datetime]
+Handler = Callable[["Check"], Any]
+
+MAX_SLEEP_SECONDS = 60.0  # a notification is a hint: the worker looks again at least this often
+RECONNECT_BACKOFF = (1.0, 30.0)  # first wait after losing the database, and the ceiling it doubles to
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check as a handler gets it. ``check_count`` and ``attempts`` are the counts before this run."""
+
+    id: int
+    job: str
+    entity_name: str
+    entity_key: str
+    job_key: str | None
+    group_key: str | None
+    payload: Any
+    due_at: datetime
+    asked_for_at: datetime
+    check_count: int
+    attempts: int
+    last_error: str | None
+    _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+
+    @property
+    def lease_lost(self) -> bool:
+        """True once a heartbeat was refused: another worker may run the check now, and this run's answer
+        will be refused. A long handler may look at it to give up early."""
+        return self._lost.is_set()
+
+
+@dataclass(frozen=True)
+class Done:
+    """A handler's answer: the check is done, and ``result`` (any JSON value) is kept in its history row."""
+
+    result: Any = None
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """What the database made of an answer: ``outcome`` is rescheduled, done, guard_past, guard_max_checks,
+    guard_horizon, retried, failed or lease_lost; ``last_error`` says why for guards, errors and lost leases."""
+
+    check_id: int
+    outcome: str
+    next_check_at: datetime | None
+    last_error: str | None
+
+    def raise_if_lease_lost(self) -> None:
+        """Raises LeaseLost (naming the check and the database's reason) if the settlement was refused."""
+        if self.outcome == "lease_lost":
+            raise LeaseLost(self.check_id, self.last_error)
+
+
+@dataclass
+class _Held:
+    """A check this worker holds under a lease, and (once its handler returned) its answer."""
+
+    check: Check
+    token: int
+    next_at: datetime | None = None
+    result_json: str | None = None
+    error: str | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.check.id, self.token
+
+
+class Worker:
+    """Runs the handlers of its job classes on the checks it takes.
+
+    >>> worker = Worker("postgresql://app@db/shop", name="shop-1", concurrency=8)
+    >>> @worker.handler("order_unshipped")
+    ... def order_unshipped(check):
+    ...     return None          # done; or a datetime: look again then; or Done(result); or raise
+    >>> worker.run()             # until SIGTERM, SIGINT or worker.stop()
+
+    ``clock`` (a function returning an aware datetime) is passed to every call as ``p_now``; None (the
+    default) lets the database use its own clock, which is what production wants. ``heartbeat=False`` turns
+    off the lease extensions (a test of lost leases).
+    """
+
+    def __init__(self, conninfo: str, *, name: str | None = None, concurrency: int = 4, batch_size: int = 50,
+                 lease_seconds: float = 30.0, grace_seconds: float = 30.0, heartbeat: bool = True,
+                 clock: Clock | None = None):
+        if concurrency < 1 or not 1 <= batch_size <= 10_000:
+            raise ValueError("concurrency must be at least 1, batch_size from 1 to 10000")
+        self.conninfo = conninfo
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.concurrency = concurrency
+        self.batch_size = batch_size
+        self.lease_seconds = lease_seconds
+        self.grace_seconds = grace_seconds
+        self.heartbeat = heartbeat
+        self.clock = clock
+        self._handlers: dict[str, Handler] = {}
+        self._stopping = threading.Event()
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_read, False)
+        os.set_blocking(self._wake_write, False)
+        self._notified = False
+        self._next_heartbeat = 0.0
+        self._due_but_not_taken = False
+        self._restore_signals: dict[int, Any] = {}
+        # By (check id, lease token): a check whose lease ran out while its handler ran may be taken again by
+        # this same worker, and then two runs of it are held at once. The loop's alone.
+        self._held: dict[tuple[int, int], _Held] = {}
+        self._answered: deque[_Held] = deque()  # handlers append, the loop settles
+        self._queued: queue.SimpleQueue[_Held | None] = queue.SimpleQueue()
+
+    # ---- registration and control ------------------------------------------------------------------
+
+    def handler(self, job_class: str) -> Callable[[Handler], Handler]:
+        """Registers the decorated function as the handler of a worker class."""
+
+        def register(function: Handler) -> Handler:
+            self._handlers[job_class] = function
+            return function
+
+        return register
+
+    @property
+    def classes(self) -> list[str]:
+        return sorted(self._handlers)
+
+    def stop(self) -> None:
+        """Asks the worker to stop gracefully (from any thread or a signal handler): it takes nothing more,
+        lets running handlers finish within ``grace_seconds``, and gives back what it has not started."""
+        self._stopping.set()
+        self._wake()
+
+    def run(self) -> None:
+        """Works until stopped. In the main thread, SIGTERM and SIGINT stop it gracefully (a second one acts
+        as it would without the worker: it kills the process, or raises KeyboardInterrupt)."""
+        self._handle_signals()
+        try:
+            self._work(until_idle=False)
+        finally:
+            self._unhandle_signals()
+
+    def drain(self) -> list[Settlement]:
+        """Runs every check that is due now (by the clock) until none is left to take, then returns what was
+        settled. For tests with a pinned clock, and for a worker started by cron rather than kept running."""
+        return self._work(until_idle=True)
+
+    # ---- the loop ----------------------------------------------------------------------------------
+
+    def _work(self, *, until_idle: bool) -> list[Settlement]:
+        if not self._handlers:
+            raise ValueError("no handlers registered: decorate one with @worker.handler('job_class')")
+        settled: list[Settlement] = []
+        threads = [threading.Thread(target=self._run_handlers, name=f"prescient-handler-{n}", daemon=True)
+                   for n in range(self.concurrency)]
+        for thread in threads:
+            thread.start()
+        # A drain is one pass, often in a loop of its own: its start and stop are not news.
+        level = logging.DEBUG if until_idle else logging.INFO
+        log.log(level, "worker %s started: classes %s, concurrency %d, lease %gs", self.name,
+                ",".join(self.classes), self.concurrency, self.lease_seconds)
+        conn = None
+        backoff = RECONNECT_BACKOFF[0]
+        try:
+            while True:
+                try:
+                    if conn is None:
+                        conn = self._connect()
+                    if self._cycle(conn, settled, until_idle):
+                        break
+                    backoff = RECONNECT_BACKOFF[0]
+                except psycopg.OperationalError as e:
+                    # The database went away (a restart, a failover, a cut session): what is held stays held
+                    # until its lease ends; the answers that were not sent are sent after reconnecting.
+                    if conn is not None:
+                        conn.close()
+                        conn = None
+                    if self._stopping.is_set():
+                        log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
+                        break
+                    log.error("worker %s: database connection lost (%s); reconnecting in %gs", self.name,
+                              str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, backoff)
+                    self._wait(None, backoff)
+                    backoff = min(backoff * 2, RECONNECT_BACKOFF[1])
+            self._finish(conn, settled)
+        finally:
+            for _ in threads:
+                self._queued.put(None)  # each idle thread ends; a handler past its grace period is left behind
+            if conn is not None:
+                conn.close()
+            self._stopping.clear()  # a stop ends this run; a stop before run() makes run() return at once
+        log.log(level, "worker %s stopped", self.name)
+        return settled
+
+    def _cycle(self, conn: psycopg.Connection, settled: list[Settlement], until_idle: bool) -> bool:
+        """One turn of the loop; True when the loop should end (stopping, or idle in drain mode)."""
+        settled += self._settle(conn)
+        if self._stopping.is_set():
+            return True
+        self._extend_if_due(conn)
+        free = self.concurrency - len(self._held)
+        if free > 0:
+            taken = self._take(conn, min(free, self.batch_size))
+            if taken:
+                return False
+            if until_idle and not self._held:
+                return True
+        # Wake for the handlers' answers (the pipe), a notification, the next heartbeat, or the next due time
+        # when a place is free.
+        timeout = self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
+        if free > 0 and not until_idle:
+            timeout = min(timeout, self._until_due(conn))
+        self._wait(conn, timeout)
+        return False
+
+    def _finish(self, conn: psycopg.Connection | None, settled: list[Settlement]) -> None:
+        """A graceful stop: gives back what was taken and not started, lets running handlers finish within
+        the grace period (with heartbeats, settling their answers), and leaves the rest to their leases."""
+        unstarted = []
+        while True:
+            try:
+                item = self._queued.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                unstarted.append(self._held.pop(item.key))
+        if unstarted and conn is not None:
+            try:
+                count = conn.execute("SELECT prescient.worker_release(%s::bigint[], %s::bigint[])",
+                                     [[h.check.id for h in unstarted], [h.token for h in unstarted]]).fetchone()[0]
+                log.info("worker %s: released %d checks not started: %s", self.name, count,
+                         _ids(h.check.id for h in unstarted))
+            except psycopg.Error as e:
+                log.warning("worker %s: could not release %s (%s); their leases will run out", self.name,
+                            _ids(h.check.id for h in unstarted), e)
+        deadline = time.monotonic() + self.grace_seconds
+        while self._held and conn is not None:
+            try:
+                settled += self._settle(conn)
+                if not self._held or time.monotonic() >= deadline:
+                    break
+                self._extend_if_due(conn)
+                self._wait(conn, min(self._until_heartbeat(), max(0.0, deadline - time.monotonic())))
+            except psycopg.OperationalError as e:
+                log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
+                break
+        if self._held:
+            log.warning("worker %s: still running after the grace period of %gs: check(s) %s; another worker "
+                        "takes them when their leases run out", self.name, self.grace_seconds,
+                        _ids(check_id for check_id, _ in self._held))
+
+    # ---- the calls ----------------------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection:
+        conn = psycopg.connect(self.conninfo, autocommit=True)
+        conn.add_notify_handler(self._on_notify)
+        conn.execute("LISTEN prescient_worker")
+        return conn
+
+    def _now(self) -> datetime | None:
+        return self.clock() if self.clock is not None else None
+
+    def _take(self, conn: psycopg.Connection, places: int) -> int:
+        with translated():
+            rows = conn.execute(
+                "SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,"
+                " check_count, attempts, last_error, lease_token"
+                " FROM prescient.worker_take(%s, %s::text[], %s, %s, %s::timestamptz)",
+                [self.name, self.classes, places, self.lease_seconds, self._now()]).fetchall()
+        if not rows:
+            return 0
+        self._due_but_not_taken = False
+        if not self._held:
+            # The first lease held: heartbeats start a third of a lease from now. Later takes leave the
+            # schedule alone (their leases are fresh), or frequent takes would put off the older ones' renewal.
+            self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
+        for row in rows:
+            held = _Held(Check(*row[:12]), token=row[12])
+            self._held[held.key] = held
+            self._queued.put(held)
+        log.debug("worker %s took %s", self.name, _ids(row[0] for row in rows))
+        return len(rows)
+
+    def _settle(self, conn: psycopg.Connection) -> list[Settlement]:
+        """Sends the answers that are ready: one worker_complete and one worker_fail for all of them."""
+        answered = []
+        while self._answered:
+            answered.append(self._answered.popleft())
+        if not answered:
+            return []
+        completed = [h for h in answered if h.error is None]
+        failed = [h for h in answered if h.error is not None]
+        try:
+            # One row per answer, in the order sent.
+            settled = self._complete(conn, completed) + self._fail(conn, failed)
+        except psycopg.OperationalError:
+            self._answered.extendleft(reversed(answered))  # sent again once reconnected
+            raise
+        for held, settlement in zip(completed + failed, settled):
+            self._log_settlement(held.check, settlement)
+            del self._held[held.key]
+        return settled
+
+    def _complete(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
+        if not answers:
+            return []
+        try:
+            with translated():
+                return self._settle_call(
+                    conn, "SELECT * FROM prescient.worker_complete(%s::bigint[], %s::bigint[],"
+                          " %s::timestamptz[], %s::jsonb[], %s::timestamptz)",
+                    answers, [h.next_at for h in answers], [h.result_json for h in answers])
+        except (Refused, psycopg.DataError) as refusal:
+            if len(answers) > 1:
+                # One bad answer refuses the whole call: settle them one by one, so only it fails.
+                return [s for held in answers for s in self._complete(conn, [held])]
+            # The database refused this answer (a result over 64 KiB, or JSON it cannot store such as
+            # "\u0000"): the check fails with the reason.
+            held = answers[0]
+            reason = refusal.reason if isinstance(refusal, Refused) else str(refusal).strip().splitlines()[0]
+            held.error = f"the answer was refused: {reason}"
+            return self._fail(conn, [held])
+
+    def _fail(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
+        if not answers:
+            return []
+        with translated():
+            return self._settle_call(
+                conn, "SELECT * FROM prescient.worker_fail(%s::bigint[], %s::bigint[], %s::text[],"
+                      " %s::timestamptz)", answers, [h.error for h in answers])
+
+    def _settle_call(self, conn: psycopg.Connection, query: str, answers: list[_Held],
+                     *per_check: list[Any]) -> list[Settlement]:
+        params = [[h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
+        return [Settlement(*row) for row in conn.execute(query, params).fetchall()]
+
+    def _extend_if_due(self, conn: psycopg.Connection) -> None:
+        """The heartbeat: every lease/3, one worker_extend for every check whose handler still runs."""
+        running = [h for h in self._held.values() if not h.check._lost.is_set()]
+        if not self.heartbeat or not running or time.monotonic() < self._next_heartbeat:
+            return
+        self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
+        with translated():
+            rows = conn.execute(
+                "SELECT id, refusal FROM prescient.worker_extend(%s::bigint[], %s::bigint[], %s, %s::timestamptz)",
+                [[h.check.id for h in running], [h.token for h in running], self.lease_seconds,
+                 self._now()]).fetchall()
+        for held, (check_id, refusal) in zip(running, rows):
+            if refusal is not None:
+                held.check._lost.set()
+                log.warning("%s: heartbeat refused, lease lost: %s", _about(held.check), refusal)
+
+    def _until_due(self, conn: psycopg.Connection) -> float:
+        """Seconds until a check of these classes may be taken, on the database's clock (or the pinned
+        one), at most a minute."""
+        now = self._now()
+        with translated():
+            seconds = conn.execute(
+                "SELECT extract(epoch FROM prescient.worker_next_due(%s::text[], %s::timestamptz)"
+                " - coalesce(%s::timestamptz, clock_timestamp()))::float8",
+                [self.classes, now, now]).fetchone()[0]
+        if seconds is None:
+            return MAX_SLEEP_SECONDS
+        if seconds > 0:
+            return min(MAX_SLEEP_SECONDS, seconds)
+        # Due, yet the take got nothing. Once, it came due between the take and this look: take again at
+        # once. Twice, it is held back (its group's first check is leased elsewhere): look again in a second.
+        if not self._due_but_not_taken:
+            self._due_but_not_taken = True
+            return 0.0
+        return 1.0
+
+    def _until_heartbeat(self) -> float:
+        if not self.heartbeat:
+            return MAX_SLEEP_SECONDS
+        return max(0.0, min(MAX_SLEEP_SECONDS, self._next_heartbeat - time.monotonic()))
+
+    # ---- waiting and waking -------------------------------------------------------------------------
+
+    def _wait(self, conn: psycopg.Connection | None, timeout: float) -> None:
+        """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
+        if self._notified or self._answered:
+            self._notified = False
+            return
+        watched = [self._wake_read] + ([conn.fileno()] if conn is not None else [])
+        readable, _, _ = select.select(watched, [], [], timeout)
+        if self._wake_read in readable:
+            try:
+                while os.read(self._wake_read, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        if conn is not None and conn.fileno() in readable:
+            # A notification (or the server closing the session): a statement reads it in, and raises if
+            # the connection is gone.
+            conn.execute("SELECT")
+        self._notified = False
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_write, b"!")
+        except BlockingIOError:
+            pass  # the pipe is full: the loop is awake already
+
+    def _on_notify(self, _notify: psycopg.Notify) -> None:
+        self._notified = True
+
+    def _handle_signals(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._restore_signals[signum] = signal.signal(signum, self._on_signal)
+
+    def _unhandle_signals(self) -> None:
+        for signum, previous in self._restore_signals.items():
+            signal.signal(signum, previous)
+        self._restore_signals = {}
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        log.info("worker %s: %s received, stopping (grace period %gs)", self.name, signal.Signals(signum).name,
+                 self.grace_seconds)
+        self._unhandle_signals()
+        self.stop()
+
+    # ---- the handlers' threads ----------------------------------------------------------------------
+
+    def _run_handlers(self) -> None:
+        while True:
+            held = self._queued.get()
+            if held is None:
+                return
+            self._run_one(held)
+            self._answered.append(held)
+            self._wake()
+
+    def _run_one(self, held: _Held) -> None:
+        check = held.check
+        started = time.monotonic()
+        try:
+            answer = self._handlers[check.job](check)
+            held.next_at, held.result_json = _read_answer(check, answer)
+        except CheckFailed as e:
+            held.error = _sendable(str(e))
+        except BaseException as e:  # noqa: BLE001 - any failure of a handler fails its check alone
+            held.error = _sendable(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+            log.debug("check %d: handler raised", check.id, exc_info=True)
+        log.debug("check %d ran in %.3fs", check.id, time.monotonic() - started)
+
+    def _log_settlement(self, check: Check, s: Settlement) -> None:
+        about = _about(check)
+        if s.outcome == "lease_lost":
+            log.warning("%s: lease lost, not settled: %s", about, s.last_error)
+        elif s.outcome == "rescheduled":
+            log.info("%s rescheduled to %s", about, s.next_check_at.isoformat())
+        elif s.outcome == "done":
+            log.info("%s done", about)
+        elif s.outcome == "retried":
+            log.warning("%s failed, retried at %s: %s", about, s.next_check_at.isoformat(), s.last_error)
+        else:
+            log.warning("%s %s: %s", about, s.outcome, s.last_error)
+
+
+def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None]:
+    """A handler's answer as (next time, result as JSON text). Checked here, in the handler's thread, so a
+    bad answer fails its own check, not the batch it would be sent with."""
+    if answer is None:
+        return None, None
+    if isinstance(answer, Done):
+        return None, None if answer.result is None else json.dumps(answer.result)
+    if isinstance(answer, datetime):
+        if answer.tzinfo is None or answer.utcoffset() is None:
+            raise TypeError(f"the handler of {check.job} answered {answer.isoformat()}, a time without a time "
+                            "zone: answer an aware datetime")
+        return answer, None
+    raise TypeError(f"the handler of {check.job} answered a {type(answer).__name__}: answer a datetime (look "
+                    "again then), None (done) or prescient.Done(result)")
+
+
+def _sendable(text: str) -> str:
+    """Error text PostgreSQL accepts: no NUL, valid UTF-8 (a lone surrogate is escaped)."""
+    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _about(check: Check) -> str:
+    return f"check {check.id} ({check.job} {check.entity_name}/{check.entity_key})"
+
+
+def _ids(ids: Any) -> str:
+    return ",".join(str(i) for i in ids)

@@ -1,0 +1,24 @@
+# The Python client (jobs/workers/python, README.md there): no build step, the package runs from src/.
+# Each unittest module runs in a fresh migrated database of its own (with-database.sh); bytecode goes under
+# the build tree, never into the sources. The install test puts the package into a virtual environment with
+# pip, offline, from a copy of the sources under the build tree.
+set(PRESCIENT_PYTHON "/usr/bin/python3" CACHE FILEPATH "The Python with psycopg 3 that runs the Python worker client")
+set(PRESCIENT_PYTHON_CLIENT_DIR "${CMAKE_CURRENT_LIST_DIR}")
+set(PRESCIENT_PYTHON_ENVIRONMENT
+    "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers"
+    "PRESCIENT_PYTHON=${PRESCIENT_PYTHON}"
+    "PYTHONPATH=${PRESCIENT_PYTHON_CLIENT_DIR}/src"
+    "PYTHONPYCACHEPREFIX=${PROJECT_BINARY_DIR}/workers/python/pycache")
+
+foreach(module enqueue worker seed_scenario conformance_driver)
+  add_test(NAME workers_python_${module}
+           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient> --
+                   "${PRESCIENT_PYTHON}" -m unittest -v tests.test_${module}
+           WORKING_DIRECTORY "${PRESCIENT_PYTHON_CLIENT_DIR}")
+  set_tests_properties(workers_python_${module} PROPERTIES
+                       LABELS workers TIMEOUT 90 ENVIRONMENT "${PRESCIENT_PYTHON_ENVIRONMENT}")
+endforeach()
+
+add_test(NAME workers_python_install COMMAND "${PRESCIENT_PYTHON_CLIENT_DIR}/install-check.sh")
+set_tests_properties(workers_python_install PROPERTIES
+                     LABELS workers TIMEOUT 90 ENVIRONMENT "${PRESCIENT_PYTHON_ENVIRONMENT}")

@@ -1,0 +1,62 @@
+"""What the tests share: the database of with-database.sh, worker classes, a pinned clock."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+
+import prescient
+
+
+def database_url() -> str:
+    url = os.environ.get("PRESCIENT_DATABASE_URL")
+    if not url:
+        raise RuntimeError("PRESCIENT_DATABASE_URL is not set: run the tests through jobs/workers/with-database.sh")
+    return url
+
+
+def connect(*, autocommit: bool = True) -> psycopg.Connection:
+    return psycopg.connect(database_url(), autocommit=autocommit)
+
+
+def declare_worker_class(conn: psycopg.Connection, job_class: str) -> str:
+    conn.execute("SELECT prescient.job_class_add(%s, true)", [job_class])
+    return job_class
+
+
+class PinnedClock:
+    """A clock the test moves by hand: the worker and enqueue functions pass its time as p_now."""
+
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, span: timedelta) -> None:
+        self.now += span
+
+
+# A whole second, so times on the 1-second slot grid of the tests' databases need no rounding.
+T = datetime(2026, 11, 20, 9, 0, 0, tzinfo=timezone.utc)
+
+
+def schedule_due_now(conn: psycopg.Connection, job: str, key: str, payload=None, **options) -> int:
+    """A check due at once on the server's clock: scheduled a minute ago, for a minute ago (a time in the
+    past would be put at the next boundary, up to a slot away)."""
+    past = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=1)
+    return prescient.schedule(conn, job, "things", key, at=past, payload=payload, clock=lambda: past,
+                              **options).id
+
+
+def pending(conn: psycopg.Connection, check_id: int) -> dict | None:
+    with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+        return cur.execute("SELECT * FROM prescient.future_job WHERE id = %s", [check_id]).fetchone()
+
+
+def history(conn: psycopg.Connection, check_id: int) -> list[dict]:
+    with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+        return cur.execute("SELECT * FROM prescient.job_history WHERE id = %s ORDER BY finished_at",
+                           [check_id]).fetchall()

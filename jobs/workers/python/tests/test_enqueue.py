@@ -1,0 +1,134 @@
+"""Enqueueing on the caller's connection: schedule, cancel, reschedule, cron_add, and their refusals."""
+
+import unittest
+from datetime import datetime, timedelta
+
+import prescient
+from tests import support
+from tests.support import T, PinnedClock
+
+
+class EnqueueTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with support.connect() as conn:
+            support.declare_worker_class(conn, "reminder")
+
+    def setUp(self):
+        self.conn = support.connect(autocommit=False)
+        self.addCleanup(self.conn.close)
+        self.look = support.connect()
+        self.addCleanup(self.look.close)
+        self.clock = PinnedClock(T)
+
+    def test_a_check_exists_only_if_the_callers_transaction_commits(self):
+        rolled_back = prescient.schedule(self.conn, "reminder", "users", "1", delay=timedelta(days=3),
+                                         job_key="remind:1", clock=self.clock)
+        self.assertIsNone(support.pending(self.look, rolled_back.id), "visible before the commit")
+        self.conn.rollback()
+        self.assertIsNone(support.pending(self.look, rolled_back.id))
+
+        committed = prescient.schedule(self.conn, "reminder", "users", "1", delay=timedelta(days=3),
+                                       job_key="remind:1", payload={"hours": 72}, clock=self.clock)
+        self.conn.commit()
+        row = support.pending(self.look, committed.id)
+        self.assertEqual(row["next_check_at"], T + timedelta(days=3))
+        self.assertEqual(row["payload"], {"hours": 72})
+        self.assertEqual((row["job"], row["entity_name"], row["entity_key"], row["job_key"]),
+                         ("reminder", "users", "1", "remind:1"))
+        self.assertEqual(committed.status, "created")
+
+    def test_a_time_is_rounded_up_to_the_slot_and_a_delay_counts_from_the_clock(self):
+        at = prescient.schedule(self.conn, "reminder", "users", "2", at=T + timedelta(milliseconds=300),
+                                clock=self.clock)
+        after = prescient.schedule(self.conn, "reminder", "users", "3", delay=timedelta(hours=3),
+                                   clock=self.clock)
+        self.assertEqual(at.next_check_at, T + timedelta(seconds=1))  # never early: up, to the next second
+        self.assertEqual(after.next_check_at, T + timedelta(hours=3))
+
+    def test_without_a_clock_the_server_clock_is_used(self):
+        before = self.conn.execute("SELECT now()").fetchone()[0]  # the transaction's start: the SQL's now()
+        scheduled = prescient.schedule(self.conn, "reminder", "users", "4", delay=timedelta(minutes=5))
+        self.assertGreaterEqual(scheduled.next_check_at, before + timedelta(minutes=5))
+        self.assertLess(scheduled.next_check_at, before + timedelta(minutes=5, seconds=2))
+
+    def test_a_taken_job_key_is_a_conflict_naming_the_holder_unless_told_otherwise(self):
+        first = prescient.schedule(self.conn, "reminder", "users", "5", delay=timedelta(hours=1),
+                                   job_key="remind:5", clock=self.clock)
+        self.conn.commit()
+        with self.assertRaises(prescient.Conflict) as raised:
+            prescient.schedule(self.conn, "reminder", "users", "5", delay=timedelta(hours=2), job_key="remind:5",
+                               clock=self.clock)
+        self.assertEqual(raised.exception.existing_id, first.id)
+        self.assertEqual(raised.exception.job_key, "remind:5")
+        self.conn.rollback()
+        kept = prescient.schedule(self.conn, "reminder", "users", "5", delay=timedelta(hours=2),
+                                  job_key="remind:5", on_conflict="keep", clock=self.clock)
+        replaced = prescient.schedule(self.conn, "reminder", "users", "5", delay=timedelta(hours=2),
+                                      job_key="remind:5", on_conflict="replace", clock=self.clock)
+        self.assertEqual((kept.id, kept.status, kept.next_check_at), (first.id, "kept", T + timedelta(hours=1)))
+        self.assertEqual((replaced.id, replaced.status, replaced.next_check_at),
+                         (first.id, "replaced", T + timedelta(hours=2)))
+
+    def test_a_refusal_is_typed_and_carries_the_databases_reason(self):
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.schedule(self.conn, "no_such_class", "users", "6", delay=timedelta(hours=1),
+                               job_key="remind:6", clock=self.clock)
+        self.assertIn("no_such_class", raised.exception.reason)
+        self.assertEqual(raised.exception.job_key, "remind:6")
+        self.assertEqual(raised.exception.__cause__.sqlstate, "PR400")
+        self.conn.rollback()
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.reschedule(self.conn, check_id=1, job_key="both", at=T, clock=self.clock)
+        self.assertIn("exactly one of an id or a job key", str(raised.exception))
+        self.assertTrue(str(raised.exception).startswith("check 1: "), str(raised.exception))
+
+    def test_a_time_without_a_zone_is_refused_before_it_reaches_the_database(self):
+        with self.assertRaisesRegex(ValueError, "no time zone"):
+            prescient.schedule(self.conn, "reminder", "users", "7", at=datetime(2026, 12, 1, 9, 0))
+        with self.assertRaisesRegex(TypeError, "exactly one of at= or delay="):
+            prescient.schedule(self.conn, "reminder", "users", "7")
+
+    def test_cancel_by_id_or_by_key_moves_the_check_to_the_history(self):
+        by_id = prescient.schedule(self.conn, "reminder", "users", "8", delay=timedelta(hours=1), clock=self.clock)
+        by_key = prescient.schedule(self.conn, "reminder", "users", "9", delay=timedelta(hours=1),
+                                    job_key="remind:9", clock=self.clock)
+        self.assertEqual(prescient.cancel(self.conn, check_id=by_id.id, by="alice", clock=self.clock), by_id.id)
+        self.assertEqual(prescient.cancel(self.conn, job_key="remind:9", clock=self.clock), by_key.id)
+        self.assertIsNone(prescient.cancel(self.conn, job_key="remind:9", clock=self.clock), "cancelled twice")
+        self.conn.commit()
+        for check_id in (by_id.id, by_key.id):
+            self.assertIsNone(support.pending(self.look, check_id))
+            [gone] = support.history(self.look, check_id)
+            self.assertEqual((gone["outcome"], gone["finished_at"]), ("cancelled", T))
+        self.assertEqual(support.history(self.look, by_id.id)[0]["finished_by"], "alice")
+
+    def test_reschedule_moves_a_pending_check(self):
+        check = prescient.schedule(self.conn, "reminder", "users", "10", delay=timedelta(hours=1),
+                                   job_key="remind:10", clock=self.clock)
+        moved = prescient.reschedule(self.conn, job_key="remind:10", delay=timedelta(days=1), clock=self.clock)
+        self.assertEqual(moved, prescient.Rescheduled(check.id, "remind:10", T + timedelta(days=1)))
+        moved = prescient.reschedule(self.conn, check_id=check.id, at=T + timedelta(minutes=30), clock=self.clock)
+        self.assertEqual(moved.next_check_at, T + timedelta(minutes=30))
+        self.assertIsNone(prescient.reschedule(self.conn, job_key="remind:none", at=T, clock=self.clock))
+
+    def test_cron_add_arms_a_recurring_schedule_of_a_worker_class(self):
+        version = prescient.cron_add(self.conn, "daily-digest", "0 8 * * *", job="reminder",
+                                     time_zone="Europe/Berlin", payload={"kind": "digest"}, catch_up="none",
+                                     clock=self.clock)
+        self.conn.commit()
+        self.assertEqual(version, 1)
+        job, time_zone, payload = self.look.execute(
+            "SELECT job, time_zone, payload FROM prescient.cron_schedule WHERE id = 'daily-digest'").fetchone()
+        self.assertEqual((job, time_zone, payload), ("reminder", "Europe/Berlin", {"kind": "digest"}))
+        # The schedule's own check (class cron, the runner's) makes each occurrence a check of the class.
+        armed = self.look.execute("SELECT job, enqueued_on FROM prescient.future_job"
+                                  " WHERE job_key = 'cron:daily-digest'").fetchone()
+        self.assertEqual(armed, ("cron", T))
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.cron_add(self.conn, "bad", "not a spec", job="reminder", clock=self.clock)
+        self.assertIn("not a spec", raised.exception.reason)
+
+
+if __name__ == "__main__":
+    unittest.main()

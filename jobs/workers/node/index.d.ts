@@ -1,0 +1,204 @@
+// Hand-written declarations of prescient-worker (index.js): types without a compile step.
+/// <reference types="node" />
+
+import { EventEmitter } from 'node:events'
+import type { Pool, PoolConfig, QueryResult } from 'pg'
+
+/** What the enqueue functions run their statement on: a pg Client or PoolClient (inside your transaction). */
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<QueryResult<any>>
+}
+
+/** A clock: returns "now". Pinned in tests; without one the database's clock is used. */
+export type Clock = () => Date
+
+/** Check ids are bigint in the database: they arrive as strings, as node-postgres gives int8. */
+export type CheckId = string
+
+/** The time asked for: exactly one of `at` and `afterSeconds`. */
+export type When = { at: Date | string | number; afterSeconds?: never } | { afterSeconds: number; at?: never }
+
+export type OnConflict = 'error' | 'replace' | 'keep' | 'debounce'
+
+export type ScheduleOptions = When & {
+  /** The job class (a worker class, or any class of the registry). */
+  job: string
+  entityName: string
+  entityKey: string | number
+  /** At most one pending check holds a job key; see onConflict. */
+  jobKey?: string
+  /** The checks of a group run one at a time, in order. */
+  groupKey?: string
+  /** Any JSON value; the handler gets it as check.payload. */
+  payload?: unknown
+  /** When a pending check holds the job key: 'error' (the default, a ConflictError), 'replace', 'keep', 'debounce'. */
+  onConflict?: OnConflict
+  /** Who enqueued it (default: the database user). */
+  by?: string
+  clock?: Clock
+}
+
+export interface Scheduled {
+  id: CheckId
+  jobKey: string | null
+  nextCheckAt: Date | null
+  firstCheckAt: Date | null
+  status: 'created' | 'replaced' | 'kept' | 'debounced' | 'deduplicated'
+}
+
+export type CheckRef = { id: CheckId | number | bigint; jobKey?: never } | { jobKey: string; id?: never }
+
+/** Schedules a check on the caller's connection (it commits or rolls back with the caller's transaction). */
+export function schedule(client: Queryable, options: ScheduleOptions): Promise<Scheduled>
+
+/** Cancels a pending check by id or job key; resolves to its id, or null when none was pending. */
+export function cancel(client: Queryable, options: CheckRef & { by?: string; clock?: Clock }): Promise<CheckId | null>
+
+/** Moves a pending check to another time; resolves to null when none was pending. */
+export function reschedule(
+  client: Queryable,
+  options: CheckRef & When & { clock?: Clock },
+): Promise<{ id: CheckId; jobKey: string | null; nextCheckAt: Date } | null>
+
+export interface CronAddOptions {
+  /** The schedule's id. */
+  id: string
+  /** A cron expression (five fields), e.g. '0 3 * * *'. */
+  spec: string
+  /** IANA time zone the spec is read in (default UTC). */
+  timeZone?: string
+  /** The class of the checks it enqueues (default emit). */
+  job?: string
+  payload?: unknown
+  catchUp?: string
+  deadlineSeconds?: number
+  windowSeconds?: number
+  jitterSeconds?: number
+  /** The schedule's further options (overlap, start_at, end_at, max_runs: docs/schedules.md). */
+  scheduleOptions?: Record<string, unknown>
+  by?: string
+  clock?: Clock
+}
+
+/** Adds a recurring schedule (needs the schema owner's rights); resolves to its version (1). */
+export function cronAdd(client: Queryable, options: CronAddOptions): Promise<number>
+
+/** A check as a handler gets it. */
+export interface Check {
+  readonly id: CheckId
+  readonly job: string
+  readonly entityName: string
+  readonly entityKey: string
+  readonly jobKey: string | null
+  readonly groupKey: string | null
+  readonly payload: any
+  /** The slot it was due at (the check is never run before it). */
+  readonly dueAt: Date
+  /** The time it was asked for, before rounding to the slot. */
+  readonly askedForAt: Date
+  /** Runs answered before this one. */
+  readonly checkCount: number
+  /** Failed attempts before this one. */
+  readonly attempts: number
+  /** The previous attempt's error. */
+  readonly lastError: string | null
+  readonly leaseUntil: Date
+  /** Aborted when the lease is lost (a heartbeat was refused) or the worker gave the check back on stop. */
+  readonly signal: AbortSignal
+}
+
+/**
+ * A handler's answer: a Date (look again then), null or undefined (done), or { result } (done, the result
+ * kept in the history: any JSON value up to 64 KiB). Throwing (or rejecting) fails the check with the
+ * error's message: it is retried after the class's backoff, or becomes a dead letter.
+ */
+export type Answer = Date | null | undefined | void | { result: unknown }
+export type Handler = (check: Check) => Answer | Promise<Answer>
+
+export interface Logger {
+  info(message: string): void
+  warn(message: string): void
+  error(message: string): void
+}
+
+export interface WorkerOptions {
+  /** The application's pool (not closed by the worker; one of its clients is held for LISTEN while started). */
+  pool?: Pool | { query: Pool['query']; connect: Pool['connect'] }
+  /** Or a connection for the worker's own pool (closed by stop() or close()). */
+  connectionString?: string
+  connection?: PoolConfig
+  /** Names the worker in leases, the history and logs (default hostname:pid). */
+  name?: string
+  /** Handlers running at once (default 4). */
+  concurrency?: number
+  /** At most this many checks per take (default 50). */
+  batchSize?: number
+  /** Lease length in seconds (default 30); heartbeats renew it every third of it. */
+  leaseSeconds?: number
+  /** Renew leases while handlers run (default true). */
+  heartbeat?: boolean
+  /** How long stop() lets running handlers finish (default 10 000 ms). */
+  graceMs?: number
+  /** A pinned clock for tests; without it the database's clock is used. */
+  clock?: Clock
+  /** Where the one-line events go (default stderr); false for none. */
+  logger?: Logger | false
+}
+
+export interface Settlement {
+  id: CheckId
+  job: string
+  /** rescheduled, done, guard_past, guard_max_checks, guard_horizon, retried, failed or lease_lost. */
+  outcome: string
+  nextCheckAt: Date | null
+  lastError: string | null
+  /** For lease_lost: the typed error. */
+  error?: LeaseLostError
+}
+
+export declare class Worker extends EventEmitter {
+  constructor(options: WorkerOptions)
+  readonly name: string
+  readonly classes: string[]
+  /** How many handlers are running now. */
+  readonly running: number
+  /** Registers the handler of a worker class; the worker takes checks of the classes it has handlers for. */
+  handle(job: string, handler: Handler): this
+  /** Connects, LISTENs and starts the loop; rejects with a RefusedError for an unknown or runner's class. */
+  start(): Promise<void>
+  /** Runs every check due now (by the clock) until none is left; resolves to their settlements. */
+  drain(): Promise<Settlement[]>
+  /** Graceful stop: takes nothing more, lets handlers finish within graceMs, releases the rest, closes. */
+  stop(options?: { graceMs?: number }): Promise<void>
+  /** Calls stop() on these signals (default SIGTERM, SIGINT); returns a function that removes the handlers. */
+  stopOnSignals(signals?: NodeJS.Signals[]): () => void
+  /** Closes the worker's own pool after drain(). */
+  close(): Promise<void>
+
+  on(event: 'settled', listener: (settlement: Settlement, check: Check) => void): this
+  on(event: 'leaseLost', listener: (error: LeaseLostError, check: Check) => void): this
+  on(event: 'refused', listener: (error: RefusedError) => void): this
+  on(event: 'settleFailed', listener: (error: Error, ids: CheckId[]) => void): this
+  on(event: 'stopped', listener: () => void): this
+  once(event: 'settled', listener: (settlement: Settlement, check: Check) => void): this
+  once(event: 'leaseLost', listener: (error: LeaseLostError, check: Check) => void): this
+  once(event: 'refused', listener: (error: RefusedError) => void): this
+  once(event: 'settleFailed', listener: (error: Error, ids: CheckId[]) => void): this
+  once(event: 'stopped', listener: () => void): this
+}
+
+/** The base of the client's errors: the check (when there is one) and the database's reason. */
+export declare class PrescientError extends Error {
+  readonly checkId: CheckId | null
+  readonly reason: string
+  /** 'PR400', 'PR409' or 'lease_lost'. */
+  readonly code: string | null
+}
+/** The database refused the call as bad input (SQLSTATE PR400); nothing of it was written. */
+export declare class RefusedError extends PrescientError {}
+/** A pending check holds the job key (SQLSTATE PR409); checkId is that check's. */
+export declare class ConflictError extends PrescientError {}
+/** A settlement refused: the lease ran out (another worker may have the check) or the check is gone. */
+export declare class LeaseLostError extends PrescientError {
+  constructor(checkId: CheckId, reason: string)
+}

@@ -1,0 +1,20 @@
+'use strict'
+
+// prescient's worker protocol for Node (docs/workers.md): enqueue checks in the application's own
+// transaction, and run the checks of worker classes in the application's own service.
+
+const { schedule, cancel, reschedule, cronAdd } = require('./lib/enqueue')
+const { Worker } = require('./lib/worker')
+const { PrescientError, RefusedError, ConflictError, LeaseLostError } = require('./lib/errors')
+
+module.exports = {
+  schedule,
+  cancel,
+  reschedule,
+  cronAdd,
+  Worker,
+  PrescientError,
+  RefusedError,
+  ConflictError,
+  LeaseLostError,
+}

@@ -1,0 +1,639 @@
+'use strict'
+
+// The worker (docs/workers.md, "A worker's loop"): takes due checks of its classes in batches of the free
+// places, runs one handler per check (at most `concurrency` at once), keeps their leases alive, settles the
+// answers that are ready in one call, and sleeps until the next due time or a NOTIFY prescient_worker.
+// Every rule of a check's life is the database's; this side only runs handlers and reports their answers.
+
+const { EventEmitter } = require('node:events')
+const os = require('node:os')
+const pg = require('pg')
+const { LeaseLostError, RefusedError, fromDatabaseError } = require('./errors')
+
+const CHANNEL = 'prescient_worker'
+const MAX_SLEEP_MS = 60000
+// Something is due, yet the take found nothing. Either flow control deferred every check the take looked
+// at (the take looks at only as many as it asks for: the next take looks at the next ones, at once, before
+// the reservations it made run out) or a group's earlier check is leased (nothing changes until it is
+// settled). Both look the same from here: look again soon for a while, then back off.
+const DUE_RETRY_MS = 5
+const DUE_RETRY_FOR_MS = 2000
+const DUE_BACKOFF_FIRST_MS = 50
+const DUE_BACKOFF_MAX_MS = 1000
+const ERROR_RETRY_MS = 1000
+const SETTLE_CHUNK = 1000
+
+const SELECT_TAKE = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
+       check_count, attempts, last_error, lease_token::text AS lease_token, lease_until
+  FROM prescient.worker_take($1::text, $2::text[], $3::integer, $4::double precision, $5::timestamptz)`
+// How long until the next check may be taken, measured by the same clock as the answer (server's or pinned).
+const SELECT_NEXT_DUE = `SELECT extract(epoch FROM prescient.worker_next_due($1::text[], $2::timestamptz)
+                              - coalesce($2::timestamptz, clock_timestamp()))::float8 AS seconds`
+const SELECT_COMPLETE = `SELECT id, outcome, next_check_at, last_error
+  FROM prescient.worker_complete($1::bigint[], $2::bigint[], $3::timestamptz[], $4::jsonb[], $5::timestamptz)`
+const SELECT_FAIL = `SELECT id, outcome, next_check_at, last_error
+  FROM prescient.worker_fail($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz)`
+const SELECT_EXTEND = `SELECT id, lease_until, refusal
+  FROM prescient.worker_extend($1::bigint[], $2::bigint[], $3::double precision, $4::timestamptz)`
+const SELECT_RELEASE = 'SELECT prescient.worker_release($1::bigint[], $2::bigint[]) AS released'
+
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function defaultLogger() {
+  const write = (level) => (message) => process.stderr.write(`${new Date().toISOString()} ${level} ${message}\n`)
+  return { info: write('info'), warn: write('warn'), error: write('error') }
+}
+
+// The error text a failed check keeps: the error's message (what a person reads in the history), never
+// with a NUL, which PostgreSQL text cannot hold (the whole call would be refused).
+function errorText(err) {
+  let text
+  if (err instanceof Error) text = err.message || err.name
+  else if (typeof err === 'string') text = err
+  else {
+    try {
+      text = JSON.stringify(err)
+    } catch {
+      text = String(err)
+    }
+  }
+  return String(text || 'error without a message').replace(/\u0000/g, '\\u0000')
+}
+
+// What a handler's return value means: a Date (look again then), nothing (done) or { result } (done, the
+// result kept in the history). Anything else is a mistake in the handler, and fails the check saying so.
+function answerOf(value) {
+  if (value === null || value === undefined) return { kind: 'complete', next: null, result: null }
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) return { kind: 'fail', error: 'the handler answered an invalid Date' }
+    return { kind: 'complete', next: value, result: null }
+  }
+  if (typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, 'result')) {
+    if (value.result === undefined || value.result === null) return { kind: 'complete', next: null, result: null }
+    try {
+      return { kind: 'complete', next: null, result: JSON.stringify(value.result) }
+    } catch (err) {
+      return { kind: 'fail', error: `the handler's result is not JSON: ${errorText(err)}` }
+    }
+  }
+  let shown
+  try {
+    shown = JSON.stringify(value)
+  } catch {
+    shown = String(value)
+  }
+  return {
+    kind: 'fail',
+    error: `the handler answered ${String(shown).slice(0, 200)}: expected a Date, null or { result }`,
+  }
+}
+
+// A refusal of the input itself (PR400, or data PostgreSQL cannot store such as a NUL in JSON): splitting the
+// batch finds the one answer at fault; a lost connection is not that.
+function isInputRefusal(err) {
+  return Boolean(err && typeof err.code === 'string' && (err.code === 'PR400' || err.code.startsWith('22')))
+}
+
+function checkOf(row, signal) {
+  return Object.freeze({
+    id: row.id,
+    job: row.job,
+    entityName: row.entity_name,
+    entityKey: row.entity_key,
+    jobKey: row.job_key,
+    groupKey: row.group_key,
+    payload: row.payload,
+    dueAt: row.due_at,
+    askedForAt: row.asked_for_at,
+    checkCount: row.check_count,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    leaseUntil: row.lease_until,
+    signal,
+  })
+}
+
+class Worker extends EventEmitter {
+  /**
+   * options: pool (a pg.Pool the worker uses, not closed by it) or connectionString / connection (a pg
+   * config: the worker makes its own pool, closed by stop()); name; concurrency (4); batchSize (50);
+   * leaseSeconds (30); heartbeat (true); graceMs (10000); clock (() => Date, pinned time for tests);
+   * logger ({ info, warn, error }, or false for none).
+   */
+  constructor(options = {}) {
+    super()
+    const {
+      pool, connectionString, connection, name, concurrency = 4, batchSize = 50, leaseSeconds = 30,
+      heartbeat = true, graceMs = 10000, clock = null, logger,
+    } = options
+    if (!pool && !connectionString && !connection) {
+      throw new TypeError('a Worker needs a pool, a connectionString or a connection config')
+    }
+    for (const [what, value] of [['concurrency', concurrency], ['batchSize', batchSize]]) {
+      if (!Number.isInteger(value) || value < 1) throw new TypeError(`${what} must be a whole number from 1: ${value}`)
+    }
+    if (batchSize > 10000) throw new TypeError(`batchSize must be at most 10000: ${batchSize}`)
+    if (typeof leaseSeconds !== 'number' || !(leaseSeconds >= 0.1 && leaseSeconds <= 86400)) {
+      throw new TypeError(`leaseSeconds must be from 0.1 to 86400: ${leaseSeconds}`)
+    }
+    if (clock !== null && typeof clock !== 'function') throw new TypeError('clock must be a function returning a Date')
+    this.name = name || `${os.hostname()}:${process.pid}`
+    this.concurrency = concurrency
+    this.batchSize = batchSize
+    this.leaseSeconds = leaseSeconds
+    this.heartbeat = heartbeat
+    this.graceMs = graceMs
+    this.clock = clock
+    const log = logger === false ? { info() {}, warn() {}, error() {} } : logger || defaultLogger()
+    const prefix = `prescient worker ${this.name}: `
+    this.log = {
+      info: (m) => log.info(prefix + m),
+      warn: (m) => log.warn(prefix + m),
+      error: (m) => log.error(prefix + m),
+    }
+
+    this.connectionConfig = connectionString ? { connectionString } : connection
+    this.pool = pool || null
+    this.ownsPool = !pool
+    this.handlers = new Map()
+
+    this.held = new Map() // id -> { check, token, controller, running, released }: taken, not yet settled
+    this.tasks = new Set() // the running handlers' promises
+    this.answers = [] // answers waiting for their settlement call
+    this.flushing = null
+    this.heartbeatTimer = null
+    this.heartbeatInFlight = false
+    this.listener = null
+    this.loopDone = null
+    this.stopping = false
+    this.stopped = null
+    this.wakePending = false
+    this.wakeSleeper = null
+  }
+
+  /** Registers the handler of a worker class; the worker takes the checks of the classes it has handlers for. */
+  handle(job, handler) {
+    if (typeof job !== 'string' || job === '') throw new TypeError('handle needs a job class name')
+    if (typeof handler !== 'function') throw new TypeError(`the handler of ${job} is not a function`)
+    if (this.loopDone) throw new Error('handle() must come before start()')
+    this.handlers.set(job, handler)
+    return this
+  }
+
+  get classes() {
+    return [...this.handlers.keys()]
+  }
+
+  /** How many handlers are running now. */
+  get running() {
+    return this.tasks.size
+  }
+
+  /**
+   * Connects, LISTENs and starts the loop in the background; resolves once it listens. Rejects with a
+   * RefusedError when a class is unknown or not a worker class.
+   */
+  async start() {
+    if (this.loopDone) throw new Error('this worker was started already')
+    this.requireHandlers()
+    this.openPool()
+    await this.nextDueSeconds() // the classes are checked here, before the worker says it runs
+    await this.listen()
+    this.startHeartbeat()
+    this.log.info(`started: classes ${this.classes.join(', ')}, concurrency ${this.concurrency}, ` +
+      `batch ${this.batchSize}, lease ${this.leaseSeconds} s${this.heartbeat ? '' : ', no heartbeat'}`)
+    this.loopDone = this.loop()
+  }
+
+  /**
+   * Runs every check due now (by the clock) until none is left, then resolves to the settlements:
+   * [{ id, job, outcome, nextCheckAt, lastError }]. The same take, run, heartbeat and settle as the loop,
+   * without LISTEN or sleeping: for tests with a pinned clock, and for a worker run from a scheduler.
+   */
+  async drain() {
+    if (this.loopDone) throw new Error('drain() is for a worker that was not started')
+    this.requireHandlers()
+    this.openPool()
+    const settled = []
+    const collect = (s) => settled.push(s)
+    this.on('settled', collect)
+    this.startHeartbeat()
+    try {
+      for (;;) {
+        const free = this.concurrency - this.tasks.size
+        const took = free > 0 ? await this.take(Math.min(free, this.batchSize)) : []
+        if (took.length > 0) continue
+        if (this.tasks.size === 0 && this.answers.length === 0 && !this.flushing) break
+        await this.sleep(MAX_SLEEP_MS) // woken when a handler ends or a settlement is made
+      }
+    } finally {
+      this.stopHeartbeat()
+      this.off('settled', collect)
+    }
+    return settled
+  }
+
+  /**
+   * A graceful stop: takes nothing more, lets running handlers finish within graceMs, settles their
+   * answers, releases what is still held (its checks are due again at once, for another worker) and
+   * closes the worker's connections. Resolves when all that is done; calling it again returns the same.
+   */
+  stop({ graceMs = this.graceMs } = {}) {
+    if (this.stopped) return this.stopped
+    this.stopping = true
+    this.wake()
+    this.stopped = (async () => {
+      if (this.loopDone) await this.loopDone
+      if (this.tasks.size > 0) {
+        this.log.info(`stopping: waiting up to ${graceMs} ms for ${this.tasks.size} running check(s): ` +
+          [...this.held.values()].filter((h) => h.running).map((h) => h.check.id).join(', '))
+        let timer
+        await Promise.race([
+          Promise.allSettled([...this.tasks]),
+          new Promise((resolve) => { timer = setTimeout(resolve, graceMs) }),
+        ])
+        clearTimeout(timer)
+      }
+      await this.flush()
+      const left = [...this.held.values()]
+      if (left.length > 0) {
+        for (const h of left) {
+          h.released = true
+          h.controller.abort(new Error('the worker stopped: the check was released'))
+        }
+        await this.release(left, 'still running when the grace period ended')
+      }
+      this.stopHeartbeat()
+      await this.closeListener()
+      if (this.ownsPool && this.pool) {
+        await this.pool.end().catch(() => {})
+        this.pool = null
+      }
+      this.log.info('stopped')
+      this.emit('stopped')
+    })()
+    return this.stopped
+  }
+
+  /** Stops gracefully on these signals (once). Returns a function that removes the handlers. */
+  stopOnSignals(signals = ['SIGTERM', 'SIGINT']) {
+    const onSignal = (signal) => {
+      this.log.info(`${signal}: stopping gracefully`)
+      this.stop().catch((err) => this.log.error(`stop failed: ${err.message}`))
+    }
+    for (const signal of signals) process.once(signal, onSignal)
+    return () => {
+      for (const signal of signals) process.removeListener(signal, onSignal)
+    }
+  }
+
+  /** Closes the pool the worker made (after drain()); stop() does this for a started worker. */
+  async close() {
+    if (this.ownsPool && this.pool) {
+      await this.pool.end()
+      this.pool = null
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------- loop
+
+  async loop() {
+    let dueButEmpty = null // since when takes found nothing while a check was due, and the wait now
+    while (!this.stopping) {
+      try {
+        this.wakePending = false // a notification from now on means: look again
+        const free = this.concurrency - this.tasks.size
+        if (free <= 0) {
+          await this.sleep(MAX_SLEEP_MS) // until a handler ends
+          continue
+        }
+        const took = await this.take(Math.min(free, this.batchSize))
+        if (took.length > 0) {
+          dueButEmpty = null
+          continue
+        }
+        const seconds = await this.nextDueSeconds()
+        let ms
+        if (seconds === null || seconds > 0) {
+          dueButEmpty = null
+          ms = seconds === null ? MAX_SLEEP_MS : Math.min(Math.ceil(seconds * 1000), MAX_SLEEP_MS)
+        } else {
+          if (!dueButEmpty) dueButEmpty = { since: Date.now(), backoff: DUE_BACKOFF_FIRST_MS }
+          if (Date.now() - dueButEmpty.since < DUE_RETRY_FOR_MS) {
+            ms = DUE_RETRY_MS
+          } else {
+            ms = dueButEmpty.backoff
+            dueButEmpty.backoff = Math.min(dueButEmpty.backoff * 2, DUE_BACKOFF_MAX_MS)
+          }
+        }
+        await this.sleep(ms)
+      } catch (err) {
+        if (err instanceof RefusedError) {
+          // Not a passing trouble: the classes or options are wrong; retrying cannot help.
+          this.log.error(`stopping: ${err.message}`)
+          this.emit('refused', err)
+          this.stop().catch(() => {}) // it awaits this loop, which ends here
+          break
+        }
+        this.log.error(`${err.message}; trying again in ${ERROR_RETRY_MS} ms`)
+        await this.sleep(ERROR_RETRY_MS)
+      }
+    }
+  }
+
+  // Takes up to `limit` due checks and starts a handler for each. Resolves to what it took.
+  async take(limit) {
+    let rows
+    try {
+      ;({ rows } = await this.pool.query(SELECT_TAKE,
+        [this.name, this.classes, limit, this.leaseSeconds, this.now()]))
+    } catch (err) {
+      throw fromDatabaseError(err)
+    }
+    if (rows.length === 0) return rows
+    const taken = rows.map((row) => {
+      const controller = new AbortController()
+      const h = { check: checkOf(row, controller.signal), token: row.lease_token, controller, running: false, released: false }
+      this.held.set(h.check.id, h)
+      return h
+    })
+    if (this.stopping && this.loopDone) {
+      // Stopped while the take was under way: give them back untouched.
+      await this.release(taken, 'taken while stopping')
+      return rows
+    }
+    this.log.info(`took ${rows.length} check(s): ${rows.map((r) => `${r.id} (${r.job})`).join(', ')}`)
+    for (const h of taken) this.run(h)
+    return rows
+  }
+
+  run(h) {
+    h.running = true
+    const handler = this.handlers.get(h.check.job)
+    const task = (async () => {
+      let answer
+      try {
+        answer = answerOf(await handler(h.check))
+      } catch (err) {
+        answer = { kind: 'fail', error: errorText(err) }
+      }
+      h.running = false
+      if (h.released) return // its grace ran out: it was given back, its answer is nobody's now
+      if (answer.kind === 'fail') this.log.warn(`check ${h.check.id} (${h.check.job}) failed: ${answer.error}`)
+      this.answers.push({ h, ...answer })
+      this.scheduleFlush()
+    })()
+    this.tasks.add(task)
+    task.finally(() => {
+      this.tasks.delete(task)
+      this.wake()
+    })
+  }
+
+  // ------------------------------------------------------------------------------------------ settling
+
+  // The answers ready in this turn of the event loop go in one call; those that come while it runs, in the next.
+  scheduleFlush() {
+    if (this.flushing) return
+    this.flushing = (async () => {
+      await new Promise((resolve) => setImmediate(resolve))
+      while (this.answers.length > 0) {
+        const batch = this.answers.splice(0, this.answers.length)
+        for (let i = 0; i < batch.length; i += SETTLE_CHUNK) {
+          const chunk = batch.slice(i, i + SETTLE_CHUNK)
+          await this.settle('complete', chunk.filter((a) => a.kind === 'complete'))
+          await this.settle('fail', chunk.filter((a) => a.kind === 'fail'))
+        }
+      }
+    })().finally(() => {
+      this.flushing = null
+      this.wake()
+    })
+  }
+
+  async flush() {
+    while (this.flushing || this.answers.length > 0) {
+      if (!this.flushing) this.scheduleFlush()
+      await this.flushing
+    }
+  }
+
+  async settle(kind, answers) {
+    if (answers.length === 0) return
+    const ids = answers.map((a) => a.h.check.id)
+    const tokens = answers.map((a) => a.h.token)
+    let rows
+    try {
+      const result = kind === 'complete'
+        ? await this.pool.query(SELECT_COMPLETE, [ids, tokens,
+          answers.map((a) => (a.next ? a.next.toISOString() : null)),
+          answers.map((a) => a.result),
+          this.now()])
+        : await this.pool.query(SELECT_FAIL, [ids, tokens, answers.map((a) => a.error), this.now()])
+      rows = result.rows
+    } catch (err) {
+      if (isInputRefusal(err) && answers.length > 1) {
+        // One answer spoils the call for all: settle them one by one, so only that one is refused.
+        for (const a of answers) await this.settle(kind, [a])
+        return
+      }
+      if (isInputRefusal(err) && kind === 'complete') {
+        // The database would not take this answer (a result over 64 KiB, JSON it cannot store): the check
+        // fails with the refusal, so its history or its retry says why.
+        const a = answers[0]
+        this.log.warn(`check ${a.h.check.id} (${a.h.check.job}): its answer was refused: ${err.message}`)
+        this.answers.push({ h: a.h, kind: 'fail', error: `the answer was refused: ${err.message}` })
+        return
+      }
+      // Not settled (the connection broke, or the error text itself was refused): the leases run out and
+      // the checks run again, at least once as ever.
+      for (const a of answers) this.held.delete(a.h.check.id)
+      this.log.error(`could not ${kind} check(s) ${ids.join(', ')}: ${err.message}; ` +
+        'they run again when their leases run out')
+      this.emit('settleFailed', fromDatabaseError(err), ids)
+      return
+    }
+    rows.forEach((row, i) => {
+      const { h } = answers[i]
+      this.held.delete(h.check.id)
+      const settlement = {
+        id: row.id, job: h.check.job, outcome: row.outcome, nextCheckAt: row.next_check_at, lastError: row.last_error,
+      }
+      this.logSettlement(settlement)
+      if (row.outcome === 'lease_lost') {
+        const err = new LeaseLostError(row.id, row.last_error)
+        settlement.error = err
+        this.emit('leaseLost', err, h.check)
+      }
+      this.emit('settled', settlement, h.check)
+    })
+  }
+
+  logSettlement({ id, job, outcome, nextCheckAt, lastError }) {
+    const what = `check ${id} (${job}): ${outcome}`
+    switch (outcome) {
+      case 'rescheduled':
+        return this.log.info(`${what}, next at ${nextCheckAt.toISOString()}`)
+      case 'done':
+        return this.log.info(what)
+      case 'retried':
+        return this.log.warn(`${what} at ${nextCheckAt.toISOString()}: ${lastError}`)
+      case 'failed':
+        return this.log.error(`${what} (attempts used up, a dead letter): ${lastError}`)
+      default: // the guards' endings and lease_lost, with the database's reason
+        return this.log.warn(`${what}: ${lastError}`)
+    }
+  }
+
+  async release(held, why) {
+    const ids = held.map((h) => h.check.id)
+    for (const id of ids) this.held.delete(id)
+    try {
+      const { rows } = await this.pool.query(SELECT_RELEASE, [ids, held.map((h) => h.token)])
+      this.log.info(`released ${rows[0].released} of ${ids.length} check(s) (${why}): ${ids.join(', ')}`)
+    } catch (err) {
+      this.log.error(`could not release check(s) ${ids.join(', ')}: ${err.message}; their leases run out`)
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------- heartbeats
+
+  startHeartbeat() {
+    if (!this.heartbeat || this.heartbeatTimer) return
+    this.heartbeatTimer = setInterval(() => this.beat(), (this.leaseSeconds * 1000) / 3)
+    this.heartbeatTimer.unref()
+  }
+
+  stopHeartbeat() {
+    clearInterval(this.heartbeatTimer)
+    this.heartbeatTimer = null
+  }
+
+  // One worker_extend for every check held (running, or answered and not yet settled).
+  async beat() {
+    if (this.heartbeatInFlight || !this.pool) return
+    const held = [...this.held.values()].filter((h) => !h.lost)
+    if (held.length === 0) return
+    this.heartbeatInFlight = true
+    try {
+      const { rows } = await this.pool.query(SELECT_EXTEND,
+        [held.map((h) => h.check.id), held.map((h) => h.token), this.leaseSeconds, this.now()])
+      rows.forEach((row, i) => {
+        if (row.refusal === null) return
+        const h = held[i]
+        h.lost = true
+        const err = new LeaseLostError(row.id, row.refusal)
+        this.log.warn(`check ${row.id} (${h.check.job}): lease_lost on heartbeat: ${row.refusal}`)
+        h.controller.abort(err) // the handler may stop early: its answer will be refused
+        this.emit('leaseLost', err, h.check)
+      })
+    } catch (err) {
+      this.log.error(`heartbeat for check(s) ${held.map((h) => h.check.id).join(', ')} failed: ${err.message}`)
+    } finally {
+      this.heartbeatInFlight = false
+    }
+  }
+
+  // --------------------------------------------------------------------------------- waking and sleeping
+
+  async listen() {
+    const client = this.ownsPool ? new pg.Client(this.connectionConfig) : await this.pool.connect()
+    if (this.ownsPool) await client.connect()
+    client.on('notification', (msg) => {
+      if (msg.channel === CHANNEL && this.handlers.has(msg.payload)) this.wake()
+    })
+    client.on('error', (err) => {
+      // The wake-up is a hint: without it the worker still finds its checks by their due times.
+      this.log.warn(`the LISTEN connection failed: ${err.message}; reconnecting`)
+      this.dropListener(client, err)
+      this.relisten()
+    })
+    await client.query(`LISTEN ${CHANNEL}`)
+    this.listener = client
+  }
+
+  dropListener(client, err) {
+    if (this.listener !== client) return
+    this.listener = null
+    if (this.ownsPool) client.end().catch(() => {})
+    else client.release(err)
+  }
+
+  async relisten() {
+    while (!this.stopping && !this.listener) {
+      await delay(ERROR_RETRY_MS)
+      if (this.stopping) return
+      try {
+        await this.listen()
+        this.wake() // a notification may have been missed meanwhile
+      } catch (err) {
+        this.log.warn(`LISTEN failed again: ${err.message}`)
+      }
+    }
+  }
+
+  async closeListener() {
+    const client = this.listener
+    if (!client) return
+    this.listener = null
+    try {
+      await client.query(`UNLISTEN ${CHANNEL}`)
+    } catch {
+      // closing anyway
+    }
+    if (this.ownsPool) await client.end().catch(() => {})
+    else client.release()
+  }
+
+  async nextDueSeconds() {
+    try {
+      const { rows } = await this.pool.query(SELECT_NEXT_DUE, [this.classes, this.now()])
+      return rows[0].seconds
+    } catch (err) {
+      throw fromDatabaseError(err)
+    }
+  }
+
+  wake() {
+    this.wakePending = true
+    if (this.wakeSleeper) this.wakeSleeper()
+  }
+
+  // Sleeps ms, or until woken (a notification, a handler's end, a settlement, stop); a wake that came
+  // before the sleep ends it at once.
+  sleep(ms) {
+    if (this.wakePending || this.stopping) {
+      this.wakePending = false
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.wakeSleeper = null
+        this.wakePending = false
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.wakeSleeper = done
+    })
+  }
+
+  // ---------------------------------------------------------------------------------------------- misc
+
+  now() {
+    return this.clock ? this.clock().toISOString() : null
+  }
+
+  requireHandlers() {
+    if (this.handlers.size === 0) throw new Error('no handlers: register one with worker.handle(class, handler)')
+  }
+
+  openPool() {
+    if (this.pool) return
+    this.pool = new pg.Pool({ ...this.connectionConfig, max: 3 })
+    // An idle connection that breaks is the pool's to replace; unheard, the event would end the process.
+    this.pool.on('error', (err) => this.log.warn(`a pooled connection failed: ${err.message}`))
+  }
+}
+
+module.exports = { Worker, CHANNEL }

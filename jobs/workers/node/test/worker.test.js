@@ -1,0 +1,254 @@
+'use strict'
+
+// The worker against the real database and, except where a test pins it, the real clock (slots of 1 s):
+// the wake-up, failures that fail one check alone, results, the concurrency bound, batched settlements,
+// heartbeats, lost leases, the graceful stop, and the prescient_worker role.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { Worker, schedule, RefusedError, LeaseLostError } = require('..')
+const { databaseUrl, newPool, workerClass, memoryLogger, waitFor, pendingRow, historyRows } = require('./helpers')
+
+const pool = newPool()
+test.after(() => pool.end())
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// The app's pool, counting the protocol's calls by function name (worker_take, worker_complete, ...).
+function countingPool() {
+  const calls = {}
+  return {
+    calls,
+    query(text, values) {
+      const fn = /prescient\.(worker_\w+)/.exec(typeof text === 'string' ? text : text.text)
+      if (fn) calls[fn[1]] = (calls[fn[1]] || 0) + 1
+      return pool.query(text, values)
+    },
+    connect: () => pool.connect(),
+  }
+}
+
+async function scheduleNow(job, n, payload = {}) {
+  const ids = []
+  for (let i = 0; i < n; i++) {
+    ids.push((await schedule(pool, { job, entityName: 'item', entityKey: String(i), at: new Date(), payload })).id)
+  }
+  return ids
+}
+
+test('a started worker sleeps, wakes on NOTIFY, and runs a check at its slot, never before', async () => {
+  const job = await workerClass(pool, 'w_wake')
+  const logger = memoryLogger()
+  const worker = new Worker({ pool, name: 'wake', logger, leaseSeconds: 5 })
+  const runs = []
+  worker.handle(job, async (check) => {
+    runs.push({ id: check.id, at: new Date(), dueAt: check.dueAt })
+    return null
+  })
+  await worker.start()
+  try {
+    await sleep(300) // nothing pending: it sleeps its minute, unless woken
+    const [id] = await scheduleNow(job, 1)
+    await waitFor('the check has run', () => runs.length === 1, 4000)
+    assert.equal(runs[0].id, id)
+    assert.ok(runs[0].at >= runs[0].dueAt, `ran at ${runs[0].at.toISOString()}, due ${runs[0].dueAt.toISOString()}`)
+    await waitFor('the check is in the history', async () => (await historyRows(pool, id)).length === 1, 2000)
+    assert.deepEqual((await historyRows(pool, id)).map((h) => [h.outcome, h.finished_by]), [['done', 'wake']])
+    assert.ok(logger.lines.some((l) => new RegExp(`took 1 check\\(s\\): ${id} `).test(l)), logger.lines.join('\n'))
+  } finally {
+    await worker.stop()
+  }
+})
+
+test('answers through drain (pinned clock): a throw, a bad answer, a result, a next time, a result too big', async () => {
+  const job = await workerClass(pool, 'w_answers')
+  const T = new Date('2030-01-07T09:00:00Z')
+  let now = T
+  const clock = () => now
+  const worker = new Worker({ pool, name: 'answers', clock, logger: false })
+  const make = async (payload) => (await schedule(pool, { job, entityName: 'e', entityKey: payload.kind, at: T, payload, clock })).id
+  const id = {
+    throws: await make({ kind: 'throws' }),
+    nul: await make({ kind: 'nul' }),
+    bad: await make({ kind: 'bad' }),
+    result: await make({ kind: 'result' }),
+    next: await make({ kind: 'next' }),
+    big: await make({ kind: 'big' }),
+    done: await make({ kind: 'done' }),
+  }
+  worker.handle(job, async (check) => {
+    switch (check.payload.kind) {
+      case 'throws': throw new Error('the warehouse API said 503')
+      case 'nul': throw new Error('a NUL \u0000 in the message')
+      case 'bad': return 'tomorrow'
+      case 'result': return { result: { sent: ['mail'], n: 2 } }
+      case 'next': return new Date(check.dueAt.getTime() + 90500)
+      case 'big': return { result: 'x'.repeat(70000) }
+      default: return undefined
+    }
+  })
+  now = new Date(T.getTime() + 1000)
+  const settled = await worker.drain()
+  const outcome = Object.fromEntries(settled.map((s) => [s.id, s.outcome]))
+  assert.deepEqual(outcome, {
+    [id.throws]: 'retried', [id.nul]: 'retried', [id.bad]: 'retried', [id.result]: 'done', [id.next]: 'rescheduled',
+    [id.big]: 'retried', [id.done]: 'done',
+  })
+  assert.equal((await pendingRow(pool, id.throws)).last_error, 'the warehouse API said 503')
+  assert.equal((await pendingRow(pool, id.throws)).attempts, 1)
+  assert.equal((await pendingRow(pool, id.nul)).last_error, 'a NUL \\u0000 in the message')
+  assert.match((await pendingRow(pool, id.bad)).last_error, /answered "tomorrow": expected a Date, null or \{ result \}/)
+  assert.match((await pendingRow(pool, id.big)).last_error, new RegExp(`the answer was refused: check ${id.big}: its result is \\d+ bytes`))
+  assert.deepEqual((await historyRows(pool, id.result))[0].result, { sent: ['mail'], n: 2 })
+  assert.equal((await historyRows(pool, id.done))[0].result, null)
+  assert.deepEqual((await pendingRow(pool, id.next)).next_check_at, new Date(T.getTime() + 1000 + 91000), 'rounded up to the slot')
+})
+
+test('at most `concurrency` handlers run at once', async () => {
+  const job = await workerClass(pool, 'w_bound')
+  const worker = new Worker({ pool, name: 'bound', concurrency: 3, batchSize: 10, logger: false })
+  let running = 0
+  let most = 0
+  worker.handle(job, async () => {
+    running++
+    most = Math.max(most, running)
+    await sleep(100)
+    running--
+    return null
+  })
+  const ids = await scheduleNow(job, 9)
+  await worker.start()
+  try {
+    await waitFor('all nine are done', async () =>
+      Number((await pool.query('SELECT count(*) FROM prescient.job_history WHERE id = ANY($1)', [ids])).rows[0].count) === 9, 8000)
+  } finally {
+    await worker.stop()
+  }
+  assert.equal(most, 3)
+})
+
+test('answers ready together settle in one call; failures in one worker_fail', async () => {
+  const job = await workerClass(pool, 'w_batch')
+  const counting = countingPool()
+  const worker = new Worker({ pool: counting, name: 'batch', concurrency: 6, logger: false })
+  let arrived = 0
+  let open
+  const gate = new Promise((resolve) => { open = resolve })
+  worker.handle(job, async (check) => {
+    if (++arrived === 6) open() // all six answer in the same turn of the event loop
+    await gate
+    if (check.payload.fail) throw new Error('failed together')
+    return null
+  })
+  const at = new Date(Date.now() + 200) // one slot for all six: one take
+  for (let i = 0; i < 6; i++) {
+    await schedule(pool, { job, entityName: 'e', entityKey: String(i), at, payload: { fail: i >= 4 } })
+  }
+  await worker.start()
+  try {
+    await waitFor('all six are settled', () => arrived === 6 && counting.calls.worker_fail === 1, 5000)
+    await waitFor('the completions too', () => counting.calls.worker_complete === 1, 1000)
+  } finally {
+    await worker.stop()
+  }
+  assert.deepEqual([counting.calls.worker_take >= 1, counting.calls.worker_complete, counting.calls.worker_fail], [true, 1, 1])
+})
+
+test('heartbeats keep a lease past its length; without them the late answer is lease_lost', async () => {
+  const job = await workerClass(pool, 'w_beat')
+  const [kept] = await scheduleNow(job, 1, { ms: 2200 })
+  const counting = countingPool()
+  const beating = new Worker({ pool: counting, name: 'beating', leaseSeconds: 0.6, logger: false })
+  beating.handle(job, async (check) => { await sleep(check.payload.ms); return null })
+  const lost = []
+  beating.on('leaseLost', (err) => lost.push(err))
+  await beating.start()
+  try {
+    await waitFor('the long check is done', async () => (await historyRows(pool, kept)).length === 1, 6000)
+  } finally {
+    await beating.stop()
+  }
+  assert.deepEqual(lost, [])
+  assert.ok(counting.calls.worker_extend >= 3, `${counting.calls.worker_extend} heartbeats in 2.2 s of a 0.6 s lease`)
+  assert.deepEqual((await historyRows(pool, kept)).map((h) => h.outcome), ['done'])
+
+  const job2 = await workerClass(pool, 'w_nobeat')
+  const [late] = await scheduleNow(job2, 1, { ms: 1200 })
+  const logger = memoryLogger()
+  const silent = new Worker({ pool, name: 'silent', leaseSeconds: 0.5, heartbeat: false, logger })
+  silent.handle(job2, async (check) => { await sleep(check.payload.ms); return null })
+  const refused = []
+  silent.on('leaseLost', (err) => refused.push(err))
+  await silent.start()
+  try {
+    await waitFor('the late completion is refused', () => refused.length > 0, 6000)
+  } finally {
+    await silent.stop({ graceMs: 0 })
+  }
+  assert.ok(refused[0] instanceof LeaseLostError)
+  assert.equal(refused[0].checkId, late)
+  assert.match(refused[0].reason, /expired|another lease/)
+  assert.ok(logger.lines.some((l) => l.includes(`check ${late} (${job2}): lease_lost: `)), logger.lines.join('\n'))
+})
+
+test('stop lets running handlers finish within the grace, then releases what it still holds', async () => {
+  const job = await workerClass(pool, 'w_stop')
+  const [quick, slow] = await scheduleNow(job, 2)
+  await pool.query("UPDATE prescient.future_job SET payload = '{\"ms\": 3000}' WHERE id = $1", [slow])
+  const worker = new Worker({ pool, name: 'stopping', logger: false })
+  const started = new Set()
+  const aborted = new Set()
+  worker.handle(job, async (check) => {
+    started.add(check.id)
+    check.signal.addEventListener('abort', () => aborted.add(check.id))
+    await sleep(check.payload.ms || 400)
+    return null
+  })
+  await worker.start()
+  await waitFor('both have started', () => started.size === 2, 4000)
+  const t0 = Date.now()
+  await worker.stop({ graceMs: 1000 })
+  assert.ok(Date.now() - t0 < 2500, `stop took ${Date.now() - t0} ms`)
+  assert.deepEqual((await historyRows(pool, quick)).map((h) => h.outcome), ['done'], 'finished within the grace')
+  const released = await pendingRow(pool, slow)
+  assert.deepEqual([released.claimed_by, released.attempts, released.check_count], [null, 0, 0], 'given back untouched')
+  assert.deepEqual([...aborted], [slow])
+
+  const [after] = await scheduleNow(job, 1)
+  await sleep(1500)
+  assert.equal((await pendingRow(pool, after)).claimed_by, null, 'a stopped worker takes nothing more')
+})
+
+test('start refuses classes that are unknown or the runner\'s, with the database\'s reason', async () => {
+  for (const job of ['no_such_class', 'noop']) {
+    const worker = new Worker({ pool, name: 'refused', logger: false })
+    worker.handle(job, async () => null)
+    const err = await worker.start().then(() => null, (e) => e)
+    assert.ok(err instanceof RefusedError, String(err))
+    assert.match(err.reason, new RegExp(job))
+    await worker.stop()
+  }
+})
+
+test('as the role prescient_worker (its own connections), the worker takes and settles', async () => {
+  const job = await workerClass(pool, 'w_role')
+  const connection = { connectionString: databaseUrl(), options: '-c role=prescient_worker' }
+  const worker = new Worker({ connection, name: 'role', logger: false })
+  worker.handle(job, async (check) => new Date(check.dueAt.getTime() + 3600 * 1000))
+  const [id] = await scheduleNow(job, 1)
+  await worker.start()
+  try {
+    await waitFor('the check is rescheduled', async () => (await pendingRow(pool, id)).check_count === 1, 4000)
+  } finally {
+    await worker.stop()
+  }
+  const probe = new (require('pg').Client)(connection)
+  await probe.connect()
+  try {
+    assert.equal((await probe.query('SELECT current_user AS role')).rows[0].role, 'prescient_worker')
+    await assert.rejects(probe.query("UPDATE prescient.future_job SET payload = '{}' WHERE id = $1", [id]),
+      /permission denied/)
+  } finally {
+    await probe.end()
+  }
+})

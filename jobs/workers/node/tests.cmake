@@ -1,0 +1,27 @@
+# The Node client's tests (included by jobs/workers/CMakeLists.txt). workers_node_build installs pg from
+# package-lock.json into ${PROJECT_BINARY_DIR}/workers/node (npm ci: the registry must be reachable unless
+# that directory is up to date); the tests find it through NODE_PATH. Each test file runs in a fresh
+# migrated database of its own (with-database.sh) and declares the worker classes it uses.
+set(PRESCIENT_NODE_CLIENT_DIR "${CMAKE_CURRENT_LIST_DIR}")
+set(PRESCIENT_NODE_BUILD_DIR "${PROJECT_BINARY_DIR}/workers/node")
+
+add_test(NAME workers_node_build
+         COMMAND "${PRESCIENT_NODE_CLIENT_DIR}/build.sh" "${PRESCIENT_NODE_BUILD_DIR}")
+set_tests_properties(workers_node_build PROPERTIES
+  LABELS workers
+  FIXTURES_SETUP workers_node
+  TIMEOUT 300
+  ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers")
+
+# seed: the seed scenario, pinned clock; enqueue: in the caller's transaction; worker: the loop on the real
+# clock (about 12 s); driver: the conformance driver as a process.
+foreach(part seed enqueue worker driver)
+  add_test(NAME workers_node_${part}
+           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient> --slot 1s --
+                   node --test "${PRESCIENT_NODE_CLIENT_DIR}/test/${part}.test.js")
+  set_tests_properties(workers_node_${part} PROPERTIES
+    LABELS workers
+    FIXTURES_REQUIRED workers_node
+    TIMEOUT 60
+    ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers;NODE_PATH=${PRESCIENT_NODE_BUILD_DIR}/node_modules")
+endforeach()

@@ -325,10 +325,14 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  -- Per class, the first check by due time not under a live lease (one probe of the index future_job_job).
+  -- Per class, the first check by due time that a take could take (not under a live lease; of a group, its
+  -- first: a group's later checks wait for it, whose lease end counts below), along the index future_job_job.
   SELECT min(t) INTO v_next FROM (
     SELECT (SELECT f.next_check_at FROM prescient.future_job f
              WHERE f.job = c.job AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+               AND (f.group_key IS NULL
+                    OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
+                                ORDER BY g.next_check_at, g.id LIMIT 1))
              ORDER BY f.next_check_at LIMIT 1) AS t
       FROM unnest(p_classes) AS c(job)
      WHERE c.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)) x;

@@ -133,6 +133,10 @@ TEST_CASE_METHOD(Fixture, "workers: a paused class gives nothing; a group gives 
   *db << "SELECT prescient.resume_job('order_unshipped')";
   CHECK(take("2026-11-21T10:00:00Z") == std::vector<std::int64_t>{first});
   CHECK(take("2026-11-21T10:00:01Z", "w2").empty());  // the group's first is leased: its second waits
+  std::string next_due;  // and a worker sleeps until the lease ends, instead of spinning on the second
+  *db << "SELECT prescient.iso(prescient.worker_next_due('{order_unshipped}', '2026-11-21T10:00:01Z'))",
+      soci::into(next_due);
+  CHECK(next_due == "2026-11-21T10:00:30Z");
   CHECK(complete(first, token_of(first), "2026-11-21T10:00:02Z").first == "done");
   CHECK(take("2026-11-21T10:00:03Z", "w2") == std::vector<std::int64_t>{second});
 }

@@ -62,6 +62,13 @@ func isRefusal(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "PR400"
 }
 
+// isTransient says whether err is a deadlock or a serialization failure: the transaction was rolled back
+// and the same call may simply be made again.
+func isTransient(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
 // storableText makes an error text PostgreSQL accepts: valid UTF-8 without NUL (it refuses the whole call
 // otherwise, docs/workers.md). The database cuts it to 4 096 bytes itself.
 func storableText(s string) string {

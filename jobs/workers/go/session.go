@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,8 +20,12 @@ const maxPerCall = 10000
 // checks whose rows the worker never read.
 const callTimeout = 30 * time.Second
 
-// How often to look again when a check is due but could not be taken (its group is busy, say).
-const busyPoll = 200 * time.Millisecond
+// How often to look again when a check is due but could not be taken (its group is busy, say): from
+// busyPoll, doubling while it lasts, to maxBusyPoll.
+const (
+	busyPoll    = 200 * time.Millisecond
+	maxBusyPoll = 3 * time.Second
+)
 
 const (
 	takeSQL = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
@@ -37,6 +42,8 @@ type session struct {
 	w       *Worker
 	classes []string
 	drain   bool
+
+	busyDelay time.Duration // the current look-again delay for a due check not taken (loop's goroutine)
 
 	places   chan struct{} // one token per free place: a handler that may start
 	answers  chan answer   // handlers' answers, to the settler
@@ -142,6 +149,9 @@ func (s *session) loop(ctx context.Context) error {
 			continue
 		}
 		retry.reset()
+		if len(checks) > 0 {
+			s.busyDelay = 0
+		}
 		s.start(checks)
 		switch {
 		case len(checks) == n:
@@ -330,8 +340,13 @@ func (s *session) idle(ctx context.Context) {
 	case next == nil:
 	case !next.After(now):
 		// Due, yet not taken: a group busy with another check, or held by a lease ending now. A settlement
-		// of ours may free it: look again then, or soon.
-		d, progress = busyPoll, s.progress
+		// of ours may free it: look again then, or soon (less often while it lasts).
+		if s.busyDelay = 2 * s.busyDelay; s.busyDelay < busyPoll {
+			s.busyDelay = busyPoll
+		} else if s.busyDelay > maxBusyPoll {
+			s.busyDelay = maxBusyPoll
+		}
+		d, progress = s.busyDelay, s.progress
 	case next.Sub(now) < d:
 		d = next.Sub(now)
 	}
@@ -423,14 +438,23 @@ func (s *session) heartbeatLoop(stop chan struct{}) {
 	}
 }
 
+// extend covers the checks whose handlers run: an answered one is being settled (and extending it too would
+// lock its row against the settlement). In id order, the order a settlement locks in, so the two never
+// deadlock.
 func (s *session) extend() {
 	s.mu.Lock()
-	ids := make([]int64, 0, len(s.held))
-	tokens := make([]int64, 0, len(s.held))
-	for l := range s.held {
-		ids, tokens = append(ids, l.id), append(tokens, l.token)
+	running := make([]lease, 0, len(s.held))
+	for l, h := range s.held {
+		if h.running {
+			running = append(running, l)
+		}
 	}
 	s.mu.Unlock()
+	sort.Slice(running, func(i, j int) bool { return running[i].id < running[j].id })
+	ids, tokens := make([]int64, len(running)), make([]int64, len(running))
+	for i, l := range running {
+		ids[i], tokens[i] = l.id, l.token
+	}
 	for len(ids) > 0 {
 		n := len(ids)
 		if n > maxPerCall {

@@ -2,6 +2,7 @@ package prescient
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v4"
@@ -68,6 +69,8 @@ func (s *session) settleLoop() {
 // completion becomes a failure with the refusal's text. A broken connection is retried a few times; after
 // that the leases expire and the checks run again (at least once).
 func (s *session) settle(answers []answer) {
+	// In id order: the order heartbeats lock in, so a settlement and a heartbeat never deadlock.
+	sort.Slice(answers, func(i, j int) bool { return answers[i].check.ID < answers[j].check.ID })
 	var completions, failures []answer
 	for _, a := range answers {
 		if a.err != nil {
@@ -87,13 +90,16 @@ func (s *session) settle(answers []answer) {
 			s.settleOneByOne(completions, failures)
 			return
 		}
-		if attempt == 3 {
+		if attempt == 5 {
 			s.logf("checks %s: settlement failed, giving up (their leases will expire and they run again): %v",
 				answerIDs(answers), err)
 			s.forget(answers)
 			return
 		}
 		delay := retry.next()
+		if isTransient(err) {
+			delay = 0 // a deadlock or a serialization failure: nothing was written, try again now
+		}
 		s.logf("checks %s: settlement failed, trying again in %s: %v", answerIDs(answers), delay, err)
 		time.Sleep(delay)
 	}
@@ -186,15 +192,17 @@ func (s *session) settleCall(completions, failures []answer) ([]Settlement, erro
 
 // record lets go of settled checks, logs what became of them and tells OnSettled.
 func (s *session) record(answers []answer, settlements []Settlement) {
-	jobs := make(map[int64]string, len(answers))
+	checks := make(map[int64]*Check, len(answers))
 	for _, a := range answers {
-		jobs[a.check.ID] = a.check.Job
+		checks[a.check.ID] = a.check
 	}
 	s.forget(answers)
 	for _, st := range settlements {
-		st.Job = jobs[st.CheckID]
-		if st.Outcome == "rescheduled" || st.Outcome == "retried" {
-			// Pending again, perhaps sooner than the next due time the loop is asleep until.
+		c := checks[st.CheckID]
+		st.Job = c.Job
+		if st.Outcome == "rescheduled" || st.Outcome == "retried" || c.GroupKey != "" {
+			// Pending again, or its group's next check is free now: perhaps sooner than the next due time the
+			// loop is asleep until.
 			signal(s.wake)
 		}
 		switch st.Outcome {

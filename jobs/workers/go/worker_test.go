@@ -354,3 +354,47 @@ func TestRunRefusesAClassThatIsNotAWorkerClass(t *testing.T) {
 		t.Fatalf("a runner's class: want the take refused (PR400) naming it, got %v", err)
 	}
 }
+
+func TestAGroupRunsInOrderOneAtATimeWithoutStalling(t *testing.T) {
+	t.Parallel()
+	class := newClass(t, "group")
+	client := &prescient.Client{}
+	var ids []int64
+	for _, key := range []string{"1", "2", "3", "4"} {
+		ids = append(ids, schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: key, GroupKey: class}))
+	}
+	var mu sync.Mutex
+	var order []int64
+	var running, overlapped int32
+	worker := prescient.NewWorker(db, prescient.Options{Name: "group", Concurrency: 4, Clock: ahead, Logger: testLogger(t)})
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		if atomic.AddInt32(&running, 1) > 1 {
+			atomic.StoreInt32(&overlapped, 1)
+		}
+		defer atomic.AddInt32(&running, -1)
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		order = append(order, c.ID)
+		mu.Unlock()
+		return prescient.Done(), nil
+	})
+	began := time.Now()
+	stop := runWorker(t, worker)
+	// Each settlement frees the group's next check, and wakes the worker at once (not at a poll's end).
+	waitFor(t, 3*time.Second, "the group's four checks done", func() bool {
+		_, ok := history(t, ids[3])
+		return ok
+	})
+	took := time.Since(began)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != 4 || order[0] != ids[0] || order[1] != ids[1] || order[2] != ids[2] || order[3] != ids[3] || overlapped != 0 {
+		t.Fatalf("a group's checks ran in the order %v (scheduled %v), overlapping: %v", order, ids, overlapped != 0)
+	}
+	if took > 1500*time.Millisecond {
+		t.Fatalf("four checks of a group took %s: the worker waited between them", took)
+	}
+}

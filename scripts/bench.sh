@@ -83,6 +83,52 @@ done
 # The median, min and max of the numbers on standard input, as "median min max".
 median_min_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)], v[1], v[NR]; else print 0, 0, 0 }'; }
 
+# Workers in other languages (docs/workers.md): N no-op checks of a worker class drained by the Go and the
+# Python client (each's conformance driver, `drain`: no-op handlers, taking and settling in batches), on a
+# fresh database each run; and the CPU a worker waiting for its next slot uses in an idle minute.
+workers_build=$PRESCIENT_BUILD_DIR/workers
+PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/go/build.sh" >/dev/null
+worker_db() {  # a fresh 1-second-grid database with the worker class `bench`; prints its URL
+  psql "$server/postgres" -c "DROP DATABASE IF EXISTS workers_bench" -c "CREATE DATABASE workers_bench"
+  "$prescient" migrate --db "$server/workers_bench" --slot 1s >/dev/null 2>&1
+  "$prescient" jobs add bench --worker --db "$server/workers_bench" >/dev/null
+  echo "$server/workers_bench"
+}
+worker_drain() {  # worker_drain LABEL DRIVER: the driver's checks/s, median of the runs, as a JSON line
+  local label=$1 driver=$2 runs="" db
+  for _ in $(seq "$reps"); do
+    db=$(worker_db)
+    psql "$db" -c "SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill('bench'::text, ARRAY[$n]),
+      p_entity_name => array_fill('bench'::text, ARRAY[$n]), p_entity_key => array_fill('1'::text, ARRAY[$n]),
+      p_at => array_fill(now(), ARRAY[$n]))" -c "VACUUM ANALYZE prescient.future_job" -c "CHECKPOINT" >/dev/null
+    sleep 1.1  # their slot, the next second's boundary, has begun
+    runs="$runs $(PRESCIENT_DATABASE_URL=$db PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$driver" drain \
+      --classes bench --concurrency 1000 --batch 1000 2>/dev/null | sed -nE 's/.*: ([0-9.]+) checks\/s.*/\1/p')"
+  done
+  read -r rate low high < <(echo "$runs" | tr ' ' '\n' | grep . | median_min_max)
+  echo "{\"measure\":\"worker drain, $label (batches of 1 000)\",\"checks_per_second\":$rate,\"min_checks_per_second\":$low,\"max_checks_per_second\":$high}"
+}
+worker_idle_cpu() {  # worker_idle_cpu LABEL DRIVER: CPU milliseconds a waiting worker uses in a minute
+  local label=$1 driver=$2 db pid before after
+  db=$(worker_db)
+  PRESCIENT_DATABASE_URL=$db PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$driver" work --name idle --classes bench \
+    2>/dev/null &
+  pid=$!
+  sleep 5  # past its start
+  cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+  before=$(cpu_ticks "$pid")
+  sleep 60
+  after=$(cpu_ticks "$pid")
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  echo "{\"measure\":\"worker idle, $label: CPU in a minute waiting for its slot\",\"checks_per_second\":0,\"note\":\"$(( (after - before) * 1000 / $(getconf CLK_TCK) )) ms (target: at most 5 ms)\"}"
+}
+echo "bench.sh: workers in Go and Python drain N = $n worker checks, $reps runs each; then a minute idle each"
+results=$results$'\n'$(worker_drain Go "$repo/jobs/workers/go/conformance-driver")
+results=$results$'\n'$(worker_drain Python "$repo/jobs/workers/python/conformance-driver")
+results=$results$'\n'$(worker_idle_cpu Go "$repo/jobs/workers/go/conformance-driver")
+results=$results$'\n'$(worker_idle_cpu Python "$repo/jobs/workers/python/conformance-driver")
+
 echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n, $reps runs"
 floor_dir=$repo/../shared/floor
 floor_runs=""
@@ -157,7 +203,7 @@ echo "$results" | while read -r line; do
   low=$(field "$line" min_checks_per_second) high=$(field "$line" max_checks_per_second)
   vs_floor=- vs_graphile=- vs_pgboss=-
   case "$measure" in
-    "slot drain"*|"PgBouncer "*)
+    "slot drain"*|"PgBouncer "*|"worker drain"*)
       vs_floor=$(awk -v r="$rate" -v f="$floor_rate" 'BEGIN { printf "%.0f%%", 100 * r / f }')
       vs_graphile=$(ratio "$rate" "$graphile_process") vs_pgboss=$(ratio "$rate" "$pgboss_process") ;;
     "enqueue bulk"*)

@@ -181,12 +181,14 @@ BEGIN
   END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   RETURN QUERY
-  -- The checks still held under their tokens, locked (the lease is looked at again on the locked row).
+  -- The checks still held under their tokens, locked in id order (a heartbeat or another settlement of the
+  -- same checks locks in the same order: no deadlock); the lease is looked at again on the locked row.
   WITH held AS (
     SELECT s.n, f AS pending
       FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
       JOIN prescient.future_job f ON f.id = s.id
      WHERE f.claim_token = s.token AND f.claimed_until > v_now
+     ORDER BY f.id
        FOR UPDATE OF f),
   j AS (
     SELECT h.n, h.pending, (h.pending).claimed_by AS worker, (h.pending).next_check_at AS due_at,
@@ -283,6 +285,8 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
+  -- Locked in id order first, as a settlement locks them: a heartbeat racing one never deadlocks.
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;
   RETURN QUERY
   WITH moved AS (
     UPDATE prescient.future_job f SET claimed_until = v_now + p_lease_seconds * interval '1 second'
@@ -304,6 +308,7 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;  -- as a settlement
   UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
     FROM unnest(p_ids, p_tokens) AS s(id, token)
    WHERE f.id = s.id AND f.claim_token = s.token;

@@ -9,7 +9,7 @@ set_tests_properties(workers_go_build PROPERTIES
   ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers")
 
 add_test(NAME workers_go
-  COMMAND "${PRESCIENT_WITH_DATABASE}" "$<TARGET_FILE:prescient>" --slot 1s --
+  COMMAND "${PRESCIENT_WITH_DATABASE}" "$<TARGET_FILE:prescient_cli>" --slot 1s --
           "${PROJECT_BINARY_DIR}/workers/go/bin/prescient.test" -test.v -test.timeout 90s)
 set_tests_properties(workers_go PROPERTIES
   LABELS workers

@@ -12,10 +12,10 @@ const { LeaseLostError, RefusedError, fromDatabaseError } = require('./errors')
 
 const CHANNEL = 'prescient_worker'
 const MAX_SLEEP_MS = 60000
-// Something is due, yet the take found nothing. Either flow control deferred every check the take looked
-// at (the take looks at only as many as it asks for: the next take looks at the next ones, at once, before
-// the reservations it made run out) or a group's earlier check is leased (nothing changes until it is
-// settled). Both look the same from here: look again soon for a while, then back off.
+// Something is due, yet the take found nothing. Mostly flow control deferred every check the take looked
+// at (a take looks at only as many as it asks for): the next take must look at the next ones at once,
+// before the reservations this one made lapse (flow_admit honours them for 50 ms). Rows another take has
+// locked, or clocks apart, look the same from here; so look again soon for a while, then back off.
 const DUE_RETRY_MS = 5
 const DUE_RETRY_FOR_MS = 2000
 const DUE_BACKOFF_FIRST_MS = 50
@@ -405,7 +405,10 @@ class Worker extends EventEmitter {
           await this.settle('fail', chunk.filter((a) => a.kind === 'fail'))
         }
       }
-    })().finally(() => {
+    })().catch((err) => {
+      // Not the database's answer (those are handled in settle): a listener of 'settled' that threw.
+      this.log.error(`settling: ${err && err.message}`)
+    }).finally(() => {
       this.flushing = null
       this.wake()
     })

@@ -154,6 +154,37 @@ test('answers ready together settle in one call; failures in one worker_fail', a
   assert.deepEqual([counting.calls.worker_take >= 1, counting.calls.worker_complete, counting.calls.worker_fail], [true, 1, 1])
 })
 
+test('a group\'s checks run one at a time, in order, each taken as soon as the one before settles', async () => {
+  const job = await workerClass(pool, 'w_group')
+  const at = new Date(Date.now() + 200)
+  const ids = []
+  for (let i = 0; i < 4; i++) {
+    ids.push((await schedule(pool, { job, entityName: 'e', entityKey: String(i), at, groupKey: `${job}:g` })).id)
+  }
+  const worker = new Worker({ pool, name: 'group', concurrency: 4, logger: false })
+  const starts = []
+  let running = 0
+  let most = 0
+  worker.handle(job, async (check) => {
+    starts.push({ id: check.id, at: Date.now() })
+    most = Math.max(most, ++running)
+    await sleep(50)
+    running--
+    return null
+  })
+  await worker.start()
+  try {
+    await waitFor('all four are done', async () =>
+      Number((await pool.query('SELECT count(*) FROM prescient.job_history WHERE id = ANY($1)', [ids])).rows[0].count) === 4, 6000)
+  } finally {
+    await worker.stop()
+  }
+  assert.deepEqual(starts.map((s) => s.id), ids)
+  assert.equal(most, 1)
+  const span = starts[3].at - starts[0].at
+  assert.ok(span < 800, `four 50 ms checks of one group took ${span} ms from first to last start`)
+})
+
 test('heartbeats keep a lease past its length; without them the late answer is lease_lost', async () => {
   const job = await workerClass(pool, 'w_beat')
   const [kept] = await scheduleNow(job, 1, { ms: 2200 })

@@ -583,6 +583,11 @@ def ending(run, check, job, due):
     return {"runs": runs, "history": history, "pending": pending, "timeline": timeline}
 
 
+def without_result(got):
+    """An ending without the history's result column (the C++ runner keeps none)."""
+    return dict(got, history=[{k: v for k, v in h.items() if k != "result"} for h in got["history"]])
+
+
 def expectation_problems(case, got, raw_errors):
     """Where an ending departs from the case's documented expectation."""
     problems = []
@@ -692,29 +697,25 @@ def scenario_answers(run, s):
                 got = ending(run, check, job, due)
                 raw = [r[0] for r in run.all("SELECT last_error FROM prescient.job_history WHERE id = %s "
                                              "ORDER BY history_id", (check,))]
-                if side == "cpp":
-                    got["history"] = [{k: v for k, v in h.items() if k != "result"} for h in got["history"]]
-                    raw_case = dict(case, history=[{k: v for k, v in h.items() if k != "result"}
-                                                   for h in case.get("history", [])])
-                else:
-                    raw_case = case
+                want = case
+                if side == "cpp":  # the runner keeps no result: its `result` case ends as done, nothing kept
+                    got = without_result(got)
+                    want = dict(case, history=[{k: v for k, v in h.items() if k != "result"}
+                                               for h in case.get("history", [])])
                 endings[side, case["label"]] = got
                 problems += [f"{side} {case['label']} (check {check}): {p}"
-                             for p in expectation_problems(raw_case, got, raw)]
-        if with_cpp:
-            for language in run.languages:
-                for case in cases:
-                    mine, theirs = endings[language, case["label"]], endings["cpp", case["label"]]
-                    mine_cmp = dict(mine, history=[{k: v for k, v in h.items() if k != "result"}
-                                                   for h in mine["history"]])
-                    if mine_cmp != theirs:
-                        problems.append(f"{language} {case['label']} ends as {mine_cmp}, the C++ runner's as {theirs}")
+                             for p in expectation_problems(want, got, raw)]
+        for language in run.languages if with_cpp else []:
+            for case in cases:
+                mine, theirs = without_result(endings[language, case["label"]]), endings["cpp", case["label"]]
+                if mine != theirs:
+                    problems.append(f"{language} {case['label']} ends as {mine}, the C++ runner's as {theirs}")
         if problems:
             raise Failure("; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6 else ""))
         compared = "as the C++ runner's" if with_cpp else "as documented (no --plugins: not compared with the C++ runner)"
-        return finish(run, f"{len(cases)} answers x {len(run.languages)} languages end {compared}: "
-                           + ", ".join(f"{c['label']}={(endings[run.languages[0], c['label']]['history'] or [{'outcome': 'pending'}])[-1]['outcome']}"
-                                       for c in cases))
+        outcomes = ", ".join(f"{c['label']}={(endings[run.languages[0], c['label']]['history'] or [{'outcome': 'pending'}])[-1]['outcome']}"
+                             for c in cases)
+        return finish(run, f"{len(cases)} answers x {len(run.languages)} languages end {compared}: {outcomes}")
     finally:
         if cpp:
             cpp.stop()
@@ -755,8 +756,10 @@ def scenario_bad_input(run, s):
         if not cond:
             problems.append(f"{label}: {detail}")
 
-    ids = run.schedule(job, 8, run.now(), {})
-    all_history = lambda: run.one("SELECT count(*) FROM prescient.job_history")[0]
+    run.schedule(job, 8, run.now(), {})  # due at the next slot: before t0, so each take below finds them
+
+    def all_history():
+        return run.one("SELECT count(*) FROM prescient.job_history")[0]
 
     # 1. an unknown id: each settlement call answers lease_lost with the reason; nothing written.
     unknown = run.one("SELECT coalesce(max(id), 0) + 1000 FROM prescient.future_job")[0]

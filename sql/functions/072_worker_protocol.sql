@@ -94,7 +94,12 @@ DECLARE
   v_pair_keys text[];
   v_token bigint := (random() * 9007199254740991)::bigint;
   v_limited boolean := EXISTS (SELECT FROM prescient.flow_limit fl WHERE fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL);
-  v_grace constant interval := interval '250 milliseconds';
+  v_grace constant interval := interval '100 milliseconds';
+  -- Under flow limits a take looks at a whole batch, as the runner's claim does, and admits it in one call:
+  -- the checks its budget defers get their reservations at once, and a worker taking a few at a time does
+  -- not charge the budget check by check while earlier reservations lapse.
+  v_look integer := CASE WHEN v_limited THEN greatest(p_limit, 1000) ELSE p_limit END;
+  v_extra bigint[];
 BEGIN
   IF coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
@@ -122,7 +127,7 @@ BEGIN
          WHERE v_limited AND f.job = k.job AND f.next_check_at BETWEEN v_now - v_grace AND v_now
            AND f.claimed_by LIKE 'prescient.flow:%' AND f.claimed_until IS NULL AND f.group_key IS NULL
          ORDER BY f.next_check_at, f.id
-         LIMIT p_limit
+         LIMIT v_look
            FOR UPDATE OF f SKIP LOCKED) reserved
        UNION ALL
        SELECT * FROM (SELECT f.id, f.next_check_at, false FROM prescient.future_job f
@@ -134,11 +139,11 @@ BEGIN
                 OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
                             ORDER BY g.next_check_at, g.id LIMIT 1))
          ORDER BY f.next_check_at, f.id
-         LIMIT p_limit
+         LIMIT v_look
            FOR UPDATE OF f SKIP LOCKED) due) t
      WHERE k.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
      ORDER BY t.reserved DESC, t.next_check_at, t.id
-     LIMIT p_limit) c;
+     LIMIT v_look) c;
   IF v_ids IS NULL THEN
     RETURN;
   END IF;
@@ -160,9 +165,17 @@ BEGIN
       FROM prescient.flow_admit(v_pair_ids, v_pair_limits, v_pair_keys, prescient.us(v_now), 0, 250000, p_limit,
                                 (extract(epoch FROM v_grace) * 1000000)::bigint) a
      WHERE a.start_us IS NOT NULL;
-    v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i
-                    WHERE i <> ALL (v_pair_ids) OR i = ANY (coalesce(v_admitted, '{}')));
+    v_ids := ARRAY(SELECT i FROM unnest(v_ids) WITH ORDINALITY AS u(i, o)
+                    WHERE i <> ALL (v_pair_ids) OR i = ANY (coalesce(v_admitted, '{}')) ORDER BY o);
+    -- Admitted beyond this take's places: their start has come and their budget is spent, so they are
+    -- marked as reserved now, for the next take within v_grace (which takes them first).
+    v_extra := ARRAY(SELECT i FROM unnest(v_ids) WITH ORDINALITY AS u(i, o)
+                      WHERE o > p_limit AND i = ANY (coalesce(v_admitted, '{}')));
+    UPDATE prescient.future_job f
+       SET claimed_by = 'prescient.flow:admitted', next_check_at = greatest(f.next_check_at, v_now)
+     WHERE f.id = ANY (v_extra);
   END IF;
+  v_ids := v_ids[1:p_limit];
 
   RETURN QUERY
   UPDATE prescient.future_job f

@@ -389,8 +389,25 @@ JobPolicyChange policy_change_of(const nlohmann::json& body) {
   return change;
 }
 
+// Declares a class (the Jobs page's form; `prescient jobs add CLASS [--worker]`): {"name": ..., "worker": true}
+// for one run by workers in another language (docs/workers.md). A refusal (an empty or long name) is
+// job_class_add's one line; a class already known is left as it is ("known").
 // A class's policy (the Jobs page's form; `prescient jobs set`): a refusal is set_job_policy's one line.
 void add_job_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
+  server.Post("/api/jobs", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const nlohmann::json body = body_of(request);
+                if (!body.contains("name") || !body["name"].is_string()) {
+                  throw InvalidInput("give the class as {\"name\": \"<class>\", \"worker\": true|false}");
+                }
+                if (body.contains("worker") && !body["worker"].is_boolean()) {
+                  throw InvalidInput("\"worker\" must be true or false");
+                }
+                const std::string job = body["name"].get<std::string>();
+                const bool worker = body.value("worker", false);
+                const std::string status = add_job_class(db, job, worker, c->who(request), c->clock.now());
+                log_action(c->who(request), "declared job class " + job + (worker ? " (run by workers)" : "") + ": " + status);
+                send_json(response, {{"name", job}, {"worker", worker}, {"status", status}});
+              }));
   server.Post("/api/jobs/(.+)/policy", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const std::string job = request.matches[1].str();
                 const JobPolicyChange change = policy_change_of(body_of(request));

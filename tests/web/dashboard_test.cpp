@@ -808,4 +808,24 @@ TEST_CASE("the Jobs page: the class registry with each class's policy, set and c
   REQUIRE(set->status == 200);
   CHECK(json::parse(set->body)["max_attempts"] == 4);
   CHECK(json::parse(set->body)["backoff"].is_null());
+
+  // Declare a class run by workers (docs/workers.md) through the page's form: the registry's row, then the page.
+  browser.open(web.base() + "/jobs");
+  browser.eval("(() => { const f = document.querySelector('[data-form=declare]'); f.elements.name.value = 'ship_go';"
+               " f.requestSubmit(); return true; })()");
+  browser.wait_until(row("ship_go") + " !== undefined");
+  CHECK(cell("ship_go", "runs_in") == "worker");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_go' AND runs_in = 'worker'"
+                      " AND declared_by = 'web'") == 1);
+  // The route: a class known already is left as it is; a bad name is SQL's one line; the token is required.
+  const auto declared = client.Post("/api/jobs", token, R"({"name": "ship_go", "worker": false})", "application/json");
+  REQUIRE(declared->status == 200);
+  CHECK(json::parse(declared->body)["status"] == "known");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_go' AND runs_in = 'worker'") == 1);
+  const auto empty = client.Post("/api/jobs", token, R"({"name": "", "worker": true})", "application/json");
+  CHECK(empty->status == 400);
+  CHECK(json::parse(empty->body)["error"] == "the job class is empty");
+  CHECK(client.Post("/api/jobs", token, R"({"name": "x", "worker": "yes"})", "application/json")->status == 400);
+  CHECK(client.Post("/api/jobs", R"({"name": "ship_rb", "worker": true})", "application/json")->status == 403);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job IN ('x', 'ship_rb')") == 0);
 }

@@ -475,10 +475,24 @@ async function jobs() {
       el('td', { class: 'muted', 'data-field': 'policy_updated' },
         j.policy_updated_at ? `${shortTime(j.policy_updated_at)} by ${j.policy_updated_by}` : '—'),
       el('td', {}, config.read_only ? null : formOf(j))))));
+  const declare = el('form', { class: 'search', 'data-form': 'declare' },
+    el('label', {}, 'class', el('input', { name: 'name', size: 24, required: true })),
+    el('label', {}, el('input', { name: 'worker', type: 'checkbox', checked: true }), 'run by workers (Python, Go, Java, Node)'),
+    el('button', { class: 'primary', type: 'submit', 'data-action': 'declare' }, 'Declare'));
+  declare.onsubmit = async (event) => {
+    event.preventDefault();
+    const name = declare.elements.name.value;
+    try {
+      const answer = await act('/api/jobs', { name, worker: declare.elements.worker.checked });
+      toast(answer.status === 'added' ? `Job class ${name} declared` : `Job class ${name} was known already`);
+      await jobs();
+    } catch (e) { toast(e.message, true); }
+  };
   page('Jobs',
     el('p', { class: 'muted' }, 'The class registry: the classes this database knows (enqueue refuses any other). '
       + 'A policy set here comes before the class\'s own (C++) policy, the config file and the settings; '
       + 'max_checks 0 is no limit. Pending is as the figures were last counted.'),
+    config.read_only ? null : el('details', {}, el('summary', {}, 'Declare a class'), declare),
     rows.length ? table : el('p', { class: 'muted' }, 'No job class is registered.'));
 }
 

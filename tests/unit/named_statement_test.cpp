@@ -91,6 +91,7 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
                               .backoff_max = optional_ids,
                               .max_horizon_seconds = 1,
                               .slot_seconds = 1,
+                              .all_done = false,
                               .lease_token = std::nullopt,
                               .now = t,
                               .runner_id = runner,

@@ -6,6 +6,7 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "db/check_columns.hpp"
@@ -208,6 +209,10 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                                              .backoff_max = backoff_max,
                                              .max_horizon_seconds = judging.max_horizon.count(),
                                              .slot_seconds = judging.slot.count(),
+                                             .all_done = std::all_of(items.begin(), items.end(),
+                                                                     [](const SettleItem& i) {
+                                                                       return !i.answer.failed && !i.answer.next;
+                                                                     }),
                                              .lease_token = lease_token,
                                              .now = now,
                                              .runner_id = runner_id,

@@ -246,6 +246,9 @@ struct Settle {
   const std::vector<std::optional<std::int64_t>>& backoff_max;
   std::int64_t max_horizon_seconds;
   std::int64_t slot_seconds;
+  // Every check of the batch is done (no failure, no next time): the judge reads nothing of them but their
+  // counts, and the check's class, slot, asked-for time and class limits travel as NULL.
+  bool all_done;
   std::optional<std::int64_t> lease_token;  // none on the fast path, where the claim's row locks are the lease
   TimePoint now;
   const std::string& runner_id;
@@ -260,13 +263,15 @@ struct Settle {
     b.set("ids", pq::integer_array(ids)).set("errors", pq::text_array_or_null(errors));
     b.set("answer_us", pq::integer_array_or_null(answer_us)).set("run_micros", pq::optional_integer_array(run_micros));
     b.set("payload_updates", pq::text_array_or_null(payload_updates)).set("due_us", pq::integer_array(due_us));
-    b.set("jobs", pq::text_array(jobs)).set("slot_us", pq::integer_array(slot_us));
-    b.set("asked_us", pq::integer_array(asked_us)).set("check_counts", pq::integer_array(check_counts));
+    const pq::Param none(std::nullopt);
+    b.set("jobs", all_done ? none : pq::text_array(jobs)).set("slot_us", all_done ? none : pq::integer_array(slot_us));
+    b.set("asked_us", all_done ? none : pq::integer_array(asked_us)).set("check_counts", pq::integer_array(check_counts));
     b.set("attempts", pq::integer_array(attempts)).set("own_max_checks", pq::integer_array_or_null(own_max_checks));
     b.set("own_max_attempts", pq::integer_array_or_null(own_max_attempts));
     b.set("own_backoff", pq::integer_array_or_null(own_backoff));
     b.set("own_backoff_max", pq::integer_array_or_null(own_backoff_max));
-    b.set("max_checks", pq::integer_array(max_checks)).set("max_attempts", pq::integer_array(max_attempts));
+    b.set("max_checks", all_done ? none : pq::integer_array(max_checks));
+    b.set("max_attempts", all_done ? none : pq::integer_array(max_attempts));
     b.set("backoff", pq::integer_array_or_null(backoff)).set("backoff_max", pq::integer_array_or_null(backoff_max));
     b.set("max_horizon_seconds", std::to_string(max_horizon_seconds)).set("slot_seconds", std::to_string(slot_seconds));
     b.set("lease_token", lease_token ? pq::Param(std::to_string(*lease_token)) : pq::Param(std::nullopt));

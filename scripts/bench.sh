@@ -6,10 +6,13 @@
 # synchronous_commit on), then one table, and the raw figures in bench-results/<time>.json.
 # Figures, not pass/fail. Every throughput figure is the median of --reps runs, printed with the
 # slowest and fastest run; a peer's figure is its best setting's median.
-#   scripts/bench.sh [--n N] [--reps R] [--quick] [--peers]
+#   scripts/bench.sh [--n N] [--reps R] [--quick] [--peers] [--only LIST]
 #     --n N     checks per throughput measure (default 100000)
 #     --reps R  runs per throughput measure, for prescient, the floor and the peers alike (default 3)
 #     --quick   skip the slow measures: scale stops at 1M, 10 000 schedules instead of 100 000
+#     --only L  only these measures, a comma-separated list of enqueue, drain, scale, lateness, schedules,
+#               dashboard, http (prescient's own), pgbouncer (the drain through it), floor, workers (Go and
+#               Python workers); default all. With --peers, the peers' phases that compare: enqueue, process
 #     --peers   also run ../shared/peers/run-all.sh: single enqueue (5 000 jobs, as prescient's), bulk
 #               enqueue and processing (installs its pinned Node packages from npm on first use)
 set -euo pipefail
@@ -21,19 +24,31 @@ scale_sizes=1000000,10000000
 schedule_count=100000
 dashboard_rows=10000000
 peers=false
-usage="usage: scripts/bench.sh [--n N] [--reps R] [--quick] [--peers]"
+usage="usage: scripts/bench.sh [--n N] [--reps R] [--quick] [--peers] [--only LIST]"
+only=enqueue,drain,scale,lateness,schedules,dashboard,http,pgbouncer,floor,workers
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; n=$2; shift 2 ;;
     --reps) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; reps=$2; shift 2 ;;
     --quick) scale_sizes=100000,1000000; schedule_count=10000; dashboard_rows=1000000; shift ;;
     --peers) peers=true; shift ;;
+    --only) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; only=$2; shift 2 ;;
     -h|--help) echo "$usage"; exit 0 ;;
     *) echo "bench.sh: unknown option '$1'" >&2; echo "$usage" >&2; exit 2 ;;
   esac
 done
 case "$n" in ''|*[!0-9]*|0) echo "bench.sh: --n must be a positive number, not '$n'" >&2; exit 2 ;; esac
 case "$reps" in ''|*[!0-9]*|0) echo "bench.sh: --reps must be a positive number, not '$reps'" >&2; exit 2 ;; esac
+for part in ${only//,/ }; do
+  case "$part" in
+    enqueue|drain|scale|lateness|schedules|dashboard|http|pgbouncer|floor|workers) ;;
+    *) echo "bench.sh: --only: unknown measure '$part' (enqueue, drain, scale, lateness, schedules, dashboard, http, pgbouncer, floor, workers)" >&2; exit 2 ;;
+  esac
+done
+wanted() { [[ ",$only," == *",$1,"* ]]; }
+own=""  # prescient_bench's measures among them
+for part in enqueue drain scale lateness schedules dashboard http; do wanted "$part" && own="$own,$part"; done
+own=${own#,}
 
 export PRESCIENT_BUILD_DIR=$repo/build-release
 BUILD_TYPE=Release "$repo/scripts/setup.sh"
@@ -62,14 +77,17 @@ prescient=$PRESCIENT_BUILD_DIR/engine/prescient
 psql "$server/postgres" -c "CREATE DATABASE prescient_1s"
 "$prescient" migrate --db "$server/prescient_1s" --slot 1s >/dev/null 2>&1
 
-echo "bench.sh: prescient, N = $n, $reps runs each (scale: $scale_sizes pending; $schedule_count schedules)"
-results=$("$PRESCIENT_BUILD_DIR/tests/prescient_bench" --db "$url" --db-1s "$server/prescient_1s" --n "$n" \
-  --reps "$reps" --only enqueue,drain,scale,lateness,schedules,dashboard,http --scale "$scale_sizes" \
-  --schedules "$schedule_count" --dashboard "$dashboard_rows")
+results=""
+if [ -n "$own" ]; then
+  echo "bench.sh: prescient ($own), N = $n, $reps runs each (scale: $scale_sizes pending; $schedule_count schedules)"
+  results=$("$PRESCIENT_BUILD_DIR/tests/prescient_bench" --db "$url" --db-1s "$server/prescient_1s" --n "$n" \
+    --reps "$reps" --only "$own" --scale "$scale_sizes" --schedules "$schedule_count" --dashboard "$dashboard_rows")
+fi
 
 # The drain again through PgBouncer (Debian's, scripts/pgbouncer.sh) in front of the same server: in
 # transaction mode with unnamed statements, in session mode with prepared ones.
 for mode in transaction session; do
+  wanted pgbouncer || break
   echo "bench.sh: the slot drain through PgBouncer in $mode mode, N = $n, $reps runs each"
   bouncer_port=$("$repo/scripts/pgbouncer.sh" start "$mode" "${server##*:}")
   preparing=off
@@ -87,7 +105,7 @@ median_min_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR +
 # Python client (each's conformance driver, `drain`: no-op handlers, taking and settling in batches), on a
 # fresh database each run; and the CPU a worker waiting for its next slot uses in an idle minute.
 workers_build=$PRESCIENT_BUILD_DIR/workers
-PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/go/build.sh" >/dev/null
+wanted workers && PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/go/build.sh" >/dev/null
 worker_db() {  # a fresh 1-second-grid database with the worker class `bench`; prints its URL
   psql "$server/postgres" -c "DROP DATABASE IF EXISTS workers_bench" -c "CREATE DATABASE workers_bench"
   "$prescient" migrate --db "$server/workers_bench" --slot 1s >/dev/null 2>&1
@@ -123,16 +141,19 @@ worker_idle_cpu() {  # worker_idle_cpu LABEL DRIVER: CPU milliseconds a waiting 
   wait "$pid" 2>/dev/null || true
   echo "{\"measure\":\"worker idle, $label: CPU in a minute waiting for its slot\",\"checks_per_second\":0,\"note\":\"$(( (after - before) * 1000 / $(getconf CLK_TCK) )) ms (target: at most 5 ms)\"}"
 }
-echo "bench.sh: workers in Go and Python drain N = $n worker checks, $reps runs each; then a minute idle each"
-results=$results$'\n'$(worker_drain Go "$repo/jobs/workers/go/conformance-driver")
-results=$results$'\n'$(worker_drain Python "$repo/jobs/workers/python/conformance-driver")
-results=$results$'\n'$(worker_idle_cpu Go "$repo/jobs/workers/go/conformance-driver")
-results=$results$'\n'$(worker_idle_cpu Python "$repo/jobs/workers/python/conformance-driver")
+if wanted workers; then
+  echo "bench.sh: workers in Go and Python drain N = $n worker checks, $reps runs each; then a minute idle each"
+  for language in Go Python; do
+    driver=$repo/jobs/workers/${language,,}/conformance-driver
+    results=$results$'\n'$(worker_drain "$language" "$driver")$'\n'$(worker_idle_cpu "$language" "$driver")
+  done
+fi
 
-echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n, $reps runs"
 floor_dir=$repo/../shared/floor
 floor_runs=""
+wanted floor && echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n, $reps runs"
 for _ in $(seq "$reps"); do
+  wanted floor || break
   psql "$url" -f "$floor_dir/schema.sql" >/dev/null 2>&1
   psql "$url" -v n="$n" -f "$floor_dir/load.sql" >/dev/null
   psql "$url" -c "VACUUM ANALYZE floor.future_job" -c "CHECKPOINT"
@@ -158,8 +179,11 @@ if $peers; then
       DATABASE_URL="$server/peers" PGDATA_BENCH=$PRESCIENT_PGDATA RESULTS_FILE=$peer_results "$@" ./run-all.sh >/dev/null)
   }
   # Single enqueue with as many jobs as prescient's (one call per job is slow for everyone).
-  run_peers env N=5000 SEQ_N=5000 REPS="$reps" ONLY=enqueue-single
-  run_peers env N="$n" REPS="$reps" ONLY="enqueue-bulk process"
+  wanted enqueue && run_peers env N=5000 SEQ_N=5000 REPS="$reps" ONLY=enqueue-single
+  phases=""
+  wanted enqueue && phases="enqueue-bulk"
+  { wanted drain || wanted workers; } && phases="$phases process"
+  [ -n "$phases" ] && run_peers env N="$n" REPS="$reps" ONLY="${phases# }"
   best() {  # the best median jobs_per_sec over the settings (labels) of a peer's phase; $3 filters labels
     grep "\"peer\":\"$1\"" "$peer_results" | grep "\"phase\":\"$2\"" | grep -E "${3:-.}" |
       sed -E 's/.*"label":"([^"]*)".*"jobs_per_sec":([0-9.]+).*/\1 \2/' | sort -k1,1 -k2,2g |
@@ -188,7 +212,7 @@ out=$repo/bench-results/$(date -u +%Y%m%dT%H%M%SZ).json
   echo "           \"pg_boss\": {\"process\": $pgboss_process, \"bulk\": $pgboss_bulk,"
   echo "                       \"single\": $pgboss_single, \"single16\": $pgboss_single16}},"
   echo " \"prescient\": ["
-  echo "$results" | paste -sd, -
+  echo "$results" | grep . | paste -sd, -
   echo "]}"
 } >"$out"
 
@@ -198,13 +222,13 @@ field() {  # a field of one JSON line: a string's text, or a number
 }
 printf '\n%-58s %9s %17s %8s %9s %9s  %s\n' "measure (median of $reps)" "checks/s" "[min-max]" "floor" "graphile" \
   "pg-boss" "note"
-echo "$results" | while read -r line; do
+echo "$results" | grep . | while read -r line; do
   measure=$(field "$line" measure) rate=$(field "$line" checks_per_second) note=$(field "$line" note)
   low=$(field "$line" min_checks_per_second) high=$(field "$line" max_checks_per_second)
   vs_floor=- vs_graphile=- vs_pgboss=-
   case "$measure" in
     "slot drain"*|"PgBouncer "*|"worker drain"*)
-      vs_floor=$(awk -v r="$rate" -v f="$floor_rate" 'BEGIN { printf "%.0f%%", 100 * r / f }')
+      vs_floor=$(awk -v r="$rate" -v f="$floor_rate" 'BEGIN { if (f > 0) printf "%.0f%%", 100 * r / f; else printf "-" }')
       vs_graphile=$(ratio "$rate" "$graphile_process") vs_pgboss=$(ratio "$rate" "$pgboss_process") ;;
     "enqueue bulk"*)
       vs_graphile=$(ratio "$rate" "$graphile_bulk") vs_pgboss=$(ratio "$rate" "$pgboss_bulk") ;;
@@ -219,7 +243,7 @@ echo "$results" | while read -r line; do
   [ -n "$low" ] && spread=$(awk -v a="$low" -v b="$high" 'BEGIN { printf "[%.0f-%.0f]", a, b }')
   printf '%-58s %9.0f %17s %8s %9s %9s  %s\n' "$measure" "$rate" "$spread" "$vs_floor" "$vs_graphile" "$vs_pgboss" "$note"
 done
-printf '%-58s %9.0f %17s %8s\n' "SQL floor (lock_settle, 2 clients)" "$floor_rate" \
+wanted floor && printf '%-58s %9.0f %17s %8s\n' "SQL floor (lock_settle, 2 clients)" "$floor_rate" \
   "$(awk -v a="$floor_min" -v b="$floor_max" 'BEGIN { printf "[%.0f-%.0f]", a, b }')" "100%"
 if $peers; then
   printf '%-58s %9.0f\n' "graphile-worker: processing, best setting" "$graphile_process" \

@@ -35,13 +35,17 @@ $$;
 --    letter), else retry at the slot plus B * 2^attempts (B: the backoff, else one slot; at most
 --    backoff_max, itself at least the backoff), rounded up to the grid, no earlier than the next boundary.
 -- The check's own policy wins over its class's, field by field.
--- An SQL function with one SELECT, so the planner inlines it into the settle statement that calls it.
+-- An SQL function with one SELECT, so the planner inlines it into the settle statement that calls it. Inlined,
+-- each use of an argument is the caller's expression again, and the outcome's CASE is repeated in every
+-- column that reads it: so the callers pass plain values (times as timestamptz, the horizon as an interval,
+-- now computed once), never an expression to convert per use (the settle statement's conversions from
+-- microseconds, repeated, cost 2.4 µs a rescheduled check).
 CREATE OR REPLACE FUNCTION prescient.judge(
     p_failed boolean, p_error text, p_answer timestamptz,
     p_job text, p_slot timestamptz, p_asked_for timestamptz, p_check_count integer, p_attempts integer,
     p_own_max_checks integer, p_own_max_attempts integer, p_own_backoff bigint, p_own_backoff_max bigint,
     p_max_checks integer, p_max_attempts integer, p_backoff bigint, p_backoff_max bigint,
-    p_max_horizon_seconds bigint, p_slot_seconds integer, p_now timestamptz)
+    p_max_horizon interval, p_slot_seconds integer, p_now timestamptz)
   RETURNS TABLE (kind text, outcome text, next_check_at timestamptz, asked_for_at timestamptz,
                  check_count integer, attempts integer, last_error text)
   LANGUAGE sql STABLE AS $$
@@ -67,7 +71,7 @@ CREATE OR REPLACE FUNCTION prescient.judge(
                        prescient.iso(p_answer), prescient.iso(p_asked_for))
               WHEN v.outcome = 'guard_horizon' THEN
                 format('answered %s, beyond the horizon: at most %s after the slot %s', prescient.iso(p_answer),
-                       prescient.duration_text(p_max_horizon_seconds * interval '1 second'), prescient.iso(p_slot))
+                       prescient.duration_text(p_max_horizon), prescient.iso(p_slot))
          END
     FROM (SELECT coalesce(p_own_max_checks, p_max_checks) AS max_checks,
                  coalesce(p_own_max_attempts, p_max_attempts) AS max_attempts,
@@ -79,6 +83,7 @@ CREATE OR REPLACE FUNCTION prescient.judge(
                            WHEN p_answer IS NULL THEN 'done'
                            WHEN l.max_checks > 0 AND p_check_count + 1 >= l.max_checks THEN 'guard_max_checks'
                            WHEN p_answer <= p_asked_for THEN 'guard_past'
-                           WHEN p_answer > p_slot + p_max_horizon_seconds * interval '1 second' THEN 'guard_horizon'
-                         END AS outcome) v
+                           WHEN p_answer > p_slot + p_max_horizon THEN 'guard_horizon'
+                         END AS outcome
+                  OFFSET 0) v  -- computed once a row: inlined, each reader of v.outcome would repeat it
 $$;

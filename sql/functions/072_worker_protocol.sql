@@ -232,7 +232,7 @@ BEGIN
            (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
            (h.pending).backoff_max_seconds, coalesce(c.max_checks, v_settings.max_checks),
            coalesce(c.max_attempts, v_settings.max_attempts), c.backoff_seconds, c.backoff_max_seconds,
-           v_settings.max_horizon_seconds, v_settings.slot_seconds, v_now) v),
+           v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, v_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
     RETURNING f.id),

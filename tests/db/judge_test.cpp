@@ -51,7 +51,7 @@ Judged judge(soci::session& db, const Run& r) {
       std::to_string(r.check_count) + ", " + std::to_string(r.attempts) + ", " + literal(r.own_max_checks) + ", " +
       literal(r.own_max_attempts) + ", " + literal(r.own_backoff) + ", " + literal(r.own_backoff_max) + ", " +
       std::to_string(r.max_checks) + ", " + std::to_string(r.max_attempts) + ", " + literal(r.backoff) + ", " +
-      literal(r.backoff_max) + ", " + std::to_string(r.horizon) + ", " + std::to_string(r.slot_seconds) + ", " +
+      literal(r.backoff_max) + ", " + std::to_string(r.horizon) + " * interval '1 second', " + std::to_string(r.slot_seconds) + ", " +
       literal(r.now.value_or(r.slot)) + "::timestamptz)";
   Judged j;
   std::string last_error;

@@ -59,6 +59,8 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
   const std::vector<std::optional<std::string>> optional_texts;
   const std::vector<std::int64_t> ids;
   const std::vector<std::optional<std::int64_t>> optional_ids;
+  const std::vector<TimePoint> times;
+  const std::vector<std::optional<TimePoint>> optional_times;
   const std::string runner = "r";
   const Claimable claimable{.now = t, .excluded_jobs = texts, .excluded_ids = ids};
   const auto count = [](const NamedStatement& statement, const auto& values) {
@@ -72,13 +74,13 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
               ClaimDueGroups{.slot = t, .excluded_groups = texts, .max_groups = 1, .excluded_jobs = texts}));
   CHECK(count(kSettle, Settle{.ids = ids,
                               .errors = optional_texts,
-                              .answer_us = optional_ids,
+                              .answers = optional_times,
                               .run_micros = optional_ids,
                               .payload_updates = optional_texts,
                               .due_us = ids,
                               .jobs = texts,
-                              .slot_us = ids,
-                              .asked_us = ids,
+                              .slots = times,
+                              .asked = times,
                               .check_counts = ids,
                               .attempts = ids,
                               .own_max_checks = optional_ids,

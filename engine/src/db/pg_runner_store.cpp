@@ -149,10 +149,12 @@ RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_gro
 RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
                                            std::optional<std::int64_t> lease_token, const Judging& judging) {
   if (items.empty()) return {};
-  std::vector<std::int64_t> ids, due_us, slot_us, asked_us, counts, attempts, max_checks, max_attempts;
+  std::vector<std::int64_t> ids, due_us, counts, attempts, max_checks, max_attempts;
+  std::vector<TimePoint> slots, asked;
+  std::vector<std::optional<TimePoint>> answers;
   std::vector<std::optional<std::string>> errors, payloads;
   std::vector<std::string> jobs;
-  std::vector<std::optional<std::int64_t>> answer_us, run_micros, own_max_checks, own_max_attempts, own_backoff,
+  std::vector<std::optional<std::int64_t>> run_micros, own_max_checks, own_max_attempts, own_backoff,
       own_backoff_max, backoff, backoff_max;
   std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads;
   std::vector<std::int64_t> event_times, event_checks;
@@ -160,14 +162,13 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
     const RanCheck& c = item.check;
     ids.push_back(item.id);
     errors.push_back(item.answer.failed ? std::optional(item.answer.error) : std::nullopt);
-    answer_us.push_back(!item.answer.failed && item.answer.next ? std::optional(to_unix_micros(*item.answer.next))
-                                                                : std::nullopt);
+    answers.push_back(item.answer.failed ? std::nullopt : item.answer.next);
     run_micros.push_back(item.run_micros);
     payloads.push_back(item.payload_update);
     due_us.push_back(to_unix_micros(item.due));
     jobs.push_back(c.job);
-    slot_us.push_back(to_unix_micros(c.slot));
-    asked_us.push_back(to_unix_micros(c.asked_for));
+    slots.push_back(c.slot);
+    asked.push_back(c.asked_for);
     counts.push_back(c.check_count);
     attempts.push_back(c.attempts);
     own_max_checks.push_back(number_of(c.own.max_checks));
@@ -190,13 +191,13 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
   const pq::Result settled = pq::exec(*prepared_, native_connection(db_), "cannot settle checks", kSettle,
                                       Settle{.ids = ids,
                                              .errors = errors,
-                                             .answer_us = answer_us,
+                                             .answers = answers,
                                              .run_micros = run_micros,
                                              .payload_updates = payloads,
                                              .due_us = due_us,
                                              .jobs = jobs,
-                                             .slot_us = slot_us,
-                                             .asked_us = asked_us,
+                                             .slots = slots,
+                                             .asked = asked,
                                              .check_counts = counts,
                                              .attempts = attempts,
                                              .own_max_checks = own_max_checks,

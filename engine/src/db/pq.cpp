@@ -143,6 +143,14 @@ Param time_array(std::span<const TimePoint> values) {
                       [](TimePoint t) { return std::optional(int8_bytes(to_unix_micros(t) - kPostgresEpochMicros)); });
 }
 
+Param time_array_or_null(std::span<const std::optional<TimePoint>> values) {
+  const bool none = std::all_of(values.begin(), values.end(), [](const auto& v) { return !v; });
+  if (none) return Param(std::nullopt);
+  return binary_array(values, kTimestamptz, [](const std::optional<TimePoint>& t) {
+    return t ? std::optional(int8_bytes(to_unix_micros(*t) - kPostgresEpochMicros)) : std::nullopt;
+  });
+}
+
 namespace {
 
 // The parallel arrays libpq takes for parameters.

@@ -65,6 +65,8 @@ Param text_array_or_null(std::span<const std::optional<std::string>> values);
 Param text_array(std::span<const std::optional<std::string>> values);
 Param text_array(std::span<const std::string> values);
 Param time_array(std::span<const TimePoint> values);
+// As time_array, with nulls; NULL when every element is (as integer_array_or_null).
+Param time_array_or_null(std::span<const std::optional<TimePoint>> values);
 
 // The format the server sends result columns in. Binary spares both sides the conversion of numbers
 // and times to text and back: worth it for the hot path's wide results (a claim's rows).

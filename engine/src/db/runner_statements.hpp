@@ -155,20 +155,20 @@ struct ClaimDueGroups {
 inline const pq::NamedStatement kSettle(R"sql(
 WITH s AS (
   SELECT s.id, s.due_us, s.run_micros, s.payload, j.*
-    FROM unnest(:ids::bigint[], :errors::text[], :answer_us::bigint[], :run_micros::bigint[],
-                :payload_updates::text[], :due_us::bigint[], :jobs::text[], :slot_us::bigint[], :asked_us::bigint[],
+    FROM unnest(:ids::bigint[], :errors::text[], :answers::timestamptz[], :run_micros::bigint[],
+                :payload_updates::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[], :asked::timestamptz[],
                 :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[], :own_max_attempts::bigint[],
                 :own_backoff::bigint[], :own_backoff_max::bigint[], :max_checks::bigint[], :max_attempts::bigint[],
                 :backoff::bigint[], :backoff_max::bigint[])
-      AS s(id, error, answer_us, run_micros, payload, due_us, job, slot_us, asked_us, count_before, attempts_before,
+      AS s(id, error, answer, run_micros, payload, due_us, job, slot, asked, count_before, attempts_before,
            own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks, max_attempts, backoff,
            backoff_max)
    CROSS JOIN LATERAL prescient.judge(
-           s.error IS NOT NULL, s.error, prescient.at_us(s.answer_us), s.job, prescient.at_us(s.slot_us),
-           prescient.at_us(s.asked_us), s.count_before::integer, s.attempts_before::integer,
-           s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff, s.own_backoff_max,
-           s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max, :max_horizon_seconds::bigint,
-           :slot_seconds::integer, prescient.at_us(:now)) j),
+           s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
+           s.attempts_before::integer, s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
+           s.own_backoff_max, s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max,
+           (SELECT :max_horizon_seconds::bigint * interval '1 second'), :slot_seconds::integer,
+           (SELECT prescient.at_us(:now))) j),
 -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
 -- branches gated on the token alone, so the fast path does not join the table at all.
 mine AS (
@@ -225,15 +225,15 @@ SELECT e.checks + w.checks, (SELECT count(pg_notify('prescient_event', ev.id)) F
 struct Settle {
   const std::vector<std::int64_t>& ids;
   const std::vector<std::optional<std::string>>& errors;  // a failed run's (storable text); null: it answered
-  const std::vector<std::optional<std::int64_t>>& answer_us;  // its answer (µs); null: done (or failed)
+  const std::vector<std::optional<TimePoint>>& answers;  // its answer; null: done (or failed)
   const std::vector<std::optional<std::int64_t>>& run_micros;
   const std::vector<std::optional<std::string>>& payload_updates;  // a JSON object to merge, or null
   const std::vector<std::int64_t>& due_us;                         // the time each ran for (µs)
   // The check as it ran (prescient.judge's inputs): its class, slot, asked-for time, counts before the run,
   // its own policy (null where not set) and its class's limits (null: a day's backoff_max, a slot's backoff).
   const std::vector<std::string>& jobs;
-  const std::vector<std::int64_t>& slot_us;
-  const std::vector<std::int64_t>& asked_us;
+  const std::vector<TimePoint>& slots;
+  const std::vector<TimePoint>& asked;
   const std::vector<std::int64_t>& check_counts;
   const std::vector<std::int64_t>& attempts;
   const std::vector<std::optional<std::int64_t>>& own_max_checks;
@@ -261,11 +261,11 @@ struct Settle {
   void bind(pq::Binding& b) const {
     // The columns a batch mostly leaves unset (no failure, no own policy) travel as NULL when all are.
     b.set("ids", pq::integer_array(ids)).set("errors", pq::text_array_or_null(errors));
-    b.set("answer_us", pq::integer_array_or_null(answer_us)).set("run_micros", pq::optional_integer_array(run_micros));
+    b.set("answers", pq::time_array_or_null(answers)).set("run_micros", pq::optional_integer_array(run_micros));
     b.set("payload_updates", pq::text_array_or_null(payload_updates)).set("due_us", pq::integer_array(due_us));
     const pq::Param none(std::nullopt);
-    b.set("jobs", all_done ? none : pq::text_array(jobs)).set("slot_us", all_done ? none : pq::integer_array(slot_us));
-    b.set("asked_us", all_done ? none : pq::integer_array(asked_us)).set("check_counts", pq::integer_array(check_counts));
+    b.set("jobs", all_done ? none : pq::text_array(jobs)).set("slots", all_done ? none : pq::time_array(slots));
+    b.set("asked", all_done ? none : pq::time_array(asked)).set("check_counts", pq::integer_array(check_counts));
     b.set("attempts", pq::integer_array(attempts)).set("own_max_checks", pq::integer_array_or_null(own_max_checks));
     b.set("own_max_attempts", pq::integer_array_or_null(own_max_attempts));
     b.set("own_backoff", pq::integer_array_or_null(own_backoff));

@@ -4014,10 +4014,10 @@ BEGIN
 END $$;
 
 --
--- Name: judge(boolean, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, integer, integer, integer, bigint, bigint, integer, integer, bigint, bigint, bigint, integer, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: judge(boolean, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, integer, integer, integer, bigint, bigint, integer, integer, bigint, bigint, interval, integer, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timestamp with time zone, p_job text, p_slot timestamp with time zone, p_asked_for timestamp with time zone, p_check_count integer, p_attempts integer, p_own_max_checks integer, p_own_max_attempts integer, p_own_backoff bigint, p_own_backoff_max bigint, p_max_checks integer, p_max_attempts integer, p_backoff bigint, p_backoff_max bigint, p_max_horizon_seconds bigint, p_slot_seconds integer, p_now timestamp with time zone) RETURNS TABLE(kind text, outcome text, next_check_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text)
+CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timestamp with time zone, p_job text, p_slot timestamp with time zone, p_asked_for timestamp with time zone, p_check_count integer, p_attempts integer, p_own_max_checks integer, p_own_max_attempts integer, p_own_backoff bigint, p_own_backoff_max bigint, p_max_checks integer, p_max_attempts integer, p_backoff bigint, p_backoff_max bigint, p_max_horizon interval, p_slot_seconds integer, p_now timestamp with time zone) RETURNS TABLE(kind text, outcome text, next_check_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text)
     LANGUAGE sql STABLE
     AS $$
   SELECT CASE WHEN v.outcome IS NULL THEN CASE WHEN p_failed THEN 'retry' ELSE 'reschedule' END
@@ -4042,7 +4042,7 @@ CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timesta
                        prescient.iso(p_answer), prescient.iso(p_asked_for))
               WHEN v.outcome = 'guard_horizon' THEN
                 format('answered %s, beyond the horizon: at most %s after the slot %s', prescient.iso(p_answer),
-                       prescient.duration_text(p_max_horizon_seconds * interval '1 second'), prescient.iso(p_slot))
+                       prescient.duration_text(p_max_horizon), prescient.iso(p_slot))
          END
     FROM (SELECT coalesce(p_own_max_checks, p_max_checks) AS max_checks,
                  coalesce(p_own_max_attempts, p_max_attempts) AS max_attempts,
@@ -4054,8 +4054,9 @@ CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timesta
                            WHEN p_answer IS NULL THEN 'done'
                            WHEN l.max_checks > 0 AND p_check_count + 1 >= l.max_checks THEN 'guard_max_checks'
                            WHEN p_answer <= p_asked_for THEN 'guard_past'
-                           WHEN p_answer > p_slot + p_max_horizon_seconds * interval '1 second' THEN 'guard_horizon'
-                         END AS outcome) v
+                           WHEN p_answer > p_slot + p_max_horizon THEN 'guard_horizon'
+                         END AS outcome
+                  OFFSET 0) v  -- computed once a row: inlined, each reader of v.outcome would repeat it
 $$;
 
 --
@@ -4429,6 +4430,9 @@ CREATE FUNCTION prescient.resume_job(p_job text) RETURNS boolean
     AS $$
 BEGIN
   DELETE FROM prescient.paused_job WHERE job = p_job;
+  IF FOUND AND EXISTS (SELECT FROM prescient.job_class WHERE job = p_job AND runs_in = 'worker') THEN
+    PERFORM pg_notify('prescient_worker', p_job);
+  END IF;
   RETURN FOUND;
 END $$;
 
@@ -4993,6 +4997,8 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
+  -- Locked in id order first, as a settlement locks them: a heartbeat racing one never deadlocks.
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;
   RETURN QUERY
   WITH moved AS (
     UPDATE prescient.future_job f SET claimed_until = v_now + p_lease_seconds * interval '1 second'
@@ -5041,10 +5047,14 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  -- Per class, the first check by due time not under a live lease (one probe of the index future_job_job).
+  -- Per class, the first check by due time that a take could take (not under a live lease; of a group, its
+  -- first: a group's later checks wait for it, whose lease end counts below), along the index future_job_job.
   SELECT min(t) INTO v_next FROM (
     SELECT (SELECT f.next_check_at FROM prescient.future_job f
              WHERE f.job = c.job AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+               AND (f.group_key IS NULL
+                    OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
+                                ORDER BY g.next_check_at, g.id LIMIT 1))
              ORDER BY f.next_check_at LIMIT 1) AS t
       FROM unnest(p_classes) AS c(job)
      WHERE c.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)) x;
@@ -5073,10 +5083,14 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
-    FROM unnest(p_ids, p_tokens) AS s(id, token)
-   WHERE f.id = s.id AND f.claim_token = s.token;
-  GET DIAGNOSTICS v_count = ROW_COUNT;
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;  -- as a settlement
+  WITH given AS (
+    UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
+      FROM unnest(p_ids, p_tokens) AS s(id, token)
+     WHERE f.id = s.id AND f.claim_token = s.token
+    RETURNING f.job)
+  -- Due again at once: wake the workers of their classes, asleep until the lease's end.
+  SELECT count(*) INTO v_count FROM given, LATERAL (SELECT pg_notify('prescient_worker', given.job)) n;
   RETURN v_count;
 END $$;
 
@@ -5102,12 +5116,14 @@ BEGIN
   END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   RETURN QUERY
-  -- The checks still held under their tokens, locked (the lease is looked at again on the locked row).
+  -- The checks still held under their tokens, locked in id order (a heartbeat or another settlement of the
+  -- same checks locks in the same order: no deadlock); the lease is looked at again on the locked row.
   WITH held AS (
     SELECT s.n, f AS pending
       FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
       JOIN prescient.future_job f ON f.id = s.id
      WHERE f.claim_token = s.token AND f.claimed_until > v_now
+     ORDER BY f.id
        FOR UPDATE OF f),
   j AS (
     SELECT h.n, h.pending, (h.pending).claimed_by AS worker, (h.pending).next_check_at AS due_at,
@@ -5122,7 +5138,7 @@ BEGIN
            (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
            (h.pending).backoff_max_seconds, coalesce(c.max_checks, v_settings.max_checks),
            coalesce(c.max_attempts, v_settings.max_attempts), c.backoff_seconds, c.backoff_max_seconds,
-           v_settings.max_horizon_seconds, v_settings.slot_seconds, v_now) v),
+           v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, v_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
     RETURNING f.id),
@@ -5173,6 +5189,13 @@ DECLARE
   v_pair_limits text[];
   v_pair_keys text[];
   v_token bigint := (random() * 9007199254740991)::bigint;
+  v_limited boolean := EXISTS (SELECT FROM prescient.flow_limit fl WHERE fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL);
+  v_grace constant interval := interval '100 milliseconds';
+  -- Under flow limits a take looks at a whole batch, as the runner's claim does, and admits it in one call:
+  -- the checks its budget defers get their reservations at once, and a worker taking a few at a time does
+  -- not charge the budget check by check while earlier reservations lapse.
+  v_look integer := CASE WHEN v_limited THEN greatest(p_limit, 1000) ELSE p_limit END;
+  v_extra bigint[];
 BEGIN
   IF coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
@@ -5188,30 +5211,44 @@ BEGIN
 
   -- Due (the slot began, or the time flow control gave has come), not under a live lease, not paused; of a
   -- group, only its first check, so a group's checks run one at a time, in order. Per class, oldest first
-  -- along the index future_job_job (job, next_check_at, id), so a backlog is never sorted whole.
-  SELECT array_agg(c.id ORDER BY c.next_check_at, c.id) INTO v_ids FROM (
-    SELECT t.id, t.next_check_at
+  -- along the index future_job_job (job, next_check_at, id), so a backlog is never sorted whole. Under flow
+  -- limits, first the checks whose reserved start (a deferral by a rate) has just come: the backlog's older
+  -- checks would always sort before them, be charged in their stead, and the reservations would lapse
+  -- unused (a rate of 50/s gave workers taking a few at a time 5 to 10/s).
+  SELECT array_agg(c.id ORDER BY c.reserved DESC, c.next_check_at, c.id) INTO v_ids FROM (
+    SELECT t.id, t.next_check_at, t.reserved
       FROM unnest(p_classes) AS k(job)
      CROSS JOIN LATERAL (
-       SELECT f.id, f.next_check_at FROM prescient.future_job f
-        WHERE f.job = k.job AND f.next_check_at <= v_now
-          AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
-          AND (f.group_key IS NULL
-               OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
-                           ORDER BY g.next_check_at, g.id LIMIT 1))
-        ORDER BY f.next_check_at, f.id
-        LIMIT p_limit
-          FOR UPDATE OF f SKIP LOCKED) t
+       SELECT * FROM (SELECT f.id, f.next_check_at, true AS reserved FROM prescient.future_job f
+         WHERE v_limited AND f.job = k.job AND f.next_check_at BETWEEN v_now - v_grace AND v_now
+           AND f.claimed_by LIKE 'prescient.flow:%' AND f.claimed_until IS NULL AND f.group_key IS NULL
+         ORDER BY f.next_check_at, f.id
+         LIMIT v_look
+           FOR UPDATE OF f SKIP LOCKED) reserved
+       UNION ALL
+       SELECT * FROM (SELECT f.id, f.next_check_at, false FROM prescient.future_job f
+         WHERE f.job = k.job AND f.next_check_at <= v_now
+           AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
+           AND (NOT v_limited OR f.group_key IS NOT NULL
+                OR NOT coalesce(f.claimed_by LIKE 'prescient.flow:%' AND f.next_check_at >= v_now - v_grace, false))
+           AND (f.group_key IS NULL
+                OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
+                            ORDER BY g.next_check_at, g.id LIMIT 1))
+         ORDER BY f.next_check_at, f.id
+         LIMIT v_look
+           FOR UPDATE OF f SKIP LOCKED) due) t
      WHERE k.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
-     ORDER BY t.next_check_at, t.id
-     LIMIT p_limit) c;
+     ORDER BY t.reserved DESC, t.next_check_at, t.id
+     LIMIT v_look) c;
   IF v_ids IS NULL THEN
     RETURN;
   END IF;
 
   -- Flow control, as for the runner: the pairs of (limit, key value) that hold each check back, admitted
-  -- by flow_admit; a worker waits for no start (pace 0): a check whose start is later is deferred to it.
-  IF EXISTS (SELECT FROM prescient.flow_limit fl WHERE fl.rate IS NOT NULL OR fl.concurrency IS NOT NULL) THEN
+  -- by flow_admit; a worker waits for no start (pace 0): a check whose start is later is deferred to it,
+  -- and keeps its reservation when taken within v_grace of it (a worker looks again at that time, told by
+  -- worker_next_due; the runner, which waits for starts within its batch, uses 50 ms).
+  IF v_limited THEN
     SELECT array_agg(f.id), array_agg(fl.name), array_agg(k.key_value)
       INTO v_pair_ids, v_pair_limits, v_pair_keys
       FROM prescient.future_job f
@@ -5222,11 +5259,19 @@ BEGIN
   IF v_pair_ids IS NOT NULL THEN
     SELECT array_agg(a.check_id) INTO v_admitted
       FROM prescient.flow_admit(v_pair_ids, v_pair_limits, v_pair_keys, prescient.us(v_now), 0, 250000, p_limit,
-                                50000) a
+                                (extract(epoch FROM v_grace) * 1000000)::bigint) a
      WHERE a.start_us IS NOT NULL;
-    v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i
-                    WHERE i <> ALL (v_pair_ids) OR i = ANY (coalesce(v_admitted, '{}')));
+    v_ids := ARRAY(SELECT i FROM unnest(v_ids) WITH ORDINALITY AS u(i, o)
+                    WHERE i <> ALL (v_pair_ids) OR i = ANY (coalesce(v_admitted, '{}')) ORDER BY o);
+    -- Admitted beyond this take's places: their start has come and their budget is spent, so they are
+    -- marked as reserved now, for the next take within v_grace (which takes them first).
+    v_extra := ARRAY(SELECT i FROM unnest(v_ids) WITH ORDINALITY AS u(i, o)
+                      WHERE o > p_limit AND i = ANY (coalesce(v_admitted, '{}')));
+    UPDATE prescient.future_job f
+       SET claimed_by = 'prescient.flow:admitted', next_check_at = greatest(f.next_check_at, v_now)
+     WHERE f.id = ANY (v_extra);
   END IF;
+  v_ids := v_ids[1:p_limit];
 
   RETURN QUERY
   UPDATE prescient.future_job f

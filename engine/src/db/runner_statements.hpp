@@ -167,8 +167,7 @@ WITH s AS (
            s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
            s.attempts_before::integer, s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
            s.own_backoff_max, s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max,
-           (SELECT :max_horizon_seconds::bigint * interval '1 second'), :slot_seconds::integer,
-           (SELECT prescient.at_us(:now))) j),
+           :max_horizon_seconds::bigint * interval '1 second', :slot_seconds::integer, prescient.at_us(:now)) j),
 -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
 -- branches gated on the token alone, so the fast path does not join the table at all.
 mine AS (

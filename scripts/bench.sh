@@ -185,7 +185,7 @@ if $peers; then
   { wanted drain || wanted workers; } && phases="$phases process"
   [ -n "$phases" ] && run_peers env N="$n" REPS="$reps" ONLY="${phases# }"
   best() {  # the best median jobs_per_sec over the settings (labels) of a peer's phase; $3 filters labels
-    grep "\"peer\":\"$1\"" "$peer_results" | grep "\"phase\":\"$2\"" | grep -E "${3:-.}" |
+    { grep "\"peer\":\"$1\"" "$peer_results" | grep "\"phase\":\"$2\"" | grep -E "${3:-.}" || true; } |
       sed -E 's/.*"label":"([^"]*)".*"jobs_per_sec":([0-9.]+).*/\1 \2/' | sort -k1,1 -k2,2g |
       awk 'function settle() { if (n) { m = v[int((n + 1) / 2)]; if (m > best) best = m } }
            $1 != label { settle(); label = $1; n = 0 }

@@ -124,14 +124,19 @@ Param text_array(std::span<const std::optional<std::string>> values) {
   return binary_array(values, kText, [](const std::optional<std::string>& v) { return v; });
 }
 
+namespace {
+template <class T>
+bool all_null(std::span<const std::optional<T>> values) {
+  return std::all_of(values.begin(), values.end(), [](const std::optional<T>& v) { return !v; });
+}
+}  // namespace
+
 Param integer_array_or_null(std::span<const std::optional<std::int64_t>> values) {
-  const bool none = std::all_of(values.begin(), values.end(), [](const auto& v) { return !v; });
-  return none ? Param(std::nullopt) : optional_integer_array(values);
+  return all_null(values) ? Param(std::nullopt) : optional_integer_array(values);
 }
 
 Param text_array_or_null(std::span<const std::optional<std::string>> values) {
-  const bool none = std::all_of(values.begin(), values.end(), [](const auto& v) { return !v; });
-  return none ? Param(std::nullopt) : text_array(values);
+  return all_null(values) ? Param(std::nullopt) : text_array(values);
 }
 
 Param text_array(std::span<const std::string> values) {
@@ -144,8 +149,7 @@ Param time_array(std::span<const TimePoint> values) {
 }
 
 Param time_array_or_null(std::span<const std::optional<TimePoint>> values) {
-  const bool none = std::all_of(values.begin(), values.end(), [](const auto& v) { return !v; });
-  if (none) return Param(std::nullopt);
+  if (all_null(values)) return Param(std::nullopt);
   return binary_array(values, kTimestamptz, [](const std::optional<TimePoint>& t) {
     return t ? std::optional(int8_bytes(to_unix_micros(*t) - kPostgresEpochMicros)) : std::nullopt;
   });

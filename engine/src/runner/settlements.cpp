@@ -4,8 +4,6 @@
 #include <limits>
 
 #include "core/text_rules.hpp"
-#include "prescient/duration.hpp"
-#include "prescient/time_text.hpp"
 
 namespace prescient::runner {
 

@@ -13,8 +13,6 @@
 #include <vector>
 
 #include "prescient/job.hpp"
-#include "prescient/outcome.hpp"
-#include "prescient/slot_grid.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time.hpp"
 #include "runner/work_unit.hpp"

@@ -30,6 +30,9 @@ class FakeRunnerStore final : public RunnerStore {
   std::vector<SettleItem> committed;
   std::vector<Exclusions> claims;  // what each claim left out
   int settle_statements = 0, commits = 0, rollbacks = 0;
+  // Per transaction that settled any: the checks its settle statements were given, summed (a refused
+  // statement's work is lost, so this is the work the settlement cost).
+  std::vector<std::size_t> offered_by_transaction;
 
   void begin() override {
     open_ = true;
@@ -49,11 +52,6 @@ class FakeRunnerStore final : public RunnerStore {
   }
   void savepoint(const std::string& name) override { savepoints_.push_back({name, pending_.size()}); }
   void rollback_to(const std::string& name) override { pending_.resize(find(name).size); }
-  void release_savepoint(const std::string& name) override {
-    const Savepoint target = find(name);
-    while (savepoints_.back().name != target.name) savepoints_.pop_back();
-    savepoints_.pop_back();
-  }
 
   Claimed claim_due(TimePoint slot, TimePoint until, TimePoint, int limit, const Exclusions& excluded) override {
     claims.push_back(excluded);
@@ -82,6 +80,7 @@ class FakeRunnerStore final : public RunnerStore {
   Settled settle(std::span<const SettleItem> items, const std::string&, TimePoint, std::optional<std::int64_t>,
                  const Judging&) override {
     ++settle_statements;
+    offered_ += items.size();
     if (!server_failure.empty()) throw DatabaseError("cannot settle checks: the server failed", server_failure);
     Settled settled;
     for (const SettleItem& item : items) {
@@ -174,6 +173,8 @@ class FakeRunnerStore final : public RunnerStore {
     it->attempts = kind == Kind::retried ? item.check.attempts + 1 : 0;
   }
   void end() {
+    if (offered_ > 0) offered_by_transaction.push_back(offered_);
+    offered_ = 0;
     open_ = false;
     pending_.clear();
     savepoints_.clear();
@@ -184,6 +185,7 @@ class FakeRunnerStore final : public RunnerStore {
   std::vector<SettleItem> pending_;  // settled in the open transaction, applied at commit
   std::vector<Savepoint> savepoints_;
   std::set<std::int64_t> claimed_;
+  std::size_t offered_ = 0;
 };
 
 }  // namespace prescient::testing

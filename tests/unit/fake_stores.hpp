@@ -49,7 +49,6 @@ class FakeStores final : public StoreOpener {
     void rollback() noexcept override { q_.rollback(); }
     void savepoint(const std::string& name) override { q_.savepoint(name); }
     void rollback_to(const std::string& name) override { q_.rollback_to(name); }
-    void release_savepoint(const std::string& name) override { q_.release_savepoint(name); }
     Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override {
       return q_.claim_due(slot, until, now, limit, excluded);
     }

@@ -113,6 +113,29 @@ TEST_CASE("worker: refused items are found by halves; the others settle in the s
   CHECK(f.store->settle_statements <= 1 + 2 * 6 * 3);
 }
 
+TEST_CASE("worker: after a refusal the next batches settle in chunks: a refusal costs its chunk, not its batch") {
+  Fixture f;
+  f.options.batch_size = 1000;
+  FakeRunnerStore setup;
+  // Three batches: a culprit in the first and the third, none in the second.
+  for (int i = 1; i <= 3000; ++i) {
+    setup.due.push_back(f.check(i, {{"emit", i == 500 || i == 2500 ? "poison" : "fine"}}));
+  }
+  auto worker = f.worker(setup);
+  const SlotReport r = worker->drain(f.slot);
+  CHECK(r.done == 2998);
+  CHECK(r.retried == 2);
+  CHECK(f.store->commits == 3);
+  for (int i = 1; i <= 3000; ++i) CHECK(f.runs.of(i) == 1);
+  CHECK(f.settled(2500).answer.failed);
+  REQUIRE(f.store->offered_by_transaction.size() == 3);
+  // Whole, the first batch's refusal cost about three batches: 1 000 refused, then halves of 1 000, 500, ...
+  CHECK(f.store->offered_by_transaction[0] >= 2900);
+  // Chunked (128 each), a clean batch costs nothing more, and a refusal costs its chunk about twice more.
+  CHECK(f.store->offered_by_transaction[1] == 1000);
+  CHECK(f.store->offered_by_transaction[2] <= 1000 + 2 * 128 + 1);
+}
+
 TEST_CASE("worker: a failure of the server fails the batch; nothing settles, the rows stay due") {
   Fixture f;
   FakeRunnerStore setup;

@@ -264,9 +264,6 @@ void PgRunnerStore::savepoint(const std::string& name) {
 void PgRunnerStore::rollback_to(const std::string& name) {
   pq::exec(native_connection(db_), "cannot roll back to a savepoint", "ROLLBACK TO SAVEPOINT " + name);
 }
-void PgRunnerStore::release_savepoint(const std::string& name) {
-  pq::exec(native_connection(db_), "cannot release a savepoint", "RELEASE SAVEPOINT " + name);
-}
 
 std::int64_t PgRunnerStore::lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) {
   const pq::Result token = pq::exec(native_connection(db_), "cannot lease checks", kLease,

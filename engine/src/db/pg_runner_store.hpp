@@ -35,7 +35,6 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   void rollback() noexcept override;
   void savepoint(const std::string& name) override;
   void rollback_to(const std::string& name) override;
-  void release_savepoint(const std::string& name) override;
   Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override;
   Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
                          const FlowLimit& fair) override;

@@ -43,10 +43,10 @@ class RunnerStore {
   virtual void commit() = 0;
   virtual void rollback() noexcept = 0;  // when the connection is gone, the server has rolled back already
   // Savepoints within the open transaction: a statement that fails does not take it (and the claim's
-  // row locks) with it.
+  // row locks) with it. Rolling back to a savepoint leaves it set; setting one again under the same name
+  // nests it (released with the transaction), as PostgreSQL's do.
   virtual void savepoint(const std::string& name) = 0;
   virtual void rollback_to(const std::string& name) = 0;
-  virtual void release_savepoint(const std::string& name) = 0;
 
   // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot` or, when flow control
   // deferred them to a time within the slot, up to `until`, locked FOR UPDATE SKIP LOCKED (so concurrent

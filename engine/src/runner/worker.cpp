@@ -38,6 +38,12 @@ constexpr Micros kFlowPace{1000000};
 constexpr Micros kPlaceWait{250000};
 // How often a worker looks again for deferred checks of its slot that another holds.
 constexpr std::chrono::milliseconds kRecheck{50};
+// After a refused settlement (Worker::Impl::settle_isolating): the checks per chunk, and how many
+// batches without a refusal end the chunking.
+constexpr std::size_t kCarefulChunk = 128;
+constexpr int kCarefulBatches = 16;
+// Savepoint names are SQL identifiers, prescient's own, never input.
+constexpr const char* kSavepoint = "prescient_settle";
 
 std::optional<std::string> policy_problem(const JobPolicy& policy) {
   if (policy.max_checks && *policy.max_checks < 1) return "max_checks " + std::to_string(*policy.max_checks) + " < 1";
@@ -521,19 +527,39 @@ class Worker::Impl {
   // naming the refusal (no events, no writes). A check the database refuses even that is left unsettled
   // (its row is released at the commit) and left out of this drain's claims. When nothing is refused
   // this costs one savepoint per batch.
+  //
+  // A refused statement loses all its work, and the search for its culprit costs a statement per
+  // half: for a batch of 1 000, about three batches' worth. So after a refusal this worker settles its
+  // next batches in chunks of kCarefulChunk, each an attempt of its own: a refusal then costs its
+  // chunk, not its batch, for a statement and a savepoint per chunk (docs/performance.md, "A refused
+  // settlement"). Batches settle whole again once kCarefulBatches go by without a refusal.
   Settled settle_isolating(std::vector<SettleItem> items, const std::vector<const Check*>& checks,
                            std::optional<std::int64_t> token, TimePoint slot) {
     Settled out;
     if (items.empty()) return out;
-    const std::string savepoint = "prescient_settle";
-    store_.savepoint(savepoint);
+    store_.savepoint(kSavepoint);
+    if (careful_batches_ > 0) {
+      --careful_batches_;
+      for (std::size_t first = 0; first < items.size(); first += kCarefulChunk) {
+        settle_or_split(std::span<const SettleItem>(items).subspan(first, std::min(kCarefulChunk, items.size() - first)),
+                        checks, token, slot, out);
+      }
+      return out;
+    }
+    // The whole batch, the one attempt when nothing is refused: no savepoint is set after it.
     if (try_settle(items, checks, token, out)) return out;
-    store_.rollback_to(savepoint);
+    store_.rollback_to(kSavepoint);
+    note_refusal(slot, items.size());
+    settle_halves(items, checks, token, slot, out);
+    return out;
+  }
+
+  // A refusal was met settling `count` checks together: the next batches settle in chunks.
+  void note_refusal(TimePoint slot, std::size_t count) {
     spdlog::warn("slot {} runner {}: the database refused the settlement of {} checks for one item's values; "
                  "settling them in halves to find it",
-                 format_time(slot), options_.runner_id, items.size());
-    settle_halves(items, checks, token, slot, 1, out);
-    return out;
+                 format_time(slot), options_.runner_id, count);
+    careful_batches_ = kCarefulBatches;
   }
 
   // Applies the writes of `items` and settles them; false, with the transaction left for the caller to
@@ -553,30 +579,38 @@ class Worker::Impl {
     }
   }
 
-  // Settles `items` under a savepoint of its own: released when they settled, rolled back to (leaving
-  // the transaction as it was) when the database refused a value.
-  bool settle_under_savepoint(const std::string& savepoint, std::vector<SettleItem>& items,
-                              const std::vector<const Check*>& checks, std::optional<std::int64_t> token,
-                              Settled& out) {
-    store_.savepoint(savepoint);
-    const bool settled = try_settle(items, checks, token, out);
-    if (!settled) store_.rollback_to(savepoint);
-    store_.release_savepoint(savepoint);
-    return settled;
+  // One attempt of several, with kSavepoint set before it: settled, a new savepoint is set for the
+  // attempt after (nested: no round trip to release it); refused, the transaction is rolled back to the
+  // savepoint, which stays set. Two round trips an attempt.
+  bool attempt(std::span<const SettleItem> part, const std::vector<const Check*>& checks,
+               std::optional<std::int64_t> token, Settled& out) {
+    std::vector<SettleItem> items(part.begin(), part.end());
+    if (!try_settle(items, checks, token, out)) {
+      store_.rollback_to(kSavepoint);
+      return false;
+    }
+    store_.savepoint(kSavepoint);
+    return true;
   }
 
-  // `items` were refused together: settle each half under a savepoint of its own, and split the halves
+  void settle_or_split(std::span<const SettleItem> part, const std::vector<const Check*>& checks,
+                       std::optional<std::int64_t> token, TimePoint slot, Settled& out) {
+    if (attempt(part, checks, token, out)) return;
+    if (part.size() > 1) note_refusal(slot, part.size());
+    settle_halves(part, checks, token, slot, out);
+  }
+
+  // `items` were refused together: settle each half as an attempt of its own, and split the halves
   // refused again, down to single culprits.
   void settle_halves(std::span<const SettleItem> items, const std::vector<const Check*>& checks,
-                     std::optional<std::int64_t> token, TimePoint slot, int depth, Settled& out) {
-    const std::string savepoint = "prescient_settle_" + std::to_string(depth);
+                     std::optional<std::int64_t> token, TimePoint slot, Settled& out) {
     if (items.size() == 1) {
       const Check& check = check_of(items.front().id, checks);
       const std::string reason = "the database refused its settlement: " + last_refusal_;
       log_failure(slot, check, reason);
-      std::vector<SettleItem> failed{
-          runner::failed_attempt(check, class_of(check.job).limits, reason, items.front().run_micros)};
-      if (settle_under_savepoint(savepoint, failed, checks, token, out)) return;
+      const SettleItem failed =
+          runner::failed_attempt(check, class_of(check.job).limits, reason, items.front().run_micros);
+      if (attempt(std::span(&failed, 1), checks, token, out)) return;
       spdlog::error("slot {} runner {}: the database refuses any settlement of check {} ({}); it stays pending, "
                     "left for the next sweep",
                     format_time(slot), options_.runner_id, check.id, one_line(last_refusal_));
@@ -587,10 +621,7 @@ class Worker::Impl {
     }
     const std::size_t half = items.size() / 2;
     for (const auto part : {items.first(half), items.subspan(half)}) {
-      std::vector<SettleItem> attempt(part.begin(), part.end());
-      if (!settle_under_savepoint(savepoint, attempt, checks, token, out)) {
-        settle_halves(part, checks, token, slot, depth + 1, out);
-      }
+      if (!attempt(part, checks, token, out)) settle_halves(part, checks, token, slot, out);
     }
   }
 
@@ -626,6 +657,7 @@ class Worker::Impl {
   std::optional<FlowLimit> fair_limit_;      // the fair-share limit whose payload field claims interleave by
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
   std::string last_refusal_;           // the database's reason for the last refused settlement
+  int careful_batches_ = 0;            // batches still to settle in chunks since the last refusal
 };
 
 Worker::Worker(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings,

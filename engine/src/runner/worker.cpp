@@ -523,16 +523,16 @@ class Worker::Impl {
 
   // Runs the items' buffered writes and settles them in the open transaction. A statement refused for
   // the values of one item (prescient/errors.hpp) does not fail the others: the settlement is rolled
-  // back to its savepoint and retried in halves, down to the culprits, which become failed attempts
+  // back to its savepoint and retried in parts, down to the culprits, which become failed attempts
   // naming the refusal (no events, no writes). A check the database refuses even that is left unsettled
   // (its row is released at the commit) and left out of this drain's claims. When nothing is refused
   // this costs one savepoint per batch.
   //
-  // A refused statement loses all its work, and the search for its culprit costs a statement per
-  // half: for a batch of 1 000, about three batches' worth. So after a refusal this worker settles its
-  // next batches in chunks of kCarefulChunk, each an attempt of its own: a refusal then costs its
-  // chunk, not its batch, for a statement and a savepoint per chunk (docs/performance.md, "A refused
-  // settlement"). Batches settle whole again once kCarefulBatches go by without a refusal.
+  // A refused statement loses all its work, and halving a batch of 1 000 down to its culprit redoes
+  // about two batches more. So a batch refused whole is retried in chunks of kCarefulChunk, each an
+  // attempt of its own, and only a refused chunk in halves; and the next kCarefulBatches batches after
+  // a refusal are settled in chunks from the start, so that a refusal costs its chunk, not its batch,
+  // for a statement and a savepoint per chunk (docs/performance.md, "A refused settlement").
   Settled settle_isolating(std::vector<SettleItem> items, const std::vector<const Check*>& checks,
                            std::optional<std::int64_t> token, TimePoint slot) {
     Settled out;
@@ -540,26 +540,35 @@ class Worker::Impl {
     store_.savepoint(kSavepoint);
     if (careful_batches_ > 0) {
       --careful_batches_;
-      for (std::size_t first = 0; first < items.size(); first += kCarefulChunk) {
-        settle_or_split(std::span<const SettleItem>(items).subspan(first, std::min(kCarefulChunk, items.size() - first)),
-                        checks, token, slot, out);
-      }
+      settle_in_chunks(items, checks, token, slot, out);
       return out;
     }
     // The whole batch, the one attempt when nothing is refused: no savepoint is set after it.
     if (try_settle(items, checks, token, out)) return out;
     store_.rollback_to(kSavepoint);
     note_refusal(slot, items.size());
-    settle_halves(items, checks, token, slot, out);
+    // Refused whole: its chunks, then the refused chunk's halves, cost less than the batch's halves.
+    if (items.size() > kCarefulChunk) {
+      settle_in_chunks(items, checks, token, slot, out);
+    } else {
+      settle_halves(items, checks, token, slot, out);
+    }
     return out;
   }
 
   // A refusal was met settling `count` checks together: the next batches settle in chunks.
   void note_refusal(TimePoint slot, std::size_t count) {
     spdlog::warn("slot {} runner {}: the database refused the settlement of {} checks for one item's values; "
-                 "settling them in halves to find it",
+                 "settling them in parts to find it",
                  format_time(slot), options_.runner_id, count);
     careful_batches_ = kCarefulBatches;
+  }
+
+  void settle_in_chunks(std::span<const SettleItem> items, const std::vector<const Check*>& checks,
+                        std::optional<std::int64_t> token, TimePoint slot, Settled& out) {
+    for (std::size_t first = 0; first < items.size(); first += kCarefulChunk) {
+      settle_or_split(items.subspan(first, std::min(kCarefulChunk, items.size() - first)), checks, token, slot, out);
+    }
   }
 
   // Applies the writes of `items` and settles them; false, with the transaction left for the caller to

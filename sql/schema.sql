@@ -5101,6 +5101,57 @@ END $$;
 CREATE FUNCTION prescient.worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  v_count integer := coalesce(cardinality(p_ids), 0);
+  v_half integer := v_count / 2;
+  v_settled record;
+  v_state text;
+  v_message text;
+  v_reason text;
+BEGIN
+  -- Gathered before any is answered: a refusal may come after the statement gave its rows.
+  BEGIN
+    SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
+           array_agg(s.last_error) AS errors
+      INTO v_settled
+      FROM prescient.worker_settle_together(p_ids, p_tokens, p_failed, p_next, p_errors, p_results, p_now) s;
+  EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
+    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+  END;
+  IF v_state IS NULL THEN
+    RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
+    RETURN;
+  END IF;
+  IF v_count > 1 THEN
+    RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[1:v_half], p_tokens[1:v_half], p_failed,
+      p_next[1:v_half], p_errors[1:v_half], p_results[1:v_half], p_now);
+    RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
+      p_next[v_half + 1:], p_errors[v_half + 1:], p_results[v_half + 1:], p_now);
+    RETURN;
+  END IF;
+  v_reason := prescient.storable_error(
+    format('the database refused its settlement: %s (SQLSTATE %s)', v_message, v_state));
+  BEGIN
+    SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
+           array_agg(s.last_error) AS errors
+      INTO v_settled
+      FROM prescient.worker_settle_together(p_ids, p_tokens, true, NULL, ARRAY[v_reason], NULL, p_now) s;
+  EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
+    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+    RETURN QUERY SELECT p_ids[1], 'refused'::text, NULL::timestamptz, prescient.storable_error(
+      format('the database refuses any settlement of it: %s (SQLSTATE %s)', v_message, v_state));
+    RETURN;
+  END;
+  RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
+END $$;
+
+--
+-- Name: worker_settle_together(bigint[], bigint[], boolean, timestamp with time zone[], text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_settle_together(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+    LANGUAGE plpgsql
+    AS $$
 #variable_conflict use_column
 DECLARE
   v_now timestamptz := coalesce(p_now, clock_timestamp());
@@ -5591,6 +5642,12 @@ GRANT ALL ON FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]
 --
 
 REVOKE ALL ON FUNCTION prescient.worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION worker_settle_together(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_settle_together(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

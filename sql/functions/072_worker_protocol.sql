@@ -189,8 +189,9 @@ END $$;
 -- Settles checks held under their tokens by what judge makes of their answers: finished ones to the
 -- history (with their result), the others back to pending at their next time, with a row in the timeline.
 -- p_failed, p_next, p_errors, p_results: one element per check (NULL arrays: none). Answers one row per
--- check, in the order given; a check not held is left as it is, `lease_lost` with the reason.
-CREATE OR REPLACE FUNCTION prescient.worker_settle(
+-- check, in the order given; a check not held is left as it is, `lease_lost` with the reason. One statement:
+-- the database refusing one check's rows refuses them all (worker_settle isolates it).
+CREATE OR REPLACE FUNCTION prescient.worker_settle_together(
     p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamptz[], p_errors text[],
     p_results jsonb[], p_now timestamptz)
   RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
@@ -263,6 +264,61 @@ BEGIN
          CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) ELSE j.last_error END
     FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN j ON j.n = s.n
    ORDER BY s.n;
+END $$;
+
+-- The settlement of checks, of which the database may refuse one for its values (a constraint or trigger
+-- another tool put on the history, say: SQLSTATE classes 22, 23, 54, P0, as the runner decides in
+-- prescient/errors.hpp): the others settle all the same. Refused together, the checks are settled in halves,
+-- each under a subtransaction of its own, down to the culprit, which is settled as a failed attempt naming
+-- the refusal; refused even that, it is answered `refused` and left as it is (its lease runs out, and it is
+-- taken again then). When nothing is refused, this costs one subtransaction per call.
+CREATE OR REPLACE FUNCTION prescient.worker_settle(
+    p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamptz[], p_errors text[],
+    p_results jsonb[], p_now timestamptz)
+  RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
+  LANGUAGE plpgsql AS $$
+DECLARE
+  v_count integer := coalesce(cardinality(p_ids), 0);
+  v_half integer := v_count / 2;
+  v_settled record;
+  v_state text;
+  v_message text;
+  v_reason text;
+BEGIN
+  -- Gathered before any is answered: a refusal may come after the statement gave its rows.
+  BEGIN
+    SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
+           array_agg(s.last_error) AS errors
+      INTO v_settled
+      FROM prescient.worker_settle_together(p_ids, p_tokens, p_failed, p_next, p_errors, p_results, p_now) s;
+  EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
+    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+  END;
+  IF v_state IS NULL THEN
+    RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
+    RETURN;
+  END IF;
+  IF v_count > 1 THEN
+    RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[1:v_half], p_tokens[1:v_half], p_failed,
+      p_next[1:v_half], p_errors[1:v_half], p_results[1:v_half], p_now);
+    RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
+      p_next[v_half + 1:], p_errors[v_half + 1:], p_results[v_half + 1:], p_now);
+    RETURN;
+  END IF;
+  v_reason := prescient.storable_error(
+    format('the database refused its settlement: %s (SQLSTATE %s)', v_message, v_state));
+  BEGIN
+    SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
+           array_agg(s.last_error) AS errors
+      INTO v_settled
+      FROM prescient.worker_settle_together(p_ids, p_tokens, true, NULL, ARRAY[v_reason], NULL, p_now) s;
+  EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
+    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+    RETURN QUERY SELECT p_ids[1], 'refused'::text, NULL::timestamptz, prescient.storable_error(
+      format('the database refuses any settlement of it: %s (SQLSTATE %s)', v_message, v_state));
+    RETURN;
+  END;
+  RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
 END $$;
 
 -- complete: the answers of checks that ran (a next time, or NULL: done), with a result to keep.
@@ -404,5 +460,6 @@ REVOKE EXECUTE ON FUNCTION prescient.worker_take(text, text[], integer, double p
   prescient.worker_release(bigint[], bigint[]),
   prescient.worker_next_due(text[], timestamptz),
   prescient.worker_settle(bigint[], bigint[], boolean, timestamptz[], text[], jsonb[], timestamptz),
+  prescient.worker_settle_together(bigint[], bigint[], boolean, timestamptz[], text[], jsonb[], timestamptz),
   prescient.lease_refusal(bigint, bigint, timestamptz)
   FROM PUBLIC;

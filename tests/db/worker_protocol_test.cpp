@@ -125,6 +125,57 @@ TEST_CASE_METHOD(Fixture, "workers: an expired lease is taken again; the late se
   CHECK_THAT(complete(424242, 1, "2026-11-21T10:00:35Z").second, Catch::Contains("check 424242 is not pending"));
 }
 
+TEST_CASE_METHOD(Fixture, "workers: a settlement the database refuses for one check fails that check alone") {
+  // Another tool's rule on the history refuses one check's row (its payload says so).
+  *db << "CREATE SCHEMA app";
+  *db << "CREATE FUNCTION app.no_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+         " IF NEW.payload ? 'poison' THEN RAISE EXCEPTION 'poisoned' USING ERRCODE = '23514'; END IF;"
+         " RETURN NEW; END $$";
+  *db << "CREATE TRIGGER no_poison BEFORE INSERT ON prescient.job_history FOR EACH ROW EXECUTE FUNCTION app.no_poison()";
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 9; ++i) {
+    ids.push_back(client
+                      .schedule({.job = "order_unshipped", .entity_name = "orders", .entity_key = std::to_string(i),
+                                 .at = parse_time("2026-11-21T10:00:00Z"),
+                                 .payload = i == 5 ? nlohmann::json{{"poison", true}} : nlohmann::json::object()})
+                      .id);
+  }
+  REQUIRE(take("2026-11-21T10:00:00Z").size() == 9);
+  std::string id_list, token_list;
+  for (const std::int64_t id : ids) {
+    id_list += (id_list.empty() ? "" : ",") + std::to_string(id);
+    token_list += (token_list.empty() ? "" : ",") + std::to_string(token_of(id));
+  }
+  // All done at once: eight finish, the culprit is a failed attempt naming the refusal, in the order given.
+  soci::rowset<soci::row> rows = (db->prepare << "SELECT id, outcome, coalesce(last_error, '') FROM"
+                                  " prescient.worker_complete('{" + id_list + "}', '{" + token_list + "}',"
+                                  " array_fill(NULL::timestamptz, ARRAY[9]), NULL, '2026-11-21T10:00:05Z')");
+  std::vector<std::int64_t> answered;
+  for (const soci::row& r : rows) {
+    const auto id = static_cast<std::int64_t>(r.get<long long>(0));
+    answered.push_back(id);
+    if (id == ids[5]) {
+      CHECK(r.get<std::string>(1) == "retried");
+      CHECK_THAT(r.get<std::string>(2), Catch::Contains("the database refused its settlement: poisoned (SQLSTATE 23514)"));
+    } else {
+      CHECK(r.get<std::string>(1) == "done");
+    }
+  }
+  CHECK(answered == ids);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 8);
+  CHECK(count_of(*db, "SELECT attempts FROM prescient.future_job WHERE id = " + std::to_string(ids[5])) == 1);
+
+  // Refused in any form (its failed attempt too): answered `refused`, left as it was, nothing written.
+  *db << "ALTER TABLE prescient.future_job ADD CONSTRAINT never_retried CHECK (attempts < 2)";
+  REQUIRE(take("2026-11-21T10:05:00Z") == std::vector<std::int64_t>{ids[5]});
+  const long long token = token_of(ids[5]);
+  const auto [outcome, why] = complete(ids[5], token, "2026-11-21T10:05:01Z");
+  CHECK(outcome == "refused");
+  CHECK_THAT(why, Catch::Contains("the database refuses any settlement of it") && Catch::Contains("never_retried"));
+  CHECK(count_of(*db, "SELECT attempts FROM prescient.future_job WHERE id = " + std::to_string(ids[5])) == 1);
+  CHECK(token_of(ids[5]) == token);
+}
+
 TEST_CASE_METHOD(Fixture, "workers: a paused class gives nothing; a group gives its first check, one at a time") {
   const std::int64_t first = add("order_unshipped", "order-7");
   const std::int64_t second = add("order_unshipped", "order-7");

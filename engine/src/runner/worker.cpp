@@ -556,12 +556,14 @@ class Worker::Impl {
     return out;
   }
 
-  // A refusal was met settling `count` checks together: the next batches settle in chunks.
+  // A refusal was met settling `count` checks together: the next batches settle in chunks. (A single
+  // check refused is logged as its failure, in settle_halves.)
   void note_refusal(TimePoint slot, std::size_t count) {
+    careful_batches_ = kCarefulBatches;
+    if (count == 1) return;
     spdlog::warn("slot {} runner {}: the database refused the settlement of {} checks for one item's values; "
                  "settling them in parts to find it",
                  format_time(slot), options_.runner_id, count);
-    careful_batches_ = kCarefulBatches;
   }
 
   void settle_in_chunks(std::span<const SettleItem> items, const std::vector<const Check*>& checks,
@@ -605,7 +607,7 @@ class Worker::Impl {
   void settle_or_split(std::span<const SettleItem> part, const std::vector<const Check*>& checks,
                        std::optional<std::int64_t> token, TimePoint slot, Settled& out) {
     if (attempt(part, checks, token, out)) return;
-    if (part.size() > 1) note_refusal(slot, part.size());
+    note_refusal(slot, part.size());
     settle_halves(part, checks, token, slot, out);
   }
 

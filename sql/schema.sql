@@ -5104,45 +5104,47 @@ CREATE FUNCTION prescient.worker_settle(p_ids bigint[], p_tokens bigint[], p_fai
 DECLARE
   v_count integer := coalesce(cardinality(p_ids), 0);
   v_half integer := v_count / 2;
+  -- The attempt's answers: first those given; for a single culprit, then its failed attempt.
+  v_failed boolean := p_failed;
+  v_next timestamptz[] := p_next;
+  v_errors text[] := p_errors;
+  v_results jsonb[] := p_results;
+  v_as_failed boolean := false;  -- this attempt is the culprit's failed attempt
   v_settled record;
   v_state text;
   v_message text;
-  v_reason text;
 BEGIN
-  -- Gathered before any is answered: a refusal may come after the statement gave its rows.
-  BEGIN
-    SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
-           array_agg(s.last_error) AS errors
-      INTO v_settled
-      FROM prescient.worker_settle_together(p_ids, p_tokens, p_failed, p_next, p_errors, p_results, p_now) s;
-  EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
-    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
-  END;
-  IF v_state IS NULL THEN
-    RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
-    RETURN;
-  END IF;
-  IF v_count > 1 THEN
-    RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[1:v_half], p_tokens[1:v_half], p_failed,
-      p_next[1:v_half], p_errors[1:v_half], p_results[1:v_half], p_now);
-    RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
-      p_next[v_half + 1:], p_errors[v_half + 1:], p_results[v_half + 1:], p_now);
-    RETURN;
-  END IF;
-  v_reason := prescient.storable_error(
-    format('the database refused its settlement: %s (SQLSTATE %s)', v_message, v_state));
-  BEGIN
-    SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
-           array_agg(s.last_error) AS errors
-      INTO v_settled
-      FROM prescient.worker_settle_together(p_ids, p_tokens, true, NULL, ARRAY[v_reason], NULL, p_now) s;
-  EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
-    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
-    RETURN QUERY SELECT p_ids[1], 'refused'::text, NULL::timestamptz, prescient.storable_error(
-      format('the database refuses any settlement of it: %s (SQLSTATE %s)', v_message, v_state));
-    RETURN;
-  END;
-  RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
+  LOOP
+    BEGIN
+      -- Gathered before any is answered: a refusal may come after the statement gave its rows.
+      SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
+             array_agg(s.last_error) AS errors
+        INTO v_settled
+        FROM prescient.worker_settle_together(p_ids, p_tokens, v_failed, v_next, v_errors, v_results, p_now) s;
+      RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
+      RETURN;
+    EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
+      GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+    END;
+    IF v_count > 1 THEN
+      RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[1:v_half], p_tokens[1:v_half], p_failed,
+        p_next[1:v_half], p_errors[1:v_half], p_results[1:v_half], p_now);
+      RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
+        p_next[v_half + 1:], p_errors[v_half + 1:], p_results[v_half + 1:], p_now);
+      RETURN;
+    END IF;
+    IF v_as_failed THEN
+      RETURN QUERY SELECT p_ids[1], 'refused'::text, NULL::timestamptz, prescient.storable_error(
+        format('the database refuses any settlement of it: %s (SQLSTATE %s)', v_message, v_state));
+      RETURN;
+    END IF;
+    v_as_failed := true;
+    v_failed := true;
+    v_next := NULL;
+    v_errors := ARRAY[prescient.storable_error(
+      format('the database refused its settlement: %s (SQLSTATE %s)', v_message, v_state))];
+    v_results := NULL;
+  END LOOP;
 END $$;
 
 --

@@ -36,6 +36,7 @@ CREATE TABLE prescient.future_job (
     max_attempts integer,
     backoff_seconds bigint,
     backoff_max_seconds bigint,
+    priority smallint DEFAULT 5 NOT NULL,
     CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT future_job_backoff_check CHECK ((backoff_seconds >= 1)),
     CONSTRAINT future_job_backoff_max_check CHECK ((backoff_max_seconds >= 1)),
@@ -48,7 +49,8 @@ CREATE TABLE prescient.future_job (
     CONSTRAINT future_job_job_key_check CHECK ((job_key <> ''::text)),
     CONSTRAINT future_job_max_attempts_check CHECK ((max_attempts >= 1)),
     CONSTRAINT future_job_max_checks_check CHECK ((max_checks >= 0)),
-    CONSTRAINT future_job_payload_object CHECK ((jsonb_typeof(payload) = 'object'::text))
+    CONSTRAINT future_job_payload_object CHECK ((jsonb_typeof(payload) = 'object'::text)),
+    CONSTRAINT future_job_priority_check CHECK (((priority >= 0) AND (priority <= 9)))
 );
 
 --
@@ -190,6 +192,12 @@ COMMENT ON COLUMN prescient.future_job.backoff_seconds IS 'The check''s own firs
 COMMENT ON COLUMN prescient.future_job.backoff_max_seconds IS 'The check''s own longest retry wait, in seconds, over its class''s; null: the class''s.';
 
 --
+-- Name: COLUMN future_job.priority; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.priority IS 'From 0 (first) to 9 (last), default 5: among the checks due at the same time, claims take the lower number first, then the lower id (docs/design.md, "Priorities").';
+
+--
 -- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -213,7 +221,7 @@ ALTER TABLE ONLY prescient.future_job
 -- Name: future_job_due; Type: INDEX; Schema: prescient; Owner: -
 --
 
-CREATE INDEX future_job_due ON prescient.future_job USING btree (next_check_at);
+CREATE INDEX future_job_due ON prescient.future_job USING btree (next_check_at, priority, id);
 
 --
 -- Name: future_job_entity; Type: INDEX; Schema: prescient; Owner: -
@@ -231,7 +239,7 @@ CREATE INDEX future_job_group ON prescient.future_job USING btree (group_key, ne
 -- Name: future_job_job; Type: INDEX; Schema: prescient; Owner: -
 --
 
-CREATE INDEX future_job_job ON prescient.future_job USING btree (job, next_check_at, id);
+CREATE INDEX future_job_job ON prescient.future_job USING btree (job, next_check_at, priority, id);
 
 --
 -- Name: future_job_job_key; Type: INDEX; Schema: prescient; Owner: -
@@ -288,6 +296,7 @@ CREATE TABLE prescient.job_history (
     backoff_seconds bigint,
     backoff_max_seconds bigint,
     result jsonb,
+    priority smallint DEFAULT 5 NOT NULL,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -456,6 +465,12 @@ COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own
 COMMENT ON COLUMN prescient.job_history.result IS 'What a worker kept with the finished check (any JSON, at most 64 KiB: prescient.worker_complete, docs/workers.md); NULL for the runner''s classes.';
 
 --
+-- Name: COLUMN job_history.priority; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.priority IS 'The check''s priority (future_job.priority); a retry puts it back with it.';
+
+--
 -- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -557,6 +572,7 @@ CREATE TABLE prescient.job_history_default (
     backoff_seconds bigint,
     backoff_max_seconds bigint,
     result jsonb,
+    priority smallint DEFAULT 5 NOT NULL,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -663,6 +679,7 @@ CREATE TABLE prescient.cron_schedule (
     ended_at timestamp with time zone,
     ended_reason text,
     pause_note text,
+    priority smallint DEFAULT 5 NOT NULL,
     CONSTRAINT cron_schedule_bounds_check CHECK ((end_at > start_at)),
     CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
     CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
@@ -670,6 +687,7 @@ CREATE TABLE prescient.cron_schedule (
     CONSTRAINT cron_schedule_jitter_seconds_check CHECK ((jitter_seconds >= 1)),
     CONSTRAINT cron_schedule_max_runs_check CHECK ((max_runs >= 1)),
     CONSTRAINT cron_schedule_overlap_check CHECK ((overlap = ANY (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))),
+    CONSTRAINT cron_schedule_priority_check CHECK (((priority >= 0) AND (priority <= 9))),
     CONSTRAINT cron_schedule_run_count_check CHECK ((run_count >= 0)),
     CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
     CONSTRAINT cron_schedule_version_check CHECK ((version >= 1)),
@@ -837,6 +855,12 @@ COMMENT ON COLUMN prescient.cron_schedule.ended_reason IS 'Why it ended: which b
 --
 
 COMMENT ON COLUMN prescient.cron_schedule.pause_note IS 'The note given with the pause (why, until when); cleared by resume.';
+
+--
+-- Name: COLUMN cron_schedule.priority; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.priority IS 'The priority of the schedule''s check and of every check its occurrences make (0 first to 9 last, default 5).';
 
 --
 -- Name: cron_schedule cron_schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
@@ -2527,10 +2551,10 @@ GRANT SELECT ON TABLE prescient.settings TO prescient_runner;
 CREATE SCHEMA prescient;
 
 --
--- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], integer[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval)
+CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_priority integer[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT u.n,
@@ -2545,8 +2569,9 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
      COALESCE(u.on_conflict, array_items.p_default_on_conflict) AS "coalesce",
      u.fire_window,
      u.max_wait,
-     u.dedupe_for
-    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, n);
+     u.dedupe_for,
+     u.priority
+    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for, array_items.p_priority) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, n);
 END;
 
 --
@@ -2582,6 +2607,14 @@ CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max
     RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_slot_seconds)::double precision * '00:00:01'::interval))) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, prescient.duration_text(p_dedupe_for)) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, prescient.duration_text(p_dedupe_for)) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
 
 --
+-- Name: priority_problem(integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.priority_problem(p_priority integer) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (NOT ((p_priority >= 0) AND (p_priority <= 9))) THEN format('the priority %s is not one of 0 (first) to 9 (last)'::text, p_priority) ELSE NULL::text END;
+
+--
 -- Name: request_problem(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2606,10 +2639,10 @@ CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window
     RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, prescient.duration_text(p_window)) WHEN ((p_window > '00:00:00'::interval) AND (prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds) IS NOT NULL)) THEN ((('the window '::text || prescient.duration_text(p_window)) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
 
 --
--- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[], integer[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, problem text)
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[], p_priority integer[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT i.n,
@@ -2625,16 +2658,17 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
      i.fire_window,
      i.max_wait,
      i.dedupe_for,
+     i.priority,
      COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds),
          CASE
              WHEN ((array_requests.p_unknown_classes IS NOT NULL) AND (i.job = ANY (array_requests.p_unknown_classes))) THEN prescient.unknown_class_message(i.job)
              ELSE NULL::text
-         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds),
+         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority),
          CASE
              WHEN ((i.max_wait IS NOT NULL) OR (i.dedupe_for IS NOT NULL) OR (i.on_conflict = 'debounce'::text)) THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds)
              ELSE NULL::text
          END) AS "coalesce"
-    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for);
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority);
 END;
 
 --
@@ -2894,9 +2928,10 @@ BEGIN
     v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
-           max_runs = v_schedule.max_runs
+           max_runs = v_schedule.max_runs, priority = v_schedule.priority
      WHERE id = v_item.id;
-    UPDATE prescient.future_job SET payload = payload || prescient.cron_policy_payload(v_schedule)
+    UPDATE prescient.future_job
+       SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
      WHERE job_key = 'cron:' || v_item.id;
   END LOOP;
 END $$;
@@ -2913,7 +2948,7 @@ CREATE FUNCTION prescient.cron_arm(s prescient.cron_schedule, p_at timestamp wit
                                   p_now + ((SELECT max_horizon_seconds FROM prescient.settings)
                                            - coalesce(s.window_seconds, 0)) * interval '1 second'),
                             'cron:' || s.id, NULL, prescient.cron_check_payload(s, p_last_us, p_from_us), 'cron',
-                            'replace', p_now, s.window_seconds * interval '1 second');
+                            'replace', p_now, s.window_seconds * interval '1 second', p_priority => s.priority);
 $$;
 
 --
@@ -3110,7 +3145,7 @@ BEGIN
             format('cron-backfill:%s:%s:%s', p_id, prescient.us(p_from), prescient.us(p_to)), NULL,
             prescient.cron_check_payload(v_schedule, NULL, prescient.us(p_from) - 1)
               || jsonb_build_object('backfill_to_us', prescient.us(p_to)),
-            p_by, 'keep', p_now) s);
+            p_by, 'keep', p_now, p_priority => v_schedule.priority) s);
 END $$;
 
 --
@@ -3138,7 +3173,8 @@ BEGIN
   END IF;
   IF p_job <> 'emit' THEN
     PERFORM prescient.schedule(p_job, 'schedule', p_schedule, prescient.at_us(o.us), o.key, NULL, p_payload, 'cron',
-                               'keep', p_now, p_allow_unknown_class => true)
+                               'keep', p_now, p_allow_unknown_class => true,
+                               p_priority => prescient.cron_priority(p_schedule))
        FROM (SELECT u.us, format('cron:%s:%s', p_schedule, u.us / 1000000) AS key
                FROM unnest(p_occurrences) u(us)) o
       WHERE NOT EXISTS (SELECT FROM prescient.job_history h
@@ -3207,7 +3243,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
+    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs, priority)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number from 0 (first) to 9 (last)'::text WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND ((p_value)::numeric <> trunc((p_value)::numeric))) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (abs((p_value)::numeric) < '1000000000'::numeric)) THEN prescient.priority_problem(((p_value)::numeric)::integer) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text)) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text, 'priority'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
 
 --
 -- Name: cron_fields_problem(jsonb); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3270,6 +3306,7 @@ BEGIN
   v_check.next_check_at := p_occurrence;
   v_check.enqueued_on := p_now;
   v_check.enqueued_by := 'cron';
+  v_check.priority := prescient.cron_priority(p_schedule);
   INSERT INTO prescient.job_history
   SELECT (prescient.history_row(v_check, p_outcome, p_now, 'cron', p_check_count, 0, p_reason)).*;
 END $$;
@@ -3317,7 +3354,7 @@ BEGIN
   END IF;
   -- The schedule's class was judged when it was added: an occurrence is never refused for it.
   PERFORM prescient.schedule(p_job, 'schedule', p_schedule, p_occurrence, p_key, v_group, p_payload, 'cron', 'keep',
-                             p_now, p_allow_unknown_class => true);
+                             p_now, p_allow_unknown_class => true, p_priority => prescient.cron_priority(p_schedule));
 END $$;
 
 --
@@ -3326,7 +3363,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_option_keys() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text];
+    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text];
 
 --
 -- Name: cron_pause(text, text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3369,6 +3406,14 @@ END $$;
 CREATE FUNCTION prescient.cron_policy_problem(s prescient.cron_schedule, p_end_set boolean, p_now timestamp with time zone) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (((s).overlap <> 'allow'::text) AND ((s).job = 'emit'::text)) THEN format('overlap: %s is for schedules of a job class; emit publishes events, which do not overlap'::text, (s).overlap) WHEN ((s).end_at <= (s).start_at) THEN format('end_at: %s is not after start_at %s'::text, prescient.iso((s).end_at), prescient.iso((s).start_at)) WHEN (p_end_set AND ((s).end_at <= p_now)) THEN format('end_at: %s is not after now (%s)'::text, prescient.iso((s).end_at), prescient.iso(p_now)) ELSE NULL::text END;
+
+--
+-- Name: cron_priority(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_priority(p_id text) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN COALESCE(((SELECT s.priority FROM prescient.cron_schedule s WHERE (s.id = cron_priority.p_id)))::integer, 5);
 
 --
 -- Name: cron_taken_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3501,7 +3546,8 @@ BEGIN
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
-         end_at = v_new.end_at, max_runs = v_new.max_runs, run_count = v_new.run_count, ended_at = NULL,
+         end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority, run_count = v_new.run_count,
+         ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
   RETURNING * INTO v_new;
@@ -3510,7 +3556,7 @@ BEGIN
       -- Due and not fired yet: it stays due where it is (a runner still draining that slot, or the next
       -- sweep, takes it), carrying the new version from where the old one stood.
       UPDATE prescient.future_job
-         SET payload = prescient.cron_check_payload(v_new, v_last_us, v_from_us)
+         SET payload = prescient.cron_check_payload(v_new, v_last_us, v_from_us), priority = v_new.priority
        WHERE job_key = 'cron:' || p_id;
     ELSE
       PERFORM prescient.cron_arm(v_new, p_first_check_at, v_last_us, greatest(prescient.us(p_now), v_last_us), p_now);
@@ -3576,6 +3622,7 @@ BEGIN
   IF p_options ? 'start_at' THEN s.start_at := (p_options->>'start_at')::timestamptz; END IF;
   IF p_options ? 'end_at' THEN s.end_at := (p_options->>'end_at')::timestamptz; END IF;
   IF p_options ? 'max_runs' THEN s.max_runs := (p_options->>'max_runs')::numeric::integer; END IF;
+  IF p_options ? 'priority' THEN s.priority := coalesce((p_options->>'priority')::numeric::integer, 5); END IF;
   RETURN s;
 END $$;
 
@@ -3953,7 +4000,8 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_check.max_attempts,                               -- max_attempts
              p_check.backoff_seconds,                            -- backoff_seconds
              p_check.backoff_max_seconds,                         -- backoff_max_seconds
-             p_result)::prescient.job_history                    -- result (a worker's, docs/workers.md)
+             p_result,                                           -- result (a worker's, docs/workers.md)
+             p_check.priority)::prescient.job_history            -- priority
 $$;
 
 --
@@ -4437,10 +4485,10 @@ BEGIN
 END $$;
 
 --
--- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer DEFAULT NULL::integer) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4460,6 +4508,7 @@ BEGIN
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
+    prescient.priority_problem(p_priority),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
   IF v_problem IS NOT NULL THEN
@@ -4472,10 +4521,10 @@ BEGIN
     v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at)
+                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority)
     OVERRIDING SYSTEM VALUE
     VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by,
-            p_at)
+            p_at, coalesce(p_priority, 5))
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -4509,7 +4558,7 @@ BEGIN
         WITH upd AS (
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
-                 payload = p_payload,
+                 payload = p_payload, priority = coalesce(p_priority, 5),
                  next_check_at = prescient.debounced_slot(
                                    prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
@@ -4523,10 +4572,10 @@ BEGIN
 END $$;
 
 --
--- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[], boolean, integer[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4567,7 +4616,8 @@ BEGIN
                  ('p_on_conflict', cardinality(p_on_conflict), array_ndims(p_on_conflict), v_count),
                  ('p_window', cardinality(p_window), array_ndims(p_window), v_count),
                  ('p_max_wait', cardinality(p_max_wait), array_ndims(p_max_wait), v_count),
-                 ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count))
+                 ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count),
+                 ('p_priority', cardinality(p_priority), array_ndims(p_priority), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -4589,7 +4639,7 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
-                                                  v_settings.max_horizon_seconds, v_unknown)),
+                                                  v_settings.max_horizon_seconds, v_unknown, p_priority)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
@@ -4601,9 +4651,10 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
-                                             next_check_at, enqueued_on, enqueued_by, asked_for_at)
+                                             next_check_at, enqueued_on, enqueued_by, asked_for_at, priority)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at"
+           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at",
+                  coalesce(priority, 5)
              FROM todo)
     -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
     -- the three arrays instead of one each.
@@ -4619,7 +4670,8 @@ BEGIN
            SELECT * FROM prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key,
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
-                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown)),
+                                                  v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown,
+                                                  p_priority)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -4639,10 +4691,11 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                             first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at)
+                                             first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at,
+                                             priority)
            OVERRIDING SYSTEM VALUE
            SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by,
-                  "at"
+                  "at", coalesce(priority, 5)
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),
@@ -4699,7 +4752,7 @@ BEGIN
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                           p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window,
-                                          p_max_wait, p_dedupe_for) i
+                                          p_max_wait, p_dedupe_for, p_priority) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -4715,7 +4768,7 @@ BEGIN
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
                                 v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes,
-                                true) s;  -- its class judged above
+                                true, v_item.priority) s;  -- its class judged above
   END LOOP;
 END $$;
 
@@ -4740,16 +4793,18 @@ BEGIN
                    array_agg(x.enqueued_by ORDER BY x.n) AS enqueued_by,
                    array_agg(x.on_conflict ORDER BY x.n) AS on_conflict,
                    array_agg(x.fire_window ORDER BY x.n) AS fire_window,
-                   array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for
+                   array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for,
+                   array_agg(x.priority ORDER BY x.n) AS priority
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
                          payload json, enqueued_by text, on_conflict text, "window" interval, max_wait interval,
-                         dedupe_for interval))
+                         dedupe_for interval, priority integer))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                        on_conflict, fire_window, max_wait, dedupe_for, n)) a
+                                        on_conflict, fire_window, max_wait, dedupe_for, priority, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
-                                                  p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for) s;
+                                                  p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for,
+                                                  p_priority => a.priority) s;
 END $$;
 
 --
@@ -4761,16 +4816,16 @@ CREATE FUNCTION prescient.unknown_classes(p_job text[], p_allow_unknown_class bo
     RETURN CASE WHEN (NOT COALESCE(p_allow_unknown_class, false)) THEN (SELECT array_agg(d.job) AS array_agg FROM (SELECT DISTINCT j.job FROM unnest(unknown_classes.p_job) j(job) WHERE (j.job <> ''::text)) d WHERE (NOT (EXISTS (SELECT FROM prescient.job_class c WHERE (c.job = d.job))))) ELSE NULL::text[] END;
 
 --
--- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[], boolean, integer[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false) RETURNS TABLE(n integer, problem text)
+CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[]) RETURNS TABLE(n integer, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT (r.n)::integer AS n,
      r.problem
     FROM prescient.settings s,
-     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class)) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, problem)
+     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class), schedule_problems.p_priority) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, problem)
    WHERE (r.problem IS NOT NULL)
    ORDER BY r.n;
 END;
@@ -4902,7 +4957,7 @@ DECLARE
 BEGIN
   FOR v_field IN SELECT DISTINCT substr(key, 9) FROM prescient.flow_limit WHERE fair_share LOOP
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON prescient.future_job'
-                   ' (next_check_at, (coalesce(payload ->> %L, %L)), id) WHERE group_key IS NULL',
+                   ' (next_check_at, (coalesce(payload ->> %L, %L)), priority, id) WHERE group_key IS NULL',
                    prescient.fair_share_index(v_field), v_field, '');
   END LOOP;
   FOR v_index IN
@@ -5264,22 +5319,23 @@ BEGIN
 
   -- Due (the slot began, or the time flow control gave has come), not under a live lease, not paused; of a
   -- group, only its first check, so a group's checks run one at a time, in order. Per class, oldest first
-  -- along the index future_job_job (job, next_check_at, id), so a backlog is never sorted whole. Under flow
+  -- and, at one time, by priority, along the index future_job_job (job, next_check_at, priority, id), so a
+  -- backlog is never sorted whole. Under flow
   -- limits, first the checks whose reserved start (a deferral by a rate) has just come: the backlog's older
   -- checks would always sort before them, be charged in their stead, and the reservations would lapse
   -- unused (a rate of 50/s gave workers taking a few at a time 5 to 10/s).
-  SELECT array_agg(c.id ORDER BY c.reserved DESC, c.next_check_at, c.id) INTO v_ids FROM (
-    SELECT t.id, t.next_check_at, t.reserved
+  SELECT array_agg(c.id ORDER BY c.reserved DESC, c.next_check_at, c.priority, c.id) INTO v_ids FROM (
+    SELECT t.id, t.next_check_at, t.priority, t.reserved
       FROM unnest(p_classes) AS k(job)
      CROSS JOIN LATERAL (
-       SELECT * FROM (SELECT f.id, f.next_check_at, true AS reserved FROM prescient.future_job f
+       SELECT * FROM (SELECT f.id, f.next_check_at, f.priority, true AS reserved FROM prescient.future_job f
          WHERE v_limited AND f.job = k.job AND f.next_check_at BETWEEN v_now - v_grace AND v_now
            AND f.claimed_by LIKE 'prescient.flow:%' AND f.claimed_until IS NULL AND f.group_key IS NULL
-         ORDER BY f.next_check_at, f.id
+         ORDER BY f.next_check_at, f.priority, f.id
          LIMIT v_look
            FOR UPDATE OF f SKIP LOCKED) reserved
        UNION ALL
-       SELECT * FROM (SELECT f.id, f.next_check_at, false FROM prescient.future_job f
+       SELECT * FROM (SELECT f.id, f.next_check_at, f.priority, false FROM prescient.future_job f
          WHERE f.job = k.job AND f.next_check_at <= v_now
            AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
            AND (NOT v_limited OR f.group_key IS NOT NULL
@@ -5287,11 +5343,11 @@ BEGIN
            AND (f.group_key IS NULL
                 OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
                             ORDER BY g.next_check_at, g.id LIMIT 1))
-         ORDER BY f.next_check_at, f.id
+         ORDER BY f.next_check_at, f.priority, f.id
          LIMIT v_look
            FOR UPDATE OF f SKIP LOCKED) due) t
      WHERE k.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
-     ORDER BY t.reserved DESC, t.next_check_at, t.id
+     ORDER BY t.reserved DESC, t.next_check_at, t.priority, t.id
      LIMIT v_look) c;
   IF v_ids IS NULL THEN
     RETURN;
@@ -5560,20 +5616,20 @@ GRANT ALL ON FUNCTION prescient.reschedule(p_at timestamp with time zone, p_id b
 REVOKE ALL ON FUNCTION prescient.resume_job(p_job text) FROM PUBLIC;
 
 --
--- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer) TO prescient_runner;
 
 --
--- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]) TO prescient_runner;
 
 --
 -- Name: FUNCTION schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean); Type: ACL; Schema: prescient; Owner: -

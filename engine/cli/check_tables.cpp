@@ -10,10 +10,10 @@ void print_pending_table(const std::vector<PendingCheck>& checks) {
   for (const PendingCheck& c : checks) {
     rows.push_back({std::to_string(c.id), format_time(c.next_check_at), c.job, c.entity_name, c.entity_key,
                     or_dash(c.job_key), or_dash(c.group_key), std::to_string(c.check_count), std::to_string(c.attempts),
-                    c.enqueued_by});
+                    c.enqueued_by, std::to_string(c.priority)});
   }
   print_table({"ID", "NEXT_CHECK_AT", "JOB", "ENTITY_NAME", "ENTITY_KEY", "JOB_KEY", "GROUP_KEY", "CHECK_COUNT",
-               "ATTEMPTS", "ENQUEUED_BY"},
+               "ATTEMPTS", "ENQUEUED_BY", "PRIORITY"},
               rows);
 }
 

@@ -28,7 +28,8 @@ void print_definition(const ScheduleDefinition& d) {
             << (d.deadline ? ", deadline " + format_duration(*d.deadline) : "")
             << (d.window ? ", window " + format_duration(*d.window) : "")
             << (d.jitter ? ", jitter " + format_duration(*d.jitter) : "")
-            << (d.overlap != "allow" ? ", overlap " + d.overlap : "") << "\n";
+            << (d.overlap != "allow" ? ", overlap " + d.overlap : "")
+            << (d.priority != ScheduleDefinition{}.priority ? ", priority " + std::to_string(d.priority) : "") << "\n";
   if (d.start_at || d.end_at || d.max_runs) {
     std::cout << "  bounds: from " << (d.start_at ? format_time(*d.start_at) : "-") << " to "
               << (d.end_at ? format_time(*d.end_at) : "-")
@@ -85,15 +86,13 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
     else if (field == "overlap") d.overlap = string_field(value, field);
     else if (field == "start_at") d.start_at = parse_time(string_field(value, field));
     else if (field == "end_at") d.end_at = parse_time(string_field(value, field));
-    else if (field == "max_runs") {
-      if (!value.is_number_integer()) throw InvalidInput("field 'max_runs' must be a whole number");
-      d.max_runs = value.get<int>();
-    }
+    else if (field == "max_runs") d.max_runs = int_field(value, field);
+    else if (field == "priority") d.priority = int_field(value, field);
     else if (field == "payload") d.payload = value;  // an object or not: SQL's rule
     else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter, overlap,"
-                         " start_at, end_at, max_runs)");
+                         " start_at, end_at, max_runs, priority)");
     }
   }
   if (d.id.empty()) throw InvalidInput("field 'id' is missing");
@@ -177,7 +176,7 @@ struct CronFlags {
   std::optional<nlohmann::json> payload;
   std::optional<std::chrono::seconds> deadline, window, jitter;
   std::optional<TimePoint> start_at, end_at;
-  std::optional<int> max_runs;
+  std::optional<int> max_runs, priority;
   std::optional<TimePoint> backfill_from, backfill_to;
 };
 
@@ -191,7 +190,8 @@ CronFlags checked_flags(const std::string& action, const Invocation& in) {
                   .jitter = ruled_duration_flag(in, "jitter"),
                   .start_at = optional_time_flag(in, "start-at"),
                   .end_at = optional_time_flag(in, "end-at"),
-                  .max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt};
+                  .max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt,
+                  .priority = in.has("priority") ? std::optional(in.get<int>("priority")) : std::nullopt};
   if (action == "backfill") {
     flags.backfill_from = optional_time_flag(in, "from");
     flags.backfill_to = optional_time_flag(in, "to");
@@ -217,7 +217,8 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                        .overlap = in.has("overlap") ? in.get<std::string>("overlap") : "allow",
                        .start_at = flags.start_at,
                        .end_at = flags.end_at,
-                       .max_runs = flags.max_runs});
+                       .max_runs = flags.max_runs,
+                       .priority = flags.priority.value_or(ScheduleDefinition{}.priority)});
   } else {
     d = schedules.update(required_id(in), {.spec = optional_flag(in, "spec"),
                                            .time_zone = optional_flag(in, "time-zone"),
@@ -230,7 +231,8 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                                            .overlap = optional_flag(in, "overlap"),
                                            .start_at = flags.start_at,
                                            .end_at = flags.end_at,
-                                           .max_runs = flags.max_runs});
+                                           .max_runs = flags.max_runs,
+                                           .priority = flags.priority});
   }
   if (in.json()) std::cout << to_json(d) << "\n";
   else print_definition(d);
@@ -321,7 +323,7 @@ int show_schedule(const Invocation& in, Schedules& schedules) {
 // add --file takes the schedules from a file, and none of the flags that define one.
 void refuse_flags_beside_file(const Invocation& in) {
   for (const char* single : {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter",
-                             "overlap", "start-at", "end-at", "max-runs"}) {
+                             "overlap", "start-at", "end-at", "max-runs", "priority"}) {
     if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
   }
 }
@@ -396,13 +398,16 @@ Command cron_command() {
                  "no occurrence after this time fires; then the schedule ends by itself (state ended)")
                 ("max-runs", po::value<int>()->value_name("N"),
                  "the schedule ends by itself after N occurrences fired (from 1)")
+                ("priority", po::value<int>()->value_name("P"),
+                 "add, update: the priority of the schedule's check and its occurrences' checks, from 0 (first) "
+                 "to 9 (last); default 5")
                 ("note", po::value<std::string>()->value_name("TEXT"),
                  "pause: why, shown by cron show and the dashboard until it resumes, kept in the history")
                 ("by", po::value<std::string>()->value_name("WHO"),
                  "remove, pause, resume, backfill: recorded in the history (default: the OS user)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window, "
-                 "jitter, overlap, start_at, end_at, max_runs ('-': stdin);"
+                 "jitter, overlap, start_at, end_at, max_runs, priority ('-': stdin);"
                  " all or nothing, every bad line named")
                 ("skip-invalid", "add --file: add the valid lines, report the others")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "list: at most N schedules (1-10000)")

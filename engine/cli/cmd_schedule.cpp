@@ -58,6 +58,11 @@ std::string text_or_number(const nlohmann::json& value, const std::string& field
   return value.is_number_integer() ? std::to_string(value.get<long long>()) : string_field(value, field);
 }
 
+// --priority as given: the range is SQL's rule (prescient.priority_problem).
+std::optional<int> priority_flag(const Invocation& in) {
+  return in.has("priority") ? std::optional(in.get<int>("priority")) : std::nullopt;
+}
+
 ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
@@ -78,6 +83,7 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   request.dedupe_for = ruled_duration_flag(in, "dedupe-for");
   request.dedupe_outcomes = dedupe_outcomes_flag(in);
   request.policy = check_policy_of(in);
+  request.priority = priority_flag(in);
   return request;
 }
 
@@ -98,6 +104,7 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     else if (field == "max_wait") request.max_wait = parse_signed_duration(string_field(value, field));
     else if (field == "dedupe_for") request.dedupe_for = parse_signed_duration(string_field(value, field));
     else if (field == "payload") request.payload = value;  // an object or not: SQL's rule
+    else if (field == "priority") request.priority = int_field(value, field);
     else if (field == "max_checks") request.policy.max_checks = max_checks_syntax(text_or_number(value, field));
     else if (field == "max_attempts") {
       request.policy.max_attempts = whole_number_syntax(text_or_number(value, field), "max_attempts");
@@ -108,7 +115,7 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     } else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: job, entity_name, entity_key, at, in, window, job_key, group_key, payload, by, "
-                         "on_conflict, max_wait, dedupe_for, max_checks, max_attempts, backoff)");
+                         "on_conflict, max_wait, dedupe_for, priority, max_checks, max_attempts, backoff)");
     }
   }
   // --dedupe-outcomes is the file's: it applies to the lines that dedupe.
@@ -126,7 +133,8 @@ int schedule_file(const Invocation& in) {
   const bool skip_invalid = in.has("skip-invalid");
   const ScheduleRequest defaults{.by = optional_flag(in, "by"),
                                  .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict")),
-                                 .dedupe_outcomes = dedupe_outcomes_flag(in)};
+                                 .dedupe_outcomes = dedupe_outcomes_flag(in),
+                                 .priority = priority_flag(in)};
 
   auto db = in.connect_migrated();
   Client client(*db, {.allow_unknown_class = in.has("allow-unknown-class")});
@@ -250,10 +258,13 @@ Command schedule_command() {
                  "names it")
                 ("dedupe-outcomes", po::value<std::string>()->value_name("OUTCOME,..."),
                  "with --dedupe-for, or for the lines of --file with dedupe_for: the outcomes that count (default done)")
+                ("priority", po::value<int>()->value_name("P"),
+                 "from 0 (first) to 9 (last), default 5: among the checks due at the same time, the lower number "
+                 "runs first; with --file, for the lines without a priority")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, window, "
-                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, max_checks, max_attempts, "
-                 "backoff; - reads standard input. All lines or none are scheduled")
+                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, priority, max_checks, "
+                 "max_attempts, backoff; - reads standard input. All lines or none are scheduled")
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
             add_check_policy_options(desc);
             desc.add_options()

@@ -93,7 +93,7 @@ Command show_command() {
                         << " entity=" << c.entity_name << "/" << c.entity_key << " group_key=" << or_dash(c.group_key) << "\n"
                         << "  next_check_at=" << format_time(c.next_check_at)
                         << " first_check_at=" << format_time(c.first_check_at) << " checks=" << c.check_count
-                        << " attempts=" << c.attempts << "\n"
+                        << " attempts=" << c.attempts << " priority=" << c.priority << "\n"
                         << "  enqueued_on=" << format_time(c.enqueued_on) << " by " << c.enqueued_by << "\n"
                         << "  payload=" << c.payload.dump() << "\n";
               if (c.last_error) std::cout << "  last_error=" << *c.last_error << "\n";

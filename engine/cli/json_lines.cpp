@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include "prescient/errors.hpp"
 
@@ -50,6 +51,14 @@ void report_line_problems(std::vector<LineProblem> problems) {
 std::string string_field(const nlohmann::json& value, const std::string& field) {
   if (!value.is_string()) throw InvalidInput("field '" + field + "' must be a string");
   return value.get<std::string>();
+}
+
+int int_field(const nlohmann::json& value, const std::string& field) {
+  if (!value.is_number_integer() || value.get<long long>() < std::numeric_limits<int>::min() ||
+      value.get<long long>() > std::numeric_limits<int>::max()) {
+    throw InvalidInput("field '" + field + "' must be a whole number, not " + value.dump().substr(0, 64));
+  }
+  return value.get<int>();
 }
 
 }  // namespace prescient::cli

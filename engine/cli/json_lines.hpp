@@ -55,5 +55,7 @@ std::vector<std::optional<std::string>> judge_lines(const std::vector<Line>& lin
 
 // The value of a line's field that must be a string; InvalidInput naming the field otherwise.
 std::string string_field(const nlohmann::json& value, const std::string& field);
+// The value of a line's field that must be a whole number (as an int); InvalidInput naming the field otherwise.
+int int_field(const nlohmann::json& value, const std::string& field);
 
 }  // namespace prescient::cli

@@ -58,6 +58,12 @@ CREATE OR REPLACE FUNCTION prescient.request_problem(
     ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds)
   END;
 
+-- Refusal of a priority (docs/design.md, "Priorities"), or NULL: 0 (first) to 9 (last); NULL is the default, 5.
+CREATE OR REPLACE FUNCTION prescient.priority_problem(p_priority integer)
+  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN NOT p_priority BETWEEN 0 AND 9
+    THEN format('the priority %s is not one of 0 (first) to 9 (last)', p_priority) END;
+
 -- Refusal of a window (docs/flow-control.md, "Spreading a herd"), or NULL: a negative one, or one that
 -- ends beyond the horizon (the check could be stored there). NULL and zero mean no window.
 CREATE OR REPLACE FUNCTION prescient.window_problem(p_at timestamptz, p_window interval, p_now timestamptz,

@@ -10,7 +10,7 @@
 -- (NULL: the payload as it was), and the result a worker kept (docs/workers.md). Its last check is the
 -- time it was due (next_check_at); a check cancelled
 -- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
--- time and its own policy go with it, so that `prescient retry` puts it back with the same.
+-- time, its own policy and its priority go with it, so that `prescient retry` puts it back with the same.
 --
 -- Written as one ROW expression, in job_history's column order, so the planner inlines it into the
 -- caller's statement (an SQL function, one SELECT without FROM, VOLATILE, neither SECURITY DEFINER nor
@@ -48,7 +48,8 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_check.max_attempts,                               -- max_attempts
              p_check.backoff_seconds,                            -- backoff_seconds
              p_check.backoff_max_seconds,                         -- backoff_max_seconds
-             p_result)::prescient.job_history                    -- result (a worker's, docs/workers.md)
+             p_result,                                           -- result (a worker's, docs/workers.md)
+             p_check.priority)::prescient.job_history            -- priority
 $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb, jsonb)

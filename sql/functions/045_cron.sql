@@ -40,6 +40,12 @@ CREATE OR REPLACE FUNCTION prescient.cron_check_payload(s prescient.cron_schedul
                                          s.window_seconds, s.jitter_seconds)
          || prescient.cron_policy_payload(s);
 
+-- The priority of schedule p_id (docs/design.md, "Priorities"): its check's, its backfills' and its
+-- occurrences' (5 for an unknown id).
+CREATE OR REPLACE FUNCTION prescient.cron_priority(p_id text) RETURNS integer
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN coalesce((SELECT s.priority FROM prescient.cron_schedule s WHERE s.id = p_id), 5);
+
 -- Whether PostgreSQL knows the zone. It knows a few names the runner's tzdata may not (abbreviations,
 -- POSIX strings): those are caught by the runner, which marks the schedule invalid.
 CREATE OR REPLACE FUNCTION prescient.time_zone_known(p_zone text) RETURNS boolean
@@ -168,7 +174,7 @@ END $$;
 -- fields of cron_add_many's items and cron_update's changes like the others).
 CREATE OR REPLACE FUNCTION prescient.cron_option_keys() RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs'];
+  RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs', 'priority'];
 
 -- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
 -- cron_update, an option), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which
@@ -177,13 +183,21 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
   LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds', 'window_seconds',
-                       'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs')
+                       'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs', 'priority')
       THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, '
-           'jitter_seconds, overlap, start_at, end_at, max_runs)'
+           'jitter_seconds, overlap, start_at, end_at, max_runs, priority)'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) NOT IN ('number', 'null') THEN 'must be a whole number'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric < 1 OR p_value::numeric > 2147483647)
       THEN format('%s is not a count of runs (1 to 2147483647)', p_value)
+    WHEN p_key = 'priority' AND jsonb_typeof(p_value) NOT IN ('number', 'null')
+      THEN 'must be a whole number from 0 (first) to 9 (last)'
+    WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number' AND p_value::numeric <> trunc(p_value::numeric)
+      THEN format('%s is not a whole number from 0 (first) to 9 (last)', p_value)
+    WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number' AND abs(p_value::numeric) < 1e9
+      THEN prescient.priority_problem(p_value::numeric::integer)
+    WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number'
+      THEN format('%s is not a whole number from 0 (first) to 9 (last)', p_value)
     WHEN p_key = 'overlap' AND jsonb_typeof(p_value) = 'string'
          AND p_value->>0 NOT IN ('allow', 'skip', 'buffer_one', 'cancel_previous')
       THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)', left(p_value->>0, 64))
@@ -195,7 +209,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
     WHEN p_key IN ('deadline_seconds', 'window_seconds', 'jitter_seconds') AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric > 1e15)
       THEN 'must be a whole number of seconds'
-    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds', 'jitter_seconds', 'max_runs')
+    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds', 'jitter_seconds', 'max_runs', 'priority')
          AND jsonb_typeof(p_value) NOT IN ('string', 'null')
       THEN 'must be a string'
   END;
@@ -220,11 +234,11 @@ CREATE OR REPLACE FUNCTION prescient.cron_arm(
                                   p_now + ((SELECT max_horizon_seconds FROM prescient.settings)
                                            - coalesce(s.window_seconds, 0)) * interval '1 second'),
                             'cron:' || s.id, NULL, prescient.cron_check_payload(s, p_last_us, p_from_us), 'cron',
-                            'replace', p_now, s.window_seconds * interval '1 second');
+                            'replace', p_now, s.window_seconds * interval '1 second', p_priority => s.priority);
 $$;
 
--- Schedule s with the options in p_options set (the keys present: overlap, start_at, end_at, max_runs;
--- null: the default), judged by cron_field_problem first.
+-- Schedule s with the options in p_options set (the keys present: overlap, start_at, end_at, max_runs,
+-- priority; null: the default), judged by cron_field_problem first.
 CREATE OR REPLACE FUNCTION prescient.cron_with_options(s prescient.cron_schedule, p_options jsonb)
   RETURNS prescient.cron_schedule LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -232,6 +246,7 @@ BEGIN
   IF p_options ? 'start_at' THEN s.start_at := (p_options->>'start_at')::timestamptz; END IF;
   IF p_options ? 'end_at' THEN s.end_at := (p_options->>'end_at')::timestamptz; END IF;
   IF p_options ? 'max_runs' THEN s.max_runs := (p_options->>'max_runs')::numeric::integer; END IF;
+  IF p_options ? 'priority' THEN s.priority := coalesce((p_options->>'priority')::numeric::integer, 5); END IF;
   RETURN s;
 END $$;
 
@@ -278,9 +293,10 @@ BEGIN
     v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
-           max_runs = v_schedule.max_runs
+           max_runs = v_schedule.max_runs, priority = v_schedule.priority
      WHERE id = v_item.id;
-    UPDATE prescient.future_job SET payload = payload || prescient.cron_policy_payload(v_schedule)
+    UPDATE prescient.future_job
+       SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
      WHERE job_key = 'cron:' || v_item.id;
   END LOOP;
 END $$;
@@ -497,7 +513,7 @@ END $$;
 -- occurrence. With p_window_seconds[i], each occurrence fires at the schedule's place in that window: its
 -- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
 -- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). p_options[i]
--- is a JSON object of the options overlap, start_at, end_at and max_runs (docs/schedules.md), or NULL:
+-- is a JSON object of the options overlap, start_at, end_at, max_runs and priority (docs/schedules.md), or NULL:
 -- every field a schedule gains from now on is a key of it, not a parameter more. The
 -- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
 -- raises PR409 naming it. Returns how many were added.
@@ -650,7 +666,8 @@ BEGIN
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
-         end_at = v_new.end_at, max_runs = v_new.max_runs, run_count = v_new.run_count, ended_at = NULL,
+         end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority, run_count = v_new.run_count,
+         ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
   RETURNING * INTO v_new;
@@ -659,7 +676,7 @@ BEGIN
       -- Due and not fired yet: it stays due where it is (a runner still draining that slot, or the next
       -- sweep, takes it), carrying the new version from where the old one stood.
       UPDATE prescient.future_job
-         SET payload = prescient.cron_check_payload(v_new, v_last_us, v_from_us)
+         SET payload = prescient.cron_check_payload(v_new, v_last_us, v_from_us), priority = v_new.priority
        WHERE job_key = 'cron:' || p_id;
     ELSE
       PERFORM prescient.cron_arm(v_new, p_first_check_at, v_last_us, greatest(prescient.us(p_now), v_last_us), p_now);

@@ -7,7 +7,7 @@
 -- key, never checked) or one fired after its deadline (the schedule's check itself: class cron, its key,
 -- its first check and its count). Made by history_row (035) from the check it would have been: entity
 -- schedule/p_schedule, no group, due at the occurrence, enqueued, finished and written by cron at p_now,
--- no attempt, p_reason as its last error.
+-- no attempt, p_reason as its last error, the schedule's priority.
 CREATE OR REPLACE FUNCTION prescient.cron_occurrence_history(
     p_check_id bigint, p_job text, p_schedule text, p_key text, p_payload jsonb, p_first_check_at timestamptz,
     p_occurrence timestamptz, p_check_count integer, p_outcome text, p_reason text, p_now timestamptz)
@@ -25,6 +25,7 @@ BEGIN
   v_check.next_check_at := p_occurrence;
   v_check.enqueued_on := p_now;
   v_check.enqueued_by := 'cron';
+  v_check.priority := prescient.cron_priority(p_schedule);
   INSERT INTO prescient.job_history
   SELECT (prescient.history_row(v_check, p_outcome, p_now, 'cron', p_check_count, 0, p_reason)).*;
 END $$;
@@ -84,7 +85,7 @@ BEGIN
   END IF;
   -- The schedule's class was judged when it was added: an occurrence is never refused for it.
   PERFORM prescient.schedule(p_job, 'schedule', p_schedule, p_occurrence, p_key, v_group, p_payload, 'cron', 'keep',
-                             p_now, p_allow_unknown_class => true);
+                             p_now, p_allow_unknown_class => true, p_priority => prescient.cron_priority(p_schedule));
 END $$;
 
 -- Fires every occurrence of schedule p_id from p_from to p_to (both included) once, as the live
@@ -122,7 +123,7 @@ BEGIN
             format('cron-backfill:%s:%s:%s', p_id, prescient.us(p_from), prescient.us(p_to)), NULL,
             prescient.cron_check_payload(v_schedule, NULL, prescient.us(p_from) - 1)
               || jsonb_build_object('backfill_to_us', prescient.us(p_to)),
-            p_by, 'keep', p_now) s);
+            p_by, 'keep', p_now, p_priority => v_schedule.priority) s);
 END $$;
 
 -- What a backfill's check writes with its settlement: the occurrences p_occurrences (microseconds) of
@@ -152,7 +153,8 @@ BEGIN
   END IF;
   IF p_job <> 'emit' THEN
     PERFORM prescient.schedule(p_job, 'schedule', p_schedule, prescient.at_us(o.us), o.key, NULL, p_payload, 'cron',
-                               'keep', p_now, p_allow_unknown_class => true)
+                               'keep', p_now, p_allow_unknown_class => true,
+                               p_priority => prescient.cron_priority(p_schedule))
        FROM (SELECT u.us, format('cron:%s:%s', p_schedule, u.us / 1000000) AS key
                FROM unnest(p_occurrences) u(us)) o
       WHERE NOT EXISTS (SELECT FROM prescient.job_history h

@@ -115,22 +115,23 @@ BEGIN
 
   -- Due (the slot began, or the time flow control gave has come), not under a live lease, not paused; of a
   -- group, only its first check, so a group's checks run one at a time, in order. Per class, oldest first
-  -- along the index future_job_job (job, next_check_at, id), so a backlog is never sorted whole. Under flow
+  -- and, at one time, by priority, along the index future_job_job (job, next_check_at, priority, id), so a
+  -- backlog is never sorted whole. Under flow
   -- limits, first the checks whose reserved start (a deferral by a rate) has just come: the backlog's older
   -- checks would always sort before them, be charged in their stead, and the reservations would lapse
   -- unused (a rate of 50/s gave workers taking a few at a time 5 to 10/s).
-  SELECT array_agg(c.id ORDER BY c.reserved DESC, c.next_check_at, c.id) INTO v_ids FROM (
-    SELECT t.id, t.next_check_at, t.reserved
+  SELECT array_agg(c.id ORDER BY c.reserved DESC, c.next_check_at, c.priority, c.id) INTO v_ids FROM (
+    SELECT t.id, t.next_check_at, t.priority, t.reserved
       FROM unnest(p_classes) AS k(job)
      CROSS JOIN LATERAL (
-       SELECT * FROM (SELECT f.id, f.next_check_at, true AS reserved FROM prescient.future_job f
+       SELECT * FROM (SELECT f.id, f.next_check_at, f.priority, true AS reserved FROM prescient.future_job f
          WHERE v_limited AND f.job = k.job AND f.next_check_at BETWEEN v_now - v_grace AND v_now
            AND f.claimed_by LIKE 'prescient.flow:%' AND f.claimed_until IS NULL AND f.group_key IS NULL
-         ORDER BY f.next_check_at, f.id
+         ORDER BY f.next_check_at, f.priority, f.id
          LIMIT v_look
            FOR UPDATE OF f SKIP LOCKED) reserved
        UNION ALL
-       SELECT * FROM (SELECT f.id, f.next_check_at, false FROM prescient.future_job f
+       SELECT * FROM (SELECT f.id, f.next_check_at, f.priority, false FROM prescient.future_job f
          WHERE f.job = k.job AND f.next_check_at <= v_now
            AND (f.claimed_until IS NULL OR f.claimed_until <= v_now)
            AND (NOT v_limited OR f.group_key IS NOT NULL
@@ -138,11 +139,11 @@ BEGIN
            AND (f.group_key IS NULL
                 OR f.id = (SELECT g.id FROM prescient.future_job g WHERE g.group_key = f.group_key
                             ORDER BY g.next_check_at, g.id LIMIT 1))
-         ORDER BY f.next_check_at, f.id
+         ORDER BY f.next_check_at, f.priority, f.id
          LIMIT v_look
            FOR UPDATE OF f SKIP LOCKED) due) t
      WHERE k.job NOT IN (SELECT pj.job FROM prescient.paused_job pj)
-     ORDER BY t.reserved DESC, t.next_check_at, t.id
+     ORDER BY t.reserved DESC, t.next_check_at, t.priority, t.id
      LIMIT v_look) c;
   IF v_ids IS NULL THEN
     RETURN;

@@ -64,7 +64,7 @@ DECLARE
 BEGIN
   FOR v_field IN SELECT DISTINCT substr(key, 9) FROM prescient.flow_limit WHERE fair_share LOOP
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON prescient.future_job'
-                   ' (next_check_at, (coalesce(payload ->> %L, %L)), id) WHERE group_key IS NULL',
+                   ' (next_check_at, (coalesce(payload ->> %L, %L)), priority, id) WHERE group_key IS NULL',
                    prescient.fair_share_index(v_field), v_field, '');
   END LOOP;
   FOR v_index IN

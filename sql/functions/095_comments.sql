@@ -33,6 +33,7 @@ COMMENT ON COLUMN prescient.future_job.attempts IS 'Failed attempts since the la
 COMMENT ON COLUMN prescient.future_job.last_error IS 'The last failed attempt''s error (at most 4 KB), with its SQLSTATE where the database refused; null after a successful run.';
 COMMENT ON COLUMN prescient.future_job.asked_for_at IS 'The time the check was last asked for, before rounding to the grid: by its enqueue or reschedule, or by its last answer. Backoff, retry, windows and deferrals never move it. An answer after it is honoured even when already past (due at the next boundary); one at or before it ends the check guard_past. Null on rows older than migration 0033: read as first_check_at.';
 COMMENT ON COLUMN prescient.future_job.max_checks IS 'The check''s own max_checks (set_check_policy; 0: no limit), over its class''s; null: the class''s.';
+COMMENT ON COLUMN prescient.future_job.priority IS 'From 0 (first) to 9 (last), default 5: among the checks due at the same time, claims take the lower number first, then the lower id (docs/design.md, "Priorities").';
 COMMENT ON COLUMN prescient.future_job.max_attempts IS 'The check''s own max_attempts, over its class''s; null: the class''s.';
 COMMENT ON COLUMN prescient.future_job.backoff_seconds IS 'The check''s own first retry wait, in seconds, over its class''s; null: the class''s.';
 COMMENT ON COLUMN prescient.future_job.backoff_max_seconds IS 'The check''s own longest retry wait, in seconds, over its class''s; null: the class''s.';
@@ -71,6 +72,7 @@ COMMENT ON COLUMN prescient.job_history.max_attempts IS 'The check''s own max_at
 COMMENT ON COLUMN prescient.job_history.backoff_seconds IS 'The check''s own first retry wait when it ended, in seconds.';
 COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own longest retry wait when it ended, in seconds.';
 COMMENT ON COLUMN prescient.job_history.result IS 'What a worker kept with the finished check (any JSON, at most 64 KiB: prescient.worker_complete, docs/workers.md); NULL for the runner''s classes.';
+COMMENT ON COLUMN prescient.job_history.priority IS 'The check''s priority (future_job.priority); a retry puts it back with it.';
 
 -- cron_schedule
 COMMENT ON TABLE prescient.cron_schedule IS
@@ -97,6 +99,7 @@ COMMENT ON COLUMN prescient.cron_schedule.overlap IS 'What an occurrence does wh
 COMMENT ON COLUMN prescient.cron_schedule.start_at IS 'No occurrence before this fires. Null: from its creation.';
 COMMENT ON COLUMN prescient.cron_schedule.end_at IS 'No occurrence after this fires; then the schedule ends by itself. Null: no end.';
 COMMENT ON COLUMN prescient.cron_schedule.max_runs IS 'At most this many occurrences fire; then the schedule ends by itself. Null: no limit.';
+COMMENT ON COLUMN prescient.cron_schedule.priority IS 'The priority of the schedule''s check and of every check its occurrences make (0 first to 9 last, default 5).';
 COMMENT ON COLUMN prescient.cron_schedule.run_count IS 'Occurrences counted towards max_runs, as of the last pause or update; while it runs, its check''s payload counts on.';
 COMMENT ON COLUMN prescient.cron_schedule.ended_at IS 'When the schedule ended by itself (end_at or max_runs reached); the row is kept. Null: not ended.';
 COMMENT ON COLUMN prescient.cron_schedule.ended_reason IS 'Why it ended: which bound it reached.';

@@ -28,6 +28,7 @@ struct CheckFields {
   std::optional<std::string> last_error;
   TimePoint enqueued_on;
   std::string enqueued_by;
+  int priority = 5;  // 0 (first) to 9 (last): docs/design.md, "Priorities"
 };
 
 struct PendingCheck : CheckFields {

@@ -54,6 +54,9 @@ struct ScheduleRequest {
   // done) within this long before now: the answer is Status::deduplicated with that check's id.
   std::optional<std::chrono::seconds> dedupe_for;
   std::vector<Outcome> dedupe_outcomes;
+  // From 0 (first) to 9 (last); none: 5. Among the checks due at the same time, claims take the lower number
+  // first (docs/design.md, "Priorities"); SQL judges the range.
+  std::optional<int> priority;
   // The check's own policy, over its class's for it alone: max_checks (0: no limit), max_attempts and the
   // backoff (not the timeout, which is the class's). Set by prescient.set_check_policy in the enqueue's
   // transaction, on a check written (created, replaced, debounced); its rules are SQL's.

@@ -46,6 +46,9 @@ struct ScheduleDefinition {
   // then the schedule ends by itself (state "ended", kept with the reason).
   std::optional<TimePoint> start_at, end_at;
   std::optional<int> max_runs;
+  // From 0 (first) to 9 (last): the priority of the schedule's check and of each check its occurrences make
+  // (docs/design.md, "Priorities").
+  int priority = 5;
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
@@ -78,6 +81,7 @@ struct ScheduleChanges {
   std::optional<std::string> overlap;
   std::optional<TimePoint> start_at, end_at;
   std::optional<int> max_runs;
+  std::optional<int> priority;
 };
 
 // One change of update_many.

@@ -26,7 +26,8 @@ nlohmann::json fields_json(const CheckFields& c) {
           {"attempts", c.attempts},
           {"last_error", optional_json(c.last_error)},
           {"enqueued_on", format_time(c.enqueued_on)},
-          {"enqueued_by", c.enqueued_by}};
+          {"enqueued_by", c.enqueued_by},
+          {"priority", c.priority}};
 }
 
 }  // namespace

@@ -157,6 +157,7 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
     changed["end_at"] = format_time(*changes.end_at);
   }
   if (changes.max_runs) changed["max_runs"] = *(d.max_runs = changes.max_runs);
+  if (changes.priority) changed["priority"] = d.priority = *changes.priority;
   const CronSpec spec = validate(d);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
@@ -250,6 +251,7 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
           {"start_at", optional_time(d.start_at)},
           {"end_at", optional_time(d.end_at)},
           {"max_runs", d.max_runs ? nlohmann::json(*d.max_runs) : nlohmann::json(nullptr)},
+          {"priority", d.priority},
           {"run_count", d.run_count},
           {"version", d.version},
           {"created_at", format_time(d.created_at)},

@@ -50,14 +50,14 @@ class Conditions {
     return all;
   }
   std::string limit_placeholder() const { return placeholder(params_.size() + 1); }
-
- private:
   // Appended rather than `"$" + std::to_string(n)`, on which GCC 12 warns falsely (-Wrestrict, its bug 105329).
   static std::string placeholder(std::size_t n) {
     std::string p = "$";
     p += std::to_string(n);
     return p;
   }
+
+ private:
   static std::string text_of(const std::string& v) { return v; }
   static std::string text_of(std::int64_t v) { return std::to_string(v); }
   static std::string text_of(TimePoint v) { return std::to_string(to_unix_micros(v)); }
@@ -69,9 +69,10 @@ class Conditions {
 // The CheckFields columns, in the order read_check_fields reads them (db/check_columns.hpp first); both
 // tables have them.
 const std::string kCheckFieldColumns =
-    db::check_column_list(false) + ", last_error, prescient.us(enqueued_on), enqueued_by";
+    db::check_column_list(false) + ", last_error, prescient.us(enqueued_on), enqueued_by, priority";
 constexpr int kLastErrorColumn = db::kCheckColumnCount, kEnqueuedOnColumn = kLastErrorColumn + 1,
-              kEnqueuedByColumn = kLastErrorColumn + 2, kCheckFieldCount = kLastErrorColumn + 3;
+              kEnqueuedByColumn = kLastErrorColumn + 2, kPriorityColumn = kLastErrorColumn + 3,
+              kCheckFieldCount = kLastErrorColumn + 4;
 
 const std::string kPendingColumns = kCheckFieldColumns + ", prescient.us(next_check_at)";
 const std::string kHistoryColumns =
@@ -90,12 +91,29 @@ const std::string kMarkRevived =
     " marked AS (UPDATE prescient.job_history SET retried = true"
     "             WHERE id = ANY(ARRAY(SELECT id FROM revived)) AND " + kDeadLetterCondition + ")";
 
+// Puts the failed history rows of a CTE `picked` back as pending checks due at the time (microseconds) of
+// the parameter `due_at` (its placeholder), with their asked-for time, own policy and priority, their
+// attempts counted afresh; answers the ids put back. ON CONFLICT without a target: the id (a concurrent
+// retry) or the job key (another pending check).
+std::string revive_picked(const std::string& due_at) {
+  return "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
+         "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
+         "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority)"
+         "  OVERRIDING SYSTEM VALUE"
+         "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
+         "         prescient.at_us(" + due_at + "),"
+         "         check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
+         "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority FROM picked"
+         "  ON CONFLICT DO NOTHING RETURNING id";
+}
+
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   db::read_check_columns(rows, r, out);
   out.payload = readable_payload(rows.text(r, db::kPayloadColumn));
   out.last_error = rows.optional_text(r, kLastErrorColumn);
   out.enqueued_on = rows.time(r, kEnqueuedOnColumn);
   out.enqueued_by = rows.text(r, kEnqueuedByColumn);
+  out.priority = static_cast<int>(rows.integer(r, kPriorityColumn));
 }
 
 }  // namespace
@@ -195,15 +213,7 @@ PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
       native_connection(db_), "cannot revive the check",
       "WITH picked AS (SELECT * FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
       "                 ORDER BY history_id DESC LIMIT 1),"
-      " revived AS (INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
-      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
-      "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds)"
-      "  OVERRIDING SYSTEM VALUE"
-      "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
-      "         prescient.at_us($2), check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
-      "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds FROM picked"
-      "  ON CONFLICT DO NOTHING RETURNING id),"
-      + kMarkRevived + " SELECT id FROM revived",
+      " revived AS (" + revive_picked(Conditions::placeholder(2)) + ")," + kMarkRevived + " SELECT id FROM revived",
       {std::to_string(id), pq::micros(at)});
   if (revived.rows() == 0) {
     if (!pending({.id = id, .limit = 1}).empty()) {
@@ -238,21 +248,13 @@ Checks::RevivedDeadLetters Checks::revive_dead_letters(const std::optional<std::
   where.add("job = ?", job);
   where.add_fixed(kDeadLetterCondition);
   const std::string limit_at = where.limit_placeholder();
-  // ON CONFLICT without a target: the id (a concurrent retry) or the job key (another pending check).
   const pq::Result counts = pq::exec(
       native_connection(db_), "cannot revive dead letters",
       // The walk in id order reads the dead-letter index alone; only the rows picked are read whole.
       "WITH picked AS (SELECT * FROM prescient.job_history WHERE (id, history_id, finished_at) IN"
       "   (SELECT id, history_id, finished_at FROM prescient.job_history" + where.sql() + " ORDER BY id LIMIT " + limit_at + ")),"
-      " revived AS (INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
-      "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
-      "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds)"
-      "  OVERRIDING SYSTEM VALUE"
-      "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
-      "         prescient.at_us(" + revived_at + "), check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
-      "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds FROM picked"
-      "  ON CONFLICT DO NOTHING RETURNING id)," +
-      kMarkRevived + " SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM revived), (SELECT max(id) FROM picked)",
+      " revived AS (" + revive_picked(revived_at) + ")," + kMarkRevived +
+      " SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM revived), (SELECT max(id) FROM picked)",
       where.params_with(limit));
   const std::int64_t picked = counts.integer(0, 0);
   RevivedDeadLetters out;

@@ -18,7 +18,8 @@ constexpr const char* kSelectSchedules =
     " coalesce((f.payload->>'last_us')::bigint, prescient.us(s.last_occurrence_at)), prescient.us(f.next_check_at),"
     " prescient.us(s.paused_at), s.invalid_reason, s.window_seconds, s.jitter_seconds, s.overlap,"
     " prescient.us(s.start_at), prescient.us(s.end_at), s.max_runs,"
-    " coalesce((f.payload->>'runs')::integer, s.run_count), prescient.us(s.ended_at), s.ended_reason, s.pause_note"
+    " coalesce((f.payload->>'runs')::integer, s.run_count), prescient.us(s.ended_at), s.ended_reason, s.pause_note,"
+    " s.priority"
     " FROM prescient.cron_schedule s"
     " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id";
 
@@ -51,6 +52,7 @@ std::vector<ScheduleDefinition> schedules_from(const pq::Result& rows) {
     d.ended_at = rows.optional_time(r, 22);
     d.ended_reason = rows.optional_text(r, 23);
     d.pause_note = rows.optional_text(r, 24);
+    d.priority = static_cast<int>(rows.integer(r, 25));
   }
   return out;
 }
@@ -66,6 +68,7 @@ std::optional<std::string> options_of(const ScheduleDefinition& d) {
   if (d.start_at) options["start_at"] = format_time(*d.start_at);
   if (d.end_at) options["end_at"] = format_time(*d.end_at);
   if (d.max_runs) options["max_runs"] = *d.max_runs;
+  if (d.priority != ScheduleDefinition{}.priority) options["priority"] = d.priority;
   return options.empty() ? std::nullopt : std::optional(options.dump());
 }
 
@@ -74,7 +77,7 @@ std::optional<std::string> options_of(const ScheduleDefinition& d) {
 namespace {
 
 // The items of a call as cron_add_arrays and cron_problems take them: one array per field, the options
-// (overlap, start_at, end_at, max_runs) sent only when some item has them.
+// (overlap, start_at, end_at, max_runs, priority) sent only when some item has them.
 struct ScheduleArrays {
   pq::Param ids, specs, zones, jobs, payloads, catch_ups, deadlines, windows, jitters, options;
 };

@@ -53,12 +53,14 @@ struct Claimable {
 };
 
 // The slot's own checks and those flow control deferred to a time within it: from the slot's boundary to
-// its last microsecond, or earlier.
+// its last microsecond, or earlier. In the order of the index future_job_due: by time, then priority (0
+// first), then id (docs/design.md, "Priorities"); the index gives it, nothing is sorted.
 inline const pq::NamedStatement kClaimDue(fmt::format(R"sql(
 SELECT {columns}
   FROM prescient.future_job
  WHERE next_check_at BETWEEN prescient.at_us(:slot) AND prescient.at_us(:until)
    AND {claimable}
+ ORDER BY next_check_at, priority, id
  LIMIT :limit
    FOR UPDATE SKIP LOCKED)sql",
                                                       fmt::arg("columns", kClaimColumns),
@@ -74,8 +76,8 @@ struct ClaimDue {
 };
 
 // Fair share: the field's values at the slot, stepped through one index probe each (the index
-// sync_fair_share_indexes makes: next_check_at, the value, id), then each value's first checks, as many
-// as its weight's share of the limit. Run unnamed, so the plan sees the field's name and uses that index.
+// sync_fair_share_indexes makes: next_check_at, the value, priority, id), then each value's first checks
+// by priority, as many as its weight's share of the limit. Run unnamed, so the plan sees the field's name and uses that index.
 // The weights are a JSON object {"value": weight}, 1 for a value it does not name.
 inline const pq::NamedStatement kClaimDueFair(fmt::format(R"sql(
 WITH RECURSIVE v AS (
@@ -99,7 +101,7 @@ SELECT c.*
       FROM prescient.future_job
      WHERE next_check_at = prescient.at_us(:slot) AND coalesce(payload ->> :field, '') = vals.value
        AND {claimable}
-     ORDER BY id
+     ORDER BY priority, id
      LIMIT greatest(1, :limit * vals.weight / (SELECT sum(weight) FROM vals))
        FOR UPDATE SKIP LOCKED) c
  LIMIT :limit)sql",

@@ -204,13 +204,13 @@ async function checks() {
   for (const name of [...checkFields, 'after']) if (query.get(name)) search.set(name, query.get(name));
   const rows = await api('/api/checks?' + search.toString());
   const table = el('table', { 'data-table': 'checks' },
-    el('thead', {}, el('tr', {}, ['id', 'job', 'entity', 'job key', 'group', 'next check', 'checks', 'attempts']
+    el('thead', {}, el('tr', {}, ['id', 'job', 'entity', 'job key', 'group', 'next check', 'priority', 'checks', 'attempts']
       .map((h) => el('th', {}, h)))),
     el('tbody', {}, rows.map((c) => el('tr', { 'data-id': c.id },
       el('td', {}, el('a', { href: `/checks/${c.id}` }, c.id)), el('td', {}, c.job),
       el('td', { class: 'mono' }, `${c.entity_name}/${c.entity_key}`), el('td', { class: 'mono' }, orDash(c.job_key)),
       el('td', { class: 'mono' }, orDash(c.group_key)), el('td', {}, shortTime(c.next_check_at)),
-      el('td', { class: 'num' }, c.check_count), el('td', { class: 'num' }, c.attempts)))));
+      el('td', { class: 'num' }, c.priority), el('td', { class: 'num' }, c.check_count), el('td', { class: 'num' }, c.attempts)))));
   let next = null;
   if (rows.length === 50) {
     const after = new URLSearchParams(search);
@@ -336,6 +336,7 @@ async function trace(id) {
       field('state', 'state', p ? 'pending' : `ended ${last.outcome} at ${shortTime(last.finished_at)} by ${last.finished_by}`),
       p ? field('next_check_at', 'next check', shortTime(p.next_check_at)) : null,
       field('first_check_at', 'first check', shortTime(c.first_check_at)),
+      field('priority', 'priority', `${c.priority} (0 first, 9 last)`),
       field('counts', 'checks / attempts', `${c.check_count} / ${c.attempts}`),
       field('last_error', 'last error', c.last_error),
       field('enqueued', 'enqueued', `${shortTime(c.enqueued_on)} by ${c.enqueued_by}`),
@@ -593,7 +594,7 @@ async function schedule(id) {
     el('table', {}, el('tbody', {}, field('spec', d.spec), field('time zone', d.time_zone), field('job', d.job),
       field('payload', JSON.stringify(d.payload)), field('catch-up', d.catch_up), field('deadline', d.deadline),
       field('window', d.window), field('jitter', d.jitter), field('overlap', d.overlap),
-      field('starts', shortTime(d.start_at)), field('ends', shortTime(d.end_at)),
+      field('priority', d.priority), field('starts', shortTime(d.start_at)), field('ends', shortTime(d.end_at)),
       field('runs', d.max_runs ? `${d.run_count} of max ${d.max_runs}` : null),
       field('version', d.version), field('state', d.state + (d.paused_at ? ` since ${shortTime(d.paused_at)}` : '')
         + (d.state === 'ended' ? ` ${shortTime(d.ended_at)}` : '')),

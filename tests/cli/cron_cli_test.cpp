@@ -195,6 +195,8 @@ TEST_CASE("cron bounds, overlap, pause --note and backfill from the command line
   check_refused({
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--max-runs", "0"},
        "max_runs: 0 is not a count of runs (1 to 2147483647)"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--priority", "10"},
+       "priority: the priority 10 is not one of 0 (first) to 9 (last)"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--job", "noop", "--overlap", "queue"},
        "overlap: 'queue' is not a policy (use allow, skip, buffer_one or cancel_previous)"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--overlap", "skip"},

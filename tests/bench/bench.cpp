@@ -140,6 +140,26 @@ Run drain_tenants(const std::string& url, soci::session& db, const Registry& reg
   return run;
 }
 
+// Priorities (docs/design.md, "Priorities"): n/2 checks at the default priority and 100 at priority 0 put in
+// after them, in one slot, drained by 2 workers: where in the drain the last of the 100 settled, as a share of
+// the slot's checks (issue 42's figure: within the first 5 %).
+Run drain_with_urgent(const std::string& url, soci::session& db, const Registry& registry, long n) {
+  const long plain = n / 2, urgent = 100;
+  reset(db);
+  load(db, plain + urgent, bench_slot(), [&](long i) {
+    ScheduleRequest r = request("noop", i, bench_slot());
+    if (i >= plain) r.priority = 0;
+    return r;
+  });
+  Run run = drain_loaded(url, registry, plain + urgent, 2);
+  long last = 0;
+  db << "SELECT max(position) FROM (SELECT priority, row_number() OVER (ORDER BY history_id) AS position"
+        " FROM prescient.job_history) h WHERE priority = 0",
+      soci::into(last);
+  run.extra["last_priority_0_settled_at_percent"] = 100.0 * static_cast<double>(last) / static_cast<double>(plain + urgent);
+  return run;
+}
+
 std::vector<long> numbers(const std::string& list) {
   std::vector<long> out;
   std::stringstream in(list);
@@ -199,6 +219,8 @@ int main(int argc, char** argv) {
       };
       for (const int workers : {1, 2, 4}) measure("noop", workers);
       measure("half_again", 2);
+      report_median("slot drain, noop, 2 worker(s), 100 at priority 0 after the rest", n / 2 + 100, reps,
+                    [&] { return drain_with_urgent(url, *db, registry, n); });
       // Fair share (docs/flow-control.md): the same checks of 10 tenants, plain and fair, in turn.
       for (int rep = 0; rep < reps; ++rep) {
         for (const bool fair : {false, true}) {

@@ -37,6 +37,9 @@ type ScheduleRequest struct {
 	GroupKey   string        // optional: a group's checks run one at a time, in order
 	Payload    interface{}   // marshalled to JSON (json.RawMessage as it is); nil: {}
 	OnConflict string        // when JobKey is pending already: "error" (default), "keep", "replace", "debounce"
+	// Priority is 0 (first) to 9 (last) among the checks due at the same time; nil is the default, 5. The
+	// database refuses another number (a PR400 *RefusedError).
+	Priority *int
 }
 
 // Scheduled is the database's answer to a ScheduleRequest.
@@ -69,7 +72,7 @@ const scheduleSQL = `SELECT id, job_key, next_check_at, first_check_at, status F
   p_job => $1::text, p_entity_name => $2::text, p_entity_key => $3::text,
   p_at => coalesce($4::timestamptz, coalesce($9::timestamptz, now()) + make_interval(secs => $5::float8)),
   p_job_key => $6::text, p_group_key => $7::text, p_payload => $8::jsonb, p_on_conflict => $10::text,
-  p_now => coalesce($9::timestamptz, now()))`
+  p_now => coalesce($9::timestamptz, now()), p_priority => $11::integer)`
 
 // Schedule puts a check into the future, on q (the caller's transaction).
 func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Scheduled, error) {
@@ -91,7 +94,7 @@ func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Sc
 	var jobKey *string
 	var next, first *time.Time
 	err = q.QueryRow(ctx, scheduleSQL, r.Job, r.EntityName, r.EntityKey, at, r.After.Seconds(), nullable(r.JobKey),
-		nullable(r.GroupKey), payload, c.now(), onConflict).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
+		nullable(r.GroupKey), payload, c.now(), onConflict, r.Priority).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
 	if err != nil {
 		return Scheduled{}, refusal("schedule", 0, err)
 	}

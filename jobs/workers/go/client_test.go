@@ -127,6 +127,40 @@ func TestScheduleRefusalsAreTyped(t *testing.T) {
 	}
 }
 
+func TestSchedulePriority(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "priority")
+	client := &prescient.Client{Clock: func() time.Time { return time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	priorityOf := func(id int64) int {
+		t.Helper()
+		var p int
+		if err := db.QueryRow(ctx, `SELECT priority FROM prescient.future_job WHERE id = $1`, id).Scan(&p); err != nil {
+			t.Fatalf("the priority of check %d: %v", id, err)
+		}
+		return p
+	}
+	two := 2
+	if p := priorityOf(schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "1", After: time.Hour, Priority: &two})); p != 2 {
+		t.Fatalf("Priority 2: stored %d", p)
+	}
+	if p := priorityOf(schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "2", After: time.Hour})); p != 5 {
+		t.Fatalf("no Priority: stored %d, want the default 5", p)
+	}
+	twelve := 12
+	_, err := client.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "thing", EntityKey: "3",
+		After: time.Hour, Priority: &twelve})
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "PR400" || refused.Op != "schedule" ||
+		refused.Reason != "the priority 12 is not one of 0 (first) to 9 (last)" {
+		t.Fatalf("Priority 12: want a PR400 refusal, got %v", err)
+	}
+	var written int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM prescient.future_job WHERE job = $1 AND entity_key = '3'`,
+		class).Scan(&written); err != nil || written != 0 {
+		t.Fatalf("the refused check was written: %d rows, %v", written, err)
+	}
+}
+
 func TestCronAdd(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "cron")

@@ -33,6 +33,8 @@ export type ScheduleOptions = When & {
   payload?: unknown
   /** When a pending check holds the job key: 'error' (the default, a ConflictError), 'replace', 'keep', 'debounce'. */
   onConflict?: OnConflict
+  /** 0 (first) to 9 (last) among the checks due at the same time (default 5); another number is a RefusedError. */
+  priority?: number
   /** Who enqueued it (default: the database user). */
   by?: string
   clock?: Clock
@@ -74,7 +76,7 @@ export interface CronAddOptions {
   deadlineSeconds?: number
   windowSeconds?: number
   jitterSeconds?: number
-  /** The schedule's further options (overlap, start_at, end_at, max_runs: docs/schedules.md). */
+  /** The schedule's further options (overlap, start_at, end_at, max_runs, priority: docs/schedules.md). */
   scheduleOptions?: Record<string, unknown>
   by?: string
   clock?: Clock

@@ -65,12 +65,13 @@ function idText(id) {
 }
 
 /**
- * Schedules a check of `job` for an entity, at a time or after a delay. Resolves to
+ * Schedules a check of `job` for an entity, at a time or after a delay. `priority`: 0 (first) to 9 (last)
+ * among the checks due at the same time; left out, the database's default, 5. Resolves to
  * { id, jobKey, nextCheckAt, firstCheckAt, status } (status: created, replaced, kept, debounced or
  * deduplicated).
  */
 async function schedule(client, options) {
-  const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, by, clock } = options || {}
+  const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, priority, by, clock } = options || {}
   const call = namedCall('prescient.schedule', [
     ['p_job', job, 'text'],
     ['p_entity_name', entityName, 'text'],
@@ -82,6 +83,7 @@ async function schedule(client, options) {
     ['p_by', by, 'text'],
     ['p_on_conflict', onConflict, 'text'],
     nowArgument(clock),
+    ['p_priority', priority, 'integer'],
   ])
   const { rows } = await run(client, `SELECT * FROM ${call.text}`, call.values)
   const row = rows[0]

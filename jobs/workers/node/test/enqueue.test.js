@@ -79,6 +79,23 @@ test('a refusal (PR400) is a RefusedError with the database\'s reason, and write
   await assert.rejects(schedule(pool, { job: 'x', entityName: 'e', entityKey: '1', at: T, afterSeconds: 1 }), TypeError)
 })
 
+test('a priority is stored (5 when left out); one out of range is a RefusedError and writes nothing', async () => {
+  const job = await workerClass(pool, 'enqueue_priority')
+  const priorityOf = async (id) =>
+    (await pool.query('SELECT priority FROM prescient.future_job WHERE id = $1', [id])).rows[0].priority
+  const first = await schedule(pool, { job, entityName: 'e', entityKey: '1', afterSeconds: 60, priority: 2, clock })
+  const plain = await schedule(pool, { job, entityName: 'e', entityKey: '2', afterSeconds: 60, clock })
+  assert.equal(await priorityOf(first.id), 2)
+  assert.equal(await priorityOf(plain.id), 5)
+  const err = await schedule(pool, { job, entityName: 'e', entityKey: '3', afterSeconds: 60, priority: 12, clock })
+    .then(() => null, (e) => e)
+  assert.ok(err instanceof RefusedError, String(err))
+  assert.equal(err.code, 'PR400')
+  assert.equal(err.reason, 'the priority 12 is not one of 0 (first) to 9 (last)')
+  const { rows } = await pool.query('SELECT entity_key FROM prescient.future_job WHERE job = $1 ORDER BY id', [job])
+  assert.deepEqual(rows.map((r) => r.entity_key), ['1', '2'], 'nothing written for the refused one')
+})
+
 test('cancel by id or job key moves the check to the history; a rolled-back cancel leaves it', async () => {
   const job = await workerClass(pool, 'enqueue_cancel')
   const a = await schedule(pool, { job, entityName: 'e', entityKey: 'a', afterSeconds: 60 })

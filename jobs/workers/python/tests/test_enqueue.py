@@ -83,6 +83,23 @@ class EnqueueTest(unittest.TestCase):
         self.assertIn("exactly one of an id or a job key", str(raised.exception))
         self.assertTrue(str(raised.exception).startswith("check 1: "), str(raised.exception))
 
+    def test_a_priority_is_stored_and_one_out_of_range_is_refused(self):
+        first = prescient.schedule(self.conn, "reminder", "users", "11", delay=timedelta(hours=1), priority=2,
+                                   clock=self.clock)
+        plain = prescient.schedule(self.conn, "reminder", "users", "12", delay=timedelta(hours=1),
+                                   clock=self.clock)
+        self.conn.commit()
+        self.assertEqual(support.pending(self.look, first.id)["priority"], 2)
+        self.assertEqual(support.pending(self.look, plain.id)["priority"], 5, "the default")
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.schedule(self.conn, "reminder", "users", "13", delay=timedelta(hours=1), job_key="remind:13",
+                               priority=12, clock=self.clock)
+        self.assertEqual(raised.exception.reason, "the priority 12 is not one of 0 (first) to 9 (last)")
+        self.assertEqual(raised.exception.job_key, "remind:13")
+        self.conn.rollback()
+        self.assertEqual(self.look.execute("SELECT count(*) FROM prescient.future_job"
+                                           " WHERE entity_key = '13'").fetchone()[0], 0, "nothing written")
+
     def test_a_time_without_a_zone_is_refused_before_it_reaches_the_database(self):
         with self.assertRaisesRegex(ValueError, "no time zone"):
             prescient.schedule(self.conn, "reminder", "users", "7", at=datetime(2026, 12, 1, 9, 0))
@@ -128,6 +145,18 @@ class EnqueueTest(unittest.TestCase):
         with self.assertRaises(prescient.Refused) as raised:
             prescient.cron_add(self.conn, "bad", "not a spec", job="reminder", clock=self.clock)
         self.assertIn("not a spec", raised.exception.reason)
+
+    def test_cron_add_options_may_hold_a_priority(self):
+        prescient.cron_add(self.conn, "urgent-digest", "0 8 * * *", job="reminder", options={"priority": 1},
+                           clock=self.clock)
+        self.conn.commit()
+        self.assertEqual(self.look.execute("SELECT s.priority, f.priority FROM prescient.cron_schedule s"
+                                           " JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id"
+                                           " WHERE s.id = 'urgent-digest'").fetchone(), (1, 1))
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.cron_add(self.conn, "late-digest", "0 8 * * *", job="reminder", options={"priority": 12},
+                               clock=self.clock)
+        self.assertTrue(raised.exception.reason.startswith("priority: "), raised.exception.reason)
 
 
 if __name__ == "__main__":

@@ -42,17 +42,19 @@ def schedule(conn: psycopg.Connection, job: str, entity_name: str, entity_key: s
              group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
              window: timedelta | None = None, max_wait: timedelta | None = None,
              dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
-             allow_unknown_class: bool = False, by: str | None = None, clock: Clock | None = None) -> Scheduled:
+             allow_unknown_class: bool = False, priority: int | None = None, by: str | None = None,
+             clock: Clock | None = None) -> Scheduled:
     """Puts a check of class ``job`` about an entity into the future: at a time, or after a delay.
 
     ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep or debounce (with
     ``max_wait``). The time is rounded up to the slot grid. A delay counts from ``clock()`` when a clock is
-    given, else from the transaction's start on the server (the SQL functions' ``now()``).
+    given, else from the transaction's start on the server (the SQL functions' ``now()``). ``priority``: 0
+    (first) to 9 (last) among the checks due at the same time; None is the database's default, 5.
     """
     args: dict[str, Any] = {"p_job": job, "p_entity_name": entity_name, "p_entity_key": entity_key,
                             "p_job_key": job_key, "p_group_key": group_key, "p_on_conflict": on_conflict}
     _optional(args, p_payload=None if payload is None else Jsonb(payload), p_window=window, p_max_wait=max_wait,
-              p_dedupe_for=dedupe_for, p_dedupe_outcomes=dedupe_outcomes, p_by=by)
+              p_dedupe_for=dedupe_for, p_dedupe_outcomes=dedupe_outcomes, p_priority=priority, p_by=by)
     if allow_unknown_class:
         args["p_allow_unknown_class"] = True
     at_sql, params = _time_arg(args, at, delay, clock)
@@ -92,8 +94,9 @@ def cron_add(conn: psycopg.Connection, schedule_id: str, spec: str, *, job: str 
              deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
              options: Mapping[str, Any] | None = None, by: str | None = None, clock: Clock | None = None) -> int:
     """Adds a recurring schedule: each occurrence is a check of class ``job`` (default ``emit``), made by the
-    runner's ``cron`` class. ``options`` holds ``overlap``, ``start_at``, ``end_at``, ``max_runs``
-    (docs/schedules.md). Returns its version (1).
+    runner's ``cron`` class. ``options`` holds ``overlap``, ``start_at``, ``end_at``, ``max_runs`` and
+    ``priority`` (0 to 9, carried by the schedule's check and every occurrence; docs/schedules.md). Returns
+    its version (1).
     """
     args: dict[str, Any] = {"p_id": schedule_id, "p_spec": spec}
     _optional(args, p_job=job, p_time_zone=time_zone, p_payload=None if payload is None else Jsonb(payload),

@@ -18,10 +18,11 @@ import java.util.Objects;
  * @param payload a JSON object as text ({@code "{}"} by default)
  * @param maxWait with {@link OnConflict#DEBOUNCE}: the ceiling since the first enqueue
  * @param dedupeFor writes nothing when a check of this job key was done within it
+ * @param priority 0 (first) to 9 (last) among the checks due at the same time; null is the default, 5
  */
 public record NewCheck(String job, String entityName, String entityKey, Instant at, Duration after, String jobKey,
                        String groupKey, String payload, OnConflict onConflict, Duration maxWait,
-                       Duration dedupeFor) {
+                       Duration dedupeFor, Integer priority) {
 
     public NewCheck {
         Objects.requireNonNull(job, "job");
@@ -34,33 +35,33 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
     /** A check due now (at the next slot boundary) until {@link #at} or {@link #after} says otherwise. */
     public static NewCheck of(String job, String entityName, String entityKey) {
         return new NewCheck(job, entityName, entityKey, null, Duration.ZERO, null, null, "{}", OnConflict.ERROR,
-                            null, null);
+                            null, null, null);
     }
 
     public NewCheck at(Instant when) {
         return new NewCheck(job, entityName, entityKey, Objects.requireNonNull(when, "when"), null, jobKey,
-                            groupKey, payload, onConflict, maxWait, dedupeFor);
+                            groupKey, payload, onConflict, maxWait, dedupeFor, priority);
     }
 
     public NewCheck after(Duration delay) {
         return new NewCheck(job, entityName, entityKey, null, Objects.requireNonNull(delay, "delay"), jobKey,
-                            groupKey, payload, onConflict, maxWait, dedupeFor);
+                            groupKey, payload, onConflict, maxWait, dedupeFor, priority);
     }
 
     public NewCheck jobKey(String key) {
         return new NewCheck(job, entityName, entityKey, at, after, key, groupKey, payload, onConflict, maxWait,
-                            dedupeFor);
+                            dedupeFor, priority);
     }
 
     public NewCheck groupKey(String key) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, key, payload, onConflict, maxWait,
-                            dedupeFor);
+                            dedupeFor, priority);
     }
 
     /** The payload as JSON text: a JSON object. */
     public NewCheck payload(String json) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, json, onConflict, maxWait,
-                            dedupeFor);
+                            dedupeFor, priority);
     }
 
     /** The payload as a map, written as JSON by {@link Json#write}. */
@@ -70,17 +71,26 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
 
     public NewCheck onConflict(OnConflict policy) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, policy, maxWait,
-                            dedupeFor);
+                            dedupeFor, priority);
     }
 
     /** Debounce: each enqueue of the key moves the check, but never past the first enqueue plus {@code max}. */
     public NewCheck debounce(Duration max) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, OnConflict.DEBOUNCE,
-                            Objects.requireNonNull(max, "max"), dedupeFor);
+                            Objects.requireNonNull(max, "max"), dedupeFor, priority);
     }
 
     public NewCheck dedupeFor(Duration window) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
-                            window);
+                            window, priority);
+    }
+
+    /**
+     * Its place among the checks due at the same time: 0 (first) to 9 (last); 5 when not given. The database
+     * refuses another number ({@link PrescientException.Refused}).
+     */
+    public NewCheck priority(int level) {
+        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
+                            dedupeFor, level);
     }
 }

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Optional;
@@ -49,7 +50,8 @@ public final class PrescientClient {
               p_at => coalesce(?::timestamptz, coalesce(?::timestamptz, now()) + make_interval(secs => ?)),
               p_job_key => ?, p_group_key => ?, p_payload => ?::jsonb, p_on_conflict => ?,
               p_now => coalesce(?::timestamptz, now()),
-              p_max_wait => make_interval(secs => ?), p_dedupe_for => make_interval(secs => ?))""";
+              p_max_wait => make_interval(secs => ?), p_dedupe_for => make_interval(secs => ?),
+              p_priority => ?::integer)""";
         Instant now = now();
         try (PreparedStatement st = connection.prepareStatement(sql)) {
             st.setString(1, check.job());
@@ -65,6 +67,7 @@ public final class PrescientClient {
             Sql.setInstant(st, 11, now);
             Sql.setSeconds(st, 12, check.maxWait());
             Sql.setSeconds(st, 13, check.dedupeFor());
+            st.setObject(14, check.priority(), Types.INTEGER);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return new Scheduled(rs.getLong("id"), rs.getString("job_key"), Sql.instant(rs, "next_check_at"),

@@ -42,6 +42,7 @@ public final class ClientTests {
         tests.put("seed_scenario", ClientTests::seedScenario);
         tests.put("enqueue_joins_the_callers_transaction", ClientTests::enqueueJoinsTransaction);
         tests.put("enqueue_refusals_are_typed", ClientTests::enqueueRefusals);
+        tests.put("enqueue_priority", ClientTests::enqueuePriority);
         tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
         tests.put("handler_answers_become_outcomes", ClientTests::handlerAnswers);
         tests.put("a_refused_answer_fails_its_check_alone", ClientTests::refusedAnswer);
@@ -193,6 +194,26 @@ public final class ClientTests {
                          replaced.id() + " " + replaced.status() + " " + replaced.nextCheckAt(), "replace");
             expect(PrescientException.Refused.class,
                    () -> client.schedule(c, NewCheck.of("ref_a", "orders", "2").payload("[1, 2]")));
+        }
+    }
+
+    static void enqueuePriority() throws Exception {
+        DB.declareWorkerClasses("pri_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            Scheduled first = client.schedule(c, NewCheck.of("pri_a", "orders", "1").after(Duration.ofHours(1))
+                                                          .priority(2));
+            Scheduled plain = client.schedule(c, NewCheck.of("pri_a", "orders", "2").after(Duration.ofHours(1)));
+            assertEquals(2, DB.value("SELECT priority FROM prescient.future_job WHERE id = ?", first.id()),
+                         "priority 2");
+            assertEquals(5, DB.value("SELECT priority FROM prescient.future_job WHERE id = ?", plain.id()),
+                         "the default priority");
+            PrescientException.Refused refused = expect(PrescientException.Refused.class,
+                () -> client.schedule(c, NewCheck.of("pri_a", "orders", "3").after(Duration.ofHours(1)).priority(12)));
+            assertEquals("the priority 12 is not one of 0 (first) to 9 (last)", refused.getMessage(), "the refusal");
+            assertEquals(List.of("1", "2"),
+                         DB.column("SELECT entity_key FROM prescient.future_job WHERE job = 'pri_a' ORDER BY id"),
+                         "checks written (none by the refused call)");
         }
     }
 

@@ -196,8 +196,39 @@ int reap(pid_t pid, Steady::time_point deadline, Output& printed) {
   return status;
 }
 
-// The program's answer: a time printed on stdout, or nothing (done). A timeout, a signal, an exit other
-// than 0 (with stderr's last line) or other printed text is the check's failure.
+// The program's answer: a time printed on stdout, or nothing (done), or a JSON object {"next": TIME or null,
+// "result": any JSON} (a result kept with the run: docs/design.md, "Results"; a time is never an object, so
+// the old answers read as before). A timeout, a signal, an exit other than 0 (with stderr's last line) or
+// other printed text is the check's failure.
+JobResult json_answer_of(const std::string& name, const std::string& answer) {
+  const auto refused = [&](const std::string& why) {
+    return std::runtime_error(name + " printed a JSON answer that " + why);
+  };
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(answer);
+  } catch (const nlohmann::json::exception&) {
+    throw refused("is not JSON (or is cut at 64 KiB): '" + answer.substr(0, 100) + "'");
+  }
+  JobResult result;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "result") {
+      result.result = value;
+    } else if (key == "next") {
+      if (value.is_null()) continue;
+      if (!value.is_string()) throw refused("has a next that is neither a time nor null");
+      try {
+        result.next = parse_time(value.get<std::string>());
+      } catch (const std::exception& e) {
+        throw refused(std::string("has a next that is not a time: ") + e.what());
+      }
+    } else {
+      throw refused("has an unknown key '" + key.substr(0, 100) + "' (next, result)");
+    }
+  }
+  return result;
+}
+
 JobResult answer_of(const std::string& name, int status, const Output& printed) {
   if (printed.timed_out) throw std::runtime_error(name + " was killed at the timeout");
   if (WIFSIGNALED(status)) throw std::runtime_error(name + " was killed by signal " + std::to_string(WTERMSIG(status)));
@@ -207,6 +238,7 @@ JobResult answer_of(const std::string& name, int status, const Output& printed) 
   }
   const std::string answer = trimmed(printed.out);
   if (answer.empty()) return {};
+  if (answer.front() == '{') return json_answer_of(name, answer);
   try {
     return {.next = parse_time(answer)};
   } catch (const std::exception&) {

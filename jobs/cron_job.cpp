@@ -31,6 +31,8 @@ struct Carried {
   std::optional<int> max_runs;                 // and at most this many fire; `runs` have so far
   int runs = 0;
   std::optional<TimePoint> backfill_to;  // a backfill's check: fire the occurrences up to it, then finish
+  std::optional<TimePoint> trigger_at;   // a trigger's check: fire one occurrence at this time, then finish
+  std::string trigger_id;                // with this id (SQL's: the event's id, or the check's job key)
   TimePoint anchor;
   std::optional<TimePoint> last;  // the last occurrence fired
   TimePoint cursor;               // occurrences after it are still to handle
@@ -75,6 +77,8 @@ struct Carried {
     if (const auto max_runs = integer("max_runs")) c.max_runs = static_cast<int>(*max_runs);
     c.runs = static_cast<int>(integer("runs").value_or(0));
     c.backfill_to = micros("backfill_to_us");
+    c.trigger_at = micros("trigger_us");
+    if (c.trigger_at) c.trigger_id = text("trigger_id");
     c.anchor = *anchor;
     c.last = micros("last_us");
     const auto from = micros("from_us");
@@ -128,6 +132,22 @@ JobResult run_backfill(const Carried& c, const Check& check, JobContext& ctx, co
   if (static_cast<int>(fire.size()) == kMaxOccurrencesPerRun) {
     result.payload_update = nlohmann::json{{"last_us", to_unix_micros(last)}};
     result.next = check.slot + ctx.slot_resolution();
+  }
+  return result;
+}
+
+// A trigger's check (prescient.cron_trigger): one occurrence at the trigger's time, with the id SQL gave it,
+// whatever the spec, bounds and policies say; the series does not move. Then the check finishes.
+JobResult run_trigger(const Carried& c, const Check& check, JobContext& ctx) {
+  JobResult result;
+  if (c.job == "emit") {
+    Event event = occurrence_event(c, *c.trigger_at);
+    event.id = c.trigger_id;
+    result.events.push_back(std::move(event));
+  } else {
+    const BufferedWrite occurrence =
+        db::schedule_occurrence(check, c.job, c.id, *c.trigger_at, c.trigger_id, c.payload->dump(), "allow", ctx.now());
+    ctx.write(occurrence.sql, occurrence.params);
   }
   return result;
 }
@@ -224,6 +244,7 @@ JobPolicy CronJob::policy() const { return {.max_checks = std::numeric_limits<in
 
 JobResult CronJob::run(const Check& check, JobContext& ctx) {
   const Carried c = Carried::from(check.payload);
+  if (c.trigger_at) return run_trigger(c, check, ctx);
   std::optional<CronSpec> parsed;
   const date::time_zone* zone = nullptr;
   try {

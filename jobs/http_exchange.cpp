@@ -182,8 +182,9 @@ JobResult http_result_of(const HttpAnswer& answer, const std::string& target, Ti
   }
   if (!doc.is_object()) throw failure(target, status + ": the answer must be a JSON object, not " + quoted(answer));
   for (const auto& [key, value] : doc.items()) {
-    if (key != "next" && key != "events") {
-      throw failure(target, status + ": the answer has an unknown key '" + one_line(key.substr(0, 100)) + "' (next, events)");
+    if (key != "next" && key != "events" && key != "result") {
+      throw failure(target, status + ": the answer has an unknown key '" + one_line(key.substr(0, 100)) +
+                                "' (next, events, result)");
     }
   }
   JobResult result;
@@ -204,6 +205,8 @@ JobResult http_result_of(const HttpAnswer& answer, const std::string& target, Ti
     if (!doc["events"].is_array()) throw failure(target, status + ": events must be an array");
     for (std::size_t n = 0; n < doc["events"].size(); ++n) result.events.push_back(event_of(doc["events"][n], n, target));
   }
+  // Any JSON, kept with the run; its bound is the runner's, as for every class (runner/settlements.hpp).
+  if (doc.contains("result")) result.result = std::move(doc["result"]);
   return result;
 }
 

@@ -28,7 +28,8 @@ struct HttpAnswer {
 inline constexpr std::size_t kMaxHttpAnswerBytes = 256 * 1024;
 
 // The check's result from the answer: 204 or an empty 200 → done; 200 {"next": TIME, "events": [...]} →
-// look again then (TIME: ISO 8601 text, or a number of Unix seconds), with those events; 429 or 503 with Retry-After → look again after it (no attempt
+// look again then (TIME: ISO 8601 text, or a number of Unix seconds), with those events (and "result": any
+// JSON, kept with the run); 429 or 503 with Retry-After → look again after it (no attempt
 // counted). Anything else throws std::runtime_error naming the target, the status and the answer's first
 // bytes: a failed attempt, retried with backoff.
 JobResult http_result_of(const HttpAnswer& answer, const std::string& target, TimePoint now);

@@ -462,7 +462,7 @@ COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own
 -- Name: COLUMN job_history.result; Type: COMMENT; Schema: prescient; Owner: -
 --
 
-COMMENT ON COLUMN prescient.job_history.result IS 'What a worker kept with the finished check (any JSON, at most 64 KiB: prescient.worker_complete, docs/workers.md); NULL for the runner''s classes.';
+COMMENT ON COLUMN prescient.job_history.result IS 'What the last run returned besides its answer (any JSON, at most 64 KiB as jsonb text: a class''s JobResult::result, an http answer''s result, a command''s JSON answer, a worker''s through prescient.worker_complete), or NULL (docs/design.md, "Results").';
 
 --
 -- Name: COLUMN job_history.priority; Type: COMMENT; Schema: prescient; Owner: -
@@ -1079,6 +1079,7 @@ CREATE TABLE prescient.check_run (
     check_count integer NOT NULL,
     attempts integer NOT NULL,
     error text,
+    run_result jsonb,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -1157,6 +1158,12 @@ COMMENT ON COLUMN prescient.check_run.attempts IS 'Failed attempts in a row afte
 COMMENT ON COLUMN prescient.check_run.error IS 'Why the run failed (retried only).';
 
 --
+-- Name: COLUMN check_run.run_result; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.run_result IS 'What the run returned besides its answer (any JSON, at most 64 KiB as jsonb text: a class''s JobResult::result, an http answer''s result, a command''s JSON answer, a worker''s), or NULL.';
+
+--
 -- Name: check_run_id; Type: INDEX; Schema: prescient; Owner: -
 --
 
@@ -1190,6 +1197,7 @@ CREATE TABLE prescient.check_run_2026_11 (
     check_count integer NOT NULL,
     attempts integer NOT NULL,
     error text,
+    run_result jsonb,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1233,6 +1241,7 @@ CREATE TABLE prescient.check_run_2026_12 (
     check_count integer NOT NULL,
     attempts integer NOT NULL,
     error text,
+    run_result jsonb,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1276,6 +1285,7 @@ CREATE TABLE prescient.check_run_2027_01 (
     check_count integer NOT NULL,
     attempts integer NOT NULL,
     error text,
+    run_result jsonb,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1319,6 +1329,7 @@ CREATE TABLE prescient.check_run_2027_02 (
     check_count integer NOT NULL,
     attempts integer NOT NULL,
     error text,
+    run_result jsonb,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1362,6 +1373,7 @@ CREATE TABLE prescient.check_run_default (
     check_count integer NOT NULL,
     attempts integer NOT NULL,
     error text,
+    run_result jsonb,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -3480,6 +3492,28 @@ BEGIN
 END $$;
 
 --
+-- Name: cron_trigger(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_trigger(p_id text, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_schedule prescient.cron_schedule := prescient.cron_locked(p_id);
+  v_us constant bigint := prescient.us(p_now);
+  v_occurrence constant text := CASE WHEN v_schedule.job = 'emit' THEN format('%s-trigger-%s', p_id, v_us)
+                                     ELSE format('cron:%s:trigger-%s', p_id, v_us) END;
+BEGIN
+  PERFORM prescient.schedule(
+    'cron', 'schedule', p_id, p_now, format('cron-trigger:%s:%s', p_id, v_us), NULL,
+    prescient.cron_check_payload(v_schedule, NULL, NULL)
+      || jsonb_build_object('trigger_us', v_us, 'trigger_id', v_occurrence),
+    p_by, 'error', p_now, p_priority => v_schedule.priority);
+  RETURN v_occurrence;
+END $$;
+
+--
 -- Name: cron_update(text, jsonb, integer, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -5264,10 +5298,10 @@ BEGIN
     RETURNING f.id),
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
-                                     answered_at, check_count, attempts, error)
+                                     answered_at, check_count, attempts, error, run_result)
     SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
            CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, j.next_check_at, j.asked_for_at,
-           j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END
+           j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END, j.result
       FROM j WHERE j.kind <> 'finish')
   SELECT s.id,
          CASE WHEN j.n IS NULL THEN 'lease_lost'
@@ -5473,6 +5507,13 @@ GRANT ALL ON FUNCTION prescient.cron_remove(p_id text, p_by text, p_now timestam
 REVOKE ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cron_resume(p_id text, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+--
+-- Name: FUNCTION cron_trigger(p_id text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_trigger(p_id text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.cron_trigger(p_id text, p_by text, p_now timestamp with time zone) TO prescient_client;
 
 --
 -- Name: FUNCTION cron_update(p_id text, p_changes jsonb, p_expected_version integer, p_first_check_at timestamp with time zone, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

@@ -269,6 +269,18 @@ int backfill(const Invocation& in, Schedules& schedules, TimePoint from, TimePoi
   return kOk;
 }
 
+int trigger(const Invocation& in, Schedules& schedules) {
+  const std::string id = required_id(in);
+  const std::string occurrence = schedules.trigger(id, acting_user(in));
+  if (in.json()) {
+    std::cout << nlohmann::json{{"id", id}, {"occurrence", occurrence}} << "\n";
+  } else {
+    std::cout << "schedule " << id << ": occurrence " << occurrence
+              << " fires at the next boundary; the series goes on as before\n";
+  }
+  return kOk;
+}
+
 int list_schedules(const Invocation& in, Schedules& schedules) {
   const auto all = schedules.list({.limit = in.get<int>("limit"),
                                    .after = optional_flag(in, "after"),
@@ -341,6 +353,7 @@ int run_on_database(const std::string& action, const Invocation& in) {
   if (action == "remove") return remove_schedule(in, schedules);
   if (action == "pause" || action == "resume") return pause_or_resume(action, in, schedules);
   if (action == "backfill") return backfill(in, schedules, *flags.backfill_from, *flags.backfill_to);
+  if (action == "trigger") return trigger(in, schedules);
   if (action == "list") return list_schedules(in, schedules);
   return show_schedule(in, schedules);
 }
@@ -351,7 +364,7 @@ Command cron_command() {
   return {
       .name = "cron",
       .summary = "Recurring schedules: add (one, or many from a file), update, pause, resume, remove, backfill, "
-                 "list, show; `cron next` prints when a spec fires.",
+                 "trigger, list, show; `cron next` prints when a spec fires.",
       .usage = "cron add    --id ID --spec SPEC [--time-zone ZONE] [--payload JSON] [--job CLASS]\n"
                "                            [--deadline DURATION] [--catch-up one|all|none]\n"
                "                            [--window DURATION | --jitter DURATION] [--overlap POLICY]\n"
@@ -362,6 +375,7 @@ Command cron_command() {
                "       prescient cron resume --id ID [--by WHO]\n"
                "       prescient cron remove --id ID [--by WHO]\n"
                "       prescient cron backfill --id ID --from TIME --to TIME [--by WHO]  # a past range, once\n"
+               "       prescient cron trigger --id ID [--by WHO] [--json]  # one occurrence now, out of the series\n"
                "       prescient cron list   [--limit N] [--after ID] [--paused] [--invalid] [--job CLASS] [--json]\n"
                "       prescient cron show   --id ID [--json]         # definition, next firings, recent events\n"
                "       prescient cron next   --spec SPEC [--time-zone ZONE] [--from TIME] [--count N] [--json]",
@@ -369,7 +383,7 @@ Command cron_command() {
           [](po::options_description& desc) {
             desc.add_options()
                 ("action", po::value<std::string>()->value_name("ACTION"),
-                 "add, update, pause, resume, remove, backfill, list, show or next")
+                 "add, update, pause, resume, remove, backfill, trigger, list, show or next")
                 ("id", po::value<std::string>()->value_name("ID"), "the schedule's id")
                 ("spec", po::value<std::string>()->value_name("SPEC"),
                  "5 or 6 fields (with seconds), @hourly/@daily/@weekly/@monthly/@yearly, @every DURATION, @at TIME")
@@ -404,7 +418,7 @@ Command cron_command() {
                 ("note", po::value<std::string>()->value_name("TEXT"),
                  "pause: why, shown by cron show and the dashboard until it resumes, kept in the history")
                 ("by", po::value<std::string>()->value_name("WHO"),
-                 "remove, pause, resume, backfill: recorded in the history (default: the OS user)")
+                 "remove, pause, resume, backfill, trigger: recorded in the history (default: the OS user)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window, "
                  "jitter, overlap, start_at, end_at, max_runs, priority ('-': stdin);"
@@ -425,13 +439,14 @@ Command cron_command() {
           [](const Invocation& in) {
             const std::string action = in.has("action") ? in.get<std::string>("action") : "";
             if (action == "next") return run_next(in);
-            for (const char* known : {"add", "update", "pause", "resume", "remove", "backfill", "list", "show"}) {
+            for (const char* known :
+                 {"add", "update", "pause", "resume", "remove", "backfill", "trigger", "list", "show"}) {
               if (action == known) return run_on_database(action, in);
             }
             throw InvalidInput(action.empty()
-                                   ? "missing action: add, update, pause, resume, remove, backfill, list, show or next"
+                                   ? "missing action: add, update, pause, resume, remove, backfill, trigger, list, show or next"
                                    : "unknown cron action '" + action +
-                                         "': use add, update, pause, resume, remove, backfill, list, show or next");
+                                         "': use add, update, pause, resume, remove, backfill, trigger, list, show or next");
           },
   };
 }

@@ -32,6 +32,7 @@ void print_timeline(const CheckTrace& trace, const std::vector<FlowDeferral>& de
     if (r.answered_at) line += " (answered " + format_time(*r.answered_at) + ")";
     line += ", checks " + std::to_string(r.check_count) + ", attempts " + std::to_string(r.attempts);
     if (r.error) line += ": " + one_line(*r.error);
+    if (r.run_result) line += ", result " + r.run_result->dump();
     lines.emplace_back(r.finished_at, std::move(line));
   }
   for (const FlowDeferral& d : deferrals) {
@@ -43,6 +44,7 @@ void print_timeline(const CheckTrace& trace, const std::vector<FlowDeferral>& de
                        h.finished_by + took(h.run_micros) + ", checks " + std::to_string(h.check_count) +
                        ", attempts " + std::to_string(h.attempts);
     if (h.last_error) line += ": " + one_line(*h.last_error);
+    if (h.result) line += ", result " + h.result->dump();
     lines.emplace_back(h.finished_at, std::move(line));
   }
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -281,7 +281,7 @@ void add_dead_letter_actions(httplib::Server& server, const std::shared_ptr<cons
               }));
 }
 
-// A recurring schedule: pause (with a note), resume, remove, backfill a range.
+// A recurring schedule: pause (with a note), resume, remove, backfill a range, trigger one occurrence now.
 void add_schedule_actions(httplib::Server& server, const std::shared_ptr<const ApiContext>& c) {
   server.Post("/api/schedules/(.+)/(pause|resume|remove)", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                 const std::string id = request.matches[1].str();
@@ -315,6 +315,12 @@ void add_schedule_actions(httplib::Server& server, const std::shared_ptr<const A
                 log_action(c->who(request), "backfill of schedule " + id + " from " + format_time(from) + " to " +
                                                 format_time(to) + ": check " + std::to_string(check));
                 send_json(response, {{"id", id}, {"check", check}});
+              }));
+  server.Post("/api/schedules/(.+)/trigger", serve(c->pool, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+                const std::string id = request.matches[1].str();
+                const std::string occurrence = Schedules(db, c->clock).trigger(id, c->who(request));
+                log_action(c->who(request), "trigger of schedule " + id + ": occurrence " + occurrence);
+                send_json(response, {{"id", id}, {"occurrence", occurrence}, {"status", "triggered"}});
               }));
 }
 

@@ -126,6 +126,31 @@ BEGIN
             p_by, 'keep', p_now, p_priority => v_schedule.priority) s);
 END $$;
 
+-- Fires one occurrence of schedule p_id now, out of its series (docs/schedules.md, "Trigger"): the runner
+-- does it at the next boundary, through a check of class cron (key cron-trigger:<id>:<p_now in
+-- microseconds>) that fires it once and finishes. The occurrence has an id of its own, made here and
+-- carried by the check (trigger_id): for emit, the event's id <id>-trigger-<microseconds>; for a class,
+-- the job key cron:<id>:trigger-<microseconds> of the check it makes (its overlap policy does not hold
+-- it back, as for a backfill). The series does not move: the next regular occurrence fires on time. A
+-- paused or ended schedule may be triggered. Returns the occurrence's id; PR404 for an unknown schedule,
+-- PR409 for a second trigger in the same microsecond.
+CREATE OR REPLACE FUNCTION prescient.cron_trigger(p_id text, p_by text DEFAULT current_user,
+                                                  p_now timestamptz DEFAULT now())
+  RETURNS text LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schedule prescient.cron_schedule := prescient.cron_locked(p_id);
+  v_us constant bigint := prescient.us(p_now);
+  v_occurrence constant text := CASE WHEN v_schedule.job = 'emit' THEN format('%s-trigger-%s', p_id, v_us)
+                                     ELSE format('cron:%s:trigger-%s', p_id, v_us) END;
+BEGIN
+  PERFORM prescient.schedule(
+    'cron', 'schedule', p_id, p_now, format('cron-trigger:%s:%s', p_id, v_us), NULL,
+    prescient.cron_check_payload(v_schedule, NULL, NULL)
+      || jsonb_build_object('trigger_us', v_us, 'trigger_id', v_occurrence),
+    p_by, 'error', p_now, p_priority => v_schedule.priority);
+  RETURN v_occurrence;
+END $$;
+
 -- What a backfill's check writes with its settlement: the occurrences p_occurrences (microseconds) of
 -- schedule p_schedule. The live schedule is moved past the last of them when it was behind (its check's
 -- cursor, or where a pause or an end left it), under its check's row lock: a firing of it in flight has
@@ -164,3 +189,4 @@ BEGIN
 END $$;
 
 REVOKE EXECUTE ON FUNCTION prescient.cron_backfill(text, timestamptz, timestamptz, text, timestamptz) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION prescient.cron_trigger(text, text, timestamptz) FROM PUBLIC;

@@ -188,7 +188,8 @@ BEGIN
 END $$;
 
 -- Settles checks held under their tokens by what judge makes of their answers: finished ones to the
--- history (with their result), the others back to pending at their next time, with a row in the timeline.
+-- history (with their result), the others back to pending at their next time, with a row in the timeline
+-- (with their result too).
 -- p_failed, p_next, p_errors, p_results: one element per check (NULL arrays: none). Answers one row per
 -- check, in the order given; a check not held is left as it is, `lease_lost` with the reason. One statement:
 -- the database refusing one check's rows refuses them all (worker_settle isolates it).
@@ -252,10 +253,10 @@ BEGIN
     RETURNING f.id),
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
-                                     answered_at, check_count, attempts, error)
+                                     answered_at, check_count, attempts, error, run_result)
     SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
            CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, j.next_check_at, j.asked_for_at,
-           j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END
+           j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END, j.result
       FROM j WHERE j.kind <> 'finish')
   SELECT s.id,
          CASE WHEN j.n IS NULL THEN 'lease_lost'

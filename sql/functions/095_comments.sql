@@ -71,7 +71,7 @@ COMMENT ON COLUMN prescient.job_history.max_checks IS 'The check''s own max_chec
 COMMENT ON COLUMN prescient.job_history.max_attempts IS 'The check''s own max_attempts when it ended.';
 COMMENT ON COLUMN prescient.job_history.backoff_seconds IS 'The check''s own first retry wait when it ended, in seconds.';
 COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own longest retry wait when it ended, in seconds.';
-COMMENT ON COLUMN prescient.job_history.result IS 'What a worker kept with the finished check (any JSON, at most 64 KiB: prescient.worker_complete, docs/workers.md); NULL for the runner''s classes.';
+COMMENT ON COLUMN prescient.job_history.result IS 'What the last run returned besides its answer (any JSON, at most 64 KiB as jsonb text: a class''s JobResult::result, an http answer''s result, a command''s JSON answer, a worker''s through prescient.worker_complete), or NULL (docs/design.md, "Results").';
 COMMENT ON COLUMN prescient.job_history.priority IS 'The check''s priority (future_job.priority); a retry puts it back with it.';
 
 -- cron_schedule
@@ -134,6 +134,7 @@ COMMENT ON COLUMN prescient.paused_job.paused_by IS 'Who paused it.';
 COMMENT ON TABLE prescient.check_run IS
   'The timeline of a check: one row for each run that left it pending (a next time, a retry), written by the settlement. The run that ends a check is its history row; a deferral by a flow limit is a row of flow_deferral. Partitioned by month of finished_at with job_history, and purged with it.';
 COMMENT ON COLUMN prescient.check_run.id IS 'The check (future_job.id, then job_history.id).';
+COMMENT ON COLUMN prescient.check_run.run_result IS 'What the run returned besides its answer (any JSON, at most 64 KiB as jsonb text: a class''s JobResult::result, an http answer''s result, a command''s JSON answer, a worker''s), or NULL.';
 COMMENT ON COLUMN prescient.check_run.due_at IS 'The time the run was for: its slot, or a time within it flow control gave.';
 COMMENT ON COLUMN prescient.check_run.finished_at IS 'When its settlement was written, by the runner''s clock.';
 COMMENT ON COLUMN prescient.check_run.run_micros IS 'How long the job took, in microseconds.';

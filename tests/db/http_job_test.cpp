@@ -52,6 +52,12 @@ std::string hmac_hex(const std::string& key, const std::string& text) {
   return hex;
 }
 
+// The result the receiver answers on /result: about 1 KiB of JSON.
+nlohmann::json kilobyte_result() {
+  nlohmann::json out = {{"sent", 2}, {"note", std::string(1000, 'n')}};
+  return out;
+}
+
 // What the receiver saw of one request.
 struct Seen {
   std::string path, idempotency_key;
@@ -128,6 +134,10 @@ class Receiver {
       response.set_content("ok!", "text/plain");
     } else if (path == "huge") {
       response.set_content(std::string(10 << 20, 'x'), "application/json");
+    } else if (path == "result") {
+      response.set_content(nlohmann::json{{"next", nullptr}, {"result", kilobyte_result()}}.dump(), "application/json");
+    } else if (path == "result_huge") {
+      response.set_content(nlohmann::json{{"result", std::string(100 * 1024, 'r')}}.dump(), "application/json");
     } else if (path == "redirect") {
       response.set_redirect("http://169.254.169.254/latest/meta-data/");
     } else if (path == "hang") {
@@ -261,6 +271,21 @@ TEST_CASE("http: each answer settles its check as documented, signed, with a sta
   }
   CHECK(keys == std::vector<std::string>{first_key, first_key});
   CHECK(std::get<1>(f.pending(down)) == 2);
+}
+
+TEST_CASE("http: an answer's result is kept in the history; one over 64 KiB fails its check alone") {
+  Fixture f;
+  const long long kept = f.to("result");
+  const long long huge = f.to("result_huge");
+  const long long done = f.to("done");
+  f.fire("2026-11-21T10:00:00Z");
+  std::string text;
+  *f.db << "SELECT result::text FROM prescient.job_history WHERE id = :id", soci::use(kept), soci::into(text);
+  CHECK(nlohmann::json::parse(text) == kilobyte_result());
+  CHECK(f.outcome(done) == "done");
+  const auto [next, attempts, error] = f.pending(huge);
+  CHECK(attempts == 1);
+  CHECK(error == "its result is " + std::to_string(100 * 1024 + 2) + " bytes of JSON (at most 65536)");
 }
 
 TEST_CASE("http: a payload that names no known target, or a path leaving it, fails with the reason and sends nothing") {

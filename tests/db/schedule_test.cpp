@@ -59,6 +59,29 @@ TEST_CASE("@every 1h fires at t+1h, t+2h with ids <id>-<unix>; a late run does n
   CHECK(f.events("hourly").size() == 3);
 }
 
+TEST_CASE("cron trigger fires once with an id of its own, and the next regular occurrence still fires on time") {
+  Fixture f;
+  f.schedules.add({.id = "hourly", .spec = "0 * * * *", .payload = {{"type", "report"}}});
+  const std::string micros = std::to_string(to_unix_micros(parse_time("2026-11-21T10:05:30Z")));
+  const std::string occurrence = f.schedules.trigger("hourly", "ops");
+  CHECK(occurrence == "hourly-trigger-" + micros);
+  f.fire("2026-11-21T10:06:00Z");
+  CHECK(f.events("hourly") == std::vector<std::string>{occurrence});
+  CHECK(f.pending_at("hourly") == "2026-11-21T11:00:00Z");
+  f.fire("2026-11-21T11:00:00Z");
+  CHECK(f.events("hourly") == std::vector<std::string>{occurrence, unix_id("hourly", "2026-11-21T11:00:00Z")});
+
+  // A schedule of a class: a check of its own, with the schedule's priority, due at the next boundary.
+  f.schedules.add({.id = "nightly", .spec = "0 3 * * *", .job = "noop", .priority = 1});
+  const std::string key = f.schedules.trigger("nightly", "ops");
+  CHECK(key == "cron:nightly:trigger-" + std::to_string(to_unix_micros(parse_time("2026-11-21T11:00:00Z"))));
+  f.fire("2026-11-21T11:01:00Z");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job = 'noop' AND priority = 1"
+                        " AND job_key = '" + key + "'") == 1);
+  CHECK(f.pending_at("nightly") == "2026-11-22T03:00:00Z");
+  CHECK_THROWS_AS(f.schedules.trigger("nope", "ops"), NotFound);
+}
+
 TEST_CASE("several occurrences in one slot each get their own event") {
   Fixture f;
   f.clock.set(parse_time("2026-11-21T10:00:00Z"));

@@ -176,6 +176,11 @@ TEST_CASE("the answer decides: done, look again, wait as asked, or a failed atte
   CHECK(later.events[0].payload == nlohmann::json{{"n", 1}});
   CHECK(later.events[1].id == "e-1");
   CHECK(later.events[1].occurred_at == parse_time("2026-11-23T11:00:00Z"));
+  CHECK_FALSE(later.result);
+  const JobResult with_result = http_result_of({.status = 200, .body = R"({"next": null, "result": {"sent": [1, 2]}})"},
+                                               "shop", kNow);
+  CHECK_FALSE(with_result.next);
+  CHECK(with_result.result == nlohmann::json{{"sent", {1, 2}}});
 
   CHECK(http_result_of({.status = 429, .retry_after = "120"}, "shop", kNow).next == kNow + std::chrono::minutes{2});
   CHECK(http_result_of({.status = 503, .retry_after = "Mon, 23 Nov 2026 12:30:00 GMT"}, "shop", kNow).next ==
@@ -197,7 +202,7 @@ TEST_CASE("the answer decides: done, look again, wait as asked, or a failed atte
       {{.status = 201}, "HTTP 201: (empty body)"},
       {{.status = 200, .body = "ok"}, "HTTP 200 with a body that is not JSON: ok"},
       {{.status = 200, .body = "[1]"}, "the answer must be a JSON object"},
-      {{.status = 200, .body = R"({"nxt": "2026-11-23T15:00:00Z"})"}, "the answer has an unknown key 'nxt' (next, events)"},
+      {{.status = 200, .body = R"({"nxt": "2026-11-23T15:00:00Z"})"}, "the answer has an unknown key 'nxt' (next, events, result)"},
       {{.status = 200, .body = R"({"next": true})"}, "next must be a time (ISO 8601 or Unix seconds) or null"},
       {{.status = 200, .body = R"({"next": "tomorrow"})"}, "HTTP 200: next: "},
       {{.status = 200, .body = R"({"events": {}})"}, "events must be an array"},

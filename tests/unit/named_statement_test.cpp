@@ -77,6 +77,7 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
                               .answers = optional_times,
                               .run_micros = optional_ids,
                               .payload_updates = optional_texts,
+                              .results = optional_texts,
                               .due_us = ids,
                               .jobs = texts,
                               .slots = times,

@@ -42,6 +42,7 @@ struct HistoryEntry : CheckFields {
   std::string finished_by;
   Outcome outcome = Outcome::done;
   std::optional<std::int64_t> run_micros;
+  std::optional<nlohmann::json> result;  // what its last run returned (docs/design.md, "Results")
 };
 
 // Where a page of a listing ends: the next page starts after (or, newest first, before) this row.
@@ -84,6 +85,7 @@ struct CheckRun {
   int check_count = 0;                   // after the run
   int attempts = 0;                      // after the run
   std::optional<std::string> error;      // retried: why the run failed
+  std::optional<nlohmann::json> run_result;  // rescheduled: what the run returned besides its answer
 };
 
 // One check's whole trace: its pending row, if any, its runs and its history rows, oldest first.

@@ -80,6 +80,10 @@ struct JobResult {
   // keeps), merged at the top level by the settlement: state a job carries from one run to the next.
   // Nothing: unchanged. A JSON object.
   std::optional<nlohmann::json> payload_update;
+  // What the run returns besides its answer, kept with it (docs/design.md, "Results"): any JSON of at most
+  // 64 KiB as PostgreSQL prints it, in the history's row when the check ends, in its timeline's row when it
+  // goes on. Over the bound, the check's run fails with the reason. Nothing: no result.
+  std::optional<nlohmann::json> result;
 };
 
 // What a class may override; unset fields take the database's settings.

@@ -133,6 +133,10 @@ class Schedules {
   // next boundary, with the same event ids and check keys as live firings: what ran already is not fired
   // again. Returns the id of the backfill's check. InvalidInput for a bad range; NotFound.
   std::int64_t backfill(const std::string& id, TimePoint from, TimePoint to, const std::string& by);
+  // Fires one occurrence now, out of the series, at the next boundary (paused or ended schedules too): an
+  // event for emit, a check of its class otherwise, with an id of its own; the next regular occurrence
+  // fires on time. Returns the occurrence's id (the event's id, or the check's job key). NotFound.
+  std::string trigger(const std::string& id, const std::string& by);
   std::vector<ScheduleDefinition> list(const ScheduleFilter& filter = {});
   ScheduleDefinition show(const std::string& id);
 

@@ -46,6 +46,7 @@ nlohmann::json to_json(const HistoryEntry& h) {
   out["finished_by"] = h.finished_by;
   out["outcome"] = to_string(h.outcome);
   out["run_micros"] = h.run_micros ? nlohmann::json(*h.run_micros) : nlohmann::json(nullptr);
+  out["result"] = h.result.value_or(nullptr);
   return out;
 }
 
@@ -60,7 +61,8 @@ nlohmann::json to_json(const CheckRun& run) {
           {"answered_at", run.answered_at ? nlohmann::json(format_time(*run.answered_at)) : nlohmann::json(nullptr)},
           {"check_count", run.check_count},
           {"attempts", run.attempts},
-          {"error", optional_json(run.error)}};
+          {"error", optional_json(run.error)},
+          {"run_result", run.run_result.value_or(nullptr)}};
 }
 
 nlohmann::json to_json(const CheckTrace& trace) {

@@ -195,6 +195,13 @@ std::int64_t Schedules::backfill(const std::string& id, TimePoint from, TimePoin
   return check;
 }
 
+std::string Schedules::trigger(const std::string& id, const std::string& by) {
+  db::Transaction tx(db_);
+  std::string occurrence = db::trigger_schedule(db_, id, by, clock_.now());
+  tx.commit();
+  return occurrence;
+}
+
 std::vector<ScheduleDefinition> Schedules::list(const ScheduleFilter& filter) {
   if (filter.limit < 1 || filter.limit > 10000) {
     throw InvalidInput("invalid limit " + std::to_string(filter.limit) + ": use 1 to 10000");

@@ -77,7 +77,8 @@ constexpr int kLastErrorColumn = db::kCheckColumnCount, kEnqueuedOnColumn = kLas
 const std::string kPendingColumns = kCheckFieldColumns + ", prescient.us(next_check_at)";
 const std::string kHistoryColumns =
     kCheckFieldColumns +
-    ", prescient.us(last_check_at), history_id, prescient.us(finished_at), finished_by, outcome, run_micros";
+    ", prescient.us(last_check_at), history_id, prescient.us(finished_at), finished_by, outcome, run_micros,"
+    " result::text";
 
 // A dead letter, over rows of prescient.job_history: its definition is SQL's (prescient.dead_letter,
 // sql/functions/075_queue_figures.sql), inlined by the planner, which still uses the partial index
@@ -166,6 +167,7 @@ std::vector<HistoryEntry> Checks::history(const HistoryFilter& filter, bool olde
     out[r].finished_by = rows.text(r, c + 3);
     out[r].outcome = parse_outcome(rows.text(r, c + 4));
     out[r].run_micros = rows.optional_integer(r, c + 5);
+    if (const auto result = rows.optional_text(r, c + 6)) out[r].result = readable_payload(*result);
   }
   return out;
 }
@@ -186,7 +188,7 @@ CheckTrace Checks::trace(std::optional<std::int64_t> id, std::optional<std::stri
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot read the check's runs",
       "SELECT id, prescient.us(due_at), prescient.us(finished_at), run_micros, runner, result,"
-      "       prescient.us(next_check_at), prescient.us(answered_at), check_count, attempts, error"
+      "       prescient.us(next_check_at), prescient.us(answered_at), check_count, attempts, error, run_result::text"
       "  FROM prescient.check_run WHERE id = ANY ($1::bigint[]) ORDER BY finished_at, due_at LIMIT $2",
       {pq::integer_array(ids), std::to_string(kTraceLimit)});
   trace.runs.resize(rows.rows());
@@ -202,6 +204,7 @@ CheckTrace Checks::trace(std::optional<std::int64_t> id, std::optional<std::stri
                      .check_count = static_cast<int>(rows.integer(r, 8)),
                      .attempts = static_cast<int>(rows.integer(r, 9)),
                      .error = rows.optional_text(r, 10)};
+    if (const auto result = rows.optional_text(r, 11)) trace.runs[r].run_result = readable_payload(*result);
   }
   return trace;
 }

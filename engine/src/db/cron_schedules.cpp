@@ -189,6 +189,12 @@ std::int64_t backfill_schedule(soci::session& db, const std::string& id, TimePoi
       .integer(0, 0);
 }
 
+std::string trigger_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now) {
+  return pq::exec(native_connection(db), "cannot trigger the schedule",
+                  "SELECT prescient.cron_trigger($1, $2, prescient.at_us($3))", {id, by, pq::micros(now)})
+      .text(0, 0);
+}
+
 bool resume_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now) {
   return pq::exec(native_connection(db), "cannot resume the schedule",
                   "SELECT prescient.cron_resume($1, $2, prescient.at_us($3))::int", {id, by, pq::micros(now)})

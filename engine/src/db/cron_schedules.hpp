@@ -39,6 +39,8 @@ bool pause_schedule(soci::session& db, const std::string& id, const std::string&
 std::int64_t backfill_schedule(soci::session& db, const std::string& id, TimePoint from, TimePoint to,
                                const std::string& by, TimePoint now);
 bool resume_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
+// Arms a trigger (cron_trigger): one occurrence out of the series; returns the occurrence's id.
+std::string trigger_schedule(soci::session& db, const std::string& id, const std::string& by, TimePoint now);
 // A page of schedules by id, with the time of their pending cron check.
 std::vector<ScheduleDefinition> read_schedules(soci::session& db, const ScheduleFilter& filter);
 std::optional<ScheduleDefinition> read_schedule(soci::session& db, const std::string& id);

@@ -152,7 +152,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
   std::vector<std::int64_t> ids, due_us, counts, attempts, max_checks, max_attempts;
   std::vector<TimePoint> slots, asked;
   std::vector<std::optional<TimePoint>> answers;
-  std::vector<std::optional<std::string>> errors, payloads;
+  std::vector<std::optional<std::string>> errors, payloads, results;
   std::vector<std::string> jobs;
   std::vector<std::optional<std::int64_t>> run_micros, own_max_checks, own_max_attempts, own_backoff,
       own_backoff_max, backoff, backoff_max;
@@ -165,6 +165,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
     answers.push_back(item.answer.failed ? std::nullopt : item.answer.next);
     run_micros.push_back(item.run_micros);
     payloads.push_back(item.payload_update);
+    results.push_back(item.result);
     due_us.push_back(to_unix_micros(item.due));
     jobs.push_back(c.job);
     slots.push_back(c.slot);
@@ -194,6 +195,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                                              .answers = answers,
                                              .run_micros = run_micros,
                                              .payload_updates = payloads,
+                                             .results = results,
                                              .due_us = due_us,
                                              .jobs = jobs,
                                              .slots = slots,

@@ -151,18 +151,19 @@ struct ClaimDueGroups {
 // Settles a batch in one statement: each answer is judged by prescient.judge (sql/functions/069_judge.sql,
 // the settlement's rules, which the worker protocol applies too; inlined by the planner); finished checks
 // move to the history, the others take their next time (a reschedule its new asked-for time) and leave a
-// row of their run in check_run, the timeline; their events go to the outbox (once: a repeated id is
+// row of their run in check_run, the timeline, each with the result its run returned (docs/design.md,
+// "Results"); their events go to the outbox (once: a repeated id is
 // ignored), each announced by NOTIFY. Answers how many checks it settled, how many events were new, and
 // how many checks ended done, were rescheduled, retried, failed (a dead letter) and ended by a guard.
 inline const pq::NamedStatement kSettle(R"sql(
 WITH s AS (
-  SELECT s.id, s.due_us, s.run_micros, s.payload, j.*
+  SELECT s.id, s.due_us, s.run_micros, s.payload, s.run_result, j.*
     FROM unnest(:ids::bigint[], :errors::text[], :answers::timestamptz[], :run_micros::bigint[],
-                :payload_updates::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[], :asked::timestamptz[],
+                :payload_updates::text[], :results::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[], :asked::timestamptz[],
                 :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[], :own_max_attempts::bigint[],
                 :own_backoff::bigint[], :own_backoff_max::bigint[], :max_checks::bigint[], :max_attempts::bigint[],
                 :backoff::bigint[], :backoff_max::bigint[])
-      AS s(id, error, answer, run_micros, payload, due_us, job, slot, asked, count_before, attempts_before,
+      AS s(id, error, answer, run_micros, payload, run_result, due_us, job, slot, asked, count_before, attempts_before,
            own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks, max_attempts, backoff,
            backoff_max)
    CROSS JOIN LATERAL prescient.judge(
@@ -180,12 +181,13 @@ mine AS (
      AND f.claimed_until > prescient.at_us(:now)),
 fin AS (
   DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'
-  RETURNING f.id, f AS pending, s.outcome, s.check_count, s.attempts, s.last_error, s.run_micros, s.payload),
+  RETURNING f.id, f AS pending, s.outcome, s.check_count, s.attempts, s.last_error, s.run_micros, s.payload,
+            s.run_result),
 -- The history row is history_row's (sql/functions/035_history_row.sql), inlined by the planner.
 hist AS (
   INSERT INTO prescient.job_history
   SELECT (prescient.history_row(pending, outcome, prescient.at_us(:now), :runner_id, check_count, attempts,
-                                last_error, run_micros, payload::jsonb)).*
+                                last_error, run_micros, payload::jsonb, run_result::jsonb)).*
     FROM fin),
 upd AS (
   UPDATE prescient.future_job f
@@ -195,13 +197,13 @@ upd AS (
          asked_for_at = coalesce(s.asked_for_at, f.asked_for_at)
     FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'
   RETURNING f.id, s.kind, s.due_us, s.run_micros, s.next_check_at, s.asked_for_at, s.check_count, s.attempts,
-            s.last_error),
+            s.last_error, s.run_result),
 runs AS (
   INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at, answered_at,
-                                   check_count, attempts, error)
+                                   check_count, attempts, error, run_result)
   SELECT id, prescient.at_us(due_us), prescient.at_us(:now), run_micros, :runner_id,
          CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, next_check_at, asked_for_at, check_count,
-         attempts, CASE WHEN kind = 'retry' THEN last_error END
+         attempts, CASE WHEN kind = 'retry' THEN last_error END, run_result::jsonb
     FROM upd),
 ev AS (
   INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
@@ -222,13 +224,14 @@ SELECT e.checks + w.checks, (SELECT count(pg_notify('prescient_event', ev.id)) F
        w.checks - w.retried, w.retried, e.failed, e.guarded
   FROM ended e, went_on w
 )sql");
-// One element per check in the first nineteen (the same length), one per event in the last six.
+// One element per check in the first twenty (the same length), one per event in the last six.
 struct Settle {
   const std::vector<std::int64_t>& ids;
   const std::vector<std::optional<std::string>>& errors;  // a failed run's (storable text); null: it answered
   const std::vector<std::optional<TimePoint>>& answers;  // its answer; null: done (or failed)
   const std::vector<std::optional<std::int64_t>>& run_micros;
   const std::vector<std::optional<std::string>>& payload_updates;  // a JSON object to merge, or null
+  const std::vector<std::optional<std::string>>& results;          // what the run returned (JSON), or null
   const std::vector<std::int64_t>& due_us;                         // the time each ran for (µs)
   // The check as it ran (prescient.judge's inputs): its class, slot, asked-for time, counts before the run,
   // its own policy (null where not set) and its class's limits (null: a day's backoff_max, a slot's backoff).
@@ -264,6 +267,7 @@ struct Settle {
     b.set("ids", pq::integer_array(ids)).set("errors", pq::text_array_or_null(errors));
     b.set("answers", pq::time_array_or_null(answers)).set("run_micros", pq::optional_integer_array(run_micros));
     b.set("payload_updates", pq::text_array_or_null(payload_updates)).set("due_us", pq::integer_array(due_us));
+    b.set("results", pq::text_array_or_null(results));
     const pq::Param none(std::nullopt);
     b.set("jobs", all_done ? none : pq::text_array(jobs)).set("slots", all_done ? none : pq::time_array(slots));
     b.set("asked", all_done ? none : pq::time_array(asked)).set("check_counts", pq::integer_array(check_counts));

@@ -58,6 +58,34 @@ StoredJson stored_payload(const nlohmann::json& payload, const std::string& owne
   return {.text = std::move(text)};
 }
 
+namespace {
+
+// The spaces jsonb's text puts after each ':' and ',' of a value, which the compact text leaves out.
+std::size_t jsonb_separator_spaces(const nlohmann::json& value) {
+  std::size_t spaces = 0;
+  if (value.is_object() && !value.empty()) spaces = 2 * value.size() - 1;
+  else if (value.is_array() && !value.empty()) spaces = value.size() - 1;
+  else return 0;
+  for (const auto& member : value) spaces += jsonb_separator_spaces(member);
+  return spaces;
+}
+
+}  // namespace
+
+std::size_t jsonb_text_bytes(const nlohmann::json& value) {
+  return value.dump().size() + jsonb_separator_spaces(value);
+}
+
+StoredJson stored_result(const nlohmann::json& result) {
+  if (auto problem = payload_text_problem(result)) return {.problem = "its result: " + *problem};
+  std::string text = result.dump();
+  if (const std::size_t bytes = text.size() + jsonb_separator_spaces(result); bytes > kMaxResultBytes) {
+    return {.problem = "its result is " + std::to_string(bytes) + " bytes of JSON (at most " +
+                       std::to_string(kMaxResultBytes) + ")"};
+  }
+  return {.text = std::move(text)};
+}
+
 OutboxEvent outbox_event(const Event& event, std::size_t index, const Check& check, int check_count_after) {
   const std::string which = "event " + nth(index);
   std::string id = event.id;
@@ -163,6 +191,11 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
           if (update.text) item.payload_update = std::move(update.text);
           else refused = std::move(update.problem);
         }
+      }
+      if (answer.result && !refused) {
+        StoredJson result = stored_result(*answer.result);
+        if (result.text) item.result = std::move(result.text);
+        else refused = std::move(result.problem);
       }
       if (refused) {
         items.push_back(failed_attempt(check, limits[u], *refused, micros));

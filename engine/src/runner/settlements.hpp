@@ -68,6 +68,7 @@ struct SettleItem {
   std::vector<EventRecord> events;
   std::vector<BufferedWrite> writes;  // run before the settlement, in its transaction
   std::optional<std::string> payload_update;  // keys to set in the check's payload (JSON object text)
+  std::optional<std::string> result;          // what the run returned (JSON text), kept with it
 };
 
 // What a settlement made of its checks, as the settle statement counts them.
@@ -89,6 +90,9 @@ namespace prescient::runner {
 // its check. (cron's catch-up `all` emits at most 10 000 occurrences in one run.)
 inline constexpr std::size_t kMaxEventsPerRun = 10000;
 inline constexpr std::size_t kMaxEventPayloadBytes = 16 * 1024 * 1024;  // and a payload update
+// A run's result, as PostgreSQL prints it (jsonb as text): the bound workers are held to too
+// (prescient.worker_settle_together, sql/functions/072_worker_protocol.sql).
+inline constexpr std::size_t kMaxResultBytes = 64 * 1024;
 
 // What the settle statement needs besides the items to judge them: the grid's slot and the horizon.
 struct Judging {
@@ -118,6 +122,14 @@ struct StoredJson {
   std::string problem;  // when !text
 };
 StoredJson stored_payload(const nlohmann::json& payload, const std::string& owner, std::size_t max_bytes);
+
+// The bytes of a JSON value as PostgreSQL prints it as jsonb (`value::jsonb::text`, which SQL's bound on a
+// worker's result measures): the compact text with a space after each ':' and ','. Numbers count as
+// written here (jsonb prints one in exponent form in full).
+std::size_t jsonb_text_bytes(const nlohmann::json& value);
+// A run's result as text, or why it cannot be stored: valid UTF-8 without NUL, at most kMaxResultBytes by
+// jsonb_text_bytes ("its result is N bytes of JSON (at most 65536)", a worker's words).
+StoredJson stored_result(const nlohmann::json& result);
 
 struct OutboxEvent {
   std::optional<EventRecord> record;

@@ -229,6 +229,9 @@ const took = (us) => (us === null || us === undefined ? '—' : us < 1000 ? `${u
   : us < 1e6 ? `${(us / 1000).toFixed(1)} ms` : `${(us / 1e6).toFixed(2)} s`);
 const runColour = { rescheduled: '#2457c5', retried: '#e8833a', deferred: '#8a94a6' };
 
+// What a run returned besides its answer (docs/design.md, "Results"), as a timeline entry shows it.
+const resultText = (result) => (result === null || result === undefined ? '' : `, result ${JSON.stringify(result)}`);
+
 // A check's life, oldest first, as `prescient show` prints it: each run that left it pending (check_run), each
 // deferral by a flow limit, and how it ended (its history rows); entries of the same time in that order.
 function timelineOf(t) {
@@ -237,7 +240,7 @@ function timelineOf(t) {
     entries.push({ at: r.finished_at, kind: 'run', tag: r.result, due: r.due_at, runner: r.runner, micros: r.run_micros,
       checks: r.check_count, attempts: r.attempts,
       what: `${r.result} to ${shortTime(r.next_check_at)}` + (r.answered_at ? ` (answered ${shortTime(r.answered_at)})` : '')
-        + (r.error ? `: ${r.error}` : '') });
+        + (r.error ? `: ${r.error}` : '') + resultText(r.run_result) });
   }
   for (const d of t.deferrals) {
     entries.push({ at: d.deferred_at, kind: 'deferral', tag: 'deferred', limit: d.limit, due: null, runner: null, micros: null,
@@ -246,7 +249,7 @@ function timelineOf(t) {
   for (const h of t.history) {
     entries.push({ at: h.finished_at, kind: 'end', tag: h.outcome, due: h.last_check_at, runner: h.finished_by,
       micros: h.run_micros, checks: h.check_count, attempts: h.attempts,
-      what: `ended ${h.outcome}` + (h.last_error ? `: ${h.last_error}` : '') });
+      what: `ended ${h.outcome}` + (h.last_error ? `: ${h.last_error}` : '') + resultText(h.result) });
   }
   return entries.sort((a, b) => microsOf(a.at) - microsOf(b.at));  // stable: ties keep the order above
 }
@@ -588,6 +591,7 @@ async function schedule(id) {
     d.state === 'paused'
       ? el('button', { class: 'primary', 'data-action': 'resume', onclick: run('resume') }, 'Resume')
       : el('span', {}, note, el('button', { 'data-action': 'pause', onclick: run('pause') }, 'Pause')),
+    el('button', { 'data-action': 'trigger', onclick: run('trigger', `Fire one occurrence of schedule ${id} now?`) }, 'Trigger now'),
     el('button', { class: 'danger', 'data-action': 'remove', onclick: run('remove', `Remove schedule ${id}? Its pending check is cancelled.`) }, 'Remove'));
   const field = (name, value) => el('tr', {}, el('th', {}, name), el('td', { class: 'mono' }, orDash(value)));
   const definition = el('div', { class: 'panel', 'data-schedule': d.id, 'data-state': d.state },

@@ -524,6 +524,12 @@ CREATE INDEX job_history_id ON ONLY prescient.job_history USING btree (id, histo
 CREATE INDEX job_history_job_key ON ONLY prescient.job_history USING btree (job_key) WHERE (job_key IS NOT NULL);
 
 --
+-- Name: job_history job_history_cron_outcome; Type: TRIGGER; Schema: prescient; Owner: -
+--
+
+CREATE TRIGGER job_history_cron_outcome AFTER INSERT ON prescient.job_history FOR EACH ROW WHEN (((new.enqueued_by = 'cron'::text) AND (new.entity_name = 'schedule'::text) AND (new.outcome = ANY (ARRAY['done'::text, 'failed'::text])))) EXECUTE FUNCTION prescient.cron_count_outcome();
+
+--
 -- Name: TABLE job_history; Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -680,13 +686,18 @@ CREATE TABLE prescient.cron_schedule (
     ended_reason text,
     pause_note text,
     priority smallint DEFAULT 5 NOT NULL,
+    pause_after_failures integer,
+    failed_in_a_row integer DEFAULT 0 NOT NULL,
+    last_failure text,
     CONSTRAINT cron_schedule_bounds_check CHECK ((end_at > start_at)),
     CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
     CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
+    CONSTRAINT cron_schedule_failed_in_a_row_check CHECK ((failed_in_a_row >= 0)),
     CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
     CONSTRAINT cron_schedule_jitter_seconds_check CHECK ((jitter_seconds >= 1)),
     CONSTRAINT cron_schedule_max_runs_check CHECK ((max_runs >= 1)),
     CONSTRAINT cron_schedule_overlap_check CHECK ((overlap = ANY (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))),
+    CONSTRAINT cron_schedule_pause_after_failures_check CHECK (((pause_after_failures >= 1) AND (pause_after_failures <= 1000))),
     CONSTRAINT cron_schedule_priority_check CHECK (((priority >= 0) AND (priority <= 9))),
     CONSTRAINT cron_schedule_run_count_check CHECK ((run_count >= 0)),
     CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
@@ -861,6 +872,24 @@ COMMENT ON COLUMN prescient.cron_schedule.pause_note IS 'The note given with the
 --
 
 COMMENT ON COLUMN prescient.cron_schedule.priority IS 'The priority of the schedule''s check and of every check its occurrences make (0 first to 9 last, default 5).';
+
+--
+-- Name: COLUMN cron_schedule.pause_after_failures; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.pause_after_failures IS 'Pause the schedule when this many of the checks its occurrences make end failed in a row (docs/schedules.md, "Pause after failures"); null: never.';
+
+--
+-- Name: COLUMN cron_schedule.failed_in_a_row; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.failed_in_a_row IS 'How many of the checks its occurrences made ended failed in a row, counted while it has a pause_after_failures and is not paused; a done or a resume sets it back to 0.';
+
+--
+-- Name: COLUMN cron_schedule.last_failure; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.last_failure IS 'The error of the last occurrence check counted as failed (cleared by a resume).';
 
 --
 -- Name: cron_schedule cron_schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
@@ -2940,7 +2969,8 @@ BEGIN
     v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
-           max_runs = v_schedule.max_runs, priority = v_schedule.priority
+           max_runs = v_schedule.max_runs, priority = v_schedule.priority,
+           pause_after_failures = v_schedule.pause_after_failures
      WHERE id = v_item.id;
     UPDATE prescient.future_job
        SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
@@ -3228,6 +3258,49 @@ CREATE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_u
     RETURN (prescient.cron_check_payload_of((s).id, (s).version, (s).spec, (s).time_zone, (s).job, (s).payload, (s).catch_up, (s).deadline_seconds, prescient.us((s).anchor_at), p_last_us, p_from_us, (s).window_seconds, (s).jitter_seconds) || prescient.cron_policy_payload(s));
 
 --
+-- Name: cron_count_outcome(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.cron_count_outcome() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_event text;
+BEGIN
+  IF left(NEW.job_key, length(NEW.entity_key) + 6) IS DISTINCT FROM 'cron:' || NEW.entity_key || ':' THEN
+    RETURN NULL;  -- the schedule's own check, or a check that only looks like one of its occurrences'
+  END IF;
+  IF NEW.outcome = 'done' THEN
+    UPDATE prescient.cron_schedule SET failed_in_a_row = 0
+     WHERE id = NEW.entity_key AND failed_in_a_row > 0 AND paused_at IS NULL;
+    RETURN NULL;
+  END IF;
+  UPDATE prescient.cron_schedule
+     SET failed_in_a_row = failed_in_a_row + 1, last_failure = NEW.last_error
+   WHERE id = NEW.entity_key AND pause_after_failures IS NOT NULL AND paused_at IS NULL
+  RETURNING * INTO v_schedule;
+  IF NOT FOUND OR v_schedule.failed_in_a_row < v_schedule.pause_after_failures THEN
+    RETURN NULL;
+  END IF;
+  PERFORM prescient.cron_pause(
+    v_schedule.id, 'prescient', NEW.finished_at,
+    format('paused after %s failed occurrences in a row (pause_after_failures %s)', v_schedule.failed_in_a_row,
+           v_schedule.pause_after_failures));
+  v_event := format('%s-paused-%s', v_schedule.id, prescient.us(NEW.finished_at));
+  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
+  VALUES (v_event, 'prescient.schedule_paused', v_schedule.id, NEW.finished_at, NEW.finished_at,
+          jsonb_build_object('schedule', v_schedule.id, 'failed_in_a_row', v_schedule.failed_in_a_row,
+                             'last_error', NEW.last_error, 'check', NEW.id))
+  ON CONFLICT (id) DO NOTHING;
+  IF FOUND THEN
+    PERFORM pg_notify('prescient_event', v_event);
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
 -- Name: cron_definition_problem(text, text, text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3255,7 +3328,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs, priority)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number from 0 (first) to 9 (last)'::text WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND ((p_value)::numeric <> trunc((p_value)::numeric))) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (abs((p_value)::numeric) < '1000000000'::numeric)) THEN prescient.priority_problem(((p_value)::numeric)::integer) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text)) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text, 'priority'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
+    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of failed occurrences (1 to 1000)'::text WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (1000)::numeric)))) THEN format('%s is not a count of failed occurrences (1 to 1000)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number from 0 (first) to 9 (last)'::text WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND ((p_value)::numeric <> trunc((p_value)::numeric))) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (abs((p_value)::numeric) < '1000000000'::numeric)) THEN prescient.priority_problem(((p_value)::numeric)::integer) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text)) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
 
 --
 -- Name: cron_fields_problem(jsonb); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3375,7 +3448,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_option_keys() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text];
+    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text];
 
 --
 -- Name: cron_pause(text, text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3484,7 +3557,10 @@ BEGIN
   IF v_schedule.paused_at IS NULL THEN
     RETURN false;
   END IF;
-  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, pause_note = NULL, updated_at = p_now
+  -- The count of failed occurrences starts again (docs/schedules.md, "Pause after failures").
+  UPDATE prescient.cron_schedule
+     SET paused_at = NULL, paused_by = NULL, pause_note = NULL, updated_at = p_now, failed_in_a_row = 0,
+         last_failure = NULL
    WHERE id = p_id
   RETURNING * INTO v_schedule;
   PERFORM prescient.cron_arm(v_schedule, p_now, prescient.us(v_schedule.last_occurrence_at), NULL, p_now);
@@ -3580,7 +3656,8 @@ BEGIN
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
-         end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority, run_count = v_new.run_count,
+         end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority,
+         pause_after_failures = v_new.pause_after_failures, run_count = v_new.run_count,
          ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
@@ -3657,6 +3734,9 @@ BEGIN
   IF p_options ? 'end_at' THEN s.end_at := (p_options->>'end_at')::timestamptz; END IF;
   IF p_options ? 'max_runs' THEN s.max_runs := (p_options->>'max_runs')::numeric::integer; END IF;
   IF p_options ? 'priority' THEN s.priority := coalesce((p_options->>'priority')::numeric::integer, 5); END IF;
+  IF p_options ? 'pause_after_failures' THEN
+    s.pause_after_failures := (p_options->>'pause_after_failures')::numeric::integer;
+  END IF;
   RETURN s;
 END $$;
 
@@ -5476,6 +5556,12 @@ GRANT ALL ON FUNCTION prescient.cron_add_many(p_items jsonb, p_by text, p_now ti
 
 REVOKE ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cron_backfill(p_id text, p_from timestamp with time zone, p_to timestamp with time zone, p_by text, p_now timestamp with time zone) TO prescient_client;
+
+--
+-- Name: FUNCTION cron_count_outcome(); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.cron_count_outcome() FROM PUBLIC;
 
 --
 -- Name: FUNCTION cron_occurrence_history(p_check_id bigint, p_job text, p_schedule text, p_key text, p_payload jsonb, p_first_check_at timestamp with time zone, p_occurrence timestamp with time zone, p_check_count integer, p_outcome text, p_reason text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "check_options.hpp"
+#include "core/text_rules.hpp"
 #include "json_lines.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
@@ -36,6 +37,12 @@ void print_definition(const ScheduleDefinition& d) {
               << (d.max_runs ? ", ran " + std::to_string(d.run_count) + " of max_runs " + std::to_string(*d.max_runs)
                              : "")
               << "\n";
+  }
+  if (d.pause_after_failures) {
+    std::cout << "  pauses after " << *d.pause_after_failures << " failed occurrences in a row (failed so far: "
+              << d.failed_in_a_row;
+    if (d.last_failure) std::cout << "; the last: " << core::one_line(*d.last_failure);
+    std::cout << ")\n";
   }
   std::cout << "  payload " << d.payload.dump() << "\n"
             << "  last occurrence " << (d.last_occurrence_at ? format_time(*d.last_occurrence_at) : "-")
@@ -88,11 +95,12 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
     else if (field == "end_at") d.end_at = parse_time(string_field(value, field));
     else if (field == "max_runs") d.max_runs = int_field(value, field);
     else if (field == "priority") d.priority = int_field(value, field);
+    else if (field == "pause_after_failures") d.pause_after_failures = int_field(value, field);
     else if (field == "payload") d.payload = value;  // an object or not: SQL's rule
     else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter, overlap,"
-                         " start_at, end_at, max_runs, priority)");
+                         " start_at, end_at, max_runs, priority, pause_after_failures)");
     }
   }
   if (d.id.empty()) throw InvalidInput("field 'id' is missing");
@@ -176,7 +184,7 @@ struct CronFlags {
   std::optional<nlohmann::json> payload;
   std::optional<std::chrono::seconds> deadline, window, jitter;
   std::optional<TimePoint> start_at, end_at;
-  std::optional<int> max_runs, priority;
+  std::optional<int> max_runs, priority, pause_after_failures;
   std::optional<TimePoint> backfill_from, backfill_to;
 };
 
@@ -191,7 +199,10 @@ CronFlags checked_flags(const std::string& action, const Invocation& in) {
                   .start_at = optional_time_flag(in, "start-at"),
                   .end_at = optional_time_flag(in, "end-at"),
                   .max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt,
-                  .priority = in.has("priority") ? std::optional(in.get<int>("priority")) : std::nullopt};
+                  .priority = in.has("priority") ? std::optional(in.get<int>("priority")) : std::nullopt,
+                  .pause_after_failures = in.has("pause-after-failures")
+                                              ? std::optional(in.get<int>("pause-after-failures"))
+                                              : std::nullopt};
   if (action == "backfill") {
     flags.backfill_from = optional_time_flag(in, "from");
     flags.backfill_to = optional_time_flag(in, "to");
@@ -218,7 +229,8 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                        .start_at = flags.start_at,
                        .end_at = flags.end_at,
                        .max_runs = flags.max_runs,
-                       .priority = flags.priority.value_or(ScheduleDefinition{}.priority)});
+                       .priority = flags.priority.value_or(ScheduleDefinition{}.priority),
+                       .pause_after_failures = flags.pause_after_failures});
   } else {
     d = schedules.update(required_id(in), {.spec = optional_flag(in, "spec"),
                                            .time_zone = optional_flag(in, "time-zone"),
@@ -232,7 +244,8 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                                            .start_at = flags.start_at,
                                            .end_at = flags.end_at,
                                            .max_runs = flags.max_runs,
-                                           .priority = flags.priority});
+                                           .priority = flags.priority,
+                                           .pause_after_failures = flags.pause_after_failures});
   }
   if (in.json()) std::cout << to_json(d) << "\n";
   else print_definition(d);
@@ -335,7 +348,7 @@ int show_schedule(const Invocation& in, Schedules& schedules) {
 // add --file takes the schedules from a file, and none of the flags that define one.
 void refuse_flags_beside_file(const Invocation& in) {
   for (const char* single : {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter",
-                             "overlap", "start-at", "end-at", "max-runs", "priority"}) {
+                             "overlap", "start-at", "end-at", "max-runs", "priority", "pause-after-failures"}) {
     if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
   }
 }
@@ -368,7 +381,8 @@ Command cron_command() {
       .usage = "cron add    --id ID --spec SPEC [--time-zone ZONE] [--payload JSON] [--job CLASS]\n"
                "                            [--deadline DURATION] [--catch-up one|all|none]\n"
                "                            [--window DURATION | --jitter DURATION] [--overlap POLICY]\n"
-               "                            [--start-at TIME] [--end-at TIME] [--max-runs N] [--json]\n"
+               "                            [--start-at TIME] [--end-at TIME] [--max-runs N] [--priority P]\n"
+               "                            [--pause-after-failures N] [--json]\n"
                "       prescient cron add    --file FILE|- [--skip-invalid] [--json]   # JSON lines, all or nothing\n"
                "       prescient cron update --id ID [same options]    # bumps the version\n"
                "       prescient cron pause  --id ID [--note TEXT] [--by WHO]  # keeps its place; resume applies catch-up\n"
@@ -415,13 +429,16 @@ Command cron_command() {
                 ("priority", po::value<int>()->value_name("P"),
                  "add, update: the priority of the schedule's check and its occurrences' checks, from 0 (first) "
                  "to 9 (last); default 5")
+                ("pause-after-failures", po::value<int>()->value_name("N"),
+                 "add, update: pause the schedule when N of the checks its occurrences make end failed in a row "
+                 "(1-1000; a done sets the count back to 0, a resume starts it again)")
                 ("note", po::value<std::string>()->value_name("TEXT"),
                  "pause: why, shown by cron show and the dashboard until it resumes, kept in the history")
                 ("by", po::value<std::string>()->value_name("WHO"),
                  "remove, pause, resume, backfill, trigger: recorded in the history (default: the OS user)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window, "
-                 "jitter, overlap, start_at, end_at, max_runs, priority ('-': stdin);"
+                 "jitter, overlap, start_at, end_at, max_runs, priority, pause_after_failures ('-': stdin);"
                  " all or nothing, every bad line named")
                 ("skip-invalid", "add --file: add the valid lines, report the others")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "list: at most N schedules (1-10000)")

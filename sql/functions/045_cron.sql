@@ -174,7 +174,7 @@ END $$;
 -- fields of cron_add_many's items and cron_update's changes like the others).
 CREATE OR REPLACE FUNCTION prescient.cron_option_keys() RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs', 'priority'];
+  RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures'];
 
 -- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
 -- cron_update, an option), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which
@@ -183,13 +183,18 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
   LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds', 'window_seconds',
-                       'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs', 'priority')
+                       'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures')
       THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, '
-           'jitter_seconds, overlap, start_at, end_at, max_runs, priority)'
+           'jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures)'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) NOT IN ('number', 'null') THEN 'must be a whole number'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric < 1 OR p_value::numeric > 2147483647)
       THEN format('%s is not a count of runs (1 to 2147483647)', p_value)
+    WHEN p_key = 'pause_after_failures' AND jsonb_typeof(p_value) NOT IN ('number', 'null')
+      THEN 'must be a whole number of failed occurrences (1 to 1000)'
+    WHEN p_key = 'pause_after_failures' AND jsonb_typeof(p_value) = 'number'
+         AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric NOT BETWEEN 1 AND 1000)
+      THEN format('%s is not a count of failed occurrences (1 to 1000)', p_value)
     WHEN p_key = 'priority' AND jsonb_typeof(p_value) NOT IN ('number', 'null')
       THEN 'must be a whole number from 0 (first) to 9 (last)'
     WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number' AND p_value::numeric <> trunc(p_value::numeric)
@@ -209,7 +214,8 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
     WHEN p_key IN ('deadline_seconds', 'window_seconds', 'jitter_seconds') AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric > 1e15)
       THEN 'must be a whole number of seconds'
-    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds', 'jitter_seconds', 'max_runs', 'priority')
+    WHEN p_key NOT IN ('payload', 'deadline_seconds', 'window_seconds', 'jitter_seconds', 'max_runs', 'priority',
+                       'pause_after_failures')
          AND jsonb_typeof(p_value) NOT IN ('string', 'null')
       THEN 'must be a string'
   END;
@@ -238,7 +244,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_arm(
 $$;
 
 -- Schedule s with the options in p_options set (the keys present: overlap, start_at, end_at, max_runs,
--- priority; null: the default), judged by cron_field_problem first.
+-- priority, pause_after_failures; null: the default), judged by cron_field_problem first.
 CREATE OR REPLACE FUNCTION prescient.cron_with_options(s prescient.cron_schedule, p_options jsonb)
   RETURNS prescient.cron_schedule LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -247,6 +253,9 @@ BEGIN
   IF p_options ? 'end_at' THEN s.end_at := (p_options->>'end_at')::timestamptz; END IF;
   IF p_options ? 'max_runs' THEN s.max_runs := (p_options->>'max_runs')::numeric::integer; END IF;
   IF p_options ? 'priority' THEN s.priority := coalesce((p_options->>'priority')::numeric::integer, 5); END IF;
+  IF p_options ? 'pause_after_failures' THEN
+    s.pause_after_failures := (p_options->>'pause_after_failures')::numeric::integer;
+  END IF;
   RETURN s;
 END $$;
 
@@ -293,7 +302,8 @@ BEGIN
     v_schedule := prescient.cron_with_options(v_schedule, v_item.options);
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
-           max_runs = v_schedule.max_runs, priority = v_schedule.priority
+           max_runs = v_schedule.max_runs, priority = v_schedule.priority,
+           pause_after_failures = v_schedule.pause_after_failures
      WHERE id = v_item.id;
     UPDATE prescient.future_job
        SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
@@ -513,7 +523,8 @@ END $$;
 -- occurrence. With p_window_seconds[i], each occurrence fires at the schedule's place in that window: its
 -- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
 -- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). p_options[i]
--- is a JSON object of the options overlap, start_at, end_at, max_runs and priority (docs/schedules.md), or NULL:
+-- is a JSON object of the options overlap, start_at, end_at, max_runs, priority and pause_after_failures
+-- (docs/schedules.md), or NULL:
 -- every field a schedule gains from now on is a key of it, not a parameter more. The
 -- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
 -- raises PR409 naming it. Returns how many were added.
@@ -666,7 +677,8 @@ BEGIN
      SET spec = v_new.spec, time_zone = v_new.time_zone, job = v_new.job, payload = v_new.payload,
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
-         end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority, run_count = v_new.run_count,
+         end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority,
+         pause_after_failures = v_new.pause_after_failures, run_count = v_new.run_count,
          ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
@@ -786,7 +798,10 @@ BEGIN
   IF v_schedule.paused_at IS NULL THEN
     RETURN false;
   END IF;
-  UPDATE prescient.cron_schedule SET paused_at = NULL, paused_by = NULL, pause_note = NULL, updated_at = p_now
+  -- The count of failed occurrences starts again (docs/schedules.md, "Pause after failures").
+  UPDATE prescient.cron_schedule
+     SET paused_at = NULL, paused_by = NULL, pause_note = NULL, updated_at = p_now, failed_in_a_row = 0,
+         last_failure = NULL
    WHERE id = p_id
   RETURNING * INTO v_schedule;
   PERFORM prescient.cron_arm(v_schedule, p_now, prescient.us(v_schedule.last_occurrence_at), NULL, p_now);

@@ -188,5 +188,56 @@ BEGIN
   END IF;
 END $$;
 
+-- Counts the ends of a schedule's occurrences (docs/schedules.md, "Pause after failures"): a check its
+-- occurrences made (entity schedule/<id>, enqueued by cron, key cron:<id>:...) that ends `failed` adds one
+-- to the schedule's failed_in_a_row and keeps its error; one that ends `done` sets the count back to 0.
+-- When the count reaches the schedule's pause_after_failures, the schedule is paused (cron_pause: its
+-- pending check is cancelled, under that check's row lock; a firing of it in flight settles first) with
+-- the reason as its note, and the event prescient.schedule_paused says so. Runs as the schema's owner,
+-- in the transaction of the settlement, the runner's or a worker's. Other outcomes (guards, cancels, a
+-- missed deadline, an overlap skip) leave the count as it is, and so does any end while the schedule is
+-- paused (occurrence checks made before the pause still run); a resume starts the count again.
+CREATE OR REPLACE FUNCTION prescient.cron_count_outcome() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schedule prescient.cron_schedule;
+  v_event text;
+BEGIN
+  IF left(NEW.job_key, length(NEW.entity_key) + 6) IS DISTINCT FROM 'cron:' || NEW.entity_key || ':' THEN
+    RETURN NULL;  -- the schedule's own check, or a check that only looks like one of its occurrences'
+  END IF;
+  IF NEW.outcome = 'done' THEN
+    UPDATE prescient.cron_schedule SET failed_in_a_row = 0
+     WHERE id = NEW.entity_key AND failed_in_a_row > 0 AND paused_at IS NULL;
+    RETURN NULL;
+  END IF;
+  UPDATE prescient.cron_schedule
+     SET failed_in_a_row = failed_in_a_row + 1, last_failure = NEW.last_error
+   WHERE id = NEW.entity_key AND pause_after_failures IS NOT NULL AND paused_at IS NULL
+  RETURNING * INTO v_schedule;
+  IF NOT FOUND OR v_schedule.failed_in_a_row < v_schedule.pause_after_failures THEN
+    RETURN NULL;
+  END IF;
+  PERFORM prescient.cron_pause(
+    v_schedule.id, 'prescient', NEW.finished_at,
+    format('paused after %s failed occurrences in a row (pause_after_failures %s)', v_schedule.failed_in_a_row,
+           v_schedule.pause_after_failures));
+  v_event := format('%s-paused-%s', v_schedule.id, prescient.us(NEW.finished_at));
+  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
+  VALUES (v_event, 'prescient.schedule_paused', v_schedule.id, NEW.finished_at, NEW.finished_at,
+          jsonb_build_object('schedule', v_schedule.id, 'failed_in_a_row', v_schedule.failed_in_a_row,
+                             'last_error', NEW.last_error, 'check', NEW.id))
+  ON CONFLICT (id) DO NOTHING;
+  IF FOUND THEN
+    PERFORM pg_notify('prescient_event', v_event);
+  END IF;
+  RETURN NULL;
+END $$;
+-- Only rows that may be an occurrence's end call it: the test of the WHEN is all other rows pay.
+CREATE OR REPLACE TRIGGER job_history_cron_outcome AFTER INSERT ON prescient.job_history
+  FOR EACH ROW WHEN (NEW.enqueued_by = 'cron' AND NEW.entity_name = 'schedule' AND NEW.outcome IN ('done', 'failed'))
+  EXECUTE FUNCTION prescient.cron_count_outcome();
+
 REVOKE EXECUTE ON FUNCTION prescient.cron_backfill(text, timestamptz, timestamptz, text, timestamptz) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION prescient.cron_count_outcome() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION prescient.cron_trigger(text, text, timestamptz) FROM PUBLIC;

@@ -82,6 +82,64 @@ TEST_CASE("cron trigger fires once with an id of its own, and the next regular o
   CHECK_THROWS_AS(f.schedules.trigger("nope", "ops"), NotFound);
 }
 
+namespace {
+
+// Fails the first payload.fail_first runs of each schedule's occurrences (by the entity key: the schedule's
+// id), then succeeds; one attempt each.
+class Flaky final : public JobExec {
+ public:
+  explicit Flaky(std::map<std::string, int>& runs) : runs_(runs) {}
+  JobPolicy policy() const override { return {.max_attempts = 1}; }
+  JobResult run(const Check& check, JobContext&) override {
+    if (++runs_[check.entity_key] <= check.payload.value("fail_first", 0)) {
+      throw std::runtime_error("run " + std::to_string(runs_[check.entity_key]) + " failed");
+    }
+    return {};
+  }
+
+ private:
+  std::map<std::string, int>& runs_;
+};
+
+}  // namespace
+
+TEST_CASE("pause after failures: three failing occurrences pause the schedule; two and a success do not") {
+  Fixture f;
+  std::map<std::string, int> runs;
+  f.registry.add("flaky", [&runs] { return std::make_unique<Flaky>(runs); });
+  *f.db << "SELECT prescient.job_class_add('flaky')";
+  f.schedules.add({.id = "failing", .spec = "* * * * *", .job = "flaky", .payload = {{"fail_first", 1000}},
+                   .pause_after_failures = 3});
+  f.schedules.add({.id = "recovering", .spec = "* * * * *", .job = "flaky", .payload = {{"fail_first", 2}},
+                   .pause_after_failures = 3});
+  // Each minute fires an occurrence, whose check runs at the next minute.
+  for (const char* at : {"2026-11-21T10:06:00Z", "2026-11-21T10:07:00Z", "2026-11-21T10:08:00Z",
+                         "2026-11-21T10:09:00Z", "2026-11-21T10:10:00Z"}) {
+    f.fire(at);
+  }
+  const ScheduleDefinition failing = f.schedules.show("failing");
+  CHECK(failing.paused_at);
+  CHECK(failing.pause_note == "paused after 3 failed occurrences in a row (pause_after_failures 3)");
+  CHECK(failing.failed_in_a_row == 3);
+  CHECK(failing.last_failure == "run 3 failed");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event WHERE type = 'prescient.schedule_paused'"
+                        " AND source = 'failing' AND payload->>'last_error' = 'run 3 failed'") == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:failing'") == 0);
+
+  const ScheduleDefinition recovering = f.schedules.show("recovering");
+  CHECK_FALSE(recovering.paused_at);
+  CHECK(recovering.failed_in_a_row == 0);
+  CHECK(runs["recovering"] >= 3);
+
+  // A resume starts the count again.
+  CHECK(f.schedules.resume("failing", "ops"));
+  CHECK(f.schedules.show("failing").failed_in_a_row == 0);
+  CHECK_FALSE(f.schedules.show("failing").paused_at);
+
+  CHECK_THROWS_WITH(f.schedules.add({.id = "bad", .spec = "@daily", .job = "flaky", .pause_after_failures = 0}),
+                    Catch::Contains("pause_after_failures: 0 is not a count of failed occurrences (1 to 1000)"));
+}
+
 TEST_CASE("several occurrences in one slot each get their own event") {
   Fixture f;
   f.clock.set(parse_time("2026-11-21T10:00:00Z"));

@@ -49,6 +49,9 @@ struct ScheduleDefinition {
   // From 0 (first) to 9 (last): the priority of the schedule's check and of each check its occurrences make
   // (docs/design.md, "Priorities").
   int priority = 5;
+  // Pauses itself when this many of the checks its occurrences make end `failed` in a row (a `done` sets the
+  // count back to 0; a resume starts it again): docs/schedules.md, "Pause after failures". 1 to 1000.
+  std::optional<int> pause_after_failures;
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
@@ -60,6 +63,8 @@ struct ScheduleDefinition {
   int run_count = 0;                          // occurrences fired, counted while it has a max_runs
   std::optional<TimePoint> ended_at;
   std::optional<std::string> ended_reason;  // which bound ended it
+  int failed_in_a_row = 0;                  // the count pause_after_failures looks at
+  std::optional<std::string> last_failure;  // the error of the last occurrence's check that failed
 };
 
 // A page of schedules, in id order: those after `after`, at most `limit` (1 to 10 000).
@@ -82,6 +87,7 @@ struct ScheduleChanges {
   std::optional<TimePoint> start_at, end_at;
   std::optional<int> max_runs;
   std::optional<int> priority;
+  std::optional<int> pause_after_failures;
 };
 
 // One change of update_many.

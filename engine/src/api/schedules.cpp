@@ -158,6 +158,10 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
   }
   if (changes.max_runs) changed["max_runs"] = *(d.max_runs = changes.max_runs);
   if (changes.priority) changed["priority"] = d.priority = *changes.priority;
+  if (changes.pause_after_failures) {
+    d.pause_after_failures = changes.pause_after_failures;
+    changed["pause_after_failures"] = *changes.pause_after_failures;
+  }
   const CronSpec spec = validate(d);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
@@ -259,6 +263,10 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
           {"end_at", optional_time(d.end_at)},
           {"max_runs", d.max_runs ? nlohmann::json(*d.max_runs) : nlohmann::json(nullptr)},
           {"priority", d.priority},
+          {"pause_after_failures",
+           d.pause_after_failures ? nlohmann::json(*d.pause_after_failures) : nlohmann::json(nullptr)},
+          {"failed_in_a_row", d.failed_in_a_row},
+          {"last_failure", d.last_failure ? nlohmann::json(*d.last_failure) : nlohmann::json(nullptr)},
           {"run_count", d.run_count},
           {"version", d.version},
           {"created_at", format_time(d.created_at)},

@@ -19,7 +19,7 @@ constexpr const char* kSelectSchedules =
     " prescient.us(s.paused_at), s.invalid_reason, s.window_seconds, s.jitter_seconds, s.overlap,"
     " prescient.us(s.start_at), prescient.us(s.end_at), s.max_runs,"
     " coalesce((f.payload->>'runs')::integer, s.run_count), prescient.us(s.ended_at), s.ended_reason, s.pause_note,"
-    " s.priority"
+    " s.priority, s.pause_after_failures, s.failed_in_a_row, s.last_failure"
     " FROM prescient.cron_schedule s"
     " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id";
 
@@ -53,6 +53,9 @@ std::vector<ScheduleDefinition> schedules_from(const pq::Result& rows) {
     d.ended_reason = rows.optional_text(r, 23);
     d.pause_note = rows.optional_text(r, 24);
     d.priority = static_cast<int>(rows.integer(r, 25));
+    if (const auto n = rows.optional_integer(r, 26)) d.pause_after_failures = static_cast<int>(*n);
+    d.failed_in_a_row = static_cast<int>(rows.integer(r, 27));
+    d.last_failure = rows.optional_text(r, 28);
   }
   return out;
 }
@@ -69,6 +72,7 @@ std::optional<std::string> options_of(const ScheduleDefinition& d) {
   if (d.end_at) options["end_at"] = format_time(*d.end_at);
   if (d.max_runs) options["max_runs"] = *d.max_runs;
   if (d.priority != ScheduleDefinition{}.priority) options["priority"] = d.priority;
+  if (d.pause_after_failures) options["pause_after_failures"] = *d.pause_after_failures;
   return options.empty() ? std::nullopt : std::optional(options.dump());
 }
 
@@ -77,7 +81,7 @@ std::optional<std::string> options_of(const ScheduleDefinition& d) {
 namespace {
 
 // The items of a call as cron_add_arrays and cron_problems take them: one array per field, the options
-// (overlap, start_at, end_at, max_runs, priority) sent only when some item has them.
+// (overlap, start_at, end_at, max_runs, priority, pause_after_failures) sent only when some item has them.
 struct ScheduleArrays {
   pq::Param ids, specs, zones, jobs, payloads, catch_ups, deadlines, windows, jitters, options;
 };

@@ -598,7 +598,9 @@ async function schedule(id) {
     el('table', {}, el('tbody', {}, field('spec', d.spec), field('time zone', d.time_zone), field('job', d.job),
       field('payload', JSON.stringify(d.payload)), field('catch-up', d.catch_up), field('deadline', d.deadline),
       field('window', d.window), field('jitter', d.jitter), field('overlap', d.overlap),
-      field('priority', d.priority), field('starts', shortTime(d.start_at)), field('ends', shortTime(d.end_at)),
+      field('priority', d.priority),
+      field('pauses after', d.pause_after_failures ? `${d.pause_after_failures} failed occurrences in a row (failed so far: ${d.failed_in_a_row})` : null),
+      field('last failure', d.last_failure), field('starts', shortTime(d.start_at)), field('ends', shortTime(d.end_at)),
       field('runs', d.max_runs ? `${d.run_count} of max ${d.max_runs}` : null),
       field('version', d.version), field('state', d.state + (d.paused_at ? ` since ${shortTime(d.paused_at)}` : '')
         + (d.state === 'ended' ? ` ${shortTime(d.ended_at)}` : '')),

@@ -332,6 +332,29 @@ TEST_CASE("flow: fair share gives a small tenant's checks their turn at the star
   CHECK(drain_big_and_small(false) > 50100 * 9 / 10);  // without it, behind the big tenant
 }
 
+TEST_CASE("flow: fair share still interleaves tenants, and takes each tenant's checks by priority") {
+  Fixture f;
+  const FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true};
+  f.limits.set(tenants, "test", f.clock.now());
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  f.add(300, "a", slot, 0, "noop");
+  f.add(300, "b", slot, 0, "noop");
+  // Ten of a's, the last put in, made urgent.
+  *f.db << "UPDATE prescient.future_job SET priority = 0 WHERE entity_key IN"
+           " (SELECT 'a' || n FROM generate_series(290, 299) n)";
+  PgRunnerStore store(*f.db);
+  store.begin();
+  std::map<std::string, int> taken;
+  int urgent = 0;
+  for (const Check& c : store.claim_due_fair(slot, slot, 100, {}, tenants).checks) {
+    ++taken[c.payload.at("tenant").get<std::string>()];
+    urgent += c.entity_key >= "a290" && c.entity_key <= "a299" && c.entity_key.size() == 4;
+  }
+  store.rollback();
+  CHECK(taken == std::map<std::string, int>{{"a", 50}, {"b", 50}});
+  CHECK(urgent == 10);
+}
+
 TEST_CASE("flow: weighted fair share gives each key value its weight's part of every claim") {
   Fixture f;
   FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true,

@@ -12,6 +12,7 @@
 #include "prescient/errors.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
+#include "client_fixture.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -19,18 +20,11 @@ using namespace prescient::jobs;
 using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;
-using prescient::testing::create_migrated_database;
 
 namespace {
 
-struct Fixture {
-  std::string url = create_migrated_database(60);
-  std::unique_ptr<soci::session> db = connect_to(url);
-  ManualClock clock{parse_time("2026-11-21T00:00:00Z")};
-  Registry registry;
-  Client client{*db, {.clock = &clock}};
-
-  Fixture() { register_builtin_jobs(registry); }
+struct Fixture : prescient::testing::ClientFixture {
+  Fixture() : ClientFixture("2026-11-21T00:00:00Z") {}
 
   // Runs every slot from `from` up to `to`, one minute at a time, where something is due.
   void run_until(TimePoint from, TimePoint to) {

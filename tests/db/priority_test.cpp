@@ -12,25 +12,18 @@
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
+#include "client_fixture.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
 using namespace std::chrono_literals;
-using prescient::testing::connect_to;
 using prescient::testing::count_of;
-using prescient::testing::create_migrated_database;
 
 namespace {
 
 // A 1-minute grid, the clock at 10:05:30.
-struct Fixture {
-  std::string url = create_migrated_database(60);
-  std::unique_ptr<soci::session> db = connect_to(url);
-  ManualClock clock{parse_time("2026-11-21T10:05:30Z")};
-  Registry registry;
-  Client client{*db, {.clock = &clock}};
-
-  Fixture() { jobs::register_builtin_jobs(registry); }
+struct Fixture : prescient::testing::ClientFixture {
+  Fixture() : ClientFixture("2026-11-21T10:05:30Z") {}
 
   std::vector<ScheduleRequest> checks(const std::string& job, int count, const char* at, std::optional<int> priority,
                                       int first_key = 0) {

@@ -17,13 +17,12 @@
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/settlements.hpp"
+#include "client_fixture.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
 using namespace std::chrono_literals;
-using prescient::testing::connect_to;
 using prescient::testing::count_of;
-using prescient::testing::create_migrated_database;
 
 namespace {
 
@@ -62,15 +61,8 @@ std::string commands_dir() {
   return dir;
 }
 
-struct Fixture {
-  std::string url = create_migrated_database(60);
-  std::unique_ptr<soci::session> db = connect_to(url);
-  ManualClock clock{parse_time("2026-11-21T10:00:30Z")};
-  Registry registry;
-  Client client{*db, {.clock = &clock}};
-
-  Fixture() {
-    jobs::register_builtin_jobs(registry, {.commands_dir = commands_dir()});
+struct Fixture : prescient::testing::ClientFixture {
+  Fixture() : ClientFixture("2026-11-21T10:00:30Z", 60, {.commands_dir = commands_dir()}) {
     registry.add("returning", [] { return std::make_unique<Returning>(); });
     declare_job_classes(*db, registry, "r", clock.now());
   }

@@ -12,26 +12,19 @@
 #include "prescient/queue_stats.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
+#include "client_fixture.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
 using namespace prescient::jobs;
 using namespace std::chrono_literals;
-using prescient::testing::connect_to;
 using prescient::testing::count_of;
-using prescient::testing::create_migrated_database;
 
 namespace {
 
 // A 1-minute grid, ten minutes before the herd's time.
-struct Fixture {
-  std::string url = create_migrated_database(60);
-  std::unique_ptr<soci::session> db = connect_to(url);
-  ManualClock clock{parse_time("2026-11-21T08:50:10Z")};
-  Registry registry;
-  Client client{*db, {.clock = &clock}};
-
-  Fixture() { register_builtin_jobs(registry); }
+struct Fixture : prescient::testing::ClientFixture {
+  Fixture() : ClientFixture("2026-11-21T08:50:10Z") {}
 
   std::vector<ScheduleRequest> herd(int count, const char* at, std::chrono::seconds window) {
     std::vector<ScheduleRequest> requests;

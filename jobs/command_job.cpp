@@ -196,10 +196,8 @@ int reap(pid_t pid, Steady::time_point deadline, Output& printed) {
   return status;
 }
 
-// The program's answer: a time printed on stdout, or nothing (done), or a JSON object {"next": TIME or null,
-// "result": any JSON} (a result kept with the run: docs/design.md, "Results"; a time is never an object, so
-// the old answers read as before). A timeout, a signal, an exit other than 0 (with stderr's last line) or
-// other printed text is the check's failure.
+// A JSON object printed as the answer: {"next": TIME or null, "result": any JSON}, a result kept with the run
+// (docs/design.md, "Results"). A time is never an object, so the old answers read as before.
 JobResult json_answer_of(const std::string& name, const std::string& answer) {
   const auto refused = [&](const std::string& why) {
     return std::runtime_error(name + " printed a JSON answer that " + why);
@@ -229,6 +227,9 @@ JobResult json_answer_of(const std::string& name, const std::string& answer) {
   return result;
 }
 
+// The program's answer: a time printed on stdout, nothing (done), or a JSON object (json_answer_of). A
+// timeout, a signal, an exit other than 0 (with stderr's last line) or other printed text is the check's
+// failure.
 JobResult answer_of(const std::string& name, int status, const Output& printed) {
   if (printed.timed_out) throw std::runtime_error(name + " was killed at the timeout");
   if (WIFSIGNALED(status)) throw std::runtime_error(name + " was killed by signal " + std::to_string(WTERMSIG(status)));

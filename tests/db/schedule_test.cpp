@@ -140,6 +140,30 @@ TEST_CASE("pause after failures: three failing occurrences pause the schedule; t
                     Catch::Contains("pause_after_failures: 0 is not a count of failed occurrences (1 to 1000)"));
 }
 
+TEST_CASE("pause after failures counts the occurrences workers settle too") {
+  Fixture f;
+  *f.db << "SELECT prescient.job_class_add('mailer', true)";
+  *f.db << "SELECT prescient.set_job_policy('mailer', p_max_attempts => 1)";
+  f.schedules.add({.id = "mails", .spec = "* * * * *", .job = "mailer", .pause_after_failures = 2});
+  // Each minute fires an occurrence; a worker takes the one due and fails it.
+  for (const char* at : {"2026-11-21T10:06:00Z", "2026-11-21T10:07:00Z", "2026-11-21T10:08:00Z"}) {
+    f.fire(at);
+    const std::string now = at;
+    long long id = 0, token = 0;
+    soci::indicator none = soci::i_null;
+    *f.db << "SELECT id, lease_token FROM prescient.worker_take('w', '{mailer}', 1, 30, :at)", soci::use(now),
+        soci::into(id, none), soci::into(token);
+    if (none != soci::i_ok) continue;  // the first minute's occurrence is due at the next
+    *f.db << "SELECT count(*) FROM prescient.worker_fail(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
+             " ARRAY['smtp down'], :at)",
+        soci::use(id), soci::use(token), soci::use(now);
+  }
+  const ScheduleDefinition mails = f.schedules.show("mails");
+  CHECK(mails.paused_at);
+  CHECK(mails.failed_in_a_row == 2);
+  CHECK(mails.last_failure == "smtp down");
+}
+
 TEST_CASE("several occurrences in one slot each get their own event") {
   Fixture f;
   f.clock.set(parse_time("2026-11-21T10:00:00Z"));

@@ -223,6 +223,10 @@ TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead
     backfill("2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z");
     browser.wait_until("document.getElementById('toast').textContent.includes('backfill is check')");
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key LIKE 'cron-backfill:nightly:%'") == 1);
+    // Trigger now: one occurrence out of the series, through a check of its own.
+    browser.eval("window.confirm = () => true; document.querySelector('[data-action=trigger]').click(); true");
+    browser.wait_until("document.getElementById('toast').textContent.includes('triggered')");
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key LIKE 'cron-trigger:nightly:%'") == 1);
     browser.eval("document.querySelector('[data-action=resume]').click(); true");
     browser.wait_until("document.querySelector('[data-schedule][data-state=active]')");
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:nightly'") == 1);

@@ -97,7 +97,7 @@ class ThreeLooksThenDone final : public prescient::JobExec {
   prescient::JobResult run(const prescient::Check& check, prescient::JobContext& ctx) override {
     if (check.check_count < 3) return {.next = ctx.slot() + 1h};
     if (check.attempts == 0) throw std::runtime_error("receiver down");
-    return {};
+    return {.result = json{{"sent", "<b>mail</b>"}}};  // shown as text (docs/design.md, "Results")
   }
 };
 
@@ -631,7 +631,8 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
           json{"rescheduled to 2026-11-21 11:00:00Z (answered 2026-11-21 11:00:00Z)",
                "rescheduled to 2026-11-21 12:00:00Z (answered 2026-11-21 12:00:00Z)",
                "rescheduled to 2026-11-21 13:00:00Z (answered 2026-11-21 13:00:00Z)",
-               "retried to 2026-11-21 13:15:00Z: receiver down", "ended done"});
+               "retried to 2026-11-21 13:15:00Z: receiver down",
+               "ended done, result {\"sent\":\"<b>mail</b>\"}"});
     CHECK(texts("[data-table=timeline] tbody tr td:nth-child(4)") == json{"r1", "r1", "r1", "r1", "r1"});
     CHECK(texts("[data-table=timeline] tbody tr td:nth-child(6)") == json{"1", "2", "3", "3", "4"});
     CHECK(texts("[data-table=timeline] tbody tr td:nth-child(7)") == json{"0", "0", "0", "1", "0"});

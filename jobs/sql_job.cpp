@@ -9,8 +9,11 @@ JobResult SqlJob::run(const Check& check, JobContext& ctx) {
   if (function == check.payload.end() || !function->is_string()) {
     throw std::runtime_error("the sql job needs payload.function, e.g. {\"function\": \"app.check_order\"}");
   }
-  return {.next = db::call_check_function(ctx.db(), function->get<std::string>(), check.entity_key,
-                                          check.payload.dump(), check.check_count, ctx.timeout())};
+  const db::CheckFunctionAnswer answer = db::call_check_function(
+      ctx.db(), function->get<std::string>(), check.entity_key, check.payload.dump(), check.check_count, ctx.timeout());
+  JobResult out{.next = answer.next};
+  if (answer.result) out.result = nlohmann::json::parse(*answer.result);  // jsonb's text: JSON
+  return out;
 }
 
 }  // namespace prescient::jobs

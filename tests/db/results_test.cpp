@@ -85,16 +85,26 @@ struct Fixture : prescient::testing::ClientFixture {
 
 }  // namespace
 
-TEST_CASE("results: a 1 KiB result round-trips from a C++ class, a command and a worker") {
+TEST_CASE("results: a 1 KiB result round-trips from a C++ class, a command, an SQL function and a worker") {
   Fixture f;
   const nlohmann::json result = kilobyte_result();
   REQUIRE(result.dump().size() > 1000);
+  *f.db << "CREATE SCHEMA app";
+  *f.db << "CREATE FUNCTION app.with_result(k text, p jsonb, n integer) RETURNS jsonb LANGUAGE sql"
+           " AS $$ SELECT jsonb_build_object('next', NULL, 'result', p->'result') $$";
+  *f.db << "CREATE FUNCTION app.bad_answer(k text, p jsonb, n integer) RETURNS jsonb LANGUAGE sql"
+           " AS $$ SELECT '{\"nxt\": 1}'::jsonb $$";
+  const std::int64_t by_sql = f.add("sql", {{"function", "app.with_result"}, {"result", result}}, "5");
+  const std::int64_t bad_sql = f.add("sql", {{"function", "app.bad_answer"}}, "6");
   const std::int64_t by_class = f.add("returning", {{"result", result}});
   const std::int64_t later = f.add("returning", {{"result", result}, {"next", "2026-11-21T11:00:00Z"}}, "2");
   const std::int64_t by_command = f.add("command", {{"command", "answer"}, {"args", {result.dump()}}}, "3");
   f.fire();
   CHECK(f.history_result(by_class) == result);
   CHECK(f.history_result(by_command) == result);
+  CHECK(f.history_result(by_sql) == result);
+  CHECK_THAT(Checks(*f.db).pending({.id = bad_sql, .limit = 1}).at(0).last_error.value_or(""),
+             Catch::Contains("app.bad_answer(text,jsonb,integer) returned an answer with the unknown key 'nxt'"));
 
   // A run that leaves its check pending keeps its result in the timeline; show prints both.
   const CheckTrace pending = Checks(*f.db).trace(later, std::nullopt);

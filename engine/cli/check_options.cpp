@@ -55,6 +55,10 @@ std::optional<std::string> optional_flag(const Invocation& in, const char* name)
   return in.has(name) ? std::optional(in.get<std::string>(name)) : std::nullopt;
 }
 
+std::optional<int> optional_int_flag(const Invocation& in, const char* name) {
+  return in.has(name) ? std::optional(in.get<int>(name)) : std::nullopt;
+}
+
 std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name) {
   return in.has(name) ? std::optional(in.parsed(name, parse_time)) : std::nullopt;
 }

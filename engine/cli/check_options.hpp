@@ -34,6 +34,7 @@ TimeChoice time_choice_of(const Invocation& in, bool required);
 
 // A flag's value if given.
 std::optional<std::string> optional_flag(const Invocation& in, const char* name);
+std::optional<int> optional_int_flag(const Invocation& in, const char* name);
 std::optional<TimePoint> optional_time_flag(const Invocation& in, const char* name);
 std::optional<std::chrono::seconds> optional_duration_flag(const Invocation& in, const char* name);
 // A duration read with a sign ("-5m"), whose rule is SQL's (a negative window is refused by the function that

@@ -198,11 +198,9 @@ CronFlags checked_flags(const std::string& action, const Invocation& in) {
                   .jitter = ruled_duration_flag(in, "jitter"),
                   .start_at = optional_time_flag(in, "start-at"),
                   .end_at = optional_time_flag(in, "end-at"),
-                  .max_runs = in.has("max-runs") ? std::optional(in.get<int>("max-runs")) : std::nullopt,
-                  .priority = in.has("priority") ? std::optional(in.get<int>("priority")) : std::nullopt,
-                  .pause_after_failures = in.has("pause-after-failures")
-                                              ? std::optional(in.get<int>("pause-after-failures"))
-                                              : std::nullopt};
+                  .max_runs = optional_int_flag(in, "max-runs"),
+                  .priority = optional_int_flag(in, "priority"),
+                  .pause_after_failures = optional_int_flag(in, "pause-after-failures")};
   if (action == "backfill") {
     flags.backfill_from = optional_time_flag(in, "from");
     flags.backfill_to = optional_time_flag(in, "to");

@@ -58,11 +58,6 @@ std::string text_or_number(const nlohmann::json& value, const std::string& field
   return value.is_number_integer() ? std::to_string(value.get<long long>()) : string_field(value, field);
 }
 
-// --priority as given: the range is SQL's rule (prescient.priority_problem).
-std::optional<int> priority_flag(const Invocation& in) {
-  return in.has("priority") ? std::optional(in.get<int>("priority")) : std::nullopt;
-}
-
 ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
@@ -83,7 +78,7 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   request.dedupe_for = ruled_duration_flag(in, "dedupe-for");
   request.dedupe_outcomes = dedupe_outcomes_flag(in);
   request.policy = check_policy_of(in);
-  request.priority = priority_flag(in);
+  request.priority = optional_int_flag(in, "priority");  // its range is SQL's rule (priority_problem)
   return request;
 }
 
@@ -134,7 +129,7 @@ int schedule_file(const Invocation& in) {
   const ScheduleRequest defaults{.by = optional_flag(in, "by"),
                                  .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict")),
                                  .dedupe_outcomes = dedupe_outcomes_flag(in),
-                                 .priority = priority_flag(in)};
+                                 .priority = optional_int_flag(in, "priority")};
 
   auto db = in.connect_migrated();
   Client client(*db, {.allow_unknown_class = in.has("allow-unknown-class")});

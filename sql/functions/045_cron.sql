@@ -197,12 +197,12 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
       THEN format('%s is not a count of failed occurrences (1 to 1000)', p_value)
     WHEN p_key = 'priority' AND jsonb_typeof(p_value) NOT IN ('number', 'null')
       THEN 'must be a whole number from 0 (first) to 9 (last)'
-    WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number' AND p_value::numeric <> trunc(p_value::numeric)
-      THEN format('%s is not a whole number from 0 (first) to 9 (last)', p_value)
-    WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number' AND abs(p_value::numeric) < 1e9
-      THEN prescient.priority_problem(p_value::numeric::integer)
+    -- Cast to integer only what fits one; the range is priority_problem's.
     WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number'
+         AND (p_value::numeric <> trunc(p_value::numeric) OR abs(p_value::numeric) >= 1e9)
       THEN format('%s is not a whole number from 0 (first) to 9 (last)', p_value)
+    WHEN p_key = 'priority' AND jsonb_typeof(p_value) = 'number'
+      THEN prescient.priority_problem(p_value::numeric::integer)
     WHEN p_key = 'overlap' AND jsonb_typeof(p_value) = 'string'
          AND p_value->>0 NOT IN ('allow', 'skip', 'buffer_one', 'cancel_previous')
       THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)', left(p_value->>0, 64))

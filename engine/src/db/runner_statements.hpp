@@ -77,7 +77,8 @@ struct ClaimDue {
 
 // Fair share: the field's values at the slot, stepped through one index probe each (the index
 // sync_fair_share_indexes makes: next_check_at, the value, priority, id), then each value's first checks
-// by priority, as many as its weight's share of the limit. Run unnamed, so the plan sees the field's name and uses that index.
+// by priority, as many as its weight's share of the limit. Run unnamed, so the plan sees the field's name
+// and uses that index.
 // The weights are a JSON object {"value": weight}, 1 for a value it does not name.
 inline const pq::NamedStatement kClaimDueFair(fmt::format(R"sql(
 WITH RECURSIVE v AS (
@@ -159,7 +160,8 @@ inline const pq::NamedStatement kSettle(R"sql(
 WITH s AS (
   SELECT s.id, s.due_us, s.run_micros, s.payload, s.run_result, j.*
     FROM unnest(:ids::bigint[], :errors::text[], :answers::timestamptz[], :run_micros::bigint[],
-                :payload_updates::text[], :results::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[], :asked::timestamptz[],
+                :payload_updates::text[], :results::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[],
+                :asked::timestamptz[],
                 :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[], :own_max_attempts::bigint[],
                 :own_backoff::bigint[], :own_backoff_max::bigint[], :max_checks::bigint[], :max_attempts::bigint[],
                 :backoff::bigint[], :backoff_max::bigint[])

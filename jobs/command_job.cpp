@@ -120,6 +120,10 @@ Invocation invocation_of(const Check& check, const std::string& dir) {
               "PRESCIENT_PAYLOAD=" + check.payload.dump(),
               "PRESCIENT_CHECK_COUNT=" + std::to_string(check.check_count),
               "PRESCIENT_SLOT=" + format_time(check.slot)};
+  // The run's trace context, as OpenTelemetry's environment carriers name it (docs/design.md, "Trace
+  // context"): a traced program continues the trace under this run's span.
+  if (check.traceparent) call.env.push_back("TRACEPARENT=" + *check.traceparent);
+  if (check.traceparent && check.tracestate) call.env.push_back("TRACESTATE=" + *check.tracestate);
   return call;
 }
 

@@ -55,6 +55,15 @@ HttpCall HttpJob::call_for(const Check& check, std::int64_t timestamp) const {
                   "Prescient-Timestamp: " + std::to_string(timestamp),
                   "Prescient-Signature: " + http_signature(target->second.secret, timestamp, call.body),
                   "Idempotency-Key: " + http_idempotency_key(check)};
+  // The run's trace context (docs/design.md, "Trace context"): the check's trace, this run's span as the
+  // parent. A tracestate another writer stored with bytes no header may carry is left out, never sent raw.
+  if (check.traceparent) {
+    call.headers.push_back("traceparent: " + *check.traceparent);
+    const auto printable = [](char ch) { return ch >= 0x20 && ch <= 0x7e; };
+    if (check.tracestate && std::all_of(check.tracestate->begin(), check.tracestate->end(), printable)) {
+      call.headers.push_back("tracestate: " + *check.tracestate);
+    }
+  }
   return call;
 }
 

@@ -37,6 +37,8 @@ CREATE TABLE prescient.future_job (
     backoff_seconds bigint,
     backoff_max_seconds bigint,
     priority smallint DEFAULT 5 NOT NULL,
+    traceparent text,
+    tracestate text,
     CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT future_job_backoff_check CHECK ((backoff_seconds >= 1)),
     CONSTRAINT future_job_backoff_max_check CHECK ((backoff_max_seconds >= 1)),
@@ -198,6 +200,18 @@ COMMENT ON COLUMN prescient.future_job.backoff_max_seconds IS 'The check''s own 
 COMMENT ON COLUMN prescient.future_job.priority IS 'From 0 (first) to 9 (last), default 5: among the checks due at the same time, claims take the lower number first, then the lower id (docs/design.md, "Priorities").';
 
 --
+-- Name: COLUMN future_job.traceparent; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.traceparent IS 'The W3C traceparent of the trace the check was created in (00-<trace id>-<parent id>-<flags>), or NULL: each run continues that trace with a span of its own (docs/design.md, "Trace context"). A schedule''s occurrence starts a trace of its own.';
+
+--
+-- Name: COLUMN future_job.tracestate; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.tracestate IS 'The W3C tracestate that goes with traceparent (vendor=value,...), or NULL; an occurrence''s names its schedule and time (prescient=schedule:<id>;occurrence:<time>).';
+
+--
 -- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -297,6 +311,8 @@ CREATE TABLE prescient.job_history (
     backoff_max_seconds bigint,
     result jsonb,
     priority smallint DEFAULT 5 NOT NULL,
+    traceparent text,
+    tracestate text,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -471,6 +487,18 @@ COMMENT ON COLUMN prescient.job_history.result IS 'What the last run returned be
 COMMENT ON COLUMN prescient.job_history.priority IS 'The check''s priority (future_job.priority); a retry puts it back with it.';
 
 --
+-- Name: COLUMN job_history.traceparent; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.traceparent IS 'The check''s trace context (future_job.traceparent); a retry puts it back with it.';
+
+--
+-- Name: COLUMN job_history.tracestate; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.tracestate IS 'The tracestate that went with it (future_job.tracestate).';
+
+--
 -- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -579,6 +607,8 @@ CREATE TABLE prescient.job_history_default (
     backoff_max_seconds bigint,
     result jsonb,
     priority smallint DEFAULT 5 NOT NULL,
+    traceparent text,
+    tracestate text,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -971,6 +1001,7 @@ CREATE TABLE prescient.event (
     emitted_at timestamp with time zone NOT NULL,
     payload jsonb DEFAULT '{}'::jsonb NOT NULL,
     tx xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    traceparent text,
     CONSTRAINT event_id_check CHECK ((id <> ''::text)),
     CONSTRAINT event_type_check CHECK ((type <> ''::text))
 );
@@ -1028,6 +1059,12 @@ COMMENT ON COLUMN prescient.event.payload IS 'The event''s JSON payload.';
 --
 
 COMMENT ON COLUMN prescient.event.tx IS 'The inserting transaction (xid8): readers take only events whose transaction finished before their snapshot, so a late commit never lands behind a reader''s cursor.';
+
+--
+-- Name: COLUMN event.traceparent; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.event.traceparent IS 'The traceparent of the run that published the event (the check''s trace, the run''s span as parent), or NULL: a consumer continues that trace.';
 
 --
 -- Name: event_seq_seq; Type: SEQUENCE; Schema: prescient; Owner: -
@@ -2592,10 +2629,10 @@ GRANT SELECT ON TABLE prescient.settings TO prescient_runner;
 CREATE SCHEMA prescient;
 
 --
--- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], integer[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_priority integer[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer)
+CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_priority integer[], p_traceparent text[], p_tracestate text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT u.n,
@@ -2611,8 +2648,10 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
      u.fire_window,
      u.max_wait,
      u.dedupe_for,
-     u.priority
-    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for, array_items.p_priority) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, n);
+     u.priority,
+     u.traceparent,
+     u.tracestate
+    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for, array_items.p_priority, array_items.p_traceparent, array_items.p_tracestate) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, n);
 END;
 
 --
@@ -2664,6 +2703,14 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
     RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN (p_payload IS NULL) THEN 'the payload must be a JSON object'::text WHEN (jsonb_typeof(p_payload) <> 'object'::text) THEN format('the payload must be a JSON object, not %s'::text, "left"((p_payload)::text, 64)) WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text]))) THEN format('on_conflict must be error, replace, keep or debounce, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
 
 --
+-- Name: trace_problem(text, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.trace_problem(p_traceparent text, p_tracestate text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN ((p_traceparent IS NOT NULL) AND (NOT ((p_traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(p_traceparent, 4, 32) <> repeat('0'::text, 32)) AND (substr(p_traceparent, 37, 16) <> repeat('0'::text, 16))))) THEN format('the traceparent %L is not a W3C traceparent (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, lower case, neither id all zeros)'::text, "left"(p_traceparent, 80)) WHEN ((p_tracestate IS NOT NULL) AND (p_traceparent IS NULL)) THEN 'a tracestate needs a traceparent (it only adds to one)'::text WHEN (length(p_tracestate) > 512) THEN format('the tracestate is %s characters long (at most 512)'::text, length(p_tracestate)) WHEN ((p_tracestate IS NOT NULL) AND ((cardinality(string_to_array(p_tracestate, ','::text)) > 32) OR (EXISTS (SELECT FROM unnest(string_to_array(trace_problem.p_tracestate, ','::text)) m(member) WHERE ((btrim(m.member, ' 	'::text) <> ''::text) AND (btrim(m.member, ' 	'::text) !~ '^([a-z0-9][a-z0-9_*/-]{0,255}|[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13})=[\x21-\x2b\x2d-\x3c\x3e-\x7e]([\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,254}[\x21-\x2b\x2d-\x3c\x3e-\x7e])?$'::text)))))) THEN format('the tracestate %L is not a W3C tracestate (at most 32 comma-separated members key=value)'::text, "left"(p_tracestate, 80)) ELSE NULL::text END;
+
+--
 -- Name: unknown_class_message(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2680,10 +2727,10 @@ CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window
     RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, prescient.duration_text(p_window)) WHEN ((p_window > '00:00:00'::interval) AND (prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds) IS NOT NULL)) THEN ((('the window '::text || prescient.duration_text(p_window)) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
 
 --
--- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[], integer[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[], integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[], p_priority integer[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, problem text)
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT i.n,
@@ -2700,16 +2747,22 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
      i.max_wait,
      i.dedupe_for,
      i.priority,
+     i.traceparent,
+     i.tracestate,
      COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds),
          CASE
              WHEN ((array_requests.p_unknown_classes IS NOT NULL) AND (i.job = ANY (array_requests.p_unknown_classes))) THEN prescient.unknown_class_message(i.job)
              ELSE NULL::text
          END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority),
          CASE
+             WHEN ((i.traceparent IS NOT NULL) OR (i.tracestate IS NOT NULL)) THEN prescient.trace_problem(i.traceparent, i.tracestate)
+             ELSE NULL::text
+         END,
+         CASE
              WHEN ((i.max_wait IS NOT NULL) OR (i.dedupe_for IS NOT NULL) OR (i.on_conflict = 'debounce'::text)) THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds)
              ELSE NULL::text
          END) AS "coalesce"
-    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority);
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate);
 END;
 
 --
@@ -3241,7 +3294,9 @@ BEGIN
   IF p_job <> 'emit' THEN
     PERFORM prescient.schedule(p_job, 'schedule', p_schedule, prescient.at_us(o.us), o.key, NULL, p_payload, 'cron',
                                'keep', p_now, p_allow_unknown_class => true,
-                               p_priority => prescient.cron_priority(p_schedule))
+                               p_priority => prescient.cron_priority(p_schedule),
+                               p_traceparent => prescient.new_traceparent(),
+                               p_tracestate => prescient.occurrence_tracestate(p_schedule, prescient.at_us(o.us)))
        FROM (SELECT u.us, format('cron:%s:%s', p_schedule, u.us / 1000000) AS key
                FROM unnest(p_occurrences) u(us)) o
       WHERE NOT EXISTS (SELECT FROM prescient.job_history h
@@ -3462,9 +3517,12 @@ BEGIN
       RETURN;
     END IF;
   END IF;
-  -- The schedule's class was judged when it was added: an occurrence is never refused for it.
+  -- The schedule's class was judged when it was added: an occurrence is never refused for it. It starts a
+  -- trace of its own (docs/design.md, "Trace context").
   PERFORM prescient.schedule(p_job, 'schedule', p_schedule, p_occurrence, p_key, v_group, p_payload, 'cron', 'keep',
-                             p_now, p_allow_unknown_class => true, p_priority => prescient.cron_priority(p_schedule));
+                             p_now, p_allow_unknown_class => true, p_priority => prescient.cron_priority(p_schedule),
+                             p_traceparent => prescient.new_traceparent(),
+                             p_tracestate => prescient.occurrence_tracestate(p_schedule, p_occurrence));
 END $$;
 
 --
@@ -4140,7 +4198,9 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_check.backoff_seconds,                            -- backoff_seconds
              p_check.backoff_max_seconds,                         -- backoff_max_seconds
              p_result,                                           -- result (a worker's, docs/workers.md)
-             p_check.priority)::prescient.job_history            -- priority
+             p_check.priority,                                   -- priority
+             p_check.traceparent,                                -- traceparent
+             p_check.tracestate)::prescient.job_history          -- tracestate
 $$;
 
 --
@@ -4325,6 +4385,14 @@ BEGIN
 END $$;
 
 --
+-- Name: new_traceparent(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.new_traceparent() RETURNS text
+    LANGUAGE sql PARALLEL SAFE
+    RETURN (((('00-'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) || '-'::text) || "right"(replace((gen_random_uuid())::text, '-'::text, ''::text), 16)) || '-01'::text);
+
+--
 -- Name: notify_workers(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4337,6 +4405,14 @@ BEGIN
      JOIN prescient.job_class c ON c.job = d.job AND c.runs_in = 'worker';
   RETURN NULL;
 END $$;
+
+--
+-- Name: occurrence_tracestate(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.occurrence_tracestate(p_schedule text, p_occurrence timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN ((('prescient=schedule:'::text || CASE WHEN (p_schedule ~ '^[A-Za-z0-9._~:/-]{1,200}$'::text) THEN p_schedule ELSE (SELECT CASE WHEN (length(e.id) <= 200) THEN e.id ELSE ('md5.'::text || md5(occurrence_tracestate.p_schedule)) END AS "case" FROM (SELECT string_agg(CASE WHEN (c.ch ~ '^[A-Za-z0-9._~:/-]$'::text) THEN c.ch ELSE regexp_replace(upper(encode(convert_to(c.ch, 'UTF8'::name), 'hex'::text)), '(..)'::text, '%\1'::text, 'g'::text) END, ''::text ORDER BY c.n) AS id FROM regexp_split_to_table(occurrence_tracestate.p_schedule, ''::text) WITH ORDINALITY c(ch, n)) e) END) || ';occurrence:'::text) || to_char((p_occurrence AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS"Z"'::text));
 
 --
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4624,10 +4700,18 @@ BEGIN
 END $$;
 
 --
--- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean, integer); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: run_traceparent(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer DEFAULT NULL::integer) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.run_traceparent(p_traceparent text) RETURNS text
+    LANGUAGE sql PARALLEL SAFE
+    RETURN CASE WHEN (p_traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN (((('00-'::text || substr(p_traceparent, 4, 32)) || '-'::text) || "right"(replace((gen_random_uuid())::text, '-'::text, ''::text), 16)) || "right"(p_traceparent, 3)) ELSE NULL::text END;
+
+--
+-- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean, integer, text, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer DEFAULT NULL::integer, p_traceparent text DEFAULT NULL::text, p_tracestate text DEFAULT NULL::text) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4648,6 +4732,7 @@ BEGIN
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
     prescient.priority_problem(p_priority),
+    prescient.trace_problem(p_traceparent, p_tracestate),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
   IF v_problem IS NOT NULL THEN
@@ -4660,10 +4745,11 @@ BEGIN
     v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority)
+                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
+                                      traceparent, tracestate)
     OVERRIDING SYSTEM VALUE
     VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by,
-            p_at, coalesce(p_priority, 5))
+            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -4697,7 +4783,8 @@ BEGIN
         WITH upd AS (
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
-                 payload = p_payload, priority = coalesce(p_priority, 5),
+                 payload = p_payload, priority = coalesce(p_priority, 5), traceparent = p_traceparent,
+                 tracestate = p_tracestate,
                  next_check_at = prescient.debounced_slot(
                                    prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
@@ -4711,10 +4798,10 @@ BEGIN
 END $$;
 
 --
--- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[], boolean, integer[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[], boolean, integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4756,7 +4843,9 @@ BEGIN
                  ('p_window', cardinality(p_window), array_ndims(p_window), v_count),
                  ('p_max_wait', cardinality(p_max_wait), array_ndims(p_max_wait), v_count),
                  ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count),
-                 ('p_priority', cardinality(p_priority), array_ndims(p_priority), v_count))
+                 ('p_priority', cardinality(p_priority), array_ndims(p_priority), v_count),
+                 ('p_traceparent', cardinality(p_traceparent), array_ndims(p_traceparent), v_count),
+                 ('p_tracestate', cardinality(p_tracestate), array_ndims(p_tracestate), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -4778,7 +4867,8 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
-                                                  v_settings.max_horizon_seconds, v_unknown, p_priority)),
+                                                  v_settings.max_horizon_seconds, v_unknown, p_priority,
+                                                  p_traceparent, p_tracestate)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
@@ -4790,10 +4880,11 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
-                                             next_check_at, enqueued_on, enqueued_by, asked_for_at, priority)
+                                             next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
+                                             traceparent, tracestate)
            OVERRIDING SYSTEM VALUE
            SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at",
-                  coalesce(priority, 5)
+                  coalesce(priority, 5), traceparent, tracestate
              FROM todo)
     -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
     -- the three arrays instead of one each.
@@ -4810,7 +4901,7 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
                                                   v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown,
-                                                  p_priority)),
+                                                  p_priority, p_traceparent, p_tracestate)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -4831,10 +4922,10 @@ BEGIN
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at,
-                                             priority)
+                                             priority, traceparent, tracestate)
            OVERRIDING SYSTEM VALUE
            SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by,
-                  "at", coalesce(priority, 5)
+                  "at", coalesce(priority, 5), traceparent, tracestate
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),
@@ -4891,7 +4982,7 @@ BEGIN
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                           p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window,
-                                          p_max_wait, p_dedupe_for, p_priority) i
+                                          p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -4907,7 +4998,7 @@ BEGIN
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
                                 v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes,
-                                true, v_item.priority) s;  -- its class judged above
+                                true, v_item.priority, v_item.traceparent, v_item.tracestate) s;  -- its class judged above
   END LOOP;
 END $$;
 
@@ -4933,17 +5024,21 @@ BEGIN
                    array_agg(x.on_conflict ORDER BY x.n) AS on_conflict,
                    array_agg(x.fire_window ORDER BY x.n) AS fire_window,
                    array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for,
-                   array_agg(x.priority ORDER BY x.n) AS priority
+                   array_agg(x.priority ORDER BY x.n) AS priority,
+                   array_agg(x.traceparent ORDER BY x.n) AS traceparent,
+                   array_agg(x.tracestate ORDER BY x.n) AS tracestate
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
                          payload json, enqueued_by text, on_conflict text, "window" interval, max_wait interval,
-                         dedupe_for interval, priority integer))
+                         dedupe_for interval, priority integer, traceparent text, tracestate text))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                        on_conflict, fire_window, max_wait, dedupe_for, priority, n)) a
+                                        on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent,
+                                        tracestate, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
                                                   p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for,
-                                                  p_priority => a.priority) s;
+                                                  p_priority => a.priority, p_traceparent => a.traceparent,
+                                                  p_tracestate => a.tracestate) s;
 END $$;
 
 --
@@ -4955,16 +5050,16 @@ CREATE FUNCTION prescient.unknown_classes(p_job text[], p_allow_unknown_class bo
     RETURN CASE WHEN (NOT COALESCE(p_allow_unknown_class, false)) THEN (SELECT array_agg(d.job) AS array_agg FROM (SELECT DISTINCT j.job FROM unnest(unknown_classes.p_job) j(job) WHERE (j.job <> ''::text)) d WHERE (NOT (EXISTS (SELECT FROM prescient.job_class c WHERE (c.job = d.job))))) ELSE NULL::text[] END;
 
 --
--- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[], boolean, integer[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[], boolean, integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[]) RETURNS TABLE(n integer, problem text)
+CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT (r.n)::integer AS n,
      r.problem
     FROM prescient.settings s,
-     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class), schedule_problems.p_priority) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, problem)
+     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class), schedule_problems.p_priority, schedule_problems.p_traceparent, schedule_problems.p_tracestate) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, problem)
    WHERE (r.problem IS NOT NULL)
    ORDER BY r.n;
 END;
@@ -5422,7 +5517,7 @@ END $$;
 -- Name: worker_take(text, text[], integer, double precision, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, job text, entity_name text, entity_key text, job_key text, group_key text, payload jsonb, due_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text, lease_token bigint, lease_until timestamp with time zone)
+CREATE FUNCTION prescient.worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, job text, entity_name text, entity_key text, job_key text, group_key text, payload jsonb, due_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text, lease_token bigint, lease_until timestamp with time zone, traceparent text, tracestate text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -5527,7 +5622,8 @@ BEGIN
    WHERE f.id = ANY (v_ids)
   RETURNING f.id, f.job, f.entity_name, f.entity_key, f.job_key, f.group_key, f.payload, f.next_check_at,
             coalesce(f.asked_for_at, f.first_check_at), f.check_count, f.attempts, f.last_error, f.claim_token,
-            f.claimed_until;
+            f.claimed_until, prescient.run_traceparent(f.traceparent),
+            CASE WHEN f.traceparent IS NOT NULL THEN f.tracestate END;
 END $$;
 
 --
@@ -5768,20 +5864,20 @@ GRANT ALL ON FUNCTION prescient.reschedule(p_at timestamp with time zone, p_id b
 REVOKE ALL ON FUNCTION prescient.resume_job(p_job text) FROM PUBLIC;
 
 --
--- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text) TO prescient_runner;
 
 --
--- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]) TO prescient_runner;
 
 --
 -- Name: FUNCTION schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean); Type: ACL; Schema: prescient; Owner: -

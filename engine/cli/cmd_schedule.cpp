@@ -79,6 +79,8 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   request.dedupe_outcomes = dedupe_outcomes_flag(in);
   request.policy = check_policy_of(in);
   request.priority = optional_int_flag(in, "priority");  // its range is SQL's rule (priority_problem)
+  request.traceparent = optional_flag(in, "traceparent");    // and so is the trace context (trace_problem)
+  request.tracestate = optional_flag(in, "tracestate");
   return request;
 }
 
@@ -100,6 +102,8 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     else if (field == "dedupe_for") request.dedupe_for = parse_signed_duration(string_field(value, field));
     else if (field == "payload") request.payload = value;  // an object or not: SQL's rule
     else if (field == "priority") request.priority = int_field(value, field);
+    else if (field == "traceparent") request.traceparent = string_field(value, field);
+    else if (field == "tracestate") request.tracestate = string_field(value, field);
     else if (field == "max_checks") request.policy.max_checks = max_checks_syntax(text_or_number(value, field));
     else if (field == "max_attempts") {
       request.policy.max_attempts = whole_number_syntax(text_or_number(value, field), "max_attempts");
@@ -110,7 +114,8 @@ ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRe
     } else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: job, entity_name, entity_key, at, in, window, job_key, group_key, payload, by, "
-                         "on_conflict, max_wait, dedupe_for, priority, max_checks, max_attempts, backoff)");
+                         "on_conflict, max_wait, dedupe_for, priority, traceparent, tracestate, max_checks, "
+                         "max_attempts, backoff)");
     }
   }
   // --dedupe-outcomes is the file's: it applies to the lines that dedupe.
@@ -129,7 +134,9 @@ int schedule_file(const Invocation& in) {
   const ScheduleRequest defaults{.by = optional_flag(in, "by"),
                                  .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict")),
                                  .dedupe_outcomes = dedupe_outcomes_flag(in),
-                                 .priority = optional_int_flag(in, "priority")};
+                                 .priority = optional_int_flag(in, "priority"),
+                                 .traceparent = optional_flag(in, "traceparent"),
+                                 .tracestate = optional_flag(in, "tracestate")};
 
   auto db = in.connect_migrated();
   Client client(*db, {.allow_unknown_class = in.has("allow-unknown-class")});
@@ -222,9 +229,11 @@ Command schedule_command() {
                "                          [--window DURATION] [--job-key KEY] [--group-key KEY] [--payload JSON]\n"
                "                          [--by WHO] [--on-conflict error|replace|keep|debounce [--max-wait DURATION]]\n"
                "                          [--dedupe-for DURATION [--dedupe-outcomes OUTCOME,...]] [--allow-unknown-class]\n"
-               "                          [--max-checks N|unlimited] [--max-attempts N] [--backoff D[..MAX]] [--json]\n"
+               "                          [--max-checks N|unlimited] [--max-attempts N] [--backoff D[..MAX]]\n"
+               "                          [--priority P] [--traceparent TP [--tracestate TS]] [--json]\n"
                "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...]\n"
-               "                          [--allow-unknown-class] [--json]",
+               "                          [--priority P] [--traceparent TP [--tracestate TS]] [--allow-unknown-class]\n"
+               "                          [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
@@ -256,10 +265,17 @@ Command schedule_command() {
                 ("priority", po::value<int>()->value_name("P"),
                  "from 0 (first) to 9 (last), default 5: among the checks due at the same time, the lower number "
                  "runs first; with --file, for the lines without a priority")
+                ("traceparent", po::value<std::string>()->value_name("TP"),
+                 "the W3C trace context the check is created in (00-<trace id>-<parent id>-<flags>, e.g. "
+                 "\"$TRACEPARENT\"): each run continues the trace with a span of its own; with --file, for the "
+                 "lines without one")
+                ("tracestate", po::value<std::string>()->value_name("TS"),
+                 "with --traceparent: the W3C tracestate that goes with it (vendor=value,...)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, window, "
-                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, priority, max_checks, "
-                 "max_attempts, backoff; - reads standard input. All lines or none are scheduled")
+                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, priority, traceparent, "
+                 "tracestate, max_checks, max_attempts, backoff; - reads standard input. All lines or none are "
+                 "scheduled")
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
             add_check_policy_options(desc);
             desc.add_options()

@@ -99,6 +99,10 @@ Command show_command() {
                         << "  enqueued_on=" << format_time(c.enqueued_on) << " by " << c.enqueued_by << "\n"
                         << "  payload=" << c.payload.dump() << "\n";
               if (c.last_error) std::cout << "  last_error=" << *c.last_error << "\n";
+              if (c.traceparent) {
+                std::cout << "  traceparent=" << *c.traceparent << (c.tracestate ? " tracestate=" + *c.tracestate : "")
+                          << "\n";
+              }
             }
             print_timeline(trace, deferrals);
             std::cout << "history: " << history.size() << " row(s)\n";

@@ -18,6 +18,8 @@
 -- p_allow_unknown_class says the caller knows better (docs/design.md, "The class registry").
 -- p_priority: 0 (first) to 9 (last) among the checks due at the same time; NULL is the default, 5. A replace
 -- or debounce sets it as it sets the payload.
+-- p_traceparent and p_tracestate: the W3C trace context the check was created in (docs/design.md, "Trace
+-- context"), NULL for none; a replace or debounce sets it too, as the newest enqueue's.
 -- status is created, replaced, kept, debounced or deduplicated.
 CREATE OR REPLACE FUNCTION prescient.schedule(
     p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,
@@ -25,7 +27,7 @@ CREATE OR REPLACE FUNCTION prescient.schedule(
     p_by text DEFAULT current_user, p_on_conflict text DEFAULT 'error', p_now timestamptz DEFAULT now(),
     p_window interval DEFAULT NULL, p_max_wait interval DEFAULT NULL, p_dedupe_for interval DEFAULT NULL,
     p_dedupe_outcomes text[] DEFAULT '{done}', p_allow_unknown_class boolean DEFAULT false,
-    p_priority integer DEFAULT NULL)
+    p_priority integer DEFAULT NULL, p_traceparent text DEFAULT NULL, p_tracestate text DEFAULT NULL)
   RETURNS TABLE (id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz, status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
@@ -45,6 +47,7 @@ BEGIN
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
     prescient.priority_problem(p_priority),
+    prescient.trace_problem(p_traceparent, p_tracestate),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
   IF v_problem IS NOT NULL THEN
@@ -57,10 +60,11 @@ BEGIN
     v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
-                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority)
+                                      first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
+                                      traceparent, tracestate)
     OVERRIDING SYSTEM VALUE
     VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by,
-            p_at, coalesce(p_priority, 5))
+            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -94,7 +98,8 @@ BEGIN
         WITH upd AS (
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
-                 payload = p_payload, priority = coalesce(p_priority, 5),
+                 payload = p_payload, priority = coalesce(p_priority, 5), traceparent = p_traceparent,
+                 tracestate = p_tracestate,
                  next_check_at = prescient.debounced_slot(
                                    prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
@@ -108,5 +113,5 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz, interval, interval,
-                     interval, text[], boolean, integer)
+                     interval, text[], boolean, integer, text, text)
   FROM PUBLIC;

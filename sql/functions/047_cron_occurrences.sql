@@ -83,9 +83,12 @@ BEGIN
       RETURN;
     END IF;
   END IF;
-  -- The schedule's class was judged when it was added: an occurrence is never refused for it.
+  -- The schedule's class was judged when it was added: an occurrence is never refused for it. It starts a
+  -- trace of its own (docs/design.md, "Trace context").
   PERFORM prescient.schedule(p_job, 'schedule', p_schedule, p_occurrence, p_key, v_group, p_payload, 'cron', 'keep',
-                             p_now, p_allow_unknown_class => true, p_priority => prescient.cron_priority(p_schedule));
+                             p_now, p_allow_unknown_class => true, p_priority => prescient.cron_priority(p_schedule),
+                             p_traceparent => prescient.new_traceparent(),
+                             p_tracestate => prescient.occurrence_tracestate(p_schedule, p_occurrence));
 END $$;
 
 -- Fires every occurrence of schedule p_id from p_from to p_to (both included) once, as the live
@@ -179,7 +182,9 @@ BEGIN
   IF p_job <> 'emit' THEN
     PERFORM prescient.schedule(p_job, 'schedule', p_schedule, prescient.at_us(o.us), o.key, NULL, p_payload, 'cron',
                                'keep', p_now, p_allow_unknown_class => true,
-                               p_priority => prescient.cron_priority(p_schedule))
+                               p_priority => prescient.cron_priority(p_schedule),
+                               p_traceparent => prescient.new_traceparent(),
+                               p_tracestate => prescient.occurrence_tracestate(p_schedule, prescient.at_us(o.us)))
        FROM (SELECT u.us, format('cron:%s:%s', p_schedule, u.us / 1000000) AS key
                FROM unnest(p_occurrences) u(us)) o
       WHERE NOT EXISTS (SELECT FROM prescient.job_history h

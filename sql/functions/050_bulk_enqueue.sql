@@ -8,19 +8,20 @@ CREATE OR REPLACE FUNCTION prescient.array_items(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[], p_job_key text[],
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
     p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[],
-    p_priority integer[])
+    p_priority integer[], p_traceparent text[], p_tracestate text[])
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
                  group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
-                 max_wait interval, dedupe_for interval, priority integer)
+                 max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT u.n, u.job, u.entity_name, u.entity_key, u."at", u.job_key, u.group_key,
            coalesce(u.payload, '{}')::jsonb, coalesce(u.enqueued_by, p_by),
-           coalesce(u.on_conflict, p_default_on_conflict), u.fire_window, u.max_wait, u.dedupe_for, u.priority
+           coalesce(u.on_conflict, p_default_on_conflict), u.fire_window, u.max_wait, u.dedupe_for, u.priority,
+           u.traceparent, u.tracestate
       FROM unnest(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_enqueued_by,
-                  p_on_conflict, p_window, p_max_wait, p_dedupe_for, p_priority)
+                  p_on_conflict, p_window, p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate)
            WITH ORDINALITY AS u(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                on_conflict, fire_window, max_wait, dedupe_for, priority, n);
+                                on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, n);
   END;
 
 -- The items with what is wrong with each (NULL: nothing), by the rules of schedule(). p_unknown_classes
@@ -30,27 +31,32 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
     p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[],
     p_dedupe_outcomes text[], p_now timestamptz, p_slot_seconds integer, p_max_horizon_seconds bigint,
-    p_unknown_classes text[], p_priority integer[])
+    p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[])
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
                  group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
-                 max_wait interval, dedupe_for interval, priority integer, problem text)
+                 max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text,
+                 problem text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT i.n, i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key, i.payload, i.enqueued_by,
-           i.on_conflict, i.fire_window, i.max_wait, i.dedupe_for, i.priority,
+           i.on_conflict, i.fire_window, i.max_wait, i.dedupe_for, i.priority, i.traceparent, i.tracestate,
            coalesce(prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key,
                                               i.payload, i.enqueued_by, i.on_conflict, p_now, p_max_horizon_seconds),
                     CASE WHEN p_unknown_classes IS NOT NULL AND i.job = ANY (p_unknown_classes)
                       THEN prescient.unknown_class_message(i.job) END,
                     prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds),
                     prescient.priority_problem(i.priority),
+                    -- Judged only for the items that carry a trace context (the rule has a subquery: not
+                    -- inlined, a call per item).
+                    CASE WHEN i.traceparent IS NOT NULL OR i.tracestate IS NOT NULL
+                      THEN prescient.trace_problem(i.traceparent, i.tracestate) END,
                     -- Judged only for the items that debounce or dedupe: the rest of a bulk load pays nothing.
                     CASE WHEN i.max_wait IS NOT NULL OR i.dedupe_for IS NOT NULL OR i.on_conflict = 'debounce'
                       THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for,
                                                   p_dedupe_outcomes, p_slot_seconds, p_max_horizon_seconds) END)
       FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                  p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
-                                 p_dedupe_for, p_priority) i;
+                                 p_dedupe_for, p_priority, p_traceparent, p_tracestate) i;
   END;
 
 -- What schedule_arrays would refuse in each item, writing nothing: one row (n, problem) per bad item, in
@@ -65,7 +71,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
     p_by text DEFAULT current_user, p_default_on_conflict text DEFAULT 'error',
     p_now timestamptz DEFAULT now(), p_window interval[] DEFAULT NULL, p_max_wait interval[] DEFAULT NULL,
     p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}',
-    p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL)
+    p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL,
+    p_traceparent text[] DEFAULT NULL, p_tracestate text[] DEFAULT NULL)
   RETURNS TABLE (n integer, problem text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
@@ -74,7 +81,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
            prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                     p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
                                     p_dedupe_for, p_dedupe_outcomes, p_now, s.slot_seconds, s.max_horizon_seconds,
-                                    prescient.unknown_classes(p_job, p_allow_unknown_class), p_priority) r
+                                    prescient.unknown_classes(p_job, p_allow_unknown_class), p_priority,
+                                    p_traceparent, p_tracestate) r
      WHERE r.problem IS NOT NULL
      ORDER BY r.n;
   END;
@@ -83,7 +91,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
 -- p_entity_key[i], p_at[i], ...). The optional arrays may be NULL (no item has that field) or hold NULL
 -- elements (that item has none); enqueued_by and on_conflict default to p_by and p_default_on_conflict,
 -- the payload to {}; p_window[i] is the item's window, p_max_wait[i] its debounce ceiling, p_dedupe_for[i]
--- its dedupe window (against p_dedupe_outcomes, for the whole call), p_priority[i] its priority, as
+-- its dedupe window (against p_dedupe_outcomes, for the whole call), p_priority[i] its priority,
+-- p_traceparent[i] and p_tracestate[i] its trace context, as
 -- schedule() takes them. Every array
 -- given has as many elements as p_job, else PR400. The rules are those of
 -- schedule(), all or nothing: the first bad item raises PR400 naming its position (from 1), and so does
@@ -101,7 +110,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_arrays(
     p_by text DEFAULT current_user, p_default_on_conflict text DEFAULT 'error',
     p_now timestamptz DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL,
     p_max_wait interval[] DEFAULT NULL, p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}',
-    p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL)
+    p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL,
+    p_traceparent text[] DEFAULT NULL, p_tracestate text[] DEFAULT NULL)
   RETURNS TABLE (n integer, id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz,
                  status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -143,7 +153,9 @@ BEGIN
                  ('p_window', cardinality(p_window), array_ndims(p_window), v_count),
                  ('p_max_wait', cardinality(p_max_wait), array_ndims(p_max_wait), v_count),
                  ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count),
-                 ('p_priority', cardinality(p_priority), array_ndims(p_priority), v_count))
+                 ('p_priority', cardinality(p_priority), array_ndims(p_priority), v_count),
+                 ('p_traceparent', cardinality(p_traceparent), array_ndims(p_traceparent), v_count),
+                 ('p_tracestate', cardinality(p_tracestate), array_ndims(p_tracestate), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -165,7 +177,8 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by,
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
-                                                  v_settings.max_horizon_seconds, v_unknown, p_priority)),
+                                                  v_settings.max_horizon_seconds, v_unknown, p_priority,
+                                                  p_traceparent, p_tracestate)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
@@ -177,10 +190,11 @@ BEGIN
                     ORDER BY input.n) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
-                                             next_check_at, enqueued_on, enqueued_by, asked_for_at, priority)
+                                             next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
+                                             traceparent, tracestate)
            OVERRIDING SYSTEM VALUE
            SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at",
-                  coalesce(priority, 5)
+                  coalesce(priority, 5), traceparent, tracestate
              FROM todo)
     -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
     -- the three arrays instead of one each.
@@ -197,7 +211,7 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
                                                   v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown,
-                                                  p_priority)),
+                                                  p_priority, p_traceparent, p_tracestate)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -218,10 +232,10 @@ BEGIN
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at,
-                                             priority)
+                                             priority, traceparent, tracestate)
            OVERRIDING SYSTEM VALUE
            SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by,
-                  "at", coalesce(priority, 5)
+                  "at", coalesce(priority, 5), traceparent, tracestate
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),
@@ -278,7 +292,7 @@ BEGIN
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                           p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window,
-                                          p_max_wait, p_dedupe_for, p_priority) i
+                                          p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -294,14 +308,14 @@ BEGIN
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
                                 v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes,
-                                true, v_item.priority) s;  -- its class judged above
+                                true, v_item.priority, v_item.traceparent, v_item.tracestate) s;  -- its class judged above
   END LOOP;
 END $$;
 
 -- Schedules many checks from a JSON array of objects with the fields job, entity_name, entity_key, at,
 -- and optionally job_key, group_key, payload, enqueued_by, on_conflict (defaults: p_by, p_on_conflict),
 -- window, max_wait and dedupe_for (intervals, such as "10m"; a dedupe counts settlements 'done') and
--- priority (0 to 9):
+-- priority (0 to 9), traceparent and tracestate:
 -- the items become the arrays of schedule_arrays, which holds the rules. A payload is read as json and
 -- passed on as text (reading it as jsonb from a record is the slow path).
 CREATE OR REPLACE FUNCTION prescient.schedule_many(
@@ -324,20 +338,25 @@ BEGIN
                    array_agg(x.on_conflict ORDER BY x.n) AS on_conflict,
                    array_agg(x.fire_window ORDER BY x.n) AS fire_window,
                    array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for,
-                   array_agg(x.priority ORDER BY x.n) AS priority
+                   array_agg(x.priority ORDER BY x.n) AS priority,
+                   array_agg(x.traceparent ORDER BY x.n) AS traceparent,
+                   array_agg(x.tracestate ORDER BY x.n) AS tracestate
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
                          payload json, enqueued_by text, on_conflict text, "window" interval, max_wait interval,
-                         dedupe_for interval, priority integer))
+                         dedupe_for interval, priority integer, traceparent text, tracestate text))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                        on_conflict, fire_window, max_wait, dedupe_for, priority, n)) a
+                                        on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent,
+                                        tracestate, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
                                                   p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for,
-                                                  p_priority => a.priority) s;
+                                                  p_priority => a.priority, p_traceparent => a.traceparent,
+                                                  p_tracestate => a.tracestate) s;
 END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule_many(json, text, text, timestamptz, boolean),
   prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text, text,
-                            timestamptz, boolean, interval[], interval[], interval[], text[], boolean, integer[])
+                            timestamptz, boolean, interval[], interval[], interval[], text[], boolean, integer[], text[],
+                            text[])
   FROM PUBLIC;

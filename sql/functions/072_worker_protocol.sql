@@ -75,13 +75,15 @@ CREATE OR REPLACE FUNCTION prescient.worker_arrays_problem(p_ids bigint[], p_tok
 $$;
 
 -- take: up to p_limit due checks of the worker classes named, each leased to p_worker for p_lease_seconds
--- under one fencing token (docs/workers.md).
+-- under one fencing token (docs/workers.md). traceparent is the trace context this run sends on, with a
+-- span id of its own (prescient.run_traceparent), as the runner's claim gives its classes.
 CREATE OR REPLACE FUNCTION prescient.worker_take(
     p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision,
     p_now timestamptz DEFAULT NULL)
   RETURNS TABLE (id bigint, job text, entity_name text, entity_key text, job_key text, group_key text,
                  payload jsonb, due_at timestamptz, asked_for_at timestamptz, check_count integer,
-                 attempts integer, last_error text, lease_token bigint, lease_until timestamptz)
+                 attempts integer, last_error text, lease_token bigint, lease_until timestamptz,
+                 traceparent text, tracestate text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
@@ -184,7 +186,8 @@ BEGIN
    WHERE f.id = ANY (v_ids)
   RETURNING f.id, f.job, f.entity_name, f.entity_key, f.job_key, f.group_key, f.payload, f.next_check_at,
             coalesce(f.asked_for_at, f.first_check_at), f.check_count, f.attempts, f.last_error, f.claim_token,
-            f.claimed_until;
+            f.claimed_until, prescient.run_traceparent(f.traceparent),
+            CASE WHEN f.traceparent IS NOT NULL THEN f.tracestate END;
 END $$;
 
 -- Settles checks held under their tokens by what judge makes of their answers: finished ones to the

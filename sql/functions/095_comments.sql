@@ -34,6 +34,8 @@ COMMENT ON COLUMN prescient.future_job.last_error IS 'The last failed attempt''s
 COMMENT ON COLUMN prescient.future_job.asked_for_at IS 'The time the check was last asked for, before rounding to the grid: by its enqueue or reschedule, or by its last answer. Backoff, retry, windows and deferrals never move it. An answer after it is honoured even when already past (due at the next boundary); one at or before it ends the check guard_past. Null on rows older than migration 0033: read as first_check_at.';
 COMMENT ON COLUMN prescient.future_job.max_checks IS 'The check''s own max_checks (set_check_policy; 0: no limit), over its class''s; null: the class''s.';
 COMMENT ON COLUMN prescient.future_job.priority IS 'From 0 (first) to 9 (last), default 5: among the checks due at the same time, claims take the lower number first, then the lower id (docs/design.md, "Priorities").';
+COMMENT ON COLUMN prescient.future_job.traceparent IS 'The W3C traceparent of the trace the check was created in (00-<trace id>-<parent id>-<flags>), or NULL: each run continues that trace with a span of its own (docs/design.md, "Trace context"). A schedule''s occurrence starts a trace of its own.';
+COMMENT ON COLUMN prescient.future_job.tracestate IS 'The W3C tracestate that goes with traceparent (vendor=value,...), or NULL; an occurrence''s names its schedule and time (prescient=schedule:<id>;occurrence:<time>).';
 COMMENT ON COLUMN prescient.future_job.max_attempts IS 'The check''s own max_attempts, over its class''s; null: the class''s.';
 COMMENT ON COLUMN prescient.future_job.backoff_seconds IS 'The check''s own first retry wait, in seconds, over its class''s; null: the class''s.';
 COMMENT ON COLUMN prescient.future_job.backoff_max_seconds IS 'The check''s own longest retry wait, in seconds, over its class''s; null: the class''s.';
@@ -73,6 +75,8 @@ COMMENT ON COLUMN prescient.job_history.backoff_seconds IS 'The check''s own fir
 COMMENT ON COLUMN prescient.job_history.backoff_max_seconds IS 'The check''s own longest retry wait when it ended, in seconds.';
 COMMENT ON COLUMN prescient.job_history.result IS 'What the last run returned besides its answer (any JSON, at most 64 KiB as jsonb text: a class''s JobResult::result, an http answer''s result, a command''s JSON answer, a worker''s through prescient.worker_complete), or NULL (docs/design.md, "Results").';
 COMMENT ON COLUMN prescient.job_history.priority IS 'The check''s priority (future_job.priority); a retry puts it back with it.';
+COMMENT ON COLUMN prescient.job_history.traceparent IS 'The check''s trace context (future_job.traceparent); a retry puts it back with it.';
+COMMENT ON COLUMN prescient.job_history.tracestate IS 'The tracestate that went with it (future_job.tracestate).';
 
 -- cron_schedule
 COMMENT ON TABLE prescient.cron_schedule IS
@@ -119,6 +123,7 @@ COMMENT ON COLUMN prescient.event.occurred_at IS 'The occurrence time (schedules
 COMMENT ON COLUMN prescient.event.emitted_at IS 'When the runner settled it, by its clock; retention deletes by it.';
 COMMENT ON COLUMN prescient.event.payload IS 'The event''s JSON payload.';
 COMMENT ON COLUMN prescient.event.tx IS 'The inserting transaction (xid8): readers take only events whose transaction finished before their snapshot, so a late commit never lands behind a reader''s cursor.';
+COMMENT ON COLUMN prescient.event.traceparent IS 'The traceparent of the run that published the event (the check''s trace, the run''s span as parent), or NULL: a consumer continues that trace.';
 
 -- role_grant
 COMMENT ON TABLE prescient.role_grant IS

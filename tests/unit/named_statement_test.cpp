@@ -103,7 +103,8 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
                               .event_sources = optional_texts,
                               .event_times = ids,
                               .event_payloads = optional_texts,
-                              .event_checks = ids}));
+                              .event_checks = ids,
+                              .event_traceparents = optional_texts}));
   CHECK(count(kLease, Lease{.runner_id = runner, .until = t, .ids = ids}));
   CHECK(count(kLockLiveLeases, LockLiveLeases{.ids = ids, .token = 1, .now = t}));
   CHECK(count(kReleaseLeases, ReleaseLeases{.ids = ids, .token = 1}));

@@ -29,6 +29,9 @@ struct CheckFields {
   TimePoint enqueued_on;
   std::string enqueued_by;
   int priority = 5;  // 0 (first) to 9 (last): docs/design.md, "Priorities"
+  // The W3C trace context it was created in (docs/design.md, "Trace context"); none: not traced.
+  std::optional<std::string> traceparent;
+  std::optional<std::string> tracestate;
 };
 
 struct PendingCheck : CheckFields {

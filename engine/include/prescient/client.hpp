@@ -57,6 +57,11 @@ struct ScheduleRequest {
   // From 0 (first) to 9 (last); none: 5. Among the checks due at the same time, claims take the lower number
   // first (docs/design.md, "Priorities"); SQL judges the range.
   std::optional<int> priority;
+  // The W3C trace context the check is created in (docs/design.md, "Trace context"): a traceparent
+  // (00-<trace id>-<parent id>-<flags>) and, with it only, a tracestate. Each run continues the trace with a
+  // span of its own. SQL judges both.
+  std::optional<std::string> traceparent;
+  std::optional<std::string> tracestate;
   // The check's own policy, over its class's for it alone: max_checks (0: no limit), max_attempts and the
   // backoff (not the timeout, which is the class's). Set by prescient.set_check_policy in the enqueue's
   // transaction, on a check written (created, replaced, debounced); its rules are SQL's.

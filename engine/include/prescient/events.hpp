@@ -25,6 +25,8 @@ struct EventRow {
   nlohmann::json payload;
   std::int64_t seq = 0;
   std::string tx;  // the cursor's first half (xid8 as text)
+  // The trace context of the run that published it (docs/design.md, "Trace context"), or none.
+  std::optional<std::string> traceparent;
 };
 
 // A position in the outbox: after (tx, seq). The default is the beginning.

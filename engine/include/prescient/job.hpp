@@ -55,6 +55,12 @@ struct Check {
   JobPolicy policy;
   int check_count = 0;  // how many times it has run before this run
   int attempts = 0;     // failed attempts since its last successful run
+  // The W3C trace context this run continues (docs/design.md, "Trace context"): the trace the check was
+  // created in, with this run's own span id as the parent id, and the tracestate that goes with it. What
+  // a job sends on to others (the http class's header, the command class's TRACEPARENT). None: the check
+  // carries no trace.
+  std::optional<std::string> traceparent;
+  std::optional<std::string> tracestate;
 };
 
 // A statement a job asks to run with its check's settlement (see JobContext::write).

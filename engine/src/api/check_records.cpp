@@ -27,7 +27,9 @@ nlohmann::json fields_json(const CheckFields& c) {
           {"last_error", optional_json(c.last_error)},
           {"enqueued_on", format_time(c.enqueued_on)},
           {"enqueued_by", c.enqueued_by},
-          {"priority", c.priority}};
+          {"priority", c.priority},
+          {"traceparent", optional_json(c.traceparent)},
+          {"tracestate", optional_json(c.tracestate)}};
 }
 
 }  // namespace

@@ -69,10 +69,12 @@ class Conditions {
 // The CheckFields columns, in the order read_check_fields reads them (db/check_columns.hpp first); both
 // tables have them.
 const std::string kCheckFieldColumns =
-    db::check_column_list(false) + ", last_error, prescient.us(enqueued_on), enqueued_by, priority";
+    db::check_column_list(false) +
+    ", last_error, prescient.us(enqueued_on), enqueued_by, priority, traceparent, tracestate";
 constexpr int kLastErrorColumn = db::kCheckColumnCount, kEnqueuedOnColumn = kLastErrorColumn + 1,
               kEnqueuedByColumn = kLastErrorColumn + 2, kPriorityColumn = kLastErrorColumn + 3,
-              kCheckFieldCount = kLastErrorColumn + 4;
+              kTraceparentColumn = kLastErrorColumn + 4, kTracestateColumn = kLastErrorColumn + 5,
+              kCheckFieldCount = kLastErrorColumn + 6;
 
 const std::string kPendingColumns = kCheckFieldColumns + ", prescient.us(next_check_at)";
 const std::string kHistoryColumns =
@@ -93,18 +95,19 @@ const std::string kMarkRevived =
     "             WHERE id = ANY(ARRAY(SELECT id FROM revived)) AND " + kDeadLetterCondition + ")";
 
 // Puts the failed history rows of a CTE `picked` back as pending checks due at the time (microseconds) of
-// the parameter `due_at` (its placeholder), with their asked-for time, own policy and priority, their
+// the parameter `due_at` (its placeholder), with their asked-for time, own policy, priority and trace, their
 // attempts counted afresh; answers the ids put back. ON CONFLICT without a target: the id (a concurrent
 // retry) or the job key (another pending check).
 std::string revive_picked(const std::string& due_at) {
   return "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
          "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
-         "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority)"
+         "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent, tracestate)"
          "  OVERRIDING SYSTEM VALUE"
          "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
          "         prescient.at_us(" + due_at + "),"
          "         check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
-         "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority FROM picked"
+         "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent,"
+         "         tracestate FROM picked"
          "  ON CONFLICT DO NOTHING RETURNING id";
 }
 
@@ -115,6 +118,8 @@ void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   out.enqueued_on = rows.time(r, kEnqueuedOnColumn);
   out.enqueued_by = rows.text(r, kEnqueuedByColumn);
   out.priority = static_cast<int>(rows.integer(r, kPriorityColumn));
+  out.traceparent = rows.optional_text(r, kTraceparentColumn);
+  out.tracestate = rows.optional_text(r, kTracestateColumn);
 }
 
 }  // namespace

@@ -17,9 +17,12 @@ BufferedWrite schedule_occurrence(const Check& check, const std::string& job, co
                                   const std::string& overlap, TimePoint now) {
   if (overlap == "allow") {
     // The schedule's class was judged when it was added: an occurrence is never refused for it.
-    // The occurrence takes the schedule's priority.
+    // The occurrence takes the schedule's priority, and starts a trace of its own (docs/design.md, "Trace
+    // context").
     return {"SELECT prescient.schedule($1, 'schedule', $2, prescient.at_us($3), $4, NULL, $5::jsonb, 'cron', 'keep',"
-            " prescient.at_us($6), p_allow_unknown_class => true, p_priority => prescient.cron_priority($2))",
+            " prescient.at_us($6), p_allow_unknown_class => true, p_priority => prescient.cron_priority($2),"
+            " p_traceparent => prescient.new_traceparent(),"
+            " p_tracestate => prescient.occurrence_tracestate($2, prescient.at_us($3)))",
             {job, schedule_id, pq::micros(occurrence), job_key, payload, pq::micros(now)}};
   }
   return {"SELECT prescient.cron_occurrence_overlapping($1, $2, $3, prescient.at_us($4), $5, $6::jsonb,"

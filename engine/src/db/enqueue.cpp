@@ -104,11 +104,12 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
       std::string("SELECT ") + kScheduledColumns +
           " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz,"
            " $11::interval, $12::interval, $13::interval, coalesce($14::text[], '{done}'), $15::boolean,"
-           " $16::integer)",
+           " $16::integer, $17, $18)",
       {request.job, request.entity_name, request.entity_key, format_time(at), request.job_key, request.group_key,
        request.payload.dump(), by, std::string(to_string(request.on_conflict)), format_time(now),
        interval_of(request.window), interval_of(request.max_wait), interval_of(request.dedupe_for),
-       outcomes_of(request.dedupe_outcomes), allow_unknown_class ? "true" : "false", text_of(request.priority)});
+       outcomes_of(request.dedupe_outcomes), allow_unknown_class ? "true" : "false", text_of(request.priority),
+       request.traceparent, request.tracestate});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
   const Scheduled scheduled = scheduled_from(rows, 0, 0);
   if (both) {
@@ -125,22 +126,22 @@ namespace {
 // some request has it, so the common call stays as it was.
 struct ItemArrays {
   pq::Param job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, window, max_wait,
-      dedupe_for, dedupe_outcomes, priority;
+      dedupe_for, dedupe_outcomes, priority, traceparent, tracestate;
 
-  // $1 to $13 of both statements, then `now` as $14 and the priorities as $15.
+  // $1 to $13 of both statements, then `now` as $14, the priorities as $15 and the trace context as $16, $17.
   pq::Params params(TimePoint now) && {
     return {std::move(job), std::move(entity_name), std::move(entity_key), std::move(at), std::move(job_key),
             std::move(group_key), std::move(payload), std::move(enqueued_by), std::move(on_conflict),
             std::move(window), std::move(max_wait), std::move(dedupe_for), std::move(dedupe_outcomes),
-            format_time(now), std::move(priority)};
+            format_time(now), std::move(priority), std::move(traceparent), std::move(tracestate)};
   }
 };
 
 ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<const TimePoint> at, const std::string& by) {
   std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts, windows,
-      max_waits, dedupe_fors;
+      max_waits, dedupe_fors, traceparents, tracestates;
   std::vector<std::optional<std::int64_t>> priorities;
-  bool any_window = false, any_once = false, any_priority = false;
+  bool any_window = false, any_once = false, any_priority = false, any_trace = false;
   std::vector<Outcome> dedupe_outcomes;  // one set for the call (Client::schedule_many checks they agree)
   for (auto* column : {&jobs, &entities, &entity_keys, &keys, &groups, &payloads, &bys, &conflicts, &windows, &max_waits,
                        &dedupe_fors}) {
@@ -163,6 +164,9 @@ ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<cons
     if (request.dedupe_for && !request.dedupe_outcomes.empty()) dedupe_outcomes = request.dedupe_outcomes;
     priorities.push_back(request.priority);
     any_priority = any_priority || request.priority.has_value();
+    traceparents.push_back(request.traceparent);
+    tracestates.push_back(request.tracestate);
+    any_trace = any_trace || request.traceparent || request.tracestate;
   }
   const auto sent_if = [](bool any, const std::vector<std::optional<std::string>>& column) {
     return any ? pq::text_array(column) : pq::Param(std::nullopt);
@@ -173,7 +177,8 @@ ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<cons
           .enqueued_by = pq::text_array(bys), .on_conflict = pq::text_array(conflicts),
           .window = sent_if(any_window, windows), .max_wait = sent_if(any_once, max_waits),
           .dedupe_for = sent_if(any_once, dedupe_fors), .dedupe_outcomes = outcomes_of(dedupe_outcomes),
-          .priority = any_priority ? pq::optional_integer_array(priorities) : pq::Param(std::nullopt)};
+          .priority = any_priority ? pq::optional_integer_array(priorities) : pq::Param(std::nullopt),
+          .traceparent = sent_if(any_trace, traceparents), .tracestate = sent_if(any_trace, tracestates)};
 }
 
 }  // namespace
@@ -193,8 +198,8 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
           " $6::text[], $7::text[], $8::text[], $9::text[], p_window => $10::text[]::interval[],"
           " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
           " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz,"
-          " p_priority => $15::bigint[]::integer[], p_report_conflicts => $16::boolean,"
-          " p_allow_unknown_class => $17::boolean)",
+          " p_priority => $15::bigint[]::integer[], p_traceparent => $16::text[], p_tracestate => $17::text[],"
+          " p_report_conflicts => $18::boolean, p_allow_unknown_class => $19::boolean)",
       params);
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
@@ -219,7 +224,8 @@ std::vector<std::optional<std::string>> schedule_problems(soci::session& db, std
       " $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], p_window => $10::text[]::interval[],"
       " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
       " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz,"
-      " p_priority => $15::bigint[]::integer[], p_allow_unknown_class => $16::boolean)",
+      " p_priority => $15::bigint[]::integer[], p_traceparent => $16::text[], p_tracestate => $17::text[],"
+      " p_allow_unknown_class => $18::boolean)",
       std::move(params));
   for (int r = 0; r < rows.rows(); ++r) problems.at(rows.integer(r, 0) - 1) = rows.text(r, 1);
   return problems;

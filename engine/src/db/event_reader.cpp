@@ -21,7 +21,8 @@ nlohmann::json to_json(const EventRow& e) {
           {"occurred_at", format_time(e.occurred_at)},
           {"emitted_at", format_time(e.emitted_at)},
           {"payload", e.payload},
-          {"seq", e.seq}};
+          {"seq", e.seq},
+          {"traceparent", e.traceparent ? nlohmann::json(*e.traceparent) : nlohmann::json(nullptr)}};
 }
 
 EventCursor EventReader::after_id(const std::string& id) {
@@ -60,7 +61,8 @@ EventCursor EventReader::from_time(TimePoint t) {
 std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::optional<std::string>& type, int limit) {
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot read events",
-      "SELECT id, type, source, prescient.us(occurred_at), prescient.us(emitted_at), payload::text, seq, tx::text"
+      "SELECT id, type, source, prescient.us(occurred_at), prescient.us(emitted_at), payload::text, seq, tx::text,"
+      "       traceparent"
       "  FROM prescient.event"
       " WHERE (tx, seq) > ($1::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())"
       "   AND ($3::text IS NULL OR type = $3)"
@@ -75,7 +77,8 @@ std::vector<EventRow> EventReader::read(const EventCursor& cursor, const std::op
               .emitted_at = rows.time(r, 4),
               .payload = readable_payload(rows.text(r, 5)),
               .seq = rows.integer(r, 6),
-              .tx = rows.text(r, 7)};
+              .tx = rows.text(r, 7),
+              .traceparent = rows.optional_text(r, 8)};
   }
   return out;
 }

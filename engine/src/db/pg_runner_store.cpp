@@ -54,6 +54,8 @@ RunnerStore::Claimed checks_from(const pq::Result& rows) {
     c.slot = rows.time(r, kDueColumn);
     c.asked_for = rows.time(r, kAskedForColumn);
     c.policy = own_policy(rows, r);
+    c.traceparent = rows.optional_text(r, kTraceparentColumn);
+    if (c.traceparent) c.tracestate = rows.optional_text(r, kTracestateColumn);
     try {
       c.payload = nlohmann::json::parse(rows.text(r, db::kPayloadColumn));
       out.checks.push_back(std::move(c));
@@ -156,7 +158,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
   std::vector<std::string> jobs;
   std::vector<std::optional<std::int64_t>> run_micros, own_max_checks, own_max_attempts, own_backoff,
       own_backoff_max, backoff, backoff_max;
-  std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads;
+  std::vector<std::optional<std::string>> event_ids, event_types, event_sources, event_payloads, event_traceparents;
   std::vector<std::int64_t> event_times, event_checks;
   for (const SettleItem& item : items) {
     const RanCheck& c = item.check;
@@ -187,6 +189,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
       event_sources.emplace_back(e.source);
       event_times.push_back(to_unix_micros(e.occurred_at));
       event_payloads.emplace_back(e.payload);
+      event_traceparents.push_back(e.traceparent);
     }
   }
   const pq::Result settled = pq::exec(*prepared_, native_connection(db_), "cannot settle checks", kSettle,
@@ -224,7 +227,8 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                                              .event_sources = event_sources,
                                              .event_times = event_times,
                                              .event_payloads = event_payloads,
-                                             .event_checks = event_checks});
+                                             .event_checks = event_checks,
+                                             .event_traceparents = event_traceparents});
   return {.checks = settled.integer(0, 0),
           .events = settled.integer(0, 1),
           .done = settled.integer(0, 2),

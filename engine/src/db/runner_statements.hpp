@@ -20,14 +20,19 @@ namespace prescient::db::runner_sql {
 
 // What a run needs of a claimed check (db/check_columns.hpp), read in binary, then the time it is due:
 // its slot, or a time within the slot that flow control deferred it to.
-// Then the time it was asked for (a row older than migration 0033 has none: its first check's), and the
-// check's own policy (sql/0037; NULL where not set).
+// Then the time it was asked for (a row older than migration 0033 has none: its first check's), the
+// check's own policy (sql/0037; NULL where not set), and the trace context this run sends on: the check's
+// trace with a span id of the run's own (prescient.run_traceparent: each claim is one attempt), and its
+// tracestate (docs/design.md, "Trace context").
 inline const std::string kClaimColumns = check_column_list(true) +
                                          ", next_check_at, coalesce(asked_for_at, first_check_at), max_checks,"
-                                         " max_attempts, backoff_seconds, backoff_max_seconds";
+                                         " max_attempts, backoff_seconds, backoff_max_seconds,"
+                                         " prescient.run_traceparent(traceparent) AS run_traceparent, tracestate";
 inline constexpr int kDueColumn = kCheckColumnCount;
 inline constexpr int kAskedForColumn = kCheckColumnCount + 1;
 inline constexpr int kOwnPolicyColumn = kCheckColumnCount + 2;  // and the three after it
+inline constexpr int kTraceparentColumn = kCheckColumnCount + 6;
+inline constexpr int kTracestateColumn = kCheckColumnCount + 7;
 
 // The classes no runner claims: the paused ones, and worker classes, whose checks workers in the
 // application's own language take (docs/workers.md).
@@ -208,11 +213,12 @@ runs AS (
          attempts, CASE WHEN kind = 'retry' THEN last_error END, run_result::jsonb
     FROM upd),
 ev AS (
-  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)
-  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us(:now), e.payload::jsonb
+  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload, traceparent)
+  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us(:now), e.payload::jsonb,
+         e.traceparent
     FROM unnest(:event_ids::text[], :event_types::text[], :event_sources::text[], :event_times::bigint[],
-                :event_payloads::text[], :event_checks::bigint[])
-      AS e(id, type, source, occurred_us, payload, check_id)
+                :event_payloads::text[], :event_checks::bigint[], :event_traceparents::text[])
+      AS e(id, type, source, occurred_us, payload, check_id, traceparent)
    WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
   ON CONFLICT (id) DO NOTHING RETURNING id),
 ended AS (
@@ -226,7 +232,7 @@ SELECT e.checks + w.checks, (SELECT count(pg_notify('prescient_event', ev.id)) F
        w.checks - w.retried, w.retried, e.failed, e.guarded
   FROM ended e, went_on w
 )sql");
-// One element per check in the first twenty (the same length), one per event in the last six.
+// One element per check in the first twenty (the same length), one per event in the last seven.
 struct Settle {
   const std::vector<std::int64_t>& ids;
   const std::vector<std::optional<std::string>>& errors;  // a failed run's (storable text); null: it answered
@@ -264,6 +270,7 @@ struct Settle {
   const std::vector<std::int64_t>& event_times;  // occurred_at (µs)
   const std::vector<std::optional<std::string>>& event_payloads;
   const std::vector<std::int64_t>& event_checks;  // the check each event belongs to
+  const std::vector<std::optional<std::string>>& event_traceparents;  // the run's trace context, or null
   void bind(pq::Binding& b) const {
     // The columns a batch mostly leaves unset (no failure, no own policy) travel as NULL when all are.
     b.set("ids", pq::integer_array(ids)).set("errors", pq::text_array_or_null(errors));
@@ -286,6 +293,7 @@ struct Settle {
     b.set("event_ids", pq::text_array(event_ids)).set("event_types", pq::text_array(event_types));
     b.set("event_sources", pq::text_array(event_sources)).set("event_times", pq::integer_array(event_times));
     b.set("event_payloads", pq::text_array(event_payloads)).set("event_checks", pq::integer_array(event_checks));
+    b.set("event_traceparents", pq::text_array(event_traceparents));
   }
 };
 

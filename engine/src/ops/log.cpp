@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "core/log_trace.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
 
@@ -17,12 +18,17 @@ namespace {
 class JsonFormatter final : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    const nlohmann::json line{
+    nlohmann::json line{
         {"time", format_time(std::chrono::time_point_cast<Micros>(msg.time))},
         {"level", std::string(spdlog::level::to_string_view(msg.level).data(),
                               spdlog::level::to_string_view(msg.level).size())},
         {"msg", std::string(msg.payload.data(), msg.payload.size())},
     };
+    // Formatted on the logging thread (the sink is synchronous), so the thread's scope is the line's.
+    if (const std::string* traceparent = core::log_traceparent()) {
+      line["trace_id"] = traceparent->substr(3, 32);
+      line["span_id"] = traceparent->substr(36, 16);
+    }
     const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     dest.append(text.data(), text.data() + text.size());
   }

@@ -6,6 +6,7 @@
 
 #include "runner/abandoned_jobs.hpp"
 #include "prescient/duration.hpp"
+#include "prescient/log.hpp"
 #include "core/text_rules.hpp"
 
 namespace prescient::runner {
@@ -108,6 +109,7 @@ UnitResult run_unit(const std::vector<Check>& checks, const WorkUnit& unit, Cont
                                  " results for " + std::to_string(unit.count) + " checks");
       }
     } else {
+      const LogTrace trace(group.front().traceparent);  // what the job logs belongs to its run's trace
       out.results.push_back(unit.exec->run(group.front(), ctx));
     }
   } catch (const std::exception& e) {

@@ -108,7 +108,8 @@ OutboxEvent outbox_event(const Event& event, std::size_t index, const Check& che
               .type = std::move(type),
               .source = event.source.empty() ? std::to_string(check.id) : storable_text(event.source, kMaxNameBytes),
               .occurred_at = occurred_at,
-              .payload = std::move(*payload.text)}};
+              .payload = std::move(*payload.text),
+              .traceparent = check.traceparent}};
 }
 
 std::optional<std::string> write_problem(const BufferedWrite& write, std::size_t index) {

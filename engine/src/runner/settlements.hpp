@@ -56,6 +56,7 @@ struct EventRecord {
   std::string source;
   TimePoint occurred_at;
   std::string payload;  // JSON text
+  std::optional<std::string> traceparent;  // the run's (Check::traceparent): a consumer continues its trace
 };
 
 // What to write for one check at the end of a run: what it answered, judged by the settle statement.

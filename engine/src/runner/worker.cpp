@@ -10,6 +10,7 @@
 #include "core/text_rules.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/flow_limits.hpp"
+#include "prescient/log.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/abandoned_jobs.hpp"
 #include "runner/batch_executor.hpp"
@@ -507,16 +508,23 @@ class Worker::Impl {
       classes_.clear();
     }
     std::vector<SettleItem> items = runner::settlements_of(checks, units, results, limits);
+    const bool log_runs = spdlog::should_log(spdlog::level::debug);
     for (const SettleItem& item : items) {
+      if (!item.answer.failed && !log_runs) continue;
+      const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
       if (item.answer.failed) {
-        const auto check = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return c.id == item.id; });
         log_failure(slot, *check, item.answer.error);
+      } else {
+        const LogTrace trace(check->traceparent);
+        spdlog::debug("slot {} runner {}: job {} ran check {}: {}", format_time(slot), options_.runner_id, check->job,
+                      check->id, item.answer.next ? "next " + format_time(*item.answer.next) : std::string("done"));
       }
     }
     return items;
   }
 
   void log_failure(TimePoint slot, const Check& check, const std::string& error) const {
+    const LogTrace trace(check.traceparent);
     spdlog::warn("slot {} runner {}: job {} failed for check {}: {}", format_time(slot), options_.runner_id,
                  check.job, check.id, one_line(error));
   }

@@ -343,6 +343,10 @@ async function trace(id) {
       field('counts', 'checks / attempts', `${c.check_count} / ${c.attempts}`),
       field('last_error', 'last error', c.last_error),
       field('enqueued', 'enqueued', `${shortTime(c.enqueued_on)} by ${c.enqueued_by}`),
+      // The W3C trace it was created in (00-trace-parent-flags): each run is a span of that trace.
+      field('trace_id', 'trace id', c.traceparent ? c.traceparent.slice(3, 35) : null),
+      field('traceparent', 'created in (traceparent)', c.traceparent),
+      c.tracestate ? field('tracestate', 'tracestate', c.tracestate) : null,
       el('tr', { 'data-field': 'payload' }, el('th', {}, 'payload'),
         el('td', {}, el('pre', { class: 'mono payload' }, JSON.stringify(c.payload, null, 2)))))), actions);
   const entries = timelineOf(t);

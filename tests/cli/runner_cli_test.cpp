@@ -11,6 +11,8 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "http.hpp"
@@ -84,6 +86,52 @@ TEST_CASE("run-slot fires exactly the checks of its slot and prints a summary; -
   const ProcessResult again = run_prescient(with_db({"run-slot", "--slot", slot}, url));
   CHECK(again.exit_code == 0);
   CHECK_THAT(again.out, Catch::StartsWith("slot " + slot + ": claimed 0,"));
+}
+
+// Trace context (docs/operations.md, "Traces in the logs"): a check put in with --traceparent fails its run;
+// the JSON log line of that failure and its history row carry the same trace id, the line the run's span id.
+TEST_CASE("a failed run's JSON log line and its history row carry the trace id given at enqueue") {
+  const std::string url = create_migrated_database(1);
+  const std::string trace = "0af7651916cd43dd8448eb211c80319c";
+  const ProcessResult scheduled = run_prescient(with_db(
+      {"schedule", "--job", "vanished", "--entity-name", "e", "--entity-key", "1", "--at", "@1000000000",
+       "--allow-unknown-class", "--max-attempts", "1", "--traceparent", "00-" + trace + "-b7ad6b7169203331-01",
+       "--json"},
+      url));
+  REQUIRE(scheduled.exit_code == 0);
+  const json created = json::parse(scheduled.out);
+  const std::string slot = created["next_check_at"];
+  ProcessResult fired;
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    fired = run_prescient(with_db({"--log-format", "json", "run-slot", "--slot", slot}, url));
+    if (fired.exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(fired.exit_code == 0);
+  std::optional<json> failure;
+  std::istringstream lines(fired.err);
+  for (std::string line; std::getline(lines, line);) {
+    const json object = json::parse(line);
+    if (object["msg"].get<std::string>().find("failed for check " + std::to_string(created["id"].get<long long>())) !=
+        std::string::npos) {
+      failure = object;
+    }
+  }
+  INFO(fired.err);
+  REQUIRE(failure);
+  CHECK((*failure)["level"] == "warning");
+  CHECK((*failure)["trace_id"] == trace);
+  const std::string span = (*failure)["span_id"];
+  CHECK(span.size() == 16);
+  CHECK(span != "b7ad6b7169203331");  // the run's own span, under the one given
+
+  const ProcessResult shown =
+      run_prescient(with_db({"show", "--id", std::to_string(created["id"].get<long long>()), "--json"}, url));
+  REQUIRE(shown.exit_code == 0);
+  const json history = json::parse(shown.out)["history"];
+  REQUIRE(history.size() == 1);
+  CHECK(history[0]["outcome"] == "failed");
+  CHECK(history[0]["traceparent"].get<std::string>().substr(3, 32) == trace);
 }
 
 // The class registry (docs/design.md, "The class registry"): enqueue knows the classes the database knows;

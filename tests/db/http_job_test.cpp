@@ -60,7 +60,7 @@ nlohmann::json kilobyte_result() {
 
 // What the receiver saw of one request.
 struct Seen {
-  std::string path, idempotency_key;
+  std::string path, idempotency_key, traceparent, tracestate;
   bool signature_ok = false;
   nlohmann::json body;
 };
@@ -75,6 +75,8 @@ class Receiver {
       Seen seen;
       seen.path = request.matches[1].str();
       seen.idempotency_key = request.get_header_value("Idempotency-Key");
+      seen.traceparent = request.get_header_value("traceparent");
+      seen.tracestate = request.get_header_value("tracestate");
       const std::string timestamp = request.get_header_value("Prescient-Timestamp");
       seen.signature_ok =
           request.get_header_value("Prescient-Signature") == "v1=" + hmac_hex(kSecret, timestamp + "." + request.body);
@@ -271,6 +273,38 @@ TEST_CASE("http: each answer settles its check as documented, signed, with a sta
   }
   CHECK(keys == std::vector<std::string>{first_key, first_key});
   CHECK(std::get<1>(f.pending(down)) == 2);
+}
+
+TEST_CASE("http: each attempt sends the check's trace as traceparent, with a parent id of its own") {
+  Fixture f;
+  const std::string trace = "0af7651916cd43dd8448eb211c80319c";
+  const std::string given = "00-" + trace + "-b7ad6b7169203331-01";
+  long long id = 0;
+  *f.db << "SELECT id FROM prescient.schedule('http', 'order', 'down', '2026-11-21T10:00:00Z',"
+           " p_payload => '{\"target\": \"shop\", \"path\": \"/down\"}', p_now => '2026-11-21T09:00:00Z',"
+           " p_traceparent => :tp, p_tracestate => 'shop=1')",
+      soci::use(given), soci::into(id);
+  const long long untraced = f.to("done");
+  f.fire("2026-11-21T10:00:00Z");
+  f.fire((std::get<0>(f.pending(id)).substr(0, 17) + "05Z").c_str());  // the retry
+  std::vector<std::string> parents;
+  for (const Seen& s : f.receiver.seen()) {
+    if (s.path == "done") {
+      CHECK(s.traceparent.empty());  // a check without a trace sends none
+      CHECK(s.tracestate.empty());
+      continue;
+    }
+    INFO(s.traceparent);
+    REQUIRE(s.traceparent.size() == 55);
+    CHECK(s.traceparent.substr(0, 36) == "00-" + trace + "-");  // the trace given at enqueue
+    CHECK(s.traceparent.substr(52) == "-01");
+    CHECK(s.tracestate == "shop=1");
+    parents.push_back(s.traceparent.substr(36, 16));
+  }
+  REQUIRE(parents.size() == 2);
+  CHECK(parents[0] != parents[1]);  // each attempt a span of its own
+  CHECK(parents[0] != "b7ad6b7169203331");
+  CHECK(f.outcome(untraced) == "done");
 }
 
 TEST_CASE("http: an answer's result is kept in the history; one over 64 KiB fails its check alone") {

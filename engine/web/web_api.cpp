@@ -146,8 +146,8 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                const FutureZoom by = zoom == "slot" ? FutureZoom::slot : zoom == "hour" ? FutureZoom::hour : FutureZoom::day;
                send_json(response, to_json(future(db, by, c->clock.now())));
              }));
-  server.Get("/api/past", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
-               send_json(response, array_of(finished_hours(db)));
+  server.Get("/api/past", serve(c->reading, [c](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               send_json(response, to_json(past_day(db, c->clock.now())));
              }));
   server.Get("/api/checks", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const PendingFilter filter{.job = param(request, "job"),

@@ -232,6 +232,11 @@ TEST_CASE("the dashboard's charts read like time: every bucket a column, ticks a
          "   FROM (VALUES (1, interval '2 hours', 'done'), (2, interval '2 hours', 'done'), (3, interval '2 hours', 'failed'),"
          "                (4, interval '5 hours', 'done'), (5, interval '20 hours', 'cancelled'),"
          "                (6, interval '2 days', 'done')) AS v(i, ago, outcome)";
+  // Deferrals by two limits: 30 minutes and 3 hours ago, and one 30 hours ago, out of the past day.
+  *db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
+         " SELECT i, now() - ago, limit_name, 'acme', now() FROM (VALUES (1, interval '30 minutes', 'crm'),"
+         "   (2, interval '30 minutes', 'crm'), (3, interval '3 hours', 'crm'), (4, interval '3 hours', 'api'),"
+         "   (5, interval '3 hours', 'api'), (6, interval '30 hours', 'api')) AS v(i, ago, limit_name)";
   const WebProcess web(url);
   httplib::Client client("127.0.0.1", web.port());
   Chromium browser;
@@ -289,6 +294,22 @@ TEST_CASE("the dashboard's charts read like time: every bucket a column, ticks a
                      ".map(r => r.dataset.series + '=' + r.dataset.value).sort()") ==
         json{"cancelled=1", "done=1", "done=2", "failed=1"});
 
+  // Deferrals per limit over the past day, each hour as flow_deferral counts it.
+  browser.open(web.base() + "/limits");
+  const json deferrals = get_json(client, "/api/limits/deferrals").second;
+  CHECK(deferrals["bucket_seconds"] == 3600);
+  const json deferred = columns_of(browser, "deferrals");
+  REQUIRE(deferred.size() == 25);
+  CHECK(deferred == sql_columns(*db, string_of(deferred[0][0]), prescient::format_time(time_of(deferred[24][0]) + 1h),
+                                "1 hour",
+                                "SELECT count(*) FROM prescient.flow_deferral"
+                                " WHERE deferred_at >= s AND deferred_at < s + interval '1 hour'"));
+  CHECK(std::count_if(deferred.begin(), deferred.end(), [](const json& c) { return c[1] != 0; }) == 2);
+  CHECK(browser.eval("[...document.querySelectorAll('[data-chart=deferrals] rect[data-series]')]"
+                     ".map(r => r.dataset.series + '=' + r.dataset.value).sort()") == json{"api=2", "crm=1", "crm=2"});
+  CHECK(browser.eval("[...document.querySelectorAll('[data-chart=deferrals] ~ .legend span')].map(s => s.textContent)") ==
+        json{"api", "crm"});
+  browser.screenshot(screenshot_path("charts-deferrals.png"));
 }
 
 TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead letters, in a real browser") {
@@ -509,7 +530,7 @@ TEST_CASE("the dashboard read-only with the documented read-only role (docs/web.
     const long long id = count_of(*db, "SELECT min(id) FROM prescient.future_job");
     for (const std::string& path : std::vector<std::string>{"/api/stats", "/api/future?zoom=day", "/api/past", "/api/checks?job=emit",
                                    "/api/checks/" + std::to_string(id), "/api/dead-letters", "/api/dead-letters/count",
-                                   "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits",
+                                   "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits", "/api/limits/deferrals",
                                    "/api/jobs"}) {
       const auto [status, body] = get_json(client, path);
       INFO(path << ": " << body.dump());

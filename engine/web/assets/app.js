@@ -449,7 +449,8 @@ function weightsOf(text) {
 // Flow limits (docs/flow-control.md) and the deferrals each made per key value: set and removed here,
 // with `prescient limits` or in SQL.
 async function limits() {
-  const r = await api('/api/limits');
+  // The chart's count may be stopped (a day of many deferrals): the page is drawn without it then.
+  const [r, perHour] = await Promise.all([api('/api/limits'), api('/api/limits/deferrals').catch((e) => e)]);
   const remove = (name) => onClick(`Remove limit ${name}? Checks it deferred keep their times.`, async () => {
     await act(`/api/limits/${encodeURIComponent(name)}/remove`); toast(`Limit ${name} removed`); await limits();
   });
@@ -494,11 +495,19 @@ async function limits() {
     el('tbody', {}, r.deferrals.map((d) => el('tr', { 'data-limit': d.limit, 'data-key': d.key_value },
       el('td', {}, d.limit), el('td', { class: 'mono' }, d.key_value), el('td', {}, number(d.deferred)),
       el('td', {}, shortTime(d.last_deferred_at))))));
+  let chart = el('p', { class: 'muted' }, 'No check deferred in the past day.');
+  if (perHour instanceof Error) chart = el('p', { class: 'muted', 'data-error': true }, perHour.message);
+  else if (perHour.hours.length) {
+    const names = [...new Set(perHour.hours.map((h) => h.limit))].sort();
+    chart = timeChart('deferrals', perHour, perHour.hours.map((h) => ({ at: h.hour, series: h.limit, value: h.deferred })),
+      Object.fromEntries(names.map((name, i) => [name, palette[i % palette.length]])), `Checks deferred by limit, ${columnOf(perHour)}`);
+  }
   page('Limits',
     el('p', { class: 'muted' }, 'A check over its budget moves to when its budget allows. Setting a limit of an existing name replaces it whole.'),
     r.limits.length ? table : el('p', { class: 'muted', 'data-limits': 'none' }, 'No limits.'),
     ...(form ? [el('h2', {}, 'Set a limit'), form] : []),
-    el('h2', {}, 'Deferrals'),
+    el('h2', {}, 'Deferrals in the past day, per hour'), el('div', { class: 'panel' }, chart),
+    el('h2', {}, 'Deferrals per key value, in all'),
     r.deferrals.length ? deferred : el('p', { class: 'muted' }, 'No check deferred yet.'));
 }
 

@@ -183,10 +183,10 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
   // The Limits page's chart: deferrals per hour and limit over the past day, counted from the deferrals.
   server.Get("/api/limits/deferrals", serve(c->reading, [c](soci::session& db, const httplib::Request&, httplib::Response& response) {
                const BucketSpan span = past_day_hours(c->clock.now());
-               nlohmann::json answer{{"hours", array_of(within_read_time(db, "counting the past day's deferrals",
-                                                                         "the totals per key value (the table) are kept as they happen", [&] {
-                                                                           return FlowLimits(db).deferrals_per_hour(span.from, span.to);
-                                                                         }))}};
+               const auto hours = within_read_time(db, "counting the past day's deferrals",
+                                                   "the totals per key value are in the table below",
+                                                   [&] { return FlowLimits(db).deferrals_per_hour(span.from, span.to); });
+               nlohmann::json answer{{"hours", array_of(hours)}};
                add_span(answer, span);
                send_json(response, answer);
              }));

@@ -485,6 +485,18 @@ TEST_CASE("the dashboard's limits and a check's deferrals, in a real browser, th
              Catch::StartsWith("deferred by limit crm (" + kHostileKey + ") until "));
   CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
   CHECK(browser.eval("document.title") == "prescient");
+
+  // A day of deferrals too many to count in 5 s (here: their table locked by another session): the chart's
+  // count is stopped, and the page says so and draws the rest.
+  auto locker = connect_to(url);
+  *locker << "BEGIN";
+  *locker << "LOCK TABLE prescient.flow_deferral IN ACCESS EXCLUSIVE MODE";
+  browser.open(web.base() + "/limits");
+  *locker << "ROLLBACK";
+  CHECK(text_of(browser, "[data-chart-error=deferrals]") ==
+        "counting the past day's deferrals took longer than 5s and was stopped: the totals per key value are in the table below");
+  CHECK(browser.eval("document.querySelectorAll('[data-chart=deferrals]').length") == 0);
+  CHECK(text_of(browser, "[data-table=deferrals] tbody td:nth-child(3)") == "7");
 }
 
 TEST_CASE("the dashboard read-only: no button, and an action refused even with the page's token") {

@@ -152,7 +152,7 @@ function timeChart(id, span, points, colours, what) {
   const chart = svg('svg', { viewBox: `0 0 ${w} ${h}`, role: 'img', 'data-chart': id });
   const text = (attrs, content) => { const node = svg('text', { 'font-size': 11, fill: '#687385', ...attrs }); node.textContent = content; return node; };
   chart.append(svg('line', { x1: left, x2: w - right, y1: top, y2: top, stroke: '#eef1f5' }),
-    text({ x: left - 6, y: top + 4, 'text-anchor': 'end', 'data-most': most }, number(most)),
+    text({ x: left - 6, y: top + 4, 'text-anchor': 'end' }, number(most)),
     text({ x: left - 6, y: top + plot, 'text-anchor': 'end' }, '0'));
   for (const tick of ticksOf(from, to, 12)) {
     const g = svg('g', { 'data-tick': isoOf(tick.at) });
@@ -182,6 +182,7 @@ function timeChart(id, span, points, colours, what) {
     el('div', { class: 'axis muted', 'data-zone': localZone }, `${what}; times in your zone, ${localZone}`),
     legendOf(Object.entries(colours)));
 }
+
 // What a column of a span is, for the chart's caption.
 function columnOf(span) {
   const s = span.bucket_seconds;
@@ -496,7 +497,7 @@ async function limits() {
       el('td', {}, d.limit), el('td', { class: 'mono' }, d.key_value), el('td', {}, number(d.deferred)),
       el('td', {}, shortTime(d.last_deferred_at))))));
   let chart = el('p', { class: 'muted' }, 'No check deferred in the past day.');
-  if (perHour instanceof Error) chart = el('p', { class: 'muted', 'data-error': true }, perHour.message);
+  if (perHour instanceof Error) chart = el('p', { class: 'muted', 'data-chart-error': 'deferrals' }, perHour.message);
   else if (perHour.hours.length) {
     const names = [...new Set(perHour.hours.map((h) => h.limit))].sort();
     chart = timeChart('deferrals', perHour, perHour.hours.map((h) => ({ at: h.hour, series: h.limit, value: h.deferred })),

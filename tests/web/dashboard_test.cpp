@@ -143,6 +143,21 @@ json sql_ticks(soci::session& db, const std::string& from, const std::string& to
   return json::parse(ticks);
 }
 
+// SQL's ticks of months: [instant (UTC), label] at each local midnight of a 1st in [from, to); labelled with
+// the month ("Sept", as en-GB writes it), January with its year.
+json sql_month_ticks(soci::session& db, const std::string& from, const std::string& to, const std::string& zone) {
+  std::string ticks;
+  db << "SELECT json_agg(json_build_array(to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+        "         replace(to_char(m, 'Mon'), 'Sep', 'Sept') || CASE WHEN extract(month FROM m) = 1 THEN to_char(m, ' YYYY')"
+        "         ELSE '' END) ORDER BY t)::text"
+        "  FROM (SELECT :zone::text AS z) AS zone,"
+        "       generate_series(date_trunc('month', :from::timestamptz AT TIME ZONE z), :to::timestamptz AT TIME ZONE z,"
+        "                       interval '1 month') AS m, LATERAL (SELECT m AT TIME ZONE z AS t) AS local"
+        " WHERE t >= :from::timestamptz AND t < :to::timestamptz",
+      soci::use(zone), soci::use(from), soci::use(to), soci::use(from), soci::use(to), soci::into(ticks);
+  return json::parse(ticks);
+}
+
 // `prescient web`'s JSON: status and body of a GET.
 std::pair<int, json> get_json(httplib::Client& client, const std::string& path) {
   const auto answer = client.Get(path.c_str());
@@ -278,6 +293,15 @@ TEST_CASE("the dashboard's charts read like time: every bucket a column, ticks a
   REQUIRE(hour_ticks.size() >= 8);
   CHECK(hour_ticks[0][0].get<std::string>().substr(14) == "30:00Z");
   CHECK(hour_ticks == sql_ticks(*db, string_of(by_hour["from"]), string_of(by_hour["to"]), zone, 180));
+
+  // By day: a year of UTC days, ticks at Adelaide's midnight on the 1st of each month.
+  browser.open(web.base() + "/?zoom=day");
+  const json by_day = get_json(client, "/api/future?zoom=day").second;
+  CHECK(by_day["bucket_seconds"] == 86400);
+  CHECK(columns_of(browser, "future").size() == 367);
+  const json month_ticks = ticks_of(browser, "future");
+  CHECK(month_ticks.size() >= 12);
+  CHECK(month_ticks == sql_month_ticks(*db, string_of(by_day["from"]), string_of(by_day["to"]), zone));
 
   // The past day: its 25 UTC hours (the hour a day ago through the current one), quiet ones drawn empty,
   // each as job_history counts it.

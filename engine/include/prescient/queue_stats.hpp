@@ -92,7 +92,7 @@ struct BucketSpan {
   Micros width{};
 };
 // The past day by UTC hour as the figures count it (sql/functions/075_queue_figures.sql): from the hour a
-// day before `now` through the hour of `now`, 25 hours unless `now` is on the hour.
+// day before `now` through the hour of `now`: 25 hours.
 BucketSpan past_day_hours(TimePoint now);
 // Its fields "from", "to" and "bucket_seconds", added to an answer's object.
 void add_span(nlohmann::json& answer, const BucketSpan& span);

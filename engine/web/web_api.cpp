@@ -103,19 +103,19 @@ httplib::Server::Handler serve(SessionPool& pool, Handler handler) {
 }
 
 // A search is indexed for each filter alone (docs/web.md); filters together can still make the server walk
-// far for the rare combination none of the rows has. Such a search is cut, not left to hold a session.
-constexpr std::chrono::seconds kSearchTimeout{5};
+// far for the rare combination none of the rows has. The deferrals of a day are as many as the limits held
+// back. Such a read is cut, not left to hold a session; `what` and `advice` make the answer's message.
+constexpr std::chrono::seconds kReadTimeout{5};
 
-template <class Search>
-auto within_search_time(soci::session& db, Search search) {
+template <class Read>
+auto within_read_time(soci::session& db, const std::string& what, const std::string& advice, Read read) {
   try {
-    decltype(search()) found;
-    within_statement_timeout(db, kSearchTimeout, [&] { found = search(); });
+    decltype(read()) found;
+    within_statement_timeout(db, kReadTimeout, [&] { found = read(); });
     return found;
   } catch (const DatabaseError& e) {
     if (e.sqlstate() != "57014") throw;  // query_canceled
-    throw DatabaseError("the search took longer than " + std::to_string(kSearchTimeout.count()) +
-                            "s and was stopped: narrow it with a job key, an entity, or a class",
+    throw DatabaseError(what + " took longer than " + std::to_string(kReadTimeout.count()) + "s and was stopped: " + advice,
                         e.sqlstate());
   }
 }
@@ -146,8 +146,8 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                const FutureZoom by = zoom == "slot" ? FutureZoom::slot : zoom == "hour" ? FutureZoom::hour : FutureZoom::day;
                send_json(response, to_json(future(db, by, c->clock.now())));
              }));
-  server.Get("/api/past", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
-               send_json(response, array_of(finished_hours(db)));
+  server.Get("/api/past", serve(c->reading, [c](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               send_json(response, to_json(past_day(db, c->clock.now())));
              }));
   server.Get("/api/checks", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const PendingFilter filter{.job = param(request, "job"),
@@ -163,7 +163,8 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                if (filter.entity_key && !filter.entity_name) {
                  throw InvalidInput("an entity key is searched within an entity name: give entity_name too");
                }
-               send_json(response, array_of(within_search_time(db, [&] { return Checks(db).pending(filter); })));
+               send_json(response, array_of(within_read_time(db, "the search", "narrow it with a job key, an entity, or a class",
+                                                            [&] { return Checks(db).pending(filter); })));
              }));
   server.Get(R"(/api/checks/(\d+))", serve(c->reading, [](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const CheckTrace found = Checks(db).trace(id_of(request), std::nullopt);
@@ -178,6 +179,16 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
   server.Get("/api/limits", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
                FlowLimits limits(db);
                send_json(response, {{"limits", array_of(limits.list())}, {"deferrals", array_of(limits.figures())}});
+             }));
+  // The Limits page's chart: deferrals per hour and limit over the past day, counted from the deferrals.
+  server.Get("/api/limits/deferrals", serve(c->reading, [c](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               const BucketSpan span = past_day_hours(c->clock.now());
+               const auto hours = within_read_time(db, "counting the past day's deferrals",
+                                                   "the totals per key value are in the table below",
+                                                   [&] { return FlowLimits(db).deferrals_per_hour(span.from, span.to); });
+               nlohmann::json answer{{"hours", array_of(hours)}};
+               add_span(answer, span);
+               send_json(response, answer);
              }));
   server.Get("/api/jobs", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
                send_json(response, array_of(job_class_listing(db)));

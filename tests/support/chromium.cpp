@@ -126,6 +126,8 @@ void Chromium::open(const std::string& url) {
              "document.body.dataset.ready === 'true'");
 }
 
+void Chromium::set_time_zone(const std::string& zone) { call("Emulation.setTimezoneOverride", {{"timezoneId", zone}}); }
+
 void Chromium::screenshot(const std::string& path) {
   const nlohmann::json shot = call("Page.captureScreenshot", {{"format", "png"}, {"captureBeyondViewport", true}});
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());

@@ -26,6 +26,9 @@ class Chromium {
   nlohmann::json eval(const std::string& expression);
   // Waits (at most 15 s) until the expression is true.
   void wait_until(const std::string& expression);
+  // Runs the page in this IANA time zone ("Australia/Adelaide") instead of the machine's, from the next
+  // page loaded on (DevTools' Emulation.setTimezoneOverride: Date and Intl follow it).
+  void set_time_zone(const std::string& zone);
   // The page as a PNG file.
   void screenshot(const std::string& path);
 

@@ -101,6 +101,63 @@ class ThreeLooksThenDone final : public prescient::JobExec {
   }
 };
 
+prescient::TimePoint time_of(const json& text) { return prescient::parse_time(text.get<std::string>()); }
+std::string string_of(const json& text) { return text.get<std::string>(); }
+
+// The columns a chart drew, in order: [start (UTC), total] each, empty ones included.
+json columns_of(Chromium& browser, const std::string& chart) {
+  return browser.eval("[...document.querySelectorAll('[data-chart=" + chart + "] [data-starts-at]')]"
+                      ".map(g => [g.dataset.startsAt, Number(g.dataset.total)])");
+}
+
+// The ticks a chart drew, in order: [instant (UTC), label] each.
+json ticks_of(Chromium& browser, const std::string& chart) {
+  return browser.eval("[...document.querySelectorAll('[data-chart=" + chart + "] [data-tick]')]"
+                      ".map(g => [g.dataset.tick, g.textContent])");
+}
+
+// SQL's columns for the same span: one [start, count] per bucket of `width` from `from` until `to`, the count
+// a scalar query over s, the bucket's start.
+json sql_columns(soci::session& db, const std::string& from, const std::string& to, const std::string& width,
+                 const std::string& count) {
+  std::string columns;
+  db << "SELECT json_agg(json_build_array(to_char(s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), (" + count +
+            ")) ORDER BY s)::text"
+        "  FROM generate_series(:from::timestamptz, :to::timestamptz - :width::interval, :step::interval) AS s",
+      soci::use(from), soci::use(to), soci::use(width), soci::use(width), soci::into(columns);
+  return json::parse(columns);
+}
+
+// SQL's ticks for a span in a zone: [instant (UTC), label] at each local time in [from, to) whose minute of
+// the day is a multiple of `minutes`; labelled HH:MM, a midnight by its day ("9 Mar", as en-GB writes it).
+json sql_ticks(soci::session& db, const std::string& from, const std::string& to, const std::string& zone, int minutes) {
+  std::string ticks;
+  db << "SELECT json_agg(json_build_array(to_char(s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+        "         CASE WHEN to_char(s AT TIME ZONE z, 'HH24:MI') = '00:00'"
+        "              THEN replace(to_char(s AT TIME ZONE z, 'FMDD Mon'), 'Sep', 'Sept')"
+        "              ELSE to_char(s AT TIME ZONE z, 'HH24:MI') END) ORDER BY s)::text"
+        "  FROM generate_series(:from::timestamptz, :to::timestamptz - interval '1 minute', interval '1 minute') AS s,"
+        "       (SELECT :zone::text AS z) AS zone"
+        " WHERE (extract(hour FROM s AT TIME ZONE z) * 60 + extract(minute FROM s AT TIME ZONE z))::int % :minutes = 0",
+      soci::use(from), soci::use(to), soci::use(zone), soci::use(minutes), soci::into(ticks);
+  return json::parse(ticks);
+}
+
+// SQL's ticks of months: [instant (UTC), label] at each local midnight of a 1st in [from, to); labelled with
+// the month ("Sept", as en-GB writes it), January with its year.
+json sql_month_ticks(soci::session& db, const std::string& from, const std::string& to, const std::string& zone) {
+  std::string ticks;
+  db << "SELECT json_agg(json_build_array(to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+        "         replace(to_char(m, 'Mon'), 'Sep', 'Sept') || CASE WHEN extract(month FROM m) = 1 THEN to_char(m, ' YYYY')"
+        "         ELSE '' END) ORDER BY t)::text"
+        "  FROM (SELECT :zone::text AS z) AS zone,"
+        "       generate_series(date_trunc('month', :from::timestamptz AT TIME ZONE z), :to::timestamptz AT TIME ZONE z,"
+        "                       interval '1 month') AS m, LATERAL (SELECT m AT TIME ZONE z AS t) AS local"
+        " WHERE t >= :from::timestamptz AND t < :to::timestamptz",
+      soci::use(zone), soci::use(from), soci::use(to), soci::use(from), soci::use(to), soci::into(ticks);
+  return json::parse(ticks);
+}
+
 // `prescient web`'s JSON: status and body of a GET.
 std::pair<int, json> get_json(httplib::Client& client, const std::string& path) {
   const auto answer = client.Get(path.c_str());
@@ -124,7 +181,7 @@ TEST_CASE("the dashboard in a real browser: its figures are SQL's, database text
     CHECK(text_of(browser, "[data-figure=finished_last_hour]") == "4");
     // The future: every pending check is within the next hour, one bar per slot that has any.
     CHECK(text_of(browser, "[data-figure=future_total]") == "8 checks");
-    CHECK(browser.eval("document.querySelectorAll('[data-chart=future] rect').length") ==
+    CHECK(browser.eval("document.querySelectorAll('[data-chart=future] rect[data-series]').length") ==
           count_of(*db, "SELECT count(DISTINCT next_check_at) FROM prescient.future_job"));
     CHECK(browser.eval("document.querySelectorAll('[data-table=lateness] tbody tr').length") >= 1);
     browser.screenshot(screenshot_path("overview.png"));
@@ -171,6 +228,112 @@ TEST_CASE("the dashboard in a real browser: its figures are SQL's, database text
     browser.wait_until("document.querySelectorAll('[data-table=dead-letters]').length === 0");
     CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = 9100") == 1);
   }
+}
+
+TEST_CASE("the dashboard's charts read like time: every bucket a column, ticks at round local times, the zone named") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  // Checks in the slots 1 and 4 ahead of the one the dashboard counts at its start: scheduled early in a
+  // minute, so that the slot of now is still the current one then.
+  while (count_of(*db, "SELECT extract(second FROM now())::int") >= 50) std::this_thread::sleep_for(500ms);
+  *db << "SELECT prescient.schedule('emit', 'user', 'a' || i, date_bin('1 minute', now(), 'epoch') + interval '1 minute')"
+         "  FROM generate_series(1, 2) i";
+  *db << "SELECT prescient.schedule('noop', 'user', 'b', date_bin('1 minute', now(), 'epoch') + interval '4 minutes')";
+  // Settlements 2, 5 and 20 hours ago (three outcomes), and one two days ago, out of the past day.
+  *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
+         "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome)"
+         " SELECT 5000 + i, 'emit', 'user', 'h' || i, '{}', now() - ago, now() - ago, 1, 1, NULL, now() - ago, 'app',"
+         "        now() - ago + interval '1 second', 'r', outcome"
+         "   FROM (VALUES (1, interval '2 hours', 'done'), (2, interval '2 hours', 'done'), (3, interval '2 hours', 'failed'),"
+         "                (4, interval '5 hours', 'done'), (5, interval '20 hours', 'cancelled'),"
+         "                (6, interval '2 days', 'done')) AS v(i, ago, outcome)";
+  // Deferrals by two limits: 30 minutes and 3 hours ago, and one 30 hours ago, out of the past day.
+  *db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
+         " SELECT i, now() - ago, limit_name, 'acme', now() FROM (VALUES (1, interval '30 minutes', 'crm'),"
+         "   (2, interval '30 minutes', 'crm'), (3, interval '3 hours', 'crm'), (4, interval '3 hours', 'api'),"
+         "   (5, interval '3 hours', 'api'), (6, interval '30 hours', 'api')) AS v(i, ago, limit_name)";
+  const WebProcess web(url);
+  httplib::Client client("127.0.0.1", web.port());
+  Chromium browser;
+  // Adelaide is 9:30 or 10:30 ahead of UTC: its round hours are not UTC's.
+  const std::string zone = "Australia/Adelaide";
+  browser.set_time_zone(zone);
+
+  // The future by slot: an hour of one-minute slots from the one after the current slot, the empty ones drawn.
+  browser.open(web.base() + "/?zoom=slot");
+  const json future = get_json(client, "/api/future?zoom=slot").second;
+  CHECK(future["bucket_seconds"] == 60);
+  CHECK(future["from"] == prescient::format_time(time_of(future["current_slot"]) + 1min));
+  CHECK(future["to"] == prescient::format_time(time_of(future["current_slot"]) + 61min));
+  const json slots = columns_of(browser, "future");
+  REQUIRE(slots.size() == 60);
+  CHECK(slots[0][0] == future["from"]);
+  CHECK(json{slots[0][1], slots[1][1], slots[2][1], slots[3][1], slots[4][1]} == json{2, 0, 0, 1, 0});
+  CHECK(slots == sql_columns(*db, string_of(future["from"]), string_of(future["to"]), "1 minute",
+                             "SELECT count(*) FROM prescient.future_job"
+                             " WHERE next_check_at > s - interval '1 minute' AND next_check_at <= s"));
+  CHECK(browser.eval("[...document.querySelectorAll('[data-chart=future] [data-starts-at]')].slice(0, 4)"
+                     ".map(g => [...g.querySelectorAll('rect[data-series]')].map(r => r.dataset.series + '=' + r.dataset.value))") ==
+        json{{"emit=2"}, json::array(), json::array(), {"noop=1"}});
+  // Ticks every 5 minutes of Adelaide's clock, labelled in it; the zone is named under the chart.
+  const json ticks = ticks_of(browser, "future");
+  CHECK(ticks.size() == 12);
+  CHECK(ticks == sql_ticks(*db, string_of(future["from"]), string_of(future["to"]), zone, 5));
+  CHECK(text_of(browser, "[data-chart=future] ~ [data-zone]") ==
+        "Pending checks, one column per slot (1 min); times in your zone, " + zone);
+  CHECK(browser.eval("document.querySelector('[data-chart=future] ~ [data-zone]').dataset.zone") == zone);
+  browser.screenshot(screenshot_path("charts-future-slot.png"));
+
+  // By hour: every 3 hours of Adelaide's day, at half past a UTC hour.
+  browser.open(web.base() + "/?zoom=hour");
+  const json by_hour = get_json(client, "/api/future?zoom=hour").second;
+  CHECK(by_hour["bucket_seconds"] == 3600);
+  CHECK(columns_of(browser, "future").size() == 25);
+  const json hour_ticks = ticks_of(browser, "future");
+  REQUIRE(hour_ticks.size() >= 8);
+  CHECK(hour_ticks[0][0].get<std::string>().substr(14) == "30:00Z");
+  CHECK(hour_ticks == sql_ticks(*db, string_of(by_hour["from"]), string_of(by_hour["to"]), zone, 180));
+
+  // By day: a year of UTC days, ticks at Adelaide's midnight on the 1st of each month.
+  browser.open(web.base() + "/?zoom=day");
+  const json by_day = get_json(client, "/api/future?zoom=day").second;
+  CHECK(by_day["bucket_seconds"] == 86400);
+  CHECK(columns_of(browser, "future").size() == 367);
+  const json month_ticks = ticks_of(browser, "future");
+  CHECK(month_ticks.size() >= 12);
+  CHECK(month_ticks == sql_month_ticks(*db, string_of(by_day["from"]), string_of(by_day["to"]), zone));
+
+  // The past day: its 25 UTC hours (the hour a day ago through the current one), quiet ones drawn empty,
+  // each as job_history counts it.
+  const json past = get_json(client, "/api/past").second;
+  CHECK(time_of(past["to"]) - time_of(past["from"]) == 25h);
+  const json hours = columns_of(browser, "past");
+  REQUIRE(hours.size() == 25);
+  CHECK(hours[0][0] == past["from"]);
+  CHECK(hours == sql_columns(*db, string_of(past["from"]), string_of(past["to"]), "1 hour",
+                             "SELECT count(*) FROM prescient.job_history"
+                             " WHERE finished_at >= s AND finished_at < s + interval '1 hour'"));
+  CHECK(std::count_if(hours.begin(), hours.end(), [](const json& c) { return c[1] != 0; }) == 3);
+  CHECK(browser.eval("[...document.querySelectorAll('[data-chart=past] rect[data-series]')]"
+                     ".map(r => r.dataset.series + '=' + r.dataset.value).sort()") ==
+        json{"cancelled=1", "done=1", "done=2", "failed=1"});
+
+  // Deferrals per limit over the past day, each hour as flow_deferral counts it.
+  browser.open(web.base() + "/limits");
+  const json deferrals = get_json(client, "/api/limits/deferrals").second;
+  CHECK(deferrals["bucket_seconds"] == 3600);
+  const json deferred = columns_of(browser, "deferrals");
+  REQUIRE(deferred.size() == 25);
+  CHECK(deferred == sql_columns(*db, string_of(deferred[0][0]), prescient::format_time(time_of(deferred[24][0]) + 1h),
+                                "1 hour",
+                                "SELECT count(*) FROM prescient.flow_deferral"
+                                " WHERE deferred_at >= s AND deferred_at < s + interval '1 hour'"));
+  CHECK(std::count_if(deferred.begin(), deferred.end(), [](const json& c) { return c[1] != 0; }) == 2);
+  CHECK(browser.eval("[...document.querySelectorAll('[data-chart=deferrals] rect[data-series]')]"
+                     ".map(r => r.dataset.series + '=' + r.dataset.value).sort()") == json{"api=2", "crm=1", "crm=2"});
+  CHECK(browser.eval("[...document.querySelectorAll('[data-chart=deferrals] ~ .legend span')].map(s => s.textContent)") ==
+        json{"api", "crm"});
+  browser.screenshot(screenshot_path("charts-deferrals.png"));
 }
 
 TEST_CASE("the dashboard's schedules, live events, runners and retry of all dead letters, in a real browser") {
@@ -346,6 +509,18 @@ TEST_CASE("the dashboard's limits and a check's deferrals, in a real browser, th
              Catch::StartsWith("deferred by limit crm (" + kHostileKey + ") until "));
   CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
   CHECK(browser.eval("document.title") == "prescient");
+
+  // A day of deferrals too many to count in 5 s (here: their table locked by another session): the chart's
+  // count is stopped, and the page says so and draws the rest.
+  auto locker = connect_to(url);
+  *locker << "BEGIN";
+  *locker << "LOCK TABLE prescient.flow_deferral IN ACCESS EXCLUSIVE MODE";
+  browser.open(web.base() + "/limits");
+  *locker << "ROLLBACK";
+  CHECK(text_of(browser, "[data-chart-error=deferrals]") ==
+        "counting the past day's deferrals took longer than 5s and was stopped: the totals per key value are in the table below");
+  CHECK(browser.eval("document.querySelectorAll('[data-chart=deferrals]').length") == 0);
+  CHECK(text_of(browser, "[data-table=deferrals] tbody td:nth-child(3)") == "7");
 }
 
 TEST_CASE("the dashboard read-only: no button, and an action refused even with the page's token") {
@@ -391,7 +566,7 @@ TEST_CASE("the dashboard read-only with the documented read-only role (docs/web.
     const long long id = count_of(*db, "SELECT min(id) FROM prescient.future_job");
     for (const std::string& path : std::vector<std::string>{"/api/stats", "/api/future?zoom=day", "/api/past", "/api/checks?job=emit",
                                    "/api/checks/" + std::to_string(id), "/api/dead-letters", "/api/dead-letters/count",
-                                   "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits",
+                                   "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits", "/api/limits/deferrals",
                                    "/api/jobs"}) {
       const auto [status, body] = get_json(client, path);
       INFO(path << ": " << body.dump());

@@ -60,6 +60,13 @@ struct FlowDeferral {
   TimePoint until{};
 };
 
+// How many checks a limit deferred in an hour (UTC).
+struct DeferralHour {
+  TimePoint hour;
+  std::string limit_name;
+  long long deferred = 0;
+};
+
 // A rate as people write it: "200/s", "30/m", "1000/h", "5/10s" (a count per a duration of 1 s to 1 d).
 struct FlowRate {
   int count = 0;
@@ -85,6 +92,7 @@ FlowLimit flow_limit_from_json(const nlohmann::json& body);
 nlohmann::json to_json(const FlowLimit& limit);
 nlohmann::json to_json(const FlowFigure& figure);
 nlohmann::json to_json(const FlowDeferral& deferral);
+nlohmann::json to_json(const DeferralHour& hour);
 
 class FlowLimits {
  public:
@@ -97,6 +105,9 @@ class FlowLimits {
   std::vector<FlowFigure> figures();
   // The deferrals of these checks (a trace's ids), oldest first.
   std::vector<FlowDeferral> deferrals_of(const std::vector<std::int64_t>& check_ids);
+  // Deferrals per UTC hour and limit from `from` until `to`, by hour then limit; hours with none left out.
+  // Reads each deferral of the range (the index on deferred_at, and the rows).
+  std::vector<DeferralHour> deferrals_per_hour(TimePoint from, TimePoint to);
 
  private:
   soci::session& db_;

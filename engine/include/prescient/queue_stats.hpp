@@ -85,6 +85,18 @@ QueueStats queue_stats(soci::session& db, TimePoint now, int slots_ahead, Micros
 // As `prescient stats --json` prints it (and the dashboard's /api/stats serves it).
 nlohmann::json to_json(const QueueStats& stats);
 
+// The time a series of buckets covers: one every `width` from `from` up to `to` (exclusive). A series leaves
+// its empty buckets out; its span says where they are, so that a chart draws them as time (docs/web.md).
+struct BucketSpan {
+  TimePoint from, to;
+  Micros width{};
+};
+// The past day by UTC hour as the figures count it (sql/functions/075_queue_figures.sql): from the hour a
+// day before `now` through the hour of `now`: 25 hours.
+BucketSpan past_day_hours(TimePoint now);
+// Its fields "from", "to" and "bucket_seconds", added to an answer's object.
+void add_span(nlohmann::json& answer, const BucketSpan& span);
+
 // The future, as the figures hold it: pending checks by job class per slot over the next hour (as far as the
 // figures keep slots: 1 000 of them), per hour over the next day, or per day over the next year.
 enum class FutureZoom { slot, hour, day };
@@ -95,6 +107,7 @@ struct FutureBucket {
 };
 struct Future {
   TimePoint counted_at, current_slot;
+  BucketSpan span;  // from the bucket after the current slot's (due now is not the future)
   std::vector<FutureBucket> buckets;  // by time, then class; empty buckets left out
 };
 // Figures never counted are counted first (as queue_stats with Micros::max()); throws DatabaseError when
@@ -109,8 +122,14 @@ struct FinishedHour {
   long long checks = 0;
   std::optional<double> lateness_p50_seconds, lateness_p99_seconds;  // none for cancelled checks
 };
-std::vector<FinishedHour> finished_hours(soci::session& db);
-nlohmann::json to_json(const FinishedHour& hour);
+struct PastDay {
+  TimePoint counted_at;
+  BucketSpan span;                  // past_day_hours(counted_at)
+  std::vector<FinishedHour> hours;  // by hour, then outcome; hours with none left out
+};
+// Figures never counted are counted first, as future's.
+PastDay past_day(soci::session& db, TimePoint now);
+nlohmann::json to_json(const PastDay& past);
 
 // Pending checks by when they are due, for metrics: before the current slot (overdue), at it (due), and
 // within the hour, day and week after it; as the figures were last counted (nullopt: never). Reads only.

@@ -97,6 +97,10 @@ nlohmann::json to_json(const FlowDeferral& d) {
           {"key_value", d.key_value}, {"until", format_time(d.until)}};
 }
 
+nlohmann::json to_json(const DeferralHour& h) {
+  return {{"hour", format_time(h.hour)}, {"limit", h.limit_name}, {"deferred", h.deferred}};
+}
+
 FlowLimits::FlowLimits(soci::session& db) : db_(db) {}
 
 std::string FlowLimits::set(const FlowLimit& limit, const std::string& by, TimePoint now) {
@@ -129,6 +133,18 @@ std::vector<FlowDeferral> FlowLimits::deferrals_of(const std::vector<std::int64_
     out[r] = {.check_id = rows.integer(r, 0), .deferred_at = rows.time(r, 1), .limit_name = rows.text(r, 2),
               .key_value = rows.text(r, 3), .until = rows.time(r, 4)};
   }
+  return out;
+}
+
+std::vector<DeferralHour> FlowLimits::deferrals_per_hour(TimePoint from, TimePoint to) {
+  const pq::Result rows = pq::exec(
+      native_connection(db_), "cannot count the deferrals",
+      "SELECT prescient.us(date_bin('1 hour', deferred_at, timestamptz 'epoch')) AS hour, limit_name, count(*)"
+      "  FROM prescient.flow_deferral WHERE deferred_at >= prescient.at_us($1) AND deferred_at < prescient.at_us($2)"
+      " GROUP BY 1, 2 ORDER BY 1, 2",
+      {pq::micros(from), pq::micros(to)});
+  std::vector<DeferralHour> out;
+  for (int r = 0; r < rows.rows(); ++r) out.push_back({rows.time(r, 0), rows.text(r, 1), rows.integer(r, 2)});
   return out;
 }
 

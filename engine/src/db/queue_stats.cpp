@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
+
 #include "db/connection.hpp"
 #include "db/flow_limit_rows.hpp"
 #include "db/pq.hpp"
@@ -87,6 +90,48 @@ nlohmann::json to_json(const QueueStats& s) {
           {"dead_letters", s.dead_letters}};
 }
 
+BucketSpan past_day_hours(TimePoint now) {
+  using std::chrono::hours;
+  const TimePoint hour = std::chrono::floor<hours>(now);
+  return {.from = std::chrono::floor<hours>(now - hours{24}), .to = hour + hours{1}, .width = hours{1}};
+}
+
+void add_span(nlohmann::json& answer, const BucketSpan& span) {
+  answer["from"] = format_time(span.from);
+  answer["to"] = format_time(span.to);
+  answer["bucket_seconds"] = std::chrono::duration_cast<std::chrono::seconds>(span.width).count();
+}
+
+namespace {
+
+// The slots ahead the figures count one by one (v_last_slot in sql/functions/075_queue_figures.sql).
+constexpr std::int64_t kFigureSlots = 1000;
+
+// The buckets a zoom shows: from the first after the current slot to the last that starts within its reach
+// (an hour of slots, but no further than the figures keep slots; a day of hours; 366 days). UTC hours and
+// days, as the figures bin them.
+struct FutureReach {
+  BucketSpan span;
+  TimePoint through;  // the last time a bucket may start at
+};
+FutureReach future_reach(FutureZoom zoom, TimePoint current_slot, std::chrono::seconds slot) {
+  using std::chrono::days, std::chrono::floor, std::chrono::hours;
+  if (zoom == FutureZoom::slot) {
+    const auto slots = std::min<std::int64_t>(hours{1} / slot, kFigureSlots);
+    const TimePoint through = current_slot + slots * slot;
+    return {{.from = current_slot + slot, .to = through + slot, .width = slot}, through};
+  }
+  const TimePoint first = current_slot + slot;
+  if (zoom == FutureZoom::hour) {
+    const TimePoint through = current_slot + hours{24};
+    return {{.from = floor<hours>(first), .to = floor<hours>(through) + hours{1}, .width = hours{1}}, through};
+  }
+  const TimePoint through = current_slot + days{366};
+  return {{.from = floor<days>(first), .to = floor<days>(through) + days{1}, .width = days{1}}, through};
+}
+
+}  // namespace
+
 Future future(soci::session& db, FutureZoom zoom, TimePoint now) {
   count_if_never_counted(db, now);
   PGconn* conn = native_connection(db);
@@ -95,19 +140,19 @@ Future future(soci::session& db, FutureZoom zoom, TimePoint now) {
                                       "SELECT prescient.us(counted_at), prescient.us(current_slot)"
                                       "  FROM prescient.queue_figures");
   if (figures.rows() != 1) throw DatabaseError("the queue figures have not been counted");
-  Future out{.counted_at = figures.time(0, 0), .current_slot = figures.time(0, 1), .buckets = {}};
-  // The unit each bucket is summed into, and how far ahead: every finer bucket within the span counts.
+  const FutureReach reach = future_reach(zoom, figures.time(0, 1), read_settings(db).grid().resolution());
+  Future out{.counted_at = figures.time(0, 0), .current_slot = figures.time(0, 1), .span = reach.span, .buckets = {}};
+  // The unit each bucket is summed into: every finer bucket within the reach counts.
   const char* unit = zoom == FutureZoom::slot ? "slot" : zoom == FutureZoom::hour ? "hour" : "day";
-  const char* span = zoom == FutureZoom::slot ? "1 hour" : zoom == FutureZoom::hour ? "1 day" : "366 days";
   const pq::Result rows = pq::exec(
       conn, "cannot read the pending figures",
       "SELECT prescient.us(CASE $1 WHEN 'slot' THEN starts_at ELSE date_trunc($1, starts_at, 'UTC') END) AS at,"
       "       job, sum(checks)"
       "  FROM prescient.pending_figure"
-      " WHERE bucket IN ('slot', 'hour', 'day') AND starts_at <= prescient.at_us($2) + $3::interval"
+      " WHERE bucket IN ('slot', 'hour', 'day') AND starts_at <= prescient.at_us($2)"
       "   AND ($1 <> 'slot' OR bucket = 'slot')"
       " GROUP BY at, job ORDER BY at, job",
-      {unit, pq::micros(out.current_slot), span});
+      {unit, pq::micros(reach.through)});
   for (int r = 0; r < rows.rows(); ++r) out.buckets.push_back({rows.time(r, 0), rows.text(r, 1), rows.integer(r, 2)});
   snapshot.commit();
   return out;
@@ -118,34 +163,49 @@ nlohmann::json to_json(const Future& future) {
   for (const auto& b : future.buckets) {
     buckets.push_back({{"starts_at", format_time(b.starts_at)}, {"job", b.job}, {"checks", b.checks}});
   }
-  return {{"counted_at", format_time(future.counted_at)},
-          {"current_slot", format_time(future.current_slot)},
-          {"buckets", buckets}};
+  nlohmann::json out{{"counted_at", format_time(future.counted_at)},
+                     {"current_slot", format_time(future.current_slot)},
+                     {"buckets", buckets}};
+  add_span(out, future.span);
+  return out;
 }
 
-std::vector<FinishedHour> finished_hours(soci::session& db) {
-  const pq::Result rows = pq::exec(native_connection(db), "cannot read the history figures",
+PastDay past_day(soci::session& db, TimePoint now) {
+  count_if_never_counted(db, now);
+  PGconn* conn = native_connection(db);
+  db::Transaction snapshot(db, db::Transaction::Mode::read_only_snapshot);
+  const pq::Result figures = pq::exec(conn, "cannot read the queue figures",
+                                      "SELECT prescient.us(counted_at) FROM prescient.queue_figures");
+  if (figures.rows() != 1) throw DatabaseError("the queue figures have not been counted");
+  PastDay out{.counted_at = figures.time(0, 0), .span = past_day_hours(figures.time(0, 0)), .hours = {}};
+  const pq::Result rows = pq::exec(conn, "cannot read the history figures",
                                    "SELECT prescient.us(hour), outcome, checks, lateness_p50_seconds::text,"
                                    "       lateness_p99_seconds::text"
                                    "  FROM prescient.finished_figure ORDER BY hour, outcome");
-  std::vector<FinishedHour> out;
   const auto seconds = [&](int r, int c) -> std::optional<double> {
     const auto text = rows.optional_text(r, c);
     return text ? std::optional(std::stod(*text)) : std::nullopt;
   };
   for (int r = 0; r < rows.rows(); ++r) {
-    out.push_back({rows.time(r, 0), parse_outcome(rows.text(r, 1)), rows.integer(r, 2), seconds(r, 3), seconds(r, 4)});
+    out.hours.push_back({rows.time(r, 0), parse_outcome(rows.text(r, 1)), rows.integer(r, 2), seconds(r, 3), seconds(r, 4)});
   }
+  snapshot.commit();
   return out;
 }
 
-nlohmann::json to_json(const FinishedHour& h) {
+nlohmann::json to_json(const PastDay& past) {
   const auto or_null = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return {{"hour", format_time(h.hour)},
-          {"outcome", to_string(h.outcome)},
-          {"checks", h.checks},
-          {"lateness_p50_seconds", or_null(h.lateness_p50_seconds)},
-          {"lateness_p99_seconds", or_null(h.lateness_p99_seconds)}};
+  nlohmann::json hours = nlohmann::json::array();
+  for (const FinishedHour& h : past.hours) {
+    hours.push_back({{"hour", format_time(h.hour)},
+                     {"outcome", to_string(h.outcome)},
+                     {"checks", h.checks},
+                     {"lateness_p50_seconds", or_null(h.lateness_p50_seconds)},
+                     {"lateness_p99_seconds", or_null(h.lateness_p99_seconds)}});
+  }
+  nlohmann::json out{{"counted_at", format_time(past.counted_at)}, {"hours", hours}};
+  add_span(out, past.span);
+  return out;
 }
 
 bool refresh_queue_figures(soci::session& db, TimePoint now, Micros max_age) {

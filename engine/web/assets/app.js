@@ -75,35 +75,119 @@ const palette = ['#2457c5', '#e8833a', '#3a9d5d', '#b42318', '#7a4fc4', '#0e8c9a
 const outcomeColour = { done: '#3a9d5d', failed: '#b42318', cancelled: '#8a94a6', deadline_missed: '#e8833a', overlap_skipped: '#c9a227',
   guard_max_checks: '#7a4fc4', guard_past: '#c4499b', guard_horizon: '#0e8c9a' };
 
-// A stacked bar chart: columns [{label, parts: {series: value}}], colours {series: colour}.
-function barChart(columns, colours, id) {
-  const width = 1000, height = 200, top = 10, bottom = 20;
-  const most = Math.max(1, ...columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0)));
-  const chart = svg('svg', { viewBox: `0 0 ${width} ${height + bottom}`, preserveAspectRatio: 'none', role: 'img' });
-  chart.setAttribute('data-chart', id);
-  const step = width / Math.max(columns.length, 1);
-  columns.forEach((column, i) => {
-    let y = height;
-    for (const [series, value] of Object.entries(column.parts)) {
-      const h = ((height - top) * value) / most;
-      y -= h;
-      const bar = svg('rect', { x: i * step + 1, y, width: Math.max(step - 2, 1), height: h, fill: colours[series] || '#5b6b7f' });
-      bar.append(svg('title'));
-      bar.firstChild.textContent = `${column.label} ${series}: ${number(value)}`;
-      chart.append(bar);
-    }
-    if (columns.length <= 31 || i % Math.ceil(columns.length / 24) === 0) {
-      const label = svg('text', { x: i * step + step / 2, y: height + 14, 'font-size': 10, 'text-anchor': 'middle', fill: '#687385' });
-      label.textContent = column.short;
-      chart.append(label);
-    }
-  });
-  const legend = el('div', { class: 'legend' }, Object.entries(colours).map(([name, colour]) =>
-    el('span', { style: null, 'data-colour': colour }, name)));
-  // Colours come from a fixed palette; a style attribute would need 'unsafe-inline' in the CSP, so the
-  // legend's swatch takes its colour through a CSS variable set from script (allowed: CSSOM, not markup).
+// A legend of coloured swatches: spans [[name, colour, class]]. Colours come from a fixed palette; a style
+// attribute would need 'unsafe-inline' in the CSP, so a swatch takes its colour through a CSS variable set
+// from script (allowed: CSSOM, not markup).
+function legendOf(spans) {
+  const legend = el('div', { class: 'legend' }, spans.map(([name, colour, kind]) => el('span', { class: kind, 'data-colour': colour }, name)));
   legend.querySelectorAll('span').forEach((span) => span.style.setProperty('--c', span.dataset.colour));
-  return el('div', { class: 'chart' }, chart, legend);
+  return legend;
+}
+
+// Times on the charts are the browser's, in its zone, which each chart names; the tables keep UTC, as the
+// API gives them.
+const localZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const hourMinute = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+const dayMonth = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short' });
+const monthOnly = new Intl.DateTimeFormat('en-GB', { month: 'short' });
+const fullLocal = new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric',
+  hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+const isoOf = (ms) => new Date(ms).toISOString().replace('.000Z', 'Z');  // as the API writes times
+
+// The steps ticks may take, finest first; `ms` is a step's length at most (a month's 31 days), to count
+// how many ticks a span would get. Minutes divide a day, so ticks fall on the same round times every day.
+const tickSteps = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720].map((minutes) => ({ minutes, ms: minutes * 60e3 }))
+  .concat([{ days: 1, ms: 864e5 }, { days: 7, ms: 7 * 864e5 }, { months: 1, ms: 31 * 864e5 }, { months: 3, ms: 92 * 864e5 }]);
+
+// Ticks at round local times in [from, to): every few minutes or hours of the local day, local midnights
+// (weeks from Mondays), or the 1st of months. Date's local methods follow the zone's offsets, daylight
+// saving's changes included; a wall time a change skips moves on, and ticks only ever go forward.
+function ticksOf(from, to, most) {
+  const step = tickSteps.find((s) => (to - from) / s.ms <= most) || tickSteps[tickSteps.length - 1];
+  const t = new Date(from);
+  t.setSeconds(0, 0);
+  const advance = () => {
+    if (step.minutes) t.setHours(0, Math.floor((t.getHours() * 60 + t.getMinutes()) / step.minutes + 1) * step.minutes, 0, 0);
+    else if (step.days) t.setDate(t.getDate() + step.days);
+    else t.setMonth(t.getMonth() + step.months);
+  };
+  if (step.minutes) {
+    const minute = t.getHours() * 60 + t.getMinutes();
+    if (minute % step.minutes !== 0) advance();
+  } else {
+    t.setHours(0, 0, 0, 0);
+    if (step.months) t.setDate(1);
+    while (t < from || (step.days === 7 && t.getDay() !== 1) || (step.months && t.getMonth() % step.months !== 0)) {
+      if (step.months) t.setMonth(t.getMonth() + 1); else t.setDate(t.getDate() + 1);
+    }
+  }
+  const ticks = [];
+  for (let last = -Infinity; t.getTime() < to && t.getTime() > last; advance()) {
+    last = t.getTime();
+    if (last < from) continue;
+    const midnight = t.getHours() === 0 && t.getMinutes() === 0;
+    const label = step.months ? monthOnly.format(t) + (t.getMonth() === 0 ? ` ${t.getFullYear()}` : '')
+      : step.days || midnight ? dayMonth.format(t) : hourMinute.format(t);
+    ticks.push({ at: last, label });
+  }
+  return ticks;
+}
+
+// A stacked bar chart on a time axis. span: {from, to, bucket_seconds} as the API gives it; points:
+// [{at, series, value}] (at: a bucket's start). One column per bucket of the span, empty ones too, placed
+// by its time: a quiet hour shows as a gap. Each column carries its start and total (data-starts-at,
+// data-total) and each bar its series and value, for the browser tests to compare with SQL.
+function timeChart(id, span, points, colours, what) {
+  const from = Date.parse(span.from), to = Date.parse(span.to), width = span.bucket_seconds * 1000;
+  const count = Math.max(0, Math.round((to - from) / width));
+  const columns = Array.from({ length: count }, () => ({}));
+  for (const p of points) {
+    const i = Math.round((Date.parse(p.at) - from) / width);
+    if (i >= 0 && i < count) columns[i][p.series] = (columns[i][p.series] || 0) + p.value;
+  }
+  const totals = columns.map((parts) => Object.values(parts).reduce((a, b) => a + b, 0));
+  const most = Math.max(1, ...totals);
+  const w = 1000, left = 44, right = 8, top = 12, plot = 180, h = top + plot + 22;
+  const x = (ms) => left + ((w - left - right) * (ms - from)) / (to - from);
+  const chart = svg('svg', { viewBox: `0 0 ${w} ${h}`, role: 'img', 'data-chart': id });
+  const text = (attrs, content) => { const node = svg('text', { 'font-size': 11, fill: '#687385', ...attrs }); node.textContent = content; return node; };
+  chart.append(svg('line', { x1: left, x2: w - right, y1: top, y2: top, stroke: '#eef1f5' }),
+    text({ x: left - 6, y: top + 4, 'text-anchor': 'end' }, number(most)),
+    text({ x: left - 6, y: top + plot, 'text-anchor': 'end' }, '0'));
+  for (const tick of ticksOf(from, to, 12)) {
+    const g = svg('g', { 'data-tick': isoOf(tick.at) });
+    g.append(svg('line', { x1: x(tick.at), x2: x(tick.at), y1: top, y2: top + plot + 4, stroke: '#eef1f5' }),
+      text({ x: x(tick.at), y: top + plot + 16, 'text-anchor': 'middle' }, tick.label));
+    chart.append(g);
+  }
+  const step = (w - left - right) / Math.max(count, 1);
+  columns.forEach((parts, i) => {
+    const starts = from + i * width;
+    const column = svg('g', { 'data-starts-at': isoOf(starts), 'data-total': totals[i] });
+    // The whole column answers a hover, an empty one too (its title says so).
+    column.append(svg('title'), svg('rect', { x: x(starts), y: top, width: step, height: plot, fill: 'transparent' }));
+    const said = Object.entries(parts).map(([series, value]) => `${series} ${number(value)}`).join(', ');
+    column.firstChild.textContent = `${fullLocal.format(starts)}: ${said || 'none'}`;
+    let y = top + plot;
+    for (const [series, value] of Object.entries(parts)) {
+      const height = (plot * value) / most;
+      y -= height;
+      column.append(svg('rect', { x: x(starts) + Math.min(1, step / 4), y, width: Math.max(step - Math.min(2, step / 2), 0.5), height,
+        fill: colours[series] || '#5b6b7f', 'data-series': series, 'data-value': value }));
+    }
+    chart.append(column);
+  });
+  chart.append(svg('line', { x1: left, x2: w - right, y1: top + plot, y2: top + plot, stroke: '#dde3ea' }));
+  return el('div', { class: 'chart' }, chart,
+    el('div', { class: 'axis muted', 'data-zone': localZone }, `${what}; times in your zone, ${localZone}`),
+    legendOf(Object.entries(colours)));
+}
+
+// What a column of a span is, for the chart's caption.
+function columnOf(span) {
+  const s = span.bucket_seconds;
+  return s === 86400 ? 'one column per day (UTC)' : s === 3600 ? 'one column per hour'
+    : `one column per slot (${s % 60 === 0 ? `${s / 60} min` : `${s} s`})`;
 }
 
 async function overview() {
@@ -132,39 +216,31 @@ async function overview() {
   // The future: pending checks per slot, hour or day ahead, stacked by job class.
   const jobs = [...new Set(future.buckets.map((b) => b.job))].sort();
   const colours = Object.fromEntries(jobs.map((job, i) => [job, palette[i % palette.length]]));
-  const byTime = new Map();
-  for (const b of future.buckets) {
-    if (only && b.job !== only) continue;
-    if (!byTime.has(b.starts_at)) byTime.set(b.starts_at, {});
-    byTime.get(b.starts_at)[b.job] = b.checks;
-  }
-  const columns = [...byTime.entries()].map(([at, parts]) => ({
-    label: shortTime(at), parts,
-    short: zoom === 'day' ? at.slice(5, 10) : at.slice(11, 16),
-  }));
+  const ahead = future.buckets.filter((b) => !only || b.job === only)
+    .map((b) => ({ at: b.starts_at, series: b.job, value: b.checks }));
   const link = (z, label) => el('a', { href: `/?zoom=${z}${only ? '&job=' + encodeURIComponent(only) : ''}` },
     el('button', { class: z === zoom ? 'active' : null, type: 'button' }, label));
   const classFilter = el('select', { 'aria-label': 'job class', onchange: (e) => {
     const next = params(); if (e.target.value) next.set('job', e.target.value); else next.delete('job');
     location.search = next.toString(); } },
   el('option', { value: '' }, 'every class'), jobs.map((job) => el('option', { value: job, selected: job === only }, job)));
-  const futureTotal = columns.reduce((sum, c) => sum + Object.values(c.parts).reduce((a, b) => a + b, 0), 0);
+  const futureTotal = ahead.reduce((sum, b) => sum + b.value, 0);
   const futurePanel = el('div', { class: 'panel' },
     el('div', { class: 'actions zoom' }, link('slot', 'next hour, by slot'), link('hour', 'next day, by hour'),
       link('day', 'next year, by day'), classFilter,
       el('span', { class: 'muted', 'data-figure': 'future_total' }, `${number(futureTotal)} checks`)),
-    columns.length ? barChart(columns, only ? { [only]: colours[only] } : colours, 'future')
+    ahead.length ? timeChart('future', future, ahead, only ? { [only]: colours[only] } : colours,
+      `Pending checks, ${columnOf(future)}`)
       : el('p', { class: 'muted' }, 'Nothing pending in this span.'));
 
   // The past day: settlements per hour by outcome, and lateness (settled time minus slot).
   const hours = new Map();
-  for (const h of past) {
+  for (const h of past.hours) {
     if (!hours.has(h.hour)) hours.set(h.hour, { parts: {}, late: null });
     hours.get(h.hour).parts[h.outcome] = h.checks;
     if (h.outcome === 'done') hours.get(h.hour).late = h;
   }
-  const pastColumns = [...hours.entries()].map(([at, v]) => ({ label: shortTime(at), parts: v.parts, short: at.slice(11, 16) }));
-  const seen = [...new Set(past.map((h) => h.outcome))];
+  const seen = [...new Set(past.hours.map((h) => h.outcome))];
   const seconds = (s) => (s === null || s === undefined ? '—' : `${s.toFixed(s < 10 ? 2 : 0)} s`);
   const lateness = el('table', { 'data-table': 'lateness' },
     el('thead', {}, el('tr', {}, el('th', {}, 'hour (UTC)'), el('th', {}, 'settled'), el('th', {}, 'done'),
@@ -175,7 +251,8 @@ async function overview() {
       el('td', { class: 'num' }, seconds(v.late && v.late.lateness_p50_seconds)),
       el('td', { class: 'num' }, seconds(v.late && v.late.lateness_p99_seconds))))));
   const pastPanel = el('div', { class: 'panel' },
-    pastColumns.length ? barChart(pastColumns, Object.fromEntries(seen.map((o) => [o, outcomeColour[o]])), 'past')
+    past.hours.length ? timeChart('past', past, past.hours.map((h) => ({ at: h.hour, series: h.outcome, value: h.checks })),
+      Object.fromEntries(seen.map((o) => [o, outcomeColour[o]])), `Settlements by outcome, ${columnOf(past)}`)
       : el('p', { class: 'muted' }, 'Nothing settled in the last day.'),
     lateness);
 
@@ -284,10 +361,8 @@ function timelineStrip(entries, next) {
   if (last !== first) strip.append(label(last, 'end', width));
   const colours = {};
   for (const e of entries) colours[e.tag] = colourOf(e);
-  const legend = el('div', { class: 'legend' }, Object.entries(colours).map(([name, colour]) => el('span', { 'data-colour': colour }, name)),
-    next ? el('span', { 'data-colour': '#fff', class: 'hollow' }, 'next check') : null);
-  legend.querySelectorAll('span').forEach((span) => span.style.setProperty('--c', span.dataset.colour));
-  return el('div', { class: 'strip' }, strip, legend);
+  return el('div', { class: 'strip' }, strip,
+    legendOf([...Object.entries(colours), ...(next ? [['next check', '#fff', 'hollow']] : [])]));
 }
 
 // The class's row of the registry (prescient.job_class): what is set there; null is not set here.
@@ -379,7 +454,8 @@ function weightsOf(text) {
 // Flow limits (docs/flow-control.md) and the deferrals each made per key value: set and removed here,
 // with `prescient limits` or in SQL.
 async function limits() {
-  const r = await api('/api/limits');
+  // The chart's count may be stopped (a day of many deferrals): the page is drawn without it then.
+  const [r, perHour] = await Promise.all([api('/api/limits'), api('/api/limits/deferrals').catch((e) => e)]);
   const remove = (name) => onClick(`Remove limit ${name}? Checks it deferred keep their times.`, async () => {
     await act(`/api/limits/${encodeURIComponent(name)}/remove`); toast(`Limit ${name} removed`); await limits();
   });
@@ -424,11 +500,19 @@ async function limits() {
     el('tbody', {}, r.deferrals.map((d) => el('tr', { 'data-limit': d.limit, 'data-key': d.key_value },
       el('td', {}, d.limit), el('td', { class: 'mono' }, d.key_value), el('td', {}, number(d.deferred)),
       el('td', {}, shortTime(d.last_deferred_at))))));
+  let chart = el('p', { class: 'muted' }, 'No check deferred in the past day.');
+  if (perHour instanceof Error) chart = el('p', { class: 'muted', 'data-chart-error': 'deferrals' }, perHour.message);
+  else if (perHour.hours.length) {
+    const names = [...new Set(perHour.hours.map((h) => h.limit))].sort();
+    chart = timeChart('deferrals', perHour, perHour.hours.map((h) => ({ at: h.hour, series: h.limit, value: h.deferred })),
+      Object.fromEntries(names.map((name, i) => [name, palette[i % palette.length]])), `Checks deferred by limit, ${columnOf(perHour)}`);
+  }
   page('Limits',
     el('p', { class: 'muted' }, 'A check over its budget moves to when its budget allows. Setting a limit of an existing name replaces it whole.'),
     r.limits.length ? table : el('p', { class: 'muted', 'data-limits': 'none' }, 'No limits.'),
     ...(form ? [el('h2', {}, 'Set a limit'), form] : []),
-    el('h2', {}, 'Deferrals'),
+    el('h2', {}, 'Deferrals in the past day, per hour'), el('div', { class: 'panel' }, chart),
+    el('h2', {}, 'Deferrals per key value, in all'),
     r.deferrals.length ? deferred : el('p', { class: 'muted' }, 'No check deferred yet.'));
 }
 

@@ -43,6 +43,10 @@ class PinnedClock:
 T = datetime(2026, 11, 20, 9, 0, 0, tzinfo=timezone.utc)
 
 
+# The W3C Trace Context example: a caller's trace, its span as the parent id.
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
 def schedule_due_now(conn: psycopg.Connection, job: str, key: str, payload=None, **options) -> int:
     """A check due at once on the server's clock: scheduled a minute ago, for a minute ago (a time in the
     past would be put at the next boundary, up to a slot away)."""

@@ -100,6 +100,20 @@ class EnqueueTest(unittest.TestCase):
         self.assertEqual(self.look.execute("SELECT count(*) FROM prescient.future_job"
                                            " WHERE entity_key = '13'").fetchone()[0], 0, "nothing written")
 
+    def test_a_trace_context_is_stored_and_a_malformed_one_is_refused(self):
+        traced = prescient.schedule(self.conn, "reminder", "users", "14", delay=timedelta(hours=1),
+                                    traceparent=support.TRACEPARENT, tracestate="vendor=abc", clock=self.clock)
+        self.conn.commit()
+        row = support.pending(self.look, traced.id)
+        self.assertEqual((row["traceparent"], row["tracestate"]), (support.TRACEPARENT, "vendor=abc"))
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.schedule(self.conn, "reminder", "users", "15", delay=timedelta(hours=1),
+                               traceparent="00-not-a-trace", clock=self.clock)
+        self.assertIn("is not a W3C traceparent", raised.exception.reason)
+        self.conn.rollback()
+        self.assertEqual(self.look.execute("SELECT count(*) FROM prescient.future_job"
+                                           " WHERE entity_key = '15'").fetchone()[0], 0, "nothing written")
+
     def test_a_time_without_a_zone_is_refused_before_it_reaches_the_database(self):
         with self.assertRaisesRegex(ValueError, "no time zone"):
             prescient.schedule(self.conn, "reminder", "users", "7", at=datetime(2026, 12, 1, 9, 0))

@@ -70,6 +70,37 @@ class WorkerTest(unittest.TestCase):
         self.assertEqual(settled[ids["naive"]].outcome, "retried")
         self.assertIn("a time without a time zone", support.pending(self.conn, ids["naive"])["last_error"])
 
+    def test_each_attempt_of_a_traced_check_is_a_span_of_its_own_in_the_callers_trace(self):
+        traced = prescient.schedule(self.conn, self.job, "things", "traced", delay=timedelta(hours=1),
+                                    traceparent=support.TRACEPARENT, tracestate="vendor=abc", clock=self.clock).id
+        self.schedule("plain")
+        worker = self.worker()
+        seen = []
+
+        @worker.handler(self.job)
+        def handle(check):
+            seen.append((check.entity_key, check.traceparent, check.tracestate))
+            if check.entity_key == "traced" and check.attempts == 0:
+                raise prescient.CheckFailed("first attempt")
+
+        self.clock.advance(timedelta(hours=1))
+        worker.drain()
+        self.clock.advance(timedelta(hours=1))  # past the retry's backoff
+        worker.drain()
+
+        self.assertIn(("plain", None, None), seen)
+        attempts = [(parent, state) for key, parent, state in seen if key == "traced"]
+        self.assertEqual(len(attempts), 2, seen)
+        _, trace_id, caller_span, flags = support.TRACEPARENT.split("-")
+        parents = set()
+        for parent, state in attempts:
+            version, run_trace, span, run_flags = parent.split("-")
+            self.assertEqual((version, run_trace, run_flags, state), ("00", trace_id, flags, "vendor=abc"))
+            parents.add(span)
+        self.assertEqual(len(parents), 2, f"the two attempts share a span: {attempts}")
+        self.assertNotIn(caller_span, parents, "a run reused the caller's span")
+        self.assertEqual(support.history(self.conn, traced)[0]["outcome"], "done")
+
     def test_an_answer_the_database_refuses_fails_that_check_only(self):
         results = {"big": "x" * 70_000, "nul": "a\x00b", "small": 1}
         ids = {key: self.schedule(key) for key in results}

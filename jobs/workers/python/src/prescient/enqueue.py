@@ -42,19 +42,22 @@ def schedule(conn: psycopg.Connection, job: str, entity_name: str, entity_key: s
              group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
              window: timedelta | None = None, max_wait: timedelta | None = None,
              dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
-             allow_unknown_class: bool = False, priority: int | None = None, by: str | None = None,
-             clock: Clock | None = None) -> Scheduled:
+             allow_unknown_class: bool = False, priority: int | None = None, traceparent: str | None = None,
+             tracestate: str | None = None, by: str | None = None, clock: Clock | None = None) -> Scheduled:
     """Puts a check of class ``job`` about an entity into the future: at a time, or after a delay.
 
     ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep or debounce (with
     ``max_wait``). The time is rounded up to the slot grid. A delay counts from ``clock()`` when a clock is
     given, else from the transaction's start on the server (the SQL functions' ``now()``). ``priority``: 0
     (first) to 9 (last) among the checks due at the same time; None is the database's default, 5.
+    ``traceparent`` and ``tracestate``: the W3C trace context the check is created in (the caller's span);
+    each run's handler gets that trace with a span id of the run's own (``Check.traceparent``).
     """
     args: dict[str, Any] = {"p_job": job, "p_entity_name": entity_name, "p_entity_key": entity_key,
                             "p_job_key": job_key, "p_group_key": group_key, "p_on_conflict": on_conflict}
     _optional(args, p_payload=None if payload is None else Jsonb(payload), p_window=window, p_max_wait=max_wait,
-              p_dedupe_for=dedupe_for, p_dedupe_outcomes=dedupe_outcomes, p_priority=priority, p_by=by)
+              p_dedupe_for=dedupe_for, p_dedupe_outcomes=dedupe_outcomes, p_priority=priority,
+              p_traceparent=traceparent, p_tracestate=tracestate, p_by=by)
     if allow_unknown_class:
         args["p_allow_unknown_class"] = True
     at_sql, params = _time_arg(args, at, delay, clock)

@@ -37,7 +37,11 @@ RECONNECT_BACKOFF = (1.0, 30.0)  # first wait after losing the database, and the
 
 @dataclass(frozen=True)
 class Check:
-    """A check as a handler gets it. ``check_count`` and ``attempts`` are the counts before this run."""
+    """A check as a handler gets it. ``check_count`` and ``attempts`` are the counts before this run.
+
+    ``traceparent`` and ``tracestate``: for a check scheduled with a trace context, its trace with a span id
+    of this run's own (each attempt is a span), to give a tracing library as the parent of the handler's
+    work; None otherwise."""
 
     id: int
     job: str
@@ -51,6 +55,8 @@ class Check:
     check_count: int
     attempts: int
     last_error: str | None
+    traceparent: str | None = None
+    tracestate: str | None = None
     _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     @property
@@ -302,7 +308,7 @@ class Worker:
         with translated():
             rows = conn.execute(
                 "SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,"
-                " check_count, attempts, last_error, lease_token"
+                " check_count, attempts, last_error, traceparent, tracestate, lease_token"
                 " FROM prescient.worker_take(%s, %s::text[], %s, %s, %s::timestamptz)",
                 [self.name, self.classes, places, self.lease_seconds, self._now()]).fetchall()
         if not rows:
@@ -313,7 +319,7 @@ class Worker:
             # schedule alone (their leases are fresh), or frequent takes would put off the older ones' renewal.
             self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
         for row in rows:
-            held = _Held(Check(*row[:12]), token=row[12])
+            held = _Held(Check(*row[:-1]), token=row[-1])
             self._held[held.key] = held
             self._queued.put(held)
         log.debug("worker %s took %s", self.name, _ids(row[0] for row in rows))

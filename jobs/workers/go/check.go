@@ -22,6 +22,11 @@ type Check struct {
 	LastError  string          // the previous attempt's error, "" when none
 	LeaseUntil time.Time       // when the lease ends unless extended (the worker extends it while the handler runs)
 
+	// Traceparent and Tracestate: for a check scheduled with a trace context, its trace with a span id of this
+	// run's own (each attempt is a span), the parent of the handler's work; "" otherwise.
+	Traceparent string
+	Tracestate  string
+
 	token int64 // the fencing token the lease was given under
 }
 

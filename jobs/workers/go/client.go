@@ -40,6 +40,11 @@ type ScheduleRequest struct {
 	// Priority is 0 (first) to 9 (last) among the checks due at the same time; nil is the default, 5. The
 	// database refuses another number (a PR400 *RefusedError).
 	Priority *int
+	// Traceparent and Tracestate are the W3C trace context the check is created in (the caller's span; ""
+	// when none); each run's handler gets that trace with a span id of the run's own (Check.Traceparent).
+	// The database refuses a malformed one (a PR400 *RefusedError).
+	Traceparent string
+	Tracestate  string
 }
 
 // Scheduled is the database's answer to a ScheduleRequest.
@@ -72,7 +77,8 @@ const scheduleSQL = `SELECT id, job_key, next_check_at, first_check_at, status F
   p_job => $1::text, p_entity_name => $2::text, p_entity_key => $3::text,
   p_at => coalesce($4::timestamptz, coalesce($9::timestamptz, now()) + make_interval(secs => $5::float8)),
   p_job_key => $6::text, p_group_key => $7::text, p_payload => $8::jsonb, p_on_conflict => $10::text,
-  p_now => coalesce($9::timestamptz, now()), p_priority => $11::integer)`
+  p_now => coalesce($9::timestamptz, now()), p_priority => $11::integer, p_traceparent => $12::text,
+  p_tracestate => $13::text)`
 
 // Schedule puts a check into the future, on q (the caller's transaction).
 func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Scheduled, error) {
@@ -94,7 +100,8 @@ func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Sc
 	var jobKey *string
 	var next, first *time.Time
 	err = q.QueryRow(ctx, scheduleSQL, r.Job, r.EntityName, r.EntityKey, at, r.After.Seconds(), nullable(r.JobKey),
-		nullable(r.GroupKey), payload, c.now(), onConflict, r.Priority).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
+		nullable(r.GroupKey), payload, c.now(), onConflict, r.Priority, nullable(r.Traceparent),
+		nullable(r.Tracestate)).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
 	if err != nil {
 		return Scheduled{}, refusal("schedule", 0, err)
 	}

@@ -161,6 +161,26 @@ func TestSchedulePriority(t *testing.T) {
 	}
 }
 
+func TestScheduleTraceContext(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "trace")
+	var client prescient.Client
+	id := schedule(t, &client, prescient.ScheduleRequest{Job: class, EntityKey: "1", After: time.Hour,
+		Traceparent: callerTraceparent, Tracestate: "vendor=abc"})
+	var traceparent, tracestate string
+	if err := db.QueryRow(ctx, `SELECT traceparent, tracestate FROM prescient.future_job WHERE id = $1`, id).
+		Scan(&traceparent, &tracestate); err != nil || traceparent != callerTraceparent || tracestate != "vendor=abc" {
+		t.Fatalf("stored %q %q, %v", traceparent, tracestate, err)
+	}
+	_, err := client.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "thing", EntityKey: "2",
+		After: time.Hour, Traceparent: "00-not-a-trace"})
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "PR400" || refused.Op != "schedule" ||
+		!strings.Contains(refused.Reason, "is not a W3C traceparent") {
+		t.Fatalf("a malformed traceparent: want a PR400 refusal, got %v", err)
+	}
+}
+
 func TestCronAdd(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "cron")

@@ -79,6 +79,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// callerTraceparent is the W3C Trace Context example: a caller's trace, its span as the parent id.
+const callerTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
 // schedule enqueues one check on the pool (autocommitted).
 func schedule(t *testing.T, client *prescient.Client, r prescient.ScheduleRequest) int64 {
 	t.Helper()

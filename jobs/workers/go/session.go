@@ -29,7 +29,8 @@ const (
 
 const (
 	takeSQL = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
-  check_count, attempts, last_error, lease_token, lease_until FROM prescient.worker_take($1, $2, $3, $4, $5)`
+  check_count, attempts, last_error, traceparent, tracestate, lease_token, lease_until
+  FROM prescient.worker_take($1, $2, $3, $4, $5)`
 	completeSQL = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_complete($1, $2, $3, $4, $5)`
 	failSQL     = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_fail($1, $2, $3, $4)`
 	extendSQL   = `SELECT id, lease_until, refusal FROM prescient.worker_extend($1, $2, $3, $4)`
@@ -233,13 +234,15 @@ func (s *session) take(n int) ([]*Check, error) {
 	checks := make([]*Check, 0, n)
 	for rows.Next() {
 		c := &Check{}
-		var jobKey, groupKey, lastError *string
+		var jobKey, groupKey, lastError, traceparent, tracestate *string
 		var payload []byte
 		if err := rows.Scan(&c.ID, &c.Job, &c.EntityName, &c.EntityKey, &jobKey, &groupKey, &payload, &c.DueAt,
-			&c.AskedForAt, &c.CheckCount, &c.Attempts, &lastError, &c.token, &c.LeaseUntil); err != nil {
+			&c.AskedForAt, &c.CheckCount, &c.Attempts, &lastError, &traceparent, &tracestate, &c.token,
+			&c.LeaseUntil); err != nil {
 			return nil, err
 		}
 		c.JobKey, c.GroupKey, c.LastError, c.Payload = deref(jobKey), deref(groupKey), deref(lastError), payload
+		c.Traceparent, c.Tracestate = deref(traceparent), deref(tracestate)
 		checks = append(checks, c)
 	}
 	if err := rows.Err(); err != nil {

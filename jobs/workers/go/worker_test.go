@@ -79,6 +79,54 @@ func TestHandlerErrorsAndPanicsFailTheirCheckAlone(t *testing.T) {
 	}
 }
 
+func TestEachAttemptOfATracedCheckIsASpanOfItsOwnInTheCallersTrace(t *testing.T) {
+	class := newClass(t, "traced")
+	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	client := &prescient.Client{Clock: clock.Now}
+	traced := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "traced",
+		Traceparent: callerTraceparent, Tracestate: "vendor=abc"})
+	plain := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "plain"})
+	worker := prescient.NewWorker(db, prescient.Options{Name: "traced", Clock: clock.Now, Logger: testLogger(t)})
+	var mu sync.Mutex
+	var seen []prescient.Check
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		mu.Lock()
+		seen = append(seen, *c)
+		mu.Unlock()
+		if c.ID == traced && c.Attempts == 0 {
+			return prescient.Answer{}, errors.New("first attempt")
+		}
+		return prescient.Done(), nil
+	})
+	clock.Set(clock.Now().Add(time.Second))
+	if err := worker.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(clock.Now().Add(time.Hour)) // past the retry's backoff
+	if err := worker.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	caller := strings.Split(callerTraceparent, "-")
+	spans := map[string]bool{}
+	for _, c := range seen {
+		if c.ID == plain {
+			if c.Traceparent != "" || c.Tracestate != "" {
+				t.Fatalf("the untraced check's run has a trace context: %q %q", c.Traceparent, c.Tracestate)
+			}
+			continue
+		}
+		run := strings.Split(c.Traceparent, "-")
+		if len(run) != 4 || run[0] != "00" || run[1] != caller[1] || run[3] != caller[3] || c.Tracestate != "vendor=abc" {
+			t.Fatalf("attempt %d: want the caller's trace, got %q %q", c.Attempts, c.Traceparent, c.Tracestate)
+		}
+		spans[run[2]] = true
+	}
+	if len(seen) != 3 || len(spans) != 2 || spans[caller[2]] {
+		t.Fatalf("want two runs of the traced check, each a span of its own (not the caller's): %+v", seen)
+	}
+}
+
 func TestResultsAreKeptAndAnOversizedOneFailsItsCheckAlone(t *testing.T) {
 	class := newClass(t, "results")
 	clock := &testClock{t: time.Date(2031, 5, 6, 8, 0, 0, 0, time.UTC)}

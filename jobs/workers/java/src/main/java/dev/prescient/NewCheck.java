@@ -19,10 +19,12 @@ import java.util.Objects;
  * @param maxWait with {@link OnConflict#DEBOUNCE}: the ceiling since the first enqueue
  * @param dedupeFor writes nothing when a check of this job key was done within it
  * @param priority 0 (first) to 9 (last) among the checks due at the same time; null is the default, 5
+ * @param traceparent the W3C trace context the check is created in (the caller's span), or null
+ * @param tracestate the trace's vendor state, with a traceparent only; or null
  */
 public record NewCheck(String job, String entityName, String entityKey, Instant at, Duration after, String jobKey,
                        String groupKey, String payload, OnConflict onConflict, Duration maxWait,
-                       Duration dedupeFor, Integer priority) {
+                       Duration dedupeFor, Integer priority, String traceparent, String tracestate) {
 
     public NewCheck {
         Objects.requireNonNull(job, "job");
@@ -35,33 +37,33 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
     /** A check due now (at the next slot boundary) until {@link #at} or {@link #after} says otherwise. */
     public static NewCheck of(String job, String entityName, String entityKey) {
         return new NewCheck(job, entityName, entityKey, null, Duration.ZERO, null, null, "{}", OnConflict.ERROR,
-                            null, null, null);
+                            null, null, null, null, null);
     }
 
     public NewCheck at(Instant when) {
         return new NewCheck(job, entityName, entityKey, Objects.requireNonNull(when, "when"), null, jobKey,
-                            groupKey, payload, onConflict, maxWait, dedupeFor, priority);
+                            groupKey, payload, onConflict, maxWait, dedupeFor, priority, traceparent, tracestate);
     }
 
     public NewCheck after(Duration delay) {
         return new NewCheck(job, entityName, entityKey, null, Objects.requireNonNull(delay, "delay"), jobKey,
-                            groupKey, payload, onConflict, maxWait, dedupeFor, priority);
+                            groupKey, payload, onConflict, maxWait, dedupeFor, priority, traceparent, tracestate);
     }
 
     public NewCheck jobKey(String key) {
         return new NewCheck(job, entityName, entityKey, at, after, key, groupKey, payload, onConflict, maxWait,
-                            dedupeFor, priority);
+                            dedupeFor, priority, traceparent, tracestate);
     }
 
     public NewCheck groupKey(String key) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, key, payload, onConflict, maxWait,
-                            dedupeFor, priority);
+                            dedupeFor, priority, traceparent, tracestate);
     }
 
     /** The payload as JSON text: a JSON object. */
     public NewCheck payload(String json) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, json, onConflict, maxWait,
-                            dedupeFor, priority);
+                            dedupeFor, priority, traceparent, tracestate);
     }
 
     /** The payload as a map, written as JSON by {@link Json#write}. */
@@ -71,18 +73,18 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
 
     public NewCheck onConflict(OnConflict policy) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, policy, maxWait,
-                            dedupeFor, priority);
+                            dedupeFor, priority, traceparent, tracestate);
     }
 
     /** Debounce: each enqueue of the key moves the check, but never past the first enqueue plus {@code max}. */
     public NewCheck debounce(Duration max) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, OnConflict.DEBOUNCE,
-                            Objects.requireNonNull(max, "max"), dedupeFor, priority);
+                            Objects.requireNonNull(max, "max"), dedupeFor, priority, traceparent, tracestate);
     }
 
     public NewCheck dedupeFor(Duration window) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
-                            window, priority);
+                            window, priority, traceparent, tracestate);
     }
 
     /**
@@ -91,6 +93,22 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
      */
     public NewCheck priority(int level) {
         return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
-                            dedupeFor, level);
+                            dedupeFor, level, traceparent, tracestate);
+    }
+
+    /**
+     * The W3C trace context it is created in: the caller's span, as a {@code traceparent} header value (a
+     * propagator's {@code inject} writes it). Each run's handler gets that trace with a span id of the run's
+     * own ({@link Check#traceparent()}). The database refuses a malformed one ({@link PrescientException.Refused}).
+     */
+    public NewCheck traceparent(String header) {
+        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
+                            dedupeFor, priority, header, tracestate);
+    }
+
+    /** The trace's vendor state, as a {@code tracestate} header value; it goes with a traceparent only. */
+    public NewCheck tracestate(String header) {
+        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
+                            dedupeFor, priority, traceparent, header);
     }
 }

@@ -51,7 +51,7 @@ public final class PrescientClient {
               p_job_key => ?, p_group_key => ?, p_payload => ?::jsonb, p_on_conflict => ?,
               p_now => coalesce(?::timestamptz, now()),
               p_max_wait => make_interval(secs => ?), p_dedupe_for => make_interval(secs => ?),
-              p_priority => ?::integer)""";
+              p_priority => ?::integer, p_traceparent => ?, p_tracestate => ?)""";
         Instant now = now();
         try (PreparedStatement st = connection.prepareStatement(sql)) {
             st.setString(1, check.job());
@@ -68,6 +68,8 @@ public final class PrescientClient {
             Sql.setSeconds(st, 12, check.maxWait());
             Sql.setSeconds(st, 13, check.dedupeFor());
             st.setObject(14, check.priority(), Types.INTEGER);
+            Sql.setText(st, 15, check.traceparent());
+            Sql.setText(st, 16, check.tracestate());
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return new Scheduled(rs.getLong("id"), rs.getString("job_key"), Sql.instant(rs, "next_check_at"),

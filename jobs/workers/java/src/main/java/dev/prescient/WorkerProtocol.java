@@ -32,7 +32,8 @@ public final class WorkerProtocol {
                                    Instant now) throws SQLException {
         String sql = """
             SELECT id, job, entity_name, entity_key, job_key, group_key, payload::text AS payload, due_at,
-                   asked_for_at, check_count, attempts, last_error, lease_token, lease_until
+                   asked_for_at, check_count, attempts, last_error, traceparent, tracestate, lease_token,
+                   lease_until
               FROM prescient.worker_take(?, ?::text[], ?, ?, ?::timestamptz)""";
         try (PreparedStatement st = c.prepareStatement(sql)) {
             st.setString(1, worker);
@@ -48,7 +49,8 @@ public final class WorkerProtocol {
                                          rs.getString("group_key"), rs.getString("payload"),
                                          Sql.instant(rs, "due_at"), Sql.instant(rs, "asked_for_at"),
                                          rs.getInt("check_count"), rs.getInt("attempts"),
-                                         rs.getString("last_error"), rs.getLong("lease_token"),
+                                         rs.getString("last_error"), rs.getString("traceparent"),
+                                         rs.getString("tracestate"), rs.getLong("lease_token"),
                                          Sql.instant(rs, "lease_until")));
                 }
             }

@@ -31,6 +31,8 @@ public final class ClientTests {
     private static final Database DB = Database.fromEnvironment();
     /** A pinned "now" on the slot grid: the hour that began, so T + 3 h is a slot boundary too. */
     private static final Instant T = Instant.now().truncatedTo(ChronoUnit.HOURS);
+    /** The W3C Trace Context example: a caller's trace, its span as the parent id. */
+    private static final String TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
     @FunctionalInterface
     interface Test {
@@ -43,6 +45,8 @@ public final class ClientTests {
         tests.put("enqueue_joins_the_callers_transaction", ClientTests::enqueueJoinsTransaction);
         tests.put("enqueue_refusals_are_typed", ClientTests::enqueueRefusals);
         tests.put("enqueue_priority", ClientTests::enqueuePriority);
+        tests.put("enqueue_trace_context", ClientTests::enqueueTraceContext);
+        tests.put("each_attempt_is_a_span_of_the_callers_trace", ClientTests::eachAttemptIsASpan);
         tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
         tests.put("handler_answers_become_outcomes", ClientTests::handlerAnswers);
         tests.put("a_refused_answer_fails_its_check_alone", ClientTests::refusedAnswer);
@@ -215,6 +219,60 @@ public final class ClientTests {
                          DB.column("SELECT entity_key FROM prescient.future_job WHERE job = 'pri_a' ORDER BY id"),
                          "checks written (none by the refused call)");
         }
+    }
+
+    static void enqueueTraceContext() throws Exception {
+        DB.declareWorkerClasses("trace_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            Scheduled traced = client.schedule(c, NewCheck.of("trace_a", "orders", "1").after(Duration.ofHours(1))
+                                                           .traceparent(TRACEPARENT).tracestate("vendor=abc"));
+            assertEquals(List.of(TRACEPARENT + " vendor=abc"),
+                         DB.column("SELECT traceparent || ' ' || tracestate FROM prescient.future_job WHERE id = ?",
+                                   traced.id()), "the trace context stored");
+            PrescientException.Refused refused = expect(PrescientException.Refused.class,
+                () -> client.schedule(c, NewCheck.of("trace_a", "orders", "2").traceparent("00-not-a-trace")));
+            check(refused.getMessage().contains("is not a W3C traceparent"), "the refusal: " + refused.getMessage());
+        }
+    }
+
+    /** A traced check failed once: each attempt's handler sees the caller's trace, under a span of its own. */
+    static void eachAttemptIsASpan() throws Exception {
+        DB.declareWorkerClasses("trace_w");
+        PrescientClient client = new PrescientClient(() -> T);
+        long traced;
+        try (Connection c = DB.connect()) {
+            traced = client.schedule(c, NewCheck.of("trace_w", "orders", "traced").traceparent(TRACEPARENT)
+                                                .tracestate("vendor=abc")).id();
+            client.schedule(c, NewCheck.of("trace_w", "orders", "plain"));
+        }
+        AtomicReference<Instant> now = new AtomicReference<>(T.plusSeconds(1));
+        List<Check> seen = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("traced").clock(now::get)
+                              .handler("trace_w", check -> {
+                                  seen.add(check);
+                                  return check.id() == traced && check.attempts() == 0
+                                         ? Answer.fail("first attempt") : Answer.done();
+                              }).build();
+        try (worker) {
+            assertEquals(2, worker.runUntilIdle(), "first runs");
+            now.set(T.plus(Duration.ofHours(1))); // past the retry's backoff
+            assertEquals(1, worker.runUntilIdle(), "the retry");
+        }
+        String[] caller = TRACEPARENT.split("-");
+        List<String> spans = new ArrayList<>();
+        for (Check check : seen) {
+            if (check.id() != traced) {
+                assertEquals(null, check.traceparent(), "the untraced check's traceparent");
+                continue;
+            }
+            String[] run = check.traceparent().split("-");
+            assertEquals(List.of("00", caller[1], caller[3], "vendor=abc"),
+                         List.of(run[0], run[1], run[3], check.tracestate()), "attempt " + check.attempts());
+            spans.add(run[2]);
+        }
+        check(spans.size() == 2 && !spans.get(0).equals(spans.get(1)) && !spans.contains(caller[2]),
+              "each attempt a span of its own, not the caller's: " + spans);
     }
 
     static void cancelRescheduleCron() throws Exception {

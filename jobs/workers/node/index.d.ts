@@ -35,6 +35,13 @@ export type ScheduleOptions = When & {
   onConflict?: OnConflict
   /** 0 (first) to 9 (last) among the checks due at the same time (default 5); another number is a RefusedError. */
   priority?: number
+  /**
+   * The W3C trace context the check is created in (the caller's span, as propagation.inject writes it);
+   * each run's handler gets that trace with a span id of its own. A malformed one is a RefusedError.
+   */
+  traceparent?: string
+  /** The trace's vendor state; it goes with a traceparent only. */
+  tracestate?: string
   /** Who enqueued it (default: the database user). */
   by?: string
   clock?: Clock
@@ -104,6 +111,13 @@ export interface Check {
   readonly attempts: number
   /** The previous attempt's error. */
   readonly lastError: string | null
+  /**
+   * For a check scheduled with a trace context: its trace with a span id of this run's own (each attempt is a
+   * span), the parent of the handler's work (propagation.extract). Null otherwise.
+   */
+  readonly traceparent: string | null
+  /** The trace's vendor state, or null. */
+  readonly tracestate: string | null
   readonly leaseUntil: Date
   /** Aborted when the lease is lost (a heartbeat was refused) or the worker gave the check back on stop. */
   readonly signal: AbortSignal

@@ -66,12 +66,15 @@ function idText(id) {
 
 /**
  * Schedules a check of `job` for an entity, at a time or after a delay. `priority`: 0 (first) to 9 (last)
- * among the checks due at the same time; left out, the database's default, 5. Resolves to
+ * among the checks due at the same time; left out, the database's default, 5. `traceparent` and
+ * `tracestate`: the W3C trace context the check is created in (the caller's span); each run's handler gets
+ * that trace with a span id of the run's own (`check.traceparent`). Resolves to
  * { id, jobKey, nextCheckAt, firstCheckAt, status } (status: created, replaced, kept, debounced or
  * deduplicated).
  */
 async function schedule(client, options) {
-  const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, priority, by, clock } = options || {}
+  const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, priority, traceparent, tracestate, by,
+    clock } = options || {}
   const call = namedCall('prescient.schedule', [
     ['p_job', job, 'text'],
     ['p_entity_name', entityName, 'text'],
@@ -84,6 +87,8 @@ async function schedule(client, options) {
     ['p_on_conflict', onConflict, 'text'],
     nowArgument(clock),
     ['p_priority', priority, 'integer'],
+    ['p_traceparent', traceparent, 'text'],
+    ['p_tracestate', tracestate, 'text'],
   ])
   const { rows } = await run(client, `SELECT * FROM ${call.text}`, call.values)
   const row = rows[0]

@@ -24,7 +24,7 @@ const ERROR_RETRY_MS = 1000
 const SETTLE_CHUNK = 1000
 
 const SELECT_TAKE = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
-       check_count, attempts, last_error, lease_token::text AS lease_token, lease_until
+       check_count, attempts, last_error, traceparent, tracestate, lease_token::text AS lease_token, lease_until
   FROM prescient.worker_take($1::text, $2::text[], $3::integer, $4::double precision, $5::timestamptz)`
 // How long until the next check may be taken, measured by the same clock as the answer (server's or pinned).
 const SELECT_NEXT_DUE = `SELECT extract(epoch FROM prescient.worker_next_due($1::text[], $2::timestamptz)
@@ -108,6 +108,8 @@ function checkOf(row, signal) {
     checkCount: row.check_count,
     attempts: row.attempts,
     lastError: row.last_error,
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
     leaseUntil: row.lease_until,
     signal,
   })

@@ -6,7 +6,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { schedule, cancel, reschedule, cronAdd, RefusedError, ConflictError } = require('..')
-const { newPool, workerClass, inTransaction, pendingRow, historyRows } = require('./helpers')
+const { newPool, workerClass, inTransaction, pendingRow, historyRows, TRACEPARENT } = require('./helpers')
 
 const pool = newPool()
 test.after(() => pool.end())
@@ -94,6 +94,20 @@ test('a priority is stored (5 when left out); one out of range is a RefusedError
   assert.equal(err.reason, 'the priority 12 is not one of 0 (first) to 9 (last)')
   const { rows } = await pool.query('SELECT entity_key FROM prescient.future_job WHERE job = $1 ORDER BY id', [job])
   assert.deepEqual(rows.map((r) => r.entity_key), ['1', '2'], 'nothing written for the refused one')
+})
+
+test('a trace context is stored; a malformed traceparent is a RefusedError in the database\'s words', async () => {
+  const job = await workerClass(pool, 'enqueue_trace')
+  const traced = await schedule(pool, {
+    job, entityName: 'e', entityKey: '1', afterSeconds: 60, traceparent: TRACEPARENT, tracestate: 'vendor=abc', clock,
+  })
+  const { rows } = await pool.query('SELECT traceparent, tracestate FROM prescient.future_job WHERE id = $1', [traced.id])
+  assert.deepEqual(rows[0], { traceparent: TRACEPARENT, tracestate: 'vendor=abc' })
+  const err = await schedule(pool, { job, entityName: 'e', entityKey: '2', afterSeconds: 60, traceparent: '00-not-a-trace', clock })
+    .then(() => null, (e) => e)
+  assert.ok(err instanceof RefusedError, String(err))
+  assert.equal(err.code, 'PR400')
+  assert.match(err.reason, /is not a W3C traceparent/)
 })
 
 test('cancel by id or job key moves the check to the history; a rolled-back cancel leaves it', async () => {

@@ -72,4 +72,9 @@ async function historyRows(pool, id) {
   return rows
 }
 
-module.exports = { databaseUrl, newPool, workerClass, inTransaction, memoryLogger, waitFor, pendingRow, historyRows }
+// The W3C Trace Context example: a caller's trace, its span as the parent id.
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+
+module.exports = {
+  databaseUrl, newPool, workerClass, inTransaction, memoryLogger, waitFor, pendingRow, historyRows, TRACEPARENT,
+}

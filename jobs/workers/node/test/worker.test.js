@@ -7,7 +7,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Worker, schedule, RefusedError, LeaseLostError } = require('..')
-const { databaseUrl, newPool, workerClass, memoryLogger, waitFor, pendingRow, historyRows } = require('./helpers')
+const { databaseUrl, newPool, workerClass, memoryLogger, waitFor, pendingRow, historyRows, TRACEPARENT } = require('./helpers')
 
 const pool = newPool()
 test.after(() => pool.end())
@@ -102,6 +102,40 @@ test('answers through drain (pinned clock): a throw, a bad answer, a result, a n
   assert.deepEqual((await historyRows(pool, id.result))[0].result, { sent: ['mail'], n: 2 })
   assert.equal((await historyRows(pool, id.done))[0].result, null)
   assert.deepEqual((await pendingRow(pool, id.next)).next_check_at, new Date(T.getTime() + 1000 + 91000), 'rounded up to the slot')
+})
+
+test('each attempt of a traced check is a span of its own in the caller\'s trace (pinned clock)', async () => {
+  const job = await workerClass(pool, 'w_traced')
+  const T = new Date('2030-01-07T09:00:00Z')
+  let now = T
+  const clock = () => now
+  const worker = new Worker({ pool, name: 'traced', clock, logger: false })
+  const traced = (await schedule(pool, {
+    job, entityName: 'e', entityKey: 'traced', at: T, traceparent: TRACEPARENT, tracestate: 'vendor=abc', clock,
+  })).id
+  await schedule(pool, { job, entityName: 'e', entityKey: 'plain', at: T, clock })
+  const seen = []
+  worker.handle(job, async (check) => {
+    seen.push(check)
+    if (check.id === traced && check.attempts === 0) throw new Error('first attempt')
+    return null
+  })
+  now = new Date(T.getTime() + 1000)
+  await worker.drain()
+  now = new Date(T.getTime() + 3600e3) // past the retry's backoff
+  await worker.drain()
+
+  const [, traceId, callerSpan, flags] = TRACEPARENT.split('-')
+  const plain = seen.filter((c) => c.id !== traced)
+  assert.deepEqual(plain.map((c) => [c.traceparent, c.tracestate]), [[null, null]], 'the untraced check')
+  const runs = seen.filter((c) => c.id === traced).map((c) => [...c.traceparent.split('-'), c.tracestate])
+  assert.equal(runs.length, 2, 'two attempts')
+  for (const [version, runTrace, , runFlags, state] of runs) {
+    assert.deepEqual([version, runTrace, runFlags, state], ['00', traceId, flags, 'vendor=abc'])
+  }
+  const spans = new Set(runs.map((r) => r[2]))
+  assert.equal(spans.size, 2, `the two attempts share a span: ${[...spans]}`)
+  assert.ok(!spans.has(callerSpan), 'a run reused the caller\'s span')
 })
 
 test('at most `concurrency` handlers run at once', async () => {

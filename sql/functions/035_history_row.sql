@@ -10,7 +10,9 @@
 -- (NULL: the payload as it was), and the result a worker kept (docs/workers.md). Its last check is the
 -- time it was due (next_check_at); a check cancelled
 -- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
--- time, its own policy and its priority go with it, so that `prescient retry` puts it back with the same.
+-- time, its own policy and its priority go with it, so that `prescient retry` puts it back with the same; a
+-- digest's marker too, and the payloads that arrived during its last run (which a cancel leaves there, and
+-- any other end hands to a new check: sql/functions/042_collect.sql).
 --
 -- Written as one ROW expression, in job_history's column order, so the planner inlines it into the
 -- caller's statement (an SQL function, one SELECT without FROM, VOLATILE, neither SECURITY DEFINER nor
@@ -49,7 +51,9 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_check.backoff_seconds,                            -- backoff_seconds
              p_check.backoff_max_seconds,                         -- backoff_max_seconds
              p_result,                                           -- result (a worker's, docs/workers.md)
-             p_check.priority)::prescient.job_history            -- priority
+             p_check.priority,                                   -- priority
+             p_check.collects,                                   -- collects (a digest, 042_collect.sql)
+             p_check.collect_pending)::prescient.job_history     -- collect_pending
 $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb, jsonb)

@@ -212,6 +212,9 @@ TEST_CASE("digest: payloads that arrive while a worker holds the check go to its
                  "ARRAY['2026-11-21T01:00:00Z']::timestamptz[], NULL, '2026-11-21T00:05:20Z'") == "rescheduled");
     CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE check_count = 1"
                           " AND next_check_at = '2026-11-21T00:11:00Z' AND collect_pending IS NULL") == 1);
+    // The timeline says where the check was put, not the hour the run answered.
+    CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.check_run WHERE next_check_at = '2026-11-21T00:11:00Z'"
+                          " AND answered_at = '2026-11-21T01:00:00Z'") == 1);
     const auto [again, token2, next_payload] = take("2026-11-21T00:11:00Z");
     CHECK(again == id);
     CHECK(next_payload == list(R"({"collected": [{"n": 2}, {"n": 3}, {"n": 4}]})"));
@@ -260,7 +263,8 @@ TEST_CASE("digest: enqueues racing a fast-path run wait for its settlement and s
   const SlotReport report = fired.get();
   CHECK(report.done == (again ? 0 : 1));
   CHECK(report.rescheduled == (again ? 1 : 0));
-  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.check_run") == (again ? 1 : 0));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.check_run WHERE next_check_at = '2026-11-21T01:01:00Z'") ==
+        (again ? 1 : 0));
   if (!again) CHECK(f.runs() == std::vector<std::vector<int>>{iota(0, 10)});
   CHECK(f.pending("digest:7") == iota(10, 30));
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE check_count = " +

@@ -249,8 +249,8 @@ Command schedule_command() {
                  "debounce (replace it, but never later than its first enqueue plus --max-wait), or collect (a "
                  "digest: add the payload to the check's list, moved as debounce moves it)")
                 ("max-wait", po::value<std::string>()->value_name("DURATION"),
-                 "with --on-conflict debounce or collect: the ceiling, from the pending check's first enqueue (a "
-                 "digest: from its list's first payload) (e.g. 6h)")
+                 "with --on-conflict debounce or collect: the ceiling (e.g. 6h), from the pending check's first "
+                 "enqueue, or from the first payload of a digest's list")
                 ("dedupe-for", po::value<std::string>()->value_name("DURATION"),
                  "schedule nothing when a check with this job key settled within this long (e.g. 24h): the answer "
                  "names it")

@@ -39,6 +39,11 @@ CREATE TABLE prescient.future_job (
     priority smallint DEFAULT 5 NOT NULL,
     traceparent text,
     tracestate text,
+    collects boolean DEFAULT false NOT NULL,
+    collect_since timestamp with time zone,
+    collect_pending jsonb,
+    collect_pending_since timestamp with time zone,
+    collect_pending_at timestamp with time zone,
     CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT future_job_backoff_check CHECK ((backoff_seconds >= 1)),
     CONSTRAINT future_job_backoff_max_check CHECK ((backoff_max_seconds >= 1)),
@@ -89,7 +94,7 @@ COMMENT ON COLUMN prescient.future_job.entity_key IS 'Which one of entity_name (
 -- Name: COLUMN future_job.job_key; Type: COMMENT; Schema: prescient; Owner: -
 --
 
-COMMENT ON COLUMN prescient.future_job.job_key IS 'An optional natural key, unique among pending checks: a second schedule with the key is refused, kept, replaced or debounced (on_conflict); a dedupe window looks it up in job_history.';
+COMMENT ON COLUMN prescient.future_job.job_key IS 'An optional natural key, unique among pending checks: a second schedule with the key is refused, kept, replaced, debounced or collected (on_conflict); a dedupe window looks it up in job_history.';
 
 --
 -- Name: COLUMN future_job.group_key; Type: COMMENT; Schema: prescient; Owner: -
@@ -212,6 +217,36 @@ COMMENT ON COLUMN prescient.future_job.traceparent IS 'The W3C traceparent of th
 COMMENT ON COLUMN prescient.future_job.tracestate IS 'The W3C tracestate that goes with traceparent (vendor=value,...), or NULL; an occurrence''s names its schedule and time (prescient=schedule:<id>;occurrence:<time>).';
 
 --
+-- Name: COLUMN future_job.collects; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.collects IS 'True for a digest (on_conflict collect): its payload is {"collected": [...]}, the payloads of its key''s enqueues in arrival order, so a user payload with a key "collected" is never taken for a list (docs/concepts.md, "Digests").';
+
+--
+-- Name: COLUMN future_job.collect_since; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.collect_since IS 'A digest''s: when the first payload of its list arrived, the start of its ceiling (max_wait); null while the list is empty (a run consumed it).';
+
+--
+-- Name: COLUMN future_job.collect_pending; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.collect_pending IS 'A digest''s: the payloads (a JSON array) that arrived while a run held the check under a written lease; its settlement hands them to the next run, or to a new check when it ends the check (sql/functions/042_collect.sql). Null: none.';
+
+--
+-- Name: COLUMN future_job.collect_pending_since; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.collect_pending_since IS 'When the first of collect_pending arrived: the start of their ceiling.';
+
+--
+-- Name: COLUMN future_job.collect_pending_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.collect_pending_at IS 'The time collect_pending asks for (the debounce rule from their first arrival): a settlement that goes on is due no later, and a new check made of them is due then.';
+
+--
 -- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -260,6 +295,18 @@ CREATE INDEX future_job_job ON prescient.future_job USING btree (job, next_check
 --
 
 CREATE UNIQUE INDEX future_job_job_key ON prescient.future_job USING btree (job_key) WHERE (job_key IS NOT NULL);
+
+--
+-- Name: future_job future_job_collect_ended; Type: TRIGGER; Schema: prescient; Owner: -
+--
+
+CREATE TRIGGER future_job_collect_ended AFTER DELETE ON prescient.future_job FOR EACH ROW WHEN ((old.collects AND (old.collect_pending IS NOT NULL))) EXECUTE FUNCTION prescient.collect_ended();
+
+--
+-- Name: future_job future_job_collect_settled; Type: TRIGGER; Schema: prescient; Owner: -
+--
+
+CREATE TRIGGER future_job_collect_settled BEFORE UPDATE ON prescient.future_job FOR EACH ROW WHEN ((old.collects AND ((new.check_count > old.check_count) OR (new.attempts > old.attempts) OR ((old.claim_token IS NOT NULL) AND (new.claim_token IS NULL))))) EXECUTE FUNCTION prescient.collect_settled();
 
 --
 -- Name: future_job future_job_notify_workers; Type: TRIGGER; Schema: prescient; Owner: -
@@ -313,6 +360,8 @@ CREATE TABLE prescient.job_history (
     priority smallint DEFAULT 5 NOT NULL,
     traceparent text,
     tracestate text,
+    collects boolean DEFAULT false NOT NULL,
+    collect_pending jsonb,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -499,6 +548,18 @@ COMMENT ON COLUMN prescient.job_history.traceparent IS 'The check''s trace conte
 COMMENT ON COLUMN prescient.job_history.tracestate IS 'The tracestate that went with it (future_job.tracestate).';
 
 --
+-- Name: COLUMN job_history.collects; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.collects IS 'True for a digest (future_job.collects): its payload is {"collected": [...]}, the payloads its last run read; a retry puts it back as one.';
+
+--
+-- Name: COLUMN job_history.collect_pending; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.collect_pending IS 'A digest''s payloads that arrived during its last run (future_job.collect_pending): a new check took them when it ended any way but cancelled; a cancelled one keeps them only here.';
+
+--
 -- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -609,6 +670,8 @@ CREATE TABLE prescient.job_history_default (
     priority smallint DEFAULT 5 NOT NULL,
     traceparent text,
     tracestate text,
+    collects boolean DEFAULT false NOT NULL,
+    collect_pending jsonb,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -2655,6 +2718,14 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
 END;
 
 --
+-- Name: collect_bound_problem(text, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.collect_bound_problem(p_job_key text, p_count integer, p_bytes bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_count > 10000) THEN format('the check with key %L would collect %s payloads (at most 10000): refused, nothing written'::text, p_job_key, p_count) WHEN (p_bytes > 1048576) THEN format('the check with key %L would collect %s bytes of payloads (at most 1048576, 1 MiB): refused, nothing written'::text, p_job_key, p_bytes) ELSE NULL::text END;
+
+--
 -- Name: duration_text(interval); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2684,7 +2755,7 @@ CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now t
 
 CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_slot_seconds integer, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text)) THEN format('max_wait applies to on_conflict debounce, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_slot_seconds)::double precision * '00:00:01'::interval))) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, prescient.duration_text(p_dedupe_for)) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, prescient.duration_text(p_dedupe_for)) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
+    RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_on_conflict = 'collect'::text) AND (p_job_key IS NULL)) THEN 'collect needs a job key: the enqueues it gathers into one check share it'::text WHEN ((p_on_conflict = 'collect'::text) AND (p_max_wait IS NULL)) THEN 'collect needs max_wait, its ceiling: the longest a payload waits for its digest'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text) AND (p_on_conflict IS DISTINCT FROM 'collect'::text)) THEN format('max_wait applies to on_conflict debounce or collect, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_slot_seconds)::double precision * '00:00:01'::interval))) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, prescient.duration_text(p_dedupe_for)) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, prescient.duration_text(p_dedupe_for)) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
 
 --
 -- Name: priority_problem(integer); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2700,7 +2771,7 @@ CREATE FUNCTION prescient.priority_problem(p_priority integer) RETURNS text
 
 CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_max_horizon_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN (p_payload IS NULL) THEN 'the payload must be a JSON object'::text WHEN (jsonb_typeof(p_payload) <> 'object'::text) THEN format('the payload must be a JSON object, not %s'::text, "left"((p_payload)::text, 64)) WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text]))) THEN format('on_conflict must be error, replace, keep or debounce, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
+    RETURN CASE WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'the job class is empty'::text WHEN (COALESCE(p_entity_name, ''::text) = ''::text) THEN 'the entity name is empty'::text WHEN (COALESCE(p_entity_key, ''::text) = ''::text) THEN 'the entity key is empty'::text WHEN (p_job_key = ''::text) THEN 'the job key is empty (leave it out for a check without a key)'::text WHEN (p_group_key = ''::text) THEN 'the group key is empty (leave it out for a check without a group)'::text WHEN (COALESCE(p_by, ''::text) = ''::text) THEN 'enqueued_by is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('the job class is %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (octet_length(p_entity_name) > 1024) THEN format('the entity name is %s bytes long (at most 1024)'::text, octet_length(p_entity_name)) WHEN (octet_length(p_entity_key) > 1024) THEN format('the entity key is %s bytes long (at most 1024)'::text, octet_length(p_entity_key)) WHEN (octet_length(p_job_key) > 1024) THEN format('the job key is %s bytes long (at most 1024)'::text, octet_length(p_job_key)) WHEN (octet_length(p_group_key) > 1024) THEN format('the group key is %s bytes long (at most 1024)'::text, octet_length(p_group_key)) WHEN (octet_length(p_by) > 1024) THEN format('enqueued_by is %s bytes long (at most 1024)'::text, octet_length(p_by)) WHEN (p_at IS NULL) THEN 'no time given'::text WHEN (p_now IS NULL) THEN 'no current time given'::text WHEN (p_payload IS NULL) THEN 'the payload must be a JSON object'::text WHEN (jsonb_typeof(p_payload) <> 'object'::text) THEN format('the payload must be a JSON object, not %s'::text, "left"((p_payload)::text, 64)) WHEN ((p_on_conflict IS NULL) OR (p_on_conflict <> ALL (ARRAY['error'::text, 'replace'::text, 'keep'::text, 'debounce'::text, 'collect'::text]))) THEN format('on_conflict must be error, replace, keep, debounce or collect, not %L'::text, p_on_conflict) ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds) END;
 
 --
 -- Name: trace_problem(text, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -2759,7 +2830,11 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
              ELSE NULL::text
          END,
          CASE
-             WHEN ((i.max_wait IS NOT NULL) OR (i.dedupe_for IS NOT NULL) OR (i.on_conflict = 'debounce'::text)) THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds)
+             WHEN ((i.max_wait IS NOT NULL) OR (i.dedupe_for IS NOT NULL) OR (i.on_conflict = 'debounce'::text) OR (i.on_conflict = 'collect'::text)) THEN COALESCE(prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds),
+             CASE
+                 WHEN (i.on_conflict = 'collect'::text) THEN prescient.collect_bound_problem(i.job_key, 1, (octet_length((jsonb_build_array(i.payload))::text))::bigint)
+                 ELSE NULL::text
+             END)
              ELSE NULL::text
          END) AS "coalesce"
     FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate);
@@ -2861,6 +2936,108 @@ END $$;
 CREATE FUNCTION prescient.class_problem(p_job text, p_allow_unknown_class boolean) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_allow_unknown_class OR (COALESCE(p_job, ''::text) = ''::text)) THEN NULL::text WHEN (EXISTS (SELECT FROM prescient.job_class c WHERE (c.job = class_problem.p_job))) THEN NULL::text ELSE prescient.unknown_class_message(p_job) END;
+
+--
+-- Name: collect_ended(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.collect_ended() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF (SELECT h.outcome FROM prescient.job_history h WHERE h.id = OLD.id ORDER BY h.history_id DESC LIMIT 1)
+       IS DISTINCT FROM 'cancelled' THEN
+    INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, group_key, payload, first_check_at,
+                                      next_check_at, enqueued_on, enqueued_by, asked_for_at, priority, collects,
+                                      collect_since)
+    VALUES (OLD.job, OLD.entity_name, OLD.entity_key, OLD.job_key, OLD.group_key,
+            jsonb_build_object('collected', OLD.collect_pending), OLD.collect_pending_at, OLD.collect_pending_at,
+            OLD.collect_pending_since, OLD.enqueued_by, OLD.collect_pending_at, OLD.priority, true,
+            OLD.collect_pending_since);
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: collect_into(bigint, jsonb, timestamp with time zone, interval, interval, timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.collect_into(p_id bigint, p_payload jsonb, p_slot timestamp with time zone, p_window interval, p_max_wait interval, p_at timestamp with time zone, p_now timestamp with time zone, p_slot_seconds integer) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_check prescient.future_job;
+  v_leased boolean;
+  v_list jsonb;
+  v_pending jsonb;
+  v_problem text;
+BEGIN
+  SELECT * INTO STRICT v_check FROM prescient.future_job f WHERE f.id = p_id;
+  -- A token, live or not: a lease that ran out may still be settled by the next run that takes it, and
+  -- that run read the payload as it was. (Given back, a lease's arrivals joined the list: collect_settled.)
+  v_leased := v_check.claim_token IS NOT NULL;
+  v_list := coalesce(v_check.payload -> 'collected', '[]');
+  v_pending := v_check.collect_pending;
+  IF v_leased THEN
+    v_pending := coalesce(v_pending, '[]') || jsonb_build_array(p_payload);
+  ELSE
+    v_list := v_list || jsonb_build_array(p_payload);
+  END IF;
+  v_problem := prescient.collect_bound_problem(
+    v_check.job_key, jsonb_array_length(v_list) + coalesce(jsonb_array_length(v_pending), 0),
+    octet_length(v_list::text) + coalesce(octet_length(v_pending::text), 0));
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  IF v_leased THEN
+    RETURN QUERY
+      UPDATE prescient.future_job f
+         SET collect_pending = v_pending, collect_pending_since = coalesce(f.collect_pending_since, p_now),
+             collect_pending_at = prescient.debounced_slot(
+               prescient.spread_slot(p_slot, f.id, p_window, p_slot_seconds),
+               coalesce(f.collect_pending_since, p_now), p_max_wait, p_now, p_slot_seconds)
+       WHERE f.id = p_id
+      RETURNING f.id, f.job_key, f.collect_pending_at, f.first_check_at, 'collected'::text;
+  ELSE
+    RETURN QUERY
+      UPDATE prescient.future_job f
+         SET payload = jsonb_set(f.payload, '{collected}', v_list), collect_since = coalesce(f.collect_since, p_now),
+             next_check_at = prescient.debounced_slot(
+               prescient.spread_slot(p_slot, f.id, p_window, p_slot_seconds),
+               coalesce(f.collect_since, p_now), p_max_wait, p_now, p_slot_seconds),
+             asked_for_at = p_at
+       WHERE f.id = p_id
+      RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at, 'collected'::text;
+  END IF;
+END $$;
+
+--
+-- Name: collect_settled(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.collect_settled() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF NEW.check_count > OLD.check_count THEN
+    NEW.payload := jsonb_set(NEW.payload, '{collected}', coalesce(OLD.collect_pending, '[]'));
+    NEW.collect_since := OLD.collect_pending_since;
+    IF OLD.collect_pending_at < NEW.next_check_at THEN
+      NEW.next_check_at := OLD.collect_pending_at;
+      NEW.asked_for_at := OLD.collect_pending_at;
+    END IF;
+  ELSIF OLD.collect_pending IS NOT NULL THEN
+    NEW.payload := jsonb_set(NEW.payload, '{collected}',
+                             coalesce(NEW.payload -> 'collected', '[]') || OLD.collect_pending);
+  END IF;
+  NEW.collect_pending := NULL;
+  NEW.collect_pending_since := NULL;
+  NEW.collect_pending_at := NULL;
+  RETURN NEW;
+END $$;
 
 --
 -- Name: cron_add_items(text[], text[], text[], text[], text[], text[], bigint[], timestamp with time zone[], text, timestamp with time zone, bigint[], bigint[], jsonb[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3472,6 +3649,7 @@ BEGIN
   v_check.enqueued_on := p_now;
   v_check.enqueued_by := 'cron';
   v_check.priority := prescient.cron_priority(p_schedule);
+  v_check.collects := false;  -- an occurrence is never a digest (a record's field has no column default)
   INSERT INTO prescient.job_history
   SELECT (prescient.history_row(v_check, p_outcome, p_now, 'cron', p_check_count, 0, p_reason)).*;
 END $$;
@@ -4200,7 +4378,9 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_result,                                           -- result (a worker's, docs/workers.md)
              p_check.priority,                                   -- priority
              p_check.traceparent,                                -- traceparent
-             p_check.tracestate)::prescient.job_history          -- tracestate
+             p_check.tracestate,                                 -- tracestate
+             p_check.collects,                                   -- collects (a digest, 042_collect.sql)
+             p_check.collect_pending)::prescient.job_history     -- collect_pending
 $$;
 
 --
@@ -4724,6 +4904,8 @@ DECLARE
   v_next timestamptz;
   v_settled bigint;
   v_existing bigint;
+  v_collects boolean;
+  v_payload jsonb;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   v_problem := coalesce(
@@ -4735,6 +4917,11 @@ BEGIN
     prescient.trace_problem(p_traceparent, p_tracestate),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
+  v_payload := CASE WHEN p_on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(p_payload))
+                    ELSE p_payload END;
+  IF v_problem IS NULL AND p_on_conflict = 'collect' THEN
+    v_problem := prescient.collect_bound_problem(p_job_key, 1, octet_length((v_payload -> 'collected')::text));
+  END IF;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
@@ -4746,10 +4933,11 @@ BEGIN
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
-                                      traceparent, tracestate)
+                                      traceparent, tracestate, collects, collect_since)
     OVERRIDING SYSTEM VALUE
-    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by,
-            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate)
+    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, v_payload, v_next, v_next, p_now, p_by,
+            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate, p_on_conflict = 'collect',
+            CASE WHEN p_on_conflict = 'collect' THEN p_now END)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -4768,7 +4956,10 @@ BEGIN
       RETURN;
     END IF;
 
-    SELECT f.id INTO v_existing FROM prescient.future_job f WHERE f.job_key = p_job_key FOR UPDATE;
+    -- Waits for a runner holding the row (a fast-path run) to settle it: then the row is gone (loop) or
+    -- settled, and what follows sees it as the settlement left it.
+    SELECT f.id, f.collects INTO v_existing, v_collects FROM prescient.future_job f WHERE f.job_key = p_job_key
+       FOR UPDATE;
     -- The holder finished between our insert and this lookup: the key is free again.
     CONTINUE WHEN NOT FOUND;
     IF p_on_conflict = 'error' THEN
@@ -4778,6 +4969,16 @@ BEGIN
     ELSIF p_on_conflict = 'keep' THEN
       RETURN QUERY SELECT f.id, f.job_key, f.next_check_at, f.first_check_at, 'kept'::text
                    FROM prescient.future_job f WHERE f.id = v_existing;
+    ELSIF v_collects <> (p_on_conflict = 'collect') THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR409',
+        MESSAGE = format(CASE WHEN v_collects
+                           THEN 'the pending check with key %L (id %s) collects payloads: on_conflict %s would drop them'
+                           ELSE 'the pending check with key %L (id %s) does not collect payloads: on_conflict %s needs one that does' END,
+                         p_job_key, v_existing, p_on_conflict),
+        HINT = 'cancel it first, or use on_conflict keep';
+    ELSIF p_on_conflict = 'collect' THEN
+      RETURN QUERY SELECT * FROM prescient.collect_into(v_existing, p_payload, v_slot, p_window, p_max_wait, p_at,
+                                                        p_now, v_settings.slot_seconds);
     ELSE
       RETURN QUERY
         WITH upd AS (
@@ -4906,7 +5107,7 @@ BEGIN
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
                   ORDER BY min(input.n) LIMIT 1),
-         -- A new check's first enqueue is now: a debounce's ceiling counts from it.
+         -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
                   CASE WHEN drawn.max_wait IS NULL
@@ -4920,12 +5121,16 @@ BEGIN
                     WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
                     ORDER BY input.n) drawn),
          ins AS (
+           -- A digest's first payload starts its list (schedule() makes the same row).
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at,
-                                             priority, traceparent, tracestate)
+                                             priority, traceparent, tracestate, collects, collect_since)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by,
-                  "at", coalesce(priority, 5), traceparent, tracestate
+           SELECT new_id, job, entity_name, entity_key, job_key, group_key,
+                  CASE WHEN on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(payload))
+                       ELSE payload END,
+                  slot, slot, p_now, enqueued_by, "at", coalesce(priority, 5), traceparent, tracestate,
+                  on_conflict = 'collect', CASE WHEN on_conflict = 'collect' THEN p_now END
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),
@@ -5489,27 +5694,29 @@ BEGIN
     SELECT (prescient.history_row(j.pending, j.outcome, v_now, j.worker, j.check_count, j.attempts, j.last_error,
                                   NULL, NULL, j.result)).*
       FROM j WHERE j.kind = 'finish'),
+  -- The time as stored: a digest's settlement may move it earlier (042_collect.sql).
   upd AS (
     UPDATE prescient.future_job f
        SET next_check_at = j.next_check_at, check_count = j.check_count, attempts = j.attempts,
            last_error = j.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
            asked_for_at = coalesce(j.asked_for_at, f.asked_for_at)
       FROM j WHERE f.id = (j.pending).id AND j.kind <> 'finish'
-    RETURNING f.id),
+    RETURNING f.id, f.next_check_at),
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
                                      answered_at, check_count, attempts, error, run_result)
     SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
-           CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, j.next_check_at, j.asked_for_at,
+           CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, u.next_check_at, j.asked_for_at,
            j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END, j.result
-      FROM j WHERE j.kind <> 'finish')
+      FROM j JOIN upd u ON u.id = (j.pending).id)
   SELECT s.id,
          CASE WHEN j.n IS NULL THEN 'lease_lost'
               WHEN j.kind = 'finish' THEN j.outcome
               WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END,
-         j.next_check_at,
+         coalesce(u.next_check_at, j.next_check_at),
          CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) ELSE j.last_error END
     FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN j ON j.n = s.n
+    LEFT JOIN upd u ON u.id = (j.pending).id
    ORDER BY s.n;
 END $$;
 
@@ -5640,6 +5847,24 @@ GRANT USAGE ON SCHEMA prescient TO prescient_runner;
 REVOKE ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone) TO prescient_client;
 GRANT ALL ON FUNCTION prescient.cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone) TO prescient_runner;
+
+--
+-- Name: FUNCTION collect_ended(); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.collect_ended() FROM PUBLIC;
+
+--
+-- Name: FUNCTION collect_into(p_id bigint, p_payload jsonb, p_slot timestamp with time zone, p_window interval, p_max_wait interval, p_at timestamp with time zone, p_now timestamp with time zone, p_slot_seconds integer); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.collect_into(p_id bigint, p_payload jsonb, p_slot timestamp with time zone, p_window interval, p_max_wait interval, p_at timestamp with time zone, p_now timestamp with time zone, p_slot_seconds integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION collect_settled(); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.collect_settled() FROM PUBLIC;
 
 --
 -- Name: FUNCTION cron_add_items(p_id text[], p_spec text[], p_time_zone text[], p_job text[], p_payload text[], p_catch_up text[], p_deadline_seconds bigint[], p_first_check_at timestamp with time zone[], p_by text, p_now timestamp with time zone, p_window_seconds bigint[], p_jitter_seconds bigint[], p_options jsonb[], p_numbered boolean); Type: ACL; Schema: prescient; Owner: -

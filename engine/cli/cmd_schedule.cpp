@@ -212,6 +212,7 @@ int schedule_file(const Invocation& in) {
               << " lines from " << path << ": " << counts[Scheduled::Status::created] << " created, "
               << counts[Scheduled::Status::replaced] << " replaced, " << counts[Scheduled::Status::kept]
               << " kept, " << counts[Scheduled::Status::debounced] << " debounced, "
+              << counts[Scheduled::Status::collected] << " collected, "
               << counts[Scheduled::Status::deduplicated] << " deduplicated; skipped " << invalid << " invalid and "
               << counts[Scheduled::Status::conflict]
               << " conflicting\n";
@@ -227,7 +228,7 @@ Command schedule_command() {
       .summary = "Put a check into the future (or many, from a file of JSON lines).",
       .usage = "schedule --job CLASS --entity-name NAME --entity-key KEY (--at TIME | --in DURATION)\n"
                "                          [--window DURATION] [--job-key KEY] [--group-key KEY] [--payload JSON]\n"
-               "                          [--by WHO] [--on-conflict error|replace|keep|debounce [--max-wait DURATION]]\n"
+               "                          [--by WHO] [--on-conflict error|replace|keep|debounce|collect [--max-wait DURATION]]\n"
                "                          [--dedupe-for DURATION [--dedupe-outcomes OUTCOME,...]] [--allow-unknown-class]\n"
                "                          [--max-checks N|unlimited] [--max-attempts N] [--backoff D[..MAX]]\n"
                "                          [--priority P] [--traceparent TP [--tracestate TS]] [--json]\n"
@@ -253,10 +254,12 @@ Command schedule_command() {
                 ("payload", po::value<std::string>()->value_name("JSON"), "a JSON object handed to the job class")
                 ("by", po::value<std::string>()->value_name("WHO"), "recorded as enqueued_by (default: the OS user)")
                 ("on-conflict", po::value<std::string>()->value_name("POLICY")->default_value("error"),
-                 "when a pending check has the same job key: error (exit 2), replace (update it in place), keep, or "
-                 "debounce (replace it, but never later than its first enqueue plus --max-wait)")
+                 "when a pending check has the same job key: error (exit 2), replace (update it in place), keep, "
+                 "debounce (replace it, but never later than its first enqueue plus --max-wait), or collect (a "
+                 "digest: add the payload to the check's list, moved as debounce moves it)")
                 ("max-wait", po::value<std::string>()->value_name("DURATION"),
-                 "with --on-conflict debounce: the ceiling, from the pending check's first enqueue (e.g. 6h)")
+                 "with --on-conflict debounce or collect: the ceiling (e.g. 6h), from the pending check's first "
+                 "enqueue, or from the first payload of a digest's list")
                 ("dedupe-for", po::value<std::string>()->value_name("DURATION"),
                  "schedule nothing when a check with this job key settled within this long (e.g. 24h): the answer "
                  "names it")

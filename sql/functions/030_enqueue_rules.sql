@@ -53,8 +53,8 @@ CREATE OR REPLACE FUNCTION prescient.request_problem(
     WHEN p_payload IS NULL THEN 'the payload must be a JSON object'
     WHEN jsonb_typeof(p_payload) <> 'object'
       THEN format('the payload must be a JSON object, not %s', left(p_payload::text, 64))
-    WHEN p_on_conflict IS NULL OR p_on_conflict NOT IN ('error', 'replace', 'keep', 'debounce')
-      THEN format('on_conflict must be error, replace, keep or debounce, not %L', p_on_conflict)
+    WHEN p_on_conflict IS NULL OR p_on_conflict NOT IN ('error', 'replace', 'keep', 'debounce', 'collect')
+      THEN format('on_conflict must be error, replace, keep, debounce or collect, not %L', p_on_conflict)
     ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds)
   END;
 
@@ -103,8 +103,8 @@ CREATE OR REPLACE FUNCTION prescient.debounced_slot(p_slot timestamptz, p_first_
   RETURN CASE WHEN p_max_wait IS NULL THEN p_slot
               ELSE least(p_slot, prescient.slot_for(p_first_enqueue + p_max_wait, p_now, p_slot_seconds)) END;
 
--- What is wrong with a debounce's ceiling or a dedupe window, or NULL (docs/concepts.md, "Debounce and
--- dedupe"). Both need a job key: it is what the enqueues share.
+-- What is wrong with a debounce's or a digest's ceiling or a dedupe window, or NULL (docs/concepts.md,
+-- "Debounce with a ceiling, and dedupe", "Digests"). All need a job key: it is what the enqueues share.
 CREATE OR REPLACE FUNCTION prescient.once_problem(
     p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[],
     p_slot_seconds integer, p_max_horizon_seconds bigint)
@@ -114,8 +114,12 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
       THEN 'debounce needs a job key: the enqueues it folds into one check share it'
     WHEN p_on_conflict = 'debounce' AND p_max_wait IS NULL
       THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'
-    WHEN p_max_wait IS NOT NULL AND p_on_conflict IS DISTINCT FROM 'debounce'
-      THEN format('max_wait applies to on_conflict debounce, not %L', p_on_conflict)
+    WHEN p_on_conflict = 'collect' AND p_job_key IS NULL
+      THEN 'collect needs a job key: the enqueues it gathers into one check share it'
+    WHEN p_on_conflict = 'collect' AND p_max_wait IS NULL
+      THEN 'collect needs max_wait, its ceiling: the longest a payload waits for its digest'
+    WHEN p_max_wait IS NOT NULL AND p_on_conflict IS DISTINCT FROM 'debounce' AND p_on_conflict IS DISTINCT FROM 'collect'
+      THEN format('max_wait applies to on_conflict debounce or collect, not %L', p_on_conflict)
     WHEN p_max_wait < p_slot_seconds * interval '1 second'
       THEN format('max_wait %s is under the slot (%s)', prescient.duration_text(p_max_wait),
                   prescient.duration_text(p_slot_seconds * interval '1 second'))
@@ -135,6 +139,21 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
            WHERE o IS NULL OR o NOT IN ('done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past',
                                         'guard_horizon', 'deadline_missed', 'overlap_skipped')
            LIMIT 1)
+  END;
+
+-- The bounds of a digest's list (on_conflict 'collect', docs/concepts.md "Digests"): at most 10 000 payloads
+-- and 1 MiB (1 048 576 bytes of the list as jsonb text) per check, its list and what arrived during a run
+-- together. Refused past either, naming the key, so that an enqueue is refused whole, never dropped. p_count
+-- and p_bytes are what the check would hold with the new payload, or NULL when it was not measured.
+CREATE OR REPLACE FUNCTION prescient.collect_bound_problem(p_job_key text, p_count integer, p_bytes bigint)
+  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE
+    WHEN p_count > 10000
+      THEN format('the check with key %L would collect %s payloads (at most 10000): refused, nothing written',
+                  p_job_key, p_count)
+    WHEN p_bytes > 1048576
+      THEN format('the check with key %L would collect %s bytes of payloads (at most 1048576, 1 MiB): refused, '
+                  'nothing written', p_job_key, p_bytes)
   END;
 
 -- The class registry's rule (docs/design.md, "The class registry"): a check's class is a row of

@@ -11,7 +11,8 @@
 -- time it was due (next_check_at); a check cancelled
 -- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
 -- time, its own policy, its priority and its trace context go with it, so that `prescient retry` puts it back
--- with the same.
+-- with the same; a digest's marker too, and the payloads that arrived during its last run (which a cancel
+-- leaves there, and any other end hands to a new check: sql/functions/042_collect.sql).
 --
 -- Written as one ROW expression, in job_history's column order, so the planner inlines it into the
 -- caller's statement (an SQL function, one SELECT without FROM, VOLATILE, neither SECURITY DEFINER nor
@@ -52,7 +53,9 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_result,                                           -- result (a worker's, docs/workers.md)
              p_check.priority,                                   -- priority
              p_check.traceparent,                                -- traceparent
-             p_check.tracestate)::prescient.job_history          -- tracestate
+             p_check.tracestate,                                 -- tracestate
+             p_check.collects,                                   -- collects (a digest, 042_collect.sql)
+             p_check.collect_pending)::prescient.job_history     -- collect_pending
 $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb, jsonb)

@@ -20,7 +20,12 @@
 -- or debounce sets it as it sets the payload.
 -- p_traceparent and p_tracestate: the W3C trace context the check was created in (docs/design.md, "Trace
 -- context"), NULL for none; a replace or debounce sets it too, as the newest enqueue's.
--- status is created, replaced, kept, debounced or deduplicated.
+-- 'collect' (a digest, docs/concepts.md "Digests"; needs p_max_wait) gathers payloads: a new check's payload is
+-- {"collected": [p_payload]}, and an enqueue of a pending collecting check's key appends p_payload to that
+-- list (prescient.collect_into: its bounds, the debounce rule for the time, the arrivals during a run) and
+-- answers status 'collected'. A collecting check and one that does not collect never take each other's
+-- enqueues (PR409): a replace would drop the payloads collected, a collect would turn a payload into a list.
+-- status is created, replaced, kept, debounced, collected or deduplicated.
 CREATE OR REPLACE FUNCTION prescient.schedule(
     p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,
     p_job_key text DEFAULT NULL, p_group_key text DEFAULT NULL, p_payload jsonb DEFAULT '{}',
@@ -39,6 +44,8 @@ DECLARE
   v_next timestamptz;
   v_settled bigint;
   v_existing bigint;
+  v_collects boolean;
+  v_payload jsonb;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   v_problem := coalesce(
@@ -50,6 +57,11 @@ BEGIN
     prescient.trace_problem(p_traceparent, p_tracestate),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
+  v_payload := CASE WHEN p_on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(p_payload))
+                    ELSE p_payload END;
+  IF v_problem IS NULL AND p_on_conflict = 'collect' THEN
+    v_problem := prescient.collect_bound_problem(p_job_key, 1, octet_length((v_payload -> 'collected')::text));
+  END IF;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
@@ -61,10 +73,11 @@ BEGIN
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
-                                      traceparent, tracestate)
+                                      traceparent, tracestate, collects, collect_since)
     OVERRIDING SYSTEM VALUE
-    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, p_payload, v_next, v_next, p_now, p_by,
-            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate)
+    VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, v_payload, v_next, v_next, p_now, p_by,
+            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate, p_on_conflict = 'collect',
+            CASE WHEN p_on_conflict = 'collect' THEN p_now END)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -83,7 +96,10 @@ BEGIN
       RETURN;
     END IF;
 
-    SELECT f.id INTO v_existing FROM prescient.future_job f WHERE f.job_key = p_job_key FOR UPDATE;
+    -- Waits for a runner holding the row (a fast-path run) to settle it: then the row is gone (loop) or
+    -- settled, and what follows sees it as the settlement left it.
+    SELECT f.id, f.collects INTO v_existing, v_collects FROM prescient.future_job f WHERE f.job_key = p_job_key
+       FOR UPDATE;
     -- The holder finished between our insert and this lookup: the key is free again.
     CONTINUE WHEN NOT FOUND;
     IF p_on_conflict = 'error' THEN
@@ -93,6 +109,16 @@ BEGIN
     ELSIF p_on_conflict = 'keep' THEN
       RETURN QUERY SELECT f.id, f.job_key, f.next_check_at, f.first_check_at, 'kept'::text
                    FROM prescient.future_job f WHERE f.id = v_existing;
+    ELSIF v_collects <> (p_on_conflict = 'collect') THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR409',
+        MESSAGE = format(CASE WHEN v_collects
+                           THEN 'the pending check with key %L (id %s) collects payloads: on_conflict %s would drop them'
+                           ELSE 'the pending check with key %L (id %s) does not collect payloads: on_conflict %s needs one that does' END,
+                         p_job_key, v_existing, p_on_conflict),
+        HINT = 'cancel it first, or use on_conflict keep';
+    ELSIF p_on_conflict = 'collect' THEN
+      RETURN QUERY SELECT * FROM prescient.collect_into(v_existing, p_payload, v_slot, p_window, p_max_wait, p_at,
+                                                        p_now, v_settings.slot_seconds);
     ELSE
       RETURN QUERY
         WITH upd AS (

@@ -26,6 +26,7 @@ BEGIN
   v_check.enqueued_on := p_now;
   v_check.enqueued_by := 'cron';
   v_check.priority := prescient.cron_priority(p_schedule);
+  v_check.collects := false;  -- an occurrence is never a digest (a record's field has no column default)
   INSERT INTO prescient.job_history
   SELECT (prescient.history_row(v_check, p_outcome, p_now, 'cron', p_check_count, 0, p_reason)).*;
 END $$;

@@ -50,10 +50,14 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                     -- inlined, a call per item).
                     CASE WHEN i.traceparent IS NOT NULL OR i.tracestate IS NOT NULL
                       THEN prescient.trace_problem(i.traceparent, i.tracestate) END,
-                    -- Judged only for the items that debounce or dedupe: the rest of a bulk load pays nothing.
+                    -- Judged only for the items that debounce, collect or dedupe: the rest of a bulk load pays
+                    -- nothing.
                     CASE WHEN i.max_wait IS NOT NULL OR i.dedupe_for IS NOT NULL OR i.on_conflict = 'debounce'
-                      THEN prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for,
-                                                  p_dedupe_outcomes, p_slot_seconds, p_max_horizon_seconds) END)
+                              OR i.on_conflict = 'collect'
+                      THEN coalesce(prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for,
+                                                           p_dedupe_outcomes, p_slot_seconds, p_max_horizon_seconds),
+                                    CASE WHEN i.on_conflict = 'collect' THEN prescient.collect_bound_problem(
+                                      i.job_key, 1, octet_length(jsonb_build_array(i.payload)::text)) END) END)
       FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                  p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
                                  p_dedupe_for, p_priority, p_traceparent, p_tracestate) i;
@@ -92,8 +96,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
 -- elements (that item has none); enqueued_by and on_conflict default to p_by and p_default_on_conflict,
 -- the payload to {}; p_window[i] is the item's window, p_max_wait[i] its debounce ceiling, p_dedupe_for[i]
 -- its dedupe window (against p_dedupe_outcomes, for the whole call), p_priority[i] its priority,
--- p_traceparent[i] and p_tracestate[i] its trace context, as
--- schedule() takes them. Every array
+-- p_traceparent[i] and p_tracestate[i] its trace context, as schedule() takes them; an item with on_conflict
+-- 'collect' starts or joins a digest as schedule() does. Every array
 -- given has as many elements as p_job, else PR400. The rules are those of
 -- schedule(), all or nothing: the first bad item raises PR400 naming its position (from 1), and so does
 -- a job key given twice. Items whose key is free are inserted in one statement; the others follow their
@@ -216,7 +220,7 @@ BEGIN
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
                   ORDER BY min(input.n) LIMIT 1),
-         -- A new check's first enqueue is now: a debounce's ceiling counts from it.
+         -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
                   CASE WHEN drawn.max_wait IS NULL
@@ -230,12 +234,16 @@ BEGIN
                     WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
                     ORDER BY input.n) drawn),
          ins AS (
+           -- A digest's first payload starts its list (schedule() makes the same row).
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at,
-                                             priority, traceparent, tracestate)
+                                             priority, traceparent, tracestate, collects, collect_since)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, job_key, group_key, payload, slot, slot, p_now, enqueued_by,
-                  "at", coalesce(priority, 5), traceparent, tracestate
+           SELECT new_id, job, entity_name, entity_key, job_key, group_key,
+                  CASE WHEN on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(payload))
+                       ELSE payload END,
+                  slot, slot, p_now, enqueued_by, "at", coalesce(priority, 5), traceparent, tracestate,
+                  on_conflict = 'collect', CASE WHEN on_conflict = 'collect' THEN p_now END
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),

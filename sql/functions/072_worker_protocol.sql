@@ -247,27 +247,29 @@ BEGIN
     SELECT (prescient.history_row(j.pending, j.outcome, v_now, j.worker, j.check_count, j.attempts, j.last_error,
                                   NULL, NULL, j.result)).*
       FROM j WHERE j.kind = 'finish'),
+  -- The time as stored: a digest's settlement may move it earlier (042_collect.sql).
   upd AS (
     UPDATE prescient.future_job f
        SET next_check_at = j.next_check_at, check_count = j.check_count, attempts = j.attempts,
            last_error = j.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
            asked_for_at = coalesce(j.asked_for_at, f.asked_for_at)
       FROM j WHERE f.id = (j.pending).id AND j.kind <> 'finish'
-    RETURNING f.id),
+    RETURNING f.id, f.next_check_at),
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
                                      answered_at, check_count, attempts, error, run_result)
     SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
-           CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, j.next_check_at, j.asked_for_at,
+           CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, u.next_check_at, j.asked_for_at,
            j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END, j.result
-      FROM j WHERE j.kind <> 'finish')
+      FROM j JOIN upd u ON u.id = (j.pending).id)
   SELECT s.id,
          CASE WHEN j.n IS NULL THEN 'lease_lost'
               WHEN j.kind = 'finish' THEN j.outcome
               WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END,
-         j.next_check_at,
+         coalesce(u.next_check_at, j.next_check_at),
          CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) ELSE j.last_error END
     FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN j ON j.n = s.n
+    LEFT JOIN upd u ON u.id = (j.pending).id
    ORDER BY s.n;
 END $$;
 

@@ -23,7 +23,7 @@ COMMENT ON COLUMN prescient.future_job.id IS 'The check''s id, drawn from an ide
 COMMENT ON COLUMN prescient.future_job.job IS 'The job class that decides what the check does when it fires: a built-in class (noop, emit, sql, command, http, cron) or one from a plugin. Refused at enqueue unless registered.';
 COMMENT ON COLUMN prescient.future_job.entity_name IS 'What the check is about, by kind (orders); with entity_key, the application''s own object. Lists and flow limits (key entity) select by it.';
 COMMENT ON COLUMN prescient.future_job.entity_key IS 'Which one of entity_name (the order''s id, as text).';
-COMMENT ON COLUMN prescient.future_job.job_key IS 'An optional natural key, unique among pending checks: a second schedule with the key is refused, kept, replaced or debounced (on_conflict); a dedupe window looks it up in job_history.';
+COMMENT ON COLUMN prescient.future_job.job_key IS 'An optional natural key, unique among pending checks: a second schedule with the key is refused, kept, replaced, debounced or collected (on_conflict); a dedupe window looks it up in job_history.';
 COMMENT ON COLUMN prescient.future_job.group_key IS 'Checks sharing a group key due at one slot run on one runner at a time, in id order (an advisory lock on the group). Null: no group.';
 COMMENT ON COLUMN prescient.future_job.payload IS 'A JSON object handed to the job class. Classes keep their own state in it (the cron class its whole schedule); flow limits may key on a top-level field.';
 COMMENT ON COLUMN prescient.future_job.first_check_at IS 'The slot of the check''s first firing, as scheduled.';
@@ -44,6 +44,11 @@ COMMENT ON COLUMN prescient.future_job.enqueued_by IS 'Who enqueued it: the --by
 COMMENT ON COLUMN prescient.future_job.claimed_by IS 'The runner holding a written lease on the check (long-running classes, flow-control deferrals); null when it is held by a row lock alone or not at all.';
 COMMENT ON COLUMN prescient.future_job.claimed_until IS 'When the written lease expires: after it the check is claimable again, and a late result is discarded.';
 COMMENT ON COLUMN prescient.future_job.claim_token IS 'A random token of the written lease: a settlement writes only rows whose token is still its own and whose lease is live (fencing).';
+COMMENT ON COLUMN prescient.future_job.collects IS 'True for a digest (on_conflict collect): its payload is {"collected": [...]}, the payloads of its key''s enqueues in arrival order, so a user payload with a key "collected" is never taken for a list (docs/concepts.md, "Digests").';
+COMMENT ON COLUMN prescient.future_job.collect_since IS 'A digest''s: when the first payload of its list arrived, the start of its ceiling (max_wait); null while the list is empty (a run consumed it).';
+COMMENT ON COLUMN prescient.future_job.collect_pending IS 'A digest''s: the payloads (a JSON array) that arrived while a run held the check under a written lease; its settlement hands them to the next run, or to a new check when it ends the check (sql/functions/042_collect.sql). Null: none.';
+COMMENT ON COLUMN prescient.future_job.collect_pending_since IS 'When the first of collect_pending arrived: the start of their ceiling.';
+COMMENT ON COLUMN prescient.future_job.collect_pending_at IS 'The time collect_pending asks for (the debounce rule from their first arrival): a settlement that goes on is due no later, and a new check made of them is due then.';
 
 -- job_history
 COMMENT ON TABLE prescient.job_history IS
@@ -77,6 +82,8 @@ COMMENT ON COLUMN prescient.job_history.result IS 'What the last run returned be
 COMMENT ON COLUMN prescient.job_history.priority IS 'The check''s priority (future_job.priority); a retry puts it back with it.';
 COMMENT ON COLUMN prescient.job_history.traceparent IS 'The check''s trace context (future_job.traceparent); a retry puts it back with it.';
 COMMENT ON COLUMN prescient.job_history.tracestate IS 'The tracestate that went with it (future_job.tracestate).';
+COMMENT ON COLUMN prescient.job_history.collects IS 'True for a digest (future_job.collects): its payload is {"collected": [...]}, the payloads its last run read; a retry puts it back as one.';
+COMMENT ON COLUMN prescient.job_history.collect_pending IS 'A digest''s payloads that arrived during its last run (future_job.collect_pending): a new check took them when it ended any way but cancelled; a cancelled one keeps them only here.';
 
 -- cron_schedule
 COMMENT ON TABLE prescient.cron_schedule IS

@@ -58,6 +58,19 @@ TEST_CASE("schedule prints the id, key and next_check_at; --json prints one obje
   CHECK(moved["status"] == "debounced");
   CHECK(moved["id"] == first["id"]);
   CHECK(moved["next_check_at"] != first["next_check_at"]);
+  // A digest gathers the payloads of its key's enqueues into one check's list.
+  const auto collect = [&](const char* payload) {
+    return json::parse(run_prescient(with_db(order_with({"--in", "30m", "--job-key", "digest:1", "--on-conflict",
+                                                         "collect", "--max-wait", "2h", "--payload", payload,
+                                                         "--json"}), url)).out);
+  };
+  const json started = collect(R"({"n": 1})");
+  const json joined = collect(R"({"n": 2})");
+  CHECK(started["status"] == "created");
+  CHECK(joined["status"] == "collected");
+  CHECK(joined["id"] == started["id"]);
+  CHECK(count_of(*connect_to(url), "SELECT count(*) FROM prescient.future_job WHERE collects"
+                                   " AND payload = '{\"collected\": [{\"n\": 1}, {\"n\": 2}]}'") == 1);
   *connect_to(url) << "DELETE FROM prescient.future_job WHERE job_key = 'd1'";  // as if settled:
   *connect_to(url) << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, job_key, payload,"
                       " first_check_at, last_check_at, check_count, attempts, enqueued_on, enqueued_by, finished_at,"
@@ -88,7 +101,13 @@ TEST_CASE("bad input exits 2 with one line and writes nothing") {
       {order_with({"--in", "1h", "--on-conflict", "debounce", "--max-wait", "6h"}), "debounce needs a job key"},
       {order_with({"--in", "1h", "--job-key", "k", "--on-conflict", "debounce", "--max-wait", "30s"}),
        "max_wait 30s is under the slot (1m)"},
-      {order_with({"--in", "1h", "--job-key", "k", "--max-wait", "6h"}), "max_wait applies to on_conflict debounce"},
+      {order_with({"--in", "1h", "--job-key", "k", "--max-wait", "6h"}),
+       "max_wait applies to on_conflict debounce or collect, not 'error'"},
+      {order_with({"--in", "1h", "--job-key", "k", "--on-conflict", "collect"}),
+       "collect needs max_wait, its ceiling: the longest a payload waits for its digest"},
+      {order_with({"--in", "1h", "--on-conflict", "collect", "--max-wait", "30m"}), "collect needs a job key"},
+      {order_with({"--in", "1h", "--job-key", "k", "--on-conflict", "collect", "--max-wait", "-30m"}),
+       "max_wait -30m is under the slot"},
       {order_with({"--in", "1h", "--job-key", "k", "--dedupe-for", "0s"}), "the dedupe window 0s is not positive"},
       {order_with({"--in", "1h", "--job-key", "k", "--dedupe-for", "1d", "--dedupe-outcomes", "done,exploded"}),
        "'exploded'"},

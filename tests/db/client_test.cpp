@@ -30,6 +30,7 @@ using namespace std::chrono_literals;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
+using prescient::testing::sql_refusal;
 
 namespace {
 
@@ -553,16 +554,6 @@ void set_flag(std::vector<std::string>& args, const std::string& flag, const std
   }
 }
 
-// How SQL refused a statement: its SQLSTATE and primary message (empty when it did not).
-std::pair<std::string, std::string> sql_refusal(soci::session& db, const std::string& sql) {
-  PGresult* result = PQexec(db::native_connection(db), sql.c_str());
-  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-  const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
-  std::pair<std::string, std::string> refusal{state != nullptr ? state : "", primary != nullptr ? primary : ""};
-  PQclear(result);
-  return refusal;
-}
-
 }  // namespace
 
 // The three doors to the enqueue rules (docs/design.md, "Every rule has one home"): the same bad request
@@ -613,7 +604,15 @@ TEST_CASE("three doors: a bad request gets the same message from the CLI, the C+
       {"max_wait without debounce", {"--job-key", "k", "--on-conflict", "replace", "--max-wait", "1h"},
        [](ScheduleRequest& r) { r.job_key = "k"; r.on_conflict = OnConflict::replace; r.max_wait = 1h; },
        ", p_job_key => 'k', p_on_conflict => 'replace', p_max_wait => '1 hour'",
-       "max_wait applies to on_conflict debounce, not 'replace'"},
+       "max_wait applies to on_conflict debounce or collect, not 'replace'"},
+      {"collect key", {"--on-conflict", "collect", "--max-wait", "30m"},
+       [](ScheduleRequest& r) { r.on_conflict = OnConflict::collect; r.max_wait = 30min; },
+       ", p_on_conflict => 'collect', p_max_wait => '30 minutes'",
+       "collect needs a job key: the enqueues it gathers into one check share it"},
+      {"collect ceiling", {"--job-key", "k", "--on-conflict", "collect"},
+       [](ScheduleRequest& r) { r.job_key = "k"; r.on_conflict = OnConflict::collect; },
+       ", p_job_key => 'k', p_on_conflict => 'collect'",
+       "collect needs max_wait, its ceiling: the longest a payload waits for its digest"},
       {"max_wait under the slot", {"--job-key", "k", "--on-conflict", "debounce", "--max-wait", "10m"},
        [](ScheduleRequest& r) { r.job_key = "k"; r.on_conflict = OnConflict::debounce; r.max_wait = 10min; },
        ", p_job_key => 'k', p_on_conflict => 'debounce', p_max_wait => '10 minutes'",

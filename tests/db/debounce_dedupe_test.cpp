@@ -204,7 +204,7 @@ TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL;
   CHECK_THAT(refused(r), Catch::Contains("debounce needs a job key"));
   r = reminder(1h, 6h);
   r.on_conflict = OnConflict::replace;
-  CHECK_THAT(refused(r), Catch::Contains("max_wait applies to on_conflict debounce, not 'replace'"));
+  CHECK_THAT(refused(r), Catch::Contains("max_wait applies to on_conflict debounce or collect, not 'replace'"));
   ScheduleRequest d{.job = "noop", .entity_name = "orders", .entity_key = "1", .job_key = "k", .in = 1h,
                     .dedupe_for = -1h};
   CHECK_THAT(refused(d), Catch::Contains("the dedupe window -1h is not positive"));

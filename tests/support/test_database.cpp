@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/fnv.hpp"
+#include "db/connection.hpp"
 #include "prescient/database.hpp"
 #include "prescient/migrations.hpp"
 
@@ -163,6 +164,15 @@ long long count_of(soci::session& db, const std::string& query) {
   long long n = -1;
   db << query, soci::into(n);
   return n;
+}
+
+std::pair<std::string, std::string> sql_refusal(soci::session& db, const std::string& sql) {
+  PGresult* result = PQexec(db::native_connection(db), sql.c_str());
+  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+  std::pair<std::string, std::string> refusal{state != nullptr ? state : "", primary != nullptr ? primary : ""};
+  PQclear(result);
+  return refusal;
 }
 
 }  // namespace prescient::testing

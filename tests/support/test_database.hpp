@@ -3,6 +3,7 @@
 // Tests fail, never skip, when it is missing or unreachable.
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace soci {
 class session;
@@ -29,5 +30,8 @@ std::unique_ptr<soci::session> connect_to(const std::string& url);
 
 // The single number a query such as "SELECT count(*) ..." returns.
 long long count_of(soci::session& db, const std::string& query);
+
+// How SQL refused a statement: its SQLSTATE and primary message (both empty when it did not).
+std::pair<std::string, std::string> sql_refusal(soci::session& db, const std::string& sql);
 
 }  // namespace prescient::testing

@@ -27,9 +27,10 @@ class session;
 
 namespace prescient {
 
-// On a pending check with the same job key: fail, replace it, keep it, or debounce (replace it, but never
-// to a time later than its first enqueue plus max_wait).
-enum class OnConflict { error, replace, keep, debounce };
+// On a pending check with the same job key: fail, replace it, keep it, debounce (replace it, but never
+// to a time later than its first enqueue plus max_wait), or collect (a digest: add the payload to the check's
+// list, {"collected": [...]}, and move it as debounce does; docs/concepts.md, "Digests").
+enum class OnConflict { error, replace, keep, debounce, collect };
 OnConflict parse_on_conflict(std::string_view text);  // throws InvalidInput
 std::string_view to_string(OnConflict policy);
 
@@ -48,7 +49,7 @@ struct ScheduleRequest {
   // The check may fire any time in this window after its time: it is stored at one of the window's slots,
   // chosen by its id, so that a herd given one time spreads evenly (docs/flow-control.md).
   std::optional<std::chrono::seconds> window;
-  // With OnConflict::debounce (and only then): the ceiling, at least one slot.
+  // With OnConflict::debounce or collect (and only then): the ceiling, at least one slot.
   std::optional<std::chrono::seconds> max_wait;
   // Not scheduled again when a check of the same job key settled with one of dedupe_outcomes (none given:
   // done) within this long before now: the answer is Status::deduplicated with that check's id.
@@ -69,7 +70,8 @@ struct ScheduleRequest {
 };
 
 struct Scheduled {
-  enum class Status { created, replaced, kept, conflict, debounced, deduplicated };
+  // collected: the payload joined a pending digest (next_check_at: when it will be looked at).
+  enum class Status { created, replaced, kept, conflict, debounced, collected, deduplicated };
   // For `conflict`: the id of the pending check holding the key; for `deduplicated`: of the settled one.
   std::int64_t id = 0;
   std::optional<std::string> job_key;

@@ -37,6 +37,7 @@ std::string_view to_string(Scheduled::Status status) {
     case Scheduled::Status::kept: return "kept";
     case Scheduled::Status::conflict: return "conflict";
     case Scheduled::Status::debounced: return "debounced";
+    case Scheduled::Status::collected: return "collected";
     case Scheduled::Status::deduplicated: return "deduplicated";
   }
   return "created";

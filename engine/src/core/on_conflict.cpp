@@ -13,7 +13,9 @@ OnConflict parse_on_conflict(std::string_view text) {
   if (text == "replace") return OnConflict::replace;
   if (text == "keep") return OnConflict::keep;
   if (text == "debounce") return OnConflict::debounce;
-  throw InvalidInput("invalid on-conflict policy '" + std::string(text) + "': use error, replace, keep or debounce");
+  if (text == "collect") return OnConflict::collect;
+  throw InvalidInput("invalid on-conflict policy '" + std::string(text) +
+                     "': use error, replace, keep, debounce or collect");
 }
 
 std::string_view to_string(OnConflict policy) {
@@ -22,6 +24,7 @@ std::string_view to_string(OnConflict policy) {
     case OnConflict::replace: return "replace";
     case OnConflict::keep: return "keep";
     case OnConflict::debounce: return "debounce";
+    case OnConflict::collect: return "collect";
   }
   return "error";
 }

@@ -95,19 +95,21 @@ const std::string kMarkRevived =
     "             WHERE id = ANY(ARRAY(SELECT id FROM revived)) AND " + kDeadLetterCondition + ")";
 
 // Puts the failed history rows of a CTE `picked` back as pending checks due at the time (microseconds) of
-// the parameter `due_at` (its placeholder), with their asked-for time, own policy, priority and trace, their
+// the parameter `due_at` (its placeholder), with their asked-for time, own policy, priority, trace and whether
+// they collect (a digest's list, read as one), their
 // attempts counted afresh; answers the ids put back. ON CONFLICT without a target: the id (a concurrent
 // retry) or the job key (another pending check).
 std::string revive_picked(const std::string& due_at) {
   return "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
          "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
-         "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent, tracestate)"
+         "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent, tracestate,"
+         "    collects)"
          "  OVERRIDING SYSTEM VALUE"
          "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
          "         prescient.at_us(" + due_at + "),"
          "         check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
          "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent,"
-         "         tracestate FROM picked"
+         "         tracestate, collects FROM picked"
          "  ON CONFLICT DO NOTHING RETURNING id";
 }
 

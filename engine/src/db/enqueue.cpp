@@ -21,6 +21,7 @@ Scheduled::Status parse_status(const std::string& text) {
   if (text == "kept") return Scheduled::Status::kept;
   if (text == "conflict") return Scheduled::Status::conflict;
   if (text == "debounced") return Scheduled::Status::debounced;
+  if (text == "collected") return Scheduled::Status::collected;
   if (text == "deduplicated") return Scheduled::Status::deduplicated;
   throw DatabaseError("unexpected schedule status '" + text + "' from the database");
 }

@@ -203,7 +203,8 @@ upd AS (
          payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END,
          asked_for_at = coalesce(s.asked_for_at, f.asked_for_at)
     FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'
-  RETURNING f.id, s.kind, s.due_us, s.run_micros, s.next_check_at, s.asked_for_at, s.check_count, s.attempts,
+  -- The time as stored: a digest's settlement may move it earlier (sql/functions/042_collect.sql).
+  RETURNING f.id, s.kind, s.due_us, s.run_micros, f.next_check_at, s.asked_for_at, s.check_count, s.attempts,
             s.last_error, s.run_result),
 runs AS (
   INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at, answered_at,

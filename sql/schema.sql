@@ -2779,7 +2779,7 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
 
 CREATE FUNCTION prescient.trace_problem(p_traceparent text, p_tracestate text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE WHEN ((p_traceparent IS NOT NULL) AND (NOT ((p_traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(p_traceparent, 4, 32) <> repeat('0'::text, 32)) AND (substr(p_traceparent, 37, 16) <> repeat('0'::text, 16))))) THEN format('the traceparent %L is not a W3C traceparent (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, lower case, neither id all zeros)'::text, "left"(p_traceparent, 80)) WHEN ((p_tracestate IS NOT NULL) AND (p_traceparent IS NULL)) THEN 'a tracestate needs a traceparent (it only adds to one)'::text WHEN (length(p_tracestate) > 512) THEN format('the tracestate is %s characters long (at most 512)'::text, length(p_tracestate)) WHEN ((p_tracestate IS NOT NULL) AND ((cardinality(string_to_array(p_tracestate, ','::text)) > 32) OR (EXISTS (SELECT FROM unnest(string_to_array(trace_problem.p_tracestate, ','::text)) m(member) WHERE ((btrim(m.member, ' 	'::text) <> ''::text) AND (btrim(m.member, ' 	'::text) !~ '^([a-z0-9][a-z0-9_*/-]{0,255}|[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13})=[\x21-\x2b\x2d-\x3c\x3e-\x7e]([\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,254}[\x21-\x2b\x2d-\x3c\x3e-\x7e])?$'::text)))))) THEN format('the tracestate %L is not a W3C tracestate (at most 32 comma-separated members key=value)'::text, "left"(p_tracestate, 80)) ELSE NULL::text END;
+    RETURN CASE WHEN ((p_traceparent IS NOT NULL) AND (NOT ((p_traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(p_traceparent, 4, 32) <> repeat('0'::text, 32)) AND (substr(p_traceparent, 37, 16) <> repeat('0'::text, 16))))) THEN format('the traceparent %L is not a W3C traceparent (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, lower case, neither id all zeros)'::text, "left"(p_traceparent, 80)) WHEN ((p_tracestate IS NOT NULL) AND (p_traceparent IS NULL)) THEN 'a tracestate needs a traceparent (it only adds to one)'::text WHEN (length(p_tracestate) > 512) THEN format('the tracestate is %s characters long (at most 512)'::text, length(p_tracestate)) WHEN (cardinality(string_to_array(p_tracestate, ','::text)) > 32) THEN format('the tracestate has %s members (at most 32)'::text, cardinality(string_to_array(p_tracestate, ','::text))) WHEN (p_tracestate !~ '^[ \t]*([a-z0-9][a-z0-9_*/-]*(@[a-z][a-z0-9_*/-]*)?=[\x21-\x2b\x2d-\x3c\x3e-\x7e]([\x20-\x2b\x2d-\x3c\x3e-\x7e]*[\x21-\x2b\x2d-\x3c\x3e-\x7e])?)?[ \t]*(,[ \t]*([a-z0-9][a-z0-9_*/-]*(@[a-z][a-z0-9_*/-]*)?=[\x21-\x2b\x2d-\x3c\x3e-\x7e]([\x20-\x2b\x2d-\x3c\x3e-\x7e]*[\x21-\x2b\x2d-\x3c\x3e-\x7e])?)?[ \t]*)*$'::text) THEN format('the tracestate %L is not a W3C tracestate (at most 32 comma-separated members key=value)'::text, "left"(p_tracestate, 80)) ELSE NULL::text END;
 
 --
 -- Name: unknown_class_message(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4914,9 +4914,12 @@ BEGIN
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
     prescient.priority_problem(p_priority),
-    prescient.trace_problem(p_traceparent, p_tracestate),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
+  -- Judged only when given: the common enqueue carries none.
+  IF v_problem IS NULL AND (p_traceparent IS NOT NULL OR p_tracestate IS NOT NULL) THEN
+    v_problem := prescient.trace_problem(p_traceparent, p_tracestate);
+  END IF;
   v_payload := CASE WHEN p_on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(p_payload))
                     ELSE p_payload END;
   IF v_problem IS NULL AND p_on_conflict = 'collect' THEN

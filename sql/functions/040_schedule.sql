@@ -54,9 +54,12 @@ BEGIN
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
     prescient.priority_problem(p_priority),
-    prescient.trace_problem(p_traceparent, p_tracestate),
     prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
                            v_settings.slot_seconds, v_settings.max_horizon_seconds));
+  -- Judged only when given: the common enqueue carries none.
+  IF v_problem IS NULL AND (p_traceparent IS NOT NULL OR p_tracestate IS NOT NULL) THEN
+    v_problem := prescient.trace_problem(p_traceparent, p_tracestate);
+  END IF;
   v_payload := CASE WHEN p_on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(p_payload))
                     ELSE p_payload END;
   IF v_problem IS NULL AND p_on_conflict = 'collect' THEN

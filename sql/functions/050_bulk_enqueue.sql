@@ -46,8 +46,7 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                       THEN prescient.unknown_class_message(i.job) END,
                     prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds),
                     prescient.priority_problem(i.priority),
-                    -- Judged only for the items that carry a trace context (the rule has a subquery: not
-                    -- inlined, a call per item).
+                    -- Judged only for the items that carry a trace context.
                     CASE WHEN i.traceparent IS NOT NULL OR i.tracestate IS NOT NULL
                       THEN prescient.trace_problem(i.traceparent, i.tracestate) END,
                     -- Judged only for the items that debounce, collect or dedupe: the rest of a bulk load pays

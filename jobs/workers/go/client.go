@@ -36,7 +36,11 @@ type ScheduleRequest struct {
 	JobKey     string        // optional: at most one pending check per key
 	GroupKey   string        // optional: a group's checks run one at a time, in order
 	Payload    interface{}   // marshalled to JSON (json.RawMessage as it is); nil: {}
-	OnConflict string        // when JobKey is pending already: "error" (default), "keep", "replace", "debounce"
+	// OnConflict is what an enqueue does when JobKey is pending already: "error" (the default), "keep",
+	// "replace", "debounce" (replace, never past the first enqueue plus MaxWait) or "collect" (a digest: the
+	// check's payload is {"collected": [...]}, each enqueue's payload in arrival order; docs/concepts.md).
+	OnConflict string
+	MaxWait    time.Duration // with "debounce" or "collect" (which need it): the ceiling; 0: none
 	// Priority is 0 (first) to 9 (last) among the checks due at the same time; nil is the default, 5. The
 	// database refuses another number (a PR400 *RefusedError).
 	Priority *int
@@ -53,7 +57,7 @@ type Scheduled struct {
 	JobKey       string
 	NextCheckAt  time.Time // the slot the check is due at (zero when deduplicated)
 	FirstCheckAt time.Time
-	Status       string // created, kept, replaced, debounced, deduplicated
+	Status       string // created, kept, replaced, debounced, collected, deduplicated
 }
 
 // Cron is a recurring schedule (prescient.cron_add): a check of Job at every time Spec names.
@@ -78,7 +82,7 @@ const scheduleSQL = `SELECT id, job_key, next_check_at, first_check_at, status F
   p_at => coalesce($4::timestamptz, coalesce($9::timestamptz, now()) + make_interval(secs => $5::float8)),
   p_job_key => $6::text, p_group_key => $7::text, p_payload => $8::jsonb, p_on_conflict => $10::text,
   p_now => coalesce($9::timestamptz, now()), p_priority => $11::integer, p_traceparent => $12::text,
-  p_tracestate => $13::text)`
+  p_tracestate => $13::text, p_max_wait => make_interval(secs => $14::float8))`
 
 // Schedule puts a check into the future, on q (the caller's transaction).
 func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Scheduled, error) {
@@ -96,12 +100,16 @@ func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Sc
 	if onConflict == "" {
 		onConflict = "error"
 	}
+	var maxWait interface{} // NULL when none (make_interval of NULL is NULL)
+	if r.MaxWait != 0 {
+		maxWait = r.MaxWait.Seconds()
+	}
 	var s Scheduled
 	var jobKey *string
 	var next, first *time.Time
 	err = q.QueryRow(ctx, scheduleSQL, r.Job, r.EntityName, r.EntityKey, at, r.After.Seconds(), nullable(r.JobKey),
 		nullable(r.GroupKey), payload, c.now(), onConflict, r.Priority, nullable(r.Traceparent),
-		nullable(r.Tracestate)).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
+		nullable(r.Tracestate), maxWait).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
 	if err != nil {
 		return Scheduled{}, refusal("schedule", 0, err)
 	}

@@ -181,6 +181,63 @@ func TestScheduleTraceContext(t *testing.T) {
 	}
 }
 
+func TestScheduleDebounceStopsAtMaxWait(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "debounce")
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	client := &prescient.Client{Clock: func() time.Time { return now }}
+	request := prescient.ScheduleRequest{Job: class, EntityName: "order", EntityKey: "1", JobKey: class + ":1",
+		After: time.Hour, OnConflict: "debounce", MaxWait: 90 * time.Minute}
+	first, err := client.Schedule(ctx, db, request)
+	if err != nil || first.Status != "created" {
+		t.Fatalf("the first enqueue: %+v, %v", first, err)
+	}
+	request.After = 2 * time.Hour
+	second, err := client.Schedule(ctx, db, request)
+	if err != nil || second.Status != "debounced" || second.ID != first.ID ||
+		!second.NextCheckAt.Equal(now.Add(90*time.Minute)) {
+		t.Fatalf("the second enqueue: want the same check debounced to the ceiling, now+90m; got %+v, %v", second, err)
+	}
+	request.MaxWait = 0
+	_, err = client.Schedule(ctx, db, request)
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "PR400" ||
+		refused.Reason != "debounce needs max_wait, its ceiling (without one, use on_conflict replace)" {
+		t.Fatalf("debounce without MaxWait: want a PR400 refusal, got %v", err)
+	}
+}
+
+func TestScheduleCollectGathersThePayloads(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "collect")
+	client := &prescient.Client{Clock: func() time.Time { return time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	var statuses []string
+	var id int64
+	for n := 1; n <= 3; n++ {
+		s, err := client.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "user", EntityKey: "7",
+			JobKey: class + ":7", After: 5 * time.Minute, Payload: map[string]int{"n": n}, OnConflict: "collect",
+			MaxWait: 30 * time.Minute})
+		if err != nil {
+			t.Fatalf("enqueue %d: %v", n, err)
+		}
+		statuses = append(statuses, s.Status)
+		id = s.ID
+	}
+	if strings.Join(statuses, ",") != "created,collected,collected" {
+		t.Fatalf("statuses %v", statuses)
+	}
+	var pendingChecks int
+	var payload string
+	if err := db.QueryRow(ctx, `SELECT count(*), max(payload::text) FROM prescient.future_job WHERE job = $1`,
+		class).Scan(&pendingChecks, &payload); err != nil {
+		t.Fatal(err)
+	}
+	if pendingChecks != 1 || payload != `{"collected": [{"n": 1}, {"n": 2}, {"n": 3}]}` {
+		t.Fatalf("want one pending check (%d) collecting the three payloads in order; got %d, %s", id,
+			pendingChecks, payload)
+	}
+}
+
 func TestCronAdd(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "cron")

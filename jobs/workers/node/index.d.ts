@@ -18,7 +18,7 @@ export type CheckId = string
 /** The time asked for: exactly one of `at` and `afterSeconds`. */
 export type When = { at: Date | string | number; afterSeconds?: never } | { afterSeconds: number; at?: never }
 
-export type OnConflict = 'error' | 'replace' | 'keep' | 'debounce'
+export type OnConflict = 'error' | 'replace' | 'keep' | 'debounce' | 'collect'
 
 export type ScheduleOptions = When & {
   /** The job class (a worker class, or any class of the registry). */
@@ -31,8 +31,14 @@ export type ScheduleOptions = When & {
   groupKey?: string
   /** Any JSON value; the handler gets it as check.payload. */
   payload?: unknown
-  /** When a pending check holds the job key: 'error' (the default, a ConflictError), 'replace', 'keep', 'debounce'. */
+  /**
+   * When a pending check holds the job key: 'error' (the default, a ConflictError), 'replace', 'keep',
+   * 'debounce' (replace, never past the first enqueue plus maxWaitSeconds) or 'collect' (a digest: the check's
+   * payload is { collected: [...] }, every enqueue's payload in arrival order).
+   */
   onConflict?: OnConflict
+  /** The ceiling of 'debounce' and 'collect' (which need it), in seconds. */
+  maxWaitSeconds?: number
   /** 0 (first) to 9 (last) among the checks due at the same time (default 5); another number is a RefusedError. */
   priority?: number
   /**
@@ -52,7 +58,7 @@ export interface Scheduled {
   jobKey: string | null
   nextCheckAt: Date | null
   firstCheckAt: Date | null
-  status: 'created' | 'replaced' | 'kept' | 'debounced' | 'deduplicated'
+  status: 'created' | 'replaced' | 'kept' | 'debounced' | 'collected' | 'deduplicated'
 }
 
 export type CheckRef = { id: CheckId | number | bigint; jobKey?: never } | { jobKey: string; id?: never }

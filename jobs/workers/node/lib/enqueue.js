@@ -65,16 +65,19 @@ function idText(id) {
 }
 
 /**
- * Schedules a check of `job` for an entity, at a time or after a delay. `priority`: 0 (first) to 9 (last)
- * among the checks due at the same time; left out, the database's default, 5. `traceparent` and
- * `tracestate`: the W3C trace context the check is created in (the caller's span); each run's handler gets
- * that trace with a span id of the run's own (`check.traceparent`). Resolves to
- * { id, jobKey, nextCheckAt, firstCheckAt, status } (status: created, replaced, kept, debounced or
- * deduplicated).
+ * Schedules a check of `job` for an entity, at a time or after a delay. `onConflict` (a pending check holds
+ * `jobKey`): 'error' (the default), 'replace', 'keep', 'debounce' (replace, never past the first enqueue plus
+ * `maxWaitSeconds`) or 'collect' (a digest: the check's payload is { collected: [...] }, every enqueue's
+ * payload in arrival order); both need `maxWaitSeconds`. `priority`: 0 (first) to 9 (last) among the checks
+ * due at the same time; left out, the database's default, 5. `traceparent` and `tracestate`: the W3C trace
+ * context the check is created in (the caller's span); each run's handler gets that trace with a span id of
+ * the run's own (`check.traceparent`). Resolves to
+ * { id, jobKey, nextCheckAt, firstCheckAt, status } (status: created, replaced, kept, debounced, collected
+ * or deduplicated).
  */
 async function schedule(client, options) {
-  const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, priority, traceparent, tracestate, by,
-    clock } = options || {}
+  const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, maxWaitSeconds, priority, traceparent,
+    tracestate, by, clock } = options || {}
   const call = namedCall('prescient.schedule', [
     ['p_job', job, 'text'],
     ['p_entity_name', entityName, 'text'],
@@ -85,6 +88,7 @@ async function schedule(client, options) {
     ['p_payload', payload === undefined ? undefined : JSON.stringify(payload), 'jsonb'],
     ['p_by', by, 'text'],
     ['p_on_conflict', onConflict, 'text'],
+    ['p_max_wait', maxWaitSeconds, 'double precision', "$? * interval '1 second'"],
     nowArgument(clock),
     ['p_priority', priority, 'integer'],
     ['p_traceparent', traceparent, 'text'],

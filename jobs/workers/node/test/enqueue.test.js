@@ -110,6 +110,33 @@ test('a trace context is stored; a malformed traceparent is a RefusedError in th
   assert.match(err.reason, /is not a W3C traceparent/)
 })
 
+test('debounce moves the check, never past the first enqueue plus maxWaitSeconds; without it, a RefusedError', async () => {
+  const job = await workerClass(pool, 'enqueue_debounce')
+  const options = { job, entityName: 'order', entityKey: '1', jobKey: `${job}:1`, onConflict: 'debounce', clock }
+  const first = await schedule(pool, { ...options, afterSeconds: 3600, maxWaitSeconds: 5400 })
+  const second = await schedule(pool, { ...options, afterSeconds: 7200, maxWaitSeconds: 5400 })
+  assert.equal(first.status, 'created')
+  assert.equal(second.status, 'debounced')
+  assert.equal(second.id, first.id)
+  assert.deepEqual(second.nextCheckAt, new Date(T.getTime() + 5400 * 1000), 'the ceiling, not the 2 h asked for')
+  const err = await schedule(pool, { ...options, afterSeconds: 60 }).then(() => null, (e) => e)
+  assert.ok(err instanceof RefusedError, String(err))
+  assert.equal(err.reason, 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)')
+})
+
+test('collect gathers the payloads of one job key into one check, in order', async () => {
+  const job = await workerClass(pool, 'enqueue_collect')
+  const statuses = []
+  for (const n of [1, 2, 3]) {
+    const made = await schedule(pool, { job, entityName: 'user', entityKey: '7', jobKey: `${job}:7`, afterSeconds: 300,
+      payload: { n }, onConflict: 'collect', maxWaitSeconds: 30 * 60, clock })
+    statuses.push(made.status)
+  }
+  assert.deepEqual(statuses, ['created', 'collected', 'collected'])
+  const { rows } = await pool.query('SELECT payload FROM prescient.future_job WHERE job = $1', [job])
+  assert.deepEqual(rows, [{ payload: { collected: [{ n: 1 }, { n: 2 }, { n: 3 }] } }])
+})
+
 test('cancel by id or job key moves the check to the history; a rolled-back cancel leaves it', async () => {
   const job = await workerClass(pool, 'enqueue_cancel')
   const a = await schedule(pool, { job, entityName: 'e', entityKey: 'a', afterSeconds: 60 })

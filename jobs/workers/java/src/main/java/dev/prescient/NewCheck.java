@@ -16,7 +16,7 @@ import java.util.Objects;
  * @param at the time to look; or null with {@code after}
  * @param after the delay from now (the client's clock, else the database's); or null with {@code at}
  * @param payload a JSON object as text ({@code "{}"} by default)
- * @param maxWait with {@link OnConflict#DEBOUNCE}: the ceiling since the first enqueue
+ * @param maxWait with {@link OnConflict#DEBOUNCE} or {@link OnConflict#COLLECT}: the ceiling since the first enqueue
  * @param dedupeFor writes nothing when a check of this job key was done within it
  * @param priority 0 (first) to 9 (last) among the checks due at the same time; null is the default, 5
  * @param traceparent the W3C trace context the check is created in (the caller's span), or null
@@ -78,7 +78,20 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
 
     /** Debounce: each enqueue of the key moves the check, but never past the first enqueue plus {@code max}. */
     public NewCheck debounce(Duration max) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, OnConflict.DEBOUNCE,
+        return withCeiling(OnConflict.DEBOUNCE, max);
+    }
+
+    /**
+     * Collect (a digest): each enqueue of the key adds its payload to the check's {@code collected} list, in
+     * arrival order, and moves the check as {@link #debounce} does, never past the list's first payload plus
+     * {@code max}.
+     */
+    public NewCheck collect(Duration max) {
+        return withCeiling(OnConflict.COLLECT, max);
+    }
+
+    private NewCheck withCeiling(OnConflict policy, Duration max) {
+        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, policy,
                             Objects.requireNonNull(max, "max"), dedupeFor, priority, traceparent, tracestate);
     }
 

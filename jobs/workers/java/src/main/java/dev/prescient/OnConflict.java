@@ -9,7 +9,12 @@ public enum OnConflict {
     /** Leave the pending check as it is and return it. */
     KEEP,
     /** Replace, but never later than the first enqueue plus the max wait. */
-    DEBOUNCE;
+    DEBOUNCE,
+    /**
+     * A digest: one check whose payload is {@code {"collected": [...]}}, every enqueue's payload in arrival
+     * order, moved as {@link #DEBOUNCE} moves it; the status is {@code collected}.
+     */
+    COLLECT;
 
     String sqlName() {
         return name().toLowerCase(java.util.Locale.ROOT);

@@ -45,6 +45,7 @@ public final class ClientTests {
         tests.put("enqueue_joins_the_callers_transaction", ClientTests::enqueueJoinsTransaction);
         tests.put("enqueue_refusals_are_typed", ClientTests::enqueueRefusals);
         tests.put("enqueue_priority", ClientTests::enqueuePriority);
+        tests.put("enqueue_collect", ClientTests::enqueueCollect);
         tests.put("enqueue_trace_context", ClientTests::enqueueTraceContext);
         tests.put("each_attempt_is_a_span_of_the_callers_trace", ClientTests::eachAttemptIsASpan);
         tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
@@ -273,6 +274,23 @@ public final class ClientTests {
         }
         check(spans.size() == 2 && !spans.get(0).equals(spans.get(1)) && !spans.contains(caller[2]),
               "each attempt a span of its own, not the caller's: " + spans);
+    }
+
+    static void enqueueCollect() throws Exception {
+        DB.declareWorkerClasses("col_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            List<String> statuses = new ArrayList<>();
+            for (int n = 1; n <= 3; n++) {
+                statuses.add(client.schedule(c, NewCheck.of("col_a", "user", "7").after(Duration.ofMinutes(5))
+                                                    .jobKey("col_a:7").payload(Map.of("n", n))
+                                                    .collect(Duration.ofMinutes(30))).status());
+            }
+            assertEquals(List.of("created", "collected", "collected"), statuses, "the statuses");
+            assertEquals(List.of("{\"collected\": [{\"n\": 1}, {\"n\": 2}, {\"n\": 3}]}"),
+                         DB.column("SELECT payload::text FROM prescient.future_job WHERE job = 'col_a'"),
+                         "one pending check, collecting the three payloads in order");
+        }
     }
 
     static void cancelRescheduleCron() throws Exception {

@@ -114,6 +114,16 @@ class EnqueueTest(unittest.TestCase):
         self.assertEqual(self.look.execute("SELECT count(*) FROM prescient.future_job"
                                            " WHERE entity_key = '15'").fetchone()[0], 0, "nothing written")
 
+    def test_collect_gathers_the_payloads_of_one_job_key_in_order(self):
+        statuses = [prescient.schedule(self.conn, "reminder", "users", "21", delay=timedelta(minutes=5),
+                                       job_key="digest:21", payload={"n": n}, on_conflict="collect",
+                                       max_wait=timedelta(minutes=30), clock=self.clock).status
+                    for n in (1, 2, 3)]
+        self.conn.commit()
+        self.assertEqual(statuses, ["created", "collected", "collected"])
+        self.assertEqual(self.look.execute("SELECT payload FROM prescient.future_job WHERE job_key = 'digest:21'")
+                         .fetchall(), [({"collected": [{"n": 1}, {"n": 2}, {"n": 3}]},)])
+
     def test_a_time_without_a_zone_is_refused_before_it_reaches_the_database(self):
         with self.assertRaisesRegex(ValueError, "no time zone"):
             prescient.schedule(self.conn, "reminder", "users", "7", at=datetime(2026, 12, 1, 9, 0))

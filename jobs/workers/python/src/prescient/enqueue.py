@@ -22,7 +22,7 @@ Clock = Callable[[], datetime]
 
 
 class Scheduled(NamedTuple):
-    """What ``schedule`` did: ``status`` is created, replaced, kept, debounced or deduplicated."""
+    """What ``schedule`` did: ``status`` is created, replaced, kept, debounced, collected or deduplicated."""
 
     id: int
     job_key: str | None
@@ -46,8 +46,10 @@ def schedule(conn: psycopg.Connection, job: str, entity_name: str, entity_key: s
              tracestate: str | None = None, by: str | None = None, clock: Clock | None = None) -> Scheduled:
     """Puts a check of class ``job`` about an entity into the future: at a time, or after a delay.
 
-    ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep or debounce (with
-    ``max_wait``). The time is rounded up to the slot grid. A delay counts from ``clock()`` when a clock is
+    ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep, debounce (replace, never past
+    the first enqueue plus ``max_wait``) or collect (a digest: the check's payload is ``{"collected": [...]}``,
+    every enqueue's payload in arrival order, due at most ``max_wait`` after the first); both need
+    ``max_wait``. The time is rounded up to the slot grid. A delay counts from ``clock()`` when a clock is
     given, else from the transaction's start on the server (the SQL functions' ``now()``). ``priority``: 0
     (first) to 9 (last) among the checks due at the same time; None is the database's default, 5.
     ``traceparent`` and ``tracestate``: the W3C trace context the check is created in (the caller's span);

@@ -53,7 +53,10 @@ TEST_CASE("priorities: 100 checks at priority 0 put in after 5 000 at the defaul
   f.client.schedule_many(f.checks("noop", 5000, "2026-11-21T10:10:00Z", std::nullopt));
   f.client.schedule_many(f.checks("noop", 100, "2026-11-21T10:10:00Z", 0, 5000));
   f.clock.set(parse_time("2026-11-21T10:10:00Z"));
-  const SlotReport report = f.runner(2, 100).run_slot(parse_time("2026-11-21T10:10:00Z"));
+  // One worker: with two, the order of settlement is also the order in which the two commit, and a loaded
+  // machine let the other worker commit two batches before the one that claimed the urgent checks (position
+  // 300 in CI). The claim order is what priorities decide; the bench measures two workers at 50 000.
+  const SlotReport report = f.runner(1, 100).run_slot(parse_time("2026-11-21T10:10:00Z"));
   REQUIRE(report.claimed == 5100);
 
   const std::vector<int> order = f.settled_priorities();

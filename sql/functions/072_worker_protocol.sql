@@ -274,8 +274,8 @@ BEGIN
 END $$;
 
 -- The settlement of checks, of which the database may refuse one for its values (a constraint or trigger
--- another tool put on the history, say: SQLSTATE classes 22, 23, 54, P0, as the runner decides in
--- prescient/errors.hpp): the others settle all the same. Refused together, the checks are settled in halves,
+-- another tool put on the history, say: prescient.refused_for_its_values, 073, as the runner's settlement
+-- decides): the others settle all the same. Refused together, the checks are settled in halves,
 -- each under a subtransaction of its own, down to the culprit, which is settled as a failed attempt naming
 -- the refusal; refused even that, it is answered `refused` and left as it is (its lease runs out, and it is
 -- taken again then). When nothing is refused, this costs one subtransaction per call.
@@ -306,8 +306,11 @@ BEGIN
         FROM prescient.worker_settle_together(p_ids, p_tokens, v_failed, v_next, v_errors, v_results, p_now) s;
       RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
       RETURN;
-    EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded OR plpgsql_error THEN
+    EXCEPTION WHEN OTHERS THEN
       GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+      IF NOT prescient.refused_for_its_values(v_state) THEN
+        RAISE;
+      END IF;
     END;
     IF v_count > 1 THEN
       RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[1:v_half], p_tokens[1:v_half], p_failed,

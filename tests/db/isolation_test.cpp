@@ -193,6 +193,128 @@ TEST_CASE("a settlement refused for one check's values: the others commit in the
   }
 }
 
+namespace {
+
+// prescient.runner_settle over the pending checks with these ids, in this order, each done and emitting one
+// event of the type given: the counts it answers, and a row per culprit.
+struct ServerSettlement {
+  long long checks = 0, events = 0, statements = 0;
+  std::vector<std::int64_t> refused;
+  std::vector<std::string> refusals;
+};
+ServerSettlement settle_in_server(soci::session& db, const std::vector<std::int64_t>& ids,
+                                  const std::vector<std::string>& event_types, bool in_chunks) {
+  std::string id_list, type_list;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    id_list += (i ? "," : "") + std::to_string(ids[i]);
+    type_list += (i ? "," : "") + event_types[i];
+  }
+  ServerSettlement out;
+  soci::rowset<soci::row> rows = (db.prepare <<
+      "SELECT checks, events, statements, refused_id, refusal FROM prescient.runner_settle("
+      " p_ids => '{" + id_list + "}', p_errors => NULL, p_answers => NULL, p_run_micros => NULL,"
+      " p_payload_updates => NULL, p_results => NULL,"
+      " p_due_us => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
+      " p_jobs => NULL, p_slots => NULL, p_asked => NULL,"
+      " p_check_counts => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
+      " p_attempts => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
+      " p_own_max_checks => NULL, p_own_max_attempts => NULL, p_own_backoff => NULL, p_own_backoff_max => NULL,"
+      " p_max_checks => NULL, p_max_attempts => NULL, p_backoff => NULL, p_backoff_max => NULL,"
+      " p_max_horizon_seconds => 86400, p_slot_seconds => 60, p_lease_token => NULL,"
+      " p_now_us => 1795000000000000, p_runner_id => 'r',"
+      " p_event_ids => (SELECT array_agg('e' || i) FROM unnest('{" + id_list + "}'::bigint[]) i),"
+      " p_event_types => '{" + type_list + "}',"
+      " p_event_sources => (SELECT array_agg('s'::text) FROM unnest('{" + id_list + "}'::bigint[])),"
+      " p_event_times => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
+      " p_event_payloads => (SELECT array_agg('{}'::text) FROM unnest('{" + id_list + "}'::bigint[])),"
+      " p_event_checks => '{" + id_list + "}', p_event_traceparents => NULL,"
+      " p_in_chunks => " + (in_chunks ? "true" : "false") + ")");
+  for (const soci::row& r : rows) {
+    out.checks = r.get<long long>(0);
+    out.events = r.get<long long>(1);
+    out.statements = r.get<int>(2);
+    if (r.get_indicator(3) == soci::i_ok) {
+      out.refused.push_back(r.get<long long>(3));
+      out.refusals.push_back(r.get<std::string>(4));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("runner_settle: a refused check costs its chunk and its halves, in one call; the rest settle") {
+  Fixture f;
+  *f.db << "ALTER TABLE prescient.event ADD CONSTRAINT no_poison CHECK (type <> 'poison')";
+  const bool in_chunks = GENERATE(false, true);
+  INFO("in chunks from the start: " << in_chunks);
+  *f.db << "SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill('counted'::text, ARRAY[1000]),"
+           " p_entity_name => array_fill('e'::text, ARRAY[1000]),"
+           " p_entity_key => (SELECT array_agg(i::text) FROM generate_series(1, 1000) i),"
+           " p_at => array_fill('2026-11-21T10:05:00Z'::timestamptz, ARRAY[1000]))";
+  std::vector<std::int64_t> ids;
+  soci::rowset<long long> rows = (f.db->prepare << "SELECT id FROM prescient.future_job ORDER BY id");
+  for (const long long id : rows) ids.push_back(id);
+  REQUIRE(ids.size() == 1000);
+  std::vector<std::string> types(1000, "fine");
+  types[700] = "poison";
+  const ServerSettlement s = settle_in_server(*f.db, ids, types, in_chunks);
+  CHECK(s.checks == 999);
+  CHECK(s.events == 999);
+  REQUIRE(s.refused == std::vector<std::int64_t>{ids[700]});
+  CHECK_THAT(s.refusals[0], Catch::Contains("no_poison") && Catch::EndsWith("(SQLSTATE 23514)"));
+  // The batch whole (unless in chunks), its eight chunks of 128, then two halves at each of seven levels
+  // (64, 32, ..., 1) of the refused chunk, not the batch's ten.
+  CHECK(s.statements == (in_chunks ? 0 : 1) + 8 + 2 * 7);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history") == 999);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event") == 999);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(ids[700])) == 1);
+  // Each check's events went with it: the event of check i is e<i>.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event e JOIN prescient.job_history h"
+                        " ON e.id = 'e' || h.id") == 999);
+}
+
+TEST_CASE("runner_settle: an error that is not a check's values fails the call; nothing is settled") {
+  Fixture f;
+  *f.db << "CREATE FUNCTION app.server_trouble() RETURNS trigger LANGUAGE plpgsql AS $$"
+           " BEGIN RAISE EXCEPTION 'disk trouble' USING ERRCODE = '58030'; END $$";
+  *f.db << "CREATE TRIGGER trouble BEFORE INSERT ON prescient.event FOR EACH ROW EXECUTE FUNCTION app.server_trouble()";
+  const std::vector<std::int64_t> ids{f.add("counted", nlohmann::json::object()), f.add("counted", nlohmann::json::object())};
+  CHECK_THROWS_WITH(settle_in_server(*f.db, ids, {"fine", "fine"}, false), Catch::Contains("disk trouble"));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 2);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history") == 0);
+}
+
+TEST_CASE("refused_for_its_values: which SQLSTATEs are a check's values, so that it fails alone") {
+  Fixture f;
+  struct Row {
+    const char* sqlstate;
+    bool values;
+  };
+  const Row rows[] = {
+      {"22021", true},   // invalid byte sequence for the encoding
+      {"22P05", true},   // \u0000 in jsonb
+      {"22008", true},   // timestamp out of range
+      {"23514", true},   // a check constraint
+      {"23505", true},   // a unique violation
+      {"54000", true},   // an index entry or a jsonb value too big
+      {"P0001", true},   // RAISE in a trigger on the row
+      {"08006", false},  // connection failure
+      {"57014", false},  // query cancelled
+      {"58030", false},  // I/O error
+      {"XX000", false},  // internal error
+      {"40P01", false},  // deadlock: the transaction's, not a value's
+      {"42P01", false},  // undefined table: a statement's bug, not a value's
+      {"", false},       // no SQLSTATE
+      {"2", false},      // not a SQLSTATE
+  };
+  for (const Row& row : rows) {
+    INFO(row.sqlstate);
+    CHECK(count_of(*f.db, std::string("SELECT count(*) WHERE prescient.refused_for_its_values('") + row.sqlstate +
+                              "')") == (row.values ? 1 : 0));
+  }
+}
+
 TEST_CASE("a settlement that fails for the server's reasons is the batch's: nothing settles, the rows are free") {
   Fixture f;
   *f.db << "CREATE FUNCTION app.server_trouble() RETURNS trigger LANGUAGE plpgsql AS $$"

@@ -1,0 +1,252 @@
+-- The runner's settlement of a batch (docs/design.md, "Settling a batch"): one call per batch, from
+-- PgRunnerStore::settle (kSettle, engine/src/db/runner_statements.hpp), in the transaction that holds the
+-- checks (the fast path) or fenced by a lease token (the slow path).
+--
+-- Why in the server: a batch's settlement must not fail for one check the database refuses (a constraint or
+-- trigger another tool put on the history or the outbox). Finding that check takes attempts, each under a
+-- subtransaction of its own; here they cost no round trip, and the statement's plan is the cached one
+-- (docs/performance.md, "A refused settlement in the server").
+
+-- Whether an error is the database refusing a check's values, so that the check fails alone, rather than
+-- the session, the server or the statement itself failing: SQLSTATE classes 22 (data exception), 23
+-- (integrity constraint violation), 54 (program limit exceeded) and P0 (raised by a PL/pgSQL trigger).
+-- runner_settle and worker_settle (072) both decide by it.
+CREATE OR REPLACE FUNCTION prescient.refused_for_its_values(p_sqlstate text) RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT length(p_sqlstate) = 5 AND left(p_sqlstate, 2) IN ('22', '23', '54', 'P0')
+$$;
+
+-- Settles checks in one statement: each answer is judged by prescient.judge (069, the settlement's rules,
+-- which the worker protocol applies too; inlined by the planner); finished checks move to the history (the
+-- row history_row makes, 035), the others take their next time (a reschedule its new asked-for time) and
+-- leave a row of their run in check_run, the timeline, each with the result its run returned (docs/design.md,
+-- "Results"); their events go to the outbox (once: a repeated id is ignored), each announced by NOTIFY.
+-- The database refusing one check's rows refuses them all: runner_settle isolates it.
+-- In: one element per check in the first twenty arrays (the same length; NULL for an array every check
+-- leaves unset; when every check is done, the class, slot, asked-for time and class limits are NULL, as the
+-- judge reads nothing else of a done check), then the judge's settings, the lease token (NULL on the fast
+-- path, where the caller holds the row locks), now, the runner, and one element per event in the last seven.
+-- Out: how many checks it settled, how many events were new, and how many checks ended done, were
+-- rescheduled, retried, failed (a dead letter) and ended by a guard.
+CREATE OR REPLACE FUNCTION prescient.runner_settle_together(
+    p_ids bigint[], p_errors text[], p_answers timestamptz[], p_run_micros bigint[], p_payload_updates text[],
+    p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamptz[], p_asked timestamptz[],
+    p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[],
+    p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[],
+    p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer,
+    p_lease_token bigint, p_now timestamptz, p_runner_id text, p_event_ids text[], p_event_types text[],
+    p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[],
+    p_event_traceparents text[])
+  RETURNS TABLE (checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint,
+                 guarded bigint)
+  LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  WITH s AS (
+    SELECT s.id, s.due_us, s.run_micros, s.payload, s.run_result, j.*
+      FROM unnest(p_ids, p_errors, p_answers, p_run_micros, p_payload_updates, p_results, p_due_us, p_jobs, p_slots,
+                  p_asked, p_check_counts, p_attempts, p_own_max_checks, p_own_max_attempts, p_own_backoff,
+                  p_own_backoff_max, p_max_checks, p_max_attempts, p_backoff, p_backoff_max)
+        AS s(id, error, answer, run_micros, payload, run_result, due_us, job, slot, asked, count_before,
+             attempts_before, own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks,
+             max_attempts, backoff, backoff_max)
+     CROSS JOIN LATERAL prescient.judge(
+             s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
+             s.attempts_before::integer, s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
+             s.own_backoff_max, s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max,
+             p_max_horizon_seconds * interval '1 second', p_slot_seconds, p_now) j),
+  -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
+  -- branches gated on the token alone, so the fast path does not join the table at all.
+  mine AS (
+    SELECT s.* FROM s WHERE p_lease_token IS NULL
+    UNION ALL
+    SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id
+     WHERE p_lease_token IS NOT NULL AND f.claim_token = p_lease_token AND f.claimed_until > p_now),
+  fin AS (
+    DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'
+    RETURNING f.id, f AS pending, s.outcome, s.check_count, s.attempts, s.last_error, s.run_micros, s.payload,
+              s.run_result),
+  -- The history row is history_row's (035_history_row.sql), inlined by the planner.
+  hist AS (
+    INSERT INTO prescient.job_history
+    SELECT (prescient.history_row(pending, outcome, p_now, p_runner_id, check_count, attempts, last_error,
+                                  run_micros, payload::jsonb, run_result::jsonb)).*
+      FROM fin),
+  upd AS (
+    UPDATE prescient.future_job f
+       SET next_check_at = s.next_check_at, check_count = s.check_count, attempts = s.attempts,
+           last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
+           payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END,
+           asked_for_at = coalesce(s.asked_for_at, f.asked_for_at)
+      FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'
+    -- The time as stored: a digest's settlement may move it earlier (042_collect.sql).
+    RETURNING f.id, s.kind, s.due_us, s.run_micros, f.next_check_at, s.asked_for_at, s.check_count, s.attempts,
+              s.last_error, s.run_result),
+  runs AS (
+    INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
+                                     answered_at, check_count, attempts, error, run_result)
+    SELECT id, prescient.at_us(due_us), p_now, run_micros, p_runner_id,
+           CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, next_check_at, asked_for_at,
+           check_count, attempts, CASE WHEN kind = 'retry' THEN last_error END, run_result::jsonb
+      FROM upd),
+  ev AS (
+    INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload, traceparent)
+    SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), p_now, e.payload::jsonb, e.traceparent
+      FROM unnest(p_event_ids, p_event_types, p_event_sources, p_event_times, p_event_payloads, p_event_checks,
+                  p_event_traceparents)
+        AS e(id, type, source, occurred_us, payload, check_id, traceparent)
+     WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
+    ON CONFLICT (id) DO NOTHING RETURNING id),
+  ended AS (
+    SELECT count(*) AS checks, count(*) FILTER (WHERE outcome = 'done') AS done,
+           count(*) FILTER (WHERE outcome = 'failed') AS failed,
+           count(*) FILTER (WHERE outcome NOT IN ('done', 'failed')) AS guarded
+      FROM fin),
+  went_on AS (
+    SELECT count(*) AS checks, count(*) FILTER (WHERE kind = 'retry') AS retried FROM upd)
+  SELECT e.checks + w.checks, (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev), e.done,
+         w.checks - w.retried, w.retried, e.failed, e.guarded
+    FROM ended e, went_on w;
+END $$;
+
+-- Settles a batch as runner_settle_together does, but a check the database refuses for its values fails
+-- alone: the others settle all the same, and the culprits come back unsettled, each with the database's
+-- words, for the runner to settle as a failed attempt naming them (engine/src/runner/worker.cpp). The whole
+-- batch is one attempt, under a subtransaction; refused, it is settled in chunks of 128, each an attempt of
+-- its own, and a refused chunk in halves, down to the culprits: a refusal costs its chunk, not its batch.
+-- p_in_chunks: start in chunks (the runner does for some batches after a refusal, when another is likely).
+-- Nothing refused, this costs one subtransaction per batch.
+-- The arguments are runner_settle_together's, now as microseconds since the epoch. Out: the sums of its
+-- counts, how many statements it ran, then one row per culprit (its id and the refusal; NULL and NULL
+-- when there is none), the counts repeated on each.
+-- Its statements run on generic plans from the first call: a runner's session would otherwise plan the
+-- settlement anew for each of its first five batches, about 3.5 ms each.
+CREATE OR REPLACE FUNCTION prescient.runner_settle(
+    p_ids bigint[], p_errors text[], p_answers timestamptz[], p_run_micros bigint[], p_payload_updates text[],
+    p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamptz[], p_asked timestamptz[],
+    p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[],
+    p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[],
+    p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer,
+    p_lease_token bigint, p_now_us bigint, p_runner_id text, p_event_ids text[], p_event_types text[],
+    p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[],
+    p_event_traceparents text[], p_in_chunks boolean)
+  RETURNS TABLE (checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint,
+                 guarded bigint, statements integer, refused_id bigint, refusal text)
+  LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  c_chunk constant integer := 128;
+  v_count constant integer := coalesce(cardinality(p_ids), 0);
+  v_now constant timestamptz := prescient.at_us(p_now_us);
+  -- The parts still to settle, as (first, last) pairs of positions; the next one is the last pair.
+  v_todo integer[];
+  v_first integer;
+  v_last integer;
+  v_size integer;
+  v_at integer;
+  -- v_event_at[i]: where the events of the check at position i start in the event arrays (they follow the
+  -- checks' order); v_event_at[count + 1] is past the last. Made at the first part smaller than the batch.
+  v_event_at integer[];
+  v_events_from integer;
+  v_events_to integer;
+  v_part record;
+  v_refused_ids bigint[] := '{}';
+  v_refusals text[] := '{}';
+  v_state text;
+  v_message text;
+BEGIN
+  checks := 0; events := 0; done := 0; rescheduled := 0; retried := 0; failed := 0; guarded := 0;
+  statements := 0;
+  IF v_count = 0 THEN
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  v_todo := ARRAY[1, v_count];
+  LOOP
+    EXIT WHEN cardinality(v_todo) = 0;
+    v_first := v_todo[cardinality(v_todo) - 1];
+    v_last := v_todo[cardinality(v_todo)];
+    v_todo := v_todo[1:cardinality(v_todo) - 2];
+    v_size := v_last - v_first + 1;
+    -- A part to attempt (not a batch to be chunked from the start): settled, or a culprit found, it is done.
+    IF v_size <= c_chunk OR NOT p_in_chunks THEN
+      IF v_size = v_count THEN
+        v_events_from := 1;
+        v_events_to := coalesce(cardinality(p_event_ids), 0);
+      ELSE
+        v_events_from := v_event_at[v_first];
+        v_events_to := v_event_at[v_last + 1] - 1;
+      END IF;
+      statements := statements + 1;
+      BEGIN
+        SELECT * INTO v_part FROM prescient.runner_settle_together(
+          p_ids[v_first:v_last], p_errors[v_first:v_last], p_answers[v_first:v_last], p_run_micros[v_first:v_last],
+          p_payload_updates[v_first:v_last], p_results[v_first:v_last], p_due_us[v_first:v_last],
+          p_jobs[v_first:v_last], p_slots[v_first:v_last], p_asked[v_first:v_last], p_check_counts[v_first:v_last],
+          p_attempts[v_first:v_last], p_own_max_checks[v_first:v_last], p_own_max_attempts[v_first:v_last],
+          p_own_backoff[v_first:v_last], p_own_backoff_max[v_first:v_last], p_max_checks[v_first:v_last],
+          p_max_attempts[v_first:v_last], p_backoff[v_first:v_last], p_backoff_max[v_first:v_last],
+          p_max_horizon_seconds, p_slot_seconds, p_lease_token, v_now, p_runner_id,
+          p_event_ids[v_events_from:v_events_to], p_event_types[v_events_from:v_events_to],
+          p_event_sources[v_events_from:v_events_to], p_event_times[v_events_from:v_events_to],
+          p_event_payloads[v_events_from:v_events_to], p_event_checks[v_events_from:v_events_to],
+          p_event_traceparents[v_events_from:v_events_to]);
+        checks := checks + v_part.checks;
+        events := events + v_part.events;
+        done := done + v_part.done;
+        rescheduled := rescheduled + v_part.rescheduled;
+        retried := retried + v_part.retried;
+        failed := failed + v_part.failed;
+        guarded := guarded + v_part.guarded;
+        CONTINUE;
+      EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+        IF NOT prescient.refused_for_its_values(v_state) THEN
+          RAISE;
+        END IF;
+      END;
+      IF v_size = 1 THEN
+        v_refused_ids := v_refused_ids || p_ids[v_first];
+        v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
+        CONTINUE;
+      END IF;
+    END IF;
+    IF v_event_at IS NULL THEN
+      -- Each check's events are counted once per batch, and only when it is settled in parts.
+      SELECT array_agg(x.first_event ORDER BY x.n) || (coalesce(cardinality(p_event_ids), 0) + 1) INTO v_event_at
+        FROM (SELECT s.n, 1 + coalesce(sum(count(e.id)) OVER (ORDER BY s.n ROWS BETWEEN UNBOUNDED PRECEDING
+                                                                          AND 1 PRECEDING), 0) AS first_event
+                FROM unnest(p_ids) WITH ORDINALITY AS s(id, n)
+                LEFT JOIN unnest(p_event_checks) AS e(id) ON e.id = s.id
+               GROUP BY s.n) x;
+    END IF;
+    -- Pushed last part first, so that the parts are settled in the batch's order.
+    IF v_size > c_chunk THEN
+      FOR v_at IN REVERSE (v_size - 1) / c_chunk .. 0 LOOP
+        v_todo := v_todo || ARRAY[v_first + v_at * c_chunk, least(v_last, v_first + (v_at + 1) * c_chunk - 1)];
+      END LOOP;
+    ELSE
+      v_todo := v_todo || ARRAY[v_first + v_size / 2, v_last, v_first, v_first + v_size / 2 - 1];
+    END IF;
+  END LOOP;
+  IF cardinality(v_refused_ids) = 0 THEN
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  FOR v_at IN 1 .. cardinality(v_refused_ids) LOOP
+    refused_id := v_refused_ids[v_at];
+    refusal := v_refusals[v_at];
+    RETURN NEXT;
+  END LOOP;
+END $$;
+
+REVOKE EXECUTE ON FUNCTION
+  prescient.runner_settle_together(bigint[], text[], timestamptz[], bigint[], text[], text[], bigint[], text[],
+    timestamptz[], timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[],
+    bigint[], bigint[], bigint, integer, bigint, timestamptz, text, text[], text[], text[], bigint[], text[],
+    bigint[], text[]),
+  prescient.runner_settle(bigint[], text[], timestamptz[], bigint[], text[], text[], bigint[], text[],
+    timestamptz[], timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[],
+    bigint[], bigint[], bigint, integer, bigint, bigint, text, text[], text[], text[], bigint[], text[], bigint[],
+    text[], boolean)
+  FROM PUBLIC;

@@ -2,12 +2,13 @@
 // from what it answered. The runner's settle statement and the worker protocol both call it, so these cases
 // hold for both (the conformance suite, jobs/workers/conformance, compares the two end to end).
 #include <catch2/catch.hpp>
+#include <libpq-fe.h>
 #include <soci/soci.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 
-#include "db/runner_statements.hpp"
 #include "test_database.hpp"
 
 using prescient::testing::connect_to;
@@ -231,16 +232,37 @@ TEST_CASE_METHOD(Fixture, "judge: an error text is stored as at most 4096 bytes,
   CHECK(judge(*db, {.error = "short", .slot = "2026-11-21T13:00:00Z"}).last_error == "short");
 }
 
-TEST_CASE_METHOD(Fixture, "judge: the settle statement has the planner inline it, not call it per check") {
+TEST_CASE("judge: the runner's settlement has the planner inline it, not call it per check") {
   // Called per row, the judge costs 26 us a check (the drain halves); inlined, about one. A sub-SELECT or a
-  // volatile function among its arguments is enough to stop the inlining.
-  const auto& settle = prescient::db::runner_sql::kSettle;
-  *db << "PREPARE settle AS " + settle.sql();
-  std::string nulls;
-  for (std::size_t i = 0; i < settle.names().size(); ++i) nulls += (i == 0 ? "" : ", ") + std::string("NULL");
-  std::string plan, line;
-  soci::rowset<std::string> rows = (db->prepare << "EXPLAIN (VERBOSE, COSTS OFF) EXECUTE settle(" + nulls + ")");
-  for (const std::string& r : rows) plan += r + "\n";
+  // volatile function among its arguments is enough to stop the inlining. The statement runs inside
+  // prescient.runner_settle_together, so its plan is read as auto_explain reports nested statements.
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(create_migrated_database().c_str()), &PQfinish);
+  REQUIRE(PQstatus(conn.get()) == CONNECTION_OK);
+  std::string notices;
+  PQsetNoticeProcessor(
+      conn.get(), [](void* to, const char* message) { *static_cast<std::string*>(to) += message; }, &notices);
+  const auto run = [&](const std::string& sql) {
+    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(conn.get(), sql.c_str()), &PQclear);
+    INFO(sql << ": " << PQerrorMessage(conn.get()));
+    REQUIRE((PQresultStatus(r.get()) == PGRES_COMMAND_OK || PQresultStatus(r.get()) == PGRES_TUPLES_OK));
+  };
+  run("LOAD 'auto_explain'");
+  run("SET auto_explain.log_min_duration = 0");
+  run("SET auto_explain.log_nested_statements = on");
+  run("SET auto_explain.log_verbose = on");
+  run("SET auto_explain.log_level = notice");
+  // One check, done, which does not exist: the statement runs and settles nothing.
+  run("SELECT * FROM prescient.runner_settle(p_ids => '{1}', p_errors => NULL, p_answers => NULL, "
+      "p_run_micros => NULL, p_payload_updates => NULL, p_results => NULL, p_due_us => '{0}', p_jobs => NULL, "
+      "p_slots => NULL, p_asked => NULL, p_check_counts => '{0}', p_attempts => '{0}', p_own_max_checks => NULL, "
+      "p_own_max_attempts => NULL, p_own_backoff => NULL, p_own_backoff_max => NULL, p_max_checks => NULL, "
+      "p_max_attempts => NULL, p_backoff => NULL, p_backoff_max => NULL, p_max_horizon_seconds => 86400, "
+      "p_slot_seconds => 60, p_lease_token => NULL, p_now_us => 0, p_runner_id => 'r', p_event_ids => '{}', "
+      "p_event_types => '{}', p_event_sources => '{}', p_event_times => '{}', p_event_payloads => '{}', "
+      "p_event_checks => '{}', p_event_traceparents => '{}', p_in_chunks => false)");
+  const auto at = notices.find("DELETE FROM prescient.future_job");
+  REQUIRE(at != std::string::npos);
+  const std::string plan = notices.substr(at);
   INFO(plan);
   CHECK_THAT(plan, Catch::Contains("Function Scan on s") || Catch::Contains("ROWS FROM"));
   CHECK_THAT(plan, !Catch::Contains("prescient.judge"));

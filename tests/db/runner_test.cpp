@@ -738,12 +738,12 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   const runner::Judging judging{.slot = 900s, .max_horizon = 365 * 24h};
   // A wrong token settles nothing, even in time.
   store.begin();
-  CHECK(store.settle({&item, 1}, "impostor", slot + 30s, token + 1, judging).checks == 0);
+  CHECK(store.settle({&item, 1}, "impostor", slot + 30s, token + 1, judging, false).counts.checks == 0);
   store.commit();
   // The dead runner comes back after its lease expired: discarded.
   f.clock.set(slot + 2min);
   store.begin();
-  CHECK(store.settle({&item, 1}, "dead-runner", f.clock.now(), token, judging).checks == 0);
+  CHECK(store.settle({&item, 1}, "dead-runner", f.clock.now(), token, judging, false).counts.checks == 0);
   store.commit();
   CHECK(checks.pending({.id = check.id}).size() == 1);
   // The sweep the daemon runs after each slot takes it again.

@@ -1,7 +1,7 @@
 #pragma once
 // An in-memory RunnerStore for the worker's unit tests. It behaves as PostgreSQL does where the worker
-// depends on it: a claim takes due rows no other claim holds, a settle statement fails whole (nothing of
-// it applies) when one item is refused, savepoints undo what followed them, and only a commit applies
+// depends on it: a claim takes due rows no other claim holds, a settlement leaves the items refused
+// unsettled and settles the others, savepoints undo what followed them, and only a commit applies
 // settlements. Refusals are injected like the rules another tool adds to the real tables: an event of
 // type "poison" is refused (a constraint on prescient.event), and so is any settlement of the ids in
 // `refused_ids` (a constraint on the row itself). The slow path's leases are not modelled.
@@ -30,9 +30,7 @@ class FakeRunnerStore final : public RunnerStore {
   std::vector<SettleItem> committed;
   std::vector<Exclusions> claims;  // what each claim left out
   int settle_statements = 0, commits = 0, rollbacks = 0;
-  // Per transaction that settled any: the checks its settle statements were given, summed (a refused
-  // statement's work is lost, so this is the work the settlement cost).
-  std::vector<std::size_t> offered_by_transaction;
+  std::vector<bool> settled_in_chunks;  // per settle call: whether it was asked to start in chunks
 
   void begin() override {
     open_ = true;
@@ -77,16 +75,20 @@ class FakeRunnerStore final : public RunnerStore {
   Claimed claim_due_groups(TimePoint, int, const Exclusions&) override { return {}; }
 
   std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem>) override { return {}; }
-  Settled settle(std::span<const SettleItem> items, const std::string&, TimePoint, std::optional<std::int64_t>,
-                 const Judging&) override {
+  // As prescient.runner_settle: the refused items come back unsettled with the database's words, the others
+  // settle (how the server finds them is SQL's, tested against PostgreSQL in tests/db/isolation_test.cpp).
+  Settlement settle(std::span<const SettleItem> items, const std::string&, TimePoint, std::optional<std::int64_t>,
+                    const Judging&, bool in_chunks) override {
     ++settle_statements;
-    offered_ += items.size();
+    settled_in_chunks.push_back(in_chunks);
     if (!server_failure.empty()) throw DatabaseError("cannot settle checks: the server failed", server_failure);
-    Settled settled;
+    Settlement out{.statements = 1};
+    Settled& settled = out.counts;
     for (const SettleItem& item : items) {
       const bool poisoned = std::ranges::any_of(item.events, [](const EventRecord& e) { return e.type == "poison"; });
       if (poisoned || refused_ids.contains(item.id)) {
-        throw DatabaseError("cannot settle checks: new row violates check constraint \"no_poison\"", "23514");
+        out.refused.push_back({.id = item.id, .reason = "new row violates check constraint \"no_poison\" (SQLSTATE 23514)"});
+        continue;
       }
       settled.events += static_cast<std::int64_t>(item.events.size());
       switch (kind_of(item)) {
@@ -95,10 +97,10 @@ class FakeRunnerStore final : public RunnerStore {
         case Kind::retried: ++settled.retried; break;
         case Kind::failed: ++settled.failed; break;
       }
+      pending_.push_back(item);
+      ++settled.checks;
     }
-    pending_.insert(pending_.end(), items.begin(), items.end());
-    settled.checks = static_cast<std::int64_t>(items.size());
-    return settled;
+    return out;
   }
 
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string&, TimePoint) override {
@@ -173,8 +175,6 @@ class FakeRunnerStore final : public RunnerStore {
     it->attempts = kind == Kind::retried ? item.check.attempts + 1 : 0;
   }
   void end() {
-    if (offered_ > 0) offered_by_transaction.push_back(offered_);
-    offered_ = 0;
     open_ = false;
     pending_.clear();
     savepoints_.clear();
@@ -185,7 +185,6 @@ class FakeRunnerStore final : public RunnerStore {
   std::vector<SettleItem> pending_;  // settled in the open transaction, applied at commit
   std::vector<Savepoint> savepoints_;
   std::set<std::int64_t> claimed_;
-  std::size_t offered_ = 0;
 };
 
 }  // namespace prescient::testing

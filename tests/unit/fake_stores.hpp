@@ -62,9 +62,9 @@ class FakeStores final : public StoreOpener {
     std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) override {
       return q_.apply_writes(items);
     }
-    Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
-                   std::optional<std::int64_t> token, const runner::Judging& judging) override {
-      return q_.settle(items, runner_id, now, token, judging);
+    Settlement settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+                      std::optional<std::int64_t> token, const runner::Judging& judging, bool in_chunks) override {
+      return q_.settle(items, runner_id, now, token, judging, in_chunks);
     }
     std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override {
       return q_.lease(ids, runner_id, until);

@@ -96,6 +96,7 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
                               .slot_seconds = 1,
                               .all_done = false,
                               .lease_token = std::nullopt,
+                              .in_chunks = false,
                               .now = t,
                               .runner_id = runner,
                               .event_ids = optional_texts,

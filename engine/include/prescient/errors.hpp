@@ -29,14 +29,12 @@ class DatabaseError : public std::runtime_error {
   std::string sqlstate_;
 };
 
-// Whose fault a failed statement is, by its SQLSTATE's class:
-// - the values it carried: data exceptions (22), integrity constraints (23), program limits such as an
-//   index entry or a jsonb value too big (54), and errors raised by triggers or functions on the rows
-//   (P0). A statement over many checks fails for one of them; the others are not at fault.
-bool refused_for_its_values(std::string_view sqlstate);
-// - the session or the server: no SQLSTATE at all (the connection is gone), connection exceptions (08),
-//   insufficient resources (53), operator intervention such as a cancel or a shutdown (57), system
-//   errors (58) and internal errors (XX). Nothing about the statement would change that: retry later.
+// Whose fault a failed statement is, by its SQLSTATE's class: the session's or the server's when there is
+// no SQLSTATE at all (the connection is gone), or it is a connection exception (08), insufficient resources
+// (53), operator intervention such as a cancel or a shutdown (57), a system error (58) or an internal error
+// (XX). Nothing about the statement would change that: retry later. (Whether the database refused one
+// check's values, so that the check fails alone, is the server's to decide, where the settlement finds it:
+// prescient.refused_for_its_values, sql/functions/073_runner_settle.sql.)
 bool lost_session_or_server(std::string_view sqlstate);
 
 }  // namespace prescient

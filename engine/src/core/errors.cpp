@@ -12,10 +12,6 @@ bool in_class(std::string_view sqlstate, std::initializer_list<std::string_view>
 
 }  // namespace
 
-bool refused_for_its_values(std::string_view sqlstate) {
-  return sqlstate.size() == 5 && in_class(sqlstate, {"22", "23", "54", "P0"});
-}
-
 bool lost_session_or_server(std::string_view sqlstate) {
   return sqlstate.size() != 5 || in_class(sqlstate, {"08", "53", "57", "58", "XX"});
 }

@@ -148,8 +148,9 @@ RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_gro
                               pq::Format::binary));
 }
 
-RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
-                                           std::optional<std::int64_t> lease_token, const Judging& judging) {
+RunnerStore::Settlement PgRunnerStore::settle(std::span<const SettleItem> items, const std::string& runner_id,
+                                              TimePoint now, std::optional<std::int64_t> lease_token,
+                                              const Judging& judging, bool in_chunks) {
   if (items.empty()) return {};
   std::vector<std::int64_t> ids, due_us, counts, attempts, max_checks, max_attempts;
   std::vector<TimePoint> slots, asked;
@@ -220,6 +221,7 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                                                                        return !i.answer.failed && !i.answer.next;
                                                                      }),
                                              .lease_token = lease_token,
+                                             .in_chunks = in_chunks,
                                              .now = now,
                                              .runner_id = runner_id,
                                              .event_ids = event_ids,
@@ -229,13 +231,18 @@ RunnerStore::Settled PgRunnerStore::settle(std::span<const SettleItem> items, co
                                              .event_payloads = event_payloads,
                                              .event_checks = event_checks,
                                              .event_traceparents = event_traceparents});
-  return {.checks = settled.integer(0, 0),
-          .events = settled.integer(0, 1),
-          .done = settled.integer(0, 2),
-          .rescheduled = settled.integer(0, 3),
-          .retried = settled.integer(0, 4),
-          .failed = settled.integer(0, 5),
-          .guarded = settled.integer(0, 6)};
+  Settlement out{.counts = {.checks = settled.integer(0, 0),
+                            .events = settled.integer(0, 1),
+                            .done = settled.integer(0, 2),
+                            .rescheduled = settled.integer(0, 3),
+                            .retried = settled.integer(0, 4),
+                            .failed = settled.integer(0, 5),
+                            .guarded = settled.integer(0, 6)},
+                 .statements = static_cast<int>(settled.integer(0, 7))};
+  for (int r = 0; r < settled.rows(); ++r) {
+    if (!settled.null(r, 8)) out.refused.push_back({.id = settled.integer(r, 8), .reason = settled.text(r, 9)});
+  }
+  return out;
 }
 
 std::map<std::size_t, std::string> PgRunnerStore::apply_writes(std::span<const SettleItem> items) {

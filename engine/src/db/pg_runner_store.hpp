@@ -40,8 +40,8 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
                          const FlowLimit& fair) override;
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
   std::map<std::size_t, std::string> apply_writes(std::span<const runner::SettleItem> items) override;
-  Settled settle(std::span<const runner::SettleItem> items, const std::string& runner_id, TimePoint now,
-                 std::optional<std::int64_t> lease_token, const runner::Judging& judging) override;
+  Settlement settle(std::span<const runner::SettleItem> items, const std::string& runner_id, TimePoint now,
+                    std::optional<std::int64_t> lease_token, const runner::Judging& judging, bool in_chunks) override;
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override;
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                              TimePoint now) override;

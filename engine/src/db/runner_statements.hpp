@@ -154,85 +154,22 @@ struct ClaimDueGroups {
   }
 };
 
-// Settles a batch in one statement: each answer is judged by prescient.judge (sql/functions/069_judge.sql,
-// the settlement's rules, which the worker protocol applies too; inlined by the planner); finished checks
-// move to the history, the others take their next time (a reschedule its new asked-for time) and leave a
-// row of their run in check_run, the timeline, each with the result its run returned (docs/design.md,
-// "Results"); their events go to the outbox (once: a repeated id is
-// ignored), each announced by NOTIFY. Answers how many checks it settled, how many events were new, and
-// how many checks ended done, were rescheduled, retried, failed (a dead letter) and ended by a guard.
+// Settles a batch (prescient.runner_settle, sql/functions/073_runner_settle.sql): each answer judged by
+// prescient.judge, finished checks to the history, the others to their next time with a row in the timeline,
+// events to the outbox. A check the database refuses for its values comes back unsettled, one row each, with
+// the database's words (the others settle all the same); else one row. Each row: the counts of what became of
+// the settled checks, how many statements the server ran, then the culprit's id and refusal (or NULLs).
 inline const pq::NamedStatement kSettle(R"sql(
-WITH s AS (
-  SELECT s.id, s.due_us, s.run_micros, s.payload, s.run_result, j.*
-    FROM unnest(:ids::bigint[], :errors::text[], :answers::timestamptz[], :run_micros::bigint[],
-                :payload_updates::text[], :results::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[],
-                :asked::timestamptz[],
-                :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[], :own_max_attempts::bigint[],
-                :own_backoff::bigint[], :own_backoff_max::bigint[], :max_checks::bigint[], :max_attempts::bigint[],
-                :backoff::bigint[], :backoff_max::bigint[])
-      AS s(id, error, answer, run_micros, payload, run_result, due_us, job, slot, asked, count_before, attempts_before,
-           own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks, max_attempts, backoff,
-           backoff_max)
-   CROSS JOIN LATERAL prescient.judge(
-           s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
-           s.attempts_before::integer, s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
-           s.own_backoff_max, s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max,
-           :max_horizon_seconds::bigint * interval '1 second', :slot_seconds::integer, prescient.at_us(:now)) j),
--- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
--- branches gated on the token alone, so the fast path does not join the table at all.
-mine AS (
-  SELECT s.* FROM s WHERE :lease_token::bigint IS NULL
-  UNION ALL
-  SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id
-   WHERE :lease_token::bigint IS NOT NULL AND f.claim_token = :lease_token
-     AND f.claimed_until > prescient.at_us(:now)),
-fin AS (
-  DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'
-  RETURNING f.id, f AS pending, s.outcome, s.check_count, s.attempts, s.last_error, s.run_micros, s.payload,
-            s.run_result),
--- The history row is history_row's (sql/functions/035_history_row.sql), inlined by the planner.
-hist AS (
-  INSERT INTO prescient.job_history
-  SELECT (prescient.history_row(pending, outcome, prescient.at_us(:now), :runner_id, check_count, attempts,
-                                last_error, run_micros, payload::jsonb, run_result::jsonb)).*
-    FROM fin),
-upd AS (
-  UPDATE prescient.future_job f
-     SET next_check_at = s.next_check_at, check_count = s.check_count, attempts = s.attempts,
-         last_error = s.last_error, claimed_by = NULL, claimed_until = NULL, claim_token = NULL,
-         payload = CASE WHEN s.payload IS NULL THEN f.payload ELSE f.payload || s.payload::jsonb END,
-         asked_for_at = coalesce(s.asked_for_at, f.asked_for_at)
-    FROM mine s WHERE f.id = s.id AND s.kind <> 'finish'
-  -- The time as stored: a digest's settlement may move it earlier (sql/functions/042_collect.sql).
-  RETURNING f.id, s.kind, s.due_us, s.run_micros, f.next_check_at, s.asked_for_at, s.check_count, s.attempts,
-            s.last_error, s.run_result),
-runs AS (
-  INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at, answered_at,
-                                   check_count, attempts, error, run_result)
-  SELECT id, prescient.at_us(due_us), prescient.at_us(:now), run_micros, :runner_id,
-         CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, next_check_at, asked_for_at, check_count,
-         attempts, CASE WHEN kind = 'retry' THEN last_error END, run_result::jsonb
-    FROM upd),
-ev AS (
-  INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload, traceparent)
-  SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), prescient.at_us(:now), e.payload::jsonb,
-         e.traceparent
-    FROM unnest(:event_ids::text[], :event_types::text[], :event_sources::text[], :event_times::bigint[],
-                :event_payloads::text[], :event_checks::bigint[], :event_traceparents::text[])
-      AS e(id, type, source, occurred_us, payload, check_id, traceparent)
-   WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
-  ON CONFLICT (id) DO NOTHING RETURNING id),
-ended AS (
-  SELECT count(*) AS checks, count(*) FILTER (WHERE outcome = 'done') AS done,
-         count(*) FILTER (WHERE outcome = 'failed') AS failed,
-         count(*) FILTER (WHERE outcome NOT IN ('done', 'failed')) AS guarded
-    FROM fin),
-went_on AS (
-  SELECT count(*) AS checks, count(*) FILTER (WHERE kind = 'retry') AS retried FROM upd)
-SELECT e.checks + w.checks, (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev), e.done,
-       w.checks - w.retried, w.retried, e.failed, e.guarded
-  FROM ended e, went_on w
-)sql");
+SELECT checks, events, done, rescheduled, retried, failed, guarded, statements, refused_id, refusal
+  FROM prescient.runner_settle(
+         :ids::bigint[], :errors::text[], :answers::timestamptz[], :run_micros::bigint[], :payload_updates::text[],
+         :results::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[], :asked::timestamptz[],
+         :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[], :own_max_attempts::bigint[],
+         :own_backoff::bigint[], :own_backoff_max::bigint[], :max_checks::bigint[], :max_attempts::bigint[],
+         :backoff::bigint[], :backoff_max::bigint[], :max_horizon_seconds::bigint, :slot_seconds::integer,
+         :lease_token::bigint, :now::bigint, :runner_id, :event_ids::text[], :event_types::text[],
+         :event_sources::text[], :event_times::bigint[], :event_payloads::text[], :event_checks::bigint[],
+         :event_traceparents::text[], :in_chunks::boolean))sql");
 // One element per check in the first twenty (the same length), one per event in the last seven.
 struct Settle {
   const std::vector<std::int64_t>& ids;
@@ -263,6 +200,7 @@ struct Settle {
   // counts, and the check's class, slot, asked-for time and class limits travel as NULL.
   bool all_done;
   std::optional<std::int64_t> lease_token;  // none on the fast path, where the claim's row locks are the lease
+  bool in_chunks;  // start in chunks, as after a refusal
   TimePoint now;
   const std::string& runner_id;
   const std::vector<std::optional<std::string>>& event_ids;
@@ -290,6 +228,7 @@ struct Settle {
     b.set("backoff", pq::integer_array_or_null(backoff)).set("backoff_max", pq::integer_array_or_null(backoff_max));
     b.set("max_horizon_seconds", std::to_string(max_horizon_seconds)).set("slot_seconds", std::to_string(slot_seconds));
     b.set("lease_token", lease_token ? pq::Param(std::to_string(*lease_token)) : pq::Param(std::nullopt));
+    b.set("in_chunks", in_chunks ? "true" : "false");
     b.set("now", pq::micros(now)).set("runner_id", runner_id);
     b.set("event_ids", pq::text_array(event_ids)).set("event_types", pq::text_array(event_types));
     b.set("event_sources", pq::text_array(event_sources)).set("event_times", pq::integer_array(event_times));

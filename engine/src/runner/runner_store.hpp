@@ -67,13 +67,25 @@ class RunnerStore {
   // by item index, the error of those whose writes failed (rolled back; the others stand). A write that
   // fails because the session or the server did throws: that is no check's fault.
   virtual std::map<std::size_t, std::string> apply_writes(std::span<const SettleItem> items) = 0;
-  // One statement: each answer judged (prescient.judge: the guards, backoff, dead letters), finished checks
-  // move to history, the others get their new time and counts, events of settled checks go to the outbox
-  // (duplicates ignored) and are announced. Fast path (no token): REQUIRES an open transaction holding the
-  // rows. Slow path (a lease token): only rows still leased under that token, with the lease live at `now`,
-  // are settled. Answers what became of them. Throws DatabaseError with the SQLSTATE on failure.
-  virtual Settled settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
-                         std::optional<std::int64_t> lease_token, const Judging& judging) = 0;
+  // Settles the items in the server (prescient.runner_settle): each answer judged (prescient.judge: the
+  // guards, backoff, dead letters), finished checks move to history, the others get their new time and
+  // counts, events of settled checks go to the outbox (duplicates ignored) and are announced. A check the
+  // database refuses for its values (prescient.refused_for_its_values) is found, by chunks then halves, and
+  // left unsettled, with the database's words; the others settle all the same. `in_chunks`: start in chunks.
+  // Fast path (no token): REQUIRES an open transaction holding the rows. Slow path (a lease token): only
+  // rows still leased under that token, with the lease live at `now`, are settled. Throws DatabaseError
+  // with the SQLSTATE on any other failure (nothing of it applied).
+  struct Refused {
+    std::int64_t id = 0;
+    std::string reason;  // the database's words and the SQLSTATE
+  };
+  struct Settlement {
+    Settled counts;              // what became of the settled checks
+    std::vector<Refused> refused;  // those left unsettled, in the items' order
+    int statements = 0;          // how many the server ran: 1 when nothing was refused
+  };
+  virtual Settlement settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
+                            std::optional<std::int64_t> lease_token, const Judging& judging, bool in_chunks) = 0;
 
   // The slow path's written lease. REQUIRES an open transaction holding the rows: writes a lease on them
   // until `until`; returns its token.

@@ -39,9 +39,7 @@ constexpr Micros kFlowPace{1000000};
 constexpr Micros kPlaceWait{250000};
 // How often a worker looks again for deferred checks of its slot that another holds.
 constexpr std::chrono::milliseconds kRecheck{50};
-// After a refused settlement (Worker::Impl::settle_isolating): the checks per chunk, and how many
-// batches without a refusal end the chunking.
-constexpr std::size_t kCarefulChunk = 128;
+// After a refused settlement (Worker::Impl::settle_isolating): how many batches start in chunks.
 constexpr int kCarefulBatches = 16;
 // Savepoint names are SQL identifiers, prescient's own, never input.
 constexpr const char* kSavepoint = "prescient_settle";
@@ -229,7 +227,7 @@ class Worker::Impl {
     }
     const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
     tally(settled.counts, report);
-    return settled.items.size();
+    return settled.settled;
   }
 
   // A job class as this worker runs it: its instance, and its policy over the database's settings.
@@ -243,10 +241,10 @@ class Worker::Impl {
     bool batch = false;  // with long_running: its checks of a batch run as one unit (run_batch)
   };
 
-  // What this worker settled: the items as written (culprits turned into failed attempts), what became of
-  // them and the events the outbox took, and the checks the database refused to settle in any form.
+  // What this worker settled: how many checks (culprits as failed attempts), what became of them and the
+  // events the outbox took, and the checks the database refused to settle in any form.
   struct Settled {
-    std::vector<SettleItem> items;
+    std::size_t settled = 0;
     runner::SettledCounts counts;
     std::vector<std::int64_t> refused;
   };
@@ -529,119 +527,84 @@ class Worker::Impl {
                  check.job, check.id, one_line(error));
   }
 
-  // Runs the items' buffered writes and settles them in the open transaction. A statement refused for
-  // the values of one item (prescient/errors.hpp) does not fail the others: the settlement is rolled
-  // back to its savepoint and retried in parts, down to the culprits, which become failed attempts
-  // naming the refusal (no events, no writes). A check the database refuses even that is left unsettled
-  // (its row is released at the commit) and left out of this drain's claims. When nothing is refused
-  // this costs one savepoint per batch.
+  // Runs the items' buffered writes and settles them in the open transaction. The server finds a check it
+  // refuses for its values and leaves it unsettled, the others settled (RunnerStore::settle; a refused part
+  // costs no round trip there). Each culprit is then settled as a failed attempt naming the refusal (no
+  // events, no writes, no payload update, no result); a check the database refuses even that is left
+  // unsettled (its row is released at the commit) and left out of this drain's claims.
   //
-  // A refused statement loses all its work, and halving a batch of 1 000 down to its culprit redoes
-  // about two batches more. So a batch refused whole is retried in chunks of kCarefulChunk, each an
-  // attempt of its own, and only a refused chunk in halves; and the next kCarefulBatches batches after
-  // a refusal are settled in chunks from the start, so that a refusal costs its chunk, not its batch,
-  // for a statement and a savepoint per chunk (docs/performance.md, "A refused settlement").
+  // A culprit's writes must not stand: a batch with writes sets a savepoint before them, and when a culprit
+  // had any, goes back to it and settles again with the culprits as failed attempts. A batch without writes
+  // sets none. After a refusal the next kCarefulBatches batches start in chunks, where another refusal
+  // costs its chunk, not its batch (docs/performance.md, "A refused settlement in the server").
   Settled settle_isolating(std::vector<SettleItem> items, const std::vector<const Check*>& checks,
                            std::optional<std::int64_t> token, TimePoint slot) {
     Settled out;
     if (items.empty()) return out;
-    store_.savepoint(kSavepoint);
-    if (careful_batches_ > 0) {
-      --careful_batches_;
-      settle_in_chunks(items, checks, token, slot, out);
-      return out;
+    const bool in_chunks = careful_batches_ > 0;
+    if (in_chunks) --careful_batches_;
+    const bool writes = std::ranges::any_of(items, [](const SettleItem& i) { return !i.writes.empty(); });
+    if (writes) store_.savepoint(kSavepoint);
+    apply_writes(items, checks);
+    const RunnerStore::Settlement first = settle(items, token, in_chunks);
+    out.counts = first.counts;
+    out.settled = items.size() - first.refused.size();
+    if (first.refused.empty()) return out;
+
+    careful_batches_ = kCarefulBatches;
+    spdlog::warn("slot {} runner {}: the database refused the settlement of {} of {} checks for their values "
+                 "(found in {} statements); each fails alone",
+                 format_time(slot), options_.runner_id, first.refused.size(), items.size(), first.statements);
+    std::map<std::int64_t, std::string> reasons;
+    for (const RunnerStore::Refused& r : first.refused) {
+      reasons[r.id] = "the database refused its settlement: " + r.reason;
     }
-    // The whole batch, the one attempt when nothing is refused: no savepoint is set after it.
-    if (try_settle(items, checks, token, out)) return out;
-    store_.rollback_to(kSavepoint);
-    note_refusal(slot, items.size());
-    // Refused whole: its chunks, then the refused chunk's halves, cost less than the batch's halves.
-    if (items.size() > kCarefulChunk) {
-      settle_in_chunks(items, checks, token, slot, out);
+    const auto as_failed_attempt = [&](const SettleItem& item) {
+      const Check& check = check_of(item.id, checks);
+      return runner::failed_attempt(check, class_of(check.job).limits, reasons.at(item.id), item.run_micros);
+    };
+    const bool culprit_wrote = std::ranges::any_of(
+        items, [&](const SettleItem& i) { return reasons.contains(i.id) && !i.writes.empty(); });
+    RunnerStore::Settlement again;
+    if (culprit_wrote) {
+      store_.rollback_to(kSavepoint);
+      for (SettleItem& item : items) {
+        if (reasons.contains(item.id)) item = as_failed_attempt(item);
+      }
+      apply_writes(items, checks);
+      again = settle(items, token, true);
+      out.counts = again.counts;
+      out.settled = items.size();
     } else {
-      settle_halves(items, checks, token, slot, out);
+      std::vector<SettleItem> failed;
+      for (const SettleItem& item : items) {
+        if (reasons.contains(item.id)) failed.push_back(as_failed_attempt(item));
+      }
+      again = settle(failed, token, true);
+      out.counts += again.counts;
+      out.settled += failed.size();
+    }
+    std::set<std::int64_t> unsettled;
+    for (const RunnerStore::Refused& r : again.refused) {
+      const Check& check = check_of(r.id, checks);
+      spdlog::error("slot {} runner {}: the database refuses any settlement of check {} ({}); it stays pending, "
+                    "left for the next sweep",
+                    format_time(slot), options_.runner_id, check.id, one_line(r.reason));
+      unsettled.insert(r.id);
+      out.refused.push_back(r.id);
+      unsettled_.ids.push_back(r.id);
+      if (check.group_key) unsettled_.groups.push_back(*check.group_key);
+    }
+    out.settled -= unsettled.size();
+    for (const auto& [id, reason] : reasons) {
+      if (!unsettled.contains(id)) log_failure(slot, check_of(id, checks), reason);
     }
     return out;
   }
 
-  // A refusal was met settling `count` checks together: the next batches settle in chunks. (A single
-  // check refused is logged as its failure, in settle_halves.)
-  void note_refusal(TimePoint slot, std::size_t count) {
-    careful_batches_ = kCarefulBatches;
-    if (count == 1) return;
-    spdlog::warn("slot {} runner {}: the database refused the settlement of {} checks for one item's values; "
-                 "settling them in parts to find it",
-                 format_time(slot), options_.runner_id, count);
-  }
-
-  void settle_in_chunks(std::span<const SettleItem> items, const std::vector<const Check*>& checks,
-                        std::optional<std::int64_t> token, TimePoint slot, Settled& out) {
-    for (std::size_t first = 0; first < items.size(); first += kCarefulChunk) {
-      settle_or_split(items.subspan(first, std::min(kCarefulChunk, items.size() - first)), checks, token, slot, out);
-    }
-  }
-
-  // Applies the writes of `items` and settles them; false, with the transaction left for the caller to
-  // roll back to its savepoint, when the database refused a value; other failures throw.
-  bool try_settle(std::vector<SettleItem>& items, const std::vector<const Check*>& checks,
-                  std::optional<std::int64_t> token, Settled& out) {
-    apply_writes(items, checks);
-    try {
-      const RunnerStore::Settled settled = store_.settle(items, options_.runner_id, clock_.now(), token, judging());
-      out.counts += settled;
-      out.items.insert(out.items.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
-      return true;
-    } catch (const DatabaseError& e) {
-      if (!refused_for_its_values(e.sqlstate())) throw;
-      last_refusal_ = std::string(e.what()) + " (SQLSTATE " + e.sqlstate() + ")";
-      return false;
-    }
-  }
-
-  // One attempt of several, with kSavepoint set before it: settled, a new savepoint is set for the
-  // attempt after (nested: no round trip to release it); refused, the transaction is rolled back to the
-  // savepoint, which stays set. Two round trips an attempt.
-  bool attempt(std::span<const SettleItem> part, const std::vector<const Check*>& checks,
-               std::optional<std::int64_t> token, Settled& out) {
-    std::vector<SettleItem> items(part.begin(), part.end());
-    if (!try_settle(items, checks, token, out)) {
-      store_.rollback_to(kSavepoint);
-      return false;
-    }
-    store_.savepoint(kSavepoint);
-    return true;
-  }
-
-  void settle_or_split(std::span<const SettleItem> part, const std::vector<const Check*>& checks,
-                       std::optional<std::int64_t> token, TimePoint slot, Settled& out) {
-    if (attempt(part, checks, token, out)) return;
-    note_refusal(slot, part.size());
-    settle_halves(part, checks, token, slot, out);
-  }
-
-  // `items` were refused together: settle each half as an attempt of its own, and split the halves
-  // refused again, down to single culprits.
-  void settle_halves(std::span<const SettleItem> items, const std::vector<const Check*>& checks,
-                     std::optional<std::int64_t> token, TimePoint slot, Settled& out) {
-    if (items.size() == 1) {
-      const Check& check = check_of(items.front().id, checks);
-      const std::string reason = "the database refused its settlement: " + last_refusal_;
-      log_failure(slot, check, reason);
-      const SettleItem failed =
-          runner::failed_attempt(check, class_of(check.job).limits, reason, items.front().run_micros);
-      if (attempt(std::span(&failed, 1), checks, token, out)) return;
-      spdlog::error("slot {} runner {}: the database refuses any settlement of check {} ({}); it stays pending, "
-                    "left for the next sweep",
-                    format_time(slot), options_.runner_id, check.id, one_line(last_refusal_));
-      out.refused.push_back(check.id);
-      unsettled_.ids.push_back(check.id);
-      if (check.group_key) unsettled_.groups.push_back(*check.group_key);
-      return;
-    }
-    const std::size_t half = items.size() / 2;
-    for (const auto part : {items.first(half), items.subspan(half)}) {
-      if (!attempt(part, checks, token, out)) settle_halves(part, checks, token, slot, out);
-    }
+  RunnerStore::Settlement settle(std::span<const SettleItem> items, std::optional<std::int64_t> token,
+                                 bool in_chunks) {
+    return store_.settle(items, options_.runner_id, clock_.now(), token, judging(), in_chunks);
   }
 
   static const Check& check_of(std::int64_t id, const std::vector<const Check*>& checks) {
@@ -675,7 +638,6 @@ class Worker::Impl {
   std::map<std::string, JobPolicy> registry_policies_;  // the classes' rows in the registry, read with them
   std::optional<FlowLimit> fair_limit_;      // the fair-share limit whose payload field claims interleave by
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
-  std::string last_refusal_;           // the database's reason for the last refused settlement
   int careful_batches_ = 0;            // batches still to settle in chunks since the last refusal
 };
 

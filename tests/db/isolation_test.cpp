@@ -263,15 +263,45 @@ TEST_CASE("runner_settle: a refused check costs its chunk and its halves, in one
   CHECK(s.events == 999);
   REQUIRE(s.refused == std::vector<std::int64_t>{ids[700]});
   CHECK_THAT(s.refusals[0], Catch::Contains("no_poison") && Catch::EndsWith("(SQLSTATE 23514)"));
-  // The batch whole (unless in chunks), its eight chunks of 128, then two halves at each of seven levels
-  // (64, 32, ..., 1) of the refused chunk, not the batch's ten.
-  CHECK(s.statements == (in_chunks ? 0 : 1) + 8 + 2 * 7);
+  // The batch whole (unless in chunks), its eight chunks of 128, then the refused chunk's halves: the culprit
+  // is its 61st check. 1-64 refused; 1-32 settled, so 33-64 is split unattempted; 33-48, 49-56 and 57-60
+  // settled; 61-62 refused; 61 refused, 62 settled; 63-64 settled; 65-128 settled: ten, not the batch's
+  // halves (about twenty).
+  CHECK(s.statements == (in_chunks ? 0 : 1) + 8 + 10);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history") == 999);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event") == 999);
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE id = " + std::to_string(ids[700])) == 1);
   // Each check's events went with it: the event of check i is e<i>.
   CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event e JOIN prescient.job_history h"
                         " ON e.id = 'e' || h.id") == 999);
+}
+
+TEST_CASE("runner_settle: any set of culprits is found exactly; every other check settles once") {
+  Fixture f;
+  *f.db << "ALTER TABLE prescient.event ADD CONSTRAINT no_poison CHECK (type <> 'poison')";
+  const std::vector<int> culprits = GENERATE(values<std::vector<int>>(
+      {{0}, {299}, {127, 128}, {5, 6, 7}, {0, 50, 100, 150, 200, 250}, {64, 65, 66, 67, 68, 69, 70, 71}, {}}));
+  const bool in_chunks = GENERATE(false, true);
+  INFO("in chunks from the start: " << in_chunks << ", culprits " << culprits.size());
+  *f.db << "SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill('counted'::text, ARRAY[300]),"
+           " p_entity_name => array_fill('e'::text, ARRAY[300]),"
+           " p_entity_key => (SELECT array_agg(i::text) FROM generate_series(1, 300) i),"
+           " p_at => array_fill('2026-11-21T10:05:00Z'::timestamptz, ARRAY[300]))";
+  std::vector<std::int64_t> ids, expected;
+  soci::rowset<long long> rows = (f.db->prepare << "SELECT id FROM prescient.future_job ORDER BY id");
+  for (const long long id : rows) ids.push_back(id);
+  std::vector<std::string> types(ids.size(), "fine");
+  for (const int c : culprits) {
+    types[c] = "poison";
+    expected.push_back(ids[c]);
+  }
+  const ServerSettlement s = settle_in_server(*f.db, ids, types, in_chunks);
+  CHECK(s.refused == expected);
+  CHECK(s.checks == 300 - static_cast<long long>(culprits.size()));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history") == s.checks);
+  CHECK(count_of(*f.db, "SELECT count(DISTINCT id) FROM prescient.job_history") == s.checks);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.event") == s.checks);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == static_cast<long long>(culprits.size()));
 }
 
 TEST_CASE("runner_settle: an error that is not a check's values fails the call; nothing is settled") {

@@ -4595,6 +4595,16 @@ CREATE FUNCTION prescient.occurrence_tracestate(p_schedule text, p_occurrence ti
     RETURN ((('prescient=schedule:'::text || CASE WHEN (p_schedule ~ '^[A-Za-z0-9._~:/-]{1,200}$'::text) THEN p_schedule ELSE (SELECT CASE WHEN (length(e.id) <= 200) THEN e.id ELSE ('md5.'::text || md5(occurrence_tracestate.p_schedule)) END AS "case" FROM (SELECT string_agg(CASE WHEN (c.ch ~ '^[A-Za-z0-9._~:/-]$'::text) THEN c.ch ELSE regexp_replace(upper(encode(convert_to(c.ch, 'UTF8'::name), 'hex'::text)), '(..)'::text, '%\1'::text, 'g'::text) END, ''::text ORDER BY c.n) AS id FROM regexp_split_to_table(occurrence_tracestate.p_schedule, ''::text) WITH ORDINALITY c(ch, n)) e) END) || ';occurrence:'::text) || to_char((p_occurrence AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS"Z"'::text));
 
 --
+-- Name: part_of(anyarray, integer, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.part_of(p anyarray, p_first integer, p_last integer) RETURNS anyarray
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT CASE WHEN p_first = 1 AND p_last >= cardinality(p) THEN p ELSE p[p_first:p_last] END
+$$;
+
+--
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4909,10 +4919,15 @@ DECLARE
   c_chunk constant integer := 128;
   v_count constant integer := coalesce(cardinality(p_ids), 0);
   v_now constant timestamptz := prescient.at_us(p_now_us);
-  -- The parts still to settle, as (first, last) pairs of positions; the next one is the last pair.
+  -- The parts still to settle, as (first, last, known, first half) of positions; the next one is the last.
+  -- known: 1 when the part is refused for sure (the first half of a refused part settled, so the second
+  -- holds the culprit). first half: 1 for the first half of a refused part, whose second half follows it.
   v_todo integer[];
+  v_top integer;
   v_first integer;
   v_last integer;
+  v_known boolean;
+  v_first_half boolean;
   v_size integer;
   v_at integer;
   -- v_event_at[i]: where the events of the check at position i start in the event arrays (they follow the
@@ -4932,15 +4947,25 @@ BEGIN
     RETURN NEXT;
     RETURN;
   END IF;
-  v_todo := ARRAY[1, v_count];
+  v_todo := ARRAY[1, v_count, 0, 0];
   LOOP
     EXIT WHEN cardinality(v_todo) = 0;
-    v_first := v_todo[cardinality(v_todo) - 1];
-    v_last := v_todo[cardinality(v_todo)];
-    v_todo := v_todo[1:cardinality(v_todo) - 2];
+    v_top := cardinality(v_todo);
+    v_first := v_todo[v_top - 3];
+    v_last := v_todo[v_top - 2];
+    v_known := v_todo[v_top - 1] = 1;
+    v_first_half := v_todo[v_top] = 1;
+    v_todo := v_todo[1:v_top - 4];
     v_size := v_last - v_first + 1;
-    -- A part to attempt (not a batch to be chunked from the start): settled, or a culprit found, it is done.
-    IF v_size <= c_chunk OR NOT p_in_chunks THEN
+    IF v_known AND v_size = 1 THEN
+      -- Refused for sure, and the last refusal's words are its own: every other check they covered settled.
+      v_refused_ids := v_refused_ids || p_ids[v_first];
+      v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
+      CONTINUE;
+    END IF;
+    -- A part to attempt (neither known to be refused nor a batch to be chunked from the start): settled, or
+    -- a single culprit found, it is done.
+    IF NOT v_known AND (v_size <= c_chunk OR NOT p_in_chunks) THEN
       IF v_size = v_count THEN
         v_events_from := 1;
         v_events_to := coalesce(cardinality(p_event_ids), 0);
@@ -4951,17 +4976,26 @@ BEGIN
       statements := statements + 1;
       BEGIN
         SELECT * INTO v_part FROM prescient.runner_settle_together(
-          p_ids[v_first:v_last], p_errors[v_first:v_last], p_answers[v_first:v_last], p_run_micros[v_first:v_last],
-          p_payload_updates[v_first:v_last], p_results[v_first:v_last], p_due_us[v_first:v_last],
-          p_jobs[v_first:v_last], p_slots[v_first:v_last], p_asked[v_first:v_last], p_check_counts[v_first:v_last],
-          p_attempts[v_first:v_last], p_own_max_checks[v_first:v_last], p_own_max_attempts[v_first:v_last],
-          p_own_backoff[v_first:v_last], p_own_backoff_max[v_first:v_last], p_max_checks[v_first:v_last],
-          p_max_attempts[v_first:v_last], p_backoff[v_first:v_last], p_backoff_max[v_first:v_last],
+          prescient.part_of(p_ids, v_first, v_last), prescient.part_of(p_errors, v_first, v_last),
+          prescient.part_of(p_answers, v_first, v_last), prescient.part_of(p_run_micros, v_first, v_last),
+          prescient.part_of(p_payload_updates, v_first, v_last), prescient.part_of(p_results, v_first, v_last),
+          prescient.part_of(p_due_us, v_first, v_last), prescient.part_of(p_jobs, v_first, v_last),
+          prescient.part_of(p_slots, v_first, v_last), prescient.part_of(p_asked, v_first, v_last),
+          prescient.part_of(p_check_counts, v_first, v_last), prescient.part_of(p_attempts, v_first, v_last),
+          prescient.part_of(p_own_max_checks, v_first, v_last),
+          prescient.part_of(p_own_max_attempts, v_first, v_last),
+          prescient.part_of(p_own_backoff, v_first, v_last),
+          prescient.part_of(p_own_backoff_max, v_first, v_last),
+          prescient.part_of(p_max_checks, v_first, v_last), prescient.part_of(p_max_attempts, v_first, v_last),
+          prescient.part_of(p_backoff, v_first, v_last), prescient.part_of(p_backoff_max, v_first, v_last),
           p_max_horizon_seconds, p_slot_seconds, p_lease_token, v_now, p_runner_id,
-          p_event_ids[v_events_from:v_events_to], p_event_types[v_events_from:v_events_to],
-          p_event_sources[v_events_from:v_events_to], p_event_times[v_events_from:v_events_to],
-          p_event_payloads[v_events_from:v_events_to], p_event_checks[v_events_from:v_events_to],
-          p_event_traceparents[v_events_from:v_events_to]);
+          prescient.part_of(p_event_ids, v_events_from, v_events_to),
+          prescient.part_of(p_event_types, v_events_from, v_events_to),
+          prescient.part_of(p_event_sources, v_events_from, v_events_to),
+          prescient.part_of(p_event_times, v_events_from, v_events_to),
+          prescient.part_of(p_event_payloads, v_events_from, v_events_to),
+          prescient.part_of(p_event_checks, v_events_from, v_events_to),
+          prescient.part_of(p_event_traceparents, v_events_from, v_events_to));
         checks := checks + v_part.checks;
         events := events + v_part.events;
         done := done + v_part.done;
@@ -4969,6 +5003,10 @@ BEGIN
         retried := retried + v_part.retried;
         failed := failed + v_part.failed;
         guarded := guarded + v_part.guarded;
+        IF v_first_half THEN
+          -- Its other half, next on the stack, holds what refused them both: it is split, never attempted.
+          v_todo[cardinality(v_todo) - 1] := 1;
+        END IF;
         CONTINUE;
       EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
@@ -4994,10 +5032,10 @@ BEGIN
     -- Pushed last part first, so that the parts are settled in the batch's order.
     IF v_size > c_chunk THEN
       FOR v_at IN REVERSE (v_size - 1) / c_chunk .. 0 LOOP
-        v_todo := v_todo || ARRAY[v_first + v_at * c_chunk, least(v_last, v_first + (v_at + 1) * c_chunk - 1)];
+        v_todo := v_todo || ARRAY[v_first + v_at * c_chunk, least(v_last, v_first + (v_at + 1) * c_chunk - 1), 0, 0];
       END LOOP;
     ELSE
-      v_todo := v_todo || ARRAY[v_first + v_size / 2, v_last, v_first, v_first + v_size / 2 - 1];
+      v_todo := v_todo || ARRAY[v_first + v_size / 2, v_last, 0, 0, v_first, v_first + v_size / 2 - 1, 0, 1];
     END IF;
   END LOOP;
   IF cardinality(v_refused_ids) = 0 THEN

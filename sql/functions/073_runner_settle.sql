@@ -16,6 +16,13 @@ CREATE OR REPLACE FUNCTION prescient.refused_for_its_values(p_sqlstate text) RET
   SELECT length(p_sqlstate) = 5 AND left(p_sqlstate, 2) IN ('22', '23', '54', 'P0')
 $$;
 
+-- The positions p_first to p_last of an array: the array itself when they cover it (a batch settled whole
+-- is passed on as it came, not copied), else its slice. Inlined by the planner.
+CREATE OR REPLACE FUNCTION prescient.part_of(p anyarray, p_first integer, p_last integer) RETURNS anyarray
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN p_first = 1 AND p_last >= cardinality(p) THEN p ELSE p[p_first:p_last] END
+$$;
+
 -- Settles checks in one statement: each answer is judged by prescient.judge (069, the settlement's rules,
 -- which the worker protocol applies too; inlined by the planner); finished checks move to the history (the
 -- row history_row makes, 035), the others take their next time (a reschedule its new asked-for time) and
@@ -197,17 +204,26 @@ BEGIN
       statements := statements + 1;
       BEGIN
         SELECT * INTO v_part FROM prescient.runner_settle_together(
-          p_ids[v_first:v_last], p_errors[v_first:v_last], p_answers[v_first:v_last], p_run_micros[v_first:v_last],
-          p_payload_updates[v_first:v_last], p_results[v_first:v_last], p_due_us[v_first:v_last],
-          p_jobs[v_first:v_last], p_slots[v_first:v_last], p_asked[v_first:v_last], p_check_counts[v_first:v_last],
-          p_attempts[v_first:v_last], p_own_max_checks[v_first:v_last], p_own_max_attempts[v_first:v_last],
-          p_own_backoff[v_first:v_last], p_own_backoff_max[v_first:v_last], p_max_checks[v_first:v_last],
-          p_max_attempts[v_first:v_last], p_backoff[v_first:v_last], p_backoff_max[v_first:v_last],
+          prescient.part_of(p_ids, v_first, v_last), prescient.part_of(p_errors, v_first, v_last),
+          prescient.part_of(p_answers, v_first, v_last), prescient.part_of(p_run_micros, v_first, v_last),
+          prescient.part_of(p_payload_updates, v_first, v_last), prescient.part_of(p_results, v_first, v_last),
+          prescient.part_of(p_due_us, v_first, v_last), prescient.part_of(p_jobs, v_first, v_last),
+          prescient.part_of(p_slots, v_first, v_last), prescient.part_of(p_asked, v_first, v_last),
+          prescient.part_of(p_check_counts, v_first, v_last), prescient.part_of(p_attempts, v_first, v_last),
+          prescient.part_of(p_own_max_checks, v_first, v_last),
+          prescient.part_of(p_own_max_attempts, v_first, v_last),
+          prescient.part_of(p_own_backoff, v_first, v_last),
+          prescient.part_of(p_own_backoff_max, v_first, v_last),
+          prescient.part_of(p_max_checks, v_first, v_last), prescient.part_of(p_max_attempts, v_first, v_last),
+          prescient.part_of(p_backoff, v_first, v_last), prescient.part_of(p_backoff_max, v_first, v_last),
           p_max_horizon_seconds, p_slot_seconds, p_lease_token, v_now, p_runner_id,
-          p_event_ids[v_events_from:v_events_to], p_event_types[v_events_from:v_events_to],
-          p_event_sources[v_events_from:v_events_to], p_event_times[v_events_from:v_events_to],
-          p_event_payloads[v_events_from:v_events_to], p_event_checks[v_events_from:v_events_to],
-          p_event_traceparents[v_events_from:v_events_to]);
+          prescient.part_of(p_event_ids, v_events_from, v_events_to),
+          prescient.part_of(p_event_types, v_events_from, v_events_to),
+          prescient.part_of(p_event_sources, v_events_from, v_events_to),
+          prescient.part_of(p_event_times, v_events_from, v_events_to),
+          prescient.part_of(p_event_payloads, v_events_from, v_events_to),
+          prescient.part_of(p_event_checks, v_events_from, v_events_to),
+          prescient.part_of(p_event_traceparents, v_events_from, v_events_to));
         checks := checks + v_part.checks;
         events := events + v_part.events;
         done := done + v_part.done;

@@ -4957,14 +4957,8 @@ BEGIN
     v_first_half := v_todo[v_top] = 1;
     v_todo := v_todo[1:v_top - 4];
     v_size := v_last - v_first + 1;
-    IF v_known AND v_size = 1 THEN
-      -- Refused for sure, and the last refusal's words are its own: every other check they covered settled.
-      v_refused_ids := v_refused_ids || p_ids[v_first];
-      v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
-      CONTINUE;
-    END IF;
-    -- A part to attempt (neither known to be refused nor a batch to be chunked from the start): settled, or
-    -- a single culprit found, it is done.
+    -- A part to attempt (neither known to be refused nor a batch to be chunked from the start): settled, it
+    -- is done.
     IF NOT v_known AND (v_size <= c_chunk OR NOT p_in_chunks) THEN
       IF v_size = v_count THEN
         v_events_from := 1;
@@ -5014,11 +5008,13 @@ BEGIN
           RAISE;
         END IF;
       END;
-      IF v_size = 1 THEN
-        v_refused_ids := v_refused_ids || p_ids[v_first];
-        v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
-        CONTINUE;
-      END IF;
+    END IF;
+    -- Refused, by the attempt just made or known to be (then the last refusal's words are its own: every
+    -- other check they covered settled). A single check is a culprit; more are split.
+    IF v_size = 1 THEN
+      v_refused_ids := v_refused_ids || p_ids[v_first];
+      v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
+      CONTINUE;
     END IF;
     IF v_event_at IS NULL THEN
       -- Each check's events are counted once per batch, and only when it is settled in parts.

@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "core/text_rules.hpp"
-#include "prescient/errors.hpp"
 #include "prescient/flow_limits.hpp"
 #include "prescient/log.hpp"
 #include "prescient/time_text.hpp"

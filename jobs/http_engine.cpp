@@ -14,27 +14,31 @@
 
 namespace prescient::jobs {
 namespace {
-
 using Steady = std::chrono::steady_clock;
+}  // namespace
 
+// HttpBatch and HttpTransfer are not in the anonymous namespace: HttpEngine::Impl, a class with linkage,
+// holds them (in a unity build GCC warns of that, -Wsubobject-linkage).
 // The calls of one send(): how many are still open, and how long the batch may take.
-struct Batch {
+struct HttpBatch {
   std::size_t open = 0;
   Steady::time_point budget_end;
 };
 
 // One call inside the engine, from its hand-over to its settlement.
-struct Transfer {
+struct HttpTransfer {
   HttpCall* call = nullptr;
-  Batch* batch = nullptr;
+  HttpBatch* batch = nullptr;
   curl_slist* headers = nullptr;
   CURL* easy = nullptr;
   HttpAnswer answer;
   char error[CURL_ERROR_SIZE] = {};
 };
 
+namespace {
+
 size_t on_body(char* data, size_t size, size_t count, void* user) {
-  HttpAnswer& answer = static_cast<Transfer*>(user)->answer;
+  HttpAnswer& answer = static_cast<HttpTransfer*>(user)->answer;
   const std::size_t bytes = size * count;
   const std::size_t room = kMaxHttpAnswerBytes - std::min(kMaxHttpAnswerBytes, answer.body.size());
   if (bytes > room) {
@@ -48,7 +52,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
 
 // Keeps Retry-After and Location of the final response (a new status line starts afresh).
 size_t on_header(char* data, size_t size, size_t count, void* user) {
-  HttpAnswer& answer = static_cast<Transfer*>(user)->answer;
+  HttpAnswer& answer = static_cast<HttpTransfer*>(user)->answer;
   const std::size_t bytes = size * count;
   std::string line(data, bytes);
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
@@ -73,10 +77,10 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
 struct HttpEngine::Impl {
   std::mutex mutex;
   std::condition_variable settled;
-  std::deque<std::unique_ptr<Transfer>> waiting;  // under `mutex`
+  std::deque<std::unique_ptr<HttpTransfer>> waiting;  // under `mutex`
   // The engine thread's own:
   CURLM* multi = nullptr;
-  std::map<CURL*, std::unique_ptr<Transfer>> running;
+  std::map<CURL*, std::unique_ptr<HttpTransfer>> running;
   std::vector<CURL*> idle;
   std::map<std::string, int> in_flight;  // per target
 
@@ -86,13 +90,13 @@ struct HttpEngine::Impl {
     if (multi == nullptr) throw std::runtime_error("libcurl could not make a multi handle");
   }
 
-  void settle(Transfer& transfer) {
+  void settle(HttpTransfer& transfer) {
     const std::lock_guard lock(mutex);
     --transfer.batch->open;
     settled.notify_all();
   }
 
-  void start(std::unique_ptr<Transfer> transfer) {
+  void start(std::unique_ptr<HttpTransfer> transfer) {
     HttpCall& call = *transfer->call;
     CURL* easy = nullptr;
     if (idle.empty()) {
@@ -132,7 +136,7 @@ struct HttpEngine::Impl {
     running.emplace(easy, std::move(transfer));
   }
 
-  void finish(Transfer& transfer, CURLcode code) {
+  void finish(HttpTransfer& transfer, CURLcode code) {
     HttpCall& call = *transfer.call;
     if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && transfer.answer.body_cut)) {
       curl_easy_getinfo(transfer.easy, CURLINFO_RESPONSE_CODE, &transfer.answer.status);
@@ -152,12 +156,12 @@ struct HttpEngine::Impl {
   // The engine thread: start what may start, move the transfers on, settle what ended.
   void loop() {
     while (true) {
-      std::vector<std::unique_ptr<Transfer>> startable;
+      std::vector<std::unique_ptr<HttpTransfer>> startable;
       {
         const std::lock_guard lock(mutex);
         const auto now = Steady::now();
         for (auto it = waiting.begin(); it != waiting.end();) {
-          Transfer& t = **it;
+          HttpTransfer& t = **it;
           if (now + t.call->target->timeout > t.batch->budget_end) {
             t.call->not_sent = true;
             --t.batch->open;
@@ -181,7 +185,7 @@ struct HttpEngine::Impl {
         if (message->msg != CURLMSG_DONE) continue;
         const auto found = running.find(message->easy_handle);
         if (found == running.end()) continue;
-        std::unique_ptr<Transfer> transfer = std::move(found->second);
+        std::unique_ptr<HttpTransfer> transfer = std::move(found->second);
         running.erase(found);
         finish(*transfer, message->data.result);
         finished_any = true;
@@ -204,11 +208,11 @@ HttpEngine::HttpEngine() : impl_(std::make_shared<Impl>()) {
 
 void HttpEngine::send(std::vector<HttpCall>& calls, std::chrono::steady_clock::time_point budget_end) {
   if (calls.empty()) return;
-  Batch batch{.open = calls.size(), .budget_end = budget_end};
+  HttpBatch batch{.open = calls.size(), .budget_end = budget_end};
   {
     const std::lock_guard lock(impl_->mutex);
     for (HttpCall& call : calls) {
-      auto transfer = std::make_unique<Transfer>();
+      auto transfer = std::make_unique<HttpTransfer>();
       transfer->call = &call;
       transfer->batch = &batch;
       impl_->waiting.push_back(std::move(transfer));

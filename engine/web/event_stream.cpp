@@ -29,7 +29,7 @@ constexpr std::chrono::milliseconds kPoll{250};
 constexpr std::chrono::seconds kKeepAlive{2};
 
 // "TX:SEQ", the id each event is sent with, and which a reconnecting EventSource sends back.
-EventCursor cursor_of(const std::string& text) {
+EventCursor event_cursor_of(const std::string& text) {
   const auto colon = text.find(':');
   const auto digits = [](std::string_view part) {
     return !part.empty() && part.size() <= 20 && part.find_first_not_of("0123456789") == std::string_view::npos;
@@ -106,8 +106,8 @@ void add_event_stream(httplib::Server& server, const std::string& database_url) 
         stream->type = request.get_param_value("type");
       }
       std::optional<EventCursor> resume;
-      if (request.has_header("Last-Event-ID")) resume = cursor_of(request.get_header_value("Last-Event-ID"));
-      else if (request.has_param("after")) resume = cursor_of(request.get_param_value("after"));
+      if (request.has_header("Last-Event-ID")) resume = event_cursor_of(request.get_header_value("Last-Event-ID"));
+      else if (request.has_param("after")) resume = event_cursor_of(request.get_param_value("after"));
       stream->db = connect(database_url);
       stream->reader.emplace(*stream->db);
       stream->reader->listen();  // before the first read: nothing committed in between is missed

@@ -60,7 +60,7 @@ int limit_of(const httplib::Request& request) {
 }
 
 // "TIME,ID", as the pages put the last row of a page into the next page's link.
-std::optional<PageCursor> cursor_of(const httplib::Request& request, const char* name) {
+std::optional<PageCursor> page_cursor_of(const httplib::Request& request, const char* name) {
   const auto text = param(request, name);
   if (!text) return std::nullopt;
   const auto comma = text->rfind(',');
@@ -157,7 +157,7 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                                           .job_key = param(request, "job_key"),
                                           .id = {},
                                           .due_before = {},
-                                          .after = cursor_of(request, "after"),
+                                          .after = page_cursor_of(request, "after"),
                                           .limit = limit_of(request)};
                // The entity index is (name, key): a key alone would read every pending check.
                if (filter.entity_key && !filter.entity_name) {
@@ -203,7 +203,7 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                                           .outcome = Outcome::failed,
                                           .since = c->clock.now() - kDeadLetterDays,
                                           .dead_letters_only = true,
-                                          .before = cursor_of(request, "before"),
+                                          .before = page_cursor_of(request, "before"),
                                           .limit = limit_of(request)};
                send_json(response, array_of(Checks(db).history(filter)));
              }));

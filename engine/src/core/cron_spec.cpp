@@ -24,7 +24,7 @@ constexpr const char* kMonthNames[] = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
                                        "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
 constexpr const char* kDayNames[] = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"};
 
-[[noreturn]] void refuse(std::string_view spec, const std::string& why) {
+[[noreturn]] void refuse_spec(std::string_view spec, const std::string& why) {
   throw InvalidInput("invalid cron spec '" + std::string(spec) + "': " + why);
 }
 
@@ -40,13 +40,13 @@ int value_of(std::string_view spec, const FieldRule& rule, std::string_view toke
   int value = 0;
   const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
   if (token.empty() || ec != std::errc() || end != token.data() + token.size()) {
-    refuse(spec, std::string(rule.name) + " field: '" + std::string(token) + "' is not a number" +
+    refuse_spec(spec, std::string(rule.name) + " field: '" + std::string(token) + "' is not a number" +
                      (rule.names ? " or a name" : ""));
   }
   // Day of week 7 is Sunday, as in Vixie cron.
   const int max = rule.names == kDayNames ? 7 : rule.max;
   if (value < rule.min || value > max) {
-    refuse(spec, std::string(rule.name) + " field: " + std::to_string(value) + " is outside " +
+    refuse_spec(spec, std::string(rule.name) + " field: " + std::to_string(value) + " is outside " +
                      std::to_string(rule.min) + "-" + std::to_string(max));
   }
   return value;
@@ -55,12 +55,12 @@ int value_of(std::string_view spec, const FieldRule& rule, std::string_view toke
 // Parses one field into the set of its values; returns whether it was restricted (not starting with *).
 template <std::size_t N>
 bool parse_field(std::string_view spec, std::string_view field, const FieldRule& rule, std::bitset<N>& out) {
-  if (field.empty()) refuse(spec, std::string(rule.name) + " field is empty");
+  if (field.empty()) refuse_spec(spec, std::string(rule.name) + " field is empty");
   std::size_t start = 0;
   while (start <= field.size()) {
     const std::size_t comma = field.find(',', start);
     const std::string_view part = field.substr(start, comma == std::string_view::npos ? field.npos : comma - start);
-    if (part.empty()) refuse(spec, std::string(rule.name) + " field: an empty list item");
+    if (part.empty()) refuse_spec(spec, std::string(rule.name) + " field: an empty list item");
     const std::size_t slash = part.find('/');
     const std::string_view range = part.substr(0, slash);
     int step = 1;
@@ -69,7 +69,7 @@ bool parse_field(std::string_view spec, std::string_view field, const FieldRule&
       const auto [end, ec] = std::from_chars(step_text.data(), step_text.data() + step_text.size(), step);
       if (step_text.empty() || ec != std::errc() || end != step_text.data() + step_text.size() || step < 1 ||
           step > rule.max) {
-        refuse(spec, std::string(rule.name) + " field: step '" + std::string(step_text) + "' must be 1-" +
+        refuse_spec(spec, std::string(rule.name) + " field: step '" + std::string(step_text) + "' must be 1-" +
                          std::to_string(rule.max));
       }
     }
@@ -79,7 +79,7 @@ bool parse_field(std::string_view spec, std::string_view field, const FieldRule&
       low = value_of(spec, rule, range.substr(0, dash));
       if (dash != std::string_view::npos) {
         high = value_of(spec, rule, range.substr(dash + 1));
-        if (high < low) refuse(spec, std::string(rule.name) + " field: range '" + std::string(range) + "' runs backwards");
+        if (high < low) refuse_spec(spec, std::string(rule.name) + " field: range '" + std::string(range) + "' runs backwards");
       } else {
         high = slash == std::string_view::npos ? low : (rule.names == kDayNames ? 6 : rule.max);
       }
@@ -153,21 +153,21 @@ CronSpec CronSpec::parse(std::string_view text) {
   CronSpec spec;
   spec.text_ = std::string(text);
   const std::vector<std::string_view> fields = split_fields(text);
-  if (fields.empty()) refuse(text, "it is empty");
+  if (fields.empty()) refuse_spec(text, "it is empty");
   std::string_view expanded = text;
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kMacros{{
       {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"}, {"@weekly", "0 0 * * 0"},
       {"@daily", "0 0 * * *"}, {"@midnight", "0 0 * * *"}, {"@hourly", "0 * * * *"}}};
   if (fields[0].front() == '@') {
     if (fields[0] == "@every") {
-      if (fields.size() != 2) refuse(text, "@every takes one duration, e.g. @every 1h");
+      if (fields.size() != 2) refuse_spec(text, "@every takes one duration, e.g. @every 1h");
       spec.kind_ = Kind::every;
       spec.every_ = parse_duration(fields[1]);
-      if (spec.every_ < std::chrono::seconds{1}) refuse(text, "@every needs a duration of at least 1s");
+      if (spec.every_ < std::chrono::seconds{1}) refuse_spec(text, "@every needs a duration of at least 1s");
       return spec;
     }
     if (fields[0] == "@at") {
-      if (fields.size() != 2) refuse(text, "@at takes one time, e.g. @at 2026-12-24T18:00:00Z");
+      if (fields.size() != 2) refuse_spec(text, "@at takes one time, e.g. @at 2026-12-24T18:00:00Z");
       spec.kind_ = Kind::at;
       spec.at_ = parse_time(fields[1]);
       return spec;
@@ -179,11 +179,11 @@ CronSpec CronSpec::parse(std::string_view text) {
         known = true;
       }
     }
-    if (!known) refuse(text, "unknown macro (use @yearly, @monthly, @weekly, @daily, @hourly, @every D or @at T)");
+    if (!known) refuse_spec(text, "unknown macro (use @yearly, @monthly, @weekly, @daily, @hourly, @every D or @at T)");
   }
   std::vector<std::string_view> parts = split_fields(expanded);
   if (parts.size() != 5 && parts.size() != 6) {
-    refuse(text, std::to_string(parts.size()) + " fields: use 5 (minute hour day month weekday) or 6 (with seconds)");
+    refuse_spec(text, std::to_string(parts.size()) + " fields: use 5 (minute hour day month weekday) or 6 (with seconds)");
   }
   if (parts.size() == 5) {
     spec.seconds_.set(0);
@@ -205,7 +205,7 @@ CronSpec CronSpec::parse(std::string_view text) {
     for (int m = 1; m <= 12 && !possible; ++m) {
       for (int d = 1; d <= kLongest[m] && !possible; ++d) possible = spec.months_[m] && spec.days_of_month_[d];
     }
-    if (!possible) refuse(text, "it can never fire: no chosen day exists in a chosen month");
+    if (!possible) refuse_spec(text, "it can never fire: no chosen day exists in a chosen month");
   }
   return spec;
 }

@@ -15,7 +15,7 @@ struct Unit {
 // Largest first: the order a duration must be written in.
 constexpr std::array<Unit, 4> kUnits{{{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
 
-[[noreturn]] void refuse(std::string_view text, const std::string& why) {
+[[noreturn]] void refuse_duration(std::string_view text, const std::string& why) {
   throw InvalidInput("invalid duration '" + std::string(text) + "': " + why +
                      " (write it like 90s, 15m, 1h30m or 2d)");
 }
@@ -23,8 +23,8 @@ constexpr std::array<Unit, 4> kUnits{{{'d', 86400}, {'h', 3600}, {'m', 60}, {'s'
 }  // namespace
 
 std::chrono::seconds parse_duration(std::string_view text) {
-  if (text.empty()) refuse(text, "it is empty");
-  if (text.front() == '-') refuse(text, "durations cannot be negative");
+  if (text.empty()) refuse_duration(text, "it is empty");
+  if (text.front() == '-') refuse_duration(text, "durations cannot be negative");
   std::int64_t total = 0;
   std::size_t next_unit = 0;  // units must come in kUnits order, each at most once
   std::size_t pos = 0;
@@ -33,23 +33,23 @@ std::chrono::seconds parse_duration(std::string_view text) {
     const std::size_t digits_start = pos;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
       number = number * 10 + (text[pos] - '0');
-      if (number > kMaxDuration.count()) refuse(text, "it is longer than 100 years");
+      if (number > kMaxDuration.count()) refuse_duration(text, "it is longer than 100 years");
       ++pos;
     }
-    if (pos == digits_start) refuse(text, "expected a number at '" + std::string(text.substr(pos)) + "'");
-    if (pos == text.size()) refuse(text, "the number " + std::to_string(number) + " has no unit");
+    if (pos == digits_start) refuse_duration(text, "expected a number at '" + std::string(text.substr(pos)) + "'");
+    if (pos == text.size()) refuse_duration(text, "the number " + std::to_string(number) + " has no unit");
     const char symbol = text[pos++];
     std::size_t u = next_unit;
     while (u < kUnits.size() && kUnits[u].symbol != symbol) ++u;
     if (u == kUnits.size()) {
       bool known = false;
       for (const Unit& unit : kUnits) known = known || unit.symbol == symbol;
-      refuse(text, known ? std::string("unit '") + symbol + "' is repeated or out of order"
+      refuse_duration(text, known ? std::string("unit '") + symbol + "' is repeated or out of order"
                          : std::string("unknown unit '") + symbol + "'");
     }
     next_unit = u + 1;
     if (number > (kMaxDuration.count() - total) / kUnits[u].seconds) {
-      refuse(text, "it is longer than 100 years");
+      refuse_duration(text, "it is longer than 100 years");
     }
     total += number * kUnits[u].seconds;
   }

@@ -14,7 +14,7 @@ namespace {
 // 9999-12-31T23:59:59Z: the last instant a four-digit year can name.
 constexpr std::int64_t kMaxUnixSeconds = 253402300799;
 
-[[noreturn]] void refuse(std::string_view text, const std::string& why) {
+[[noreturn]] void refuse_time(std::string_view text, const std::string& why) {
   throw InvalidInput("invalid time '" + std::string(text) + "': " + why +
                      " (use ISO-8601 with an offset, e.g. 2026-11-21T10:05:00Z, or @<unix seconds>)");
 }
@@ -49,18 +49,18 @@ class Cursor {
 };
 
 int need(std::optional<int> value, std::string_view text, const char* what) {
-  if (!value) refuse(text, std::string("expected ") + what);
+  if (!value) refuse_time(text, std::string("expected ") + what);
   return *value;
 }
 
 TimePoint parse_unix_seconds(std::string_view text) {
   const std::string_view number = text.substr(1);
-  if (number.empty()) refuse(text, "no seconds after '@'");
+  if (number.empty()) refuse_time(text, "no seconds after '@'");
   std::int64_t seconds = 0;
   for (const char c : number) {
-    if (c < '0' || c > '9') refuse(text, "unix seconds must be a non-negative whole number");
+    if (c < '0' || c > '9') refuse_time(text, "unix seconds must be a non-negative whole number");
     seconds = seconds * 10 + (c - '0');
-    if (seconds > kMaxUnixSeconds) refuse(text, "beyond the year 9999");
+    if (seconds > kMaxUnixSeconds) refuse_time(text, "beyond the year 9999");
   }
   return TimePoint{std::chrono::seconds{seconds}};
 }
@@ -70,11 +70,11 @@ Micros parse_fraction(Cursor& in, std::string_view text) {
   std::int64_t nanos = 0;
   int count = 0;
   while (in.peek() && *in.peek() >= '0' && *in.peek() <= '9') {
-    if (++count > 9) refuse(text, "more than 9 fractional digits");
+    if (++count > 9) refuse_time(text, "more than 9 fractional digits");
     nanos = nanos * 10 + (*in.peek() - '0');
     in.take(*in.peek());
   }
-  if (count == 0) refuse(text, "expected digits after '.'");
+  if (count == 0) refuse_time(text, "expected digits after '.'");
   for (int i = count; i < 9; ++i) nanos *= 10;
   return Micros{(nanos + 999) / 1000};
 }
@@ -84,36 +84,36 @@ std::chrono::minutes parse_offset(Cursor& in, std::string_view text) {
   int sign = 0;
   if (in.take('+')) sign = 1;
   else if (in.take('-')) sign = -1;
-  else if (in.done()) refuse(text, "no offset: add Z for UTC or +HH:MM");
-  else refuse(text, "unexpected '" + std::string(in.rest()) + "' where an offset (Z or +HH:MM) belongs");
+  else if (in.done()) refuse_time(text, "no offset: add Z for UTC or +HH:MM");
+  else refuse_time(text, "unexpected '" + std::string(in.rest()) + "' where an offset (Z or +HH:MM) belongs");
   const int hours = need(in.digits(2), text, "two-digit offset hours");
   int minutes = 0;
   if (in.take(':')) minutes = need(in.digits(2), text, "two-digit offset minutes");
   else if (!in.done()) minutes = need(in.digits(2), text, "two-digit offset minutes");
-  if (hours > 14 || minutes > 59 || (hours == 14 && minutes > 0)) refuse(text, "offset beyond ±14:00");
+  if (hours > 14 || minutes > 59 || (hours == 14 && minutes > 0)) refuse_time(text, "offset beyond ±14:00");
   return std::chrono::minutes{sign * (hours * 60 + minutes)};
 }
 
 }  // namespace
 
 TimePoint parse_time(std::string_view text) {
-  if (text.empty()) refuse(text, "it is empty");
+  if (text.empty()) refuse_time(text, "it is empty");
   if (text.front() == '@') return parse_unix_seconds(text);
 
   Cursor in(text);
   const int year = need(in.digits(4), text, "a four-digit year");
-  if (!in.take('-')) refuse(text, "expected '-' after the year");
+  if (!in.take('-')) refuse_time(text, "expected '-' after the year");
   const int month = need(in.digits(2), text, "a two-digit month");
-  if (!in.take('-')) refuse(text, "expected '-' after the month");
+  if (!in.take('-')) refuse_time(text, "expected '-' after the month");
   const int day = need(in.digits(2), text, "a two-digit day");
   const date::year_month_day ymd{date::year{year}, date::month(static_cast<unsigned>(month)),
                                  date::day(static_cast<unsigned>(day))};
-  if (!ymd.ok()) refuse(text, "no such date");
-  if (in.done()) refuse(text, "no time of day: add e.g. T00:00:00Z");
-  if (!(in.take('T') || in.take('t') || in.take(' '))) refuse(text, "expected 'T' between date and time");
+  if (!ymd.ok()) refuse_time(text, "no such date");
+  if (in.done()) refuse_time(text, "no time of day: add e.g. T00:00:00Z");
+  if (!(in.take('T') || in.take('t') || in.take(' '))) refuse_time(text, "expected 'T' between date and time");
 
   const int hour = need(in.digits(2), text, "two-digit hours");
-  if (!in.take(':')) refuse(text, "expected ':' after the hours");
+  if (!in.take(':')) refuse_time(text, "expected ':' after the hours");
   const int minute = need(in.digits(2), text, "two-digit minutes");
   int second = 0;
   Micros fraction{0};
@@ -121,9 +121,9 @@ TimePoint parse_time(std::string_view text) {
     second = need(in.digits(2), text, "two-digit seconds");
     if (in.take('.') || in.take(',')) fraction = parse_fraction(in, text);
   }
-  if (hour > 23 || minute > 59 || second > 59) refuse(text, "hour, minute or second out of range");
+  if (hour > 23 || minute > 59 || second > 59) refuse_time(text, "hour, minute or second out of range");
   const std::chrono::minutes offset = parse_offset(in, text);
-  if (!in.done()) refuse(text, "unexpected '" + std::string(in.rest()) + "' at the end");
+  if (!in.done()) refuse_time(text, "unexpected '" + std::string(in.rest()) + "' at the end");
 
   return TimePoint{date::sys_days{ymd}} + std::chrono::hours{hour} + std::chrono::minutes{minute} +
          std::chrono::seconds{second} + fraction - offset;

@@ -35,21 +35,12 @@ Scheduled scheduled_from(const pq::Result& rows, int row, int col) {
                    .status = parse_status(rows.text(row, col + 4))};
 }
 
-std::optional<std::string> text_of(std::optional<std::int64_t> value) {
-  return value ? std::optional(std::to_string(*value)) : std::nullopt;
-}
-
 // Outcomes as a text[] parameter; none: NULL (the function's default).
 pq::Param outcomes_of(const std::vector<Outcome>& outcomes) {
   if (outcomes.empty()) return std::nullopt;
   std::vector<std::optional<std::string>> names;
   for (const Outcome o : outcomes) names.emplace_back(to_string(o));
   return pq::text_array(names);
-}
-
-// A duration as PostgreSQL reads an interval.
-std::optional<std::string> interval_of(std::optional<std::chrono::seconds> window) {
-  return window ? std::optional(std::to_string(window->count()) + " seconds") : std::nullopt;
 }
 
 }  // namespace
@@ -108,8 +99,8 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
            " $16::integer, $17, $18)",
       {request.job, request.entity_name, request.entity_key, format_time(at), request.job_key, request.group_key,
        request.payload.dump(), by, std::string(to_string(request.on_conflict)), format_time(now),
-       interval_of(request.window), interval_of(request.max_wait), interval_of(request.dedupe_for),
-       outcomes_of(request.dedupe_outcomes), allow_unknown_class ? "true" : "false", text_of(request.priority),
+       pq::interval_text(request.window), pq::interval_text(request.max_wait), pq::interval_text(request.dedupe_for),
+       outcomes_of(request.dedupe_outcomes), allow_unknown_class ? "true" : "false", pq::number_text(request.priority),
        request.traceparent, request.tracestate});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
   const Scheduled scheduled = scheduled_from(rows, 0, 0);
@@ -157,10 +148,10 @@ ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<cons
     payloads.emplace_back(request.payload.dump());
     bys.emplace_back(request.by.value_or(by));
     conflicts.emplace_back(to_string(request.on_conflict));
-    windows.push_back(interval_of(request.window));
+    windows.push_back(pq::interval_text(request.window));
     any_window = any_window || request.window.has_value();
-    max_waits.push_back(interval_of(request.max_wait));
-    dedupe_fors.push_back(interval_of(request.dedupe_for));
+    max_waits.push_back(pq::interval_text(request.max_wait));
+    dedupe_fors.push_back(pq::interval_text(request.dedupe_for));
     any_once = any_once || request.max_wait || request.dedupe_for;
     if (request.dedupe_for && !request.dedupe_outcomes.empty()) dedupe_outcomes = request.dedupe_outcomes;
     priorities.push_back(request.priority);
@@ -236,7 +227,7 @@ std::optional<std::int64_t> cancel(soci::session& db, std::optional<std::int64_t
                                    std::optional<std::string> job_key, const std::string& by, TimePoint now) {
   const pq::Result rows = pq::exec(native_connection(db), "cannot cancel the check",
                                    "SELECT prescient.cancel($1::bigint, $2, $3, $4::timestamptz)",
-                                   {text_of(id), std::move(job_key), by, format_time(now)});
+                                   {pq::number_text(id), std::move(job_key), by, format_time(now)});
   return rows.optional_integer(0, 0);
 }
 
@@ -245,7 +236,7 @@ std::optional<Rescheduled> reschedule(soci::session& db, TimePoint at, std::opti
   const pq::Result rows = pq::exec(native_connection(db), "cannot reschedule the check",
                                    "SELECT id, job_key, prescient.us(next_check_at)"
                                    " FROM prescient.reschedule($1::timestamptz, $2::bigint, $3, $4::timestamptz)",
-                                   {format_time(at), text_of(id), std::move(job_key), format_time(now)});
+                                   {format_time(at), pq::number_text(id), std::move(job_key), format_time(now)});
   if (rows.rows() == 0) return std::nullopt;
   return Rescheduled{.id = rows.integer(0, 0), .job_key = rows.optional_text(0, 1), .next_check_at = rows.time(0, 2)};
 }

@@ -40,14 +40,6 @@ JobClassRow row_of(const pq::Result& rows, int r) {
           .policy_updated_by = rows.optional_text(r, 12)};
 }
 
-std::optional<std::string> text_of(std::optional<int> value) {
-  return value ? std::optional(std::to_string(*value)) : std::nullopt;
-}
-
-std::optional<std::string> interval_of(std::optional<std::chrono::seconds> value) {
-  return value ? std::optional(std::to_string(value->count()) + " seconds") : std::nullopt;
-}
-
 }  // namespace
 
 int declare_job_classes(soci::session& db, const Registry& registry, const std::string& by, TimePoint now) {
@@ -115,8 +107,8 @@ JobClassRow set_job_policy(soci::session& db, const std::string& job, const JobP
       std::string("SELECT ") + kColumns +
           " FROM prescient.set_job_policy($1, $2::integer, $3::integer, $4::interval, $5::interval, $6::interval,"
           " $7, prescient.at_us($8), $9::text[])",
-      {job, text_of(change.max_checks), text_of(change.max_attempts), interval_of(change.backoff),
-       interval_of(change.backoff_max), interval_of(change.timeout), by, pq::micros(now),
+      {job, pq::number_text(change.max_checks), pq::number_text(change.max_attempts), pq::interval_text(change.backoff),
+       pq::interval_text(change.backoff_max), pq::interval_text(change.timeout), by, pq::micros(now),
        pq::text_array(change.clear)});
   return row_of(rows, 0);
 }

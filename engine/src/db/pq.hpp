@@ -5,6 +5,7 @@
 // session or a plugin asks its own tables (docs/design.md, "One seam for SQL").
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,6 +54,16 @@ class Result {
 
 // A time as the parameter prescient.at_us($n) takes: microseconds since the Unix epoch, as text.
 inline std::string micros(TimePoint t) { return std::to_string(to_unix_micros(t)); }
+
+// A number as a text parameter; none: NULL.
+inline std::optional<std::string> number_text(std::optional<std::int64_t> value) {
+  return value ? std::optional(std::to_string(*value)) : std::nullopt;
+}
+
+// A duration as the server reads an interval ("90 seconds"); none: NULL.
+inline std::optional<std::string> interval_text(std::optional<std::chrono::seconds> duration) {
+  return duration ? std::optional(std::to_string(duration->count()) + " seconds") : std::nullopt;
+}
 
 // One-dimensional arrays in the binary wire format, for sending many values as one parameter
 // ($1::bigint[], $1::text[], $1::timestamptz[]): no literal to build and escape, none to parse.

@@ -59,6 +59,11 @@ ensure_packages test.sh python3-psycopg golang-go golang-github-jackc-pgx-v4-dev
 # Debian's nodejs has no npm (Debian's npm package brings it); a Node.js from elsewhere (NodeSource) does.
 command -v npm >/dev/null || ensure_packages test.sh npm
 
+# The tests that build (the bench, the public headers alone) through the compiler cache the build used.
+# shellcheck source=lib/compiler_cache.sh
+. "$repo/scripts/lib/compiler_cache.sh"
+use_compiler_cache "$repo"
+
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-test.XXXXXX)/pg
 export PRESCIENT_PGDATA
 cleanup() {

@@ -15,13 +15,6 @@
 
 using namespace prescient::testing;
 
-namespace {
-
-// The database flag for a URL, and an environment in which no other database is implied.
-std::map<std::string, std::string> no_database_env() { return {{"PRESCIENT_DATABASE_URL", ""}}; }
-
-}  // namespace
-
 TEST_CASE("--version and --help") {
   const ProcessResult version = run_prescient({"--version"});
   CHECK(version.exit_code == 0);

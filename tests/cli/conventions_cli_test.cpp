@@ -15,8 +15,6 @@ using namespace prescient::testing;
 
 namespace {
 
-std::map<std::string, std::string> no_database_env() { return {{"PRESCIENT_DATABASE_URL", ""}}; }
-
 std::string migrated_with_checks(int count) {
   const std::string url = create_migrated_database(60);
   for (int i = 0; i < count; ++i) {

@@ -104,8 +104,8 @@ class ThreeLooksThenDone final : public JobExec {
   }
 };
 
-struct Fixture {
-  explicit Fixture(int slot_seconds) : url(create_migrated_database(slot_seconds)), db(connect_to(url)) {
+struct CheckLifeFixture {
+  explicit CheckLifeFixture(int slot_seconds) : url(create_migrated_database(slot_seconds)), db(connect_to(url)) {
     auto targets = std::make_shared<HttpTargets>();
     (*targets)["shop"] = {.name = "shop", .base_url = "http://127.0.0.1:" + std::to_string(shop.port()) + "/hooks",
                           .secret = "whsec-test", .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
@@ -172,7 +172,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("an http answer in the past after the retried check's due time is late: it runs at the next slot") {
-  Fixture f(60);
+  CheckLifeFixture f(60);
   f.set_policy("http", "p_max_attempts => 1");
   // Placed at 07:00; the email is due 3 h later, at 10:00. The receiver is down then: the check fails.
   const long long id = f.schedule("http", "order-unshipped:1", "2026-11-21T10:00:00Z", "2026-11-21T07:00:00Z",
@@ -203,7 +203,7 @@ TEST_CASE("an http answer in the past after the retried check's due time is late
 }
 
 TEST_CASE("remind daily until shipped: max_checks unlimited set from SQL runs ten times; max_checks 3 says so") {
-  Fixture f(900);
+  CheckLifeFixture f(900);
   f.set_policy("reminder", "p_max_checks => 0");
   const long long id = f.schedule("reminder", "remind:1", "2026-11-21T09:00:00Z", "2026-11-21T08:00:00Z");
   const TimePoint first = parse_time("2026-11-21T09:00:05Z");
@@ -233,7 +233,7 @@ TEST_CASE("remind daily until shipped: max_checks unlimited set from SQL runs te
 
 TEST_CASE("backoff set from SQL is absolute: 1, 2, 4, 8 minutes on a 1-second grid, the next boundary on 15 minutes") {
   const auto retry_times = [](int slot_seconds) {
-    Fixture f(slot_seconds);
+    CheckLifeFixture f(slot_seconds);
     f.set_policy("unreachable", "p_backoff => '1 minute', p_max_attempts => 10");
     const long long id = f.schedule("unreachable", "flaky:1", "2026-11-21T10:00:00Z", "2026-11-21T09:00:00Z");
     std::vector<std::string> times{"2026-11-21T10:00:00Z"};
@@ -256,7 +256,7 @@ TEST_CASE("backoff set from SQL is absolute: 1, 2, 4, 8 minutes on a 1-second gr
 }
 
 TEST_CASE("a check rescheduled three times, failed once, retried and done: its timeline has five entries") {
-  Fixture f(900);
+  CheckLifeFixture f(900);
   const long long id = f.schedule("three_looks", "order-unshipped:5", "2026-11-21T10:00:00Z", "2026-11-21T09:00:00Z");
   for (const char* at : {"2026-11-21T10:00:01Z", "2026-11-21T11:00:01Z", "2026-11-21T12:00:01Z",
                          "2026-11-21T13:00:01Z", "2026-11-21T13:15:01Z"}) {
@@ -293,7 +293,7 @@ TEST_CASE("a check rescheduled three times, failed once, retried and done: its t
 }
 
 TEST_CASE("policy precedence: the registry's row, then the class's own, then the config file's, then the settings") {
-  Fixture f(900);
+  CheckLifeFixture f(900);
   // How many runs a daily reminder of `job` makes before a guard ends it (the settings say 5).
   int day = 0;
   const TimePoint nine = parse_time("2026-11-21T09:00:00Z");
@@ -322,7 +322,7 @@ TEST_CASE("policy precedence: the registry's row, then the class's own, then the
 }
 
 TEST_CASE("a check's own policy at enqueue: from the C++ client in one transaction, kept by a retry, refused by SQL's rules") {
-  Fixture f(900);
+  CheckLifeFixture f(900);
   Client client(*f.db, {.clock = &f.clock, .enqueued_by = "test"});
   f.clock.set(parse_time("2026-11-21T08:00:00Z"));
   const Scheduled twice = client.schedule({.job = "reminder", .entity_name = "order", .entity_key = "8",

@@ -39,7 +39,7 @@ ScheduleRequest order_check(std::string key, std::chrono::seconds in = 3h) {
 }
 
 // A 15-minute grid, the clock at 10:05 as in the seeds' example.
-struct Fixture {
+struct ClientCallsFixture {
   std::string url = create_migrated_database(900);
   std::unique_ptr<soci::session> db = connect_to(url);
   ManualClock clock{parse_time("2026-11-21T10:05:00Z")};
@@ -49,7 +49,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("times round up to the slot grid; past times go to the next slot") {
-  Fixture f;
+  ClientCallsFixture f;
   struct Case {
     const char* label;
     ScheduleRequest request;
@@ -82,7 +82,7 @@ TEST_CASE("times round up to the slot grid; past times go to the next slot") {
 }
 
 TEST_CASE("the SQL rounding agrees with SlotGrid for many times") {
-  Fixture f;
+  ClientCallsFixture f;
   const SlotGrid grid{900s};
   std::mt19937_64 random(42);
   std::vector<ScheduleRequest> requests;
@@ -100,7 +100,7 @@ TEST_CASE("the SQL rounding agrees with SlotGrid for many times") {
 }
 
 TEST_CASE("on-conflict error names the key and the existing id, and changes nothing") {
-  Fixture f;
+  ClientCallsFixture f;
   const Scheduled first = f.client.schedule(order_check("order_unshipped:42"));
   ScheduleRequest again = order_check("order_unshipped:42", 5h);
   again.payload = {{"changed", true}};
@@ -113,7 +113,7 @@ TEST_CASE("on-conflict error names the key and the existing id, and changes noth
 }
 
 TEST_CASE("on-conflict replace updates in place, keeps id and first_check_at, resets counts") {
-  Fixture f;
+  ClientCallsFixture f;
   const Scheduled first = f.client.schedule(order_check("k"));
   *f.db << "UPDATE prescient.future_job SET check_count = 3, attempts = 2, last_error = 'boom'";
   ScheduleRequest replacement = order_check("k", 5h);
@@ -135,7 +135,7 @@ TEST_CASE("on-conflict replace updates in place, keeps id and first_check_at, re
 }
 
 TEST_CASE("on-conflict keep leaves the pending check as it is and returns it") {
-  Fixture f;
+  ClientCallsFixture f;
   const Scheduled first = f.client.schedule(order_check("k"));
   ScheduleRequest other = order_check("k", 9h);
   other.on_conflict = OnConflict::keep;
@@ -147,7 +147,7 @@ TEST_CASE("on-conflict keep leaves the pending check as it is and returns it") {
 }
 
 TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
-  Fixture f;
+  ClientCallsFixture f;
   const Scheduled by_key = f.client.schedule(order_check("by-key"));
   const Scheduled by_id = f.client.schedule(order_check("by-id"));
   f.clock.advance(1min);
@@ -173,7 +173,7 @@ TEST_CASE("cancel moves the check to history as cancelled, with who and when") {
 }
 
 TEST_CASE("reschedule by key and by id rounds up and keeps first_check_at") {
-  Fixture f;
+  ClientCallsFixture f;
   const Scheduled s = f.client.schedule(order_check("k"));
   const auto by_key = f.client.reschedule_job_key("k", parse_time("2026-11-22T08:01:00Z"));
   REQUIRE(by_key);
@@ -191,7 +191,7 @@ TEST_CASE("reschedule by key and by id rounds up and keeps first_check_at") {
 }
 
 TEST_CASE("bad requests are refused with a clear reason and nothing is written") {
-  Fixture f;
+  ClientCallsFixture f;
   struct Case {
     const char* label;
     ScheduleRequest request;
@@ -226,7 +226,7 @@ TEST_CASE("bad requests are refused with a clear reason and nothing is written")
 }
 
 TEST_CASE("the SQL functions refuse bad input from any caller, with SQLSTATE PR400") {
-  Fixture f;
+  ClientCallsFixture f;
   std::string state;
   const char* bad[] = {
       "SELECT * FROM prescient.schedule('', 'o', '1', now())",
@@ -247,7 +247,7 @@ TEST_CASE("the SQL functions refuse bad input from any caller, with SQLSTATE PR4
 }
 
 TEST_CASE("schedule_many from SQL names the first bad item or the repeated key, and writes nothing") {
-  Fixture f;
+  ClientCallsFixture f;
   const std::string item_ok = R"({"job":"noop","entity_name":"o","entity_key":"1","at":"2026-11-21T12:00:00Z"})";
   const std::string item_empty_key = R"({"job":"noop","entity_name":"o","entity_key":"","at":"2026-11-21T12:00:00Z"})";
   const std::string keyed = R"({"job":"noop","entity_name":"o","entity_key":"1","job_key":"k","at":"2026-11-21T12:00:00Z"})";
@@ -265,7 +265,7 @@ TEST_CASE("schedule_many from SQL names the first bad item or the repeated key, 
 }
 
 TEST_CASE("schedule_arrays from SQL: optional arrays, per-item defaults, and arrays of the wrong shape refused") {
-  Fixture f;
+  ClientCallsFixture f;
   long long created = 0;
   *f.db << "SELECT count(*) FROM prescient.schedule_arrays('{noop,noop}', '{o,o}', '{1,2}',"
            " '{2026-11-21T12:00:00Z,2026-11-21T12:05:00Z}', p_job_key => '{k1,NULL}',"
@@ -306,7 +306,7 @@ TEST_CASE("schedule_arrays from SQL: optional arrays, per-item defaults, and arr
 }
 
 TEST_CASE("a check scheduled in the application's transaction exists only if it commits") {
-  Fixture f;
+  ClientCallsFixture f;
   {
     soci::transaction tx(*f.db);
     f.client.schedule(order_check("rolled-back"));
@@ -324,7 +324,7 @@ TEST_CASE("a check scheduled in the application's transaction exists only if it 
 }
 
 TEST_CASE("schedule_many: one statement, all or nothing, results in request order") {
-  Fixture f;
+  ClientCallsFixture f;
   std::vector<ScheduleRequest> batch{order_check("a"), order_check("b", 1h), order_check("c", 2h)};
   const auto results = f.client.schedule_many(batch);
   REQUIRE(results.size() == 3);
@@ -357,7 +357,7 @@ TEST_CASE("schedule_many: one statement, all or nothing, results in request orde
 }
 
 TEST_CASE("schedule_many without keys (a plain insert): each result is its item's row, bad items refused alike") {
-  Fixture f;
+  ClientCallsFixture f;
   std::vector<ScheduleRequest> batch;
   for (int i = 0; i < 50; ++i) {
     batch.push_back({.job = "noop", .entity_name = "o", .entity_key = "k" + std::to_string(i),
@@ -384,7 +384,7 @@ TEST_CASE("schedule_many without keys (a plain insert): each result is its item'
 }
 
 TEST_CASE("two sessions scheduling the same key at the same moment leave exactly one row") {
-  Fixture f;
+  ClientCallsFixture f;
   auto a = connect_to(f.url), b = connect_to(f.url);
   Client ca(*a, {.clock = &f.clock}), cb(*b, {.clock = &f.clock});
   for (int round = 0; round < 25; ++round) {
@@ -416,7 +416,7 @@ TEST_CASE("two sessions scheduling the same key at the same moment leave exactly
 }
 
 TEST_CASE("keys, entities and payloads with quotes, unicode and SQL metacharacters round-trip unchanged") {
-  Fixture f;
+  ClientCallsFixture f;
   const std::string hostile[] = {
       "it's", "\"quoted\"", "'; DROP TABLE prescient.future_job; --", "back\\slash", "$1 $$ $body$", "üñí©ødé ✓ 日本",
       "tab\there", "new\nline", "semi;colon", "%s %L %I", "{\"json\": [1]}", std::string(1000, 'x'),
@@ -446,7 +446,7 @@ TEST_CASE("keys, entities and payloads with quotes, unicode and SQL metacharacte
 }
 
 TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1 MB payload round-trips") {
-  Fixture f;
+  ClientCallsFixture f;
   const std::string nul("with\0nul", 8);
   const std::string bad_utf8 = "caf\xC3";      // a truncated two-byte sequence
   const std::string overlong = "\xC0\xAF";     // '/' spelled in two bytes
@@ -497,7 +497,7 @@ TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1
 }
 
 TEST_CASE("rows written by other tools that break the rules are refused by the schema") {
-  Fixture f;
+  ClientCallsFixture f;
   const std::string columns =
       "INSERT INTO prescient.future_job (job, entity_name, entity_key, payload, first_check_at, next_check_at,"
       " check_count, attempts, enqueued_on, enqueued_by) VALUES ";
@@ -518,7 +518,7 @@ TEST_CASE("rows written by other tools that break the rules are refused by the s
 }
 
 TEST_CASE("the horizon comes from the database's settings") {
-  Fixture f;
+  ClientCallsFixture f;
   *f.db << "UPDATE prescient.settings SET max_horizon_seconds = 7200";
   Client fresh(*f.db, {.clock = &f.clock});
   CHECK_NOTHROW(fresh.schedule(order_check("near", 2h)));
@@ -526,7 +526,7 @@ TEST_CASE("the horizon comes from the database's settings") {
 }
 
 TEST_CASE("the README example compiles and does what it says") {
-  Fixture f;
+  ClientCallsFixture f;
   soci::session& session = *f.db;
   {
     prescient::Client client(session);
@@ -760,7 +760,7 @@ TEST_CASE("three doors: a bad schedule gets the same message from cron add, Sche
 // is refused at every enqueue door of SQL, with PR400 and the known classes, sorted, at most 20 of them;
 // p_allow_unknown_class lets a caller that knows better through.
 TEST_CASE("SQL refuses an unknown job class with PR400 and the known ones, unless p_allow_unknown_class") {
-  Fixture f;
+  ClientCallsFixture f;
   *f.db << "DELETE FROM prescient.job_class WHERE origin = 'tests'";  // as a database without the tests' classes
   const std::string message = "unknown job class 'htpp' (known: command, cron, emit, http, noop, sql; declare it "
                               "with prescient jobs add or allow an unknown class)";
@@ -809,7 +809,7 @@ TEST_CASE("SQL refuses an unknown job class with PR400 and the known ones, unles
 }
 
 TEST_CASE("the Client refuses an unknown class in SQL's words; allow_unknown_class lets it through") {
-  Fixture f;
+  ClientCallsFixture f;
   ScheduleRequest request = order_check("k");
   request.job = "htpp";
   std::string message;

@@ -15,6 +15,7 @@
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
+#include "schedule_fixture.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -26,17 +27,18 @@ using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 using prescient::testing::denied;
 using prescient::testing::Login;
+using prescient::testing::unix_id;
 
 namespace {
 
 // A 1-minute grid, unless told another.
-struct Fixture {
+struct CronSqlFixture {
   std::string url;
   std::unique_ptr<soci::session> owner;
   ManualClock clock{parse_time("2026-11-21T10:00:30Z")};
   Registry registry;
 
-  explicit Fixture(int slot_seconds = 60) : url(create_migrated_database(slot_seconds)), owner(connect_to(url)) {
+  explicit CronSqlFixture(int slot_seconds = 60) : url(create_migrated_database(slot_seconds)), owner(connect_to(url)) {
     register_builtin_jobs(registry);
   }
 
@@ -66,10 +68,6 @@ struct Fixture {
   }
 };
 
-std::string unix_id(const std::string& schedule, const char* time) {
-  return schedule + "-" + std::to_string(to_unix_micros(parse_time(time)) / 1000000);
-}
-
 std::string error_of(soci::session& db, const std::string& sql) {
   try {
     db << sql;
@@ -82,7 +80,7 @@ std::string error_of(soci::session& db, const std::string& sql) {
 }  // namespace
 
 TEST_CASE("the SQL API used by prescient_client alone: add, bulk add, update, pause, resume, remove") {
-  Fixture f;
+  CronSqlFixture f;
   Login login(*f.owner, "client_" + f.role_suffix(), "prescient_client");
   auto db = connect_to(as_user(f.url, login.name));
   int version = 0, added = 0, changed_count = 0;
@@ -151,7 +149,7 @@ TEST_CASE("schedules added from SQL by a transaction that outlasts the next boun
   // A 1-second grid. The adding transaction began at 10:00:00.9 (its now(), the default p_now) and commits
   // after the runner fired 10:00:01: checks due then would be caught up by the sweep after the next slot
   // as overdue, though no occurrence of theirs was due.
-  Fixture f(1);
+  CronSqlFixture f(1);
   CHECK(f.fire("2026-11-21T10:00:01Z").claimed == 0);
   *f.owner << "SELECT prescient.cron_add_arrays(array_agg('s' || i), array_agg('*/5 * * * *'::text),"
               "                                 p_now => '2026-11-21T10:00:00.9Z')"
@@ -179,7 +177,7 @@ TEST_CASE("schedules added from SQL by a transaction that outlasts the next boun
 }
 
 TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by position and field") {
-  Fixture f;
+  CronSqlFixture f;
   struct Case {
     const char* items;
     const char* error;
@@ -232,7 +230,7 @@ TEST_CASE("bulk add from SQL is all or nothing; the bad item is named by positio
 }
 
 TEST_CASE("bulk update is all or nothing, from SQL and from C++; the refused item is named") {
-  Fixture f;
+  CronSqlFixture f;
   auto schedules = f.schedules();
   schedules.add({.id = "a", .spec = "@hourly"});
   schedules.add({.id = "b", .spec = "@daily", .payload = {{"n", 1}}});
@@ -288,7 +286,7 @@ TEST_CASE("bulk update is all or nothing, from SQL and from C++; the refused ite
 }
 
 TEST_CASE("what only the runner can judge marks the schedule invalid, once, visibly; an update repairs it") {
-  Fixture f;
+  CronSqlFixture f;
   // Both pass SQL's checks: the field is out of range, the time is in the past.
   *f.owner << "SELECT prescient.cron_add('bad-minute', '61 * * * *', p_now => '2026-11-21T10:00:30Z')";
   *f.owner << "SELECT prescient.cron_add('past', '@at 2020-01-01T00:00:00Z', p_now => '2026-11-21T10:00:30Z')";
@@ -315,7 +313,7 @@ TEST_CASE("what only the runner can judge marks the schedule invalid, once, visi
 }
 
 TEST_CASE("an update racing with the firing of the old version: each occurrence fires exactly once") {
-  Fixture f;
+  CronSqlFixture f;
   f.clock.set(parse_time("2026-11-21T10:00:00Z"));
   f.schedules().add({.id = "race", .spec = "@every 1m", .payload = {{"v", 0}}});
   const TimePoint base = parse_time("2026-11-21T10:00:00Z");
@@ -363,7 +361,7 @@ TEST_CASE("an update racing with the firing of the old version: each occurrence 
 }
 
 TEST_CASE("a */15 schedule fires through the fall-back night in New York at both 01:xx hours") {
-  Fixture f;
+  CronSqlFixture f;
   f.clock.set(parse_time("2026-11-01T05:00:00Z"));  // 01:00 EDT
   f.schedules().add({.id = "q", .spec = "*/15 * * * *", .time_zone = "America/New_York"});
   std::vector<std::string> fired;
@@ -379,7 +377,7 @@ TEST_CASE("a */15 schedule fires through the fall-back night in New York at both
 }
 
 TEST_CASE("migration 0015 moves a schedule's definition and place into its pending check, which fires on") {
-  Fixture f;
+  CronSqlFixture f;
   // Rewound to before 0015: what an earlier prescient left (a cron check carrying only the schedule's id
   // and version; the last occurrence in the table).
   *f.owner << "DROP TABLE prescient.paused_job";

@@ -23,8 +23,8 @@ using prescient::testing::count_of;
 
 namespace {
 
-struct Fixture : prescient::testing::ClientFixture {
-  Fixture() : ClientFixture("2026-11-21T00:00:00Z") {}
+struct DebounceDedupeFixture : prescient::testing::ClientFixture {
+  DebounceDedupeFixture() : ClientFixture("2026-11-21T00:00:00Z") {}
 
   // Runs every slot from `from` up to `to`, one minute at a time, where something is due.
   void run_until(TimePoint from, TimePoint to) {
@@ -54,7 +54,7 @@ ScheduleRequest reminder(std::chrono::seconds in, std::chrono::seconds max_wait)
 }  // namespace
 
 TEST_CASE("a debounce hit every 50 minutes for a day fires at its 6-hour ceiling, each counted from its first enqueue") {
-  Fixture f;
+  DebounceDedupeFixture f;
   const TimePoint start = f.clock.now();
   std::vector<Scheduled::Status> statuses;
   for (TimePoint hit = start; hit < start + 24h; hit += 50min) {
@@ -76,7 +76,7 @@ TEST_CASE("a debounce hit every 50 minutes for a day fires at its 6-hour ceiling
 }
 
 TEST_CASE("a debounced check takes the latest time and payload, within its ceiling") {
-  Fixture f;
+  DebounceDedupeFixture f;
   ScheduleRequest r = reminder(30min, 2h);
   CHECK(format_time(*f.client.schedule(r).next_check_at) == "2026-11-21T00:30:00Z");
   f.clock.set(parse_time("2026-11-21T00:20:00Z"));
@@ -93,7 +93,7 @@ TEST_CASE("a debounced check takes the latest time and payload, within its ceili
 }
 
 TEST_CASE("16 sessions debouncing one key at once leave one pending check, within the ceiling") {
-  Fixture f;
+  DebounceDedupeFixture f;
   std::promise<void> go;
   std::shared_future<void> start = go.get_future().share();
   std::vector<std::future<Scheduled::Status>> done;
@@ -115,7 +115,7 @@ TEST_CASE("16 sessions debouncing one key at once leave one pending check, withi
 }
 
 TEST_CASE("dedupe: a key settled within the window is not scheduled again; the answer names the check") {
-  Fixture f;
+  DebounceDedupeFixture f;
   ScheduleRequest webhook{.job = "noop", .entity_name = "orders", .entity_key = "42", .job_key = "welcome:42",
                           .in = 0s, .dedupe_for = 24h};
   const Scheduled first = f.client.schedule(webhook);
@@ -153,7 +153,7 @@ TEST_CASE("dedupe: a key settled within the window is not scheduled again; the a
 TEST_CASE("dedupe racing the settlement of the same key: the enqueue waits for it and never lets both in") {
   const bool bulk = GENERATE(false, true);  // Client::schedule, or schedule_many (schedule_arrays)
   CAPTURE(bulk);
-  Fixture f;
+  DebounceDedupeFixture f;
   const Scheduled pending = f.client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "42",
                                                .job_key = "welcome:42", .in = 0s});
   // A settlement in flight: the pending row deleted and its history written, not yet committed.
@@ -185,7 +185,7 @@ TEST_CASE("dedupe racing the settlement of the same key: the enqueue waits for i
 }
 
 TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL; nothing is written") {
-  Fixture f;
+  DebounceDedupeFixture f;
   const auto refused = [&](ScheduleRequest r) {
     try {
       f.client.schedule(r);
@@ -245,7 +245,7 @@ TEST_CASE("a bad debounce or dedupe is refused naming the value, in C++ and SQL;
 }
 
 TEST_CASE("bulk: debounce and dedupe per item in one call, as one at a time does them") {
-  Fixture f;
+  DebounceDedupeFixture f;
   // Settled an hour ago: welcome:1. Pending since midnight with a 6-hour ceiling: remind:2.
   const Scheduled welcome = f.client.schedule({.job = "noop", .entity_name = "orders", .entity_key = "1",
                                                .job_key = "welcome:1", .in = 0s});

@@ -49,10 +49,10 @@ class Sleepy : public JobExec {
   bool again_;
 };
 
-struct Fixture : prescient::testing::ClientFixture {
+struct DigestFixture : prescient::testing::ClientFixture {
   std::promise<void> started;
   std::atomic<bool> told{false};
-  Fixture() : ClientFixture("2026-11-21T00:00:00Z") {
+  DigestFixture() : ClientFixture("2026-11-21T00:00:00Z") {
     registry.add("sleepy", [this] { return std::make_unique<Sleepy>(started, told, false); });
     registry.add("sleepy_slow", [this] { return std::make_unique<Sleepy>(started, told, true); });
     registry.add("sleepy_again", [this] { return std::make_unique<Sleepy>(started, told, false, true); });
@@ -116,7 +116,7 @@ std::vector<int> iota(int from, int to) {  // [from, to)
 }  // namespace
 
 TEST_CASE("digest: 1 000 payloads over 50 minutes with a 30-minute ceiling fire twice, each payload once, in order") {
-  Fixture f;
+  DigestFixture f;
   SlotRunner runner({.database_url = f.url, .runner_id = "r"}, f.registry, f.clock);
   const TimePoint start = f.clock.now();
   std::map<Scheduled::Status, int> statuses;
@@ -139,7 +139,7 @@ TEST_CASE("digest: 1 000 payloads over 50 minutes with a 30-minute ceiling fire 
 }
 
 TEST_CASE("digest: 16 sessions collecting 100 payloads each into one key lose none and repeat none") {
-  Fixture f;
+  DigestFixture f;
   std::promise<void> go;
   std::shared_future<void> start = go.get_future().share();
   std::vector<std::future<void>> done;
@@ -167,7 +167,7 @@ TEST_CASE("digest: 16 sessions collecting 100 payloads each into one key lose no
 }
 
 TEST_CASE("digest: payloads that arrive while a worker holds the check go to its next run, or to a new check") {
-  Fixture f;
+  DigestFixture f;
   for (int i = 0; i < 2; ++i) f.client.schedule(payload_of("digest_worker", i));  // due at 00:05
   const auto take = [&](const std::string& now) {
     long long id = 0, token = 0;
@@ -246,7 +246,7 @@ TEST_CASE("digest: payloads that arrive while a worker holds the check go to its
 }
 
 TEST_CASE("digest: enqueues racing a fast-path run wait for its settlement and start the next list") {
-  Fixture f;
+  DigestFixture f;
   // Done: the row goes and the first racing enqueue makes a new check. Going on: the row stays, its list
   // emptied by the settlement before the racing enqueues add to it.
   const bool again = GENERATE(false, true);
@@ -272,7 +272,7 @@ TEST_CASE("digest: enqueues racing a fast-path run wait for its settlement and s
 }
 
 TEST_CASE("digest: enqueues during a long-running run wait in collect_pending, not for the run") {
-  Fixture f;
+  DigestFixture f;
   for (int i = 0; i < 10; ++i) f.client.schedule(payload_of("sleepy_slow", i, 1min));
   SlotRunner runner({.database_url = f.url, .runner_id = "r"}, f.registry, f.clock);
   f.clock.set(parse_time("2026-11-21T00:01:00Z"));
@@ -291,7 +291,7 @@ TEST_CASE("digest: enqueues during a long-running run wait in collect_pending, n
 }
 
 TEST_CASE("digest: past 10 000 payloads or 1 MiB an enqueue is refused whole with PR400; bad options too") {
-  Fixture f;
+  DigestFixture f;
   f.client.schedule(payload_of("noop", 0));
   // 9 999 payloads more, put there directly (one enqueue each would take minutes), then the 10 000th.
   *f.db << "UPDATE prescient.future_job SET payload = jsonb_build_object('collected',"
@@ -342,7 +342,7 @@ TEST_CASE("digest: past 10 000 payloads or 1 MiB an enqueue is refused whole wit
 }
 
 TEST_CASE("digest: bulk enqueue starts a digest for a new key and joins a pending one") {
-  Fixture f;
+  DigestFixture f;
   f.client.schedule(payload_of("noop", 0));
   std::vector<ScheduleRequest> bulk{payload_of("noop", 1), payload_of("noop", 2)};
   bulk[1].job_key = "digest:8";

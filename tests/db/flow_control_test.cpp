@@ -60,7 +60,7 @@ class Recorded final : public JobExec {
   const Clock& clock_;
 };
 
-struct Fixture {
+struct FlowControlFixture {
   std::string url = create_migrated_database(1);
   std::unique_ptr<soci::session> db = connect_to(url);
   SystemClock clock;
@@ -68,7 +68,7 @@ struct Fixture {
   Registry registry;
   FlowLimits limits{*db};
 
-  Fixture() {
+  FlowControlFixture() {
     register_builtin_jobs(registry);
     registry.add("recorded", [this] { return std::make_unique<Recorded>(starts, clock); });
   }
@@ -126,7 +126,7 @@ FlowLimit rate_limit(const char* name, int rate, const char* value = nullptr) {
 }  // namespace
 
 TEST_CASE("flow: limits are set, listed, replaced and removed; bad ones are refused naming the value") {
-  Fixture f;
+  FlowControlFixture f;
   CHECK(f.limits.set(rate_limit("crm", 200, "acme"), "alice", f.clock.now()) == "created");
   FlowLimit both{.name = "per-customer", .key = "payload.customer", .job = "http", .rate = 30, .per_seconds = 60,
                  .burst = 5, .concurrency = 3};
@@ -173,7 +173,7 @@ TEST_CASE("flow: limits are set, listed, replaced and removed; bad ones are refu
 }
 
 TEST_CASE("flow: the admission spaces starts by the rate and defers the rest to exactly their starts") {
-  Fixture f;
+  FlowControlFixture f;
   f.limits.set(rate_limit("acme-rate", 4), "test", f.clock.now());  // 4/s: 250 ms apart
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
   f.add(10, "acme", slot);
@@ -229,7 +229,7 @@ TEST_CASE("flow: the admission spaces starts by the rate and defers the rest to 
 }
 
 TEST_CASE("flow: a concurrency place is held by a live lease and given back when it expires") {
-  Fixture f;
+  FlowControlFixture f;
   f.limits.set({.name = "one-at-a-time", .key = "payload.tenant", .concurrency = 1}, "test", f.clock.now());
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
   f.add(2, "acme", slot);
@@ -256,7 +256,7 @@ TEST_CASE("flow: a concurrency place is held by a live lease and given back when
 }
 
 TEST_CASE("flow: runners start a rate-limited key value's checks evenly, and the others at once") {
-  Fixture f;
+  FlowControlFixture f;
   f.limits.set(rate_limit("acme-rate", 20, "acme"), "test", f.clock.now());
   const TimePoint slot = f.next_slot();
   f.add(60, "acme", slot);
@@ -300,7 +300,7 @@ TEST_CASE("flow: runners start a rate-limited key value's checks evenly, and the
 }
 
 TEST_CASE("flow: runners never run more of a key value at once than its concurrency") {
-  Fixture f;
+  FlowControlFixture f;
   f.limits.set({.name = "pair", .key = "payload.tenant", .concurrency = 2}, "test", f.clock.now());
   const TimePoint slot = f.next_slot();
   f.add(12, "acme", slot, 200);
@@ -314,7 +314,7 @@ TEST_CASE("flow: runners never run more of a key value at once than its concurre
 
 TEST_CASE("flow: fair share gives a small tenant's checks their turn at the start of a big tenant's slot") {
   const auto drain_big_and_small = [](bool fair) {
-    Fixture f;
+    FlowControlFixture f;
     if (fair) f.limits.set({.name = "tenants", .key = "payload.tenant", .fair_share = true}, "test", f.clock.now());
     const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
     f.add(50000, "big", slot, 0, "noop");
@@ -333,7 +333,7 @@ TEST_CASE("flow: fair share gives a small tenant's checks their turn at the star
 }
 
 TEST_CASE("flow: fair share still interleaves tenants, and takes each tenant's checks by priority") {
-  Fixture f;
+  FlowControlFixture f;
   const FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true};
   f.limits.set(tenants, "test", f.clock.now());
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
@@ -356,7 +356,7 @@ TEST_CASE("flow: fair share still interleaves tenants, and takes each tenant's c
 }
 
 TEST_CASE("flow: weighted fair share gives each key value its weight's part of every claim") {
-  Fixture f;
+  FlowControlFixture f;
   FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true,
                     .weights = {{"gold", 3}, {"silver", 2}}};
   f.limits.set(tenants, "test", f.clock.now());
@@ -383,7 +383,7 @@ TEST_CASE("flow: weighted fair share gives each key value its weight's part of e
 }
 
 TEST_CASE("flow: fair share's weights are refused off fair share, out of range, or not a JSON object") {
-  Fixture f;
+  FlowControlFixture f;
   const auto refused = [&](FlowLimit limit) {
     try {
       f.limits.set(limit, "test", f.clock.now());
@@ -405,7 +405,7 @@ TEST_CASE("flow: fair share's weights are refused off fair share, out of range, 
 }
 
 TEST_CASE("flow: fair share's index is made with its limit and dropped with the last one that needs it") {
-  Fixture f;
+  FlowControlFixture f;
   const auto indexes = [&] {
     return count_of(*f.db, "SELECT count(*) FROM pg_indexes WHERE schemaname = 'prescient'"
                            " AND indexname LIKE 'future_job_fair_%'");
@@ -426,7 +426,7 @@ TEST_CASE("flow: fair share's index is made with its limit and dropped with the 
 }
 
 TEST_CASE("flow: a cron occurrence deferred past its deadline ends deadline_missed") {
-  Fixture f;
+  FlowControlFixture f;
   // Two schedules' checks (class cron) share one occurrence; at most one cron check per 5 s. (A deadline
   // of 2 s: the on-time one fires within it even on a loaded machine; a 1 s one was missed there.)
   f.limits.set({.name = "cron-rate", .key = "job", .key_value = "cron", .rate = 1, .per_seconds = 5}, "test",

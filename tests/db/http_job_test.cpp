@@ -36,7 +36,7 @@ using prescient::testing::free_loopback_port;
 
 namespace {
 
-const std::string kSecret = "whsec-test-secret";
+const std::string kWebhookSecret = "whsec-test-secret";
 
 std::string hmac_hex(const std::string& key, const std::string& text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -79,7 +79,7 @@ class Receiver {
       seen.tracestate = request.get_header_value("tracestate");
       const std::string timestamp = request.get_header_value("Prescient-Timestamp");
       seen.signature_ok =
-          request.get_header_value("Prescient-Signature") == "v1=" + hmac_hex(kSecret, timestamp + "." + request.body);
+          request.get_header_value("Prescient-Signature") == "v1=" + hmac_hex(kWebhookSecret, timestamp + "." + request.body);
       seen.body = nlohmann::json::parse(request.body, nullptr, false);
       {
         const std::lock_guard lock(mutex_);
@@ -166,20 +166,20 @@ class Receiver {
   std::vector<Seen> seen_;
 };
 
-struct Fixture {
+struct HttpJobFixture {
   std::string url = create_migrated_database(60);
   std::unique_ptr<soci::session> db = connect_to(url);
   Receiver receiver;
   ManualClock clock{parse_time("2026-11-21T10:00:00Z")};
   Registry registry;
 
-  Fixture() {
+  HttpJobFixture() {
     auto targets = std::make_shared<HttpTargets>();
     (*targets)["shop"] = {.name = "shop", .base_url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hooks",
-                          .secret = kSecret, .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
+                          .secret = kWebhookSecret, .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
     // Nothing listens there: connection refused.
     (*targets)["closed"] = {.name = "closed", .base_url = "http://127.0.0.1:" + std::to_string(free_loopback_port()),
-                            .secret = kSecret, .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
+                            .secret = kWebhookSecret, .timeout = 2s, .max_concurrent = 4, .ca_file = std::nullopt};
     register_builtin_jobs(registry, {.commands_dir = std::nullopt, .http_targets = targets});
   }
 
@@ -221,7 +221,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("http: each answer settles its check as documented, signed, with a stable idempotency key") {
-  Fixture f;
+  HttpJobFixture f;
   const long long done = f.to("done"), empty = f.to("empty"), later = f.to("later"), busy = f.to("busy"),
                   down = f.to("down"), missing = f.to("missing"), garbage = f.to("garbage"), huge = f.to("huge"),
                   redirect = f.to("redirect"), hang = f.to("hang"), cut = f.to("cut"), refused = f.to("x", "closed");
@@ -276,7 +276,7 @@ TEST_CASE("http: each answer settles its check as documented, signed, with a sta
 }
 
 TEST_CASE("http: each attempt sends the check's trace as traceparent, with a parent id of its own") {
-  Fixture f;
+  HttpJobFixture f;
   const std::string trace = "0af7651916cd43dd8448eb211c80319c";
   const std::string given = "00-" + trace + "-b7ad6b7169203331-01";
   long long id = 0;
@@ -308,7 +308,7 @@ TEST_CASE("http: each attempt sends the check's trace as traceparent, with a par
 }
 
 TEST_CASE("http: an answer's result is kept in the history; one over 64 KiB fails its check alone") {
-  Fixture f;
+  HttpJobFixture f;
   const long long kept = f.to("result");
   const long long huge = f.to("result_huge");
   const long long done = f.to("done");
@@ -323,7 +323,7 @@ TEST_CASE("http: an answer's result is kept in the history; one over 64 KiB fail
 }
 
 TEST_CASE("http: a payload that names no known target, or a path leaving it, fails with the reason and sends nothing") {
-  Fixture f;
+  HttpJobFixture f;
   const std::vector<std::pair<nlohmann::json, std::string>> cases{
       {{{"target", "intranet"}, {"path", "/x"}}, "unknown http target 'intranet' (configured: closed, shop)"},
       {{{"target", "shop"}, {"path", "/../admin"}}, "the path '/../admin' contains a '..' segment"},
@@ -345,7 +345,7 @@ TEST_CASE("http: a payload that names no known target, or a path leaving it, fai
 }
 
 TEST_CASE("http: a batch's requests run at once, never more than the target's max_concurrent across workers") {
-  Fixture f;
+  HttpJobFixture f;
   for (int i = 0; i < 16; ++i) f.schedule("slow" + std::to_string(i), {{"target", "shop"}, {"path", "/slow"}});
   const auto started = std::chrono::steady_clock::now();
   f.clock.set(parse_time("2026-11-21T10:00:05Z"));
@@ -358,7 +358,7 @@ TEST_CASE("http: a batch's requests run at once, never more than the target's ma
 }
 
 TEST_CASE("http: a concurrency limit on a payload key holds across runners: the receiver never sees more at once") {
-  Fixture f;
+  HttpJobFixture f;
   FlowLimits(*f.db).set({.name = "per-customer", .key = "payload.customer", .concurrency = 3}, "test",
                         SystemClock().now());
   // Due in the slot that is current now, on the real clock: early enough in its minute to drain within it.
@@ -384,10 +384,10 @@ TEST_CASE("http: a concurrency limit on a payload key holds across runners: the 
 }
 
 TEST_CASE("http: a runner killed with requests in flight: after its lease every check is answered again and settled once") {
-  Fixture f;
+  HttpJobFixture f;
   const std::string dir = "/tmp/prescient-http-kill-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/secret") << kSecret << "\n";
+  std::ofstream(dir + "/secret") << kWebhookSecret << "\n";
   std::filesystem::permissions(dir + "/secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::ofstream(dir + "/targets.json") << nlohmann::json{
       {"targets", {{"shop", {{"url", "http://127.0.0.1:" + std::to_string(f.receiver.port()) + "/hooks"},

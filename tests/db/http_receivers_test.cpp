@@ -32,7 +32,7 @@ using prescient::testing::free_loopback_port;
 
 namespace {
 
-const std::string kSecret = "receiver-test-secret";
+const std::string kReceiverSecret = "receiver-test-secret";
 
 // The first fenced block of `language` in docs/http.md.
 std::string code_block(const std::string& language) {
@@ -54,7 +54,7 @@ class ReceiverProcess {
     const std::string path = "/tmp/prescient-receiver-" + std::to_string(::getpid()) + "-" + file;
     std::ofstream(path) << code_block(language);
     ::setenv("PORT", std::to_string(port_).c_str(), 1);
-    ::setenv("SECRET", kSecret.c_str(), 1);
+    ::setenv("SECRET", kReceiverSecret.c_str(), 1);
     std::vector<char*> argv{const_cast<char*>(interpreter.c_str()), const_cast<char*>(path.c_str()), nullptr};
     REQUIRE(::posix_spawnp(&pid_, interpreter.c_str(), nullptr, nullptr, argv.data(), environ) == 0);
     for (int i = 0; i < 100; ++i) {
@@ -86,7 +86,7 @@ void answers_checks(const std::string& interpreter, const std::string& language,
   const ReceiverProcess receiver(interpreter, language, file);
   auto targets = std::make_shared<HttpTargets>();
   (*targets)["app"] = {.name = "app", .base_url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hooks",
-                       .secret = kSecret, .timeout = 5s, .max_concurrent = 4, .ca_file = std::nullopt};
+                       .secret = kReceiverSecret, .timeout = 5s, .max_concurrent = 4, .ca_file = std::nullopt};
   Registry registry;
   register_builtin_jobs(registry, {.commands_dir = std::nullopt, .http_targets = targets});
   // Due in the current slot of the real clock: the receivers refuse a timestamp 5 minutes off theirs.

@@ -76,7 +76,7 @@ class GuardedClock final : public Clock {
   std::atomic<bool> alive_{true};
 };
 
-struct Fixture {
+struct IsolationFixture {
   std::string url = create_migrated_database(60);
   std::unique_ptr<soci::session> db = connect_to(url);
   ManualClock clock{parse_time("2026-11-21T10:00:00Z")};
@@ -85,14 +85,14 @@ struct Fixture {
   Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
   std::string commands = testing::make_hostile_commands_dir();
 
-  Fixture() {
+  IsolationFixture() {
     register_builtin_jobs(registry, {.commands_dir = commands});
     registry.add("counted", [this] { return std::make_unique<Counted>(runs); });
     load_plugins(PRESCIENT_TEST_PLUGINS, registry);
     *db << "CREATE SCHEMA app";
     *db << "CREATE TABLE app.log (check_id bigint)";
   }
-  ~Fixture() { std::filesystem::remove_all(commands); }
+  ~IsolationFixture() { std::filesystem::remove_all(commands); }
 
   std::int64_t add(const std::string& job, nlohmann::json payload, const char* at = "2026-11-21T10:05:00Z") {
     return client.schedule({.job = job, .entity_name = "e", .entity_key = "k", .at = parse_time(at),
@@ -122,7 +122,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("every hostile answer fails its own check or is stored made storable; the good checks settle") {
-  Fixture f;
+  IsolationFixture f;
   *f.db << "UPDATE prescient.settings SET job_timeout_seconds = 1, max_attempts = 1";
   std::vector<std::int64_t> good;
   for (int i = 0; i < 10; ++i) good.push_back(f.add("counted", nlohmann::json::object()));
@@ -163,7 +163,7 @@ TEST_CASE("every hostile answer fails its own check or is stored made storable; 
 }
 
 TEST_CASE("a settlement refused for one check's values: the others commit in the same claim, run once") {
-  Fixture f;
+  IsolationFixture f;
   // Another tool's rule refuses some events: the batch's settle statement fails on their checks' values.
   *f.db << "ALTER TABLE prescient.event ADD CONSTRAINT no_poison CHECK (type <> 'poison')";
   std::vector<std::int64_t> good, poisoned;
@@ -244,7 +244,7 @@ ServerSettlement settle_in_server(soci::session& db, const std::vector<std::int6
 }  // namespace
 
 TEST_CASE("runner_settle: a refused check costs its chunk and its halves, in one call; the rest settle") {
-  Fixture f;
+  IsolationFixture f;
   *f.db << "ALTER TABLE prescient.event ADD CONSTRAINT no_poison CHECK (type <> 'poison')";
   const bool in_chunks = GENERATE(false, true);
   INFO("in chunks from the start: " << in_chunks);
@@ -277,7 +277,7 @@ TEST_CASE("runner_settle: a refused check costs its chunk and its halves, in one
 }
 
 TEST_CASE("runner_settle: any set of culprits is found exactly; every other check settles once") {
-  Fixture f;
+  IsolationFixture f;
   *f.db << "ALTER TABLE prescient.event ADD CONSTRAINT no_poison CHECK (type <> 'poison')";
   const std::vector<int> culprits = GENERATE(values<std::vector<int>>(
       {{0}, {299}, {127, 128}, {5, 6, 7}, {0, 50, 100, 150, 200, 250}, {64, 65, 66, 67, 68, 69, 70, 71}, {}}));
@@ -305,7 +305,7 @@ TEST_CASE("runner_settle: any set of culprits is found exactly; every other chec
 }
 
 TEST_CASE("runner_settle: an error that is not a check's values fails the call; nothing is settled") {
-  Fixture f;
+  IsolationFixture f;
   *f.db << "CREATE FUNCTION app.server_trouble() RETURNS trigger LANGUAGE plpgsql AS $$"
            " BEGIN RAISE EXCEPTION 'disk trouble' USING ERRCODE = '58030'; END $$";
   *f.db << "CREATE TRIGGER trouble BEFORE INSERT ON prescient.event FOR EACH ROW EXECUTE FUNCTION app.server_trouble()";
@@ -316,7 +316,7 @@ TEST_CASE("runner_settle: an error that is not a check's values fails the call; 
 }
 
 TEST_CASE("refused_for_its_values: which SQLSTATEs are a check's values, so that it fails alone") {
-  Fixture f;
+  IsolationFixture f;
   struct Row {
     const char* sqlstate;
     bool values;
@@ -346,7 +346,7 @@ TEST_CASE("refused_for_its_values: which SQLSTATEs are a check's values, so that
 }
 
 TEST_CASE("a settlement that fails for the server's reasons is the batch's: nothing settles, the rows are free") {
-  Fixture f;
+  IsolationFixture f;
   *f.db << "CREATE FUNCTION app.server_trouble() RETURNS trigger LANGUAGE plpgsql AS $$"
            " BEGIN RAISE EXCEPTION 'disk trouble' USING ERRCODE = '58030'; END $$";
   *f.db << "CREATE TRIGGER trouble BEFORE INSERT ON prescient.job_history FOR EACH ROW"
@@ -361,7 +361,7 @@ TEST_CASE("a settlement that fails for the server's reasons is the batch's: noth
 }
 
 TEST_CASE("a check the database refuses to settle in any form stays pending; the drain does not loop on it") {
-  Fixture f;
+  IsolationFixture f;
   *f.db << "ALTER TABLE prescient.event ADD CONSTRAINT no_poison CHECK (type <> 'poison')";
   // ... and a rule that refuses its failed attempt too.
   *f.db << "ALTER TABLE prescient.future_job ADD CONSTRAINT never_retried CHECK (attempts = 0)";
@@ -377,7 +377,7 @@ TEST_CASE("a check the database refuses to settle in any form stays pending; the
 }
 
 TEST_CASE("a payload the runner cannot read fails its own check, not the claim") {
-  Fixture f;
+  IsolationFixture f;
   // Valid jsonb, and a number no double holds: another tool, or the SQL API, may write it.
   *f.db << "SELECT prescient.schedule('counted', 'e', 'huge', '2026-11-21T10:05:00Z', NULL, NULL,"
            " '{\"x\": 1e400}'::jsonb, 'sql', 'error', '2026-11-21T10:00:00Z')";
@@ -397,7 +397,7 @@ TEST_CASE("a payload the runner cannot read fails its own check, not the claim")
 }
 
 TEST_CASE("a class that cannot be made, or whose policy makes no sense, fails its checks, not the batch") {
-  Fixture f;
+  IsolationFixture f;
   f.registry.add("factory_throws", []() -> std::unique_ptr<JobExec> { throw std::runtime_error("no config file"); });
   struct ZeroTimeout final : JobExec {
     JobPolicy policy() const override { return {.timeout = std::chrono::seconds{0}}; }
@@ -416,7 +416,7 @@ TEST_CASE("a class that cannot be made, or whose policy makes no sense, fails it
 }
 
 TEST_CASE("a batch holds its rows no longer than its deadline: a blocked cancel gets the check before it runs") {
-  Fixture f;
+  IsolationFixture f;
   // 20 checks of 400 ms: 8 s in one transaction without a deadline, and the last one run before a cancel
   // blocked on its row could take it. With a deadline of 1 s the batch commits after a few checks and
   // gives the rest back. Judged by what ran, not by a wall-clock bound: a loaded machine runs fewer checks
@@ -473,7 +473,7 @@ void wait_until_no_abandoned_jobs() {
 }  // namespace
 
 TEST_CASE("jobs that never return are capped per class: the runner stops taking that class and says so") {
-  Fixture f;
+  IsolationFixture f;
   wait_until_no_abandoned_jobs();
   f.registry.add("sleeper", [] { return std::make_unique<Sleeper>(); });
   const auto first = f.add("sleeper", {{"sleep_ms", 6000}});
@@ -500,7 +500,7 @@ TEST_CASE("jobs that never return are capped per class: the runner stops taking 
 }
 
 TEST_CASE("an abandoned job never reads the clock of a runner that is gone") {
-  Fixture f;
+  IsolationFixture f;
   wait_until_no_abandoned_jobs();
   f.registry.add("sleeper", [] { return std::make_unique<Sleeper>(); });
   f.add("sleeper", {{"sleep_ms", 4500}});
@@ -552,7 +552,7 @@ struct CountingObserver final : DaemonObserver {
 }  // namespace
 
 TEST_CASE("a slot that cannot be completed is given up to the sweep: the slots after it fire on time") {
-  Fixture f;
+  IsolationFixture f;
   // The server refuses, for its own reasons, every settlement of the 10:02 slot (a batch failure, retried).
   *f.db << "CREATE FUNCTION app.refuse_slot() RETURNS trigger LANGUAGE plpgsql AS $$"
            " BEGIN IF NEW.last_check_at = '2026-11-21T10:02:00Z' THEN"

@@ -64,13 +64,13 @@ Judged judge(soci::session& db, const Run& r) {
   return j;
 }
 
-struct Fixture {
+struct JudgeFixture {
   std::unique_ptr<soci::session> db = connect_to(create_migrated_database());
 };
 
 }  // namespace
 
-TEST_CASE_METHOD(Fixture, "judge: what a job answered for a check run at slot S") {
+TEST_CASE_METHOD(JudgeFixture, "judge: what a job answered for a check run at slot S") {
   const std::string slot = "2026-11-21T13:15:00Z";
   struct Case {
     const char* label;
@@ -120,7 +120,7 @@ TEST_CASE_METHOD(Fixture, "judge: what a job answered for a check run at slot S"
   }
 }
 
-TEST_CASE_METHOD(Fixture, "judge: retry backoff is capped at a day and stays on the grid") {
+TEST_CASE_METHOD(JudgeFixture, "judge: retry backoff is capped at a day and stays on the grid") {
   const Judged j =
       judge(*db, {.error = "x", .slot = "2026-11-21T13:00:00Z", .attempts = 40, .max_attempts = 1000, .slot_seconds = 60});
   CHECK(j.kind == "retry");
@@ -129,7 +129,7 @@ TEST_CASE_METHOD(Fixture, "judge: retry backoff is capped at a day and stays on 
         "2026-11-22T00:00:00Z");
 }
 
-TEST_CASE_METHOD(Fixture, "judge: a policy's limits apply, the check's own over its class's") {
+TEST_CASE_METHOD(JudgeFixture, "judge: a policy's limits apply, the check's own over its class's") {
   const std::string slot = "2026-11-21T13:00:00Z";
   const Judged guarded = judge(*db, {.answer = "2026-11-21T14:00:00Z", .slot = slot, .max_checks = 1, .slot_seconds = 60});
   CHECK(guarded.outcome == "guard_max_checks");
@@ -153,7 +153,7 @@ TEST_CASE_METHOD(Fixture, "judge: a policy's limits apply, the check's own over 
         "2026-11-21T13:05:00Z");
 }
 
-TEST_CASE_METHOD(Fixture, "judge: max_checks 0 is no limit: the thousandth run may ask again, the horizon still guards") {
+TEST_CASE_METHOD(JudgeFixture, "judge: max_checks 0 is no limit: the thousandth run may ask again, the horizon still guards") {
   const std::string slot = "2026-11-21T13:00:00Z";
   CHECK(judge(*db, {.answer = "2026-11-22T13:00:00Z", .slot = slot, .check_count = 999, .max_checks = 0,
                     .horizon = 86400, .slot_seconds = 60})
@@ -164,7 +164,7 @@ TEST_CASE_METHOD(Fixture, "judge: max_checks 0 is no limit: the thousandth run m
   CHECK(far.last_error == "answered 2026-11-22T13:00:01Z, beyond the horizon: at most 1d after the slot 2026-11-21T13:00:00Z");
 }
 
-TEST_CASE_METHOD(Fixture, "judge: an answer in the past is late, not dead; one at or before the asked-for time is guard_past") {
+TEST_CASE_METHOD(JudgeFixture, "judge: an answer in the past is late, not dead; one at or before the asked-for time is guard_past") {
   // Asked for at 10:00 (+3 h of an order placed at 07:00); the receiver was down, a retry ran at 14:15.
   const Run retried{.slot = "2026-11-21T14:15:00Z", .asked_for = "2026-11-21T10:00:00Z", .attempts = 2,
                     .now = "2026-11-21T14:16:00Z"};
@@ -192,7 +192,7 @@ TEST_CASE_METHOD(Fixture, "judge: an answer in the past is late, not dead; one a
   }
 }
 
-TEST_CASE_METHOD(Fixture, "judge: a policy's backoff is absolute time, doubling to its ceiling, rounded up to the grid") {
+TEST_CASE_METHOD(JudgeFixture, "judge: a policy's backoff is absolute time, doubling to its ceiling, rounded up to the grid") {
   const std::string slot = "2026-11-21T13:00:00Z";
   const char* expected[] = {"2026-11-21T13:01:00Z", "2026-11-21T13:02:00Z", "2026-11-21T13:04:00Z",
                             "2026-11-21T13:08:00Z", "2026-11-21T13:10:00Z"};  // capped at 10 minutes
@@ -215,7 +215,7 @@ TEST_CASE_METHOD(Fixture, "judge: a policy's backoff is absolute time, doubling 
         "2026-11-21T15:00:00Z");
 }
 
-TEST_CASE_METHOD(Fixture, "judge: an error text is stored as at most 4096 bytes, cut at a character with a marker") {
+TEST_CASE_METHOD(JudgeFixture, "judge: an error text is stored as at most 4096 bytes, cut at a character with a marker") {
   const std::string long_error(5000, 'x');
   const Judged j = judge(*db, {.error = long_error, .slot = "2026-11-21T13:00:00Z"});
   REQUIRE(j.last_error);

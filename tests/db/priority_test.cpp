@@ -22,8 +22,8 @@ using prescient::testing::count_of;
 namespace {
 
 // A 1-minute grid, the clock at 10:05:30.
-struct Fixture : prescient::testing::ClientFixture {
-  Fixture() : ClientFixture("2026-11-21T10:05:30Z") {}
+struct PriorityFixture : prescient::testing::ClientFixture {
+  PriorityFixture() : ClientFixture("2026-11-21T10:05:30Z") {}
 
   std::vector<ScheduleRequest> checks(const std::string& job, int count, const char* at, std::optional<int> priority,
                                       int first_key = 0) {
@@ -49,7 +49,7 @@ struct Fixture : prescient::testing::ClientFixture {
 }  // namespace
 
 TEST_CASE("priorities: 100 checks at priority 0 put in after 5 000 at the default settle in the first 5 % of the drain") {
-  Fixture f;
+  PriorityFixture f;
   f.client.schedule_many(f.checks("noop", 5000, "2026-11-21T10:10:00Z", std::nullopt));
   f.client.schedule_many(f.checks("noop", 100, "2026-11-21T10:10:00Z", 0, 5000));
   f.clock.set(parse_time("2026-11-21T10:10:00Z"));
@@ -69,7 +69,7 @@ TEST_CASE("priorities: 100 checks at priority 0 put in after 5 000 at the defaul
 }
 
 TEST_CASE("priorities: a slot is claimed in priority order, then by id") {
-  Fixture f;
+  PriorityFixture f;
   const std::vector<int> given{9, 0, 5, 3, 0, 7, 5};
   for (std::size_t i = 0; i < given.size(); ++i) {
     f.client.schedule({.job = "noop", .entity_name = "orders", .entity_key = std::to_string(i),
@@ -87,7 +87,7 @@ TEST_CASE("priorities: a slot is claimed in priority order, then by id") {
 }
 
 TEST_CASE("priorities: a sweep catches up the oldest slot first, whatever the priorities of the next") {
-  Fixture f;
+  PriorityFixture f;
   f.client.schedule_many(f.checks("noop", 3, "2026-11-21T10:06:00Z", 9));
   f.client.schedule_many(f.checks("noop", 3, "2026-11-21T10:07:00Z", 0, 3));
   f.clock.set(parse_time("2026-11-21T10:09:10Z"));
@@ -96,7 +96,7 @@ TEST_CASE("priorities: a sweep catches up the oldest slot first, whatever the pr
 }
 
 TEST_CASE("priorities: set at every door, judged by SQL, kept by the history and a retry") {
-  Fixture f;
+  PriorityFixture f;
   const auto priority_of = [&](std::int64_t id) {
     return count_of(*f.db, "SELECT priority FROM prescient.future_job WHERE id = " + std::to_string(id));
   };
@@ -158,7 +158,7 @@ TEST_CASE("priorities: set at every door, judged by SQL, kept by the history and
 }
 
 TEST_CASE("priorities: a schedule's check and its occurrences' checks carry the schedule's priority") {
-  Fixture f;
+  PriorityFixture f;
   Schedules schedules(*f.db, f.clock);
   schedules.add({.id = "nightly", .spec = "* * * * *", .job = "noop", .priority = 2});
   const auto check_priority = [&](const std::string& key) {

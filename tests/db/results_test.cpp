@@ -18,6 +18,7 @@
 #include "prescient/time_text.hpp"
 #include "runner/settlements.hpp"
 #include "client_fixture.hpp"
+#include "process.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -50,19 +51,13 @@ class Returning final : public JobExec {
   }
 };
 
-std::string commands_dir() {
-  char templ[] = "/tmp/prescient-results-XXXXXX";
-  if (::mkdtemp(templ) == nullptr) throw std::runtime_error("mkdtemp failed");
-  const std::string dir = templ;
-  const std::string path = dir + "/answer";
-  // Prints {"next": null, "result": <its first argument>}.
-  std::ofstream(path) << "#!/bin/sh\nprintf '{\"next\": null, \"result\": %s}\\n' \"$1\"\n";
-  ::chmod(path.c_str(), 0755);
-  return dir;
+// `answer` prints {"next": null, "result": <its first argument>}.
+std::string answer_commands_dir() {
+  return prescient::testing::commands_dir_with("answer", "#!/bin/sh\nprintf '{\"next\": null, \"result\": %s}\\n' \"$1\"\n");
 }
 
-struct Fixture : prescient::testing::ClientFixture {
-  Fixture() : ClientFixture("2026-11-21T10:00:30Z", 60, {.commands_dir = commands_dir()}) {
+struct ResultsFixture : prescient::testing::ClientFixture {
+  ResultsFixture() : ClientFixture("2026-11-21T10:00:30Z", 60, {.commands_dir = answer_commands_dir()}) {
     registry.add("returning", [] { return std::make_unique<Returning>(); });
     declare_job_classes(*db, registry, "r", clock.now());
   }
@@ -86,7 +81,7 @@ struct Fixture : prescient::testing::ClientFixture {
 }  // namespace
 
 TEST_CASE("results: a 1 KiB result round-trips from a C++ class, a command, an SQL function and a worker") {
-  Fixture f;
+  ResultsFixture f;
   const nlohmann::json result = kilobyte_result();
   REQUIRE(result.dump().size() > 1000);
   *f.db << "CREATE SCHEMA app";
@@ -131,7 +126,7 @@ TEST_CASE("results: a 1 KiB result round-trips from a C++ class, a command, an S
 }
 
 TEST_CASE("results: a 10 MiB result fails its check alone; the bound is PostgreSQL's measure of it") {
-  Fixture f;
+  ResultsFixture f;
   const std::int64_t huge = f.add("returning", {{"bytes", 10 << 20}});
   std::vector<std::int64_t> others;
   for (int i = 0; i < 5; ++i) others.push_back(f.add("returning", {{"result", {{"n", i}}}}, "o" + std::to_string(i)));
@@ -151,7 +146,7 @@ TEST_CASE("results: a 10 MiB result fails its check alone; the bound is PostgreS
 }
 
 TEST_CASE("results: the runner measures a result as PostgreSQL prints it") {
-  Fixture f;
+  ResultsFixture f;
   for (const nlohmann::json& value :
        {nlohmann::json::parse(R"({"a": 1, "b": [1, 2, {"c": null}], "d": {}, "e": [], "f": "x\"y\n"})"),
         nlohmann::json::parse(R"([{"é": "ü"}, [[]], 1.5, -2, true, false, null])"),

@@ -21,7 +21,7 @@ using prescient::testing::Login;
 
 namespace {
 
-struct Fixture {
+struct RolesFixture {
   std::string url = create_migrated_database(60);
   std::unique_ptr<soci::session> owner = connect_to(url);
   std::string suffix = [&] {
@@ -35,7 +35,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("prescient_client schedules, cancels and reads; it cannot claim, write tables or delete history") {
-  Fixture f;
+  RolesFixture f;
   Login login(*f.owner, "client_" + f.suffix, "prescient_client");
   auto db = connect_to(as_user(f.url, login.name));
   Client client(*db, {.clock = &f.clock});
@@ -83,7 +83,7 @@ TEST_CASE("prescient_client schedules, cancels and reads; it cannot claim, write
 }
 
 TEST_CASE("prescient_runner fires slots, records history, events and schedules; it cannot drop or purge") {
-  Fixture f;
+  RolesFixture f;
   Registry registry;
   register_builtin_jobs(registry);
   Client owner_client(*f.owner, {.clock = &f.clock});
@@ -129,7 +129,7 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
 }
 
 TEST_CASE("prescient_runner applies flow limits; it cannot set or remove them") {
-  Fixture f;
+  RolesFixture f;
   Registry registry;
   register_builtin_jobs(registry);
   FlowLimits(*f.owner).set({.name = "one-at-a-time", .key = "payload.tenant", .rate = 1, .per_seconds = 60,

@@ -101,7 +101,7 @@ class Grouped final : public JobExec {
 };
 
 // A 15-minute grid, the clock at 10:05 as in the seeds' example.
-struct Fixture {
+struct RunnerFixture {
   std::string url = create_migrated_database(900);
   std::unique_ptr<soci::session> db = connect_to(url);
   ManualClock clock{parse_time("2026-11-21T10:05:00Z")};
@@ -110,7 +110,7 @@ struct Fixture {
   Registry registry;
   Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
 
-  Fixture() {
+  RunnerFixture() {
     register_builtin_jobs(registry);
     registry.add("scripted", [this] { return std::make_unique<Scripted>(runs); });
     registry.add("once", [this] { return std::make_unique<Scripted>(runs, JobPolicy{.max_checks = 1}); });
@@ -144,7 +144,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then done") {
-  Fixture f;
+  RunnerFixture f;
   *f.db << "CREATE SCHEMA shop";
   *f.db << "CREATE TABLE shop.orders (id bigint PRIMARY KEY, shipped_at timestamptz)";
   *f.db << "INSERT INTO shop.orders VALUES (42, NULL)";
@@ -184,7 +184,7 @@ TEST_CASE("the seeds' scenario: 10:05 + 3h fires at 13:15, again at 15:15, then 
 }
 
 TEST_CASE("every guard and retry outcome leaves its history row") {
-  Fixture f;
+  RunnerFixture f;
   const auto done = f.add("scripted", nlohmann::json::object());
   const auto later = f.add("scripted", {{"next_in", 3600}});
   const auto past = f.add("scripted", {{"next_at", "2026-11-21T12:00:00Z"}});
@@ -260,7 +260,7 @@ TEST_CASE("every guard and retry outcome leaves its history row") {
 }
 
 TEST_CASE("two concurrent retries of one failed check: one revives it, the other is told it is pending") {
-  Fixture f;
+  RunnerFixture f;
   *f.db << "UPDATE prescient.settings SET max_attempts = 1";
   const auto failing = f.add("scripted", {{"throw", "boom"}});
   f.fire("2026-11-21T13:15:00Z");
@@ -290,7 +290,7 @@ TEST_CASE("two concurrent retries of one failed check: one revives it, the other
 }
 
 TEST_CASE("a job that overruns its timeout fails; the other checks of the slot are unaffected") {
-  Fixture f;
+  RunnerFixture f;
   // Well past the 1 s timeout plus the executor's 2 s grace, so a loaded machine cannot make it in time.
   const auto slow = f.add("quick", {{"sleep_ms", 6000}});
   std::vector<std::int64_t> others;
@@ -306,7 +306,7 @@ TEST_CASE("a job that overruns its timeout fails; the other checks of the slot a
 }
 
 TEST_CASE("refused slots: off the grid, or later than the current slot") {
-  Fixture f;
+  RunnerFixture f;
   f.clock.set(parse_time("2026-11-21T13:20:00Z"));
   auto runner = f.runner();
   CHECK_THROWS_WITH(runner.run_slot(parse_time("2026-11-21T13:20:00Z")), Catch::Contains("not on the"));
@@ -315,7 +315,7 @@ TEST_CASE("refused slots: off the grid, or later than the current slot") {
 }
 
 TEST_CASE("four runners on one slot with 10 000 checks settle every check exactly once") {
-  Fixture f;
+  RunnerFixture f;
   std::vector<ScheduleRequest> requests;
   for (int i = 0; i < 10000; ++i) {
     requests.push_back({.job = i % 2 ? "scripted" : "emit", .entity_name = "orders", .entity_key = std::to_string(i),
@@ -345,7 +345,7 @@ TEST_CASE("four runners on one slot with 10 000 checks settle every check exactl
 }
 
 TEST_CASE("two shards over 8 consecutive slots: each runs only its own") {
-  Fixture f;
+  RunnerFixture f;
   for (int s = 0; s < 8; ++s) {
     for (int i = 0; i < 10; ++i) f.add("noop", nlohmann::json::object(), 3h + std::chrono::minutes(15 * s));
   }
@@ -368,7 +368,7 @@ TEST_CASE("two shards over 8 consecutive slots: each runs only its own") {
 }
 
 TEST_CASE("groups: 100 groups of 5 over 4 runners, never two of a group at once, each group in one call") {
-  Fixture f;
+  RunnerFixture f;
   std::vector<ScheduleRequest> requests;
   for (int g = 0; g < 100; ++g) {
     for (int i = 0; i < 5; ++i) {
@@ -396,7 +396,7 @@ TEST_CASE("groups: 100 groups of 5 over 4 runners, never two of a group at once,
 }
 
 TEST_CASE("a claim reads every field of the row exactly, whatever another tool wrote into it") {
-  Fixture f;
+  RunnerFixture f;
   // Read in binary: a time before 2000 is negative on PostgreSQL's epoch, texts arrive unescaped.
   *f.db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, job_key, group_key, payload,"
            " first_check_at, next_check_at, check_count, attempts, enqueued_on, enqueued_by)"
@@ -423,7 +423,7 @@ TEST_CASE("a claim reads every field of the row exactly, whatever another tool w
 }
 
 TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a scan") {
-  Fixture f;
+  RunnerFixture f;
   std::vector<ScheduleRequest> elsewhere;
   for (int i = 0; i < 20000; ++i) {
     elsewhere.push_back({.job = "noop", .entity_name = "e", .entity_key = std::to_string(i),
@@ -443,7 +443,7 @@ TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a sc
 }
 
 TEST_CASE("sweep runs missed slots oldest first, or shifts them to the next boundary") {
-  Fixture f;
+  RunnerFixture f;
   for (int s = 0; s < 3; ++s) f.add("scripted", nlohmann::json::object(), 3h + std::chrono::minutes(15 * s));
   for (int s = 0; s < 2; ++s) f.add("noop", nlohmann::json::object(), 5h + std::chrono::minutes(15 * s));
   f.clock.set(parse_time("2026-11-21T20:07:00Z"));  // the runner was down all afternoon
@@ -538,7 +538,7 @@ class JumpingWaiter final : public Waiter {
 }  // namespace
 
 TEST_CASE("the daemon sweeps what it missed, then fires each slot at its boundary, never early") {
-  Fixture f;
+  RunnerFixture f;
   f.add("scripted", nlohmann::json::object(), 10min);            // 10:15, missed: the daemon starts at 10:50
   const auto repeating = f.add("scripted", {{"next_in", 1800}}, 1h);  // 11:15, 11:45, then 12:15
   for (int i = 0; i < 20; ++i) f.add("emit", {{"type", "tick"}}, 1h + std::chrono::minutes(15 * (i % 4)));
@@ -579,7 +579,7 @@ TEST_CASE("the daemon process stops on SIGTERM with exit 0 after firing what was
 }
 
 TEST_CASE("the sql class calls the named function with key, payload and count; its answer decides") {
-  Fixture f;
+  RunnerFixture f;
   *f.db << "CREATE SCHEMA app";
   *f.db << "CREATE TABLE app.calls (entity_key text, payload jsonb, check_count int)";
   *f.db << "CREATE FUNCTION app.check_order(k text, p jsonb, n integer) RETURNS timestamptz LANGUAGE sql AS $$"
@@ -637,7 +637,7 @@ std::string make_commands_dir() {
 }  // namespace
 
 TEST_CASE("the command class runs allow-listed executables without a shell, under a written lease") {
-  Fixture f;
+  RunnerFixture f;
   const std::string dir = make_commands_dir();
   Registry registry;
   register_builtin_jobs(registry, {.commands_dir = dir});
@@ -705,7 +705,7 @@ class LeaseLoser final : public JobExec {
 }  // namespace
 
 TEST_CASE("a slow-path batch that lost one lease counts what it settled, and the lost one as discarded") {
-  Fixture f;
+  RunnerFixture f;
   f.registry.add("lease_loser", [] { return std::make_unique<LeaseLoser>(); });
   const auto lost = f.add("lease_loser", {{"lose_lease", true}});
   for (int i = 0; i < 3; ++i) f.add("lease_loser", nlohmann::json::object());
@@ -719,7 +719,7 @@ TEST_CASE("a slow-path batch that lost one lease counts what it settled, and the
 }
 
 TEST_CASE("a slow-path result after its lease expired is discarded; the expired lease is rescued") {
-  Fixture f;
+  RunnerFixture f;
   const auto check = f.add("noop", nlohmann::json::object());
   const TimePoint slot = parse_time("2026-11-21T13:15:00Z");
   f.clock.set(slot);
@@ -771,7 +771,7 @@ class Writer final : public JobExec {
 }  // namespace
 
 TEST_CASE("writes through the job context commit exactly with the settlement, or not at all") {
-  Fixture f;
+  RunnerFixture f;
   f.registry.add("writer", [] { return std::make_unique<Writer>(); });
   *f.db << "CREATE SCHEMA app";
   *f.db << "CREATE TABLE app.log (check_id bigint, note text)";
@@ -796,7 +796,7 @@ TEST_CASE("writes through the job context commit exactly with the settlement, or
 }
 
 TEST_CASE("a daemon whose first sweep fails starts again from the beginning, firing no slot meanwhile") {
-  Fixture f;
+  RunnerFixture f;
   // A role that may read the settings (the runner is made) but not the checks (its first sweep fails).
   const std::string role = "prescient_t" + std::to_string(::getpid()) + "_nosweep";
   *f.db << "CREATE ROLE " + role + " LOGIN";
@@ -818,7 +818,7 @@ TEST_CASE("a daemon whose first sweep fails starts again from the beginning, fir
 }
 
 TEST_CASE("the daemon also runs rows written off the grid by other tools: nothing is left behind") {
-  Fixture f;
+  RunnerFixture f;
   f.clock.set(parse_time("2026-11-21T10:50:00Z"));
   // Another tool writes a check at 11:07:13, off the 15-minute grid: no slot equals it.
   *f.db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, first_check_at, next_check_at,"
@@ -836,7 +836,7 @@ TEST_CASE("the daemon also runs rows written off the grid by other tools: nothin
 }
 
 TEST_CASE("a paused class: its checks stay pending across slots; resumed, they fire at the next slot; others run") {
-  Fixture f;
+  RunnerFixture f;
   for (int i = 0; i < 3; ++i) f.add("noop", {{"i", i}}, 10min);  // due at 10:15
   f.add("emit", {{"type", "t"}}, 10min);
   Checks checks(*f.db);
@@ -862,7 +862,7 @@ TEST_CASE("a paused class: its checks stay pending across slots; resumed, they f
 }
 
 TEST_CASE("a paused class of grouped checks: the group claim leaves them out too") {
-  Fixture f;
+  RunnerFixture f;
   for (int i = 0; i < 2; ++i) f.add("grouped", {{"i", i}}, 10min, "user-1");
   Checks checks(*f.db);
   CHECK(checks.pause_job("grouped", "ops", f.clock.now()));

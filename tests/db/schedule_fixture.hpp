@@ -19,6 +19,12 @@
 
 namespace prescient::testing {
 
+// The id of the event a schedule's occurrence at `time` emits: the schedule's name and the occurrence's
+// Unix seconds.
+inline std::string unix_id(const std::string& schedule, const char* time) {
+  return schedule + "-" + std::to_string(to_unix_micros(parse_time(time)) / 1000000);
+}
+
 struct ScheduleFixture {
   std::string url = create_migrated_database(60);
   std::unique_ptr<soci::session> db = connect_to(url);

@@ -15,14 +15,11 @@ using prescient::testing::as_user;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;
 using prescient::testing::Login;
+using prescient::testing::unix_id;
 
 namespace {
 
-using Fixture = prescient::testing::ScheduleFixture;
-
-std::string unix_id(const char* schedule, const char* time) {
-  return std::string(schedule) + "-" + std::to_string(to_unix_micros(parse_time(time)) / 1000000);
-}
+using SchedulePoliciesFixture = prescient::testing::ScheduleFixture;
 
 // The occurrence checks of schedule `id` still pending, by key.
 std::set<std::string> pending_occurrences(soci::session& db, const std::string& id) {
@@ -48,7 +45,7 @@ std::string error_of(const std::function<void()>& action) {
 }  // namespace
 
 TEST_CASE("max_runs 3: three occurrences fire, then the schedule ends by itself and is kept as ended") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "thrice", .spec = "0 * * * *", .payload = {{"type", "t"}}, .max_runs = 3});
   for (const char* at : {"2026-11-21T11:00:10Z", "2026-11-21T12:00:10Z", "2026-11-21T13:00:10Z"}) f.fire(at);
   CHECK(f.events("thrice") == std::vector<std::string>{unix_id("thrice", "2026-11-21T11:00:00Z"),
@@ -75,7 +72,7 @@ TEST_CASE("max_runs 3: three occurrences fire, then the schedule ends by itself 
 }
 
 TEST_CASE("max_runs counts across a pause, and catch-up all fires no more than what is left") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "four", .spec = "0 * * * *", .catch_up = "all", .max_runs = 4});
   f.fire("2026-11-21T11:00:10Z");
   f.schedules.pause("four", "ops");
@@ -89,7 +86,7 @@ TEST_CASE("max_runs counts across a pause, and catch-up all fires no more than w
 }
 
 TEST_CASE("start_at and end_at: only occurrences between them fire (both included), then it ends") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   const ScheduleDefinition d = f.schedules.add({.id = "window",
                                                 .spec = "0 * * * *",
                                                 .start_at = parse_time("2026-11-21T12:00:00Z"),
@@ -118,7 +115,7 @@ TEST_CASE("overlap policies: three occurrences of a class whose checks never got
   const Row row = GENERATE(Row{"allow", 3, 0, 0, false}, Row{"skip", 1, 2, 0, false},
                            Row{"buffer_one", 2, 1, 0, true}, Row{"cancel_previous", 1, 0, 2, true});
   CAPTURE(row.policy);
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "slow", .spec = "0 * * * *", .job = "noop", .overlap = row.policy});
   for (const char* at : {"2026-11-21T11:00:10Z", "2026-11-21T12:00:10Z", "2026-11-21T13:00:10Z"}) f.fire(at);
   const auto pending = pending_occurrences(*f.db, "slow");
@@ -144,7 +141,7 @@ TEST_CASE("overlap policies: three occurrences of a class whose checks never got
 }
 
 TEST_CASE("overlap skip: once the earlier check has settled, the next occurrence runs") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "s", .spec = "0 * * * *", .job = "noop", .overlap = "skip"});
   f.fire("2026-11-21T11:00:10Z");
   f.fire("2026-11-21T11:01:00Z");  // the 11:00 occurrence's check runs and settles
@@ -154,7 +151,7 @@ TEST_CASE("overlap skip: once the earlier check has settled, the next occurrence
 }
 
 TEST_CASE("overlap cancel_previous leaves a running check alone: the new one waits in the group") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "c", .spec = "0 * * * *", .job = "noop", .overlap = "cancel_previous"});
   f.fire("2026-11-21T11:00:10Z");
   // A runner holds the 11:00 occurrence's check (its claim's row lock) while 12:00 fires.
@@ -170,7 +167,7 @@ TEST_CASE("overlap cancel_previous leaves a running check alone: the new one wai
 }
 
 TEST_CASE("backfill over a range that partly ran fires each missing occurrence once, with live event ids") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "b", .spec = "0 * * * *", .catch_up = "none"});
   f.fire("2026-11-21T11:00:10Z");
   f.fire("2026-11-21T12:00:10Z");
@@ -194,7 +191,7 @@ TEST_CASE("backfill over a range that partly ran fires each missing occurrence o
 }
 
 TEST_CASE("backfill of a class: a settled occurrence is not run again, and a paused schedule moves past it") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "k", .spec = "0 * * * *", .job = "noop"});
   f.fire("2026-11-21T11:00:10Z");
   f.fire("2026-11-21T11:01:00Z");  // the 11:00 check runs and settles: done
@@ -215,7 +212,7 @@ TEST_CASE("backfill of a class: a settled occurrence is not run again, and a pau
 }
 
 TEST_CASE("pause with a note: shown while paused, kept in the cancelled check's history, cleared on resume") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   f.schedules.add({.id = "n", .spec = "0 * * * *"});
   CHECK(f.schedules.pause("n", "ops", "billing migration, back on Monday"));
   CHECK(f.schedules.show("n").pause_note == std::optional<std::string>("billing migration, back on Monday"));
@@ -228,7 +225,7 @@ TEST_CASE("pause with a note: shown while paused, kept in the cancelled check's 
 }
 
 TEST_CASE("bad bounds, overlap and backfill ranges are refused naming the value, and nothing is written") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   // SQL's words (cron_array_problems), as every door gives them: the three-door test in client_test.cpp.
   CHECK(error_of([&] { f.schedules.add({.id = "z", .spec = "0 * * * *", .max_runs = 0}); }) ==
         "max_runs: 0 is not a count of runs (1 to 2147483647)");
@@ -261,7 +258,7 @@ TEST_CASE("bad bounds, overlap and backfill ranges are refused naming the value,
 }
 
 TEST_CASE("the same through SQL as prescient_client: options, update, backfill, a pause note") {
-  Fixture f;
+  SchedulePoliciesFixture f;
   std::string suffix;
   *f.db << "SELECT current_database()", soci::into(suffix);
   Login login(*f.db, "client_" + suffix, "prescient_client");

@@ -25,18 +25,11 @@ using prescient::testing::connect_to;
 using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 
-namespace {
-
-using Fixture = prescient::testing::ScheduleFixture;
-
-std::string unix_id(const char* schedule, const char* time) {
-  return std::string(schedule) + "-" + std::to_string(to_unix_micros(parse_time(time)) / 1000000);
-}
-
-}  // namespace
+using prescient::testing::ScheduleFixture;
+using prescient::testing::unix_id;
 
 TEST_CASE("@every 1h fires at t+1h, t+2h with ids <id>-<unix>; a late run does not shift the series") {
-  Fixture f;
+  ScheduleFixture f;
   const ScheduleDefinition s = f.schedules.add({.id = "hourly", .spec = "@every 1h", .payload = {{"type", "tick"}}});
   CHECK(s.version == 1);
   CHECK(format_time(s.anchor_at) == "2026-11-21T10:05:30Z");
@@ -60,7 +53,7 @@ TEST_CASE("@every 1h fires at t+1h, t+2h with ids <id>-<unix>; a late run does n
 }
 
 TEST_CASE("cron trigger fires once with an id of its own, and the next regular occurrence still fires on time") {
-  Fixture f;
+  ScheduleFixture f;
   f.schedules.add({.id = "hourly", .spec = "0 * * * *", .payload = {{"type", "report"}}});
   const std::string micros = std::to_string(to_unix_micros(parse_time("2026-11-21T10:05:30Z")));
   const std::string occurrence = f.schedules.trigger("hourly", "ops");
@@ -104,7 +97,7 @@ class Flaky final : public JobExec {
 }  // namespace
 
 TEST_CASE("pause after failures: three failing occurrences pause the schedule; two and a success do not") {
-  Fixture f;
+  ScheduleFixture f;
   std::map<std::string, int> runs;
   f.registry.add("flaky", [&runs] { return std::make_unique<Flaky>(runs); });
   *f.db << "SELECT prescient.job_class_add('flaky')";
@@ -141,7 +134,7 @@ TEST_CASE("pause after failures: three failing occurrences pause the schedule; t
 }
 
 TEST_CASE("pause after failures counts the occurrences workers settle too") {
-  Fixture f;
+  ScheduleFixture f;
   *f.db << "SELECT prescient.job_class_add('mailer', true)";
   *f.db << "SELECT prescient.set_job_policy('mailer', p_max_attempts => 1)";
   f.schedules.add({.id = "mails", .spec = "* * * * *", .job = "mailer", .pause_after_failures = 2});
@@ -165,7 +158,7 @@ TEST_CASE("pause after failures counts the occurrences workers settle too") {
 }
 
 TEST_CASE("several occurrences in one slot each get their own event") {
-  Fixture f;
+  ScheduleFixture f;
   f.clock.set(parse_time("2026-11-21T10:00:00Z"));
   f.schedules.add({.id = "fast", .spec = "@every 20s"});
   CHECK(f.pending_at("fast") == "2026-11-21T10:01:00Z");
@@ -176,7 +169,7 @@ TEST_CASE("several occurrences in one slot each get their own event") {
 }
 
 TEST_CASE("catch-up after a 5 h outage: one fires the latest missed, all every one, none none") {
-  Fixture f;
+  ScheduleFixture f;
   f.clock.set(parse_time("2026-11-21T10:30:00Z"));
   f.schedules.add({.id = "one", .spec = "0 * * * *", .catch_up = "one"});
   f.schedules.add({.id = "all", .spec = "0 * * * *", .catch_up = "all"});
@@ -199,7 +192,7 @@ TEST_CASE("catch-up after a 5 h outage: one fires the latest missed, all every o
 }
 
 TEST_CASE("update takes effect from the next occurrence, with no stale firing; remove cancels") {
-  Fixture f;
+  ScheduleFixture f;
   f.clock.set(parse_time("2026-11-21T10:40:00Z"));
   f.schedules.add({.id = "s", .spec = "0 * * * *"});
   CHECK(f.pending_at("s") == "2026-11-21T11:00:00Z");
@@ -227,7 +220,7 @@ TEST_CASE("update takes effect from the next occurrence, with no stale firing; r
 }
 
 TEST_CASE("an update that waits on a concurrent one keeps that one's change: no lost update") {
-  Fixture f;
+  ScheduleFixture f;
   f.schedules.add({.id = "s", .spec = "0 * * * *"});
   // Another session holds the row, as a concurrent update would, and changes the payload.
   const auto other = connect_to(f.url);
@@ -261,7 +254,7 @@ TEST_CASE("an update that waits on a concurrent one keeps that one's change: no 
 }
 
 TEST_CASE("a schedule of another class gets a check of that class per occurrence") {
-  Fixture f;
+  ScheduleFixture f;
   f.clock.set(parse_time("2026-11-21T10:40:00Z"));
   f.schedules.add({.id = "nightly", .spec = "0 11 * * *", .job = "noop"});
   f.fire("2026-11-21T11:00:00Z");
@@ -273,7 +266,7 @@ TEST_CASE("a schedule of another class gets a check of that class per occurrence
 }
 
 TEST_CASE("bad schedules are refused and nothing is written") {
-  Fixture f;
+  ScheduleFixture f;
   f.schedules.add({.id = "taken", .spec = "@daily"});
   CHECK_THROWS_WITH(f.schedules.add({.id = "taken", .spec = "@daily"}), Catch::Contains("exists already"));
   CHECK_THROWS_WITH(f.schedules.add({.id = "x", .spec = "61 * * * *"}), Catch::Contains("minute field"));
@@ -288,7 +281,7 @@ TEST_CASE("bad schedules are refused and nothing is written") {
 }
 
 TEST_CASE("schedule changes join the application's open transaction: they commit or roll back with it") {
-  Fixture f;
+  ScheduleFixture f;
   using prescient::testing::count_of;
   *f.db << "CREATE TABLE app_orders (id int)";
   // Rolled back with the application's transaction: no schedule, no pending check.
@@ -311,7 +304,7 @@ TEST_CASE("schedule changes join the application's open transaction: they commit
 }
 
 TEST_CASE("schedules with a window fire each occurrence at their place in it, and keep that place") {
-  Fixture f;
+  ScheduleFixture f;
   std::vector<ScheduleDefinition> daily;
   for (int i = 0; i < 20; ++i) {
     daily.push_back({.id = "d" + std::to_string(i), .spec = "0 11 * * *", .payload = {{"type", "tick"}},
@@ -345,7 +338,7 @@ TEST_CASE("schedules with a window fire each occurrence at their place in it, an
 }
 
 TEST_CASE("a schedule's deadline counts from its place in the window") {
-  Fixture f;
+  ScheduleFixture f;
   // Schedules until one lands at least 5 minutes into its 10-minute window.
   std::string id;
   std::chrono::minutes place{0};
@@ -370,7 +363,7 @@ TEST_CASE("a schedule's deadline counts from its place in the window") {
 }
 
 TEST_CASE("a schedule's window below 1s or over the horizon is refused; update changes it") {
-  Fixture f;
+  ScheduleFixture f;
   CHECK_THROWS_WITH(f.schedules.add({.id = "w", .spec = "@daily", .window = 0s}),
                     "window_seconds: 0 is not a window (at least 1)");
   CHECK_THROWS_WITH(f.schedules.add({.id = "w", .spec = "@daily", .window = 400 * 24h}),
@@ -386,7 +379,7 @@ TEST_CASE("a schedule's window below 1s or over the horizon is refused; update c
 }
 
 TEST_CASE("a schedule with a jitter fires each occurrence at its own offset within it, never early") {
-  Fixture f;
+  ScheduleFixture f;
   f.schedules.add({.id = "digest", .spec = "0 * * * *", .payload = {{"type", "tick"}}, .jitter = 10min});
   CHECK(f.schedules.show("digest").jitter == 10min);
   const SlotGrid grid(60s);

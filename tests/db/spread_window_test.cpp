@@ -23,8 +23,8 @@ using prescient::testing::count_of;
 namespace {
 
 // A 1-minute grid, ten minutes before the herd's time.
-struct Fixture : prescient::testing::ClientFixture {
-  Fixture() : ClientFixture("2026-11-21T08:50:10Z") {}
+struct SpreadWindowFixture : prescient::testing::ClientFixture {
+  SpreadWindowFixture() : ClientFixture("2026-11-21T08:50:10Z") {}
 
   std::vector<ScheduleRequest> herd(int count, const char* at, std::chrono::seconds window) {
     std::vector<ScheduleRequest> requests;
@@ -47,7 +47,7 @@ struct Fixture : prescient::testing::ClientFixture {
 }  // namespace
 
 TEST_CASE("a herd given one time and a 10-minute window spreads evenly over its ten slots, none early") {
-  Fixture f;
+  SpreadWindowFixture f;
   const auto herd = f.herd(10000, "2026-11-21T09:00:00Z", 10min);
   f.client.schedule_many(herd);
 
@@ -86,7 +86,7 @@ TEST_CASE("a herd given one time and a 10-minute window spreads evenly over its 
 }
 
 TEST_CASE("a window is counted from the check's time: never before it, never at or after it plus the window") {
-  Fixture f;
+  SpreadWindowFixture f;
   // 09:00:30 with 3 minutes: the slots 09:01, 09:02 and 09:03, all before 09:03:30.
   for (int i = 0; i < 30; ++i) {
     f.client.schedule({.job = "noop", .entity_name = "reminders", .entity_key = std::to_string(i),
@@ -111,7 +111,7 @@ TEST_CASE("a window is counted from the check's time: never before it, never at 
 }
 
 TEST_CASE("a replaced check keeps its place in the window; the SQL API spreads the same way") {
-  Fixture f;
+  SpreadWindowFixture f;
   ScheduleRequest request{.job = "noop", .entity_name = "orders", .entity_key = "42", .job_key = "remind:42",
                           .at = parse_time("2026-11-21T09:00:00Z"), .on_conflict = OnConflict::replace, .window = 10min};
   const Scheduled first = f.client.schedule(request);
@@ -136,7 +136,7 @@ TEST_CASE("a replaced check keeps its place in the window; the SQL API spreads t
 }
 
 TEST_CASE("a negative window, or one ending beyond the horizon, is refused naming it; nothing is written") {
-  Fixture f;
+  SpreadWindowFixture f;
   auto herd = f.herd(3, "2026-11-21T09:00:00Z", 10min);
   herd[2].window = -5min;
   CHECK_THROWS_WITH(f.client.schedule_many(herd), Catch::Contains("item 3") && Catch::Contains("window -5m"));

@@ -21,6 +21,7 @@
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
 #include "client_fixture.hpp"
+#include "process.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -67,22 +68,17 @@ class Traced final : public JobExec {
 };
 
 // A commands directory with `traced`, which answers done with its TRACEPARENT and TRACESTATE as its result.
-std::string commands_dir() {
-  char templ[] = "/tmp/prescient-trace-XXXXXX";
-  if (::mkdtemp(templ) == nullptr) throw std::runtime_error("mkdtemp failed");
-  const std::string path = std::string(templ) + "/traced";
-  std::ofstream(path) << "#!/bin/sh\nprintf '{\"next\": null, \"result\": [\"%s\", \"%s\"]}\\n' \"$TRACEPARENT\" "
-                         "\"$TRACESTATE\"\n";
-  ::chmod(path.c_str(), 0755);
-  return templ;
+std::string traced_commands_dir() {
+  return prescient::testing::commands_dir_with(
+      "traced", "#!/bin/sh\nprintf '{\"next\": null, \"result\": [\"%s\", \"%s\"]}\\n' \"$TRACEPARENT\" \"$TRACESTATE\"\n");
 }
 
-struct Fixture : prescient::testing::ClientFixture {
+struct TraceContextFixture : prescient::testing::ClientFixture {
   std::vector<Seen> seen;
   std::mutex mutex;
   int failures = 0;
 
-  Fixture() : ClientFixture("2026-11-21T09:00:00Z", 60, {.commands_dir = commands_dir()}) {
+  TraceContextFixture() : ClientFixture("2026-11-21T09:00:00Z", 60, {.commands_dir = traced_commands_dir()}) {
     registry.add("traced", [this] { return std::make_unique<Traced>(seen, mutex, failures); });
     declare_job_classes(*db, registry, "r", clock.now());
   }
@@ -114,7 +110,7 @@ std::vector<std::string> parts_of(const std::string& traceparent) {
 }  // namespace
 
 TEST_CASE("trace context: refused in SQL's words at every door, nothing written") {
-  Fixture f;
+  TraceContextFixture f;
   ScheduleRequest bad = traced_request("bad");
   bad.traceparent = "00-" + kTrace + "-" + kParent + "-1";  // one flag digit
   CHECK_THROWS_WITH(f.client.schedule(bad), Catch::Contains("the traceparent '00-" + kTrace) &&
@@ -149,7 +145,7 @@ TEST_CASE("trace context: refused in SQL's words at every door, nothing written"
 
 TEST_CASE("trace context: each run is a span of the check's trace, through reschedules, retries, history and "
           "revival") {
-  Fixture f;
+  TraceContextFixture f;
   const std::int64_t id = f.client.schedule(traced_request("order-1")).id;
   f.fire("2026-11-21T10:00:00Z");  // answers 10:05
   f.failures = 2;
@@ -185,7 +181,7 @@ TEST_CASE("trace context: each run is a span of the check's trace, through resch
 }
 
 TEST_CASE("trace context: the command class exports the run's TRACEPARENT and TRACESTATE") {
-  Fixture f;
+  TraceContextFixture f;
   ScheduleRequest request = traced_request("cmd");
   request.job = "command";
   request.payload = {{"command", "traced"}};
@@ -200,7 +196,7 @@ TEST_CASE("trace context: the command class exports the run's TRACEPARENT and TR
 }
 
 TEST_CASE("trace context: a check without one runs without one; a malformed one written by another is not sent") {
-  Fixture f;
+  TraceContextFixture f;
   ScheduleRequest plain = traced_request("plain");
   plain.traceparent.reset();
   plain.tracestate.reset();
@@ -218,7 +214,7 @@ TEST_CASE("trace context: a check without one runs without one; a malformed one 
 }
 
 TEST_CASE("trace context: a worker's take gives each attempt a span of the check's trace") {
-  Fixture f;
+  TraceContextFixture f;
   *f.db << "SELECT prescient.job_class_add('mailer', true)";
   ScheduleRequest request = traced_request("mail-1");
   request.job = "mailer";
@@ -243,7 +239,7 @@ TEST_CASE("trace context: a worker's take gives each attempt a span of the check
 }
 
 TEST_CASE("trace context: each occurrence of a schedule starts a trace of its own, naming it") {
-  Fixture f;
+  TraceContextFixture f;
   Schedules schedules(*f.db, f.clock);
   f.clock.set(parse_time("2026-11-21T09:59:30Z"));
   schedules.add({.id = "hourly report", .spec = "0 * * * *", .job = "noop"});

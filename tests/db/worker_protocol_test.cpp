@@ -32,13 +32,13 @@ using prescient::testing::Login;
 namespace {
 
 // A 1-minute grid; the checks are asked for at 10:00, so their slot is 10:00.
-struct Fixture {
+struct WorkerProtocolFixture {
   std::string url = create_migrated_database(60);
   std::unique_ptr<soci::session> db = connect_to(url);
   ManualClock clock{parse_time("2026-11-21T09:30:00Z")};
   Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
 
-  Fixture() { *db << "SELECT prescient.job_class_add('order_unshipped', true)"; }
+  WorkerProtocolFixture() { *db << "SELECT prescient.job_class_add('order_unshipped', true)"; }
 
   std::int64_t add(const char* job, std::optional<std::string> group = std::nullopt) {
     return client
@@ -75,7 +75,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE_METHOD(Fixture, "workers: the runner leaves a worker class alone; a worker takes it at its slot, never before") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: the runner leaves a worker class alone; a worker takes it at its slot, never before") {
   const std::int64_t mine = add("order_unshipped");
   add("noop");
   clock.set(parse_time("2026-11-21T10:00:00Z"));
@@ -102,7 +102,7 @@ TEST_CASE_METHOD(Fixture, "workers: the runner leaves a worker class alone; a wo
   CHECK(next_due == "2026-11-21T10:00:30Z");
 }
 
-TEST_CASE_METHOD(Fixture, "workers: an expired lease is taken again; the late settlement is refused and writes nothing") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: an expired lease is taken again; the late settlement is refused and writes nothing") {
   const std::int64_t id = add("order_unshipped");
   REQUIRE(take("2026-11-21T10:00:00Z", "dies") == std::vector<std::int64_t>{id});
   const long long first = token_of(id);
@@ -125,7 +125,7 @@ TEST_CASE_METHOD(Fixture, "workers: an expired lease is taken again; the late se
   CHECK_THAT(complete(424242, 1, "2026-11-21T10:00:35Z").second, Catch::Contains("check 424242 is not pending"));
 }
 
-TEST_CASE_METHOD(Fixture, "workers: a settlement the database refuses for one check fails that check alone") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: a settlement the database refuses for one check fails that check alone") {
   // Another tool's rule on the history refuses one check's row (its payload says so).
   *db << "CREATE SCHEMA app";
   *db << "CREATE FUNCTION app.no_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
@@ -176,7 +176,7 @@ TEST_CASE_METHOD(Fixture, "workers: a settlement the database refuses for one ch
   CHECK(token_of(ids[5]) == token);
 }
 
-TEST_CASE_METHOD(Fixture, "workers: a paused class gives nothing; a group gives its first check, one at a time") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: a paused class gives nothing; a group gives its first check, one at a time") {
   const std::int64_t first = add("order_unshipped", "order-7");
   const std::int64_t second = add("order_unshipped", "order-7");
   *db << "SELECT prescient.pause_job('order_unshipped', 'test', '2026-11-21T09:00:00Z')";
@@ -192,7 +192,7 @@ TEST_CASE_METHOD(Fixture, "workers: a paused class gives nothing; a group gives 
   CHECK(take("2026-11-21T10:00:03Z", "w2") == std::vector<std::int64_t>{second});
 }
 
-TEST_CASE_METHOD(Fixture, "workers: bad input is refused whole, or stored as the runner stores it") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: bad input is refused whole, or stored as the runner stores it") {
   const std::int64_t id = add("order_unshipped");
   REQUIRE(take("2026-11-21T10:00:00Z").size() == 1);
   const long long token = token_of(id);
@@ -220,7 +220,7 @@ TEST_CASE_METHOD(Fixture, "workers: bad input is refused whole, or stored as the
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE last_error LIKE '%[cut: 1048576 bytes in all]'") == 1);
 }
 
-TEST_CASE_METHOD(Fixture, "prescient_worker takes and settles through the protocol; it cannot write future_job") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "prescient_worker takes and settles through the protocol; it cannot write future_job") {
   std::string suffix;
   *db << "SELECT current_database()", soci::into(suffix);
   Login login(*db, "worker_" + suffix, "prescient_worker");
@@ -245,7 +245,7 @@ TEST_CASE_METHOD(Fixture, "prescient_worker takes and settles through the protoc
                     Catch::Contains("job class 'noop' is run by the runner, not by workers"));
 }
 
-TEST_CASE_METHOD(Fixture, "LISTEN prescient_worker: an enqueue of a worker class wakes a worker, naming the class") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "LISTEN prescient_worker: an enqueue of a worker class wakes a worker, naming the class") {
   PGconn* listener = PQconnectdb(url.c_str());
   REQUIRE(PQstatus(listener) == CONNECTION_OK);
   PQclear(PQexec(listener, "LISTEN prescient_worker"));

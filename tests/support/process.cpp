@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +118,15 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+std::string commands_dir_with(const std::string& name, const std::string& script) {
+  std::string dir = "/tmp/prescient-commands-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << script;
+  if (::chmod(path.c_str(), 0755) != 0) throw std::runtime_error("chmod " + path + " failed");
+  return dir;
 }
 
 void check_refused(std::initializer_list<Refused> cases, const std::string& url) {

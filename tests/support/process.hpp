@@ -18,6 +18,13 @@ struct ProcessResult {
 ProcessResult run_prescient(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                             const std::string& stdin_text = "");
 
+// The environment of a command run with no database named: PRESCIENT_DATABASE_URL unset.
+inline std::map<std::string, std::string> no_database_env() { return {{"PRESCIENT_DATABASE_URL", ""}}; }
+
+// A new directory (under /tmp) holding one executable `name` with the shell script `script`, for the
+// command class's --commands-dir. Returns the directory.
+std::string commands_dir_with(const std::string& name, const std::string& script);
+
 // Starts the prescient binary in the background, its standard output to `stdout_path`, its standard
 // error to `stderr_path`. Returns its pid.
 pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path = "/dev/null",

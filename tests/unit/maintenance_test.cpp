@@ -38,7 +38,7 @@ class ScriptedService final : public MaintenanceService {
   std::function<void()> fail_;
 };
 
-struct Fixture {
+struct MaintenanceFixture {
   ManualClock clock{parse_time("2026-11-21T10:00:30Z")};
   Registry registry;
   SlotRunner runner{RunnerOptions{.runner_id = "r"}, registry, clock, std::make_shared<testing::FakeStores>()};
@@ -55,7 +55,7 @@ void lock_not_granted() { throw DatabaseError("lock not available", "55P03"); }
 }  // namespace
 
 TEST_CASE("maintainer: runs the due services in order; one that fails holds back none of the others") {
-  Fixture f;
+  MaintenanceFixture f;
   std::vector<std::unique_ptr<MaintenanceService>> services;
   services.push_back(std::make_unique<ScriptedService>("sweep", f.log, true, true, lock_not_granted));
   services.push_back(std::make_unique<ScriptedService>("not due", f.log, false, true));
@@ -69,7 +69,7 @@ TEST_CASE("maintainer: runs the due services in order; one that fails holds back
 }
 
 TEST_CASE("maintainer: a configuration error is not retried: it is thrown on, and what follows waits") {
-  Fixture f;
+  MaintenanceFixture f;
   std::vector<std::unique_ptr<MaintenanceService>> services;
   services.push_back(std::make_unique<ScriptedService>("bad", f.log, true, true, [] { throw InvalidInput("bad"); }));
   services.push_back(std::make_unique<ScriptedService>("after", f.log, true, true));
@@ -80,7 +80,7 @@ TEST_CASE("maintainer: a configuration error is not retried: it is thrown on, an
 }
 
 TEST_CASE("history partitions service: due at once, then after its interval; after a failure, after its retry") {
-  Fixture f;
+  MaintenanceFixture f;
   const auto service = history_partitions_service({.every = 1h, .retry = 1min});
   const TimePoint start = f.clock.now();
   CHECK(service->due(std::nullopt, start));

@@ -57,14 +57,14 @@ class InstantWaiter final : public Waiter {
   TimePoint stop_at_;
 };
 
-struct Fixture {
+struct SlotRunnerFixture {
   ManualClock clock{parse_time("2026-11-21T10:00:30Z")};
   Runs runs;
   Registry registry;
   RunnerOptions options{.runner_id = "r", .batch_size = 100};
   std::shared_ptr<FakeStores> stores = std::make_shared<FakeStores>();
 
-  Fixture() {
+  SlotRunnerFixture() {
     registry.add("recorder", [this] { return std::make_unique<Recorder>(runs, clock); });
   }
   std::vector<std::int64_t> pending_ids() const {
@@ -90,7 +90,7 @@ std::pair<std::int64_t, TimePoint> ran(std::int64_t id, const std::string& at) {
 }  // namespace
 
 TEST_CASE("sweep: the overdue slots, oldest first, each check once; the current slot is left to run_slot") {
-  Fixture f;
+  SlotRunnerFixture f;
   f.due(1, "2026-11-21T09:55:00Z");
   f.due(2, "2026-11-21T09:50:00Z");
   f.due(3, "2026-11-21T09:55:00Z");
@@ -109,7 +109,7 @@ TEST_CASE("sweep: the overdue slots, oldest first, each check once; the current 
 }
 
 TEST_CASE("sweep --mode shift: overdue checks move to the next boundary, none runs") {
-  Fixture f;
+  SlotRunnerFixture f;
   f.due(1, "2026-11-21T09:50:00Z");
   f.due(2, "2026-11-21T09:59:00Z");
   f.due(3, "2026-11-21T10:00:00Z");
@@ -125,7 +125,7 @@ TEST_CASE("sweep --mode shift: overdue checks move to the next boundary, none ru
 }
 
 TEST_CASE("sweep: an end off the grid or past the current slot is refused; nothing fires early") {
-  Fixture f;
+  SlotRunnerFixture f;
   f.due(1, "2026-11-21T10:01:00Z");
   SlotRunner runner(f.options, f.registry, f.clock, f.stores);
   CHECK_THROWS_WITH(runner.sweep(parse_time("2026-11-21T09:59:30Z"), SweepMode::run),
@@ -136,7 +136,7 @@ TEST_CASE("sweep: an end off the grid or past the current slot is refused; nothi
 }
 
 TEST_CASE("daemon: catches up what was missed, then fires each slot at its boundary, never early") {
-  Fixture f;
+  SlotRunnerFixture f;
   f.due(1, "2026-11-21T09:58:00Z");  // missed while no daemon ran
   f.due(2, "2026-11-21T10:01:00Z");
   f.due(3, "2026-11-21T10:03:00Z");
@@ -157,7 +157,7 @@ TEST_CASE("daemon: catches up what was missed, then fires each slot at its bound
 }
 
 TEST_CASE("daemon: a database that is not up yet is retried with backoff; no slot is lost") {
-  Fixture f;
+  SlotRunnerFixture f;
   f.due(1, "2026-11-21T10:00:00Z");
   f.due(2, "2026-11-21T10:01:00Z");
   f.stores->upkeep_open_failures = 2;
@@ -170,7 +170,7 @@ TEST_CASE("daemon: a database that is not up yet is retried with backoff; no slo
 }
 
 TEST_CASE("daemon: the history's partitions before the first slot, then hourly; a failure is tried a minute later") {
-  Fixture f;
+  SlotRunnerFixture f;
   f.due(1, "2026-11-21T10:01:00Z");
   f.due(2, "2026-11-21T12:10:00Z");
   f.stores->partition_failures = 1;

@@ -40,7 +40,7 @@ class Emitter final : public JobExec {
   RunLog& runs_;
 };
 
-struct Fixture {
+struct WorkerFixture {
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
   ManualClock clock{slot};
   Settings settings;  // a 1-minute grid, 5 attempts
@@ -49,7 +49,7 @@ struct Fixture {
   RunnerOptions options{.runner_id = "w", .batch_size = 100};
   FakeRunnerStore* store = nullptr;  // owned by the worker: valid while it lives
 
-  Fixture() {
+  WorkerFixture() {
     registry.add("emitter", [this] { return std::make_unique<Emitter>(runs); });
   }
 
@@ -75,7 +75,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("worker: a batch settles in one statement and one commit when nothing is refused") {
-  Fixture f;
+  WorkerFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 10; ++i) setup.due.push_back(f.check(i, {{"emit", "fine"}}));
   auto worker = f.worker(setup);
@@ -91,7 +91,7 @@ TEST_CASE("worker: a batch settles in one statement and one commit when nothing 
 }
 
 TEST_CASE("worker: refused items become failed attempts naming the refusal; the others settle in the same transaction") {
-  Fixture f;
+  WorkerFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 40; ++i) setup.due.push_back(f.check(i, {{"emit", i == 3 || i == 17 || i == 18 ? "poison" : "fine"}}));
   auto worker = f.worker(setup);
@@ -114,7 +114,7 @@ TEST_CASE("worker: refused items become failed attempts naming the refusal; the 
 }
 
 TEST_CASE("worker: after a refusal the next 16 batches start in chunks, then whole again") {
-  Fixture f;
+  WorkerFixture f;
   f.options.batch_size = 10;
   FakeRunnerStore setup;
   // 20 batches of 10: a culprit in the first and the fifth, none after.
@@ -132,7 +132,7 @@ TEST_CASE("worker: after a refusal the next 16 batches start in chunks, then who
 }
 
 TEST_CASE("worker: a batch after sixteen clean chunked ones starts whole again") {
-  Fixture f;
+  WorkerFixture f;
   f.options.batch_size = 10;
   FakeRunnerStore setup;
   for (int i = 1; i <= 190; ++i) setup.due.push_back(f.check(i, {{"emit", i == 5 ? "poison" : "fine"}}));
@@ -148,7 +148,7 @@ TEST_CASE("worker: a batch after sixteen clean chunked ones starts whole again")
 }
 
 TEST_CASE("worker: a failure of the server fails the batch; nothing settles, the rows stay due") {
-  Fixture f;
+  WorkerFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 5; ++i) setup.due.push_back(f.check(i));
   setup.server_failure = "08006";
@@ -161,7 +161,7 @@ TEST_CASE("worker: a failure of the server fails the batch; nothing settles, the
 }
 
 TEST_CASE("worker: a check refused in any form stays due and is left out of the rest of the drain") {
-  Fixture f;
+  WorkerFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 6; ++i) setup.due.push_back(f.check(i));
   setup.refused_ids = {4};
@@ -175,7 +175,7 @@ TEST_CASE("worker: a check refused in any form stays due and is left out of the 
 }
 
 TEST_CASE("worker: a row whose payload cannot be read fails without a run") {
-  Fixture f;
+  WorkerFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 3; ++i) setup.due.push_back(f.check(i));
   setup.unreadable[2] = "its payload cannot be read: number overflow";
@@ -189,7 +189,7 @@ TEST_CASE("worker: a row whose payload cannot be read fails without a run") {
 }
 
 TEST_CASE("worker: past the batch deadline no job starts; the rest is claimed again in later transactions") {
-  Fixture f;
+  WorkerFixture f;
   f.options.batch_deadline = 120ms;
   FakeRunnerStore setup;
   for (int i = 1; i <= 8; ++i) setup.due.push_back(f.check(i, {{"sleep_ms", 50}}));
@@ -201,7 +201,7 @@ TEST_CASE("worker: past the batch deadline no job starts; the rest is claimed ag
 }
 
 TEST_CASE("worker: a class with too many abandoned jobs is left out of its claims") {
-  Fixture f;
+  WorkerFixture f;
   f.options.max_abandoned_per_class = 1;
   runner::AbandonedJobs::process().add("stuck");
   FakeRunnerStore setup;
@@ -214,7 +214,7 @@ TEST_CASE("worker: a class with too many abandoned jobs is left out of its claim
 }
 
 TEST_CASE("worker: checks a flow limit applies to are admitted with their key values and run under a lease") {
-  Fixture f;
+  WorkerFixture f;
   FakeRunnerStore setup;
   setup.limits = {{.name = "per-tenant", .key = "payload.tenant", .concurrency = 2}};
   for (int i = 1; i <= 3; ++i) setup.due.push_back(f.check(i, {{"tenant", "a"}}));
@@ -234,7 +234,7 @@ TEST_CASE("worker: checks a flow limit applies to are admitted with their key va
 }
 
 TEST_CASE("worker: a check deferred to a time within the slot runs at that time, never before") {
-  Fixture f;
+  WorkerFixture f;
   FakeRunnerStore setup;
   setup.limits = {{.name = "elsewhere", .key = "payload.tenant", .rate = 10}};  // limits in force, none applies
   Check later = f.check(1);

@@ -248,7 +248,7 @@ public final class Worker implements AutoCloseable {
 
     private void loop() {
         Duration backoff = Duration.ZERO;
-        Duration idleFloor = Duration.ofMillis(50);
+        Duration idleFloor = IdleWait.FIRST_FLOOR;
         while (!stopping) {
             try {
                 settleReady();
@@ -262,21 +262,14 @@ public final class Worker implements AutoCloseable {
                 taken.forEach(this::dispatch);
                 backoff = Duration.ZERO;
                 if (!taken.isEmpty()) {
-                    idleFloor = Duration.ofMillis(50);
+                    idleFloor = IdleWait.FIRST_FLOOR;
                 }
                 if (taken.size() == limit) {
                     continue; // there may be more due
                 }
-                Duration wait = call(c -> WorkerProtocol.untilNextDue(c, classes, now()));
-                if (wait == null || wait.compareTo(MAX_SLEEP) > 0) {
-                    wait = MAX_SLEEP;
-                } else if (wait.compareTo(Duration.ofMillis(10)) < 0) {
-                    // Due now, yet not taken: worker_next_due counts a check whose group has another check
-                    // leased. Do not spin: wait 50 ms, doubling to 1 s while it lasts (a handler's end wakes it).
-                    wait = idleFloor;
-                    idleFloor = min(idleFloor.multipliedBy(2), Duration.ofSeconds(1));
-                }
-                sleep(wait);
+                IdleWait idle = IdleWait.after(call(c -> WorkerProtocol.untilNextDue(c, classes, now())), idleFloor);
+                idleFloor = idle.nextFloor();
+                sleep(idle.sleep());
             } catch (SQLException | RuntimeException e) {
                 backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2), MAX_BACKOFF);
                 Duration pause = backoff;
@@ -285,6 +278,30 @@ public final class Worker implements AutoCloseable {
             }
         }
         shutdown();
+    }
+
+    /**
+     * How long the loop sleeps after a take that left places free, and the floor of the next such wait.
+     * {@code untilDue}: until a check of its classes may be taken ({@code null}: none pending). A check due
+     * later is waited for exactly, however soon: under a rate limit the next start is often a few ms away,
+     * and backing off then (as this loop once did for any wait under 10 ms) left a Java worker looking once
+     * a second while other workers took every start. Only a check due now yet not taken (a group whose
+     * earlier check is leased elsewhere) backs off: the floor, 50 ms doubling to 1 s while it lasts; a
+     * handler's end wakes the loop sooner.
+     */
+    record IdleWait(Duration sleep, Duration nextFloor) {
+        static final Duration FIRST_FLOOR = Duration.ofMillis(50);
+        static final Duration LAST_FLOOR = Duration.ofSeconds(1);
+
+        static IdleWait after(Duration untilDue, Duration floor) {
+            if (untilDue == null || untilDue.compareTo(MAX_SLEEP) > 0) {
+                return new IdleWait(MAX_SLEEP, FIRST_FLOOR);
+            }
+            if (untilDue.isNegative() || untilDue.isZero()) {
+                return new IdleWait(floor, min(floor.multipliedBy(2), LAST_FLOOR));
+            }
+            return new IdleWait(untilDue, FIRST_FLOOR);
+        }
     }
 
     private List<Check> take(int limit) throws SQLException {

@@ -55,6 +55,7 @@ public final class ClientTests {
         tests.put("protocol_lease_lost_is_typed", ClientTests::protocolLeaseLost);
         tests.put("worker_role_is_enough", ClientTests::workerRoleIsEnough);
         tests.put("live_loop_wakes_on_notify", ClientTests::liveLoopWakesOnNotify);
+        tests.put("idle_waits_for_a_start_however_soon", ClientTests::idleWaitsForAStart);
         tests.put("survives_cut_sessions", ClientTests::survivesCutSessions);
         tests.put("heartbeats_keep_a_long_run", ClientTests::heartbeatsKeepLongRun);
         tests.put("stop_releases_what_outlives_the_grace", ClientTests::stopReleases);
@@ -481,6 +482,26 @@ public final class ClientTests {
     // ---- the worker, live: real clock, LISTEN, heartbeats, stopping -----------------------------------------
 
     /** Asleep with nothing due (a 60 s sleep), the worker wakes on the NOTIFY of a new check and runs it. */
+    /**
+     * The loop's wait after a take that left places free: a check due in 3 ms (a rate limit's next start) is
+     * waited for exactly, the backoff starting over; only one due now yet not taken backs off, 50 ms doubling
+     * to 1 s. It once backed off for any wait under 10 ms, and under a rate limit shared with other workers a
+     * Java worker looked once a second and took no check in 13 s (the conformance suite's mixed rate_limit).
+     */
+    static void idleWaitsForAStart() {
+        Duration soon = Duration.ofMillis(3);
+        assertEquals(new Worker.IdleWait(soon, Duration.ofMillis(50)), Worker.IdleWait.after(soon, Duration.ofSeconds(1)),
+                     "a start 3 ms away, after backing off to 1 s");
+        assertEquals(new Worker.IdleWait(Duration.ofMillis(200), Duration.ofMillis(400)),
+                     Worker.IdleWait.after(Duration.ZERO, Duration.ofMillis(200)), "due now, not taken");
+        assertEquals(new Worker.IdleWait(Duration.ofMillis(800), Duration.ofSeconds(1)),
+                     Worker.IdleWait.after(Duration.ofMillis(-5), Duration.ofMillis(800)), "due 5 ms ago, not taken");
+        assertEquals(new Worker.IdleWait(Duration.ofSeconds(60), Duration.ofMillis(50)),
+                     Worker.IdleWait.after(null, Duration.ofSeconds(1)), "none pending: the longest sleep");
+        assertEquals(new Worker.IdleWait(Duration.ofSeconds(60), Duration.ofMillis(50)),
+                     Worker.IdleWait.after(Duration.ofHours(2), Duration.ofMillis(50)), "due in 2 h: the longest sleep");
+    }
+
     static void liveLoopWakesOnNotify() throws Exception {
         DB.declareWorkerClasses("live_a");
         List<Settlement> settled = new CopyOnWriteArrayList<>();

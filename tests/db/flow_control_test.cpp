@@ -431,7 +431,10 @@ TEST_CASE("flow: a cron occurrence deferred past its deadline ends deadline_miss
   // of 2 s: the on-time one fires within it even on a loaded machine; a 1 s one was missed there.)
   f.limits.set({.name = "cron-rate", .key = "job", .key_value = "cron", .rate = 1, .per_seconds = 5}, "test",
                f.clock.now());
-  Schedules schedules(*f.db, f.clock);
+  // Both added at one pinned moment: on the real clock, the two adds could straddle a 10 s boundary (as they
+  // did on a loaded machine) and get occurrences 10 s apart.
+  const ManualClock added_at(f.clock.now());
+  Schedules schedules(*f.db, added_at);
   for (const char* id : {"a", "b"}) {
     schedules.add({.id = id, .spec = "@every 10s", .payload = {{"type", "tick"}}, .deadline = std::chrono::seconds{2}});
   }

@@ -56,23 +56,13 @@ for layer in core runner db api ops; do check "$layer" "$repo/engine/src/$layer"
 check prescient "$repo/engine/include/prescient"
 check web "$repo/engine/web"
 
-# The objects of engine/src/LAYER/NAME.cpp, as CMake names them (.../src/LAYER/NAME.cpp.o), or, in a unity
-# build (cmake/UnityBuild.cmake), of the batches of LAYER (.../unity/prescient/src/LAYER/unity_K.cpp.o, each
-# holding files of one layer only): whichever the build compiles now, as its compile_commands.json lists
-# them. An object left from a source or batch since removed, or from the other way of building, is not read.
+# The objects of engine/src/LAYER/NAME.cpp, as CMake names them (.../src/LAYER/NAME.cpp.o); one left from
+# a source since removed is not read.
 objects=()
-unity=no
-grep -q '/unity/prescient/src/' "$build/compile_commands.json" 2>/dev/null && unity=yes
 while IFS= read -r object; do
   source=engine/src/${object##*/src/}
   source=${source%.o}
-  case "$unity:$object" in
-    yes:*/unity/prescient/src/*/unity_*.cpp.o)
-      batch=${object##*/unity/prescient/src/}
-      [ -f "$build/engine/unity/prescient/src/${batch%.o}" ] && objects+=("$object") ;;
-    no:*/unity/*) ;;
-    no:*) [ -f "$repo/$source" ] && objects+=("$object") ;;
-  esac
+  [ -f "$repo/$source" ] && objects+=("$object")
 done < <(find "$build" -type f -path '*/src/*/*.cpp.o' 2>/dev/null | sort)
 if [ "${#objects[@]}" = 0 ]; then
   echo "check-layers.sh: no object files of engine/src under $build: build the engine first" >&2
@@ -83,19 +73,11 @@ fi
 # here (strong). Demangled after the split: a demangled name has spaces; in the report it keeps its
 # qualified name and loses its parameters.
 layered=$(for layer in core runner db api ops; do printf '%s=%s;' "$layer" "$(allowed "$layer" | sed 's/ prescient//')"; done)
-# -l: the source line of each symbol (from the debug information: of its definition, or of a use), which
-# names the file within a batch; where there is none (a build without -g), the batch is named.
-symbol_violations=$(nm -A -P -g -l "${objects[@]}" | awk -F '\t' -v OFS='\t' '
+symbol_violations=$(nm -A -P -g "${objects[@]}" | awk -v OFS='\t' '
   {
-    split($1, f, " "); object = f[1]; symbol = f[2]; type = f[3]
-    source = substr(object, 1, length(object) - 1); sub(/.*\/src\//, "engine/src/", source); sub(/\.o$/, "", source)
+    source = substr($1, 1, length($1) - 1); sub(/.*\/src\//, "engine/src/", source); sub(/\.o$/, "", source)
     layer = source; sub(/^engine\/src\//, "", layer); sub(/\/.*/, "", layer)
-    if (source ~ /\/unity_[0-9]+\.cpp$/) {
-      where = $2; sub(/:[0-9]+$/, "", where)
-      if (where ~ ("engine/src/" layer "/[^/]+\\.(cpp|hpp)$")) { sub(/.*engine\/src\//, "engine/src/", where); source = where }
-      else source = source " (a unity batch)"
-    }
-    print source, layer, type, symbol
+    print source, layer, $3, $2
   }' | c++filt | awk -F '\t' -v layered="$layered" '
   BEGIN {
     n = split(layered, pairs, ";")

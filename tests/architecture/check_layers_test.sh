@@ -15,42 +15,28 @@ build=${2:-$repo/build}
 
 mkdir -p "$work/engine" "$work/build"
 cp -r "$repo/engine/src" "$repo/engine/include" "$repo/engine/web" "$work/engine/"
-# The copy's objects where the check looks by default ($work/build), at the paths CMake gave them, with the
-# unity batches (cmake/UnityBuild.cmake) they were compiled from.
-(cd "$build" && find . -type f \( -path '*/src/*/*.cpp.o' -o -path '*/unity/prescient/src/*/unity_*.cpp' \
-  -o -path ./compile_commands.json \) -exec cp --parents {} "$work/build/" \;)
+# The copy's objects where the check looks by default ($work/build), at the paths CMake gave them.
+(cd "$build" && find . -type f -path '*/src/*/*.cpp.o' -exec cp --parents {} "$work/build/" \;)
 "$repo/scripts/check-layers.sh" "$work" >/dev/null || fail "the unchanged copy does not pass"
 
-# recompile FILE: compiles the copy's FILE (engine/src/...) into the copy's object of it, or of the unity
-# batch that holds it, as BUILD would, but reading the copy's sources and internal headers.
+# recompile FILE: compiles the copy's FILE (engine/src/...) into the copy's object of it, as BUILD would,
+# but reading the copy's internal headers.
 recompile() {
-  python3 - "$build/compile_commands.json" "$repo" "$work" "$build" "$1" <<'EOF' || fail "cannot compile the planted $1"
-import json, os, re, shlex, subprocess, sys
-commands, repo, work, build, source = sys.argv[1:]
-include = re.compile(r'#include "(.*)"')
-def included(batch):
-    here = os.path.dirname(batch)
-    return [os.path.normpath(os.path.join(here, m.group(1))) for m in map(include.match, open(batch)) if m]
-def in_copy(path):  # a path under BUILD, as the copy has it
-    return os.path.join(work, "build", os.path.relpath(path, build))
-entries = json.load(open(commands))
-entry = next((e for e in entries if e["file"] == f"{repo}/{source}"), None)
-if entry is None:  # a unity build: the batch that includes it, written again to include the copy's files
-    entry = next(e for e in entries if "/unity/prescient/src/" in e["file"] and f"{repo}/{source}" in included(e["file"]))
-    with open(in_copy(entry["file"]), "w") as out:
-        for path in included(entry["file"]):
-            out.write('#include "%s"\n' % path.replace(f"{repo}/engine/src", f"{work}/engine/src"))
+  local object
+  object=$(find "$work/build" -type f -path "*/src/${1#engine/src/}.o")
+  [ -n "$object" ] || fail "no object of $1 in $build"
+  python3 - "$build/compile_commands.json" "$repo" "$work" "$1" "$object" <<'EOF' || fail "cannot compile the planted $1"
+import json, shlex, subprocess, sys
+commands, repo, work, source, object = sys.argv[1:]
+entry = next(e for e in json.load(open(commands)) if e["file"] == f"{repo}/{source}")
 args = shlex.split(entry["command"])
-args[args.index("-o") + 1] = in_copy(os.path.join(entry["directory"], args[args.index("-o") + 1]))
-args = [in_copy(a) if a == entry["file"] and a.startswith(build + "/") else a for a in args]
+args[args.index("-o") + 1] = object
 args = [a.replace(f"{repo}/engine/src", f"{work}/engine/src") for a in args]
 # Unoptimised (the last -O wins): the symbols that say where a thing is defined and used are the same.
 subprocess.run(args + ["-O0"], cwd=entry["directory"], check=True)
 EOF
 }
 
-# (A header of api/, made for it: in a unity build the file is compiled again with the batch it shares.)
-echo '#pragma once' >"$work/engine/src/api/client_rules.hpp"
 echo '#include "api/client_rules.hpp"' >>"$work/engine/src/db/settings.cpp"
 sed -i '1a #include "db/pg_runner_store.hpp"' "$work/engine/src/runner/slot_runner.cpp"
 echo '#include "core/text_rules.hpp"' >>"$work/engine/web/host_port.cpp"

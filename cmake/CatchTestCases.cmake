@@ -7,8 +7,8 @@
 #   TIMEOUT    seconds a case may take before CTest stops it
 #   COST       CTest's weight on a first run, before it has timings of its own (costlier cases start first)
 #   LOCK       every case takes RESOURCE_LOCK lock: never two cases holding it at once
-#   TAG_LOCKS  pairs: the cases tagged [tag] take RESOURCE_LOCK lock; a source file's cases are tagged
-#              #file ([#fault_test] for fault_test.cpp), so a tag may name a file
+#   TAG_LOCKS  pairs: the cases tagged [tag] take RESOURCE_LOCK lock ("a+b": both); a source file's cases
+#              are tagged #file ([#fault_test] for fault_test.cpp), so a tag may name a file
 function(prescient_catch_tests target)
   cmake_parse_arguments(arg "" "LABEL;TIMEOUT;COST;LOCK" "TAG_LOCKS" ${ARGN})
   if(NOT arg_LABEL)

@@ -24,7 +24,7 @@ if(count EQUAL 0)
   message(FATAL_ERROR "${EXECUTABLE} has no test cases")
 endif()
 
-# Which lock each case takes: the lock of the first of its tags that TAG_LOCKS names.
+# Which lock each case takes: the lock of the first of its tags that TAG_LOCKS names ("a+b" names two).
 set(locked_names "")
 set(tag_locks ${TAG_LOCKS})
 while(tag_locks)
@@ -57,7 +57,8 @@ foreach(name IN LISTS names)
   set(properties "LABELS ${LABEL} TIMEOUT ${TIMEOUT} COST ${COST} WORKING_DIRECTORY [==[${WORKING_DIRECTORY}]==]")
   set(locks ${LOCK})
   if(DEFINED lock_of_${key})
-    list(APPEND locks ${lock_of_${key}})
+    string(REPLACE "+" ";" tag_lock "${lock_of_${key}}")  # "a+b": both locks
+    list(APPEND locks ${tag_lock})
   endif()
   if(locks)
     string(APPEND properties " RESOURCE_LOCK \"${locks}\"")

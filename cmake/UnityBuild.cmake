@@ -1,20 +1,20 @@
 # prescient_unity_build(TARGET [BATCH N]): compiles TARGET's .cpp files a few at a time, each batch one
 # translation unit that includes them, so the heavy headers (SOCI, nlohmann/json, spdlog, Boost) are parsed,
-# and their templates instantiated and optimised, once a batch instead of once a file: a cold build's
-# compiler time halves (docs/performance.md, "The suite, cold").
+# and their templates instantiated and optimised, once a batch instead of once a file (docs/performance.md,
+# "The suite in unity batches"). Used for the CLI, the dashboard, the job classes and the tests; not for the
+# engine library, whose drain measured slower so compiled (engine/CMakeLists.txt).
 #
 # Not CMake's UNITY_BUILD: its batches include each file by its absolute path, so the Debian package's
 # build (the same sources in another directory) could not take a single object from the compiler cache the
 # suite's build filled. These batches name each file relative to the batch itself, which is the same in
 # any build directory one level below the sources (build/, the package's obj-<arch>/).
 #
-# A batch holds files of one folder only: each batch's object belongs to one layer of the engine, as
-# scripts/check-layers.sh reads it (a batch is named src/<layer>/unity_<k>.cpp for that reason). Files of one
-# batch share one translation unit: two of them may not define the same name in an anonymous namespace (the
+# A batch holds files of one folder only (unity/<target>/<folder>/unity_<k>.cpp). Files of one batch share
+# one translation unit: two of them may not define the same name in an anonymous namespace (the
 # compiler refuses most such pairs; scripts/check-unity.sh the rest, which would overload silently).
 # A file with SKIP_UNITY_BUILD_INCLUSION set (compile definitions of its own) is compiled alone.
 # PRESCIENT_UNITY_BUILD=OFF compiles file by file, as before.
-option(PRESCIENT_UNITY_BUILD "compile the engine, the CLI, the dashboard and the job classes in batches" ON)
+option(PRESCIENT_UNITY_BUILD "compile the CLI, the dashboard, the job classes and the tests in batches" ON)
 
 function(prescient_unity_build target)
   cmake_parse_arguments(PARSE_ARGV 1 unity "" "BATCH" "")

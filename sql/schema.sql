@@ -2750,6 +2750,14 @@ CREATE FUNCTION prescient.horizon_problem(p_at timestamp with time zone, p_now t
     RETURN CASE WHEN (p_at > (p_now + ((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) THEN format('%s is beyond the horizon: at most %s after now (%s)'::text, prescient.iso(p_at), prescient.duration_text(((p_max_horizon_seconds)::double precision * '00:00:01'::interval)), prescient.iso(p_now)) ELSE NULL::text END;
 
 --
+-- Name: once_applies(text, interval, interval); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.once_applies(p_on_conflict text, p_max_wait interval, p_dedupe_for interval) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ((p_max_wait IS NOT NULL) OR (p_dedupe_for IS NOT NULL) OR (p_on_conflict = ANY (ARRAY['debounce'::text, 'collect'::text])));
+
+--
 -- Name: once_problem(text, text, interval, interval, text[], integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -2762,7 +2770,7 @@ CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max
 --
 
 CREATE FUNCTION prescient.priority_problem(p_priority integer) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (NOT ((p_priority >= 0) AND (p_priority <= 9))) THEN format('the priority %s is not one of 0 (first) to 9 (last)'::text, p_priority) ELSE NULL::text END;
 
 --
@@ -2830,7 +2838,7 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
              ELSE NULL::text
          END,
          CASE
-             WHEN ((i.max_wait IS NOT NULL) OR (i.dedupe_for IS NOT NULL) OR (i.on_conflict = 'debounce'::text) OR (i.on_conflict = 'collect'::text)) THEN COALESCE(prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds),
+             WHEN prescient.once_applies(i.on_conflict, i.max_wait, i.dedupe_for) THEN COALESCE(prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds),
              CASE
                  WHEN (i.on_conflict = 'collect'::text) THEN prescient.collect_bound_problem(i.job_key, 1, (octet_length((jsonb_build_array(i.payload))::text))::bigint)
                  ELSE NULL::text
@@ -5148,9 +5156,12 @@ BEGIN
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
-    prescient.priority_problem(p_priority),
-    prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
-                           v_settings.slot_seconds, v_settings.max_horizon_seconds));
+    prescient.priority_problem(p_priority));
+  -- Judged only for a request it applies to (once_applies): the common enqueue skips it.
+  IF v_problem IS NULL AND prescient.once_applies(p_on_conflict, p_max_wait, p_dedupe_for) THEN
+    v_problem := prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
+                                        v_settings.slot_seconds, v_settings.max_horizon_seconds);
+  END IF;
   -- Judged only when given: the common enqueue carries none.
   IF v_problem IS NULL AND (p_traceparent IS NOT NULL OR p_tracestate IS NOT NULL) THEN
     v_problem := prescient.trace_problem(p_traceparent, p_tracestate);

@@ -59,8 +59,10 @@ CREATE OR REPLACE FUNCTION prescient.request_problem(
   END;
 
 -- Refusal of a priority (docs/design.md, "Priorities"), or NULL: 0 (first) to 9 (last); NULL is the default, 5.
+-- STABLE, as format() is: a function declared IMMUTABLE over a STABLE one is not inlined, and a call an item
+-- cost bulk enqueue 1.1 microseconds of its 13 (docs/performance.md, "Enqueue: what the day's rules cost").
 CREATE OR REPLACE FUNCTION prescient.priority_problem(p_priority integer)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE WHEN NOT p_priority BETWEEN 0 AND 9
     THEN format('the priority %s is not one of 0 (first) to 9 (last)', p_priority) END;
 
@@ -103,8 +105,16 @@ CREATE OR REPLACE FUNCTION prescient.debounced_slot(p_slot timestamptz, p_first_
   RETURN CASE WHEN p_max_wait IS NULL THEN p_slot
               ELSE least(p_slot, prescient.slot_for(p_first_enqueue + p_max_wait, p_now, p_slot_seconds)) END;
 
+-- Whether once_problem has anything to judge: a request that debounces, collects or dedupes. The others,
+-- nearly every enqueue, skip it: its sub-SELECT keeps it from being inlined, and judged for every enqueue it
+-- cost a call to schedule() a third of a millisecond in a transaction of its own (docs/performance.md).
+CREATE OR REPLACE FUNCTION prescient.once_applies(p_on_conflict text, p_max_wait interval, p_dedupe_for interval)
+  RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN p_max_wait IS NOT NULL OR p_dedupe_for IS NOT NULL OR p_on_conflict IN ('debounce', 'collect');
+
 -- What is wrong with a debounce's or a digest's ceiling or a dedupe window, or NULL (docs/concepts.md,
 -- "Debounce with a ceiling, and dedupe", "Digests"). All need a job key: it is what the enqueues share.
+-- NULL whenever once_applies is false.
 CREATE OR REPLACE FUNCTION prescient.once_problem(
     p_job_key text, p_on_conflict text, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[],
     p_slot_seconds integer, p_max_horizon_seconds bigint)

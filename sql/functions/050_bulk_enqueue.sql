@@ -51,8 +51,7 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                       THEN prescient.trace_problem(i.traceparent, i.tracestate) END,
                     -- Judged only for the items that debounce, collect or dedupe: the rest of a bulk load pays
                     -- nothing.
-                    CASE WHEN i.max_wait IS NOT NULL OR i.dedupe_for IS NOT NULL OR i.on_conflict = 'debounce'
-                              OR i.on_conflict = 'collect'
+                    CASE WHEN prescient.once_applies(i.on_conflict, i.max_wait, i.dedupe_for)
                       THEN coalesce(prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for,
                                                            p_dedupe_outcomes, p_slot_seconds, p_max_horizon_seconds),
                                     CASE WHEN i.on_conflict = 'collect' THEN prescient.collect_bound_problem(

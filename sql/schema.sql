@@ -2722,7 +2722,7 @@ END;
 --
 
 CREATE FUNCTION prescient.collect_bound_problem(p_job_key text, p_count integer, p_bytes bigint) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_count > 10000) THEN format('the check with key %L would collect %s payloads (at most 10000): refused, nothing written'::text, p_job_key, p_count) WHEN (p_bytes > 1048576) THEN format('the check with key %L would collect %s bytes of payloads (at most 1048576, 1 MiB): refused, nothing written'::text, p_job_key, p_bytes) ELSE NULL::text END;
 
 --
@@ -2730,7 +2730,7 @@ CREATE FUNCTION prescient.collect_bound_problem(p_job_key text, p_count integer,
 --
 
 CREATE FUNCTION prescient.duration_text(p interval) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (EXTRACT(epoch FROM p) = (0)::numeric) THEN '0s'::text ELSE (CASE WHEN (EXTRACT(epoch FROM p) < (0)::numeric) THEN '-'::text ELSE ''::text END || concat((NULLIF(trunc((abs(EXTRACT(epoch FROM p)) / (86400)::numeric)), (0)::numeric) || 'd'::text), (NULLIF(trunc((mod(abs(EXTRACT(epoch FROM p)), (86400)::numeric) / (3600)::numeric)), (0)::numeric) || 'h'::text), (NULLIF(trunc((mod(abs(EXTRACT(epoch FROM p)), (3600)::numeric) / (60)::numeric)), (0)::numeric) || 'm'::text), (NULLIF(trim_scale(mod(abs(EXTRACT(epoch FROM p)), (60)::numeric)), (0)::numeric) || 's'::text))) END;
 
 --
@@ -2786,7 +2786,7 @@ CREATE FUNCTION prescient.request_problem(p_job text, p_entity_name text, p_enti
 --
 
 CREATE FUNCTION prescient.trace_problem(p_traceparent text, p_tracestate text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN ((p_traceparent IS NOT NULL) AND (NOT ((p_traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(p_traceparent, 4, 32) <> repeat('0'::text, 32)) AND (substr(p_traceparent, 37, 16) <> repeat('0'::text, 16))))) THEN format('the traceparent %L is not a W3C traceparent (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, lower case, neither id all zeros)'::text, "left"(p_traceparent, 80)) WHEN ((p_tracestate IS NOT NULL) AND (p_traceparent IS NULL)) THEN 'a tracestate needs a traceparent (it only adds to one)'::text WHEN (length(p_tracestate) > 512) THEN format('the tracestate is %s characters long (at most 512)'::text, length(p_tracestate)) WHEN (cardinality(string_to_array(p_tracestate, ','::text)) > 32) THEN format('the tracestate has %s members (at most 32)'::text, cardinality(string_to_array(p_tracestate, ','::text))) WHEN (p_tracestate !~ '^[ \t]*([a-z0-9][a-z0-9_*/-]*(@[a-z][a-z0-9_*/-]*)?=[\x21-\x2b\x2d-\x3c\x3e-\x7e]([\x20-\x2b\x2d-\x3c\x3e-\x7e]*[\x21-\x2b\x2d-\x3c\x3e-\x7e])?)?[ \t]*(,[ \t]*([a-z0-9][a-z0-9_*/-]*(@[a-z][a-z0-9_*/-]*)?=[\x21-\x2b\x2d-\x3c\x3e-\x7e]([\x20-\x2b\x2d-\x3c\x3e-\x7e]*[\x21-\x2b\x2d-\x3c\x3e-\x7e])?)?[ \t]*)*$'::text) THEN format('the tracestate %L is not a W3C tracestate (at most 32 comma-separated members key=value)'::text, "left"(p_tracestate, 80)) ELSE NULL::text END;
 
 --
@@ -3282,7 +3282,7 @@ END;
 --
 
 CREATE FUNCTION prescient.cron_item_problem(p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
 
 --
@@ -3319,7 +3319,7 @@ END $$;
 --
 
 CREATE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (COALESCE(p_spec, ''::text) = ''::text) THEN 'spec: the cron spec is empty'::text WHEN (octet_length(p_spec) > 1024) THEN format('spec: %s bytes long (at most 1024)'::text, octet_length(p_spec)) WHEN (p_spec !~ '^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@(every|at)\s+\S+|[0-9A-Za-z*/,-]+(\s+[0-9A-Za-z*/,-]+){4,5})\s*$'::text) THEN format('spec: %L is not a cron spec (5 or 6 fields, or @yearly, @monthly, @weekly, @daily, @hourly, @every DURATION, @at TIME)'::text, p_spec) ELSE NULL::text END;
 
 --
@@ -3327,7 +3327,7 @@ CREATE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
 --
 
 CREATE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_seconds bigint, p_max_horizon_seconds bigint) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_window_seconds < 1) THEN format('window_seconds: %s is not a window (at least 1)'::text, p_window_seconds) WHEN (p_window_seconds > p_max_horizon_seconds) THEN format('window_seconds: %s is over the horizon (%s)'::text, p_window_seconds, p_max_horizon_seconds) WHEN (p_jitter_seconds < 1) THEN format('jitter_seconds: %s is not a jitter (at least 1)'::text, p_jitter_seconds) WHEN (p_jitter_seconds > p_max_horizon_seconds) THEN format('jitter_seconds: %s is over the horizon (%s)'::text, p_jitter_seconds, p_max_horizon_seconds) WHEN ((p_window_seconds IS NOT NULL) AND (p_jitter_seconds IS NOT NULL)) THEN 'jitter_seconds: a schedule has a window or a jitter, not both'::text ELSE NULL::text END;
 
 --
@@ -3335,7 +3335,7 @@ CREATE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_
 --
 
 CREATE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (COALESCE(p_time_zone, ''::text) = ''::text) THEN 'time_zone: empty'::text WHEN ((octet_length(p_time_zone) > 1024) OR (p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'::text)) THEN format('time_zone: %L is not a time zone name (use an IANA name such as UTC or Europe/Berlin)'::text, "left"(p_time_zone, 64)) ELSE NULL::text END;
 
 --
@@ -3495,7 +3495,7 @@ END $$;
 --
 
 CREATE FUNCTION prescient.cron_check_payload_of(p_id text, p_version integer, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint, p_window_seconds bigint, p_jitter_seconds bigint) RETURNS jsonb
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN jsonb_build_object('schedule', p_id, 'version', p_version, 'spec', p_spec, 'time_zone', p_time_zone, 'job', p_job, 'payload', p_payload, 'catch_up', p_catch_up, 'deadline_seconds', p_deadline_seconds, 'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds, 'jitter_seconds', p_jitter_seconds);
 
 --
@@ -3570,7 +3570,7 @@ END $$;
 --
 
 CREATE FUNCTION prescient.cron_definition_problem(p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN COALESCE(prescient.cron_item_problem(p_id, p_job, p_payload, p_catch_up, p_deadline_seconds), prescient.cron_spec_problem(p_spec), prescient.cron_zone_name_problem(p_time_zone));
 
 --
@@ -3616,7 +3616,7 @@ CREATE FUNCTION prescient.cron_first_possible(p_spec text, p_now timestamp with 
 --
 
 CREATE FUNCTION prescient.cron_item_message(p_numbered boolean, p_n bigint, p_problem text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN p_numbered THEN format('item %s: %s'::text, p_n, p_problem) ELSE p_problem END;
 
 --
@@ -3774,7 +3774,7 @@ CREATE FUNCTION prescient.cron_priority(p_id text) RETURNS integer
 --
 
 CREATE FUNCTION prescient.cron_taken_problem(p_id text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN format('id: schedule %L exists already (update it instead)'::text, p_id);
 
 --
@@ -4520,7 +4520,7 @@ $$;
 --
 
 CREATE FUNCTION prescient.limit_problem(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_fair_share boolean) RETURNS text
-    LANGUAGE sql IMMUTABLE
+    LANGUAGE sql STABLE
     RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL) AND (NOT COALESCE(p_fair_share, false))) THEN 'a limit needs a rate, a concurrency, fair share or several'::text WHEN (p_fair_share AND (p_key !~~ 'payload.%'::text)) THEN format('fair share takes a payload field as its key, not %L'::text, p_key) WHEN (p_fair_share AND ((p_job IS NOT NULL) OR (p_key_value IS NOT NULL))) THEN 'fair share applies to every check of a slot: no job class or key value'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
 
 --

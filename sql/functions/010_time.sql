@@ -23,7 +23,7 @@ CREATE OR REPLACE FUNCTION prescient.iso(t timestamptz) RETURNS text
 -- 0s; a fraction of a second kept, 1.5s), not as PostgreSQL prints an interval (-00:05:00). A month or a
 -- year counts 30 or 365.25 days, as extract(epoch) counts them.
 CREATE OR REPLACE FUNCTION prescient.duration_text(p interval) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN extract(epoch FROM p) = 0 THEN '0s'
     ELSE CASE WHEN extract(epoch FROM p) < 0 THEN '-' ELSE '' END

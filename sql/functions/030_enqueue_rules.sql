@@ -156,7 +156,7 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
 -- together. Refused past either, naming the key, so that an enqueue is refused whole, never dropped. p_count
 -- and p_bytes are what the check would hold with the new payload, or NULL when it was not measured.
 CREATE OR REPLACE FUNCTION prescient.collect_bound_problem(p_job_key text, p_count integer, p_bytes bigint)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_count > 10000
       THEN format('the check with key %L would collect %s payloads (at most 10000): refused, nothing written',

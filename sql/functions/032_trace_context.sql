@@ -8,7 +8,7 @@
 -- tracestate goes with a traceparent only: at most 512 characters (which also bounds its keys and values),
 -- at most 32 members key=value, keys and values of the characters the recommendation allows.
 CREATE OR REPLACE FUNCTION prescient.trace_problem(p_traceparent text, p_tracestate text)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_traceparent IS NOT NULL AND NOT (p_traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
                                             AND substr(p_traceparent, 4, 32) <> repeat('0', 32)

@@ -16,7 +16,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_check_payload_of(
     p_id text, p_version integer, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text,
     p_deadline_seconds bigint, p_anchor_us bigint, p_last_us bigint, p_from_us bigint, p_window_seconds bigint,
     p_jitter_seconds bigint)
-  RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
   RETURN jsonb_build_object(
     'schedule', p_id, 'version', p_version, 'spec', p_spec, 'time_zone', p_time_zone, 'job', p_job,
     'payload', p_payload, 'catch_up', p_catch_up, 'deadline_seconds', p_deadline_seconds,
@@ -67,7 +67,7 @@ CREATE OR REPLACE FUNCTION prescient.time_zone_problem(p_zone text) RETURNS text
 -- judges the spec and the zone once per distinct value (a million schedules share a few specs, and the
 -- spec's regular expression is the costliest test); cron_definition_problem is all of them in order.
 CREATE OR REPLACE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN coalesce(p_spec, '') = '' THEN 'spec: the cron spec is empty'
     WHEN octet_length(p_spec) > 1024 THEN format('spec: %s bytes long (at most 1024)', octet_length(p_spec))
@@ -78,7 +78,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_spec_problem(p_spec text) RETURNS text
 
 -- The zone's name (whether PostgreSQL knows it is time_zone_problem's, which costs more).
 CREATE OR REPLACE FUNCTION prescient.cron_zone_name_problem(p_time_zone text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN coalesce(p_time_zone, '') = '' THEN 'time_zone: empty'
     WHEN octet_length(p_time_zone) > 1024 OR p_time_zone !~ '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'
@@ -106,7 +106,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_first_possible(p_spec text, p_now time
 -- The fields judged item by item: id, job, payload, catch-up, deadline.
 CREATE OR REPLACE FUNCTION prescient.cron_item_problem(
     p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN coalesce(p_id, '') = '' THEN 'id: the schedule id is empty'
     WHEN octet_length(p_id) > 1024 THEN format('id: %s bytes long (at most 1024)', octet_length(p_id))
@@ -123,7 +123,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_item_problem(
 -- both (the one spreads schedules evenly, the other each occurrence at random: they would add up).
 CREATE OR REPLACE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint, p_jitter_seconds bigint,
                                                          p_max_horizon_seconds bigint)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_window_seconds < 1 THEN format('window_seconds: %s is not a window (at least 1)', p_window_seconds)
     WHEN p_window_seconds > p_max_horizon_seconds
@@ -139,7 +139,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_spread_problem(p_window_seconds bigint
 CREATE OR REPLACE FUNCTION prescient.cron_definition_problem(
     p_id text, p_spec text, p_time_zone text, p_job text, p_payload jsonb, p_catch_up text,
     p_deadline_seconds bigint)
-  RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
   RETURN coalesce(prescient.cron_item_problem(p_id, p_job, p_payload, p_catch_up, p_deadline_seconds),
                   prescient.cron_spec_problem(p_spec), prescient.cron_zone_name_problem(p_time_zone));
 
@@ -375,7 +375,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_array_problems(
 
 -- 'id: ...' for an id another schedule holds.
 CREATE OR REPLACE FUNCTION prescient.cron_taken_problem(p_id text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN format('id: schedule %L exists already (update it instead)', p_id);
 
 -- What cron_add_arrays would refuse in each item, writing nothing: one row (n, problem) per bad item, in
@@ -403,7 +403,7 @@ CREATE OR REPLACE FUNCTION prescient.cron_problems(
 
 -- 'item N: problem', or the problem alone for a call of one schedule (p_numbered false: cron_add).
 CREATE OR REPLACE FUNCTION prescient.cron_item_message(p_numbered boolean, p_n bigint, p_problem text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE WHEN p_numbered THEN format('item %s: %s', p_n, p_problem) ELSE p_problem END;
 
 -- The body of cron_add_arrays and cron_add: p_numbered says whether a refusal names its item ('item N: ').

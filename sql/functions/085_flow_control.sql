@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION prescient.limit_problem(
     p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer,
     p_job text, p_key_value text, p_fair_share boolean)
-  RETURNS text LANGUAGE sql IMMUTABLE
+  RETURNS text LANGUAGE sql STABLE
   RETURN CASE
     WHEN coalesce(p_name, '') = '' THEN 'the limit''s name is empty'
     WHEN octet_length(p_name) > 200 THEN 'the limit''s name is longer than 200 bytes'

@@ -2942,8 +2942,15 @@ END $$;
 --
 
 CREATE FUNCTION prescient.class_problem(p_job text, p_allow_unknown_class boolean) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_allow_unknown_class OR (COALESCE(p_job, ''::text) = ''::text)) THEN NULL::text WHEN (EXISTS (SELECT FROM prescient.job_class c WHERE (c.job = class_problem.p_job))) THEN NULL::text ELSE prescient.unknown_class_message(p_job) END;
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+BEGIN
+  RETURN CASE
+    WHEN p_allow_unknown_class OR coalesce(p_job, '') = '' THEN NULL
+    WHEN EXISTS (SELECT FROM prescient.job_class c WHERE c.job = p_job) THEN NULL
+    ELSE prescient.unknown_class_message(p_job)
+  END;
+END $$;
 
 --
 -- Name: collect_ended(); Type: FUNCTION; Schema: prescient; Owner: -

@@ -390,12 +390,11 @@ TEST_CASE("bulk enqueue judges an item inline: the planner calls no rule per ite
   // in the plan are each in a branch that only a rare item reaches: a message being written (duration_text),
   // or a field that nearly no item carries (a trace context, a debounce, digest or dedupe).
   ClientCallsFixture f;
-  std::string plan;
-  soci::rowset<std::string> lines = f.db->prepare
-      << "EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM prescient.array_requests('{noop}', '{o}', '{k}',"
-         " '{2030-01-01T00:00:00Z}', '{NULL}', '{NULL}', '{\"{}\"}', '{b}', '{error}', 'b', 'error', NULL, NULL,"
-         " NULL, '{done}', '2029-12-31T23:00:00Z', 60, 31536000, NULL, NULL, NULL, NULL)";
-  for (const std::string& line : lines) plan += line + "\n";
+  const std::string plan = prescient::testing::verbose_plan_of(
+      *f.db,
+      "SELECT * FROM prescient.array_requests('{noop}', '{o}', '{k}', '{2030-01-01T00:00:00Z}', '{NULL}', '{NULL}',"
+      " '{\"{}\"}', '{b}', '{error}', 'b', 'error', NULL, NULL, NULL, '{done}', '2029-12-31T23:00:00Z', 60, 31536000,"
+      " NULL, NULL, NULL, NULL)");
   std::set<std::string> called;
   soci::rowset<std::string> names =
       (f.db->prepare << "SELECT DISTINCT m[1] FROM regexp_matches(:plan, '([a-z_]+)\\(', 'g') AS m"

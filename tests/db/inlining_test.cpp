@@ -14,6 +14,7 @@
 
 using prescient::testing::connect_to;
 using prescient::testing::create_migrated_database;
+using prescient::testing::verbose_plan_of;
 
 namespace {
 
@@ -61,11 +62,8 @@ TEST_CASE("inlining: every rule of a single expression is inlined where it is ca
   }
   for (const InlinableFunction& f : functions) {
     *db << "CREATE TEMP TABLE inlining_arguments AS SELECT " + f.arguments_as_columns;
-    std::string plan;
-    soci::rowset<std::string> lines =
-        db->prepare << "EXPLAIN (VERBOSE, COSTS OFF) SELECT prescient." + f.name + "(" + f.arguments +
-                           ") FROM inlining_arguments t";
-    for (const std::string& line : lines) plan += line + "\n";
+    const std::string plan =
+        verbose_plan_of(*db, "SELECT prescient." + f.name + "(" + f.arguments + ") FROM inlining_arguments t");
     *db << "DROP TABLE inlining_arguments";
     INFO(f.name << " is called, not inlined: is it declared IMMUTABLE over a STABLE function (format, concat, "
                    "jsonb_build_object), or STRICT? Its plan:\n"

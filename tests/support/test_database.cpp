@@ -166,6 +166,13 @@ long long count_of(soci::session& db, const std::string& query) {
   return n;
 }
 
+std::string verbose_plan_of(soci::session& db, const std::string& query) {
+  std::string plan;
+  soci::rowset<std::string> lines = db.prepare << "EXPLAIN (VERBOSE, COSTS OFF) " + query;
+  for (const std::string& line : lines) plan += line + "\n";
+  return plan;
+}
+
 std::pair<std::string, std::string> sql_refusal(soci::session& db, const std::string& sql) {
   PGresult* result = PQexec(db::native_connection(db), sql.c_str());
   const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);

@@ -31,6 +31,10 @@ std::unique_ptr<soci::session> connect_to(const std::string& url);
 // The single number a query such as "SELECT count(*) ..." returns.
 long long count_of(soci::session& db, const std::string& query);
 
+// The plan of a query as EXPLAIN (VERBOSE, COSTS OFF) prints it, one line of it a line: whether the planner
+// inlined a function, read in the functions it still calls.
+std::string verbose_plan_of(soci::session& db, const std::string& query);
+
 // How SQL refused a statement: its SQLSTATE and primary message (both empty when it did not).
 std::pair<std::string, std::string> sql_refusal(soci::session& db, const std::string& sql);
 

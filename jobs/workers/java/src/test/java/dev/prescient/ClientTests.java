@@ -481,7 +481,6 @@ public final class ClientTests {
 
     // ---- the worker, live: real clock, LISTEN, heartbeats, stopping -----------------------------------------
 
-    /** Asleep with nothing due (a 60 s sleep), the worker wakes on the NOTIFY of a new check and runs it. */
     /**
      * The loop's wait after a take that left places free: a check due in 3 ms (a rate limit's next start) is
      * waited for exactly, the backoff starting over; only one due now yet not taken backs off, 50 ms doubling
@@ -502,6 +501,7 @@ public final class ClientTests {
                      Worker.IdleWait.after(Duration.ofHours(2), Duration.ofMillis(50)), "due in 2 h: the longest sleep");
     }
 
+    /** Asleep with nothing due (a 60 s sleep), the worker wakes on the NOTIFY of a new check and runs it. */
     static void liveLoopWakesOnNotify() throws Exception {
         DB.declareWorkerClasses("live_a");
         List<Settlement> settled = new CopyOnWriteArrayList<>();

@@ -3790,6 +3790,7 @@ CREATE FUNCTION prescient.cron_taken_problem(p_id text) RETURNS text
 
 CREATE FUNCTION prescient.cron_problems(p_id text[], p_spec text[], p_time_zone text[] DEFAULT NULL::text[], p_job text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_catch_up text[] DEFAULT NULL::text[], p_deadline_seconds bigint[] DEFAULT NULL::bigint[], p_now timestamp with time zone DEFAULT now(), p_window_seconds bigint[] DEFAULT NULL::bigint[], p_jitter_seconds bigint[] DEFAULT NULL::bigint[], p_options jsonb[] DEFAULT NULL::jsonb[]) RETURNS TABLE(n integer, problem text)
     LANGUAGE sql STABLE
+    SET jit TO 'off'
     BEGIN ATOMIC
  SELECT (u.n)::integer AS n,
      COALESCE(j.problem, prescient.cron_taken_problem(u.id)) AS "coalesce"
@@ -5516,11 +5517,14 @@ CREATE FUNCTION prescient.unknown_classes(p_job text[], p_allow_unknown_class bo
 
 CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, problem text)
     LANGUAGE sql STABLE
+    SET jit TO 'off'
     BEGIN ATOMIC
  SELECT (r.n)::integer AS n,
      r.problem
     FROM prescient.settings s,
-     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class), schedule_problems.p_priority, schedule_problems.p_traceparent, schedule_problems.p_tracestate) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, problem)
+     ( SELECT prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class) AS classes
+          OFFSET 0) u,
+     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, u.classes, schedule_problems.p_priority, schedule_problems.p_traceparent, schedule_problems.p_tracestate) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, problem)
    WHERE (r.problem IS NOT NULL)
    ORDER BY r.n;
 END;

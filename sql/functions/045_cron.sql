@@ -391,6 +391,10 @@ CREATE OR REPLACE FUNCTION prescient.cron_problems(
     p_options jsonb[] DEFAULT NULL)
   RETURNS TABLE (n integer, problem text)
   LANGUAGE sql STABLE
+  -- Not inlined into the caller's statement, and not compiled: a call's items are as many as the planner
+  -- then knows, and JIT compiling the judgment costs more than the judgment (docs/performance.md, "A bulk
+  -- file through the CLI").
+  SET jit = off
   BEGIN ATOMIC
     SELECT u.n::integer, coalesce(j.problem, prescient.cron_taken_problem(u.id))
       FROM unnest(p_id) WITH ORDINALITY AS u(id, n)

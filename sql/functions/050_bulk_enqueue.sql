@@ -77,14 +77,20 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
     p_traceparent text[] DEFAULT NULL, p_tracestate text[] DEFAULT NULL)
   RETURNS TABLE (n integer, problem text)
   LANGUAGE sql STABLE
+  -- Not inlined into the caller's statement, and not compiled: inlined, a call of 10 000 items was planned
+  -- with their number known, and JIT compiling it took 1.2 s of its 1.3 (docs/performance.md, "A bulk file
+  -- through the CLI").
+  SET jit = off
   BEGIN ATOMIC
     SELECT r.n::integer, r.problem
       FROM prescient.settings s,
+           -- Judged once per call: the planner inlines array_requests and would otherwise put this call in
+           -- every item's expression (OFFSET 0 keeps the sub-query, and so the call, apart).
+           (SELECT prescient.unknown_classes(p_job, p_allow_unknown_class) AS classes OFFSET 0) u,
            prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                     p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
                                     p_dedupe_for, p_dedupe_outcomes, p_now, s.slot_seconds, s.max_horizon_seconds,
-                                    prescient.unknown_classes(p_job, p_allow_unknown_class), p_priority,
-                                    p_traceparent, p_tracestate) r
+                                    u.classes, p_priority, p_traceparent, p_tracestate) r
      WHERE r.problem IS NOT NULL
      ORDER BY r.n;
   END;

@@ -1150,13 +1150,6 @@ ALTER TABLE ONLY prescient.event
     ADD CONSTRAINT event_pkey PRIMARY KEY (id);
 
 --
--- Name: event event_seq_key; Type: CONSTRAINT; Schema: prescient; Owner: -
---
-
-ALTER TABLE ONLY prescient.event
-    ADD CONSTRAINT event_seq_key UNIQUE (seq);
-
---
 -- Name: event_cursor; Type: INDEX; Schema: prescient; Owner: -
 --
 

@@ -58,7 +58,7 @@ std::int64_t delete_older(soci::session& db, const std::string& what, const std:
 }  // namespace
 
 std::int64_t purge_events(soci::session& db, TimePoint before, int limit) {
-  return delete_older(db, "cannot purge events", "prescient.event", "seq", "emitted_at", before, limit);
+  return delete_older(db, "cannot purge events", "prescient.event", "ctid", "emitted_at", before, limit);
 }
 
 std::int64_t purge_check_runs(soci::session& db, TimePoint before, int limit) {

@@ -105,7 +105,7 @@ StatementPreparation drain_preparation = StatementPreparation::automatic;
 // Fires the bench slot, whose n checks are loaded, with `workers` and times it.
 Run drain_loaded(const std::string& url, const Registry& registry, long n, int workers) {
   ManualClock at_slot(bench_slot());
-  SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers, .batch_size = std::getenv("BENCH_BATCH") ? std::atoi(std::getenv("BENCH_BATCH")) : 1000, .statement_preparation = drain_preparation},
+  SlotRunner runner({.database_url = url, .runner_id = "bench", .workers = workers, .batch_size = 1000, .statement_preparation = drain_preparation},
                     registry, at_slot);
   const double cpu_before = machine_cpu_seconds();
   const SlotReport r = runner.run_slot(bench_slot());

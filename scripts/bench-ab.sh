@@ -3,7 +3,8 @@
 # through the compiler cache) in worktrees of their own, each on a database it migrated itself, on one
 # fresh durable cluster, alternating for ROUNDS rounds with the order swapped every round, so that a
 # drift of the machine falls on both. Prints a Markdown table: every run, the medians and how often the
-# second commit was lower (docs/performance.md keeps such tables).
+# second commit was lower (docs/performance.md keeps such tables); then, for the drains, the machine's CPU
+# time per check (runner and server together), median before and after.
 #   scripts/bench-ab.sh BEFORE AFTER [--rounds 16] [--n 100000] [--only drain,enqueue]
 # BEFORE and AFTER are commits (a name, a hash, HEAD~3); "." is the working tree as it is.
 set -euo pipefail
@@ -100,6 +101,10 @@ awk '
     match($0, /"checks_per_second":[0-9.]+/); rate = substr($0, RSTART + 20, RLENGTH - 20) / 1000
     if (!(measure in seen)) { seen[measure] = 1; order[++count] = measure }
     runs[measure, side] = runs[measure, side] (runs[measure, side] == "" ? " " : ", ") sprintf("%.1f", rate)
+    # The drains also give the CPU time of the whole machine per check (the runner and the server together).
+    if (match($0, /"machine_cpu_us_per_check":[0-9.]+/)) {
+      cpu[measure, side] = cpu[measure, side] " " substr($0, RSTART + 27, RLENGTH - 27)
+    }
     at[measure, side, round] = rate
     rounds = round > rounds ? round : rounds
   }
@@ -114,5 +119,18 @@ awk '
       b = median(runs[m, "before"]); a = median(runs[m, "after"])
       printf "| %s |%s |%s | %.1f → %.1f (%+.0f %%) | %d of %d |\n", m, runs[m, "before"], runs[m, "after"], b, a,
              (b > 0 ? (a - b) * 100 / b : 0), lower, total
+    }
+    header = 0
+    for (i = 1; i <= count; i++) {
+      m = order[i]
+      if (cpu[m, "before"] == "" || cpu[m, "after"] == "") continue
+      if (!header) {
+        print ""
+        print "| measure | machine CPU per check, median before → after (µs) |"
+        print "|---|---|"
+        header = 1
+      }
+      b = median(cpu[m, "before"]); a = median(cpu[m, "after"])
+      printf "| %s | %.1f → %.1f (%+.0f %%) |\n", m, b, a, (b > 0 ? (a - b) * 100 / b : 0)
     }
   }' "$results"

@@ -116,6 +116,11 @@ awk '
         if (!(b_key in at) || !(a_key in at)) continue
         total++; if (at[a_key] < at[b_key]) lower++
       }
+      if (runs[m, "before"] == "" || runs[m, "after"] == "") {  # a measure one commit does not have
+        printf "| %s |%s |%s | only %s | – |\n", m, runs[m, "before"], runs[m, "after"],
+               (runs[m, "before"] == "" ? "after" : "before")
+        continue
+      }
       b = median(runs[m, "before"]); a = median(runs[m, "after"])
       printf "| %s |%s |%s | %.1f → %.1f (%+.0f %%) | %d of %d |\n", m, runs[m, "before"], runs[m, "after"], b, a,
              (b > 0 ? (a - b) * 100 / b : 0), lower, total

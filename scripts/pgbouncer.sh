@@ -23,23 +23,9 @@ die() { say "$*"; exit 1; }
 
 running() { [ -f "$dir/pgbouncer.pid" ] && kill -0 "$(cat "$dir/pgbouncer.pid")" 2>/dev/null; }
 
-start() {
-  local mode=${1:-} server_port=${2:-} users=${3:-prescient}
-  case "$mode" in transaction|session) ;; *) die "invalid pool mode '$mode': use transaction or session" ;; esac
-  [[ "$server_port" =~ ^[0-9]+$ ]] || die "invalid server port '$server_port'"
-  command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || die "pgbouncer is not installed (apt-get install pgbouncer)"
-  running && die "already running in $dir (scripts/pgbouncer.sh stop first)"
-  make_owned_dir "$dir"
-  [[ "${PRESCIENT_PGBOUNCER_SERVER_LIFETIME:-0}" =~ ^[0-9]+$ ]] ||
-    die "invalid PRESCIENT_PGBOUNCER_SERVER_LIFETIME '$PRESCIENT_PGBOUNCER_SERVER_LIFETIME': use whole seconds"
-  local port
-  port=$(free_port)
-  local user
-  : >"$dir/users.txt"
-  for user in ${users//,/ }; do
-    [[ "$user" =~ ^[a-z_][a-z0-9_]*$ ]] || die "invalid user name '$user'"
-    echo "\"$user\" \"\"" >>"$dir/users.txt"
-  done
+# pgbouncer.ini for MODE, the server at SERVER_PORT and PgBouncer at PORT.
+write_config() {
+  local mode=$1 server_port=$2 port=$3
   cat >"$dir/pgbouncer.ini" <<CONF
 [databases]
 * = host=127.0.0.1 port=$server_port
@@ -57,12 +43,39 @@ server_lifetime = ${PRESCIENT_PGBOUNCER_SERVER_LIFETIME:-3600}
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 CONF
-  as_owner "$(command -v pgbouncer || echo /usr/sbin/pgbouncer)" -d -q "$dir/pgbouncer.ini"
-  for _ in $(seq 1 100); do
-    port_in_use "$port" && { echo "$port"; return; }
-    sleep 0.05
+}
+
+start() {
+  local mode=${1:-} server_port=${2:-} users=${3:-prescient}
+  case "$mode" in transaction|session) ;; *) die "invalid pool mode '$mode': use transaction or session" ;; esac
+  [[ "$server_port" =~ ^[0-9]+$ ]] || die "invalid server port '$server_port'"
+  command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || die "pgbouncer is not installed (apt-get install pgbouncer)"
+  running && die "already running in $dir (scripts/pgbouncer.sh stop first)"
+  make_owned_dir "$dir"
+  [[ "${PRESCIENT_PGBOUNCER_SERVER_LIFETIME:-0}" =~ ^[0-9]+$ ]] ||
+    die "invalid PRESCIENT_PGBOUNCER_SERVER_LIFETIME '$PRESCIENT_PGBOUNCER_SERVER_LIFETIME': use whole seconds"
+  local user
+  : >"$dir/users.txt"
+  for user in ${users//,/ }; do
+    [[ "$user" =~ ^[a-z_][a-z0-9_]*$ ]] || die "invalid user name '$user'"
+    echo "\"$user\" \"\"" >>"$dir/users.txt"
   done
-  die "pgbouncer did not start listening on 127.0.0.1:$port (see $dir/pgbouncer.log)"
+  # A free port can be taken between the look and the bind (by another server, or an outgoing connection):
+  # then PgBouncer exits, and another port is tried.
+  local attempt port
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    write_config "$mode" "$server_port" "$port"
+    as_owner "$(command -v pgbouncer || echo /usr/sbin/pgbouncer)" -d -q "$dir/pgbouncer.ini" || true
+    for _ in $(seq 1 100); do
+      running && port_in_use "$port" && { echo "$port"; return; }
+      sleep 0.05
+    done
+    say "pgbouncer did not start listening on 127.0.0.1:$port (attempt $attempt); last log lines:"
+    tail -n 3 "$dir/pgbouncer.log" >&2 || true
+    stop
+  done
+  die "pgbouncer did not start listening (see $dir/pgbouncer.log)"
 }
 
 stop() {

@@ -24,10 +24,15 @@ make_owned_dir() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# A port nobody listens on, below the kernel's range of ephemeral ports (32768 up, by default): a port in
+# that range may be held by an outgoing connection, which a connect does not see, and the server's bind
+# would then fail. Free when looked at; the callers retry on another if it is taken before they bind.
 free_port() {
-  local port
+  local port low=20000 high=32768 _
+  read -r high _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  [[ "$high" =~ ^[0-9]+$ ]] && [ "$high" -ge $((low + 2000)) ] || high=50000
   for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 30000))
+    port=$((low + RANDOM % (high - low)))
     port_in_use "$port" || { echo "$port"; return; }
   done
   die "no free loopback port found"

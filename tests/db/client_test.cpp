@@ -390,7 +390,7 @@ TEST_CASE("bulk enqueue judges an item inline: the planner calls no rule per ite
   // in the plan are each in a branch that only a rare item reaches: a message being written (duration_text),
   // or a field that nearly no item carries (a trace context, a debounce, digest or dedupe).
   ClientCallsFixture f;
-  const std::string plan = prescient::testing::verbose_plan_of(
+  const std::string plan = prescient::testing::plan_of(
       *f.db,
       "SELECT * FROM prescient.array_requests('{noop}', '{o}', '{k}', '{2030-01-01T00:00:00Z}', '{NULL}', '{NULL}',"
       " '{\"{}\"}', '{b}', '{error}', 'b', 'error', NULL, NULL, NULL, '{done}', '2029-12-31T23:00:00Z', 60, 31536000,"

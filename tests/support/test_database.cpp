@@ -166,9 +166,9 @@ long long count_of(soci::session& db, const std::string& query) {
   return n;
 }
 
-std::string verbose_plan_of(soci::session& db, const std::string& query) {
+std::string plan_of(soci::session& db, const std::string& query, const std::string& options) {
   std::string plan;
-  soci::rowset<std::string> lines = db.prepare << "EXPLAIN (VERBOSE, COSTS OFF) " + query;
+  soci::rowset<std::string> lines = db.prepare << "EXPLAIN (" + options + ") " + query;
   for (const std::string& line : lines) plan += line + "\n";
   return plan;
 }

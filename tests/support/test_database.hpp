@@ -31,9 +31,10 @@ std::unique_ptr<soci::session> connect_to(const std::string& url);
 // The single number a query such as "SELECT count(*) ..." returns.
 long long count_of(soci::session& db, const std::string& query);
 
-// The plan of a query as EXPLAIN (VERBOSE, COSTS OFF) prints it, one line of it a line: whether the planner
-// inlined a function, read in the functions it still calls.
-std::string verbose_plan_of(soci::session& db, const std::string& query);
+// The plan of a query as EXPLAIN (options) prints it, one line of it a line. VERBOSE, COSTS OFF names the
+// functions the planner still calls (whether it inlined one); with costs, the plan also says whether it
+// would be JIT-compiled.
+std::string plan_of(soci::session& db, const std::string& query, const std::string& options = "VERBOSE, COSTS OFF");
 
 // How SQL refused a statement: its SQLSTATE and primary message (both empty when it did not).
 std::pair<std::string, std::string> sql_refusal(soci::session& db, const std::string& sql);

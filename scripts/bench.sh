@@ -11,8 +11,9 @@
 #     --reps R  runs per throughput measure, for prescient, the floor and the peers alike (default 3)
 #     --quick   skip the slow measures: scale stops at 1M, 10 000 schedules instead of 100 000
 #     --only L  only these measures, a comma-separated list of enqueue, drain, scale, lateness, schedules,
-#               dashboard, http (prescient's own), pgbouncer (the drain through it), floor, workers (Go and
-#               Python workers); default all. With --peers, the peers' phases that compare: enqueue, process
+#               dashboard, http (prescient's own), pgbouncer (the drain through it), floor (bare, and on
+#               prescient's tables), workers (Go and Python workers); default all. With --peers, the
+#               peers' phases that compare: enqueue, process
 #     --peers   also run ../shared/peers/run-all.sh: single enqueue (5 000 jobs, as prescient's), bulk
 #               enqueue and processing (installs its pinned Node packages from npm on first use)
 set -euo pipefail
@@ -150,22 +151,41 @@ if wanted workers; then
   done
 fi
 
+# The floors: the floor's transaction (../shared/floor/lock_settle.sql: claim 1 000 due rows under their row
+# locks, move them to the history in one statement) with 2 clients, on its own bare tables and on prescient's
+# (tests/bench/floor_on_prescient_tables, in a fresh database): what the schema costs, apart from the engine.
+# floor_runs LOAD SETTLE LEFT_QUERY SETUP DB: checks/s of each run on DB, each after SETUP (a psql file, or "").
+floor_runs() {
+  local load=$1 settle=$2 left_query=$3 setup=${4:-} db=$5 runs="" start seconds left
+  for _ in $(seq "$reps"); do
+    [ -n "$setup" ] && psql "$db" -f "$setup" >/dev/null 2>&1
+    psql "$db" -v n="$n" -f "$load" >/dev/null
+    psql "$db" -c "CHECKPOINT"
+    start=$(date +%s.%N)
+    "$pg_bin/pgbench" -n -f "$settle" -c 2 -j 2 -t $(( (n + 1999) / 2000 )) "$db" >/dev/null
+    seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+    left=$(psql -At "$db" -c "$left_query")
+    runs="$runs $(awk -v n="$n" -v left="$left" -v s="$seconds" 'BEGIN { print (n - left) / s }')"
+  done
+  echo "$runs"
+}
 floor_dir=$repo/../shared/floor
-floor_runs=""
-wanted floor && echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n, $reps runs"
-for _ in $(seq "$reps"); do
-  wanted floor || break
-  psql "$url" -f "$floor_dir/schema.sql" >/dev/null 2>&1
-  psql "$url" -v n="$n" -f "$floor_dir/load.sql" >/dev/null
-  psql "$url" -c "VACUUM ANALYZE floor.future_job" -c "CHECKPOINT"
-  start=$(date +%s.%N)
-  "$pg_bin/pgbench" -n -f "$floor_dir/lock_settle.sql" -c 2 -j 2 -t $(( (n + 1999) / 2000 )) "$url" >/dev/null
-  floor_seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-  floor_left=$(psql -At "$url" -c "SELECT count(*) FROM floor.future_job")
-  floor_runs="$floor_runs $(awk -v n="$n" -v left="$floor_left" -v s="$floor_seconds" 'BEGIN { print (n - left) / s }')"
+tables_dir=$repo/tests/bench/floor_on_prescient_tables
+floor_runs="" tables_runs=""
+if wanted floor; then
+  echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n, $reps runs"
+  floor_runs=$(floor_runs "$floor_dir/load.sql" "$floor_dir/lock_settle.sql" "SELECT count(*) FROM floor.future_job" \
+    "$floor_dir/schema.sql" "$url")
   psql "$url" -c "DROP SCHEMA floor CASCADE"
-done
+  echo "bench.sh: the same on prescient's tables (tests/bench/floor_on_prescient_tables), N = $n, $reps runs"
+  psql "$server/postgres" -c "CREATE DATABASE floor_tables"
+  "$prescient" migrate --db "$server/floor_tables" --slot 1m >/dev/null 2>&1
+  tables_runs=$(floor_runs "$tables_dir/load.sql" "$tables_dir/lock_settle.sql" \
+    "SELECT count(*) FROM prescient.future_job" "" "$server/floor_tables")
+  psql "$server/postgres" -c "DROP DATABASE floor_tables"
+fi
 read -r floor_rate floor_min floor_max < <(echo "$floor_runs" | tr ' ' '\n' | grep . | median_min_max)
+read -r tables_rate tables_min tables_max < <(echo "$tables_runs" | tr ' ' '\n' | grep . | median_min_max)
 
 # The peers' figures of this run, by phase: the best setting's median (0 when not run).
 graphile_process=0 graphile_bulk=0 graphile_single=0 graphile_single16=0
@@ -208,6 +228,7 @@ out=$repo/bench-results/$(date -u +%Y%m%dT%H%M%SZ).json
   echo "{\"n\": $n, \"reps\": $reps, \"machine\": \"$(nproc) cores, $(uname -r)\","
   echo " \"server\": \"$("$pg_bin/postgres" --version)\","
   echo " \"floor_checks_per_second\": {\"median\": $floor_rate, \"min\": $floor_min, \"max\": $floor_max},"
+  echo " \"floor_on_prescient_tables_checks_per_second\": {\"median\": $tables_rate, \"min\": $tables_min, \"max\": $tables_max},"
   echo " \"peers\": {\"graphile_worker\": {\"process\": $graphile_process, \"bulk\": $graphile_bulk,"
   echo "                                \"single\": $graphile_single, \"single16\": $graphile_single16},"
   echo "           \"pg_boss\": {\"process\": $pgboss_process, \"bulk\": $pgboss_bulk,"
@@ -244,8 +265,13 @@ echo "$results" | grep . | while read -r line; do
   [ -n "$low" ] && spread=$(awk -v a="$low" -v b="$high" 'BEGIN { printf "[%.0f-%.0f]", a, b }')
   printf '%-58s %9.0f %17s %8s %9s %9s  %s\n' "$measure" "$rate" "$spread" "$vs_floor" "$vs_graphile" "$vs_pgboss" "$note"
 done
-wanted floor && printf '%-58s %9.0f %17s %8s\n' "SQL floor (lock_settle, 2 clients)" "$floor_rate" \
-  "$(awk -v a="$floor_min" -v b="$floor_max" 'BEGIN { printf "[%.0f-%.0f]", a, b }')" "100%"
+if wanted floor; then
+  printf '%-58s %9.0f %17s %8s\n' "SQL floor (lock_settle, 2 clients)" "$floor_rate" \
+    "$(awk -v a="$floor_min" -v b="$floor_max" 'BEGIN { printf "[%.0f-%.0f]", a, b }')" "100%"
+  printf '%-58s %9.0f %17s %8s\n' "SQL floor on prescient's tables (no engine)" "$tables_rate" \
+    "$(awk -v a="$tables_min" -v b="$tables_max" 'BEGIN { printf "[%.0f-%.0f]", a, b }')" \
+    "$(awk -v r="$tables_rate" -v f="$floor_rate" 'BEGIN { if (f > 0) printf "%.0f%%", 100 * r / f; else printf "-" }')"
+fi
 if $peers; then
   printf '%-58s %9.0f\n' "graphile-worker: processing, best setting" "$graphile_process" \
     "graphile-worker: bulk enqueue, best batch" "$graphile_bulk" \

@@ -179,7 +179,7 @@ TEST_CASE("flow: the admission spaces starts by the rate and defers the rest to 
   f.add(10, "acme", slot);
   PgRunnerStore store(*f.db);
   store.begin();
-  const auto claimed = store.claim_due(slot, slot, slot, 100, {}).checks;
+  const auto claimed = store.claim_due(slot, slot, slot, 100, {}, std::nullopt).checks;
   REQUIRE(claimed.size() == 10);
   std::vector<RunnerStore::FlowPair> pairs;
   for (const Check& c : claimed) pairs.push_back({.id = c.id, .limit = "acme-rate", .key = "acme"});
@@ -218,7 +218,7 @@ TEST_CASE("flow: the admission spaces starts by the rate and defers the rest to 
   // the bucket stands at +2.5 s, yet it starts at its reserved +1.25 s.
   store.begin();
   const TimePoint later = slot + 1250ms;
-  const auto again = store.claim_due(slot, later, later, 100, {}).checks;
+  const auto again = store.claim_due(slot, later, later, 100, {}, std::nullopt).checks;
   REQUIRE(again.size() == 1);
   CHECK(again.front().slot == later);
   const RunnerStore::FlowPair pair{.id = again.front().id, .limit = "acme-rate", .key = "acme"};
@@ -236,7 +236,7 @@ TEST_CASE("flow: a concurrency place is held by a live lease and given back when
   PgRunnerStore store(*f.db);
   const auto admit_at = [&](TimePoint now, TimePoint until) {
     store.begin();
-    const auto claimed = store.claim_due(slot, until, now, 100, {}).checks;
+    const auto claimed = store.claim_due(slot, until, now, 100, {}, std::nullopt).checks;
     std::vector<RunnerStore::FlowPair> pairs;
     for (const Check& c : claimed) pairs.push_back({.id = c.id, .limit = "one-at-a-time", .key = "acme"});
     std::vector<std::int64_t> admitted;

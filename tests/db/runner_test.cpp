@@ -406,7 +406,7 @@ TEST_CASE("a claim reads every field of the row exactly, whatever another tool w
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
   PgRunnerStore store(*f.db);
   store.begin();
-  const std::vector<Check> claimed = store.claim_due(slot, slot, f.clock.now(), 10, {}).checks;
+  const std::vector<Check> claimed = store.claim_due(slot, slot, f.clock.now(), 10, {}, std::nullopt).checks;
   store.rollback();
   REQUIRE(claimed.size() == 1);
   const Check& c = claimed.front();
@@ -420,6 +420,39 @@ TEST_CASE("a claim reads every field of the row exactly, whatever another tool w
   CHECK(c.slot == slot);
   CHECK(c.check_count == 4);
   CHECK(c.attempts == 2);
+}
+
+TEST_CASE("a claim after a place in claim order takes only the rows after it, and says where it ended") {
+  RunnerFixture f;
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  // Claim order is due time, priority, id: b (priority 0), a, c (priority 5, by id), d (priority 9).
+  for (const auto& [key, priority] : {std::pair{"a", 5}, {"b", 0}, {"c", 5}, {"d", 9}}) {
+    *f.db << "INSERT INTO prescient.future_job (job, entity_name, entity_key, first_check_at, next_check_at,"
+             " enqueued_on, enqueued_by, priority) VALUES ('scripted', 'e', :key, '2026-11-21T10:00:00Z',"
+             " '2026-11-21T10:00:00Z', now(), 'test', :priority)",
+        soci::use(std::string(key)), soci::use(priority);
+  }
+  const auto id_of = [&](const std::string& key) {
+    return count_of(*f.db, "SELECT id FROM prescient.future_job WHERE entity_key = '" + key + "'");
+  };
+  const auto keys = [](const RunnerStore::Claimed& c) {
+    std::string out;
+    for (const Check& check : c.checks) out += check.entity_key;
+    return out;
+  };
+  PgRunnerStore store(*f.db);
+  store.begin();
+  const RunnerStore::Claimed first = store.claim_due(slot, slot, f.clock.now(), 2, {}, std::nullopt);
+  CHECK(keys(first) == "ba");
+  REQUIRE(first.last);
+  CHECK(*first.last == ClaimKey{.due = slot, .priority = 5, .id = id_of("a")});
+  store.rollback();
+  store.begin();  // the first two given back: only the place keeps the next claim off them
+  const RunnerStore::Claimed next = store.claim_due(slot, slot, f.clock.now(), 10, {}, first.last);
+  CHECK(keys(next) == "cd");
+  CHECK(next.last == std::optional(ClaimKey{.due = slot, .priority = 9, .id = id_of("d")}));
+  CHECK(store.claim_due(slot, slot, f.clock.now(), 10, {}, next.last).empty());
+  store.rollback();
 }
 
 TEST_CASE("an empty slot touches nothing; the claim is an index lookup, not a scan") {
@@ -727,7 +760,7 @@ TEST_CASE("a slow-path result after its lease expired is discarded; the expired 
   Checks checks(*f.db);
   // A runner leases the check and dies without settling.
   store.begin();
-  const auto claimed = store.claim_due(slot, slot, f.clock.now(), 10, {}).checks;
+  const auto claimed = store.claim_due(slot, slot, f.clock.now(), 10, {}, std::nullopt).checks;
   REQUIRE(claimed.size() == 1);
   const std::vector<std::int64_t> ids{check.id};
   const std::int64_t token = store.lease(ids, "dead-runner", slot + 1min);

@@ -29,6 +29,7 @@ class FakeRunnerStore final : public RunnerStore {
   // What the worker did.
   std::vector<SettleItem> committed;
   std::vector<Exclusions> claims;  // what each claim left out
+  std::vector<std::optional<ClaimKey>> claims_after;  // and where each started
   int settle_statements = 0, commits = 0, rollbacks = 0;
   std::vector<bool> settled_in_chunks;  // per settle call: whether it was asked to start in chunks
 
@@ -51,15 +52,21 @@ class FakeRunnerStore final : public RunnerStore {
   void savepoint(const std::string& name) override { savepoints_.push_back({name, pending_.size()}); }
   void rollback_to(const std::string& name) override { pending_.resize(find(name).size); }
 
-  Claimed claim_due(TimePoint slot, TimePoint until, TimePoint, int limit, const Exclusions& excluded) override {
+  // In the order of `due`, which stands for claim order; a check's place in it is (its slot, 0, its id).
+  Claimed claim_due(TimePoint slot, TimePoint until, TimePoint, int limit, const Exclusions& excluded,
+                    const std::optional<ClaimKey>& after) override {
     claims.push_back(excluded);
+    claims_after.push_back(after);
     Claimed out;
     for (const Check& c : due) {
       if (static_cast<int>(out.checks.size() + out.unreadable.size()) == limit) break;
+      const ClaimKey place{.due = c.slot, .id = c.id};
       const bool left_out = c.slot < slot || c.slot > std::max(slot, until) || claimed_.contains(c.id) || c.group_key ||
-                            std::ranges::count(excluded.ids, c.id) > 0 || std::ranges::count(excluded.jobs, c.job) > 0;
+                            std::ranges::count(excluded.ids, c.id) > 0 || std::ranges::count(excluded.jobs, c.job) > 0 ||
+                            (after && place <= *after);
       if (left_out) continue;
       claimed_.insert(c.id);
+      out.last = place;
       if (const auto why = unreadable.find(c.id); why != unreadable.end()) {
         out.unreadable.emplace_back(c, why->second);
       } else {
@@ -70,7 +77,7 @@ class FakeRunnerStore final : public RunnerStore {
   }
   Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
                          const FlowLimit&) override {
-    return claim_due(slot, slot, now, limit, excluded);
+    return claim_due(slot, slot, now, limit, excluded, std::nullopt);
   }
   Claimed claim_due_groups(TimePoint, int, const Exclusions&) override { return {}; }
 

@@ -49,8 +49,9 @@ class FakeStores final : public StoreOpener {
     void rollback() noexcept override { q_.rollback(); }
     void savepoint(const std::string& name) override { q_.savepoint(name); }
     void rollback_to(const std::string& name) override { q_.rollback_to(name); }
-    Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override {
-      return q_.claim_due(slot, until, now, limit, excluded);
+    Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded,
+                      const std::optional<ClaimKey>& after) override {
+      return q_.claim_due(slot, until, now, limit, excluded, after);
     }
     Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
                            const FlowLimit& fair) override {

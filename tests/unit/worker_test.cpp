@@ -255,4 +255,26 @@ TEST_CASE("worker: a check deferred to a time within the slot runs at that time,
   CHECK(on_time_runs == 1);
   CHECK(r.done == 2);
   CHECK(f.runs.of(1) == 1);
+  // Under flow limits every claim looks from the slot's start: a deferral moves checks within the slot.
+  CHECK(std::ranges::none_of(f.store->claims_after, [](const auto& after) { return after.has_value(); }));
+}
+
+TEST_CASE("worker: a claim starts where the slot's workers have claimed to; a check behind it still runs, last") {
+  WorkerFixture f;
+  f.options.batch_size = 2;
+  FakeRunnerStore setup;
+  for (int i = 1; i <= 5; ++i) setup.due.push_back(f.check(i));
+  auto worker = f.worker(setup);
+  ClaimMark mark;
+  mark.advance({.due = f.slot, .id = 2});  // as if another worker had claimed 1 and 2, then given them back
+  const SlotReport r = worker->drain(f.slot, mark);
+  CHECK(r.done == 5);
+  CHECK(f.store->due.empty());
+  std::vector<std::int64_t> order;
+  for (const SettleItem& item : f.store->committed) order.push_back(item.id);
+  CHECK(order == std::vector<std::int64_t>{3, 4, 5, 1, 2});
+  // After 2, after 4; after 5 finds nothing, so from the start (1 and 2); then nothing either way.
+  const auto at = [&](std::int64_t id) { return std::optional(ClaimKey{.due = f.slot, .id = id}); };
+  CHECK(f.store->claims_after == std::vector{at(2), at(4), at(5), std::optional<ClaimKey>{}, at(5), std::optional<ClaimKey>{}});
+  CHECK(mark.get() == at(5));
 }

@@ -103,13 +103,21 @@ void PgRunnerStore::commit() {
 void PgRunnerStore::rollback() noexcept { transaction_.reset(); }
 
 RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit,
-                                              const Exclusions& excluded) {
-  return checks_from(pq::exec(*prepared_, native_connection(db_), "cannot claim due checks", kClaimDue,
-                              ClaimDue{.slot = slot,
-                                       .until = std::max(slot, until),
-                                       .claimable = {.now = now, .excluded_jobs = excluded.jobs, .excluded_ids = excluded.ids},
-                                       .limit = limit},
-                              pq::Format::binary));
+                                              const Exclusions& excluded, const std::optional<runner::ClaimKey>& after) {
+  const pq::Result rows = pq::exec(*prepared_, native_connection(db_), "cannot claim due checks", kClaimDue,
+                                   ClaimDue{.slot = slot,
+                                            .until = std::max(slot, until),
+                                            .claimable = {.now = now, .excluded_jobs = excluded.jobs, .excluded_ids = excluded.ids},
+                                            .limit = limit,
+                                            .after = after},
+                                   pq::Format::binary);
+  Claimed claimed = checks_from(rows);
+  if (const int last = rows.rows() - 1; last >= 0) {
+    claimed.last = runner::ClaimKey{.due = rows.time(last, kDueColumn),
+                                    .priority = static_cast<int>(rows.integer(last, kPriorityColumn)),
+                                    .id = rows.integer(last, db::kIdColumn)};
+  }
+  return claimed;
 }
 
 std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {

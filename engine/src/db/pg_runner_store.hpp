@@ -35,7 +35,8 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   void rollback() noexcept override;
   void savepoint(const std::string& name) override;
   void rollback_to(const std::string& name) override;
-  Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) override;
+  Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded,
+                    const std::optional<runner::ClaimKey>& after) override;
   Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
                          const FlowLimit& fair) override;
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;

@@ -15,11 +15,13 @@
 #include "db/check_columns.hpp"
 #include "db/named_statement.hpp"
 #include "db/pq.hpp"
+#include "runner/claim_mark.hpp"
 
 namespace prescient::db::runner_sql {
 
 // What a run needs of a claimed check (db/check_columns.hpp), read in binary, then the time it is due:
-// its slot, or a time within the slot that flow control deferred it to.
+// its slot, or a time within the slot that flow control deferred it to. Its priority last, for the place of
+// the claim's last row in claim order (runner/claim_mark.hpp).
 // Then the time it was asked for (a row older than migration 0033 has none: its first check's), the
 // check's own policy (sql/0037; NULL where not set), and the trace context this run sends on: the check's
 // trace with a span id of the run's own (prescient.run_traceparent: each claim is one attempt), and its
@@ -27,12 +29,13 @@ namespace prescient::db::runner_sql {
 inline const std::string kClaimColumns = check_column_list(true) +
                                          ", next_check_at, coalesce(asked_for_at, first_check_at), max_checks,"
                                          " max_attempts, backoff_seconds, backoff_max_seconds,"
-                                         " prescient.run_traceparent(traceparent) AS run_traceparent, tracestate";
+                                         " prescient.run_traceparent(traceparent) AS run_traceparent, tracestate, priority";
 inline constexpr int kDueColumn = kCheckColumnCount;
 inline constexpr int kAskedForColumn = kCheckColumnCount + 1;
 inline constexpr int kOwnPolicyColumn = kCheckColumnCount + 2;  // and the three after it
 inline constexpr int kTraceparentColumn = kCheckColumnCount + 6;
 inline constexpr int kTracestateColumn = kCheckColumnCount + 7;
+inline constexpr int kPriorityColumn = kCheckColumnCount + 8;
 
 // The classes no runner claims: the paused ones, and worker classes, whose checks workers in the
 // application's own language take (docs/workers.md).
@@ -59,11 +62,13 @@ struct Claimable {
 
 // The slot's own checks and those flow control deferred to a time within it: from the slot's boundary to
 // its last microsecond, or earlier. In the order of the index future_job_due: by time, then priority (0
-// first), then id (docs/design.md, "Priorities"); the index gives it, nothing is sorted.
+// first), then id (docs/design.md, "Priorities"); the index gives it, nothing is sorted. Only rows after a
+// place in that order (runner/claim_mark.hpp): the index scan starts there.
 inline const pq::NamedStatement kClaimDue(fmt::format(R"sql(
 SELECT {columns}
   FROM prescient.future_job
  WHERE next_check_at BETWEEN prescient.at_us(:slot) AND prescient.at_us(:until)
+   AND (next_check_at, priority, id) > (prescient.at_us(:after_due), :after_priority::smallint, :after_id::bigint)
    AND {claimable}
  ORDER BY next_check_at, priority, id
  LIMIT :limit
@@ -74,8 +79,13 @@ struct ClaimDue {
   TimePoint slot, until;
   Claimable claimable;
   int limit;
+  std::optional<runner::ClaimKey> after;  // none: from the slot's start
   void bind(pq::Binding& b) const {
     b.set("slot", pq::micros(slot)).set("until", pq::micros(until)).set("limit", std::to_string(limit));
+    // The slot's start is after a time just before it.
+    const runner::ClaimKey from = after.value_or(runner::ClaimKey{.due = slot - Micros{1}});
+    b.set("after_due", pq::micros(from.due)).set("after_priority", std::to_string(from.priority));
+    b.set("after_id", std::to_string(from.id));
     claimable.bind(b);
   }
 };

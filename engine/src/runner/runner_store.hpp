@@ -13,6 +13,7 @@
 #include "prescient/flow_limits.hpp"
 #include "prescient/job.hpp"
 #include "prescient/time.hpp"
+#include "runner/claim_mark.hpp"
 #include "runner/settlements.hpp"
 
 namespace prescient::runner {
@@ -34,6 +35,7 @@ class RunnerStore {
   struct Claimed {
     std::vector<Check> checks;
     std::vector<std::pair<Check, std::string>> unreadable;
+    std::optional<ClaimKey> last;  // the last row's place in claim order (claim_due's rows)
     bool empty() const { return checks.empty() && unreadable.empty(); }
   };
   using Settled = SettledCounts;
@@ -51,8 +53,10 @@ class RunnerStore {
   // REQUIRES an open transaction. Up to `limit` ungrouped checks due at `slot` or, when flow control
   // deferred them to a time within the slot, up to `until`, locked FOR UPDATE SKIP LOCKED (so concurrent
   // runners take disjoint sets); rows under a live written lease are skipped. Each check's slot is the
-  // time it is due (`slot`, or the time it was deferred to).
-  virtual Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded) = 0;
+  // time it is due (`slot`, or the time it was deferred to). In claim order (due time, priority, id), and
+  // with `after`, only the rows after that place (runner/claim_mark.hpp).
+  virtual Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded,
+                            const std::optional<ClaimKey>& after) = 0;
   // REQUIRES an open transaction. Like claim_due at `slot` alone, but taking the values of the fair-share
   // limit's payload field in turn: up to limit * weight / (the values' weights) checks of each (a value's
   // weight is 1 unless the limit names it), values in order, the first `limit` values at most (the next

@@ -106,6 +106,7 @@ SlotReport SlotRunner::drain(TimePoint slot) {
   std::vector<SlotReport> reports(options_.workers);
   std::vector<std::exception_ptr> errors(options_.workers);
   std::vector<std::thread> threads;
+  ClaimMark mark;
   for (int w = 0; w < options_.workers; ++w) {
     threads.emplace_back([&, w] {
       std::unique_ptr<Worker>& worker = sessions_->workers[w];
@@ -114,7 +115,7 @@ SlotReport SlotRunner::drain(TimePoint slot) {
           worker = std::make_unique<Worker>(options_, registry_, clock_, settings_, stores_->open_worker_store(),
                                             [stores = stores_] { return stores->open_job_session(); });
         }
-        reports[w] = worker->drain(slot);
+        reports[w] = worker->drain(slot, mark);
       } catch (...) {
         worker.reset();  // its session may be broken: the next slot reconnects
         errors[w] = std::current_exception();

@@ -78,11 +78,13 @@ class Worker::Impl {
         store_(*owned_store_), open_job_session_(std::move(open_job_session)),
         executor_(std::make_unique<BatchExecutor>(open_job_session_)) {}
 
-  // Claims and settles batches at `slot` until none is left.
-  SlotReport drain(TimePoint slot) {
+  // Claims and settles batches at `slot` until none is left, claiming after `mark` (shared with the other
+  // workers draining the slot).
+  SlotReport drain(TimePoint slot, ClaimMark& mark) {
     SlotReport report;
     report.slot = slot;
     unsettled_ = {};
+    mark_ = &mark;
     load_limits();
     // Checks deferred within the slot are due at times up to its end (an overdue slot's, all of them).
     const TimePoint slot_end = grid_.floor(slot) + settings_.slot;
@@ -147,12 +149,25 @@ class Worker::Impl {
     const TimePoint until = limits_.empty() ? slot : std::min(clock_.now() + pace(), slot_end - Micros{1});
     Claim claim;
     if (fair_limit_) claim.rows = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_limit_);
-    if (claim.rows.empty()) claim.rows = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded);
+    if (claim.rows.empty()) claim.rows = claim_in_order(slot, until, excluded);
     if (claim.rows.empty()) {
       claim.rows = store_.claim_due_groups(slot, options_.group_batch, excluded);
       claim.grouped = true;
     }
     return claim;
+  }
+
+  // Due checks in claim order, after the mark the workers share (runner/claim_mark.hpp); when none is left
+  // after it, from the slot's start. Under flow limits, which defer checks to times within the slot, from
+  // the start always.
+  RunnerStore::Claimed claim_in_order(TimePoint slot, TimePoint until, const RunnerStore::Exclusions& excluded) {
+    const std::optional<ClaimKey> after = limits_.empty() ? mark_->get() : std::nullopt;
+    RunnerStore::Claimed rows = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded, after);
+    if (rows.empty() && after) {
+      rows = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded, std::nullopt);
+    }
+    if (rows.last) mark_->advance(*rows.last);
+    return rows;
   }
 
   // Nothing was claimed: ends the claim's transaction and says whether the worker stays in the slot (after
@@ -636,6 +651,7 @@ class Worker::Impl {
   std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
   std::map<std::string, JobPolicy> registry_policies_;  // the classes' rows in the registry, read with them
   std::optional<FlowLimit> fair_limit_;      // the fair-share limit whose payload field claims interleave by
+  ClaimMark* mark_ = nullptr;                // how far the slot's workers have claimed, set by drain
   std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
   int careful_batches_ = 0;            // batches still to settle in chunks since the last refusal
 };
@@ -645,6 +661,10 @@ Worker::Worker(const RunnerOptions& options, const Registry& registry, const Clo
     : impl_(std::make_unique<Impl>(options, registry, clock, settings, std::move(store), std::move(open_job_session))) {}
 Worker::~Worker() = default;
 
-SlotReport Worker::drain(TimePoint slot) { return impl_->drain(slot); }
+SlotReport Worker::drain(TimePoint slot) {
+  ClaimMark own;
+  return impl_->drain(slot, own);
+}
+SlotReport Worker::drain(TimePoint slot, ClaimMark& mark) { return impl_->drain(slot, mark); }
 
 }  // namespace prescient::runner

@@ -27,6 +27,8 @@ class Worker {
   // Claims and settles batches of checks due at `slot` until none is left (or a stop is requested).
   // A database failure of the session or server throws (the batch is rolled back, its rows free).
   SlotReport drain(TimePoint slot);
+  // The same, one of several workers draining the slot: each claims after the place all have claimed to.
+  SlotReport drain(TimePoint slot, ClaimMark& mark);
 
  private:
   class Impl;

@@ -1,0 +1,45 @@
+#pragma once
+// Internal: how far the workers of one runner have claimed the slot they drain, in claim order (that of the
+// index future_job_due: due time, priority, id). Each claim starts after the mark: the rows before it are
+// settled (their entries in the index are dead, and a claim from the slot's start would walk them) or held
+// by a sibling worker (locked rows that a claim from the start tests one by one and skips), which cost a
+// drain about 1 µs a check with two workers and more with four (docs/performance.md, "The claim starts
+// where the last one ended"). A row before the mark may still be claimable: given back unrun (a batch
+// deadline, a failed batch) or put into the slot while it drains. So a claim after the mark that finds
+// nothing looks once more from the slot's start: such a row runs in the same slot, after the rest.
+#include <compare>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include "prescient/time.hpp"
+
+namespace prescient::runner {
+
+// A row's place in claim order.
+struct ClaimKey {
+  TimePoint due;
+  int priority = 0;
+  std::int64_t id = 0;
+  auto operator<=>(const ClaimKey&) const = default;
+};
+
+// Shared by the workers draining one slot; thread-safe.
+class ClaimMark {
+ public:
+  std::optional<ClaimKey> get() const {
+    const std::lock_guard lock(mutex_);
+    return key_;
+  }
+  // Moves the mark to `key` if it is further on.
+  void advance(const ClaimKey& key) {
+    const std::lock_guard lock(mutex_);
+    if (!key_ || *key_ < key) key_ = key;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<ClaimKey> key_;
+};
+
+}  // namespace prescient::runner

@@ -4,10 +4,12 @@
 -- cancel_previous and, through cron_occurrence_history (047), an occurrence skipped by the overlap policy
 -- or fired after its deadline.
 --
--- p_check is the pending check as it was (a row of future_job: RETURNING f of its DELETE gives it whole),
--- the rest how it ended: by whom and when, the outcome, its count of checks and attempts and last error as
--- the settlement leaves them, the run's time, a JSON object the settlement merges into the payload
--- (NULL: the payload as it was), and the result a worker kept (docs/workers.md). Its last check is the
+-- p_check is the pending check as it was (a row of future_job: RETURNING f of its DELETE gives it whole, or
+-- ROW(d.*)::prescient.future_job of the columns RETURNING f.* gives, which the planner turns back into the
+-- columns once it has inlined this function, as the runner's settlement does), the rest how it ended: by
+-- whom and when, the outcome, its count of checks and attempts and last error as the settlement leaves them,
+-- the run's time, a JSON object the settlement merges into the payload (NULL: the payload as it was), and the
+-- result a worker kept (docs/workers.md). Its last check is the
 -- time it was due (next_check_at); a check cancelled
 -- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
 -- time, its own policy, its priority and its trace context go with it, so that `prescient retry` puts it back

@@ -70,16 +70,21 @@ BEGIN
     UNION ALL
     SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id
      WHERE p_lease_token IS NOT NULL AND f.claim_token = p_lease_token AND f.claimed_until > p_now),
+  -- The finished checks' rows, whole. Deleted by their ids rather than joined to mine: a DELETE joined to a
+  -- CTE carries each of its rows whole as well, for a concurrent update's recheck, which the fast path and the
+  -- fence make moot. And the columns, rather than the row as a value, so that the history row reads them
+  -- directly (docs/performance.md, "The settlement without whole rows").
   fin AS (
-    DELETE FROM prescient.future_job f USING mine s WHERE f.id = s.id AND s.kind = 'finish'
-    RETURNING f.id, f AS pending, s.outcome, s.check_count, s.attempts, s.last_error, s.run_micros, s.payload,
-              s.run_result),
-  -- The history row is history_row's (035_history_row.sql), inlined by the planner.
+    DELETE FROM prescient.future_job f
+     WHERE f.id = ANY ((SELECT array_agg(id) FROM mine WHERE kind = 'finish')::bigint[])
+    RETURNING f.*),
+  -- The history row is history_row's (035_history_row.sql), inlined by the planner: ROW(fin.*) is the
+  -- pending row as it was, and its fields become fin's columns.
   hist AS (
     INSERT INTO prescient.job_history
-    SELECT (prescient.history_row(pending, outcome, p_now, p_runner_id, check_count, attempts, last_error,
-                                  run_micros, payload::jsonb, run_result::jsonb)).*
-      FROM fin),
+    SELECT (prescient.history_row(ROW(fin.*)::prescient.future_job, s.outcome, p_now, p_runner_id, s.check_count,
+                                  s.attempts, s.last_error, s.run_micros, s.payload::jsonb, s.run_result::jsonb)).*
+      FROM fin JOIN mine s ON s.id = fin.id),
   upd AS (
     UPDATE prescient.future_job f
        SET next_check_at = s.next_check_at, check_count = s.check_count, attempts = s.attempts,
@@ -106,10 +111,10 @@ BEGIN
      WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
     ON CONFLICT (id) DO NOTHING RETURNING id),
   ended AS (
-    SELECT count(*) AS checks, count(*) FILTER (WHERE outcome = 'done') AS done,
-           count(*) FILTER (WHERE outcome = 'failed') AS failed,
-           count(*) FILTER (WHERE outcome NOT IN ('done', 'failed')) AS guarded
-      FROM fin),
+    SELECT count(*) AS checks, count(*) FILTER (WHERE s.outcome = 'done') AS done,
+           count(*) FILTER (WHERE s.outcome = 'failed') AS failed,
+           count(*) FILTER (WHERE s.outcome NOT IN ('done', 'failed')) AS guarded
+      FROM fin JOIN mine s ON s.id = fin.id),
   went_on AS (
     SELECT count(*) AS checks, count(*) FILTER (WHERE kind = 'retry') AS retried FROM upd)
   SELECT e.checks + w.checks, (SELECT count(pg_notify('prescient_event', ev.id)) FROM ev), e.done,

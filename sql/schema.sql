@@ -4032,7 +4032,7 @@ CREATE FUNCTION prescient.slot_for(requested timestamp with time zone, now_ time
 
 CREATE FUNCTION prescient.debounced_slot(p_slot timestamp with time zone, p_first_enqueue timestamp with time zone, p_max_wait interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_max_wait IS NULL) THEN p_slot ELSE LEAST(p_slot, prescient.slot_for((p_first_enqueue + p_max_wait), p_now, p_slot_seconds)) END;
+    RETURN LEAST(p_slot, CASE WHEN (p_max_wait IS NOT NULL) THEN prescient.slot_for((p_first_enqueue + p_max_wait), p_now, p_slot_seconds) ELSE NULL::timestamp with time zone END);
 
 --
 -- Name: declare_job_classes(text[], text[], text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -

@@ -99,11 +99,15 @@ CREATE OR REPLACE FUNCTION prescient.spread_slot(p_slot timestamptz, p_id bigint
 
 -- A debounced check's time (on_conflict 'debounce'): its slot, but never later than its first enqueue
 -- plus max_wait (rounded up to the grid, as every time is; at the next boundary once that has passed).
+-- p_slot appears once (least() passes over the NULL of no max_wait): the planner does not inline a function
+-- that would evaluate an argument twice when the argument costs something, and p_slot is mostly
+-- spread_slot(...). Not inlined, it was planned again at each call, 47 µs of a 210 µs schedule()
+-- (docs/performance.md, "Enqueue one at a time: a rule that was never inlined").
 CREATE OR REPLACE FUNCTION prescient.debounced_slot(p_slot timestamptz, p_first_enqueue timestamptz,
                                                     p_max_wait interval, p_now timestamptz, p_slot_seconds integer)
   RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN CASE WHEN p_max_wait IS NULL THEN p_slot
-              ELSE least(p_slot, prescient.slot_for(p_first_enqueue + p_max_wait, p_now, p_slot_seconds)) END;
+  RETURN least(p_slot, CASE WHEN p_max_wait IS NOT NULL
+                            THEN prescient.slot_for(p_first_enqueue + p_max_wait, p_now, p_slot_seconds) END);
 
 -- Whether once_problem has anything to judge: a request that debounces, collects or dedupes. The others,
 -- nearly every enqueue, skip it: its sub-SELECT keeps it from being inlined, and judged for every enqueue it

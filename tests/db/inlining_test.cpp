@@ -113,6 +113,41 @@ TEST_CASE("inlining: a bulk call calls no function once per item") {
   tx.rollback();
 }
 
+// The same for one enqueue, whose rules PL/pgSQL evaluates as expressions: a rule that uses an argument twice
+// is not inlined when that argument costs something (debounced_slot of spread_slot(...)), and is then planned
+// again at every call: 47 us of schedule()'s 210 in a transaction of its own. once_problem, the debounce's
+// and dedupe's rule, has a sub-SELECT and is never inlined; it runs only for those requests.
+TEST_CASE("inlining: an enqueue calls none of its SQL rules as a function") {
+  auto db = connect_to(create_migrated_database());
+  *db << "SET track_functions = 'all'";
+  soci::transaction tx(*db);
+  for (const std::string args : {"'k1', now() + interval '1 hour'",
+                                 "'k2', now() + interval '1 hour', p_job_key => 'j2', p_window => interval '10 minutes',"
+                                 " p_priority => 0",
+                                 "'k2', now() + interval '2 hours', p_job_key => 'j2', p_on_conflict => 'replace',"
+                                 " p_window => interval '10 minutes'",
+                                 "'k3', now() + interval '1 hour',"
+                                 " p_traceparent => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'"}) {
+    int rows = 0;
+    *db << "SELECT count(*) FROM prescient.schedule('noop', 'e', " + args + ", p_allow_unknown_class => true)",
+        soci::into(rows);
+    CHECK(rows == 1);
+  }
+  soci::rowset<soci::row> calls = db->prepare << R"sql(
+    SELECT p.proname, l.lanname, pg_stat_get_xact_function_calls(p.oid)
+      FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+     WHERE p.pronamespace = 'prescient'::regnamespace AND pg_stat_get_xact_function_calls(p.oid) > 0)sql";
+  std::vector<std::string> called;
+  for (const soci::row& row : calls) {
+    INFO(row.get<std::string>(0) << " (" << row.get<std::string>(1) << ") was called " << row.get<long long>(2)
+                                 << " times");
+    CHECK(row.get<std::string>(1) != "sql");
+    called.push_back(row.get<std::string>(0));
+  }
+  CHECK(std::ranges::count(called, "schedule") == 1);  // the server counted
+  tx.rollback();
+}
+
 // Inlined into the caller's statement, a bulk function is planned with its items' number known: 10 000 items
 // of schedule_problems were estimated at 13 million rows, and JIT compiling that plan took 1.2 s of the call's
 // 1.3 (the CLI's `schedule --file`, 10 000 lines a call, at 7 000 lines a second). Each item's judgment costs

@@ -346,13 +346,43 @@ TEST_CASE("flow: fair share still interleaves tenants, and takes each tenant's c
   store.begin();
   std::map<std::string, int> taken;
   int urgent = 0;
-  for (const Check& c : store.claim_due_fair(slot, slot, 100, {}, tenants).checks) {
+  for (const Check& c : store.claim_due_fair(slot, slot, 100, {}, tenants, {}).checks) {
     ++taken[c.payload.at("tenant").get<std::string>()];
     urgent += c.entity_key >= "a290" && c.entity_key <= "a299" && c.entity_key.size() == 4;
   }
   store.rollback();
   CHECK(taken == std::map<std::string, int>{{"a", 50}, {"b", 50}});
   CHECK(urgent == 10);
+}
+
+TEST_CASE("flow: fair share's claim takes each value's part after that value's place, and says where it ended") {
+  FlowControlFixture f;
+  const FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true};
+  f.limits.set(tenants, "test", f.clock.now());
+  const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
+  f.add(10, "a", slot, 0, "noop");
+  f.add(10, "b", slot, 0, "noop");
+  const auto keys = [](const RunnerStore::Claimed& c) {
+    std::vector<std::string> out;
+    for (const Check& check : c.checks) out.push_back(check.entity_key);
+    std::ranges::sort(out);
+    return out;
+  };
+  PgRunnerStore store(*f.db);
+  store.begin();
+  const RunnerStore::Claimed first = store.claim_due_fair(slot, slot, 4, {}, tenants, {});
+  store.rollback();
+  CHECK(keys(first) == std::vector<std::string>{"a0", "a1", "b0", "b1"});
+  const auto place_of = [&](const std::string& key) {
+    return ClaimKey{.due = slot, .priority = 5,
+                    .id = count_of(*f.db, "SELECT id FROM prescient.future_job WHERE entity_key = '" + key + "'")};
+  };
+  CHECK(first.last_by_value == std::map<std::string, ClaimKey>{{"a", place_of("a1")}, {"b", place_of("b1")}});
+  f.add(3, "c", slot, 0, "noop");  // a value with no place: from its start
+  store.begin();  // the first four given back: only the places keep the next claim off them
+  const RunnerStore::Claimed next = store.claim_due_fair(slot, slot, 6, {}, tenants, first.last_by_value);
+  store.rollback();
+  CHECK(keys(next) == std::vector<std::string>{"a2", "a3", "b2", "b3", "c0", "c1"});
 }
 
 TEST_CASE("flow: weighted fair share gives each key value its weight's part of every claim") {
@@ -366,7 +396,7 @@ TEST_CASE("flow: weighted fair share gives each key value its weight's part of e
   PgRunnerStore store(*f.db);
   store.begin();
   std::map<std::string, int> taken;
-  for (const Check& c : store.claim_due_fair(slot, slot, 600, {}, tenants).checks) {
+  for (const Check& c : store.claim_due_fair(slot, slot, 600, {}, tenants, {}).checks) {
     ++taken[c.payload.at("tenant").get<std::string>()];
   }
   store.rollback();
@@ -375,7 +405,7 @@ TEST_CASE("flow: weighted fair share gives each key value its weight's part of e
   // Without weights, equal parts.
   store.begin();
   taken.clear();
-  for (const Check& c : store.claim_due_fair(slot, slot, 600, {}, {.key = "payload.tenant"}).checks) {
+  for (const Check& c : store.claim_due_fair(slot, slot, 600, {}, {.key = "payload.tenant"}, {}).checks) {
     ++taken[c.payload.at("tenant").get<std::string>()];
   }
   store.rollback();

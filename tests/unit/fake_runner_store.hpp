@@ -75,8 +75,8 @@ class FakeRunnerStore final : public RunnerStore {
     }
     return out;
   }
-  Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                         const FlowLimit&) override {
+  Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded, const FlowLimit&,
+                         const std::map<std::string, ClaimKey>&) override {
     return claim_due(slot, slot, now, limit, excluded, std::nullopt);
   }
   Claimed claim_due_groups(TimePoint, int, const Exclusions&) override { return {}; }

@@ -54,8 +54,8 @@ class FakeStores final : public StoreOpener {
       return q_.claim_due(slot, until, now, limit, excluded, after);
     }
     Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                           const FlowLimit& fair) override {
-      return q_.claim_due_fair(slot, now, limit, excluded, fair);
+                           const FlowLimit& fair, const std::map<std::string, ClaimKey>& after) override {
+      return q_.claim_due_fair(slot, now, limit, excluded, fair, after);
     }
     Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override {
       return q_.claim_due_groups(slot, max_groups, excluded);

@@ -69,7 +69,7 @@ TEST_CASE("named statement: each runner statement's values set every one of its 
   };
   CHECK(count(kClaimDue, ClaimDue{.slot = t, .until = t, .claimable = claimable, .limit = 1}));
   CHECK(count(kClaimDueFair,
-              ClaimDueFair{.field = "f", .slot = t, .limit = 1, .weights = "{}", .claimable = claimable}));
+              ClaimDueFair{.field = "f", .slot = t, .limit = 1, .weights = "{}", .claimable = claimable, .after = {}}));
   CHECK(count(kClaimDueGroups,
               ClaimDueGroups{.slot = t, .excluded_groups = texts, .max_groups = 1, .excluded_jobs = texts}));
   CHECK(count(kSettle, Settle{.ids = ids,

@@ -135,16 +135,28 @@ std::string PgRunnerStore::claim_plan(TimePoint slot, TimePoint now) {
 }
 
 RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                                                   const FlowLimit& fair) {
-  return checks_from(pq::exec(native_connection(db_), "cannot claim due checks in fair shares", kClaimDueFair,
-                              ClaimDueFair{.field = flow_payload_field(fair).value(),
-                                           .slot = slot,
-                                           .limit = limit,
-                                           .weights = nlohmann::json(fair.weights).dump(),
-                                           .claimable = {.now = now,
-                                                         .excluded_jobs = excluded.jobs,
-                                                         .excluded_ids = excluded.ids}},
-                              pq::Format::binary));
+                                                   const FlowLimit& fair,
+                                                   const std::map<std::string, runner::ClaimKey>& after) {
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot claim due checks in fair shares", kClaimDueFair,
+                                   ClaimDueFair{.field = flow_payload_field(fair).value(),
+                                                .slot = slot,
+                                                .limit = limit,
+                                                .weights = nlohmann::json(fair.weights).dump(),
+                                                .claimable = {.now = now,
+                                                              .excluded_jobs = excluded.jobs,
+                                                              .excluded_ids = excluded.ids},
+                                                .after = after},
+                                   pq::Format::binary);
+  Claimed claimed = checks_from(rows);
+  // Each value's place: its furthest row.
+  for (int r = 0; r < rows.rows(); ++r) {
+    const runner::ClaimKey key{.due = slot,
+                               .priority = static_cast<int>(rows.integer(r, kPriorityColumn)),
+                               .id = rows.integer(r, db::kIdColumn)};
+    auto [it, added] = claimed.last_by_value.try_emplace(rows.text(r, kFairValueColumn), key);
+    if (!added && it->second < key) it->second = key;
+  }
+  return claimed;
 }
 
 RunnerStore::Claimed PgRunnerStore::claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) {

@@ -37,8 +37,8 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   void rollback_to(const std::string& name) override;
   Claimed claim_due(TimePoint slot, TimePoint until, TimePoint now, int limit, const Exclusions& excluded,
                     const std::optional<runner::ClaimKey>& after) override;
-  Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                         const FlowLimit& fair) override;
+  Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded, const FlowLimit& fair,
+                         const std::map<std::string, runner::ClaimKey>& after) override;
   Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) override;
   std::map<std::size_t, std::string> apply_writes(std::span<const runner::SettleItem> items) override;
   Settlement settle(std::span<const runner::SettleItem> items, const std::string& runner_id, TimePoint now,

@@ -7,6 +7,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,8 +93,9 @@ struct ClaimDue {
 
 // Fair share: the field's values at the slot, stepped through one index probe each (the index
 // sync_fair_share_indexes makes: next_check_at, the value, priority, id), then each value's first checks
-// by priority, as many as its weight's share of the limit. Run unnamed, so the plan sees the field's name
-// and uses that index.
+// by priority, as many as its weight's share of the limit, after the place in that value's order (priority,
+// id) the runner's workers have claimed to (runner/claim_mark.hpp), where the index scan starts. Run
+// unnamed, so the plan sees the field's name and uses that index. Each row ends with its value.
 // The weights are a JSON object {"value": weight}, 1 for a value it does not name.
 inline const pq::NamedStatement kClaimDueFair(fmt::format(R"sql(
 WITH RECURSIVE v AS (
@@ -110,12 +112,17 @@ WITH RECURSIVE v AS (
          v.n + 1
     FROM v WHERE v.value IS NOT NULL AND v.n < :limit),
 vals AS (
-  SELECT value, coalesce((:weights::jsonb ->> value)::bigint, 1) AS weight FROM v WHERE value IS NOT NULL)
-SELECT c.*
+  SELECT v.value, coalesce((:weights::jsonb ->> v.value)::bigint, 1) AS weight,
+         coalesce(m.priority, -32768)::smallint AS after_priority, coalesce(m.id, 0) AS after_id
+    FROM v LEFT JOIN unnest(:after_values::text[], :after_priorities::bigint[], :after_ids::bigint[])
+                     AS m(value, priority, id) ON m.value = v.value
+   WHERE v.value IS NOT NULL)
+SELECT c.*, vals.value
   FROM vals, LATERAL (
     SELECT {columns}
       FROM prescient.future_job
      WHERE next_check_at = prescient.at_us(:slot) AND coalesce(payload ->> :field, '') = vals.value
+       AND (priority, id) > (vals.after_priority, vals.after_id)
        AND {claimable}
      ORDER BY priority, id
      LIMIT greatest(1, :limit * vals.weight / (SELECT sum(weight) FROM vals))
@@ -123,15 +130,26 @@ SELECT c.*
  LIMIT :limit)sql",
                                                           fmt::arg("columns", kClaimColumns),
                                                           fmt::arg("claimable", kClaimable)));
+inline constexpr int kFairValueColumn = kPriorityColumn + 1;
 struct ClaimDueFair {
   std::string field;
   TimePoint slot;
   int limit;
   std::string weights;
   Claimable claimable;
+  const std::map<std::string, runner::ClaimKey>& after;  // by value; a value it does not name: from its start
   void bind(pq::Binding& b) const {
     b.set("field", field).set("slot", pq::micros(slot)).set("limit", std::to_string(limit)).set("weights", weights);
     claimable.bind(b);
+    std::vector<std::string> values;
+    std::vector<std::int64_t> priorities, ids;
+    for (const auto& [value, key] : after) {
+      values.push_back(value);
+      priorities.push_back(key.priority);
+      ids.push_back(key.id);
+    }
+    b.set("after_values", pq::text_array(values)).set("after_priorities", pq::integer_array(priorities));
+    b.set("after_ids", pq::integer_array(ids));
   }
 };
 

@@ -7,10 +7,14 @@
 // where the last one ended"). A row before the mark may still be claimable: given back unrun (a batch
 // deadline, a failed batch) or put into the slot while it drains. So a claim after the mark that finds
 // nothing looks once more from the slot's start: such a row runs in the same slot, after the rest.
+// Fair share's claim takes each value of its field in turn, in that value's order (priority, id): it keeps
+// a place for each value, and starts each value's part after it.
 #include <compare>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "prescient/time.hpp"
 
@@ -37,9 +41,23 @@ class ClaimMark {
     if (!key_ || *key_ < key) key_ = key;
   }
 
+  // Fair share's places, by value.
+  std::map<std::string, ClaimKey> by_value() const {
+    const std::lock_guard lock(mutex_);
+    return by_value_;
+  }
+  void advance(const std::map<std::string, ClaimKey>& keys) {
+    const std::lock_guard lock(mutex_);
+    for (const auto& [value, key] : keys) {
+      auto [it, added] = by_value_.try_emplace(value, key);
+      if (!added && it->second < key) it->second = key;
+    }
+  }
+
  private:
   mutable std::mutex mutex_;
   std::optional<ClaimKey> key_;
+  std::map<std::string, ClaimKey> by_value_;
 };
 
 }  // namespace prescient::runner

@@ -36,6 +36,7 @@ class RunnerStore {
     std::vector<Check> checks;
     std::vector<std::pair<Check, std::string>> unreadable;
     std::optional<ClaimKey> last;  // the last row's place in claim order (claim_due's rows)
+    std::map<std::string, ClaimKey> last_by_value;  // claim_due_fair's: each value's last row's place
     bool empty() const { return checks.empty() && unreadable.empty(); }
   };
   using Settled = SettledCounts;
@@ -60,9 +61,10 @@ class RunnerStore {
   // REQUIRES an open transaction. Like claim_due at `slot` alone, but taking the values of the fair-share
   // limit's payload field in turn: up to limit * weight / (the values' weights) checks of each (a value's
   // weight is 1 unless the limit names it), values in order, the first `limit` values at most (the next
-  // claim starts again from the first left).
+  // claim starts again from the first left). Each value's checks after its place in `after` (priority, id),
+  // if it has one.
   virtual Claimed claim_due_fair(TimePoint slot, TimePoint now, int limit, const Exclusions& excluded,
-                                 const FlowLimit& fair) = 0;
+                                 const FlowLimit& fair, const std::map<std::string, ClaimKey>& after) = 0;
   // REQUIRES an open transaction. Whole groups due at `slot` (up to `max_groups`), each under a
   // transaction-level advisory lock so no other runner takes any check of it; ordered by group, id.
   virtual Claimed claim_due_groups(TimePoint slot, int max_groups, const Exclusions& excluded) = 0;

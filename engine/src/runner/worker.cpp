@@ -148,7 +148,7 @@ class Worker::Impl {
   Claim claim_batch(TimePoint slot, TimePoint slot_end, const RunnerStore::Exclusions& excluded) {
     const TimePoint until = limits_.empty() ? slot : std::min(clock_.now() + pace(), slot_end - Micros{1});
     Claim claim;
-    if (fair_limit_) claim.rows = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_limit_);
+    if (fair_limit_) claim.rows = claim_fairly(slot, excluded);
     if (claim.rows.empty()) claim.rows = claim_in_order(slot, until, excluded);
     if (claim.rows.empty()) {
       claim.rows = store_.claim_due_groups(slot, options_.group_batch, excluded);
@@ -167,6 +167,20 @@ class Worker::Impl {
       rows = store_.claim_due(slot, until, clock_.now(), options_.batch_size, excluded, std::nullopt);
     }
     if (rows.last) mark_->advance(*rows.last);
+    return rows;
+  }
+
+  // Fair share's claim: each value's part after that value's place (runner/claim_mark.hpp); when no value
+  // has any left after its place, from each value's start. It looks at the slot's boundary only, where a
+  // deferral never moves a check to.
+  RunnerStore::Claimed claim_fairly(TimePoint slot, const RunnerStore::Exclusions& excluded) {
+    const std::map<std::string, ClaimKey> after = mark_->by_value();
+    RunnerStore::Claimed rows =
+        store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_limit_, after);
+    if (rows.empty() && !after.empty()) {
+      rows = store_.claim_due_fair(slot, clock_.now(), options_.batch_size, excluded, *fair_limit_, {});
+    }
+    mark_->advance(rows.last_by_value);
     return rows;
   }
 

@@ -87,6 +87,18 @@ struct FlowControlFixture {
 
   TimePoint next_slot() const { return std::chrono::ceil<std::chrono::seconds>(clock.now() + 1s); }
 
+  // `count` noop checks of each tenant, due at `slot`.
+  void add_each(int count, std::initializer_list<const char*> tenants, TimePoint slot) {
+    for (const char* tenant : tenants) add(count, tenant, slot, 0, "noop");
+  }
+
+  // Fair share by payload.tenant, set: the limit.
+  FlowLimit fair_share_by_tenant() {
+    const FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true};
+    limits.set(tenants, "test", clock.now());
+    return tenants;
+  }
+
   // Runs slots from `first` with `workers` until `done` (by default: nothing is pending), or fails the test
   // when `limit` passes first.
   void drain_from(TimePoint first, int workers, std::chrono::seconds limit = 30s,
@@ -334,11 +346,9 @@ TEST_CASE("flow: fair share gives a small tenant's checks their turn at the star
 
 TEST_CASE("flow: fair share still interleaves tenants, and takes each tenant's checks by priority") {
   FlowControlFixture f;
-  const FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true};
-  f.limits.set(tenants, "test", f.clock.now());
+  const FlowLimit tenants = f.fair_share_by_tenant();
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
-  f.add(300, "a", slot, 0, "noop");
-  f.add(300, "b", slot, 0, "noop");
+  f.add_each(300, {"a", "b"}, slot);
   // Ten of a's, the last put in, made urgent.
   *f.db << "UPDATE prescient.future_job SET priority = 0 WHERE entity_key IN"
            " (SELECT 'a' || n FROM generate_series(290, 299) n)";
@@ -357,11 +367,9 @@ TEST_CASE("flow: fair share still interleaves tenants, and takes each tenant's c
 
 TEST_CASE("flow: fair share's claim takes each value's part after that value's place, and says where it ended") {
   FlowControlFixture f;
-  const FlowLimit tenants{.name = "tenants", .key = "payload.tenant", .fair_share = true};
-  f.limits.set(tenants, "test", f.clock.now());
+  const FlowLimit tenants = f.fair_share_by_tenant();
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
-  f.add(10, "a", slot, 0, "noop");
-  f.add(10, "b", slot, 0, "noop");
+  f.add_each(10, {"a", "b"}, slot);
   const auto keys = [](const RunnerStore::Claimed& c) {
     std::vector<std::string> out;
     for (const Check& check : c.checks) out.push_back(check.entity_key);
@@ -392,7 +400,7 @@ TEST_CASE("flow: weighted fair share gives each key value its weight's part of e
   f.limits.set(tenants, "test", f.clock.now());
   CHECK(f.limits.list().at(0).weights == tenants.weights);
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
-  for (const char* tenant : {"bronze", "gold", "silver"}) f.add(1000, tenant, slot, 0, "noop");
+  f.add_each(1000, {"bronze", "gold", "silver"}, slot);
   PgRunnerStore store(*f.db);
   store.begin();
   std::map<std::string, int> taken;

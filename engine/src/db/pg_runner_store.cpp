@@ -66,6 +66,13 @@ RunnerStore::Claimed checks_from(const pq::Result& rows) {
   return out;
 }
 
+// A claimed row's place in claim order (runner/claim_mark.hpp).
+runner::ClaimKey place_of(const pq::Result& rows, int r) {
+  return {.due = rows.time(r, kDueColumn),
+          .priority = static_cast<int>(rows.integer(r, kPriorityColumn)),
+          .id = rows.integer(r, db::kIdColumn)};
+}
+
 std::optional<std::int64_t> seconds_of(const std::optional<std::chrono::seconds>& d) {
   return d ? std::optional(static_cast<std::int64_t>(d->count())) : std::nullopt;
 }
@@ -112,11 +119,7 @@ RunnerStore::Claimed PgRunnerStore::claim_due(TimePoint slot, TimePoint until, T
                                             .after = after},
                                    pq::Format::binary);
   Claimed claimed = checks_from(rows);
-  if (const int last = rows.rows() - 1; last >= 0) {
-    claimed.last = runner::ClaimKey{.due = rows.time(last, kDueColumn),
-                                    .priority = static_cast<int>(rows.integer(last, kPriorityColumn)),
-                                    .id = rows.integer(last, db::kIdColumn)};
-  }
+  if (rows.rows() > 0) claimed.last = place_of(rows, rows.rows() - 1);
   return claimed;
 }
 
@@ -150,11 +153,7 @@ RunnerStore::Claimed PgRunnerStore::claim_due_fair(TimePoint slot, TimePoint now
   Claimed claimed = checks_from(rows);
   // Each value's place: its furthest row.
   for (int r = 0; r < rows.rows(); ++r) {
-    const runner::ClaimKey key{.due = slot,
-                               .priority = static_cast<int>(rows.integer(r, kPriorityColumn)),
-                               .id = rows.integer(r, db::kIdColumn)};
-    auto [it, added] = claimed.last_by_value.try_emplace(rows.text(r, kFairValueColumn), key);
-    if (!added && it->second < key) it->second = key;
+    runner::keep_furthest(claimed.last_by_value, rows.text(r, kFairValueColumn), place_of(rows, r));
   }
   return claimed;
 }

@@ -28,6 +28,12 @@ struct ClaimKey {
   auto operator<=>(const ClaimKey&) const = default;
 };
 
+// Keeps in `places` the further of `value`'s place there and `key`.
+inline void keep_furthest(std::map<std::string, ClaimKey>& places, const std::string& value, const ClaimKey& key) {
+  auto [it, added] = places.try_emplace(value, key);
+  if (!added && it->second < key) it->second = key;
+}
+
 // Shared by the workers draining one slot; thread-safe.
 class ClaimMark {
  public:
@@ -48,10 +54,7 @@ class ClaimMark {
   }
   void advance(const std::map<std::string, ClaimKey>& keys) {
     const std::lock_guard lock(mutex_);
-    for (const auto& [value, key] : keys) {
-      auto [it, added] = by_value_.try_emplace(value, key);
-      if (!added && it->second < key) it->second = key;
-    }
+    for (const auto& [value, key] : keys) keep_furthest(by_value_, value, key);
   }
 
  private:

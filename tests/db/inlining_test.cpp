@@ -23,6 +23,24 @@ struct InlinableFunction {
   std::string name, arguments_as_columns, arguments;
 };
 
+// The functions of prescient the server counted calls of in this transaction (track_functions = 'all'): those
+// that ran as functions, not inlined into their caller's statement.
+struct CalledFunction {
+  std::string name, language;
+  long long calls = 0;
+};
+std::vector<CalledFunction> functions_called(soci::session& db) {
+  soci::rowset<soci::row> rows = db.prepare << R"sql(
+    SELECT p.proname, l.lanname, pg_stat_get_xact_function_calls(p.oid)
+      FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+     WHERE p.pronamespace = 'prescient'::regnamespace AND pg_stat_get_xact_function_calls(p.oid) > 0)sql";
+  std::vector<CalledFunction> called;
+  for (const soci::row& row : rows) {
+    called.push_back({row.get<std::string>(0), row.get<std::string>(1), row.get<long long>(2)});
+  }
+  return called;
+}
+
 // prescient's scalar SQL functions that the planner may inline: not SECURITY DEFINER, no SET, declared
 // IMMUTABLE or STABLE, no polymorphic argument, and a body without a sub-query (a FROM after a SELECT, or
 // EXISTS: the planner inlines only a single expression). Each with its arguments as typed columns of a
@@ -99,17 +117,12 @@ TEST_CASE("inlining: a bulk call calls no function once per item") {
   CHECK(judged == 0);
   *db << "SELECT prescient.cron_add_arrays(" + schedules + ")", soci::into(judged);
   CHECK(judged == kItems);
-  soci::rowset<soci::row> calls = db->prepare << R"sql(
-    SELECT p.proname, pg_stat_get_xact_function_calls(p.oid)
-      FROM pg_proc p
-     WHERE p.pronamespace = 'prescient'::regnamespace AND pg_stat_get_xact_function_calls(p.oid) > 0)sql";
-  int counted = 0;
-  for (const soci::row& row : calls) {
-    ++counted;
-    INFO(row.get<std::string>(0) << " was called " << row.get<long long>(1) << " times for " << kItems << " items");
-    CHECK(row.get<long long>(1) < kItems);
+  const std::vector<CalledFunction> called = functions_called(*db);
+  for (const CalledFunction& f : called) {
+    INFO(f.name << " was called " << f.calls << " times for " << kItems << " items");
+    CHECK(f.calls < kItems);
   }
-  CHECK(counted > 0);  // the server counted: the four calls themselves are among the rows
+  CHECK(!called.empty());  // the server counted: the four calls themselves are among the rows
   tx.rollback();
 }
 
@@ -133,18 +146,12 @@ TEST_CASE("inlining: an enqueue calls none of its SQL rules as a function") {
         soci::into(rows);
     CHECK(rows == 1);
   }
-  soci::rowset<soci::row> calls = db->prepare << R"sql(
-    SELECT p.proname, l.lanname, pg_stat_get_xact_function_calls(p.oid)
-      FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-     WHERE p.pronamespace = 'prescient'::regnamespace AND pg_stat_get_xact_function_calls(p.oid) > 0)sql";
-  std::vector<std::string> called;
-  for (const soci::row& row : calls) {
-    INFO(row.get<std::string>(0) << " (" << row.get<std::string>(1) << ") was called " << row.get<long long>(2)
-                                 << " times");
-    CHECK(row.get<std::string>(1) != "sql");
-    called.push_back(row.get<std::string>(0));
+  const std::vector<CalledFunction> called = functions_called(*db);
+  for (const CalledFunction& f : called) {
+    INFO(f.name << " (" << f.language << ") was called " << f.calls << " times");
+    CHECK(f.language != "sql");
   }
-  CHECK(std::ranges::count(called, "schedule") == 1);  // the server counted
+  CHECK(std::ranges::count(called, "schedule", &CalledFunction::name) == 1);  // the server counted
   tx.rollback();
 }
 

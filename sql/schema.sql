@@ -318,8 +318,181 @@ CREATE TRIGGER future_job_notify_workers AFTER INSERT ON prescient.future_job RE
 -- Name: TABLE future_job; Type: ACL; Schema: prescient; Owner: -
 --
 
-GRANT SELECT ON TABLE prescient.future_job TO prescient_client;
 GRANT SELECT,DELETE,UPDATE ON TABLE prescient.future_job TO prescient_runner;
+
+--
+-- Name: COLUMN future_job.id; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(id) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.job; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(job) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.entity_name; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(entity_name) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.entity_key; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(entity_key) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.job_key; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(job_key) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.group_key; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(group_key) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.payload; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(payload) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.first_check_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(first_check_at) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.next_check_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(next_check_at) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.check_count; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(check_count) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.attempts; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(attempts) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.last_error; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(last_error) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.enqueued_on; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(enqueued_on) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.enqueued_by; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(enqueued_by) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.claimed_by; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(claimed_by) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.claimed_until; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(claimed_until) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.asked_for_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(asked_for_at) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.max_checks; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(max_checks) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.max_attempts; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(max_attempts) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.backoff_seconds; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(backoff_seconds) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.backoff_max_seconds; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(backoff_max_seconds) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.priority; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(priority) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.traceparent; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(traceparent) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.tracestate; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(tracestate) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.collects; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(collects) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.collect_since; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(collect_since) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.collect_pending; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(collect_pending) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.collect_pending_since; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(collect_pending_since) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.collect_pending_at; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(collect_pending_at) ON TABLE prescient.future_job TO prescient_client;
 
 
 -- ====================================================================================================
@@ -2597,6 +2770,7 @@ CREATE TABLE prescient.settings (
     max_attempts integer DEFAULT 5 NOT NULL,
     job_timeout_seconds integer DEFAULT 30 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    workers_may_pin_clock boolean DEFAULT false NOT NULL,
     CONSTRAINT settings_job_timeout_seconds_check CHECK ((job_timeout_seconds > 0)),
     CONSTRAINT settings_max_attempts_check CHECK ((max_attempts > 0)),
     CONSTRAINT settings_max_checks_check CHECK ((max_checks > 0)),
@@ -2652,6 +2826,12 @@ COMMENT ON COLUMN prescient.settings.job_timeout_seconds IS 'The default time on
 --
 
 COMMENT ON COLUMN prescient.settings.created_at IS 'When the schema was created (the first migrate).';
+
+--
+-- Name: COLUMN settings.workers_may_pin_clock; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.workers_may_pin_clock IS 'Whether a worker''s calls may pin the clock (p_now): for test databases only. Off, a worker runs on the server''s clock and a p_now is refused (docs/workers.md, "What a worker may do"). The roles cannot write it.';
 
 --
 -- Name: settings settings_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
@@ -4316,6 +4496,22 @@ CREATE FUNCTION prescient.flow_key(p_limit prescient.flow_limit, p_job text, p_e
 $$;
 
 --
+-- Name: grant_check_columns_but_the_token(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.grant_check_columns_but_the_token() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  EXECUTE 'REVOKE SELECT ON prescient.future_job FROM prescient_client';
+  EXECUTE (SELECT format('GRANT SELECT (%s) ON prescient.future_job TO prescient_client',
+                         string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum))
+             FROM pg_attribute a
+            WHERE a.attrelid = 'prescient.future_job'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+              AND a.attname <> 'claim_token');
+END $$;
+
+--
 -- Name: grant_roles(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4496,24 +4692,31 @@ CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timesta
 $$;
 
 --
--- Name: lease_refusal(bigint, bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: lease_refusal(bigint, text, bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.lease_refusal(p_id bigint, p_token bigint, p_now timestamp with time zone) RETURNS text
+CREATE FUNCTION prescient.lease_refusal(p_id bigint, p_worker text, p_token bigint, p_now timestamp with time zone) RETURNS text
     LANGUAGE sql STABLE
     AS $$
   SELECT CASE WHEN f.id IS NULL THEN format('check %s is not pending: settled, cancelled or never enqueued', p_id)
+              WHEN c.job IS NULL THEN
+                format('check %s is of class %L, which the runner runs: a worker settles only the checks of '
+                       'worker classes', p_id, f.job)
               WHEN f.claim_token IS DISTINCT FROM p_token AND f.claim_token IS NOT NULL THEN
                 format('check %s is held under another lease (by %s until %s): this one was lost', p_id,
                        f.claimed_by, prescient.iso(f.claimed_until))
               WHEN f.claim_token IS DISTINCT FROM p_token THEN
                 format('check %s is not leased under token %s: settled already, or its lease expired and was '
                        'given back', p_id, p_token)
+              WHEN f.claimed_by IS DISTINCT FROM p_worker THEN
+                format('check %s is leased to worker %L, not to %L: only the lease''s holder may answer for it',
+                       p_id, f.claimed_by, p_worker)
               WHEN f.claimed_until <= p_now THEN
                 format('check %s: the lease under token %s expired at %s', p_id, p_token,
                        prescient.iso(f.claimed_until))
          END
     FROM (SELECT 1) one LEFT JOIN prescient.future_job f ON f.id = p_id
+    LEFT JOIN prescient.job_class c ON c.job = f.job AND c.runs_in = 'worker'
 $$;
 
 --
@@ -5692,6 +5895,9 @@ CREATE FUNCTION prescient.worker_arrays_problem(p_ids bigint[], p_tokens bigint[
       format('%s ids but %s %s: one per check', cardinality(p_ids), cardinality(p_other), p_other_name)
     WHEN array_position(p_ids, NULL) IS NOT NULL THEN format('id %s is NULL', array_position(p_ids, NULL))
     WHEN array_position(p_tokens, NULL) IS NOT NULL THEN format('token %s is NULL', array_position(p_tokens, NULL))
+    ELSE (SELECT format('check %s is named %s times: one answer per check in a call', u.id, count(*))
+            FROM unnest(p_ids) WITH ORDINALITY AS u(id, n)
+           GROUP BY u.id HAVING count(*) > 1 ORDER BY min(u.n) LIMIT 1)
   END
 $$;
 
@@ -5715,35 +5921,41 @@ CREATE FUNCTION prescient.worker_classes_problem(p_classes text[]) RETURNS text
 $$;
 
 --
--- Name: worker_complete(bigint[], bigint[], timestamp with time zone[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: worker_complete(text, bigint[], bigint[], timestamp with time zone[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[] DEFAULT NULL::jsonb[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+CREATE FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[] DEFAULT NULL::jsonb[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
-  v_problem text := coalesce(prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
                              prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'));
 BEGIN
+  IF v_problem IS NULL AND p_next IS NULL THEN
+    v_problem := 'no next times given: one per check (a NULL element: done)';
+  END IF;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, false, p_next, NULL, p_results, p_now);
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, p_next, NULL, p_results,
+                                                     prescient.worker_now(p_now));
 END $$;
 
 --
--- Name: worker_extend(bigint[], bigint[], double precision, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: worker_extend(text, bigint[], bigint[], double precision, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, lease_until timestamp with time zone, refusal text)
+CREATE FUNCTION prescient.worker_extend(p_worker text, p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, lease_until timestamp with time zone, refusal text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+  v_now timestamptz := prescient.worker_now(p_now);
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL));
 BEGIN
   IF v_problem IS NULL AND (p_lease_seconds IS NULL OR NOT p_lease_seconds BETWEEN 0.1 AND 86400) THEN
     v_problem := format('a lease of %s seconds: from 0.1 to 86400', p_lease_seconds);
@@ -5751,29 +5963,34 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  -- Locked in id order first, as a settlement locks them: a heartbeat racing one never deadlocks.
-  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;
+  -- Locked in id order first, as a settlement locks them: a heartbeat racing one never deadlocks. Only the
+  -- worker's own: a call naming other checks locks none of them.
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) AND f.claimed_by = p_worker ORDER BY f.id
+     FOR UPDATE;
   RETURN QUERY
   WITH moved AS (
     UPDATE prescient.future_job f SET claimed_until = v_now + p_lease_seconds * interval '1 second'
-      FROM unnest(p_ids, p_tokens) AS s(id, token)
-     WHERE f.id = s.id AND f.claim_token = s.token AND f.claimed_until > v_now
+      FROM unnest(p_ids, p_tokens) AS s(id, token), prescient.job_class c
+     WHERE f.id = s.id AND f.claim_token = s.token AND f.claimed_by = p_worker AND f.claimed_until > v_now
+       AND c.job = f.job AND c.runs_in = 'worker'
     RETURNING f.id, f.claimed_until)
-  SELECT s.id, m.claimed_until, CASE WHEN m.id IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) END
+  SELECT s.id, m.claimed_until,
+         CASE WHEN m.id IS NULL THEN prescient.lease_refusal(s.id, p_worker, s.token, v_now) END
     FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN moved m ON m.id = s.id
    ORDER BY s.n;
 END $$;
 
 --
--- Name: worker_fail(bigint[], bigint[], text[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: worker_fail(text, bigint[], bigint[], text[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+CREATE FUNCTION prescient.worker_fail(p_worker text, p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
-  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, p_errors, 'errors');
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_errors, 'errors'));
 BEGIN
   IF v_problem IS NULL AND p_errors IS NULL THEN
     v_problem := 'no errors given: one per check';
@@ -5781,8 +5998,20 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, true, NULL, p_errors, NULL, p_now);
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, true, NULL, p_errors, NULL,
+                                                     prescient.worker_now(p_now));
 END $$;
+
+--
+-- Name: worker_name_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_name_problem(p_worker text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE WHEN coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
+    format('the worker name %L is empty or over 1024 bytes', left(p_worker, 40)) END
+$$;
 
 --
 -- Name: worker_next_due(text[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5793,7 +6022,7 @@ CREATE FUNCTION prescient.worker_next_due(p_classes text[], p_now timestamp with
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_now timestamptz := prescient.worker_now(p_now);
   v_problem text := prescient.worker_classes_problem(p_classes);
   v_next timestamptz;
   v_lease_end timestamptz;
@@ -5823,25 +6052,48 @@ BEGIN
 END $$;
 
 --
--- Name: worker_release(bigint[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: worker_now(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) RETURNS integer
+CREATE FUNCTION prescient.worker_now(p_now timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF p_now IS NULL THEN
+    RETURN clock_timestamp();
+  ELSIF NOT isfinite(p_now) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('p_now %s is not a finite time', p_now);
+  ELSIF NOT (SELECT s.workers_may_pin_clock FROM prescient.settings s) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('p_now %s: a worker runs on the database server''s '
+      'clock here; a test database may let workers pin it (UPDATE prescient.settings SET workers_may_pin_clock = '
+      'true, as the schema owner)', prescient.iso(p_now));
+  END IF;
+  RETURN p_now;
+END $$;
+
+--
+-- Name: worker_release(text, bigint[], bigint[]); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_release(p_worker text, p_ids bigint[], p_tokens bigint[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
-  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL));
   v_count integer;
 BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;  -- as a settlement
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) AND f.claimed_by = p_worker ORDER BY f.id
+     FOR UPDATE;  -- as a settlement
   WITH given AS (
     UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
-      FROM unnest(p_ids, p_tokens) AS s(id, token)
-     WHERE f.id = s.id AND f.claim_token = s.token
+      FROM unnest(p_ids, p_tokens) AS s(id, token), prescient.job_class c
+     WHERE f.id = s.id AND f.claim_token = s.token AND f.claimed_by = p_worker
+       AND c.job = f.job AND c.runs_in = 'worker'
     RETURNING f.job)
   -- Due again at once: wake the workers of their classes, asleep until the lease's end.
   SELECT count(*) INTO v_count FROM given, LATERAL (SELECT pg_notify('prescient_worker', given.job)) n;
@@ -5849,10 +6101,10 @@ BEGIN
 END $$;
 
 --
--- Name: worker_settle(bigint[], bigint[], boolean, timestamp with time zone[], text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: worker_settle(text, bigint[], bigint[], boolean, timestamp with time zone[], text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+CREATE FUNCTION prescient.worker_settle(p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -5874,7 +6126,7 @@ BEGIN
       SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
              array_agg(s.last_error) AS errors
         INTO v_settled
-        FROM prescient.worker_settle_together(p_ids, p_tokens, v_failed, v_next, v_errors, v_results, p_now) s;
+        FROM prescient.worker_settle_together(p_worker, p_ids, p_tokens, v_failed, v_next, v_errors, v_results, p_now) s;
       RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
       RETURN;
     EXCEPTION WHEN OTHERS THEN
@@ -5884,9 +6136,9 @@ BEGIN
       END IF;
     END;
     IF v_count > 1 THEN
-      RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[1:v_half], p_tokens[1:v_half], p_failed,
+      RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids[1:v_half], p_tokens[1:v_half], p_failed,
         p_next[1:v_half], p_errors[1:v_half], p_results[1:v_half], p_now);
-      RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
+      RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
         p_next[v_half + 1:], p_errors[v_half + 1:], p_results[v_half + 1:], p_now);
       RETURN;
     END IF;
@@ -5905,15 +6157,14 @@ BEGIN
 END $$;
 
 --
--- Name: worker_settle_together(bigint[], bigint[], boolean, timestamp with time zone[], text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: worker_settle_together(text, bigint[], bigint[], boolean, timestamp with time zone[], text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_settle_together(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+CREATE FUNCTION prescient.worker_settle_together(p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_settings prescient.settings;
   v_big record;
 BEGIN
@@ -5926,35 +6177,36 @@ BEGIN
   END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   RETURN QUERY
-  -- The checks still held under their tokens, locked in id order (a heartbeat or another settlement of the
-  -- same checks locks in the same order: no deadlock); the lease is looked at again on the locked row.
+  -- The checks p_worker still holds under their tokens, of worker classes (lease_refusal says why another is
+  -- not), locked in id order (a heartbeat or another settlement of the same checks locks in the same order:
+  -- no deadlock); the lease is looked at again on the locked row.
   WITH held AS (
-    SELECT s.n, f AS pending
+    SELECT s.n, f AS pending, c.max_checks, c.max_attempts, c.backoff_seconds, c.backoff_max_seconds
       FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
       JOIN prescient.future_job f ON f.id = s.id
-     WHERE f.claim_token = s.token AND f.claimed_until > v_now
+      JOIN prescient.job_class c ON c.job = f.job AND c.runs_in = 'worker'
+     WHERE f.claim_token = s.token AND f.claimed_by = p_worker AND f.claimed_until > p_now
      ORDER BY f.id
        FOR UPDATE OF f),
   j AS (
     SELECT h.n, h.pending, (h.pending).claimed_by AS worker, (h.pending).next_check_at AS due_at,
            p_results[h.n] AS result, v.*
       FROM held h
-      LEFT JOIN prescient.job_class c ON c.job = (h.pending).job
      CROSS JOIN LATERAL prescient.judge(
            p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
            date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
                     timestamptz '1970-01-01 UTC'),
            coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
            (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
-           (h.pending).backoff_max_seconds, coalesce(c.max_checks, v_settings.max_checks),
-           coalesce(c.max_attempts, v_settings.max_attempts), c.backoff_seconds, c.backoff_max_seconds,
-           v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, v_now) v),
+           (h.pending).backoff_max_seconds, coalesce(h.max_checks, v_settings.max_checks),
+           coalesce(h.max_attempts, v_settings.max_attempts), h.backoff_seconds, h.backoff_max_seconds,
+           v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, p_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
     RETURNING f.id),
   hist AS (
     INSERT INTO prescient.job_history
-    SELECT (prescient.history_row(j.pending, j.outcome, v_now, j.worker, j.check_count, j.attempts, j.last_error,
+    SELECT (prescient.history_row(j.pending, j.outcome, p_now, j.worker, j.check_count, j.attempts, j.last_error,
                                   NULL, NULL, j.result)).*
       FROM j WHERE j.kind = 'finish'),
   -- The time as stored: a digest's settlement may move it earlier (042_collect.sql).
@@ -5968,7 +6220,7 @@ BEGIN
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
                                      answered_at, check_count, attempts, error, run_result)
-    SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
+    SELECT (j.pending).id, j.due_at, p_now, NULL, j.worker,
            CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, u.next_check_at, j.asked_for_at,
            j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END, j.result
       FROM j JOIN upd u ON u.id = (j.pending).id)
@@ -5977,7 +6229,7 @@ BEGIN
               WHEN j.kind = 'finish' THEN j.outcome
               WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END,
          coalesce(u.next_check_at, j.next_check_at),
-         CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) ELSE j.last_error END
+         CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, p_worker, s.token, p_now) ELSE j.last_error END
     FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN j ON j.n = s.n
     LEFT JOIN upd u ON u.id = (j.pending).id
    ORDER BY s.n;
@@ -5993,8 +6245,8 @@ CREATE FUNCTION prescient.worker_take(p_worker text, p_classes text[], p_limit i
     AS $$
 #variable_conflict use_column
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_problem text := prescient.worker_classes_problem(p_classes);
+  v_now timestamptz := prescient.worker_now(p_now);
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker), prescient.worker_classes_problem(p_classes));
   v_ids bigint[];
   v_admitted bigint[];
   v_pair_ids bigint[];
@@ -6009,10 +6261,7 @@ DECLARE
   v_look integer := CASE WHEN v_limited THEN greatest(p_limit, 1000) ELSE p_limit END;
   v_extra bigint[];
 BEGIN
-  IF coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR400',
-      MESSAGE = format('the worker name %L is empty or over 1024 bytes', left(p_worker, 40));
-  ELSIF v_problem IS NOT NULL THEN
+  IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   ELSIF p_limit IS NULL OR p_limit < 1 OR p_limit > 10000 THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('take %s checks: from 1 to 10000', p_limit);
@@ -6261,6 +6510,12 @@ REVOKE ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_k
 GRANT ALL ON FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint) TO prescient_runner;
 
 --
+-- Name: FUNCTION grant_check_columns_but_the_token(); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.grant_check_columns_but_the_token() FROM PUBLIC;
+
+--
 -- Name: FUNCTION grant_roles(); Type: ACL; Schema: prescient; Owner: -
 --
 
@@ -6288,10 +6543,10 @@ REVOKE ALL ON FUNCTION prescient.job_class_forget(p_job text) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.job_class_forget(p_job text) TO prescient_runner;
 
 --
--- Name: FUNCTION lease_refusal(p_id bigint, p_token bigint, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION lease_refusal(p_id bigint, p_worker text, p_token bigint, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.lease_refusal(p_id bigint, p_token bigint, p_now timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION prescient.lease_refusal(p_id bigint, p_worker text, p_token bigint, p_now timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION limit_remove(p_name text); Type: ACL; Schema: prescient; Owner: -
@@ -6411,25 +6666,25 @@ GRANT ALL ON FUNCTION prescient.set_job_policy(p_job text, p_max_checks integer,
 REVOKE ALL ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
 
 --
--- Name: FUNCTION worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.worker_complete(p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) TO prescient_worker;
+REVOKE ALL ON FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) TO prescient_worker;
 
 --
--- Name: FUNCTION worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION worker_extend(p_worker text, p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.worker_extend(p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone) TO prescient_worker;
+REVOKE ALL ON FUNCTION prescient.worker_extend(p_worker text, p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_extend(p_worker text, p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone) TO prescient_worker;
 
 --
--- Name: FUNCTION worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION worker_fail(p_worker text, p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.worker_fail(p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) TO prescient_worker;
+REVOKE ALL ON FUNCTION prescient.worker_fail(p_worker text, p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_fail(p_worker text, p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamp with time zone) TO prescient_worker;
 
 --
 -- Name: FUNCTION worker_next_due(p_classes text[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -6439,23 +6694,29 @@ REVOKE ALL ON FUNCTION prescient.worker_next_due(p_classes text[], p_now timesta
 GRANT ALL ON FUNCTION prescient.worker_next_due(p_classes text[], p_now timestamp with time zone) TO prescient_worker;
 
 --
--- Name: FUNCTION worker_release(p_ids bigint[], p_tokens bigint[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION worker_now(p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) TO prescient_worker;
+REVOKE ALL ON FUNCTION prescient.worker_now(p_now timestamp with time zone) FROM PUBLIC;
 
 --
--- Name: FUNCTION worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION worker_release(p_worker text, p_ids bigint[], p_tokens bigint[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.worker_settle(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION prescient.worker_release(p_worker text, p_ids bigint[], p_tokens bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_release(p_worker text, p_ids bigint[], p_tokens bigint[]) TO prescient_worker;
 
 --
--- Name: FUNCTION worker_settle_together(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION worker_settle(p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.worker_settle_together(p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION prescient.worker_settle(p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION worker_settle_together(p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_settle_together(p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION worker_take(p_worker text, p_classes text[], p_limit integer, p_lease_seconds double precision, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

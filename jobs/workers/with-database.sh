@@ -3,7 +3,8 @@
 # PRESCIENT_TEST_DATABASE_URL (scripts/test.sh sets it), dropped when the command ends.
 #   with-database.sh PRESCIENT_BINARY [--slot 1s] [--worker-class CLASS]... -- COMMAND [ARG]...
 # The command finds the database's URL in PRESCIENT_DATABASE_URL. Each --worker-class is declared a worker
-# class (prescient jobs add CLASS --worker) before the command starts.
+# class (prescient jobs add CLASS --worker) before the command starts. It is a test database: workers may
+# pin the clock there (prescient.settings.workers_may_pin_clock, docs/workers.md "What a worker may do").
 set -euo pipefail
 if [[ $# -lt 3 ]]; then
   echo "usage: with-database.sh PRESCIENT_BINARY [--slot D] [--worker-class CLASS]... -- COMMAND..." >&2
@@ -39,6 +40,7 @@ else
 fi
 export PRESCIENT_DATABASE_URL=$url
 "$prescient" migrate --slot "$slot" --log-level warn >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -d "$url" -c "UPDATE prescient.settings SET workers_may_pin_clock = true" >/dev/null
 for class in "${classes[@]}"; do
   "$prescient" jobs add "$class" --worker >/dev/null
 done

@@ -41,24 +41,59 @@ CREATE OR REPLACE FUNCTION prescient.worker_classes_problem(p_classes text[]) RE
            LIMIT 1) END
 $$;
 
--- Why check p_id cannot be settled or extended under token p_token at p_now (NULL: it can).
-CREATE OR REPLACE FUNCTION prescient.lease_refusal(p_id bigint, p_token bigint, p_now timestamptz) RETURNS text
+-- The clock of a worker's call: the database server's. A worker may pin it (p_now) only where the schema
+-- owner allows it, in a test database: prescient.settings.workers_may_pin_clock, which the roles cannot
+-- write (0048). Anywhere else a worker could take a check early, or lease it past every bound.
+CREATE OR REPLACE FUNCTION prescient.worker_now(p_now timestamptz) RETURNS timestamptz
+  LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF p_now IS NULL THEN
+    RETURN clock_timestamp();
+  ELSIF NOT isfinite(p_now) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('p_now %s is not a finite time', p_now);
+  ELSIF NOT (SELECT s.workers_may_pin_clock FROM prescient.settings s) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('p_now %s: a worker runs on the database server''s '
+      'clock here; a test database may let workers pin it (UPDATE prescient.settings SET workers_may_pin_clock = '
+      'true, as the schema owner)', prescient.iso(p_now));
+  END IF;
+  RETURN p_now;
+END $$;
+
+-- A worker's name: what leases are given to and settled by, what the history credits.
+CREATE OR REPLACE FUNCTION prescient.worker_name_problem(p_worker text) RETURNS text
+  LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
+    format('the worker name %L is empty or over 1024 bytes', left(p_worker, 40)) END
+$$;
+
+-- Why check p_id cannot be settled, extended or given back by p_worker under token p_token at p_now (NULL:
+-- it can). A lease is its holder's: the worker it was given to, under its token, of a worker class.
+CREATE OR REPLACE FUNCTION prescient.lease_refusal(p_id bigint, p_worker text, p_token bigint, p_now timestamptz)
+  RETURNS text
   LANGUAGE sql STABLE AS $$
   SELECT CASE WHEN f.id IS NULL THEN format('check %s is not pending: settled, cancelled or never enqueued', p_id)
+              WHEN c.job IS NULL THEN
+                format('check %s is of class %L, which the runner runs: a worker settles only the checks of '
+                       'worker classes', p_id, f.job)
               WHEN f.claim_token IS DISTINCT FROM p_token AND f.claim_token IS NOT NULL THEN
                 format('check %s is held under another lease (by %s until %s): this one was lost', p_id,
                        f.claimed_by, prescient.iso(f.claimed_until))
               WHEN f.claim_token IS DISTINCT FROM p_token THEN
                 format('check %s is not leased under token %s: settled already, or its lease expired and was '
                        'given back', p_id, p_token)
+              WHEN f.claimed_by IS DISTINCT FROM p_worker THEN
+                format('check %s is leased to worker %L, not to %L: only the lease''s holder may answer for it',
+                       p_id, f.claimed_by, p_worker)
               WHEN f.claimed_until <= p_now THEN
                 format('check %s: the lease under token %s expired at %s', p_id, p_token,
                        prescient.iso(f.claimed_until))
          END
     FROM (SELECT 1) one LEFT JOIN prescient.future_job f ON f.id = p_id
+    LEFT JOIN prescient.job_class c ON c.job = f.job AND c.runs_in = 'worker'
 $$;
 
--- The arrays of a call: each as long as the ids, at most 10 000, no id or token NULL.
+-- The arrays of a call: each as long as the ids, at most 10 000, no id or token NULL, no id twice (one
+-- answer per check: twice would settle it twice, or finish it and keep it pending at once).
 CREATE OR REPLACE FUNCTION prescient.worker_arrays_problem(p_ids bigint[], p_tokens bigint[], p_other anyarray,
                                                            p_other_name text) RETURNS text
   LANGUAGE sql IMMUTABLE AS $$
@@ -71,6 +106,9 @@ CREATE OR REPLACE FUNCTION prescient.worker_arrays_problem(p_ids bigint[], p_tok
       format('%s ids but %s %s: one per check', cardinality(p_ids), cardinality(p_other), p_other_name)
     WHEN array_position(p_ids, NULL) IS NOT NULL THEN format('id %s is NULL', array_position(p_ids, NULL))
     WHEN array_position(p_tokens, NULL) IS NOT NULL THEN format('token %s is NULL', array_position(p_tokens, NULL))
+    ELSE (SELECT format('check %s is named %s times: one answer per check in a call', u.id, count(*))
+            FROM unnest(p_ids) WITH ORDINALITY AS u(id, n)
+           GROUP BY u.id HAVING count(*) > 1 ORDER BY min(u.n) LIMIT 1)
   END
 $$;
 
@@ -87,8 +125,8 @@ CREATE OR REPLACE FUNCTION prescient.worker_take(
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_problem text := prescient.worker_classes_problem(p_classes);
+  v_now timestamptz := prescient.worker_now(p_now);
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker), prescient.worker_classes_problem(p_classes));
   v_ids bigint[];
   v_admitted bigint[];
   v_pair_ids bigint[];
@@ -103,10 +141,7 @@ DECLARE
   v_look integer := CASE WHEN v_limited THEN greatest(p_limit, 1000) ELSE p_limit END;
   v_extra bigint[];
 BEGIN
-  IF coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR400',
-      MESSAGE = format('the worker name %L is empty or over 1024 bytes', left(p_worker, 40));
-  ELSIF v_problem IS NOT NULL THEN
+  IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   ELSIF p_limit IS NULL OR p_limit < 1 OR p_limit > 10000 THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('take %s checks: from 1 to 10000', p_limit);
@@ -190,20 +225,19 @@ BEGIN
             CASE WHEN f.traceparent IS NOT NULL THEN f.tracestate END;
 END $$;
 
--- Settles checks held under their tokens by what judge makes of their answers: finished ones to the
+-- Settles checks p_worker holds under their tokens by what judge makes of their answers: finished ones to the
 -- history (with their result), the others back to pending at their next time, with a row in the timeline
--- (with their result too).
+-- (with their result too). p_now is the call's clock, resolved by worker_now.
 -- p_failed, p_next, p_errors, p_results: one element per check (NULL arrays: none). Answers one row per
 -- check, in the order given; a check not held is left as it is, `lease_lost` with the reason. One statement:
 -- the database refusing one check's rows refuses them all (worker_settle isolates it).
 CREATE OR REPLACE FUNCTION prescient.worker_settle_together(
-    p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamptz[], p_errors text[],
+    p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamptz[], p_errors text[],
     p_results jsonb[], p_now timestamptz)
   RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
   LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_settings prescient.settings;
   v_big record;
 BEGIN
@@ -216,35 +250,36 @@ BEGIN
   END IF;
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   RETURN QUERY
-  -- The checks still held under their tokens, locked in id order (a heartbeat or another settlement of the
-  -- same checks locks in the same order: no deadlock); the lease is looked at again on the locked row.
+  -- The checks p_worker still holds under their tokens, of worker classes (lease_refusal says why another is
+  -- not), locked in id order (a heartbeat or another settlement of the same checks locks in the same order:
+  -- no deadlock); the lease is looked at again on the locked row.
   WITH held AS (
-    SELECT s.n, f AS pending
+    SELECT s.n, f AS pending, c.max_checks, c.max_attempts, c.backoff_seconds, c.backoff_max_seconds
       FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
       JOIN prescient.future_job f ON f.id = s.id
-     WHERE f.claim_token = s.token AND f.claimed_until > v_now
+      JOIN prescient.job_class c ON c.job = f.job AND c.runs_in = 'worker'
+     WHERE f.claim_token = s.token AND f.claimed_by = p_worker AND f.claimed_until > p_now
      ORDER BY f.id
        FOR UPDATE OF f),
   j AS (
     SELECT h.n, h.pending, (h.pending).claimed_by AS worker, (h.pending).next_check_at AS due_at,
            p_results[h.n] AS result, v.*
       FROM held h
-      LEFT JOIN prescient.job_class c ON c.job = (h.pending).job
      CROSS JOIN LATERAL prescient.judge(
            p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
            date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
                     timestamptz '1970-01-01 UTC'),
            coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
            (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
-           (h.pending).backoff_max_seconds, coalesce(c.max_checks, v_settings.max_checks),
-           coalesce(c.max_attempts, v_settings.max_attempts), c.backoff_seconds, c.backoff_max_seconds,
-           v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, v_now) v),
+           (h.pending).backoff_max_seconds, coalesce(h.max_checks, v_settings.max_checks),
+           coalesce(h.max_attempts, v_settings.max_attempts), h.backoff_seconds, h.backoff_max_seconds,
+           v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, p_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
     RETURNING f.id),
   hist AS (
     INSERT INTO prescient.job_history
-    SELECT (prescient.history_row(j.pending, j.outcome, v_now, j.worker, j.check_count, j.attempts, j.last_error,
+    SELECT (prescient.history_row(j.pending, j.outcome, p_now, j.worker, j.check_count, j.attempts, j.last_error,
                                   NULL, NULL, j.result)).*
       FROM j WHERE j.kind = 'finish'),
   -- The time as stored: a digest's settlement may move it earlier (042_collect.sql).
@@ -258,7 +293,7 @@ BEGIN
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
                                      answered_at, check_count, attempts, error, run_result)
-    SELECT (j.pending).id, j.due_at, v_now, NULL, j.worker,
+    SELECT (j.pending).id, j.due_at, p_now, NULL, j.worker,
            CASE WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, u.next_check_at, j.asked_for_at,
            j.check_count, j.attempts, CASE WHEN j.kind = 'retry' THEN j.last_error END, j.result
       FROM j JOIN upd u ON u.id = (j.pending).id)
@@ -267,7 +302,7 @@ BEGIN
               WHEN j.kind = 'finish' THEN j.outcome
               WHEN j.kind = 'retry' THEN 'retried' ELSE 'rescheduled' END,
          coalesce(u.next_check_at, j.next_check_at),
-         CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) ELSE j.last_error END
+         CASE WHEN j.n IS NULL THEN prescient.lease_refusal(s.id, p_worker, s.token, p_now) ELSE j.last_error END
     FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN j ON j.n = s.n
     LEFT JOIN upd u ON u.id = (j.pending).id
    ORDER BY s.n;
@@ -280,7 +315,7 @@ END $$;
 -- the refusal; refused even that, it is answered `refused` and left as it is (its lease runs out, and it is
 -- taken again then). When nothing is refused, this costs one subtransaction per call.
 CREATE OR REPLACE FUNCTION prescient.worker_settle(
-    p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamptz[], p_errors text[],
+    p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamptz[], p_errors text[],
     p_results jsonb[], p_now timestamptz)
   RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
   LANGUAGE plpgsql AS $$
@@ -303,7 +338,7 @@ BEGIN
       SELECT array_agg(s.id) AS ids, array_agg(s.outcome) AS outcomes, array_agg(s.next_check_at) AS nexts,
              array_agg(s.last_error) AS errors
         INTO v_settled
-        FROM prescient.worker_settle_together(p_ids, p_tokens, v_failed, v_next, v_errors, v_results, p_now) s;
+        FROM prescient.worker_settle_together(p_worker, p_ids, p_tokens, v_failed, v_next, v_errors, v_results, p_now) s;
       RETURN QUERY SELECT * FROM unnest(v_settled.ids, v_settled.outcomes, v_settled.nexts, v_settled.errors);
       RETURN;
     EXCEPTION WHEN OTHERS THEN
@@ -313,9 +348,9 @@ BEGIN
       END IF;
     END;
     IF v_count > 1 THEN
-      RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[1:v_half], p_tokens[1:v_half], p_failed,
+      RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids[1:v_half], p_tokens[1:v_half], p_failed,
         p_next[1:v_half], p_errors[1:v_half], p_results[1:v_half], p_now);
-      RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
+      RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids[v_half + 1:], p_tokens[v_half + 1:], p_failed,
         p_next[v_half + 1:], p_errors[v_half + 1:], p_results[v_half + 1:], p_now);
       RETURN;
     END IF;
@@ -333,29 +368,36 @@ BEGIN
   END LOOP;
 END $$;
 
--- complete: the answers of checks that ran (a next time, or NULL: done), with a result to keep.
+-- complete: the answers of checks that ran (a next time, or NULL: done), with a result to keep, from the
+-- worker that holds their leases.
 CREATE OR REPLACE FUNCTION prescient.worker_complete(
-    p_ids bigint[], p_tokens bigint[], p_next timestamptz[], p_results jsonb[] DEFAULT NULL,
+    p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamptz[], p_results jsonb[] DEFAULT NULL,
     p_now timestamptz DEFAULT NULL)
   RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  v_problem text := coalesce(prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
                              prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'));
 BEGIN
+  IF v_problem IS NULL AND p_next IS NULL THEN
+    v_problem := 'no next times given: one per check (a NULL element: done)';
+  END IF;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, false, p_next, NULL, p_results, p_now);
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, p_next, NULL, p_results,
+                                                     prescient.worker_now(p_now));
 END $$;
 
 -- fail: the errors of checks whose run failed.
 CREATE OR REPLACE FUNCTION prescient.worker_fail(
-    p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamptz DEFAULT NULL)
+    p_worker text, p_ids bigint[], p_tokens bigint[], p_errors text[], p_now timestamptz DEFAULT NULL)
   RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, p_errors, 'errors');
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_errors, 'errors'));
 BEGIN
   IF v_problem IS NULL AND p_errors IS NULL THEN
     v_problem := 'no errors given: one per check';
@@ -363,18 +405,21 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  RETURN QUERY SELECT * FROM prescient.worker_settle(p_ids, p_tokens, true, NULL, p_errors, NULL, p_now);
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, true, NULL, p_errors, NULL,
+                                                     prescient.worker_now(p_now));
 END $$;
 
--- extend: a heartbeat. Each lease still held moves to now + p_lease_seconds; a lost one says why.
+-- extend: a heartbeat. Each lease p_worker still holds moves to now + p_lease_seconds; a lost one says why.
 CREATE OR REPLACE FUNCTION prescient.worker_extend(
-    p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamptz DEFAULT NULL)
+    p_worker text, p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision,
+    p_now timestamptz DEFAULT NULL)
   RETURNS TABLE (id bigint, lease_until timestamptz, refusal text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+  v_now timestamptz := prescient.worker_now(p_now);
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL));
 BEGIN
   IF v_problem IS NULL AND (p_lease_seconds IS NULL OR NOT p_lease_seconds BETWEEN 0.1 AND 86400) THEN
     v_problem := format('a lease of %s seconds: from 0.1 to 86400', p_lease_seconds);
@@ -382,34 +427,42 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  -- Locked in id order first, as a settlement locks them: a heartbeat racing one never deadlocks.
-  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;
+  -- Locked in id order first, as a settlement locks them: a heartbeat racing one never deadlocks. Only the
+  -- worker's own: a call naming other checks locks none of them.
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) AND f.claimed_by = p_worker ORDER BY f.id
+     FOR UPDATE;
   RETURN QUERY
   WITH moved AS (
     UPDATE prescient.future_job f SET claimed_until = v_now + p_lease_seconds * interval '1 second'
-      FROM unnest(p_ids, p_tokens) AS s(id, token)
-     WHERE f.id = s.id AND f.claim_token = s.token AND f.claimed_until > v_now
+      FROM unnest(p_ids, p_tokens) AS s(id, token), prescient.job_class c
+     WHERE f.id = s.id AND f.claim_token = s.token AND f.claimed_by = p_worker AND f.claimed_until > v_now
+       AND c.job = f.job AND c.runs_in = 'worker'
     RETURNING f.id, f.claimed_until)
-  SELECT s.id, m.claimed_until, CASE WHEN m.id IS NULL THEN prescient.lease_refusal(s.id, s.token, v_now) END
+  SELECT s.id, m.claimed_until,
+         CASE WHEN m.id IS NULL THEN prescient.lease_refusal(s.id, p_worker, s.token, v_now) END
     FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n) LEFT JOIN moved m ON m.id = s.id
    ORDER BY s.n;
 END $$;
 
--- release: checks given back untouched (a graceful stop), due again at once; no attempt is counted.
-CREATE OR REPLACE FUNCTION prescient.worker_release(p_ids bigint[], p_tokens bigint[]) RETURNS integer
+-- release: checks p_worker gives back untouched (a graceful stop), due again at once; no attempt is counted.
+CREATE OR REPLACE FUNCTION prescient.worker_release(p_worker text, p_ids bigint[], p_tokens bigint[])
+  RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  v_problem text := prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL);
+  v_problem text := coalesce(prescient.worker_name_problem(p_worker),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, NULL::text[], NULL));
   v_count integer;
 BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) ORDER BY f.id FOR UPDATE;  -- as a settlement
+  PERFORM 1 FROM prescient.future_job f WHERE f.id = ANY (p_ids) AND f.claimed_by = p_worker ORDER BY f.id
+     FOR UPDATE;  -- as a settlement
   WITH given AS (
     UPDATE prescient.future_job f SET claimed_by = NULL, claimed_until = NULL, claim_token = NULL
-      FROM unnest(p_ids, p_tokens) AS s(id, token)
-     WHERE f.id = s.id AND f.claim_token = s.token
+      FROM unnest(p_ids, p_tokens) AS s(id, token), prescient.job_class c
+     WHERE f.id = s.id AND f.claim_token = s.token AND f.claimed_by = p_worker
+       AND c.job = f.job AND c.runs_in = 'worker'
     RETURNING f.job)
   -- Due again at once: wake the workers of their classes, asleep until the lease's end.
   SELECT count(*) INTO v_count FROM given, LATERAL (SELECT pg_notify('prescient_worker', given.job)) n;
@@ -422,7 +475,7 @@ CREATE OR REPLACE FUNCTION prescient.worker_next_due(p_classes text[], p_now tim
   RETURNS timestamptz
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_now timestamptz := prescient.worker_now(p_now);
   v_problem text := prescient.worker_classes_problem(p_classes);
   v_next timestamptz;
   v_lease_end timestamptz;
@@ -466,12 +519,13 @@ CREATE TRIGGER future_job_notify_workers AFTER INSERT ON prescient.future_job
   REFERENCING NEW TABLE AS new_checks FOR EACH STATEMENT EXECUTE FUNCTION prescient.notify_workers();
 
 REVOKE EXECUTE ON FUNCTION prescient.worker_take(text, text[], integer, double precision, timestamptz),
-  prescient.worker_complete(bigint[], bigint[], timestamptz[], jsonb[], timestamptz),
-  prescient.worker_fail(bigint[], bigint[], text[], timestamptz),
-  prescient.worker_extend(bigint[], bigint[], double precision, timestamptz),
-  prescient.worker_release(bigint[], bigint[]),
+  prescient.worker_complete(text, bigint[], bigint[], timestamptz[], jsonb[], timestamptz),
+  prescient.worker_fail(text, bigint[], bigint[], text[], timestamptz),
+  prescient.worker_extend(text, bigint[], bigint[], double precision, timestamptz),
+  prescient.worker_release(text, bigint[], bigint[]),
   prescient.worker_next_due(text[], timestamptz),
-  prescient.worker_settle(bigint[], bigint[], boolean, timestamptz[], text[], jsonb[], timestamptz),
-  prescient.worker_settle_together(bigint[], bigint[], boolean, timestamptz[], text[], jsonb[], timestamptz),
-  prescient.lease_refusal(bigint, bigint, timestamptz)
+  prescient.worker_settle(text, bigint[], bigint[], boolean, timestamptz[], text[], jsonb[], timestamptz),
+  prescient.worker_settle_together(text, bigint[], bigint[], boolean, timestamptz[], text[], jsonb[], timestamptz),
+  prescient.lease_refusal(bigint, text, bigint, timestamptz),
+  prescient.worker_now(timestamptz)
   FROM PUBLIC;

@@ -168,6 +168,7 @@ TEST_CASE("digest: 16 sessions collecting 100 payloads each into one key lose no
 
 TEST_CASE("digest: payloads that arrive while a worker holds the check go to its next run, or to a new check") {
   DigestFixture f;
+  *f.db << "UPDATE prescient.settings SET workers_may_pin_clock = true";  // the worker's calls below pin the clock
   for (int i = 0; i < 2; ++i) f.client.schedule(payload_of("digest_worker", i));  // due at 00:05
   const auto take = [&](const std::string& now) {
     long long id = 0, token = 0;
@@ -179,7 +180,7 @@ TEST_CASE("digest: payloads that arrive while a worker holds the check go to its
   // A settlement's outcome: worker_complete's or worker_fail's call, after the check's id and token.
   const auto settle = [&](const std::string& call, long long id, long long token, const std::string& rest) {
     std::string outcome;
-    *f.db << "SELECT outcome FROM prescient." + call + "(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[], " + rest + ")",
+    *f.db << "SELECT outcome FROM prescient." + call + "('w', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[], " + rest + ")",
         soci::use(id), soci::use(token), soci::into(outcome);
     return outcome;
   };
@@ -230,7 +231,7 @@ TEST_CASE("digest: payloads that arrive while a worker holds the check go to its
   SECTION("given back unrun: the three join the list") {
     const auto [id, token, payload] = take("2026-11-21T00:05:00Z");
     three_more();
-    *f.db << "SELECT prescient.worker_release(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[])", soci::use(id),
+    *f.db << "SELECT prescient.worker_release('w', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[])", soci::use(id),
         soci::use(token);
     CHECK(f.pending("digest:7") == iota(0, 5));
   }

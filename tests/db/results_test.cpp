@@ -113,13 +113,14 @@ TEST_CASE("results: a 1 KiB result round-trips from a C++ class, a command, an S
 
   // A worker's, through the protocol.
   *f.db << "SELECT prescient.job_class_add('mailer', true)";
+  *f.db << "UPDATE prescient.settings SET workers_may_pin_clock = true";  // the worker's calls below pin the clock
   const std::int64_t by_worker = f.add("mailer", nlohmann::json::object(), "4");
   long long token = 0;
   *f.db << "SELECT lease_token FROM prescient.worker_take('w', '{mailer}', 1, 30, '2026-11-21T10:02:00Z')",
       soci::into(token);
   REQUIRE(token != 0);
   const std::string text = result.dump();
-  *f.db << "SELECT count(*) FROM prescient.worker_complete(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
+  *f.db << "SELECT count(*) FROM prescient.worker_complete('w', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
            " ARRAY[NULL]::timestamptz[], ARRAY[:r::jsonb], '2026-11-21T10:02:01Z')",
       soci::use(by_worker), soci::use(token), soci::use(text);
   CHECK(f.history_result(by_worker) == result);

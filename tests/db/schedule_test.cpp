@@ -137,6 +137,7 @@ TEST_CASE("pause after failures counts the occurrences workers settle too") {
   ScheduleFixture f;
   *f.db << "SELECT prescient.job_class_add('mailer', true)";
   *f.db << "SELECT prescient.set_job_policy('mailer', p_max_attempts => 1)";
+  *f.db << "UPDATE prescient.settings SET workers_may_pin_clock = true";  // the worker's calls below pin the clock
   f.schedules.add({.id = "mails", .spec = "* * * * *", .job = "mailer", .pause_after_failures = 2});
   // Each minute fires an occurrence; a worker takes the one due and fails it.
   for (const char* at : {"2026-11-21T10:06:00Z", "2026-11-21T10:07:00Z", "2026-11-21T10:08:00Z"}) {
@@ -147,7 +148,7 @@ TEST_CASE("pause after failures counts the occurrences workers settle too") {
     *f.db << "SELECT id, lease_token FROM prescient.worker_take('w', '{mailer}', 1, 30, :at)", soci::use(now),
         soci::into(id, none), soci::into(token);
     if (none != soci::i_ok) continue;  // the first minute's occurrence is due at the next
-    *f.db << "SELECT count(*) FROM prescient.worker_fail(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
+    *f.db << "SELECT count(*) FROM prescient.worker_fail('w', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
              " ARRAY['smtp down'], :at)",
         soci::use(id), soci::use(token), soci::use(now);
   }

@@ -216,6 +216,7 @@ TEST_CASE("trace context: a check without one runs without one; a malformed one 
 TEST_CASE("trace context: a worker's take gives each attempt a span of the check's trace") {
   TraceContextFixture f;
   *f.db << "SELECT prescient.job_class_add('mailer', true)";
+  *f.db << "UPDATE prescient.settings SET workers_may_pin_clock = true";  // the worker's calls below pin the clock
   ScheduleRequest request = traced_request("mail-1");
   request.job = "mailer";
   const std::int64_t id = f.client.schedule(request).id;

@@ -1,7 +1,9 @@
 // The worker protocol (docs/workers.md, sql/functions/072_worker_protocol.sql) as the database holds it, for
 // every language: the runner leaves worker classes alone; a take is never early, skips paused classes and
 // live leases, takes a group's first check only; a lost lease refuses the late settlement and writes
-// nothing; prescient_worker may do exactly this; an enqueue wakes LISTENers. Time is pinned (p_now). The
+// nothing; prescient_worker may do exactly this; an enqueue wakes LISTENers; a hostile or buggy worker's
+// call is refused whole (the protocol is a trust boundary). Time is pinned (p_now), which this test database
+// allows (prescient.settings.workers_may_pin_clock). The
 // clients' own tests and the conformance suite (jobs/workers) drive the same functions from Python, Go,
 // Java and Node.
 #include <libpq-fe.h>
@@ -28,6 +30,7 @@ using prescient::testing::connect_to;
 using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
 using prescient::testing::Login;
+using prescient::testing::sql_refusal;
 
 namespace {
 
@@ -38,7 +41,10 @@ struct WorkerProtocolFixture {
   ManualClock clock{parse_time("2026-11-21T09:30:00Z")};
   Client client{*db, {.clock = &clock, .enqueued_by = "test"}};
 
-  WorkerProtocolFixture() { *db << "SELECT prescient.job_class_add('order_unshipped', true)"; }
+  WorkerProtocolFixture() {
+    *db << "SELECT prescient.job_class_add('order_unshipped', true)";
+    *db << "UPDATE prescient.settings SET workers_may_pin_clock = true";
+  }
 
   std::int64_t add(const char* job, std::optional<std::string> group = std::nullopt) {
     return client
@@ -55,21 +61,39 @@ struct WorkerProtocolFixture {
     for (const soci::row& r : rows) ids.push_back(r.get<long long>(0));
     return ids;
   }
+  // The ids a worker takes on the server's clock.
+  std::vector<std::int64_t> take_now(const std::string& worker = "w1") {
+    std::vector<std::int64_t> ids;
+    soci::rowset<soci::row> rows = (db->prepare << "SELECT id FROM prescient.worker_take(:w, '{order_unshipped}', 10,"
+                                                   " 30) ORDER BY id",
+                                    soci::use(worker));
+    for (const soci::row& r : rows) ids.push_back(r.get<long long>(0));
+    return ids;
+  }
   long long token_of(std::int64_t id) {
     long long token = 0;
     *db << "SELECT claim_token FROM prescient.future_job WHERE id = :id", soci::use(id), soci::into(token);
     return token;
   }
-  // What a completion with `next` (NULL: done) answered: outcome and last_error.
+  // What `worker`'s completion with `next` (NULL: done) answered: outcome and last_error.
   std::pair<std::string, std::string> complete(std::int64_t id, long long token, const std::string& now,
-                                               const std::string& next = "") {
+                                               const std::string& next = "", const std::string& worker = "") {
     std::string outcome, error;
     soci::indicator error_set = soci::i_null;
     const std::string next_value = next.empty() ? "NULL" : "'" + next + "'";
-    *db << "SELECT outcome, last_error FROM prescient.worker_complete(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
+    const std::string holder = worker.empty() ? holder_of(id) : worker;
+    *db << "SELECT outcome, last_error FROM prescient.worker_complete(:w, ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
            " ARRAY[" + next_value + "]::timestamptz[], NULL, CAST(:now AS timestamptz))",
-        soci::use(id), soci::use(token), soci::use(now), soci::into(outcome), soci::into(error, error_set);
+        soci::use(holder), soci::use(id), soci::use(token), soci::use(now), soci::into(outcome),
+        soci::into(error, error_set);
     return {outcome, error_set == soci::i_ok ? error : ""};
+  }
+  // Who holds check `id`'s lease (the taker's name a settlement gives), or "w1" when nobody does.
+  std::string holder_of(std::int64_t id) {
+    std::string worker;
+    soci::indicator set = soci::i_null;
+    *db << "SELECT claimed_by FROM prescient.future_job WHERE id = :id", soci::use(id), soci::into(worker, set);
+    return set == soci::i_ok ? worker : "w1";
   }
 };
 
@@ -110,7 +134,7 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: an expired lease is taken agai
   REQUIRE(take("2026-11-21T10:00:31Z", "w2") == std::vector<std::int64_t>{id});
   const long long second = token_of(id);
   CHECK(second != first);
-  const auto [outcome, why] = complete(id, first, "2026-11-21T10:00:32Z");
+  const auto [outcome, why] = complete(id, first, "2026-11-21T10:00:32Z", "", "dies");
   CHECK(outcome == "lease_lost");
   CHECK_THAT(why, Catch::Contains("held under another lease (by w2"));
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 0);
@@ -119,7 +143,7 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: an expired lease is taken agai
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.check_run WHERE runner = 'w2' AND result = 'rescheduled'") == 1);
   // An extend on the lost lease says why; an unknown id is named.
   std::string refusal;
-  *db << "SELECT refusal FROM prescient.worker_extend(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[], 30,"
+  *db << "SELECT refusal FROM prescient.worker_extend('w2', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[], 30,"
          " '2026-11-21T10:00:34Z')", soci::use(id), soci::use(second), soci::into(refusal);
   CHECK_THAT(refusal, Catch::Contains("is not leased under token"));
   CHECK_THAT(complete(424242, 1, "2026-11-21T10:00:35Z").second, Catch::Contains("check 424242 is not pending"));
@@ -148,7 +172,7 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: a settlement the database refu
   }
   // All done at once: eight finish, the culprit is a failed attempt naming the refusal, in the order given.
   soci::rowset<soci::row> rows = (db->prepare << "SELECT id, outcome, coalesce(last_error, '') FROM"
-                                  " prescient.worker_complete('{" + id_list + "}', '{" + token_list + "}',"
+                                  " prescient.worker_complete('w1', '{" + id_list + "}', '{" + token_list + "}',"
                                   " array_fill(NULL::timestamptz, ARRAY[9]), NULL, '2026-11-21T10:00:05Z')");
   std::vector<std::int64_t> answered;
   for (const soci::row& r : rows) {
@@ -199,7 +223,7 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: bad input is refused whole, or
   // A result over 64 KiB: refused (PR400), nothing written, still leased.
   const std::string big(1 << 20, 'x');
   try {
-    *db << "SELECT count(*) FROM prescient.worker_complete(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
+    *db << "SELECT count(*) FROM prescient.worker_complete('w1', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
            " ARRAY[NULL]::timestamptz[], ARRAY[jsonb_build_object('x', CAST(:big AS text))],"
            " '2026-11-21T10:00:01Z')", soci::use(id), soci::use(token), soci::use(big);
     FAIL("a 1 MiB result was accepted");
@@ -208,12 +232,12 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: bad input is refused whole, or
   }
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE claim_token IS NOT NULL") == 1);
   // Arrays that do not match: refused, naming both lengths.
-  CHECK_THROWS_WITH((*db << "SELECT count(*) FROM prescient.worker_fail(ARRAY[1, 2]::bigint[], ARRAY[3]::bigint[],"
+  CHECK_THROWS_WITH((*db << "SELECT count(*) FROM prescient.worker_fail('w1', ARRAY[1, 2]::bigint[], ARRAY[3]::bigint[],"
                             " ARRAY['x', 'y'])"),
                     Catch::Contains("2 ids but 1 tokens"));
   // An error of 1 MiB: stored cut to 4096 bytes, as the runner's.
   std::string outcome;
-  *db << "SELECT outcome FROM prescient.worker_fail(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[], ARRAY[CAST(:e AS text)],"
+  *db << "SELECT outcome FROM prescient.worker_fail('w1', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[], ARRAY[CAST(:e AS text)],"
          " '2026-11-21T10:00:02Z')", soci::use(id), soci::use(token), soci::use(big), soci::into(outcome);
   CHECK(outcome == "retried");
   CHECK(count_of(*db, "SELECT octet_length(last_error) FROM prescient.future_job") <= 4096);
@@ -233,16 +257,155 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "prescient_worker takes and settles thro
       soci::into(id), soci::into(token);
   CHECK(id > 0);
   std::string outcome;
-  *worker << "SELECT outcome FROM prescient.worker_complete(ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
+  *worker << "SELECT outcome FROM prescient.worker_complete('w', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[],"
              " ARRAY[NULL]::timestamptz[], ARRAY['{\"sent\": true}'::jsonb], '2026-11-21T10:00:01Z')",
       soci::use(id), soci::use(token), soci::into(outcome);
   CHECK(outcome == "done");
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE result = '{\"sent\": true}'") == 1);
   CHECK_THROWS_WITH((*worker << "UPDATE prescient.future_job SET claim_token = 1"), Catch::Contains("permission denied"));
+  // A lease token is its holder's secret: every other column of a check is readable, the token is not, and
+  // the clock's setting is the schema owner's.
+  CHECK(count_of(*worker, "SELECT count(*) FROM prescient.future_job WHERE claimed_by IS NULL") >= 0);
+  CHECK(sql_refusal(*worker, "SELECT claim_token FROM prescient.future_job").first == "42501");
+  CHECK(sql_refusal(*worker, "SELECT f FROM prescient.future_job f").first == "42501");
+  CHECK(sql_refusal(*worker, "UPDATE prescient.settings SET workers_may_pin_clock = false").first == "42501");
   CHECK_THROWS_WITH((*worker << "DELETE FROM prescient.job_history"), Catch::Contains("permission denied"));
   // And it takes no runner's class.
   CHECK_THROWS_WITH((*worker << "SELECT count(*) FROM prescient.worker_take('w', '{noop}', 1, 30)"),
                     Catch::Contains("job class 'noop' is run by the runner, not by workers"));
+}
+
+// The protocol as a trust boundary (docs/workers.md, "What a worker may do"): whatever a worker's call holds,
+// each check is settled at most once, by the worker that holds its lease, on the server's clock. Each
+// refusal is PR400 naming the value, with nothing written; a lost lease is `lease_lost` naming why.
+namespace {
+std::string one_check_arrays(std::int64_t id, long long token) {
+  return "ARRAY[" + std::to_string(id) + "]::bigint[], ARRAY[" + std::to_string(token) + "]::bigint[]";
+}
+}  // namespace
+
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: the same check twice in one call is refused whole, nothing written") {
+  const std::int64_t id = add("order_unshipped");
+  const std::int64_t other = add("order_unshipped");
+  REQUIRE(take("2026-11-21T10:00:00Z").size() == 2);
+  const std::string ids = "ARRAY[" + std::to_string(other) + ", " + std::to_string(id) + ", " + std::to_string(id) + "]";
+  const std::string tokens = "ARRAY[" + std::to_string(token_of(other)) + ", " + std::to_string(token_of(id)) + ", " +
+                             std::to_string(token_of(id)) + "]";
+  const std::string named_twice = "check " + std::to_string(id) + " is named 2 times: one answer per check in a call";
+  // Done and next at once: it would be both finished and pending again.
+  auto [state, message] = sql_refusal(*db, "SELECT * FROM prescient.worker_complete('w1', " + ids + ", " + tokens +
+                                               ", ARRAY[NULL, NULL, '2026-11-21T11:00:00Z']::timestamptz[], NULL,"
+                                               " '2026-11-21T10:00:01Z')");
+  CHECK(state == "PR400");
+  CHECK(message == named_twice);
+  std::tie(state, message) = sql_refusal(*db, "SELECT * FROM prescient.worker_fail('w1', " + ids + ", " + tokens +
+                                                  ", ARRAY['a', 'b', 'c'], '2026-11-21T10:00:01Z')");
+  CHECK(state == "PR400");
+  CHECK(message == named_twice);
+  std::tie(state, message) = sql_refusal(*db, "SELECT * FROM prescient.worker_extend('w1', " + ids + ", " + tokens +
+                                                  ", 30, '2026-11-21T10:00:01Z')");
+  CHECK(message == named_twice);
+  std::tie(state, message) = sql_refusal(*db, "SELECT prescient.worker_release('w1', " + ids + ", " + tokens + ")");
+  CHECK(message == named_twice);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.check_run") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE claimed_by = 'w1' AND attempts = 0") == 2);
+}
+
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: a NULL array of answers is refused, not read as 'all done'") {
+  const std::int64_t id = add("order_unshipped");
+  REQUIRE(take("2026-11-21T10:00:00Z").size() == 1);
+  const auto [state, message] = sql_refusal(*db, "SELECT * FROM prescient.worker_complete('w1', " +
+                                                     one_check_arrays(id, token_of(id)) +
+                                                     ", NULL, NULL, '2026-11-21T10:00:01Z')");
+  CHECK(state == "PR400");
+  CHECK(message == "no next times given: one per check (a NULL element: done)");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 0);
+}
+
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: a lease is settled only by its holder, only for a worker class") {
+  const std::int64_t id = add("order_unshipped");
+  REQUIRE(take("2026-11-21T10:00:00Z", "w1").size() == 1);
+  const long long token = token_of(id);
+  // Another worker that learnt the token (a log line, say) is not its holder: refused, nothing written.
+  const auto [outcome, why] = complete(id, token, "2026-11-21T10:00:01Z", "", "w2");
+  CHECK(outcome == "lease_lost");
+  CHECK(why == "check " + std::to_string(id) + " is leased to worker 'w1', not to 'w2': only the lease's holder may "
+                                               "answer for it");
+  std::string refusal;
+  *db << "SELECT refusal FROM prescient.worker_extend('w2', " + one_check_arrays(id, token) +
+             ", 30, '2026-11-21T10:00:02Z')",
+      soci::into(refusal);
+  CHECK_THAT(refusal, Catch::Contains("is leased to worker 'w1', not to 'w2'"));
+  int released = -1;
+  *db << "SELECT prescient.worker_release('w2', " + one_check_arrays(id, token) + ")", soci::into(released);
+  CHECK(released == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 0);
+  CHECK(holder_of(id) == "w1");
+
+  // A check the C++ runner holds under its lease (its class is the runner's): no worker settles it, even
+  // under the runner's own name and token; nor extends or gives it back.
+  const std::int64_t runners = add("noop");
+  *db << "UPDATE prescient.future_job SET claimed_by = 'r1', claim_token = 77,"
+         " claimed_until = '2026-11-21T10:05:00Z' WHERE id = " + std::to_string(runners);
+  const auto [runner_outcome, runner_why] = complete(runners, 77, "2026-11-21T10:00:03Z", "", "r1");
+  CHECK(runner_outcome == "lease_lost");
+  CHECK(runner_why == "check " + std::to_string(runners) + " is of class 'noop', which the runner runs: a worker "
+                                                           "settles only the checks of worker classes");
+  *db << "SELECT refusal FROM prescient.worker_extend('r1', " + one_check_arrays(runners, 77) +
+             ", 30, '2026-11-21T10:00:04Z')",
+      soci::into(refusal);
+  CHECK_THAT(refusal, Catch::Contains("which the runner runs"));
+  *db << "SELECT prescient.worker_release('r1', " + one_check_arrays(runners, 77) + ")", soci::into(released);
+  CHECK(released == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE claim_token = 77 AND claimed_by = 'r1'") == 1);
+
+  // The holder settles it from another session (a reconnect, a pooler): the lease is the worker's, not the
+  // connection's.
+  auto reconnected = connect_to(url);
+  std::string done;
+  *reconnected << "SELECT outcome FROM prescient.worker_complete('w1', " + one_check_arrays(id, token) +
+                      ", ARRAY[NULL]::timestamptz[], NULL, '2026-11-21T10:00:05Z')",
+      soci::into(done);
+  CHECK(done == "done");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE finished_by = 'w1'") == 1);
+}
+
+TEST_CASE_METHOD(WorkerProtocolFixture, "workers: the clock is the server's unless the schema owner lets tests pin it") {
+  const std::int64_t id = add("order_unshipped");  // due at 10:00, an hour in the real clock's past
+  *db << "UPDATE prescient.settings SET workers_may_pin_clock = false";
+  // Pinned before its slot, to take it early: refused, naming the time, nothing leased.
+  const std::string pinned_refusal = "p_now 2026-11-21T09:00:00Z: a worker runs on the database server's clock "
+                                     "here; a test database may let workers pin it (UPDATE prescient.settings SET "
+                                     "workers_may_pin_clock = true, as the schema owner)";
+  for (const std::string& call :
+       {std::string("SELECT count(*) FROM prescient.worker_take('w1', '{order_unshipped}', 1, 30, '2026-11-21T09:00:00Z')"),
+        std::string("SELECT prescient.worker_next_due('{order_unshipped}', '2026-11-21T09:00:00Z')"),
+        "SELECT count(*) FROM prescient.worker_complete('w1', " + one_check_arrays(id, 1) +
+            ", ARRAY[NULL]::timestamptz[], NULL, '2026-11-21T09:00:00Z')",
+        "SELECT count(*) FROM prescient.worker_fail('w1', " + one_check_arrays(id, 1) +
+            ", ARRAY['x'], '2026-11-21T09:00:00Z')",
+        "SELECT count(*) FROM prescient.worker_extend('w1', " + one_check_arrays(id, 1) +
+            ", 30, '2026-11-21T09:00:00Z')"}) {
+    INFO(call);
+    const auto [state, message] = sql_refusal(*db, call);
+    CHECK(state == "PR400");
+    CHECK(message == pinned_refusal);
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE claimed_by IS NOT NULL") == 0);
+  // On the server's clock it is due: taken, leased from now for at most the lease asked, never 'infinity'.
+  REQUIRE(take_now() == std::vector<std::int64_t>{id});
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE claimed_until <= clock_timestamp() + "
+                      "interval '31 seconds' AND claimed_until > clock_timestamp()") == 1);
+  // Even where pinning is allowed, a lease cannot be pinned past every bound.
+  *db << "UPDATE prescient.settings SET workers_may_pin_clock = true";
+  const auto [state, message] = sql_refusal(
+      *db, "SELECT count(*) FROM prescient.worker_extend('w1', " + one_check_arrays(id, token_of(id)) + ", 30, 'infinity')");
+  CHECK(state == "PR400");
+  CHECK(message == "p_now infinity is not a finite time");
+  CHECK(sql_refusal(*db, "SELECT count(*) FROM prescient.worker_take('w1', '{order_unshipped}', 1, 86401)").second ==
+        "a lease of 86401 seconds: from 0.1 to 86400");
 }
 
 TEST_CASE_METHOD(WorkerProtocolFixture, "LISTEN prescient_worker: an enqueue of a worker class wakes a worker, naming the class") {

@@ -765,12 +765,12 @@ def scenario_bad_input(run, s):
     unknown = run.one("SELECT coalesce(max(id), 0) + 1000 FROM prescient.future_job")[0]
     before = all_history()
     for call, sql, params in (
-            ("complete", "SELECT outcome, last_error FROM prescient.worker_complete(%s, %s, %s, NULL, %s)",
-             ([unknown], [1], [None], at(0))),
-            ("fail", "SELECT outcome, last_error FROM prescient.worker_fail(%s, %s, %s, %s)",
-             ([unknown], [1], ["boom"], at(0))),
-            ("extend", "SELECT lease_until IS NULL, refusal FROM prescient.worker_extend(%s, %s, 1, %s)",
-             ([unknown], [1], at(0)))):
+            ("complete", "SELECT outcome, last_error FROM prescient.worker_complete(%s, %s, %s, %s, NULL, %s)",
+             ("buggy", [unknown], [1], [None], at(0))),
+            ("fail", "SELECT outcome, last_error FROM prescient.worker_fail(%s, %s, %s, %s, %s)",
+             ("buggy", [unknown], [1], ["boom"], at(0))),
+            ("extend", "SELECT lease_until IS NULL, refusal FROM prescient.worker_extend(%s, %s, %s, 1, %s)",
+             ("buggy", [unknown], [1], at(0)))):
         code, rows = sqlstate_of(run, sql, params)
         if call == "extend":
             expect(f"unknown id, {call}", code is None and rows[0][0] and "not pending" in (rows[0][1] or ""),
@@ -783,19 +783,19 @@ def scenario_bad_input(run, s):
 
     # 2. a stale token: A's lease ran out, B took the check; A's answer is refused, B's settles it.
     [(c1, token_a)] = take("buggy-A", 1, at(0))
-    code, rows = sqlstate_of(run, "SELECT outcome, last_error FROM prescient.worker_complete(%s, %s, %s, NULL, %s)",
-                             ([c1], [token_a], [None], at(1.5)))
+    code, rows = sqlstate_of(run, "SELECT outcome, last_error FROM prescient.worker_complete(%s, %s, %s, %s, NULL, "
+                             "%s)", ("buggy-A", [c1], [token_a], [None], at(1.5)))
     expect("lease run out, nobody took it", code is None and rows[0][0] == "lease_lost" and "expired" in rows[0][1],
            f"{code} {rows}")
     [(c1b, token_b)] = take("buggy-B", 1, at(2))
     expect("stale token", c1b == c1, f"B took {c1b}, not {c1}")
-    code, rows = sqlstate_of(run, "SELECT outcome, last_error FROM prescient.worker_complete(%s, %s, %s, NULL, %s)",
-                             ([c1], [token_a], [None], at(2.5)))
+    code, rows = sqlstate_of(run, "SELECT outcome, last_error FROM prescient.worker_complete(%s, %s, %s, %s, NULL, "
+                             "%s)", ("buggy-A", [c1], [token_a], [None], at(2.5)))
     expect("stale token", code is None and rows[0][0] == "lease_lost" and "another lease" in rows[0][1],
            f"{code} {rows}")
     expect("stale token", state(c1)[:2] == ("buggy-B", token_b), f"B's lease changed: {state(c1)}")
-    code, rows = sqlstate_of(run, "SELECT outcome FROM prescient.worker_complete(%s, %s, %s, NULL, %s)",
-                             ([c1], [token_b], [None], at(2.6)))
+    code, rows = sqlstate_of(run, "SELECT outcome FROM prescient.worker_complete(%s, %s, %s, %s, NULL, %s)",
+                             ("buggy-B", [c1], [token_b], [None], at(2.6)))
     history = run.all("SELECT outcome, finished_by FROM prescient.job_history WHERE id = %s", (c1,))
     expect("stale token", code is None and rows == [("done",)] and history == [("done", "buggy-B")],
            f"B's completion {code} {rows}, history {history}")
@@ -806,13 +806,15 @@ def scenario_bad_input(run, s):
     (c2, token2), (c3, token3) = taken
     big = Jsonb({"blob": "x" * s["big_bytes"]})
     before_c2, before_c3 = state(c2), state(c3)
-    code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_complete(%s, %s, %s, %s, %s)",
-                                ([c2, c3], [token2, token3], [None, None], [Jsonb({"ok": 1}), big], at(3.1)))
+    code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_complete(%s, %s, %s, %s, %s, %s)",
+                                ("buggy-C", [c2, c3], [token2, token3], [None, None], [Jsonb({"ok": 1}), big],
+                                 at(3.1)))
     expect("1 MiB result", code == "PR400" and str(c3) in str(message), f"{code} {message}")
     expect("1 MiB result", state(c2) == before_c2 and state(c3) == before_c3 and history_rows([c2, c3]) == 0,
            f"written: {state(c2)} {state(c3)}")
-    code, rows = sqlstate_of(run, "SELECT outcome FROM prescient.worker_complete(%s, %s, %s, %s, %s)",
-                             ([c2, c3], [token2, token3], [None, None], [Jsonb({"ok": 1}), None], at(3.2)))
+    code, rows = sqlstate_of(run, "SELECT outcome FROM prescient.worker_complete(%s, %s, %s, %s, %s, %s)",
+                             ("buggy-C", [c2, c3], [token2, token3], [None, None], [Jsonb({"ok": 1}), None],
+                              at(3.2)))
     expect("1 MiB result", code is None and rows == [("done",), ("done",)], f"then a good call: {code} {rows}")
     kept = run.one("SELECT result FROM prescient.job_history WHERE id = %s", (c2,))
     expect("result kept", kept == ({"ok": 1},), f"history result {kept}")
@@ -821,8 +823,8 @@ def scenario_bad_input(run, s):
     # 4. an error of 1 MiB: stored cut to 4096 bytes with the marker, as storable_error (the runner's rule).
     [(c4, token4)] = take("buggy-D", 1, at(4), lease=60)
     text = ("\u00e9" * (s["big_bytes"] // 2))  # two bytes a character: the cut must fall between characters
-    code, rows = sqlstate_of(run, "SELECT outcome, last_error FROM prescient.worker_fail(%s, %s, %s, %s)",
-                             ([c4], [token4], [text], at(4.1)))
+    code, rows = sqlstate_of(run, "SELECT outcome, last_error FROM prescient.worker_fail(%s, %s, %s, %s, %s)",
+                             ("buggy-D", [c4], [token4], [text], at(4.1)))
     stored = state(c4)[4] if code is None else None
     marker = f"[cut: {len(text.encode())} bytes in all]"
     expect("1 MiB error", code is None and rows[0][0] == "retried", f"{code} {rows if code is None else rows}")
@@ -838,20 +840,20 @@ def scenario_bad_input(run, s):
     before = state(c5)
     run.db.adapters.register_dumper(RawText, RawTextDumper)
     for label, raw in (("not UTF-8", b"bad \xff\xfe bytes"), ("a NUL", b"nul \x00 inside")):
-        code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_fail(%s, %s, ARRAY[%s::text], %s)",
-                                    ([c5], [token5], RawText(raw), at(5.1)))
+        code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_fail(%s, %s, %s, ARRAY[%s::text], %s)",
+                                    ("buggy-E", [c5], [token5], RawText(raw), at(5.1)))
         expect(f"error text with {label}", code is not None and code.startswith("22"), f"{code} {message}")
         expect(f"error text with {label}", state(c5) == before, f"written: {state(c5)}")
-        code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_complete(%s, %s, %s, "
+        code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_complete(%s, %s, %s, %s, "
                                          "ARRAY[jsonb_build_object('t', %s::text)], %s)",
-                                    ([c5], [token5], [None], RawText(raw), at(5.2)))
+                                    ("buggy-E", [c5], [token5], [None], RawText(raw), at(5.2)))
         expect(f"result with {label}", code is not None and code.startswith("22"), f"{code} {message}")
         expect(f"result with {label}", state(c5) == before and history_rows([c5]) == 0, f"written: {state(c5)}")
         notes.append(f"{label}: {code}")
 
     # 6. arrays of unequal length: PR400, nothing written.
-    code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_complete(%s, %s, %s, NULL, %s)",
-                                ([c5], [token5, token5], [None], at(5.3)))
+    code, message = sqlstate_of(run, "SELECT * FROM prescient.worker_complete(%s, %s, %s, %s, NULL, %s)",
+                                ("buggy-E", [c5], [token5, token5], [None], at(5.3)))
     expect("unequal arrays", code == "PR400", f"{code} {message}")
     expect("unequal arrays", state(c5) == before, f"written: {state(c5)}")
     if problems:

@@ -31,10 +31,10 @@ const (
 	takeSQL = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
   check_count, attempts, last_error, traceparent, tracestate, lease_token, lease_until
   FROM prescient.worker_take($1, $2, $3, $4, $5)`
-	completeSQL = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_complete($1, $2, $3, $4, $5)`
-	failSQL     = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_fail($1, $2, $3, $4)`
-	extendSQL   = `SELECT id, lease_until, refusal FROM prescient.worker_extend($1, $2, $3, $4)`
-	releaseSQL  = `SELECT prescient.worker_release($1, $2)`
+	completeSQL = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_complete($1, $2, $3, $4, $5, $6)`
+	failSQL     = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_fail($1, $2, $3, $4, $5)`
+	extendSQL   = `SELECT id, lease_until, refusal FROM prescient.worker_extend($1, $2, $3, $4, $5)`
+	releaseSQL  = `SELECT prescient.worker_release($1, $2, $3)`
 	nextDueSQL  = `SELECT prescient.worker_next_due($1, $2), coalesce($2::timestamptz, clock_timestamp())`
 )
 
@@ -426,7 +426,7 @@ func (s *session) release(ids, tokens []int64) {
 	ctx, cancel := s.callContext()
 	defer cancel()
 	var n int
-	if err := s.w.pool.QueryRow(ctx, releaseSQL, ids, tokens).Scan(&n); err != nil {
+	if err := s.w.pool.QueryRow(ctx, releaseSQL, s.w.opts.Name, ids, tokens).Scan(&n); err != nil {
 		s.logf("checks %s: release failed (their leases will expire): %v", joinIDs(ids), err)
 		return
 	}
@@ -490,7 +490,7 @@ func (s *session) extend() int {
 func (s *session) extendSome(ids, tokens []int64) {
 	ctx, cancel := s.callContext()
 	defer cancel()
-	rows, err := s.w.pool.Query(ctx, extendSQL, ids, tokens, s.w.opts.Lease.Seconds(), s.now())
+	rows, err := s.w.pool.Query(ctx, extendSQL, s.w.opts.Name, ids, tokens, s.w.opts.Lease.Seconds(), s.now())
 	if err != nil {
 		s.logf("heartbeat failed for checks %s: %v", joinIDs(ids), err)
 		return

@@ -153,7 +153,7 @@ func (s *session) settleCall(completions, failures []answer) ([]Settlement, erro
 				results[i] = a.result
 			}
 		}
-		batch.Queue(completeSQL, ids, tokens, nexts, results, s.now())
+		batch.Queue(completeSQL, s.w.opts.Name, ids, tokens, nexts, results, s.now())
 	}
 	if len(failures) > 0 {
 		ids, tokens := idsAndTokens(failures)
@@ -161,7 +161,7 @@ func (s *session) settleCall(completions, failures []answer) ([]Settlement, erro
 		for i, a := range failures {
 			texts[i] = storableText(a.err.Error())
 		}
-		batch.Queue(failSQL, ids, tokens, texts, s.now())
+		batch.Queue(failSQL, s.w.opts.Name, ids, tokens, texts, s.now())
 	}
 	results := s.w.pool.SendBatch(ctx, batch)
 	defer results.Close()

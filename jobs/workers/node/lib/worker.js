@@ -30,12 +30,13 @@ const SELECT_TAKE = `SELECT id, job, entity_name, entity_key, job_key, group_key
 const SELECT_NEXT_DUE = `SELECT extract(epoch FROM prescient.worker_next_due($1::text[], $2::timestamptz)
                               - coalesce($2::timestamptz, clock_timestamp()))::float8 AS seconds`
 const SELECT_COMPLETE = `SELECT id, outcome, next_check_at, last_error
-  FROM prescient.worker_complete($1::bigint[], $2::bigint[], $3::timestamptz[], $4::jsonb[], $5::timestamptz)`
+  FROM prescient.worker_complete($1::text, $2::bigint[], $3::bigint[], $4::timestamptz[], $5::jsonb[],
+                                 $6::timestamptz)`
 const SELECT_FAIL = `SELECT id, outcome, next_check_at, last_error
-  FROM prescient.worker_fail($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz)`
+  FROM prescient.worker_fail($1::text, $2::bigint[], $3::bigint[], $4::text[], $5::timestamptz)`
 const SELECT_EXTEND = `SELECT id, lease_until, refusal
-  FROM prescient.worker_extend($1::bigint[], $2::bigint[], $3::double precision, $4::timestamptz)`
-const SELECT_RELEASE = 'SELECT prescient.worker_release($1::bigint[], $2::bigint[]) AS released'
+  FROM prescient.worker_extend($1::text, $2::bigint[], $3::bigint[], $4::double precision, $5::timestamptz)`
+const SELECT_RELEASE = 'SELECT prescient.worker_release($1::text, $2::bigint[], $3::bigint[]) AS released'
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -430,11 +431,11 @@ class Worker extends EventEmitter {
     let rows
     try {
       const result = kind === 'complete'
-        ? await this.pool.query(SELECT_COMPLETE, [ids, tokens,
+        ? await this.pool.query(SELECT_COMPLETE, [this.name, ids, tokens,
           answers.map((a) => (a.next ? a.next.toISOString() : null)),
           answers.map((a) => a.result),
           this.now()])
-        : await this.pool.query(SELECT_FAIL, [ids, tokens, answers.map((a) => a.error), this.now()])
+        : await this.pool.query(SELECT_FAIL, [this.name, ids, tokens, answers.map((a) => a.error), this.now()])
       rows = result.rows
     } catch (err) {
       if (isInputRefusal(err) && answers.length > 1) {
@@ -494,7 +495,7 @@ class Worker extends EventEmitter {
     const ids = held.map((h) => h.check.id)
     for (const id of ids) this.held.delete(id)
     try {
-      const { rows } = await this.pool.query(SELECT_RELEASE, [ids, held.map((h) => h.token)])
+      const { rows } = await this.pool.query(SELECT_RELEASE, [this.name, ids, held.map((h) => h.token)])
       this.log.info(`released ${rows[0].released} of ${ids.length} check(s) (${why}): ${ids.join(', ')}`)
     } catch (err) {
       this.log.error(`could not release check(s) ${ids.join(', ')}: ${err.message}; their leases run out`)
@@ -522,7 +523,7 @@ class Worker extends EventEmitter {
     this.heartbeatInFlight = true
     try {
       const { rows } = await this.pool.query(SELECT_EXTEND,
-        [held.map((h) => h.check.id), held.map((h) => h.token), this.leaseSeconds, this.now()])
+        [this.name, held.map((h) => h.check.id), held.map((h) => h.token), this.leaseSeconds, this.now()])
       rows.forEach((row, i) => {
         if (row.refusal === null) return
         const h = held[i]

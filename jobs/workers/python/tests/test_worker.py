@@ -343,9 +343,9 @@ class WorkerTest(unittest.TestCase):
         # White-box: a stop gives back what was taken and not yet picked up by a handler's thread. That is a
         # narrow race in real runs (a take asks only for free places), so the state is set up by hand here.
         check_id = support.schedule_due_now(self.conn, self.job, "given-back")
-        [(token,)] = self.conn.execute("SELECT lease_token FROM prescient.worker_take('w', %s, 1, 60)",
-                                       [[self.job]]).fetchall()
         worker = self.worker(clock=None)
+        [(token,)] = self.conn.execute("SELECT lease_token FROM prescient.worker_take(%s, %s, 1, 60)",
+                                       [worker.name, [self.job]]).fetchall()
         check = prescient.Check(check_id, self.job, "things", "given-back", None, None, {}, T, T, 0, 0, None)
         held = prescient.worker._Held(check, token)
         worker._held[held.key] = held

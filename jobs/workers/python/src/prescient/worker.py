@@ -270,8 +270,9 @@ class Worker:
                 unstarted.append(self._held.pop(item.key))
         if unstarted and conn is not None:
             try:
-                count = conn.execute("SELECT prescient.worker_release(%s::bigint[], %s::bigint[])",
-                                     [[h.check.id for h in unstarted], [h.token for h in unstarted]]).fetchone()[0]
+                count = conn.execute("SELECT prescient.worker_release(%s, %s::bigint[], %s::bigint[])",
+                                     [self.name, [h.check.id for h in unstarted],
+                                      [h.token for h in unstarted]]).fetchone()[0]
                 log.info("worker %s: released %d checks not started: %s", self.name, count,
                          _ids(h.check.id for h in unstarted))
             except psycopg.Error as e:
@@ -351,7 +352,7 @@ class Worker:
         try:
             with translated():
                 return self._settle_call(
-                    conn, "SELECT * FROM prescient.worker_complete(%s::bigint[], %s::bigint[],"
+                    conn, "SELECT * FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[],"
                           " %s::timestamptz[], %s::jsonb[], %s::timestamptz)",
                     answers, [h.next_at for h in answers], [h.result_json for h in answers])
         except (Refused, psycopg.DataError) as refusal:
@@ -370,12 +371,12 @@ class Worker:
             return []
         with translated():
             return self._settle_call(
-                conn, "SELECT * FROM prescient.worker_fail(%s::bigint[], %s::bigint[], %s::text[],"
+                conn, "SELECT * FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
                       " %s::timestamptz)", answers, [h.error for h in answers])
 
     def _settle_call(self, conn: psycopg.Connection, query: str, answers: list[_Held],
                      *per_check: list[Any]) -> list[Settlement]:
-        params = [[h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
+        params = [self.name, [h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
         return [Settlement(*row) for row in conn.execute(query, params).fetchall()]
 
     def _extend_if_due(self, conn: psycopg.Connection) -> None:
@@ -386,8 +387,8 @@ class Worker:
         self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
         with translated():
             rows = conn.execute(
-                "SELECT id, refusal FROM prescient.worker_extend(%s::bigint[], %s::bigint[], %s, %s::timestamptz)",
-                [[h.check.id for h in running], [h.token for h in running], self.lease_seconds,
+                "SELECT id, refusal FROM prescient.worker_extend(%s, %s::bigint[], %s::bigint[], %s, %s::timestamptz)",
+                [self.name, [h.check.id for h in running], [h.token for h in running], self.lease_seconds,
                  self._now()]).fetchall()
         for held, (check_id, refusal) in zip(running, rows):
             if refusal is not None:

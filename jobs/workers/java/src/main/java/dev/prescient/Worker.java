@@ -365,7 +365,7 @@ public final class Worker implements AutoCloseable {
         }
         List<Settlement> settled;
         try {
-            settled = call(c -> WorkerProtocol.settle(c, batch, now()));
+            settled = call(c -> WorkerProtocol.settle(c, name, batch, now()));
         } catch (PrescientException.Refused refused) {
             // One answer refused the whole call (a result over 64 KiB, say): settle them one by one.
             settled = settleOneByOne(batch);
@@ -387,13 +387,13 @@ public final class Worker implements AutoCloseable {
         List<Settlement> settled = new ArrayList<>();
         for (Outcome o : batch) {
             try {
-                settled.addAll(call(c -> WorkerProtocol.settle(c, List.of(o), now())));
+                settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(o), now())));
             } catch (PrescientException.Refused refused) {
                 // The answer cannot be stored: the check fails with the database's reason instead.
                 Outcome failed = new Outcome(o.check(), Answer.fail("answer refused: " + refused.getMessage()));
                 log.warning(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
                                                 o.check().id(), o.check().job(), refused.getMessage()));
-                settled.addAll(call(c -> WorkerProtocol.settle(c, List.of(failed), now())));
+                settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
             }
         }
         return settled;
@@ -442,7 +442,7 @@ public final class Worker implements AutoCloseable {
             return;
         }
         try {
-            for (Refusal r : call(c -> WorkerProtocol.extend(c, tokens, lease, now()))) {
+            for (Refusal r : call(c -> WorkerProtocol.extend(c, name, tokens, lease, now()))) {
                 Held h = held.get(r.id());
                 if (h != null) {
                     h.lost = true;
@@ -507,7 +507,7 @@ public final class Worker implements AutoCloseable {
         held.clear(); // answers that still come in are dropped
         if (!unsettled.isEmpty()) {
             try {
-                int released = call(c -> WorkerProtocol.release(c, unsettled));
+                int released = call(c -> WorkerProtocol.release(c, name, unsettled));
                 log.info(() -> String.format("worker %s: released %d of %s unsettled after the grace", name,
                                              released, unsettled.keySet()));
             } catch (SQLException | RuntimeException e) {

@@ -64,19 +64,24 @@ public final class WorkerProtocol {
      * Settles answers: the {@link Answer.Next} and {@link Answer.Done} ones in one {@code worker_complete}
      * call, the {@link Answer.Fail} ones in one {@code worker_fail} call. One settlement per outcome.
      */
-    public static List<Settlement> settle(Connection c, List<Outcome> outcomes, Instant now) throws SQLException {
+    public static List<Settlement> settle(Connection c, String worker, List<Outcome> outcomes, Instant now)
+        throws SQLException {
         List<Outcome> completed = new ArrayList<>();
         List<Outcome> failed = new ArrayList<>();
         for (Outcome o : outcomes) {
             (o.answer() instanceof Answer.Fail ? failed : completed).add(o);
         }
-        List<Settlement> settled = new ArrayList<>(complete(c, completed, now));
-        settled.addAll(fail(c, failed, now));
+        List<Settlement> settled = new ArrayList<>(complete(c, worker, completed, now));
+        settled.addAll(fail(c, worker, failed, now));
         return settled;
     }
 
-    /** {@code worker_complete} for outcomes that are {@link Answer.Next} or {@link Answer.Done}. */
-    public static List<Settlement> complete(Connection c, List<Outcome> outcomes, Instant now) throws SQLException {
+    /**
+     * {@code worker_complete} for outcomes that are {@link Answer.Next} or {@link Answer.Done}, from
+     * {@code worker}, the holder of their leases.
+     */
+    public static List<Settlement> complete(Connection c, String worker, List<Outcome> outcomes, Instant now)
+        throws SQLException {
         if (outcomes.isEmpty()) {
             return List.of();
         }
@@ -102,26 +107,28 @@ public final class WorkerProtocol {
         // Times and results travel as text[] (ISO-8601, JSON), cast by the server: no driver type guessing.
         String sql = """
             SELECT id, outcome, next_check_at, last_error
-              FROM prescient.worker_complete(?::bigint[], ?::bigint[], ?::text[]::timestamptz[],
+              FROM prescient.worker_complete(?, ?::bigint[], ?::bigint[], ?::text[]::timestamptz[],
                                              ?::text[]::jsonb[], ?::timestamptz)""";
         try (PreparedStatement st = c.prepareStatement(sql)) {
-            st.setArray(1, Sql.bigints(c, ids));
-            st.setArray(2, Sql.bigints(c, tokens));
-            st.setArray(3, Sql.texts(c, next));
+            st.setString(1, worker);
+            st.setArray(2, Sql.bigints(c, ids));
+            st.setArray(3, Sql.bigints(c, tokens));
+            st.setArray(4, Sql.texts(c, next));
             if (anyResult) {
-                st.setArray(4, Sql.texts(c, results));
+                st.setArray(5, Sql.texts(c, results));
             } else {
-                st.setNull(4, java.sql.Types.ARRAY);
+                st.setNull(5, java.sql.Types.ARRAY);
             }
-            Sql.setInstant(st, 5, now);
+            Sql.setInstant(st, 6, now);
             return settlements(st);
         } catch (SQLException e) {
             throw Sql.translate(e);
         }
     }
 
-    /** {@code worker_fail} for outcomes that are {@link Answer.Fail}. */
-    public static List<Settlement> fail(Connection c, List<Outcome> outcomes, Instant now) throws SQLException {
+    /** {@code worker_fail} for outcomes that are {@link Answer.Fail}, from {@code worker}, their leases' holder. */
+    public static List<Settlement> fail(Connection c, String worker, List<Outcome> outcomes, Instant now)
+        throws SQLException {
         if (outcomes.isEmpty()) {
             return List.of();
         }
@@ -135,12 +142,13 @@ public final class WorkerProtocol {
         }
         String sql = """
             SELECT id, outcome, next_check_at, last_error
-              FROM prescient.worker_fail(?::bigint[], ?::bigint[], ?::text[], ?::timestamptz)""";
+              FROM prescient.worker_fail(?, ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz)""";
         try (PreparedStatement st = c.prepareStatement(sql)) {
-            st.setArray(1, Sql.bigints(c, ids));
-            st.setArray(2, Sql.bigints(c, tokens));
-            st.setArray(3, Sql.texts(c, errors));
-            Sql.setInstant(st, 4, now);
+            st.setString(1, worker);
+            st.setArray(2, Sql.bigints(c, ids));
+            st.setArray(3, Sql.bigints(c, tokens));
+            st.setArray(4, Sql.texts(c, errors));
+            Sql.setInstant(st, 5, now);
             return settlements(st);
         } catch (SQLException e) {
             throw Sql.translate(e);
@@ -158,9 +166,9 @@ public final class WorkerProtocol {
         return out;
     }
 
-    /** {@code worker_extend}: a heartbeat for the leases held; answers the ones that were lost. */
-    public static List<Refusal> extend(Connection c, Map<Long, Long> tokensById, Duration lease, Instant now)
-        throws SQLException {
+    /** {@code worker_extend}: a heartbeat for the leases {@code worker} holds; answers the ones that were lost. */
+    public static List<Refusal> extend(Connection c, String worker, Map<Long, Long> tokensById, Duration lease,
+                                       Instant now) throws SQLException {
         if (tokensById.isEmpty()) {
             return List.of();
         }
@@ -168,12 +176,13 @@ public final class WorkerProtocol {
         List<Long> tokens = ids.stream().map(tokensById::get).toList();
         String sql = """
             SELECT id, lease_until, refusal
-              FROM prescient.worker_extend(?::bigint[], ?::bigint[], ?, ?::timestamptz)""";
+              FROM prescient.worker_extend(?, ?::bigint[], ?::bigint[], ?, ?::timestamptz)""";
         try (PreparedStatement st = c.prepareStatement(sql)) {
-            st.setArray(1, Sql.bigints(c, ids));
-            st.setArray(2, Sql.bigints(c, tokens));
-            Sql.setSeconds(st, 3, lease);
-            Sql.setInstant(st, 4, now);
+            st.setString(1, worker);
+            st.setArray(2, Sql.bigints(c, ids));
+            st.setArray(3, Sql.bigints(c, tokens));
+            Sql.setSeconds(st, 4, lease);
+            Sql.setInstant(st, 5, now);
             List<Refusal> lost = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
@@ -188,16 +197,21 @@ public final class WorkerProtocol {
         }
     }
 
-    /** {@code worker_release}: gives checks back untouched (due again at once); how many were released. */
-    public static int release(Connection c, Map<Long, Long> tokensById) throws SQLException {
+    /**
+     * {@code worker_release}: {@code worker} gives checks back untouched (due again at once); how many were
+     * released.
+     */
+    public static int release(Connection c, String worker, Map<Long, Long> tokensById) throws SQLException {
         if (tokensById.isEmpty()) {
             return 0;
         }
         List<Long> ids = new ArrayList<>(tokensById.keySet());
         List<Long> tokens = ids.stream().map(tokensById::get).toList();
-        try (PreparedStatement st = c.prepareStatement("SELECT prescient.worker_release(?::bigint[], ?::bigint[])")) {
-            st.setArray(1, Sql.bigints(c, ids));
-            st.setArray(2, Sql.bigints(c, tokens));
+        try (PreparedStatement st =
+                 c.prepareStatement("SELECT prescient.worker_release(?, ?::bigint[], ?::bigint[])")) {
+            st.setString(1, worker);
+            st.setArray(2, Sql.bigints(c, ids));
+            st.setArray(3, Sql.bigints(c, tokens));
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);

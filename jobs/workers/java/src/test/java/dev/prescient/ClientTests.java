@@ -435,17 +435,17 @@ public final class ClientTests {
             Check b = WorkerProtocol.take(c, "b", List.of("lost_a"), 10, Duration.ofSeconds(5), T.plusSeconds(3))
                                     .get(0);
             check(b.leaseToken() != a.leaseToken(), "a new token");
-            List<WorkerProtocol.Refusal> refusals = WorkerProtocol.extend(c, Map.of(id, a.leaseToken()),
+            List<WorkerProtocol.Refusal> refusals = WorkerProtocol.extend(c, "a", Map.of(id, a.leaseToken()),
                                                                           Duration.ofSeconds(1), T.plusSeconds(3));
             check(refusals.size() == 1 && refusals.get(0).reason().contains("held under another lease"),
                   "a's heartbeat refused: " + refusals);
-            Settlement s = WorkerProtocol.settle(c, List.of(new WorkerProtocol.Outcome(a, Answer.done())),
+            Settlement s = WorkerProtocol.settle(c, "a", List.of(new WorkerProtocol.Outcome(a, Answer.done())),
                                                  T.plusSeconds(3)).get(0);
             LeaseLostException lost = expect(LeaseLostException.class, s::requireSettled);
             assertEquals(id, lost.checkId(), "the lost check's id");
             check(lost.getMessage().startsWith("check " + id + ": lease lost: check " + id + " is held under another"
                                                + " lease (by b until"), lost.getMessage());
-            assertEquals("done", WorkerProtocol.settle(c, List.of(new WorkerProtocol.Outcome(b, Answer.done())),
+            assertEquals("done", WorkerProtocol.settle(c, "b", List.of(new WorkerProtocol.Outcome(b, Answer.done())),
                                                        T.plusSeconds(4)).get(0).requireSettled().outcome(), "b's");
             PrescientException.Refused refused = expect(PrescientException.Refused.class,
                 () -> WorkerProtocol.take(c, "a", List.of("noop"), 10, Duration.ofSeconds(1), null));

@@ -12,7 +12,17 @@
 #     and the check names that row.
 # The first row is the daemon's loop (Daemon::Loop::run), a row is the settle statement (kSettle), and the
 # last row is called by the first: the path returns to the daemon. At most 12 files.
-#   scripts/check-design-map.sh [REPO]
+# And every code name the map writes in backticks names something the tree holds, so the map names only
+# what exists (docs/decisions/ may name what has since gone, and is not read):
+#   - a path (`engine/src/runner/worker.cpp`, `db/enqueue.cpp`, `core/`): a file or folder at the root, or
+#     under engine/src/, engine/include/, engine/ or jobs/;
+#   - an SQL object (`prescient.judge`): a function, table, view or type the files of sql/ (not the
+#     generated schema.sql) create;
+#   - a C++ or SQL identifier (`Worker::Impl::drain`, `runner_settle`, `kSettle`, `RunnerStore`): each part
+#     a word of the sources under engine/, jobs/, sql/ (not schema.sql), tests/ (not tests/architecture/,
+#     which plants names that do not exist), scripts/, cmake/ or debian/.
+# A name with a placeholder (NNNN, NAME, CLASS, LAYER, *, <...>) is a pattern, not a name. Each failure
+# names the map's line: that line changes, or the code does.
 set -euo pipefail
 repo=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 
@@ -123,6 +133,75 @@ def mentions(body, name):
     `store_.settle(...)`), an SQL function whole (`prescient.name`)."""
     return re.search(r"(?<!\w)" + re.escape(name.split("::")[-1]) + r"(?!\w)", body) is not None
 
+PATH_ROOTS = ("", "engine/src/", "engine/include/", "engine/", "jobs/")
+WORD_ROOTS = ("engine", "jobs", "sql", "tests", "scripts", "cmake", "debian")
+PLACEHOLDER = re.compile(r"NNN|NAME|LAYER|CLASS|[*<>{}]")
+
+
+def names_of_map():
+    """[(line, name)]: the code names in backticks of docs/design.md, outside its fenced blocks."""
+    found, fenced = [], False
+    for number, line in enumerate(open(os.path.join(repo, "docs/design.md"), encoding="utf-8"), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            found += [(number, name) for name in re.findall(r"`([^`\n]+)`", line)]
+    return found
+
+
+def kind_of(name):
+    """'path', 'sql', 'identifier', or None: not a code name (a command line, a flag, a value, SQL text)."""
+    name = re.sub(r"\(\)$", "", name)
+    if PLACEHOLDER.search(name):
+        return None
+    if re.fullmatch(r"[\w.-]+(/[\w.-]*)+", name) and (name.endswith("/") or re.search(r"\.\w+$", name)):
+        return "path"
+    if re.fullmatch(r"prescient\.\w+", name):
+        return "sql"
+    if re.fullmatch(r"[A-Za-z_]\w*(::~?[A-Za-z_]\w*)+", name):  # Class::member, a qualified name
+        return "identifier"
+    if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+|k[A-Z]\w*|[A-Z][a-z0-9]+([A-Z][a-z0-9]*)+", name):
+        return "identifier"  # snake_case, kConstant, CamelCase
+    return None
+
+
+def texts_under(roots):
+    for root in roots:
+        for folder, _, names in os.walk(os.path.join(repo, root)):
+            for name in names:
+                path = os.path.join(folder, name)
+                relative = os.path.relpath(path, repo)
+                if relative == "sql/schema.sql" or relative.startswith("tests/architecture/"):
+                    continue  # generated; the planted names of this check's own test
+                try:
+                    yield path, open(path, encoding="utf-8").read()
+                except (UnicodeDecodeError, OSError):
+                    continue  # a binary file names nothing
+
+
+def missing_names(names):
+    words, sql_objects = set(), set()
+    for path, text in texts_under(WORD_ROOTS):
+        words.update(re.findall(r"\w+", text))
+        if path.endswith(".sql"):
+            sql_objects.update(m.lower() for m in re.findall(
+                r"(?i)\b(?:FUNCTION|TABLE|VIEW|TYPE)\s+(?:IF\s+NOT\s+EXISTS\s+)?prescient\.(\w+)", text))
+            sql_objects.update(m.lower() for m in re.findall(r"(?i)\bRENAME\s+TO\s+(\w+)", text))
+    failures = []
+    for line, name in names:
+        kind, bare = kind_of(name), re.sub(r"\(\)$", "", name)
+        where = f"docs/design.md:{line}: `{name}`"
+        if kind == "path" and not any(os.path.exists(os.path.join(repo, root + bare)) for root in PATH_ROOTS):
+            failures.append(f"{where} is no file or folder of the tree (at the root, or under "
+                            f"{', '.join(r for r in PATH_ROOTS if r)}): correct the map's line, or the path")
+        elif kind == "sql" and bare.split(".")[1].lower() not in sql_objects:
+            failures.append(f"{where} is no function, table, view or type that sql/ creates: correct the map's "
+                            "line, or the SQL")
+        elif kind == "identifier" and (missing := [p for p in bare.split("::") if p.lstrip("~") not in words]):
+            failures.append(f"{where}: {', '.join(missing)} is in no source under {', '.join(WORD_ROOTS)}: "
+                            "correct the map's line, or the code")
+    return failures
+
 
 def main():
     failures, bodies = [], []
@@ -156,11 +235,14 @@ def main():
     files = len({file for file, _ in rows})
     if not 1 <= files <= MAX_FILES:
         failures.append(f"the map has {files} files (1 to {MAX_FILES})")
+    names = names_of_map()
+    failures += missing_names(names)
     for failure in failures:
         print(f"check-design-map.sh: {failure}", file=sys.stderr)
     if failures:
         sys.exit(1)
-    print(f"check-design-map.sh: the path of a due check is {len(rows)} steps in {files} files, each as the map says")
+    print(f"check-design-map.sh: the path of a due check is {len(rows)} steps in {files} files, each as the map says;"
+          f" the map's {len(names)} code names each exist")
 
 
 main()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when a layer of the engine reaches a layer above it (docs/design.md, "How the code is laid out"),
+# Fails when a layer of the engine reaches a layer above it (docs/design.md, "The engine"),
 # by what it includes or by what it links to. The layers, from the bottom:
 #   core/    times, grids, specs, rules: includes only core/
 #   runner/  the slot runner and its workers: core/, runner/ (the database only through its interfaces)
@@ -109,7 +109,7 @@ symbol_violations=$(nm -A -P -g "${objects[@]}" | awk -v OFS='\t' '
 [ -n "$symbol_violations" ] && violations+="$symbol_violations"$'\n'
 
 if [ -n "$violations" ]; then
-  echo "check-layers.sh: a layer reaches up (docs/design.md, \"How the code is laid out\"):" >&2
+  echo "check-layers.sh: a layer reaches up (docs/design.md, \"The engine\"):" >&2
   printf '%s' "$violations" >&2
   exit 1
 fi

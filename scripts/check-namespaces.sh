@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when a header declares its names outside the namespace its folder gives (docs/design.md, "One
-# namespace rule"):
+# Fails when a header declares its names outside the namespace its folder gives (docs/design.md, "The
+# engine"):
 #   engine/include/prescient/   the public API: prescient
 #   engine/src/LAYER/           prescient::LAYER (core, runner, db, api, ops)
 #   engine/cli/, engine/web/    prescient::cli, prescient::web
@@ -48,7 +48,7 @@ done < <(cd "$repo" && find engine/include/prescient engine/src engine/cli engin
 
 if [ -n "$violations" ]; then
   printf '%s' "$violations" >&2
-  echo "check-namespaces.sh: a header declares outside its folder's namespace (docs/design.md, \"One namespace rule\")" >&2
+  echo "check-namespaces.sh: a header declares outside its folder's namespace (docs/design.md, \"The engine\")" >&2
   exit 1
 fi
 echo "check-namespaces.sh: every header declares in its folder's namespace"

@@ -1,6 +1,6 @@
 #pragma once
-// SlotRunner: fires one slot (claim -> run -> judge -> settle) with a pool of workers, each with its own
-// database session; and catches up missed slots (sweep).
+// SlotRunner: fires one slot (claim -> run -> settle, where prescient.judge decides what becomes of each
+// check) with a pool of workers, each with its own database session; and catches up missed slots (sweep).
 #include <atomic>
 #include <chrono>
 #include <functional>

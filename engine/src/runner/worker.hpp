@@ -1,8 +1,9 @@
 #pragma once
 // Internal: one worker of a slot runner. It claims batches of due checks through its store, runs their
-// jobs on its executor (runner/batch_executor.hpp), judges what they answered (runner/settlements.hpp)
-// and settles them in the same transaction, isolating a check the database refuses (docs/design.md,
-// "The unit of failure is the check").
+// jobs on its executor (runner/batch_executor.hpp), passes what they answered through the job boundary
+// (runner/settlements.hpp) and settles them in the same transaction, where the settle statement's
+// prescient.judge (sql/functions/069_judge.sql) decides what becomes of each check; it isolates a check
+// the database refuses (docs/decisions/0009-unit-of-failure-is-the-check.md).
 #include <memory>
 
 #include "prescient/clock.hpp"

@@ -131,7 +131,7 @@ REVOKE EXECUTE ON FUNCTION prescient.limit_remove(text) FROM PUBLIC;
 -- hold the rows (the claim's FOR UPDATE); the runner writes the admitted checks' lease in the same
 -- transaction, so a concurrency place is taken exactly when the admission commits.
 -- Input: one element per (check, limit) pair in p_ids, p_limits, p_keys (the runner computes the key
--- values: engine/src/core/flow_key.cpp). Pairs of limits that no longer exist are ignored.
+-- values: engine/src/core/flow_rules.cpp, flow_key_of). Pairs of limits that no longer exist are ignored.
 -- Rate (GCRA per limit and key value): each check is given the start its budget allows and the bucket
 -- moves on by one interval, so starts are spaced by per_seconds / rate (burst - 1 of them may start at
 -- once). A check whose start is within p_pace_us of now is admitted (the runner waits for its start); a

@@ -2771,10 +2771,12 @@ CREATE TABLE prescient.settings (
     job_timeout_seconds integer DEFAULT 30 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     workers_may_pin_clock boolean DEFAULT false NOT NULL,
+    max_payload_bytes integer DEFAULT 2097152 NOT NULL,
     CONSTRAINT settings_job_timeout_seconds_check CHECK ((job_timeout_seconds > 0)),
     CONSTRAINT settings_max_attempts_check CHECK ((max_attempts > 0)),
     CONSTRAINT settings_max_checks_check CHECK ((max_checks > 0)),
     CONSTRAINT settings_max_horizon_seconds_check CHECK ((max_horizon_seconds > 0)),
+    CONSTRAINT settings_max_payload_bytes_check CHECK (((max_payload_bytes >= 1024) AND (max_payload_bytes <= 268435456))),
     CONSTRAINT settings_singleton_check CHECK (singleton),
     CONSTRAINT settings_slot_seconds_check CHECK ((((slot_seconds >= 1) AND (slot_seconds <= 86400)) AND ((86400 % slot_seconds) = 0)))
 );
@@ -2832,6 +2834,12 @@ COMMENT ON COLUMN prescient.settings.created_at IS 'When the schema was created 
 --
 
 COMMENT ON COLUMN prescient.settings.workers_may_pin_clock IS 'Whether a worker''s calls may pin the clock (p_now): for test databases only. Off, a worker runs on the server''s clock and a p_now is refused (docs/workers.md, "What a worker may do"). The roles cannot write it.';
+
+--
+-- Name: COLUMN settings.max_payload_bytes; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.max_payload_bytes IS 'The largest payload a check or a schedule may carry, in bytes of JSON as PostgreSQL prints it (payload::text); a bigger one is refused at every enqueue (PR400). 2 MiB unless set.';
 
 --
 -- Name: settings settings_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
@@ -2939,6 +2947,14 @@ CREATE FUNCTION prescient.once_problem(p_job_key text, p_on_conflict text, p_max
     RETURN CASE WHEN ((p_on_conflict = 'debounce'::text) AND (p_job_key IS NULL)) THEN 'debounce needs a job key: the enqueues it folds into one check share it'::text WHEN ((p_on_conflict = 'debounce'::text) AND (p_max_wait IS NULL)) THEN 'debounce needs max_wait, its ceiling (without one, use on_conflict replace)'::text WHEN ((p_on_conflict = 'collect'::text) AND (p_job_key IS NULL)) THEN 'collect needs a job key: the enqueues it gathers into one check share it'::text WHEN ((p_on_conflict = 'collect'::text) AND (p_max_wait IS NULL)) THEN 'collect needs max_wait, its ceiling: the longest a payload waits for its digest'::text WHEN ((p_max_wait IS NOT NULL) AND (p_on_conflict IS DISTINCT FROM 'debounce'::text) AND (p_on_conflict IS DISTINCT FROM 'collect'::text)) THEN format('max_wait applies to on_conflict debounce or collect, not %L'::text, p_on_conflict) WHEN (p_max_wait < ((p_slot_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is under the slot (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_slot_seconds)::double precision * '00:00:01'::interval))) WHEN (p_max_wait > ((p_max_horizon_seconds)::double precision * '00:00:01'::interval)) THEN format('max_wait %s is beyond the horizon (%s)'::text, prescient.duration_text(p_max_wait), prescient.duration_text(((p_max_horizon_seconds)::double precision * '00:00:01'::interval))) WHEN (p_dedupe_for IS NULL) THEN NULL::text WHEN (p_job_key IS NULL) THEN 'dedupe_for needs a job key: it is what a settled check is found by'::text WHEN (p_dedupe_for <= '00:00:00'::interval) THEN format('the dedupe window %s is not positive'::text, prescient.duration_text(p_dedupe_for)) WHEN (p_dedupe_for > '366 days'::interval) THEN format('the dedupe window %s is over 366 days'::text, prescient.duration_text(p_dedupe_for)) WHEN (COALESCE(cardinality(p_dedupe_outcomes), 0) = 0) THEN 'dedupe needs at least one outcome to look for'::text ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, guard_past, guard_horizon, deadline_missed or overlap_skipped)'::text, o.o) AS format FROM unnest(once_problem.p_dedupe_outcomes) o(o) WHERE ((o.o IS NULL) OR (o.o <> ALL (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))) LIMIT 1) END;
 
 --
+-- Name: payload_problem(jsonb, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.payload_problem(p_payload jsonb, p_max_bytes integer) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (octet_length((p_payload)::text) > p_max_bytes) THEN format('the payload is %s bytes of JSON (at most %s: prescient.settings.max_payload_bytes)'::text, octet_length((p_payload)::text), p_max_bytes) ELSE NULL::text END;
+
+--
 -- Name: priority_problem(integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3005,7 +3021,7 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
          CASE
              WHEN ((array_requests.p_unknown_classes IS NOT NULL) AND (i.job = ANY (array_requests.p_unknown_classes))) THEN prescient.unknown_class_message(i.job)
              ELSE NULL::text
-         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority),
+         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority), prescient.payload_problem(i.payload, bound.max_payload_bytes),
          CASE
              WHEN ((i.traceparent IS NOT NULL) OR (i.tracestate IS NOT NULL)) THEN prescient.trace_problem(i.traceparent, i.tracestate)
              ELSE NULL::text
@@ -3018,7 +3034,8 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
              END)
              ELSE NULL::text
          END) AS "coalesce"
-    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate);
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate),
+     prescient.settings bound;
 END;
 
 --
@@ -3586,15 +3603,16 @@ CREATE FUNCTION prescient.cron_array_problems(p_id text[], p_spec text[], p_time
   SELECT j.n,
      j.problem
     FROM ( SELECT i.n,
-             COALESCE(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds), c.problem, prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, cron_array_problems.p_max_horizon_seconds), s.problem, z.problem,
+             COALESCE(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds), ('payload: '::text || prescient.payload_problem(i.payload, bound.max_payload_bytes)), c.problem, prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, cron_array_problems.p_max_horizon_seconds), s.problem, z.problem,
                  CASE
                      WHEN (i.options IS NOT NULL) THEN prescient.cron_options_problem(i.job, i.options, cron_array_problems.p_now)
                      ELSE NULL::text
                  END) AS problem
-            FROM (((items i
+            FROM ((((items i
               JOIN specs s ON ((s.spec = i.spec)))
               JOIN zones z ON ((z.time_zone = i.time_zone)))
-              JOIN classes c ON ((c.job = i.job)))) j
+              JOIN classes c ON ((c.job = i.job)))
+              CROSS JOIN prescient.settings bound)) j
    WHERE (j.problem IS NOT NULL)
    ORDER BY j.n;
 END;
@@ -4084,6 +4102,8 @@ BEGIN
   v_problem := coalesce(v_problem,
                         -- A new class must be a row of the registry; the one it had may since have been forgotten.
                         CASE WHEN v_new.job IS DISTINCT FROM v_old.job THEN 'job: ' || prescient.class_problem(v_new.job, false) END,
+                        'payload: ' || prescient.payload_problem(v_new.payload,
+                                                                 (SELECT max_payload_bytes FROM prescient.settings)),
                         prescient.time_zone_problem(v_new.time_zone),
                         prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
                                                       (SELECT max_horizon_seconds FROM prescient.settings)),
@@ -5367,7 +5387,8 @@ BEGIN
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
-    prescient.priority_problem(p_priority));
+    prescient.priority_problem(p_priority),
+    prescient.payload_problem(p_payload, v_settings.max_payload_bytes));
   -- Judged only for a request it applies to (once_applies): the common enqueue skips it.
   IF v_problem IS NULL AND prescient.once_applies(p_on_conflict, p_max_wait, p_dedupe_for) THEN
     v_problem := prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,
@@ -6007,7 +6028,7 @@ END $$;
 --
 
 CREATE FUNCTION prescient.worker_name_problem(p_worker text) RETURNS text
-    LANGUAGE sql IMMUTABLE
+    LANGUAGE sql STABLE
     AS $$
   SELECT CASE WHEN coalesce(p_worker, '') = '' OR octet_length(p_worker) > 1024 THEN
     format('the worker name %L is empty or over 1024 bytes', left(p_worker, 40)) END

@@ -58,6 +58,15 @@ CREATE OR REPLACE FUNCTION prescient.request_problem(
     ELSE prescient.horizon_problem(p_at, p_now, p_max_horizon_seconds)
   END;
 
+-- Refusal of a payload over the database's bound (prescient.settings.max_payload_bytes, 0049), or NULL: measured
+-- as PostgreSQL prints it (payload::text), the measure a result's bound uses. The caller passes the bound
+-- from the settings row it read: a sub-SELECT here would keep the planner from inlining the rule.
+CREATE OR REPLACE FUNCTION prescient.payload_problem(p_payload jsonb, p_max_bytes integer)
+  RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN octet_length(p_payload::text) > p_max_bytes
+    THEN format('the payload is %s bytes of JSON (at most %s: prescient.settings.max_payload_bytes)',
+                octet_length(p_payload::text), p_max_bytes) END;
+
 -- Refusal of a priority (docs/design.md, "Priorities"), or NULL: 0 (first) to 9 (last); NULL is the default, 5.
 -- STABLE, as format() is: a function declared IMMUTABLE over a STABLE one is not inlined, and a call an item
 -- cost bulk enqueue 1.1 microseconds of its 13 (docs/performance.md, "Enqueue: what the day's rules cost").

@@ -53,7 +53,8 @@ BEGIN
                               p_on_conflict, p_now, v_settings.max_horizon_seconds),
     prescient.class_problem(p_job, p_allow_unknown_class),
     prescient.window_problem(p_at, p_window, p_now, v_settings.max_horizon_seconds),
-    prescient.priority_problem(p_priority));
+    prescient.priority_problem(p_priority),
+    prescient.payload_problem(p_payload, v_settings.max_payload_bytes));
   -- Judged only for a request it applies to (once_applies): the common enqueue skips it.
   IF v_problem IS NULL AND prescient.once_applies(p_on_conflict, p_max_wait, p_dedupe_for) THEN
     v_problem := prescient.once_problem(p_job_key, p_on_conflict, p_max_wait, p_dedupe_for, p_dedupe_outcomes,

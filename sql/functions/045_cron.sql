@@ -362,13 +362,14 @@ CREATE OR REPLACE FUNCTION prescient.cron_array_problems(
     SELECT j.n, j.problem
       FROM (SELECT i.n,
                    coalesce(prescient.cron_item_problem(i.id, i.job, i.payload, i.catch_up, i.deadline_seconds),
+                            'payload: ' || prescient.payload_problem(i.payload, bound.max_payload_bytes),
                             c.problem,
                             prescient.cron_spread_problem(i.window_seconds, i.jitter_seconds, p_max_horizon_seconds),
                             s.problem, z.problem,
                             CASE WHEN i.options IS NOT NULL
                               THEN prescient.cron_options_problem(i.job, i.options, p_now) END) AS problem
               FROM items i JOIN specs s ON s.spec = i.spec JOIN zones z ON z.time_zone = i.time_zone
-              JOIN classes c ON c.job = i.job) j
+              JOIN classes c ON c.job = i.job CROSS JOIN prescient.settings bound) j
      WHERE j.problem IS NOT NULL
      ORDER BY j.n;
   END;
@@ -659,6 +660,8 @@ BEGIN
   v_problem := coalesce(v_problem,
                         -- A new class must be a row of the registry; the one it had may since have been forgotten.
                         CASE WHEN v_new.job IS DISTINCT FROM v_old.job THEN 'job: ' || prescient.class_problem(v_new.job, false) END,
+                        'payload: ' || prescient.payload_problem(v_new.payload,
+                                                                 (SELECT max_payload_bytes FROM prescient.settings)),
                         prescient.time_zone_problem(v_new.time_zone),
                         prescient.cron_spread_problem(v_new.window_seconds, v_new.jitter_seconds,
                                                       (SELECT max_horizon_seconds FROM prescient.settings)),

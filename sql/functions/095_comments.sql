@@ -15,6 +15,7 @@ COMMENT ON COLUMN prescient.settings.max_checks IS 'The default guard: a check t
 COMMENT ON COLUMN prescient.settings.max_attempts IS 'The default number of failed attempts in a row before a check is finished as failed (a dead letter). A job class may set its own.';
 COMMENT ON COLUMN prescient.settings.job_timeout_seconds IS 'The default time one run of a job may take before it counts as a failed attempt. A job class may set its own.';
 COMMENT ON COLUMN prescient.settings.created_at IS 'When the schema was created (the first migrate).';
+COMMENT ON COLUMN prescient.settings.max_payload_bytes IS 'The largest payload a check or a schedule may carry, in bytes of JSON as PostgreSQL prints it (payload::text); a bigger one is refused at every enqueue (PR400). 2 MiB unless set.';
 COMMENT ON COLUMN prescient.settings.workers_may_pin_clock IS 'Whether a worker''s calls may pin the clock (p_now): for test databases only. Off, a worker runs on the server''s clock and a p_now is refused (docs/workers.md, "What a worker may do"). The roles cannot write it.';
 
 -- future_job

@@ -525,6 +525,51 @@ TEST_CASE("NUL bytes, invalid UTF-8 and over-long names are refused by name; a 1
   CHECK(stored[0].entity_key == big.entity_key);
 }
 
+// A payload's bound (prescient.settings.max_payload_bytes, 2 MiB unless set) is one rule in SQL
+// (payload_problem), judged at every door that stores one, in SQL's words, and nothing is written.
+TEST_CASE("a payload over max_payload_bytes is refused at every door, nothing written") {
+  ClientCallsFixture f;
+  long long default_bound = 0;
+  *f.db << "SELECT max_payload_bytes FROM prescient.settings", soci::into(default_bound);
+  CHECK(default_bound == 2097152);
+  *f.db << "UPDATE prescient.settings SET max_payload_bytes = 1024";
+  // {"blob": "x…"}: 12 bytes of JSON around the text.
+  const nlohmann::json too_big = {{"blob", std::string(1101, 'x')}};
+  const nlohmann::json just_fits = {{"blob", std::string(1012, 'x')}};
+  REQUIRE(too_big.dump().size() == 1112);  // as nlohmann writes it; PostgreSQL adds a space after ':'
+  const std::string message = "the payload is 1113 bytes of JSON (at most 1024: prescient.settings.max_payload_bytes)";
+
+  ScheduleRequest request = {.job = "noop", .entity_name = "orders", .entity_key = "1", .in = 1h,
+                             .payload = too_big};
+  CHECK_THROWS_MATCHES(f.client.schedule(request), InvalidInput, Catch::Message(message));
+  CHECK_THROWS_MATCHES(f.client.schedule_many(std::span(&request, 1)), InvalidInput,
+                       Catch::Message("item 1: " + message));
+  const std::string text = too_big.dump();
+  const auto [state, refusal] = sql_refusal(
+      *f.db, "SELECT * FROM prescient.schedule('noop', 'orders', '1', now() + interval '1 hour', p_payload => '" +
+                 text + "')");
+  CHECK(state == "PR400");
+  CHECK(refusal == message);
+  const auto cli = prescient::testing::run_prescient(prescient::testing::with_db(
+      {"schedule", "--job", "noop", "--entity-name", "orders", "--entity-key", "1", "--in", "1h", "--payload", text},
+      f.url));
+  CHECK(cli.exit_code == 2);
+  CHECK(cli.err == "prescient: " + message + "\n");
+  Schedules schedules(*f.db, f.clock);
+  CHECK_THROWS_WITH(schedules.add({.id = "big", .spec = "@daily", .payload = too_big}), Catch::Contains(message));
+  schedules.add({.id = "small", .spec = "@daily", .payload = just_fits});
+  CHECK_THROWS_WITH(
+      (*f.db << "SELECT prescient.cron_update('small', '{\"payload\": " + text + "}'::jsonb)"),
+      Catch::Contains(message));
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job <> 'cron'") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.cron_schedule") == 1);
+
+  // At the bound exactly, it is stored.
+  request.payload = just_fits;
+  CHECK(f.client.schedule(request).id > 0);
+  CHECK(count_of(*f.db, "SELECT octet_length(payload::text) FROM prescient.future_job WHERE job = 'noop'") == 1024);
+}
+
 TEST_CASE("rows written by other tools that break the rules are refused by the schema") {
   ClientCallsFixture f;
   const std::string columns =

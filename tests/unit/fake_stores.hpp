@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fake_runner_store.hpp"
+#include "prescient/clock.hpp"
 #include "prescient/errors.hpp"
 #include "runner/upkeep_store.hpp"
 
@@ -21,25 +22,36 @@ class FakeStores final : public StoreOpener {
   FakeRunnerStore queue;        // the pending checks and what the workers did
   Settings settings;            // what read_settings answers (a 1-minute grid)
   int upkeep_open_failures = 0;  // so many opens of the upkeep store fail first (SQLSTATE 08001)
+  int worker_open_failures = 0;  // so many opens of a worker's store fail first (SQLSTATE 08001)
+  const Clock* clock = nullptr;  // when set, each open of a store is recorded with its time
   int partition_failures = 0;    // so many looks at the history partitions fail first (SQLSTATE 55P03)
 
   // What the runner asked of the upkeep store.
   std::vector<std::pair<TimePoint, long>> seen;  // record_runner_seen: the slot, the checks claimed in it
   std::vector<TimePoint> partition_calls;  // ensure_history_partitions: when, failed or not
   int upkeep_opens = 0;
+  std::vector<TimePoint> upkeep_opened_at, worker_opened_at;  // with `clock`: when each open was tried
 
-  std::unique_ptr<RunnerStore> open_worker_store() override { return std::make_unique<QueueView>(queue); }
+  std::unique_ptr<RunnerStore> open_worker_store() override {
+    if (clock) worker_opened_at.push_back(clock->now());
+    fail_to_open(worker_open_failures);
+    return std::make_unique<QueueView>(queue);
+  }
   std::unique_ptr<UpkeepStore> open_upkeep_store() override {
     ++upkeep_opens;
-    if (upkeep_open_failures > 0) {
-      --upkeep_open_failures;
-      throw DatabaseError("could not connect to the server: Connection refused", "08001");
-    }
+    if (clock) upkeep_opened_at.push_back(clock->now());
+    fail_to_open(upkeep_open_failures);
     return std::make_unique<Upkeep>(*this);
   }
   std::unique_ptr<soci::session> open_job_session() override { throw std::logic_error("no database in unit tests"); }
 
  private:
+  static void fail_to_open(int& failures_left) {
+    if (failures_left == 0) return;
+    --failures_left;
+    throw DatabaseError("could not connect to the server: Connection refused", "08001");
+  }
+
   // A worker's store: the queue's, under the worker's ownership.
   class QueueView final : public RunnerStore {
    public:

@@ -164,9 +164,41 @@ TEST_CASE("daemon: a database that is not up yet is retried with backoff; no slo
   const DaemonStats stats = f.run_daemon_until("2026-11-21T10:01:30Z");
   CHECK(stats.errors == 2);
   CHECK(f.stores->upkeep_opens == 3);
-  // Started at 10:00:33 (after 1 s, then 2 s of backoff): the slot it started in fired then, late but
-  // whole, and the next one at its boundary.
-  CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:00:33Z"), ran(2, "2026-11-21T10:01:00Z")});
+  // Started at 10:00:30.25 (tried again at once, then after 250 ms): the slot it started in fired then,
+  // late but whole, and the next one at its boundary.
+  CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:00:30.25Z"), ran(2, "2026-11-21T10:01:00Z")});
+}
+
+// The issue this bound comes from: with waits doubling to 30 s, a daemon's first try after a 10 s election
+// came 16 s after it (docs/operations.md, "High availability").
+TEST_CASE("daemon: tries after failures come at once, then 250 ms doubling to at most 2 s") {
+  SlotRunnerFixture f;
+  f.stores->clock = &f.clock;
+  f.stores->upkeep_open_failures = 8;
+  f.run_daemon_until("2026-11-21T10:01:30Z");
+  // Each try's time after the first, in ms: the wait before it is 0, 250, 500, 1000, 2000, 2000, ...
+  const std::vector<long> expected{0, 0, 250, 750, 1750, 3750, 5750, 7750, 9750};
+  std::vector<long> tried;
+  for (const TimePoint at : f.stores->upkeep_opened_at) {
+    const Micros after_first = at - parse_time("2026-11-21T10:00:30Z");
+    tried.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(after_first).count());
+  }
+  CHECK(tried == expected);
+}
+
+TEST_CASE("daemon: a success starts the waits again: a slot that fails after a start is tried again at once") {
+  SlotRunnerFixture f;
+  f.stores->clock = &f.clock;
+  f.due(1, "2026-11-21T10:00:00Z");
+  f.stores->upkeep_open_failures = 2;  // the start: at once, then after 250 ms
+  f.stores->worker_open_failures = 2;  // the slot's first two tries: at once again, then after 250 ms
+  const DaemonStats stats = f.run_daemon_until("2026-11-21T10:00:45Z");
+  CHECK(stats.errors == 4);
+  CHECK(stats.slot_retries == 2);
+  CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:00:30.5Z")});
+  REQUIRE(f.stores->worker_opened_at.size() == 3);
+  CHECK(f.stores->worker_opened_at[0] == parse_time("2026-11-21T10:00:30.25Z"));
+  CHECK(f.stores->worker_opened_at[1] == parse_time("2026-11-21T10:00:30.25Z"));
 }
 
 TEST_CASE("daemon: the history's partitions before the first slot, then hourly; a failure is tried a minute later") {

@@ -5,6 +5,9 @@
 
 #include "prescient/database.hpp"
 
+#include <algorithm>
+#include <span>
+
 #include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
@@ -42,10 +45,27 @@ std::string soci_quoted(const char* keyword, std::string_view value) {
                      "set it through the environment (e.g. PGPASSWORD) or ~/.pgpass instead");
 }
 
+struct ConnectionDefault {
+  const char* keyword;
+  const char* value;
+};
+
+// What every session prescient opens sets unless its URL says otherwise, so that a dead peer (a server
+// gone with its machine, a network partition) is noticed in seconds, not after the kernel's defaults (two
+// hours for an idle socket, about a quarter of an hour of retransmissions): an idle socket is probed after
+// 5 s and given up after 3 unanswered probes 2 s apart (about 11 s); data left unacknowledged for 6 s ends
+// the socket (tcp_user_timeout). libpq ignores them on a Unix socket. (connect_timeout is the URL's to set,
+// or PGCONNECT_TIMEOUT's: docs/operations.md, "High availability", says what each bounds.)
+constexpr ConnectionDefault kConnectionDefaults[] = {
+    {"keepalives", "1"},       {"keepalives_idle", "5"},      {"keepalives_interval", "2"},
+    {"keepalives_count", "3"}, {"tcp_user_timeout", "6000"},
+};
+
 // The URL's keywords and values as libpq parses them (refused when it cannot), with `password` if given,
-// each value quoted by `quote`.
+// and `defaults` for the keywords the URL leaves unset, each value quoted by `quote`.
 template <class Quote>
-std::string encoded_connect_string(const std::string& url, const std::string* password, Quote quote) {
+std::string encoded_connect_string(const std::string& url, const std::string* password, Quote quote,
+                                   std::span<const ConnectionDefault> defaults = {}) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
   if (options == nullptr) {
@@ -58,7 +78,13 @@ std::string encoded_connect_string(const std::string& url, const std::string* pa
   std::string out;
   try {
     for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-      if (o->val == nullptr || *o->val == '\0') continue;
+      if (o->val == nullptr || *o->val == '\0') {
+        const auto preset =
+            std::ranges::find_if(defaults, [&](const auto& d) { return std::string_view(d.keyword) == o->keyword; });
+        if (preset == defaults.end()) continue;
+        out += std::string(out.empty() ? "" : " ") + preset->keyword + "=" + quote(preset->keyword, preset->value);
+        continue;
+      }
       if (password != nullptr && std::string_view(o->keyword) == "password") {
         throw InvalidInput("the database URL holds a password, and a password file is given too: keep it in one place");
       }
@@ -116,7 +142,9 @@ bool through_pooler(soci::session& db) {
 
 namespace prescient::db {
 
-std::string soci_connect_string(const std::string& url) { return encoded_connect_string(url, nullptr, soci_quoted); }
+std::string soci_connect_string(const std::string& url) {
+  return encoded_connect_string(url, nullptr, soci_quoted, kConnectionDefaults);
+}
 
 PGconn* native_connection(soci::session& db) {
   return static_cast<soci::postgresql_session_backend*>(db.get_backend())->conn_;

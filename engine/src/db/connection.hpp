@@ -13,7 +13,8 @@ class session;
 
 namespace prescient::db {
 
-// The URL (libpq URI or key=value) as a connect string SOCI 4.0 hands to libpq unchanged.
+// The URL (libpq URI or key=value) as a connect string SOCI 4.0 hands to libpq unchanged, with TCP
+// keepalives and tcp_user_timeout set where the URL leaves them unset (connection.cpp).
 // Throws InvalidInput when libpq cannot parse it.
 std::string soci_connect_string(const std::string& url);
 

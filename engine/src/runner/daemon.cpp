@@ -8,13 +8,17 @@
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/maintenance.hpp"
+#include "runner/reconnect_backoff.hpp"
 
 namespace prescient {
 
 using namespace prescient::runner;
 namespace {
 
-constexpr std::chrono::seconds kMaxBackoff{30};
+// A wait as the log says it: "0ms", "250ms", "2000ms".
+std::string wait_text(Micros wait) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()) + "ms";
+}
 
 }  // namespace
 
@@ -110,6 +114,7 @@ class Daemon::Loop {
       count(swept, false);
       slot_ = current;
       tries_ = 0;
+      backoff_.succeeded();
       spdlog::info("runner {}: started, shard {}, slot {}", d_.options_.runner_id, d_.options_.shard.text(),
                    format_duration(runner_->settings().slot));
       return true;
@@ -119,9 +124,9 @@ class Daemon::Loop {
       // Started again from the beginning: the slot to fire from is set only by a start that went through.
       runner_.reset();
       failed(e);
-      spdlog::warn("runner {}: starting failed, retrying in {}: {}", d_.options_.runner_id, format_duration(backoff_),
-                   e.what());
-      back_off();
+      const Micros wait = backoff_.after_failure();
+      spdlog::warn("runner {}: starting failed, retrying in {}: {}", d_.options_.runner_id, wait_text(wait), e.what());
+      d_.wait_until(d_.clock_.now() + wait);
       return false;
     }
   }
@@ -155,7 +160,7 @@ class Daemon::Loop {
       if (tries_ > 0) {
         spdlog::warn("slot {} runner {}: completed at try {}", format_time(slot_), d_.options_.runner_id, tries_ + 1);
       }
-      backoff_ = std::chrono::seconds{1};
+      backoff_.succeeded();
       return report;
     } catch (const InvalidInput&) {
       throw;
@@ -173,9 +178,10 @@ class Daemon::Loop {
     ++tries_;
     ++stats_.slot_retries;
     if (d_.observer_) d_.observer_->slot_retried(slot_);
+    const Micros wait = backoff_.after_failure();
     spdlog::warn("slot {} runner {}: try {} failed, retrying in {}: {}", format_time(slot_), d_.options_.runner_id,
-                 tries_, format_duration(backoff_), e.what());
-    back_off();
+                 tries_, wait_text(wait), e.what());
+    d_.wait_until(d_.clock_.now() + wait);
     const TimePoint now_slot = runner_->settings().grid().floor(d_.clock_.now());
     if (now_slot > slot_ && !d_.waiter_.stopped()) {
       spdlog::warn("slot {} runner {}: given up after {} tries; what is left of it is overdue and is caught up "
@@ -184,11 +190,6 @@ class Daemon::Loop {
       slot_ = now_slot;
       tries_ = 0;
     }
-  }
-
-  void back_off() {
-    d_.wait_until(d_.clock_.now() + backoff_);
-    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
   }
 
   void count(const SlotReport& report, bool on_boundary) {
@@ -204,7 +205,7 @@ class Daemon::Loop {
 
   Daemon& d_;
   DaemonStats stats_;
-  std::chrono::seconds backoff_{1};
+  ReconnectBackoff backoff_;  // the waits between tries after database failures
   std::optional<SlotRunner> runner_;
   TimePoint slot_{};  // the slot to fire next (set by a start that went through)
   int tries_ = 0;     // failed tries of slot_ so far

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -895,6 +896,57 @@ TEST_CASE("a paused class: its checks stay pending across slots; resumed, they f
   CHECK(resumed.claimed == 3);
   CHECK(resumed.done == 3);
   CHECK(checks.pending({.job = "noop"}).empty());
+}
+
+namespace {
+
+// Moves the manual clock to each time the daemon waits for, calling `at_each` with it first; stops the
+// daemon at its first wait for `stop_at` or later.
+class WalkingWaiter final : public Waiter {
+ public:
+  WalkingWaiter(ManualClock& clock, TimePoint stop_at, std::function<void(TimePoint)> at_each)
+      : clock_(clock), stop_at_(stop_at), at_each_(std::move(at_each)) {}
+  bool wait_until(TimePoint t) override {
+    if (stopped() || t >= stop_at_) {
+      stop();
+      return false;
+    }
+    at_each_(t);
+    if (clock_.now() < t) clock_.set(t);
+    return true;
+  }
+
+ private:
+  ManualClock& clock_;
+  TimePoint stop_at_;
+  std::function<void(TimePoint)> at_each_;
+};
+
+}  // namespace
+
+TEST_CASE("the daemon runs at once what a resume or a lease's end makes claimable, in its own slot") {
+  RunnerFixture f;  // a 15-minute grid
+  for (int i = 0; i < 3; ++i) f.add("noop", {{"i", i}}, 10min);  // due at 10:15
+  const Scheduled held = f.add("emit", {{"type", "t"}}, 10min);   // due at 10:15, leased by a runner that died
+  Checks checks(*f.db);
+  REQUIRE(checks.pause_job("noop", "ops", f.clock.now()));
+  *f.db << "UPDATE prescient.future_job SET claimed_by = 'gone', claim_token = 1,"
+           " claimed_until = '2026-11-21T10:20:00Z' WHERE id = :id", soci::use(held.id);
+  f.clock.set(parse_time("2026-11-21T10:15:00Z"));
+  bool resumed = false;
+  WalkingWaiter waiter(f.clock, parse_time("2026-11-21T10:30:00Z"), [&](TimePoint t) {
+    if (!resumed && t >= parse_time("2026-11-21T10:17:00Z")) resumed = checks.resume_job("noop");
+  });
+  Daemon daemon({.database_url = f.url, .runner_id = "daemon-1"}, f.registry, f.clock, waiter);
+  daemon.run();
+  CHECK(resumed);
+  // Resumed at 10:17, the three ran then, not at the 10:30 boundary; the dead runner's lease ended at
+  // 10:20, and its check ran then. All in their own slot, none early.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE job = 'noop' AND outcome = 'done'"
+                        " AND finished_at >= '2026-11-21T10:17:00Z' AND finished_at < '2026-11-21T10:18:00Z'") == 3);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.job_history WHERE job = 'emit' AND outcome = 'done'"
+                        " AND finished_at >= '2026-11-21T10:20:00Z' AND finished_at < '2026-11-21T10:21:00Z'") == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job") == 0);
 }
 
 TEST_CASE("a paused class of grouped checks: the group claim leaves them out too") {

@@ -408,21 +408,37 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: the clock is the server's unle
         "a lease of 86401 seconds: from 0.1 to 86400");
 }
 
-TEST_CASE_METHOD(WorkerProtocolFixture, "LISTEN prescient_worker: an enqueue of a worker class wakes a worker, naming the class") {
+TEST_CASE_METHOD(WorkerProtocolFixture, "LISTEN prescient_worker: an enqueue, a resume or a release wakes a worker, naming the class") {
   PGconn* listener = PQconnectdb(url.c_str());
   REQUIRE(PQstatus(listener) == CONNECTION_OK);
   PQclear(PQexec(listener, "LISTEN prescient_worker"));
-  add("noop");  // a runner's class: no notification
-  add("order_unshipped");
-  std::vector<std::string> woken;
-  for (int i = 0; i < 50 && woken.empty(); ++i) {
-    PQconsumeInput(listener);
-    while (PGnotify* n = PQnotifies(listener)) {
-      woken.emplace_back(n->extra);
-      PQfreemem(n);
+  // The notifications that arrive within a second, in order.
+  const auto woken = [&] {
+    std::vector<std::string> names;
+    for (int i = 0; i < 50 && names.empty(); ++i) {
+      PQconsumeInput(listener);
+      while (PGnotify* n = PQnotifies(listener)) {
+        names.emplace_back(n->extra);
+        PQfreemem(n);
+      }
+      if (names.empty()) std::this_thread::sleep_for(20ms);
     }
-    if (woken.empty()) std::this_thread::sleep_for(20ms);
-  }
+    return names;
+  };
+  add("noop");  // a runner's class: no notification
+  const std::int64_t id = add("order_unshipped");
+  CHECK(woken() == std::vector<std::string>{"order_unshipped"});
+  // Nothing waits a slot for nothing (docs/workers.md): a class resumed mid-slot, or a check given back,
+  // is due again at once, and the workers asleep until their next due time are told.
+  *db << "SELECT prescient.pause_job('order_unshipped', 'test', '2026-11-21T09:00:00Z')";
+  *db << "SELECT prescient.resume_job('order_unshipped')";
+  CHECK(woken() == std::vector<std::string>{"order_unshipped"});
+  REQUIRE(take("2026-11-21T10:00:00Z") == std::vector<std::int64_t>{id});
+  int released = 0;
+  const long long token = token_of(id);
+  *db << "SELECT prescient.worker_release('w1', ARRAY[:id]::bigint[], ARRAY[:t]::bigint[])", soci::use(id),
+      soci::use(token), soci::into(released);
+  CHECK(released == 1);
+  CHECK(woken() == std::vector<std::string>{"order_unshipped"});
   PQfinish(listener);
-  CHECK(woken == std::vector<std::string>{"order_unshipped"});
 }

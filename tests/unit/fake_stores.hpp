@@ -137,6 +137,8 @@ class FakeStores final : public StoreOpener {
       s_.seen.emplace_back(slot, claimed);
     }
     Micros server_clock_offset(const Clock&) override { return Micros{0}; }
+    std::vector<std::string> paused_classes() override { return {}; }
+    std::optional<TimePoint> next_lease_end(TimePoint, TimePoint) override { return std::nullopt; }
 
    private:
     FakeStores& s_;

@@ -119,6 +119,11 @@ class SlotRunner {
   void record_seen(TimePoint slot, long claimed);
   // How far the database server's clock is ahead of `local` (server_clock_offset), on the upkeep session.
   Micros server_clock_offset(const Clock& local);
+  // The paused classes, on the upkeep session (a resume makes their due checks claimable at once).
+  std::vector<std::string> paused_classes();
+  // When a check due before `before` that a live lease holds becomes claimable (the earliest lease end
+  // after now), on the upkeep session; none when no lease is held.
+  std::optional<TimePoint> next_lease_end(TimePoint before);
 
  private:
   void require_firable(TimePoint slot, const char* what) const;

@@ -382,4 +382,18 @@ void PgRunnerStore::record_runner_seen(const std::string& runner_id, const std::
 
 Micros PgRunnerStore::server_clock_offset(const Clock& local) { return prescient::server_clock_offset(db_, local); }
 
+std::vector<std::string> PgRunnerStore::paused_classes() {
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot read the paused classes", kPausedClasses,
+                                   PausedClasses{});
+  std::vector<std::string> classes;
+  for (int i = 0; i < rows.rows(); ++i) classes.push_back(rows.text(i, 0));
+  return classes;
+}
+
+std::optional<TimePoint> PgRunnerStore::next_lease_end(TimePoint now, TimePoint before) {
+  const pq::Result row = pq::exec(native_connection(db_), "cannot look for leases that end", kNextLeaseEnd,
+                                  NextLeaseEnd{.now = now, .before = before});
+  return row.optional_time(0, 0);
+}
+
 }  // namespace prescient::db

@@ -61,6 +61,8 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   void record_runner_seen(const std::string& runner_id, const std::string& shard, TimePoint slot, long claimed,
                           TimePoint now) override;
   Micros server_clock_offset(const Clock& local) override;
+  std::vector<std::string> paused_classes() override;
+  std::optional<TimePoint> next_lease_end(TimePoint now, TimePoint before) override;
 
   // The server's plan for claim_due (EXPLAIN), to verify it is an index lookup, never a table scan.
   std::string claim_plan(TimePoint slot, TimePoint now);

@@ -357,6 +357,25 @@ struct NextOverdueSlot {
   void bind(pq::Binding& b) const { b.set("from", pq::micros(from)).set("until", pq::micros(until)); }
 };
 
+// The paused classes: the daemon looks at them between boundaries, to run at once what a resume made
+// claimable in the slots it has fired (runner/daemon.cpp).
+inline const pq::NamedStatement kPausedClasses("SELECT job FROM prescient.paused_job ORDER BY job");
+struct PausedClasses {
+  void bind(pq::Binding&) const {}
+};
+
+// The earliest end of a live lease on a runner's check due before a time (a lease written by a runner
+// that may since have died): its check becomes claimable then, and the daemon looks again at that time.
+inline const pq::NamedStatement kNextLeaseEnd(R"sql(
+SELECT prescient.us(min(claimed_until))
+  FROM prescient.future_job
+ WHERE next_check_at < prescient.at_us(:before) AND claimed_until > prescient.at_us(:now)
+   AND job NOT IN (SELECT job FROM prescient.job_class WHERE runs_in = 'worker'))sql");
+struct NextLeaseEnd {
+  TimePoint now, before;
+  void bind(pq::Binding& b) const { b.set("now", pq::micros(now)).set("before", pq::micros(before)); }
+};
+
 // The sweep in shift mode: moves up to a limit of a slot's checks to another time; answers how many.
 inline const pq::NamedStatement kShiftSlot(R"sql(
 WITH moved AS (

@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
@@ -14,6 +17,9 @@ namespace prescient {
 
 using namespace prescient::runner;
 namespace {
+
+// How often the paused classes are looked at between boundaries while one is paused.
+constexpr Micros kLookAgainEvery = std::chrono::seconds{1};
 
 // A wait as the log says it: "0ms", "250ms", "2000ms".
 std::string wait_text(Micros wait) {
@@ -75,12 +81,13 @@ class Daemon::Loop {
       if (!runner_ && !start()) continue;
       maintainer_.run_due(*runner_, std::nullopt, d_.clock_.now());
       follow_clock_back();
-      if (!d_.wait_until(slot_)) break;
+      if (!wait_for_boundary()) break;
       const std::optional<SlotReport> fired = fire();
       if (!fired) continue;
       maintainer_.run_due(*runner_, runner::FiredSlot{.slot = slot_, .claimed = fired->claimed}, d_.clock_.now());
       slot_ += runner_->settings().slot;
       tries_ = 0;
+      note_lease_end();
     }
     spdlog::info("runner {}: stopped after {} slots ({} checks claimed)", d_.options_.runner_id, stats_.slots,
                  stats_.total.claimed);
@@ -143,12 +150,72 @@ class Daemon::Loop {
     tries_ = 0;
   }
 
+  // Waits for slot_'s boundary. Meanwhile a check of a slot already fired that becomes claimable runs at
+  // once, in its own slot, instead of at the next boundary's sweep (docs/runner.md, "Nothing waits a slot
+  // for nothing"): while a class is paused, the paused classes are looked at every kLookAgainEvery, and a
+  // resume runs what it freed; a live lease on a due check (its runner may have died) is waited for, and
+  // what it held runs when it ends. With neither, this is one wait for the boundary, as before. False when
+  // stopped; true early when the clock went back (the caller decides what that means).
+  bool wait_for_boundary() {
+    TimePoint seen = d_.clock_.now();
+    while (true) {
+      TimePoint until = slot_;
+      if (seen < slot_ && !paused_.empty()) until = std::min(until, seen + kLookAgainEvery);
+      if (seen < slot_ && lease_end_) until = std::min(until, std::max(*lease_end_, seen));
+      if (!d_.wait_until(until)) return false;
+      const TimePoint now = d_.clock_.now();
+      if (now < seen || now >= slot_) return true;
+      seen = now;
+      look_again();
+    }
+  }
+
+  // Runs the fired slots' checks that a resume or a lease's end made claimable, if either happened.
+  void look_again() {
+    try {
+      std::vector<std::string> paused = runner_->paused_classes();
+      const bool resumed = std::ranges::any_of(
+          paused_, [&](const std::string& job) { return std::ranges::find(paused, job) == paused.end(); });
+      paused_ = std::move(paused);
+      const bool lease_ended = lease_end_ && d_.clock_.now() >= *lease_end_;
+      if (!resumed && !lease_ended) return;
+      const TimePoint fired = slot_ - runner_->settings().slot;
+      SlotReport again = runner_->run_slot(fired);
+      again.add(runner_->sweep(fired, SweepMode::run));
+      count(again, false);
+      spdlog::info("slot {} runner {}: {} checks claimable again ({}) claimed between boundaries",
+                   format_time(fired), d_.options_.runner_id, again.claimed,
+                   resumed ? "a class resumed" : "a lease ended");
+    } catch (const InvalidInput&) {
+      throw;
+    } catch (const std::exception& e) {
+      failed(e);
+      spdlog::warn("runner {}: looking again between boundaries failed (the next boundary's sweep catches up): {}",
+                   d_.options_.runner_id, e.what());
+    }
+    note_lease_end();
+  }
+
+  // The next end of a live lease on a check of the slots fired so far, to look again then.
+  void note_lease_end() {
+    try {
+      lease_end_ = runner_->next_lease_end(slot_);
+    } catch (const std::exception& e) {
+      lease_end_.reset();
+      failed(e);
+      spdlog::warn("runner {}: cannot look for leases that end (the next boundary's sweep catches up): {}",
+                   d_.options_.runner_id, e.what());
+    }
+  }
+
   // Fires the slot at its boundary. Nothing when it did not: woken early, or failed (then tried again).
   std::optional<SlotReport> fire() {
     try {
       // Right before firing, so a clock that jumped since (a VM resumed) is caught.
       d_.measure_clock(*runner_, false);
       if (d_.clock_.now() < slot_) return std::nullopt;  // woken early (the clock moved back): never fire early
+      // Before the claim: a class resumed after it is one whose checks the claim may have left.
+      paused_ = runner_->paused_classes();
       const SlotReport report = runner_->run_slot(slot_);
       ++stats_.slots;
       count(report, true);
@@ -208,6 +275,8 @@ class Daemon::Loop {
   ReconnectBackoff backoff_;  // the waits between tries after database failures
   std::optional<SlotRunner> runner_;
   TimePoint slot_{};  // the slot to fire next (set by a start that went through)
+  std::vector<std::string> paused_;     // the classes paused when the last slot was claimed, or since
+  std::optional<TimePoint> lease_end_;  // the next end of a live lease on a check of a fired slot
   int tries_ = 0;     // failed tries of slot_ so far
   runner::Maintainer maintainer_;
 };

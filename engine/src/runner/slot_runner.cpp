@@ -187,4 +187,12 @@ Micros SlotRunner::server_clock_offset(const Clock& local) {
   return with_upkeep([&](UpkeepStore& store) { return store.server_clock_offset(local); });
 }
 
+std::vector<std::string> SlotRunner::paused_classes() {
+  return with_upkeep([](UpkeepStore& store) { return store.paused_classes(); });
+}
+
+std::optional<TimePoint> SlotRunner::next_lease_end(TimePoint before) {
+  return with_upkeep([&](UpkeepStore& store) { return store.next_lease_end(clock_.now(), before); });
+}
+
 }  // namespace prescient

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "prescient/clock.hpp"
 #include "prescient/settings.hpp"
@@ -36,6 +37,11 @@ class UpkeepStore {
                                   long claimed, TimePoint now) = 0;
   // How far the database server's clock is ahead of `local`.
   virtual Micros server_clock_offset(const Clock& local) = 0;
+  // The paused classes (prescient.paused_job), by name.
+  virtual std::vector<std::string> paused_classes() = 0;
+  // The earliest end after `now` of a live lease on a runner's check due before `before`: when a check a
+  // claim could not take becomes claimable, its holder gone. None when no such lease is held.
+  virtual std::optional<TimePoint> next_lease_end(TimePoint now, TimePoint before) = 0;
 };
 
 // Opens a slot runner's stores, each on a connection of its own: one per worker, and one for the upkeep.

@@ -3475,12 +3475,28 @@ CREATE FUNCTION prescient.cron_array_items(p_id text[], p_spec text[], p_time_zo
 END;
 
 --
+-- Name: name_shown(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.name_shown(p_name text) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN quote_literal((SELECT string_agg(CASE WHEN (t.c ~ '[[:cntrl:]\u0080-\u009f]'::text) THEN ('U+'::text || lpad(upper(to_hex(ascii(t.c))), 4, '0'::text)) ELSE t.c END, ''::text ORDER BY t.n) AS string_agg FROM regexp_split_to_table("left"(name_shown.p_name, 64), ''::text) WITH ORDINALITY t(c, n)));
+
+--
+-- Name: name_problem(text, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.name_problem(p_what text, p_name text) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (p_name ~ '[[:cntrl:]\u0080-\u009f<>&"''`\\,;|*?%{}()\[\]!$^~]'::text) THEN format('%s %s holds %s: a name holds letters, digits, spaces inside and _ . : / @ + # = -'::text, p_what, prescient.name_shown(p_name), prescient.name_shown("substring"(p_name, '[[:cntrl:]\u0080-\u009f<>&"''`\\,;|*?%{}()\[\]!$^~]'::text))) WHEN (p_name ~ '^\s|\s$'::text) THEN format('%s %s begins or ends with a space'::text, p_what, prescient.name_shown(p_name)) ELSE NULL::text END;
+
+--
 -- Name: cron_item_problem(text, text, jsonb, text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
 CREATE FUNCTION prescient.cron_item_problem(p_id text, p_job text, p_payload jsonb, p_catch_up text, p_deadline_seconds bigint) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
+    RETURN CASE WHEN (COALESCE(p_id, ''::text) = ''::text) THEN 'id: the schedule id is empty'::text WHEN (octet_length(p_id) > 1024) THEN format('id: %s bytes long (at most 1024)'::text, octet_length(p_id)) WHEN (prescient.name_problem('the schedule id'::text, p_id) IS NOT NULL) THEN ('id: '::text || prescient.name_problem('the schedule id'::text, p_id)) WHEN (COALESCE(p_job, ''::text) = ''::text) THEN 'job: the job class is empty'::text WHEN (octet_length(p_job) > 1024) THEN format('job: %s bytes long (at most 1024)'::text, octet_length(p_job)) WHEN (p_job = 'cron'::text) THEN 'job: a schedule cannot run the cron class itself'::text WHEN ((p_payload IS NULL) OR (jsonb_typeof(p_payload) <> 'object'::text)) THEN 'payload: must be a JSON object'::text WHEN ((p_catch_up IS NULL) OR (p_catch_up <> ALL (ARRAY['one'::text, 'all'::text, 'none'::text]))) THEN format('catch_up: %L is not a policy (use one, all or none)'::text, "left"(p_catch_up, 64)) WHEN (p_deadline_seconds < 1) THEN 'deadline_seconds: must be at least 1'::text ELSE NULL::text END;
 
 --
 -- Name: cron_options_problem(text, jsonb, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4244,6 +4260,7 @@ CREATE FUNCTION prescient.declare_job_classes(p_jobs text[], p_origins text[], p
     AS $$
 DECLARE
   v_new integer;
+  v_problem text;
 BEGIN
   IF coalesce(cardinality(p_jobs), 0) <> coalesce(cardinality(p_origins), 0) THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
@@ -4258,6 +4275,11 @@ BEGIN
   END IF;
   IF EXISTS (SELECT FROM unnest(p_jobs) j WHERE coalesce(j, '') = '' OR octet_length(j) > 1024) THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'a job class is empty or longer than 1024 bytes';
+  END IF;
+  v_problem := (SELECT prescient.name_problem('the job class', j) FROM unnest(p_jobs) j
+                 WHERE prescient.name_problem('the job class', j) IS NOT NULL LIMIT 1);
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   WITH up AS (
     INSERT INTO prescient.job_class AS c (job, runs_in, origin, declared_at, declared_by, seen_at)
@@ -4622,6 +4644,8 @@ BEGIN
   ELSIF octet_length(p_job) > 1024 THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
       MESSAGE = format('the job class is %s bytes long (at most 1024)', octet_length(p_job));
+  ELSIF prescient.name_problem('the job class', p_job) IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = prescient.name_problem('the job class', p_job);
   ELSIF coalesce(p_by, '') = '' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'declared_by is empty';
   END IF;
@@ -4745,7 +4769,7 @@ $$;
 
 CREATE FUNCTION prescient.limit_problem(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_fair_share boolean) RETURNS text
     LANGUAGE sql STABLE
-    RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL) AND (NOT COALESCE(p_fair_share, false))) THEN 'a limit needs a rate, a concurrency, fair share or several'::text WHEN (p_fair_share AND (p_key !~~ 'payload.%'::text)) THEN format('fair share takes a payload field as its key, not %L'::text, p_key) WHEN (p_fair_share AND ((p_job IS NOT NULL) OR (p_key_value IS NOT NULL))) THEN 'fair share applies to every check of a slot: no job class or key value'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
+    RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (prescient.name_problem('the limit''s name'::text, p_name) IS NOT NULL) THEN prescient.name_problem('the limit''s name'::text, p_name) WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL) AND (NOT COALESCE(p_fair_share, false))) THEN 'a limit needs a rate, a concurrency, fair share or several'::text WHEN (p_fair_share AND (p_key !~~ 'payload.%'::text)) THEN format('fair share takes a payload field as its key, not %L'::text, p_key) WHEN (p_fair_share AND ((p_job IS NOT NULL) OR (p_key_value IS NOT NULL))) THEN 'fair share applies to every check of a slot: no job class or key value'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
 
 --
 -- Name: limit_remove(text); Type: FUNCTION; Schema: prescient; Owner: -

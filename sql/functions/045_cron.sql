@@ -110,6 +110,8 @@ CREATE OR REPLACE FUNCTION prescient.cron_item_problem(
   RETURN CASE
     WHEN coalesce(p_id, '') = '' THEN 'id: the schedule id is empty'
     WHEN octet_length(p_id) > 1024 THEN format('id: %s bytes long (at most 1024)', octet_length(p_id))
+    WHEN prescient.name_problem('the schedule id', p_id) IS NOT NULL
+      THEN 'id: ' || prescient.name_problem('the schedule id', p_id)
     WHEN coalesce(p_job, '') = '' THEN 'job: the job class is empty'
     WHEN octet_length(p_job) > 1024 THEN format('job: %s bytes long (at most 1024)', octet_length(p_job))
     WHEN p_job = 'cron' THEN 'job: a schedule cannot run the cron class itself'

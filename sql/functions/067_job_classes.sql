@@ -14,6 +14,7 @@ CREATE OR REPLACE FUNCTION prescient.declare_job_classes(
   RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_new integer;
+  v_problem text;
 BEGIN
   IF coalesce(cardinality(p_jobs), 0) <> coalesce(cardinality(p_origins), 0) THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
@@ -28,6 +29,11 @@ BEGIN
   END IF;
   IF EXISTS (SELECT FROM unnest(p_jobs) j WHERE coalesce(j, '') = '' OR octet_length(j) > 1024) THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'a job class is empty or longer than 1024 bytes';
+  END IF;
+  v_problem := (SELECT prescient.name_problem('the job class', j) FROM unnest(p_jobs) j
+                 WHERE prescient.name_problem('the job class', j) IS NOT NULL LIMIT 1);
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   WITH up AS (
     INSERT INTO prescient.job_class AS c (job, runs_in, origin, declared_at, declared_by, seen_at)
@@ -54,6 +60,8 @@ BEGIN
   ELSIF octet_length(p_job) > 1024 THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
       MESSAGE = format('the job class is %s bytes long (at most 1024)', octet_length(p_job));
+  ELSIF prescient.name_problem('the job class', p_job) IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = prescient.name_problem('the job class', p_job);
   ELSIF coalesce(p_by, '') = '' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'declared_by is empty';
   END IF;

@@ -9,6 +9,8 @@ CREATE OR REPLACE FUNCTION prescient.limit_problem(
   RETURN CASE
     WHEN coalesce(p_name, '') = '' THEN 'the limit''s name is empty'
     WHEN octet_length(p_name) > 200 THEN 'the limit''s name is longer than 200 bytes'
+    WHEN prescient.name_problem('the limit''s name', p_name) IS NOT NULL
+      THEN prescient.name_problem('the limit''s name', p_name)
     WHEN p_key IS NULL THEN 'the limit''s key is missing'
     WHEN NOT (p_key IN ('job', 'entity', 'http_target')
               OR (p_key LIKE 'payload.%' AND octet_length(p_key) > 8)) THEN

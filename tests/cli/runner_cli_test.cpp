@@ -177,6 +177,52 @@ TEST_CASE("jobs lists the registry and the classes loaded here; run-slot declare
   CHECK(run_prescient(with_db(order, url)).exit_code == 0);
 }
 
+// One naming rule (sql/functions/025_names.sql) for what an operator names and others refer to: a class, a
+// flow limit, a schedule. Every door refuses a name that markup, a shell or a list would read as its own, or
+// that holds a control character, naming the name and the character; nothing is written. Letters of any
+// script, digits, spaces inside and _ . : / @ + # = - pass.
+TEST_CASE("one naming rule for classes, limits and schedules, at every door: exit 2 or PR400, nothing written") {
+  const std::string url = create_migrated_database();
+  auto db = connect_to(url);
+  const auto run = [&](std::vector<std::string> args) { return run_prescient(with_db(std::move(args), url)); };
+  const std::string rule = ": a name holds letters, digits, spaces inside and _ . : / @ + # = -";
+  struct Door {
+    std::vector<std::string> cli;
+    std::string sql;
+    std::string message;
+  };
+  const std::vector<Door> doors{
+      {{"jobs", "add", "x<b>bold</b>"}, "SELECT prescient.job_class_add('x<b>bold</b>')",
+       "the job class 'x<b>bold</b>' holds '<'" + rule},
+      {{"jobs", "add", "a,b", "--worker"}, "SELECT prescient.declare_job_classes('{\"a,b\"}', '{plugin}')",
+       "the job class 'a,b' holds ','" + rule},
+      {{"limits", "set", "crm\tlimit", "--key", "job", "--rate", "5/s"},
+       "SELECT prescient.limit_set(E'crm\\tlimit', 'job', 5)", "the limit's name 'crmU+0009limit' holds 'U+0009'" + rule},
+      {{"cron", "add", "--id", "nightly;rm", "--spec", "@daily", "--job", "noop"},
+       "SELECT prescient.cron_add('nightly;rm', '@daily', p_job => 'noop')",
+       "id: the schedule id 'nightly;rm' holds ';'" + rule},
+      {{"jobs", "add", "trailing "}, "SELECT prescient.job_class_add('trailing ')",
+       "the job class 'trailing ' begins or ends with a space"},
+  };
+  for (const Door& door : doors) {
+    INFO(door.sql);
+    const ProcessResult cli = run(door.cli);
+    CHECK(cli.exit_code == 2);
+    CHECK_THAT(cli.err, Catch::Contains(door.message));
+    const auto [state, message] = prescient::testing::sql_refusal(*db, door.sql);
+    CHECK(state == "PR400");
+    CHECK_THAT(message, Catch::Contains(door.message));
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job ~ '[<,]| $'") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_limit") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.cron_schedule") == 0);
+  // What the rule lets through.
+  CHECK(run({"jobs", "add", "orders.v2:ship/eu@acme+1 #=-"}).exit_code == 0);
+  CHECK(run({"jobs", "add", "café résumé"}).exit_code == 0);
+  CHECK(run({"limits", "set", "crm api", "--key", "job", "--rate", "5/s"}).exit_code == 0);
+  CHECK(run({"cron", "add", "--id", "hourly report", "--spec", "@hourly", "--job", "noop"}).exit_code == 0);
+}
+
 TEST_CASE("jobs add, forget and set: the registry from the CLI, SQL's refusals on one line") {
   const std::string url = create_migrated_database();
   const auto run = [&](std::vector<std::string> args, const std::string& input = "") {

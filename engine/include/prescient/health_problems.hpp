@@ -1,6 +1,7 @@
 #pragma once
 // `prescient doctor`'s judgement of the database's health (database_health.hpp): each problem found, with
-// what to do about it. Pure: the figures in, the problems out.
+// what to do about it. Pure: the figures in, the problems out. In the db layer (engine/src/db/) although it
+// runs no statement: its advice is SQL for the operator to run, and SQL text lives in sql/ and db/ only.
 #include <chrono>
 #include <string>
 #include <vector>

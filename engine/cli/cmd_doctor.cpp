@@ -33,9 +33,10 @@ Command doctor_command() {
   const HealthLimits defaults;
   return {
       .name = "doctor",
-      .summary = "Judge the database's health on the primary and name what to do about each problem: a session, "
-                 "replication slot, standby or prepared transaction holding back the horizon, dead tuples "
-                 "autovacuum does not reclaim, overdue checks. Exit 4 when something needs action.",
+      .summary = "Judge the database's health, read on --db (the primary: a replica is a problem of its own), "
+                 "and name what to do about each problem: a session, replication slot, standby or prepared "
+                 "transaction holding back the horizon, dead tuples autovacuum does not reclaim, overdue checks. "
+                 "Exit 4 when something needs action.",
       .usage = "doctor [--horizon-age DURATION] [--horizon-xids N] [--dead-tuples N] [--backlog-age DURATION] [--json]",
       .add_options =
           [defaults](po::options_description& desc) {
@@ -57,7 +58,8 @@ Command doctor_command() {
       .run =
           [](const Invocation& in) {
             const HealthLimits limits = limits_of(in);
-            // Always the primary (--db): a replica's statistics do not show what holds back the primary.
+            // Always --db, the primary: a replica's statistics do not show what holds back the primary (read on
+            // one, that is the first problem).
             const auto db = in.connect_migrated();
             const DatabaseHealth health = database_health(*db);
             const std::vector<HealthProblem> problems = health_problems(health, limits);

@@ -90,3 +90,15 @@ TEST_CASE("doctor: a hidden session says which role shows it; dead tuples name t
   health.tables[0].autovacuum_enabled = false;
   CHECK_THAT(health_problems(health, {.backlog_age = 10min})[0].advice, Catch::StartsWith("autovacuum is off for it"));
 }
+
+TEST_CASE("doctor: figures read on a replica are a problem of their own, named first") {
+  DatabaseHealth health{.now = kNow, .in_recovery = true};
+  health.holders = {session(1234, "idle in transaction", 14min)};
+  const auto problems = health_problems(health, HealthLimits{});
+  INFO(all_of(problems));
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].subject == "replica");
+  CHECK(problems[0].advice == "read them on the primary: give its URL as --db");
+  CHECK(problems[1].subject == "horizon");
+  CHECK(health_problems({.now = kNow}, HealthLimits{}).empty());
+}

@@ -59,6 +59,7 @@ struct TableVacuum {
 struct DatabaseHealth {
   TimePoint now;                            // the server's clock, which every age here is measured by
   bool sees_all_sessions = false;           // the role has pg_read_all_stats: no session's details are hidden
+  bool in_recovery = false;                 // read on a replica: its own statistics, not the primary's
   std::vector<HorizonHolder> holders;       // oldest xmin first; this session's own left out
   std::vector<TableVacuum> tables;          // most dead tuples first
   std::optional<long long> overdue;         // checks due before the current slot, not run (the queue figures)

@@ -24,12 +24,13 @@ struct HealthLimits {
 };
 
 struct HealthProblem {
-  std::string subject;  // "horizon", "dead tuples", "backlog"
+  std::string subject;  // "replica", "horizon", "dead tuples", "backlog"
   std::string finding;  // what is wrong, naming the session, slot, table or check
   std::string advice;   // what to do
 };
 
-// The problems, the horizon's first (they explain the dead tuples).
+// The problems: figures read on a replica first (they are not the primary's), then the horizon's (they
+// explain the dead tuples), the tables', the backlog's.
 std::vector<HealthProblem> health_problems(const DatabaseHealth& health, const HealthLimits& limits);
 
 }  // namespace prescient

@@ -64,13 +64,14 @@ DatabaseHealth database_health(soci::session& primary) {
   // Statement by statement, in no transaction: a reader of the horizon holds no snapshot longer than a statement.
   const pq::Result head = pq::exec(conn, "cannot read the database's health",
                                    "SELECT prescient.us(now()), prescient.sees_all_sessions(), b.overdue,"
-                                   "       prescient.us(b.counted_at), prescient.us(b.oldest_due_at)"
+                                   "       prescient.us(b.counted_at), prescient.us(b.oldest_due_at), pg_is_in_recovery()"
                                    "  FROM prescient.backlog() b");
   health.now = head.time(0, 0);
   health.sees_all_sessions = flag(head, 0, 1);
   health.overdue = head.optional_integer(0, 2);
   health.overdue_counted_at = head.optional_time(0, 3);
   health.oldest_overdue_due_at = head.optional_time(0, 4);
+  health.in_recovery = flag(head, 0, 5);
 
   const pq::Result holders = pq::exec(
       conn, "cannot read who holds the horizon",
@@ -166,6 +167,7 @@ nlohmann::json to_json(const DatabaseHealth& h) {
                        {"counted_at", or_null(h.overdue_counted_at)},
                        {"oldest_due_at", or_null(h.oldest_overdue_due_at)}}},
           {"sees_all_sessions", h.sees_all_sessions},
+          {"in_recovery", h.in_recovery},
           {"details_hidden", hidden},
           {"details_note", hidden ? nlohmann::json(kHiddenDetailsNote) : nlohmann::json(nullptr)}};
 }

@@ -76,6 +76,11 @@ bool held_too_long(const DatabaseHealth& health, const HorizonHolder& holder, co
 
 std::vector<HealthProblem> health_problems(const DatabaseHealth& health, const HealthLimits& limits) {
   std::vector<HealthProblem> out;
+  if (health.in_recovery) {
+    out.push_back({"replica", "these figures were read on a replica (in recovery): its own sessions and vacuum, "
+                              "not what holds back the primary's tables",
+                   "read them on the primary: give its URL as --db"});
+  }
   bool horizon_held = false;
   for (const HorizonHolder& holder : health.holders) {
     if (!held_too_long(health, holder, limits)) continue;

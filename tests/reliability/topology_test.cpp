@@ -375,3 +375,48 @@ TEST_CASE("a streaming replica serves the reading commands through --read-db") {
   // Writing commands never go to it: schedule has no --read-db.
   CHECK(run_prescient({"schedule", "--read-db", standby.url()}).exit_code == 2);
 }
+
+// What Patroni's standbys do (hot_standby_feedback on): a query on the standby holds back the primary's
+// horizon through the standby's walsender, which has no session in prescient's database.
+TEST_CASE("a standby's feedback holding the horizon is named on the primary; a replica's health is a problem") {
+  Cluster primary("feedback-primary"), standby("feedback-standby");
+  primary.start();
+  REQUIRE(run_prescient({"migrate", "--db", primary.url()}).exit_code == 0);
+  standby.start_standby_of(primary);
+  {
+    auto settings = connect_to(standby.url());
+    *settings << "ALTER SYSTEM SET hot_standby_feedback = on";
+    *settings << "ALTER SYSTEM SET wal_receiver_status_interval = '1s'";
+    *settings << "SELECT pg_reload_conf()";
+  }
+  auto report = connect_to(standby.url());
+  *report << "SET application_name = 'report-on-standby'";
+  *report << "BEGIN ISOLATION LEVEL REPEATABLE READ";
+  long long pending = -1;
+  *report << "SELECT count(*) FROM prescient.future_job", soci::into(pending);  // the snapshot is taken
+  auto db = connect_to(primary.url());
+  // Transactions on the primary after the standby's snapshot: its xmin falls behind them.
+  for (int i = 0; i < 5; ++i) *db << "SELECT txid_current()";
+  wait_until("the standby's feedback to reach the primary", 30s, [&] {
+    return count_of(*db, "SELECT count(*) FROM pg_stat_replication WHERE backend_xmin IS NOT NULL") == 1;
+  }, 100ms);
+
+  const ProcessResult doctor = run_prescient({"doctor", "--db", primary.url(), "--horizon-xids", "2"});
+  INFO(doctor.out << doctor.err);
+  CHECK(doctor.exit_code == 4);
+  CHECK_THAT(doctor.out, Catch::Contains("problem (horizon): standby feedback (walsender) pid ") &&
+                             Catch::Contains("a query on that standby holds it through hot_standby_feedback"));
+  const ProcessResult stats = run_prescient({"stats", "--db", primary.url(), "--json"});
+  REQUIRE(stats.exit_code == 0);
+  const nlohmann::json holder = nlohmann::json::parse(stats.out)["health"]["horizon"]["holder"];
+  CHECK(holder["kind"] == "standby");
+  CHECK(holder["backend_type"] == "walsender");
+
+  // doctor pointed at the standby itself: its statistics are not the primary's, and it says so first.
+  const ProcessResult on_replica = run_prescient({"doctor", "--db", standby.url()});
+  INFO(on_replica.out << on_replica.err);
+  CHECK(on_replica.exit_code == 4);
+  CHECK_THAT(on_replica.out, Catch::Contains("problem (replica): these figures were read on a replica") &&
+                                 Catch::Contains("give its URL as --db"));
+  *report << "ROLLBACK";
+}

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -210,6 +211,7 @@ class Cluster {
     return url_ = trimmed(shell(script_ + " standby " + primary.port() + " 2>/dev/null"));
   }
   void crash() { shell(script_ + " crash 2>/dev/null"); }
+  void restart() { shell(script_ + " restart 2>/dev/null"); }
   void promote() { shell(script_ + " promote 2>/dev/null"); }
   const std::string& url() const { return url_; }
   std::string port() const { return url_.substr(url_.rfind(':') + 1, url_.rfind('/') - url_.rfind(':') - 1); }
@@ -419,4 +421,46 @@ TEST_CASE("a standby's feedback holding the horizon is named on the primary; a r
   CHECK_THAT(on_replica.out, Catch::Contains("problem (replica): these figures were read on a replica") &&
                                  Catch::Contains("give its URL as --db"));
   *report << "ROLLBACK";
+}
+
+// The holders of the horizon with no session at all: a logical slot nothing consumes (its catalog_xmin) and a
+// prepared transaction nobody finished, each named with the statement that ends it.
+TEST_CASE("a forgotten logical slot and a prepared transaction are named, with the statements that end them") {
+  Cluster primary("holders");
+  primary.start();
+  {
+    auto settings = connect_to(primary.url());
+    *settings << "ALTER SYSTEM SET wal_level = logical";
+    *settings << "ALTER SYSTEM SET max_prepared_transactions = 2";
+  }
+  primary.restart();
+  REQUIRE(run_prescient({"migrate", "--db", primary.url()}).exit_code == 0);
+  auto db = connect_to(primary.url());
+  *db << "SELECT pg_create_logical_replication_slot('forgotten', 'test_decoding')";
+  *db << "BEGIN";
+  *db << "SELECT prescient.schedule('noop', 'order', 'held', now() + interval '1 hour')";
+  *db << "PREPARE TRANSACTION 'health''s'";
+  for (int i = 0; i < 3; ++i) *db << "SELECT txid_current()";
+
+  const ProcessResult doctor = run_prescient({"doctor", "--db", primary.url(), "--horizon-xids", "2", "--json"});
+  INFO(doctor.out << doctor.err);
+  CHECK(doctor.exit_code == 4);
+  std::map<std::string, nlohmann::json> by_holder;  // by what the finding names before the name it quotes
+  const nlohmann::json answer = nlohmann::json::parse(doctor.out);
+  for (const nlohmann::json& p : answer["problems"]) {
+    const std::string finding = p["finding"];
+    by_holder[finding.substr(0, finding.find(" '"))] = p;
+  }
+  REQUIRE(by_holder.count("prepared transaction") == 1);
+  CHECK_THAT(by_holder["prepared transaction"]["finding"].get<std::string>(),
+             Catch::StartsWith("prepared transaction 'health's' (role prescient, prepared) holds xmin "));
+  CHECK_THAT(by_holder["prepared transaction"]["advice"].get<std::string>(),
+             Catch::Contains("COMMIT PREPARED 'health''s' or ROLLBACK PREPARED 'health''s'"));
+  REQUIRE(by_holder.count("replication slot (catalog xmin)") == 1);
+  const nlohmann::json& slot = by_holder["replication slot (catalog xmin)"];
+  CHECK_THAT(slot["finding"].get<std::string>(), Catch::StartsWith("replication slot (catalog xmin) 'forgotten' (inactive)"));
+  CHECK_THAT(slot["advice"].get<std::string>(), Catch::Contains("it holds back the system catalogs (not prescient's tables)") &&
+                                                    Catch::Contains("SELECT pg_drop_replication_slot('forgotten')"));
+  *db << "ROLLBACK PREPARED 'health''s'";
+  *db << "SELECT pg_drop_replication_slot('forgotten')";
 }

@@ -4,6 +4,8 @@
 #include <soci/soci.h>
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include "prescient/clock.hpp"
 #include "prescient/database.hpp"
 #include "prescient/database_health.hpp"

@@ -420,6 +420,23 @@ TEST_CASE("a standby's feedback holding the horizon is named on the primary; a r
   CHECK(on_replica.exit_code == 4);
   CHECK_THAT(on_replica.out, Catch::Contains("problem (replica): these figures were read on a replica") &&
                                  Catch::Contains("give its URL as --db"));
+
+  // Through a physical slot, the feedback is held by the slot (its xmin) instead of the walsender: named so.
+  *db << "SELECT pg_create_physical_replication_slot('standby_slot')";
+  {
+    auto settings = connect_to(standby.url());
+    *settings << "ALTER SYSTEM SET primary_slot_name = 'standby_slot'";
+    *settings << "SELECT pg_reload_conf()";
+  }
+  for (int i = 0; i < 5; ++i) *db << "SELECT txid_current()";
+  wait_until("the standby's feedback to reach its slot", 30s, [&] {
+    return count_of(*db, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'standby_slot' AND xmin IS NOT NULL") == 1;
+  }, 100ms);
+  const ProcessResult slotted = run_prescient({"doctor", "--db", primary.url(), "--horizon-xids", "2"});
+  INFO(slotted.out << slotted.err);
+  CHECK(slotted.exit_code == 4);
+  CHECK_THAT(slotted.out, Catch::Contains("problem (horizon): replication slot 'standby_slot' pid ") &&
+                              Catch::Contains("(active) holds xmin ") && Catch::Contains(") is not keeping up"));
   *report << "ROLLBACK";
 }
 

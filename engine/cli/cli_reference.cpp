@@ -98,7 +98,8 @@ void print_man_page(std::ostream& out) {
     }
   }
   out << ".SH EXIT STATUS\n"
-      << roff("0 success, 1 runtime failure (database, I/O), 2 usage or bad input, 3 not found.") << "\n"
+      << roff("0 success, 1 runtime failure (database, I/O), 2 usage or bad input, 3 not found, 4 doctor found "
+              "something that needs action.") << "\n"
       << ".SH ENVIRONMENT\n"
       << roff("The variables of the global options above; PRESCIENT_PLUGIN_PATH, PRESCIENT_HTTP_TARGETS, "
               "PRESCIENT_PREPARED_STATEMENTS, PRESCIENT_READ_DATABASE_URL and PRESCIENT_LISTEN_DATABASE_URL "

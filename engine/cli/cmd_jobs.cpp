@@ -31,7 +31,7 @@ std::string by_of(const Invocation& in) { return in.has("by") ? in.get<std::stri
 
 // jobs pause CLASS / jobs resume CLASS. Any class name: one whose plugin is not loaded here may still
 // have checks waiting.
-ExitCode pause_or_resume(const std::string& action, const Invocation& in) {
+ExitCode pause_or_resume_class(const std::string& action, const Invocation& in) {
   const std::string job = target_of(action, in);
   if (auto problem = name_problem("the job class", job)) throw InvalidInput(*problem);
   auto db = in.connect_migrated();
@@ -176,7 +176,7 @@ Command jobs_command() {
       .run =
           [](const Invocation& in) {
             const std::string action = in.has("action") ? in.get<std::string>("action") : "list";
-            if (action == "pause" || action == "resume") return pause_or_resume(action, in);
+            if (action == "pause" || action == "resume") return pause_or_resume_class(action, in);
             if (action == "add" || action == "forget") return add_or_forget(action, in);
             if (action == "set") return set_policy(in);
             if (action != "list") {

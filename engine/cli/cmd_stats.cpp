@@ -7,6 +7,7 @@
 
 #include "check_options.hpp"
 #include "command.hpp"
+#include "health_text.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
@@ -61,7 +62,9 @@ void print_text(const QueueStats& s) {
 Command stats_command() {
   return {
       .name = "stats",
-      .summary = "The queue at a glance: pending, due, overdue, the next slots, recent outcomes, dead letters.",
+      .summary = "The queue at a glance: pending, due, overdue, the next slots, recent outcomes, dead letters; and "
+                 "the database's health, read on the primary even with --read-db: who holds back the horizon, dead "
+                 "tuples per table (`doctor` judges them).",
       .usage = "stats [--slots N] [--fresh | --read-db URL] [--json]",
       .add_options =
           [](po::options_description& desc) {
@@ -96,10 +99,23 @@ Command stats_command() {
                                     e.sqlstate());
               }
             }();
+            // The health is the primary's, read there even when the queue's figures come from a replica; a
+            // primary out of reach is said, and the replica's figures still shown.
+            std::optional<DatabaseHealth> health;
+            std::string health_error;
+            try {
+              health = read_primary_health(in, *db);
+            } catch (const std::exception& e) {
+              health_error = "cannot read the database's health on the primary (--db): " + std::string(e.what());
+            }
             if (in.json()) {
-              std::cout << to_json(stats) << "\n";
+              nlohmann::json out = to_json(stats);
+              out["health"] = health ? to_json(*health) : nlohmann::json{{"error", health_error}};
+              std::cout << out << "\n";
             } else {
               print_text(stats);
+              if (health) print_health(std::cout, *health, 5);
+              else std::cout << "health         " << health_error << "\n";
             }
             return kOk;
           },

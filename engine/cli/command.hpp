@@ -20,7 +20,8 @@ namespace prescient::cli {
 
 namespace po = boost::program_options;
 
-enum ExitCode : int { kOk = 0, kFailure = 1, kUsage = 2, kNotFound = 3 };
+// kNeedsAction: `doctor` found a problem (the database answered; nothing failed).
+enum ExitCode : int { kOk = 0, kFailure = 1, kUsage = 2, kNotFound = 3, kNeedsAction = 4 };
 
 struct Command;
 
@@ -140,6 +141,7 @@ Command jobs_command();
 Command limits_command();
 Command daemon_command();
 Command cron_command();
+Command doctor_command();
 Command events_command();
 Command purge_command();
 Command stats_command();

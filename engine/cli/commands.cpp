@@ -22,6 +22,7 @@ const std::vector<Command>& all_commands() {
       events_command(),
       purge_command(),
       stats_command(),
+      doctor_command(),
       web_command(),
       config_command(),
   };

@@ -11,6 +11,7 @@
 #include "prescient/database.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
+#include "health_metrics.hpp"
 
 namespace prescient::cli {
 namespace {
@@ -106,6 +107,7 @@ PrometheusMetrics::PrometheusMetrics(const std::string& database_url, const std:
                                      const std::string& shard)
     : registry_(with_runner_info(runner_id, shard)),
       pending_(std::make_shared<PendingCollector>(database_url)),
+      health_(std::make_shared<HealthCollector>(database_url)),
       claimed_(prometheus::BuildCounter()
                    .Name("prescient_checks_claimed_total")
                    .Help("Checks claimed by this runner (a check claimed again after a failed run counts again)")
@@ -176,6 +178,7 @@ PrometheusMetrics::~PrometheusMetrics() = default;
 std::string PrometheusMetrics::scrape() const {
   std::vector<prometheus::MetricFamily> families = registry_->Collect();
   for (auto& family : pending_->Collect()) families.push_back(std::move(family));
+  for (auto& family : health_->Collect()) families.push_back(std::move(family));
   return prometheus::TextSerializer().Serialize(families);
 }
 

@@ -2,7 +2,7 @@
 // The daemon's metrics in Prometheus' text format (prometheus-cpp's registry and serializer), served at
 // /metrics by the daemon's web server (--metrics-addr, --web-addr). Counters and histograms are fed by the
 // daemon as it fires; the pending checks by horizon are read from the figures the daemons count in the
-// background.
+// background, and the database's health from the primary's statistics (health_metrics.hpp).
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
@@ -16,6 +16,7 @@
 namespace prescient::cli {
 
 class PendingCollector;
+class HealthCollector;
 
 class PrometheusMetrics final : public DaemonObserver {
  public:
@@ -33,6 +34,7 @@ class PrometheusMetrics final : public DaemonObserver {
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<PendingCollector> pending_;
+  std::shared_ptr<HealthCollector> health_;
   prometheus::Counter& claimed_;
   prometheus::Family<prometheus::Counter>& settled_;
   prometheus::Counter& events_;

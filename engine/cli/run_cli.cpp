@@ -55,7 +55,8 @@ void print_overview(std::ostream& out) {
       << "section for every command that takes the option, under [command] for that command. A flag wins\n"
       << "over its variable, a variable over the file, the file over the default; `prescient config COMMAND`\n"
       << "shows where each value comes from.\n\n"
-      << "Exit codes: 0 success, 1 runtime failure (database, I/O), 2 usage or bad input, 3 not found.\n";
+      << "Exit codes: 0 success, 1 runtime failure (database, I/O), 2 usage or bad input, 3 not found,\n"
+      << "4 doctor found something that needs action.\n";
 }
 
 const GlobalOption* find_global(std::string_view name) {

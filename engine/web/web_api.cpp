@@ -10,10 +10,12 @@
 #include "prescient/checks.hpp"
 #include "prescient/job_classes.hpp"
 #include "prescient/client.hpp"
+#include "prescient/database_health.hpp"
 #include "prescient/database.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/flow_limits.hpp"
+#include "prescient/health_problems.hpp"
 #include "prescient/queue_stats.hpp"
 #include "prescient/runners_seen.hpp"
 #include "prescient/schedules.hpp"
@@ -137,6 +139,17 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
                if (n < 1 || n > 1000) throw InvalidInput("invalid slots " + std::to_string(n) + ": between 1 and 1000");
                // Counts only when never counted: the figures are the refresher's, whatever their age (they carry it).
                send_json(response, to_json(queue_stats(db, c->clock.now(), static_cast<int>(n), Micros::max())));
+             }));
+  // The database's health, with doctor's problems at its default limits: read on the primary's pool even when
+  // the pages read a replica, whose statistics are its own sessions, not those holding the primary back.
+  server.Get("/api/health", serve(c->pool, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               const DatabaseHealth health = database_health(db);
+               nlohmann::json answer = to_json(health);
+               answer["problems"] = nlohmann::json::array();
+               for (const HealthProblem& p : health_problems(health, HealthLimits{})) {
+                 answer["problems"].push_back({{"subject", p.subject}, {"finding", p.finding}, {"advice", p.advice}});
+               }
+               send_json(response, answer);
              }));
   server.Get("/api/future", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::string zoom = param(request, "zoom").value_or("slot");

@@ -156,7 +156,7 @@ void WebServer::add_pages(const std::string& csrf_token) {
   const std::string marker = "{{csrf_token}}";
   page.replace(page.find(marker), marker.size(), options_.read_only ? "" : csrf_token);
   for (const char* path : {"/", "/checks", R"(/checks/\d+)", "/dead-letters", "/schedules", "/schedules/.+", "/events",
-                           "/limits", "/jobs"}) {
+                           "/limits", "/jobs", "/health"}) {
     server_->Get(path, [page](const httplib::Request&, httplib::Response& response) {
       response.set_content(page, "text/html; charset=utf-8");
     });

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -210,6 +211,7 @@ class Cluster {
     return url_ = trimmed(shell(script_ + " standby " + primary.port() + " 2>/dev/null"));
   }
   void crash() { shell(script_ + " crash 2>/dev/null"); }
+  void restart() { shell(script_ + " restart 2>/dev/null"); }
   void promote() { shell(script_ + " promote 2>/dev/null"); }
   const std::string& url() const { return url_; }
   std::string port() const { return url_.substr(url_.rfind(':') + 1, url_.rfind('/') - url_.rfind(':') - 1); }
@@ -374,4 +376,108 @@ TEST_CASE("a streaming replica serves the reading commands through --read-db") {
   CHECK(stats.exit_code == 0);
   // Writing commands never go to it: schedule has no --read-db.
   CHECK(run_prescient({"schedule", "--read-db", standby.url()}).exit_code == 2);
+}
+
+// What Patroni's standbys do (hot_standby_feedback on): a query on the standby holds back the primary's
+// horizon through the standby's walsender, which has no session in prescient's database.
+TEST_CASE("a standby's feedback holding the horizon is named on the primary; a replica's health is a problem") {
+  Cluster primary("feedback-primary"), standby("feedback-standby");
+  primary.start();
+  REQUIRE(run_prescient({"migrate", "--db", primary.url()}).exit_code == 0);
+  standby.start_standby_of(primary);
+  {
+    auto settings = connect_to(standby.url());
+    *settings << "ALTER SYSTEM SET hot_standby_feedback = on";
+    *settings << "ALTER SYSTEM SET wal_receiver_status_interval = '1s'";
+    *settings << "SELECT pg_reload_conf()";
+  }
+  auto report = connect_to(standby.url());
+  *report << "SET application_name = 'report-on-standby'";
+  *report << "BEGIN ISOLATION LEVEL REPEATABLE READ";
+  long long pending = -1;
+  *report << "SELECT count(*) FROM prescient.future_job", soci::into(pending);  // the snapshot is taken
+  auto db = connect_to(primary.url());
+  // Transactions on the primary after the standby's snapshot: its xmin falls behind them.
+  for (int i = 0; i < 5; ++i) *db << "SELECT txid_current()";
+  wait_until("the standby's feedback to reach the primary", 30s, [&] {
+    return count_of(*db, "SELECT count(*) FROM pg_stat_replication WHERE backend_xmin IS NOT NULL") == 1;
+  }, 100ms);
+
+  const ProcessResult doctor = run_prescient({"doctor", "--db", primary.url(), "--horizon-xids", "2"});
+  INFO(doctor.out << doctor.err);
+  CHECK(doctor.exit_code == 4);
+  CHECK_THAT(doctor.out, Catch::Contains("problem (horizon): standby feedback (walsender) pid ") &&
+                             Catch::Contains("a query on that standby holds it through hot_standby_feedback"));
+  const ProcessResult stats = run_prescient({"stats", "--db", primary.url(), "--json"});
+  REQUIRE(stats.exit_code == 0);
+  const nlohmann::json holder = nlohmann::json::parse(stats.out)["health"]["horizon"]["holder"];
+  CHECK(holder["kind"] == "standby");
+  CHECK(holder["backend_type"] == "walsender");
+
+  // doctor pointed at the standby itself: its statistics are not the primary's, and it says so first.
+  const ProcessResult on_replica = run_prescient({"doctor", "--db", standby.url()});
+  INFO(on_replica.out << on_replica.err);
+  CHECK(on_replica.exit_code == 4);
+  CHECK_THAT(on_replica.out, Catch::Contains("problem (replica): these figures were read on a replica") &&
+                                 Catch::Contains("give its URL as --db"));
+
+  // Through a physical slot, the feedback is held by the slot (its xmin) instead of the walsender: named so.
+  *db << "SELECT pg_create_physical_replication_slot('standby_slot')";
+  {
+    auto settings = connect_to(standby.url());
+    *settings << "ALTER SYSTEM SET primary_slot_name = 'standby_slot'";
+    *settings << "SELECT pg_reload_conf()";
+  }
+  for (int i = 0; i < 5; ++i) *db << "SELECT txid_current()";
+  wait_until("the standby's feedback to reach its slot", 30s, [&] {
+    return count_of(*db, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'standby_slot' AND xmin IS NOT NULL") == 1;
+  }, 100ms);
+  const ProcessResult slotted = run_prescient({"doctor", "--db", primary.url(), "--horizon-xids", "2"});
+  INFO(slotted.out << slotted.err);
+  CHECK(slotted.exit_code == 4);
+  CHECK_THAT(slotted.out, Catch::Contains("problem (horizon): replication slot 'standby_slot' pid ") &&
+                              Catch::Contains("(active) holds xmin ") && Catch::Contains(") is not keeping up"));
+  *report << "ROLLBACK";
+}
+
+// The holders of the horizon with no session at all: a logical slot nothing consumes (its catalog_xmin) and a
+// prepared transaction nobody finished, each named with the statement that ends it.
+TEST_CASE("a forgotten logical slot and a prepared transaction are named, with the statements that end them") {
+  Cluster primary("holders");
+  primary.start();
+  {
+    auto settings = connect_to(primary.url());
+    *settings << "ALTER SYSTEM SET wal_level = logical";
+    *settings << "ALTER SYSTEM SET max_prepared_transactions = 2";
+  }
+  primary.restart();
+  REQUIRE(run_prescient({"migrate", "--db", primary.url()}).exit_code == 0);
+  auto db = connect_to(primary.url());
+  *db << "SELECT pg_create_logical_replication_slot('forgotten', 'test_decoding')";
+  *db << "BEGIN";
+  *db << "SELECT prescient.schedule('noop', 'order', 'held', now() + interval '1 hour')";
+  *db << "PREPARE TRANSACTION 'health''s'";
+  for (int i = 0; i < 3; ++i) *db << "SELECT txid_current()";
+
+  const ProcessResult doctor = run_prescient({"doctor", "--db", primary.url(), "--horizon-xids", "2", "--json"});
+  INFO(doctor.out << doctor.err);
+  CHECK(doctor.exit_code == 4);
+  std::map<std::string, nlohmann::json> by_holder;  // by what the finding names before the name it quotes
+  const nlohmann::json answer = nlohmann::json::parse(doctor.out);
+  for (const nlohmann::json& p : answer["problems"]) {
+    const std::string finding = p["finding"];
+    by_holder[finding.substr(0, finding.find(" '"))] = p;
+  }
+  REQUIRE(by_holder.count("prepared transaction") == 1);
+  CHECK_THAT(by_holder["prepared transaction"]["finding"].get<std::string>(),
+             Catch::StartsWith("prepared transaction 'health's' (role prescient, prepared) holds xmin "));
+  CHECK_THAT(by_holder["prepared transaction"]["advice"].get<std::string>(),
+             Catch::Contains("COMMIT PREPARED 'health''s' or ROLLBACK PREPARED 'health''s'"));
+  REQUIRE(by_holder.count("replication slot (catalog xmin)") == 1);
+  const nlohmann::json& slot = by_holder["replication slot (catalog xmin)"];
+  CHECK_THAT(slot["finding"].get<std::string>(), Catch::StartsWith("replication slot (catalog xmin) 'forgotten' (inactive)"));
+  CHECK_THAT(slot["advice"].get<std::string>(), Catch::Contains("it holds back the system catalogs (not prescient's tables)") &&
+                                                    Catch::Contains("SELECT pg_drop_replication_slot('forgotten')"));
+  *db << "ROLLBACK PREPARED 'health''s'";
+  *db << "SELECT pg_drop_replication_slot('forgotten')";
 }

@@ -571,7 +571,7 @@ TEST_CASE("the dashboard read-only with the documented read-only role (docs/web.
     for (const std::string& path : std::vector<std::string>{"/api/stats", "/api/future?zoom=day", "/api/past", "/api/checks?job=emit",
                                    "/api/checks/" + std::to_string(id), "/api/dead-letters", "/api/dead-letters/count",
                                    "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits", "/api/limits/deferrals",
-                                   "/api/jobs"}) {
+                                   "/api/jobs", "/api/health"}) {
       const auto [status, body] = get_json(client, path);
       INFO(path << ": " << body.dump());
       CHECK(status == 200);
@@ -1012,4 +1012,37 @@ TEST_CASE("the Jobs page: the class registry with each class's policy, set and c
   CHECK(client.Post("/api/jobs", token, R"({"name": "x", "worker": "yes"})", "application/json")->status == 400);
   CHECK(client.Post("/api/jobs", R"({"name": "ship_rb", "worker": true})", "application/json")->status == 403);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job IN ('x', 'ship_rb')") == 0);
+}
+
+TEST_CASE("the Health page names the session holding a snapshot, read on the primary, its application shown as text") {
+  const std::string url = create_migrated_database(60);
+  const std::string replica = create_migrated_database(60);  // the pages' reads (--read-db): another database
+  const WebProcess web(url, {"--read-db", replica});
+  httplib::Client client("127.0.0.1", web.port());
+  const std::string hostile_app = "<img src=x onerror=\"document.title='pwned'\">";
+  auto holder = connect_to(url);
+  *holder << "SET application_name = '" + std::string("<img src=x onerror=\"document.title=''pwned''\">") + "'";
+  *holder << "BEGIN ISOLATION LEVEL REPEATABLE READ";
+  long long pid = 0;
+  *holder << "SELECT pg_backend_pid()", soci::into(pid);
+
+  // The API reads it live, on the primary's pool.
+  const auto [status, health] = get_json(client, "/api/health");
+  INFO(health.dump(2));
+  CHECK(status == 200);
+  CHECK(health["horizon"]["holder"]["pid"] == pid);
+  CHECK(health["horizon"]["holder"]["application_name"] == hostile_app);
+  CHECK(health["problems"].empty());  // within doctor's default limits
+
+  Chromium browser;
+  browser.open(web.base() + "/health");
+  const std::string row = "[data-table=holders] tr[data-pid='" + std::to_string(pid) + "']";
+  CHECK(text_of(browser, row + " td:nth-child(4)") == hostile_app);
+  CHECK(text_of(browser, row + " td:nth-child(6)") == "idle in transaction");
+  CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
+  CHECK(browser.eval("document.title") == "prescient");
+  CHECK(browser.eval("document.querySelector('[data-table=tables] [data-table-name=future_job]') !== null") == true);
+  CHECK(text_of(browser, "[data-problems]") == "No problem found.");
+  browser.screenshot(screenshot_path("health.png"));
+  *holder << "ROLLBACK";
 }

@@ -756,6 +756,54 @@ async function events() {
   };
 }
 
+// The database's health, read on the primary (docs/operations.md, "Health"): who holds back the horizon, each
+// table's dead tuples and last vacuum, the backlog, and doctor's problems at its default limits. Reloaded every
+// 10 s while it is shown (the daemons' /metrics read it as often).
+async function health() {
+  const h = await api('/api/health');
+  const held = (x) => (x.held_seconds === null ? '—' : `${Math.round(x.held_seconds)} s`);
+  const oldestWait = h.backlog.oldest_due_at === null ? 0 : Math.round((Date.parse(h.now) - Date.parse(h.backlog.oldest_due_at)) / 1000);
+  const tile = (label, key, value, bad) => el('div', { class: 'tile' + (bad ? ' bad' : '') },
+    el('div', { class: 'label' }, label), el('div', { class: 'value', 'data-figure': key }, value));
+  const tiles = el('div', { class: 'tiles' },
+    tile('horizon: transactions behind', 'horizon_xid_age', number(h.horizon ? h.horizon.xid_age : 0)),
+    tile('horizon held for', 'horizon_held', h.horizon ? held(h.horizon) : '—'),
+    tile('problems', 'problems', number(h.problems.length), h.problems.length > 0),
+    tile('most dead tuples', 'dead_tuples', number(h.tables.length ? h.tables[0].dead_tuples : 0)),
+    tile('oldest overdue', 'oldest_overdue', `${oldestWait} s`, oldestWait > 0));
+  const hidden = h.details_hidden ? el('p', { class: 'bad', 'data-note': 'details-hidden' }, h.details_note) : null;
+  const problems = h.problems.length === 0 ? el('p', { class: 'muted', 'data-problems': 'none' }, 'No problem found.')
+    : el('ul', { 'data-list': 'problems' }, h.problems.map((p) => el('li', {},
+      el('strong', {}, `${p.subject}: `), p.finding, el('br', {}), el('span', { class: 'muted' }, 'What to do: '), p.advice)));
+  const holders = h.holders.length === 0 ? el('p', { class: 'muted' }, 'Nothing holds an xmin back.')
+    : el('table', { 'data-table': 'holders' },
+      el('thead', {}, el('tr', {}, ['kind', 'pid', 'name', 'application', 'role', 'state', 'transaction start', 'query start',
+        'held for', 'xmin', 'transactions behind'].map((t) => el('th', {}, t)))),
+      el('tbody', {}, h.holders.map((x) => el('tr', { 'data-pid': x.pid === null ? null : x.pid, class: x.holds_tables ? null : 'stale' },
+        el('td', {}, x.kind), el('td', { class: 'num' }, orDash(x.pid)), el('td', { class: 'mono' }, orDash(x.name)),
+        el('td', { class: 'mono' }, orDash(x.application_name)), el('td', {}, orDash(x.role_name)),
+        el('td', {}, x.details_hidden ? 'hidden' : orDash(x.state)), el('td', {}, shortTime(x.xact_start)),
+        el('td', {}, shortTime(x.query_start)), el('td', { class: 'num' }, held(x)), el('td', { class: 'num' }, x.held_xmin),
+        el('td', { class: 'num' }, number(x.xid_age))))));
+  const tables = el('table', { 'data-table': 'tables' },
+    el('thead', {}, el('tr', {}, ['table', 'live', 'dead', 'autovacuum at', 'last autovacuum', 'last autoanalyze', 'autovacuums']
+      .map((t) => el('th', {}, t)))),
+    el('tbody', {}, h.tables.map((t) => el('tr', { 'data-table-name': t.table },
+      el('td', { class: 'mono' }, t.table), el('td', { class: 'num' }, number(t.live_tuples)),
+      el('td', { class: 'num' + (t.dead_tuples > 2 * t.vacuum_trigger && t.dead_tuples >= 10000 ? ' bad' : '') }, number(t.dead_tuples)),
+      el('td', { class: 'num' }, number(t.vacuum_trigger)), el('td', {}, t.autovacuum_enabled ? shortTime(t.last_autovacuum) : 'off'),
+      el('td', {}, shortTime(t.last_autoanalyze)), el('td', { class: 'num' }, number(t.autovacuum_count))))));
+  const backlog = el('p', { class: 'muted' }, h.backlog.overdue === null ? 'The queue figures have not been counted yet.'
+    : `${number(h.backlog.overdue)} checks overdue when counted ${shortTime(h.backlog.counted_at)}; the oldest overdue now is `
+      + (h.backlog.oldest_due_at === null ? 'none.' : `due at ${shortTime(h.backlog.oldest_due_at)}.`));
+  page('Health', tiles, hidden, el('h2', {}, 'Problems'), problems,
+    el('h2', {}, 'What holds back the horizon (oldest first)'), holders,
+    el('h2', {}, 'Tables'), tables, el('h2', {}, 'Backlog'), backlog,
+    el('p', { class: 'muted' }, `Read on the primary at ${shortTime(h.now)}; this page reads again every 10 s.`));
+  clearTimeout(health.timer);
+  health.timer = setTimeout(() => { if (location.pathname === '/health') health().catch((e) => toast(e.message, true)); }, 10000);
+}
+
 async function route() {
   const path = location.pathname;
   const section = path === '/' ? 'overview' : path.split('/')[1];
@@ -772,6 +820,7 @@ async function route() {
     else if (path === '/events') await events();
     else if (path === '/limits') await limits();
     else if (path === '/jobs') await jobs();
+    else if (path === '/health') await health();
     else await overview();
     document.body.dataset.ready = 'true';
   } catch (e) {

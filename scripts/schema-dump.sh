@@ -5,10 +5,18 @@
 #   scripts/schema-dump.sh URL [PRESCIENT_BINARY] > sql/schema.sql
 #     URL: any database on the server (e.g. $PRESCIENT_DATABASE_URL from scripts/pg.sh start); its role
 #          must be allowed to create databases.
+#   scripts/schema-dump.sh --bundle FILE URL   the same, the database migrated by the SQL bundle FILE
+#          (sql/prescient-bundle.sql, `prescient migrate --print-bundle`) instead of the binary
 # The monthly history partitions are left out (which exist depends on the date); so are the lines that
 # change from dump to dump (versions, session settings, pg_dump's random \restrict keys).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bundle=
+if [ "${1:-}" = --bundle ]; then
+  [ $# -ge 3 ] || { echo "usage: scripts/schema-dump.sh --bundle FILE URL" >&2; exit 2; }
+  bundle=$2
+  shift 2
+fi
 [ $# -ge 1 ] || { echo "usage: scripts/schema-dump.sh URL [PRESCIENT_BINARY]" >&2; exit 2; }
 url=$1
 prescient=${2:-$repo/build/engine/prescient}
@@ -25,7 +33,12 @@ case "$url" in
   postgres://*|postgresql://*) target="${url%%\?*}"; target="${target%/*}/$name" ;;
   *) target="$url dbname=$name" ;;
 esac
-"$prescient" migrate --slot 1m --db "$target" >/dev/null 2>&1
+if [ -n "$bundle" ]; then
+  { echo "BEGIN;"; cat "$bundle"; echo "SELECT count(*) FROM pg_temp.prescient_migrate(60);"; echo "COMMIT;"; } |
+    psql "$target" >/dev/null
+else
+  "$prescient" migrate --slot 1m --db "$target" >/dev/null 2>&1
+fi
 # pg_dump's output less what changes from dump to dump and its own banners, blank runs squeezed to one.
 dump() { "$pg_bin/pg_dump" --schema-only --no-owner "$@" "$target" |
   grep -vE '^(-- Dumped (from|by)|SET |SELECT pg_catalog\.set_config|\\restrict |\\unrestrict )' |

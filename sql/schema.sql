@@ -3047,6 +3047,19 @@ CREATE FUNCTION prescient.at_us(micros bigint) RETURNS timestamp with time zone
     RETURN (to_timestamp(((micros / 1000000))::double precision) + (((micros % (1000000)::bigint))::double precision * '00:00:00.000001'::interval));
 
 --
+-- Name: backlog(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.backlog(p_now timestamp with time zone DEFAULT now()) RETURNS TABLE(overdue bigint, counted_at timestamp with time zone, oldest_due_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT (SELECT f.overdue FROM prescient.queue_figures f), (SELECT f.counted_at FROM prescient.queue_figures f),
+         (SELECT min(j.next_check_at) FROM prescient.future_job j
+           WHERE j.next_check_at < date_bin(make_interval(secs => (SELECT s.slot_seconds FROM prescient.settings s)),
+                                            p_now, timestamptz 'epoch'))
+$$;
+
+--
 -- Name: call_check_function(text, text, jsonb, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4631,6 +4644,47 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
 $$;
 
 --
+-- Name: horizon_holders(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.horizon_holders() RETURNS TABLE(kind text, pid integer, holder text, role_name text, application_name text, state text, backend_type text, xact_start timestamp with time zone, query_start timestamp with time zone, held_xmin xid, xid_age integer, held_since timestamp with time zone, holds_tables boolean, details_hidden boolean)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT * FROM (
+    -- A session holds its snapshot's xmin, or its own xid when it has written and holds no snapshot (an idle
+    -- transaction at READ COMMITTED); sessions of other databases hold back only their own database.
+    SELECT CASE WHEN a.backend_type = 'walsender' THEN 'standby' ELSE 'session' END AS kind, a.pid,
+           NULL::text AS holder, a.usename::text AS role_name, a.application_name, a.state, a.backend_type,
+           a.xact_start, a.query_start, h.xmin AS held_xmin, age(h.xmin) AS xid_age,
+           CASE WHEN a.backend_type = 'walsender' THEN NULL ELSE a.xact_start END AS held_since, true AS holds_tables,
+           -- As pg_stat_activity decides: the caller's own roles' sessions, or every one with pg_read_all_stats.
+           NOT (prescient.sees_all_sessions() OR coalesce(pg_has_role(a.usesysid, 'USAGE'), false)) AS details_hidden
+      FROM pg_stat_activity a
+      CROSS JOIN LATERAL (SELECT CASE WHEN a.backend_xid IS NULL THEN a.backend_xmin
+                                      WHEN a.backend_xmin IS NULL THEN a.backend_xid
+                                      WHEN age(a.backend_xid) > age(a.backend_xmin) THEN a.backend_xid
+                                      ELSE a.backend_xmin END) AS h(xmin)
+     WHERE h.xmin IS NOT NULL AND a.pid <> pg_backend_pid()
+       AND (a.datname = current_database() OR a.backend_type = 'walsender')
+    UNION ALL
+    SELECT 'replication_slot', s.active_pid, s.slot_name::text, NULL, NULL,
+           CASE WHEN s.active THEN 'active' ELSE 'inactive' END, s.slot_type, NULL, NULL, s.xmin, age(s.xmin), NULL,
+           true, false
+      FROM pg_replication_slots s WHERE s.xmin IS NOT NULL
+    UNION ALL
+    SELECT 'replication_slot_catalog', s.active_pid, s.slot_name::text, NULL, NULL,
+           CASE WHEN s.active THEN 'active' ELSE 'inactive' END, s.slot_type, NULL, NULL, s.catalog_xmin,
+           age(s.catalog_xmin), NULL, false, false
+      FROM pg_replication_slots s WHERE s.catalog_xmin IS NOT NULL
+    UNION ALL
+    SELECT 'prepared_transaction', NULL, p.gid, p.owner::text, NULL, 'prepared', NULL, NULL, NULL, p.transaction,
+           age(p.transaction), p.prepared, true, false
+      FROM pg_prepared_xacts p WHERE p.database = current_database()
+  ) AS holders
+  ORDER BY xid_age DESC, held_since NULLS LAST, pid
+$$;
+
+--
 -- Name: job_class_add(text, boolean, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -5778,6 +5832,14 @@ CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], 
 END;
 
 --
+-- Name: sees_all_sessions(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.sees_all_sessions() RETURNS boolean
+    LANGUAGE sql STABLE
+    RETURN pg_has_role(CURRENT_USER, 'pg_read_all_stats'::name, 'USAGE'::text);
+
+--
 -- Name: set_check_policy(bigint, integer, integer, interval, interval); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -5915,6 +5977,30 @@ BEGIN
     EXECUTE format('DROP INDEX prescient.%I', v_index);
   END LOOP;
 END $$;
+
+--
+-- Name: table_vacuum(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.table_vacuum() RETURNS TABLE(table_name text, live_tuples bigint, dead_tuples bigint, vacuum_trigger bigint, autovacuum_enabled boolean, last_autovacuum timestamp with time zone, last_vacuum timestamp with time zone, last_autoanalyze timestamp with time zone, last_analyze timestamp with time zone, autovacuum_count bigint)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT t.relname::text, t.n_live_tup, t.n_dead_tup,
+         (coalesce(o.threshold, current_setting('autovacuum_vacuum_threshold')::float8)
+          + coalesce(o.scale_factor, current_setting('autovacuum_vacuum_scale_factor')::float8)
+            * greatest(c.reltuples, 0))::bigint,
+         current_setting('autovacuum')::boolean AND coalesce(o.enabled, true),
+         t.last_autovacuum, t.last_vacuum, t.last_autoanalyze, t.last_analyze, t.autovacuum_count
+    FROM pg_stat_user_tables t
+    JOIN pg_class c ON c.oid = t.relid
+    CROSS JOIN LATERAL (
+      SELECT max(option_value) FILTER (WHERE option_name = 'autovacuum_vacuum_threshold')::float8,
+             max(option_value) FILTER (WHERE option_name = 'autovacuum_vacuum_scale_factor')::float8,
+             max(option_value) FILTER (WHERE option_name = 'autovacuum_enabled')::boolean
+        FROM pg_options_to_table(c.reloptions)) AS o(threshold, scale_factor, enabled)
+   WHERE t.schemaname = 'prescient'
+   ORDER BY t.n_dead_tup DESC, t.relname
+$$;
 
 --
 -- Name: weights_problem(jsonb, boolean); Type: FUNCTION; Schema: prescient; Owner: -

@@ -14,17 +14,23 @@ Command migrate_command() {
   return {
       .name = "migrate",
       .summary = "Create or upgrade the prescient schema (safe to run twice, or from two hosts at once).",
-      .usage = "migrate [--slot DURATION] [--json]",
+      .usage = "migrate [--slot DURATION] [--json] | migrate --print-bundle",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
                 ("slot", po::value<std::string>()->value_name("DURATION"),
                  "slot resolution of a new database (default 1m); must divide a day (1s..1d). "
                  "Fixed at creation: on an existing database it must match")
-                ("json", "print the result as one JSON object");
+                ("json", "print the result as one JSON object")
+                ("print-bundle", "print the schema as one SQL file that creates or upgrades it from any client, "
+                 "with the same bookkeeping, and exit without connecting (sql/prescient-bundle.sql)");
           },
       .run =
           [](const Invocation& in) {
+            if (in.has("print-bundle")) {
+              std::cout << schema_bundle();
+              return kOk;
+            }
             std::optional<std::chrono::seconds> slot;
             if (in.has("slot")) {
               // A bad resolution is refused before touching the database.

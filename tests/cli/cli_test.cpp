@@ -7,13 +7,17 @@
 #include <iterator>
 
 #include <catch2/catch.hpp>
+#include <libpq-fe.h>
 #include <nlohmann/json.hpp>
+#include <soci/soci.h>
 
+#include "db/connection.hpp"
 #include "prescient/migrations.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
 
 using namespace prescient::testing;
+using namespace prescient;
 
 TEST_CASE("--version and --help") {
   const ProcessResult version = run_prescient({"--version"});
@@ -88,6 +92,66 @@ TEST_CASE("sql/schema.sql is the schema migrate makes: regenerate it with script
     std::ofstream(path) << dumped;
     FAIL("sql/schema.sql drifted from what migrate makes: diff it with " << path);
   }
+}
+
+// The schema without the binary (docs/workers.md, "The schema without the binary"): one SQL file that any
+// client applies, generated from the same embedded files, with the same bookkeeping.
+TEST_CASE("sql/prescient-bundle.sql is what migrate --print-bundle prints, and makes the schema migrate makes") {
+  const char* url = std::getenv("PRESCIENT_TEST_DATABASE_URL");
+  REQUIRE(url != nullptr);
+  const ProcessResult printed = run_prescient({"migrate", "--print-bundle"});
+  REQUIRE(printed.exit_code == 0);
+  CHECK(source_file("sql/prescient-bundle.sql") == printed.out);
+  // Migrated by the committed bundle, the schema is sql/schema.sql to the letter, as the binary makes it.
+  const std::string dumped = output_of(std::string(PRESCIENT_SOURCE_DIR) + "/scripts/schema-dump.sh --bundle '" +
+                                       PRESCIENT_SOURCE_DIR + "/sql/prescient-bundle.sql' '" + url + "'");
+  CHECK(source_file("sql/schema.sql") == dumped);
+}
+
+TEST_CASE("the bundle and the binary upgrade after each other; a newer database refuses an older bundle") {
+  const std::string bundle = run_prescient({"migrate", "--print-bundle"}).out;
+  REQUIRE(!bundle.empty());
+  // Applies the bundle in one transaction; answers how many files it applied, or the refusal's SQLSTATE and text.
+  const auto apply = [&](const std::string& url, const std::string& slot) {
+    auto db = connect_to(url);
+    PGconn* conn = db::native_connection(*db);
+    PGresult* loaded = PQexec(conn, ("BEGIN;" + bundle).c_str());
+    REQUIRE(PQresultStatus(loaded) == PGRES_COMMAND_OK);
+    PQclear(loaded);
+    PGresult* run = PQexec(conn, ("SELECT count(*) FROM pg_temp.prescient_migrate(" + slot + ")").c_str());
+    std::pair<std::string, std::string> outcome;
+    if (PQresultStatus(run) == PGRES_TUPLES_OK) {
+      outcome = {"", PQgetvalue(run, 0, 0)};
+      PQclear(PQexec(conn, "COMMIT"));
+    } else {
+      outcome = {PQresultErrorField(run, PG_DIAG_SQLSTATE), PQresultErrorField(run, PG_DIAG_MESSAGE_PRIMARY)};
+      PQclear(PQexec(conn, "ROLLBACK"));
+    }
+    PQclear(run);
+    return outcome;
+  };
+  // Made by the bundle: the binary finds it up to date, and the bundle again applies nothing.
+  const std::string by_bundle = create_empty_database();
+  CHECK(apply(by_bundle, "60").first.empty());
+  const ProcessResult binary = run_prescient({"migrate", "--db", by_bundle});
+  CHECK(binary.exit_code == 0);
+  CHECK_THAT(binary.out, Catch::Contains("up to date: schema version"));
+  CHECK(apply(by_bundle, "NULL") == std::pair<std::string, std::string>{"", "0"});
+  // Made by the binary: the bundle applies nothing, and refuses another slot as the binary does.
+  const std::string by_binary = create_migrated_database(60);
+  CHECK(apply(by_binary, "NULL") == std::pair<std::string, std::string>{"", "0"});
+  CHECK(apply(by_binary, "30").first == "PR400");
+  // A database one migration newer than the bundle: refused before anything is written.
+  auto db = connect_to(by_binary);
+  *db << "INSERT INTO prescient.schema_migrations (version, name, checksum) VALUES (9999, '9999_future.sql', 'x')";
+  const auto [state, message] = apply(by_binary, "NULL");
+  CHECK(state == "PR400");
+  CHECK_THAT(message, Catch::StartsWith("the database has migration 9999_future.sql, newer than this bundle knows"));
+  // A changed function file the bundle knows is put back; the record says so.
+  *db << "DELETE FROM prescient.schema_migrations WHERE version = 9999";
+  *db << "UPDATE prescient.schema_functions SET checksum = 'edited' WHERE name = '072_worker_protocol.sql'";
+  CHECK(apply(by_binary, "NULL") == std::pair<std::string, std::string>{"", "1"});
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.schema_functions WHERE checksum = 'edited'") == 0);
 }
 
 TEST_CASE("a password in --db draws a warning and is never printed") {

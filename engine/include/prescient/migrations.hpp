@@ -28,6 +28,10 @@ std::span<const Migration> embedded_migrations();
 std::span<const Migration> embedded_functions();
 int latest_known_migration();
 
+// The schema as one SQL file a client in any language applies without this binary (docs/workers.md,
+// "The schema without the binary"): every embedded file, and the migrator's rules as a pg_temp function.
+std::string schema_bundle();
+
 struct MigrationReport {
   std::vector<std::string> applied;    // migration files applied by this call, in order
   std::vector<std::string> functions;  // function files (re)applied by this call: new, or changed

@@ -7,6 +7,7 @@
 
 #include "core/fnv.hpp"
 #include "db/pq.hpp"
+#include "db/released_checksums.hpp"
 #include "db/transaction.hpp"
 #include "prescient/clock.hpp"
 #include "db/connection.hpp"
@@ -31,15 +32,11 @@ struct Applied {
 
 std::string checksum_of(std::string_view text) { return fnv1a_hex(text); }
 
-// Migrations 1 to 13 held the functions of their time until those moved to sql/functions/; the files
-// were then rewritten without them. A database migrated before that records their checksums as
-// released, which stand for the rewritten files (the tables, indexes and data of both are the same).
+// A checksum recorded before the functions moved to sql/functions/ (db/released_checksums.hpp).
 bool released_before_functions_moved(int version, const std::string& checksum) {
-  static const std::map<int, std::string> kReleased{
-      {1, "3e74d3674f22cdea"},  {2, "79f59d93f51b7c64"},  {3, "5e3e1cf7380c4e5e"},  {9, "0484009be2055f07"},
-      {10, "494a2206301b8b9d"}, {11, "b4af8a45075d8624"}, {12, "cc432556575c0f35"}, {13, "1a2d6760c13f0855"}};
-  const auto it = kReleased.find(version);
-  return it != kReleased.end() && it->second == checksum;
+  const auto& released = checksums_released_before_functions_moved();
+  const auto it = released.find(version);
+  return it != released.end() && it->second == checksum;
 }
 
 std::map<int, Applied> read_applied(PGconn* conn) {

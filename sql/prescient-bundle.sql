@@ -3,8 +3,9 @@
 -- with no prescient binary creates or upgrades the schema with it, in one transaction:
 --   BEGIN; <this file>; SELECT * FROM pg_temp.prescient_migrate(SLOT_SECONDS or NULL); COMMIT;
 -- It applies what `prescient migrate` applies, with the same bookkeeping, so either may upgrade after
--- the other; a database newer than the bundle is refused (PR400) before anything is written.
-CREATE FUNCTION pg_temp.prescient_bundle_files()
+-- the other; a database newer than the bundle is refused (PR400) before anything is written. A session
+-- may apply it again: its functions are pg_temp's, replaced each time.
+CREATE OR REPLACE FUNCTION pg_temp.prescient_bundle_files()
   RETURNS TABLE (version integer, name text, is_migration boolean, checksum text, sql text)
   LANGUAGE sql IMMUTABLE AS $prescient_files$
   VALUES
@@ -5670,7 +5671,7 @@ COMMENT ON COLUMN prescient.schema_functions.checksum IS 'The checksum of the fi
 COMMENT ON COLUMN prescient.schema_functions.applied_at IS 'When it was last applied.';
 $prescient_functions_95$)
 $prescient_files$;
-CREATE FUNCTION pg_temp.prescient_released() RETURNS TABLE (version integer, checksum text)
+CREATE OR REPLACE FUNCTION pg_temp.prescient_released() RETURNS TABLE (version integer, checksum text)
   LANGUAGE sql IMMUTABLE AS $prescient_released$
   VALUES
     (1, '3e74d3674f22cdea'),
@@ -5683,7 +5684,7 @@ CREATE FUNCTION pg_temp.prescient_released() RETURNS TABLE (version integer, che
     (13, '1a2d6760c13f0855')
 $prescient_released$;
 
-CREATE FUNCTION pg_temp.prescient_migrate(p_slot_seconds integer DEFAULT NULL)
+CREATE OR REPLACE FUNCTION pg_temp.prescient_migrate(p_slot_seconds integer DEFAULT NULL)
   RETURNS TABLE (kind text, name text) LANGUAGE plpgsql AS $prescient_bundle$
 #variable_conflict use_column
 DECLARE

@@ -14,7 +14,7 @@ namespace {
 // upgrade a database the other made. It reads the files from pg_temp.prescient_bundle_files() and the
 // released checksums from pg_temp.prescient_released(), written before it; @LATEST@ is the newest version.
 constexpr std::string_view kBundleFunction = R"sql(
-CREATE FUNCTION pg_temp.prescient_migrate(p_slot_seconds integer DEFAULT NULL)
+CREATE OR REPLACE FUNCTION pg_temp.prescient_migrate(p_slot_seconds integer DEFAULT NULL)
   RETURNS TABLE (kind text, name text) LANGUAGE plpgsql AS $prescient_bundle$
 #variable_conflict use_column
 DECLARE
@@ -131,12 +131,13 @@ std::string schema_bundle() {
       "-- with no prescient binary creates or upgrades the schema with it, in one transaction:\n"
       "--   BEGIN; <this file>; SELECT * FROM pg_temp.prescient_migrate(SLOT_SECONDS or NULL); COMMIT;\n"
       "-- It applies what `prescient migrate` applies, with the same bookkeeping, so either may upgrade after\n"
-      "-- the other; a database newer than the bundle is refused (PR400) before anything is written.\n";
-  bundle += "CREATE FUNCTION pg_temp.prescient_bundle_files()\n"
+      "-- the other; a database newer than the bundle is refused (PR400) before anything is written. A session\n"
+      "-- may apply it again: its functions are pg_temp's, replaced each time.\n";
+  bundle += "CREATE OR REPLACE FUNCTION pg_temp.prescient_bundle_files()\n"
             "  RETURNS TABLE (version integer, name text, is_migration boolean, checksum text, sql text)\n"
             "  LANGUAGE sql IMMUTABLE AS $prescient_files$\n  VALUES\n" +
             file_rows() + "\n$prescient_files$;\n";
-  bundle += "CREATE FUNCTION pg_temp.prescient_released() RETURNS TABLE (version integer, checksum text)\n"
+  bundle += "CREATE OR REPLACE FUNCTION pg_temp.prescient_released() RETURNS TABLE (version integer, checksum text)\n"
             "  LANGUAGE sql IMMUTABLE AS $prescient_released$\n  VALUES\n" +
             released_rows() + "\n$prescient_released$;\n";
   bundle += replaced(std::string(kBundleFunction), "@LATEST@", std::to_string(latest_known_migration()));

@@ -2,7 +2,7 @@
 /// <reference types="node" />
 
 import { EventEmitter } from 'node:events'
-import type { Pool, PoolConfig, QueryResult } from 'pg'
+import type { Client, Pool, PoolConfig, QueryResult } from 'pg'
 
 /** What the enqueue functions run their statement on: a pg Client or PoolClient (inside your transaction). */
 export interface Queryable {
@@ -97,6 +97,18 @@ export interface CronAddOptions {
 
 /** Adds a recurring schedule (needs the schema owner's rights); resolves to its version (1). */
 export function cronAdd(client: Queryable, options: CronAddOptions): Promise<number>
+
+/** What migrate applied: each migration and function file, in order; the schema version afterwards. */
+export interface Migrated {
+  applied: Array<{ kind: 'migration' | 'functions'; name: string }>
+  version: number
+}
+/**
+ * Creates or upgrades the schema from the bundle this package ships (sql/prescient-bundle.sql), in one
+ * transaction, as the schema's owner; a database newer than the bundle is refused (RefusedError).
+ * `db`: a pg.Pool, or a connected pg.Client not in a transaction. `slotSeconds`: a new database's slot (60).
+ */
+export function migrate(db: Pool | Client, options?: { slotSeconds?: number | null }): Promise<Migrated>
 
 /** A check as a handler gets it. */
 export interface Check {

@@ -5,9 +5,11 @@
 
 const { schedule, cancel, reschedule, cronAdd } = require('./lib/enqueue')
 const { Worker } = require('./lib/worker')
+const { migrate } = require('./lib/migrate')
 const { PrescientError, RefusedError, ConflictError, LeaseLostError } = require('./lib/errors')
 
 module.exports = {
+  migrate,
   schedule,
   cancel,
   reschedule,

@@ -16,6 +16,7 @@ mkdir -p "$out/classes" "$out/test-classes"
 javac_flags=(--release 17 -encoding UTF-8 -Xlint:all,-serial)
 mapfile -t main_sources < <(find "$here/src/main/java" -name '*.java' | sort)
 javac "${javac_flags[@]}" -Werror -cp "$jdbc" -d "$out/classes" "${main_sources[@]}"
+cp -r "$here/src/main/resources/." "$out/classes/"  # the schema bundle (PrescientSchema)
 jar --create --file "$out/prescient-worker.jar" -C "$out/classes" .
 
 mapfile -t test_sources < <(find "$here/src/test/java" -name '*.java' | sort)

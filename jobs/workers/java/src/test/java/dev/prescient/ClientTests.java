@@ -5,6 +5,7 @@ import dev.prescient.testing.Database;
 import java.io.File;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -61,6 +62,7 @@ public final class ClientTests {
         tests.put("stop_releases_what_outlives_the_grace", ClientTests::stopReleases);
         tests.put("sigterm_stops_gracefully", ClientTests::sigtermStopsGracefully);
         tests.put("conformance_driver", ClientTests::conformanceDriver);
+        tests.put("schema_from_the_bundle", ClientTests::schemaFromTheBundle);
         List<String> chosen = args.length > 0 ? List.of(args) : new ArrayList<>(tests.keySet());
         int failed = 0;
         for (String name : chosen) {
@@ -623,6 +625,46 @@ public final class ClientTests {
     }
 
     /** The conformance driver, through its script: every answer of the contract, the ledger, SIGTERM exits 0. */
+    /**
+     * The schema with no prescient binary: the jar's bundle is the repository's, it makes a new database at the
+     * slot asked, applies nothing to the one the binary made, and refuses a newer database.
+     */
+    static void schemaFromTheBundle() throws Exception {
+        String repository = java.nio.file.Files.readString(
+            java.nio.file.Path.of(System.getProperty("prescient.java.dir"), "..", "..", "..", "sql", "prescient-bundle.sql"));
+        check(repository.equals(PrescientSchema.bundle()),
+              "src/main/resources/dev/prescient/prescient-bundle.sql differs: copy sql/prescient-bundle.sql");
+        String name = "prescient_java_schema_" + ProcessHandle.current().pid();
+        try (Connection admin = DB.connect(); Statement st = admin.createStatement()) {
+            st.execute("DROP DATABASE IF EXISTS " + name);
+            st.execute("CREATE DATABASE " + name);
+        }
+        try {
+            try (Connection fresh = DB.other(name).connect()) {
+                List<PrescientSchema.Applied> made = PrescientSchema.migrate(fresh, 30);
+                check(made.contains(new PrescientSchema.Applied("functions", "072_worker_protocol.sql")),
+                      "the function files applied: " + made);
+                assertEquals(List.of(30), DB.other(name).column("SELECT slot_seconds FROM prescient.settings"),
+                             "the slot");
+                assertEquals(List.of(), PrescientSchema.migrate(fresh, null), "a second migrate");
+                try (Statement st = fresh.createStatement()) {
+                    st.execute("INSERT INTO prescient.schema_migrations (version, name, checksum)"
+                               + " VALUES (9999, '9999_future.sql', 'x')");
+                }
+                PrescientException.Refused refused = expect(PrescientException.Refused.class,
+                                                            () -> PrescientSchema.migrate(fresh, null));
+                check(refused.getMessage().contains("newer than this bundle knows"), refused.getMessage());
+            }
+            try (Connection binarys = DB.connect()) {
+                assertEquals(List.of(), PrescientSchema.migrate(binarys, null), "the binary's database");
+            }
+        } finally {
+            try (Connection admin = DB.connect(); Statement st = admin.createStatement()) {
+                st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+            }
+        }
+    }
+
     static void conformanceDriver() throws Exception {
         DB.declareWorkerClasses("conf_a", "conf_b");
         DB.execute("CREATE TABLE IF NOT EXISTS conformance_ledger (check_id bigint, worker text, language text, "

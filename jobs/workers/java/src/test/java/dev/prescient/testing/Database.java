@@ -93,6 +93,11 @@ public final class Database {
         return DriverManager.getConnection(jdbcUrl, properties);
     }
 
+    /** Another database of the same server, as the same role. */
+    public Database other(String database) {
+        return new Database(jdbcUrl.replaceFirst("/[^/]*$", "/" + database), properties);
+    }
+
     /** The same database as another login role (trust authentication on the test cluster). */
     public Database as(String user) {
         Properties props = new Properties();

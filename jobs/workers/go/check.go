@@ -3,6 +3,7 @@ package prescient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -27,7 +28,8 @@ type Check struct {
 	Traceparent string
 	Tracestate  string
 
-	token int64 // the fencing token the lease was given under
+	token int64         // the fencing token the lease was given under
+	tx    *txSettlement // what CompleteTx and FailTx settled in the handler's transaction
 }
 
 // Answer is what a handler makes of a check: look again at Next, or (Next zero) done, keeping Result in the
@@ -35,6 +37,7 @@ type Check struct {
 type Answer struct {
 	Next   time.Time       // zero: the check is done
 	Result json.RawMessage // kept in the history's result column when done (valid JSON, at most 64 KiB); nil: none
+	err    error           // Fail's error: the check failed
 }
 
 // Done ends the check.
@@ -42,6 +45,15 @@ func Done() Answer { return Answer{} }
 
 // DoneWithResult ends the check and keeps result (any JSON value) in its history row.
 func DoneWithResult(result json.RawMessage) Answer { return Answer{Result: result} }
+
+// Fail fails the check with err's text (the class's retries and backoff decide what follows): a batch
+// handler's answer for one check that failed.
+func Fail(err error) Answer {
+	if err == nil {
+		err = errors.New("failed (no error given)")
+	}
+	return Answer{err: err}
+}
 
 // NextCheckAt asks the database to run the check again at t (rounded up to the slot grid; a time not after
 // the time this run was asked for ends it with the guard_past outcome).

@@ -80,8 +80,9 @@ type answer struct {
 	check      *Check
 	next       time.Time
 	result     json.RawMessage
-	err        error // the handler failed: worker_fail with its text
-	lastOfTake bool  // the last answer of its take: flush without waiting for FlushDelay
+	err        error       // the handler failed: worker_fail with its text
+	settled    *Settlement // settled in the handler's transaction (CompleteTx, FailTx): nothing to send
+	lastOfTake bool        // the last answer of its take: flush without waiting for FlushDelay
 }
 
 // take is one worker_take call's checks, counted down as their handlers finish.
@@ -266,7 +267,9 @@ func (s *session) start(checks []*Check) {
 	for i, c := range checks {
 		ctx, cancel := context.WithCancel(s.handlerBase)
 		contexts[i] = ctx
-		s.held[leaseOf(c)] = &heldCheck{check: c, cancel: cancel, running: true}
+		h := &heldCheck{check: c, cancel: cancel, running: true}
+		s.held[leaseOf(c)] = h
+		c.tx = &txSettlement{worker: s.w.opts.Name, now: s.now, onSettling: func() { s.settlingInTx(h) }}
 	}
 	s.mu.Unlock()
 	s.handlers.Add(len(checks))
@@ -282,6 +285,9 @@ func (s *session) start(checks []*Check) {
 func (s *session) runHandler(ctx context.Context, c *Check, t *take) {
 	defer s.handlers.Done()
 	a := s.call(ctx, c)
+	if st, settled := s.inTx(c, a.err); settled {
+		a.settled = &st
+	}
 	a.lastOfTake = atomic.AddInt32(&t.unanswered, -1) == 0
 	s.mu.Lock()
 	h := s.held[leaseOf(c)]
@@ -319,12 +325,22 @@ func (s *session) call(ctx context.Context, c *Check) (a answer) {
 	switch {
 	case err != nil:
 		a.err = err
+	case ans.err != nil:
+		a.err = ans.err
 	case ans.Result != nil && !json.Valid(ans.Result):
 		a.err = errors.New("the handler's result is not valid JSON")
 	default:
 		a.next, a.result = ans.Next, ans.Result
 	}
 	return a
+}
+
+// settlingInTx: the handler settles its check in its own transaction, whose row lock a heartbeat would
+// wait for; the lease is not extended any more (the settlement, once committed, ends it).
+func (s *session) settlingInTx(h *heldCheck) {
+	s.mu.Lock()
+	h.running = false
+	s.mu.Unlock()
 }
 
 func (s *session) heldCount() int {

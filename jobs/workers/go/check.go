@@ -64,6 +64,12 @@ func NextCheckAt(t time.Time) Answer { return Answer{Next: t} }
 // the worker's grace period after a stop is over.
 type HandlerFunc func(ctx context.Context, check *Check) (Answer, error)
 
+// BatchHandlerFunc runs many checks of its class in one call (at most Options.BatchSize): it answers each,
+// one Answer per check in the order given (Fail(err) for a check that failed). An error (or a panic, or
+// answers of another number) fails every check of the call with its text. ctx is cancelled when the worker's
+// grace period after a stop is over (a lease lost meanwhile is not: that check's answer is refused).
+type BatchHandlerFunc func(ctx context.Context, checks []*Check) ([]Answer, error)
+
 // Settlement is what the database made of one answer (docs/workers.md, complete and fail).
 type Settlement struct {
 	CheckID     int64

@@ -1,40 +1,17 @@
 package prescient_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v4"
-	"github.com/jackc/pgx/v4/pgxpool"
-
 	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
 )
-
-// lockedBuffer is a log both the worker's goroutines and the test read.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // Each case's handler writes a ledger row and settles in the same transaction, then commits or not; what
 // the worker then does must match: nothing more when the transaction settled the check, the normal path
@@ -51,17 +28,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 	for _, key := range []string{"done", "next", "fail", "rolled-back", "error-after-commit", "cancelled"} {
 		ids[key] = schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: key})
 	}
-	config, err := pgxpool.ParseConfig(os.Getenv("PRESCIENT_DATABASE_URL"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter := &countingLogger{calls: map[string]int{}}
-	config.ConnConfig.Logger, config.ConnConfig.LogLevel = counter, pgx.LogLevelInfo
-	workerPool, err := pgxpool.ConnectConfig(ctx, config) // the worker's own calls, counted
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer workerPool.Close()
+	workerPool, counter := countingPool(t) // the worker's own calls, counted
 	var logged lockedBuffer
 	var mu sync.Mutex
 	settled := map[int64][]prescient.Settlement{}

@@ -46,17 +46,18 @@ func (s *session) enqueue(checks []*Check) {
 func (s *session) runner() {
 	defer s.handlers.Done()
 	for {
-		checks, batchHandler := s.next()
+		ctx, cancel, checks, batchHandler := s.next()
 		if len(checks) == 0 {
 			return
 		}
 		began := time.Now()
 		var answers []answer
 		if batchHandler != nil {
-			answers = s.runBatch(batchHandler, checks)
+			answers = s.runBatch(ctx, batchHandler, checks)
 		} else {
-			answers = []answer{s.runOne(checks[0])}
+			answers = []answer{s.runOne(ctx, checks[0])}
 		}
+		cancel()
 		s.finished(len(checks), time.Since(began))
 		for _, a := range answers {
 			s.answered(a)
@@ -65,9 +66,11 @@ func (s *session) runner() {
 	}
 }
 
-// next takes the queue's next check (and for a batch handler, the queued checks of its class) and marks them
-// running; none: the queue is empty and the runner ends.
-func (s *session) next() ([]*Check, BatchHandlerFunc) {
+// next takes the queue's next check (and for a batch handler, the queued checks of its class), marks them
+// running and makes the handler's context: a check's own, which a heartbeat that finds its lease lost
+// cancels, or a batch's, which it does not (the others' work goes on; that check's answer is refused,
+// lease_lost). None: the queue is empty and the runner ends.
+func (s *session) next() (context.Context, context.CancelFunc, []*Check, BatchHandlerFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.queue) > 0 {
@@ -95,14 +98,19 @@ func (s *session) next() ([]*Check, BatchHandlerFunc) {
 			}
 			s.queue = rest
 		}
+		ctx, cancel := context.WithCancel(s.handlerBase)
 		for _, c := range batch {
-			s.held[leaseOf(c)].state = running
+			h := s.held[leaseOf(c)]
+			h.state, h.cancel = running, cancel
+			if batchHandler != nil {
+				h.cancel = func() {}
+			}
 		}
 		s.busy++
-		return batch, batchHandler
+		return ctx, cancel, batch, batchHandler
 	}
 	s.runners--
-	return nil, nil
+	return nil, nil, nil, nil
 }
 
 // finished frees the place and learns the handlers' time per check.
@@ -121,15 +129,8 @@ func (s *session) finished(checks int, took time.Duration) {
 	}
 }
 
-// runOne runs a check's handler with a context of its own (cancelled when a heartbeat finds its lease lost).
-func (s *session) runOne(c *Check) (a answer) {
-	ctx, cancel := context.WithCancel(s.handlerBase)
-	s.mu.Lock()
-	if h := s.held[leaseOf(c)]; h != nil {
-		h.cancel = cancel
-	}
-	s.mu.Unlock()
-	defer cancel()
+// runOne runs a check's handler; a panic fails the check alone.
+func (s *session) runOne(ctx context.Context, c *Check) (a answer) {
 	a.check = c
 	defer func() {
 		if r := recover(); r != nil {
@@ -146,18 +147,9 @@ func (s *session) runOne(c *Check) (a answer) {
 	return a
 }
 
-// runBatch runs a batch handler on checks of its class. Their context is the batch's: a heartbeat that finds
-// one check's lease lost does not cancel the others' work (that check's answer is refused, lease_lost).
-func (s *session) runBatch(handler BatchHandlerFunc, checks []*Check) (answers []answer) {
-	ctx, cancel := context.WithCancel(s.handlerBase)
-	defer cancel()
-	s.mu.Lock()
-	for _, c := range checks {
-		if h := s.held[leaseOf(c)]; h != nil {
-			h.cancel = func() {}
-		}
-	}
-	s.mu.Unlock()
+// runBatch runs a batch handler on checks of its class; an error, a panic or answers of another number fail
+// them all.
+func (s *session) runBatch(ctx context.Context, handler BatchHandlerFunc, checks []*Check) (answers []answer) {
 	answers = make([]answer, len(checks))
 	for i, c := range checks {
 		answers[i].check = c

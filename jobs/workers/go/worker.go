@@ -22,7 +22,7 @@ const (
 type Options struct {
 	Name        string // the worker's name in leases and the history; default host-pid
 	Concurrency int    // handler calls running at once; default 10
-	BatchSize   int    // the most checks a take asks for, a settlement sends, a batch handler gets; default 2000
+	BatchSize   int    // the most checks a take asks for and a batch handler gets (settled once this many answers wait); default 2000
 	// Prefetch: a take asks for the checks the worker can start within Prefetch: its free places, and the
 	// places its running handlers will free by then, by their mean time per check so far. Fast handlers are
 	// taken in batches (up to BatchSize); slow ones a free place at a time. Default 100ms; negative: free

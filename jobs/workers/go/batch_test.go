@@ -26,7 +26,7 @@ func TestABatchHandlerAnswersEachCheck(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "more"})
 	}
-	if _, err := db.Exec(ctx, `CREATE TABLE batch_ledger (check_id bigint PRIMARY KEY)`); err != nil {
+	if _, err := db.Exec(ctx, `CREATE TABLE IF NOT EXISTS batch_ledger (check_id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex

@@ -19,7 +19,7 @@ import (
 func TestSettlingInTheHandlersTransaction(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "intx")
-	if _, err := db.Exec(ctx, `CREATE TABLE intx_ledger (check_id bigint PRIMARY KEY)`); err != nil {
+	if _, err := db.Exec(ctx, `CREATE TABLE IF NOT EXISTS intx_ledger (check_id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
 	clock := &testClock{t: time.Date(2031, 7, 8, 9, 0, 0, 0, time.UTC)}

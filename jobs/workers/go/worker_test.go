@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -463,5 +464,45 @@ func TestATakeAsksForWhatTheWorkerCanStartSoon(t *testing.T) {
 	t.Logf("12 checks of 100 ms, 2 places: held up to %d at once", mostHeld)
 	if mostHeld < 2 || mostHeld > 3 {
 		t.Fatalf("12 checks of 100 ms, 2 places: the worker held up to %d at once; want its places and one", mostHeld)
+	}
+}
+
+// Checks taken ahead and not started are given back at the stop at once, untouched, with the running ones
+// that outlast the grace.
+func TestAStopGivesBackTheChecksNotStarted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	class := newClass(t, "queued")
+	scheduleMany(t, class, time.Now(), 50)
+	var logged lockedBuffer
+	worker := prescient.NewWorker(db, prescient.Options{Name: "queued", Concurrency: 1, Grace: 300 * time.Millisecond,
+		Clock: ahead, Logger: log.New(&logged, "", 0)})
+	var runs int32
+	blocked := make(chan struct{})
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		if atomic.AddInt32(&runs, 1) <= 5 { // fast: the next take asks for many
+			return prescient.Done(), nil
+		}
+		close(blocked)
+		<-ctx.Done() // outlasts the grace
+		return prescient.Answer{}, ctx.Err()
+	})
+	stop := runWorker(t, worker)
+	<-blocked
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	var done, untouched int
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM prescient.job_history WHERE job = $1 AND outcome = 'done'),
+	    (SELECT count(*) FROM prescient.future_job WHERE job = $1 AND claimed_by IS NULL AND attempts = 0 AND check_count = 0)`,
+		class).Scan(&done, &untouched); err != nil {
+		t.Fatal(err)
+	}
+	if done != 5 || untouched != 45 || atomic.LoadInt32(&runs) != 6 {
+		t.Fatalf("stopped with one check running and the rest queued: %d done, %d pending untouched, %d runs; "+
+			"want 5, 45, 6\n%s", done, untouched, runs, logged.String())
+	}
+	if !strings.Contains(logged.String(), "not started, given back (44 released)") {
+		t.Fatalf("no line for the 44 checks given back unstarted:\n%s", logged.String())
 	}
 }

@@ -61,7 +61,8 @@ func NextCheckAt(t time.Time) Answer { return Answer{Next: t} }
 
 // HandlerFunc runs one check. An error (or a panic) fails the check alone, with the error's text; the
 // class's retries and backoff decide what follows. ctx is cancelled when the check's lease is lost or when
-// the worker's grace period after a stop is over.
+// the worker's grace period after a stop is over. A handler that settled its check in its own transaction
+// (CompleteTx, FailTx) has its returned Answer ignored.
 type HandlerFunc func(ctx context.Context, check *Check) (Answer, error)
 
 // BatchHandlerFunc runs many checks of its class in one call (at most Options.BatchSize): it answers each,

@@ -3,6 +3,7 @@ package prescient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -27,7 +28,8 @@ type Check struct {
 	Traceparent string
 	Tracestate  string
 
-	token int64 // the fencing token the lease was given under
+	token int64         // the fencing token the lease was given under
+	tx    *txSettlement // what CompleteTx and FailTx settled in the handler's transaction
 }
 
 // Answer is what a handler makes of a check: look again at Next, or (Next zero) done, keeping Result in the
@@ -35,6 +37,7 @@ type Check struct {
 type Answer struct {
 	Next   time.Time       // zero: the check is done
 	Result json.RawMessage // kept in the history's result column when done (valid JSON, at most 64 KiB); nil: none
+	err    error           // Fail's error: the check failed
 }
 
 // Done ends the check.
@@ -43,14 +46,30 @@ func Done() Answer { return Answer{} }
 // DoneWithResult ends the check and keeps result (any JSON value) in its history row.
 func DoneWithResult(result json.RawMessage) Answer { return Answer{Result: result} }
 
+// Fail fails the check with err's text (the class's retries and backoff decide what follows): a batch
+// handler's answer for one check that failed.
+func Fail(err error) Answer {
+	if err == nil {
+		err = errors.New("failed (no error given)")
+	}
+	return Answer{err: err}
+}
+
 // NextCheckAt asks the database to run the check again at t (rounded up to the slot grid; a time not after
 // the time this run was asked for ends it with the guard_past outcome).
 func NextCheckAt(t time.Time) Answer { return Answer{Next: t} }
 
 // HandlerFunc runs one check. An error (or a panic) fails the check alone, with the error's text; the
 // class's retries and backoff decide what follows. ctx is cancelled when the check's lease is lost or when
-// the worker's grace period after a stop is over.
+// the worker's grace period after a stop is over. A handler that settled its check in its own transaction
+// (CompleteTx, FailTx) has its returned Answer ignored.
 type HandlerFunc func(ctx context.Context, check *Check) (Answer, error)
+
+// BatchHandlerFunc runs many checks of its class in one call (at most Options.BatchSize): it answers each,
+// one Answer per check in the order given (Fail(err) for a check that failed). An error (or a panic, or
+// answers of another number) fails every check of the call with its text. ctx is cancelled when the worker's
+// grace period after a stop is over (a lease lost meanwhile is not: that check's answer is refused).
+type BatchHandlerFunc func(ctx context.Context, checks []*Check) ([]Answer, error)
 
 // Settlement is what the database made of one answer (docs/workers.md, complete and fail).
 type Settlement struct {

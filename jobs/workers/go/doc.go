@@ -4,8 +4,10 @@
 //
 // A Client's methods take a pgx.Tx (or a *pgx.Conn, a *pgxpool.Pool: anything with Exec and QueryRow), so a
 // check commits or rolls back with the caller's work. A Worker takes due checks of the classes it has
-// handlers for, in batches, runs each handler in a goroutine of its own (at most Concurrency at once),
-// keeps their leases alive while they run, and settles the answers in batches. Every rule of a check's
+// handlers for, in batches of what it can start soon, runs them in at most Concurrency goroutines (a
+// handler per check, or a batch handler per many), keeps their leases alive, and settles the answers in
+// batches. A handler may instead settle its check in its own transaction (Check.CompleteTx, Check.FailTx),
+// so that its writes and the settlement commit together: effects exactly once. Every rule of a check's
 // life (never early, never twice while leased, groups, flow limits, guards, retries, dead letters) is
 // enforced by the database, not here.
 //

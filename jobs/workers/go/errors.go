@@ -30,7 +30,8 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Unwrap() error { return e.pgErr }
 
 // LeaseLostError says a settlement was refused: the check's lease expired, another worker holds it, or it was
-// cancelled or settled meanwhile. The answer was not recorded; the check runs again (at least once).
+// cancelled or settled meanwhile. The answer was not recorded; the check runs again (at least once). From
+// Check.CompleteTx or Check.FailTx: roll the handler's transaction back, its writes are not the check's.
 type LeaseLostError struct {
 	CheckID int64
 	Reason  string // the database's reason

@@ -1,6 +1,7 @@
 package prescient_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -175,4 +176,72 @@ func runWorker(t *testing.T, w *prescient.Worker) (stop func() error) {
 	}
 	t.Cleanup(func() { stop() })
 	return stop
+}
+
+// countingLogger counts the protocol's calls a pool makes (pgx logs each statement it ran).
+type countingLogger struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (l *countingLogger) Log(ctx context.Context, level pgx.LogLevel, msg string, data map[string]interface{}) {
+	sql, _ := data["sql"].(string)
+	if msg != "Query" || !strings.Contains(sql, "prescient.worker_") {
+		return
+	}
+	name := sql[strings.Index(sql, "prescient.worker_")+len("prescient."):]
+	name = name[:strings.Index(name, "(")]
+	l.mu.Lock()
+	l.calls[name]++
+	l.mu.Unlock()
+}
+
+func (l *countingLogger) count(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[name]
+}
+
+// countingPool is a pool of its own whose protocol calls are counted.
+func countingPool(t *testing.T) (*pgxpool.Pool, *countingLogger) {
+	t.Helper()
+	config, err := pgxpool.ParseConfig(os.Getenv("PRESCIENT_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &countingLogger{calls: map[string]int{}}
+	config.ConnConfig.Logger, config.ConnConfig.LogLevel = counter, pgx.LogLevelInfo
+	pool, err := pgxpool.ConnectConfig(context.Background(), config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, counter
+}
+
+// scheduleMany enqueues n checks of class due at (in one statement).
+func scheduleMany(t *testing.T, class string, at time.Time, n int) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), `SELECT prescient.schedule($1, 'thing', i::text, $2, p_now => $2)
+	  FROM generate_series(1, $3) i`, class, at, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockedBuffer is a log both the worker's goroutines and the test read.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

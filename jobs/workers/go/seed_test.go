@@ -36,25 +36,38 @@ func placeOrder(ctx context.Context, db *pgxpool.Pool, client *prescient.Client,
 }
 
 // orderUnshipped is the handler: nothing once the order shipped; at three hours an email (and look again at
-// six); at six an escalation (and done).
-func orderUnshipped(db *pgxpool.Pool, send func(ctx context.Context, orderID, what string) error) prescient.HandlerFunc {
+// six); at six an escalation (and done). The email goes into the outbox (a mailer sends its rows) in the
+// same transaction that answers the check: both or neither, so no email is queued twice, even when a worker
+// dies mid-run (its check then runs again, and the first run left nothing).
+func orderUnshipped(db *pgxpool.Pool) prescient.HandlerFunc {
 	return func(ctx context.Context, check *prescient.Check) (prescient.Answer, error) {
+		tx, err := db.Begin(ctx)
+		if err != nil {
+			return prescient.Answer{}, err
+		}
+		defer tx.Rollback(ctx) // a no-op after the commit
 		var placedAt time.Time
 		var shipped bool
-		if err := db.QueryRow(ctx, `SELECT placed_at, shipped_at IS NOT NULL FROM orders WHERE id = $1`,
+		if err := tx.QueryRow(ctx, `SELECT placed_at, shipped_at IS NOT NULL FROM orders WHERE id = $1`,
 			check.EntityKey).Scan(&placedAt, &shipped); err != nil {
 			return prescient.Answer{}, err
 		}
-		if shipped {
-			return prescient.Done(), nil
-		}
-		if check.AskedForAt.Before(placedAt.Add(6 * time.Hour)) {
-			if err := send(ctx, check.EntityKey, "email"); err != nil {
+		answer := prescient.Done()
+		if !shipped {
+			what := "escalation"
+			if check.AskedForAt.Before(placedAt.Add(6 * time.Hour)) {
+				what, answer = "email", prescient.NextCheckAt(placedAt.Add(6*time.Hour))
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO outbox (order_id, what, due_at) VALUES ($1, $2, $3)`,
+				check.EntityKey, what, check.DueAt); err != nil {
 				return prescient.Answer{}, err
 			}
-			return prescient.NextCheckAt(placedAt.Add(6 * time.Hour)), nil
 		}
-		return prescient.Done(), send(ctx, check.EntityKey, "escalation")
+		// The answer, in the same transaction: a lost lease is an error, and the outbox row rolls back.
+		if _, err := check.CompleteTx(ctx, tx, answer); err != nil {
+			return prescient.Answer{}, err
+		}
+		return answer, tx.Commit(ctx)
 	}
 }
 
@@ -63,19 +76,16 @@ func TestSeedScenario(t *testing.T) {
 	if _, err := db.Exec(ctx, `
 	  SELECT prescient.job_class_add('order_unshipped', true);
 	  CREATE TABLE orders (id text PRIMARY KEY, placed_at timestamptz NOT NULL, shipped_at timestamptz);
-	  CREATE TABLE sent (order_id text, what text, sent_at timestamptz)`); err != nil {
+	  CREATE TABLE outbox (order_id text, what text, due_at timestamptz, UNIQUE (order_id, what))`); err != nil {
 		t.Fatal(err)
 	}
 	placed := time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC) // T
 	clock := &testClock{t: placed}
 	client := &prescient.Client{Clock: clock.Now}
 	worker := prescient.NewWorker(db, prescient.Options{Name: "seed", Clock: clock.Now, Logger: testLogger(t)})
-	worker.Handle("order_unshipped", orderUnshipped(db, func(ctx context.Context, orderID, what string) error {
-		_, err := db.Exec(ctx, `INSERT INTO sent VALUES ($1, $2, $3)`, orderID, what, clock.Now())
-		return err
-	}))
-	sentAt := func() map[string]time.Time {
-		rows, err := db.Query(ctx, `SELECT order_id || ' ' || what, sent_at FROM sent`)
+	worker.Handle("order_unshipped", orderUnshipped(db))
+	outboxed := func() map[string]time.Time {
+		rows, err := db.Query(ctx, `SELECT order_id || ' ' || what, due_at FROM outbox`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,24 +129,24 @@ func TestSeedScenario(t *testing.T) {
 	}
 
 	drainAt(placed.Add(3*time.Hour - time.Second)) // never early
-	if sent := sentAt(); len(sent) != 0 {
-		t.Fatalf("a second before three hours, sent %v", sent)
+	if sent := outboxed(); len(sent) != 0 {
+		t.Fatalf("a second before three hours, outbox %v", sent)
 	}
 
 	drainAt(placed.Add(3 * time.Hour))
-	if sent := sentAt(); len(sent) != 1 || !sent["A-1 email"].Equal(placed.Add(3*time.Hour)) {
-		t.Fatalf("at three hours: want the email of A-1 alone, sent %v", sent)
+	if sent := outboxed(); len(sent) != 1 || !sent["A-1 email"].Equal(placed.Add(3*time.Hour)) {
+		t.Fatalf("at three hours: want the email of A-1 alone, outbox %v", sent)
 	}
 	if p, ok := pending(t, a); !ok || !p.NextCheckAt.Equal(placed.Add(6*time.Hour)) || p.CheckCount != 1 {
 		t.Fatalf("A-1's check after the email: want pending at T+6h, once checked; got %+v (pending %v)", p, ok)
 	}
 	if h, ok := history(t, b); !ok || h.Outcome != "done" || h.CheckCount != 1 {
-		t.Fatalf("B-2, shipped at T+1h: want its check done at T+3h with nothing sent; got %+v (in history %v)", h, ok)
+		t.Fatalf("B-2, shipped at T+1h: want its check done at T+3h with nothing queued; got %+v (in history %v)", h, ok)
 	}
 
 	drainAt(placed.Add(6 * time.Hour))
-	if sent := sentAt(); len(sent) != 2 || !sent["A-1 escalation"].Equal(placed.Add(6*time.Hour)) {
-		t.Fatalf("at six hours: want A-1's escalation; sent %v", sent)
+	if sent := outboxed(); len(sent) != 2 || !sent["A-1 escalation"].Equal(placed.Add(6*time.Hour)) {
+		t.Fatalf("at six hours: want A-1's escalation; outbox %v", sent)
 	}
 	if h, ok := history(t, a); !ok || h.Outcome != "done" || h.CheckCount != 2 || h.FinishedBy != "seed" {
 		t.Fatalf("A-1's check after the escalation: want done after two runs by seed; got %+v (in history %v)", h, ok)

@@ -3,12 +3,10 @@ package prescient
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -46,16 +44,19 @@ type session struct {
 
 	busyDelay time.Duration // the current look-again delay for a due check not taken (loop's goroutine)
 
-	places   chan struct{} // one token per free place: a handler that may start
 	answers  chan answer   // handlers' answers, to the settler
 	progress chan struct{} // (1) a handler finished or a settlement was written
 	wake     chan struct{} // (1) a notification for one of the classes
-	started  chan struct{} // (1) handlers started: the heartbeat, asleep while none runs, ticks again
+	started  chan struct{} // (1) checks taken: the heartbeat, asleep while none is held, ticks again
 
-	mu   sync.Mutex
-	held map[lease]*heldCheck // leased to this session and not settled or released
+	mu       sync.Mutex
+	held     map[lease]*heldCheck // leased to this session and not settled or released
+	queue    []*Check             // taken, waiting for a place, in the order taken
+	runners  int                  // goroutines running the queue's checks: at most Concurrency
+	busy     int                  // of them, those in a handler call now
+	perCheck time.Duration        // the handlers' mean time per check so far (0: none has finished)
 
-	handlers       sync.WaitGroup
+	handlers       sync.WaitGroup  // the runners
 	handlerBase    context.Context // the handlers' contexts: Run's values, cancelled only after the grace
 	cancelHandlers context.CancelFunc
 	settlerStop    chan struct{}
@@ -68,11 +69,23 @@ type lease struct{ id, token int64 }
 
 func leaseOf(c *Check) lease { return lease{c.ID, c.token} }
 
+// checkState is where a held check is: waiting for a place, running, answered (being settled), or settling in
+// its handler's transaction. The heartbeat extends the leases of the queued and the running ones.
+type checkState int
+
+const (
+	queued checkState = iota
+	running
+	answered
+	settlingInTx
+)
+
 type heldCheck struct {
 	check    *Check
-	cancel   context.CancelFunc // the handler's context
-	running  bool
-	released bool // given back at the stop: the handler's late answer is dropped
+	take     *take
+	state    checkState
+	cancel   context.CancelFunc // the handler's context, once it runs (a batch's: a no-op, see runBatch)
+	released bool               // given back (at the stop) or lost (a heartbeat): not run, its answer dropped
 }
 
 // answer is a handler's answer, on its way to a settlement.
@@ -80,8 +93,9 @@ type answer struct {
 	check      *Check
 	next       time.Time
 	result     json.RawMessage
-	err        error // the handler failed: worker_fail with its text
-	lastOfTake bool  // the last answer of its take: flush without waiting for FlushDelay
+	err        error       // the handler failed: worker_fail with its text
+	settled    *Settlement // settled in the handler's transaction (CompleteTx, FailTx): nothing to send
+	lastOfTake bool        // the last answer of its take: flush without waiting for FlushDelay
 }
 
 // take is one worker_take call's checks, counted down as their handlers finish.
@@ -89,20 +103,18 @@ type take struct{ unanswered int32 }
 
 func newSession(w *Worker, ctx context.Context, drain bool) *session {
 	s := &session{
-		w:           w,
-		classes:     w.classes(),
-		drain:       drain,
-		places:      make(chan struct{}, w.opts.Concurrency),
-		answers:     make(chan answer, w.opts.Concurrency),
+		w:       w,
+		classes: w.classes(),
+		drain:   drain,
+		// Room for every answer a take's checks may give while a settlement is on its way: a handler never
+		// waits for the settler.
+		answers:     make(chan answer, w.opts.Concurrency+w.opts.BatchSize),
 		progress:    make(chan struct{}, 1),
 		wake:        make(chan struct{}, 1),
 		started:     make(chan struct{}, 1),
 		held:        map[lease]*heldCheck{},
 		settlerStop: make(chan struct{}),
 		settlerGone: make(chan struct{}),
-	}
-	for i := 0; i < w.opts.Concurrency; i++ {
-		s.places <- struct{}{}
 	}
 	s.handlerBase, s.cancelHandlers = context.WithCancel(detached{ctx})
 	return s
@@ -131,17 +143,16 @@ func signal(c chan struct{}) {
 	}
 }
 
-// loop takes checks while ctx lasts: as many as there are free places (at most a batch), then, when the
-// take came back short (nothing more is due), sleeps until the next due time or a notification.
+// loop takes checks while ctx lasts: what the worker can start soon (wanted), then, when the take came back
+// short (nothing more is due), sleeps until the next due time or a notification.
 func (s *session) loop(ctx context.Context) error {
 	retry := backoff{}
 	for ctx.Err() == nil {
-		n := s.acquirePlaces(ctx)
+		n := s.wanted(ctx)
 		if n == 0 {
 			break
 		}
 		checks, err := s.take(n)
-		s.returnPlaces(n - len(checks))
 		if err != nil {
 			if isRefusal(err) {
 				return refusal("take", 0, err)
@@ -155,10 +166,10 @@ func (s *session) loop(ctx context.Context) error {
 		if len(checks) > 0 {
 			s.busyDelay = 0
 		}
-		s.start(checks)
+		s.enqueue(checks)
 		switch {
 		case len(checks) == n:
-			// Every free place was filled: more may be due.
+			// The take got all it asked for: more may be due.
 		case s.drain && len(checks) > 0:
 		case s.drain:
 			if s.heldCount() == 0 {
@@ -175,52 +186,58 @@ func (s *session) loop(ctx context.Context) error {
 	return nil
 }
 
-// acquirePlaces waits for a free place, then takes every other free one, up to a batch. 0: ctx is done.
-func (s *session) acquirePlaces(ctx context.Context) int {
-	select {
-	case <-s.places:
-	case <-ctx.Done():
-		return 0
-	}
-	target := s.w.opts.BatchSize
-	if target > s.w.opts.Concurrency {
-		target = s.w.opts.Concurrency
-	}
-	n := 1
-	for n < target {
-		select {
-		case <-s.places:
-			n++
-			continue
-		default:
+// wanted waits until the worker can start enough checks soon to be worth a take, and answers how many a
+// take should ask for; 0: ctx is done. "Soon" is the free places, and the checks the running handlers will
+// have made room for within Prefetch, by their mean time per check so far (none before a handler has
+// finished): a take of fast handlers asks for a batch, one of slow handlers for their free places, so a
+// worker does not hold checks another worker could start sooner. At most BatchSize; less than half of what
+// could start soon waits FlushDelay for more room first, so a busy queue is taken in batches.
+func (s *session) wanted(ctx context.Context) int {
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	timedOut := false
+	defer func() {
+		if timer != nil {
+			timer.Stop()
 		}
-		break
-	}
-	if n*2 >= target {
-		return n
-	}
-	// Few places are free and handlers hold the rest: wait a moment for more, so a busy queue is taken in
-	// batches, not a check per round trip.
-	wait := time.NewTimer(s.w.opts.FlushDelay)
-	defer wait.Stop()
-	for n < target {
+	}()
+	for {
+		want, soon := s.room()
+		if want > 0 && (want*2 >= soon || timedOut) {
+			return want
+		}
+		if want > 0 && timer == nil {
+			timer = time.NewTimer(s.w.opts.FlushDelay)
+			timerC = timer.C
+		}
 		select {
-		case <-s.places:
-			n++
-		case <-wait.C:
-			return n
+		case <-s.progress:
+		case <-timerC:
+			timedOut = true
 		case <-ctx.Done():
-			s.returnPlaces(n)
 			return 0
 		}
 	}
-	return n
 }
 
-func (s *session) returnPlaces(n int) {
-	for i := 0; i < n; i++ {
-		s.places <- struct{}{}
+// room answers how many checks a take should ask for now, and how many could start soon (both at most
+// BatchSize).
+func (s *session) room() (want, soon int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	concurrency := s.w.opts.Concurrency
+	soon = concurrency - s.busy
+	if s.perCheck > 0 && s.w.opts.Prefetch > 0 {
+		ahead := float64(concurrency) * float64(s.w.opts.Prefetch) / float64(s.perCheck)
+		if ahead > float64(s.w.opts.BatchSize) {
+			ahead = float64(s.w.opts.BatchSize)
+		}
+		soon += int(ahead)
 	}
+	if soon > s.w.opts.BatchSize {
+		soon = s.w.opts.BatchSize
+	}
+	return soon - len(s.queue), soon
 }
 
 func (s *session) take(n int) ([]*Check, error) {
@@ -253,78 +270,6 @@ func (s *session) take(n int) ([]*Check, error) {
 		s.logf("took %d checks: %s", len(checks), idList(checks))
 	}
 	return checks, nil
-}
-
-// start runs each check's handler in a goroutine of its own (their number is bounded by the places).
-func (s *session) start(checks []*Check) {
-	if len(checks) == 0 {
-		return
-	}
-	t := &take{unanswered: int32(len(checks))}
-	contexts := make([]context.Context, len(checks))
-	s.mu.Lock()
-	for i, c := range checks {
-		ctx, cancel := context.WithCancel(s.handlerBase)
-		contexts[i] = ctx
-		s.held[leaseOf(c)] = &heldCheck{check: c, cancel: cancel, running: true}
-	}
-	s.mu.Unlock()
-	s.handlers.Add(len(checks))
-	select {
-	case s.started <- struct{}{}:
-	default:
-	}
-	for i, c := range checks {
-		go s.runHandler(contexts[i], c, t)
-	}
-}
-
-func (s *session) runHandler(ctx context.Context, c *Check, t *take) {
-	defer s.handlers.Done()
-	a := s.call(ctx, c)
-	a.lastOfTake = atomic.AddInt32(&t.unanswered, -1) == 0
-	s.mu.Lock()
-	h := s.held[leaseOf(c)]
-	keep := h != nil && !h.released
-	if keep {
-		h.running = false
-		h.cancel()
-	}
-	s.mu.Unlock()
-	if keep {
-		select {
-		case s.answers <- a:
-		case <-s.settlerGone:
-		}
-	}
-	s.places <- struct{}{}
-	signal(s.progress)
-}
-
-// call runs the handler; a panic fails the check alone.
-func (s *session) call(ctx context.Context, c *Check) (a answer) {
-	a.check = c
-	defer func() {
-		if r := recover(); r != nil {
-			a.err = fmt.Errorf("panic: %v", r)
-			s.logf("check %d (%s): the handler panicked: %v", c.ID, c.Job, r)
-		}
-	}()
-	handler := s.w.handlers[c.Job]
-	if handler == nil { // the take named only the handlers' classes
-		a.err = fmt.Errorf("no handler for job class %q", c.Job)
-		return a
-	}
-	ans, err := handler(ctx, c)
-	switch {
-	case err != nil:
-		a.err = err
-	case ans.Result != nil && !json.Valid(ans.Result):
-		a.err = errors.New("the handler's result is not valid JSON")
-	default:
-		a.next, a.result = ans.Next, ans.Result
-	}
-	return a
 }
 
 func (s *session) heldCount() int {
@@ -369,14 +314,18 @@ func (s *session) idle(ctx context.Context) {
 	}
 }
 
-// stop: the handlers still running get the grace; those not done by then are given back.
+// stop: the checks not started yet are given back at once; the handlers still running get the grace, and
+// those not done by then are given back too.
 func (s *session) stop() {
+	if ids, tokens := s.markReleased(queued); len(ids) > 0 {
+		s.release(ids, tokens, "not started")
+	}
 	done := make(chan struct{})
 	go func() {
 		s.handlers.Wait()
 		close(done)
 	}()
-	if n := s.runningCount(); n > 0 {
+	if n := s.count(running); n > 0 {
 		s.logf("stopping: waiting up to %s for %d running checks", s.w.opts.Grace, n)
 	}
 	grace := time.NewTimer(s.w.opts.Grace)
@@ -385,41 +334,45 @@ func (s *session) stop() {
 	case <-done:
 	case <-grace.C:
 		// Marked before the cancel, so a handler returning on the cancel is not counted as failed.
-		ids, tokens := s.markReleased()
+		ids, tokens := s.markReleased(running)
 		s.cancelHandlers()
-		s.release(ids, tokens)
+		s.release(ids, tokens, "still running after the grace")
 	}
 	close(s.settlerStop)
 	<-s.settlerGone
 	s.cancelHandlers()
 }
 
-func (s *session) runningCount() int {
+func (s *session) count(state checkState) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, h := range s.held {
-		if h.running {
+		if h.state == state {
 			n++
 		}
 	}
 	return n
 }
 
-func (s *session) markReleased() (ids, tokens []int64) {
+// markReleased lets go of the checks in the state (their answers, if any come, are dropped).
+func (s *session) markReleased(state checkState) (ids, tokens []int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for l, h := range s.held {
-		if h.running {
+		if h.state == state {
 			h.released = true
 			ids, tokens = append(ids, l.id), append(tokens, l.token)
 			delete(s.held, l)
 		}
 	}
+	if state == queued {
+		s.queue = nil
+	}
 	return ids, tokens
 }
 
-func (s *session) release(ids, tokens []int64) {
+func (s *session) release(ids, tokens []int64, why string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -430,11 +383,11 @@ func (s *session) release(ids, tokens []int64) {
 		s.logf("checks %s: release failed (their leases will expire): %v", joinIDs(ids), err)
 		return
 	}
-	s.logf("checks %s: still running after the grace, given back (%d released)", joinIDs(ids), n)
+	s.logf("checks %s: %s, given back (%d released)", joinIDs(ids), why, n)
 }
 
-// heartbeatLoop extends the leases of every check held, every lease/3, in one call. While no handler runs it
-// does not tick at all, until handlers start: a worker waiting for its slot wakes for nothing (a tick every
+// heartbeatLoop extends the leases of every check held, every lease/3, in one call. While no check is held
+// it does not tick at all, until checks are taken: a worker waiting for its slot wakes for nothing (a tick every
 // lease/3 was most of an idle worker's CPU, 16 ms a minute with 2 s leases).
 func (s *session) heartbeatLoop(stop chan struct{}) {
 	ticker := time.NewTicker(s.w.opts.Lease / 3)
@@ -458,21 +411,22 @@ func (s *session) heartbeatLoop(stop chan struct{}) {
 	}
 }
 
-// extend covers the checks whose handlers run: an answered one is being settled (and extending it too would
-// lock its row against the settlement). In id order, the order a settlement locks in, so the two never
-// deadlock. Answers how many it covered.
+// extend covers the checks waiting for a place and those whose handlers run: an answered one is being
+// settled, by the settler or in its handler's transaction (and extending it too would lock its row against
+// the settlement). In id order, the order a settlement locks in, so the two never deadlock. Answers how many
+// it covered.
 func (s *session) extend() int {
 	s.mu.Lock()
-	running := make([]lease, 0, len(s.held))
+	unanswered := make([]lease, 0, len(s.held))
 	for l, h := range s.held {
-		if h.running {
-			running = append(running, l)
+		if h.state == queued || h.state == running {
+			unanswered = append(unanswered, l)
 		}
 	}
 	s.mu.Unlock()
-	sort.Slice(running, func(i, j int) bool { return running[i].id < running[j].id })
-	ids, tokens := make([]int64, len(running)), make([]int64, len(running))
-	for i, l := range running {
+	sort.Slice(unanswered, func(i, j int) bool { return unanswered[i].id < unanswered[j].id })
+	ids, tokens := make([]int64, len(unanswered)), make([]int64, len(unanswered))
+	for i, l := range unanswered {
 		ids[i], tokens[i] = l.id, l.token
 	}
 	extended := len(ids)
@@ -509,13 +463,23 @@ func (s *session) extendSome(ids, tokens []int64) {
 		}
 		s.mu.Lock()
 		h := s.held[lease{ids[i], tokens[i]}]
-		running := h != nil && h.running
-		if running {
+		state := answered
+		if h != nil {
+			state = h.state
+		}
+		switch state {
+		case running:
 			h.cancel() // its settlement would be refused: stop working on it
+		case queued: // not to be run
+			h.released = true
+			delete(s.held, leaseOf(h.check))
 		}
 		s.mu.Unlock()
-		if running {
+		switch state {
+		case running:
 			s.logf("check %d: lease lost, its handler is cancelled: %s", id, *refusal)
+		case queued:
+			s.logf("check %d: lease lost before it started, not run: %s", id, *refusal)
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -71,14 +71,26 @@ func (s *session) settleLoop() {
 func (s *session) settle(answers []answer) {
 	// In id order: the order heartbeats lock in, so a settlement and a heartbeat never deadlock.
 	sort.Slice(answers, func(i, j int) bool { return answers[i].check.ID < answers[j].check.ID })
-	var completions, failures []answer
+	var completions, failures, inTx []answer
+	var settledInTx []Settlement
 	for _, a := range answers {
+		if a.settled != nil { // its handler's transaction settled it: nothing to send
+			inTx, settledInTx = append(inTx, a), append(settledInTx, *a.settled)
+			continue
+		}
 		if a.err != nil {
 			failures = append(failures, a)
 		} else {
 			completions = append(completions, a)
 		}
 	}
+	if len(inTx) > 0 {
+		s.record(inTx, settledInTx)
+	}
+	if len(completions) == 0 && len(failures) == 0 {
+		return
+	}
+	answers = append(completions, failures...)
 	retry := backoff{}
 	for attempt := 1; ; attempt++ {
 		settlements, err := s.settleCall(completions, failures)

@@ -10,9 +10,9 @@ set_tests_properties(workers_go_build PROPERTIES
 
 add_test(NAME workers_go
   COMMAND "${PRESCIENT_WITH_DATABASE}" "$<TARGET_FILE:prescient_cli>" --slot 1s --
-          "${PROJECT_BINARY_DIR}/workers/go/bin/prescient.test" -test.v -test.timeout 90s)
+          "${PROJECT_BINARY_DIR}/workers/go/bin/prescient.test" -test.v -test.timeout 150s)
 set_tests_properties(workers_go PROPERTIES
   LABELS workers
   FIXTURES_REQUIRED workers_go
-  TIMEOUT 120
+  TIMEOUT 180
   ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers")

@@ -12,15 +12,26 @@ import (
 	"github.com/jackc/pgx/v4/pgxpool"
 )
 
+// The defaults of BatchSize and Prefetch, chosen by measurement (README.md, "Speed").
+const (
+	defaultBatchSize = 2000
+	defaultPrefetch  = 100 * time.Millisecond
+)
+
 // Options configure a Worker. Zero values take the defaults named.
 type Options struct {
-	Name        string        // the worker's name in leases and the history; default host-pid
-	Concurrency int           // handlers running at once; default 10
-	BatchSize   int           // the most checks one take asks for (never more than the free places); default 100
+	Name        string // the worker's name in leases and the history; default host-pid
+	Concurrency int    // handler calls running at once; default 10
+	BatchSize   int    // the most checks a take asks for and a batch handler gets (settled once this many answers wait); default 2000
+	// Prefetch: a take asks for the checks the worker can start within Prefetch: its free places, and the
+	// places its running handlers will free by then, by their mean time per check so far. Fast handlers are
+	// taken in batches (up to BatchSize); slow ones a free place at a time. Default 100ms; negative: free
+	// places only.
+	Prefetch    time.Duration
 	Lease       time.Duration // how long a take holds a check; default 30s (0.1s to 24h)
 	NoHeartbeat bool          // do not extend leases while handlers run (a slow handler then loses its check)
 	Grace       time.Duration // after a stop, how long running handlers may take to finish; default 10s
-	FlushDelay  time.Duration // how long an answer may wait for others to share its settlement, and a take for more free places; default 5ms
+	FlushDelay  time.Duration // how long an answer may wait for others to share its settlement, and a take for more room; default 5ms
 	MaxSleep    time.Duration // the longest idle sleep between looks at the queue; default 60s
 
 	// Clock, when set, is passed as p_now to every call (tests pin it). Nil: the database's clock.
@@ -35,10 +46,11 @@ type Options struct {
 
 // Worker runs the checks of its handlers' job classes. Register handlers with Handle, then call Run.
 type Worker struct {
-	pool     *pgxpool.Pool
-	opts     Options
-	log      *log.Logger
-	handlers map[string]HandlerFunc
+	pool          *pgxpool.Pool
+	opts          Options
+	log           *log.Logger
+	handlers      map[string]HandlerFunc
+	batchHandlers map[string]BatchHandlerFunc
 }
 
 // NewWorker makes a worker that works through pool. The LISTEN connection is made with the pool's
@@ -52,7 +64,10 @@ func NewWorker(pool *pgxpool.Pool, opts Options) *Worker {
 		opts.Concurrency = 10
 	}
 	if opts.BatchSize <= 0 {
-		opts.BatchSize = 100
+		opts.BatchSize = defaultBatchSize
+	}
+	if opts.Prefetch == 0 {
+		opts.Prefetch = defaultPrefetch
 	}
 	if opts.BatchSize > maxPerCall {
 		opts.BatchSize = maxPerCall
@@ -73,13 +88,22 @@ func NewWorker(pool *pgxpool.Pool, opts Options) *Worker {
 	if logger == nil {
 		logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
 	}
-	return &Worker{pool: pool, opts: opts, log: logger, handlers: map[string]HandlerFunc{}}
+	return &Worker{pool: pool, opts: opts, log: logger, handlers: map[string]HandlerFunc{},
+		batchHandlers: map[string]BatchHandlerFunc{}}
 }
 
-// Handle registers the handler of a job class (a worker class: prescient jobs add CLASS --worker). Call it
-// before Run.
+// Handle registers the handler of a job class (a worker class: prescient jobs add CLASS --worker), in place of
+// any handler the class had. Call it before Run.
 func (w *Worker) Handle(class string, h HandlerFunc) {
+	delete(w.batchHandlers, class)
 	w.handlers[class] = h
+}
+
+// HandleBatch registers a batch handler for a job class, in place of any handler the class had: it gets the
+// class's checks a take brought, many in one call (at most BatchSize). Call it before Run.
+func (w *Worker) HandleBatch(class string, h BatchHandlerFunc) {
+	delete(w.handlers, class)
+	w.batchHandlers[class] = h
 }
 
 // Run takes and runs checks until ctx is cancelled, then stops gracefully: it takes nothing more, lets
@@ -98,8 +122,11 @@ func (w *Worker) Drain(ctx context.Context) error {
 }
 
 func (w *Worker) classes() []string {
-	classes := make([]string, 0, len(w.handlers))
+	classes := make([]string, 0, len(w.handlers)+len(w.batchHandlers))
 	for class := range w.handlers {
+		classes = append(classes, class)
+	}
+	for class := range w.batchHandlers {
 		classes = append(classes, class)
 	}
 	sort.Strings(classes)
@@ -107,12 +134,12 @@ func (w *Worker) classes() []string {
 }
 
 func (w *Worker) run(ctx context.Context, drain bool) error {
-	if len(w.handlers) == 0 {
+	if len(w.handlers)+len(w.batchHandlers) == 0 {
 		return errors.New("prescient: the worker has no handlers: call Handle before Run")
 	}
 	s := newSession(w, ctx, drain)
-	s.logf("started: classes %v, concurrency %d, batch %d, lease %s", s.classes, w.opts.Concurrency,
-		w.opts.BatchSize, w.opts.Lease)
+	s.logf("started: classes %v, concurrency %d, batch %d, prefetch %s, lease %s", s.classes, w.opts.Concurrency,
+		w.opts.BatchSize, w.opts.Prefetch, w.opts.Lease)
 
 	listenCtx, stopListening := context.WithCancel(context.Background())
 	listening := make(chan struct{})

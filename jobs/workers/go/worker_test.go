@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
+	"log"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v4"
-	"github.com/jackc/pgx/v4/pgxpool"
 
 	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
 )
@@ -165,50 +162,13 @@ func TestResultsAreKeptAndAnOversizedOneFailsItsCheckAlone(t *testing.T) {
 	}
 }
 
-// countingLogger counts the protocol's calls a pool makes (pgx logs each statement it ran).
-type countingLogger struct {
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func (l *countingLogger) Log(ctx context.Context, level pgx.LogLevel, msg string, data map[string]interface{}) {
-	sql, _ := data["sql"].(string)
-	if msg != "Query" || !strings.Contains(sql, "prescient.worker_") {
-		return
-	}
-	name := sql[strings.Index(sql, "prescient.worker_")+len("prescient."):]
-	name = name[:strings.Index(name, "(")]
-	l.mu.Lock()
-	l.calls[name]++
-	l.mu.Unlock()
-}
-
-func (l *countingLogger) count(name string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.calls[name]
-}
-
 func TestTakesAndSettlesInBatches(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "batches")
 	const checks = 600
 	clock := &testClock{t: time.Date(2031, 5, 6, 9, 0, 0, 0, time.UTC)}
-	if _, err := db.Exec(ctx, `SELECT prescient.schedule($1, 'thing', i::text, $2, p_now => $2)
-	  FROM generate_series(1, $3) i`, class, clock.Now(), checks); err != nil {
-		t.Fatal(err)
-	}
-	config, err := pgxpool.ParseConfig(os.Getenv("PRESCIENT_DATABASE_URL"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter := &countingLogger{calls: map[string]int{}}
-	config.ConnConfig.Logger, config.ConnConfig.LogLevel = counter, pgx.LogLevelInfo
-	pool, err := pgxpool.ConnectConfig(ctx, config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	scheduleMany(t, class, clock.Now(), checks)
+	pool, counter := countingPool(t)
 	var ran, done int64
 	worker := prescient.NewWorker(pool, prescient.Options{Name: "batches", Concurrency: 50, BatchSize: 50,
 		Clock: clock.Now, Logger: testLogger(t), OnSettled: func(s prescient.Settlement) {
@@ -446,5 +406,103 @@ func TestAGroupRunsInOrderOneAtATimeWithoutStalling(t *testing.T) {
 	}
 	if took > 1500*time.Millisecond {
 		t.Fatalf("four checks of a group took %s: the worker waited between them", took)
+	}
+}
+
+// A take asks for what the worker can start soon: fast handlers are taken in batches, whatever the free
+// places; slow ones about a place at a time, so the worker holds no checks another could start sooner.
+func TestATakeAsksForWhatTheWorkerCanStartSoon(t *testing.T) {
+	ctx := context.Background()
+	pool, counter := countingPool(t)
+	clock := &testClock{t: time.Date(2031, 5, 6, 10, 0, 0, 0, time.UTC)}
+
+	fast := newClass(t, "fast")
+	scheduleMany(t, fast, clock.Now(), 2000)
+	worker := prescient.NewWorker(pool, prescient.Options{Name: "fast", Concurrency: 2, Clock: clock.Now,
+		Logger: testLogger(t)})
+	worker.Handle(fast, func(context.Context, *prescient.Check) (prescient.Answer, error) { return prescient.Done(), nil })
+	clock.Set(clock.Now().Add(time.Second))
+	if err := worker.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var done int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM prescient.job_history WHERE job = $1 AND outcome = 'done'`,
+		fast).Scan(&done); err != nil || done != 2000 {
+		t.Fatalf("fast: %d of 2000 done (%v)", done, err)
+	}
+	// Two places: a take per free place would be 1 000 takes at least.
+	t.Logf("2 000 fast checks, 2 places: %d takes", counter.count("worker_take"))
+	if takes := counter.count("worker_take"); takes > 40 {
+		t.Fatalf("2 000 fast checks, 2 places: %d takes; want batches whatever the free places", takes)
+	}
+
+	slow := newClass(t, "slow")
+	scheduleMany(t, slow, clock.Now(), 12)
+	worker = prescient.NewWorker(pool, prescient.Options{Name: "slow", Concurrency: 2, Prefetch: 50 * time.Millisecond,
+		Clock: clock.Now, Logger: testLogger(t)})
+	var mu sync.Mutex
+	mostHeld := 0
+	worker.Handle(slow, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		time.Sleep(100 * time.Millisecond)
+		var held int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM prescient.future_job WHERE job = $1 AND claimed_by = 'slow'`,
+			slow).Scan(&held); err != nil {
+			return prescient.Answer{}, err
+		}
+		mu.Lock()
+		if held > mostHeld {
+			mostHeld = held
+		}
+		mu.Unlock()
+		return prescient.Done(), nil
+	})
+	clock.Set(clock.Now().Add(time.Second))
+	if err := worker.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// 2 places, and 100 ms handlers free one place in the 50 ms ahead: 2 + 1 held at most.
+	t.Logf("12 checks of 100 ms, 2 places: held up to %d at once", mostHeld)
+	if mostHeld < 2 || mostHeld > 3 {
+		t.Fatalf("12 checks of 100 ms, 2 places: the worker held up to %d at once; want its places and one", mostHeld)
+	}
+}
+
+// Checks taken ahead and not started are given back at the stop at once, untouched, with the running ones
+// that outlast the grace.
+func TestAStopGivesBackTheChecksNotStarted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	class := newClass(t, "queued")
+	scheduleMany(t, class, time.Now(), 50)
+	var logged lockedBuffer
+	worker := prescient.NewWorker(db, prescient.Options{Name: "queued", Concurrency: 1, Grace: 300 * time.Millisecond,
+		Clock: ahead, Logger: log.New(&logged, "", 0)})
+	var runs int32
+	blocked := make(chan struct{})
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		if atomic.AddInt32(&runs, 1) <= 5 { // fast: the next take asks for many
+			return prescient.Done(), nil
+		}
+		close(blocked)
+		<-ctx.Done() // outlasts the grace
+		return prescient.Answer{}, ctx.Err()
+	})
+	stop := runWorker(t, worker)
+	<-blocked
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	var done, untouched int
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM prescient.job_history WHERE job = $1 AND outcome = 'done'),
+	    (SELECT count(*) FROM prescient.future_job WHERE job = $1 AND claimed_by IS NULL AND attempts = 0 AND check_count = 0)`,
+		class).Scan(&done, &untouched); err != nil {
+		t.Fatal(err)
+	}
+	if done != 5 || untouched != 45 || atomic.LoadInt32(&runs) != 6 {
+		t.Fatalf("stopped with one check running and the rest queued: %d done, %d pending untouched, %d runs; "+
+			"want 5, 45, 6\n%s", done, untouched, runs, logged.String())
+	}
+	if !strings.Contains(logged.String(), "not started, given back (44 released)") {
+		t.Fatalf("no line for the 44 checks given back unstarted:\n%s", logged.String())
 	}
 }

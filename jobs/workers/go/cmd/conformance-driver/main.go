@@ -1,12 +1,13 @@
 // Command conformance-driver runs the Go client's worker for the conformance harness (jobs/workers/conformance):
 //
-//	conformance-driver work --name NAME --classes C1[,C2...] [--concurrency 4] [--batch 50]
+//	conformance-driver work --name NAME --classes C1[,C2...] [--concurrency N] [--batch N] [--prefetch D]
 //	                        [--lease-seconds 2] [--no-heartbeat]
-//	conformance-driver drain --classes C1[,C2...] [--concurrency 4] [--batch 50]
+//	conformance-driver drain --classes C1[,C2...] [--concurrency N] [--batch N] [--prefetch D] [--batch-handler]
 //
 // work: one generic handler for every class, driven by the check's payload (sleep_ms, answer: done, next,
 // at, error, result), recording each run in conformance_ledger first; SIGTERM stops it gracefully (exit 0).
-// drain: no-op handlers until nothing is due, then prints the rate (for benchmarks).
+// drain: no-op handlers (or one no-op batch handler per class) until nothing is due, then prints the rate
+// (for benchmarks). --concurrency, --batch and --prefetch not given are the client's defaults (Options).
 // The database is PRESCIENT_DATABASE_URL.
 package main
 
@@ -43,21 +44,24 @@ type payload struct {
 func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	if len(os.Args) < 2 || (os.Args[1] != "work" && os.Args[1] != "drain") {
-		fmt.Fprintln(os.Stderr, "usage: conformance-driver work|drain --classes C1[,C2...] [--name NAME] [--concurrency 4]"+
-			" [--batch 50] [--lease-seconds 2] [--no-heartbeat]")
+		fmt.Fprintln(os.Stderr, "usage: conformance-driver work|drain --classes C1[,C2...] [--name NAME] [--concurrency N]"+
+			" [--batch N] [--prefetch D] [--lease-seconds 2] [--no-heartbeat] [--batch-handler (drain)]")
 		os.Exit(2)
 	}
 	command := os.Args[1]
 	flags := flag.NewFlagSet("conformance-driver "+command, flag.ExitOnError)
 	name := flags.String("name", "go-driver", "the worker's name")
 	classes := flags.String("classes", "", "the job classes, comma-separated")
-	concurrency := flags.Int("concurrency", 4, "handlers running at once")
-	batch := flags.Int("batch", 50, "the most checks one take asks for")
+	concurrency := flags.Int("concurrency", 0, "handler calls running at once (0: the client's default)")
+	batch := flags.Int("batch", 0, "the most checks a take asks for (0: the client's default)")
+	prefetch := flags.Duration("prefetch", 0, "how far ahead a take looks, e.g. 100ms (0: the client's default; negative: free places only)")
 	leaseSeconds := flags.Float64("lease-seconds", 2, "the lease of a take")
 	noHeartbeat := flags.Bool("no-heartbeat", false, "do not extend leases while handlers run")
+	batchHandler := flags.Bool("batch-handler", false, "drain: one batch handler per class, not a handler per check")
 	_ = flags.Parse(os.Args[2:])
-	if *classes == "" || flags.NArg() > 0 {
-		log.Fatalf("conformance-driver: --classes is required, and no other arguments are")
+	if *classes == "" || flags.NArg() > 0 || *concurrency < 0 || *batch < 0 || (*batchHandler && command != "drain") {
+		log.Fatalf("conformance-driver: --classes is required, no other arguments are, --concurrency and --batch " +
+			"are not negative, --batch-handler is for drain")
 	}
 	url := os.Getenv("PRESCIENT_DATABASE_URL")
 	if url == "" {
@@ -76,11 +80,12 @@ func main() {
 		Name:        *name,
 		Concurrency: *concurrency,
 		BatchSize:   *batch,
+		Prefetch:    *prefetch,
 		Lease:       time.Duration(*leaseSeconds * float64(time.Second)),
 		NoHeartbeat: *noHeartbeat,
 	}
 	if command == "drain" {
-		os.Exit(drain(ctx, pool, options, strings.Split(*classes, ",")))
+		os.Exit(drain(ctx, pool, options, strings.Split(*classes, ","), *batchHandler))
 	}
 
 	// The ledger's inserts are autocommitted on connections of their own, apart from the worker's.
@@ -173,7 +178,7 @@ func parseISO(text string) (time.Time, error) {
 }
 
 // drain runs no-op handlers until nothing is due and prints how fast the checks went.
-func drain(ctx context.Context, pool *pgxpool.Pool, options prescient.Options, classes []string) int {
+func drain(ctx context.Context, pool *pgxpool.Pool, options prescient.Options, classes []string, batchHandler bool) int {
 	var count int64
 	options.Logger = log.New(io.Discard, "", 0)
 	options.OnSettled = func(st prescient.Settlement) {
@@ -183,6 +188,13 @@ func drain(ctx context.Context, pool *pgxpool.Pool, options prescient.Options, c
 	}
 	worker := prescient.NewWorker(pool, options)
 	for _, class := range classes {
+		if batchHandler {
+			worker.HandleBatch(class, func(_ context.Context, checks []*prescient.Check) ([]prescient.Answer, error) {
+				atomic.AddInt64(&count, int64(len(checks)))
+				return make([]prescient.Answer, len(checks)), nil // the zero Answer: done
+			})
+			continue
+		}
 		worker.Handle(class, func(context.Context, *prescient.Check) (prescient.Answer, error) {
 			atomic.AddInt64(&count, 1)
 			return prescient.Done(), nil

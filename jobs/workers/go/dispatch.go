@@ -1,0 +1,223 @@
+package prescient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// A take's checks wait in the session's queue, in the order taken, for a place: at most Concurrency runners
+// take them from its head, one check per handler call, or for a batch handler the queued checks of its
+// class, at most BatchSize, in one call.
+
+// How much the handlers' mean time per check follows the latest call: 1/8 (a moving average).
+const perCheckWeight = 8
+
+// enqueue holds the checks taken and starts runners for them, up to Concurrency.
+func (s *session) enqueue(checks []*Check) {
+	if len(checks) == 0 {
+		return
+	}
+	t := &take{unanswered: int32(len(checks))}
+	s.mu.Lock()
+	for _, c := range checks {
+		h := &heldCheck{check: c, take: t, state: queued}
+		s.held[leaseOf(c)] = h
+		c.tx = &txSettlement{worker: s.w.opts.Name, now: s.now, onSettling: func() { s.settlingInTx(h) }}
+	}
+	s.queue = append(s.queue, checks...)
+	start := s.w.opts.Concurrency - s.runners
+	if start > len(s.queue) {
+		start = len(s.queue)
+	}
+	s.runners += start
+	s.mu.Unlock()
+	s.handlers.Add(start)
+	for i := 0; i < start; i++ {
+		go s.runner()
+	}
+	signal(s.started)
+}
+
+// runner runs the queue's checks until it is empty.
+func (s *session) runner() {
+	defer s.handlers.Done()
+	for {
+		ctx, cancel, checks, batchHandler := s.next()
+		if len(checks) == 0 {
+			return
+		}
+		began := time.Now()
+		var answers []answer
+		if batchHandler != nil {
+			answers = s.runBatch(ctx, batchHandler, checks)
+		} else {
+			answers = []answer{s.runOne(ctx, checks[0])}
+		}
+		cancel()
+		s.finished(len(checks), time.Since(began))
+		for _, a := range answers {
+			s.answered(a)
+		}
+		signal(s.progress)
+	}
+}
+
+// next takes the queue's next check (and for a batch handler, the queued checks of its class), marks them
+// running and makes the handler's context: a check's own, which a heartbeat that finds its lease lost
+// cancels, or a batch's, which it does not (the others' work goes on; that check's answer is refused,
+// lease_lost). None: the queue is empty and the runner ends.
+func (s *session) next() (context.Context, context.CancelFunc, []*Check, BatchHandlerFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) > 0 {
+		c := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		if h := s.held[leaseOf(c)]; h == nil || h.released {
+			continue
+		}
+		batch := []*Check{c}
+		batchHandler := s.w.batchHandlers[c.Job]
+		if batchHandler != nil {
+			rest := s.queue[:0]
+			for _, other := range s.queue {
+				if other.Job == c.Job && len(batch) < s.w.opts.BatchSize {
+					if h := s.held[leaseOf(other)]; h != nil && !h.released {
+						batch = append(batch, other)
+					}
+					continue
+				}
+				rest = append(rest, other)
+			}
+			for i := len(rest); i < len(s.queue); i++ {
+				s.queue[i] = nil
+			}
+			s.queue = rest
+		}
+		ctx, cancel := context.WithCancel(s.handlerBase)
+		for _, c := range batch {
+			h := s.held[leaseOf(c)]
+			h.state, h.cancel = running, cancel
+			if batchHandler != nil {
+				h.cancel = func() {}
+			}
+		}
+		s.busy++
+		return ctx, cancel, batch, batchHandler
+	}
+	s.runners--
+	return nil, nil, nil, nil
+}
+
+// finished frees the place and learns the handlers' time per check.
+func (s *session) finished(checks int, took time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy--
+	perCheck := took / time.Duration(checks)
+	if perCheck <= 0 {
+		perCheck = 1
+	}
+	if s.perCheck == 0 {
+		s.perCheck = perCheck
+	} else {
+		s.perCheck += (perCheck - s.perCheck) / perCheckWeight
+	}
+}
+
+// runOne runs a check's handler; a panic fails the check alone.
+func (s *session) runOne(ctx context.Context, c *Check) (a answer) {
+	a.check = c
+	defer func() {
+		if r := recover(); r != nil {
+			a.err = fmt.Errorf("panic: %v", r)
+			s.logf("check %d (%s): the handler panicked: %v", c.ID, c.Job, r)
+		}
+	}()
+	handler := s.w.handlers[c.Job]
+	if handler == nil { // the take named only the handlers' classes
+		a.err = fmt.Errorf("no handler for job class %q", c.Job)
+		return a
+	}
+	a.set(handler(ctx, c))
+	return a
+}
+
+// runBatch runs a batch handler on checks of its class; an error, a panic or answers of another number fail
+// them all.
+func (s *session) runBatch(ctx context.Context, handler BatchHandlerFunc, checks []*Check) (answers []answer) {
+	answers = make([]answer, len(checks))
+	for i, c := range checks {
+		answers[i].check = c
+	}
+	failAll := func(err error) {
+		for i := range answers {
+			answers[i].err = err
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			failAll(fmt.Errorf("panic: %v", r))
+			s.logf("checks %s (%s): the batch handler panicked: %v", idList(checks), checks[0].Job, r)
+		}
+	}()
+	got, err := handler(ctx, checks)
+	switch {
+	case err != nil:
+		failAll(err)
+	case len(got) != len(checks):
+		failAll(fmt.Errorf("the batch handler answered %d of its %d checks", len(got), len(checks)))
+	default:
+		for i := range answers {
+			answers[i].set(got[i], nil)
+		}
+	}
+	return answers
+}
+
+// set is what a handler's return makes of the answer.
+func (a *answer) set(ans Answer, err error) {
+	switch {
+	case err != nil:
+		a.err = err
+	case ans.err != nil:
+		a.err = ans.err
+	case ans.Result != nil && !json.Valid(ans.Result):
+		a.err = errors.New("the handler's result is not valid JSON")
+	default:
+		a.next, a.result = ans.Next, ans.Result
+	}
+}
+
+// answered hands a handler's answer to the settler, unless the check was given back meanwhile.
+func (s *session) answered(a answer) {
+	if st, settled := s.inTx(a.check, a.err); settled {
+		a.settled = &st
+	}
+	s.mu.Lock()
+	h := s.held[leaseOf(a.check)]
+	keep := h != nil && !h.released
+	if keep {
+		h.state = answered
+		a.lastOfTake = atomic.AddInt32(&h.take.unanswered, -1) == 0
+	}
+	s.mu.Unlock()
+	if keep {
+		select {
+		case s.answers <- a:
+		case <-s.settlerGone:
+		}
+	}
+}
+
+// settlingInTx: the handler settles its check in its own transaction, whose row lock a heartbeat would
+// wait for; the lease is not extended any more (the settlement, once committed, ends it).
+func (s *session) settlingInTx(h *heldCheck) {
+	s.mu.Lock()
+	h.state = settlingInTx
+	s.mu.Unlock()
+}

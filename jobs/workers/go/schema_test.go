@@ -1,0 +1,86 @@
+package prescient_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v4"
+
+	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+)
+
+// The schema with no prescient binary: the package's bundle is the repository's, it makes a new database at
+// the slot asked, applies nothing twice or to the database the binary made, and refuses a newer database.
+func TestMigrateFromTheBundle(t *testing.T) {
+	ctx := context.Background()
+	// This file's folder in the repository (the build's GOPATH links to it), then the repository's bundle.
+	_, self, _, _ := runtime.Caller(0)
+	folder, err := filepath.EvalSymlinks(filepath.Dir(self))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repository, err := os.ReadFile(filepath.Join(folder, "..", "..", "..", "sql", "prescient-bundle.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(repository) != prescient.SchemaBundle() {
+		t.Fatal("jobs/workers/go/prescient-bundle.sql differs: copy sql/prescient-bundle.sql")
+	}
+	name := fmt.Sprintf("prescient_go_schema_%d", os.Getpid())
+	if _, err := db.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") //nolint:errcheck
+	config := db.Config().ConnConfig.Copy()
+	config.Database = name
+	fresh, err := pgx.ConnectConfig(ctx, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close(ctx)
+
+	made, err := prescient.Migrate(ctx, fresh, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range made {
+		found = found || (a.Kind == "functions" && a.Name == "072_worker_protocol.sql")
+	}
+	if !found {
+		t.Fatalf("the function files were not applied: %v", made)
+	}
+	var slot int
+	if err := fresh.QueryRow(ctx, "SELECT slot_seconds FROM prescient.settings").Scan(&slot); err != nil || slot != 30 {
+		t.Fatalf("slot %d, %v", slot, err)
+	}
+	if again, err := prescient.Migrate(ctx, fresh, 0); err != nil || len(again) != 0 {
+		t.Fatalf("a second migrate applied %v (%v)", again, err)
+	}
+	binarys, err := db.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := prescient.Migrate(ctx, binarys.Conn(), 0); err != nil || len(applied) != 0 {
+		t.Fatalf("on the binary's database: %v (%v)", applied, err)
+	}
+	binarys.Release()
+	if _, err := fresh.Exec(ctx, "INSERT INTO prescient.schema_migrations (version, name, checksum)"+
+		" VALUES (9999, '9999_future.sql', 'x')"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = prescient.Migrate(ctx, fresh, 0)
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "newer than this bundle knows") {
+		t.Fatalf("a newer database: %v", err)
+	}
+}

@@ -339,20 +339,170 @@ class WorkerTest(unittest.TestCase):
             worker.drain()
         self.assertIn("run by the runner", raised.exception.reason)
 
-    def test_release_gives_unstarted_checks_back_at_once(self):
-        # White-box: a stop gives back what was taken and not yet picked up by a handler's thread. That is a
-        # narrow race in real runs (a take asks only for free places), so the state is set up by hand here.
-        check_id = support.schedule_due_now(self.conn, self.job, "given-back")
-        worker = self.worker(clock=None)
-        [(token,)] = self.conn.execute("SELECT lease_token FROM prescient.worker_take(%s, %s, 1, 60)",
-                                       [worker.name, [self.job]]).fetchall()
-        check = prescient.Check(check_id, self.job, "things", "given-back", None, None, {}, T, T, 0, 0, None)
-        held = prescient.worker._Held(check, token)
-        worker._held[held.key] = held
-        worker._queued.put(held)
-        worker._finish(self.conn, [])
-        row = support.pending(self.conn, check_id)
-        self.assertEqual((row["claimed_by"], row["attempts"]), (None, 0))
+    def test_a_take_holds_the_next_checks_ahead_and_a_stop_gives_back_those_not_started(self):
+        ids = [support.schedule_due_now(self.conn, self.job, f"ahead-{n}") for n in range(4)]
+        worker = self.worker(clock=None, concurrency=1, prefetch=2)
+        started, release = threading.Event(), threading.Event()
+        self.addCleanup(release.set)
+
+        @worker.handler(self.job)
+        def handle(check):
+            started.set()
+            release.wait(10)
+            return None
+
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.assertTrue(started.wait(5))
+        held = self.conn.execute("SELECT id FROM prescient.future_job WHERE id = ANY(%s) AND claimed_by = %s"
+                                 " ORDER BY id", [ids, worker.name]).fetchall()
+        self.assertEqual(held, [(i,) for i in ids[:3]], "not one running and the next two taken ahead")
+        worker.stop()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(support.pending(self.conn, i)["claimed_by"] for i in ids[1:3]):
+            time.sleep(0.02)  # the running handler holds its thread until the stop gave the others back
+        release.set()
+        thread.join(5)
+        self.assertEqual(support.history(self.conn, ids[0])[0]["outcome"], "done")
+        for check_id in ids[1:3]:
+            row = support.pending(self.conn, check_id)
+            self.assertEqual((row["claimed_by"], row["attempts"]), (None, 0), "a check not started was kept")
+
+
+class InTransactionTest(unittest.TestCase):
+    """A handler settles its check in its own transaction: its writes and the settlement commit together."""
+
+    def setUp(self):
+        self.conn = support.connect()
+        self.addCleanup(self.conn.close)
+        self.job = support.declare_worker_class(self.conn, "tx_" + self.id().rsplit(".", 1)[-1][5:60])
+        self.conn.execute("CREATE TABLE IF NOT EXISTS effects (check_id bigint NOT NULL, job text NOT NULL)")
+        self.clock = PinnedClock(T)
+        self.worker = prescient.Worker(support.database_url(), name="tx-worker", clock=self.clock)
+
+    def schedule(self, key: str) -> int:
+        return prescient.schedule(self.conn, self.job, "things", key, delay=timedelta(hours=1), clock=self.clock).id
+
+    def effects(self, check_id: int) -> int:
+        return self.conn.execute("SELECT count(*) FROM effects WHERE check_id = %s", [check_id]).fetchone()[0]
+
+    def drain_quietly(self) -> list[prescient.Settlement]:
+        """The drain's settlements, with a check that nothing was logged lost (a settlement or a heartbeat of
+        a check its handler settled would be)."""
+        with self.assertLogs("prescient.worker", level="INFO") as logs:
+            settled = self.worker.drain()
+        self.assertEqual([line for line in logs.output if "lost" in line], [])
+        self.assertEqual(len([line for line in logs.output if line.startswith("INFO:prescient.worker:check ")
+                              or "retried at" in line]), len(settled), logs.output)
+        return settled
+
+    def effect_in(self, conn: psycopg.Connection, check: prescient.Check) -> None:
+        conn.execute("INSERT INTO effects VALUES (%s, %s)", [check.id, check.job])
+
+    def test_the_effect_and_the_settlement_commit_together_and_the_worker_settles_nothing_more(self):
+        later, done, failed = self.schedule("later"), self.schedule("done"), self.schedule("failed")
+
+        @self.worker.handler(self.job)
+        def handle(check):
+            with psycopg.connect(support.database_url()) as conn, conn.transaction():
+                self.effect_in(conn, check)
+                if check.entity_key == "later":
+                    check.complete_in(conn, check.due_at + timedelta(minutes=30))
+                elif check.entity_key == "done":
+                    check.complete_in(conn, prescient.Done({"kept": 1}))
+                else:
+                    check.fail_in(conn, "CRM said 503")
+            return None  # not an answer the worker sends: the check is settled already
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: (s.outcome, s.next_check_at) for s in self.drain_quietly()}
+        due = T + timedelta(hours=1)
+        self.assertEqual(settled[later], ("rescheduled", due + timedelta(minutes=30)))
+        self.assertEqual(settled[done], ("done", None))
+        self.assertEqual(settled[failed][0], "retried")
+        self.assertEqual([self.effects(i) for i in (later, done, failed)], [1, 1, 1])
+        self.assertEqual((support.pending(self.conn, later)["check_count"], support.pending(self.conn, later)["claimed_by"]),
+                         (1, None))
+        [row] = support.history(self.conn, done)
+        self.assertEqual((row["result"], row["finished_by"]), ({"kept": 1}, "tx-worker"))
+        row = support.pending(self.conn, failed)
+        self.assertEqual((row["attempts"], row["last_error"], row["claimed_by"]), (1, "CRM said 503", None))
+
+    def test_a_transaction_rolled_back_after_settling_leaves_the_check_to_the_worker_which_fails_it(self):
+        raised, returned, savepoint = self.schedule("raised"), self.schedule("returned"), self.schedule("savepoint")
+
+        @self.worker.handler(self.job)
+        def handle(check):
+            with psycopg.connect(support.database_url()) as conn:
+                if check.entity_key == "raised":
+                    with conn.transaction():
+                        self.effect_in(conn, check)
+                        check.complete_in(conn)
+                        raise prescient.CheckFailed("the mail server said no")
+                if check.entity_key == "returned":
+                    try:
+                        with conn.transaction():
+                            self.effect_in(conn, check)
+                            check.complete_in(conn)
+                            raise RuntimeError("changed my mind")
+                    except RuntimeError:
+                        return None
+                with conn.transaction():  # the outer transaction commits, the savepoint of the settlement not
+                    try:
+                        with conn.transaction():
+                            check.complete_in(conn)
+                            raise RuntimeError("undo the settlement only")
+                    except RuntimeError:
+                        pass
+                    self.effect_in(conn, check)
+                return None
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: s.outcome for s in self.worker.drain()}
+        self.assertEqual(settled, {raised: "retried", returned: "retried", savepoint: "retried"})
+        self.assertEqual([self.effects(i) for i in (raised, returned)], [0, 0])
+        self.assertEqual(support.pending(self.conn, raised)["last_error"], "the mail server said no")
+        for check_id in (returned, savepoint):
+            row = support.pending(self.conn, check_id)
+            self.assertEqual((row["attempts"], row["claimed_by"]), (1, None))
+            self.assertIn("settlement in its own transaction did not take effect", row["last_error"])
+
+    def test_a_lost_lease_raises_lease_lost_in_the_handler_and_its_writes_roll_back(self):
+        check_id = self.schedule("lost")
+        worker = prescient.Worker(support.database_url(), name="tx-worker", clock=self.clock, lease_seconds=10,
+                                  heartbeat=False)
+        caught = []
+
+        @worker.handler(self.job)
+        def handle(check):
+            if check.attempts == 0 and not caught:
+                self.clock.advance(timedelta(seconds=11))  # the lease ran out, and another worker took the check
+                with support.connect() as other:
+                    other.execute("SELECT prescient.worker_take('thief', %s, 10, 60, %s)", [[self.job], self.clock()])
+            with psycopg.connect(support.database_url()) as conn:
+                try:
+                    with conn.transaction():
+                        self.effect_in(conn, check)
+                        check.complete_in(conn)
+                except prescient.LeaseLost as e:
+                    caught.append(e.check_id)
+                    raise
+
+        self.clock.advance(timedelta(hours=1))
+        with self.assertLogs("prescient.worker", level="WARNING") as logs:
+            [settlement] = worker.drain()
+        self.assertEqual(caught, [check_id])
+        self.assertEqual((settlement.check_id, settlement.outcome), (check_id, "lease_lost"))
+        self.assertIn("thief", settlement.last_error)
+        self.assertEqual(len([line for line in logs.output if "lease lost" in line]), 1, logs.output)
+        self.assertEqual(self.effects(check_id), 0, "the writes of a run whose lease was lost were kept")
+        self.assertEqual(support.pending(self.conn, check_id)["claimed_by"], "thief")
+
+    def test_a_check_not_taken_by_a_worker_cannot_be_settled_in_a_transaction(self):
+        check = prescient.Check(1, self.job, "things", "x", None, None, {}, T, T, 0, 0, None)
+        with self.assertRaisesRegex(ValueError, "check 1 was not taken by a worker"):
+            check.complete_in(self.conn)
 
 
 class LeastPrivilegeTest(unittest.TestCase):

@@ -332,6 +332,75 @@ class WorkerTest(unittest.TestCase):
         row = support.pending(self.conn, check_id)
         self.assertEqual(row["claimed_by"], "test-worker", "a check whose handler may still run was given back")
 
+    def test_a_slow_handlers_worker_holds_ahead_only_what_it_will_start_soon(self):
+        # Handlers of 0.2 s on one thread: it starts 2.5 checks in half a second, so it holds the running one
+        # and 2 ahead, never the 8 due at once.
+        ids = [support.schedule_due_now(self.conn, self.job, f"slow-{n}") for n in range(8)]
+        worker = self.worker(clock=None, concurrency=1)
+        held = []
+
+        @worker.handler(self.job)
+        def handle(check):
+            held.append(self.conn.execute("SELECT count(*) FROM prescient.future_job WHERE job = %s"
+                                          " AND claimed_by = %s", [self.job, worker.name]).fetchone()[0])
+            time.sleep(0.2)
+
+        self.assertEqual(sorted(s.check_id for s in worker.drain()), ids)
+        self.assertLessEqual(max(held), 3, held)
+        self.assertEqual(max(held), 3, f"never held checks ahead: {held}")
+
+    def test_a_batch_handler_answers_many_checks_in_one_call(self):
+        keys = ["done", "later", "kept", "failed", "raised", "naive", "done-2"]
+        ids = {key: self.schedule(key) for key in keys}
+        worker = self.worker(batch_size=3)
+        calls = []
+
+        @worker.batch_handler(self.job)
+        def handle(checks):
+            calls.append(len(checks))
+            answers = {
+                "later": lambda check: check.due_at + timedelta(minutes=30),
+                "kept": lambda check: prescient.Done({"key": check.entity_key}),
+                "failed": lambda check: prescient.CheckFailed("no CRM"),
+                "raised": lambda check: KeyError("missing"),
+                "naive": lambda check: datetime(2026, 12, 1, 9, 0),
+            }
+            return [answers.get(check.entity_key, lambda check: None)(check) for check in checks]
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: s.outcome for s in worker.drain()}
+        self.assertEqual(sum(calls), len(keys))
+        self.assertLessEqual(max(calls), 3, calls)
+        self.assertGreater(max(calls), 1, calls)
+        self.assertEqual({key: settled[ids[key]] for key in keys},
+                         {"done": "done", "later": "rescheduled", "kept": "done", "failed": "retried",
+                          "raised": "retried", "naive": "retried", "done-2": "done"})
+        self.assertEqual(support.history(self.conn, ids["kept"])[0]["result"], {"key": "kept"})
+        self.assertEqual(support.pending(self.conn, ids["failed"])["last_error"], "no CRM")
+        self.assertEqual(support.pending(self.conn, ids["raised"])["last_error"], "KeyError: 'missing'")
+        self.assertIn("a time without a time zone", support.pending(self.conn, ids["naive"])["last_error"])
+
+    def test_a_batch_handler_that_raises_or_miscounts_fails_each_check_of_its_call(self):
+        ids = [self.schedule(f"b{n}") for n in range(4)]
+        worker = self.worker(batch_size=2)
+        calls = []
+
+        @worker.batch_handler(self.job)
+        def handle(checks):
+            calls.append([check.id for check in checks])
+            if len(calls) == 1:
+                raise prescient.CheckFailed("the batch API said 503")
+            return [None]  # one answer short, when given two checks
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: s.outcome for s in worker.drain()}
+        self.assertEqual(settled, dict.fromkeys(ids, "retried"))
+        self.assertEqual([len(call) for call in calls], [2, 2])
+        for check_id in calls[0]:
+            self.assertEqual(support.pending(self.conn, check_id)["last_error"], "the batch API said 503")
+        for check_id in calls[1]:
+            self.assertIn("gave 1 answers for 2 checks", support.pending(self.conn, check_id)["last_error"])
+
     def test_a_class_that_is_not_a_worker_class_is_refused_at_the_first_take(self):
         worker = self.worker()
         worker.handler("noop")(lambda check: None)

@@ -35,7 +35,10 @@ BatchHandler = Callable[[list["Check"]], Any]
 MAX_SLEEP_SECONDS = 60.0  # a notification is a hint: the worker looks again at least this often
 RECONNECT_BACKOFF = (1.0, 30.0)  # first wait after losing the database, and the ceiling it doubles to
 DEFAULT_CONCURRENCY = 4
-DEFAULT_BATCH_SIZE = 100
+DEFAULT_BATCH_SIZE = 1000
+# Without a fixed prefetch, the worker holds ahead what its threads are expected to start within this time (by
+# the handlers' measured times): for quick handlers a batch, for slow ones a check per thread.
+PREFETCH_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,7 @@ class _Held:
     result_json: str | None = None
     error: str | None = None
     raised: bool = False  # the handler raised (its error is the answer)
+    seconds: float = 0.0  # the handler's time for this check (a batch call's, shared out)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -186,9 +190,7 @@ class Worker:
     def __init__(self, conninfo: str, *, name: str | None = None, concurrency: int = DEFAULT_CONCURRENCY,
                  batch_size: int = DEFAULT_BATCH_SIZE, prefetch: int | None = None, lease_seconds: float = 30.0,
                  grace_seconds: float = 30.0, heartbeat: bool = True, clock: Clock | None = None):
-        if prefetch is None:
-            prefetch = batch_size
-        if concurrency < 1 or not 1 <= batch_size <= 10_000 or not 0 <= prefetch <= 10_000:
+        if concurrency < 1 or not 1 <= batch_size <= 10_000 or not 0 <= (prefetch or 0) <= 10_000:
             raise ValueError(f"concurrency must be at least 1 (not {concurrency}), batch_size from 1 to 10000 "
                              f"(not {batch_size}), prefetch from 0 to 10000 (not {prefetch})")
         self.conninfo = conninfo
@@ -196,6 +198,7 @@ class Worker:
         self.concurrency = concurrency
         self.batch_size = batch_size
         self.prefetch = prefetch
+        self._check_seconds: float | None = None  # a handler's time per check, a moving average; the loop's
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
         self.heartbeat = heartbeat
@@ -327,22 +330,36 @@ class Worker:
         if self._stopping.is_set():
             return True
         self._extend_if_due(conn)
-        # Every thread busy, and the next checks taken ahead (prefetch): a thread that finishes starts the next
-        # at once, and takes are big, not one per answer.
-        free = self.concurrency + self.prefetch - len(self._held)
-        if free > 0:
+        # Every thread busy, and the next checks taken ahead: a thread that finishes starts the next at once.
+        # With threads busy, it takes when half of what it holds ahead is free: takes stay big, not one per
+        # answer (a take costs about as much for 1 check as for 100).
+        ahead = self._ahead()
+        free = self.concurrency + ahead - len(self._held)
+        timeout = self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
+        if free > 0 and (len(self._held) < self.concurrency or 2 * free >= ahead):
             taken = self._take(conn, min(free, self.batch_size))
             if taken:
                 return False
             if until_idle and not self._held:
                 return True
-        # Wake for the handlers' answers (the pipe), a notification, the next heartbeat, or the next due time
-        # when a place is free.
-        timeout = self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
-        if free > 0 and not until_idle:
-            timeout = min(timeout, self._until_due(conn))
+            if not until_idle:  # nothing to take: until the next due time, too
+                timeout = min(timeout, self._until_due(conn))
+        # Wake for the handlers' answers (the pipe), a notification, the next heartbeat, or the next due time.
         self._wait(conn, timeout)
         return False
+
+    def _ahead(self) -> int:
+        """How many checks to hold beyond one per thread: ``prefetch`` if set, else what the threads are
+        expected to start within PREFETCH_SECONDS (one per thread until a handler's time is known), at most
+        a batch. Without heartbeats nothing: a check waiting for a thread would lose its lease."""
+        if not self.heartbeat:
+            return 0
+        if self.prefetch is not None:
+            return self.prefetch
+        if self._check_seconds is None:
+            return self.concurrency
+        expected = int(self.concurrency * PREFETCH_SECONDS / max(self._check_seconds, 1e-6))
+        return max(self.concurrency, min(self.batch_size, expected))
 
     def _finish(self, conn: psycopg.Connection | None, settled: list[Settlement]) -> None:
         """A graceful stop: gives back what was taken and not started, lets running handlers finish within
@@ -426,6 +443,8 @@ class Worker:
             answered.append(self._answered.popleft())
         if not answered:
             return []
+        seconds = sum(h.seconds for h in answered) / len(answered)
+        self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
         in_transaction = [h for h in answered if h.check._lease.in_transaction]
         settled_by_handlers = self._settled_in_transaction(conn, in_transaction) if in_transaction else []
         answered = [h for h in answered if h.key in self._held]
@@ -633,11 +652,20 @@ class Worker:
             _take_answer(held, self._handlers[check.job](check))
         except BaseException as e:  # noqa: BLE001 - any failure of a handler fails its check alone
             _take_error(held, e)
-        log.debug("check %d ran in %.3fs", check.id, time.monotonic() - started)
+        held.seconds = time.monotonic() - started
+        log.debug("check %d ran in %.3fs", check.id, held.seconds)
 
     def _run_batch(self, call: list[_Held]) -> None:
         job = call[0].check.job
         started = time.monotonic()
+        try:
+            self._call_batch(job, call)
+        finally:
+            for held in call:
+                held.seconds = (time.monotonic() - started) / len(call)
+        log.debug("%d checks of %s ran in one call in %.3fs", len(call), job, time.monotonic() - started)
+
+    def _call_batch(self, job: str, call: list[_Held]) -> None:
         try:
             answers = list(self._batch_handlers[job]([held.check for held in call]))
             if len(answers) != len(call):
@@ -654,7 +682,6 @@ class Worker:
                 _take_answer(held, answer)
             except BaseException as e:  # noqa: BLE001 - a bad answer fails its own check
                 _take_error(held, e)
-        log.debug("%d checks of %s ran in one call in %.3fs", len(call), job, time.monotonic() - started)
 
     def _log_settlement(self, check: Check, s: Settlement) -> None:
         about = _about(check)

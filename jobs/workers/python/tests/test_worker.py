@@ -311,9 +311,9 @@ class WorkerTest(unittest.TestCase):
         self.assertFalse(thread.is_alive())
         self.assertEqual(support.history(self.conn, check_id)[0]["result"], "finished")
 
-    def test_a_handler_past_the_grace_period_is_left_to_its_lease(self):
-        check_id = support.schedule_due_now(self.conn, self.job, "stuck")
-        worker = self.worker(clock=None, grace_seconds=0.3)
+    def run_with_a_handler_held(self, **options) -> tuple[prescient.Worker, threading.Thread, threading.Event]:
+        """A running worker whose handler, once started, waits for the event returned (set at the test's end)."""
+        worker = self.worker(clock=None, **options)
         started, release = threading.Event(), threading.Event()
         self.addCleanup(release.set)
 
@@ -325,6 +325,11 @@ class WorkerTest(unittest.TestCase):
         thread = threading.Thread(target=worker.run)
         thread.start()
         self.assertTrue(started.wait(5))
+        return worker, thread, release
+
+    def test_a_handler_past_the_grace_period_is_left_to_its_lease(self):
+        check_id = support.schedule_due_now(self.conn, self.job, "stuck")
+        worker, thread, _ = self.run_with_a_handler_held(grace_seconds=0.3)
         stopping = time.monotonic()
         worker.stop()
         thread.join(5)
@@ -410,20 +415,8 @@ class WorkerTest(unittest.TestCase):
 
     def test_a_take_holds_the_next_checks_ahead_and_a_stop_gives_back_those_not_started(self):
         ids = [support.schedule_due_now(self.conn, self.job, f"ahead-{n}") for n in range(4)]
-        worker = self.worker(clock=None, concurrency=1, prefetch=2)
-        started, release = threading.Event(), threading.Event()
-        self.addCleanup(release.set)
-
-        @worker.handler(self.job)
-        def handle(check):
-            started.set()
-            release.wait(10)
-            return None
-
-        thread = threading.Thread(target=worker.run)
-        thread.start()
+        worker, thread, release = self.run_with_a_handler_held(concurrency=1, prefetch=2)
         self.addCleanup(thread.join, 10)
-        self.assertTrue(started.wait(5))
         held = self.conn.execute("SELECT id FROM prescient.future_job WHERE id = ANY(%s) AND claimed_by = %s"
                                  " ORDER BY id", [ids, worker.name]).fetchall()
         self.assertEqual(held, [(i,) for i in ids[:3]], "not one running and the next two taken ahead")

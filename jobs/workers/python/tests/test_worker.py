@@ -509,7 +509,7 @@ class InTransactionTest(unittest.TestCase):
                             check.complete_in(conn)
                             raise RuntimeError("changed my mind")
                     except RuntimeError:
-                        return None
+                        return "not read: the handler settled in its transaction"
                 with conn.transaction():  # the outer transaction commits, the savepoint of the settlement not
                     try:
                         with conn.transaction():

@@ -445,16 +445,17 @@ class Worker:
             return []
         seconds = sum(h.seconds for h in answered) / len(answered)
         self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
-        in_transaction = [h for h in answered if h.check._lease.in_transaction]
-        settled_by_handlers = self._settled_in_transaction(conn, in_transaction) if in_transaction else []
-        answered = [h for h in answered if h.key in self._held]
-        completed = [h for h in answered if h.error is None]
-        failed = [h for h in answered if h.error is not None]
         try:
+            settled_by_handlers = self._settled_in_transaction(
+                conn, [h for h in answered if h.check._lease.in_transaction])
+            answered = [h for h in answered if h.key in self._held]
+            completed = [h for h in answered if h.error is None]
+            failed = [h for h in answered if h.error is not None]
             # One row per answer, in the order sent.
             settled = self._complete(conn, completed) + self._fail(conn, failed)
         except psycopg.OperationalError:
-            self._answered.extendleft(reversed(answered))  # sent again once reconnected
+            # Sent again once reconnected (those its handler settled and this worker let go of are decided).
+            self._answered.extendleft(reversed([h for h in answered if h.key in self._held]))
             raise
         for held, settlement in zip(completed + failed, settled):
             self._log_settlement(held.check, settlement)
@@ -698,6 +699,8 @@ class Worker:
 
 
 def _take_answer(held: _Held, answer: Any) -> None:
+    if held.check._lease.in_transaction:
+        return  # the handler answered in its transaction (complete_in, fail_in): what it returns is not read
     held.next_at, held.result_json = _read_answer(held.check, answer)
 
 

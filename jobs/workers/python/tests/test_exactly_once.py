@@ -65,6 +65,9 @@ class KillTest(unittest.TestCase):
                       "no check left", 45, second)
         second.send_signal(signal.SIGTERM)
         self.assertEqual(second.wait(10), 0)
+        second.log.seek(0)
+        warnings = second.log.read().decode()
+        self.assertNotIn("lost", warnings, "the worker settled, or heartbeat, a check its handler had settled")
 
         ledger_rows, ledger_checks = self.conn.execute(
             "SELECT count(*), count(DISTINCT check_id) FROM kill_ledger").fetchone()

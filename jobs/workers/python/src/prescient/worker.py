@@ -184,7 +184,7 @@ class Worker:
 
     ``clock`` (a function returning an aware datetime) is passed to every call as ``p_now``; None (the
     default) lets the database use its own clock, which is what production wants. ``heartbeat=False`` turns
-    off the lease extensions (a test of lost leases).
+    off the lease extensions, and holding checks ahead (a test of lost leases). README.md has the options.
     """
 
     def __init__(self, conninfo: str, *, name: str | None = None, concurrency: int = DEFAULT_CONCURRENCY,

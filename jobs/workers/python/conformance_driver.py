@@ -1,12 +1,14 @@
 """The conformance driver's program: the real worker, one handler for every class, driven by the payload.
 
-    conformance-driver work --name NAME --classes C1[,C2...] [--concurrency 4] [--batch 50]
+    conformance-driver work --name NAME --classes C1[,C2...] [--concurrency N] [--batch N] [--prefetch N]
                             [--lease-seconds 2] [--no-heartbeat]
-    conformance-driver drain --classes C1[,C2...] [--concurrency 4] [--batch 50]
+    conformance-driver drain --classes C1[,C2...] [--concurrency N] [--batch N] [--prefetch N]
+                             [--batch-handler]
 
 work (the conformance harness, jobs/workers/conformance): record the run in conformance_ledger, sleep
 payload.sleep_ms, then answer by payload.answer (done, next, at, error, result); SIGTERM stops it gracefully.
-drain (scripts/bench.sh): no-op handlers until nothing is due, then print the rate on standard output.
+drain (scripts/bench.sh): no-op handlers (or one no-op batch handler per class, --batch-handler) until
+nothing is due, then print the rate on standard output. Options left out are the Worker's defaults.
 The database is PRESCIENT_DATABASE_URL.
 """
 
@@ -36,10 +38,14 @@ def main(argv: list[str]) -> int:
         options = commands.add_parser(command, help=help_text)
         options.add_argument("--name", default="python-driver")
         options.add_argument("--classes", required=True, help="comma-separated worker classes")
-        options.add_argument("--concurrency", type=int, default=4)
-        options.add_argument("--batch", type=int, default=50)
+        options.add_argument("--concurrency", type=int, default=prescient.worker.DEFAULT_CONCURRENCY)
+        options.add_argument("--batch", type=int, default=prescient.worker.DEFAULT_BATCH_SIZE)
+        options.add_argument("--prefetch", type=int, default=None, help="default: the batch size")
         options.add_argument("--lease-seconds", type=float, default=2.0)
         options.add_argument("--no-heartbeat", action="store_true")
+        if command == "drain":
+            options.add_argument("--batch-handler", action="store_true",
+                                 help="one no-op batch handler call per take, not a handler per check")
     args = parser.parse_args(argv)
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if args.command == "work" else logging.WARNING,
@@ -49,11 +55,12 @@ def main(argv: list[str]) -> int:
         print("conformance-driver: PRESCIENT_DATABASE_URL is not set", file=sys.stderr)
         return 2
     worker = prescient.Worker(url, name=args.name, concurrency=args.concurrency, batch_size=args.batch,
-                              lease_seconds=args.lease_seconds, heartbeat=not args.no_heartbeat)
+                              prefetch=args.prefetch, lease_seconds=args.lease_seconds,
+                              heartbeat=not args.no_heartbeat)
     classes = [c for c in args.classes.split(",") if c]
     try:
         if args.command == "drain":
-            return drain(worker, classes)
+            return drain(worker, classes, args.batch_handler)
         handle = payload_handler(Ledger(url, args.name))
         for job_class in classes:
             worker.handler(job_class)(handle)
@@ -83,14 +90,20 @@ def payload_handler(ledger: Ledger):
     return handle
 
 
-def drain(worker: prescient.Worker, classes: list[str]) -> int:
+def drain(worker: prescient.Worker, classes: list[str], in_batches: bool) -> int:
     runs = itertools.count()  # next() on it is atomic under the GIL
 
     def no_op(check: prescient.Check) -> None:
         next(runs)
 
+    def no_op_batch(checks: list[prescient.Check]) -> list[None]:
+        return [no_op(check) for check in checks]
+
     for job_class in classes:
-        worker.handler(job_class)(no_op)
+        if in_batches:
+            worker.batch_handler(job_class)(no_op_batch)
+        else:
+            worker.handler(job_class)(no_op)
     started = time.monotonic()
     settled = worker.drain()
     elapsed = time.monotonic() - started

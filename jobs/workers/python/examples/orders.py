@@ -32,20 +32,24 @@ def ship_order(conn, order_id, clock=None):
 def make_worker(database_url, clock=None):
     worker = prescient.Worker(database_url, name="shop", clock=clock)
 
+    # By default a check runs at most 5 times (max_checks): a fifth run that asks to look again ends it,
+    # guard_max_checks (`prescient jobs set order_unshipped --max-checks N` changes it). This one runs twice.
     @worker.handler("order_unshipped")
     def order_unshipped(check):
-        with psycopg.connect(database_url) as conn:
+        # Exactly once: the notification and the check's settlement commit together, or neither does (a
+        # worker killed before the commit leaves both undone, and the check runs again).
+        with psycopg.connect(database_url) as conn, conn.transaction():
+            order_id = int(check.entity_key)
             placed_at, shipped_at = conn.execute("SELECT placed_at, shipped_at FROM orders WHERE id = %s",
-                                                 [int(check.entity_key)]).fetchone()
+                                                 [order_id]).fetchone()
             if shipped_at is not None:
-                return None  # shipped: nothing to send, and no next check
-            kind = "email" if check.check_count == 0 else "escalation"
-            # At least once: a rerun of this check (a worker killed before settling) sends nothing twice.
-            conn.execute("INSERT INTO notifications (order_id, kind) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                         [int(check.entity_key), kind])
-            if kind == "email":
-                return placed_at + timedelta(hours=6)  # look again six hours after it was placed
-            return None  # escalated: done
+                check.complete_in(conn)  # shipped: nothing to send, and no next check
+            elif check.check_count == 0:
+                conn.execute("INSERT INTO notifications (order_id, kind) VALUES (%s, 'email')", [order_id])
+                check.complete_in(conn, placed_at + timedelta(hours=6))  # look again six hours after it was placed
+            else:
+                conn.execute("INSERT INTO notifications (order_id, kind) VALUES (%s, 'escalation')", [order_id])
+                check.complete_in(conn)  # escalated: done
 
     return worker
 

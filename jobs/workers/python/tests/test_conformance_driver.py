@@ -104,12 +104,14 @@ class ConformanceDriverTest(unittest.TestCase):
         self.assertEqual([row[3] for row in self.ledger(check_id)][:2], [0, 0])
 
     def test_drain_runs_what_is_due_and_prints_the_rate(self):
-        ids = [support.schedule_due_now(self.conn, self.job, f"bench-{n}") for n in range(30)]
-        drained = subprocess.run([str(DRIVER), "drain", "--classes", self.job, "--concurrency", "8", "--batch", "10"],
-                                 capture_output=True, text=True, timeout=30, env=os.environ)
-        self.assertEqual(drained.returncode, 0, drained.stderr)
-        self.assertRegex(drained.stdout, r"^drained 30 checks in [0-9.]+ s: [0-9]+ checks/s\n$")
-        self.assertEqual([support.history(self.conn, i)[0]["outcome"] for i in ids], ["done"] * 30)
+        for options in (["--concurrency", "8", "--batch", "10"], [], ["--batch-handler", "--batch", "7"]):
+            with self.subTest(options=options):
+                ids = [support.schedule_due_now(self.conn, self.job, f"bench-{n}") for n in range(30)]
+                drained = subprocess.run([str(DRIVER), "drain", "--classes", self.job, *options],
+                                         capture_output=True, text=True, timeout=30, env=os.environ)
+                self.assertEqual(drained.returncode, 0, drained.stderr)
+                self.assertRegex(drained.stdout, r"^drained 30 checks in [0-9.]+ s: [0-9]+ checks/s\n$")
+                self.assertEqual([support.history(self.conn, i)[0]["outcome"] for i in ids], ["done"] * 30)
 
 
 if __name__ == "__main__":

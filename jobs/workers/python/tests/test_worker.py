@@ -311,9 +311,9 @@ class WorkerTest(unittest.TestCase):
         self.assertFalse(thread.is_alive())
         self.assertEqual(support.history(self.conn, check_id)[0]["result"], "finished")
 
-    def test_a_handler_past_the_grace_period_is_left_to_its_lease(self):
-        check_id = support.schedule_due_now(self.conn, self.job, "stuck")
-        worker = self.worker(clock=None, grace_seconds=0.3)
+    def run_with_a_handler_held(self, **options) -> tuple[prescient.Worker, threading.Thread, threading.Event]:
+        """A running worker whose handler, once started, waits for the event returned (set at the test's end)."""
+        worker = self.worker(clock=None, **options)
         started, release = threading.Event(), threading.Event()
         self.addCleanup(release.set)
 
@@ -325,12 +325,86 @@ class WorkerTest(unittest.TestCase):
         thread = threading.Thread(target=worker.run)
         thread.start()
         self.assertTrue(started.wait(5))
+        return worker, thread, release
+
+    def test_a_handler_past_the_grace_period_is_left_to_its_lease(self):
+        check_id = support.schedule_due_now(self.conn, self.job, "stuck")
+        worker, thread, _ = self.run_with_a_handler_held(grace_seconds=0.3)
         stopping = time.monotonic()
         worker.stop()
         thread.join(5)
         self.assertLess(time.monotonic() - stopping, 2)
         row = support.pending(self.conn, check_id)
         self.assertEqual(row["claimed_by"], "test-worker", "a check whose handler may still run was given back")
+
+    def test_a_slow_handlers_worker_holds_ahead_only_what_it_will_start_soon(self):
+        # Handlers of 0.2 s on one thread: it starts 2.5 checks in half a second, so it holds the running one
+        # and 2 ahead, never the 8 due at once.
+        ids = [support.schedule_due_now(self.conn, self.job, f"slow-{n}") for n in range(8)]
+        worker = self.worker(clock=None, concurrency=1)
+        held = []
+
+        @worker.handler(self.job)
+        def handle(check):
+            held.append(self.conn.execute("SELECT count(*) FROM prescient.future_job WHERE job = %s"
+                                          " AND claimed_by = %s", [self.job, worker.name]).fetchone()[0])
+            time.sleep(0.2)
+
+        self.assertEqual(sorted(s.check_id for s in worker.drain()), ids)
+        self.assertLessEqual(max(held), 3, held)
+        self.assertEqual(max(held), 3, f"never held checks ahead: {held}")
+
+    def test_a_batch_handler_answers_many_checks_in_one_call(self):
+        keys = ["done", "later", "kept", "failed", "raised", "naive", "done-2"]
+        ids = {key: self.schedule(key) for key in keys}
+        worker = self.worker(batch_size=3)
+        calls = []
+
+        @worker.batch_handler(self.job)
+        def handle(checks):
+            calls.append(len(checks))
+            answers = {
+                "later": lambda check: check.due_at + timedelta(minutes=30),
+                "kept": lambda check: prescient.Done({"key": check.entity_key}),
+                "failed": lambda check: prescient.CheckFailed("no CRM"),
+                "raised": lambda check: KeyError("missing"),
+                "naive": lambda check: datetime(2026, 12, 1, 9, 0),
+            }
+            return [answers.get(check.entity_key, lambda check: None)(check) for check in checks]
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: s.outcome for s in worker.drain()}
+        self.assertEqual(sum(calls), len(keys))
+        self.assertLessEqual(max(calls), 3, calls)
+        self.assertGreater(max(calls), 1, calls)
+        self.assertEqual({key: settled[ids[key]] for key in keys},
+                         {"done": "done", "later": "rescheduled", "kept": "done", "failed": "retried",
+                          "raised": "retried", "naive": "retried", "done-2": "done"})
+        self.assertEqual(support.history(self.conn, ids["kept"])[0]["result"], {"key": "kept"})
+        self.assertEqual(support.pending(self.conn, ids["failed"])["last_error"], "no CRM")
+        self.assertEqual(support.pending(self.conn, ids["raised"])["last_error"], "KeyError: 'missing'")
+        self.assertIn("a time without a time zone", support.pending(self.conn, ids["naive"])["last_error"])
+
+    def test_a_batch_handler_that_raises_or_miscounts_fails_each_check_of_its_call(self):
+        ids = [self.schedule(f"b{n}") for n in range(4)]
+        worker = self.worker(batch_size=2)
+        calls = []
+
+        @worker.batch_handler(self.job)
+        def handle(checks):
+            calls.append([check.id for check in checks])
+            if len(calls) == 1:
+                raise prescient.CheckFailed("the batch API said 503")
+            return [None]  # one answer short, when given two checks
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: s.outcome for s in worker.drain()}
+        self.assertEqual(settled, dict.fromkeys(ids, "retried"))
+        self.assertEqual([len(call) for call in calls], [2, 2])
+        for check_id in calls[0]:
+            self.assertEqual(support.pending(self.conn, check_id)["last_error"], "the batch API said 503")
+        for check_id in calls[1]:
+            self.assertIn("gave 1 answers for 2 checks", support.pending(self.conn, check_id)["last_error"])
 
     def test_a_class_that_is_not_a_worker_class_is_refused_at_the_first_take(self):
         worker = self.worker()
@@ -339,20 +413,158 @@ class WorkerTest(unittest.TestCase):
             worker.drain()
         self.assertIn("run by the runner", raised.exception.reason)
 
-    def test_release_gives_unstarted_checks_back_at_once(self):
-        # White-box: a stop gives back what was taken and not yet picked up by a handler's thread. That is a
-        # narrow race in real runs (a take asks only for free places), so the state is set up by hand here.
-        check_id = support.schedule_due_now(self.conn, self.job, "given-back")
-        worker = self.worker(clock=None)
-        [(token,)] = self.conn.execute("SELECT lease_token FROM prescient.worker_take(%s, %s, 1, 60)",
-                                       [worker.name, [self.job]]).fetchall()
-        check = prescient.Check(check_id, self.job, "things", "given-back", None, None, {}, T, T, 0, 0, None)
-        held = prescient.worker._Held(check, token)
-        worker._held[held.key] = held
-        worker._queued.put(held)
-        worker._finish(self.conn, [])
-        row = support.pending(self.conn, check_id)
-        self.assertEqual((row["claimed_by"], row["attempts"]), (None, 0))
+    def test_a_take_holds_the_next_checks_ahead_and_a_stop_gives_back_those_not_started(self):
+        ids = [support.schedule_due_now(self.conn, self.job, f"ahead-{n}") for n in range(4)]
+        worker, thread, release = self.run_with_a_handler_held(concurrency=1, prefetch=2)
+        self.addCleanup(thread.join, 10)
+        held = self.conn.execute("SELECT id FROM prescient.future_job WHERE id = ANY(%s) AND claimed_by = %s"
+                                 " ORDER BY id", [ids, worker.name]).fetchall()
+        self.assertEqual(held, [(i,) for i in ids[:3]], "not one running and the next two taken ahead")
+        worker.stop()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(support.pending(self.conn, i)["claimed_by"] for i in ids[1:3]):
+            time.sleep(0.02)  # the running handler holds its thread until the stop gave the others back
+        release.set()
+        thread.join(5)
+        self.assertEqual(support.history(self.conn, ids[0])[0]["outcome"], "done")
+        for check_id in ids[1:3]:
+            row = support.pending(self.conn, check_id)
+            self.assertEqual((row["claimed_by"], row["attempts"]), (None, 0), "a check not started was kept")
+
+
+class InTransactionTest(unittest.TestCase):
+    """A handler settles its check in its own transaction: its writes and the settlement commit together."""
+
+    def setUp(self):
+        self.conn = support.connect()
+        self.addCleanup(self.conn.close)
+        self.job = support.declare_worker_class(self.conn, "tx_" + self.id().rsplit(".", 1)[-1][5:60])
+        self.conn.execute("CREATE TABLE IF NOT EXISTS effects (check_id bigint NOT NULL, job text NOT NULL)")
+        self.clock = PinnedClock(T)
+        self.worker = prescient.Worker(support.database_url(), name="tx-worker", clock=self.clock)
+
+    def schedule(self, key: str) -> int:
+        return prescient.schedule(self.conn, self.job, "things", key, delay=timedelta(hours=1), clock=self.clock).id
+
+    def effects(self, check_id: int) -> int:
+        return self.conn.execute("SELECT count(*) FROM effects WHERE check_id = %s", [check_id]).fetchone()[0]
+
+    def drain_quietly(self) -> list[prescient.Settlement]:
+        """The drain's settlements, with a check that nothing was logged lost (a settlement or a heartbeat of
+        a check its handler settled would be)."""
+        with self.assertLogs("prescient.worker", level="INFO") as logs:
+            settled = self.worker.drain()
+        self.assertEqual([line for line in logs.output if "lost" in line], [])
+        self.assertEqual(len([line for line in logs.output if line.startswith("INFO:prescient.worker:check ")
+                              or "retried at" in line]), len(settled), logs.output)
+        return settled
+
+    def effect_in(self, conn: psycopg.Connection, check: prescient.Check) -> None:
+        conn.execute("INSERT INTO effects VALUES (%s, %s)", [check.id, check.job])
+
+    def test_the_effect_and_the_settlement_commit_together_and_the_worker_settles_nothing_more(self):
+        later, done, failed = self.schedule("later"), self.schedule("done"), self.schedule("failed")
+
+        @self.worker.handler(self.job)
+        def handle(check):
+            with psycopg.connect(support.database_url()) as conn, conn.transaction():
+                self.effect_in(conn, check)
+                if check.entity_key == "later":
+                    check.complete_in(conn, check.due_at + timedelta(minutes=30))
+                elif check.entity_key == "done":
+                    check.complete_in(conn, prescient.Done({"kept": 1}))
+                else:
+                    check.fail_in(conn, "CRM said 503")
+            return None  # not an answer the worker sends: the check is settled already
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: (s.outcome, s.next_check_at) for s in self.drain_quietly()}
+        due = T + timedelta(hours=1)
+        self.assertEqual(settled[later], ("rescheduled", due + timedelta(minutes=30)))
+        self.assertEqual(settled[done], ("done", None))
+        self.assertEqual(settled[failed][0], "retried")
+        self.assertEqual([self.effects(i) for i in (later, done, failed)], [1, 1, 1])
+        self.assertEqual((support.pending(self.conn, later)["check_count"], support.pending(self.conn, later)["claimed_by"]),
+                         (1, None))
+        [row] = support.history(self.conn, done)
+        self.assertEqual((row["result"], row["finished_by"]), ({"kept": 1}, "tx-worker"))
+        row = support.pending(self.conn, failed)
+        self.assertEqual((row["attempts"], row["last_error"], row["claimed_by"]), (1, "CRM said 503", None))
+
+    def test_a_transaction_rolled_back_after_settling_leaves_the_check_to_the_worker_which_fails_it(self):
+        raised, returned, savepoint = self.schedule("raised"), self.schedule("returned"), self.schedule("savepoint")
+
+        @self.worker.handler(self.job)
+        def handle(check):
+            with psycopg.connect(support.database_url()) as conn:
+                if check.entity_key == "raised":
+                    with conn.transaction():
+                        self.effect_in(conn, check)
+                        check.complete_in(conn)
+                        raise prescient.CheckFailed("the mail server said no")
+                if check.entity_key == "returned":
+                    try:
+                        with conn.transaction():
+                            self.effect_in(conn, check)
+                            check.complete_in(conn)
+                            raise RuntimeError("changed my mind")
+                    except RuntimeError:
+                        return "not read: the handler settled in its transaction"
+                with conn.transaction():  # the outer transaction commits, the savepoint of the settlement not
+                    try:
+                        with conn.transaction():
+                            check.complete_in(conn)
+                            raise RuntimeError("undo the settlement only")
+                    except RuntimeError:
+                        pass
+                    self.effect_in(conn, check)
+                return None
+
+        self.clock.advance(timedelta(hours=1))
+        settled = {s.check_id: s.outcome for s in self.worker.drain()}
+        self.assertEqual(settled, {raised: "retried", returned: "retried", savepoint: "retried"})
+        self.assertEqual([self.effects(i) for i in (raised, returned)], [0, 0])
+        self.assertEqual(support.pending(self.conn, raised)["last_error"], "the mail server said no")
+        for check_id in (returned, savepoint):
+            row = support.pending(self.conn, check_id)
+            self.assertEqual((row["attempts"], row["claimed_by"]), (1, None))
+            self.assertIn("settlement in its own transaction did not take effect", row["last_error"])
+
+    def test_a_lost_lease_raises_lease_lost_in_the_handler_and_its_writes_roll_back(self):
+        check_id = self.schedule("lost")
+        worker = prescient.Worker(support.database_url(), name="tx-worker", clock=self.clock, lease_seconds=10,
+                                  heartbeat=False)
+        caught = []
+
+        @worker.handler(self.job)
+        def handle(check):
+            if check.attempts == 0 and not caught:
+                self.clock.advance(timedelta(seconds=11))  # the lease ran out, and another worker took the check
+                with support.connect() as other:
+                    other.execute("SELECT prescient.worker_take('thief', %s, 10, 60, %s)", [[self.job], self.clock()])
+            with psycopg.connect(support.database_url()) as conn:
+                try:
+                    with conn.transaction():
+                        self.effect_in(conn, check)
+                        check.complete_in(conn)
+                except prescient.LeaseLost as e:
+                    caught.append(e.check_id)
+                    raise
+
+        self.clock.advance(timedelta(hours=1))
+        with self.assertLogs("prescient.worker", level="WARNING") as logs:
+            [settlement] = worker.drain()
+        self.assertEqual(caught, [check_id])
+        self.assertEqual((settlement.check_id, settlement.outcome), (check_id, "lease_lost"))
+        self.assertIn("thief", settlement.last_error)
+        self.assertEqual(len([line for line in logs.output if "lease lost" in line]), 1, logs.output)
+        self.assertEqual(self.effects(check_id), 0, "the writes of a run whose lease was lost were kept")
+        self.assertEqual(support.pending(self.conn, check_id)["claimed_by"], "thief")
+
+    def test_a_check_not_taken_by_a_worker_cannot_be_settled_in_a_transaction(self):
+        check = prescient.Check(1, self.job, "things", "x", None, None, {}, T, T, 0, 0, None)
+        with self.assertRaisesRegex(ValueError, "check 1 was not taken by a worker"):
+            check.complete_in(self.conn)
 
 
 class LeastPrivilegeTest(unittest.TestCase):
@@ -374,8 +586,16 @@ class LeastPrivilegeTest(unittest.TestCase):
                 self.assertEqual(prescient.cancel(conn, job_key="least:gone"), gone)
                 self.assertEqual(prescient.cron_add(conn, "least-digest", "0 8 * * *", job=job), 1)
             worker = prescient.Worker(as_worker, name="least")
-            worker.handler(job)(lambda check: prescient.Done(check.entity_key))
-            self.assertEqual([(s.check_id, s.outcome) for s in worker.drain()], [(kept, "done")])
+
+            @worker.handler(job)
+            def settle_in_its_transaction(check):  # the worker's look at how it went needs no more rights
+                with psycopg.connect(as_worker) as conn, conn.transaction():
+                    check.complete_in(conn, prescient.Done(check.entity_key))
+
+            with self.assertLogs("prescient.worker", level="INFO") as logs:
+                self.assertEqual([(s.check_id, s.outcome) for s in worker.drain()], [(kept, "done")])
+            self.assertEqual([line for line in logs.output if "WARNING" in line], [])
+            self.assertEqual(support.history(owner, kept)[0]["result"], "kept")
             self.assertEqual(support.history(owner, kept)[0]["finished_by"], "least")
 
 

@@ -30,9 +30,15 @@ log = logging.getLogger("prescient.worker")
 
 Clock = Callable[[], datetime]
 Handler = Callable[["Check"], Any]
+BatchHandler = Callable[[list["Check"]], Any]
 
 MAX_SLEEP_SECONDS = 60.0  # a notification is a hint: the worker looks again at least this often
 RECONNECT_BACKOFF = (1.0, 30.0)  # first wait after losing the database, and the ceiling it doubles to
+DEFAULT_CONCURRENCY = 4
+DEFAULT_BATCH_SIZE = 1000
+# Without a fixed prefetch, the worker holds ahead what its threads are expected to start within this time (by
+# the handlers' measured times): for quick handlers a batch, for slow ones a check per thread.
+PREFETCH_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -58,12 +64,40 @@ class Check:
     traceparent: str | None = None
     tracestate: str | None = None
     _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    _lease: _Lease | None = field(default=None, repr=False, compare=False)
 
     @property
     def lease_lost(self) -> bool:
         """True once a heartbeat was refused: another worker may run the check now, and this run's answer
         will be refused. A long handler may look at it to give up early."""
         return self._lost.is_set()
+
+    def complete_in(self, conn: Any, answer: Any = None) -> Settlement:
+        """Settles this check on the application's connection, in its transaction: the handler's writes and
+        the settlement commit together, or neither does (effects exactly once). ``answer`` is what a handler
+        may return: None (done), an aware datetime (look again then) or ``Done(result)``. Returns the
+        settlement; raises LeaseLost when the lease was lost (so the transaction rolls back, if it is left
+        by the exception) and Refused when the database refused the answer. The worker then settles the check
+        no more; if the transaction rolls back, the worker fails the check (the handler's exception, if it
+        raised one), and it is retried."""
+        next_at, result_json = _read_answer(self, answer)
+        return self._lease_or_refuse().settle(
+            conn, self, "SELECT s.id, s.outcome, s.next_check_at, s.last_error, pg_current_xact_id()::text"
+                        " FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[], %s::timestamptz[],"
+                        " %s::jsonb[], %s::timestamptz) AS s", [next_at], [result_json])
+
+    def fail_in(self, conn: Any, error: str) -> Settlement:
+        """Fails this check with ``error`` on the application's connection, in its transaction (as
+        complete_in): retried with the class's backoff, or a dead letter once its attempts are used up."""
+        return self._lease_or_refuse().settle(
+            conn, self, "SELECT s.id, s.outcome, s.next_check_at, s.last_error, pg_current_xact_id()::text"
+                        " FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
+                        " %s::timestamptz) AS s", [_sendable(error)])
+
+    def _lease_or_refuse(self) -> _Lease:
+        if self._lease is None:
+            raise ValueError(f"check {self.id} was not taken by a worker: there is no lease to settle it under")
+        return self._lease
 
 
 @dataclass(frozen=True)
@@ -89,6 +123,39 @@ class Settlement:
             raise LeaseLost(self.check_id, self.last_error)
 
 
+class _Lease:
+    """The lease a check is held under, as its handler sees it: what settling it in the handler's own
+    transaction needs (the worker's name, the token, the clock), and what became of each such settlement.
+
+    Written by the handler's thread while the handler runs, read by the loop after it returned."""
+
+    def __init__(self, worker: str, token: int, clock: Clock | None):
+        self.worker = worker
+        self.token = token
+        self.clock = clock
+        # Set before the first settlement in a transaction: heartbeats leave the check alone from then on (an
+        # extension would wait for the handler's transaction, and be refused once it commits).
+        self.settling = False
+        # (transaction id, settlement) of each settlement made in a handler's transaction. At most one of them
+        # commits: once it has, the lease is gone and a later one answers lease_lost.
+        self.in_transaction: list[tuple[str, Settlement]] = []
+
+    def settle(self, conn: Any, check: Check, query: str, *per_check: list[Any]) -> Settlement:
+        self.settling = True
+        params = [self.worker, [check.id], [self.token], *per_check, self.clock() if self.clock else None]
+        with translated(check_id=check.id):
+            [row] = conn.execute(query, params).fetchall()
+        settlement = Settlement(*row[:4])
+        self.in_transaction.append((row[4], settlement))
+        settlement.raise_if_lease_lost()
+        return settlement
+
+    @property
+    def lost(self) -> Settlement | None:
+        """The lease_lost answer a settlement in a transaction got, if one did: the lease is gone for good."""
+        return next((s for _, s in self.in_transaction if s.outcome == "lease_lost"), None)
+
+
 @dataclass
 class _Held:
     """A check this worker holds under a lease, and (once its handler returned) its answer."""
@@ -98,6 +165,8 @@ class _Held:
     next_at: datetime | None = None
     result_json: str | None = None
     error: str | None = None
+    raised: bool = False  # the handler raised (its error is the answer)
+    seconds: float = 0.0  # the handler's time for this check (a batch call's, shared out)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -115,23 +184,27 @@ class Worker:
 
     ``clock`` (a function returning an aware datetime) is passed to every call as ``p_now``; None (the
     default) lets the database use its own clock, which is what production wants. ``heartbeat=False`` turns
-    off the lease extensions (a test of lost leases).
+    off the lease extensions, and holding checks ahead (a test of lost leases). README.md has the options.
     """
 
-    def __init__(self, conninfo: str, *, name: str | None = None, concurrency: int = 4, batch_size: int = 50,
-                 lease_seconds: float = 30.0, grace_seconds: float = 30.0, heartbeat: bool = True,
-                 clock: Clock | None = None):
-        if concurrency < 1 or not 1 <= batch_size <= 10_000:
-            raise ValueError("concurrency must be at least 1, batch_size from 1 to 10000")
+    def __init__(self, conninfo: str, *, name: str | None = None, concurrency: int = DEFAULT_CONCURRENCY,
+                 batch_size: int = DEFAULT_BATCH_SIZE, prefetch: int | None = None, lease_seconds: float = 30.0,
+                 grace_seconds: float = 30.0, heartbeat: bool = True, clock: Clock | None = None):
+        if concurrency < 1 or not 1 <= batch_size <= 10_000 or not 0 <= (prefetch or 0) <= 10_000:
+            raise ValueError(f"concurrency must be at least 1 (not {concurrency}), batch_size from 1 to 10000 "
+                             f"(not {batch_size}), prefetch from 0 to 10000 (not {prefetch})")
         self.conninfo = conninfo
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.concurrency = concurrency
         self.batch_size = batch_size
+        self.prefetch = prefetch
+        self._check_seconds: float | None = None  # a handler's time per check, a moving average; the loop's
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
         self.heartbeat = heartbeat
         self.clock = clock
         self._handlers: dict[str, Handler] = {}
+        self._batch_handlers: dict[str, BatchHandler] = {}
         self._stopping = threading.Event()
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
@@ -144,7 +217,8 @@ class Worker:
         # this same worker, and then two runs of it are held at once. The loop's alone.
         self._held: dict[tuple[int, int], _Held] = {}
         self._answered: deque[_Held] = deque()  # handlers append, the loop settles
-        self._queued: queue.SimpleQueue[_Held | None] = queue.SimpleQueue()
+        # The calls waiting for a handler's thread: one check each, or a batch handler's checks.
+        self._queued: queue.SimpleQueue[list[_Held] | None] = queue.SimpleQueue()
 
     def __del__(self) -> None:
         for fd in (getattr(self, "_wake_read", None), getattr(self, "_wake_write", None)):
@@ -160,14 +234,28 @@ class Worker:
         """Registers the decorated function as the handler of a worker class."""
 
         def register(function: Handler) -> Handler:
+            self._batch_handlers.pop(job_class, None)
             self._handlers[job_class] = function
+            return function
+
+        return register
+
+    def batch_handler(self, job_class: str) -> Callable[[BatchHandler], BatchHandler]:
+        """Registers the decorated function as the batch handler of a worker class: it gets a list of up to
+        ``batch_size`` checks of the class in one call, and returns one answer per check, in their order (a
+        handler's answer, or an exception instance to fail that check). If it raises, every check of the
+        call fails with its error."""
+
+        def register(function: BatchHandler) -> BatchHandler:
+            self._handlers.pop(job_class, None)
+            self._batch_handlers[job_class] = function
             return function
 
         return register
 
     @property
     def classes(self) -> list[str]:
-        return sorted(self._handlers)
+        return sorted({*self._handlers, *self._batch_handlers})
 
     def stop(self) -> None:
         """Asks the worker to stop gracefully (from any thread or a signal handler): it takes nothing more,
@@ -192,7 +280,7 @@ class Worker:
     # ---- the loop ----------------------------------------------------------------------------------
 
     def _work(self, *, until_idle: bool) -> list[Settlement]:
-        if not self._handlers:
+        if not self.classes:
             raise ValueError("no handlers registered: decorate one with @worker.handler('job_class')")
         settled: list[Settlement] = []
         threads = [threading.Thread(target=self._run_handlers, name=f"prescient-handler-{n}", daemon=True)
@@ -242,20 +330,36 @@ class Worker:
         if self._stopping.is_set():
             return True
         self._extend_if_due(conn)
-        free = self.concurrency - len(self._held)
-        if free > 0:
+        # Every thread busy, and the next checks taken ahead: a thread that finishes starts the next at once.
+        # With threads busy, it takes when half of what it holds ahead is free: takes stay big, not one per
+        # answer (a take costs about as much for 1 check as for 100).
+        ahead = self._ahead()
+        free = self.concurrency + ahead - len(self._held)
+        timeout = self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
+        if free > 0 and (len(self._held) < self.concurrency or 2 * free >= ahead):
             taken = self._take(conn, min(free, self.batch_size))
             if taken:
                 return False
             if until_idle and not self._held:
                 return True
-        # Wake for the handlers' answers (the pipe), a notification, the next heartbeat, or the next due time
-        # when a place is free.
-        timeout = self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
-        if free > 0 and not until_idle:
-            timeout = min(timeout, self._until_due(conn))
+            if not until_idle:  # nothing to take: until the next due time, too
+                timeout = min(timeout, self._until_due(conn))
+        # Wake for the handlers' answers (the pipe), a notification, the next heartbeat, or the next due time.
         self._wait(conn, timeout)
         return False
+
+    def _ahead(self) -> int:
+        """How many checks to hold beyond one per thread: ``prefetch`` if set, else what the threads are
+        expected to start within PREFETCH_SECONDS (one per thread until a handler's time is known), at most
+        a batch. Without heartbeats nothing: a check waiting for a thread would lose its lease."""
+        if not self.heartbeat:
+            return 0
+        if self.prefetch is not None:
+            return self.prefetch
+        if self._check_seconds is None:
+            return self.concurrency
+        expected = int(self.concurrency * PREFETCH_SECONDS / max(self._check_seconds, 1e-6))
+        return max(self.concurrency, min(self.batch_size, expected))
 
     def _finish(self, conn: psycopg.Connection | None, settled: list[Settlement]) -> None:
         """A graceful stop: gives back what was taken and not started, lets running handlers finish within
@@ -267,7 +371,7 @@ class Worker:
             except queue.Empty:
                 break
             if item is not None:
-                unstarted.append(self._held.pop(item.key))
+                unstarted += (self._held.pop(held.key) for held in item)
         if unstarted and conn is not None:
             try:
                 count = conn.execute("SELECT prescient.worker_release(%s, %s::bigint[], %s::bigint[])",
@@ -319,10 +423,16 @@ class Worker:
             # The first lease held: heartbeats start a third of a lease from now. Later takes leave the
             # schedule alone (their leases are fresh), or frequent takes would put off the older ones' renewal.
             self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
+        batches: dict[str, list[_Held]] = {}
         for row in rows:
-            held = _Held(Check(*row[:-1]), token=row[-1])
+            held = _Held(Check(*row[:-1], _lease=_Lease(self.name, row[-1], self.clock)), token=row[-1])
             self._held[held.key] = held
-            self._queued.put(held)
+            if held.check.job in self._batch_handlers:
+                batches.setdefault(held.check.job, []).append(held)
+            else:
+                self._queued.put([held])
+        for batch in batches.values():
+            self._queued.put(batch)
         log.debug("worker %s took %s", self.name, _ids(row[0] for row in rows))
         return len(rows)
 
@@ -333,17 +443,69 @@ class Worker:
             answered.append(self._answered.popleft())
         if not answered:
             return []
-        completed = [h for h in answered if h.error is None]
-        failed = [h for h in answered if h.error is not None]
+        seconds = sum(h.seconds for h in answered) / len(answered)
+        self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
         try:
+            settled_by_handlers = self._settled_in_transaction(
+                conn, [h for h in answered if h.check._lease.in_transaction])
+            answered = [h for h in answered if h.key in self._held]
+            completed = [h for h in answered if h.error is None]
+            failed = [h for h in answered if h.error is not None]
             # One row per answer, in the order sent.
             settled = self._complete(conn, completed) + self._fail(conn, failed)
         except psycopg.OperationalError:
-            self._answered.extendleft(reversed(answered))  # sent again once reconnected
+            # Sent again once reconnected (those its handler settled and this worker let go of are decided).
+            self._answered.extendleft(reversed([h for h in answered if h.key in self._held]))
             raise
         for held, settlement in zip(completed + failed, settled):
             self._log_settlement(held.check, settlement)
             del self._held[held.key]
+        return settled_by_handlers + settled
+
+    def _settled_in_transaction(self, conn: psycopg.Connection, answered: list[_Held]) -> list[Settlement]:
+        """Of the checks whose handlers settled them in their own transactions, lets go (unheld, no call of
+        its own) of each whose settlement committed, or whose lease was lost, and returns what became of them.
+        A settlement that did not commit (its transaction, or the savepoint it was made in, rolled back)
+        leaves the check held, with the handler's error, or a failure saying so, as its answer."""
+        settled = []
+        probed = []  # (held, transaction id, settlement) of each settlement made and not refused
+        for held in answered:
+            lost = held.check._lease.lost
+            if lost is not None:  # the handler was told (LeaseLost): the check is not this worker's any more
+                settled.append(lost)
+                self._log_settlement(held.check, lost)
+                del self._held[held.key]
+            else:
+                probed += ((held, xact, s) for xact, s in held.check._lease.in_transaction if s.outcome != "refused")
+        if not probed:
+            return settled
+        # Whether each settlement's transaction committed, and whether the check is still leased to this
+        # worker as it was taken (a settlement in a savepoint rolled back leaves it so). Read without waiting
+        # for the handlers' transactions: a committed one's rows are seen, an open one is "in progress".
+        with translated():
+            rows = conn.execute(
+                "SELECT pg_xact_status(x.xact::xid8), EXISTS (SELECT FROM prescient.future_job f WHERE f.id = x.id"
+                " AND f.claimed_by = %s AND f.check_count = x.check_count AND f.attempts = x.attempts)"
+                " FROM unnest(%s::text[], %s::bigint[], %s::int[], %s::int[]) WITH ORDINALITY"
+                " AS x(xact, id, check_count, attempts, n) ORDER BY x.n",
+                [self.name, [xact for _, xact, _ in probed], [h.check.id for h, _, _ in probed],
+                 [h.check.check_count for h, _, _ in probed], [h.check.attempts for h, _, _ in probed]]).fetchall()
+        for (held, _, settlement), (status, still_leased) in zip(probed, rows):
+            if held.key not in self._held:
+                continue  # another of its settlements decided it
+            if status == "in progress":
+                log.warning("%s: the handler returned before its transaction, which settles the check, ended;"
+                            " left to that transaction (if it rolls back, to the lease)", _about(held.check))
+            elif status == "committed" and not still_leased:
+                settled.append(settlement)
+                self._log_settlement(held.check, settlement)
+            else:
+                continue
+            del self._held[held.key]
+        for held in answered:
+            if held.key in self._held and not held.raised:
+                held.error = ("the handler's settlement in its own transaction did not take effect (the "
+                              "transaction, or the savepoint it was made in, rolled back, or the database refused it)")
         return settled
 
     def _complete(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
@@ -381,7 +543,7 @@ class Worker:
 
     def _extend_if_due(self, conn: psycopg.Connection) -> None:
         """The heartbeat: every lease/3, one worker_extend for every check whose handler still runs."""
-        running = [h for h in self._held.values() if not h.check._lost.is_set()]
+        running = [h for h in self._held.values() if not h.check._lost.is_set() and not h.check._lease.settling]
         if not self.heartbeat or not running or time.monotonic() < self._next_heartbeat:
             return
         self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
@@ -391,7 +553,7 @@ class Worker:
                 [self.name, [h.check.id for h in running], [h.token for h in running], self.lease_seconds,
                  self._now()]).fetchall()
         for held, (check_id, refusal) in zip(running, rows):
-            if refusal is not None:
+            if refusal is not None and not held.check._lease.settling:  # else settled meanwhile, in its handler
                 held.check._lost.set()
                 log.warning("%s: heartbeat refused, lease lost: %s", _about(held.check), refusal)
 
@@ -474,25 +636,53 @@ class Worker:
 
     def _run_handlers(self) -> None:
         while True:
-            held = self._queued.get()
-            if held is None:
+            call = self._queued.get()
+            if call is None:
                 return
-            self._run_one(held)
-            self._answered.append(held)
+            if len(call) == 1 and call[0].check.job in self._handlers:
+                self._run_one(call[0])
+            else:
+                self._run_batch(call)
+            self._answered.extend(call)
             self._wake()
 
     def _run_one(self, held: _Held) -> None:
         check = held.check
         started = time.monotonic()
         try:
-            answer = self._handlers[check.job](check)
-            held.next_at, held.result_json = _read_answer(check, answer)
-        except CheckFailed as e:
-            held.error = _sendable(str(e))
+            _take_answer(held, self._handlers[check.job](check))
         except BaseException as e:  # noqa: BLE001 - any failure of a handler fails its check alone
-            held.error = _sendable(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
-            log.debug("check %d: handler raised", check.id, exc_info=True)
-        log.debug("check %d ran in %.3fs", check.id, time.monotonic() - started)
+            _take_error(held, e)
+        held.seconds = time.monotonic() - started
+        log.debug("check %d ran in %.3fs", check.id, held.seconds)
+
+    def _run_batch(self, call: list[_Held]) -> None:
+        job = call[0].check.job
+        started = time.monotonic()
+        try:
+            self._call_batch(job, call)
+        finally:
+            for held in call:
+                held.seconds = (time.monotonic() - started) / len(call)
+        log.debug("%d checks of %s ran in one call in %.3fs", len(call), job, time.monotonic() - started)
+
+    def _call_batch(self, job: str, call: list[_Held]) -> None:
+        try:
+            answers = list(self._batch_handlers[job]([held.check for held in call]))
+            if len(answers) != len(call):
+                raise TypeError(f"the batch handler of {job} gave {len(answers)} answers for {len(call)} checks: "
+                                "give one answer per check, in their order")
+        except BaseException as e:  # noqa: BLE001 - the call's failure fails each of its checks
+            for held in call:
+                _take_error(held, e)
+            return
+        for held, answer in zip(call, answers):
+            try:
+                if isinstance(answer, BaseException):
+                    raise answer
+                _take_answer(held, answer)
+            except BaseException as e:  # noqa: BLE001 - a bad answer fails its own check
+                _take_error(held, e)
 
     def _log_settlement(self, check: Check, s: Settlement) -> None:
         about = _about(check)
@@ -506,6 +696,22 @@ class Worker:
             log.warning("%s failed, retried at %s: %s", about, s.next_check_at.isoformat(), s.last_error)
         else:
             log.warning("%s %s: %s", about, s.outcome, s.last_error)
+
+
+def _take_answer(held: _Held, answer: Any) -> None:
+    if held.check._lease.in_transaction:
+        return  # the handler answered in its transaction (complete_in, fail_in): what it returns is not read
+    held.next_at, held.result_json = _read_answer(held.check, answer)
+
+
+def _take_error(held: _Held, error: BaseException) -> None:
+    """A handler's exception as its check's error: CheckFailed's text exactly, another as "Type: message"."""
+    held.raised = True
+    if isinstance(error, CheckFailed):
+        held.error = _sendable(str(error))
+    else:
+        held.error = _sendable(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+        log.debug("check %d: handler raised", held.check.id, exc_info=error)
 
 
 def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None]:

@@ -17,4 +17,5 @@ unset PYTHONPATH  # the tests' path to src/ would hide what was installed
 "$work/venv/bin/python" -c '
 import prescient, sys
 assert prescient.__file__.startswith(sys.prefix), prescient.__file__
+assert "prescient_migrate" in prescient.schema.bundle(), "the schema bundle was not installed"
 print("installed", prescient.__name__, "from", prescient.__file__)'

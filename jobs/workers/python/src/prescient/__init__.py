@@ -5,9 +5,10 @@ See the README next to this package, and docs/workers.md in the prescient reposi
 
 from .enqueue import Rescheduled, Scheduled, cancel, cron_add, reschedule, schedule
 from .errors import CheckFailed, Conflict, LeaseLost, PrescientError, Refused
+from .schema import Applied, migrate
 from .worker import Check, Done, Settlement, Worker
 
 __all__ = [
-    "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "PrescientError", "Refused", "Rescheduled",
-    "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "reschedule", "schedule",
+    "Applied", "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "PrescientError", "Refused", "Rescheduled",
+    "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "migrate", "reschedule", "schedule",
 ]

@@ -49,6 +49,16 @@ type ScheduleRequest struct {
 	// The database refuses a malformed one (a PR400 *RefusedError).
 	Traceparent string
 	Tracestate  string
+	// Window lets the check fire any time in this window after its time (0: none): a herd given one time
+	// spreads over the window's slots (docs/flow-control.md).
+	Window time.Duration
+	// DedupeFor: with a JobKey, not scheduled again while a check of the key settled with one of
+	// DedupeOutcomes (nil: done) within this long (0: no dedupe); the answer's Status is "deduplicated".
+	DedupeFor      time.Duration
+	DedupeOutcomes []string
+	// AllowUnknownClass accepts a class the registry does not know yet (deployed later).
+	AllowUnknownClass bool
+	By                string // who enqueued it (enqueued_by); "": the database's current_user
 }
 
 // Scheduled is the database's answer to a ScheduleRequest.
@@ -66,7 +76,15 @@ type Cron struct {
 	Spec     string // a cron expression, e.g. "0 9 * * 1-5"
 	TimeZone string // "" means UTC
 	Job      string
-	Payload  interface{} // as in ScheduleRequest
+	Payload  interface{}   // as in ScheduleRequest
+	CatchUp  string        // after downtime: "one" (""), "all" or "none" of the missed occurrences
+	Deadline time.Duration // an occurrence fired later than this after its time is skipped (0: none)
+	// Window spreads the schedules' occurrences over this window; Jitter gives each occurrence an offset of
+	// its own within it (docs/schedules.md). 0: none; not both.
+	Window, Jitter time.Duration
+	// Options: overlap, start_at, end_at, max_runs, priority, pause_after_failures (docs/schedules.md).
+	Options map[string]interface{}
+	By      string // who added it; "": the database's current_user
 }
 
 func (c *Client) now() interface{} {
@@ -82,7 +100,10 @@ const scheduleSQL = `SELECT id, job_key, next_check_at, first_check_at, status F
   p_at => coalesce($4::timestamptz, coalesce($9::timestamptz, now()) + make_interval(secs => $5::float8)),
   p_job_key => $6::text, p_group_key => $7::text, p_payload => $8::jsonb, p_on_conflict => $10::text,
   p_now => coalesce($9::timestamptz, now()), p_priority => $11::integer, p_traceparent => $12::text,
-  p_tracestate => $13::text, p_max_wait => make_interval(secs => $14::float8))`
+  p_tracestate => $13::text, p_max_wait => make_interval(secs => $14::float8),
+  p_window => make_interval(secs => $15::float8), p_dedupe_for => make_interval(secs => $16::float8),
+  p_dedupe_outcomes => coalesce($17::text[], '{done}'), p_allow_unknown_class => $18::boolean,
+  p_by => coalesce($19::text, current_user))`
 
 // Schedule puts a check into the future, on q (the caller's transaction).
 func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Scheduled, error) {
@@ -100,16 +121,17 @@ func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Sc
 	if onConflict == "" {
 		onConflict = "error"
 	}
-	var maxWait interface{} // NULL when none (make_interval of NULL is NULL)
-	if r.MaxWait != 0 {
-		maxWait = r.MaxWait.Seconds()
-	}
 	var s Scheduled
+	var dedupeOutcomes interface{} // NULL: the default, done
+	if r.DedupeOutcomes != nil {
+		dedupeOutcomes = r.DedupeOutcomes
+	}
 	var jobKey *string
 	var next, first *time.Time
 	err = q.QueryRow(ctx, scheduleSQL, r.Job, r.EntityName, r.EntityKey, at, r.After.Seconds(), nullable(r.JobKey),
 		nullable(r.GroupKey), payload, c.now(), onConflict, r.Priority, nullable(r.Traceparent),
-		nullable(r.Tracestate), maxWait).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
+		nullable(r.Tracestate), seconds(r.MaxWait), seconds(r.Window), seconds(r.DedupeFor), dedupeOutcomes,
+		r.AllowUnknownClass, nullable(r.By)).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
 	if err != nil {
 		return Scheduled{}, refusal("schedule", 0, err)
 	}
@@ -171,10 +193,41 @@ func (c *Client) CronAdd(ctx context.Context, q Querier, cron Cron) error {
 	if timeZone == "" {
 		timeZone = "UTC"
 	}
+	catchUp := cron.CatchUp
+	if catchUp == "" {
+		catchUp = "one"
+	}
+	var options interface{} // NULL: none
+	if cron.Options != nil {
+		text, err := json.Marshal(cron.Options)
+		if err != nil {
+			return fmt.Errorf("prescient: cron_add: options: %w", err)
+		}
+		options = string(text)
+	}
 	_, err = q.Exec(ctx, `SELECT prescient.cron_add(p_id => $1::text, p_spec => $2::text, p_time_zone => $3::text, p_job => $4::text,
-	  p_payload => $5::jsonb, p_now => coalesce($6::timestamptz, now()))`,
-		cron.ID, cron.Spec, timeZone, cron.Job, payload, c.now())
+	  p_payload => $5::jsonb, p_now => coalesce($6::timestamptz, now()), p_catch_up => $7::text,
+	  p_deadline_seconds => $8::bigint, p_by => coalesce($9::text, current_user), p_window_seconds => $10::bigint,
+	  p_jitter_seconds => $11::bigint, p_options => $12::jsonb)`,
+		cron.ID, cron.Spec, timeZone, cron.Job, payload, c.now(), catchUp, wholeSeconds(cron.Deadline),
+		nullable(cron.By), wholeSeconds(cron.Window), wholeSeconds(cron.Jitter), options)
 	return refusal("cron_add", 0, err)
+}
+
+// seconds is a duration for make_interval, or NULL for none (make_interval of NULL is NULL).
+func seconds(d time.Duration) interface{} {
+	if d == 0 {
+		return nil
+	}
+	return d.Seconds()
+}
+
+// wholeSeconds is a duration in whole seconds (rounded up: never shorter than asked), or NULL for none.
+func wholeSeconds(d time.Duration) interface{} {
+	if d == 0 {
+		return nil
+	}
+	return int64((d + time.Second - 1) / time.Second)
 }
 
 // jsonText is a payload as JSON text; nil is the empty object.

@@ -260,3 +260,60 @@ func TestCronAdd(t *testing.T) {
 		t.Fatalf("a bad spec: want a PR400 refusal, got %v", err)
 	}
 }
+
+// Every option of prescient.schedule and prescient.cron_add is reachable from Go
+// (jobs/workers/conformance/enqueue-options.json): each is shown by what the database stored or answered.
+func TestEveryEnqueueOptionIsReachable(t *testing.T) {
+	ctx := context.Background()
+	class := newClass(t, "options")
+	now := time.Date(2031, 1, 2, 3, 4, 0, 0, time.UTC)
+	client := &prescient.Client{Clock: func() time.Time { return now }}
+	first, err := client.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "order", EntityKey: "1",
+		After: time.Hour, JobKey: class + ":1", Window: 10 * time.Second, By: "go-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var by string
+	var window bool
+	if err := db.QueryRow(ctx, `SELECT enqueued_by, next_check_at BETWEEN $2::timestamptz AND $2::timestamptz + interval '10 seconds'
+	  FROM prescient.future_job WHERE id = $1`, first.ID, now.Add(time.Hour)).Scan(&by, &window); err != nil {
+		t.Fatal(err)
+	}
+	if by != "go-test" || !window {
+		t.Fatalf("by %q, within the window %v", by, window)
+	}
+	// Settled done, the key is not scheduled again within DedupeFor (of the outcomes named).
+	if _, err := db.Exec(ctx, "SELECT prescient.cancel(p_id => $1::bigint, p_now => $2::timestamptz)", first.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	again := prescient.ScheduleRequest{Job: class, EntityName: "order", EntityKey: "1", After: time.Hour,
+		JobKey: class + ":1", DedupeFor: 24 * time.Hour, DedupeOutcomes: []string{"cancelled"}}
+	deduplicated, err := client.Schedule(ctx, db, again)
+	if err != nil || deduplicated.Status != "deduplicated" {
+		t.Fatalf("deduplicated: %+v %v", deduplicated, err)
+	}
+	// A class deployed later.
+	if _, err := client.Schedule(ctx, db, prescient.ScheduleRequest{Job: class + "_later", EntityName: "order",
+		EntityKey: "2", After: time.Hour, AllowUnknownClass: true}); err != nil {
+		t.Fatalf("an unknown class, allowed: %v", err)
+	}
+	if err := client.CronAdd(ctx, db, prescient.Cron{ID: class + "_every", Spec: "*/5 * * * *", Job: class,
+		CatchUp: "none", Deadline: 90 * time.Second, Jitter: 2 * time.Minute, By: "go-test",
+		Options: map[string]interface{}{"priority": 2, "max_runs": 3}}); err != nil {
+		t.Fatal(err)
+	}
+	var catchUp, createdBy string
+	var deadline, jitter, priority, maxRuns int
+	if err := db.QueryRow(ctx, `SELECT catch_up, deadline_seconds, jitter_seconds, created_by, priority, max_runs
+	  FROM prescient.cron_schedule WHERE id = $1`, class+"_every").Scan(&catchUp, &deadline, &jitter, &createdBy,
+		&priority, &maxRuns); err != nil {
+		t.Fatal(err)
+	}
+	if catchUp != "none" || deadline != 90 || jitter != 120 || createdBy != "go-test" || priority != 2 || maxRuns != 3 {
+		t.Fatalf("cron_schedule row: %q %d %d %q %d %d", catchUp, deadline, jitter, createdBy, priority, maxRuns)
+	}
+	if err := client.CronAdd(ctx, db, prescient.Cron{ID: class + "_spread", Spec: "@hourly", Job: class,
+		Window: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}

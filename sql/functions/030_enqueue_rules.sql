@@ -23,6 +23,15 @@ CREATE OR REPLACE FUNCTION prescient.slot_for(requested timestamptz, now_ timest
              requested + slot_seconds * interval '1 second' - interval '1 microsecond', 'epoch'::timestamptz),
     date_bin(slot_seconds * interval '1 second', now_, 'epoch'::timestamptz) + slot_seconds * interval '1 second');
 
+-- The outcomes a finished check may end with: the one list (docs/concepts.md, "History"). The history's
+-- CHECK constraint, the C++ Outcome table (engine/src/core/outcome.cpp), the dashboard's colours
+-- (engine/web/assets/app.js) and the history's column comment (095) must name the same: a db test compares
+-- each with it and names the place that differs (tests/db/outcomes_test.cpp).
+CREATE OR REPLACE FUNCTION prescient.history_outcomes() RETURNS text[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ARRAY['done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past', 'guard_horizon', 'deadline_missed',
+               'overlap_skipped'];
+
 -- What is wrong with a request, or NULL when nothing is. The same limits for every caller, C++ or SQL
 -- (engine/src/core/text_rules.hpp): names and keys longer than 1024 bytes are refused naming the field,
 -- since they are B-tree index entries and PostgreSQL's own refusal names neither the field nor the limit.
@@ -156,11 +165,10 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
     WHEN p_dedupe_for > interval '366 days'
       THEN format('the dedupe window %s is over 366 days', prescient.duration_text(p_dedupe_for))
     WHEN coalesce(cardinality(p_dedupe_outcomes), 0) = 0 THEN 'dedupe needs at least one outcome to look for'
-    ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, '
-                        'guard_past, guard_horizon, deadline_missed or overlap_skipped)', o)
+    ELSE (SELECT format('unknown outcome %L to dedupe against (use %s)', o,
+                        array_to_string(prescient.history_outcomes(), ', '))
             FROM unnest(p_dedupe_outcomes) o
-           WHERE o IS NULL OR o NOT IN ('done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past',
-                                        'guard_horizon', 'deadline_missed', 'overlap_skipped')
+           WHERE o IS NULL OR o <> ALL (prescient.history_outcomes())
            LIMIT 1)
   END;
 

@@ -1256,7 +1256,7 @@ CREATE OR REPLACE FUNCTION prescient.name_problem(p_what text, p_name text)
     WHEN p_name ~ '^\s|\s$' THEN format('%s %s begins or ends with a space', p_what, prescient.name_shown(p_name))
   END;
 $prescient_functions_25$),
-    (30, '030_enqueue_rules.sql', false, 'c0d650a424a6ca66',
+    (30, '030_enqueue_rules.sql', false, 'd5f4b225202e140a',
      $prescient_functions_30$-- The rules of enqueueing, shared by schedule, schedule_arrays, schedule_problems and reschedule: their one
 -- home (docs/design.md, "Every rule has one home"). The C++ Client and the CLI do not restate them: they send
 -- the request and show the message these functions write, so every door refuses a bad request in the same
@@ -1281,6 +1281,15 @@ CREATE OR REPLACE FUNCTION prescient.slot_for(requested timestamptz, now_ timest
     date_bin(slot_seconds * interval '1 second',
              requested + slot_seconds * interval '1 second' - interval '1 microsecond', 'epoch'::timestamptz),
     date_bin(slot_seconds * interval '1 second', now_, 'epoch'::timestamptz) + slot_seconds * interval '1 second');
+
+-- The outcomes a finished check may end with: the one list (docs/concepts.md, "History"). The history's
+-- CHECK constraint, the C++ Outcome table (engine/src/core/outcome.cpp), the dashboard's colours
+-- (engine/web/assets/app.js) and the history's column comment (095) must name the same: a db test compares
+-- each with it and names the place that differs (tests/db/outcomes_test.cpp).
+CREATE OR REPLACE FUNCTION prescient.history_outcomes() RETURNS text[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ARRAY['done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past', 'guard_horizon', 'deadline_missed',
+               'overlap_skipped'];
 
 -- What is wrong with a request, or NULL when nothing is. The same limits for every caller, C++ or SQL
 -- (engine/src/core/text_rules.hpp): names and keys longer than 1024 bytes are refused naming the field,
@@ -1415,11 +1424,10 @@ CREATE OR REPLACE FUNCTION prescient.once_problem(
     WHEN p_dedupe_for > interval '366 days'
       THEN format('the dedupe window %s is over 366 days', prescient.duration_text(p_dedupe_for))
     WHEN coalesce(cardinality(p_dedupe_outcomes), 0) = 0 THEN 'dedupe needs at least one outcome to look for'
-    ELSE (SELECT format('unknown outcome %L to dedupe against (use done, cancelled, failed, guard_max_checks, '
-                        'guard_past, guard_horizon, deadline_missed or overlap_skipped)', o)
+    ELSE (SELECT format('unknown outcome %L to dedupe against (use %s)', o,
+                        array_to_string(prescient.history_outcomes(), ', '))
             FROM unnest(p_dedupe_outcomes) o
-           WHERE o IS NULL OR o NOT IN ('done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past',
-                                        'guard_horizon', 'deadline_missed', 'overlap_skipped')
+           WHERE o IS NULL OR o <> ALL (prescient.history_outcomes())
            LIMIT 1)
   END;
 

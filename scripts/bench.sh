@@ -113,8 +113,9 @@ worker_db() {  # a fresh 1-second-grid database with the worker class `bench`; p
   "$prescient" jobs add bench --worker --db "$server/workers_bench" >/dev/null
   echo "$server/workers_bench"
 }
-worker_drain() {  # worker_drain LABEL DRIVER: the driver's checks/s, median of the runs, as a JSON line
+worker_drain() {  # worker_drain LABEL DRIVER [FLAG...]: the driver's checks/s, median of the runs, as a JSON line
   local label=$1 driver=$2 runs="" db
+  shift 2
   for _ in $(seq "$reps"); do
     db=$(worker_db)
     psql "$db" -c "SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill('bench'::text, ARRAY[$n]),
@@ -122,10 +123,10 @@ worker_drain() {  # worker_drain LABEL DRIVER: the driver's checks/s, median of 
       p_at => array_fill(now(), ARRAY[$n]))" -c "VACUUM ANALYZE prescient.future_job" -c "CHECKPOINT" >/dev/null
     sleep 1.1  # their slot, the next second's boundary, has begun
     runs="$runs $(PRESCIENT_DATABASE_URL=$db PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$driver" drain \
-      --classes bench --concurrency 1000 --batch 1000 2>/dev/null | sed -nE 's/.*: ([0-9.]+) checks\/s.*/\1/p')"
+      --classes bench "$@" 2>/dev/null | sed -nE 's/.*: ([0-9.]+) checks\/s.*/\1/p')"
   done
   read -r rate low high < <(echo "$runs" | tr ' ' '\n' | grep . | median_min_max)
-  echo "{\"measure\":\"worker drain, $label (batches of 1 000)\",\"checks_per_second\":$rate,\"min_checks_per_second\":$low,\"max_checks_per_second\":$high}"
+  echo "{\"measure\":\"worker drain, $label\",\"checks_per_second\":$rate,\"min_checks_per_second\":$low,\"max_checks_per_second\":$high}"
 }
 worker_idle_cpu() {  # worker_idle_cpu LABEL DRIVER: CPU milliseconds a waiting worker uses in a minute
   local label=$1 driver=$2 db pid before after
@@ -144,10 +145,15 @@ worker_idle_cpu() {  # worker_idle_cpu LABEL DRIVER: CPU milliseconds a waiting 
   echo "{\"measure\":\"worker idle, $label: CPU in a minute waiting for its slot\",\"checks_per_second\":0,\"note\":\"$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.1f", (b - a) / 1e6 }') ms (target: at most 5 ms)\"}"
 }
 if wanted workers; then
-  echo "bench.sh: workers in Go and Python drain N = $n worker checks, $reps runs each; then a minute idle each"
+  echo "bench.sh: workers in Go and Python drain N = $n worker checks, $reps runs each, at the client's default"
+  echo "bench.sh: options, tuned (1 000 at once, batches of 1 000) and with a batch handler; then a minute idle each"
   for language in Go Python; do
     driver=$repo/jobs/workers/${language,,}/conformance-driver
-    results=$results$'\n'$(worker_drain "$language" "$driver")$'\n'$(worker_idle_cpu "$language" "$driver")
+    results=$results$'\n'$(worker_drain "$language, default options" "$driver")
+    results=$results$'\n'$(worker_drain "$language, tuned (1 000 at once, batches of 1 000)" "$driver" \
+      --concurrency 1000 --batch 1000)
+    results=$results$'\n'$(worker_drain "$language, batch handler" "$driver" --batch-handler)
+    results=$results$'\n'$(worker_idle_cpu "$language" "$driver")
   done
 fi
 

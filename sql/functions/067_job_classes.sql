@@ -200,3 +200,29 @@ REVOKE EXECUTE ON FUNCTION
   prescient.job_class_forget(text),
   prescient.set_job_policy(text, integer, integer, interval, interval, interval, text, timestamptz, text[])
   FROM PUBLIC;
+
+-- A worker's own declaration of its class (docs/workers.md, "Declaring a worker class"), from prescient_worker:
+-- the class becomes a worker class if no one declared it ('added'; 'known' when it is one already), and takes
+-- the policy given (a NULL field is left as it is). A runner's class is refused: a worker never takes one
+-- over, nor sets its policy.
+CREATE OR REPLACE FUNCTION prescient.declare_worker_class(
+    p_job text, p_max_checks integer DEFAULT NULL, p_max_attempts integer DEFAULT NULL,
+    p_backoff interval DEFAULT NULL, p_backoff_max interval DEFAULT NULL, p_timeout interval DEFAULT NULL,
+    p_by text DEFAULT current_user, p_now timestamptz DEFAULT now())
+  RETURNS text LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_status text := prescient.job_class_add(p_job, true, p_by, p_now);
+BEGIN
+  IF EXISTS (SELECT FROM prescient.job_class c WHERE c.job = p_job AND c.runs_in <> 'worker') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('job class %L is run by the runner, not by workers: '
+      'a worker cannot declare it or set its policy', p_job);
+  END IF;
+  IF coalesce(p_max_checks, p_max_attempts) IS NOT NULL
+     OR coalesce(p_backoff, p_backoff_max, p_timeout) IS NOT NULL THEN
+    PERFORM prescient.set_job_policy(p_job, p_max_checks, p_max_attempts, p_backoff, p_backoff_max, p_timeout,
+                                     p_by, p_now);
+  END IF;
+  RETURN v_status;
+END $$;
+REVOKE EXECUTE ON FUNCTION prescient.declare_worker_class(text, integer, integer, interval, interval, interval, text,
+                                                          timestamptz) FROM PUBLIC;

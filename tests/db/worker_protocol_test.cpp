@@ -408,6 +408,33 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: the clock is the server's unle
         "a lease of 86401 seconds: from 0.1 to 86400");
 }
 
+TEST_CASE_METHOD(WorkerProtocolFixture, "a worker declares its own class and policy; never a runner's") {
+  std::string suffix;
+  *db << "SELECT current_database()", soci::into(suffix);
+  Login login(*db, "declarer_" + suffix, "prescient_worker");
+  auto worker = connect_to(as_user(url, login.name));
+  std::string status;
+  *worker << "SELECT prescient.declare_worker_class('ship_py', p_max_checks => 60, p_backoff => '30 seconds')",
+      soci::into(status);
+  CHECK(status == "added");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND runs_in = 'worker'"
+                      " AND max_checks = 60 AND backoff_seconds = 30 AND policy_updated_by = '" + login.name + "'") == 1);
+  *worker << "SELECT prescient.declare_worker_class('ship_py', p_timeout => '2 minutes')", soci::into(status);
+  CHECK(status == "known");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND max_checks = 60"
+                      " AND timeout_seconds = 120") == 1);
+  // A runner's class, a bad policy, a bad name: refused, nothing written.
+  auto [state, message] = sql_refusal(*worker, "SELECT prescient.declare_worker_class('noop', p_max_checks => 1)");
+  CHECK(state == "PR400");
+  CHECK(message == "job class 'noop' is run by the runner, not by workers: a worker cannot declare it or set its policy");
+  std::tie(state, message) = sql_refusal(*worker, "SELECT prescient.declare_worker_class('ship_go', p_max_attempts => 0)");
+  CHECK(message == "max_attempts 0 is under 1");
+  std::tie(state, message) = sql_refusal(*worker, "SELECT prescient.declare_worker_class('ship<go>')");
+  CHECK(state == "PR400");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job LIKE 'ship_go%' OR job LIKE 'ship<%'") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'noop' AND max_checks IS NULL") == 1);
+}
+
 TEST_CASE_METHOD(WorkerProtocolFixture, "LISTEN prescient_worker: an enqueue, a resume or a release wakes a worker, naming the class") {
   PGconn* listener = PQconnectdb(url.c_str());
   REQUIRE(PQstatus(listener) == CONNECTION_OK);

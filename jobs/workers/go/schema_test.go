@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v4"
 
@@ -82,5 +83,34 @@ func TestMigrateFromTheBundle(t *testing.T) {
 	var refused *prescient.RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "newer than this bundle knows") {
 		t.Fatalf("a newer database: %v", err)
+	}
+}
+
+// A worker class declared from Go with its policy; a runner's class is refused.
+func TestDeclareWorkerClass(t *testing.T) {
+	ctx := context.Background()
+	job := fmt.Sprintf("ship_go_%d", os.Getpid())
+	sixty := 60
+	if status, err := prescient.DeclareWorkerClass(ctx, db, job, prescient.Policy{MaxChecks: &sixty,
+		Backoff: 30 * time.Second}); err != nil || status != "added" {
+		t.Fatalf("%q %v", status, err)
+	}
+	if status, err := prescient.DeclareWorkerClass(ctx, db, job, prescient.Policy{Timeout: 2 * time.Minute}); err != nil ||
+		status != "known" {
+		t.Fatalf("%q %v", status, err)
+	}
+	var runsIn string
+	var maxChecks, backoff, timeout int
+	if err := db.QueryRow(ctx, `SELECT runs_in, max_checks, backoff_seconds, timeout_seconds FROM prescient.job_class
+	  WHERE job = $1`, job).Scan(&runsIn, &maxChecks, &backoff, &timeout); err != nil {
+		t.Fatal(err)
+	}
+	if runsIn != "worker" || maxChecks != 60 || backoff != 30 || timeout != 120 {
+		t.Fatalf("job_class row: %s %d %d %d", runsIn, maxChecks, backoff, timeout)
+	}
+	_, err := prescient.DeclareWorkerClass(ctx, db, "noop", prescient.Policy{MaxChecks: &sixty})
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "is run by the runner") {
+		t.Fatalf("a runner's class: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import unittest
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -43,3 +44,18 @@ class SchemaTest(unittest.TestCase):
         finally:
             with support.connect() as admin:
                 admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+class DeclareWorkerClassTest(unittest.TestCase):
+    def test_a_worker_class_with_its_policy_and_never_a_runners(self):
+        job = f"ship_py_{os.getpid()}"
+        with support.connect() as conn:
+            self.assertEqual(prescient.declare_worker_class(conn, job, max_checks=60,
+                                                            backoff=timedelta(seconds=30)), "added")
+            self.assertEqual(prescient.declare_worker_class(conn, job, timeout=timedelta(minutes=2)), "known")
+            self.assertEqual(conn.execute("SELECT runs_in, max_checks, backoff_seconds, timeout_seconds"
+                                          " FROM prescient.job_class WHERE job = %s", [job]).fetchone(),
+                             ("worker", 60, 30, 120))
+            with self.assertRaises(prescient.Refused) as refused:
+                prescient.declare_worker_class(conn, "noop", max_checks=1)
+            self.assertIn("is run by the runner", refused.exception.reason)

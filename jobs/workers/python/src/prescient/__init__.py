@@ -3,6 +3,7 @@
 See the README next to this package, and docs/workers.md in the prescient repository for the protocol.
 """
 
+from .classes import declare_worker_class
 from .enqueue import Rescheduled, Scheduled, cancel, cron_add, reschedule, schedule
 from .errors import CheckFailed, Conflict, LeaseLost, PrescientError, Refused
 from .schema import Applied, migrate
@@ -10,5 +11,5 @@ from .worker import Check, Done, Settlement, Worker
 
 __all__ = [
     "Applied", "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "PrescientError", "Refused", "Rescheduled",
-    "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "migrate", "reschedule", "schedule",
+    "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "declare_worker_class", "migrate", "reschedule", "schedule",
 ]

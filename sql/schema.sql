@@ -4316,6 +4316,29 @@ BEGIN
 END $$;
 
 --
+-- Name: declare_worker_class(text, integer, integer, interval, interval, interval, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.declare_worker_class(p_job text, p_max_checks integer DEFAULT NULL::integer, p_max_attempts integer DEFAULT NULL::integer, p_backoff interval DEFAULT NULL::interval, p_backoff_max interval DEFAULT NULL::interval, p_timeout interval DEFAULT NULL::interval, p_by text DEFAULT CURRENT_USER, p_now timestamp with time zone DEFAULT now()) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_status text := prescient.job_class_add(p_job, true, p_by, p_now);
+BEGIN
+  IF EXISTS (SELECT FROM prescient.job_class c WHERE c.job = p_job AND c.runs_in <> 'worker') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('job class %L is run by the runner, not by workers: '
+      'a worker cannot declare it or set its policy', p_job);
+  END IF;
+  IF coalesce(p_max_checks, p_max_attempts) IS NOT NULL
+     OR coalesce(p_backoff, p_backoff_max, p_timeout) IS NOT NULL THEN
+    PERFORM prescient.set_job_policy(p_job, p_max_checks, p_max_attempts, p_backoff, p_backoff_max, p_timeout,
+                                     p_by, p_now);
+  END IF;
+  RETURN v_status;
+END $$;
+
+--
 -- Name: drop_history_partition(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -6620,6 +6643,13 @@ GRANT ALL ON FUNCTION prescient.cron_update_many(p_items jsonb, p_now timestamp 
 
 REVOKE ALL ON FUNCTION prescient.declare_job_classes(p_jobs text[], p_origins text[], p_by text, p_now timestamp with time zone, p_runs_in text) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.declare_job_classes(p_jobs text[], p_origins text[], p_by text, p_now timestamp with time zone, p_runs_in text) TO prescient_runner;
+
+--
+-- Name: FUNCTION declare_worker_class(p_job text, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.declare_worker_class(p_job text, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.declare_worker_class(p_job text, p_max_checks integer, p_max_attempts integer, p_backoff interval, p_backoff_max interval, p_timeout interval, p_by text, p_now timestamp with time zone) TO prescient_worker;
 
 --
 -- Name: FUNCTION drop_history_partition(p_name text); Type: ACL; Schema: prescient; Owner: -

@@ -2998,7 +2998,7 @@ REVOKE EXECUTE ON FUNCTION prescient.cron_backfill(text, timestamptz, timestampt
 REVOKE EXECUTE ON FUNCTION prescient.cron_count_outcome() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION prescient.cron_trigger(text, text, timestamptz) FROM PUBLIC;
 $prescient_functions_47$),
-    (50, '050_bulk_enqueue.sql', false, '098debd645bf2e4d',
+    (50, '050_bulk_enqueue.sql', false, 'b499d29cd314d7e8',
      $prescient_functions_50$-- Bulk enqueue (docs/design.md, "Bulk enqueue sends one array per field"): schedule_arrays takes the
 -- items as parallel arrays, one per field. Reading a JSON array of objects (json_to_recordset) cost 5 to
 -- 13 microseconds an item, more than the insert itself; arrays of text cost well under one.
@@ -3047,7 +3047,7 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                       THEN prescient.unknown_class_message(i.job) END,
                     prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds),
                     prescient.priority_problem(i.priority),
-                    prescient.payload_problem(i.payload, bound.max_payload_bytes),
+                    prescient.payload_problem(i.payload, (SELECT s.max_payload_bytes FROM prescient.settings s)),
                     -- Judged only for the items that carry a trace context.
                     CASE WHEN i.traceparent IS NOT NULL OR i.tracestate IS NOT NULL
                       THEN prescient.trace_problem(i.traceparent, i.tracestate) END,
@@ -3060,8 +3060,7 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                                       i.job_key, 1, octet_length(jsonb_build_array(i.payload)::text)) END) END)
       FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                  p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
-                                 p_dedupe_for, p_priority, p_traceparent, p_tracestate) i,
-           prescient.settings bound;
+                                 p_dedupe_for, p_priority, p_traceparent, p_tracestate) i;
   END;
 
 -- What schedule_arrays would refuse in each item, writing nothing: one row (n, problem) per bad item, in

@@ -3029,7 +3029,8 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
          CASE
              WHEN ((array_requests.p_unknown_classes IS NOT NULL) AND (i.job = ANY (array_requests.p_unknown_classes))) THEN prescient.unknown_class_message(i.job)
              ELSE NULL::text
-         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority), prescient.payload_problem(i.payload, bound.max_payload_bytes),
+         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority), prescient.payload_problem(i.payload, ( SELECT s.max_payload_bytes
+            FROM prescient.settings s)),
          CASE
              WHEN ((i.traceparent IS NOT NULL) OR (i.tracestate IS NOT NULL)) THEN prescient.trace_problem(i.traceparent, i.tracestate)
              ELSE NULL::text
@@ -3042,8 +3043,7 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
              END)
              ELSE NULL::text
          END) AS "coalesce"
-    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate),
-     prescient.settings bound;
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate);
 END;
 
 --

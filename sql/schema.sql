@@ -3003,10 +3003,10 @@ CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window
     RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, prescient.duration_text(p_window)) WHEN ((p_window > '00:00:00'::interval) AND (prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds) IS NOT NULL)) THEN ((('the window '::text || prescient.duration_text(p_window)) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
 
 --
--- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[], integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[], integer[], text[], text[], integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text, problem text)
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[], p_max_payload_bytes integer) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT i.n,
@@ -3029,8 +3029,7 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
          CASE
              WHEN ((array_requests.p_unknown_classes IS NOT NULL) AND (i.job = ANY (array_requests.p_unknown_classes))) THEN prescient.unknown_class_message(i.job)
              ELSE NULL::text
-         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority), prescient.payload_problem(i.payload, ( SELECT s.max_payload_bytes
-            FROM prescient.settings s)),
+         END, prescient.window_problem(i.at, i.fire_window, array_requests.p_now, array_requests.p_max_horizon_seconds), prescient.priority_problem(i.priority), prescient.payload_problem(i.payload, array_requests.p_max_payload_bytes),
          CASE
              WHEN ((i.traceparent IS NOT NULL) OR (i.tracestate IS NOT NULL)) THEN prescient.trace_problem(i.traceparent, i.tracestate)
              ELSE NULL::text
@@ -5659,7 +5658,7 @@ BEGIN
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
                                                   v_settings.max_horizon_seconds, v_unknown, p_priority,
-                                                  p_traceparent, p_tracestate)),
+                                                  p_traceparent, p_tracestate, v_settings.max_payload_bytes)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
@@ -5692,7 +5691,8 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
                                                   v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown,
-                                                  p_priority, p_traceparent, p_tracestate)),
+                                                  p_priority, p_traceparent, p_tracestate,
+                                                  v_settings.max_payload_bytes)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -5857,7 +5857,7 @@ CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], 
     FROM prescient.settings s,
      ( SELECT prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class) AS classes
           OFFSET 0) u,
-     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, u.classes, schedule_problems.p_priority, schedule_problems.p_traceparent, schedule_problems.p_tracestate) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, problem)
+     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, u.classes, schedule_problems.p_priority, schedule_problems.p_traceparent, schedule_problems.p_tracestate, s.max_payload_bytes) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, problem)
    WHERE (r.problem IS NOT NULL)
    ORDER BY r.n;
 END;

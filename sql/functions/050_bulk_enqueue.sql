@@ -31,7 +31,8 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
     p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[],
     p_dedupe_outcomes text[], p_now timestamptz, p_slot_seconds integer, p_max_horizon_seconds bigint,
-    p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[])
+    p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[],
+    p_max_payload_bytes integer)
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
                  group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
                  max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text,
@@ -46,7 +47,7 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                       THEN prescient.unknown_class_message(i.job) END,
                     prescient.window_problem(i."at", i.fire_window, p_now, p_max_horizon_seconds),
                     prescient.priority_problem(i.priority),
-                    prescient.payload_problem(i.payload, (SELECT s.max_payload_bytes FROM prescient.settings s)),
+                    prescient.payload_problem(i.payload, p_max_payload_bytes),
                     -- Judged only for the items that carry a trace context.
                     CASE WHEN i.traceparent IS NOT NULL OR i.tracestate IS NOT NULL
                       THEN prescient.trace_problem(i.traceparent, i.tracestate) END,
@@ -91,7 +92,7 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
            prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                     p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
                                     p_dedupe_for, p_dedupe_outcomes, p_now, s.slot_seconds, s.max_horizon_seconds,
-                                    u.classes, p_priority, p_traceparent, p_tracestate) r
+                                    u.classes, p_priority, p_traceparent, p_tracestate, s.max_payload_bytes) r
      WHERE r.problem IS NOT NULL
      ORDER BY r.n;
   END;
@@ -187,7 +188,7 @@ BEGIN
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
                                                   v_settings.max_horizon_seconds, v_unknown, p_priority,
-                                                  p_traceparent, p_tracestate)),
+                                                  p_traceparent, p_tracestate, v_settings.max_payload_bytes)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
@@ -220,7 +221,8 @@ BEGIN
                                                   p_payload, p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict,
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
                                                   v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown,
-                                                  p_priority, p_traceparent, p_tracestate)),
+                                                  p_priority, p_traceparent, p_tracestate,
+                                                  v_settings.max_payload_bytes)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1

@@ -394,7 +394,7 @@ TEST_CASE("bulk enqueue judges an item inline: the planner calls no rule per ite
       *f.db,
       "SELECT * FROM prescient.array_requests('{noop}', '{o}', '{k}', '{2030-01-01T00:00:00Z}', '{NULL}', '{NULL}',"
       " '{\"{}\"}', '{b}', '{error}', 'b', 'error', NULL, NULL, NULL, '{done}', '2029-12-31T23:00:00Z', 60, 31536000,"
-      " NULL, NULL, NULL, NULL)");
+      " NULL, NULL, NULL, NULL, 2097152)");
   std::set<std::string> called;
   soci::rowset<std::string> names =
       (f.db->prepare << "SELECT DISTINCT m[1] FROM regexp_matches(:plan, '([a-z_]+)\\(', 'g') AS m"
@@ -405,6 +405,7 @@ TEST_CASE("bulk enqueue judges an item inline: the planner calls no rule per ite
   CHECK(called.count("request_problem") == 0);  // the rules themselves are inlined...
   CHECK(called.count("priority_problem") == 0);
   CHECK(called.count("window_problem") == 0);
+  CHECK(called.count("payload_problem") == 0);
   for (const std::string& name : called) {  // ...and what is left is rare
     INFO(name);
     CHECK((name == "duration_text" || name == "trace_problem" || name == "once_problem" ||

@@ -101,6 +101,28 @@ class WorkerTest(unittest.TestCase):
         self.assertNotIn(caller_span, parents, "a run reused the caller's span")
         self.assertEqual(support.history(self.conn, traced)[0]["outcome"], "done")
 
+    def test_a_timedelta_answer_counts_from_the_workers_clock_and_a_raise_is_logged_with_its_traceback(self):
+        later, raises = self.schedule("later"), self.schedule("raises")
+        worker = self.worker()
+
+        @worker.handler(self.job)
+        def handle(check: prescient.Check):
+            if check.entity_key == "raises":
+                raise ValueError("the CRM is down")
+            return timedelta(hours=3)
+
+        self.clock.advance(timedelta(hours=1))
+        with self.assertLogs("prescient.worker", level="WARNING") as logs:
+            settled = {s.check_id: s for s in worker.drain()}
+        self.assertEqual(settled[later].outcome, "rescheduled")
+        self.assertEqual(settled[later].next_check_at, T + timedelta(hours=4))
+        raised = [record for record in logs.records if "the handler raised" in record.getMessage()]
+        self.assertEqual(len(raised), 1, logs.output)
+        self.assertIn(f"check {raises} ", raised[0].getMessage())
+        self.assertIn("ValueError: the CRM is down", raised[0].getMessage())
+        self.assertIsNotNone(raised[0].exc_info)
+        self.assertIn("Traceback", logs.output[[r.getMessage() for r in logs.records].index(raised[0].getMessage())])
+
     def test_an_answer_the_database_refuses_fails_that_check_only(self):
         results = {"big": "x" * 70_000, "nul": "a\x00b", "small": 1}
         ids = {key: self.schedule(key) for key in results}

@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
@@ -65,6 +65,8 @@ class Check:
     tracestate: str | None = None
     _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
     _lease: _Lease | None = field(default=None, repr=False, compare=False)
+    # The worker's clock (None: the real one), the base of a timedelta answer.
+    _clock: Callable[[], datetime] | None = field(default=None, repr=False, compare=False)
 
     @property
     def lease_lost(self) -> bool:
@@ -75,7 +77,8 @@ class Check:
     def complete_in(self, conn: Any, answer: Any = None) -> Settlement:
         """Settles this check on the application's connection, in its transaction: the handler's writes and
         the settlement commit together, or neither does (effects exactly once). ``answer`` is what a handler
-        may return: None (done), an aware datetime (look again then) or ``Done(result)``. Returns the
+        may return: None (done), an aware datetime (look again then), a timedelta (look again that long from
+        now) or ``Done(result)``. Returns the
         settlement; raises LeaseLost when the lease was lost (so the transaction rolls back, if it is left
         by the exception) and Refused when the database refused the answer. The worker then settles the check
         no more; if the transaction rolls back, the worker fails the check (the handler's exception, if it
@@ -425,7 +428,8 @@ class Worker:
             self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
         batches: dict[str, list[_Held]] = {}
         for row in rows:
-            held = _Held(Check(*row[:-1], _lease=_Lease(self.name, row[-1], self.clock)), token=row[-1])
+            held = _Held(Check(*row[:-1], _lease=_Lease(self.name, row[-1], self.clock), _clock=self.clock),
+                         token=row[-1])
             self._held[held.key] = held
             if held.check.job in self._batch_handlers:
                 batches.setdefault(held.check.job, []).append(held)
@@ -711,7 +715,10 @@ def _take_error(held: _Held, error: BaseException) -> None:
         held.error = _sendable(str(error))
     else:
         held.error = _sendable(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
-        log.debug("check %d: handler raised", held.check.id, exc_info=error)
+        # An exception nobody meant: its traceback where an operator looks (CheckFailed is a deliberate
+        # failure, which the settlement's line says; LeaseLost is logged where the lease was lost).
+        if not isinstance(error, LeaseLost):
+            log.warning("%s: the handler raised %s", _about(held.check), held.error, exc_info=error)
 
 
 def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None]:
@@ -721,13 +728,16 @@ def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None
         return None, None
     if isinstance(answer, Done):
         return None, None if answer.result is None else json.dumps(answer.result)
+    if isinstance(answer, timedelta):
+        return (check._clock() if check._clock is not None else datetime.now(timezone.utc)) + answer, None
     if isinstance(answer, datetime):
         if answer.tzinfo is None or answer.utcoffset() is None:
             raise TypeError(f"the handler of {check.job} answered {answer.isoformat()}, a time without a time "
                             "zone: answer an aware datetime")
         return answer, None
     raise TypeError(f"the handler of {check.job} answered a {type(answer).__name__}: answer a datetime (look "
-                    "again then), None (done) or prescient.Done(result)")
+                    "again then), a timedelta (look again that long from now), None (done) or "
+                    "prescient.Done(result)")
 
 
 def _sendable(text: str) -> str:

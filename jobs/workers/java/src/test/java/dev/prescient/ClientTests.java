@@ -52,6 +52,9 @@ public final class ClientTests {
         tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
         tests.put("handler_answers_become_outcomes", ClientTests::handlerAnswers);
         tests.put("a_refused_answer_fails_its_check_alone", ClientTests::refusedAnswer);
+        tests.put("settled_in_the_handlers_transaction", ClientTests::settledInTransaction);
+        tests.put("a_lease_lost_rolls_the_handlers_transaction_back", ClientTests::leaseLostInTransaction);
+        tests.put("a_batch_handler_answers_each_check", ClientTests::batchHandler);
         tests.put("a_group_runs_one_at_a_time_in_order", ClientTests::groupInOrder);
         tests.put("protocol_lease_lost_is_typed", ClientTests::protocolLeaseLost);
         tests.put("worker_role_is_enough", ClientTests::workerRoleIsEnough);
@@ -373,6 +376,189 @@ public final class ClientTests {
         assertEquals(List.of("1 java.lang.IllegalStateException: no such order"),
                      DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
                                ids.get("throw")), "a throw's attempt and error");
+    }
+
+    /**
+     * Effects exactly once: a handler settles its check in its own transaction (completeIn, failIn). Committed,
+     * the worker settles it no more (one settlement each); rolled back, or in a savepoint rolled back, the check
+     * is still leased and fails: with the handler's exception if it threw, else saying the settlement did not
+     * take effect. The effects of the rolled-back ones are gone with their settlements.
+     */
+    static void settledInTransaction() throws Exception {
+        DB.declareWorkerClasses("tx_a");
+        DB.execute("CREATE TABLE tx_effects (check_id bigint NOT NULL)");
+        PrescientClient client = new PrescientClient(() -> T);
+        Map<String, Long> ids = new LinkedHashMap<>();
+        try (Connection c = DB.connect()) {
+            for (String kind : List.of("commit", "next", "fail_in", "rollback", "rollback_throw", "savepoint")) {
+                ids.put(kind, client.schedule(c, NewCheck.of("tx_a", "kinds", kind).payload(Map.of("kind", kind)))
+                                    .id());
+            }
+        }
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("tx").clock(() -> T.plusSeconds(1)).onSettled(settled::add)
+                              .handler("tx_a", check -> {
+                                  try (Connection c = DB.connect()) {
+                                      expect(IllegalArgumentException.class,
+                                             () -> check.completeIn(c, Answer.done())); // autocommit is on
+                                      c.setAutoCommit(false);
+                                      DB.execute(c, "INSERT INTO tx_effects VALUES (?)", check.id());
+                                      switch ((String) check.payloadMap().get("kind")) {
+                                          case "commit" -> check.completeIn(c, Answer.done());
+                                          case "next" -> check.completeIn(c, Answer.nextAt(T.plus(Duration.ofHours(1))));
+                                          case "fail_in" -> check.failIn(c, "the CRM said 503");
+                                          case "rollback" -> {
+                                              check.completeIn(c, Answer.done());
+                                              c.rollback();
+                                              return Answer.done();
+                                          }
+                                          case "rollback_throw" -> {
+                                              check.completeIn(c, Answer.done());
+                                              c.rollback();
+                                              throw new IllegalStateException("the mail server is down");
+                                          }
+                                          default -> {
+                                              java.sql.Savepoint sp = c.setSavepoint();
+                                              check.completeIn(c, Answer.done());
+                                              c.rollback(sp);
+                                          }
+                                      }
+                                      c.commit();
+                                  }
+                                  return Answer.fail("not read: the check was settled in the transaction");
+                              }).build();
+        try (worker) {
+            assertEquals(6, worker.runUntilIdle(), "checks run");
+        }
+        Map<Long, List<String>> outcomes = new LinkedHashMap<>();
+        settled.forEach(st -> outcomes.computeIfAbsent(st.id(), id -> new ArrayList<>()).add(st.outcome()));
+        assertEquals(List.of("done"), outcomes.get(ids.get("commit")), "commit");
+        assertEquals(List.of("rescheduled"), outcomes.get(ids.get("next")), "next");
+        assertEquals(List.of("retried"), outcomes.get(ids.get("fail_in")), "fail_in");
+        for (String kind : List.of("rollback", "rollback_throw", "savepoint")) {
+            assertEquals(List.of("retried"), outcomes.get(ids.get(kind)), kind + ": failed by the worker");
+        }
+        assertEquals(List.of(ids.get("commit"), ids.get("next"), ids.get("fail_in"), ids.get("savepoint")),
+                     DB.column("SELECT check_id FROM tx_effects ORDER BY check_id"), "the effects committed");
+        assertEquals(List.of("1 the CRM said 503"),
+                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
+                               ids.get("fail_in")), "fail_in's attempt");
+        assertEquals(List.of("1 java.lang.IllegalStateException: the mail server is down"),
+                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
+                               ids.get("rollback_throw")), "a rollback and a throw: the handler's error");
+        for (String kind : List.of("rollback", "savepoint")) {
+            Object error = DB.value("SELECT last_error FROM prescient.future_job WHERE id = ?", ids.get(kind));
+            check(String.valueOf(error).startsWith("the handler's settlement in its own transaction did not take "
+                                                   + "effect"), kind + ": " + error);
+        }
+        expect(IllegalStateException.class, () -> {
+            try (Connection c = DB.connect()) {
+                c.setAutoCommit(false);
+                new Check(1, "tx_a", "x", "1", null, null, "{}", T, T, 0, 0, null, null, null, 1, T)
+                    .completeIn(c, Answer.done());
+            }
+        });
+    }
+
+    /**
+     * A lease lost while the handler ran: completeIn throws LeaseLostException, the handler's transaction rolls
+     * back with its writes, and the worker settles the check no more (the other worker's lease stands).
+     */
+    static void leaseLostInTransaction() throws Exception {
+        DB.declareWorkerClasses("txlost_a");
+        DB.execute("CREATE TABLE txlost_effects (check_id bigint NOT NULL)");
+        long id;
+        try (Connection c = DB.connect()) {
+            id = new PrescientClient(() -> T).schedule(c, NewCheck.of("txlost_a", "x", "1")).id();
+        }
+        AtomicReference<Instant> now = new AtomicReference<>(T.plusSeconds(1));
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        List<Throwable> thrown = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("a").clock(now::get).lease(Duration.ofSeconds(1))
+                              .heartbeat(false).onSettled(settled::add)
+                              .handler("txlost_a", check -> {
+                                  now.set(T.plusSeconds(3)); // a's lease ended at T+2: b takes the check
+                                  try (Connection other = DB.connect()) {
+                                      WorkerProtocol.take(other, "b", List.of("txlost_a"), 1, Duration.ofSeconds(60),
+                                                          now.get());
+                                  }
+                                  try (Connection c = DB.connect()) {
+                                      c.setAutoCommit(false);
+                                      try {
+                                          DB.execute(c, "INSERT INTO txlost_effects VALUES (?)", check.id());
+                                          check.completeIn(c, Answer.done());
+                                          c.commit();
+                                      } catch (LeaseLostException e) {
+                                          thrown.add(e);
+                                          throw e;
+                                      } finally {
+                                          c.rollback(); // nothing after a commit
+                                      }
+                                  }
+                                  return Answer.done();
+                              }).build();
+        try (worker) {
+            assertEquals(1, worker.runUntilIdle(), "checks run");
+        }
+        check(thrown.size() == 1 && thrown.get(0) instanceof LeaseLostException, "the handler was told: " + thrown);
+        assertEquals(List.of(id + " lease_lost"), settled.stream().map(st -> st.id() + " " + st.outcome()).toList(),
+                     "the worker's settlements");
+        assertEquals(0L, DB.count("SELECT count(*) FROM txlost_effects"), "the effect rolled back");
+        assertEquals(List.of("b 0"), DB.column("SELECT claimed_by || ' ' || attempts FROM prescient.future_job "
+                                               + "WHERE id = ?", id), "b's lease, untouched");
+    }
+
+    /**
+     * A batch handler gets many checks of its class in one call and answers each; an answer list of another
+     * length fails every check of that call.
+     */
+    static void batchHandler() throws Exception {
+        DB.declareWorkerClasses("batch_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            for (int i = 0; i < 20; i++) {
+                client.schedule(c, NewCheck.of("batch_a", "x", i == 7 ? "fails" : "k" + i));
+            }
+        }
+        List<Integer> calls = new CopyOnWriteArrayList<>();
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("batch").clock(() -> T.plusSeconds(1)).concurrency(2)
+                              .onSettled(settled::add)
+                              .batchHandler("batch_a", checks -> {
+                                  calls.add(checks.size());
+                                  return checks.stream().map(ch -> ch.entityKey().equals("fails")
+                                                                   ? Answer.fail("no such thing") : (Answer) null)
+                                               .toList();
+                              }).build();
+        try (worker) {
+            assertEquals(20, worker.runUntilIdle(), "checks run");
+        }
+        assertEquals(20, calls.stream().mapToInt(Integer::intValue).sum(), "checks given to the calls " + calls);
+        check(calls.stream().anyMatch(n -> n > 1), "many checks in one call: " + calls);
+        assertEquals(List.of(19L, 1L), List.of(settled.stream().filter(st -> st.outcome().equals("done")).count(),
+                                               settled.stream().filter(st -> st.outcome().equals("retried")).count()),
+                     "done and retried");
+        assertEquals(List.of("no such thing"),
+                     DB.column("SELECT last_error FROM prescient.future_job WHERE job = 'batch_a'"),
+                     "the one pending again: the failed check's error");
+
+        DB.declareWorkerClasses("batch_b");
+        try (Connection c = DB.connect()) {
+            for (int i = 0; i < 3; i++) {
+                client.schedule(c, NewCheck.of("batch_b", "x", "k" + i));
+            }
+        }
+        Worker wrong = Worker.builder(DB::connect).name("batch-wrong").clock(() -> T.plusSeconds(1))
+                             .batchHandler("batch_b", checks -> List.of()).build();
+        try (wrong) {
+            assertEquals(3, wrong.runUntilIdle(), "checks run");
+        }
+        for (Object error : DB.column("SELECT last_error FROM prescient.future_job WHERE job = 'batch_b'")) {
+            check(String.valueOf(error).matches("the batch handler answered 0 answers for [1-3] checks"),
+                  "an answer list of another length fails the call's checks: " + error);
+        }
+        assertEquals(3L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'batch_b' AND attempts = 1"),
+                     "each failed once");
     }
 
     /** A result over 64 KiB refuses a whole worker_complete call: that check fails, the others settle. */

@@ -63,6 +63,7 @@ public final class ClientTests {
         tests.put("survives_cut_sessions", ClientTests::survivesCutSessions);
         tests.put("heartbeats_keep_a_long_run", ClientTests::heartbeatsKeepLongRun);
         tests.put("stop_releases_what_outlives_the_grace", ClientTests::stopReleases);
+        tests.put("a_take_holds_ahead_and_a_stop_gives_it_back_at_once", ClientTests::takeAheadGivenBack);
         tests.put("sigterm_stops_gracefully", ClientTests::sigtermStopsGracefully);
         tests.put("conformance_driver", ClientTests::conformanceDriver);
         tests.put("schema_from_the_bundle", ClientTests::schemaFromTheBundle);
@@ -89,7 +90,8 @@ public final class ClientTests {
 
     /**
      * Orders placed at T: one left alone gets an email at T+3h and an escalation at T+6h, then its check is done;
-     * one shipped at T+1h gets nothing, and its check ends at T+3h.
+     * one shipped at T+1h gets nothing, and its check ends at T+3h. Each notice commits with its check's
+     * settlement.
      */
     static void seedScenario() throws Exception {
         DB.declareWorkerClasses(OrderUnshipped.JOB);
@@ -113,7 +115,9 @@ public final class ClientTests {
         try (Connection c = DB.connect()) {
             shop.ship(c, shipped);
         }
+        List<String> settled = new CopyOnWriteArrayList<>();
         Worker worker = Worker.builder(DB::connect).name("shop").clock(now::get)
+                              .onSettled(st -> settled.add(st.id() + " " + st.outcome()))
                               .handler(OrderUnshipped.JOB, shop::check).build();
         try (worker) {
             now.set(T.plus(Duration.ofHours(3)).minusSeconds(1));
@@ -135,6 +139,15 @@ public final class ClientTests {
             assertEquals(0L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = ?", OrderUnshipped.JOB),
                          "checks left pending");
         }
+        // Each run settled once, in the handler's transaction with its notice (completeIn): the worker made
+        // no settlement of its own after it.
+        assertEquals(3, settled.size(), "settlements " + settled);
+        check(settled.stream().allMatch(st -> st.endsWith(" rescheduled") || st.endsWith(" done")), "" + settled);
+    }
+
+    /** A pending check's "attempts last_error". */
+    private static List<Object> attemptsAndError(long id) throws SQLException {
+        return DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?", id);
     }
 
     private static List<Object> notices(long order) throws SQLException {
@@ -371,11 +384,9 @@ public final class ClientTests {
         assertEquals("retried", outcome.get(ids.get("fail")), "fail");
         assertEquals("retried", outcome.get(ids.get("throw")), "throw");
         assertEquals(List.of("1 the CRM said 503"),
-                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
-                               ids.get("fail")), "a failure's attempt and error");
+                     attemptsAndError(ids.get("fail")), "a failure's attempt and error");
         assertEquals(List.of("1 java.lang.IllegalStateException: no such order"),
-                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
-                               ids.get("throw")), "a throw's attempt and error");
+                     attemptsAndError(ids.get("throw")), "a throw's attempt and error");
     }
 
     /**
@@ -441,11 +452,9 @@ public final class ClientTests {
         assertEquals(List.of(ids.get("commit"), ids.get("next"), ids.get("fail_in"), ids.get("savepoint")),
                      DB.column("SELECT check_id FROM tx_effects ORDER BY check_id"), "the effects committed");
         assertEquals(List.of("1 the CRM said 503"),
-                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
-                               ids.get("fail_in")), "fail_in's attempt");
+                     attemptsAndError(ids.get("fail_in")), "fail_in's attempt");
         assertEquals(List.of("1 java.lang.IllegalStateException: the mail server is down"),
-                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
-                               ids.get("rollback_throw")), "a rollback and a throw: the handler's error");
+                     attemptsAndError(ids.get("rollback_throw")), "a rollback and a throw: the handler's error");
         for (String kind : List.of("rollback", "savepoint")) {
             Object error = DB.value("SELECT last_error FROM prescient.future_job WHERE id = ?", ids.get(kind));
             check(String.valueOf(error).startsWith("the handler's settlement in its own transaction did not take "
@@ -759,6 +768,42 @@ public final class ClientTests {
         assertEquals("lease_lost", byJob.get("hb_off"), "without heartbeats");
     }
 
+    /**
+     * A take asks for what the worker can start soon: after a 10 ms run, one place takes the five other checks
+     * at once (they wait in order). A stop gives the ones not started back at once, while the running one
+     * finishes within the grace.
+     */
+    static void takeAheadGivenBack() throws Exception {
+        DB.declareWorkerClasses("ahead_a");
+        try (Connection c = DB.connect()) {
+            for (int i = 0; i < 6; i++) {
+                new PrescientClient().schedule(c, NewCheck.of("ahead_a", "x", "k" + i).priority(i == 0 ? 0 : 1));
+            }
+        }
+        List<Long> started = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("ahead").concurrency(1)
+                              .handler("ahead_a", check -> {
+                                  started.add(check.id());
+                                  Thread.sleep(started.size() == 1 ? 10 : 2000);
+                                  return Answer.done();
+                              }).build().start();
+        Thread stopper = new Thread(() -> worker.stop(Duration.ofSeconds(10)));
+        try {
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'ahead_a' "
+                                   + "AND claimed_by = 'ahead'") == 5, Duration.ofSeconds(5),
+                    "the five left taken by one take, one place for them");
+            check(started.size() == 2, "one runs, four wait: " + started);
+            stopper.start();
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'ahead_a' "
+                                   + "AND claimed_by IS NULL AND attempts = 0") == 4, Duration.ofMillis(1500),
+                    "the four not started given back, untouched, while the fifth runs");
+            check(stopper.isAlive(), "the stop waits for the running handler");
+        } finally {
+            stopper.join();
+        }
+        assertEquals(2L, DB.count("SELECT count(*) FROM prescient.job_history WHERE job = 'ahead_a'"), "checks run");
+    }
+
     /** stop(grace): a handler that ends within it is settled; one that outlives it is released untouched. */
     static void stopReleases() throws Exception {
         DB.declareWorkerClasses("stop_a");
@@ -796,7 +841,9 @@ public final class ClientTests {
         Path log = File.createTempFile("prescient-java-term", ".log").toPath();
         Process p = java(ShutdownHookProbe.class.getName(), "term_a", "1500").redirectError(log.toFile()).start();
         try {
-            waitFor(() -> claimed(id), Duration.ofSeconds(8), "the probe took check " + id);
+            // Started, not only taken: a check taken and not started yet is given back at a stop.
+            waitFor(() -> java.nio.file.Files.readString(log).contains("probe: check " + id + " started"),
+                    Duration.ofSeconds(8), "the probe started check " + id);
             p.destroy(); // SIGTERM
             check(p.waitFor(10, TimeUnit.SECONDS), "the probe ended");
             assertEquals(143, p.exitValue(), "a JVM ended by SIGTERM");
@@ -979,15 +1026,6 @@ public final class ClientTests {
     }
 
     // ---- helpers -------------------------------------------------------------------------------------------
-
-    private static boolean claimed(long id) {
-        try {
-            return DB.count("SELECT count(*) FROM prescient.future_job WHERE id = ? AND claimed_by IS NOT NULL", id)
-                   == 1;
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     private static ProcessBuilder java(String mainClass, String... args) {
         List<String> command = new ArrayList<>(List.of(

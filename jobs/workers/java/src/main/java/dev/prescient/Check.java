@@ -42,7 +42,9 @@ public final class Check {
     /** Set by the worker that took it: what {@link #completeIn} and {@link #failIn} settle under. */
     private volatile InTransaction inTransaction;
 
-    public Check(long id, String job, String entityName, String entityKey, String jobKey, String groupKey, String payload, Instant dueAt, Instant askedForAt, int checkCount, int attempts, String lastError, String traceparent, String tracestate, long leaseToken, Instant leaseUntil) {
+    public Check(long id, String job, String entityName, String entityKey, String jobKey, String groupKey,
+                 String payload, Instant dueAt, Instant askedForAt, int checkCount, int attempts, String lastError,
+                 String traceparent, String tracestate, long leaseToken, Instant leaseUntil) {
         this.id = id;
         this.job = job;
         this.entityName = entityName;

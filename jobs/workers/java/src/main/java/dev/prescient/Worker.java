@@ -198,16 +198,15 @@ public final class Worker implements AutoCloseable {
         }
         int ran = 0;
         while (true) {
-            settleReady();
-            int want = room().want();
-            List<Check> taken = want > 0 ? take(want) : List.of();
+            settleWhenDue();
+            List<Check> taken = takeIfWorthIt();
             taken.forEach(this::dispatch);
             ran += taken.size();
             if (taken.isEmpty()) {
                 if (busy.get() == 0 && waitingCount() == 0 && ready.isEmpty()) {
                     return ran;
                 }
-                sleep(MAX_SLEEP); // a handler's end wakes it
+                sleep(untilFlush(MAX_SLEEP)); // a handler's end wakes it
             }
         }
     }
@@ -278,9 +277,7 @@ public final class Worker implements AutoCloseable {
                 settleWhenDue();
                 Room room = room();
                 if (!room.worthATake(roomSince)) {
-                    if (room.want() > 0 && roomSince == 0) {
-                        roomSince = System.nanoTime();
-                    }
+                    putOff(room);
                     sleep(untilFlush(MAX_SLEEP)); // a handler's end wakes it
                     continue;
                 }
@@ -321,6 +318,24 @@ public final class Worker implements AutoCloseable {
         }
         soon = Math.min(soon, batchSize);
         return new Room(soon - waitingCount(), soon);
+    }
+
+    /** The checks a take brought, if one is worth its call now (else none: it is put off). */
+    private List<Check> takeIfWorthIt() throws SQLException {
+        Room room = room();
+        if (!room.worthATake(roomSince)) {
+            putOff(room);
+            return List.of();
+        }
+        roomSince = 0;
+        return take(room.want());
+    }
+
+    /** A take put off for more room waits at most a flush delay, from the first time it was. */
+    private void putOff(Room room) {
+        if (room.want() > 0 && roomSince == 0) {
+            roomSince = System.nanoTime();
+        }
     }
 
     /**
@@ -589,8 +604,9 @@ public final class Worker implements AutoCloseable {
             }
         }
         if (!probed.isEmpty()) {
-            List<WorkerProtocol.Fate> fates = call(c -> WorkerProtocol.fates(
-                c, name, probed.stream().map(Outcome::check).toList(), made.stream().map(InTransaction.Made::xact).toList()));
+            List<Check> checks = probed.stream().map(Outcome::check).toList();
+            List<String> xacts = made.stream().map(InTransaction.Made::xact).toList();
+            List<WorkerProtocol.Fate> fates = call(c -> WorkerProtocol.fates(c, name, checks, xacts));
             for (int i = 0; i < probed.size(); i++) {
                 Check check = probed.get(i).check();
                 if (!held.containsKey(check.id())) {
@@ -610,7 +626,7 @@ public final class Worker implements AutoCloseable {
         List<Outcome> again = new ArrayList<>();
         for (Outcome o : outcomes) {
             Held h = held.get(o.check().id());
-            if (h != null && !again.stream().anyMatch(a -> a.check() == o.check())) {
+            if (h != null) {
                 again.add(h.raised ? o : new Outcome(o.check(), Answer.fail(
                     "the handler's settlement in its own transaction did not take effect (the transaction, or the "
                     + "savepoint it was made in, rolled back, or the database refused it)")));

@@ -13,4 +13,4 @@ set_tests_properties(workers_java_build PROPERTIES
 add_test(NAME workers_java
          COMMAND "${PRESCIENT_WITH_DATABASE}" "$<TARGET_FILE:prescient_cli>" --slot 1s -- "${prescient_java_dir}/tests.sh")
 set_tests_properties(workers_java PROPERTIES
-  LABELS workers TIMEOUT 120 FIXTURES_REQUIRED workers_java ENVIRONMENT "${prescient_java_env}")
+  LABELS workers TIMEOUT 180 FIXTURES_REQUIRED workers_java ENVIRONMENT "${prescient_java_env}")

@@ -8,7 +8,9 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +60,12 @@ public final class Worker implements AutoCloseable {
     /** The longest sleep: a notification is a hint, so the worker looks again at least this often. */
     private static final Duration MAX_SLEEP = Duration.ofSeconds(60);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** The defaults of the batch size and the prefetch, chosen by measurement (README.md, "Speed"). */
+    public static final int DEFAULT_BATCH_SIZE = 1000;
+    public static final Duration DEFAULT_PREFETCH = Duration.ofMillis(100);
     private static final String CHANNEL = "prescient_worker";
+    /** How long answers wait to be settled together, and a small take to be made a bigger one. */
+    private static final Duration FLUSH = Duration.ofMillis(5);
 
     /** Where the worker gets its connections: a {@link DataSource}'s {@code getConnection}, a pool, a lambda. */
     @FunctionalInterface
@@ -74,18 +81,23 @@ public final class Worker implements AutoCloseable {
     /** A check from its take until it is settled, released or dropped. */
     private static final class Held {
         final Check check;
+        final InTransaction link;
         volatile boolean lost;
+        volatile boolean raised; // its handler threw: its answer is the exception's text
 
-        Held(Check check) {
+        Held(Check check, InTransaction link) {
             this.check = check;
+            this.link = link;
         }
     }
 
     private final String name;
     private final Map<String, Handler> handlers;
+    private final Map<String, BatchHandler> batchHandlers;
     private final List<String> classes;
     private final int concurrency;
     private final int batchSize;
+    private final Duration prefetch;
     private final Duration lease;
     private final boolean heartbeat;
     private final Duration defaultGrace;
@@ -97,7 +109,15 @@ public final class Worker implements AutoCloseable {
     private final ScheduledExecutorService heartbeats;
     private final Map<Long, Held> held = new ConcurrentHashMap<>();
     private final Queue<Outcome> ready = new ConcurrentLinkedQueue<>();
+    /** Handler calls running (a batch handler's call is one): the places taken of {@code concurrency}. */
     private final AtomicInteger busy = new AtomicInteger();
+    /** Checks taken and not started yet, in the order taken: a handler thread takes the first when free. */
+    private final Deque<Held> waiting = new ArrayDeque<>(); // guarded by itself
+    /** The handlers' mean time per check so far (a moving average), in ns; 0 before one has ended. */
+    private volatile double perCheckNanos;
+    /** The loop's: since when answers wait to be settled, and since when a small take was put off (0: not). */
+    private long readySince;
+    private long roomSince;
     private final Object wake = new Object();
     private boolean woken; // guarded by wake
     private final Object protocolLock = new Object();
@@ -113,9 +133,13 @@ public final class Worker implements AutoCloseable {
     private Worker(Builder b) {
         this.name = b.name;
         this.handlers = Map.copyOf(b.handlers);
-        this.classes = List.copyOf(b.handlers.keySet());
+        this.batchHandlers = Map.copyOf(b.batchHandlers);
+        List<String> all = new ArrayList<>(b.handlers.keySet());
+        all.addAll(b.batchHandlers.keySet());
+        this.classes = List.copyOf(all);
         this.concurrency = b.concurrency;
         this.batchSize = b.batchSize;
+        this.prefetch = b.prefetch;
         this.lease = b.lease;
         this.heartbeat = b.heartbeat;
         this.defaultGrace = b.grace;
@@ -154,8 +178,8 @@ public final class Worker implements AutoCloseable {
         listener.setDaemon(true);
         listener.start();
         new Thread(this::loop, "prescient-" + name).start();
-        log.info(() -> String.format("worker %s: started for %s (concurrency %d, batch %d, lease %s%s)", name,
-                                     classes, concurrency, batchSize, seconds(lease),
+        log.info(() -> String.format("worker %s: started for %s (concurrency %d, batch %d, prefetch %s, lease %s%s)",
+                                     name, classes, concurrency, batchSize, seconds(prefetch), seconds(lease),
                                      heartbeat ? "" : ", no heartbeat"));
         return this;
     }
@@ -174,16 +198,15 @@ public final class Worker implements AutoCloseable {
         }
         int ran = 0;
         while (true) {
-            settleReady();
-            int free = concurrency - busy.get();
-            List<Check> taken = free > 0 ? take(Math.min(free, batchSize)) : List.of();
+            settleWhenDue();
+            List<Check> taken = takeIfWorthIt();
             taken.forEach(this::dispatch);
             ran += taken.size();
             if (taken.isEmpty()) {
-                if (busy.get() == 0 && ready.isEmpty()) {
+                if (busy.get() == 0 && waitingCount() == 0 && ready.isEmpty()) {
                     return ran;
                 }
-                sleep(MAX_SLEEP); // a handler's end wakes it
+                sleep(untilFlush(MAX_SLEEP)); // a handler's end wakes it
             }
         }
     }
@@ -251,25 +274,26 @@ public final class Worker implements AutoCloseable {
         Duration idleFloor = IdleWait.FIRST_FLOOR;
         while (!stopping) {
             try {
-                settleReady();
-                int free = concurrency - busy.get();
-                if (free == 0) {
-                    sleep(MAX_SLEEP); // a handler's end wakes it
+                settleWhenDue();
+                Room room = room();
+                if (!room.worthATake(roomSince)) {
+                    putOff(room);
+                    sleep(untilFlush(MAX_SLEEP)); // a handler's end wakes it
                     continue;
                 }
-                int limit = Math.min(free, batchSize);
-                List<Check> taken = take(limit);
+                roomSince = 0;
+                List<Check> taken = take(room.want());
                 taken.forEach(this::dispatch);
                 backoff = Duration.ZERO;
                 if (!taken.isEmpty()) {
                     idleFloor = IdleWait.FIRST_FLOOR;
                 }
-                if (taken.size() == limit) {
+                if (taken.size() == room.want()) {
                     continue; // there may be more due
                 }
                 IdleWait idle = IdleWait.after(call(c -> WorkerProtocol.untilNextDue(c, classes, now())), idleFloor);
                 idleFloor = idle.nextFloor();
-                sleep(idle.sleep());
+                sleep(untilFlush(idle.sleep()));
             } catch (SQLException | RuntimeException e) {
                 backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2), MAX_BACKOFF);
                 Duration pause = backoff;
@@ -278,6 +302,82 @@ public final class Worker implements AutoCloseable {
             }
         }
         shutdown();
+    }
+
+    /**
+     * How many checks a take asks for ({@code want}), and how many the worker can start soon: its free places,
+     * and the places its running handlers will have freed within {@code prefetch}, by their mean time per
+     * check so far (none before a handler has ended): fast handlers get a batch, slow ones a free place at a
+     * time, so a worker does not hold checks another worker could start sooner. Both at most the batch size.
+     */
+    private Room room() {
+        int soon = concurrency - busy.get();
+        double perCheck = perCheckNanos;
+        if (perCheck > 0 && !prefetch.isZero()) {
+            soon += (int) Math.min(batchSize, concurrency * (prefetch.toNanos() / perCheck));
+        }
+        soon = Math.min(soon, batchSize);
+        return new Room(soon - waitingCount(), soon);
+    }
+
+    /** The checks a take brought, if one is worth its call now (else none: it is put off). */
+    private List<Check> takeIfWorthIt() throws SQLException {
+        Room room = room();
+        if (!room.worthATake(roomSince)) {
+            putOff(room);
+            return List.of();
+        }
+        roomSince = 0;
+        return take(room.want());
+    }
+
+    /** A take put off for more room waits at most a flush delay, from the first time it was. */
+    private void putOff(Room room) {
+        if (room.want() > 0 && roomSince == 0) {
+            roomSince = System.nanoTime();
+        }
+    }
+
+    /**
+     * A take is worth its call when it asks for at least half of what could start soon, or when less has waited
+     * a flush delay for more room (so a busy queue is taken in batches, not a check at a time).
+     */
+    record Room(int want, int soon) {
+        boolean worthATake(long putOffSince) {
+            return want > 0 && (want * 2 >= soon || (putOffSince != 0 && elapsed(putOffSince) >= FLUSH.toNanos()));
+        }
+    }
+
+    /**
+     * Answers wait for more at most {@link #FLUSH}, or until a batch of them is ready, to be settled in one call
+     * each of worker_complete and worker_fail.
+     */
+    private void settleWhenDue() throws SQLException {
+        if (ready.isEmpty()) {
+            return;
+        }
+        if (readySince == 0) {
+            readySince = System.nanoTime();
+        }
+        if (ready.size() >= batchSize || elapsed(readySince) >= FLUSH.toNanos() || waitingCount() == 0) {
+            readySince = 0;
+            settleReady();
+        }
+    }
+
+    /** {@code d}, or less: until answers waiting or a take put off are due. */
+    private Duration untilFlush(Duration d) {
+        long left = d.toNanos();
+        for (long since : new long[] {ready.isEmpty() ? 0 : readySince, roomSince}) {
+            if (since != 0) {
+                left = Math.min(left, FLUSH.toNanos() - elapsed(since));
+            }
+        }
+        return Duration.ofNanos(Math.max(left, 1));
+    }
+
+    private static long elapsed(long sinceNanos) {
+        return System.nanoTime() - sinceNanos;
     }
 
     /**
@@ -313,43 +413,127 @@ public final class Worker implements AutoCloseable {
     }
 
     private void dispatch(Check check) {
-        Held h = new Held(check);
+        InTransaction link = new InTransaction(name, this::now);
+        check.heldUnder(link);
+        Held h = new Held(check, link);
         held.put(check.id(), h);
-        busy.incrementAndGet();
-        pool.execute(() -> runHandler(h));
+        synchronized (waiting) {
+            waiting.add(h);
+        }
+        pool.execute(this::runNext);
     }
 
-    private void runHandler(Held h) {
-        Check check = h.check;
-        Answer answer;
-        try {
-            answer = handlers.get(check.job()).handle(check);
-            if (answer == null) {
-                answer = Answer.done();
-            }
-        } catch (Throwable t) { // the check fails, the worker goes on
-            String error = t.toString();
-            if (pool.isShutdown()) { // interrupted at the end of a stop's grace: it is released, not failed
-                log.info(() -> String.format("worker %s: check %d (%s): interrupted after the grace: %s", name,
-                                             check.id(), check.job(), error));
-            } else {
-                log.warning(() -> String.format("worker %s: check %d (%s): handler threw %s", name, check.id(),
-                                                check.job(), error));
-            }
-            answer = Answer.fail(error);
+    private int waitingCount() {
+        synchronized (waiting) {
+            return waiting.size();
         }
-        ready.add(new Outcome(check, answer));
+    }
+
+    /**
+     * The next check waiting, or for a batch handler's class the checks of that class waiting (at most the batch
+     * size); none once a stop began (they are given back).
+     */
+    private List<Held> nextToRun() {
+        synchronized (waiting) {
+            Held first = stopping ? null : waiting.poll();
+            if (first == null) {
+                return List.of();
+            }
+            List<Held> run = new ArrayList<>(List.of(first));
+            if (batchHandlers.containsKey(first.check.job())) {
+                for (var it = waiting.iterator(); it.hasNext() && run.size() < batchSize; ) {
+                    Held other = it.next();
+                    if (other.check.job().equals(first.check.job())) {
+                        run.add(other);
+                        it.remove();
+                    }
+                }
+            }
+            return run;
+        }
+    }
+
+    /** A handler thread's task: runs what waits first (one check, or a batch handler's checks). */
+    private void runNext() {
+        List<Held> run = nextToRun();
+        if (run.isEmpty()) {
+            return;
+        }
+        busy.incrementAndGet();
+        long began = System.nanoTime();
+        BatchHandler batchHandler = batchHandlers.get(run.get(0).check.job());
+        List<Answer> answers = batchHandler == null ? List.of(runHandler(run.get(0)))
+                                                    : runBatchHandler(batchHandler, run);
+        double perCheck = (double) elapsed(began) / run.size();
+        double mean = perCheckNanos;
+        perCheckNanos = mean == 0 ? perCheck : 0.7 * mean + 0.3 * perCheck;
+        for (int i = 0; i < run.size(); i++) {
+            ready.add(new Outcome(run.get(i).check, answers.get(i)));
+        }
         busy.decrementAndGet();
         wakeUp();
     }
 
-    /** Settles every answer that is ready: one worker_complete and one worker_fail call. */
+    private Answer runHandler(Held h) {
+        Check check = h.check;
+        try {
+            Answer answer = handlers.get(check.job()).handle(check);
+            return answer == null ? Answer.done() : answer;
+        } catch (Throwable t) { // the check fails, the worker goes on
+            h.raised = true;
+            return Answer.fail(handlerThrew(List.of(check), t));
+        }
+    }
+
+    private List<Answer> runBatchHandler(BatchHandler handler, List<Held> run) {
+        List<Check> checks = run.stream().map(h -> h.check).toList();
+        String error;
+        try {
+            List<Answer> answers = handler.handle(checks);
+            if (answers != null && answers.size() == checks.size()) {
+                return answers.stream().map(a -> a == null ? Answer.done() : a).toList();
+            }
+            error = "the batch handler answered " + (answers == null ? "null" : answers.size() + " answers")
+                    + " for " + checks.size() + " checks";
+            String problem = error;
+            log.warning(() -> String.format("worker %s: checks %s (%s): %s", name, ids(checks), checks.get(0).job(),
+                                            problem));
+        } catch (Throwable t) { // every check of the call fails, the worker goes on
+            error = handlerThrew(checks, t);
+        }
+        run.forEach(h -> h.raised = true);
+        return java.util.Collections.nCopies(checks.size(), Answer.fail(error));
+    }
+
+    /** Logs a handler's exception; its text is the checks' error. */
+    private String handlerThrew(List<Check> checks, Throwable t) {
+        String error = t.toString();
+        String about = checks.size() == 1 ? "check " + checks.get(0).id() : "checks " + ids(checks);
+        if (pool.isShutdown()) { // interrupted at the end of a stop's grace: it is released, not failed
+            log.info(() -> String.format("worker %s: %s (%s): interrupted after the grace: %s", name, about,
+                                         checks.get(0).job(), error));
+        } else {
+            log.warning(() -> String.format("worker %s: %s (%s): handler threw %s", name, about, checks.get(0).job(),
+                                            error));
+        }
+        return error;
+    }
+
+    /**
+     * Settles every answer that is ready: one worker_complete and one worker_fail call, for the checks their
+     * handlers did not settle in their own transactions.
+     */
     private void settleReady() throws SQLException {
         List<Outcome> batch = new ArrayList<>();
+        List<Outcome> settledInTransaction = new ArrayList<>();
         for (Outcome o; (o = ready.poll()) != null; ) {
             Held h = held.get(o.check().id());
             if (h == null) {
                 continue; // released at a stop: another worker runs it
+            }
+            if (!h.link.made().isEmpty()) {
+                settledInTransaction.add(o);
+                continue;
             }
             if (h.lost) {
                 held.remove(o.check().id());
@@ -359,6 +543,13 @@ public final class Worker implements AutoCloseable {
                 continue;
             }
             batch.add(o);
+        }
+        try {
+            batch.addAll(decideSettledInTransaction(settledInTransaction));
+        } catch (SQLException | RuntimeException e) {
+            ready.addAll(settledInTransaction); // asked again at the next try
+            ready.addAll(batch);
+            throw e;
         }
         if (batch.isEmpty()) {
             return;
@@ -375,12 +566,73 @@ public final class Worker implements AutoCloseable {
         }
         Map<Long, Check> byId = batch.stream().collect(Collectors.toMap(o -> o.check().id(), Outcome::check));
         for (Settlement s : settled) {
-            held.remove(s.id());
-            log(byId.get(s.id()), s);
-            if (onSettled != null) {
-                onSettled.accept(s);
+            finished(byId.get(s.id()), s);
+        }
+    }
+
+    /** A check this worker holds no more: settled by its call or in its handler's transaction. */
+    private void finished(Check check, Settlement s) {
+        held.remove(s.id());
+        log(check, s);
+        if (onSettled != null) {
+            onSettled.accept(s);
+        }
+    }
+
+    /**
+     * Of the checks whose handlers settled them in their own transactions, lets go (no call of its own) of each
+     * whose settlement committed, or whose lease was lost; answers the others, to be settled as usual: a
+     * settlement that did not take effect (its transaction, or the savepoint it was made in, rolled back) leaves
+     * the check leased to this worker, and it fails, with the handler's exception if it threw one. A
+     * transaction still open (the handler returned before it ended) decides the check: the worker lets go.
+     */
+    private List<Outcome> decideSettledInTransaction(List<Outcome> outcomes) throws SQLException {
+        List<Outcome> probed = new ArrayList<>();
+        List<InTransaction.Made> made = new ArrayList<>();
+        for (Outcome o : outcomes) {
+            Held h = held.get(o.check().id());
+            Settlement lost = h.link.lost();
+            if (lost != null) { // the handler was told (LeaseLostException): the check is not this worker's
+                finished(o.check(), lost);
+                continue;
+            }
+            for (InTransaction.Made m : h.link.made()) {
+                if (!m.settlement().outcome().equals("refused")) {
+                    probed.add(o);
+                    made.add(m);
+                }
             }
         }
+        if (!probed.isEmpty()) {
+            List<Check> checks = probed.stream().map(Outcome::check).toList();
+            List<String> xacts = made.stream().map(InTransaction.Made::xact).toList();
+            List<WorkerProtocol.Fate> fates = call(c -> WorkerProtocol.fates(c, name, checks, xacts));
+            for (int i = 0; i < probed.size(); i++) {
+                Check check = probed.get(i).check();
+                if (!held.containsKey(check.id())) {
+                    continue; // another of its settlements decided it
+                }
+                if ("in progress".equals(fates.get(i).status())) {
+                    held.remove(check.id());
+                    log.warning(() -> String.format("worker %s: check %d (%s): the handler returned before its "
+                                                    + "transaction, which settles the check, ended; left to that "
+                                                    + "transaction (if it rolls back, to the lease)", name,
+                                                    check.id(), check.job()));
+                } else if (fates.get(i).took()) {
+                    finished(check, made.get(i).settlement());
+                }
+            }
+        }
+        List<Outcome> again = new ArrayList<>();
+        for (Outcome o : outcomes) {
+            Held h = held.get(o.check().id());
+            if (h != null) {
+                again.add(h.raised ? o : new Outcome(o.check(), Answer.fail(
+                    "the handler's settlement in its own transaction did not take effect (the transaction, or the "
+                    + "savepoint it was made in, rolled back, or the database refused it)")));
+            }
+        }
+        return again;
     }
 
     private List<Settlement> settleOneByOne(List<Outcome> batch) throws SQLException {
@@ -434,7 +686,7 @@ public final class Worker implements AutoCloseable {
     private void heartbeat() {
         Map<Long, Long> tokens = new LinkedHashMap<>();
         held.forEach((id, h) -> {
-            if (!h.lost) {
+            if (!h.lost && !h.link.settling) {
                 tokens.put(id, h.check.leaseToken());
             }
         });
@@ -444,7 +696,7 @@ public final class Worker implements AutoCloseable {
         try {
             for (Refusal r : call(c -> WorkerProtocol.extend(c, name, tokens, lease, now()))) {
                 Held h = held.get(r.id());
-                if (h != null) {
+                if (h != null && !h.link.settling) { // else settled meanwhile, in its handler's transaction
                     h.lost = true;
                     log.warning(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
                                                     + "dropped", name, r.id(), h.check.job(), r.reason()));
@@ -492,6 +744,7 @@ public final class Worker implements AutoCloseable {
 
     /** The end of a stop: handlers get their grace, answers are settled, the rest is released. */
     private void shutdown() {
+        giveBackWaiting();
         while (busy.get() > 0 && System.nanoTime() < graceDeadlineNanos) {
             settleQuietly();
             sleep(Duration.ofNanos(Math.max(1, graceDeadlineNanos - System.nanoTime())));
@@ -522,6 +775,28 @@ public final class Worker implements AutoCloseable {
         }
         log.info(() -> "worker " + name + ": stopped");
         terminated.countDown();
+    }
+
+    /** A stop gives back at once the checks taken ahead and not started: another worker may start them now. */
+    private void giveBackWaiting() {
+        Map<Long, Long> notStarted = new LinkedHashMap<>();
+        synchronized (waiting) {
+            for (Held h; (h = waiting.poll()) != null; ) {
+                held.remove(h.check.id());
+                notStarted.put(h.check.id(), h.check.leaseToken());
+            }
+        }
+        if (notStarted.isEmpty()) {
+            return;
+        }
+        try {
+            int released = call(c -> WorkerProtocol.release(c, name, notStarted));
+            log.info(() -> String.format("worker %s: gave back %d of %s not started", name, released,
+                                         notStarted.keySet()));
+        } catch (SQLException | RuntimeException e) {
+            log.warning(() -> String.format("worker %s: giving back %s failed (their leases will expire): %s", name,
+                                            notStarted.keySet(), e));
+        }
     }
 
     private void settleQuietly() {
@@ -670,9 +945,11 @@ public final class Worker implements AutoCloseable {
     public static final class Builder {
         private final ConnectionSource source;
         private final Map<String, Handler> handlers = new LinkedHashMap<>();
+        private final Map<String, BatchHandler> batchHandlers = new LinkedHashMap<>();
         private String name = "java-" + ProcessHandle.current().pid();
         private int concurrency = 4;
-        private int batchSize = 50;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private Duration prefetch = DEFAULT_PREFETCH;
         private Duration lease = Duration.ofSeconds(30);
         private boolean heartbeat = true;
         private Duration grace = Duration.ofSeconds(30);
@@ -691,10 +968,22 @@ public final class Worker implements AutoCloseable {
 
         /** The handler for one worker class (declared with {@code prescient jobs add CLASS --worker}). */
         public Builder handler(String job, Handler handler) {
-            if (handlers.putIfAbsent(Objects.requireNonNull(job, "job"), Objects.requireNonNull(handler)) != null) {
+            refuseASecondHandler(job);
+            handlers.put(job, Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /** A batch handler for one worker class: it gets the class's checks a take brought, many in one call. */
+        public Builder batchHandler(String job, BatchHandler handler) {
+            refuseASecondHandler(job);
+            batchHandlers.put(job, Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        private void refuseASecondHandler(String job) {
+            if (handlers.containsKey(Objects.requireNonNull(job, "job")) || batchHandlers.containsKey(job)) {
                 throw new IllegalArgumentException("a handler for '" + job + "' is registered already");
             }
-            return this;
         }
 
         /** How many handlers run at once (default 4): the size of the handler pool. */
@@ -706,12 +995,29 @@ public final class Worker implements AutoCloseable {
             return this;
         }
 
-        /** At most how many checks one take leases (default 50; never more than the free places). */
+        /**
+         * At most how many checks one take leases, a batch handler gets, and wait to be settled in one call
+         * (default {@value Worker#DEFAULT_BATCH_SIZE}).
+         */
         public Builder batchSize(int n) {
             if (n < 1 || n > 10_000) {
                 throw new IllegalArgumentException("batch size " + n + " is not within 1 to 10000");
             }
             this.batchSize = n;
+            return this;
+        }
+
+        /**
+         * A take asks for the checks the worker can start within {@code prefetch}: its free places, and the places
+         * its running handlers will free by then (by their measured time per check), held in order until a place
+         * is free; heartbeats cover them and a stop gives them back at once. Default 100 ms; zero: free places
+         * only.
+         */
+        public Builder prefetch(Duration prefetch) {
+            if (prefetch.isNegative()) {
+                throw new IllegalArgumentException("prefetch " + prefetch + " is negative");
+            }
+            this.prefetch = prefetch;
             return this;
         }
 
@@ -753,7 +1059,7 @@ public final class Worker implements AutoCloseable {
         }
 
         public Worker build() {
-            if (handlers.isEmpty()) {
+            if (handlers.isEmpty() && batchHandlers.isEmpty()) {
                 throw new IllegalStateException("a worker needs at least one handler");
             }
             return new Worker(this);

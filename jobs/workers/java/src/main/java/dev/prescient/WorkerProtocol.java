@@ -82,6 +82,11 @@ public final class WorkerProtocol {
      */
     public static List<Settlement> complete(Connection c, String worker, List<Outcome> outcomes, Instant now)
         throws SQLException {
+        return complete(c, worker, outcomes, now, SETTLEMENT, null);
+    }
+
+    private static List<Settlement> complete(Connection c, String worker, List<Outcome> outcomes, Instant now,
+                                             String select, List<String> xact) throws SQLException {
         if (outcomes.isEmpty()) {
             return List.of();
         }
@@ -105,11 +110,9 @@ public final class WorkerProtocol {
             }
         }
         // Times and results travel as text[] (ISO-8601, JSON), cast by the server: no driver type guessing.
-        String sql = """
-            SELECT id, outcome, next_check_at, last_error
+        try (PreparedStatement st = c.prepareStatement(select + " " + """
               FROM prescient.worker_complete(?, ?::bigint[], ?::bigint[], ?::text[]::timestamptz[],
-                                             ?::text[]::jsonb[], ?::timestamptz)""";
-        try (PreparedStatement st = c.prepareStatement(sql)) {
+                                             ?::text[]::jsonb[], ?::timestamptz)""")) {
             st.setString(1, worker);
             st.setArray(2, Sql.bigints(c, ids));
             st.setArray(3, Sql.bigints(c, tokens));
@@ -120,7 +123,7 @@ public final class WorkerProtocol {
                 st.setNull(5, java.sql.Types.ARRAY);
             }
             Sql.setInstant(st, 6, now);
-            return settlements(st);
+            return settlements(st, xact);
         } catch (SQLException e) {
             throw Sql.translate(e);
         }
@@ -129,6 +132,11 @@ public final class WorkerProtocol {
     /** {@code worker_fail} for outcomes that are {@link Answer.Fail}, from {@code worker}, their leases' holder. */
     public static List<Settlement> fail(Connection c, String worker, List<Outcome> outcomes, Instant now)
         throws SQLException {
+        return fail(c, worker, outcomes, now, SETTLEMENT, null);
+    }
+
+    private static List<Settlement> fail(Connection c, String worker, List<Outcome> outcomes, Instant now,
+                                         String select, List<String> xact) throws SQLException {
         if (outcomes.isEmpty()) {
             return List.of();
         }
@@ -140,30 +148,90 @@ public final class WorkerProtocol {
             tokens.add(o.check().leaseToken());
             errors.add(Sql.storable(((Answer.Fail) o.answer()).error()));
         }
-        String sql = """
-            SELECT id, outcome, next_check_at, last_error
-              FROM prescient.worker_fail(?, ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz)""";
-        try (PreparedStatement st = c.prepareStatement(sql)) {
+        try (PreparedStatement st = c.prepareStatement(select + " " + """
+              FROM prescient.worker_fail(?, ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz)""")) {
             st.setString(1, worker);
             st.setArray(2, Sql.bigints(c, ids));
             st.setArray(3, Sql.bigints(c, tokens));
             st.setArray(4, Sql.texts(c, errors));
             Sql.setInstant(st, 5, now);
-            return settlements(st);
+            return settlements(st, xact);
         } catch (SQLException e) {
             throw Sql.translate(e);
         }
     }
 
-    private static List<Settlement> settlements(PreparedStatement st) throws SQLException {
+    /**
+     * One answer settled on the application's connection, in its transaction (Check#completeIn): the
+     * settlement, and the id of the transaction that wrote it, for the worker to ask whether it committed.
+     */
+    static InTransaction.Made settleInTransaction(Connection c, String worker, Outcome outcome, Instant now)
+        throws SQLException {
+        List<String> xact = new ArrayList<>();
+        List<Settlement> settled = outcome.answer() instanceof Answer.Fail
+                                   ? fail(c, worker, List.of(outcome), now, SETTLEMENT_IN_TRANSACTION, xact)
+                                   : complete(c, worker, List.of(outcome), now, SETTLEMENT_IN_TRANSACTION, xact);
+        return new InTransaction.Made(xact.get(0), settled.get(0));
+    }
+
+    /** What a settlement answers; in a transaction, with that transaction's id. */
+    private static final String SETTLEMENT = "SELECT id, outcome, next_check_at, last_error";
+    private static final String SETTLEMENT_IN_TRANSACTION = SETTLEMENT + ", pg_current_xact_id()::text AS xact";
+
+    /** The settlements a call answered; {@code xact}, if not null, gets each row's transaction id. */
+    private static List<Settlement> settlements(PreparedStatement st, List<String> xact) throws SQLException {
         List<Settlement> out = new ArrayList<>();
         try (ResultSet rs = st.executeQuery()) {
             while (rs.next()) {
                 out.add(new Settlement(rs.getLong("id"), rs.getString("outcome"), Sql.instant(rs, "next_check_at"),
                                        rs.getString("last_error")));
+                if (xact != null) {
+                    xact.add(rs.getString("xact"));
+                }
             }
         }
         return out;
+    }
+
+    /**
+     * What became of settlements made in applications' transactions, without waiting for any: for each, the
+     * transaction's status ({@code committed}, {@code aborted}, {@code in progress}, null when too old to
+     * know) and whether the check is still leased to {@code worker} as it was taken (a settlement in a
+     * savepoint rolled back leaves it so).
+     */
+    static List<Fate> fates(Connection c, String worker, List<Check> checks, List<String> xacts)
+        throws SQLException {
+        String sql = """
+            SELECT pg_xact_status(x.xact::xid8),
+                   EXISTS (SELECT FROM prescient.future_job f
+                            WHERE f.id = x.id AND f.claimed_by = ? AND f.check_count = x.check_count
+                              AND f.attempts = x.attempts)
+              FROM unnest(?::text[], ?::bigint[], ?::int[], ?::int[]) WITH ORDINALITY
+                   AS x(xact, id, check_count, attempts, n)
+             ORDER BY x.n""";
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            st.setString(1, worker);
+            st.setArray(2, Sql.texts(c, xacts));
+            st.setArray(3, Sql.bigints(c, checks.stream().map(Check::id).toList()));
+            st.setArray(4, c.createArrayOf("int4", checks.stream().map(Check::checkCount).toArray()));
+            st.setArray(5, c.createArrayOf("int4", checks.stream().map(Check::attempts).toArray()));
+            List<Fate> out = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new Fate(rs.getString(1), rs.getBoolean(2)));
+                }
+            }
+            return out;
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+
+    /** What became of a settlement made in an application's transaction (fates). */
+    record Fate(String status, boolean stillLeased) {
+        boolean took() {
+            return "committed".equals(status) && !stillLeased;
+        }
     }
 
     /** {@code worker_extend}: a heartbeat for the leases {@code worker} holds; answers the ones that were lost. */

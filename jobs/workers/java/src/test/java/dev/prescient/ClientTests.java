@@ -52,6 +52,9 @@ public final class ClientTests {
         tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
         tests.put("handler_answers_become_outcomes", ClientTests::handlerAnswers);
         tests.put("a_refused_answer_fails_its_check_alone", ClientTests::refusedAnswer);
+        tests.put("settled_in_the_handlers_transaction", ClientTests::settledInTransaction);
+        tests.put("a_lease_lost_rolls_the_handlers_transaction_back", ClientTests::leaseLostInTransaction);
+        tests.put("a_batch_handler_answers_each_check", ClientTests::batchHandler);
         tests.put("a_group_runs_one_at_a_time_in_order", ClientTests::groupInOrder);
         tests.put("protocol_lease_lost_is_typed", ClientTests::protocolLeaseLost);
         tests.put("worker_role_is_enough", ClientTests::workerRoleIsEnough);
@@ -60,9 +63,11 @@ public final class ClientTests {
         tests.put("survives_cut_sessions", ClientTests::survivesCutSessions);
         tests.put("heartbeats_keep_a_long_run", ClientTests::heartbeatsKeepLongRun);
         tests.put("stop_releases_what_outlives_the_grace", ClientTests::stopReleases);
+        tests.put("a_take_holds_ahead_and_a_stop_gives_it_back_at_once", ClientTests::takeAheadGivenBack);
         tests.put("sigterm_stops_gracefully", ClientTests::sigtermStopsGracefully);
         tests.put("conformance_driver", ClientTests::conformanceDriver);
         tests.put("schema_from_the_bundle", ClientTests::schemaFromTheBundle);
+        tests.put("a_worker_killed_mid_run_has_each_effect_exactly_once", ClientTests::killedMidRunExactlyOnce);
         List<String> chosen = args.length > 0 ? List.of(args) : new ArrayList<>(tests.keySet());
         int failed = 0;
         for (String name : chosen) {
@@ -85,7 +90,8 @@ public final class ClientTests {
 
     /**
      * Orders placed at T: one left alone gets an email at T+3h and an escalation at T+6h, then its check is done;
-     * one shipped at T+1h gets nothing, and its check ends at T+3h.
+     * one shipped at T+1h gets nothing, and its check ends at T+3h. Each notice commits with its check's
+     * settlement.
      */
     static void seedScenario() throws Exception {
         DB.declareWorkerClasses(OrderUnshipped.JOB);
@@ -109,7 +115,9 @@ public final class ClientTests {
         try (Connection c = DB.connect()) {
             shop.ship(c, shipped);
         }
+        List<String> settled = new CopyOnWriteArrayList<>();
         Worker worker = Worker.builder(DB::connect).name("shop").clock(now::get)
+                              .onSettled(st -> settled.add(st.id() + " " + st.outcome()))
                               .handler(OrderUnshipped.JOB, shop::check).build();
         try (worker) {
             now.set(T.plus(Duration.ofHours(3)).minusSeconds(1));
@@ -131,6 +139,15 @@ public final class ClientTests {
             assertEquals(0L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = ?", OrderUnshipped.JOB),
                          "checks left pending");
         }
+        // Each run settled once, in the handler's transaction with its notice (completeIn): the worker made
+        // no settlement of its own after it.
+        assertEquals(3, settled.size(), "settlements " + settled);
+        check(settled.stream().allMatch(st -> st.endsWith(" rescheduled") || st.endsWith(" done")), "" + settled);
+    }
+
+    /** A pending check's "attempts last_error". */
+    private static List<Object> attemptsAndError(long id) throws SQLException {
+        return DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?", id);
     }
 
     private static List<Object> notices(long order) throws SQLException {
@@ -367,11 +384,190 @@ public final class ClientTests {
         assertEquals("retried", outcome.get(ids.get("fail")), "fail");
         assertEquals("retried", outcome.get(ids.get("throw")), "throw");
         assertEquals(List.of("1 the CRM said 503"),
-                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
-                               ids.get("fail")), "a failure's attempt and error");
+                     attemptsAndError(ids.get("fail")), "a failure's attempt and error");
         assertEquals(List.of("1 java.lang.IllegalStateException: no such order"),
-                     DB.column("SELECT attempts || ' ' || last_error FROM prescient.future_job WHERE id = ?",
-                               ids.get("throw")), "a throw's attempt and error");
+                     attemptsAndError(ids.get("throw")), "a throw's attempt and error");
+    }
+
+    /**
+     * Effects exactly once: a handler settles its check in its own transaction (completeIn, failIn). Committed,
+     * the worker settles it no more (one settlement each); rolled back, or in a savepoint rolled back, the check
+     * is still leased and fails: with the handler's exception if it threw, else saying the settlement did not
+     * take effect. The effects of the rolled-back ones are gone with their settlements.
+     */
+    static void settledInTransaction() throws Exception {
+        DB.declareWorkerClasses("tx_a");
+        DB.execute("CREATE TABLE tx_effects (check_id bigint NOT NULL)");
+        PrescientClient client = new PrescientClient(() -> T);
+        Map<String, Long> ids = new LinkedHashMap<>();
+        try (Connection c = DB.connect()) {
+            for (String kind : List.of("commit", "next", "fail_in", "rollback", "rollback_throw", "savepoint")) {
+                ids.put(kind, client.schedule(c, NewCheck.of("tx_a", "kinds", kind).payload(Map.of("kind", kind)))
+                                    .id());
+            }
+        }
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("tx").clock(() -> T.plusSeconds(1)).onSettled(settled::add)
+                              .handler("tx_a", check -> {
+                                  try (Connection c = DB.connect()) {
+                                      expect(IllegalArgumentException.class,
+                                             () -> check.completeIn(c, Answer.done())); // autocommit is on
+                                      c.setAutoCommit(false);
+                                      DB.execute(c, "INSERT INTO tx_effects VALUES (?)", check.id());
+                                      switch ((String) check.payloadMap().get("kind")) {
+                                          case "commit" -> check.completeIn(c, Answer.done());
+                                          case "next" -> check.completeIn(c, Answer.nextAt(T.plus(Duration.ofHours(1))));
+                                          case "fail_in" -> check.failIn(c, "the CRM said 503");
+                                          case "rollback" -> {
+                                              check.completeIn(c, Answer.done());
+                                              c.rollback();
+                                              return Answer.done();
+                                          }
+                                          case "rollback_throw" -> {
+                                              check.completeIn(c, Answer.done());
+                                              c.rollback();
+                                              throw new IllegalStateException("the mail server is down");
+                                          }
+                                          default -> {
+                                              java.sql.Savepoint sp = c.setSavepoint();
+                                              check.completeIn(c, Answer.done());
+                                              c.rollback(sp);
+                                          }
+                                      }
+                                      c.commit();
+                                  }
+                                  return Answer.fail("not read: the check was settled in the transaction");
+                              }).build();
+        try (worker) {
+            assertEquals(6, worker.runUntilIdle(), "checks run");
+        }
+        Map<Long, List<String>> outcomes = new LinkedHashMap<>();
+        settled.forEach(st -> outcomes.computeIfAbsent(st.id(), id -> new ArrayList<>()).add(st.outcome()));
+        assertEquals(List.of("done"), outcomes.get(ids.get("commit")), "commit");
+        assertEquals(List.of("rescheduled"), outcomes.get(ids.get("next")), "next");
+        assertEquals(List.of("retried"), outcomes.get(ids.get("fail_in")), "fail_in");
+        for (String kind : List.of("rollback", "rollback_throw", "savepoint")) {
+            assertEquals(List.of("retried"), outcomes.get(ids.get(kind)), kind + ": failed by the worker");
+        }
+        assertEquals(List.of(ids.get("commit"), ids.get("next"), ids.get("fail_in"), ids.get("savepoint")),
+                     DB.column("SELECT check_id FROM tx_effects ORDER BY check_id"), "the effects committed");
+        assertEquals(List.of("1 the CRM said 503"),
+                     attemptsAndError(ids.get("fail_in")), "fail_in's attempt");
+        assertEquals(List.of("1 java.lang.IllegalStateException: the mail server is down"),
+                     attemptsAndError(ids.get("rollback_throw")), "a rollback and a throw: the handler's error");
+        for (String kind : List.of("rollback", "savepoint")) {
+            Object error = DB.value("SELECT last_error FROM prescient.future_job WHERE id = ?", ids.get(kind));
+            check(String.valueOf(error).startsWith("the handler's settlement in its own transaction did not take "
+                                                   + "effect"), kind + ": " + error);
+        }
+        expect(IllegalStateException.class, () -> {
+            try (Connection c = DB.connect()) {
+                c.setAutoCommit(false);
+                new Check(1, "tx_a", "x", "1", null, null, "{}", T, T, 0, 0, null, null, null, 1, T)
+                    .completeIn(c, Answer.done());
+            }
+        });
+    }
+
+    /**
+     * A lease lost while the handler ran: completeIn throws LeaseLostException, the handler's transaction rolls
+     * back with its writes, and the worker settles the check no more (the other worker's lease stands).
+     */
+    static void leaseLostInTransaction() throws Exception {
+        DB.declareWorkerClasses("txlost_a");
+        DB.execute("CREATE TABLE txlost_effects (check_id bigint NOT NULL)");
+        long id;
+        try (Connection c = DB.connect()) {
+            id = new PrescientClient(() -> T).schedule(c, NewCheck.of("txlost_a", "x", "1")).id();
+        }
+        AtomicReference<Instant> now = new AtomicReference<>(T.plusSeconds(1));
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        List<Throwable> thrown = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("a").clock(now::get).lease(Duration.ofSeconds(1))
+                              .heartbeat(false).onSettled(settled::add)
+                              .handler("txlost_a", check -> {
+                                  now.set(T.plusSeconds(3)); // a's lease ended at T+2: b takes the check
+                                  try (Connection other = DB.connect()) {
+                                      WorkerProtocol.take(other, "b", List.of("txlost_a"), 1, Duration.ofSeconds(60),
+                                                          now.get());
+                                  }
+                                  try (Connection c = DB.connect()) {
+                                      c.setAutoCommit(false);
+                                      try {
+                                          DB.execute(c, "INSERT INTO txlost_effects VALUES (?)", check.id());
+                                          check.completeIn(c, Answer.done());
+                                          c.commit();
+                                      } catch (LeaseLostException e) {
+                                          thrown.add(e);
+                                          throw e;
+                                      } finally {
+                                          c.rollback(); // nothing after a commit
+                                      }
+                                  }
+                                  return Answer.done();
+                              }).build();
+        try (worker) {
+            assertEquals(1, worker.runUntilIdle(), "checks run");
+        }
+        check(thrown.size() == 1 && thrown.get(0) instanceof LeaseLostException, "the handler was told: " + thrown);
+        assertEquals(List.of(id + " lease_lost"), settled.stream().map(st -> st.id() + " " + st.outcome()).toList(),
+                     "the worker's settlements");
+        assertEquals(0L, DB.count("SELECT count(*) FROM txlost_effects"), "the effect rolled back");
+        assertEquals(List.of("b 0"), DB.column("SELECT claimed_by || ' ' || attempts FROM prescient.future_job "
+                                               + "WHERE id = ?", id), "b's lease, untouched");
+    }
+
+    /**
+     * A batch handler gets many checks of its class in one call and answers each; an answer list of another
+     * length fails every check of that call.
+     */
+    static void batchHandler() throws Exception {
+        DB.declareWorkerClasses("batch_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            for (int i = 0; i < 20; i++) {
+                client.schedule(c, NewCheck.of("batch_a", "x", i == 7 ? "fails" : "k" + i));
+            }
+        }
+        List<Integer> calls = new CopyOnWriteArrayList<>();
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("batch").clock(() -> T.plusSeconds(1)).concurrency(2)
+                              .onSettled(settled::add)
+                              .batchHandler("batch_a", checks -> {
+                                  calls.add(checks.size());
+                                  return checks.stream().map(ch -> ch.entityKey().equals("fails")
+                                                                   ? Answer.fail("no such thing") : (Answer) null)
+                                               .toList();
+                              }).build();
+        try (worker) {
+            assertEquals(20, worker.runUntilIdle(), "checks run");
+        }
+        assertEquals(20, calls.stream().mapToInt(Integer::intValue).sum(), "checks given to the calls " + calls);
+        check(calls.stream().anyMatch(n -> n > 1), "many checks in one call: " + calls);
+        assertEquals(List.of(19L, 1L), List.of(settled.stream().filter(st -> st.outcome().equals("done")).count(),
+                                               settled.stream().filter(st -> st.outcome().equals("retried")).count()),
+                     "done and retried");
+        assertEquals(List.of("no such thing"),
+                     DB.column("SELECT last_error FROM prescient.future_job WHERE job = 'batch_a'"),
+                     "the one pending again: the failed check's error");
+
+        DB.declareWorkerClasses("batch_b");
+        try (Connection c = DB.connect()) {
+            for (int i = 0; i < 3; i++) {
+                client.schedule(c, NewCheck.of("batch_b", "x", "k" + i));
+            }
+        }
+        Worker wrong = Worker.builder(DB::connect).name("batch-wrong").clock(() -> T.plusSeconds(1))
+                             .batchHandler("batch_b", checks -> List.of()).build();
+        try (wrong) {
+            assertEquals(3, wrong.runUntilIdle(), "checks run");
+        }
+        for (Object error : DB.column("SELECT last_error FROM prescient.future_job WHERE job = 'batch_b'")) {
+            check(String.valueOf(error).matches("the batch handler answered 0 answers for [1-3] checks"),
+                  "an answer list of another length fails the call's checks: " + error);
+        }
+        assertEquals(3L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'batch_b' AND attempts = 1"),
+                     "each failed once");
     }
 
     /** A result over 64 KiB refuses a whole worker_complete call: that check fails, the others settle. */
@@ -572,6 +768,42 @@ public final class ClientTests {
         assertEquals("lease_lost", byJob.get("hb_off"), "without heartbeats");
     }
 
+    /**
+     * A take asks for what the worker can start soon: after a 10 ms run, one place takes the five other checks
+     * at once (they wait in order). A stop gives the ones not started back at once, while the running one
+     * finishes within the grace.
+     */
+    static void takeAheadGivenBack() throws Exception {
+        DB.declareWorkerClasses("ahead_a");
+        try (Connection c = DB.connect()) {
+            for (int i = 0; i < 6; i++) {
+                new PrescientClient().schedule(c, NewCheck.of("ahead_a", "x", "k" + i).priority(i == 0 ? 0 : 1));
+            }
+        }
+        List<Long> started = new CopyOnWriteArrayList<>();
+        Worker worker = Worker.builder(DB::connect).name("ahead").concurrency(1)
+                              .handler("ahead_a", check -> {
+                                  started.add(check.id());
+                                  Thread.sleep(started.size() == 1 ? 10 : 2000);
+                                  return Answer.done();
+                              }).build().start();
+        Thread stopper = new Thread(() -> worker.stop(Duration.ofSeconds(10)));
+        try {
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'ahead_a' "
+                                   + "AND claimed_by = 'ahead'") == 5, Duration.ofSeconds(5),
+                    "the five left taken by one take, one place for them");
+            check(started.size() == 2, "one runs, four wait: " + started);
+            stopper.start();
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'ahead_a' "
+                                   + "AND claimed_by IS NULL AND attempts = 0") == 4, Duration.ofMillis(1500),
+                    "the four not started given back, untouched, while the fifth runs");
+            check(stopper.isAlive(), "the stop waits for the running handler");
+        } finally {
+            stopper.join();
+        }
+        assertEquals(2L, DB.count("SELECT count(*) FROM prescient.job_history WHERE job = 'ahead_a'"), "checks run");
+    }
+
     /** stop(grace): a handler that ends within it is settled; one that outlives it is released untouched. */
     static void stopReleases() throws Exception {
         DB.declareWorkerClasses("stop_a");
@@ -609,7 +841,9 @@ public final class ClientTests {
         Path log = File.createTempFile("prescient-java-term", ".log").toPath();
         Process p = java(ShutdownHookProbe.class.getName(), "term_a", "1500").redirectError(log.toFile()).start();
         try {
-            waitFor(() -> claimed(id), Duration.ofSeconds(8), "the probe took check " + id);
+            // Started, not only taken: a check taken and not started yet is given back at a stop.
+            waitFor(() -> java.nio.file.Files.readString(log).contains("probe: check " + id + " started"),
+                    Duration.ofSeconds(8), "the probe started check " + id);
             p.destroy(); // SIGTERM
             check(p.waitFor(10, TimeUnit.SECONDS), "the probe ended");
             assertEquals(143, p.exitValue(), "a JVM ended by SIGTERM");
@@ -622,6 +856,74 @@ public final class ClientTests {
             p.destroyForcibly();
             java.nio.file.Files.deleteIfExists(log);
         }
+    }
+
+    /**
+     * The kill test (issue 58, effects exactly once): a worker process whose handler writes a ledger row per
+     * check and completes the check in the same transaction (LedgerWorker) is killed with SIGKILL mid-run; a
+     * second worker finishes the rest. Every check has exactly one ledger row and one history row. With the
+     * settlement apart from the writes (PRESCIENT_KILL_TEST_SETTLE=separate) the killed worker's unsettled runs
+     * run again, and their rows are there twice: the test fails. 10 000 checks.
+     */
+    static void killedMidRunExactlyOnce() throws Exception {
+        int checks = 10_000;
+        String job = "kill_a";
+        long began = System.nanoTime();
+        DB.declareWorkerClasses(job);
+        DB.execute("CREATE TABLE kill_ledger (check_id bigint NOT NULL, worker text NOT NULL)");
+        DB.execute("SELECT prescient.schedule(?, 'thing', i::text, now()) FROM generate_series(1, ?) i", job, checks);
+        Path log = File.createTempFile("prescient-java-killed", ".log").toPath();
+        Process killed = java(LedgerWorker.class.getName(), job, "killed").redirectErrorStream(true)
+                                                                          .redirectOutput(log.toFile()).start();
+        long atKill;
+        try {
+            waitFor(() -> DB.count("SELECT count(*) FROM kill_ledger") >= checks / 4, Duration.ofSeconds(30),
+                    "the first worker ran a quarter of the checks");
+            killed.destroyForcibly(); // SIGKILL
+            check(killed.waitFor(10, TimeUnit.SECONDS), "the killed worker ended");
+            atKill = DB.count("SELECT count(*) FROM kill_ledger");
+        } finally {
+            killed.destroyForcibly();
+            java.nio.file.Files.deleteIfExists(log);
+        }
+        List<Settlement> lost = new CopyOnWriteArrayList<>();
+        Worker second = LedgerWorker.build(DB, job, "second", s -> {
+            if (s.leaseLost()) {
+                lost.add(s);
+            }
+        });
+        second.start();
+        try {
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.job_history WHERE job = ?", job) >= checks,
+                    Duration.ofSeconds(40), "the second worker settled the rest");
+        } finally {
+            second.stop(Duration.ofSeconds(5));
+        }
+        long rows = DB.count("SELECT count(*) FROM kill_ledger");
+        long distinct = DB.count("SELECT count(DISTINCT check_id) FROM kill_ledger");
+        long byKilled = DB.count("SELECT count(*) FROM prescient.job_history WHERE job = ? AND finished_by = 'killed'",
+                                 job);
+        long bySecond = DB.count("SELECT count(*) FROM prescient.job_history WHERE job = ? AND finished_by = 'second'",
+                                 job);
+        System.out.printf("      %d checks: killed after %d ledger rows; %d settled by the killed worker, %d by the "
+                          + "second; ledger %d rows of %d checks; %d ms%n", checks, atKill, byKilled, bySecond, rows,
+                          distinct, (System.nanoTime() - began) / 1_000_000);
+        check(byKilled > 0 && bySecond > 0, "the kill was mid-run: " + byKilled + " settled by the killed worker, "
+                                            + bySecond + " by the second");
+        assertEquals(List.of((long) checks, (long) checks), List.of(rows, distinct),
+                     "ledger rows and checks with a row (an effect twice, or not at all)");
+        assertEquals(List.of((long) checks, (long) checks, (long) checks, 0L, 0L),
+                     List.of(DB.count("SELECT count(*) FROM prescient.job_history WHERE job = ?", job),
+                             DB.count("SELECT count(DISTINCT id) FROM prescient.job_history WHERE job = ?", job),
+                             DB.count("SELECT count(*) FROM prescient.job_history WHERE job = ? AND outcome = 'done'",
+                                      job),
+                             DB.count("SELECT count(*) FROM prescient.future_job WHERE job = ?", job),
+                             DB.count("""
+                                 SELECT count(*) FROM kill_ledger l
+                                   FULL JOIN (SELECT id FROM prescient.job_history WHERE job = ?) h ON h.id = l.check_id
+                                  WHERE l.check_id IS NULL OR h.id IS NULL""", job)),
+                     "history rows, checks, done, pending, ledger and history rows apart");
+        assertEquals(List.of(), lost, "lost leases the second worker met");
     }
 
     /** The conformance driver, through its script: every answer of the contract, the ledger, SIGTERM exits 0. */
@@ -724,15 +1026,6 @@ public final class ClientTests {
     }
 
     // ---- helpers -------------------------------------------------------------------------------------------
-
-    private static boolean claimed(long id) {
-        try {
-            return DB.count("SELECT count(*) FROM prescient.future_job WHERE id = ? AND claimed_by IS NOT NULL", id)
-                   == 1;
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     private static ProcessBuilder java(String mainClass, String... args) {
         List<String> command = new ArrayList<>(List.of(

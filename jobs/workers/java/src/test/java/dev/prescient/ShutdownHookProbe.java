@@ -5,7 +5,7 @@ import java.time.Duration;
 
 /**
  * A service as an application writes one, for the SIGTERM test: a worker for class {@code args[0]} whose
- * handler takes {@code args[1]} ms, stopped by its shutdown hook with a 10 s grace.
+ * handler says it started and takes {@code args[1]} ms, stopped by its shutdown hook with a 10 s grace.
  */
 public final class ShutdownHookProbe {
     public static void main(String[] args) throws Exception {
@@ -13,6 +13,7 @@ public final class ShutdownHookProbe {
         long ms = Long.parseLong(args[1]);
         Worker.builder(db::connect).name("probe")
               .handler(args[0], check -> {
+                  System.err.println("probe: check " + check.id() + " started");
                   Thread.sleep(ms);
                   return Answer.done();
               })

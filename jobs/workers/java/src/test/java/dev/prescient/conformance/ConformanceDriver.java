@@ -21,10 +21,14 @@ import java.util.Map;
  * The Java conformance driver (jobs/workers/conformance): the client's own {@link Worker}, with one handler
  * for every class named, driven by the check's payload.
  * <pre>
- * conformance-driver work --name NAME --classes C1[,C2...] [--concurrency 4] [--batch 50]
+ * conformance-driver work --name NAME --classes C1[,C2...] [--concurrency 4] [--batch 1000] [--prefetch-ms 100]
  *                         [--lease-seconds 2] [--no-heartbeat] [--grace-seconds 10]
+ * conformance-driver drain --classes C1[,C2...] [--concurrency 4] [--batch 1000] [--prefetch-ms 100]
+ *                          [--batch-handler]
  * </pre>
- * SIGTERM stops it the way an application's worker stops ({@link Worker#stopOnShutdown}); it then exits 0.
+ * work: SIGTERM stops it the way an application's worker stops ({@link Worker#stopOnShutdown}); it then exits 0.
+ * drain (scripts/bench.sh): no-op handlers (or one no-op batch handler per class) until nothing is due, then
+ * prints how fast the checks went. Options left out are the worker's defaults.
  */
 public final class ConformanceDriver {
     private final String workerName;
@@ -36,13 +40,16 @@ public final class ConformanceDriver {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length == 0 || !args[0].equals("work")) {
-            usage("the only command is work");
+        if (args.length == 0 || !(args[0].equals("work") || args[0].equals("drain"))) {
+            usage("the commands are work and drain");
         }
+        boolean drain = args[0].equals("drain");
         String name = null;
         List<String> classes = List.of();
-        int concurrency = 4;
-        int batch = 50;
+        Integer concurrency = null;
+        Integer batch = null;
+        Long prefetchMs = null;
+        boolean batchHandler = false;
         double leaseSeconds = 2;
         boolean heartbeat = true;
         double graceSeconds = 10;
@@ -52,24 +59,37 @@ public final class ConformanceDriver {
                 case "--classes" -> classes = Arrays.asList(value(args, ++i).split(","));
                 case "--concurrency" -> concurrency = Integer.parseInt(value(args, ++i));
                 case "--batch" -> batch = Integer.parseInt(value(args, ++i));
+                case "--prefetch-ms" -> prefetchMs = Long.parseLong(value(args, ++i));
+                case "--batch-handler" -> batchHandler = true;
                 case "--lease-seconds" -> leaseSeconds = Double.parseDouble(value(args, ++i));
                 case "--grace-seconds" -> graceSeconds = Double.parseDouble(value(args, ++i));
                 case "--no-heartbeat" -> heartbeat = false;
                 default -> usage("unknown option " + args[i]);
             }
         }
-        if (name == null || classes.isEmpty()) {
-            usage("--name and --classes are needed");
+        if ((name == null && !drain) || classes.isEmpty() || (batchHandler && !drain)) {
+            usage("work needs --name, both need --classes, --batch-handler is for drain");
         }
         Database db = Database.fromEnvironment();
+        Worker.Builder builder = Worker.builder(db::connect);
+        if (name != null) {
+            builder.name(name);
+        }
+        if (concurrency != null) {
+            builder.concurrency(concurrency);
+        }
+        if (batch != null) {
+            builder.batchSize(batch);
+        }
+        if (prefetchMs != null) {
+            builder.prefetch(Duration.ofMillis(prefetchMs));
+        }
+        if (drain) {
+            System.exit(drain(builder, classes, batchHandler));
+        }
+        builder.lease(Duration.ofMillis((long) (leaseSeconds * 1000))).heartbeat(heartbeat);
         Connection ledger = db.connect(); // its own session, autocommitted: the run is recorded as it happens
         ConformanceDriver driver = new ConformanceDriver(name, ledger);
-        Worker.Builder builder = Worker.builder(db::connect)
-                                       .name(name)
-                                       .concurrency(concurrency)
-                                       .batchSize(batch)
-                                       .lease(Duration.ofMillis((long) (leaseSeconds * 1000)))
-                                       .heartbeat(heartbeat);
         for (String job : classes) {
             builder.handler(job, driver::run);
         }
@@ -87,6 +107,30 @@ public final class ConformanceDriver {
         }, "conformance-exit"));
         worker.start();
         worker.awaitTermination();
+    }
+
+    /** No-op handlers until nothing is due (Worker#runUntilIdle); prints the rate. */
+    private static int drain(Worker.Builder builder, List<String> classes, boolean batchHandler) throws SQLException {
+        java.util.logging.Logger.getLogger(Worker.class.getName()).setLevel(java.util.logging.Level.WARNING);
+        builder.onSettled(s -> {
+            if (!s.outcome().equals("done")) {
+                System.err.printf("check %d: %s: %s%n", s.id(), s.outcome(), s.lastError());
+            }
+        });
+        for (String job : classes) {
+            if (batchHandler) {
+                builder.batchHandler(job, checks -> java.util.Collections.nCopies(checks.size(), Answer.done()));
+            } else {
+                builder.handler(job, check -> Answer.done());
+            }
+        }
+        try (Worker worker = builder.build()) {
+            long began = System.nanoTime();
+            int count = worker.runUntilIdle();
+            double seconds = (System.nanoTime() - began) / 1e9;
+            System.out.printf("drained %d checks in %.3f s: %.0f checks/s%n", count, seconds, count / seconds);
+        }
+        return 0;
     }
 
     private Answer run(Check check) throws SQLException, InterruptedException {
@@ -138,9 +182,9 @@ public final class ConformanceDriver {
     }
 
     private static void usage(String problem) {
-        System.err.println("conformance-driver: " + problem + "\nusage: conformance-driver work --name NAME "
-                           + "--classes C1[,C2...] [--concurrency 4] [--batch 50] [--lease-seconds 2] "
-                           + "[--no-heartbeat] [--grace-seconds 10]");
+        System.err.println("conformance-driver: " + problem + "\nusage: conformance-driver work|drain [--name NAME] "
+                           + "--classes C1[,C2...] [--concurrency 4] [--batch 1000] [--prefetch-ms 100] "
+                           + "[--lease-seconds 2] [--no-heartbeat] [--grace-seconds 10] [--batch-handler (drain)]");
         System.exit(2);
     }
 }

@@ -73,35 +73,52 @@ public final class OrderUnshipped {
         }
     }
 
-    /** The handler: runs at 3 h (email, look again at 6 h) and at 6 h (escalate, done); shipped: done. */
+    /**
+     * The handler: runs at 3 h (email, look again at 6 h) and at 6 h (escalate, done); shipped: done. The
+     * notice and the check's settlement commit in one transaction (completeIn): each notice is sent exactly
+     * once, even if a worker dies mid-run. A lost lease throws LeaseLostException: the notice rolls back.
+     */
     public Answer check(Check check) throws SQLException {
         long orderId = Long.parseLong(check.entityKey());
         try (Connection c = db.open()) {
-            Instant placedAt;
-            try (PreparedStatement st = c.prepareStatement(
-                     "SELECT placed_at, shipped_at IS NOT NULL FROM orders WHERE id = ?")) {
-                st.setLong(1, orderId);
-                try (ResultSet rs = st.executeQuery()) {
-                    if (!rs.next() || rs.getBoolean(2)) {
-                        return Answer.done(); // shipped (or gone): nothing to say, stop looking
-                    }
-                    placedAt = rs.getObject(1, OffsetDateTime.class).toInstant();
+            c.setAutoCommit(false);
+            try {
+                check.completeIn(c, notify(c, check, orderId));
+                c.commit();
+            } finally {
+                if (!c.getAutoCommit()) {
+                    c.rollback(); // after a commit, nothing; after a failure, the notice and the settlement
                 }
             }
-            Instant escalateAt = placedAt.plus(ESCALATE_AFTER);
-            if (check.dueAt().isBefore(escalateAt)) {
-                send(c, orderId, "email");
-                return Answer.nextAt(escalateAt);
-            }
-            send(c, orderId, "escalation");
-            return Answer.done();
         }
+        return null; // not read: the check was settled in the transaction
     }
 
-    /** Once per order and kind, even if the check runs twice (a worker died after sending). */
+    /** Sends what is due in the caller's transaction, and answers when to look again. */
+    private Answer notify(Connection c, Check check, long orderId) throws SQLException {
+        Instant placedAt;
+        try (PreparedStatement st = c.prepareStatement(
+                 "SELECT placed_at, shipped_at IS NOT NULL FROM orders WHERE id = ?")) {
+            st.setLong(1, orderId);
+            try (ResultSet rs = st.executeQuery()) {
+                if (!rs.next() || rs.getBoolean(2)) {
+                    return Answer.done(); // shipped (or gone): nothing to say, stop looking
+                }
+                placedAt = rs.getObject(1, OffsetDateTime.class).toInstant();
+            }
+        }
+        Instant escalateAt = placedAt.plus(ESCALATE_AFTER);
+        if (check.dueAt().isBefore(escalateAt)) {
+            send(c, orderId, "email");
+            return Answer.nextAt(escalateAt);
+        }
+        send(c, orderId, "escalation");
+        return Answer.done();
+    }
+
     private void send(Connection c, long orderId, String kind) throws SQLException {
         try (PreparedStatement st = c.prepareStatement(
-                 "INSERT INTO order_notices (order_id, kind, sent_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")) {
+                 "INSERT INTO order_notices (order_id, kind, sent_at) VALUES (?, ?, ?)")) {
             st.setLong(1, orderId);
             st.setString(2, kind);
             st.setObject(3, OffsetDateTime.ofInstant(clock.get(), ZoneOffset.UTC));

@@ -114,6 +114,14 @@ public final class Database {
         }
     }
 
+    /** A statement on the caller's connection (in its transaction). */
+    public void execute(Connection c, String sql, Object... args) throws SQLException {
+        try (PreparedStatement st = c.prepareStatement(sql)) {
+            bind(st, args);
+            st.execute();
+        }
+    }
+
     /** The first column of every row, as Java objects. */
     public List<Object> column(String sql, Object... args) throws SQLException {
         try (Connection c = connect(); PreparedStatement st = c.prepareStatement(sql)) {

@@ -1,30 +1,67 @@
 package dev.prescient;
 
+import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * A recurring schedule for {@code prescient.cron_add}: each occurrence of {@code spec} (5 or 6 cron fields,
  * or a macro such as {@code @hourly}) in {@code timeZone} puts a check of class {@code job} with
  * {@code payload} (JSON object text) into the future.
+ *
+ * @param catchUp after downtime: {@code one} (the default), {@code all} or {@code none} of the missed occurrences
+ * @param deadline an occurrence fired later than this after its time is skipped; or null
+ * @param window the schedules' occurrences spread over this window; or null
+ * @param jitter each occurrence at an offset of its own within this; or null (not with a window)
+ * @param options overlap, start_at, end_at, max_runs, priority, pause_after_failures (docs/schedules.md), as
+ *     JSON object text; or null
+ * @param by who added it; null: the database's current_user
  */
-public record CronSchedule(String id, String spec, String timeZone, String job, String payload) {
+public record CronSchedule(String id, String spec, String timeZone, String job, String payload, String catchUp,
+                           Duration deadline, Duration window, Duration jitter, String options, String by) {
     public CronSchedule {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(timeZone, "timeZone");
         Objects.requireNonNull(job, "job");
         Objects.requireNonNull(payload, "payload");
+        Objects.requireNonNull(catchUp, "catchUp");
     }
 
     public static CronSchedule of(String id, String spec, String job) {
-        return new CronSchedule(id, spec, "UTC", job, "{}");
+        return new CronSchedule(id, spec, "UTC", job, "{}", "one", null, null, null, null, null);
     }
 
     public CronSchedule timeZone(String zone) {
-        return new CronSchedule(id, spec, zone, job, payload);
+        return new CronSchedule(id, spec, zone, job, payload, catchUp, deadline, window, jitter, options, by);
     }
 
     public CronSchedule payload(String json) {
-        return new CronSchedule(id, spec, timeZone, job, json);
+        return new CronSchedule(id, spec, timeZone, job, json, catchUp, deadline, window, jitter, options, by);
+    }
+
+    public CronSchedule catchUp(String policy) {
+        return new CronSchedule(id, spec, timeZone, job, payload, policy, deadline, window, jitter, options, by);
+    }
+
+    public CronSchedule deadline(Duration late) {
+        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, late, window, jitter, options, by);
+    }
+
+    public CronSchedule window(Duration spread) {
+        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, spread, jitter, options, by);
+    }
+
+    public CronSchedule jitter(Duration spread) {
+        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, window, spread, options, by);
+    }
+
+    public CronSchedule options(Map<String, ?> fields) {
+        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, window, jitter,
+                                Json.write(fields), by);
+    }
+
+    public CronSchedule by(String who) {
+        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, window, jitter, options, who);
     }
 }

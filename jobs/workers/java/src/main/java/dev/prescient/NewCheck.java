@@ -2,6 +2,7 @@ package dev.prescient;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -21,10 +22,15 @@ import java.util.Objects;
  * @param priority 0 (first) to 9 (last) among the checks due at the same time; null is the default, 5
  * @param traceparent the W3C trace context the check is created in (the caller's span), or null
  * @param tracestate the trace's vendor state, with a traceparent only; or null
+ * @param window it may fire any time in this window after its time (a herd spreads over its slots); or null
+ * @param dedupeOutcomes the outcomes {@code dedupeFor} looks for; null: done
+ * @param allowUnknownClass accept a class the registry does not know yet (deployed later)
+ * @param by who enqueued it (its {@code enqueued_by}); null: the database's current_user
  */
 public record NewCheck(String job, String entityName, String entityKey, Instant at, Duration after, String jobKey,
                        String groupKey, String payload, OnConflict onConflict, Duration maxWait,
-                       Duration dedupeFor, Integer priority, String traceparent, String tracestate) {
+                       Duration dedupeFor, Integer priority, String traceparent, String tracestate,
+                       Duration window, List<String> dedupeOutcomes, boolean allowUnknownClass, String by) {
 
     public NewCheck {
         Objects.requireNonNull(job, "job");
@@ -37,33 +43,34 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
     /** A check due now (at the next slot boundary) until {@link #at} or {@link #after} says otherwise. */
     public static NewCheck of(String job, String entityName, String entityKey) {
         return new NewCheck(job, entityName, entityKey, null, Duration.ZERO, null, null, "{}", OnConflict.ERROR,
-                            null, null, null, null, null);
+                            null, null, null, null, null, null, null, false, null);
     }
 
     public NewCheck at(Instant when) {
-        return new NewCheck(job, entityName, entityKey, Objects.requireNonNull(when, "when"), null, jobKey,
-                            groupKey, payload, onConflict, maxWait, dedupeFor, priority, traceparent, tracestate);
+        return edit(c -> {
+            c.at = Objects.requireNonNull(when, "when");
+            c.after = null;
+        });
     }
 
     public NewCheck after(Duration delay) {
-        return new NewCheck(job, entityName, entityKey, null, Objects.requireNonNull(delay, "delay"), jobKey,
-                            groupKey, payload, onConflict, maxWait, dedupeFor, priority, traceparent, tracestate);
+        return edit(c -> {
+            c.at = null;
+            c.after = Objects.requireNonNull(delay, "delay");
+        });
     }
 
     public NewCheck jobKey(String key) {
-        return new NewCheck(job, entityName, entityKey, at, after, key, groupKey, payload, onConflict, maxWait,
-                            dedupeFor, priority, traceparent, tracestate);
+        return edit(c -> c.jobKey = key);
     }
 
     public NewCheck groupKey(String key) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, key, payload, onConflict, maxWait,
-                            dedupeFor, priority, traceparent, tracestate);
+        return edit(c -> c.groupKey = key);
     }
 
     /** The payload as JSON text: a JSON object. */
     public NewCheck payload(String json) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, json, onConflict, maxWait,
-                            dedupeFor, priority, traceparent, tracestate);
+        return edit(c -> c.payload = json);
     }
 
     /** The payload as a map, written as JSON by {@link Json#write}. */
@@ -72,8 +79,7 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
     }
 
     public NewCheck onConflict(OnConflict policy) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, policy, maxWait,
-                            dedupeFor, priority, traceparent, tracestate);
+        return edit(c -> c.onConflict = policy);
     }
 
     /** Debounce: each enqueue of the key moves the check, but never past the first enqueue plus {@code max}. */
@@ -91,13 +97,14 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
     }
 
     private NewCheck withCeiling(OnConflict policy, Duration max) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, policy,
-                            Objects.requireNonNull(max, "max"), dedupeFor, priority, traceparent, tracestate);
+        return edit(c -> {
+            c.onConflict = policy;
+            c.maxWait = Objects.requireNonNull(max, "max");
+        });
     }
 
     public NewCheck dedupeFor(Duration window) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
-                            window, priority, traceparent, tracestate);
+        return edit(c -> c.dedupeFor = window);
     }
 
     /**
@@ -105,8 +112,7 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
      * refuses another number ({@link PrescientException.Refused}).
      */
     public NewCheck priority(int level) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
-                            dedupeFor, level, traceparent, tracestate);
+        return edit(c -> c.priority = level);
     }
 
     /**
@@ -115,13 +121,80 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
      * own ({@link Check#traceparent()}). The database refuses a malformed one ({@link PrescientException.Refused}).
      */
     public NewCheck traceparent(String header) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
-                            dedupeFor, priority, header, tracestate);
+        return edit(c -> c.traceparent = header);
     }
 
     /** The trace's vendor state, as a {@code tracestate} header value; it goes with a traceparent only. */
     public NewCheck tracestate(String header) {
-        return new NewCheck(job, entityName, entityKey, at, after, jobKey, groupKey, payload, onConflict, maxWait,
-                            dedupeFor, priority, traceparent, header);
+        return edit(c -> c.tracestate = header);
+    }
+
+    /**
+     * It may fire any time in this window after its time: a herd given one time spreads over the window's
+     * slots (docs/flow-control.md).
+     */
+    public NewCheck window(Duration spread) {
+        return edit(c -> c.window = Objects.requireNonNull(spread, "spread"));
+    }
+
+    /** The outcomes {@link #dedupeFor} looks for (done, when not given). */
+    public NewCheck dedupeOutcomes(List<String> outcomes) {
+        return edit(c -> c.dedupeOutcomes = List.copyOf(outcomes));
+    }
+
+    /** Whether a class the registry does not know yet is accepted (a class deployed after its checks). */
+    public NewCheck allowUnknownClass(boolean allow) {
+        return edit(c -> c.allowUnknownClass = allow);
+    }
+
+    /** Who enqueued it, recorded as its {@code enqueued_by} (the database's current_user when not given). */
+    public NewCheck by(String who) {
+        return edit(c -> c.by = who);
+    }
+
+    /** This check with one or more fields changed: the one place every field is copied. */
+    private NewCheck edit(java.util.function.Consumer<Fields> change) {
+        Fields c = new Fields(this);
+        change.accept(c);
+        return new NewCheck(job, entityName, entityKey, c.at, c.after, c.jobKey, c.groupKey, c.payload,
+                            c.onConflict, c.maxWait, c.dedupeFor, c.priority, c.traceparent, c.tracestate,
+                            c.window, c.dedupeOutcomes, c.allowUnknownClass, c.by);
+    }
+
+    /** The fields a method may change, copied from a check. */
+    private static final class Fields {
+        Instant at;
+        Duration after;
+        String jobKey;
+        String groupKey;
+        String payload;
+        OnConflict onConflict;
+        Duration maxWait;
+        Duration dedupeFor;
+        Integer priority;
+        String traceparent;
+        String tracestate;
+        Duration window;
+        List<String> dedupeOutcomes;
+        boolean allowUnknownClass;
+        String by;
+
+        Fields(NewCheck c) {
+            at = c.at;
+            after = c.after;
+            jobKey = c.jobKey;
+            groupKey = c.groupKey;
+            payload = c.payload;
+            onConflict = c.onConflict;
+            maxWait = c.maxWait;
+            dedupeFor = c.dedupeFor;
+            priority = c.priority;
+            traceparent = c.traceparent;
+            tracestate = c.tracestate;
+            window = c.window;
+            dedupeOutcomes = c.dedupeOutcomes;
+            allowUnknownClass = c.allowUnknownClass;
+            by = c.by;
+        }
     }
 }

@@ -51,7 +51,9 @@ public final class PrescientClient {
               p_job_key => ?, p_group_key => ?, p_payload => ?::jsonb, p_on_conflict => ?,
               p_now => coalesce(?::timestamptz, now()),
               p_max_wait => make_interval(secs => ?), p_dedupe_for => make_interval(secs => ?),
-              p_priority => ?::integer, p_traceparent => ?, p_tracestate => ?)""";
+              p_priority => ?::integer, p_traceparent => ?, p_tracestate => ?,
+              p_window => make_interval(secs => ?), p_dedupe_outcomes => coalesce(?::text[], '{done}'),
+              p_allow_unknown_class => ?, p_by => coalesce(?, current_user))""";
         Instant now = now();
         try (PreparedStatement st = connection.prepareStatement(sql)) {
             st.setString(1, check.job());
@@ -70,6 +72,14 @@ public final class PrescientClient {
             st.setObject(14, check.priority(), Types.INTEGER);
             Sql.setText(st, 15, check.traceparent());
             Sql.setText(st, 16, check.tracestate());
+            Sql.setSeconds(st, 17, check.window());
+            if (check.dedupeOutcomes() == null) {
+                st.setNull(18, Types.ARRAY);
+            } else {
+                st.setArray(18, Sql.texts(connection, check.dedupeOutcomes()));
+            }
+            st.setBoolean(19, check.allowUnknownClass());
+            Sql.setText(st, 20, check.by());
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return new Scheduled(rs.getLong("id"), rs.getString("job_key"), Sql.instant(rs, "next_check_at"),
@@ -143,8 +153,11 @@ public final class PrescientClient {
      * its version (1). {@code prescient_client} and {@code prescient_worker} may call it.
      */
     public int cronAdd(Connection connection, CronSchedule schedule) throws SQLException {
-        String sql = "SELECT prescient.cron_add(p_id => ?, p_spec => ?, p_time_zone => ?, p_job => ?, "
-                     + "p_payload => ?::jsonb, p_now => coalesce(?::timestamptz, now()))";
+        String sql = """
+            SELECT prescient.cron_add(p_id => ?, p_spec => ?, p_time_zone => ?, p_job => ?, p_payload => ?::jsonb,
+              p_now => coalesce(?::timestamptz, now()), p_catch_up => ?, p_deadline_seconds => ceil(?::float8)::bigint,
+              p_window_seconds => ceil(?::float8)::bigint, p_jitter_seconds => ceil(?::float8)::bigint,
+              p_options => ?::jsonb, p_by => coalesce(?, current_user))""";
         try (PreparedStatement st = connection.prepareStatement(sql)) {
             st.setString(1, schedule.id());
             st.setString(2, schedule.spec());
@@ -152,6 +165,12 @@ public final class PrescientClient {
             st.setString(4, schedule.job());
             st.setString(5, schedule.payload());
             Sql.setInstant(st, 6, now());
+            st.setString(7, schedule.catchUp());
+            Sql.setSeconds(st, 8, schedule.deadline());
+            Sql.setSeconds(st, 9, schedule.window());
+            Sql.setSeconds(st, 10, schedule.jitter());
+            Sql.setText(st, 11, schedule.options());
+            Sql.setText(st, 12, schedule.by());
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);

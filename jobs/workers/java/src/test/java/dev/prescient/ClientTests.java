@@ -50,6 +50,7 @@ public final class ClientTests {
         tests.put("enqueue_trace_context", ClientTests::enqueueTraceContext);
         tests.put("each_attempt_is_a_span_of_the_callers_trace", ClientTests::eachAttemptIsASpan);
         tests.put("cancel_reschedule_and_cron", ClientTests::cancelRescheduleCron);
+        tests.put("every_enqueue_option_is_reachable", ClientTests::everyEnqueueOption);
         tests.put("handler_answers_become_outcomes", ClientTests::handlerAnswers);
         tests.put("a_refused_answer_fails_its_check_alone", ClientTests::refusedAnswer);
         tests.put("settled_in_the_handlers_transaction", ClientTests::settledInTransaction);
@@ -339,6 +340,39 @@ public final class ClientTests {
                          "the schedule");
             expect(PrescientException.Conflict.class,
                    () -> client.cronAdd(c, CronSchedule.of("cr-nightly", "0 3 * * *", "cr_a")));
+        }
+    }
+
+    /**
+     * Every option of prescient.schedule and prescient.cron_add is reachable from Java
+     * (jobs/workers/conformance/enqueue-options.json): each shown by what the database stored or answered.
+     */
+    static void everyEnqueueOption() throws Exception {
+        DB.declareWorkerClasses("opt_a");
+        PrescientClient client = new PrescientClient(() -> T);
+        try (Connection c = DB.connect()) {
+            Scheduled first = client.schedule(c, NewCheck.of("opt_a", "orders", "1").after(Duration.ofHours(1))
+                                                  .jobKey("opt:1").window(Duration.ofSeconds(10)).by("java-test"));
+            assertEquals(List.of("java-test true"),
+                         DB.column("SELECT enqueued_by || ' ' || (next_check_at BETWEEN ?::timestamptz AND "
+                                   + "?::timestamptz + interval '10 seconds') FROM prescient.future_job WHERE id = ?",
+                                   T.plus(Duration.ofHours(1)).toString(), T.plus(Duration.ofHours(1)).toString(),
+                                   first.id()),
+                         "by and window");
+            client.cancel(c, first.id());
+            Scheduled again = client.schedule(c, NewCheck.of("opt_a", "orders", "1").after(Duration.ofHours(1))
+                                                  .jobKey("opt:1").dedupeFor(Duration.ofDays(1))
+                                                  .dedupeOutcomes(List.of("cancelled")));
+            assertEquals("deduplicated", again.status(), "dedupe of the outcomes named");
+            client.schedule(c, NewCheck.of("opt_later", "orders", "2").after(Duration.ofHours(1)).allowUnknownClass(true));
+            client.cronAdd(c, CronSchedule.of("opt-every", "*/5 * * * *", "opt_a").catchUp("none")
+                                          .deadline(Duration.ofSeconds(90)).jitter(Duration.ofMinutes(2))
+                                          .options(Map.of("priority", 2, "max_runs", 3)).by("java-test"));
+            assertEquals(List.of("none 90 120 java-test 2 3"),
+                         DB.column("SELECT concat_ws(' ', catch_up, deadline_seconds, jitter_seconds, created_by, "
+                                   + "priority, max_runs) FROM prescient.cron_schedule WHERE id = 'opt-every'"),
+                         "the schedule's options");
+            client.cronAdd(c, CronSchedule.of("opt-spread", "@hourly", "opt_a").window(Duration.ofMinutes(10)));
         }
     }
 

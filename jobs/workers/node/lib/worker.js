@@ -497,7 +497,7 @@ class Worker extends EventEmitter {
   hold(row) {
     const controller = new AbortController()
     const h = {
-      token: row.lease_token, controller, started: false, running: false, released: false, lost: false, settling: false,
+      token: row.lease_token, controller, started: false, running: false, answered: false, released: false, lost: false, settling: false,
       inTx: [], lostInTx: null,
     }
     h.check = checkOf(row, controller.signal, (kind, client, value) => this.settleIn(h, kind, client, value))
@@ -537,6 +537,7 @@ class Worker extends EventEmitter {
 
   answered(h, answer) {
     h.running = false
+    h.answered = true
     if (h.released) return // its grace ran out, or its lease was lost before it started: its answer is nobody's
     const inTx = h.inTx.length > 0 || h.lostInTx
     if (answer.kind === 'fail' && !inTx) this.log.warn(`check ${h.check.id} (${h.check.job}) failed: ${answer.error}`)
@@ -650,6 +651,7 @@ class Worker extends EventEmitter {
     try {
       ;[row] = (await client.query(sql, params)).rows
     } catch (err) {
+      h.settling = h.inTx.length > 0
       throw fromDatabaseError(err, id)
     }
     const settlement = {
@@ -766,10 +768,10 @@ class Worker extends EventEmitter {
     this.heartbeatTimer = null
   }
 
-  // One worker_extend for every check held (running, or answered and not yet settled).
+  // One worker_extend for the checks held and not answered yet (waiting for a place, or running).
   async beat() {
     if (this.heartbeatInFlight || !this.pool) return
-    const held = [...this.held.values()].filter((h) => !h.lost && !h.settling)
+    const held = [...this.held.values()].filter((h) => !h.lost && !h.settling && !h.answered)
     if (held.length === 0) return
     this.heartbeatInFlight = true
     try {
@@ -777,8 +779,8 @@ class Worker extends EventEmitter {
         [this.name, held.map((h) => h.check.id), held.map((h) => h.token), this.leaseSeconds, this.now()])
       rows.forEach((row, i) => {
         const h = held[i]
-        // A check its handler began to settle in its transaction meanwhile is that transaction's to decide.
-        if (row.refusal === null || h.settling) return
+        // Settled meanwhile (its answer, or its handler's transaction): not news.
+        if (row.refusal === null || h.settling || h.answered || this.held.get(h.check.id) !== h) return
         h.lost = true
         const err = new LeaseLostError(row.id, row.refusal)
         if (h.started) {

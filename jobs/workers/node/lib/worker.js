@@ -450,9 +450,11 @@ class Worker extends EventEmitter {
   // the running handlers will have made room for within prefetchMs, by their measured time per check; at
   // most batchSize) less what it holds waiting for a place. 0: no room; negative: some room, but less than
   // half of what could start soon, so wait a little for more (since waitingSince, TAKE_DELAY_MS at most).
-  // Without heartbeats nothing is held ahead: a check waiting for a place would lose its lease.
+  // Without heartbeats nothing is held ahead: a check waiting for a place would lose its lease. With a batch
+  // handler, a free place is worth a batch (one call takes what a take brought of its class).
   wanted(waitingSince) {
-    let soon = this.concurrency - this.tasks.size
+    const perPlace = [...this.handlers.values()].some((h) => h.batch) ? this.batchSize : 1
+    let soon = (this.concurrency - this.tasks.size) * perPlace
     if (this.heartbeat && this.perCheckMs !== null && this.prefetchMs > 0) {
       soon += Math.floor(Math.min(this.batchSize, this.concurrency * this.prefetchMs / Math.max(this.perCheckMs, 0.001)))
     }

@@ -224,9 +224,10 @@ class Worker extends EventEmitter {
     this.ownsPool = !pool
     this.handlers = new Map() // class -> { fn, batch }
 
-    // id -> { check, token, controller, running, released, lost, settling, inTx, lostInTx }: taken, not yet
-    // settled. settling: its handler settles it in its transaction (heartbeats leave it alone from then on);
-    // inTx: [{ xact, settlement }] of each such settlement; lostInTx: one that answered lease_lost.
+    // id -> { check, token, controller, started, running, answered, released, lost, settling, inTx, lostInTx }
+    // (hold): taken, not yet settled. released: given back, or lost before it started (not to be run);
+    // settling: its handler settles it in its transaction (heartbeats leave it alone from then on); inTx:
+    // [{ xact, settlement }] of each such settlement; lostInTx: one that answered lease_lost.
     this.held = new Map()
     this.queue = [] // calls taken and waiting for a place, in the order taken: { job, hs: [held...] }
     this.tasks = new Set() // the running handler calls' promises
@@ -456,7 +457,8 @@ class Worker extends EventEmitter {
     const perPlace = [...this.handlers.values()].some((h) => h.batch) ? this.batchSize : 1
     let soon = (this.concurrency - this.tasks.size) * perPlace
     if (this.heartbeat && this.perCheckMs !== null && this.prefetchMs > 0) {
-      soon += Math.floor(Math.min(this.batchSize, this.concurrency * this.prefetchMs / Math.max(this.perCheckMs, 0.001)))
+      const ahead = (this.concurrency * this.prefetchMs) / Math.max(this.perCheckMs, 0.001)
+      soon += Math.floor(Math.min(this.batchSize, ahead))
     }
     soon = Math.min(soon, this.batchSize)
     let queued = 0
@@ -499,8 +501,8 @@ class Worker extends EventEmitter {
   hold(row) {
     const controller = new AbortController()
     const h = {
-      token: row.lease_token, controller, started: false, running: false, answered: false, released: false, lost: false, settling: false,
-      inTx: [], lostInTx: null,
+      token: row.lease_token, controller, started: false, running: false, answered: false, released: false,
+      lost: false, settling: false, inTx: [], lostInTx: null,
     }
     h.check = checkOf(row, controller.signal, (kind, client, value) => this.settleIn(h, kind, client, value))
     this.held.set(h.check.id, h)
@@ -643,7 +645,8 @@ class Worker extends EventEmitter {
       const answer = answerOf(value)
       if (answer.kind === 'fail') throw new TypeError(`check ${id}: completeIn: ${answer.error}`)
       sql = SELECT_COMPLETE_IN
-      params = [this.name, [id], [h.token], [answer.next ? answer.next.toISOString() : null], [answer.result], this.now()]
+      const next = answer.next ? answer.next.toISOString() : null
+      params = [this.name, [id], [h.token], [next], [answer.result], this.now()]
     } else {
       sql = SELECT_FAIL_IN
       params = [this.name, [id], [h.token], [errorText(value)], this.now()]
@@ -665,7 +668,8 @@ class Worker extends EventEmitter {
       throw settlement.error
     }
     if (row.outcome === 'refused') {
-      throw new RefusedError(`check ${id}: refused: ${row.last_error}`, { checkId: id, reason: row.last_error, code: 'refused' })
+      throw new RefusedError(`check ${id}: refused: ${row.last_error}`,
+        { checkId: id, reason: row.last_error, code: 'refused' })
     }
     h.inTx.push({ xact: row.xact, settlement })
     return settlement

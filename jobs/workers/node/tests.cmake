@@ -26,3 +26,5 @@ foreach(part seed enqueue worker intx killtest driver migrate)
     TIMEOUT 60
     ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers;NODE_PATH=${PRESCIENT_NODE_BUILD_DIR}/node_modules")
 endforeach()
+# The kill test runs 10 000 checks through two worker processes (about 20 s; more on a loaded machine).
+set_tests_properties(workers_node_killtest PROPERTIES TIMEOUT 120)

@@ -1,22 +1,24 @@
 'use strict'
 
-// The conformance driver (the helpers' brief, section 6): the client's own Worker, with one handler for
-// every class named, driven by the check's payload. jobs/workers/conformance starts it and judges from the
-// database.
-//   conformance-driver work --name NAME --classes C1[,C2...] [--concurrency 4] [--batch 50]
+// The conformance driver: the client's own Worker.
+//   conformance-driver work --name NAME --classes C1[,C2...] [--concurrency N] [--batch N] [--prefetch-ms N]
 //                           [--lease-seconds 2] [--no-heartbeat]
-// The database's URL is in PRESCIENT_DATABASE_URL.
+//   conformance-driver drain --classes C1[,C2...] [--concurrency N] [--batch N] [--prefetch-ms N] [--batch-handler]
+// work (jobs/workers/conformance starts it and judges from the database): one handler for every class named,
+// driven by the check's payload; SIGTERM stops it gracefully. drain (benchmarks): no-op handlers (or a no-op
+// batch handler per class) until nothing is due, then prints the rate on standard output. Options left out
+// are the Worker's defaults. The database's URL is in PRESCIENT_DATABASE_URL.
 
 const pg = require('pg')
 const { Worker } = require('.')
 
-const USAGE = 'usage: conformance-driver work --name NAME --classes C1[,C2...] [--concurrency 4] [--batch 50] ' +
-  '[--lease-seconds 2] [--no-heartbeat]'
+const USAGE = 'usage: conformance-driver work|drain --classes C1[,C2...] [--name NAME] [--concurrency N] [--batch N] ' +
+  '[--prefetch-ms N] [--lease-seconds 2] [--no-heartbeat] [--batch-handler (drain)]'
 
 function parse(argv) {
   const [command, ...rest] = argv
-  if (command !== 'work') throw new Error(USAGE)
-  const options = { concurrency: 4, batch: 50, leaseSeconds: 2, heartbeat: true }
+  if (command !== 'work' && command !== 'drain') throw new Error(USAGE)
+  const options = { command, name: 'node-driver', leaseSeconds: 2, heartbeat: true, batchHandler: false }
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i]
     const value = () => {
@@ -33,12 +35,15 @@ function parse(argv) {
       case '--classes': options.classes = value().split(',').filter(Boolean); break
       case '--concurrency': options.concurrency = number(value()); break
       case '--batch': options.batch = number(value()); break
+      case '--prefetch-ms': options.prefetchMs = number(value()); break
+      case '--batch-handler': options.batchHandler = true; break
       case '--lease-seconds': options.leaseSeconds = number(value()); break
       case '--no-heartbeat': options.heartbeat = false; break
       default: throw new Error(`unknown option ${flag}\n${USAGE}`)
     }
   }
   if (!options.name || !options.classes || options.classes.length === 0) throw new Error(USAGE)
+  if (options.batchHandler && command !== 'drain') throw new Error(`--batch-handler is for drain\n${USAGE}`)
   return options
 }
 
@@ -70,21 +75,42 @@ function conformanceHandler(ledger, name) {
   }
 }
 
+// No-op handlers until nothing is due; prints the rate.
+async function drain(worker, classes, batchHandler) {
+  let runs = 0
+  const noOp = () => { runs++; return null }
+  for (const job of classes) {
+    if (batchHandler) worker.handleBatch(job, async (checks) => checks.map(noOp))
+    else worker.handle(job, async () => noOp())
+  }
+  const started = performance.now()
+  const settled = await worker.drain()
+  const seconds = (performance.now() - started) / 1000
+  await worker.close()
+  for (const s of settled) {
+    if (s.outcome !== 'done') process.stderr.write(`check ${s.id}: ${s.outcome}: ${s.lastError}\n`)
+  }
+  process.stdout.write(`drained ${runs} checks in ${seconds.toFixed(3)} s: ${Math.round(runs / seconds)} checks/s\n`)
+}
+
 async function main() {
   const options = parse(process.argv.slice(2))
   const connectionString = process.env.PRESCIENT_DATABASE_URL
   if (!connectionString) throw new Error('PRESCIENT_DATABASE_URL is not set')
-  const ledger = new pg.Client({ connectionString })
-  await ledger.connect()
-  ledger.on('error', (err) => process.stderr.write(`ledger connection: ${err.message}\n`))
   const worker = new Worker({
     connectionString,
     name: options.name,
     concurrency: options.concurrency,
     batchSize: options.batch,
+    prefetchMs: options.prefetchMs,
     leaseSeconds: options.leaseSeconds,
     heartbeat: options.heartbeat,
+    logger: options.command === 'drain' ? false : undefined,
   })
+  if (options.command === 'drain') return drain(worker, options.classes, options.batchHandler)
+  const ledger = new pg.Client({ connectionString })
+  await ledger.connect()
+  ledger.on('error', (err) => process.stderr.write(`ledger connection: ${err.message}\n`))
   const handler = conformanceHandler(ledger, options.name)
   for (const job of options.classes) worker.handle(job, handler)
   let exitCode = 0

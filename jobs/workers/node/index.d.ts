@@ -139,6 +139,16 @@ export interface Check {
   readonly leaseUntil: Date
   /** Aborted when the lease is lost (a heartbeat was refused) or the worker gave the check back on stop. */
   readonly signal: AbortSignal
+  /**
+   * Settles the check in the handler's own transaction (effects exactly once): calls worker_complete on
+   * `client` (a pg Client or PoolClient after BEGIN, on the database of prescient's schema), so the handler's
+   * writes and the settlement commit or roll back together. `answer` is what a handler may return. Rejects
+   * with a LeaseLostError when the lease was lost (roll the transaction back), a RefusedError when the database
+   * refused the answer. The worker then settles the check no more (once the transaction committed).
+   */
+  completeIn(client: Queryable, answer?: Answer): Promise<Settlement>
+  /** Fails the check with `error` in the handler's own transaction (retried, or a dead letter), as completeIn. */
+  failIn(client: Queryable, error: Error | string): Promise<Settlement>
 }
 
 /**
@@ -148,6 +158,11 @@ export interface Check {
  */
 export type Answer = Date | null | undefined | void | { result: unknown }
 export type Handler = (check: Check) => Answer | Promise<Answer>
+/**
+ * A batch handler: the checks of its class a take brought (up to batchSize), in one call; it answers one
+ * answer per check, in their order (an Error fails that check alone). Throwing fails every check of the call.
+ */
+export type BatchHandler = (checks: Check[]) => Array<Answer | Error> | Promise<Array<Answer | Error>>
 
 export interface Logger {
   info(message: string): void
@@ -163,10 +178,15 @@ export interface WorkerOptions {
   connection?: PoolConfig
   /** Names the worker in leases, the history and logs (default hostname:pid). */
   name?: string
-  /** Handlers running at once (default 4). */
+  /** Handler calls running at once (default 4); a batch handler's call is one. */
   concurrency?: number
-  /** At most this many checks per take (default 50). */
+  /** At most this many checks per take, and per batch handler call (default 1000, at most 10 000). */
   batchSize?: number
+  /**
+   * A take asks for the free places and for what the running handlers will free within this many ms, by
+   * their measured time per check (default 100; 0: the free places only). Held in order until a place is free.
+   */
+  prefetchMs?: number
   /** Lease length in seconds (default 30); heartbeats renew it every third of it. */
   leaseSeconds?: number
   /** Renew leases while handlers run (default true). */
@@ -194,10 +214,12 @@ export declare class Worker extends EventEmitter {
   constructor(options: WorkerOptions)
   readonly name: string
   readonly classes: string[]
-  /** How many handlers are running now. */
+  /** How many handler calls are running now. */
   readonly running: number
   /** Registers the handler of a worker class; the worker takes checks of the classes it has handlers for. */
   handle(job: string, handler: Handler): this
+  /** Registers a batch handler of a worker class (instead of a handler): many checks in one call. */
+  handleBatch(job: string, handler: BatchHandler): this
   /** Connects, LISTENs and starts the loop; rejects with a RefusedError for an unknown or runner's class. */
   start(): Promise<void>
   /** Runs every check due now (by the clock) until none is left; resolves to their settlements. */
@@ -225,7 +247,7 @@ export declare class Worker extends EventEmitter {
 export declare class PrescientError extends Error {
   readonly checkId: CheckId | null
   readonly reason: string
-  /** 'PR400', 'PR409' or 'lease_lost'. */
+  /** 'PR400', 'PR409', 'lease_lost', or 'refused' (completeIn/failIn: the database refused even a failure). */
   readonly code: string | null
 }
 /** The database refused the call as bad input (SQLSTATE PR400); nothing of it was written. */

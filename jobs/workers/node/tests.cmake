@@ -14,8 +14,9 @@ set_tests_properties(workers_node_build PROPERTIES
   ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers")
 
 # seed: the seed scenario, pinned clock; enqueue: in the caller's transaction; worker: the loop on the real
-# clock (about 12 s); driver: the conformance driver as a process; migrate: the schema from the bundle.
-foreach(part seed enqueue worker driver migrate)
+# clock (about 14 s); intx: settling in the handler's transaction; killtest: exactly once with a worker killed
+# mid-run (about 20 s); driver: the conformance driver as a process; migrate: the schema from the bundle.
+foreach(part seed enqueue worker intx killtest driver migrate)
   add_test(NAME workers_node_${part}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    node --test "${PRESCIENT_NODE_CLIENT_DIR}/test/${part}.test.js")
@@ -25,3 +26,5 @@ foreach(part seed enqueue worker driver migrate)
     TIMEOUT 60
     ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers;NODE_PATH=${PRESCIENT_NODE_BUILD_DIR}/node_modules")
 endforeach()
+# The kill test runs 10 000 checks through two worker processes (about 20 s; more on a loaded machine).
+set_tests_properties(workers_node_killtest PROPERTIES TIMEOUT 120)

@@ -29,24 +29,35 @@ async function shipOrder(client, orderId, { clock = systemClock } = {}) {
   await client.query('UPDATE orders SET shipped_at = $2 WHERE id = $1', [orderId, clock()])
 }
 
-// The handler of order_unshipped: it answers when to look again, or null when there is nothing more to
-// do. A check may run twice (a worker died after sending): the outbox's key makes a second send a no-op.
+// The handler of order_unshipped. Exactly once: the outbox row and the check's settlement commit in one
+// transaction, or neither does (a worker killed before the commit leaves both undone, and the check runs
+// again). A check runs at most max_checks times, 5 by default: a fifth run that answers a next time ends it
+// (guard_max_checks; `prescient jobs set order_unshipped --max-checks N` changes it). This one runs twice.
 function orderUnshipped(pool, { clock = systemClock } = {}) {
-  const send = (orderId, kind) =>
-    pool.query(
-      'INSERT INTO outbox (order_id, kind, sent_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-      [orderId, kind, clock()],
-    )
   return async (check) => {
-    const { rows } = await pool.query('SELECT placed_at, shipped_at FROM orders WHERE id = $1', [check.entityKey])
-    const order = rows[0]
-    if (!order || order.shipped_at) return null // shipped (or gone): the checks stop
-    if (check.checkCount === 0) {
-      await send(check.entityKey, 'unshipped_email')
-      return new Date(order.placed_at.getTime() + 6 * HOUR_MS) // look again six hours after it was placed
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      const { rows } = await client.query('SELECT placed_at, shipped_at FROM orders WHERE id = $1', [check.entityKey])
+      const order = rows[0]
+      if (!order || order.shipped_at) {
+        await check.completeIn(client, null) // shipped (or gone): nothing to send, and no next check
+      } else if (check.checkCount === 0) {
+        await client.query('INSERT INTO outbox (order_id, kind, sent_at) VALUES ($1, $2, $3)',
+          [check.entityKey, 'unshipped_email', clock()])
+        await check.completeIn(client, new Date(order.placed_at.getTime() + 6 * HOUR_MS)) // look again at 6 h
+      } else {
+        await client.query('INSERT INTO outbox (order_id, kind, sent_at) VALUES ($1, $2, $3)',
+          [check.entityKey, 'escalation', clock()])
+        await check.completeIn(client, null) // escalated: done
+      }
+      await client.query('COMMIT')
+    } catch (err) {
+      await client.query('ROLLBACK') // a LeaseLostError too: another run of the check makes the writes
+      throw err
+    } finally {
+      client.release()
     }
-    await send(check.entityKey, 'escalation')
-    return null
   }
 }
 

@@ -1,9 +1,11 @@
 'use strict'
 
-// The worker (docs/workers.md, "A worker's loop"): takes due checks of its classes in batches of the free
-// places, runs one handler per check (at most `concurrency` at once), keeps their leases alive, settles the
-// answers that are ready in one call, and sleeps until the next due time or a NOTIFY prescient_worker.
-// Every rule of a check's life is the database's; this side only runs handlers and reports their answers.
+// The worker (docs/workers.md, "A worker's loop"): takes what it can start soon of its classes' due checks
+// (its free places, and what its running handlers will free within `prefetchMs`), holds them in order until a
+// place is free, runs a handler per check (or a batch handler per take and class; at most `concurrency` calls
+// at once), keeps their leases alive, settles the answers that are ready in one call (unless a handler settled
+// its check in its own transaction: check.completeIn), and sleeps until the next due time or a NOTIFY
+// prescient_worker. Every rule of a check's life is the database's; this side runs handlers and reports.
 
 const { EventEmitter } = require('node:events')
 const os = require('node:os')
@@ -22,6 +24,13 @@ const DUE_BACKOFF_FIRST_MS = 50
 const DUE_BACKOFF_MAX_MS = 1000
 const ERROR_RETRY_MS = 1000
 const SETTLE_CHUNK = 1000
+// A take that could ask for less than half of what the worker can start soon waits this long (or for more
+// room) first: a busy worker takes in batches, not a check per handler that ends.
+const TAKE_DELAY_MS = 5
+// The defaults chosen by measurement (README.md, "Speed").
+const DEFAULT_CONCURRENCY = 4
+const DEFAULT_BATCH_SIZE = 1000
+const DEFAULT_PREFETCH_MS = 100
 
 const SELECT_TAKE = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
        check_count, attempts, last_error, traceparent, tracestate, lease_token::text AS lease_token, lease_until
@@ -37,6 +46,24 @@ const SELECT_FAIL = `SELECT id, outcome, next_check_at, last_error
 const SELECT_EXTEND = `SELECT id, lease_until, refusal
   FROM prescient.worker_extend($1::text, $2::bigint[], $3::bigint[], $4::double precision, $5::timestamptz)`
 const SELECT_RELEASE = 'SELECT prescient.worker_release($1::text, $2::bigint[], $3::bigint[]) AS released'
+// Settling in the handler's own transaction (check.completeIn / failIn): the same calls, on the handler's
+// connection, with the transaction's id, to learn afterwards whether it committed.
+const SELECT_COMPLETE_IN = `SELECT id, outcome, next_check_at, last_error, pg_current_xact_id()::text AS xact
+  FROM prescient.worker_complete($1::text, $2::bigint[], $3::bigint[], $4::timestamptz[], $5::jsonb[],
+                                 $6::timestamptz)`
+const SELECT_FAIL_IN = `SELECT id, outcome, next_check_at, last_error, pg_current_xact_id()::text AS xact
+  FROM prescient.worker_fail($1::text, $2::bigint[], $3::bigint[], $4::text[], $5::timestamptz)`
+// For each settlement made in a handler's transaction: did that transaction commit, and is the check still
+// leased to this worker as it was taken (a settlement in a savepoint rolled back leaves it so)? Read without
+// waiting for the handlers' transactions: an open one is 'in progress'.
+const SELECT_SETTLED_IN = `SELECT pg_xact_status(x.xact::xid8) AS status,
+       EXISTS (SELECT FROM prescient.future_job f WHERE f.id = x.id AND f.claimed_by = $1
+                  AND f.check_count = x.check_count AND f.attempts = x.attempts) AS still_leased
+  FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::integer[]) WITH ORDINALITY
+       AS x(xact, id, check_count, attempts, n)
+ ORDER BY x.n`
+const NOT_SETTLED_IN = "the handler's settlement in its own transaction did not take effect (the transaction, or " +
+  'the savepoint it was made in, rolled back)'
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -95,7 +122,38 @@ function isInputRefusal(err) {
   return Boolean(err && typeof err.code === 'string' && (err.code === 'PR400' || err.code.startsWith('22')))
 }
 
-function checkOf(row, signal) {
+// One handler call: its answer, or its error as a failure.
+async function callOne(fn, check) {
+  try {
+    return answerOf(await fn(check))
+  } catch (err) {
+    return { kind: 'fail', error: errorText(err) }
+  }
+}
+
+// One batch handler call: an answer per check, in their order (an Error among them fails its check alone).
+async function callBatch(fn, checks) {
+  let answers
+  try {
+    answers = await fn(checks)
+  } catch (err) {
+    return checks.map(() => ({ kind: 'fail', error: errorText(err) }))
+  }
+  if (!Array.isArray(answers) || answers.length !== checks.length) {
+    const got = Array.isArray(answers) ? `${answers.length} answers` : typeof answers
+    const error = `the batch handler answered ${got} for ${checks.length} checks: expected one answer per check`
+    return checks.map(() => ({ kind: 'fail', error }))
+  }
+  return answers.map((a) => (a instanceof Error ? { kind: 'fail', error: errorText(a) } : answerOf(a)))
+}
+
+function idList(held) {
+  const shown = held.slice(0, 20).map((h) => `${h.check.id} (${h.check.job})`).join(', ')
+  return held.length > 20 ? `${shown}, ... (${held.length} in all)` : shown
+}
+
+// A check as a handler gets it; completeIn and failIn settle it in the handler's own transaction.
+function checkOf(row, signal, settleIn) {
   return Object.freeze({
     id: row.id,
     job: row.job,
@@ -113,21 +171,23 @@ function checkOf(row, signal) {
     tracestate: row.tracestate,
     leaseUntil: row.lease_until,
     signal,
+    completeIn: (client, answer) => settleIn('complete', client, answer),
+    failIn: (client, error) => settleIn('fail', client, error),
   })
 }
 
 class Worker extends EventEmitter {
   /**
    * options: pool (a pg.Pool the worker uses, not closed by it) or connectionString / connection (a pg
-   * config: the worker makes its own pool, closed by stop()); name; concurrency (4); batchSize (50);
-   * leaseSeconds (30); heartbeat (true); graceMs (10000); clock (() => Date, pinned time for tests);
-   * logger ({ info, warn, error }, or false for none).
+   * config: the worker makes its own pool, closed by stop()); name; concurrency (4); batchSize (1000);
+   * prefetchMs (100); leaseSeconds (30); heartbeat (true); graceMs (10000); clock (() => Date, pinned time
+   * for tests); logger ({ info, warn, error }, or false for none).
    */
   constructor(options = {}) {
     super()
     const {
-      pool, connectionString, connection, name, concurrency = 4, batchSize = 50, leaseSeconds = 30,
-      heartbeat = true, graceMs = 10000, clock = null, logger,
+      pool, connectionString, connection, name, concurrency = DEFAULT_CONCURRENCY, batchSize = DEFAULT_BATCH_SIZE,
+      prefetchMs = DEFAULT_PREFETCH_MS, leaseSeconds = 30, heartbeat = true, graceMs = 10000, clock = null, logger,
     } = options
     if (!pool && !connectionString && !connection) {
       throw new TypeError('a Worker needs a pool, a connectionString or a connection config')
@@ -136,6 +196,9 @@ class Worker extends EventEmitter {
       if (!Number.isInteger(value) || value < 1) throw new TypeError(`${what} must be a whole number from 1: ${value}`)
     }
     if (batchSize > 10000) throw new TypeError(`batchSize must be at most 10000: ${batchSize}`)
+    if (typeof prefetchMs !== 'number' || !(prefetchMs >= 0 && prefetchMs <= 60000)) {
+      throw new TypeError(`prefetchMs must be from 0 to 60000: ${prefetchMs}`)
+    }
     if (typeof leaseSeconds !== 'number' || !(leaseSeconds >= 0.1 && leaseSeconds <= 86400)) {
       throw new TypeError(`leaseSeconds must be from 0.1 to 86400: ${leaseSeconds}`)
     }
@@ -143,6 +206,7 @@ class Worker extends EventEmitter {
     this.name = name || `${os.hostname()}:${process.pid}`
     this.concurrency = concurrency
     this.batchSize = batchSize
+    this.prefetchMs = prefetchMs
     this.leaseSeconds = leaseSeconds
     this.heartbeat = heartbeat
     this.graceMs = graceMs
@@ -158,10 +222,16 @@ class Worker extends EventEmitter {
     this.connectionConfig = connectionString ? { connectionString } : connection
     this.pool = pool || null
     this.ownsPool = !pool
-    this.handlers = new Map()
+    this.handlers = new Map() // class -> { fn, batch }
 
-    this.held = new Map() // id -> { check, token, controller, running, released }: taken, not yet settled
-    this.tasks = new Set() // the running handlers' promises
+    // id -> { check, token, controller, started, running, answered, released, lost, settling, inTx, lostInTx }
+    // (hold): taken, not yet settled. released: given back, or lost before it started (not to be run);
+    // settling: its handler settles it in its transaction (heartbeats leave it alone from then on); inTx:
+    // [{ xact, settlement }] of each such settlement; lostInTx: one that answered lease_lost.
+    this.held = new Map()
+    this.queue = [] // calls taken and waiting for a place, in the order taken: { job, hs: [held...] }
+    this.tasks = new Set() // the running handler calls' promises
+    this.perCheckMs = null // the handlers' time per check, a moving average (null: none has answered yet)
     this.answers = [] // answers waiting for their settlement call
     this.flushing = null
     this.heartbeatTimer = null
@@ -176,10 +246,23 @@ class Worker extends EventEmitter {
 
   /** Registers the handler of a worker class; the worker takes the checks of the classes it has handlers for. */
   handle(job, handler) {
+    return this.register(job, handler, false)
+  }
+
+  /**
+   * Registers a batch handler: it gets the checks of the class a take brought (up to batchSize) in one call
+   * and resolves to one answer per check, in their order (what a handler may return, or an Error to fail
+   * that check). If it throws, or answers another number of answers, each check of the call fails.
+   */
+  handleBatch(job, handler) {
+    return this.register(job, handler, true)
+  }
+
+  register(job, fn, batch) {
     if (typeof job !== 'string' || job === '') throw new TypeError('handle needs a job class name')
-    if (typeof handler !== 'function') throw new TypeError(`the handler of ${job} is not a function`)
-    if (this.loopDone) throw new Error('handle() must come before start()')
-    this.handlers.set(job, handler)
+    if (typeof fn !== 'function') throw new TypeError(`the handler of ${job} is not a function`)
+    if (this.loopDone) throw new Error('handlers must be registered before start()')
+    this.handlers.set(job, { fn, batch })
     return this
   }
 
@@ -187,7 +270,7 @@ class Worker extends EventEmitter {
     return [...this.handlers.keys()]
   }
 
-  /** How many handlers are running now. */
+  /** How many handler calls are running now. */
   get running() {
     return this.tasks.size
   }
@@ -222,11 +305,18 @@ class Worker extends EventEmitter {
     this.on('settled', collect)
     this.startHeartbeat()
     try {
+      let waitingSince = null
       for (;;) {
-        const free = this.concurrency - this.tasks.size
-        const took = free > 0 ? await this.take(Math.min(free, this.batchSize)) : []
-        if (took.length > 0) continue
-        if (this.tasks.size === 0 && this.answers.length === 0 && !this.flushing) break
+        const want = this.wanted(waitingSince)
+        if (want > 0) {
+          waitingSince = null
+          if ((await this.take(want)).length > 0) continue
+        } else if (want < 0) {
+          waitingSince = waitingSince ?? Date.now()
+          await this.sleep(TAKE_DELAY_MS)
+          continue
+        }
+        if (this.tasks.size === 0 && this.queue.length === 0 && this.answers.length === 0 && !this.flushing) break
         await this.sleep(MAX_SLEEP_MS) // woken when a handler ends or a settlement is made
       }
     } finally {
@@ -247,6 +337,12 @@ class Worker extends EventEmitter {
     this.wake()
     this.stopped = (async () => {
       if (this.loopDone) await this.loopDone
+      const queued = this.queue.flatMap((call) => call.hs).filter((h) => !h.released)
+      this.queue = []
+      if (queued.length > 0) {
+        for (const h of queued) h.released = true
+        await this.release(queued, 'taken ahead, not started')
+      }
       if (this.tasks.size > 0) {
         this.log.info(`stopping: waiting up to ${graceMs} ms for ${this.tasks.size} running check(s): ` +
           [...this.held.values()].filter((h) => h.running).map((h) => h.check.id).join(', '))
@@ -302,15 +398,22 @@ class Worker extends EventEmitter {
 
   async loop() {
     let dueButEmpty = null // since when takes found nothing while a check was due, and the wait now
+    let waitingSince = null // since when a small take has waited for more room
     while (!this.stopping) {
       try {
         this.wakePending = false // a notification from now on means: look again
-        const free = this.concurrency - this.tasks.size
-        if (free <= 0) {
+        const want = this.wanted(waitingSince)
+        if (want === 0) {
           await this.sleep(MAX_SLEEP_MS) // until a handler ends
           continue
         }
-        const took = await this.take(Math.min(free, this.batchSize))
+        if (want < 0) {
+          waitingSince = waitingSince ?? Date.now()
+          await this.sleep(TAKE_DELAY_MS)
+          continue
+        }
+        waitingSince = null
+        const took = await this.take(want)
         if (took.length > 0) {
           dueButEmpty = null
           continue
@@ -344,7 +447,30 @@ class Worker extends EventEmitter {
     }
   }
 
-  // Takes up to `limit` due checks and starts a handler for each. Resolves to what it took.
+  // How many checks a take should ask for now: what the worker can start soon (its free places, and what
+  // the running handlers will have made room for within prefetchMs, by their measured time per check; at
+  // most batchSize) less what it holds waiting for a place. 0: no room; negative: some room, but less than
+  // half of what could start soon, so wait a little for more (since waitingSince, TAKE_DELAY_MS at most).
+  // Without heartbeats nothing is held ahead: a check waiting for a place would lose its lease. With a batch
+  // handler, a free place is worth a batch (one call takes what a take brought of its class).
+  wanted(waitingSince) {
+    const perPlace = [...this.handlers.values()].some((h) => h.batch) ? this.batchSize : 1
+    let soon = (this.concurrency - this.tasks.size) * perPlace
+    if (this.heartbeat && this.perCheckMs !== null && this.prefetchMs > 0) {
+      const ahead = (this.concurrency * this.prefetchMs) / Math.max(this.perCheckMs, 0.001)
+      soon += Math.floor(Math.min(this.batchSize, ahead))
+    }
+    soon = Math.min(soon, this.batchSize)
+    let queued = 0
+    for (const call of this.queue) queued += call.hs.length
+    const want = soon - queued
+    if (want <= 0) return 0
+    if (want * 2 < soon && (waitingSince === null || Date.now() - waitingSince < TAKE_DELAY_MS)) return -want
+    return want
+  }
+
+  // Takes up to `limit` due checks and queues them for a place (a call per check, or per class for a batch
+  // handler). Resolves to what it took.
   async take(limit) {
     let rows
     try {
@@ -354,43 +480,73 @@ class Worker extends EventEmitter {
       throw fromDatabaseError(err)
     }
     if (rows.length === 0) return rows
-    const taken = rows.map((row) => {
-      const controller = new AbortController()
-      const h = { check: checkOf(row, controller.signal), token: row.lease_token, controller, running: false, released: false }
-      this.held.set(h.check.id, h)
-      return h
-    })
+    const taken = rows.map((row) => this.hold(row))
     if (this.stopping && this.loopDone) {
       // Stopped while the take was under way: give them back untouched.
       await this.release(taken, 'taken while stopping')
       return rows
     }
-    this.log.info(`took ${rows.length} check(s): ${rows.map((r) => `${r.id} (${r.job})`).join(', ')}`)
-    for (const h of taken) this.run(h)
+    this.log.info(`took ${rows.length} check(s): ${idList(taken)}`)
+    const batches = new Map()
+    for (const h of taken) {
+      const job = h.check.job
+      if (!this.handlers.get(job).batch) this.queue.push({ job, hs: [h] })
+      else if (batches.has(job)) batches.get(job).push(h)
+      else this.queue.push({ job, hs: batches.set(job, [h]).get(job) })
+    }
+    this.pump()
     return rows
   }
 
-  run(h) {
-    h.running = true
-    const handler = this.handlers.get(h.check.job)
+  hold(row) {
+    const controller = new AbortController()
+    const h = {
+      token: row.lease_token, controller, started: false, running: false, answered: false, released: false,
+      lost: false, settling: false, inTx: [], lostInTx: null,
+    }
+    h.check = checkOf(row, controller.signal, (kind, client, value) => this.settleIn(h, kind, client, value))
+    this.held.set(h.check.id, h)
+    return h
+  }
+
+  // Starts the queued calls while there are places (none once stopping: those are given back).
+  pump() {
+    while (this.tasks.size < this.concurrency && this.queue.length > 0 && !this.stopping) {
+      const call = this.queue.shift()
+      call.hs = call.hs.filter((h) => !h.released) // lost while it waited
+      if (call.hs.length > 0) this.run(call)
+    }
+  }
+
+  run({ job, hs }) {
+    for (const h of hs) {
+      h.running = true
+      h.started = true
+    }
+    const { fn, batch } = this.handlers.get(job)
+    const started = performance.now()
     const task = (async () => {
-      let answer
-      try {
-        answer = answerOf(await handler(h.check))
-      } catch (err) {
-        answer = { kind: 'fail', error: errorText(err) }
-      }
-      h.running = false
-      if (h.released) return // its grace ran out: it was given back, its answer is nobody's now
-      if (answer.kind === 'fail') this.log.warn(`check ${h.check.id} (${h.check.job}) failed: ${answer.error}`)
-      this.answers.push({ h, ...answer })
-      this.scheduleFlush()
+      const answers = batch ? await callBatch(fn, hs.map((h) => h.check)) : [await callOne(fn, hs[0].check)]
+      const perCheck = (performance.now() - started) / hs.length
+      this.perCheckMs = this.perCheckMs === null ? perCheck : 0.7 * this.perCheckMs + 0.3 * perCheck
+      hs.forEach((h, i) => this.answered(h, answers[i]))
     })()
     this.tasks.add(task)
     task.finally(() => {
       this.tasks.delete(task)
+      this.pump()
       this.wake()
     })
+  }
+
+  answered(h, answer) {
+    h.running = false
+    h.answered = true
+    if (h.released) return // its grace ran out, or its lease was lost before it started: its answer is nobody's
+    const inTx = h.inTx.length > 0 || h.lostInTx
+    if (answer.kind === 'fail' && !inTx) this.log.warn(`check ${h.check.id} (${h.check.job}) failed: ${answer.error}`)
+    this.answers.push({ h, ...answer })
+    this.scheduleFlush()
   }
 
   // ------------------------------------------------------------------------------------------ settling
@@ -401,7 +557,7 @@ class Worker extends EventEmitter {
     this.flushing = (async () => {
       await new Promise((resolve) => setImmediate(resolve))
       while (this.answers.length > 0) {
-        const batch = this.answers.splice(0, this.answers.length)
+        const batch = await this.settledInTx(this.answers.splice(0, this.answers.length))
         for (let i = 0; i < batch.length; i += SETTLE_CHUNK) {
           const chunk = batch.slice(i, i + SETTLE_CHUNK)
           await this.settle('complete', chunk.filter((a) => a.kind === 'complete'))
@@ -475,6 +631,109 @@ class Worker extends EventEmitter {
     })
   }
 
+  // check.completeIn / failIn: the settlement on the handler's connection, in its transaction. Resolves to
+  // the settlement; a lost lease rejects with a LeaseLostError (so the handler's transaction rolls back), a
+  // refused answer with a RefusedError.
+  async settleIn(h, kind, client, value) {
+    const { id, job } = h.check
+    if (!client || typeof client.query !== 'function') {
+      throw new TypeError(`check ${id}: ${kind}In needs a pg client (in the handler's transaction)`)
+    }
+    let sql
+    let params
+    if (kind === 'complete') {
+      const answer = answerOf(value)
+      if (answer.kind === 'fail') throw new TypeError(`check ${id}: completeIn: ${answer.error}`)
+      sql = SELECT_COMPLETE_IN
+      const next = answer.next ? answer.next.toISOString() : null
+      params = [this.name, [id], [h.token], [next], [answer.result], this.now()]
+    } else {
+      sql = SELECT_FAIL_IN
+      params = [this.name, [id], [h.token], [errorText(value)], this.now()]
+    }
+    h.settling = true
+    let row
+    try {
+      ;[row] = (await client.query(sql, params)).rows
+    } catch (err) {
+      h.settling = h.inTx.length > 0
+      throw fromDatabaseError(err, id)
+    }
+    const settlement = {
+      id: row.id, job, outcome: row.outcome, nextCheckAt: row.next_check_at, lastError: row.last_error,
+    }
+    if (row.outcome === 'lease_lost') {
+      settlement.error = new LeaseLostError(id, row.last_error)
+      h.lostInTx = settlement
+      throw settlement.error
+    }
+    if (row.outcome === 'refused') {
+      throw new RefusedError(`check ${id}: refused: ${row.last_error}`,
+        { checkId: id, reason: row.last_error, code: 'refused' })
+    }
+    h.inTx.push({ xact: row.xact, settlement })
+    return settlement
+  }
+
+  // Of the answers whose handlers settled their checks in their own transactions: lets go of each whose
+  // settlement committed (nothing sent), or answered lease_lost (the handler was told), and of each whose
+  // transaction is still open (left to it). A settlement that did not take effect (rolled back) leaves the
+  // check leased: its answer is settled as usual, a failure (the handler's error, or one saying so).
+  // Resolves to the answers to settle.
+  async settledInTx(answers) {
+    const rest = []
+    const probed = [] // { a, xact, settlement } of each settlement made in a transaction
+    for (const a of answers) {
+      const { h } = a
+      if (h.lostInTx) {
+        this.held.delete(h.check.id)
+        this.logSettlement(h.lostInTx)
+        this.emit('leaseLost', h.lostInTx.error, h.check)
+        this.emit('settled', h.lostInTx, h.check)
+      } else if (h.inTx.length > 0) {
+        for (const { xact, settlement } of h.inTx) probed.push({ a, xact, settlement })
+      } else {
+        rest.push(a)
+      }
+    }
+    if (probed.length === 0) return rest
+    let rows
+    try {
+      ;({ rows } = await this.pool.query(SELECT_SETTLED_IN, [this.name, probed.map((p) => p.xact),
+        probed.map((p) => p.a.h.check.id), probed.map((p) => p.a.h.check.checkCount),
+        probed.map((p) => p.a.h.check.attempts)]))
+    } catch (err) {
+      const ids = [...new Set(probed.map((p) => p.a.h.check.id))]
+      for (const id of ids) this.held.delete(id)
+      this.log.error(`could not learn whether the handlers' transactions of check(s) ${ids.join(', ')} committed: ` +
+        `${err.message}; left to their leases`)
+      return rest
+    }
+    const decided = new Set()
+    probed.forEach(({ a, settlement }, i) => {
+      const { h } = a
+      const { status, still_leased: stillLeased } = rows[i]
+      if (decided.has(h)) return
+      if (status === 'committed' && !stillLeased) {
+        this.logSettlement(settlement)
+        this.emit('settled', settlement, h.check)
+      } else if (status === 'in progress') {
+        this.log.warn(`check ${h.check.id} (${h.check.job}): the handler returned before its transaction, which ` +
+          'settles the check, ended: left to that transaction (if it rolls back, to the lease)')
+      } else {
+        return
+      }
+      decided.add(h)
+      this.held.delete(h.check.id)
+    })
+    for (const a of new Set(probed.map((p) => p.a))) {
+      if (decided.has(a.h)) continue
+      a.h.settling = false // leased still: heartbeats cover it again until it is settled
+      rest.push(a.kind === 'fail' ? a : { h: a.h, kind: 'fail', error: NOT_SETTLED_IN })
+    }
+    return rest
+  }
+
   logSettlement({ id, job, outcome, nextCheckAt, lastError }) {
     const what = `check ${id} (${job}): ${outcome}`
     switch (outcome) {
@@ -515,22 +774,29 @@ class Worker extends EventEmitter {
     this.heartbeatTimer = null
   }
 
-  // One worker_extend for every check held (running, or answered and not yet settled).
+  // One worker_extend for the checks held and not answered yet (waiting for a place, or running).
   async beat() {
     if (this.heartbeatInFlight || !this.pool) return
-    const held = [...this.held.values()].filter((h) => !h.lost)
+    const held = [...this.held.values()].filter((h) => !h.lost && !h.settling && !h.answered)
     if (held.length === 0) return
     this.heartbeatInFlight = true
     try {
       const { rows } = await this.pool.query(SELECT_EXTEND,
         [this.name, held.map((h) => h.check.id), held.map((h) => h.token), this.leaseSeconds, this.now()])
       rows.forEach((row, i) => {
-        if (row.refusal === null) return
         const h = held[i]
+        // Settled meanwhile (its answer, or its handler's transaction): not news.
+        if (row.refusal === null || h.settling || h.answered || this.held.get(h.check.id) !== h) return
         h.lost = true
         const err = new LeaseLostError(row.id, row.refusal)
-        this.log.warn(`check ${row.id} (${h.check.job}): lease_lost on heartbeat: ${row.refusal}`)
-        h.controller.abort(err) // the handler may stop early: its answer will be refused
+        if (h.started) {
+          this.log.warn(`check ${row.id} (${h.check.job}): lease_lost on heartbeat: ${row.refusal}`)
+          h.controller.abort(err) // the handler may stop early: its answer will be refused
+        } else { // waiting for a place: not to be run
+          h.released = true
+          this.held.delete(h.check.id)
+          this.log.warn(`check ${row.id} (${h.check.job}): lease_lost before it started, not run: ${row.refusal}`)
+        }
         this.emit('leaseLost', err, h.check)
       })
     } catch (err) {

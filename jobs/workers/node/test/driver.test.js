@@ -72,3 +72,27 @@ test('the conformance driver refuses a class that is not a worker class, exit 2'
   assert.equal(result.code, 2, result.err)
   assert.match(result.err, /run by the runner, not by workers/)
 })
+
+test('the conformance driver drains the due checks with no-op handlers, or a batch handler, and says the rate', async () => {
+  const pool = newPool()
+  try {
+    for (const flags of [[], ['--batch-handler']]) {
+      const job = await workerClass(pool, 'drain')
+      await pool.query(`SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill($1::text, ARRAY[30]),
+          p_entity_name => array_fill('e'::text, ARRAY[30]), p_entity_key => array_fill('1'::text, ARRAY[30]),
+          p_at => array_fill(now() - interval '1 minute', ARRAY[30]), p_now => now() - interval '1 minute')`, [job])
+      const { code, out } = await new Promise((resolve) => {
+        const driver = spawn(DRIVER, ['drain', '--classes', job, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] })
+        let out = ''
+        driver.stdout.on('data', (d) => { out += d })
+        driver.on('exit', (exitCode) => resolve({ code: exitCode, out }))
+      })
+      assert.equal(code, 0, out)
+      assert.match(out, /^drained 30 checks in [0-9.]+ s: \d+ checks\/s\n$/, flags.join(' '))
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM prescient.job_history WHERE job = $1 AND outcome = 'done'", [job])
+      assert.equal(rows[0].n, 30, flags.join(' '))
+    }
+  } finally {
+    await pool.end()
+  }
+})

@@ -4,6 +4,8 @@
 // sent, the next check is at T+6h) and at T+6h (the escalation, the check is done); a second order shipped
 // at T+1h has its check at T+3h end with nothing sent. No sleeping: every call takes the pinned time.
 
+const fs = require('node:fs')
+const path = require('node:path')
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Worker } = require('..')
@@ -24,7 +26,16 @@ test('the seed scenario: email at 3 h, escalation at 6 h, nothing once shipped',
     const outbox = async () =>
       (await pool.query('SELECT order_id, kind, sent_at FROM outbox ORDER BY sent_at, order_id')).rows
     const logger = memoryLogger()
-    const worker = new Worker({ pool, name: 'seed-worker', clock, logger })
+    // The worker's own calls, counted: each run settles in its handler's transaction, so it sends none.
+    let sent = 0
+    const workerPool = {
+      query: (text, values) => {
+        if (/worker_(complete|fail)/.test(text)) sent++
+        return pool.query(text, values)
+      },
+      connect: () => pool.connect(),
+    }
+    const worker = new Worker({ pool: workerPool, name: 'seed-worker', clock, logger })
     worker.handle('order_unshipped', orderUnshipped(pool, { clock }))
 
     await inTransaction(pool, (client) => placeOrder(client, 'A-1', { clock }))
@@ -65,7 +76,14 @@ test('the seed scenario: email at 3 h, escalation at 6 h, nothing once shipped',
     const history = await historyRows(pool, ids['A-1'])
     assert.deepEqual(history.map((h) => [h.outcome, h.check_count, h.finished_by]), [['done', 2, 'seed-worker']])
     assert.ok(logger.lines.some((l) => l.includes(`check ${ids['A-1']} (order_unshipped): done`)), logger.lines.join('\n'))
+    assert.equal(sent, 0, 'the worker settled a check its handler had settled')
   } finally {
     await pool.end()
   }
+})
+
+test('the README shows the seed scenario as examples/orders.js has it', () => {
+  const example = fs.readFileSync(path.join(__dirname, '..', 'examples', 'orders.js'), 'utf8')
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
+  assert.ok(readme.includes(example.slice(example.indexOf('const HOUR_MS'), example.indexOf('module.exports'))))
 })

@@ -317,3 +317,106 @@ test('as the role prescient_worker (its own connections), the worker takes and s
     await probe.end()
   }
 })
+
+// Many due checks, pinned clock, scheduled in one statement.
+async function scheduleMany(job, n, at) {
+  await pool.query(`SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill($1::text, ARRAY[$2::int]),
+      p_entity_name => array_fill('item'::text, ARRAY[$2::int]), p_entity_key => array_fill('1'::text, ARRAY[$2::int]),
+      p_at => array_fill($3::timestamptz, ARRAY[$2::int]), p_now => $3::timestamptz)`, [job, n, at])
+}
+
+test('a take asks for what the worker can start soon: fast handlers in batches, slow ones a place at a time', async () => {
+  const T = new Date('2031-05-06T10:00:00Z')
+  const clock = () => new Date(T.getTime() + 1000)
+  const fast = await workerClass(pool, 'w_fast')
+  await scheduleMany(fast, 2000, T)
+  let counting = countingPool()
+  let worker = new Worker({ pool: counting, name: 'fast', concurrency: 2, clock, logger: false })
+  worker.handle(fast, async () => null)
+  const settled = await worker.drain()
+  assert.equal(settled.filter((s) => s.outcome === 'done').length, 2000)
+  // Two places: a take per free place would be 1 000 takes at least.
+  assert.ok(counting.calls.worker_take <= 40, `2 000 fast checks, 2 places: ${counting.calls.worker_take} takes`)
+
+  const slow = await workerClass(pool, 'w_slow')
+  await scheduleMany(slow, 12, T)
+  counting = countingPool()
+  worker = new Worker({ pool: counting, name: 'slow', concurrency: 2, prefetchMs: 50, clock, logger: false })
+  let mostHeld = 0
+  worker.handle(slow, async () => {
+    await sleep(100)
+    const { rows } = await pool.query("SELECT count(*)::int AS n FROM prescient.future_job WHERE job = $1 AND claimed_by = 'slow'", [slow])
+    mostHeld = Math.max(mostHeld, rows[0].n)
+    return null
+  })
+  await worker.drain()
+  // 2 places, and 100 ms handlers free one place in the 50 ms ahead: 2 + 1 held at most.
+  assert.ok(mostHeld >= 2 && mostHeld <= 3, `12 checks of 100 ms, 2 places: held up to ${mostHeld} at once`)
+})
+
+test('a batch handler gets a take\'s checks in one call and answers each', async () => {
+  const job = await workerClass(pool, 'w_batchh')
+  const T = new Date('2031-05-06T10:00:00Z')
+  let now = T
+  const clock = () => now
+  const ids = []
+  for (const kind of ['done', 'next', 'error', 'result', 'bad']) {
+    ids.push((await schedule(pool, { job, entityName: 'e', entityKey: kind, at: T, clock })).id)
+  }
+  const worker = new Worker({ pool, name: 'batchh', clock, logger: false })
+  const calls = []
+  worker.handleBatch(job, async (checks) => {
+    calls.push(checks.map((c) => c.id))
+    return checks.map((c) => {
+      switch (c.entityKey) {
+        case 'next': return new Date(c.dueAt.getTime() + 3600e3)
+        case 'error': return new Error('this one failed')
+        case 'result': return { result: { n: 1 } }
+        case 'bad': return 'soon'
+        default: return null
+      }
+    })
+  })
+  now = new Date(T.getTime() + 1000)
+  const outcome = Object.fromEntries((await worker.drain()).map((s) => [s.id, s.outcome]))
+  assert.deepEqual(calls, [ids], 'one call for the five')
+  assert.deepEqual(ids.map((id) => outcome[id]), ['done', 'rescheduled', 'retried', 'done', 'retried'])
+  assert.equal((await pendingRow(pool, ids[2])).last_error, 'this one failed')
+  assert.deepEqual((await historyRows(pool, ids[3]))[0].result, { n: 1 })
+
+  // A batch handler that throws, or answers another number of answers, fails each check of the call.
+  const job2 = await workerClass(pool, 'w_batchbad')
+  now = T
+  const two = []
+  for (const key of ['a', 'b']) two.push((await schedule(pool, { job: job2, entityName: 'e', entityKey: key, at: T, clock })).id)
+  const short = new Worker({ pool, name: 'batchbad', clock, logger: false })
+  short.handleBatch(job2, async () => [null])
+  now = new Date(T.getTime() + 1000)
+  assert.deepEqual((await short.drain()).map((s) => s.outcome), ['retried', 'retried'])
+  assert.match((await pendingRow(pool, two[0])).last_error, /answered 1 answers for 2 checks/)
+})
+
+test('a stop gives back at once the checks taken ahead and not started', async () => {
+  const job = await workerClass(pool, 'w_ahead')
+  await scheduleMany(job, 50, new Date(Date.now() - 2000))
+  const logger = memoryLogger()
+  const worker = new Worker({ pool, name: 'ahead', concurrency: 1, graceMs: 300, logger })
+  let runs = 0
+  let blocked
+  const started = new Promise((resolve) => { blocked = resolve })
+  worker.handle(job, async (check) => {
+    if (++runs <= 5) return null // fast: the next take asks for many
+    blocked()
+    await new Promise((resolve) => check.signal.addEventListener('abort', resolve)) // outlasts the grace
+    throw check.signal.reason
+  })
+  await worker.start()
+  await started
+  await worker.stop()
+  const { rows: [counts] } = await pool.query(`SELECT
+      (SELECT count(*)::int FROM prescient.job_history WHERE job = $1 AND outcome = 'done') AS done,
+      (SELECT count(*)::int FROM prescient.future_job WHERE job = $1 AND claimed_by IS NULL AND attempts = 0
+          AND check_count = 0) AS untouched`, [job])
+  assert.deepEqual([counts.done, counts.untouched, runs], [5, 45, 6], logger.lines.join('\n'))
+  assert.ok(logger.lines.some((l) => /released 44 of 44 check\(s\) \(taken ahead, not started\)/.test(l)), logger.lines.join('\n'))
+})

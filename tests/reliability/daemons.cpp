@@ -36,6 +36,11 @@ std::string shell(const std::string& command) {
   return out;
 }
 
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
 void create_ledger(soci::session& db) {
   db << "CREATE TABLE ledger (check_id bigint NOT NULL, slot timestamptz NOT NULL, ran_at timestamptz NOT NULL,"
         " runner_pid int NOT NULL)";

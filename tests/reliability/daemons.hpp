@@ -21,6 +21,9 @@ bool soak();
 // Output of a shell command (the scripts the fault tests drive); fails the test when it fails.
 std::string shell(const std::string& command);
 
+// `text` without the newlines and spaces at its end (a script's one-line answer).
+std::string trimmed(std::string text);
+
 // The table the `ledger` class records each run in: check id, slot, the server's time, the runner's pid.
 void create_ledger(soci::session& db);
 

@@ -1,0 +1,268 @@
+// Automatic failover (docs/operations.md, "High availability"): the cluster of scripts/ha.sh (three
+// PostgreSQL nodes under Patroni, synchronous_mode_strict, etcd, HAProxy), two daemons on its multi-host
+// URL, checks due over the next slots and a client enqueueing all along; the leader node is killed mid-run
+// (kill -9 of its Patroni and its postmaster). Every check the client saw committed settles exactly once,
+// none before its slot, and each daemon fires again within the election, one slot and 2 s.
+// PRESCIENT_SOAK=1: five failovers (the killed node rejoining before the next) and 30 000 checks.
+#include <soci/soci.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "daemons.hpp"
+#include "prescient/client.hpp"
+#include "prescient/clock.hpp"
+#include "prescient/time_text.hpp"
+#include "process.hpp"
+#include "test_database.hpp"
+#include "wait.hpp"
+
+using namespace prescient;
+using namespace prescient::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// scripts/ha.sh in a directory of its own; stopped and removed when it goes.
+class HaCluster {
+ public:
+  HaCluster()
+      : dir_(std::filesystem::temp_directory_path() / ("prescient-ha-" + std::to_string(::getpid()))),
+        script_("PRESCIENT_HA_DIR=" + dir_.string() + " " PRESCIENT_SOURCE_DIR "/scripts/ha.sh") {}
+  ~HaCluster() {
+    // Whatever its state: a node killed already is what this wants.
+    [[maybe_unused]] const int stopped = std::system((script_ + " stop >/dev/null 2>&1").c_str());
+    std::filesystem::remove_all(dir_);
+  }
+  HaCluster(const HaCluster&) = delete;
+  HaCluster& operator=(const HaCluster&) = delete;
+  // Starts what is not running (everything, the first time; a killed node, later).
+  void start() {
+    const std::vector<std::string> urls = lines_of(shell(script_ + " start 2>/dev/null"));
+    REQUIRE(urls.size() == 2);
+    multi_host_url_ = urls[0];
+    proxy_url_ = urls[1];
+  }
+  std::string kill_leader() { return trimmed(shell(script_ + " kill-leader 2>/dev/null")); }
+  // The node holding the leader key, "" when none does.
+  std::string leader() const {
+    FILE* pipe = ::popen((script_ + " leader 2>/dev/null").c_str(), "r");
+    char buffer[64] = {};
+    const std::size_t n = pipe ? std::fread(buffer, 1, sizeof buffer - 1, pipe) : 0;
+    if (pipe) ::pclose(pipe);
+    return trimmed(std::string(buffer, n));
+  }
+  const std::string& multi_host_url() const { return multi_host_url_; }
+  const std::string& proxy_url() const { return proxy_url_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string script_;
+  std::string multi_host_url_, proxy_url_;
+};
+
+// A session on whichever node leads now: tries until one takes it (within the limit).
+std::unique_ptr<soci::session> session_on_leader(const std::string& url, std::chrono::seconds limit = 60s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (true) {
+    try {
+      return connect_to(url);
+    } catch (const std::exception& e) {
+      if (std::chrono::steady_clock::now() >= deadline) FAIL("no leader took a session: " << e.what());
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+}
+
+// A client enqueueing a check every 50 ms, due 1 to 3 s later, through its own session on the multi-host
+// URL. A failure on a session (it died with the leader) leaves that check's outcome unknown, and it
+// connects again; while no node takes a session, it enqueues nothing. Keeps the keys of the checks it saw
+// committed.
+class Enqueuer {
+ public:
+  explicit Enqueuer(std::string url) : url_(std::move(url)), thread_([this] { run(); }) {}
+  ~Enqueuer() { stop(); }
+  Enqueuer(const Enqueuer&) = delete;
+  Enqueuer& operator=(const Enqueuer&) = delete;
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<std::string> committed() {
+    const std::lock_guard lock(mutex_);
+    return committed_;
+  }
+  long unknown() const { return unknown_; }
+
+ private:
+  void run() {
+    SystemClock clock;
+    std::unique_ptr<soci::session> db;
+    for (long n = 0; !stop_; ++n) {
+      const std::string key = "stream-" + std::to_string(n);
+      if (!db) {
+        try {
+          db = connect_to(url_);
+        } catch (const std::exception&) {
+          std::this_thread::sleep_for(50ms);
+          continue;
+        }
+      }
+      try {
+        Client(*db, {.clock = &clock})
+            .schedule({.job = "ledger", .entity_name = "ha", .entity_key = key,
+                       .at = std::chrono::ceil<std::chrono::seconds>(clock.now() + 1s + std::chrono::seconds(n % 3))});
+        const std::lock_guard lock(mutex_);
+        committed_.push_back(key);
+      } catch (const std::exception&) {
+        db.reset();
+        ++unknown_;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+
+  std::string url_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long> unknown_{0};
+  std::mutex mutex_;
+  std::vector<std::string> committed_;
+  std::thread thread_;
+};
+
+// The time of each runner's first settlement at or after `since` (the server's clock: this machine's).
+std::map<std::string, TimePoint> first_settlements_since(soci::session& db, TimePoint since) {
+  std::map<std::string, TimePoint> first;
+  const std::string at = format_time(since);
+  soci::rowset<soci::row> rows = (db.prepare << "SELECT finished_by, prescient.us(min(finished_at))"
+                                                " FROM prescient.job_history WHERE finished_at >= :at::timestamptz"
+                                                " GROUP BY finished_by",
+                                  soci::use(at));
+  for (const soci::row& row : rows) first[row.get<std::string>(0)] = from_unix_micros(row.get<long long>(1));
+  return first;
+}
+
+}  // namespace
+
+TEST_CASE("automatic failover under 2 daemons: the leader killed, every committed check settles once, firing resumes") {
+  const int failovers = soak() ? 5 : 1;
+  const int slots = soak() ? 150 : 30;
+  constexpr int kPerSlot = 200;
+  const long planned = static_cast<long>(slots) * kPerSlot;
+  HaCluster cluster;
+  const auto started = std::chrono::steady_clock::now();
+  cluster.start();
+  WARN("scripts/ha.sh start took "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()
+       << " ms");
+  const std::string url = cluster.multi_host_url();
+  REQUIRE(run_prescient({"migrate", "--slot", "1s", "--db", url}).exit_code == 0);
+  {
+    auto db = connect_to(url);
+    declare_test_classes(*db);
+    create_ledger(*db);
+    // `planned` checks over the next `slots` one-second slots, the first 3 s ahead.
+    SystemClock clock;
+    const TimePoint first = std::chrono::ceil<std::chrono::seconds>(clock.now() + 3s);
+    std::vector<ScheduleRequest> requests;
+    for (long i = 0; i < planned; ++i) {
+      requests.push_back({.job = "ledger", .entity_name = "ha", .entity_key = std::to_string(i),
+                          .at = first + std::chrono::seconds(i % slots)});
+    }
+    Client(*db, {.clock = &clock}).schedule_many(requests);
+  }
+
+  std::set<int> runner_pids;
+  std::vector<std::string> committed;
+  long unknown = 0;
+  {
+    Daemons daemons(url, 2);
+    for (std::size_t i = 0; i < 2; ++i) runner_pids.insert(daemons.pid(i));
+    Enqueuer enqueuer(url);
+    wait_until_runners_seen(*session_on_leader(url), 2, 30s);
+    for (int f = 0; f < failovers; ++f) {
+      std::this_thread::sleep_for(f == 0 ? 5s : 10s);  // a few slots fired on this leader
+      const std::string killed = cluster.kill_leader();
+      const TimePoint killed_at = SystemClock().now();
+      const SteadyTime killed_steady = std::chrono::steady_clock::now();
+      std::string leader;
+      while ((leader = cluster.leader()).empty() || leader == killed) {
+        REQUIRE(std::chrono::steady_clock::now() < killed_steady + 60s);
+        std::this_thread::sleep_for(100ms);
+      }
+      const auto election = std::chrono::steady_clock::now() - killed_steady;
+      // Each daemon settles again within the election, one slot and 2 s.
+      const auto bound = election + 1s + 2s;
+      std::map<std::string, TimePoint> resumed;
+      while (resumed.size() < 2 && std::chrono::steady_clock::now() < killed_steady + bound + 10s) {
+        std::this_thread::sleep_for(200ms);
+        try {
+          resumed = first_settlements_since(*connect_to(url), killed_at);
+        } catch (const std::exception&) {
+          // No leader takes sessions yet.
+        }
+      }
+      const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+      WARN("failover " << f + 1 << ": " << killed << " killed, " << leader << " elected after " << ms(election)
+                       << " ms; bound " << ms(bound) << " ms");
+      CHECK(resumed.size() == 2);
+      for (const auto& [runner, at] : resumed) {
+        WARN("  runner " << runner << " settled again " << ms(at - killed_at) << " ms after the kill");
+        CHECK(at - killed_at <= bound);
+      }
+      CHECK(daemons.all_running());
+      // The killed node rejoins as a standby before the next: with strict synchronous mode, a leader
+      // without a standby takes no commit.
+      if (f + 1 < failovers) {
+        cluster.start();
+        wait_until("the killed node to stream again", 60s, [&] {
+          try {
+            return count_of(*connect_to(url), "SELECT count(*) FROM pg_stat_replication") == 2;
+          } catch (const std::exception&) {
+            return false;
+          }
+        }, 200ms);
+      }
+    }
+    // The planned checks' last slot has passed, and the client's, once it stops.
+    enqueuer.stop();
+    committed = enqueuer.committed();
+    unknown = enqueuer.unknown();
+    wait_until_all_settled(*session_on_leader(url), 120s);
+    CHECK(daemons.all_running());
+    daemons.stop();
+  }
+
+  auto db = session_on_leader(url);
+  WARN(committed.size() << " checks enqueued during the run, " << unknown << " with their outcome unknown");
+  CHECK(committed.size() > 100);
+  // Every committed check settled exactly once (the client's may have more beside them: those whose
+  // outcome it does not know may have committed too), none before its slot; repeats of runs only within
+  // the batches in flight at a kill (2 daemons x 2 workers x 50, each failover).
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
+  CHECK(count_of(*db, "SELECT count(*) - count(DISTINCT id) FROM prescient.job_history") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE entity_key NOT LIKE 'stream-%'") == planned);
+  std::string keys = "{";
+  for (const std::string& key : committed) keys += (keys.size() > 1 ? "," : "") + key;
+  keys += "}";
+  long long settled_of_committed = 0;
+  *db << "SELECT count(*) FROM prescient.job_history WHERE entity_key = ANY (:keys::text[])", soci::into(settled_of_committed),
+      soci::use(keys);
+  CHECK(settled_of_committed == static_cast<long long>(committed.size()));
+  CHECK(count_of(*db, "SELECT count(*) FROM ledger WHERE ran_at < slot") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history h WHERE NOT EXISTS"
+                      " (SELECT FROM ledger l WHERE l.check_id = h.id)") == 0);
+  const long long repeats = count_of(*db, "SELECT count(*) - count(DISTINCT check_id) FROM ledger");
+  WARN(repeats << " run(s) repeated after a failover");
+  CHECK(repeats <= 200LL * failovers);
+}

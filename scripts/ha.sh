@@ -273,10 +273,19 @@ start() {
     psql_on "$lead" -d postgres -qc "CREATE DATABASE $db_name" >/dev/null
   fi
   start_proxy
-  for _ in $(seq 1 100); do
-    as_owner "$(pg_bin)/psql" "$(proxy_url)" -Atqc "SELECT 1" >/dev/null 2>&1 && break
-    sleep 0.1
+  # HAProxy starts with every node up, until its checks mark the standbys down: ready once six sessions
+  # in a row (two rounds of its round robin) take a commit, which only the leader does.
+  local in_a_row=0
+  for _ in $(seq 1 300); do
+    if as_owner "$(pg_bin)/psql" "$(proxy_url)" -Atqc "SELECT txid_current()" >/dev/null 2>&1; then
+      in_a_row=$((in_a_row + 1))
+      [ "$in_a_row" -ge 6 ] && break
+    else
+      in_a_row=0
+      sleep 0.1
+    fi
   done
+  [ "$in_a_row" -ge 6 ] || die "the proxy on 127.0.0.1:${port[proxy]} did not reach the leader alone within 30 s"
   say "leader $lead; up in $((SECONDS - began)) s"
   urls
 }

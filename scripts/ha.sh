@@ -272,6 +272,16 @@ start() {
   if ! psql_on "$lead" -d postgres -Atqc "SELECT 1 FROM pg_database WHERE datname = '$db_name'" | grep -q 1; then
     psql_on "$lead" -d postgres -qc "CREATE DATABASE $db_name" >/dev/null
   fi
+  # Every node up and holding the database (a standby replays the CREATE DATABASE a moment after the
+  # leader's commit; a node whose port was taken meanwhile never comes up: said here, not later).
+  for n in "${nodes[@]}"; do
+    for _ in $(seq 1 300); do
+      psql_on "$n" -d "$db_name" -Atqc "SELECT 1" >/dev/null 2>&1 && continue 2
+      sleep 0.1
+    done
+    tail -n 5 "$dir/$n/patroni.log" >&2 || true
+    die "$n did not come up with the database on 127.0.0.1:${port[${n}_pg]} within 30 s (see $dir/$n/patroni.log)"
+  done
   start_proxy
   # HAProxy starts with every node up, until its checks mark the standbys down: ready once six sessions
   # in a row (two rounds of its round robin) take a commit, which only the leader does.

@@ -21,6 +21,10 @@
 #include <thread>
 
 #include "daemons.hpp"
+#include "db/connection.hpp"
+#include "db/pg_runner_store.hpp"
+#include "db/pq.hpp"
+#include "prescient/errors.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/time_text.hpp"
@@ -307,4 +311,46 @@ TEST_CASE("a frozen leader (its Patroni stopped) under 2 daemons through the pro
 
 TEST_CASE("a switchover under 2 daemons: nothing lost, firing resumes within the switchover, a slot and 2 s") {
   failover_under_load(Fault::switchover, false, 1, 20);
+}
+
+// A COMMIT waiting for a synchronous standby that never comes (a frozen leader's, whose standbys follow
+// the new one) is ended by closing the connection, its outcome unknown; it is never cancelled, since a
+// cancelled wait reports success for what only this server holds. Here no standby of the name exists.
+TEST_CASE("a commit that waits for a synchronous standby is ended by closing the connection, never cancelled") {
+  Cluster alone("commit-wait");
+  alone.start();
+  auto admin = connect_to(alone.url());
+  *admin << "CREATE TABLE marks (n int)";
+  *admin << "ALTER SYSTEM SET synchronous_standby_names = 'absent'";
+  *admin << "SELECT pg_reload_conf()";
+  wait_until("the setting to be in force", 10s, [&] {
+    std::string names;
+    *connect_to(alone.url()) << "SHOW synchronous_standby_names", soci::into(names);
+    return names == "absent";
+  }, 100ms);
+
+  auto runner_session = connect_to(alone.url());
+  db::PgRunnerStore store(*runner_session);
+  store.set_commit_limit(1s);
+  store.begin();
+  *runner_session << "INSERT INTO marks VALUES (1)";
+  const auto began = std::chrono::steady_clock::now();
+  try {
+    store.commit();
+    FAIL("the commit returned");
+  } catch (const DatabaseError& e) {
+    CHECK(e.sqlstate() == "08006");
+    CHECK_THAT(e.what(), Catch::Contains("whether it took effect is unknown"));
+  }
+  const auto waited = std::chrono::steady_clock::now() - began;
+  CHECK(waited >= 1s);
+  CHECK(waited < 3s);
+  // The session is gone, not left mid-commit: the worker holding it drops it and opens another.
+  CHECK_THROWS_AS(db::pq::exec(db::native_connection(*runner_session), "probe", "SELECT 1"), DatabaseError);
+  CHECK(PQstatus(db::native_connection(*runner_session)) == CONNECTION_BAD);
+  // The outcome was unknown indeed: the server committed it locally and waited for the standby.
+  *admin << "ALTER SYSTEM RESET synchronous_standby_names";
+  *admin << "SELECT pg_reload_conf()";
+  wait_until("the row to be visible once the wait is lifted", 10s,
+             [&] { return count_of(*connect_to(alone.url()), "SELECT count(*) FROM marks") == 1; }, 100ms);
 }

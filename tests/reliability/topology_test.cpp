@@ -184,39 +184,6 @@ TEST_CASE("behind PgBouncer in transaction mode, prepared statements forced on: 
   CHECK(said.find("--prepared-statements off") != std::string::npos);
 }
 
-namespace {
-
-// A private cluster of scripts/pg.sh in a directory of its own; crashed (if still up) and removed when
-// it goes.
-class Cluster {
- public:
-  explicit Cluster(const std::string& name)
-      : dir_(std::filesystem::temp_directory_path() / ("prescient-" + name + "-" + std::to_string(::getpid()))),
-        script_("PRESCIENT_PGDATA=" + dir_.string() + " " PRESCIENT_SOURCE_DIR "/scripts/pg.sh") {}
-  ~Cluster() {
-    // Whatever its status: a cluster that is down already is what this wants.
-    [[maybe_unused]] const int stopped = std::system((script_ + " stop >/dev/null 2>&1").c_str());
-    std::filesystem::remove_all(dir_);
-  }
-  Cluster(const Cluster&) = delete;
-  Cluster& operator=(const Cluster&) = delete;
-  std::string start() { return url_ = trimmed(shell(script_ + " start 2>/dev/null")); }
-  std::string start_standby_of(const Cluster& primary) {
-    return url_ = trimmed(shell(script_ + " standby " + primary.port() + " 2>/dev/null"));
-  }
-  void crash() { shell(script_ + " crash 2>/dev/null"); }
-  void promote() { shell(script_ + " promote 2>/dev/null"); }
-  const std::string& url() const { return url_; }
-  std::string port() const { return url_.substr(url_.rfind(':') + 1, url_.rfind('/') - url_.rfind(':') - 1); }
-
- private:
-  std::filesystem::path dir_;
-  std::string script_;
-  std::string url_;
-};
-
-}  // namespace
-
 TEST_CASE("failover under 3 daemons on a multi-host URL: every check settled once, none lost, none early") {
   const long checks = soak() ? 20000 : 1500;
   const int slots = soak() ? 20 : 8;

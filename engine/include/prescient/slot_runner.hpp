@@ -119,6 +119,10 @@ class SlotRunner {
   void record_seen(TimePoint slot, long claimed);
   // How far the database server's clock is ahead of `local` (server_clock_offset), on the upkeep session.
   Micros server_clock_offset(const Clock& local);
+  // Closes every session the runner holds; the next call opens new ones. After a database failure: the
+  // sessions a failed try did not reach are as likely dead (a failover ends them all), and one found dead
+  // only at the next try would fail it too.
+  void drop_sessions();
 
  private:
   void require_firable(TimePoint slot, const char* what) const;

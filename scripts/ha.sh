@@ -134,7 +134,11 @@ bootstrap:
     synchronous_mode_strict: true
     postgresql:
       use_pg_rewind: true
-      use_slots: true
+      # No replication slots: a new leader makes the standbys' slots only a few loops after its promotion
+      # (2.4 s measured here), and a standby streams only once its slot exists, so until then the leader
+      # has no synchronous standby and, strict, takes no commit. wal_keep_size keeps what a standby that
+      # was away briefly needs; production sizes it for its longest absence (or keeps slots and the wait).
+      use_slots: false
       parameters:
         max_connections: 200
         max_wal_senders: 10
@@ -142,6 +146,10 @@ bootstrap:
         wal_keep_size: 256MB
         hot_standby: "on"
         wal_log_hints: "on"
+        # A standby whose stream broke tries again after this (default 5 s). After a failover the other
+        # standby's first try comes before the new leader has made its replication slot; until its
+        # next, the new leader has no synchronous standby, and in strict mode takes no commit.
+        wal_retrieve_retry_interval: 500ms
   initdb:
     - encoding: UTF8
     - locale: C
@@ -264,11 +272,30 @@ start() {
   if ! psql_on "$lead" -d postgres -Atqc "SELECT 1 FROM pg_database WHERE datname = '$db_name'" | grep -q 1; then
     psql_on "$lead" -d postgres -qc "CREATE DATABASE $db_name" >/dev/null
   fi
-  start_proxy
-  for _ in $(seq 1 100); do
-    as_owner "$(pg_bin)/psql" "$(proxy_url)" -Atqc "SELECT 1" >/dev/null 2>&1 && break
-    sleep 0.1
+  # Every node up and holding the database (a standby replays the CREATE DATABASE a moment after the
+  # leader's commit; a node whose port was taken meanwhile never comes up: said here, not later).
+  for n in "${nodes[@]}"; do
+    for _ in $(seq 1 300); do
+      psql_on "$n" -d "$db_name" -Atqc "SELECT 1" >/dev/null 2>&1 && continue 2
+      sleep 0.1
+    done
+    tail -n 5 "$dir/$n/patroni.log" >&2 || true
+    die "$n did not come up with the database on 127.0.0.1:${port[${n}_pg]} within 30 s (see $dir/$n/patroni.log)"
   done
+  start_proxy
+  # HAProxy starts with every node up, until its checks mark the standbys down: ready once six sessions
+  # in a row (two rounds of its round robin) take a commit, which only the leader does.
+  local in_a_row=0
+  for _ in $(seq 1 300); do
+    if as_owner "$(pg_bin)/psql" "$(proxy_url)" -Atqc "SELECT txid_current()" >/dev/null 2>&1; then
+      in_a_row=$((in_a_row + 1))
+      [ "$in_a_row" -ge 6 ] && break
+    else
+      in_a_row=0
+      sleep 0.1
+    fi
+  done
+  [ "$in_a_row" -ge 6 ] || die "the proxy on 127.0.0.1:${port[proxy]} did not reach the leader alone within 30 s"
   say "leader $lead; up in $((SECONDS - began)) s"
   urls
 }

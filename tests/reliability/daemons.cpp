@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <soci/soci.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -34,6 +35,11 @@ std::string shell(const std::string& command) {
   INFO(command);
   REQUIRE(::pclose(pipe) == 0);
   return out;
+}
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
 }
 
 void create_ledger(soci::session& db) {
@@ -88,6 +94,27 @@ void verify_ledger(soci::session& db, long checks, const std::set<int>& faulty, 
         " WHERE l.runner_pid <> split_part(h.finished_by, ':', 2)::int AND l.runner_pid <> ALL (:faulty::int[])",
       soci::into(unexplained), soci::use(faulty_list);
   CHECK(unexplained == 0);
+}
+
+Cluster::Cluster(const std::string& name)
+    : dir_(std::filesystem::temp_directory_path() / ("prescient-" + name + "-" + std::to_string(::getpid()))),
+      script_("PRESCIENT_PGDATA=" + dir_.string() + " " PRESCIENT_SOURCE_DIR "/scripts/pg.sh") {}
+
+Cluster::~Cluster() {
+  // Whatever its status: a cluster that is down already is what this wants.
+  [[maybe_unused]] const int stopped = std::system((script_ + " stop >/dev/null 2>&1").c_str());
+  std::filesystem::remove_all(dir_);
+}
+
+std::string Cluster::start() { return url_ = trimmed(shell(script_ + " start 2>/dev/null")); }
+std::string Cluster::start_standby_of(const Cluster& primary) {
+  return url_ = trimmed(shell(script_ + " standby " + primary.port() + " 2>/dev/null"));
+}
+void Cluster::crash() { shell(script_ + " crash 2>/dev/null"); }
+void Cluster::restart() { shell(script_ + " restart 2>/dev/null"); }
+void Cluster::promote() { shell(script_ + " promote 2>/dev/null"); }
+std::string Cluster::port() const {
+  return url_.substr(url_.rfind(':') + 1, url_.rfind('/') - url_.rfind(':') - 1);
 }
 
 Daemons::Daemons(std::string url, int count, std::vector<std::string> extra)

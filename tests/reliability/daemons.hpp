@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <random>
 #include <set>
 #include <string>
@@ -20,6 +21,9 @@ bool soak();
 
 // Output of a shell command (the scripts the fault tests drive); fails the test when it fails.
 std::string shell(const std::string& command);
+
+// `text` without the newlines and spaces at its end (a script's one-line answer).
+std::string trimmed(std::string text);
 
 // The table the `ledger` class records each run in: check id, slot, the server's time, the runner's pid.
 void create_ledger(soci::session& db);
@@ -39,6 +43,28 @@ void schedule_spread(soci::session& db, long checks, int slots);
 // The ledger's verdict. `faulty` are the runner pids a fault hit (killed, or sessions cut); a check may
 // have run more than once only by one of them, and at most `max_runs` times.
 void verify_ledger(soci::session& db, long checks, const std::set<int>& faulty, int max_runs);
+
+// A private cluster of scripts/pg.sh in a directory of its own; stopped (if still up) and removed when it
+// goes.
+class Cluster {
+ public:
+  explicit Cluster(const std::string& name);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+  std::string start();
+  std::string start_standby_of(const Cluster& primary);
+  void crash();
+  void restart();
+  void promote();
+  const std::string& url() const { return url_; }
+  std::string port() const;
+
+ private:
+  std::filesystem::path dir_;
+  std::string script_;
+  std::string url_;
+};
 
 // `count` daemons with the test plugins, 2 workers and batches of 50, plus `extra` arguments; SIGKILLed
 // when the object goes (unless stopped).

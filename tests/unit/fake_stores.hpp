@@ -24,6 +24,10 @@ class FakeStores final : public StoreOpener {
   int upkeep_open_failures = 0;  // so many opens of the upkeep store fail first (SQLSTATE 08001)
   int worker_open_failures = 0;  // so many opens of a worker's store fail first (SQLSTATE 08001)
   const Clock* clock = nullptr;  // when set, each open of a store is recorded with its time
+  // With `clock`: so many reads of the server's clock at or after `clock_reads_fail_from` fail (08006),
+  // like a session that died with its server.
+  int clock_read_failures = 0;
+  TimePoint clock_reads_fail_from{};
   int partition_failures = 0;    // so many looks at the history partitions fail first (SQLSTATE 55P03)
 
   // What the runner asked of the upkeep store.
@@ -139,6 +143,13 @@ class FakeStores final : public StoreOpener {
     Micros server_clock_offset(const Clock&) override { return Micros{0}; }
     std::vector<std::string> paused_classes() override { return {}; }
     std::optional<TimePoint> next_lease_end(TimePoint, TimePoint) override { return std::nullopt; }
+    Micros server_clock_offset(const Clock&) override {
+      if (s_.clock != nullptr && s_.clock_read_failures > 0 && s_.clock->now() >= s_.clock_reads_fail_from) {
+        --s_.clock_read_failures;
+        throw DatabaseError("server closed the connection unexpectedly", "08006");
+      }
+      return Micros{0};
+    }
 
    private:
     FakeStores& s_;

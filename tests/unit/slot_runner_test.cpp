@@ -201,6 +201,24 @@ TEST_CASE("daemon: a success starts the waits again: a slot that fails after a s
   CHECK(f.stores->worker_opened_at[1] == parse_time("2026-11-21T10:00:30.25Z"));
 }
 
+// Issue 57's failover: the try that reached the new leader first read the clock on a new session, then
+// failed on a worker's session from before the failover, and waited the longest wait again.
+TEST_CASE("daemon: a failed try drops every session, so the next opens new ones throughout") {
+  SlotRunnerFixture f;
+  f.stores->clock = &f.clock;
+  f.options.clock_check.enabled = true;
+  f.due(1, "2026-11-21T10:01:00Z");
+  f.due(2, "2026-11-21T10:02:00Z");
+  f.stores->clock_read_failures = 1;
+  f.stores->clock_reads_fail_from = parse_time("2026-11-21T10:02:00Z");
+  const DaemonStats stats = f.run_daemon_until("2026-11-21T10:02:30Z");
+  CHECK(stats.slot_retries == 1);
+  CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:01:00Z"), ran(2, "2026-11-21T10:02:00Z")});
+  // The worker's store, opened for the first slot, opened again for the try after the failure.
+  CHECK(f.stores->worker_opened_at ==
+        std::vector{parse_time("2026-11-21T10:00:30Z"), parse_time("2026-11-21T10:02:00Z")});
+}
+
 TEST_CASE("daemon: the history's partitions before the first slot, then hourly; a failure is tried a minute later") {
   SlotRunnerFixture f;
   f.due(1, "2026-11-21T10:01:00Z");

@@ -124,6 +124,10 @@ class SlotRunner {
   // When a check due before `before` that a live lease holds becomes claimable (the earliest lease end
   // after now), on the upkeep session; none when no lease is held.
   std::optional<TimePoint> next_lease_end(TimePoint before);
+  // Closes every session the runner holds; the next call opens new ones. After a database failure: the
+  // sessions a failed try did not reach are as likely dead (a failover ends them all), and one found dead
+  // only at the next try would fail it too.
+  void drop_sessions();
 
  private:
   void require_firable(TimePoint slot, const char* what) const;

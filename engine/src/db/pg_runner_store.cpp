@@ -104,7 +104,7 @@ PgRunnerStore::~PgRunnerStore() = default;
 
 void PgRunnerStore::begin() { transaction_.emplace(db_); }
 void PgRunnerStore::commit() {
-  transaction_->commit();
+  transaction_->commit(commit_limit_);
   transaction_.reset();
 }
 void PgRunnerStore::rollback() noexcept { transaction_.reset(); }

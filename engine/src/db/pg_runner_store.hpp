@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the runner's stores on PostgreSQL (the statements are in runner_statements.hpp): what a worker
 // asks of the database (RunnerStore), and what the slot runner asks besides (UpkeepStore).
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,13 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   ~PgRunnerStore() override;
   PgRunnerStore(const PgRunnerStore&) = delete;
   PgRunnerStore& operator=(const PgRunnerStore&) = delete;
+
+  // How long commit() waits for the server's answer before it closes the connection, the outcome unknown
+  // (never a cancel: docs/operations.md, "High availability"). A settlement's COMMIT takes milliseconds;
+  // one that waits this long waits for a synchronous standby that may never come (a frozen leader's), and
+  // the runner then drops the session and tries again, as after any lost connection.
+  static constexpr std::chrono::seconds kCommitLimit{30};
+  void set_commit_limit(std::chrono::milliseconds limit) { commit_limit_ = limit; }
 
   void begin() override;
   void commit() override;
@@ -72,6 +80,7 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   soci::session& db_;
   std::unique_ptr<pq::PreparedStatements> prepared_;  // the hot path's statements (claim, settle)
   std::optional<db::Transaction> transaction_;
+  std::chrono::milliseconds commit_limit_ = kCommitLimit;
 };
 
 }  // namespace prescient::db

@@ -1,6 +1,9 @@
 #include "core/text_rules.hpp"
 #include "db/pq.hpp"
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 
 #include "core/fnv.hpp"
@@ -200,6 +203,28 @@ Result exec(PGconn* conn, std::string_view what, const std::string& sql, const P
   return checked(conn, what,
                  PQexecParams(conn, sql.c_str(), wire.count(), nullptr, wire.values.data(), wire.lengths.data(),
                               wire.formats.data(), results == Format::binary ? 1 : 0));
+}
+
+Result exec_within(PGconn* conn, std::string_view what, const std::string& sql, std::chrono::milliseconds limit) {
+  if (PQsendQuery(conn, sql.c_str()) == 0) return checked(conn, what, nullptr);
+  using std::chrono::steady_clock;
+  const auto deadline = steady_clock::now() + limit;
+  while (PQisBusy(conn) != 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
+    if (left <= std::chrono::milliseconds{0}) {
+      ::shutdown(PQsocket(conn), SHUT_RDWR);
+      throw DatabaseError(std::string(what) + ": no answer within " + std::to_string(limit.count()) +
+                              " ms; the connection is closed, and whether it took effect is unknown",
+                          "08006");
+    }
+    pollfd socket{.fd = PQsocket(conn), .events = POLLIN, .revents = 0};
+    ::poll(&socket, 1, static_cast<int>(left.count()));
+    if (PQconsumeInput(conn) == 0) break;  // the connection failed: its result says so
+  }
+  // The statement's result, then the null that ends the results (a simple query of one statement).
+  Result result = checked(conn, what, PQgetResult(conn));
+  while (PGresult* extra = PQgetResult(conn)) PQclear(extra);
+  return result;
 }
 
 Result PreparedStatements::exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params,

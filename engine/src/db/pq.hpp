@@ -91,6 +91,12 @@ enum class Format { text, binary };
 Result exec(PGconn* conn, std::string_view what, const std::string& sql, const Params& params = {},
             Format results = Format::text);
 
+// Like exec() of a statement without parameters, waiting at most `limit` for its answer. Past it the
+// connection is closed, never cancelled, and DatabaseError (SQLSTATE 08006) says the outcome is unknown: for
+// a COMMIT that waits for a synchronous standby that is gone (a frozen leader's), where a cancel would make
+// the server report as committed what only it holds.
+Result exec_within(PGconn* conn, std::string_view what, const std::string& sql, std::chrono::milliseconds limit);
+
 // A hot statement, parsed and planned by the server once per connection instead of once per call.
 // Not transactional and bound to the connection it was prepared on: a new connection starts without
 // it, so the holder (a Store, one per session) remembers what it prepared.

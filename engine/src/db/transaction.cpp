@@ -27,6 +27,12 @@ void Transaction::commit() {
   done_ = true;
 }
 
+void Transaction::commit(std::chrono::milliseconds limit) {
+  if (joined()) return commit();  // the caller's COMMIT is the caller's
+  pq::exec_within(conn_, "cannot commit", "COMMIT", limit);
+  done_ = true;
+}
+
 Transaction::~Transaction() {
   if (done_) return;
   // A failure here means the session is gone: the server has rolled back already.

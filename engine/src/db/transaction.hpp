@@ -5,6 +5,7 @@
 // the caller's transaction usable. Left without commit() (an exception), it rolls back what it began.
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <string>
 
 namespace soci {
@@ -28,6 +29,9 @@ class Transaction {
   Transaction& operator=(const Transaction&) = delete;
 
   void commit();
+  // The same, the COMMIT (of a transaction this object began) waiting at most `limit` for its answer:
+  // past it the connection is closed and the outcome is unknown (pq::exec_within).
+  void commit(std::chrono::milliseconds limit);
   bool joined() const { return !savepoint_.empty(); }  // inside the caller's transaction
 
  private:

@@ -183,6 +183,11 @@ void SlotRunner::record_seen(TimePoint slot, long claimed) {
   });
 }
 
+void SlotRunner::drop_sessions() {
+  for (std::unique_ptr<Worker>& worker : sessions_->workers) worker.reset();
+  sessions_->upkeep.reset();
+}
+
 Micros SlotRunner::server_clock_offset(const Clock& local) {
   return with_upkeep([&](UpkeepStore& store) { return store.server_clock_offset(local); });
 }

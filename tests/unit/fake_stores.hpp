@@ -140,7 +140,6 @@ class FakeStores final : public StoreOpener {
     void record_runner_seen(const std::string&, const std::string&, TimePoint slot, long claimed, TimePoint) override {
       s_.seen.emplace_back(slot, claimed);
     }
-    Micros server_clock_offset(const Clock&) override { return Micros{0}; }
     std::vector<std::string> paused_classes() override { return {}; }
     std::optional<TimePoint> next_lease_end(TimePoint, TimePoint) override { return std::nullopt; }
     Micros server_clock_offset(const Clock&) override {

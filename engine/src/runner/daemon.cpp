@@ -190,6 +190,7 @@ class Daemon::Loop {
       throw;
     } catch (const std::exception& e) {
       failed(e);
+      runner_->drop_sessions();  // as after a failed slot: the others are as likely dead
       spdlog::warn("runner {}: looking again between boundaries failed (the next boundary's sweep catches up): {}",
                    d_.options_.runner_id, e.what());
     }

@@ -50,6 +50,14 @@ export type ScheduleOptions = When & {
   tracestate?: string
   /** Who enqueued it (default: the database user). */
   by?: string
+  /** It may fire any time in this window after its time: a herd spreads over the window's slots. */
+  windowSeconds?: number
+  /** With a jobKey: not scheduled again while a check of the key settled within this long (status deduplicated). */
+  dedupeForSeconds?: number
+  /** The outcomes dedupeForSeconds looks for (default ['done']). */
+  dedupeOutcomes?: string[]
+  /** Accept a class the registry does not know yet (deployed later). */
+  allowUnknownClass?: boolean
   clock?: Clock
 }
 

@@ -71,13 +71,16 @@ function idText(id) {
  * payload in arrival order); both need `maxWaitSeconds`. `priority`: 0 (first) to 9 (last) among the checks
  * due at the same time; left out, the database's default, 5. `traceparent` and `tracestate`: the W3C trace
  * context the check is created in (the caller's span); each run's handler gets that trace with a span id of
- * the run's own (`check.traceparent`). Resolves to
+ * the run's own (`check.traceparent`). `windowSeconds`: it may fire any time in this window after its time (a
+ * herd spreads over the window's slots). `dedupeForSeconds` (with a jobKey): not scheduled again while a check
+ * of the key settled with one of `dedupeOutcomes` (default ['done']) within it (status deduplicated).
+ * `allowUnknownClass`: accept a class the registry does not know yet. Resolves to
  * { id, jobKey, nextCheckAt, firstCheckAt, status } (status: created, replaced, kept, debounced, collected
  * or deduplicated).
  */
 async function schedule(client, options) {
   const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, maxWaitSeconds, priority, traceparent,
-    tracestate, by, clock } = options || {}
+    tracestate, by, windowSeconds, dedupeForSeconds, dedupeOutcomes, allowUnknownClass, clock } = options || {}
   const call = namedCall('prescient.schedule', [
     ['p_job', job, 'text'],
     ['p_entity_name', entityName, 'text'],
@@ -93,6 +96,10 @@ async function schedule(client, options) {
     ['p_priority', priority, 'integer'],
     ['p_traceparent', traceparent, 'text'],
     ['p_tracestate', tracestate, 'text'],
+    ['p_window', windowSeconds, 'double precision', "$? * interval '1 second'"],
+    ['p_dedupe_for', dedupeForSeconds, 'double precision', "$? * interval '1 second'"],
+    ['p_dedupe_outcomes', dedupeOutcomes, 'text[]'],
+    ['p_allow_unknown_class', allowUnknownClass, 'boolean'],
   ])
   const { rows } = await run(client, `SELECT * FROM ${call.text}`, call.values)
   const row = rows[0]

@@ -176,3 +176,23 @@ test('cronAdd adds a recurring schedule of a worker class; its id twice is a con
   await assert.rejects(cronAdd(pool, { id: `${job}-nightly`, spec: '0 4 * * *', job }), ConflictError)
   await assert.rejects(cronAdd(pool, { id: `${job}-bad`, spec: 'not a spec', job }), RefusedError)
 })
+
+// Every option of prescient.schedule is reachable from Node (jobs/workers/conformance/enqueue-options.json).
+test('window, dedupe and its outcomes, an unknown class allowed and by: each as the database stored it', async () => {
+  const job = await workerClass(pool, 'enqueue_options')
+  const first = await schedule(pool, { job, entityName: 'order', entityKey: 1, afterSeconds: 3600, jobKey: `${job}:1`,
+    windowSeconds: 10, by: 'node-test', clock })
+  const { rows: [row] } = await pool.query(`SELECT enqueued_by, next_check_at BETWEEN $2::timestamptz
+    AND $2::timestamptz + interval '10 seconds' AS in_window FROM prescient.future_job WHERE id = $1`,
+  [first.id, new Date(T.getTime() + 3600e3).toISOString()])
+  assert.deepEqual(row, { enqueued_by: 'node-test', in_window: true })
+  await cancel(pool, { id: first.id, clock })
+  const again = await schedule(pool, { job, entityName: 'order', entityKey: 1, afterSeconds: 3600, jobKey: `${job}:1`,
+    dedupeForSeconds: 86400, dedupeOutcomes: ['cancelled'], clock })
+  assert.equal(again.status, 'deduplicated')
+  const later = await schedule(pool, { job: `${job}_later`, entityName: 'order', entityKey: 2, afterSeconds: 60,
+    allowUnknownClass: true })
+  assert.equal(later.status, 'created')
+  await assert.rejects(schedule(pool, { job: `${job}_unknown`, entityName: 'order', entityKey: 3, afterSeconds: 60 }),
+    RefusedError)
+})

@@ -872,7 +872,10 @@ TEST_CASE("the Jobs page: the class registry with each class's policy, set and c
   const std::string url = create_migrated_database(60);
   auto db = connect_to(url);
   *db << "SELECT prescient.job_class_add('ship_py', true, 'test', now())";
-  *db << "SELECT prescient.job_class_add(:job, true, 'test', now())", soci::use(kHostileKey);
+  // A name the naming rule now refuses (025_names.sql), as a class declared before the rule keeps it: written
+  // into the registry directly, the way such a row is still there. The page must show it as text.
+  *db << "INSERT INTO prescient.job_class (job, runs_in, origin, declared_at, declared_by)"
+         " VALUES (:job, 'worker', 'worker', now(), 'test')", soci::use(kHostileKey);
   *db << "SELECT 1 FROM prescient.set_job_policy('ship_py', p_max_checks => 0)";
   *db << "SELECT prescient.schedule('ship_py', 'order', '1', now() + interval '10 minutes')";
   REQUIRE(run_prescient(with_db({"jobs", "pause", "ship_py", "--by", "ops"}, url)).exit_code == 0);

@@ -520,11 +520,13 @@ public final class ClientTests {
         Worker worker = Worker.builder(DB::connect).name("a").clock(now::get).lease(Duration.ofSeconds(1))
                               .heartbeat(false).onSettled(settled::add)
                               .handler("txlost_a", check -> {
-                                  now.set(T.plusSeconds(3)); // a's lease ended at T+2: b takes the check
+                                  // a's lease ended at T+2: b takes the check at T+3, then a's clock moves
+                                  // there (in that order: a's loop, taking ahead, would take it back first)
                                   try (Connection other = DB.connect()) {
                                       WorkerProtocol.take(other, "b", List.of("txlost_a"), 1, Duration.ofSeconds(60),
-                                                          now.get());
+                                                          T.plusSeconds(3));
                                   }
+                                  now.set(T.plusSeconds(3));
                                   try (Connection c = DB.connect()) {
                                       c.setAutoCommit(false);
                                       try {

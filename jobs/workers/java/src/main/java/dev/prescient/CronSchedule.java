@@ -33,35 +33,65 @@ public record CronSchedule(String id, String spec, String timeZone, String job, 
     }
 
     public CronSchedule timeZone(String zone) {
-        return new CronSchedule(id, spec, zone, job, payload, catchUp, deadline, window, jitter, options, by);
+        return edit(c -> c.timeZone = zone);
     }
 
     public CronSchedule payload(String json) {
-        return new CronSchedule(id, spec, timeZone, job, json, catchUp, deadline, window, jitter, options, by);
+        return edit(c -> c.payload = json);
     }
 
     public CronSchedule catchUp(String policy) {
-        return new CronSchedule(id, spec, timeZone, job, payload, policy, deadline, window, jitter, options, by);
+        return edit(c -> c.catchUp = policy);
     }
 
     public CronSchedule deadline(Duration late) {
-        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, late, window, jitter, options, by);
+        return edit(c -> c.deadline = late);
     }
 
     public CronSchedule window(Duration spread) {
-        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, spread, jitter, options, by);
+        return edit(c -> c.window = spread);
     }
 
     public CronSchedule jitter(Duration spread) {
-        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, window, spread, options, by);
+        return edit(c -> c.jitter = spread);
     }
 
     public CronSchedule options(Map<String, ?> fields) {
-        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, window, jitter,
-                                Json.write(fields), by);
+        return edit(c -> c.options = Json.write(fields));
     }
 
     public CronSchedule by(String who) {
-        return new CronSchedule(id, spec, timeZone, job, payload, catchUp, deadline, window, jitter, options, who);
+        return edit(c -> c.by = who);
+    }
+
+    /** This schedule with one field changed: the one place every field is copied. */
+    private CronSchedule edit(java.util.function.Consumer<Fields> change) {
+        Fields c = new Fields(this);
+        change.accept(c);
+        return new CronSchedule(id, spec, c.timeZone, job, c.payload, c.catchUp, c.deadline, c.window, c.jitter,
+                                c.options, c.by);
+    }
+
+    /** The fields a method may change, copied from a schedule. */
+    private static final class Fields {
+        String timeZone;
+        String payload;
+        String catchUp;
+        Duration deadline;
+        Duration window;
+        Duration jitter;
+        String options;
+        String by;
+
+        Fields(CronSchedule s) {
+            timeZone = s.timeZone;
+            payload = s.payload;
+            catchUp = s.catchUp;
+            deadline = s.deadline;
+            window = s.window;
+            jitter = s.jitter;
+            options = s.options;
+            by = s.by;
+        }
     }
 }

@@ -418,5 +418,8 @@ test('a stop gives back at once the checks taken ahead and not started', async (
       (SELECT count(*)::int FROM prescient.future_job WHERE job = $1 AND claimed_by IS NULL AND attempts = 0
           AND check_count = 0) AS untouched`, [job])
   assert.deepEqual([counts.done, counts.untouched, runs], [5, 45, 6], logger.lines.join('\n'))
-  assert.ok(logger.lines.some((l) => /released 44 of 44 check\(s\) \(taken ahead, not started\)/.test(l)), logger.lines.join('\n'))
+  // How many were taken ahead depends on the handlers' measured times (and so on the machine's load); all of
+  // them were given back at once (45 untouched above, counting the running one the grace gave back).
+  assert.ok(logger.lines.some((l) => /released (\d+) of \1 check\(s\) \(taken ahead, not started\)/.test(l)),
+    logger.lines.join('\n'))
 })

@@ -5240,6 +5240,90 @@ BEGIN
 END $$;
 
 --
+-- Name: retry_dead_letters(text, timestamp with time zone, bigint, integer, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.retry_dead_letters(p_job text, p_since timestamp with time zone, p_after_id bigint, p_limit integer, p_due_at timestamp with time zone, OUT picked bigint, OUT revived bigint, OUT last_id bigint) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_rows prescient.job_history[];
+BEGIN
+  IF p_since IS NULL OR p_limit IS NULL OR p_limit < 1 OR p_due_at IS NULL OR NOT isfinite(p_due_at) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('retry_dead_letters needs a since time, a limit of '
+      'at least 1 and a finite due time, not %s, %s and %s', p_since, p_limit, p_due_at);
+  END IF;
+  -- The walk in id order reads the dead-letter index alone; only the rows picked are read whole.
+  SELECT array_agg(h ORDER BY h.id) INTO v_rows FROM prescient.job_history h
+   WHERE (h.id, h.history_id, h.finished_at) IN (
+     SELECT d.id, d.history_id, d.finished_at FROM prescient.job_history d
+      WHERE prescient.dead_letter(d.outcome, d.retried) AND d.finished_at >= p_since
+        AND (p_job IS NULL OR d.job = p_job) AND d.id > coalesce(p_after_id, 0)
+      ORDER BY d.id LIMIT p_limit);
+  picked := coalesce(cardinality(v_rows), 0);
+  last_id := v_rows[picked].id;
+  SELECT count(*) INTO revived FROM prescient.revive_history_rows(coalesce(v_rows, '{}'), p_due_at);
+END $$;
+
+--
+-- Name: retry_failed_check(bigint, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.retry_failed_check(p_id bigint, p_due_at timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_failure prescient.job_history;
+BEGIN
+  IF p_id IS NULL OR p_due_at IS NULL OR NOT isfinite(p_due_at) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('a retry needs a check id and a finite due time, not %s and %s', p_id, p_due_at);
+  END IF;
+  -- No look at future_job before the insert: a concurrent retry of the same check could insert between the
+  -- look and ours. The insert's conflict covers both; which one it was is read after.
+  SELECT * INTO v_failure FROM prescient.job_history
+   WHERE id = p_id AND outcome = 'failed' ORDER BY history_id DESC LIMIT 1;
+  IF FOUND AND EXISTS (SELECT FROM prescient.revive_history_rows(ARRAY[v_failure], p_due_at)) THEN
+    RETURN p_due_at;
+  END IF;
+  IF EXISTS (SELECT FROM prescient.future_job WHERE id = p_id) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR409', MESSAGE = format('check %s is pending already', p_id);
+  END IF;
+  IF v_failure.id IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404', MESSAGE = format('no failed check with id %s in the history', p_id);
+  END IF;
+  RAISE EXCEPTION USING ERRCODE = 'PR409', MESSAGE = format('the job key %L of check %s is taken by another '
+    'pending check', v_failure.job_key, p_id);
+END $$;
+
+--
+-- Name: revive_history_rows(prescient.job_history[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.revive_history_rows(p_rows prescient.job_history[], p_due_at timestamp with time zone) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_revived bigint[];
+BEGIN
+  WITH revived AS (
+    INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
+        first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,
+        max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent, tracestate, collects)
+      OVERRIDING SYSTEM VALUE
+      SELECT h.id, h.job, h.entity_name, h.entity_key, h.job_key, h.group_key, h.payload, h.first_check_at, p_due_at,
+             h.check_count, 0, h.last_error, h.enqueued_on, h.enqueued_by, h.asked_for_at,
+             h.max_checks, h.max_attempts, h.backoff_seconds, h.backoff_max_seconds, h.priority, h.traceparent,
+             h.tracestate, h.collects
+        FROM unnest(p_rows) AS h
+      ON CONFLICT DO NOTHING RETURNING id)
+  SELECT coalesce(array_agg(id), '{}') INTO v_revived FROM revived;
+  UPDATE prescient.job_history SET retried = true
+   WHERE id = ANY(v_revived) AND prescient.dead_letter(outcome, retried);
+  RETURN QUERY SELECT unnest(v_revived);
+END $$;
+
+--
 -- Name: run_traceparent(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -6263,6 +6347,26 @@ BEGIN
 END $$;
 
 --
+-- Name: worker_retry(bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.worker_retry(p_id bigint) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_job text;
+BEGIN
+  SELECT h.job INTO v_job FROM prescient.job_history h
+   WHERE h.id = p_id AND h.outcome = 'failed' ORDER BY h.history_id DESC LIMIT 1;
+  IF FOUND AND NOT EXISTS (SELECT FROM prescient.job_class c WHERE c.job = v_job AND c.runs_in = 'worker') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('check %s is of job class %L, which the runner '
+      'runs: a worker may retry only a worker class''s checks', p_id, v_job);
+  END IF;
+  RETURN prescient.retry_failed_check(p_id, now());
+END $$;
+
+--
 -- Name: worker_settle(text, bigint[], bigint[], boolean, timestamp with time zone[], text[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -6874,6 +6978,13 @@ REVOKE ALL ON FUNCTION prescient.worker_now(p_now timestamp with time zone) FROM
 
 REVOKE ALL ON FUNCTION prescient.worker_release(p_worker text, p_ids bigint[], p_tokens bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.worker_release(p_worker text, p_ids bigint[], p_tokens bigint[]) TO prescient_worker;
+
+--
+-- Name: FUNCTION worker_retry(p_id bigint); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.worker_retry(p_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_retry(p_id bigint) TO prescient_worker;
 
 --
 -- Name: FUNCTION worker_settle(p_worker text, p_ids bigint[], p_tokens bigint[], p_failed boolean, p_next timestamp with time zone[], p_errors text[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

@@ -435,6 +435,39 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "a worker declares its own class and pol
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'noop' AND max_checks IS NULL") == 1);
 }
 
+TEST_CASE_METHOD(WorkerProtocolFixture, "a worker retries a worker class's dead letter, never a runner's check") {
+  std::string suffix;
+  *db << "SELECT current_database()", soci::into(suffix);
+  Login login(*db, "retrier_" + suffix, "prescient_worker");
+  auto worker = connect_to(as_user(url, login.name));
+  for (const auto& [id, job] : {std::pair{901, "order_unshipped"}, std::pair{902, "noop"}}) {
+    *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
+           "    check_count, attempts, last_error, enqueued_on, enqueued_by, finished_at, finished_by, outcome, max_checks)"
+           " VALUES (:id, :job, 'orders', :id, '{\"n\": 1}', now(), now(), 2, 3, 'boom', now(), 'app', now(), 'w1',"
+           "         'failed', 7)",
+        soci::use(id), soci::use(std::string(job)), soci::use(std::to_string(id));
+  }
+  int due_now = 0;
+  *worker << "SELECT (prescient.worker_retry(901) = now())::int", soci::into(due_now);
+  CHECK(due_now == 1);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id = 901 AND attempts = 0 AND check_count = 2"
+                      " AND max_checks = 7 AND payload = '{\"n\": 1}'") == 1);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE id = 901 AND retried") == 1);
+  // Pending already, a runner's check, a check the history has no failure of: refused, nothing written.
+  auto [state, message] = sql_refusal(*worker, "SELECT prescient.worker_retry(901)");
+  CHECK(state == "PR409");
+  CHECK(message == "check 901 is pending already");
+  std::tie(state, message) = sql_refusal(*worker, "SELECT prescient.worker_retry(902)");
+  CHECK(state == "PR400");
+  CHECK(message == "check 902 is of job class 'noop', which the runner runs: a worker may retry only a worker class's checks");
+  std::tie(state, message) = sql_refusal(*worker, "SELECT prescient.worker_retry(903)");
+  CHECK(state == "PR404");
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE id IN (902, 903)") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE id = 902 AND NOT retried") == 1);
+  // The internal functions are not the worker's.
+  CHECK(sql_refusal(*worker, "SELECT prescient.retry_failed_check(902, now())").first == "42501");
+}
+
 TEST_CASE_METHOD(WorkerProtocolFixture, "LISTEN prescient_worker: an enqueue, a resume or a release wakes a worker, naming the class") {
   PGconn* listener = PQconnectdb(url.c_str());
   REQUIRE(PQstatus(listener) == CONNECTION_OK);

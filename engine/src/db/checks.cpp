@@ -87,32 +87,6 @@ const std::string kHistoryColumns =
 // job_history_dead_letter.
 const std::string kDeadLetterCondition = "prescient.dead_letter(outcome, retried)";
 
-// Marks the failures a revival put back, as the last part of its statement (`revived`: a CTE of the revived
-// checks' ids). A check has at most one failure not marked (each revival marks the one it revived), so
-// its id finds it: one probe of the history's id index per check, not a join with the picked rows.
-const std::string kMarkRevived =
-    " marked AS (UPDATE prescient.job_history SET retried = true"
-    "             WHERE id = ANY(ARRAY(SELECT id FROM revived)) AND " + kDeadLetterCondition + ")";
-
-// Puts the failed history rows of a CTE `picked` back as pending checks due at the time (microseconds) of
-// the parameter `due_at` (its placeholder), with their asked-for time, own policy, priority, trace and whether
-// they collect (a digest's list, read as one), their
-// attempts counted afresh; answers the ids put back. ON CONFLICT without a target: the id (a concurrent
-// retry) or the job key (another pending check).
-std::string revive_picked(const std::string& due_at) {
-  return "INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,"
-         "    first_check_at, next_check_at, check_count, attempts, last_error, enqueued_on, enqueued_by, asked_for_at,"
-         "    max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent, tracestate,"
-         "    collects)"
-         "  OVERRIDING SYSTEM VALUE"
-         "  SELECT id, job, entity_name, entity_key, job_key, group_key, payload, first_check_at,"
-         "         prescient.at_us(" + due_at + "),"
-         "         check_count, 0, last_error, enqueued_on, enqueued_by, asked_for_at,"
-         "         max_checks, max_attempts, backoff_seconds, backoff_max_seconds, priority, traceparent,"
-         "         tracestate, collects FROM picked"
-         "  ON CONFLICT DO NOTHING RETURNING id";
-}
-
 void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   db::read_check_columns(rows, r, out);
   out.payload = readable_payload(rows.text(r, db::kPayloadColumn));
@@ -217,23 +191,9 @@ CheckTrace Checks::trace(std::optional<std::int64_t> id, std::optional<std::stri
 }
 
 PendingCheck Checks::revive_failed(std::int64_t id, TimePoint at) {
-  // No look before the insert: a concurrent retry of the same check could insert between the look and
-  // ours. ON CONFLICT without a target covers both the id and the job key; which one it was is read after.
-  const pq::Result revived = pq::exec(
-      native_connection(db_), "cannot revive the check",
-      "WITH picked AS (SELECT * FROM prescient.job_history WHERE id = $1 AND outcome = 'failed'"
-      "                 ORDER BY history_id DESC LIMIT 1),"
-      " revived AS (" + revive_picked(Conditions::placeholder(2)) + ")," + kMarkRevived + " SELECT id FROM revived",
-      {std::to_string(id), pq::micros(at)});
-  if (revived.rows() == 0) {
-    if (!pending({.id = id, .limit = 1}).empty()) {
-      throw InvalidInput("check " + std::to_string(id) + " is pending already");
-    }
-    const auto failed = history({.outcome = Outcome::failed, .id = id, .limit = 1});
-    if (failed.empty()) throw NotFound("no failed check with id " + std::to_string(id) + " in the history");
-    throw InvalidInput("the job key '" + failed.front().job_key.value_or("") + "' of check " + std::to_string(id) +
-                       " is taken by another pending check");
-  }
+  // The rule and its refusals are SQL's (sql/functions/076_retry.sql): PR409 throws InvalidInput, PR404 NotFound.
+  pq::exec(native_connection(db_), "cannot revive the check", "SELECT prescient.retry_failed_check($1, prescient.at_us($2))",
+           {std::to_string(id), pq::micros(at)});
   return pending({.id = id, .limit = 1}).front();
 }
 
@@ -251,26 +211,14 @@ std::int64_t Checks::count_dead_letters(const std::optional<std::string>& job, T
 
 Checks::RevivedDeadLetters Checks::revive_dead_letters(const std::optional<std::string>& job, TimePoint since,
                                                        std::int64_t after_id, int limit, TimePoint at) {
-  Conditions where;
-  const std::string revived_at = where.bind(pq::micros(at));
-  where.add("finished_at >= prescient.at_us(?)", std::optional(since));
-  where.add("id > ?", std::optional(after_id));
-  where.add("job = ?", job);
-  where.add_fixed(kDeadLetterCondition);
-  const std::string limit_at = where.limit_placeholder();
   const pq::Result counts = pq::exec(
       native_connection(db_), "cannot revive dead letters",
-      // The walk in id order reads the dead-letter index alone; only the rows picked are read whole.
-      "WITH picked AS (SELECT * FROM prescient.job_history WHERE (id, history_id, finished_at) IN"
-      "   (SELECT id, history_id, finished_at FROM prescient.job_history" + where.sql() + " ORDER BY id LIMIT " + limit_at + ")),"
-      " revived AS (" + revive_picked(revived_at) + ")," + kMarkRevived +
-      " SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM revived), (SELECT max(id) FROM picked)",
-      where.params_with(limit));
-  const std::int64_t picked = counts.integer(0, 0);
+      "SELECT picked, revived, last_id FROM prescient.retry_dead_letters($1, prescient.at_us($2), $3, $4, prescient.at_us($5))",
+      {job, pq::micros(since), std::to_string(after_id), std::to_string(limit), pq::micros(at)});
   RevivedDeadLetters out;
   out.revived = counts.integer(0, 1);
-  out.skipped = picked - out.revived;
-  if (picked > 0) out.last_id = counts.integer(0, 2);
+  out.skipped = counts.integer(0, 0) - out.revived;
+  out.last_id = counts.optional_integer(0, 2);
   return out;
 }
 

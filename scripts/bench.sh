@@ -12,7 +12,7 @@
 #     --quick   skip the slow measures: scale stops at 1M, 10 000 schedules instead of 100 000
 #     --only L  only these measures, a comma-separated list of enqueue, drain, scale, lateness, schedules,
 #               dashboard, http (prescient's own), pgbouncer (the drain through it), floor (bare, and on
-#               prescient's tables), workers (Go and Python workers); default all. With --peers, the
+#               prescient's tables), workers (the Go, Python, Java and Node workers); default all. With --peers, the
 #               peers' phases that compare: enqueue, process
 #     --peers   also run ../shared/peers/run-all.sh: single enqueue (5 000 jobs, as prescient's), bulk
 #               enqueue and processing (installs its pinned Node packages from npm on first use)
@@ -99,23 +99,32 @@ for mode in transaction session; do
   "$repo/scripts/pgbouncer.sh" stop
 done
 
+field() {  # a field of one JSON line: a string's text, or a number
+  echo "$1" | sed -nE -e "s/.*\"$2\":\"([^\"]*)\".*/\\1/p;t" -e "s/.*\"$2\":([^,}]*).*/\\1/p"
+}
 # The median, min and max of the numbers on standard input, as "median min max".
 median_min_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)], v[1], v[NR]; else print 0, 0, 0 }'; }
 
-# Workers in other languages (docs/workers.md): N no-op checks of a worker class drained by the Go and the
-# Python client (each's conformance driver, `drain`: no-op handlers, taking and settling in batches), on a
-# fresh database each run; and the CPU a worker waiting for its next slot uses in an idle minute.
+# Workers in other languages (docs/workers.md): N no-op checks of a worker class drained by each client
+# (its conformance driver, `drain`: no-op handlers, taking and settling in batches), on a fresh database
+# each run; and the CPU a worker waiting for its next slot uses in an idle minute.
 workers_build=$PRESCIENT_BUILD_DIR/workers
-wanted workers && PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/go/build.sh" >/dev/null
+if wanted workers; then
+  ensure_packages bench.sh golang-go golang-github-jackc-pgx-v4-dev python3-psycopg openjdk-17-jdk-headless \
+    libpostgresql-jdbc-java nodejs npm
+  PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/go/build.sh" >/dev/null
+  PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/java/build.sh" >/dev/null
+  "$repo/jobs/workers/node/build.sh" "$workers_build/node" >/dev/null
+fi
 worker_db() {  # a fresh 1-second-grid database with the worker class `bench`; prints its URL
   psql "$server/postgres" -c "DROP DATABASE IF EXISTS workers_bench" -c "CREATE DATABASE workers_bench"
   "$prescient" migrate --db "$server/workers_bench" --slot 1s >/dev/null 2>&1
   "$prescient" jobs add bench --worker --db "$server/workers_bench" >/dev/null
   echo "$server/workers_bench"
 }
-worker_drain() {  # worker_drain LABEL DRIVER [FLAG...]: the driver's checks/s, median of the runs, as a JSON line
-  local label=$1 driver=$2 runs="" db
-  shift 2
+worker_drain() {  # worker_drain LABEL NOTE DRIVER [FLAG...]: the driver's checks/s, median of the runs, as a JSON line
+  local label=$1 note=$2 driver=$3 runs="" db
+  shift 3
   for _ in $(seq "$reps"); do
     db=$(worker_db)
     psql "$db" -c "SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill('bench'::text, ARRAY[$n]),
@@ -126,7 +135,7 @@ worker_drain() {  # worker_drain LABEL DRIVER [FLAG...]: the driver's checks/s, 
       --classes bench "$@" 2>/dev/null | sed -nE 's/.*: ([0-9.]+) checks\/s.*/\1/p')"
   done
   read -r rate low high < <(echo "$runs" | tr ' ' '\n' | grep . | median_min_max)
-  echo "{\"measure\":\"worker drain, $label\",\"checks_per_second\":$rate,\"min_checks_per_second\":$low,\"max_checks_per_second\":$high}"
+  echo "{\"measure\":\"worker drain, $label\",\"checks_per_second\":$rate,\"min_checks_per_second\":$low,\"max_checks_per_second\":$high,\"note\":\"$note\"}"
 }
 worker_idle_cpu() {  # worker_idle_cpu LABEL DRIVER: CPU milliseconds a waiting worker uses in a minute
   local label=$1 driver=$2 db pid before after
@@ -145,14 +154,22 @@ worker_idle_cpu() {  # worker_idle_cpu LABEL DRIVER: CPU milliseconds a waiting 
   echo "{\"measure\":\"worker idle, $label: CPU in a minute waiting for its slot\",\"checks_per_second\":0,\"note\":\"$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.1f", (b - a) / 1e6 }') ms (target: at most 5 ms)\"}"
 }
 if wanted workers; then
-  echo "bench.sh: workers in Go and Python drain N = $n worker checks, $reps runs each, at the client's default"
-  echo "bench.sh: options, tuned (1 000 at once, batches of 1 000) and with a batch handler; then a minute idle each"
-  for language in Go Python; do
+  echo "bench.sh: workers in Go, Python, Java and Node drain N = $n worker checks, $reps runs each, at the"
+  echo "bench.sh: client's default options, tuned (1 000 at once, batches of 1 000) and with a batch handler;"
+  echo "bench.sh: then a minute idle each"
+  for language in Go Python Java Node; do
     driver=$repo/jobs/workers/${language,,}/conformance-driver
-    results=$results$'\n'$(worker_drain "$language, default options" "$driver")
-    results=$results$'\n'$(worker_drain "$language, tuned (1 000 at once, batches of 1 000)" "$driver" \
+    # The targets of issue 58: tuned first, so that the default's note can say what fraction of it it is.
+    tuned=$(worker_drain "$language, tuned (1 000 at once, batches of 1 000)" "" "$driver" \
       --concurrency 1000 --batch 1000)
-    results=$results$'\n'$(worker_drain "$language, batch handler" "$driver" --batch-handler)
+    default=$(worker_drain "$language, default options" "" "$driver")
+    of_tuned=$(awk -v d="$(field "$default" checks_per_second)" -v t="$(field "$tuned" checks_per_second)" \
+      'BEGIN { if (t > 0) printf "%.2f", d / t; else printf "-" }')
+    results=$results$'\n'${default/\"note\":\"\"/\"note\":\"$of_tuned of tuned (target: at least 0.7)\"}
+    results=$results$'\n'$tuned
+    [ "$language" = Go ] && batch_target=1.0 || batch_target=0.5
+    results=$results$'\n'$(worker_drain "$language, batch handler" \
+      "target: at least ${batch_target}x graphile-worker's processing" "$driver" --batch-handler)
     results=$results$'\n'$(worker_idle_cpu "$language" "$driver")
   done
 fi
@@ -209,7 +226,7 @@ if $peers; then
   wanted enqueue && run_peers env N=5000 SEQ_N=5000 REPS="$reps" ONLY=enqueue-single
   phases=""
   wanted enqueue && phases="enqueue-bulk"
-  { wanted drain || wanted workers; } && phases="$phases process"
+  { wanted drain || wanted workers || wanted http; } && phases="$phases process"
   [ -n "$phases" ] && run_peers env N="$n" REPS="$reps" ONLY="${phases# }"
   best() {  # the best median jobs_per_sec over the settings (labels) of a peer's phase; $3 filters labels
     { grep "\"peer\":\"$1\"" "$peer_results" | grep "\"phase\":\"$2\"" | grep -E "${3:-.}" || true; } |
@@ -245,9 +262,6 @@ out=$repo/bench-results/$(date -u +%Y%m%dT%H%M%SZ).json
 } >"$out"
 
 ratio() { awk -v r="$1" -v base="$2" 'BEGIN { if (base > 0) printf "%.2fx", r / base; else printf "-" }'; }
-field() {  # a field of one JSON line: a string's text, or a number
-  echo "$1" | sed -nE -e "s/.*\"$2\":\"([^\"]*)\".*/\\1/p;t" -e "s/.*\"$2\":([^,}]*).*/\\1/p"
-}
 printf '\n%-58s %9s %17s %8s %9s %9s  %s\n' "measure (median of $reps)" "checks/s" "[min-max]" "floor" "graphile" \
   "pg-boss" "note"
 echo "$results" | grep . | while read -r line; do
@@ -255,7 +269,8 @@ echo "$results" | grep . | while read -r line; do
   low=$(field "$line" min_checks_per_second) high=$(field "$line" max_checks_per_second)
   vs_floor=- vs_graphile=- vs_pgboss=-
   case "$measure" in
-    "slot drain"*|"PgBouncer "*|"worker drain"*)
+    "slot drain"*|"PgBouncer "*|"worker drain"*|"slow path"*)
+      case "$measure" in "slow path"*) note="target: at least 1.0x graphile-worker's processing" ;; esac
       vs_floor=$(awk -v r="$rate" -v f="$floor_rate" 'BEGIN { if (f > 0) printf "%.0f%%", 100 * r / f; else printf "-" }')
       vs_graphile=$(ratio "$rate" "$graphile_process") vs_pgboss=$(ratio "$rate" "$pgboss_process") ;;
     "enqueue bulk"*)

@@ -1,6 +1,7 @@
 // The http class's throughput: checks of one slot answered by a local receiver that answers 204 at once
 // (cpp-httplib, 16 threads, in this process), with 1 and 2 workers: claim, written lease, the batch's
-// requests at once (16 in flight per target), settlement.
+// requests at once (16 in flight per target), settlement. The slow path without the requests also with 4
+// workers, as the drain is measured.
 #include <httplib.h>
 
 #include <thread>
@@ -48,7 +49,7 @@ void http(const std::string& url, soci::session& db, long n, int reps) {
   registry.add("leased_noop", [] { return std::make_unique<LeasedNoop>(); });
   declare_job_classes(db, registry, "prescient_bench", SystemClock().now());  // as a runner does at its start
   for (const auto& [job, workers] : std::vector<std::pair<const char*, int>>{{"leased_noop", 1}, {"leased_noop", 2},
-                                                                            {"http", 1}, {"http", 2}}) {
+                                                                            {"leased_noop", 4}, {"http", 1}, {"http", 2}}) {
     const std::string measure = std::string(job) == "http" ? "http checks (receiver answers 204), " +
                                                                  std::to_string(in_flight) + " in flight, "
                                                            : "slow path without a request (leased noop), ";

@@ -3,7 +3,8 @@
 # target) exists in the tree, and each recipe under "## Recipes" names at least one. A name with a
 # placeholder (NNNN, NAME, LANGUAGE, ...) is a pattern, not a file, and what a build makes (build/, ...) is
 # not in the tree. A recipe that says "At most N hand-edited files" names no more files (folders, tests/
-# and its "Generated:" line not counted). Each failure names the line to change.
+# and what follows its "Generated:" not counted; a pattern such as sql/NNNN_name.sql counted). Each failure names
+# the line to change.
 #   scripts/check-contributing.sh [REPO]
 set -euo pipefail
 repo=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
@@ -29,8 +30,14 @@ def is_path(name):
 
 
 BOUND = re.compile(r"At most (\d+) hand-edited files")
+def is_pattern(name):
+    """A file named by a pattern: a path with a placeholder and an extension (sql/NNNN_name.sql)."""
+    return PATH.fullmatch(name) is not None and PLACEHOLDER.search(name) is not None and "/" in name \
+        and re.search(r"\.\w+$", name) is not None
+
+
 failures, recipe, files_in_recipe, paths = [], None, 0, 0
-bound, hand_edited = None, set()
+bound, hand_edited, generated = None, set(), False
 lines = open(os.path.join(repo, DOC), encoding="utf-8").read().split("\n")
 in_recipes = False
 
@@ -51,18 +58,21 @@ for number, line in enumerate(lines, 1):
     elif line.startswith("### ") and in_recipes:
         end_recipe()
         recipe, files_in_recipe = (number, line[4:]), 0
-        bound, hand_edited = None, set()
+        bound, hand_edited, generated = None, set(), False
     if recipe and BOUND.search(line):
         bound = (number, int(BOUND.search(line).group(1)))
     if line.startswith("```"):
         continue
+    generated = generated or line.startswith("Generated:")  # to the recipe's end
     names = re.findall(r"`([^`\n]+)`", line) + re.findall(r"\]\(([^)#\s]+)", line)
     for name in names:
+        if is_pattern(name) and recipe and not generated:
+            hand_edited.add(name)  # a file still, if not one to look for (`sql/NNNN_name.sql`)
         if not is_path(name):
             continue
         paths += 1
         files_in_recipe += 1
-        if recipe and not name.endswith("/") and not name.startswith("tests/") and not line.startswith("Generated:"):
+        if recipe and not name.endswith("/") and not name.startswith("tests/") and not generated:
             hand_edited.add(name)
         target = os.path.normpath(os.path.join(repo, name))
         if not os.path.exists(target):

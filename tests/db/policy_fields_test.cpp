@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "list_places.hpp"
 #include "test_database.hpp"
 
 using prescient::testing::connect_to;
@@ -105,11 +106,7 @@ std::vector<std::string> policy_disagreements(soci::session& db, const PolicySou
     for (const std::string& name : rows) columns.insert(name);
   }
   const auto source = [&](const std::string& path) { return sources.at(path); };
-  const struct Place {
-    std::string where;
-    FieldNames names;
-    bool exact;  // false: it may hold more (a struct with members of its own)
-  } places[] = {
+  return prescient::testing::list_disagreements(home, kPolicyHome, {
       {"the registry's policy columns (a new migration: ALTER TABLE prescient.job_class)", columns, true},
       {"prescient.policy_problem's arguments (sql/functions/067_job_classes.sql)",
        argument_names(db, "prescient.policy_problem", {}), true},
@@ -136,18 +133,7 @@ std::vector<std::string> policy_disagreements(soci::session& db, const PolicySou
       {"docs/sql-api.md (\"`p_clear` names the fields to clear\")",
        field_matches(first_group(source("docs/sql-api.md"), R"(`p_clear` names the fields to clear \(([^)]*)\))"), R"(`(\w+)`)"),
        true},
-  };
-  std::vector<std::string> out;
-  for (const Place& place : places) {
-    for (const std::string& name : home) {
-      if (!place.names.contains(name)) out.push_back(place.where + " lacks " + name);
-    }
-    if (!place.exact) continue;
-    for (const std::string& name : place.names) {
-      if (!home.contains(name)) out.push_back(place.where + " has " + name + ", which " + kPolicyHome + " does not");
-    }
-  }
-  return out;
+  });
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 # Keeps CONTRIBUTING.md's recipes true: every file or folder it names (in backticks, or as a link's
 # target) exists in the tree, and each recipe under "## Recipes" names at least one. A name with a
 # placeholder (NNNN, NAME, LANGUAGE, ...) is a pattern, not a file, and what a build makes (build/, ...) is
-# not in the tree. Each failure names the line to change.
+# not in the tree. A recipe that says "At most N hand-edited files" names no more files (folders, tests/
+# and what follows its "Generated:" not counted; a pattern such as sql/NNNN_name.sql counted). Each failure names
+# the line to change.
 #   scripts/check-contributing.sh [REPO]
 set -euo pipefail
 repo=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
@@ -27,7 +29,15 @@ def is_path(name):
     return re.fullmatch(r"\.?[\w-]+\.(md|txt|sh|json|cmake)|\.gitignore", name) is not None
 
 
+BOUND = re.compile(r"At most (\d+) hand-edited files")
+def is_pattern(name):
+    """A file named by a pattern: a path with a placeholder and an extension (sql/NNNN_name.sql)."""
+    return PATH.fullmatch(name) is not None and PLACEHOLDER.search(name) is not None and "/" in name \
+        and re.search(r"\.\w+$", name) is not None
+
+
 failures, recipe, files_in_recipe, paths = [], None, 0, 0
+bound, hand_edited, generated = None, set(), False
 lines = open(os.path.join(repo, DOC), encoding="utf-8").read().split("\n")
 in_recipes = False
 
@@ -35,6 +45,10 @@ in_recipes = False
 def end_recipe():
     if recipe and files_in_recipe == 0:
         failures.append(f"{DOC}:{recipe[0]}: the recipe \"{recipe[1]}\" names no file")
+    if recipe and bound and len(hand_edited) > bound[1]:
+        failures.append(f"{DOC}:{bound[0]}: the recipe \"{recipe[1]}\" names {len(hand_edited)} hand-edited files, "
+                        f"more than the {bound[1]} it says: make the change touch fewer, or the bound true "
+                        f"({', '.join(sorted(hand_edited))})")
 
 
 for number, line in enumerate(lines, 1):
@@ -44,14 +58,22 @@ for number, line in enumerate(lines, 1):
     elif line.startswith("### ") and in_recipes:
         end_recipe()
         recipe, files_in_recipe = (number, line[4:]), 0
+        bound, hand_edited, generated = None, set(), False
+    if recipe and BOUND.search(line):
+        bound = (number, int(BOUND.search(line).group(1)))
     if line.startswith("```"):
         continue
+    generated = generated or line.startswith("Generated:")  # to the recipe's end
     names = re.findall(r"`([^`\n]+)`", line) + re.findall(r"\]\(([^)#\s]+)", line)
     for name in names:
+        if is_pattern(name) and recipe and not generated:
+            hand_edited.add(name)  # a file still, if not one to look for (`sql/NNNN_name.sql`)
         if not is_path(name):
             continue
         paths += 1
         files_in_recipe += 1
+        if recipe and not name.endswith("/") and not name.startswith("tests/") and not generated:
+            hand_edited.add(name)
         target = os.path.normpath(os.path.join(repo, name))
         if not os.path.exists(target):
             failures.append(f"{DOC}:{number}: `{name}` is no file or folder of the tree: correct the recipe, "

@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <iostream>
 #include <map>
@@ -84,39 +85,70 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   return request;
 }
 
+// The fields of a bulk file's line, each with how it is read: the one list of them, from which the refusal of
+// an unknown field and --file's help are made. They are schedule's flags as JSON, but for the file's own
+// (--dedupe-outcomes, --allow-unknown-class); tests/db/check_fields_test.cpp compares them with the arguments
+// of prescient.schedule and prescient.set_check_policy.
+struct BulkField {
+  const char* name;
+  void (*read)(ScheduleRequest& request, const nlohmann::json& value, const std::string& field);
+};
+using BulkValue = const nlohmann::json&;
+using BulkName = const std::string&;
+constexpr BulkField kBulkFields[] = {
+    {"job", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.job = string_field(v, f); }},
+    {"entity_name", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.entity_name = string_field(v, f); }},
+    {"entity_key", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.entity_key = string_field(v, f); }},
+    {"at", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.at = parse_time(string_field(v, f)); }},
+    {"in", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.in = parse_duration(string_field(v, f)); }},
+    {"window",
+     [](ScheduleRequest& r, BulkValue v, BulkName f) { r.window = parse_signed_duration(string_field(v, f)); }},
+    {"job_key", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.job_key = string_field(v, f); }},
+    {"group_key", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.group_key = string_field(v, f); }},
+    {"payload", [](ScheduleRequest& r, BulkValue v, BulkName) { r.payload = v; }},  // an object or not: SQL's rule
+    {"by", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.by = string_field(v, f); }},
+    {"on_conflict",
+     [](ScheduleRequest& r, BulkValue v, BulkName f) { r.on_conflict = parse_on_conflict(string_field(v, f)); }},
+    {"max_wait",
+     [](ScheduleRequest& r, BulkValue v, BulkName f) { r.max_wait = parse_signed_duration(string_field(v, f)); }},
+    {"dedupe_for",
+     [](ScheduleRequest& r, BulkValue v, BulkName f) { r.dedupe_for = parse_signed_duration(string_field(v, f)); }},
+    {"priority", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.priority = int_field(v, f); }},
+    {"traceparent", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.traceparent = string_field(v, f); }},
+    {"tracestate", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.tracestate = string_field(v, f); }},
+    {"max_checks",
+     [](ScheduleRequest& r, BulkValue v, BulkName f) {
+       r.policy.max_checks = max_checks_syntax(text_or_number(v, f));
+     }},
+    {"max_attempts",
+     [](ScheduleRequest& r, BulkValue v, BulkName f) {
+       r.policy.max_attempts = whole_number_syntax(text_or_number(v, f), "max_attempts");
+     }},
+    {"backoff",  // D[..MAX]: the first wait and the ceiling
+     [](ScheduleRequest& r, BulkValue v, BulkName f) {
+       const Backoff backoff = backoff_syntax(string_field(v, f));
+       r.policy.backoff = backoff.first;
+       r.policy.backoff_max = backoff.most;
+     }},
+};
+
+// "job, entity_name, ..., backoff"
+std::string bulk_field_names() {
+  std::string names;
+  for (const BulkField& field : kBulkFields) names += (names.empty() ? "" : ", ") + std::string(field.name);
+  return names;
+}
+
 // One line of a bulk file: a JSON object with the same fields as the flags.
 ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRequest& defaults) {
   ScheduleRequest request = defaults;
   for (const auto& [field, value] : object.items()) {
-    if (field == "job") request.job = string_field(value, field);
-    else if (field == "entity_name") request.entity_name = string_field(value, field);
-    else if (field == "entity_key") request.entity_key = string_field(value, field);
-    else if (field == "job_key") request.job_key = string_field(value, field);
-    else if (field == "group_key") request.group_key = string_field(value, field);
-    else if (field == "at") request.at = parse_time(string_field(value, field));
-    else if (field == "in") request.in = parse_duration(string_field(value, field));
-    else if (field == "by") request.by = string_field(value, field);
-    else if (field == "on_conflict") request.on_conflict = parse_on_conflict(string_field(value, field));
-    else if (field == "window") request.window = parse_signed_duration(string_field(value, field));
-    else if (field == "max_wait") request.max_wait = parse_signed_duration(string_field(value, field));
-    else if (field == "dedupe_for") request.dedupe_for = parse_signed_duration(string_field(value, field));
-    else if (field == "payload") request.payload = value;  // an object or not: SQL's rule
-    else if (field == "priority") request.priority = int_field(value, field);
-    else if (field == "traceparent") request.traceparent = string_field(value, field);
-    else if (field == "tracestate") request.tracestate = string_field(value, field);
-    else if (field == "max_checks") request.policy.max_checks = max_checks_syntax(text_or_number(value, field));
-    else if (field == "max_attempts") {
-      request.policy.max_attempts = whole_number_syntax(text_or_number(value, field), "max_attempts");
-    } else if (field == "backoff") {
-      const Backoff backoff = backoff_syntax(string_field(value, field));
-      request.policy.backoff = backoff.first;
-      request.policy.backoff_max = backoff.most;
-    } else {
-      throw InvalidInput("unknown field '" + field +
-                         "' (fields: job, entity_name, entity_key, at, in, window, job_key, group_key, payload, by, "
-                         "on_conflict, max_wait, dedupe_for, priority, traceparent, tracestate, max_checks, "
-                         "max_attempts, backoff)");
+    const auto known = std::find_if(std::begin(kBulkFields), std::end(kBulkFields),
+                                    [&](const BulkField& f) { return field == f.name; });
+    if (known == std::end(kBulkFields)) {
+      throw InvalidInput("unknown field '" + field + "' (fields: " + bulk_field_names() + ")");
     }
+    known->read(request, value, field);
   }
   // --dedupe-outcomes is the file's: it applies to the lines that dedupe.
   if (!request.dedupe_for) request.dedupe_outcomes.clear();
@@ -275,10 +307,9 @@ Command schedule_command() {
                 ("tracestate", po::value<std::string>()->value_name("TS"),
                  "with --traceparent: the W3C tracestate that goes with it (vendor=value,...)")
                 ("file", po::value<std::string>()->value_name("FILE"),
-                 "bulk: one JSON object per line with the fields job, entity_name, entity_key, at or in, window, "
-                 "job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, priority, traceparent, "
-                 "tracestate, max_checks, max_attempts, backoff; - reads standard input. All lines or none are "
-                 "scheduled")
+                 ("bulk: one JSON object per line with the fields " + bulk_field_names() +
+                  " (at or in); - reads standard input. All lines or none are scheduled")
+                     .c_str())
                 ("skip-invalid", "bulk: schedule the valid lines and report each invalid or conflicting one");
             add_check_policy_options(desc);
             desc.add_options()

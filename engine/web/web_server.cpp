@@ -12,6 +12,7 @@
 #include "web_api.hpp"
 #include "web_assets.hpp"
 #include "web_auth.hpp"
+#include "web_pages.hpp"
 
 namespace prescient::web {
 namespace {
@@ -148,18 +149,18 @@ void WebServer::add_security_headers() {
 }
 
 void WebServer::add_pages(const std::string& csrf_token) {
-  // Every page is the one document; its script reads the path (so each page has a link of its own).
-  std::string page;
+  // Every page is the one document, its navigation and its name filled in from the list of pages; its
+  // script draws the page of that name (so each page has a link of its own).
+  std::string_view index_html;
   for (const Asset& asset : web_assets()) {
-    if (asset.path == "/index.html") page = asset.text;
+    if (asset.path == "/index.html") index_html = asset.text;
   }
-  const std::string marker = "{{csrf_token}}";
-  page.replace(page.find(marker), marker.size(), options_.read_only ? "" : csrf_token);
-  for (const char* path : {"/", "/checks", R"(/checks/\d+)", "/dead-letters", "/schedules", "/schedules/.+", "/events",
-                           "/limits", "/jobs", "/health"}) {
-    server_->Get(path, [page](const httplib::Request&, httplib::Response& response) {
-      response.set_content(page, "text/html; charset=utf-8");
-    });
+  for (const Page& page : web_pages()) {
+    server_->Get(std::string(page.address),
+                 [document = page_document(index_html, page, options_.read_only ? "" : csrf_token)](
+                     const httplib::Request&, httplib::Response& response) {
+                   response.set_content(document, "text/html; charset=utf-8");
+                 });
   }
   for (const Asset& asset : web_assets()) {
     if (asset.path == "/index.html") continue;

@@ -105,6 +105,14 @@ BEGIN
   DELETE FROM prescient.job_class c WHERE c.job = p_job;
 END $$;
 
+-- The fields of a class's policy: the one list of them. set_job_policy's p_clear takes these. The registry's
+-- columns, the arguments of policy_problem, set_job_policy and declare_worker_class, the C++ structs, the CLI,
+-- the dashboard, the worker clients' declarations and docs/sql-api.md must name the same: a db test compares
+-- each with it and names the place that differs (tests/db/policy_fields_test.cpp).
+CREATE OR REPLACE FUNCTION prescient.job_policy_fields() RETURNS text[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ARRAY['max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout'];
+
 -- Seconds of a policy's duration, or its refusal: at least a second, whole seconds.
 CREATE OR REPLACE FUNCTION prescient.policy_seconds_problem(p_field text, p_value interval)
   RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
@@ -143,14 +151,15 @@ DECLARE
   v_row prescient.job_class;
   v_problem text;
   v_clear text[] := coalesce(p_clear, '{}');
+  v_fields text[] := prescient.job_policy_fields();
 BEGIN
   SELECT f INTO v_problem
     FROM unnest(v_clear) f
-   WHERE f IS NULL OR f NOT IN ('max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout') LIMIT 1;
+   WHERE f IS NULL OR f <> ALL (v_fields) LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
-      MESSAGE = format('cannot clear %L: the fields are max_checks, max_attempts, backoff, backoff_max and timeout',
-                       v_problem);
+      MESSAGE = format('cannot clear %L: the fields are %s and %s', v_problem,
+                       array_to_string(v_fields[1:cardinality(v_fields) - 1], ', '), v_fields[cardinality(v_fields)]);
   END IF;
   v_problem := prescient.policy_problem(p_max_checks, p_max_attempts, p_backoff, p_backoff_max, p_timeout);
   IF v_problem IS NULL THEN

@@ -239,6 +239,14 @@ TEST_CASE("bulk: a file with one bad line writes nothing; --skip-invalid writes 
   CHECK_THAT(again.err, Catch::Contains("line 1: a pending check with job key 'a' already exists"));
   CHECK(pending_count(url) == 2);
   CHECK(run_prescient(with_db({"schedule", "--file", "/nonexistent/x"}, url)).exit_code == 2);
+  // A field the file does not know: the line named with every field it knows.
+  const ProcessResult unknown = run_prescient(with_db({"schedule", "--file", "-"}, url), {},
+                                              "{\"job\":\"noop\",\"entity_name\":\"o\",\"entity_key\":\"9\",\"colour\":1}\n");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("line 1: unknown field 'colour' (fields: job, entity_name, entity_key, at, in, "
+                                          "window, job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, "
+                                          "priority, traceparent, tracestate, max_checks, max_attempts, backoff)"));
+  CHECK(pending_count(url) == 2);
   ::unlink(file.c_str());
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "prescient/outcome.hpp"
+#include "list_places.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -56,11 +57,8 @@ std::vector<std::string> disagreements(soci::session& db, const std::string& app
   for (const std::string& name : matches(known_outcomes() + ",", R"(([a-z_]+),)")) cpp.insert(name);
   std::smatch colours;
   std::regex_search(app_js, colours, std::regex(R"(const outcomeColour = \{([^}]*)\})"));
-  const struct Place {
-    std::string where;
-    Names names;
-    bool exact;  // false: it may name other words too (a comment)
-  } places[] = {
+  return prescient::testing::list_disagreements(
+      home, "prescient.history_outcomes() (sql/functions/030_enqueue_rules.sql)", {
       {"the history's CHECK constraint (a new migration: ALTER TABLE prescient.job_history ... job_history_outcome_check)",
        matches(constraint, R"('([a-z_]+)'::text)"), true},
       {"the C++ Outcome table (engine/include/prescient/outcome.hpp, engine/src/core/outcome.cpp)", cpp, true},
@@ -68,21 +66,7 @@ std::vector<std::string> disagreements(soci::session& db, const std::string& app
        true},
       {"the history's outcome comment (sql/functions/095_comments.sql)", matches(comment, R"(\b([a-z]+(?:_[a-z]+)*)\b)"),
        false},
-  };
-  std::vector<std::string> out;
-  for (const Place& place : places) {
-    for (const std::string& name : home) {
-      if (!place.names.contains(name)) out.push_back(place.where + " lacks " + name);
-    }
-    if (!place.exact) continue;
-    for (const std::string& name : place.names) {
-      if (!home.contains(name)) {
-        out.push_back(place.where + " has " + name +
-                      ", which prescient.history_outcomes() (sql/functions/030_enqueue_rules.sql) does not");
-      }
-    }
-  }
-  return out;
+  });
 }
 
 }  // namespace

@@ -804,24 +804,30 @@ async function health() {
   health.timer = setTimeout(() => { if (location.pathname === '/health') health().catch((e) => toast(e.message, true)); }, 10000);
 }
 
+// What draws each page, by the name the server puts on <body> (engine/web/web_pages.cpp, the one list of the
+// pages; tests/unit/web_pages_test.cpp holds this table to it). A page's argument is what its address holds
+// after its first part: /checks/ID, /schedules/ID.
+const pathArgument = () => decodeURIComponent(location.pathname.split('/').slice(2).join('/'));
+const pages = {
+  overview: () => overview(),
+  checks: () => checks(),
+  check: () => trace(pathArgument()),
+  'dead-letters': () => deadLetters(),
+  schedules: () => schedules(),
+  schedule: () => schedule(pathArgument()),
+  limits: () => limits(),
+  jobs: () => jobs(),
+  health: () => health(),
+  events: () => events(),
+};
+
 async function route() {
-  const path = location.pathname;
-  const section = path === '/' ? 'overview' : path.split('/')[1];
-  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.dataset.page === section));
+  const section = '/' + location.pathname.split('/')[1];
+  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.getAttribute('href') === section));
   try {
     config = await api('/api/config');
     document.getElementById('mode').textContent = config.read_only ? 'read-only' : '';
-    const traced = path.match(/^\/checks\/(\d+)$/);
-    if (traced) await trace(traced[1]);
-    else if (path === '/checks') await checks();
-    else if (path === '/dead-letters') await deadLetters();
-    else if (path === '/schedules') await schedules();
-    else if (path.startsWith('/schedules/')) await schedule(decodeURIComponent(path.slice('/schedules/'.length)));
-    else if (path === '/events') await events();
-    else if (path === '/limits') await limits();
-    else if (path === '/jobs') await jobs();
-    else if (path === '/health') await health();
-    else await overview();
+    await pages[document.body.dataset.page]();
     document.body.dataset.ready = 'true';
   } catch (e) {
     // 503: the database failed, or the figures are not counted yet (a daemon just started): it passes.

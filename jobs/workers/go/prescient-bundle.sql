@@ -3491,7 +3491,7 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.resume_job(text) FROM PUBLIC;
 $prescient_functions_65$),
-    (67, '067_job_classes.sql', false, 'b9ebd2ca170f8074',
+    (67, '067_job_classes.sql', false, 'bffdee241ee24841',
      $prescient_functions_67$-- The class registry (docs/design.md, "The class registry"): prescient.job_class holds every job class this
 -- database knows. migrate declares the built-in ones (migration 0034), every runner (daemon, run-slot, sweep)
 -- the classes it loads at its start, `prescient jobs add` one ahead of its runner or for workers in another
@@ -3599,6 +3599,14 @@ BEGIN
   DELETE FROM prescient.job_class c WHERE c.job = p_job;
 END $$;
 
+-- The fields of a class's policy: the one list of them. set_job_policy's p_clear takes these. The registry's
+-- columns, the arguments of policy_problem, set_job_policy and declare_worker_class, the C++ structs, the CLI,
+-- the dashboard, the worker clients' declarations and docs/sql-api.md must name the same: a db test compares
+-- each with it and names the place that differs (tests/db/policy_fields_test.cpp).
+CREATE OR REPLACE FUNCTION prescient.job_policy_fields() RETURNS text[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ARRAY['max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout'];
+
 -- Seconds of a policy's duration, or its refusal: at least a second, whole seconds.
 CREATE OR REPLACE FUNCTION prescient.policy_seconds_problem(p_field text, p_value interval)
   RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
@@ -3637,14 +3645,15 @@ DECLARE
   v_row prescient.job_class;
   v_problem text;
   v_clear text[] := coalesce(p_clear, '{}');
+  v_fields text[] := prescient.job_policy_fields();
 BEGIN
   SELECT f INTO v_problem
     FROM unnest(v_clear) f
-   WHERE f IS NULL OR f NOT IN ('max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout') LIMIT 1;
+   WHERE f IS NULL OR f <> ALL (v_fields) LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
-      MESSAGE = format('cannot clear %L: the fields are max_checks, max_attempts, backoff, backoff_max and timeout',
-                       v_problem);
+      MESSAGE = format('cannot clear %L: the fields are %s and %s', v_problem,
+                       array_to_string(v_fields[1:cardinality(v_fields) - 1], ', '), v_fields[cardinality(v_fields)]);
   END IF;
   v_problem := prescient.policy_problem(p_max_checks, p_max_attempts, p_backoff, p_backoff_max, p_timeout);
   IF v_problem IS NULL THEN

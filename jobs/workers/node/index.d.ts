@@ -106,6 +106,40 @@ export interface CronAddOptions {
 /** Adds a recurring schedule (needs the schema owner's rights); resolves to its version (1). */
 export function cronAdd(client: Queryable, options: CronAddOptions): Promise<number>
 
+/**
+ * A worker class's policy (docs/workers.md, "Declaring a worker class"); a field left out (or null) is left as
+ * it is in the database. Whole seconds.
+ */
+export interface ClassPolicy {
+  /**
+   * How many runs a check may have that answer "look again": the run of that number ends it guard_max_checks.
+   * 0: no limit. The database's default is 5.
+   */
+  maxChecks?: number | null
+  /** Failed attempts before a check becomes a dead letter. */
+  maxAttempts?: number | null
+  /** The wait before a failed check is retried, doubling each attempt up to backoffMaxSeconds. */
+  backoffSeconds?: number | null
+  backoffMaxSeconds?: number | null
+  /** The class's timeout in the registry: the C++ runner enforces it on its runs; this worker does not. */
+  timeoutSeconds?: number | null
+}
+
+/**
+ * Makes `job` a worker class if no one declared it, and sets the policy fields given, with prescient_worker's
+ * rights (no schema owner, no binary). Resolves to 'added' or 'known'. A runner's class, a bad value or a bad
+ * name is a RefusedError, and nothing is written; an unknown field is a TypeError.
+ */
+export function declareWorkerClass(client: Queryable, job: string, policy?: ClassPolicy & { by?: string }):
+  Promise<'added' | 'known'>
+
+/**
+ * Puts a worker class's dead letter (the check's latest failure in the history) back as pending, due now by the
+ * server's clock, its attempts counted afresh; resolves to the time it is due. ConflictError: pending already,
+ * or its job key is held by another pending check; NotFoundError: no failure of it; RefusedError: a runner's.
+ */
+export function retry(client: Queryable, id: CheckId | number | bigint): Promise<Date>
+
 /** What migrate applied: each migration and function file, in order; the schema version afterwards. */
 export interface Migrated {
   applied: Array<{ kind: 'migration' | 'functions'; name: string }>
@@ -224,11 +258,18 @@ export declare class Worker extends EventEmitter {
   readonly classes: string[]
   /** How many handler calls are running now. */
   readonly running: number
-  /** Registers the handler of a worker class; the worker takes checks of the classes it has handlers for. */
-  handle(job: string, handler: Handler): this
+  /**
+   * Registers the handler of a worker class; the worker takes checks of the classes it has handlers for. With a
+   * policy (even {}), start() and the first drain() declare the class with it (declareWorkerClass, as this
+   * worker); without one, the class must be declared already. maxChecks is 5 unless the class says otherwise.
+   */
+  handle(job: string, handler: Handler, policy?: ClassPolicy): this
   /** Registers a batch handler of a worker class (instead of a handler): many checks in one call. */
-  handleBatch(job: string, handler: BatchHandler): this
-  /** Connects, LISTENs and starts the loop; rejects with a RefusedError for an unknown or runner's class. */
+  handleBatch(job: string, handler: BatchHandler, policy?: ClassPolicy): this
+  /**
+   * Declares the classes registered with a policy, connects, LISTENs and starts the loop; rejects with a
+   * RefusedError for an unknown or runner's class, or a policy refused.
+   */
   start(): Promise<void>
   /** Runs every check due now (by the clock) until none is left; resolves to their settlements. */
   drain(): Promise<Settlement[]>
@@ -255,13 +296,15 @@ export declare class Worker extends EventEmitter {
 export declare class PrescientError extends Error {
   readonly checkId: CheckId | null
   readonly reason: string
-  /** 'PR400', 'PR409', 'lease_lost', or 'refused' (completeIn/failIn: the database refused even a failure). */
+  /** 'PR400', 'PR409', 'PR404', 'lease_lost', or 'refused' (completeIn/failIn: the database refused even a failure). */
   readonly code: string | null
 }
 /** The database refused the call as bad input (SQLSTATE PR400); nothing of it was written. */
 export declare class RefusedError extends PrescientError {}
-/** A pending check holds the job key (SQLSTATE PR409); checkId is that check's. */
+/** A pending check holds the job key (SQLSTATE PR409; checkId is that check's), or retry's check is pending. */
 export declare class ConflictError extends PrescientError {}
+/** What the call named does not exist (SQLSTATE PR404): retry of a check with no failure in the history. */
+export declare class NotFoundError extends PrescientError {}
 /** A settlement refused: the lease ran out (another worker may have the check) or the check is gone. */
 export declare class LeaseLostError extends PrescientError {
   constructor(checkId: CheckId, reason: string)

@@ -11,6 +11,7 @@ const { EventEmitter } = require('node:events')
 const os = require('node:os')
 const pg = require('pg')
 const { LeaseLostError, RefusedError, fromDatabaseError } = require('./errors')
+const { declareWorkerClass, checkedPolicy } = require('./classes')
 
 const CHANNEL = 'prescient_worker'
 const MAX_SLEEP_MS = 60000
@@ -222,7 +223,8 @@ class Worker extends EventEmitter {
     this.connectionConfig = connectionString ? { connectionString } : connection
     this.pool = pool || null
     this.ownsPool = !pool
-    this.handlers = new Map() // class -> { fn, batch }
+    this.handlers = new Map() // class -> { fn, batch, policy }
+    this.declared = false // the classes registered with a policy have been declared
 
     // id -> { check, token, controller, started, running, answered, released, lost, settling, inTx, lostInTx }
     // (hold): taken, not yet settled. released: given back, or lost before it started (not to be run);
@@ -244,26 +246,47 @@ class Worker extends EventEmitter {
     this.wakeSleeper = null
   }
 
-  /** Registers the handler of a worker class; the worker takes the checks of the classes it has handlers for. */
-  handle(job, handler) {
-    return this.register(job, handler, false)
+  /**
+   * Registers the handler of a worker class; the worker takes the checks of the classes it has handlers for.
+   * With a `policy` ({ maxChecks, maxAttempts, backoffSeconds, backoffMaxSeconds, timeoutSeconds }, any of them,
+   * or {}), start() and the first drain() declare the class (declareWorkerClass, as this worker) and set those
+   * fields; without one, the class must be declared already.
+   */
+  handle(job, handler, policy) {
+    return this.register(job, handler, false, policy)
   }
 
   /**
    * Registers a batch handler: it gets the checks of the class a take brought (up to batchSize) in one call
    * and resolves to one answer per check, in their order (what a handler may return, or an Error to fail
-   * that check). If it throws, or answers another number of answers, each check of the call fails.
+   * that check). If it throws, or answers another number of answers, each check of the call fails. `policy`:
+   * as handle's.
    */
-  handleBatch(job, handler) {
-    return this.register(job, handler, true)
+  handleBatch(job, handler, policy) {
+    return this.register(job, handler, true, policy)
   }
 
-  register(job, fn, batch) {
+  register(job, fn, batch, policy) {
     if (typeof job !== 'string' || job === '') throw new TypeError('handle needs a job class name')
     if (typeof fn !== 'function') throw new TypeError(`the handler of ${job} is not a function`)
     if (this.loopDone) throw new Error('handlers must be registered before start()')
-    this.handlers.set(job, { fn, batch })
+    if (policy !== undefined) checkedPolicy(policy, job)
+    this.handlers.set(job, { fn, batch, policy: policy === undefined ? undefined : { ...policy } })
     return this
+  }
+
+  // The classes registered with a policy, declared with it (once per worker): a refusal (a runner's class, a
+  // bad value) rejects start() or drain() with a RefusedError before anything is taken.
+  async declareClasses() {
+    if (this.declared) return
+    for (const [job, { policy }] of this.handlers) {
+      if (policy === undefined) continue
+      const status = await declareWorkerClass(this.pool, job, { ...policy, by: this.name })
+      const fields = Object.entries(policy).filter(([, v]) => v !== undefined && v !== null)
+      this.log.info(`class ${job}: declared (${status})` +
+        (fields.length > 0 ? `, policy ${fields.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''))
+    }
+    this.declared = true
   }
 
   get classes() {
@@ -283,6 +306,7 @@ class Worker extends EventEmitter {
     if (this.loopDone) throw new Error('this worker was started already')
     this.requireHandlers()
     this.openPool()
+    await this.declareClasses()
     await this.nextDueSeconds() // the classes are checked here, before the worker says it runs
     await this.listen()
     this.startHeartbeat()
@@ -300,6 +324,7 @@ class Worker extends EventEmitter {
     if (this.loopDone) throw new Error('drain() is for a worker that was not started')
     this.requireHandlers()
     this.openPool()
+    await this.declareClasses()
     const settled = []
     const collect = (s) => settled.push(s)
     this.on('settled', collect)

@@ -20,7 +20,11 @@ export type When = { at: Date | string | number; afterSeconds?: never } | { afte
 
 export type OnConflict = 'error' | 'replace' | 'keep' | 'debounce' | 'collect'
 
-export type ScheduleOptions = When & {
+/** 0 (first) to 9 (last) among the checks due at the same time. */
+export type Priority = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9
+
+/** `P`: the payload's type, as the class's handler declares it (`Check<P>`). */
+export type ScheduleOptions<P = unknown> = When & {
   /** The job class (a worker class, or any class of the registry). */
   job: string
   entityName: string
@@ -30,7 +34,7 @@ export type ScheduleOptions = When & {
   /** The checks of a group run one at a time, in order. */
   groupKey?: string
   /** Any JSON value; the handler gets it as check.payload. */
-  payload?: unknown
+  payload?: P
   /**
    * When a pending check holds the job key: 'error' (the default, a ConflictError), 'replace', 'keep',
    * 'debounce' (replace, never past the first enqueue plus maxWaitSeconds) or 'collect' (a digest: the check's
@@ -40,7 +44,7 @@ export type ScheduleOptions = When & {
   /** The ceiling of 'debounce' and 'collect' (which need it), in seconds. */
   maxWaitSeconds?: number
   /** 0 (first) to 9 (last) among the checks due at the same time (default 5); another number is a RefusedError. */
-  priority?: number
+  priority?: Priority
   /**
    * The W3C trace context the check is created in (the caller's span, as propagation.inject writes it);
    * each run's handler gets that trace with a span id of its own. A malformed one is a RefusedError.
@@ -72,7 +76,7 @@ export interface Scheduled {
 export type CheckRef = { id: CheckId | number | bigint; jobKey?: never } | { jobKey: string; id?: never }
 
 /** Schedules a check on the caller's connection (it commits or rolls back with the caller's transaction). */
-export function schedule(client: Queryable, options: ScheduleOptions): Promise<Scheduled>
+export function schedule<P = unknown>(client: Queryable, options: ScheduleOptions<P>): Promise<Scheduled>
 
 /** Cancels a pending check by id or job key; resolves to its id, or null when none was pending. */
 export function cancel(client: Queryable, options: CheckRef & { by?: string; clock?: Clock }): Promise<CheckId | null>
@@ -152,15 +156,15 @@ export interface Migrated {
  */
 export function migrate(db: Pool | Client, options?: { slotSeconds?: number | null }): Promise<Migrated>
 
-/** A check as a handler gets it. */
-export interface Check {
+/** A check as a handler gets it; `P` is its payload's type (what the class's checks are scheduled with). */
+export interface Check<P = unknown> {
   readonly id: CheckId
   readonly job: string
   readonly entityName: string
   readonly entityKey: string
   readonly jobKey: string | null
   readonly groupKey: string | null
-  readonly payload: any
+  readonly payload: P
   /** The slot it was due at (the check is never run before it). */
   readonly dueAt: Date
   /** The time it was asked for, before rounding to the slot. */
@@ -199,12 +203,12 @@ export interface Check {
  * error's message: it is retried after the class's backoff, or becomes a dead letter.
  */
 export type Answer = Date | null | undefined | void | { result: unknown }
-export type Handler = (check: Check) => Answer | Promise<Answer>
+export type Handler<P = unknown> = (check: Check<P>) => Answer | Promise<Answer>
 /**
  * A batch handler: the checks of its class a take brought (up to batchSize), in one call; it answers one
  * answer per check, in their order (an Error fails that check alone). Throwing fails every check of the call.
  */
-export type BatchHandler = (checks: Check[]) => Array<Answer | Error> | Promise<Array<Answer | Error>>
+export type BatchHandler<P = unknown> = (checks: Array<Check<P>>) => Array<Answer | Error> | Promise<Array<Answer | Error>>
 
 export interface Logger {
   info(message: string): void
@@ -263,9 +267,9 @@ export declare class Worker extends EventEmitter {
    * policy (even {}), start() and the first drain() declare the class with it (declareWorkerClass, as this
    * worker); without one, the class must be declared already. maxChecks is 5 unless the class says otherwise.
    */
-  handle(job: string, handler: Handler, policy?: ClassPolicy): this
+  handle<P = unknown>(job: string, handler: Handler<P>, policy?: ClassPolicy): this
   /** Registers a batch handler of a worker class (instead of a handler): many checks in one call. */
-  handleBatch(job: string, handler: BatchHandler, policy?: ClassPolicy): this
+  handleBatch<P = unknown>(job: string, handler: BatchHandler<P>, policy?: ClassPolicy): this
   /**
    * Declares the classes registered with a policy, connects, LISTENs and starts the loop; rejects with a
    * RefusedError for an unknown or runner's class, or a policy refused.

@@ -8,6 +8,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: build.sh OUT_DIR}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # absolute: npm's cache below is named from inside it
 # Installed from this very lock file already: nothing to do (and no registry needed).
 if cmp -s "$here/package-lock.json" "$out/package-lock.json" && cmp -s "$here/package.json" "$out/package.json" \
    && [ -f "$out/node_modules/.package-lock.json" ]; then

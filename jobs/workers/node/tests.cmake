@@ -16,8 +16,9 @@ set_tests_properties(workers_node_build PROPERTIES
 # seed: the seed scenario, pinned clock; enqueue: in the caller's transaction; worker: the loop on the real
 # clock (about 14 s); intx: settling in the handler's transaction; killtest: exactly once with a worker killed
 # mid-run (about 20 s); driver: the conformance driver as a process; migrate: the schema from the bundle;
-# classes: a worker class and its policy declared from the worker role, and retry of a dead letter.
-foreach(part seed enqueue classes worker intx killtest driver migrate)
+# classes: a worker class and its policy declared from the worker role, and retry of a dead letter; install: the
+# package installed into an application of its own (npm pack, or a file: dependency with install-links), about 25 s.
+foreach(part seed enqueue classes worker intx killtest driver migrate install)
   add_test(NAME workers_node_${part}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    node --test "${PRESCIENT_NODE_CLIENT_DIR}/test/${part}.test.js")
@@ -28,7 +29,7 @@ foreach(part seed enqueue classes worker intx killtest driver migrate)
     ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers;NODE_PATH=${PRESCIENT_NODE_BUILD_DIR}/node_modules")
 endforeach()
 # The kill test runs 10 000 checks through two worker processes (about 20 s; more on a loaded machine).
-set_tests_properties(workers_node_killtest PROPERTIES TIMEOUT 120)
+set_tests_properties(workers_node_killtest workers_node_install PROPERTIES TIMEOUT 120)
 
 # types: index.d.ts and a typed service (test/types/orders.ts) under tsc --noEmit --strict, with @types/pg and the
 # TypeScript package-lock.json pins (both installed by workers_node_build); no database.

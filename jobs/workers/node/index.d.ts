@@ -210,10 +210,28 @@ export type Handler<P = unknown> = (check: Check<P>) => Answer | Promise<Answer>
  */
 export type BatchHandler<P = unknown> = (checks: Array<Check<P>>) => Array<Answer | Error> | Promise<Array<Answer | Error>>
 
+/**
+ * The facts of a log event, as fields: `event` (took, settled, handler_failed, lease_lost, released, declared,
+ * started, stopping, stopped, ...), `worker` (its name), and as the event has them `checkId`, `checkIds`, `job`,
+ * `outcome`, `nextCheckAt` (ISO 8601), `error` (the text as it is).
+ */
+export interface LogFields {
+  event: string
+  worker: string
+  checkId?: CheckId
+  checkIds?: CheckId[]
+  job?: string
+  outcome?: string
+  nextCheckAt?: string
+  error?: string
+  [field: string]: unknown
+}
+
+/** Where the worker's events go: one call per event, a message a person reads and its fields. */
 export interface Logger {
-  info(message: string): void
-  warn(message: string): void
-  error(message: string): void
+  info(message: string, fields: LogFields): void
+  warn(message: string, fields: LogFields): void
+  error(message: string, fields: LogFields): void
 }
 
 export interface WorkerOptions {
@@ -241,7 +259,10 @@ export interface WorkerOptions {
   graceMs?: number
   /** A pinned clock for tests; without it the database's clock is used. */
   clock?: Clock
-  /** Where the one-line events go (default stderr); false for none. */
+  /**
+   * Where the events go, one call each (message, fields); default: one line per event on the console's error
+   * stream (console.error); false for none.
+   */
   logger?: Logger | false
 }
 

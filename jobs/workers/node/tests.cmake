@@ -16,9 +16,10 @@ set_tests_properties(workers_node_build PROPERTIES
 # seed: the seed scenario, pinned clock; enqueue: in the caller's transaction; worker: the loop on the real
 # clock (about 14 s); intx: settling in the handler's transaction; killtest: exactly once with a worker killed
 # mid-run (about 20 s); driver: the conformance driver as a process; migrate: the schema from the bundle;
-# classes: a worker class and its policy declared from the worker role, and retry of a dead letter; install: the
-# package installed into an application of its own (npm pack, or a file: dependency with install-links), about 25 s.
-foreach(part seed enqueue classes worker intx killtest driver migrate install)
+# classes: a worker class and its policy declared from the worker role, and retry of a dead letter; log: the
+# logger's events and fields; install: the package installed into an application of its own (npm pack, or a
+# file: dependency with install-links), about 25 s.
+foreach(part seed enqueue classes log worker intx killtest driver migrate install)
   add_test(NAME workers_node_${part}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    node --test "${PRESCIENT_NODE_CLIENT_DIR}/test/${part}.test.js")

@@ -3,7 +3,8 @@
 // must catch: if one compiled, tsc would fail with "Unused '@ts-expect-error' directive".
 import { Pool, PoolClient } from 'pg'
 import {
-  Check, ConflictError, NotFoundError, RefusedError, Settlement, Worker, declareWorkerClass, retry, schedule,
+  Check, ConflictError, LogFields, Logger, NotFoundError, RefusedError, Settlement, Worker, declareWorkerClass, retry,
+  schedule,
 } from 'prescient-worker'
 
 interface OrderPayload {
@@ -26,8 +27,20 @@ export async function placeOrder(client: PoolClient, orderId: string, placedAt: 
   return scheduled.id
 }
 
+// A structured logger of the application's (pino's, say, which takes the fields first) as the worker's.
+const appLogger = {
+  info: (fields: object, message: string) => console.log(JSON.stringify({ level: 'info', message, ...fields })),
+  warn: (fields: object, message: string) => console.log(JSON.stringify({ level: 'warn', message, ...fields })),
+  error: (fields: object, message: string) => console.log(JSON.stringify({ level: 'error', message, ...fields })),
+}
+const logger: Logger = {
+  info: (message, fields) => appLogger.info(fields, message),
+  warn: (message, fields) => appLogger.warn(fields, message),
+  error: (message, fields: LogFields) => appLogger.error({ check: fields.checkId, ...fields }, message),
+}
+
 export function orderWorker(pool: Pool): Worker {
-  const worker = new Worker({ pool, name: 'orders-1' })
+  const worker = new Worker({ pool, name: 'orders-1', logger })
   // A check runs at most max_checks times, 5 by default; this class's policy says 3.
   worker.handle<OrderPayload>('order_unshipped', async (check: Check<OrderPayload>) => {
     const placedAt = new Date(check.payload.placedAt)
@@ -67,7 +80,8 @@ export async function mistakes(pool: Pool, check: Check<OrderPayload>): Promise<
   console.log(untyped.payload.orderId)
   // @ts-expect-error a policy field that does not exist
   await declareWorkerClass(pool, 'j', { maxCheck: 3 })
-  const worker = new Worker({ pool })
+  // @ts-expect-error a logger has info, warn and error
+  const worker = new Worker({ pool, logger: { info: (message: string) => console.log(message) } })
   // @ts-expect-error a handler answers a Date, null, undefined or { result }
   worker.handle('j', async () => 'done')
   const status: 'added' | 'known' = await declareWorkerClass(pool, 'j', { timeoutSeconds: 30 })

@@ -1,8 +1,9 @@
 'use strict'
 
-// The declarations (index.d.ts) and a TypeScript service written against them (test/types/orders.ts), checked
-// by tsc --noEmit --strict with @types/pg and the pinned TypeScript from the build directory's node_modules
-// (found through NODE_PATH), as an application would import the package: by its name.
+// The declarations (index.d.ts), a TypeScript service written against them (test/types/orders.ts) and the
+// JavaScript example (examples/orders.js, with checkJs), checked by tsc --noEmit --strict with @types/pg and the
+// pinned TypeScript from the build directory's node_modules (found through NODE_PATH), as an application would
+// import the package: by its name.
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
@@ -31,9 +32,11 @@ function typecheck(sources) {
     fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
         strict: true, noEmit: true, target: 'es2022', module: 'node16', moduleResolution: 'node16',
-        types: ['node'], preserveSymlinks: true,
+        types: ['node'], preserveSymlinks: true, allowJs: true, checkJs: true,
       },
-      files: [...Object.keys(sources), 'node_modules/prescient-worker/index.d.ts'],
+      // The package's own example (JavaScript, checked through its JSDoc) with the sources.
+      files: [...Object.keys(sources), 'node_modules/prescient-worker/index.d.ts',
+        'node_modules/prescient-worker/examples/orders.js'],
     }))
     return execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', dir, '--pretty', 'false'],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
@@ -46,6 +49,6 @@ function typecheck(sources) {
 
 // orders.ts marks the mistakes the declarations must catch with @ts-expect-error: one that compiled would be
 // an error too (an unused directive), so this fails as soon as a type grows lax.
-test('index.d.ts and a typed service compile under tsc --noEmit --strict; its mistakes do not', () => {
+test('index.d.ts, a typed service and the example compile under tsc --noEmit --strict; the mistakes do not', () => {
   assert.equal(typecheck({ 'orders.ts': fs.readFileSync(path.join(__dirname, 'types', 'orders.ts'), 'utf8') }), '')
 })

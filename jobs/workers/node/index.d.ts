@@ -138,6 +138,14 @@ export function declareWorkerClass(client: Queryable, job: string, policy?: Clas
   Promise<'added' | 'known'>
 
 /**
+ * Sets one pending check's own policy, over its class's (no timeout: that is the class's). A field left out is
+ * cleared, so the class's applies to it again. Resolves to false when no check with that id is pending. A bad
+ * value is a RefusedError, and nothing is written.
+ */
+export function setCheckPolicy(client: Queryable, id: CheckId | number | bigint,
+  policy?: Omit<ClassPolicy, 'timeoutSeconds'>): Promise<boolean>
+
+/**
  * Puts a worker class's dead letter (the check's latest failure in the history) back as pending, due now by the
  * server's clock, its attempts counted afresh; resolves to the time it is due. ConflictError: pending already,
  * or its job key is held by another pending check; NotFoundError: no failure of it; RefusedError: a runner's.

@@ -5,6 +5,7 @@
 
 const { schedule, cancel, reschedule, cronAdd } = require('./lib/enqueue')
 const { declareWorkerClass } = require('./lib/classes')
+const { setCheckPolicy } = require('./lib/policy')
 const { retry } = require('./lib/retry')
 const { Worker } = require('./lib/worker')
 const { migrate } = require('./lib/migrate')
@@ -17,6 +18,7 @@ module.exports = {
   reschedule,
   cronAdd,
   declareWorkerClass,
+  setCheckPolicy,
   retry,
   Worker,
   PrescientError,

@@ -37,4 +37,13 @@ function secondsArgument(param, seconds) {
   return [param, seconds, 'double precision', "$? * interval '1 second'"]
 }
 
-module.exports = { namedCall, run, secondsArgument }
+// A check id as the text of a bigint, or a TypeError saying what needed it: ids arrive as strings (node-postgres
+// gives int8 so), and a number or a bigint is taken too.
+function checkIdText(id, what) {
+  if (!(typeof id === 'string' || typeof id === 'bigint' || Number.isSafeInteger(id)) || !/^\d+$/.test(String(id))) {
+    throw new TypeError(`${what} needs a check id (a whole number): ${String(id)}`)
+  }
+  return String(id)
+}
+
+module.exports = { namedCall, run, secondsArgument, checkIdText }

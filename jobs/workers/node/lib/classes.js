@@ -2,35 +2,11 @@
 
 // A worker class declared by the application itself, with its policy (docs/workers.md, "Declaring a worker
 // class"): prescient.declare_worker_class, with prescient_worker's rights only (no schema owner, no prescient
-// binary). The database judges the values (PR400, naming the value); this side checks only their types, and
-// refuses a field it does not know, so a misspelt one is not silently left out.
+// binary). The database judges the values (PR400, naming the value); this side checks only their types
+// (lib/policy.js).
 
 const { namedCall, run, secondsArgument } = require('./call')
-
-const COUNTS = ['maxChecks', 'maxAttempts']
-const DURATIONS = ['backoffSeconds', 'backoffMaxSeconds', 'timeoutSeconds']
-
-// The policy's fields, checked: { maxChecks, maxAttempts, backoffSeconds, backoffMaxSeconds, timeoutSeconds },
-// each left out (or null: left as it is in the database). Throws a TypeError naming the field and the value.
-function checkedPolicy(policy, job) {
-  if (policy === undefined || policy === null) return {}
-  if (typeof policy !== 'object' || Array.isArray(policy)) {
-    throw new TypeError(`the policy of ${job} is not an object: ${String(policy)}`)
-  }
-  for (const [field, value] of Object.entries(policy)) {
-    if (value === undefined || value === null) continue
-    if (COUNTS.includes(field)) {
-      if (!Number.isInteger(value)) throw new TypeError(`${job}: ${field} is not a whole number: ${String(value)}`)
-    } else if (DURATIONS.includes(field)) {
-      if (typeof value !== 'number' || !Number.isFinite(value)) {
-        throw new TypeError(`${job}: ${field} is not a number of seconds: ${String(value)}`)
-      }
-    } else {
-      throw new TypeError(`${job}: unknown policy field ${field} (the fields: ${[...COUNTS, ...DURATIONS].join(', ')})`)
-    }
-  }
-  return policy
-}
+const { checkedPolicy } = require('./policy')
 
 /**
  * Makes `job` a worker class if no one declared it, and sets the policy fields given (left out or null: left as
@@ -56,4 +32,4 @@ async function declareWorkerClass(client, job, policy = {}) {
   return rows[0].status
 }
 
-module.exports = { declareWorkerClass, checkedPolicy }
+module.exports = { declareWorkerClass }

@@ -3,7 +3,7 @@
 // Retry of a dead letter (docs/workers.md, "Dead letters"): prescient.worker_retry, with prescient_worker's
 // rights, puts a worker class's failed check back as pending, due now by the server's clock.
 
-const { run } = require('./call')
+const { run, checkIdText } = require('./call')
 
 /**
  * Puts check `id` back from its latest failure: pending again, due now (the server's clock), its attempts
@@ -12,10 +12,8 @@ const { run } = require('./call')
  * failure of it; RefusedError (PR400) for a runner's class. Nothing is written then.
  */
 async function retry(client, id) {
-  if (!(typeof id === 'string' || typeof id === 'bigint' || Number.isSafeInteger(id)) || !/^\d+$/.test(String(id))) {
-    throw new TypeError(`retry needs a check id (a whole number): ${String(id)}`)
-  }
-  const { rows } = await run(client, 'SELECT prescient.worker_retry($1::bigint) AS due_at', [String(id)], String(id))
+  const checkId = checkIdText(id, 'retry')
+  const { rows } = await run(client, 'SELECT prescient.worker_retry($1::bigint) AS due_at', [checkId], checkId)
   return rows[0].due_at
 }
 

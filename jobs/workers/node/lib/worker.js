@@ -11,7 +11,8 @@ const { EventEmitter } = require('node:events')
 const os = require('node:os')
 const pg = require('pg')
 const { LeaseLostError, RefusedError, fromDatabaseError } = require('./errors')
-const { declareWorkerClass, checkedPolicy } = require('./classes')
+const { declareWorkerClass } = require('./classes')
+const { checkedPolicy } = require('./policy')
 const { workerLog } = require('./log')
 
 const CHANNEL = 'prescient_worker'

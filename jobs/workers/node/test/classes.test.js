@@ -1,12 +1,13 @@
 'use strict'
 
 // A worker class and its policy declared from Node with prescient_worker's rights only (standalone and on the
-// handler's declaration), and retry of a dead letter: the database's rules reached, its refusals typed.
+// handler's declaration), a check's own policy, and retry of a dead letter: the database's rules reached, its
+// refusals typed.
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const {
-  Worker, declareWorkerClass, retry, schedule, RefusedError, ConflictError, NotFoundError,
+  Worker, declareWorkerClass, setCheckPolicy, retry, schedule, RefusedError, ConflictError, NotFoundError,
 } = require('..')
 const { newPool, memoryLogger, pendingRow, historyRows } = require('./helpers')
 
@@ -160,4 +161,33 @@ test('retry puts a worker class\'s dead letter back, due now; pending, unknown a
 
   await assert.rejects(retry(asWorker, 'C-3'), /retry needs a check id/)
   await assert.rejects(retry(asWorker, -1), /retry needs a check id/)
+})
+
+test('setCheckPolicy: one check\'s own policy over its class\'s, cleared by leaving fields out', async () => {
+  const job = `own_policy_node_${process.pid}`
+  await declareWorkerClass(asWorker, job, { maxChecks: 10 })
+  const worker = new Worker({ pool: asWorker, name: 'own-policy', clock: () => T, logger: false })
+  worker.handle(job, async (check) => new Date(check.dueAt.getTime() + 3600 * 1000)) // always "look again"
+  const strict = await scheduledFor(job, 'D-4', {})
+  const lax = await scheduledFor(job, 'E-5', {})
+  const own = async (id) => (await pool.query(`SELECT max_checks, max_attempts, backoff_seconds, backoff_max_seconds
+      FROM prescient.future_job WHERE id = $1`, [id])).rows[0]
+
+  assert.equal(await setCheckPolicy(asWorker, strict.id, { maxChecks: 1, backoffSeconds: 30 }), true)
+  assert.deepEqual(await own(strict.id), { max_checks: 1, max_attempts: null, backoff_seconds: '30', backoff_max_seconds: null })
+  assert.equal(await setCheckPolicy(asWorker, lax.id, { maxChecks: 3, maxAttempts: 2 }), true)
+  assert.equal(await setCheckPolicy(asWorker, lax.id, {}), true)
+  assert.deepEqual(await own(lax.id), { max_checks: null, max_attempts: null, backoff_seconds: null,
+    backoff_max_seconds: null }, 'fields left out are cleared: the class\'s policy applies')
+
+  const settled = await worker.drain()
+  assert.deepEqual(settled.map((s) => [s.id, s.outcome]).sort(),
+    [[strict.id, 'guard_max_checks'], [lax.id, 'rescheduled']].sort(), 'its own maxChecks 1 ends it at its first run')
+
+  assert.equal(await setCheckPolicy(asWorker, strict.id, { maxChecks: 4 }), false, 'no longer pending')
+  await assert.rejects(setCheckPolicy(asWorker, lax.id, { maxAttempts: 0 }),
+    (err) => err instanceof RefusedError && /max_attempts 0 is under 1/.test(err.reason) && err.checkId === lax.id)
+  assert.equal((await own(lax.id)).max_attempts, null, 'a refused call writes nothing')
+  await assert.rejects(setCheckPolicy(asWorker, lax.id, { timeoutSeconds: 60 }), /unknown policy field timeoutSeconds/)
+  await assert.rejects(setCheckPolicy(asWorker, 'E-5', {}), /setCheckPolicy needs a check id/)
 })

@@ -4,7 +4,7 @@
 import { Pool, PoolClient } from 'pg'
 import {
   Check, ConflictError, LogFields, Logger, NotFoundError, RefusedError, Settlement, Worker, declareWorkerClass, retry,
-  schedule,
+  schedule, setCheckPolicy,
 } from 'prescient-worker'
 
 interface OrderPayload {
@@ -86,6 +86,10 @@ export async function mistakes(pool: Pool, check: Check<OrderPayload>): Promise<
   worker.handle('j', async () => 'done')
   const status: 'added' | 'known' = await declareWorkerClass(pool, 'j', { timeoutSeconds: 30 })
   const dueAt: Date = await retry(pool, check.id)
+  const pending: boolean = await setCheckPolicy(pool, check.id, { maxChecks: 0 })
+  // @ts-expect-error a check's policy has no timeout (the class's has)
+  await setCheckPolicy(pool, check.id, { timeoutSeconds: 30 })
+  console.log(pending)
   const refusals = [RefusedError, ConflictError, NotFoundError]
   console.log(status, dueAt, refusals.length)
 }

@@ -5,8 +5,8 @@
 // binary). The database judges the values (PR400, naming the value); this side checks only their types
 // (lib/policy.js).
 
-const { namedCall, run, secondsArgument } = require('./call')
-const { checkedPolicy } = require('./policy')
+const { namedCall, run } = require('./call')
+const { checkedPolicy, policyArguments } = require('./policy')
 
 /**
  * Makes `job` a worker class if no one declared it, and sets the policy fields given (left out or null: left as
@@ -18,14 +18,9 @@ const { checkedPolicy } = require('./policy')
 async function declareWorkerClass(client, job, policy = {}) {
   if (typeof job !== 'string' || job === '') throw new TypeError(`declareWorkerClass needs a job class name: ${String(job)}`)
   const { by, ...fields } = policy || {}
-  const { maxChecks, maxAttempts, backoffSeconds, backoffMaxSeconds, timeoutSeconds } = checkedPolicy(fields, job)
   const call = namedCall('prescient.declare_worker_class', [
     ['p_job', job, 'text'],
-    ['p_max_checks', maxChecks ?? undefined, 'integer'],
-    ['p_max_attempts', maxAttempts ?? undefined, 'integer'],
-    secondsArgument('p_backoff', backoffSeconds ?? undefined),
-    secondsArgument('p_backoff_max', backoffMaxSeconds ?? undefined),
-    secondsArgument('p_timeout', timeoutSeconds ?? undefined),
+    ...policyArguments(checkedPolicy(fields, job)),
     ['p_by', by ?? undefined, 'text'],
   ])
   const { rows } = await run(client, `SELECT ${call.text} AS status`, call.values)

@@ -33,6 +33,18 @@ function checkedPolicy(policy, what, { timeout = true } = {}) {
   return policy
 }
 
+// The named arguments of a policy checked by checkedPolicy, those given only (a field left out or null is not
+// passed: the function's default, NULL, stands).
+function policyArguments({ maxChecks, maxAttempts, backoffSeconds, backoffMaxSeconds, timeoutSeconds }) {
+  return [
+    ['p_max_checks', maxChecks ?? undefined, 'integer'],
+    ['p_max_attempts', maxAttempts ?? undefined, 'integer'],
+    secondsArgument('p_backoff', backoffSeconds ?? undefined),
+    secondsArgument('p_backoff_max', backoffMaxSeconds ?? undefined),
+    secondsArgument('p_timeout', timeoutSeconds ?? undefined),
+  ]
+}
+
 /**
  * Sets one pending check's own policy, over its class's: `maxChecks`, `maxAttempts`, `backoffSeconds`,
  * `backoffMaxSeconds` (whole seconds). A field left out is cleared: the class's applies to it again (so {}
@@ -41,17 +53,10 @@ function checkedPolicy(policy, what, { timeout = true } = {}) {
  */
 async function setCheckPolicy(client, id, policy = {}) {
   const checkId = checkIdText(id, 'setCheckPolicy')
-  const { maxChecks, maxAttempts, backoffSeconds, backoffMaxSeconds } =
-    checkedPolicy(policy, `check ${checkId}`, { timeout: false })
-  const call = namedCall('prescient.set_check_policy', [
-    ['p_id', checkId, 'bigint'],
-    ['p_max_checks', maxChecks ?? undefined, 'integer'],
-    ['p_max_attempts', maxAttempts ?? undefined, 'integer'],
-    secondsArgument('p_backoff', backoffSeconds ?? undefined),
-    secondsArgument('p_backoff_max', backoffMaxSeconds ?? undefined),
-  ])
+  const fields = checkedPolicy(policy, `check ${checkId}`, { timeout: false })
+  const call = namedCall('prescient.set_check_policy', [['p_id', checkId, 'bigint'], ...policyArguments(fields)])
   const { rows } = await run(client, `SELECT ${call.text} AS found`, call.values, checkId)
   return rows[0].found
 }
 
-module.exports = { checkedPolicy, setCheckPolicy }
+module.exports = { checkedPolicy, policyArguments, setCheckPolicy }

@@ -20,7 +20,11 @@ export type When = { at: Date | string | number; afterSeconds?: never } | { afte
 
 export type OnConflict = 'error' | 'replace' | 'keep' | 'debounce' | 'collect'
 
-export type ScheduleOptions = When & {
+/** 0 (first) to 9 (last) among the checks due at the same time. */
+export type Priority = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9
+
+/** `P`: the payload's type, as the class's handler declares it (`Check<P>`). */
+export type ScheduleOptions<P = unknown> = When & {
   /** The job class (a worker class, or any class of the registry). */
   job: string
   entityName: string
@@ -30,7 +34,7 @@ export type ScheduleOptions = When & {
   /** The checks of a group run one at a time, in order. */
   groupKey?: string
   /** Any JSON value; the handler gets it as check.payload. */
-  payload?: unknown
+  payload?: P
   /**
    * When a pending check holds the job key: 'error' (the default, a ConflictError), 'replace', 'keep',
    * 'debounce' (replace, never past the first enqueue plus maxWaitSeconds) or 'collect' (a digest: the check's
@@ -40,7 +44,7 @@ export type ScheduleOptions = When & {
   /** The ceiling of 'debounce' and 'collect' (which need it), in seconds. */
   maxWaitSeconds?: number
   /** 0 (first) to 9 (last) among the checks due at the same time (default 5); another number is a RefusedError. */
-  priority?: number
+  priority?: Priority
   /**
    * The W3C trace context the check is created in (the caller's span, as propagation.inject writes it);
    * each run's handler gets that trace with a span id of its own. A malformed one is a RefusedError.
@@ -72,7 +76,7 @@ export interface Scheduled {
 export type CheckRef = { id: CheckId | number | bigint; jobKey?: never } | { jobKey: string; id?: never }
 
 /** Schedules a check on the caller's connection (it commits or rolls back with the caller's transaction). */
-export function schedule(client: Queryable, options: ScheduleOptions): Promise<Scheduled>
+export function schedule<P = unknown>(client: Queryable, options: ScheduleOptions<P>): Promise<Scheduled>
 
 /** Cancels a pending check by id or job key; resolves to its id, or null when none was pending. */
 export function cancel(client: Queryable, options: CheckRef & { by?: string; clock?: Clock }): Promise<CheckId | null>
@@ -106,6 +110,48 @@ export interface CronAddOptions {
 /** Adds a recurring schedule (needs the schema owner's rights); resolves to its version (1). */
 export function cronAdd(client: Queryable, options: CronAddOptions): Promise<number>
 
+/**
+ * A worker class's policy (docs/workers.md, "Declaring a worker class"); a field left out (or null) is left as
+ * it is in the database. Whole seconds.
+ */
+export interface ClassPolicy {
+  /**
+   * How many runs a check may have that answer "look again": the run of that number ends it guard_max_checks.
+   * 0: no limit. The database's default is 5.
+   */
+  maxChecks?: number | null
+  /** Failed attempts before a check becomes a dead letter. */
+  maxAttempts?: number | null
+  /** The wait before a failed check is retried, doubling each attempt up to backoffMaxSeconds. */
+  backoffSeconds?: number | null
+  backoffMaxSeconds?: number | null
+  /** The class's timeout in the registry: the C++ runner enforces it on its runs; this worker does not. */
+  timeoutSeconds?: number | null
+}
+
+/**
+ * Makes `job` a worker class if no one declared it, and sets the policy fields given, with prescient_worker's
+ * rights (no schema owner, no binary). Resolves to 'added' or 'known'. A runner's class, a bad value or a bad
+ * name is a RefusedError, and nothing is written; an unknown field is a TypeError.
+ */
+export function declareWorkerClass(client: Queryable, job: string, policy?: ClassPolicy & { by?: string }):
+  Promise<'added' | 'known'>
+
+/**
+ * Sets one pending check's own policy, over its class's (no timeout: that is the class's). A field left out is
+ * cleared, so the class's applies to it again. Resolves to false when no check with that id is pending. A bad
+ * value is a RefusedError, and nothing is written.
+ */
+export function setCheckPolicy(client: Queryable, id: CheckId | number | bigint,
+  policy?: Omit<ClassPolicy, 'timeoutSeconds'>): Promise<boolean>
+
+/**
+ * Puts a worker class's dead letter (the check's latest failure in the history) back as pending, due now by the
+ * server's clock, its attempts counted afresh; resolves to the time it is due. ConflictError: pending already,
+ * or its job key is held by another pending check; NotFoundError: no failure of it; RefusedError: a runner's.
+ */
+export function retry(client: Queryable, id: CheckId | number | bigint): Promise<Date>
+
 /** What migrate applied: each migration and function file, in order; the schema version afterwards. */
 export interface Migrated {
   applied: Array<{ kind: 'migration' | 'functions'; name: string }>
@@ -118,15 +164,15 @@ export interface Migrated {
  */
 export function migrate(db: Pool | Client, options?: { slotSeconds?: number | null }): Promise<Migrated>
 
-/** A check as a handler gets it. */
-export interface Check {
+/** A check as a handler gets it; `P` is its payload's type (what the class's checks are scheduled with). */
+export interface Check<P = unknown> {
   readonly id: CheckId
   readonly job: string
   readonly entityName: string
   readonly entityKey: string
   readonly jobKey: string | null
   readonly groupKey: string | null
-  readonly payload: any
+  readonly payload: P
   /** The slot it was due at (the check is never run before it). */
   readonly dueAt: Date
   /** The time it was asked for, before rounding to the slot. */
@@ -165,17 +211,35 @@ export interface Check {
  * error's message: it is retried after the class's backoff, or becomes a dead letter.
  */
 export type Answer = Date | null | undefined | void | { result: unknown }
-export type Handler = (check: Check) => Answer | Promise<Answer>
+export type Handler<P = unknown> = (check: Check<P>) => Answer | Promise<Answer>
 /**
  * A batch handler: the checks of its class a take brought (up to batchSize), in one call; it answers one
  * answer per check, in their order (an Error fails that check alone). Throwing fails every check of the call.
  */
-export type BatchHandler = (checks: Check[]) => Array<Answer | Error> | Promise<Array<Answer | Error>>
+export type BatchHandler<P = unknown> = (checks: Array<Check<P>>) => Array<Answer | Error> | Promise<Array<Answer | Error>>
 
+/**
+ * The facts of a log event, as fields: `event` (took, settled, handler_failed, lease_lost, released, declared,
+ * started, stopping, stopped, ...), `worker` (its name), and as the event has them `checkId`, `checkIds`, `job`,
+ * `outcome`, `nextCheckAt` (ISO 8601), `error` (the text as it is).
+ */
+export interface LogFields {
+  event: string
+  worker: string
+  checkId?: CheckId
+  checkIds?: CheckId[]
+  job?: string
+  outcome?: string
+  nextCheckAt?: string
+  error?: string
+  [field: string]: unknown
+}
+
+/** Where the worker's events go: one call per event, a message a person reads and its fields. */
 export interface Logger {
-  info(message: string): void
-  warn(message: string): void
-  error(message: string): void
+  info(message: string, fields: LogFields): void
+  warn(message: string, fields: LogFields): void
+  error(message: string, fields: LogFields): void
 }
 
 export interface WorkerOptions {
@@ -203,7 +267,10 @@ export interface WorkerOptions {
   graceMs?: number
   /** A pinned clock for tests; without it the database's clock is used. */
   clock?: Clock
-  /** Where the one-line events go (default stderr); false for none. */
+  /**
+   * Where the events go, one call each (message, fields); default: one line per event on the console's error
+   * stream (console.error); false for none.
+   */
   logger?: Logger | false
 }
 
@@ -224,11 +291,18 @@ export declare class Worker extends EventEmitter {
   readonly classes: string[]
   /** How many handler calls are running now. */
   readonly running: number
-  /** Registers the handler of a worker class; the worker takes checks of the classes it has handlers for. */
-  handle(job: string, handler: Handler): this
+  /**
+   * Registers the handler of a worker class; the worker takes checks of the classes it has handlers for. With a
+   * policy (even {}), start() and the first drain() declare the class with it (declareWorkerClass, as this
+   * worker); without one, the class must be declared already. maxChecks is 5 unless the class says otherwise.
+   */
+  handle<P = unknown>(job: string, handler: Handler<P>, policy?: ClassPolicy): this
   /** Registers a batch handler of a worker class (instead of a handler): many checks in one call. */
-  handleBatch(job: string, handler: BatchHandler): this
-  /** Connects, LISTENs and starts the loop; rejects with a RefusedError for an unknown or runner's class. */
+  handleBatch<P = unknown>(job: string, handler: BatchHandler<P>, policy?: ClassPolicy): this
+  /**
+   * Declares the classes registered with a policy, connects, LISTENs and starts the loop; rejects with a
+   * RefusedError for an unknown or runner's class, or a policy refused.
+   */
   start(): Promise<void>
   /** Runs every check due now (by the clock) until none is left; resolves to their settlements. */
   drain(): Promise<Settlement[]>
@@ -255,13 +329,15 @@ export declare class Worker extends EventEmitter {
 export declare class PrescientError extends Error {
   readonly checkId: CheckId | null
   readonly reason: string
-  /** 'PR400', 'PR409', 'lease_lost', or 'refused' (completeIn/failIn: the database refused even a failure). */
+  /** 'PR400', 'PR409', 'PR404', 'lease_lost', or 'refused' (completeIn/failIn: the database refused even a failure). */
   readonly code: string | null
 }
 /** The database refused the call as bad input (SQLSTATE PR400); nothing of it was written. */
 export declare class RefusedError extends PrescientError {}
-/** A pending check holds the job key (SQLSTATE PR409); checkId is that check's. */
+/** A pending check holds the job key (SQLSTATE PR409; checkId is that check's), or retry's check is pending. */
 export declare class ConflictError extends PrescientError {}
+/** What the call named does not exist (SQLSTATE PR404): retry of a check with no failure in the history. */
+export declare class NotFoundError extends PrescientError {}
 /** A settlement refused: the lease ran out (another worker may have the check) or the check is gone. */
 export declare class LeaseLostError extends PrescientError {
   constructor(checkId: CheckId, reason: string)

@@ -1,7 +1,7 @@
-# The Node client's tests (included by jobs/workers/CMakeLists.txt). workers_node_build installs pg from
-# package-lock.json into ${PROJECT_BINARY_DIR}/workers/node (npm ci: the registry must be reachable unless
-# that directory is up to date); the tests find it through NODE_PATH. Each test file runs in a fresh
-# migrated database of its own (with-database.sh) and declares the worker classes it uses.
+# The Node client's tests (included by jobs/workers/CMakeLists.txt). workers_node_build installs pg, @types/pg and
+# TypeScript from package-lock.json into ${PROJECT_BINARY_DIR}/workers/node (npm ci: the registry must be
+# reachable unless that directory is up to date); the tests find them through NODE_PATH. Each test file runs in a
+# fresh migrated database of its own (with-database.sh) and declares the worker classes it uses.
 set(PRESCIENT_NODE_CLIENT_DIR "${CMAKE_CURRENT_LIST_DIR}")
 set(PRESCIENT_NODE_BUILD_DIR "${PROJECT_BINARY_DIR}/workers/node")
 
@@ -15,8 +15,11 @@ set_tests_properties(workers_node_build PROPERTIES
 
 # seed: the seed scenario, pinned clock; enqueue: in the caller's transaction; worker: the loop on the real
 # clock (about 14 s); intx: settling in the handler's transaction; killtest: exactly once with a worker killed
-# mid-run (about 20 s); driver: the conformance driver as a process; migrate: the schema from the bundle.
-foreach(part seed enqueue worker intx killtest driver migrate)
+# mid-run (about 20 s); driver: the conformance driver as a process; migrate: the schema from the bundle;
+# classes: a worker class and its policy declared from the worker role, and retry of a dead letter; log: the
+# logger's events and fields; install: the package installed into an application of its own (npm pack, or a
+# file: dependency with install-links), about 25 s.
+foreach(part seed enqueue classes log worker intx killtest driver migrate install)
   add_test(NAME workers_node_${part}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    node --test "${PRESCIENT_NODE_CLIENT_DIR}/test/${part}.test.js")
@@ -27,4 +30,14 @@ foreach(part seed enqueue worker intx killtest driver migrate)
     ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers;NODE_PATH=${PRESCIENT_NODE_BUILD_DIR}/node_modules")
 endforeach()
 # The kill test runs 10 000 checks through two worker processes (about 20 s; more on a loaded machine).
-set_tests_properties(workers_node_killtest PROPERTIES TIMEOUT 120)
+set_tests_properties(workers_node_killtest workers_node_install PROPERTIES TIMEOUT 120)
+
+# types: index.d.ts and a typed service (test/types/orders.ts) under tsc --noEmit --strict, with @types/pg and the
+# TypeScript package-lock.json pins (both installed by workers_node_build); no database.
+add_test(NAME workers_node_types
+         COMMAND node --test "${PRESCIENT_NODE_CLIENT_DIR}/test/types.test.js")
+set_tests_properties(workers_node_types PROPERTIES
+  LABELS workers
+  FIXTURES_REQUIRED workers_node
+  TIMEOUT 60
+  ENVIRONMENT "NODE_PATH=${PRESCIENT_NODE_BUILD_DIR}/node_modules")

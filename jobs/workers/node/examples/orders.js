@@ -6,12 +6,13 @@
 //   orders (id text PRIMARY KEY, placed_at timestamptz NOT NULL, shipped_at timestamptz)
 //   outbox (order_id text, kind text, sent_at timestamptz, PRIMARY KEY (order_id, kind))
 
-const { schedule } = require('..') // in an application: require('prescient-worker')
+const { schedule } = require('prescient-worker') // this package by its own name, as in an application
 
 const HOUR_MS = 3600 * 1000
 const systemClock = () => new Date()
 
 // In the caller's transaction: the order and its check commit together, or neither does.
+/** @param {import('pg').ClientBase} client @param {string} orderId @param {{ clock?: () => Date }} [options] */
 async function placeOrder(client, orderId, { clock = systemClock } = {}) {
   const placedAt = clock()
   await client.query('INSERT INTO orders (id, placed_at) VALUES ($1, $2)', [orderId, placedAt])
@@ -25,6 +26,7 @@ async function placeOrder(client, orderId, { clock = systemClock } = {}) {
   })
 }
 
+/** @param {import('pg').ClientBase} client @param {string} orderId @param {{ clock?: () => Date }} [options] */
 async function shipOrder(client, orderId, { clock = systemClock } = {}) {
   await client.query('UPDATE orders SET shipped_at = $2 WHERE id = $1', [orderId, clock()])
 }
@@ -33,6 +35,11 @@ async function shipOrder(client, orderId, { clock = systemClock } = {}) {
 // transaction, or neither does (a worker killed before the commit leaves both undone, and the check runs
 // again). A check runs at most max_checks times, 5 by default: a fifth run that answers a next time ends it
 // (guard_max_checks; `prescient jobs set order_unshipped --max-checks N` changes it). This one runs twice.
+/**
+ * @param {import('pg').Pool} pool
+ * @param {{ clock?: () => Date }} [options]
+ * @returns {import('prescient-worker').Handler}
+ */
 function orderUnshipped(pool, { clock = systemClock } = {}) {
   return async (check) => {
     const client = await pool.connect()

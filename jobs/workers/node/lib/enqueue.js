@@ -5,34 +5,7 @@
 // with the application's own writes. They call prescient's SQL functions (docs/workers.md), which enforce
 // every rule; this side only names the arguments.
 
-const { fromDatabaseError } = require('./errors')
-
-// A call with named arguments, only those given: an argument left out takes the function's own default
-// (p_now's default is the transaction's now(), which NULL would not be). Each entry is
-// [parameter, value, cast] or [parameter, value, cast, expression], where the expression uses $? for the
-// value's placeholder.
-function namedCall(fn, args) {
-  const values = []
-  const named = []
-  for (const [param, value, cast, expression] of args) {
-    if (value === undefined) continue
-    values.push(value)
-    const placeholder = `$${values.length}::${cast}`
-    named.push(`${param} => ${expression ? expression.replace('$?', placeholder) : placeholder}`)
-  }
-  return { text: `${fn}(${named.join(', ')})`, values }
-}
-
-async function run(client, text, values, checkId) {
-  if (!client || typeof client.query !== 'function') {
-    throw new TypeError('expected a pg Client or PoolClient (the connection of your transaction)')
-  }
-  try {
-    return await client.query(text, values)
-  } catch (err) {
-    throw fromDatabaseError(err, checkId)
-  }
-}
+const { namedCall, run, secondsArgument } = require('./call')
 
 function timeText(value, what) {
   const date = value instanceof Date ? value : new Date(value)
@@ -91,13 +64,13 @@ async function schedule(client, options) {
     ['p_payload', payload === undefined ? undefined : JSON.stringify(payload), 'jsonb'],
     ['p_by', by, 'text'],
     ['p_on_conflict', onConflict, 'text'],
-    ['p_max_wait', maxWaitSeconds, 'double precision', "$? * interval '1 second'"],
+    secondsArgument('p_max_wait', maxWaitSeconds),
     nowArgument(clock),
     ['p_priority', priority, 'integer'],
     ['p_traceparent', traceparent, 'text'],
     ['p_tracestate', tracestate, 'text'],
-    ['p_window', windowSeconds, 'double precision', "$? * interval '1 second'"],
-    ['p_dedupe_for', dedupeForSeconds, 'double precision', "$? * interval '1 second'"],
+    secondsArgument('p_window', windowSeconds),
+    secondsArgument('p_dedupe_for', dedupeForSeconds),
     ['p_dedupe_outcomes', dedupeOutcomes, 'text[]'],
     ['p_allow_unknown_class', allowUnknownClass, 'boolean'],
   ])

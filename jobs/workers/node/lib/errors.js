@@ -16,8 +16,12 @@ class PrescientError extends Error {
 // The database refused the call as bad input (SQLSTATE PR400): nothing of the call was written.
 class RefusedError extends PrescientError {}
 
-// A pending check already holds the job key (SQLSTATE PR409, schedule with onConflict 'error').
+// A pending check already holds the job key (SQLSTATE PR409, schedule with onConflict 'error'), or the check
+// retry names is pending already.
 class ConflictError extends PrescientError {}
+
+// What the call named does not exist (SQLSTATE PR404): retry of a check the history holds no failure of.
+class NotFoundError extends PrescientError {}
 
 // A settlement the database did not accept: the lease ran out and another worker took the check, or the
 // check was cancelled or settled meanwhile. The run's answer is lost; the check is not done by this worker.
@@ -41,7 +45,10 @@ function fromDatabaseError(err, checkId = null) {
       checkId: holder ? holder[1] : checkId, reason: err.message, code: 'PR409', cause: err,
     })
   }
+  if (err && err.code === 'PR404') {
+    return new NotFoundError(err.message, { checkId, reason: err.message, code: 'PR404', cause: err })
+  }
   return err
 }
 
-module.exports = { PrescientError, RefusedError, ConflictError, LeaseLostError, fromDatabaseError }
+module.exports = { PrescientError, RefusedError, ConflictError, NotFoundError, LeaseLostError, fromDatabaseError }

@@ -11,6 +11,9 @@ const { EventEmitter } = require('node:events')
 const os = require('node:os')
 const pg = require('pg')
 const { LeaseLostError, RefusedError, fromDatabaseError } = require('./errors')
+const { declareWorkerClass } = require('./classes')
+const { checkedPolicy } = require('./policy')
+const { workerLog } = require('./log')
 
 const CHANNEL = 'prescient_worker'
 const MAX_SLEEP_MS = 60000
@@ -66,11 +69,6 @@ const NOT_SETTLED_IN = "the handler's settlement in its own transaction did not 
   'the savepoint it was made in, rolled back)'
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-function defaultLogger() {
-  const write = (level) => (message) => process.stderr.write(`${new Date().toISOString()} ${level} ${message}\n`)
-  return { info: write('info'), warn: write('warn'), error: write('error') }
-}
 
 // The error text a failed check keeps: the error's message (what a person reads in the history), never
 // with a NUL, which PostgreSQL text cannot hold (the whole call would be refused).
@@ -211,18 +209,13 @@ class Worker extends EventEmitter {
     this.heartbeat = heartbeat
     this.graceMs = graceMs
     this.clock = clock
-    const log = logger === false ? { info() {}, warn() {}, error() {} } : logger || defaultLogger()
-    const prefix = `prescient worker ${this.name}: `
-    this.log = {
-      info: (m) => log.info(prefix + m),
-      warn: (m) => log.warn(prefix + m),
-      error: (m) => log.error(prefix + m),
-    }
+    this.log = workerLog(logger, this.name)
 
     this.connectionConfig = connectionString ? { connectionString } : connection
     this.pool = pool || null
     this.ownsPool = !pool
-    this.handlers = new Map() // class -> { fn, batch }
+    this.handlers = new Map() // class -> { fn, batch, policy }
+    this.declared = false // the classes registered with a policy have been declared
 
     // id -> { check, token, controller, started, running, answered, released, lost, settling, inTx, lostInTx }
     // (hold): taken, not yet settled. released: given back, or lost before it started (not to be run);
@@ -244,26 +237,48 @@ class Worker extends EventEmitter {
     this.wakeSleeper = null
   }
 
-  /** Registers the handler of a worker class; the worker takes the checks of the classes it has handlers for. */
-  handle(job, handler) {
-    return this.register(job, handler, false)
+  /**
+   * Registers the handler of a worker class; the worker takes the checks of the classes it has handlers for.
+   * With a `policy` ({ maxChecks, maxAttempts, backoffSeconds, backoffMaxSeconds, timeoutSeconds }, any of them,
+   * or {}), start() and the first drain() declare the class (declareWorkerClass, as this worker) and set those
+   * fields; without one, the class must be declared already.
+   */
+  handle(job, handler, policy) {
+    return this.register(job, handler, false, policy)
   }
 
   /**
    * Registers a batch handler: it gets the checks of the class a take brought (up to batchSize) in one call
    * and resolves to one answer per check, in their order (what a handler may return, or an Error to fail
-   * that check). If it throws, or answers another number of answers, each check of the call fails.
+   * that check). If it throws, or answers another number of answers, each check of the call fails. `policy`:
+   * as handle's.
    */
-  handleBatch(job, handler) {
-    return this.register(job, handler, true)
+  handleBatch(job, handler, policy) {
+    return this.register(job, handler, true, policy)
   }
 
-  register(job, fn, batch) {
+  register(job, fn, batch, policy) {
     if (typeof job !== 'string' || job === '') throw new TypeError('handle needs a job class name')
     if (typeof fn !== 'function') throw new TypeError(`the handler of ${job} is not a function`)
     if (this.loopDone) throw new Error('handlers must be registered before start()')
-    this.handlers.set(job, { fn, batch })
+    if (policy !== undefined) checkedPolicy(policy, job)
+    this.handlers.set(job, { fn, batch, policy: policy === undefined ? undefined : { ...policy } })
     return this
+  }
+
+  // The classes registered with a policy, declared with it (once per worker): a refusal (a runner's class, a
+  // bad value) rejects start() or drain() with a RefusedError before anything is taken.
+  async declareClasses() {
+    if (this.declared) return
+    for (const [job, { policy }] of this.handlers) {
+      if (policy === undefined) continue
+      const status = await declareWorkerClass(this.pool, job, { ...policy, by: this.name })
+      const fields = Object.entries(policy).filter(([, v]) => v !== undefined && v !== null)
+      this.log.info(`class ${job}: declared (${status})` +
+        (fields.length > 0 ? `, policy ${fields.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''),
+      { event: 'declared', job, status, policy: Object.fromEntries(fields) })
+    }
+    this.declared = true
   }
 
   get classes() {
@@ -283,11 +298,15 @@ class Worker extends EventEmitter {
     if (this.loopDone) throw new Error('this worker was started already')
     this.requireHandlers()
     this.openPool()
+    await this.declareClasses()
     await this.nextDueSeconds() // the classes are checked here, before the worker says it runs
     await this.listen()
     this.startHeartbeat()
     this.log.info(`started: classes ${this.classes.join(', ')}, concurrency ${this.concurrency}, ` +
-      `batch ${this.batchSize}, lease ${this.leaseSeconds} s${this.heartbeat ? '' : ', no heartbeat'}`)
+      `batch ${this.batchSize}, lease ${this.leaseSeconds} s${this.heartbeat ? '' : ', no heartbeat'}`, {
+      event: 'started', classes: this.classes, concurrency: this.concurrency, batchSize: this.batchSize,
+      leaseSeconds: this.leaseSeconds, heartbeat: this.heartbeat,
+    })
     this.loopDone = this.loop()
   }
 
@@ -300,6 +319,7 @@ class Worker extends EventEmitter {
     if (this.loopDone) throw new Error('drain() is for a worker that was not started')
     this.requireHandlers()
     this.openPool()
+    await this.declareClasses()
     const settled = []
     const collect = (s) => settled.push(s)
     this.on('settled', collect)
@@ -344,8 +364,9 @@ class Worker extends EventEmitter {
         await this.release(queued, 'taken ahead, not started')
       }
       if (this.tasks.size > 0) {
+        const running = [...this.held.values()].filter((h) => h.running).map((h) => h.check.id)
         this.log.info(`stopping: waiting up to ${graceMs} ms for ${this.tasks.size} running check(s): ` +
-          [...this.held.values()].filter((h) => h.running).map((h) => h.check.id).join(', '))
+          running.join(', '), { event: 'stopping', graceMs, checkIds: running })
         let timer
         await Promise.race([
           Promise.allSettled([...this.tasks]),
@@ -368,7 +389,7 @@ class Worker extends EventEmitter {
         await this.pool.end().catch(() => {})
         this.pool = null
       }
-      this.log.info('stopped')
+      this.log.info('stopped', { event: 'stopped' })
       this.emit('stopped')
     })()
     return this.stopped
@@ -377,8 +398,10 @@ class Worker extends EventEmitter {
   /** Stops gracefully on these signals (once). Returns a function that removes the handlers. */
   stopOnSignals(signals = ['SIGTERM', 'SIGINT']) {
     const onSignal = (signal) => {
-      this.log.info(`${signal}: stopping gracefully`)
-      this.stop().catch((err) => this.log.error(`stop failed: ${err.message}`))
+      this.log.info(`${signal}: stopping gracefully`, { event: 'signal', signal })
+      this.stop().catch((err) => {
+        this.log.error(`stop failed: ${err.message}`, { event: 'stop_failed', error: err.message })
+      })
     }
     for (const signal of signals) process.once(signal, onSignal)
     return () => {
@@ -436,12 +459,13 @@ class Worker extends EventEmitter {
       } catch (err) {
         if (err instanceof RefusedError) {
           // Not a passing trouble: the classes or options are wrong; retrying cannot help.
-          this.log.error(`stopping: ${err.message}`)
+          this.log.error(`stopping: ${err.message}`, { event: 'refused', error: err.reason, code: err.code })
           this.emit('refused', err)
           this.stop().catch(() => {}) // it awaits this loop, which ends here
           break
         }
-        this.log.error(`${err.message}; trying again in ${ERROR_RETRY_MS} ms`)
+        this.log.error(`${err.message}; trying again in ${ERROR_RETRY_MS} ms`,
+          { event: 'loop_error', error: err.message, retryInMs: ERROR_RETRY_MS })
         await this.sleep(ERROR_RETRY_MS)
       }
     }
@@ -486,7 +510,8 @@ class Worker extends EventEmitter {
       await this.release(taken, 'taken while stopping')
       return rows
     }
-    this.log.info(`took ${rows.length} check(s): ${idList(taken)}`)
+    this.log.info(`took ${rows.length} check(s): ${idList(taken)}`,
+      { event: 'took', count: rows.length, checkIds: rows.map((r) => r.id) })
     const batches = new Map()
     for (const h of taken) {
       const job = h.check.job
@@ -544,7 +569,10 @@ class Worker extends EventEmitter {
     h.answered = true
     if (h.released) return // its grace ran out, or its lease was lost before it started: its answer is nobody's
     const inTx = h.inTx.length > 0 || h.lostInTx
-    if (answer.kind === 'fail' && !inTx) this.log.warn(`check ${h.check.id} (${h.check.job}) failed: ${answer.error}`)
+    if (answer.kind === 'fail' && !inTx) {
+      this.log.warn(`check ${h.check.id} (${h.check.job}) failed: ${answer.error}`,
+        { event: 'handler_failed', checkId: h.check.id, job: h.check.job, error: answer.error })
+    }
     this.answers.push({ h, ...answer })
     this.scheduleFlush()
   }
@@ -566,7 +594,7 @@ class Worker extends EventEmitter {
       }
     })().catch((err) => {
       // Not the database's answer (those are handled in settle): a listener of 'settled' that threw.
-      this.log.error(`settling: ${err && err.message}`)
+      this.log.error(`settling: ${err && err.message}`, { event: 'settle_error', error: err && err.message })
     }).finally(() => {
       this.flushing = null
       this.wake()
@@ -603,7 +631,8 @@ class Worker extends EventEmitter {
         // The database would not take this answer (a result over 64 KiB, JSON it cannot store): the check
         // fails with the refusal, so its history or its retry says why.
         const a = answers[0]
-        this.log.warn(`check ${a.h.check.id} (${a.h.check.job}): its answer was refused: ${err.message}`)
+        this.log.warn(`check ${a.h.check.id} (${a.h.check.job}): its answer was refused: ${err.message}`,
+          { event: 'answer_refused', checkId: a.h.check.id, job: a.h.check.job, error: err.message })
         this.answers.push({ h: a.h, kind: 'fail', error: `the answer was refused: ${err.message}` })
         return
       }
@@ -611,7 +640,7 @@ class Worker extends EventEmitter {
       // the checks run again, at least once as ever.
       for (const a of answers) this.held.delete(a.h.check.id)
       this.log.error(`could not ${kind} check(s) ${ids.join(', ')}: ${err.message}; ` +
-        'they run again when their leases run out')
+        'they run again when their leases run out', { event: 'settle_failed', kind, checkIds: ids, error: err.message })
       this.emit('settleFailed', fromDatabaseError(err), ids)
       return
     }
@@ -706,7 +735,7 @@ class Worker extends EventEmitter {
       const ids = [...new Set(probed.map((p) => p.a.h.check.id))]
       for (const id of ids) this.held.delete(id)
       this.log.error(`could not learn whether the handlers' transactions of check(s) ${ids.join(', ')} committed: ` +
-        `${err.message}; left to their leases`)
+        `${err.message}; left to their leases`, { event: 'settled_in_unknown', checkIds: ids, error: err.message })
       return rest
     }
     const decided = new Set()
@@ -719,7 +748,8 @@ class Worker extends EventEmitter {
         this.emit('settled', settlement, h.check)
       } else if (status === 'in progress') {
         this.log.warn(`check ${h.check.id} (${h.check.job}): the handler returned before its transaction, which ` +
-          'settles the check, ended: left to that transaction (if it rolls back, to the lease)')
+          'settles the check, ended: left to that transaction (if it rolls back, to the lease)',
+        { event: 'transaction_open', checkId: h.check.id, job: h.check.job })
       } else {
         return
       }
@@ -736,17 +766,20 @@ class Worker extends EventEmitter {
 
   logSettlement({ id, job, outcome, nextCheckAt, lastError }) {
     const what = `check ${id} (${job}): ${outcome}`
+    const fields = { event: 'settled', checkId: id, job, outcome }
+    if (nextCheckAt) fields.nextCheckAt = nextCheckAt.toISOString()
+    if (lastError !== null && lastError !== undefined) fields.error = lastError
     switch (outcome) {
       case 'rescheduled':
-        return this.log.info(`${what}, next at ${nextCheckAt.toISOString()}`)
+        return this.log.info(`${what}, next at ${fields.nextCheckAt}`, fields)
       case 'done':
-        return this.log.info(what)
+        return this.log.info(what, fields)
       case 'retried':
-        return this.log.warn(`${what} at ${nextCheckAt.toISOString()}: ${lastError}`)
+        return this.log.warn(`${what} at ${fields.nextCheckAt}: ${lastError}`, fields)
       case 'failed':
-        return this.log.error(`${what} (attempts used up, a dead letter): ${lastError}`)
+        return this.log.error(`${what} (attempts used up, a dead letter): ${lastError}`, fields)
       default: // the guards' endings and lease_lost, with the database's reason
-        return this.log.warn(`${what}: ${lastError}`)
+        return this.log.warn(`${what}: ${lastError}`, fields)
     }
   }
 
@@ -755,9 +788,11 @@ class Worker extends EventEmitter {
     for (const id of ids) this.held.delete(id)
     try {
       const { rows } = await this.pool.query(SELECT_RELEASE, [this.name, ids, held.map((h) => h.token)])
-      this.log.info(`released ${rows[0].released} of ${ids.length} check(s) (${why}): ${ids.join(', ')}`)
+      this.log.info(`released ${rows[0].released} of ${ids.length} check(s) (${why}): ${ids.join(', ')}`,
+        { event: 'released', released: rows[0].released, checkIds: ids, reason: why })
     } catch (err) {
-      this.log.error(`could not release check(s) ${ids.join(', ')}: ${err.message}; their leases run out`)
+      this.log.error(`could not release check(s) ${ids.join(', ')}: ${err.message}; their leases run out`,
+        { event: 'release_failed', checkIds: ids, error: err.message })
     }
   }
 
@@ -790,17 +825,21 @@ class Worker extends EventEmitter {
         h.lost = true
         const err = new LeaseLostError(row.id, row.refusal)
         if (h.started) {
-          this.log.warn(`check ${row.id} (${h.check.job}): lease_lost on heartbeat: ${row.refusal}`)
+          this.log.warn(`check ${row.id} (${h.check.job}): lease_lost on heartbeat: ${row.refusal}`,
+            { event: 'lease_lost', checkId: row.id, job: h.check.job, started: true, error: row.refusal })
           h.controller.abort(err) // the handler may stop early: its answer will be refused
         } else { // waiting for a place: not to be run
           h.released = true
           this.held.delete(h.check.id)
-          this.log.warn(`check ${row.id} (${h.check.job}): lease_lost before it started, not run: ${row.refusal}`)
+          this.log.warn(`check ${row.id} (${h.check.job}): lease_lost before it started, not run: ${row.refusal}`,
+            { event: 'lease_lost', checkId: row.id, job: h.check.job, started: false, error: row.refusal })
         }
         this.emit('leaseLost', err, h.check)
       })
     } catch (err) {
-      this.log.error(`heartbeat for check(s) ${held.map((h) => h.check.id).join(', ')} failed: ${err.message}`)
+      const ids = held.map((h) => h.check.id)
+      this.log.error(`heartbeat for check(s) ${ids.join(', ')} failed: ${err.message}`,
+        { event: 'heartbeat_failed', checkIds: ids, error: err.message })
     } finally {
       this.heartbeatInFlight = false
     }
@@ -816,7 +855,8 @@ class Worker extends EventEmitter {
     })
     client.on('error', (err) => {
       // The wake-up is a hint: without it the worker still finds its checks by their due times.
-      this.log.warn(`the LISTEN connection failed: ${err.message}; reconnecting`)
+      this.log.warn(`the LISTEN connection failed: ${err.message}; reconnecting`,
+        { event: 'listen_failed', error: err.message })
       this.dropListener(client, err)
       this.relisten()
     })
@@ -839,7 +879,7 @@ class Worker extends EventEmitter {
         await this.listen()
         this.wake() // a notification may have been missed meanwhile
       } catch (err) {
-        this.log.warn(`LISTEN failed again: ${err.message}`)
+        this.log.warn(`LISTEN failed again: ${err.message}`, { event: 'listen_failed', error: err.message })
       }
     }
   }
@@ -904,7 +944,8 @@ class Worker extends EventEmitter {
     if (this.pool) return
     this.pool = new pg.Pool({ ...this.connectionConfig, max: 3 })
     // An idle connection that breaks is the pool's to replace; unheard, the event would end the process.
-    this.pool.on('error', (err) => this.log.warn(`a pooled connection failed: ${err.message}`))
+    this.pool.on('error', (err) => this.log.warn(`a pooled connection failed: ${err.message}`,
+      { event: 'pool_error', error: err.message }))
   }
 }
 

@@ -42,10 +42,15 @@ async function inTransaction(pool, work) {
   }
 }
 
+// Keeps each event: `lines` as text (level and message), `events` with the structured fields.
 function memoryLogger() {
   const lines = []
-  const keep = (level) => (message) => lines.push(`${level} ${message}`)
-  return { lines, info: keep('info'), warn: keep('warn'), error: keep('error') }
+  const events = []
+  const keep = (level) => (message, fields) => {
+    lines.push(`${level} ${message}`)
+    events.push({ level, message, fields })
+  }
+  return { lines, events, info: keep('info'), warn: keep('warn'), error: keep('error') }
 }
 
 async function waitFor(what, predicate, timeoutMs = 10000) {

@@ -84,7 +84,7 @@ BEGIN
   SELECT count(*) INTO revived FROM prescient.revive_history_rows(coalesce(v_rows, '{}'), p_due_at);
 END $$;
 
--- A worker retries a dead letter of a worker class (docs/workers.md, "Dead letters"), due now by the
+-- A worker retries a dead letter of a worker class (docs/workers.md, "retry: put a dead letter back"), due now by the
 -- server's clock: with prescient_worker's rights, never a runner's check. Answers the time it is due.
 CREATE OR REPLACE FUNCTION prescient.worker_retry(p_id bigint)
   RETURNS timestamptz LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$

@@ -350,8 +350,9 @@ test('a take asks for what the worker can start soon: fast handlers in batches, 
     return null
   })
   await worker.drain()
-  // 2 places, and 100 ms handlers free one place in the 50 ms ahead: 2 + 1 held at most.
-  assert.ok(mostHeld >= 2 && mostHeld <= 3, `12 checks of 100 ms, 2 places: held up to ${mostHeld} at once`)
+  // 2 places, and 100 ms handlers free one place in the 50 ms ahead: 2 + 1 held, and one more whose handler
+  // has returned but whose settlement has not committed yet (its lease holds until then): never the 12.
+  assert.ok(mostHeld >= 2 && mostHeld <= 4, `12 checks of 100 ms, 2 places: held up to ${mostHeld} at once`)
 })
 
 test('a batch handler gets a take\'s checks in one call and answers each', async () => {

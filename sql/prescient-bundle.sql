@@ -4877,7 +4877,7 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.refresh_queue_figures(timestamptz, interval) FROM PUBLIC;
 $prescient_functions_75$),
-    (76, '076_retry.sql', false, '729a7194caadb79a',
+    (76, '076_retry.sql', false, '402dac173a5b3b8e',
      $prescient_functions_76$-- Retry: a failed check of the history put back as pending, its attempts counted afresh, with its asked-for
 -- time, its own policy, its priority, its trace and whether it collects (a digest's list, read as one). The
 -- rule's one home: `prescient retry`, the dashboard's dead letters (engine/src/db/checks.cpp) and the four
@@ -4964,7 +4964,7 @@ BEGIN
   SELECT count(*) INTO revived FROM prescient.revive_history_rows(coalesce(v_rows, '{}'), p_due_at);
 END $$;
 
--- A worker retries a dead letter of a worker class (docs/workers.md, "Dead letters"), due now by the
+-- A worker retries a dead letter of a worker class (docs/workers.md, "retry: put a dead letter back"), due now by the
 -- server's clock: with prescient_worker's rights, never a runner's check. Answers the time it is due.
 CREATE OR REPLACE FUNCTION prescient.worker_retry(p_id bigint)
   RETURNS timestamptz LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$

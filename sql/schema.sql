@@ -4774,6 +4774,14 @@ BEGIN
 END $$;
 
 --
+-- Name: job_policy_fields(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.job_policy_fields() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY['max_checks'::text, 'max_attempts'::text, 'backoff'::text, 'backoff_max'::text, 'timeout'::text];
+
+--
 -- Name: judge(boolean, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, integer, integer, integer, bigint, bigint, integer, integer, bigint, bigint, interval, integer, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -5992,14 +6000,15 @@ DECLARE
   v_row prescient.job_class;
   v_problem text;
   v_clear text[] := coalesce(p_clear, '{}');
+  v_fields text[] := prescient.job_policy_fields();
 BEGIN
   SELECT f INTO v_problem
     FROM unnest(v_clear) f
-   WHERE f IS NULL OR f NOT IN ('max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout') LIMIT 1;
+   WHERE f IS NULL OR f <> ALL (v_fields) LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
-      MESSAGE = format('cannot clear %L: the fields are max_checks, max_attempts, backoff, backoff_max and timeout',
-                       v_problem);
+      MESSAGE = format('cannot clear %L: the fields are %s and %s', v_problem,
+                       array_to_string(v_fields[1:cardinality(v_fields) - 1], ', '), v_fields[cardinality(v_fields)]);
   END IF;
   v_problem := prescient.policy_problem(p_max_checks, p_max_attempts, p_backoff, p_backoff_max, p_timeout);
   IF v_problem IS NULL THEN

@@ -9,12 +9,13 @@ import (
 	"github.com/jackc/pgconn"
 )
 
-// RefusedError is a refusal by the database: bad input (SQLSTATE PR400) or a pending check that already has
-// the job key (PR409). Nothing of the refused call was written.
+// RefusedError is a refusal by the database: bad input (SQLSTATE PR400), nothing of that id (PR404: Retry of a
+// check the history has no failure of) or a conflict with a pending check (PR409: its job key is taken, or it is
+// pending already). Nothing of the refused call was written.
 type RefusedError struct {
 	Op      string // the call refused: "schedule", "take", "complete", ...
 	CheckID int64  // the check concerned, when the call named one (0 otherwise)
-	Code    string // the SQLSTATE: PR400 or PR409
+	Code    string // the SQLSTATE: PR400, PR404 or PR409
 	Reason  string // the database's message
 	pgErr   *pgconn.PgError
 }
@@ -44,7 +45,7 @@ func (e *LeaseLostError) Error() string {
 // refusal turns the database's refusals into a *RefusedError and leaves other errors as they are.
 func refusal(op string, checkID int64, err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && (pgErr.Code == "PR400" || pgErr.Code == "PR409") {
+	if errors.As(err, &pgErr) && (pgErr.Code == "PR400" || pgErr.Code == "PR404" || pgErr.Code == "PR409") {
 		return &RefusedError{Op: op, CheckID: checkID, Code: pgErr.Code, Reason: pgErr.Message, pgErr: pgErr}
 	}
 	if err != nil && checkID != 0 {

@@ -119,7 +119,7 @@ func pending(t *testing.T, id int64) (pendingRow, bool) {
 	return p, true
 }
 
-// historyRow is a finished check's row in job_history.
+// historyRow is a finished check's latest row in job_history (a retried check has more than one).
 type historyRow struct {
 	Outcome    string
 	CheckCount int
@@ -133,7 +133,7 @@ func history(t *testing.T, id int64) (historyRow, bool) {
 	t.Helper()
 	var h historyRow
 	err := db.QueryRow(context.Background(), `SELECT outcome, check_count, attempts, last_error, result::text, finished_by
-	  FROM prescient.job_history WHERE id = $1`, id).Scan(&h.Outcome, &h.CheckCount, &h.Attempts, &h.LastError, &h.Result,
+	  FROM prescient.job_history WHERE id = $1 ORDER BY history_id DESC LIMIT 1`, id).Scan(&h.Outcome, &h.CheckCount, &h.Attempts, &h.LastError, &h.Result,
 		&h.FinishedBy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return h, false

@@ -113,7 +113,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 		t.Fatalf("rolled-back: want failed by the handler's error, no ledger row; got %+v (pending %v)", p, ok)
 	}
 	// Cancelled while its handler ran: CompleteTx says so, the handler's writes roll back.
-	if lost == nil || lost.CheckID != ids["cancelled"] || ledgered(ids["cancelled"]) {
+	if lost == nil || lost.CheckID != ids["cancelled"] || !errors.Is(lost, prescient.ErrLeaseLost) || ledgered(ids["cancelled"]) {
 		t.Fatalf("cancelled: want a *LeaseLostError from CompleteTx and no ledger row, got %v", lost)
 	}
 	if h, ok := history(t, ids["cancelled"]); !ok || h.Outcome != "cancelled" {

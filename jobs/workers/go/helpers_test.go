@@ -69,8 +69,8 @@ func (c *testClock) Set(t time.Time) {
 }
 
 // testLogger writes the worker's lines into the test's log (shown with -v or on failure).
-func testLogger(t *testing.T) *log.Logger {
-	return log.New(testWriter{t}, "", log.Lmicroseconds)
+func testLogger(t *testing.T) prescient.Logger {
+	return prescient.LogLogger(log.New(testWriter{t}, "", log.Lmicroseconds))
 }
 
 type testWriter struct{ t *testing.T }

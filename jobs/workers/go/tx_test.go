@@ -35,7 +35,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 	inHandler := map[int64]prescient.Settlement{}
 	var lost *prescient.LeaseLostError
 	worker := prescient.NewWorker(workerPool, prescient.Options{Name: "intx", Clock: clock.Now,
-		Logger: log.New(&logged, "", 0), OnSettled: func(s prescient.Settlement) {
+		Logger: prescient.LogLogger(log.New(&logged, "", 0)), OnSettled: func(s prescient.Settlement) {
 			settled[s.CheckID] = append(settled[s.CheckID], s)
 		}})
 	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
@@ -132,7 +132,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 		t.Fatalf("the worker itself sent %d completions and %d failures, want 0 and 1:\n%s", c, f, logged.String())
 	}
 	for _, line := range strings.Split(logged.String(), "\n") {
-		if strings.Contains(line, "lease lost") && !strings.Contains(line, fmt.Sprintf("check %d ", ids["cancelled"])) {
+		if strings.Contains(line, "lease lost") && !strings.Contains(line, fmt.Sprintf(" check=%d ", ids["cancelled"])) {
 			t.Fatalf("a lease_lost line for a check settled in its transaction: %s", line)
 		}
 	}

@@ -476,7 +476,7 @@ func TestAStopGivesBackTheChecksNotStarted(t *testing.T) {
 	scheduleMany(t, class, time.Now(), 50)
 	var logged lockedBuffer
 	worker := prescient.NewWorker(db, prescient.Options{Name: "queued", Concurrency: 1, Grace: 300 * time.Millisecond,
-		Clock: ahead, Logger: log.New(&logged, "", 0)})
+		Clock: ahead, Logger: prescient.LogLogger(log.New(&logged, "", 0))})
 	var runs int32
 	blocked := make(chan struct{})
 	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
@@ -502,7 +502,8 @@ func TestAStopGivesBackTheChecksNotStarted(t *testing.T) {
 		t.Fatalf("stopped with one check running and the rest queued: %d done, %d pending untouched, %d runs; "+
 			"want 5, 45, 6\n%s", done, untouched, runs, logged.String())
 	}
-	if !strings.Contains(logged.String(), "not started, given back (44 released)") {
+	if !strings.Contains(logged.String(), `INFO checks given back worker=queued `) ||
+		!strings.Contains(logged.String(), `reason="not started" released=44`) {
 		t.Fatalf("no line for the 44 checks given back unstarted:\n%s", logged.String())
 	}
 }

@@ -50,24 +50,6 @@ func newClass(t *testing.T, prefix string) string {
 	return class
 }
 
-// testClock is a pinned clock the test moves.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // testLogger writes the worker's lines into the test's log (shown with -v or on failure).
 func testLogger(t *testing.T) prescient.Logger {
 	return prescient.LogLogger(log.New(testWriter{t}, "", log.Lmicroseconds))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // LogLogger writes an event as slog's text handler would: the level, the message, key=value, quoted when a
@@ -71,7 +72,7 @@ func (r *recordingLogger) find(level, msg string) []event {
 // routine ones at Debug, with Verbose.
 func TestAWorkerLogsEachEventWithItsAttributes(t *testing.T) {
 	class := newClass(t, "logged")
-	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	failing := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "failing"})
 	fine := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "fine"})

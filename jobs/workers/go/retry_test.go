@@ -8,6 +8,7 @@ import (
 	"time"
 
 	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // A dead letter put back from Go: pending again, due now by the database's clock, attempts afresh, and run; a
@@ -20,7 +21,7 @@ func TestRetryPutsADeadLetterBackAndRefusesByCode(t *testing.T) {
 	if _, err := prescient.DeclareWorkerClass(ctx, db, class, prescient.Policy{MaxAttempts: &one}); err != nil {
 		t.Fatal(err)
 	}
-	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC))
 	id := schedule(t, &prescient.Client{Clock: clock.Now}, prescient.ScheduleRequest{Job: class, EntityKey: "crm",
 		Payload: map[string]int{"n": 1}})
 	worker := prescient.NewWorker(db, prescient.Options{Name: "retrier", Clock: clock.Now, Logger: testLogger(t)})

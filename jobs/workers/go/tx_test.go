@@ -11,6 +11,7 @@ import (
 	"time"
 
 	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // Each case's handler writes a ledger row and settles in the same transaction, then commits or not; what
@@ -22,7 +23,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 	if _, err := db.Exec(ctx, `CREATE TABLE IF NOT EXISTS intx_ledger (check_id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	clock := &testClock{t: time.Date(2031, 7, 8, 9, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 7, 8, 9, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	ids := map[string]int64{}
 	for _, key := range []string{"done", "next", "fail", "rolled-back", "error-after-commit", "cancelled"} {

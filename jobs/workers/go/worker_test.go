@@ -12,6 +12,7 @@ import (
 	"time"
 
 	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // ahead is a clock a minute ahead of the real one: checks scheduled on the database's clock are due at once,
@@ -20,7 +21,7 @@ func ahead() time.Time { return time.Now().Add(time.Minute) }
 
 func TestHandlerErrorsAndPanicsFailTheirCheckAlone(t *testing.T) {
 	class := newClass(t, "errors")
-	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	failing := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "fails", Payload: map[string]string{"do": "fail"}})
 	panicking := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "panics", Payload: map[string]string{"do": "panic"}})
@@ -78,7 +79,7 @@ func TestHandlerErrorsAndPanicsFailTheirCheckAlone(t *testing.T) {
 
 func TestEachAttemptOfATracedCheckIsASpanOfItsOwnInTheCallersTrace(t *testing.T) {
 	class := newClass(t, "traced")
-	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	traced := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "traced",
 		Traceparent: callerTraceparent, Tracestate: "vendor=abc"})
@@ -126,7 +127,7 @@ func TestEachAttemptOfATracedCheckIsASpanOfItsOwnInTheCallersTrace(t *testing.T)
 
 func TestResultsAreKeptAndAnOversizedOneFailsItsCheckAlone(t *testing.T) {
 	class := newClass(t, "results")
-	clock := &testClock{t: time.Date(2031, 5, 6, 8, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 8, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	small := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "small"})
 	big := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "big"})
@@ -166,7 +167,7 @@ func TestTakesAndSettlesInBatches(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "batches")
 	const checks = 600
-	clock := &testClock{t: time.Date(2031, 5, 6, 9, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 9, 0, 0, 0, time.UTC))
 	scheduleMany(t, class, clock.Now(), checks)
 	pool, counter := countingPool(t)
 	var ran, done int64
@@ -414,7 +415,7 @@ func TestAGroupRunsInOrderOneAtATimeWithoutStalling(t *testing.T) {
 func TestATakeAsksForWhatTheWorkerCanStartSoon(t *testing.T) {
 	ctx := context.Background()
 	pool, counter := countingPool(t)
-	clock := &testClock{t: time.Date(2031, 5, 6, 10, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 10, 0, 0, 0, time.UTC))
 
 	fast := newClass(t, "fast")
 	scheduleMany(t, fast, clock.Now(), 2000)

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // Clock is a pinned time the test sets or moves; safe for concurrent use (a worker's goroutines read it).

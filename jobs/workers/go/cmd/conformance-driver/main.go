@@ -28,7 +28,7 @@ import (
 
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // payload is the conformance contract's instructions to the handler.

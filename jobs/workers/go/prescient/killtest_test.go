@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // The kill test (issue 58, effects exactly once): a worker process whose handler writes a ledger row per check

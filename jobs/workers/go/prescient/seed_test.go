@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 

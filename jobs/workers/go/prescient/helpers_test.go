@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v4"
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // db is the fresh, migrated database jobs/workers/with-database.sh made for this run (the tests never mock it).

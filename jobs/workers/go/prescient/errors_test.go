@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // Each kind of refusal matches its sentinel with errors.Is, and only its own, also wrapped by the caller.

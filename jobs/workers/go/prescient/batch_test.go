@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 

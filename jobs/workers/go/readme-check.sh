@@ -2,12 +2,14 @@
 # Follows README.md as a new team would, with no prescient binary in the service's way: the README's marked
 # blocks (the line `<!-- readme-test: NAME -->` before a fenced block) run as written, from a HOME of their
 # own under $PRESCIENT_WORKERS_BUILD_DIR/go/readme: the packages, the GOPATH link (from the repository's
-# root), then main.go built in a folder of its own. Then, each on a fresh database of the cluster named by
-# PRESCIENT_TEST_DATABASE_URL (with-database.sh):
+# root), then main.go built in a folder of its own, and the seed scenario's code with its pinned-clock test in
+# another (with a TestMain of this script's: the schema by prescient.Migrate, the class, the README's tables).
+# Then, each on a fresh database of the cluster named by PRESCIENT_TEST_DATABASE_URL (with-database.sh):
 #   client first: the service creates the schema, declares its class with its policy and runs its first check;
 #     then `prescient migrate` upgrades the same database, and nothing of the first changes;
 #   binary first: `prescient migrate` makes the schema; the service's migrate accepts it, changing none of its
-#     bookkeeping, and runs its first check.
+#     bookkeeping, and runs its first check;
+#   the seed scenario's test, run by go test on an empty database.
 #   readme-check.sh PRESCIENT_BINARY
 # The service runs until its check ran once, then gets SIGTERM and must exit 0. Go's build cache is the one
 # build.sh uses (a cold one only costs time).
@@ -86,6 +88,12 @@ case ${2:-} in
     [ "$before" = "$(bookkeeping)" ] || fail "the service's migrate changed the binary's bookkeeping"
     say "prescient migrate first, then the service: accepted, nothing changed"
     exit 0 ;;
+  --seed-test)
+    psql -X -q -v ON_ERROR_STOP=1 -d "$PRESCIENT_DATABASE_URL" -c "$(block seed-tables)"
+    (cd "$work/seed" && DATABASE_URL=$PRESCIENT_DATABASE_URL GO111MODULE=off GOPATH=$HOME/go:/usr/share/gocode \
+      go test -count=1 -v .)
+    say "the seed scenario's pinned-clock test passed"
+    exit 0 ;;
   "") ;;
   *) fail "unknown step '$2'" ;;
 esac
@@ -109,6 +117,86 @@ build_and_run=$(block build-and-run)
 (cd "$work/orders" && GO111MODULE=off GOPATH=$HOME/go:/usr/share/gocode go vet .)
 run_line=$(tail -n 1 <<<"$build_and_run")
 
+say "the README's seed scenario and its pinned-clock test, in a folder of their own"
+client=$(block main.go | grep -o '"github.com/[^"]*/prescient"')  # the import path, quoted
+client_test=${client%\"}test\"                                    # prescienttest, beside it
+mkdir -p "$work/seed"
+cat >"$work/seed/seed.go" <<GO
+package seed
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v4/pgxpool"
+
+	$client
+)
+
+$(block seed)
+GO
+cat >"$work/seed/seed_test.go" <<GO
+package seed
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	$client
+	$client_test
+)
+
+$(block seed-test)
+GO
+cat >"$work/seed/main_test.go" <<GO
+package seed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v4"
+	"github.com/jackc/pgx/v4/pgxpool"
+
+	$client
+)
+
+// pool is the test database as a team's tests make it, with no prescient binary: the schema, the class.
+var pool *pgxpool.Pool
+
+func TestMain(m *testing.M) {
+	if err := setUp(context.Background(), os.Getenv("DATABASE_URL")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	pool.Close()
+	os.Exit(code)
+}
+
+func setUp(ctx context.Context, url string) (err error) {
+	owner, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer owner.Close(ctx)
+	if _, err := prescient.Migrate(ctx, owner, 1); err != nil {
+		return err
+	}
+	if pool, err = pgxpool.Connect(ctx, url); err != nil {
+		return err
+	}
+	_, err = prescient.DeclareWorkerClass(ctx, pool, "order_unshipped", prescient.Policy{})
+	return err
+}
+GO
+[ -z "$(gofmt -l "$work/seed")" ] || fail "README.md's seed scenario is not gofmt's: $(gofmt -d "$work/seed")"
+(cd "$work/seed" && GO111MODULE=off GOPATH=$HOME/go:/usr/share/gocode go vet .)
+
 with_database=$repository/jobs/workers/with-database.sh
 "$with_database" "$prescient" --empty -- "$here/readme-check.sh" "$prescient" --client-first "$run_line"
 "$with_database" "$prescient" --slot 1s -- "$here/readme-check.sh" "$prescient" --binary-first "$run_line"
+"$with_database" "$prescient" --empty -- "$here/readme-check.sh" "$prescient" --seed-test

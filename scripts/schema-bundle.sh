@@ -7,7 +7,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prescient=${1:-$repo/build/engine/prescient}
 [ -x "$prescient" ] || { echo "schema-bundle.sh: no binary at $prescient (run scripts/setup.sh)" >&2; exit 2; }
 "$prescient" migrate --print-bundle > "$repo/sql/prescient-bundle.sql"
-for copy in jobs/workers/go/prescient-bundle.sql jobs/workers/node/prescient-bundle.sql \
+for copy in jobs/workers/go/prescient/prescient-bundle.sql jobs/workers/node/prescient-bundle.sql \
             jobs/workers/java/src/main/resources/dev/prescient/prescient-bundle.sql \
             jobs/workers/python/src/prescient/prescient-bundle.sql; do
   [ -d "$repo/$(dirname "$copy")" ] && cp "$repo/sql/prescient-bundle.sql" "$repo/$copy"

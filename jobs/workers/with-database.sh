@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Runs a command against a fresh, migrated prescient database on the cluster named by
 # PRESCIENT_TEST_DATABASE_URL (scripts/test.sh sets it), dropped when the command ends.
-#   with-database.sh PRESCIENT_BINARY [--slot 1s] [--worker-class CLASS]... -- COMMAND [ARG]...
+#   with-database.sh PRESCIENT_BINARY [--slot 1s] [--worker-class CLASS]... [--empty] -- COMMAND [ARG]...
 # The command finds the database's URL in PRESCIENT_DATABASE_URL. Each --worker-class is declared a worker
 # class (prescient jobs add CLASS --worker) before the command starts. It is a test database: workers may
 # pin the clock there (prescient.settings.workers_may_pin_clock, docs/workers.md "What a worker may do").
+# With --empty the database is left without the schema, for a client's own migrate to make.
 set -euo pipefail
 if [[ $# -lt 3 ]]; then
-  echo "usage: with-database.sh PRESCIENT_BINARY [--slot D] [--worker-class CLASS]... -- COMMAND..." >&2
+  echo "usage: with-database.sh PRESCIENT_BINARY [--slot D] [--worker-class CLASS]... [--empty] -- COMMAND..." >&2
   exit 2
 fi
 prescient=$1
 shift
 slot=1s
 classes=()
+empty=false
 while [[ $# -gt 0 && $1 != -- ]]; do
   case $1 in
     --slot) slot=$2; shift 2 ;;
     --worker-class) classes+=("$2"); shift 2 ;;
+    --empty) empty=true; shift ;;
     *) echo "with-database.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -39,8 +42,10 @@ else
   url="$admin dbname=$name"
 fi
 export PRESCIENT_DATABASE_URL=$url
-"$prescient" migrate --slot "$slot" --log-level warn >/dev/null
-psql -X -q -v ON_ERROR_STOP=1 -d "$url" -c "UPDATE prescient.settings SET workers_may_pin_clock = true" >/dev/null
+if ! $empty; then
+  "$prescient" migrate --slot "$slot" --log-level warn >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -d "$url" -c "UPDATE prescient.settings SET workers_may_pin_clock = true" >/dev/null
+fi
 for class in "${classes[@]}"; do
   "$prescient" jobs add "$class" --worker >/dev/null
 done

@@ -9,7 +9,7 @@ set -euo pipefail
 
 for path in sql/schema.sql docs/workers.md jobs/workers/conformance/enqueue-options.json \
             engine/include/prescient/client.hpp engine/include/prescient/schedules.hpp \
-            jobs/workers/python/src/prescient/enqueue.py jobs/workers/go/client.go \
+            jobs/workers/python/src/prescient/enqueue.py jobs/workers/go/prescient/client.go \
             jobs/workers/java/src/main/java/dev/prescient/PrescientClient.java jobs/workers/node/lib/enqueue.js; do
   mkdir -p "$work/$(dirname "$path")"
   cp "$repo/$path" "$work/$path"

@@ -16,3 +16,14 @@ set_tests_properties(workers_go PROPERTIES
   FIXTURES_REQUIRED workers_go
   TIMEOUT 180
   ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers")
+
+# The README followed as a new team would (readme-check.sh): its marked blocks as written, a service that creates
+# the schema without the binary and runs its first check, then `prescient migrate` after it and before it; the
+# seed scenario's pinned-clock test, run by go test.
+# After the build only to share its warm Go cache.
+add_test(NAME workers_go_readme COMMAND "${CMAKE_CURRENT_LIST_DIR}/readme-check.sh" "$<TARGET_FILE:prescient_cli>")
+set_tests_properties(workers_go_readme PROPERTIES
+  LABELS workers
+  FIXTURES_REQUIRED workers_go
+  TIMEOUT 180
+  ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers")

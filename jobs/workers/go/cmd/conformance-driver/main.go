@@ -28,7 +28,7 @@ import (
 
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // payload is the conformance contract's instructions to the handler.
@@ -180,7 +180,7 @@ func parseISO(text string) (time.Time, error) {
 // drain runs no-op handlers until nothing is due and prints how fast the checks went.
 func drain(ctx context.Context, pool *pgxpool.Pool, options prescient.Options, classes []string, batchHandler bool) int {
 	var count int64
-	options.Logger = log.New(io.Discard, "", 0)
+	options.Logger = prescient.LogLogger(log.New(io.Discard, "", 0))
 	options.OnSettled = func(st prescient.Settlement) {
 		if st.Outcome != "done" {
 			log.Printf("check %d (%s): %s: %s", st.CheckID, st.Job, st.Outcome, st.LastError)

@@ -120,10 +120,6 @@ func newSession(w *Worker, ctx context.Context, drain bool) *session {
 	return s
 }
 
-func (s *session) logf(format string, args ...interface{}) {
-	s.w.log.Printf("prescient worker %s: "+format, append([]interface{}{s.w.opts.Name}, args...)...)
-}
-
 // now is p_now: the pinned clock, or NULL (the database's clock).
 func (s *session) now() interface{} {
 	if s.w.opts.Clock == nil {
@@ -158,7 +154,7 @@ func (s *session) loop(ctx context.Context) error {
 				return refusal("take", 0, err)
 			}
 			delay := retry.next()
-			s.logf("take failed, trying again in %s: %v", delay, err)
+			s.w.log.Warn("take failed, trying again", "delay", delay, "error", err)
 			sleep(ctx, delay)
 			continue
 		}
@@ -267,7 +263,7 @@ func (s *session) take(n int) ([]*Check, error) {
 		return nil, err
 	}
 	if s.w.opts.Verbose && len(checks) > 0 {
-		s.logf("took %d checks: %s", len(checks), idList(checks))
+		s.w.log.Debug("took checks", "count", len(checks), "checks", idList(checks))
 	}
 	return checks, nil
 }
@@ -289,7 +285,7 @@ func (s *session) idle(ctx context.Context) {
 	var progress chan struct{}
 	switch {
 	case err != nil:
-		s.logf("next due failed, looking again in %s: %v", time.Second, err)
+		s.w.log.Warn("next due failed, looking again", "delay", time.Second, "error", err)
 		d = time.Second
 	case next == nil:
 	case !next.After(now):
@@ -326,7 +322,7 @@ func (s *session) stop() {
 		close(done)
 	}()
 	if n := s.count(running); n > 0 {
-		s.logf("stopping: waiting up to %s for %d running checks", s.w.opts.Grace, n)
+		s.w.log.Info("stopping: waiting for the running checks", "running", n, "grace", s.w.opts.Grace)
 	}
 	grace := time.NewTimer(s.w.opts.Grace)
 	defer grace.Stop()
@@ -380,10 +376,10 @@ func (s *session) release(ids, tokens []int64, why string) {
 	defer cancel()
 	var n int
 	if err := s.w.pool.QueryRow(ctx, releaseSQL, s.w.opts.Name, ids, tokens).Scan(&n); err != nil {
-		s.logf("checks %s: release failed (their leases will expire): %v", joinIDs(ids), err)
+		s.w.log.Warn("release failed: the leases will expire", "checks", joinIDs(ids), "reason", why, "error", err)
 		return
 	}
-	s.logf("checks %s: %s, given back (%d released)", joinIDs(ids), why, n)
+	s.w.log.Info("checks given back", "checks", joinIDs(ids), "reason", why, "released", n)
 }
 
 // heartbeatLoop extends the leases of every check held, every lease/3, in one call. While no check is held
@@ -446,7 +442,7 @@ func (s *session) extendSome(ids, tokens []int64) {
 	defer cancel()
 	rows, err := s.w.pool.Query(ctx, extendSQL, s.w.opts.Name, ids, tokens, s.w.opts.Lease.Seconds(), s.now())
 	if err != nil {
-		s.logf("heartbeat failed for checks %s: %v", joinIDs(ids), err)
+		s.w.log.Warn("heartbeat failed", "checks", joinIDs(ids), "error", err)
 		return
 	}
 	defer rows.Close()
@@ -455,7 +451,7 @@ func (s *session) extendSome(ids, tokens []int64) {
 		var until *time.Time
 		var refusal *string
 		if err := rows.Scan(&id, &until, &refusal); err != nil {
-			s.logf("heartbeat: %v", err)
+			s.w.log.Warn("heartbeat failed", "error", err)
 			return
 		}
 		if refusal == nil || i >= len(ids) {
@@ -477,13 +473,13 @@ func (s *session) extendSome(ids, tokens []int64) {
 		s.mu.Unlock()
 		switch state {
 		case running:
-			s.logf("check %d: lease lost, its handler is cancelled: %s", id, *refusal)
+			s.w.log.Warn("lease lost, the handler is cancelled", "check", id, "reason", *refusal)
 		case queued:
-			s.logf("check %d: lease lost before it started, not run: %s", id, *refusal)
+			s.w.log.Warn("lease lost before it started, not run", "check", id, "reason", *refusal)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		s.logf("heartbeat failed for checks %s: %v", joinIDs(ids), err)
+		s.w.log.Warn("heartbeat failed", "checks", joinIDs(ids), "error", err)
 	}
 }
 

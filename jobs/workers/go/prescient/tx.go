@@ -121,13 +121,13 @@ func (s *session) inTx(c *Check, handlerErr error) (st Settlement, settled bool)
 	defer cancel()
 	var status *string
 	if err := s.w.pool.QueryRow(ctx, xactStatusSQL, link.xact).Scan(&status); err != nil {
-		s.logf("check %d (%s): the handler failed after settling in its transaction, whose fate is unknown (%v): "+
-			"failing it (refused if that transaction committed)", c.ID, c.Job, err)
+		s.w.log.Warn("the handler failed after settling in its transaction, whose fate is unknown: failing the check "+
+			"(refused if that transaction committed)", "check", c.ID, "job", c.Job, "error", err)
 		return Settlement{}, false
 	}
 	if status != nil && *status == "committed" {
-		s.logf("check %d (%s): the handler returned an error after its transaction settled the check (%s): "+
-			"settled as that transaction said: %v", c.ID, c.Job, link.settlement.Outcome, handlerErr)
+		s.w.log.Warn("the handler returned an error after its transaction settled the check: settled as that "+
+			"transaction said", "check", c.ID, "job", c.Job, "outcome", link.settlement.Outcome, "error", handlerErr)
 		return link.settlement, true
 	}
 	return Settlement{}, false

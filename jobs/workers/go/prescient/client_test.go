@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgconn"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 func TestScheduleCommitsAndRollsBackWithTheCallersTransaction(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v4/pgxpool"
@@ -36,9 +37,10 @@ type Options struct {
 
 	// Clock, when set, is passed as p_now to every call (tests pin it). Nil: the database's clock.
 	Clock func() time.Time
-	// Logger gets one line per event; default: the standard error. log.New(io.Discard, "", 0) silences it.
-	Logger *log.Logger
-	// Verbose also logs each take and each routine settlement (done, rescheduled).
+	// Logger gets one call per event, with the event's ids as attributes: a *slog.Logger, or LogLogger of a
+	// *log.Logger. Nil: LogLogger on the standard error. LogLogger(log.New(io.Discard, "", 0)) silences it.
+	Logger Logger
+	// Verbose also logs each take and each routine settlement (done, rescheduled), at the Debug level.
 	Verbose bool
 	// OnSettled, when set, is called with what the database made of each answer (from one goroutine).
 	OnSettled func(Settlement)
@@ -48,7 +50,7 @@ type Options struct {
 type Worker struct {
 	pool          *pgxpool.Pool
 	opts          Options
-	log           *log.Logger
+	log           Logger // Options.Logger, each event with the worker's name
 	handlers      map[string]HandlerFunc
 	batchHandlers map[string]BatchHandlerFunc
 }
@@ -86,9 +88,9 @@ func NewWorker(pool *pgxpool.Pool, opts Options) *Worker {
 	}
 	logger := opts.Logger
 	if logger == nil {
-		logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
+		logger = LogLogger(log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds))
 	}
-	return &Worker{pool: pool, opts: opts, log: logger, handlers: map[string]HandlerFunc{},
+	return &Worker{pool: pool, opts: opts, log: namedLogger{logger, opts.Name}, handlers: map[string]HandlerFunc{},
 		batchHandlers: map[string]BatchHandlerFunc{}}
 }
 
@@ -138,8 +140,8 @@ func (w *Worker) run(ctx context.Context, drain bool) error {
 		return errors.New("prescient: the worker has no handlers: call Handle before Run")
 	}
 	s := newSession(w, ctx, drain)
-	s.logf("started: classes %v, concurrency %d, batch %d, prefetch %s, lease %s", s.classes, w.opts.Concurrency,
-		w.opts.BatchSize, w.opts.Prefetch, w.opts.Lease)
+	w.log.Info("worker started", "classes", strings.Join(s.classes, ","), "concurrency", w.opts.Concurrency,
+		"batch", w.opts.BatchSize, "prefetch", w.opts.Prefetch, "lease", w.opts.Lease)
 
 	listenCtx, stopListening := context.WithCancel(context.Background())
 	listening := make(chan struct{})
@@ -149,7 +151,7 @@ func (w *Worker) run(ctx context.Context, drain bool) error {
 		// Listening starts before the first take, so no check enqueued after that take goes unnoticed.
 		conn, err := s.connectListener(ctx)
 		if err != nil {
-			s.logf("cannot LISTEN yet (will retry; polling meanwhile): %v", err)
+			w.log.Warn("cannot LISTEN yet: polling meanwhile, trying again", "error", err)
 		}
 		go func() {
 			defer close(listening)
@@ -176,9 +178,9 @@ func (w *Worker) run(ctx context.Context, drain bool) error {
 	stopListening()
 	<-listening
 	if err != nil {
-		s.logf("stopped: %v", err)
+		w.log.Error("worker stopped", "error", err)
 	} else {
-		s.logf("stopped")
+		w.log.Info("worker stopped")
 	}
 	return err
 }

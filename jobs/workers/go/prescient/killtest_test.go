@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // The kill test (issue 58, effects exactly once): a worker process whose handler writes a ledger row per check
@@ -63,7 +63,7 @@ func killTestPool(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
-func killTestWorker(pool *pgxpool.Pool, name, class string, logger *log.Logger) *prescient.Worker {
+func killTestWorker(pool *pgxpool.Pool, name, class string, logger prescient.Logger) *prescient.Worker {
 	w := prescient.NewWorker(pool, prescient.Options{Name: name, Lease: 2 * time.Second, Clock: ahead, Logger: logger})
 	w.Handle(class, killTestHandler(pool, name, os.Getenv(killSettle) == "separate"))
 	return w
@@ -72,7 +72,7 @@ func killTestWorker(pool *pgxpool.Pool, name, class string, logger *log.Logger) 
 func TestAWorkerKilledMidRunHasEachEffectExactlyOnce(t *testing.T) {
 	if class := os.Getenv(killWorkerClass); class != "" { // the worker process, until it is killed
 		pool := killTestPool(t)
-		_ = killTestWorker(pool, "killed", class, log.New(os.Stderr, "", log.Lmicroseconds)).Run(context.Background())
+		_ = killTestWorker(pool, "killed", class, prescient.LogLogger(log.New(os.Stderr, "", log.Lmicroseconds))).Run(context.Background())
 		t.Fatal("the worker to be killed stopped by itself")
 	}
 	ctx := context.Background()

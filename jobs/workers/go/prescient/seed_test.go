@@ -7,7 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // The seed scenario, as README.md shows it: an order unshipped three hours after it was placed gets an email,
@@ -80,7 +81,7 @@ func TestSeedScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	placed := time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC) // T
-	clock := &testClock{t: placed}
+	clock := prescienttest.NewClock(placed)
 	client := &prescient.Client{Clock: clock.Now}
 	worker := prescient.NewWorker(db, prescient.Options{Name: "seed", Clock: clock.Now, Logger: testLogger(t)})
 	worker.Handle("order_unshipped", orderUnshipped(db))

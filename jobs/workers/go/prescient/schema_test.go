@@ -13,25 +13,25 @@ import (
 
 	"github.com/jackc/pgx/v4"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // The schema with no prescient binary: the package's bundle is the repository's, it makes a new database at
 // the slot asked, applies nothing twice or to the database the binary made, and refuses a newer database.
 func TestMigrateFromTheBundle(t *testing.T) {
 	ctx := context.Background()
-	// This file's folder in the repository (the build's GOPATH links to it), then the repository's bundle.
+	// This file's folder in the repository (the build's GOPATH links to its parent), then the repository's bundle.
 	_, self, _, _ := runtime.Caller(0)
 	folder, err := filepath.EvalSymlinks(filepath.Dir(self))
 	if err != nil {
 		t.Fatal(err)
 	}
-	repository, err := os.ReadFile(filepath.Join(folder, "..", "..", "..", "sql", "prescient-bundle.sql"))
+	repository, err := os.ReadFile(filepath.Join(folder, "..", "..", "..", "..", "sql", "prescient-bundle.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(repository) != prescient.SchemaBundle() {
-		t.Fatal("jobs/workers/go/prescient-bundle.sql differs: copy sql/prescient-bundle.sql")
+		t.Fatal("jobs/workers/go/prescient/prescient-bundle.sql differs: copy sql/prescient-bundle.sql")
 	}
 	name := fmt.Sprintf("prescient_go_schema_%d", os.Getpid())
 	if _, err := db.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {

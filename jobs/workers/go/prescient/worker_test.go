@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // ahead is a clock a minute ahead of the real one: checks scheduled on the database's clock are due at once,
@@ -20,7 +21,7 @@ func ahead() time.Time { return time.Now().Add(time.Minute) }
 
 func TestHandlerErrorsAndPanicsFailTheirCheckAlone(t *testing.T) {
 	class := newClass(t, "errors")
-	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	failing := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "fails", Payload: map[string]string{"do": "fail"}})
 	panicking := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "panics", Payload: map[string]string{"do": "panic"}})
@@ -78,7 +79,7 @@ func TestHandlerErrorsAndPanicsFailTheirCheckAlone(t *testing.T) {
 
 func TestEachAttemptOfATracedCheckIsASpanOfItsOwnInTheCallersTrace(t *testing.T) {
 	class := newClass(t, "traced")
-	clock := &testClock{t: time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	traced := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "traced",
 		Traceparent: callerTraceparent, Tracestate: "vendor=abc"})
@@ -126,7 +127,7 @@ func TestEachAttemptOfATracedCheckIsASpanOfItsOwnInTheCallersTrace(t *testing.T)
 
 func TestResultsAreKeptAndAnOversizedOneFailsItsCheckAlone(t *testing.T) {
 	class := newClass(t, "results")
-	clock := &testClock{t: time.Date(2031, 5, 6, 8, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 8, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	small := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "small"})
 	big := schedule(t, client, prescient.ScheduleRequest{Job: class, EntityKey: "big"})
@@ -166,7 +167,7 @@ func TestTakesAndSettlesInBatches(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "batches")
 	const checks = 600
-	clock := &testClock{t: time.Date(2031, 5, 6, 9, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 9, 0, 0, 0, time.UTC))
 	scheduleMany(t, class, clock.Now(), checks)
 	pool, counter := countingPool(t)
 	var ran, done int64
@@ -414,7 +415,7 @@ func TestAGroupRunsInOrderOneAtATimeWithoutStalling(t *testing.T) {
 func TestATakeAsksForWhatTheWorkerCanStartSoon(t *testing.T) {
 	ctx := context.Background()
 	pool, counter := countingPool(t)
-	clock := &testClock{t: time.Date(2031, 5, 6, 10, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 10, 0, 0, 0, time.UTC))
 
 	fast := newClass(t, "fast")
 	scheduleMany(t, fast, clock.Now(), 2000)
@@ -476,7 +477,7 @@ func TestAStopGivesBackTheChecksNotStarted(t *testing.T) {
 	scheduleMany(t, class, time.Now(), 50)
 	var logged lockedBuffer
 	worker := prescient.NewWorker(db, prescient.Options{Name: "queued", Concurrency: 1, Grace: 300 * time.Millisecond,
-		Clock: ahead, Logger: log.New(&logged, "", 0)})
+		Clock: ahead, Logger: prescient.LogLogger(log.New(&logged, "", 0))})
 	var runs int32
 	blocked := make(chan struct{})
 	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
@@ -502,7 +503,8 @@ func TestAStopGivesBackTheChecksNotStarted(t *testing.T) {
 		t.Fatalf("stopped with one check running and the rest queued: %d done, %d pending untouched, %d runs; "+
 			"want 5, 45, 6\n%s", done, untouched, runs, logged.String())
 	}
-	if !strings.Contains(logged.String(), "not started, given back (44 released)") {
+	if !strings.Contains(logged.String(), `INFO checks given back worker=queued `) ||
+		!strings.Contains(logged.String(), `reason="not started" released=44`) {
 		t.Fatalf("no line for the 44 checks given back unstarted:\n%s", logged.String())
 	}
 }

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // Each case's handler writes a ledger row and settles in the same transaction, then commits or not; what
@@ -22,7 +23,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 	if _, err := db.Exec(ctx, `CREATE TABLE IF NOT EXISTS intx_ledger (check_id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	clock := &testClock{t: time.Date(2031, 7, 8, 9, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 7, 8, 9, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	ids := map[string]int64{}
 	for _, key := range []string{"done", "next", "fail", "rolled-back", "error-after-commit", "cancelled"} {
@@ -35,7 +36,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 	inHandler := map[int64]prescient.Settlement{}
 	var lost *prescient.LeaseLostError
 	worker := prescient.NewWorker(workerPool, prescient.Options{Name: "intx", Clock: clock.Now,
-		Logger: log.New(&logged, "", 0), OnSettled: func(s prescient.Settlement) {
+		Logger: prescient.LogLogger(log.New(&logged, "", 0)), OnSettled: func(s prescient.Settlement) {
 			settled[s.CheckID] = append(settled[s.CheckID], s)
 		}})
 	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
@@ -113,7 +114,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 		t.Fatalf("rolled-back: want failed by the handler's error, no ledger row; got %+v (pending %v)", p, ok)
 	}
 	// Cancelled while its handler ran: CompleteTx says so, the handler's writes roll back.
-	if lost == nil || lost.CheckID != ids["cancelled"] || ledgered(ids["cancelled"]) {
+	if lost == nil || lost.CheckID != ids["cancelled"] || !errors.Is(lost, prescient.ErrLeaseLost) || ledgered(ids["cancelled"]) {
 		t.Fatalf("cancelled: want a *LeaseLostError from CompleteTx and no ledger row, got %v", lost)
 	}
 	if h, ok := history(t, ids["cancelled"]); !ok || h.Outcome != "cancelled" {
@@ -132,7 +133,7 @@ func TestSettlingInTheHandlersTransaction(t *testing.T) {
 		t.Fatalf("the worker itself sent %d completions and %d failures, want 0 and 1:\n%s", c, f, logged.String())
 	}
 	for _, line := range strings.Split(logged.String(), "\n") {
-		if strings.Contains(line, "lease lost") && !strings.Contains(line, fmt.Sprintf("check %d ", ids["cancelled"])) {
+		if strings.Contains(line, "lease lost") && !strings.Contains(line, fmt.Sprintf(" check=%d ", ids["cancelled"])) {
 			t.Fatalf("a lease_lost line for a check settled in its transaction: %s", line)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v4"
 	"github.com/jackc/pgx/v4/pgxpool"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // db is the fresh, migrated database jobs/workers/with-database.sh made for this run (the tests never mock it).
@@ -50,27 +50,9 @@ func newClass(t *testing.T, prefix string) string {
 	return class
 }
 
-// testClock is a pinned clock the test moves.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // testLogger writes the worker's lines into the test's log (shown with -v or on failure).
-func testLogger(t *testing.T) *log.Logger {
-	return log.New(testWriter{t}, "", log.Lmicroseconds)
+func testLogger(t *testing.T) prescient.Logger {
+	return prescient.LogLogger(log.New(testWriter{t}, "", log.Lmicroseconds))
 }
 
 type testWriter struct{ t *testing.T }
@@ -119,7 +101,7 @@ func pending(t *testing.T, id int64) (pendingRow, bool) {
 	return p, true
 }
 
-// historyRow is a finished check's row in job_history.
+// historyRow is a finished check's latest row in job_history (a retried check has more than one).
 type historyRow struct {
 	Outcome    string
 	CheckCount int
@@ -133,7 +115,7 @@ func history(t *testing.T, id int64) (historyRow, bool) {
 	t.Helper()
 	var h historyRow
 	err := db.QueryRow(context.Background(), `SELECT outcome, check_count, attempts, last_error, result::text, finished_by
-	  FROM prescient.job_history WHERE id = $1`, id).Scan(&h.Outcome, &h.CheckCount, &h.Attempts, &h.LastError, &h.Result,
+	  FROM prescient.job_history WHERE id = $1 ORDER BY history_id DESC LIMIT 1`, id).Scan(&h.Outcome, &h.CheckCount, &h.Attempts, &h.LastError, &h.Result,
 		&h.FinishedBy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return h, false

@@ -135,7 +135,7 @@ func (s *session) runOne(ctx context.Context, c *Check) (a answer) {
 	defer func() {
 		if r := recover(); r != nil {
 			a.err = fmt.Errorf("panic: %v", r)
-			s.logf("check %d (%s): the handler panicked: %v", c.ID, c.Job, r)
+			s.w.log.Error("the handler panicked", "check", c.ID, "job", c.Job, "panic", r)
 		}
 	}()
 	handler := s.w.handlers[c.Job]
@@ -162,7 +162,7 @@ func (s *session) runBatch(ctx context.Context, handler BatchHandlerFunc, checks
 	defer func() {
 		if r := recover(); r != nil {
 			failAll(fmt.Errorf("panic: %v", r))
-			s.logf("checks %s (%s): the batch handler panicked: %v", idList(checks), checks[0].Job, r)
+			s.w.log.Error("the batch handler panicked", "checks", idList(checks), "job", checks[0].Job, "panic", r)
 		}
 	}()
 	got, err := handler(ctx, checks)

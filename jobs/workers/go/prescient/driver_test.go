@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
 )
 
 // The conformance driver build.sh built, run as the harness runs it: each payload answer, then SIGTERM.

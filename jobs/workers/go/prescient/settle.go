@@ -103,8 +103,8 @@ func (s *session) settle(answers []answer) {
 			return
 		}
 		if attempt == 5 {
-			s.logf("checks %s: settlement failed, giving up (their leases will expire and they run again): %v",
-				answerIDs(answers), err)
+			s.w.log.Error("settlement failed, giving up: the leases will expire and the checks run again",
+				"checks", answerIDs(answers), "error", err)
 			s.forget(answers)
 			return
 		}
@@ -112,7 +112,7 @@ func (s *session) settle(answers []answer) {
 		if isTransient(err) {
 			delay = 0 // a deadlock or a serialization failure: nothing was written, try again now
 		}
-		s.logf("checks %s: settlement failed, trying again in %s: %v", answerIDs(answers), delay, err)
+		s.w.log.Warn("settlement failed, trying again", "checks", answerIDs(answers), "delay", delay, "error", err)
 		time.Sleep(delay)
 	}
 }
@@ -135,8 +135,8 @@ func (s *session) settleOneByOne(completions, failures []answer) {
 
 func (s *session) recordOrForget(answers []answer, settlements []Settlement, err error) {
 	if err != nil {
-		s.logf("checks %s: settlement failed (their leases will expire and they run again): %v",
-			answerIDs(answers), err)
+		s.w.log.Error("settlement failed: the leases will expire and the checks run again",
+			"checks", answerIDs(answers), "error", err)
 		s.forget(answers)
 		return
 	}
@@ -220,20 +220,23 @@ func (s *session) record(answers []answer, settlements []Settlement) {
 		switch st.Outcome {
 		case "done":
 			if s.w.opts.Verbose {
-				s.logf("check %d (%s): done", st.CheckID, st.Job)
+				s.w.log.Debug("check done", "check", st.CheckID, "job", st.Job)
 			}
 		case "rescheduled":
 			if s.w.opts.Verbose {
-				s.logf("check %d (%s): rescheduled to %s", st.CheckID, st.Job, st.NextCheckAt.UTC().Format(time.RFC3339Nano))
+				s.w.log.Debug("check rescheduled", "check", st.CheckID, "job", st.Job, "next_check_at", st.NextCheckAt)
 			}
 		case "retried":
-			s.logf("check %d (%s): failed, retried at %s: %s", st.CheckID, st.Job,
-				st.NextCheckAt.UTC().Format(time.RFC3339Nano), st.LastError)
+			s.w.log.Warn("check failed, retried", "check", st.CheckID, "job", st.Job, "retry_at", st.NextCheckAt,
+				"error", st.LastError)
 		case "lease_lost":
 			st.Err = &LeaseLostError{CheckID: st.CheckID, Reason: st.LastError}
-			s.logf("check %d (%s): answer refused, lease lost: %s", st.CheckID, st.Job, st.LastError)
-		default: // failed (a dead letter), guard_*
-			s.logf("check %d (%s): %s: %s", st.CheckID, st.Job, st.Outcome, st.LastError)
+			s.w.log.Warn("answer refused, lease lost", "check", st.CheckID, "job", st.Job, "reason", st.LastError)
+		case "failed": // a dead letter
+			s.w.log.Error("check failed, a dead letter", "check", st.CheckID, "job", st.Job, "error", st.LastError)
+		default: // guard_*
+			s.w.log.Warn("check ended by a guard", "check", st.CheckID, "job", st.Job, "outcome", st.Outcome,
+				"reason", st.LastError)
 		}
 		if s.w.opts.OnSettled != nil {
 			s.w.opts.OnSettled(st)
@@ -301,7 +304,7 @@ func (s *session) listen(ctx context.Context, conn *pgx.Conn) {
 			if conn, err = s.connectListener(ctx); err != nil {
 				if ctx.Err() == nil {
 					delay := retry.next()
-					s.logf("LISTEN failed, trying again in %s: %v", delay, err)
+					s.w.log.Warn("LISTEN failed, trying again", "delay", delay, "error", err)
 					sleep(ctx, delay)
 				}
 				continue
@@ -312,7 +315,7 @@ func (s *session) listen(ctx context.Context, conn *pgx.Conn) {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.logf("LISTEN connection lost: %v", err)
+				s.w.log.Warn("LISTEN connection lost", "error", err)
 			}
 			conn.Close(context.Background())
 			conn = nil

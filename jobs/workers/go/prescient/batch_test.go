@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	prescient "github.com/prescient-dev/prescient/jobs/workers/go"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescient"
+	"github.com/prescient-dev/prescient/jobs/workers/go/prescienttest"
 )
 
 // A batch handler gets many checks of its class in one call and answers each: done, a next time, a failure;
@@ -16,7 +17,7 @@ import (
 func TestABatchHandlerAnswersEachCheck(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "batch")
-	clock := &testClock{t: time.Date(2031, 9, 1, 8, 0, 0, 0, time.UTC)}
+	clock := prescienttest.NewClock(time.Date(2031, 9, 1, 8, 0, 0, 0, time.UTC))
 	client := &prescient.Client{Clock: clock.Now}
 	ids := map[string]int64{}
 	keys := []string{"done", "next", "fail", "in-tx"}

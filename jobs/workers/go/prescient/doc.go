@@ -11,6 +11,12 @@
 // life (never early, never twice while leased, groups, flow limits, guards, retries, dead letters) is
 // enforced by the database, not here.
 //
+// Handle and HandleBatch (package functions, generic) give a handler each check's payload decoded into a
+// type of the application's. A refusal by the database is a *RefusedError, matched by kind with errors.Is
+// (ErrRefused, ErrNotFound, ErrConflict; ErrLeaseLost for a *LeaseLostError). A worker logs each event on a
+// Logger, the method shapes of log/slog's *slog.Logger (LogLogger adapts a *log.Logger).
+//
 // Time is injectable: Client.Clock and Options.Clock, when set, are passed to the database as p_now, so a
-// test can pin "three hours later" without sleeping. When nil, the database's clock decides.
+// test can pin "three hours later" without sleeping (prescienttest.Clock). When nil, the database's clock
+// decides.
 package prescient

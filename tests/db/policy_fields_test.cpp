@@ -31,7 +31,7 @@ PolicySources policy_sources() {
   PolicySources out;
   for (const char* path : {"engine/include/prescient/job.hpp", "engine/include/prescient/job_classes.hpp",
                            "engine/cli/cmd_jobs.cpp", "engine/web/web_api.cpp", "engine/web/assets/app.js",
-                           "jobs/workers/python/src/prescient/classes.py", "jobs/workers/go/classes.go",
+                           "jobs/workers/python/src/prescient/classes.py", "jobs/workers/go/prescient/classes.go",
                            "docs/sql-api.md"}) {
     std::ifstream in(std::string(PRESCIENT_SOURCE_DIR) + "/" + path);
     REQUIRE(in);
@@ -128,8 +128,8 @@ std::vector<std::string> policy_disagreements(soci::session& db, const PolicySou
        field_matches(first_group(source("engine/web/assets/app.js"), R"(const policyFields = \[([^\]]*)\])"), R"('(\w+)')"), true},
       {"the Python client's declare_worker_class (jobs/workers/python/src/prescient/classes.py)",
        field_matches(source("jobs/workers/python/src/prescient/classes.py"), R"(p_(\w+) =>)", {"by"}), true},
-      {"the Go client's DeclareWorkerClass (jobs/workers/go/classes.go)",
-       field_matches(source("jobs/workers/go/classes.go"), R"(p_(\w+) =>)", {"by"}), true},
+      {"the Go client's DeclareWorkerClass (jobs/workers/go/prescient/classes.go)",
+       field_matches(source("jobs/workers/go/prescient/classes.go"), R"(p_(\w+) =>)", {"by"}), true},
       {"docs/sql-api.md (\"`p_clear` names the fields to clear\")",
        field_matches(first_group(source("docs/sql-api.md"), R"(`p_clear` names the fields to clear \(([^)]*)\))"), R"(`(\w+)`)"),
        true},
@@ -168,7 +168,7 @@ TEST_CASE("policy fields: a field added in one place only is named in every othe
   }
   // A client that passes a field the home does not name, and a struct that lacks one: each is named.
   PolicySources planted = sources;
-  std::string& go = planted.at("jobs/workers/go/classes.go");
+  std::string& go = planted.at("jobs/workers/go/prescient/classes.go");
   go.replace(go.find("p_timeout =>"), 0, "p_max_age => NULL, ");
   std::string& header = planted.at("engine/include/prescient/job_classes.hpp");
   header.replace(header.find("backoff_max, timeout;", header.find("struct JobPolicyChange")),
@@ -176,6 +176,6 @@ TEST_CASE("policy fields: a field added in one place only is named in every othe
   CHECK(policy_disagreements(*db, planted) ==
         std::vector<std::string>{
             "JobPolicyChange (engine/include/prescient/job_classes.hpp) lacks timeout",
-            "the Go client's DeclareWorkerClass (jobs/workers/go/classes.go) has max_age, which " + std::string(kPolicyHome) +
+            "the Go client's DeclareWorkerClass (jobs/workers/go/prescient/classes.go) has max_age, which " + std::string(kPolicyHome) +
                 " does not"});
 }

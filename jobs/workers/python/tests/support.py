@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
 import psycopg
@@ -19,6 +21,19 @@ def database_url() -> str:
 
 def connect(*, autocommit: bool = True) -> psycopg.Connection:
     return psycopg.connect(database_url(), autocommit=autocommit)
+
+
+@contextlib.contextmanager
+def empty_database(name: str) -> Iterator[str]:
+    """A database with no schema, on the cluster of the tests' database, dropped after: its URL."""
+    with connect() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield psycopg.conninfo.make_conninfo(database_url(), dbname=name)
+    finally:
+        with connect() as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def declare_worker_class(conn: psycopg.Connection, job_class: str) -> str:

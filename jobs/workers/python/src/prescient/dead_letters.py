@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import psycopg
-
+from .connection import Connection, rows
 from .errors import translated
 
 
-def retry(conn: psycopg.Connection, check_id: int) -> datetime:
+def retry(conn: Connection, check_id: int) -> datetime:
     """Puts check ``check_id`` back from its latest failure in the history (a dead letter of a worker class) as a
     pending check due now by the server's clock, its attempts counted afresh; returns the time it is due.
 
@@ -18,5 +17,6 @@ def retry(conn: psycopg.Connection, check_id: int) -> datetime:
     another pending check, ``NotFound`` when the history holds no failure of it, ``Refused`` when it is a
     runner's class's check. Like the enqueue functions it joins ``conn``'s transaction, if one is open."""
     with translated(check_id=check_id):
-        row = conn.execute("SELECT prescient.worker_retry(%s)", [check_id]).fetchone()
-    return row[0]
+        [(due,)] = rows(conn, "SELECT prescient.worker_retry(%s)", [check_id])
+    assert isinstance(due, datetime)
+    return due

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 
@@ -81,19 +82,32 @@ def _about(check_id: int | None, job_key: str | None) -> str:
 
 @contextlib.contextmanager
 def translated(*, check_id: int | None = None, job_key: str | None = None) -> Iterator[None]:
-    """Turns the database's refusals (PR400, PR404, PR409) into this package's exceptions; others pass
-    unchanged."""
+    """Turns the database's refusals (PR400, PR404, PR409) into this package's exceptions, from psycopg 3 or
+    psycopg2 (or a framework's error wrapping one, as Django's does); others pass unchanged."""
     try:
         yield
-    except psycopg.Error as e:
-        reason = (e.diag.message_primary if e.diag else None) or str(e)
-        if e.sqlstate == "PR400":
+    except Exception as e:
+        error = _driver_error(e)
+        if error is None:
+            raise
+        sqlstate = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+        reason = (error.diag.message_primary if getattr(error, "diag", None) else None) or str(error)
+        if sqlstate == "PR400":
             raise Refused(reason, check_id=check_id, job_key=job_key) from e
-        if e.sqlstate == "PR409":
+        if sqlstate == "PR409":
             # The database names the holder as "(id N)": the caller may want to look at it.
             found = re.search(r"\(id (\d+)\)", reason)
             raise Conflict(reason, job_key=job_key, existing_id=int(found.group(1)) if found else None,
                            check_id=check_id) from e
-        if e.sqlstate == "PR404":
+        if sqlstate == "PR404":
             raise NotFound(reason, check_id=check_id) from e
         raise
+
+
+def _driver_error(error: BaseException) -> Any:
+    """The driver's error with a SQLSTATE (psycopg 3 names it sqlstate, psycopg2 pgcode): the error itself, or
+    the one a framework raised it from; None for any other exception."""
+    for candidate in (error, error.__cause__):
+        if isinstance(candidate, psycopg.Error) or getattr(candidate, "pgcode", None):
+            return candidate
+    return None

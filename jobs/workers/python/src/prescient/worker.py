@@ -24,6 +24,7 @@ from typing import Any
 
 import psycopg
 
+from .connection import Connection, rows
 from .errors import CheckFailed, LeaseLost, Refused, translated
 
 log = logging.getLogger("prescient.worker")
@@ -74,7 +75,7 @@ class Check:
         will be refused. A long handler may look at it to give up early."""
         return self._lost.is_set()
 
-    def complete_in(self, conn: Any, answer: Any = None) -> Settlement:
+    def complete_in(self, conn: Connection, answer: Any = None) -> Settlement:
         """Settles this check on the application's connection, in its transaction: the handler's writes and
         the settlement commit together, or neither does (effects exactly once). ``answer`` is what a handler
         may return: None (done), an aware datetime (look again then), a timedelta (look again that long from
@@ -89,7 +90,7 @@ class Check:
                         " FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[], %s::timestamptz[],"
                         " %s::jsonb[], %s::timestamptz) AS s", [next_at], [result_json])
 
-    def fail_in(self, conn: Any, error: str) -> Settlement:
+    def fail_in(self, conn: Connection, error: str) -> Settlement:
         """Fails this check with ``error`` on the application's connection, in its transaction (as
         complete_in): retried with the class's backoff, or a dead letter once its attempts are used up."""
         return self._lease_or_refuse().settle(
@@ -143,11 +144,11 @@ class _Lease:
         # commits: once it has, the lease is gone and a later one answers lease_lost.
         self.in_transaction: list[tuple[str, Settlement]] = []
 
-    def settle(self, conn: Any, check: Check, query: str, *per_check: list[Any]) -> Settlement:
+    def settle(self, conn: Connection, check: Check, query: str, *per_check: list[Any]) -> Settlement:
         self.settling = True
         params = [self.worker, [check.id], [self.token], *per_check, self.clock() if self.clock else None]
         with translated(check_id=check.id):
-            [row] = conn.execute(query, params).fetchall()
+            [row] = rows(conn, query, params)
         settlement = Settlement(*row[:4])
         self.in_transaction.append((row[4], settlement))
         settlement.raise_if_lease_lost()

@@ -11,7 +11,7 @@ set(PRESCIENT_PYTHON_ENVIRONMENT
     "PYTHONPATH=${PRESCIENT_PYTHON_CLIENT_DIR}/src"
     "PYTHONPYCACHEPREFIX=${PROJECT_BINARY_DIR}/workers/python/pycache")
 
-foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema dead_letters psycopg2)
+foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema dead_letters psycopg2 types)
   add_test(NAME workers_python_${module}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    "${PRESCIENT_PYTHON}" -m unittest -v tests.test_${module}

@@ -4,12 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import psycopg
 
 import prescient
+
+
+CLIENT = Path(__file__).resolve().parents[1]  # jobs/workers/python
+
+
+def readme_block(name: str) -> str:
+    """The fenced block right after the README's <!-- readme-check: NAME --> line: code the tests run or check
+    as the README shows it."""
+    found = re.search(rf"^<!-- readme-check: {re.escape(name)} -->\n```\w*\n(.*?)^```$",
+                      (CLIENT / "README.md").read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
+    if found is None:
+        raise AssertionError(f"README.md has no block marked readme-check: {name}")
+    return found.group(1)
 
 
 def database_url() -> str:

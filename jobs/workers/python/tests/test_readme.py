@@ -7,7 +7,6 @@ README's own (marked <!-- readme-check: NAME -->), so the README cannot drift fr
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -20,18 +19,11 @@ import psycopg
 
 import prescient
 from tests import support
+from tests.support import readme_block
+from tests.test_types import mypy_strict
 
-CLIENT = Path(__file__).resolve().parents[1]
+CLIENT = support.CLIENT
 REPOSITORY = CLIENT.parents[2]
-
-
-def readme_block(name: str) -> str:
-    """The fenced block right after the README's <!-- readme-check: NAME --> line."""
-    found = re.search(rf"^<!-- readme-check: {re.escape(name)} -->\n```\w*\n(.*?)^```$",
-                      (CLIENT / "README.md").read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
-    if found is None:
-        raise AssertionError(f"README.md has no block marked readme-check: {name}")
-    return found.group(1)
 
 
 def files_under(folder: Path) -> set[str]:
@@ -80,6 +72,12 @@ class ReadmeTest(unittest.TestCase):
         where = run([str(self.service / ".venv/bin/python"), "-c", "import prescient; print(prescient.__file__)"],
                     env=self.env, cwd=self.service)
         self.assertTrue(where.startswith(str(self.service / ".venv")), where)
+
+    def test_the_installed_package_is_typed_the_readmes_program_clean_under_mypy_strict(self):
+        program = self.service / "first_run.py"
+        program.write_text(readme_block("first-run"), encoding="utf-8")
+        checked = mypy_strict(str(program), python=str(self.service / ".venv/bin/python"))
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)  # untyped: "missing ... py.typed"
 
     def test_the_client_makes_the_schema_and_runs_its_first_check_then_the_binary_upgrades_it(self):
         with support.empty_database(f"prescient_py_readme_{os.getpid()}") as url:

@@ -64,10 +64,10 @@ class Check:
     last_error: str | None
     traceparent: str | None = None
     tracestate: str | None = None
-    _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
-    _lease: _Lease | None = field(default=None, repr=False, compare=False)
+    _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False, kw_only=True)
+    _lease: _Lease | None = field(default=None, repr=False, compare=False, kw_only=True)
     # The worker's clock (None: the real one), the base of a timedelta answer.
-    _clock: Callable[[], datetime] | None = field(default=None, repr=False, compare=False)
+    _clock: Callable[[], datetime] | None = field(default=None, repr=False, compare=False, kw_only=True)
 
     @property
     def lease_lost(self) -> bool:
@@ -175,6 +175,12 @@ class _Held:
     @property
     def key(self) -> tuple[int, int]:
         return self.check.id, self.token
+
+    @property
+    def lease(self) -> _Lease:
+        """The lease the worker took the check under (a taken check always has one)."""
+        assert self.check._lease is not None
+        return self.check._lease
 
 
 class Worker:
@@ -328,7 +334,7 @@ class Worker:
         log.log(level, "worker %s stopped", self.name)
         return settled
 
-    def _cycle(self, conn: psycopg.Connection, settled: list[Settlement], until_idle: bool) -> bool:
+    def _cycle(self, conn: psycopg.Connection[Any], settled: list[Settlement], until_idle: bool) -> bool:
         """One turn of the loop; True when the loop should end (stopping, or idle in drain mode)."""
         settled += self._settle(conn)
         if self._stopping.is_set():
@@ -365,10 +371,10 @@ class Worker:
         expected = int(self.concurrency * PREFETCH_SECONDS / max(self._check_seconds, 1e-6))
         return max(self.concurrency, min(self.batch_size, expected))
 
-    def _finish(self, conn: psycopg.Connection | None, settled: list[Settlement]) -> None:
+    def _finish(self, conn: psycopg.Connection[Any] | None, settled: list[Settlement]) -> None:
         """A graceful stop: gives back what was taken and not started, lets running handlers finish within
         the grace period (with heartbeats, settling their answers), and leaves the rest to their leases."""
-        unstarted = []
+        unstarted: list[_Held] = []
         while True:
             try:
                 item = self._queued.get_nowait()
@@ -378,9 +384,9 @@ class Worker:
                 unstarted += (self._held.pop(held.key) for held in item)
         if unstarted and conn is not None:
             try:
-                count = conn.execute("SELECT prescient.worker_release(%s, %s::bigint[], %s::bigint[])",
-                                     [self.name, [h.check.id for h in unstarted],
-                                      [h.token for h in unstarted]]).fetchone()[0]
+                [(count,)] = conn.execute("SELECT prescient.worker_release(%s, %s::bigint[], %s::bigint[])",
+                                          [self.name, [h.check.id for h in unstarted],
+                                           [h.token for h in unstarted]]).fetchall()
                 log.info("worker %s: released %d checks not started: %s", self.name, count,
                          _ids(h.check.id for h in unstarted))
             except psycopg.Error as e:
@@ -404,7 +410,7 @@ class Worker:
 
     # ---- the calls ----------------------------------------------------------------------------------
 
-    def _connect(self) -> psycopg.Connection:
+    def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self.conninfo, autocommit=True)
         conn.add_notify_handler(self._on_notify)
         conn.execute("LISTEN prescient_worker")
@@ -413,7 +419,7 @@ class Worker:
     def _now(self) -> datetime | None:
         return self.clock() if self.clock is not None else None
 
-    def _take(self, conn: psycopg.Connection, places: int) -> int:
+    def _take(self, conn: psycopg.Connection[Any], places: int) -> int:
         with translated():
             rows = conn.execute(
                 "SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,"
@@ -441,7 +447,7 @@ class Worker:
         log.debug("worker %s took %s", self.name, _ids(row[0] for row in rows))
         return len(rows)
 
-    def _settle(self, conn: psycopg.Connection) -> list[Settlement]:
+    def _settle(self, conn: psycopg.Connection[Any]) -> list[Settlement]:
         """Sends the answers that are ready: one worker_complete and one worker_fail for all of them."""
         answered = []
         while self._answered:
@@ -452,7 +458,7 @@ class Worker:
         self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
         try:
             settled_by_handlers = self._settled_in_transaction(
-                conn, [h for h in answered if h.check._lease.in_transaction])
+                conn, [h for h in answered if h.lease.in_transaction])
             answered = [h for h in answered if h.key in self._held]
             completed = [h for h in answered if h.error is None]
             failed = [h for h in answered if h.error is not None]
@@ -467,21 +473,21 @@ class Worker:
             del self._held[held.key]
         return settled_by_handlers + settled
 
-    def _settled_in_transaction(self, conn: psycopg.Connection, answered: list[_Held]) -> list[Settlement]:
+    def _settled_in_transaction(self, conn: psycopg.Connection[Any], answered: list[_Held]) -> list[Settlement]:
         """Of the checks whose handlers settled them in their own transactions, lets go (unheld, no call of
         its own) of each whose settlement committed, or whose lease was lost, and returns what became of them.
         A settlement that did not commit (its transaction, or the savepoint it was made in, rolled back)
         leaves the check held, with the handler's error, or a failure saying so, as its answer."""
         settled = []
-        probed = []  # (held, transaction id, settlement) of each settlement made and not refused
+        probed: list[tuple[_Held, str, Settlement]] = []  # of each settlement made and not refused
         for held in answered:
-            lost = held.check._lease.lost
+            lost = held.lease.lost
             if lost is not None:  # the handler was told (LeaseLost): the check is not this worker's any more
                 settled.append(lost)
                 self._log_settlement(held.check, lost)
                 del self._held[held.key]
             else:
-                probed += ((held, xact, s) for xact, s in held.check._lease.in_transaction if s.outcome != "refused")
+                probed += ((held, xact, s) for xact, s in held.lease.in_transaction if s.outcome != "refused")
         if not probed:
             return settled
         # Whether each settlement's transaction committed, and whether the check is still leased to this
@@ -513,7 +519,7 @@ class Worker:
                               "transaction, or the savepoint it was made in, rolled back, or the database refused it)")
         return settled
 
-    def _complete(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
+    def _complete(self, conn: psycopg.Connection[Any], answers: list[_Held]) -> list[Settlement]:
         if not answers:
             return []
         try:
@@ -533,7 +539,7 @@ class Worker:
             held.error = f"the answer was refused: {reason}"
             return self._fail(conn, [held])
 
-    def _fail(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
+    def _fail(self, conn: psycopg.Connection[Any], answers: list[_Held]) -> list[Settlement]:
         if not answers:
             return []
         with translated():
@@ -541,14 +547,14 @@ class Worker:
                 conn, "SELECT * FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
                       " %s::timestamptz)", answers, [h.error for h in answers])
 
-    def _settle_call(self, conn: psycopg.Connection, query: str, answers: list[_Held],
+    def _settle_call(self, conn: psycopg.Connection[Any], query: str, answers: list[_Held],
                      *per_check: list[Any]) -> list[Settlement]:
         params = [self.name, [h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
         return [Settlement(*row) for row in conn.execute(query, params).fetchall()]
 
-    def _extend_if_due(self, conn: psycopg.Connection) -> None:
+    def _extend_if_due(self, conn: psycopg.Connection[Any]) -> None:
         """The heartbeat: every lease/3, one worker_extend for every check whose handler still runs."""
-        running = [h for h in self._held.values() if not h.check._lost.is_set() and not h.check._lease.settling]
+        running = [h for h in self._held.values() if not h.check._lost.is_set() and not h.lease.settling]
         if not self.heartbeat or not running or time.monotonic() < self._next_heartbeat:
             return
         self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
@@ -558,23 +564,23 @@ class Worker:
                 [self.name, [h.check.id for h in running], [h.token for h in running], self.lease_seconds,
                  self._now()]).fetchall()
         for held, (check_id, refusal) in zip(running, rows):
-            if refusal is not None and not held.check._lease.settling:  # else settled meanwhile, in its handler
+            if refusal is not None and not held.lease.settling:  # else settled meanwhile, in its handler
                 held.check._lost.set()
                 log.warning("%s: heartbeat refused, lease lost: %s", _about(held.check), refusal)
 
-    def _until_due(self, conn: psycopg.Connection) -> float:
+    def _until_due(self, conn: psycopg.Connection[Any]) -> float:
         """Seconds until a check of these classes may be taken, on the database's clock (or the pinned
         one), at most a minute."""
         now = self._now()
         with translated():
-            seconds = conn.execute(
+            [(seconds,)] = conn.execute(
                 "SELECT extract(epoch FROM prescient.worker_next_due(%s::text[], %s::timestamptz)"
                 " - coalesce(%s::timestamptz, clock_timestamp()))::float8",
-                [self.classes, now, now]).fetchone()[0]
+                [self.classes, now, now]).fetchall()
         if seconds is None:
             return MAX_SLEEP_SECONDS
         if seconds > 0:
-            return min(MAX_SLEEP_SECONDS, seconds)
+            return min(MAX_SLEEP_SECONDS, float(seconds))
         # Due, yet the take got nothing. Once, it came due between the take and this look: take again at
         # once. Twice, it is held back (its group's first check is leased elsewhere): look again in a second.
         if not self._due_but_not_taken:
@@ -589,7 +595,7 @@ class Worker:
 
     # ---- waiting and waking -------------------------------------------------------------------------
 
-    def _wait(self, conn: psycopg.Connection | None, timeout: float) -> None:
+    def _wait(self, conn: psycopg.Connection[Any] | None, timeout: float) -> None:
         """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
         if self._notified or self._answered:
             self._notified = False
@@ -694,17 +700,17 @@ class Worker:
         if s.outcome == "lease_lost":
             log.warning("%s: lease lost, not settled: %s", about, s.last_error)
         elif s.outcome == "rescheduled":
-            log.info("%s rescheduled to %s", about, s.next_check_at.isoformat())
+            log.info("%s rescheduled to %s", about, _when(s.next_check_at))
         elif s.outcome == "done":
             log.info("%s done", about)
         elif s.outcome == "retried":
-            log.warning("%s failed, retried at %s: %s", about, s.next_check_at.isoformat(), s.last_error)
+            log.warning("%s failed, retried at %s: %s", about, _when(s.next_check_at), s.last_error)
         else:
             log.warning("%s %s: %s", about, s.outcome, s.last_error)
 
 
 def _take_answer(held: _Held, answer: Any) -> None:
-    if held.check._lease.in_transaction:
+    if held.lease.in_transaction:
         return  # the handler answered in its transaction (complete_in, fail_in): what it returns is not read
     held.next_at, held.result_json = _read_answer(held.check, answer)
 
@@ -744,6 +750,10 @@ def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None
 def _sendable(text: str) -> str:
     """Error text PostgreSQL accepts: no NUL, valid UTF-8 (a lone surrogate is escaped)."""
     return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.isoformat() if moment is not None else "no time"
 
 
 def _about(check: Check) -> str:

@@ -16,6 +16,7 @@ import signal
 import socket
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,9 @@ DEFAULT_BATCH_SIZE = 1000
 # Without a fixed prefetch, the worker holds ahead what its threads are expected to start within this time (by
 # the handlers' measured times): for quick handlers a batch, for slow ones a check per thread.
 PREFETCH_SECONDS = 0.5
+# What the database keeps of an error text (docs/workers.md, "fail"): it cuts a longer one at the end, where a
+# traceback's innermost frames are, so the worker leaves out the outermost frames instead.
+ERROR_TEXT_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -688,9 +692,10 @@ class Worker:
                 _take_error(held, e)
             return
         for held, answer in zip(call, answers):
+            if isinstance(answer, BaseException):  # its traceback, if it has one, is where it was raised
+                _take_error(held, answer)
+                continue
             try:
-                if isinstance(answer, BaseException):
-                    raise answer
                 _take_answer(held, answer)
             except BaseException as e:  # noqa: BLE001 - a bad answer fails its own check
                 _take_error(held, e)
@@ -704,9 +709,9 @@ class Worker:
         elif s.outcome == "done":
             log.info("%s done", about)
         elif s.outcome == "retried":
-            log.warning("%s failed, retried at %s: %s", about, _when(s.next_check_at), s.last_error)
+            log.warning("%s failed, retried at %s: %s", about, _when(s.next_check_at), _first_line(s.last_error))
         else:
-            log.warning("%s %s: %s", about, s.outcome, s.last_error)
+            log.warning("%s %s: %s", about, s.outcome, _first_line(s.last_error))
 
 
 def _take_answer(held: _Held, answer: Any) -> None:
@@ -716,16 +721,46 @@ def _take_answer(held: _Held, answer: Any) -> None:
 
 
 def _take_error(held: _Held, error: BaseException) -> None:
-    """A handler's exception as its check's error: CheckFailed's text exactly, another as "Type: message"."""
+    """A handler's exception as its check's error: CheckFailed's text exactly, another as "Type: message" and,
+    on the lines after it, its traceback (bounded: _with_traceback)."""
     held.raised = True
     if isinstance(error, CheckFailed):
         held.error = _sendable(str(error))
     else:
-        held.error = _sendable(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+        summary = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        held.error = _sendable(_with_traceback(summary, error))
         # An exception nobody meant: its traceback where an operator looks (CheckFailed is a deliberate
         # failure, which the settlement's line says; LeaseLost is logged where the lease was lost).
         if not isinstance(error, LeaseLost):
-            log.warning("%s: the handler raised %s", _about(held.check), held.error, exc_info=error)
+            log.warning("%s: the handler raised %s", _about(held.check), _sendable(summary), exc_info=error)
+
+
+def _with_traceback(summary: str, error: BaseException) -> str:
+    """The summary line, then the exception's traceback as Python prints it, within ERROR_TEXT_BYTES: when it
+    is longer, its first line and as many of its last lines (the innermost frames, the exception) as fit, with
+    a line saying how many were left out between. An exception never raised has no traceback: the summary."""
+    if error.__traceback__ is None:
+        return summary
+    lines = "".join(traceback.format_exception(error)).rstrip("\n").splitlines()
+    text = "\n".join([summary, *lines])
+    if len(text.encode()) <= ERROR_TEXT_BYTES:
+        return text
+    head = [summary, lines[0]]
+    budget = ERROR_TEXT_BYTES - len("\n".join(head).encode()) - len(f"\n  ... {len(lines)} lines left out".encode())
+    kept: list[str] = []
+    for line in reversed(lines[1:]):
+        budget -= len(line.encode()) + 1
+        if budget < 0:
+            break
+        kept.insert(0, line)
+    while kept and kept[0].startswith("    "):  # a frame's source line whose "File" line was left out
+        kept.pop(0)
+    return "\n".join([*head, f"  ... {len(lines) - 1 - len(kept)} lines left out", *kept])
+
+
+def _first_line(text: str | None) -> str | None:
+    """An error's first line, for a log line of its own (a traceback follows it in the history)."""
+    return None if text is None else text.split("\n", 1)[0]
 
 
 def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None]:

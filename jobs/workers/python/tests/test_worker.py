@@ -466,6 +466,36 @@ class WorkerTest(unittest.TestCase):
         for check_id in calls[1]:
             self.assertIn("gave 1 answers for 2 checks", support.pending(self.conn, check_id)["last_error"])
 
+    def test_a_handler_declares_its_class_with_its_policy_and_a_runners_class_is_refused(self):
+        job = "declared_by_its_handler"
+        worker = self.worker()
+
+        @worker.handler(job, max_checks=60, max_attempts=2, backoff=timedelta(seconds=30))
+        def handle(check: prescient.Check) -> None:
+            return None
+
+        policy = "SELECT runs_in, max_checks, max_attempts, backoff_seconds FROM prescient.job_class WHERE job = %s"
+        with self.assertLogs("prescient.worker", level="INFO") as logs:
+            self.assertEqual(worker.drain(), [])
+        self.assertIn(f"class {job} added, policy max_checks=60 max_attempts=2 backoff=0:00:30", "\n".join(logs.output))
+        self.assertEqual(self.conn.execute(policy, [job]).fetchone(), ("worker", 60, 2, 30))
+        check = prescient.schedule(self.conn, job, "things", "x", delay=timedelta(hours=1), clock=self.clock).id
+        self.clock.advance(timedelta(hours=1))
+        self.assertEqual([(s.check_id, s.outcome) for s in worker.drain()], [(check, "done")])
+
+        again = self.worker()
+        again.batch_handler(job, declare=True)(lambda checks: [None for _ in checks])  # the policy as it is
+        self.assertEqual(again.drain(), [])
+        self.assertEqual(self.conn.execute(policy, [job]).fetchone(), ("worker", 60, 2, 30))
+
+        runners = self.worker()
+        runners.handler("noop", max_checks=1)(lambda check: None)
+        with self.assertRaises(prescient.Refused) as raised:
+            runners.drain()
+        self.assertIn("is run by the runner", raised.exception.reason)
+        self.assertEqual(self.conn.execute("SELECT max_checks FROM prescient.job_class WHERE job = 'noop'").fetchone(),
+                         (None,))
+
     def test_a_class_that_is_not_a_worker_class_is_refused_at_the_first_take(self):
         worker = self.worker()
         worker.handler("noop")(lambda check: None)

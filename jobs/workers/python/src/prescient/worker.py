@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 
+from .classes import declare_worker_class
 from .connection import Connection, rows
 from .errors import CheckFailed, LeaseLost, Refused, translated
 
@@ -219,6 +220,8 @@ class Worker:
         self.clock = clock
         self._handlers: dict[str, Handler] = {}
         self._batch_handlers: dict[str, BatchHandler] = {}
+        # The classes declared by this worker on each connection, with the policy fields their handlers gave.
+        self._policies: dict[str, dict[str, Any]] = {}
         self._stopping = threading.Event()
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
@@ -244,28 +247,49 @@ class Worker:
 
     # ---- registration and control ------------------------------------------------------------------
 
-    def handler(self, job_class: str) -> Callable[[Handler], Handler]:
-        """Registers the decorated function as the handler of a worker class."""
+    def handler(self, job_class: str, *, declare: bool = False, max_checks: int | None = None,
+                max_attempts: int | None = None, backoff: timedelta | None = None,
+                backoff_max: timedelta | None = None, timeout: timedelta | None = None) -> Callable[[Handler], Handler]:
+        """Registers the decorated function as the handler of a worker class.
+
+        With ``declare=True`` or a policy field, the worker declares the class itself once connected (as
+        ``declare_worker_class``: a worker class unless it is one, the fields given set, the others left as
+        they are; a runner's class is refused, ``Refused`` from ``run()``/``drain()``). ``max_checks``: how
+        many times a check may ask to be looked at again, 5 by default (0: no limit)."""
 
         def register(function: Handler) -> Handler:
             self._batch_handlers.pop(job_class, None)
             self._handlers[job_class] = function
             return function
 
+        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
+                      backoff_max=backoff_max, timeout=timeout)
         return register
 
-    def batch_handler(self, job_class: str) -> Callable[[BatchHandler], BatchHandler]:
+    def batch_handler(self, job_class: str, *, declare: bool = False, max_checks: int | None = None,
+                      max_attempts: int | None = None, backoff: timedelta | None = None,
+                      backoff_max: timedelta | None = None,
+                      timeout: timedelta | None = None) -> Callable[[BatchHandler], BatchHandler]:
         """Registers the decorated function as the batch handler of a worker class: it gets a list of up to
         ``batch_size`` checks of the class in one call, and returns one answer per check, in their order (a
         handler's answer, or an exception instance to fail that check). If it raises, every check of the
-        call fails with its error."""
+        call fails with its error. ``declare`` and the policy fields as for ``handler``."""
 
         def register(function: BatchHandler) -> BatchHandler:
             self._handlers.pop(job_class, None)
             self._batch_handlers[job_class] = function
             return function
 
+        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
+                      backoff_max=backoff_max, timeout=timeout)
         return register
+
+    def _declare(self, job_class: str, declare: bool, **policy: Any) -> None:
+        given = {field: value for field, value in policy.items() if value is not None}
+        if declare or given:
+            self._policies[job_class] = given
+        else:
+            self._policies.pop(job_class, None)
 
     @property
     def classes(self) -> list[str]:
@@ -416,6 +440,13 @@ class Worker:
 
     def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self.conninfo, autocommit=True)
+        try:
+            for job_class, policy in self._policies.items():
+                log.info("worker %s: class %s %s, policy %s", self.name, job_class,
+                         declare_worker_class(conn, job_class, **policy), _policy_text(policy))
+        except BaseException:
+            conn.close()
+            raise
         conn.add_notify_handler(self._on_notify)
         conn.execute("LISTEN prescient_worker")
         return conn
@@ -785,6 +816,10 @@ def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None
 def _sendable(text: str) -> str:
     """Error text PostgreSQL accepts: no NUL, valid UTF-8 (a lone surrogate is escaped)."""
     return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _policy_text(policy: dict[str, Any]) -> str:
+    return " ".join(f"{field}={value}" for field, value in policy.items()) or "as it was"
 
 
 def _when(moment: datetime | None) -> str:

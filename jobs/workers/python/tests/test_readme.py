@@ -47,9 +47,10 @@ class ReadmeTest(unittest.TestCase):
         shutil.rmtree(work, ignore_errors=True)
         cls.service = work / "service"
         cls.service.mkdir(parents=True)
-        # A new team's shell: none of the tests' settings, and a python3 first on PATH that is not Debian's (as
-        # pyenv's is on the development machines): here Debian's interpreter copied into a prefix of its own (the
-        # standard library linked), whose environments, like pyenv's, see none of Debian's Python packages.
+        # A new team's shell: none of the tests' settings, and a python3 first on PATH that is not Debian's (as a
+        # version manager's is on the development machines): here Debian's interpreter copied into a prefix of its
+        # own (the standard library linked), whose environments, like such a python's, see none of Debian's Python
+        # packages.
         other_python = work / "other-python"
         (other_python / "bin").mkdir(parents=True)
         shutil.copy(os.path.realpath(sys.executable), other_python / "bin" / "python3")

@@ -58,6 +58,10 @@ ensure_packages test.sh python3-psycopg golang-go golang-github-jackc-pgx-v4-dev
   libpostgresql-jdbc-java
 # Debian's nodejs has no npm (Debian's npm package brings it); a Node.js from elsewhere (NodeSource) does.
 command -v npm >/dev/null || ensure_packages test.sh npm
+# The Python client: its README installs it offline into a virtual environment, built by Debian's hatchling;
+# it takes psycopg2 connections too (Django's and SQLAlchemy's driver), and Django's own; mypy --strict checks it;
+# pytest runs its tests.
+ensure_packages test.sh python3-venv python3-hatchling python3-psycopg2 python3-django mypy python3-pytest
 
 # The tests that build (the bench, the public headers alone) through the compiler cache the build used.
 # shellcheck source=lib/compiler_cache.sh

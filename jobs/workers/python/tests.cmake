@@ -1,7 +1,9 @@
 # The Python client (jobs/workers/python, README.md there): no build step, the package runs from src/.
-# Each unittest module runs in a fresh migrated database of its own (with-database.sh); bytecode goes under
-# the build tree, never into the sources. The install test puts the package into a virtual environment with
-# pip, offline, from a copy of the sources under the build tree.
+# Each test module runs under pytest (Debian's; the tests are unittest cases) in a fresh migrated database of
+# its own (with-database.sh); bytecode goes under the build tree, never into the sources, and pytest keeps no
+# cache there (pyproject.toml). The README's test (tests/test_readme.py) installs the package as the
+# README says, into a virtual environment under the build tree, and runs the README's first run against an empty
+# database and the binary's.
 set(PRESCIENT_PYTHON "/usr/bin/python3" CACHE FILEPATH "The Python with psycopg 3 that runs the Python worker client")
 set(PRESCIENT_PYTHON_CLIENT_DIR "${CMAKE_CURRENT_LIST_DIR}")
 set(PRESCIENT_PYTHON_ENVIRONMENT
@@ -10,15 +12,19 @@ set(PRESCIENT_PYTHON_ENVIRONMENT
     "PYTHONPATH=${PRESCIENT_PYTHON_CLIENT_DIR}/src"
     "PYTHONPYCACHEPREFIX=${PROJECT_BINARY_DIR}/workers/python/pycache")
 
-foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema)
+foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema dead_letters psycopg2 types)
   add_test(NAME workers_python_${module}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
-                   "${PRESCIENT_PYTHON}" -m unittest -v tests.test_${module}
+                   "${PRESCIENT_PYTHON}" -m pytest -v tests/test_${module}.py
            WORKING_DIRECTORY "${PRESCIENT_PYTHON_CLIENT_DIR}")
   set_tests_properties(workers_python_${module} PROPERTIES
                        LABELS workers TIMEOUT 90 ENVIRONMENT "${PRESCIENT_PYTHON_ENVIRONMENT}")
 endforeach()
 
-add_test(NAME workers_python_install COMMAND "${PRESCIENT_PYTHON_CLIENT_DIR}/install-check.sh")
-set_tests_properties(workers_python_install PROPERTIES
-                     LABELS workers TIMEOUT 90 ENVIRONMENT "${PRESCIENT_PYTHON_ENVIRONMENT}")
+add_test(NAME workers_python_readme
+         COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
+                 "${PRESCIENT_PYTHON}" -m pytest -v tests/test_readme.py
+         WORKING_DIRECTORY "${PRESCIENT_PYTHON_CLIENT_DIR}")
+set_tests_properties(workers_python_readme PROPERTIES
+                     LABELS workers TIMEOUT 180
+                     ENVIRONMENT "${PRESCIENT_PYTHON_ENVIRONMENT};PRESCIENT_BINARY=$<TARGET_FILE:prescient_cli>")

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import psycopg
 
 import prescient
+
+
+CLIENT = Path(__file__).resolve().parents[1]  # jobs/workers/python
+
+
+def readme_block(name: str) -> str:
+    """The fenced block right after the README's <!-- readme-check: NAME --> line: code the tests run or check
+    as the README shows it."""
+    found = re.search(rf"^<!-- readme-check: {re.escape(name)} -->\n```\w*\n(.*?)^```$",
+                      (CLIENT / "README.md").read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
+    if found is None:
+        raise AssertionError(f"README.md has no block marked readme-check: {name}")
+    return found.group(1)
 
 
 def database_url() -> str:
@@ -19,6 +36,19 @@ def database_url() -> str:
 
 def connect(*, autocommit: bool = True) -> psycopg.Connection:
     return psycopg.connect(database_url(), autocommit=autocommit)
+
+
+@contextlib.contextmanager
+def empty_database(name: str) -> Iterator[str]:
+    """A database with no schema, on the cluster of the tests' database, dropped after: its URL."""
+    with connect() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield psycopg.conninfo.make_conninfo(database_url(), dbname=name)
+    finally:
+        with connect() as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def declare_worker_class(conn: psycopg.Connection, job_class: str) -> str:

@@ -22,14 +22,8 @@ class SchemaTest(unittest.TestCase):
                         "jobs/workers/python/src/prescient/prescient-bundle.sql differs: run scripts/schema-bundle.sh")
 
     def test_a_new_database_the_binarys_and_a_newer_one(self):
-        name = f"prescient_py_schema_{os.getpid()}"
-        with support.connect() as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name}")
-            admin.execute(f"CREATE DATABASE {name}")
-        try:
-            info = psycopg.conninfo.conninfo_to_dict(support.database_url())
-            info["dbname"] = name
-            with psycopg.connect(**info, autocommit=True) as fresh:
+        with support.empty_database(f"prescient_py_schema_{os.getpid()}") as url:
+            with psycopg.connect(url, autocommit=True) as fresh:
                 made = prescient.migrate(fresh, slot_seconds=30)
                 self.assertIn(prescient.Applied("functions", "072_worker_protocol.sql"), made)
                 self.assertEqual(fresh.execute("SELECT slot_seconds FROM prescient.settings").fetchone(), (30,))
@@ -39,11 +33,8 @@ class SchemaTest(unittest.TestCase):
                 with self.assertRaises(prescient.Refused) as refused:
                     prescient.migrate(fresh)
                 self.assertIn("newer than this bundle knows", refused.exception.reason)
-            with support.connect() as binarys:
-                self.assertEqual(prescient.migrate(binarys), [])
-        finally:
-            with support.connect() as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        with support.connect() as binarys:
+            self.assertEqual(prescient.migrate(binarys), [])
 
 
 class DeclareWorkerClassTest(unittest.TestCase):

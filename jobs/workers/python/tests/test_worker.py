@@ -66,7 +66,10 @@ class WorkerTest(unittest.TestCase):
         for key, error in (("raises", "KeyError: 'missing'"), ("exact", "the CRM said 503")):
             self.assertEqual(settled[ids[key]].outcome, "retried")
             row = support.pending(self.conn, ids[key])
-            self.assertEqual((row["attempts"], row["last_error"]), (1, error))
+            self.assertEqual((row["attempts"], row["last_error"].split("\n")[0]), (1, error))
+        # An exception's traceback follows its line; CheckFailed's text is the error exactly.
+        self.assertIn("\nTraceback (most recent call last):\n", support.pending(self.conn, ids["raises"])["last_error"])
+        self.assertEqual(support.pending(self.conn, ids["exact"])["last_error"], "the CRM said 503")
         self.assertEqual(settled[ids["naive"]].outcome, "retried")
         self.assertIn("a time without a time zone", support.pending(self.conn, ids["naive"])["last_error"])
 
@@ -122,6 +125,41 @@ class WorkerTest(unittest.TestCase):
         self.assertIn("ValueError: the CRM is down", raised[0].getMessage())
         self.assertIsNotNone(raised[0].exc_info)
         self.assertIn("Traceback", logs.output[[r.getMessage() for r in logs.records].index(raised[0].getMessage())])
+        # Kept with the error in the history's last_error; the settlement's own line stays one line.
+        kept = support.pending(self.conn, raises)["last_error"].split("\n")
+        self.assertEqual(kept[:2], ["ValueError: the CRM is down", "Traceback (most recent call last):"])
+        self.assertIn("in handle", "\n".join(kept))
+        self.assertEqual(kept[-1], "ValueError: the CRM is down")
+        [retried] = [r.getMessage() for r in logs.records if "retried at" in r.getMessage()]
+        self.assertNotIn("\n", retried)
+        self.assertTrue(retried.endswith(": ValueError: the CRM is down"), retried)
+
+    def test_a_deep_traceback_is_kept_bounded_its_innermost_frames_and_the_error_last(self):
+        deep = self.schedule("deep")
+        worker = self.worker()
+
+        def dive(depth: int) -> None:
+            if depth == 0:
+                raise ValueError("at the bottom")
+            turn(depth - 1)
+
+        def turn(depth: int) -> None:  # frames that differ in turn: Python's traceback folds only repeats
+            dive(depth)
+
+        worker.handler(self.job)(lambda check: dive(100))
+        self.clock.advance(timedelta(hours=1))
+        with self.assertLogs("prescient.worker", level="WARNING"):
+            worker.drain()
+        kept = support.pending(self.conn, deep)["last_error"]
+        self.assertLessEqual(len(kept.encode()), 4096)
+        lines = kept.split("\n")
+        self.assertEqual(lines[:2], ["ValueError: at the bottom", "Traceback (most recent call last):"])
+        self.assertRegex(lines[2], r"^  \.\.\. \d+ lines left out$")
+        self.assertTrue(lines[3].startswith('  File "'), lines[3])  # whole frames only
+        self.assertEqual(lines[-3:-1], [lines[-3], '    raise ValueError("at the bottom")'])
+        self.assertIn("in dive", lines[-3])
+        self.assertEqual(lines[-1], "ValueError: at the bottom")
+        self.assertNotIn("cut", kept[-40:], "the database cut it: the worker's bound did not hold")
 
     def test_an_answer_the_database_refuses_fails_that_check_only(self):
         results = {"big": "x" * 70_000, "nul": "a\x00b", "small": 1}
@@ -427,6 +465,36 @@ class WorkerTest(unittest.TestCase):
             self.assertEqual(support.pending(self.conn, check_id)["last_error"], "the batch API said 503")
         for check_id in calls[1]:
             self.assertIn("gave 1 answers for 2 checks", support.pending(self.conn, check_id)["last_error"])
+
+    def test_a_handler_declares_its_class_with_its_policy_and_a_runners_class_is_refused(self):
+        job = "declared_by_its_handler"
+        worker = self.worker()
+
+        @worker.handler(job, max_checks=60, max_attempts=2, backoff=timedelta(seconds=30))
+        def handle(check: prescient.Check) -> None:
+            return None
+
+        policy = "SELECT runs_in, max_checks, max_attempts, backoff_seconds FROM prescient.job_class WHERE job = %s"
+        with self.assertLogs("prescient.worker", level="INFO") as logs:
+            self.assertEqual(worker.drain(), [])
+        self.assertIn(f"class {job} added, policy max_checks=60 max_attempts=2 backoff=0:00:30", "\n".join(logs.output))
+        self.assertEqual(self.conn.execute(policy, [job]).fetchone(), ("worker", 60, 2, 30))
+        check = prescient.schedule(self.conn, job, "things", "x", delay=timedelta(hours=1), clock=self.clock).id
+        self.clock.advance(timedelta(hours=1))
+        self.assertEqual([(s.check_id, s.outcome) for s in worker.drain()], [(check, "done")])
+
+        again = self.worker()
+        again.batch_handler(job, declare=True)(lambda checks: [None for _ in checks])  # the policy as it is
+        self.assertEqual(again.drain(), [])
+        self.assertEqual(self.conn.execute(policy, [job]).fetchone(), ("worker", 60, 2, 30))
+
+        runners = self.worker()
+        runners.handler("noop", max_checks=1)(lambda check: None)
+        with self.assertRaises(prescient.Refused) as raised:
+            runners.drain()
+        self.assertIn("is run by the runner", raised.exception.reason)
+        self.assertEqual(self.conn.execute("SELECT max_checks FROM prescient.job_class WHERE job = 'noop'").fetchone(),
+                         (None,))
 
     def test_a_class_that_is_not_a_worker_class_is_refused_at_the_first_take(self):
         worker = self.worker()

@@ -4,12 +4,14 @@ See the README next to this package, and docs/workers.md in the prescient reposi
 """
 
 from .classes import declare_worker_class
+from .dead_letters import retry
 from .enqueue import Rescheduled, Scheduled, cancel, cron_add, reschedule, schedule
-from .errors import CheckFailed, Conflict, LeaseLost, PrescientError, Refused
+from .errors import CheckFailed, Conflict, LeaseLost, NotFound, PrescientError, Refused
 from .schema import Applied, migrate
 from .worker import Check, Done, Settlement, Worker
 
 __all__ = [
-    "Applied", "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "PrescientError", "Refused", "Rescheduled",
-    "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "declare_worker_class", "migrate", "reschedule", "schedule",
+    "Applied", "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "NotFound", "PrescientError", "Refused",
+    "Rescheduled", "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "declare_worker_class", "migrate",
+    "reschedule", "retry", "schedule",
 ]

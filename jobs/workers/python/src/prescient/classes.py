@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import psycopg
-
+from .connection import Connection, rows
 from .errors import translated
 
 
-def declare_worker_class(conn: psycopg.Connection, job: str, *, max_checks: int | None = None,
+def declare_worker_class(conn: Connection, job: str, *, max_checks: int | None = None,
                          max_attempts: int | None = None, backoff: timedelta | None = None,
                          backoff_max: timedelta | None = None, timeout: timedelta | None = None,
                          by: str | None = None) -> str:
@@ -19,8 +18,8 @@ def declare_worker_class(conn: psycopg.Connection, job: str, *, max_checks: int 
     default is 5). Returns ``added`` or ``known``. A runner's class is refused (``Refused``), as is a bad policy
     or name; nothing is written then."""
     with translated():
-        row = conn.execute(
-            "SELECT prescient.declare_worker_class(%s, p_max_checks => %s, p_max_attempts => %s, p_backoff => %s,"
-            " p_backoff_max => %s, p_timeout => %s, p_by => coalesce(%s, current_user))",
-            [job, max_checks, max_attempts, backoff, backoff_max, timeout, by]).fetchone()
-    return row[0]
+        [(declared,)] = rows(
+            conn, "SELECT prescient.declare_worker_class(%s, p_max_checks => %s, p_max_attempts => %s,"
+                  " p_backoff => %s, p_backoff_max => %s, p_timeout => %s, p_by => coalesce(%s, current_user))",
+            [job, max_checks, max_attempts, backoff, backoff_max, timeout, by])
+    return str(declared)

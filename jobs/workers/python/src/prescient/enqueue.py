@@ -3,19 +3,17 @@
 Each function runs one statement on the connection it is given and neither commits nor rolls back: on a
 connection in a transaction it joins that transaction; in autocommit mode it commits at once. A refusal
 aborts the transaction like any failed statement (wrap the call in ``conn.transaction()`` for a savepoint
-if you mean to carry on after one).
+if you mean to carry on after one). The connection is psycopg 3's or psycopg2's (connection.py).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-import psycopg
-from psycopg import sql
-from psycopg.types.json import Jsonb
-
+from .connection import Connection, rows
 from .errors import translated
 
 Clock = Callable[[], datetime]
@@ -37,7 +35,7 @@ class Rescheduled(NamedTuple):
     next_check_at: datetime
 
 
-def schedule(conn: psycopg.Connection, job: str, entity_name: str, entity_key: str, *,
+def schedule(conn: Connection, job: str, entity_name: str, entity_key: str, *,
              at: datetime | None = None, delay: timedelta | None = None, job_key: str | None = None,
              group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
              window: timedelta | None = None, max_wait: timedelta | None = None,
@@ -57,19 +55,18 @@ def schedule(conn: psycopg.Connection, job: str, entity_name: str, entity_key: s
     """
     args: dict[str, Any] = {"p_job": job, "p_entity_name": entity_name, "p_entity_key": entity_key,
                             "p_job_key": job_key, "p_group_key": group_key, "p_on_conflict": on_conflict}
-    _optional(args, p_payload=None if payload is None else Jsonb(payload), p_window=window, p_max_wait=max_wait,
+    _optional(args, p_payload=_json(payload), p_window=window, p_max_wait=max_wait,
               p_dedupe_for=dedupe_for, p_dedupe_outcomes=dedupe_outcomes, p_priority=priority,
               p_traceparent=traceparent, p_tracestate=tracestate, p_by=by)
     if allow_unknown_class:
         args["p_allow_unknown_class"] = True
     at_sql, params = _time_arg(args, at, delay, clock)
-    query = sql.SQL("SELECT * FROM prescient.schedule(p_at => {}, {})").format(at_sql, _named(args))
     with translated(job_key=job_key):
-        row = conn.execute(query, params).fetchone()
+        [row] = rows(conn, f"SELECT * FROM prescient.schedule(p_at => {at_sql}, {_named(args)})", params)
     return Scheduled(*row)
 
 
-def cancel(conn: psycopg.Connection, *, check_id: int | None = None, job_key: str | None = None,
+def cancel(conn: Connection, *, check_id: int | None = None, job_key: str | None = None,
            by: str | None = None, clock: Clock | None = None) -> int | None:
     """Cancels a pending check (by id or by job key): it moves to the history as ``cancelled``.
 
@@ -77,24 +74,23 @@ def cancel(conn: psycopg.Connection, *, check_id: int | None = None, job_key: st
     """
     args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
     _optional(args, p_by=by, p_now=_aware(clock(), "clock()") if clock else None)
-    query = sql.SQL("SELECT prescient.cancel({})").format(_named(args))
     with translated(check_id=check_id, job_key=job_key):
-        return conn.execute(query, args).fetchone()[0]
+        [(cancelled,)] = rows(conn, f"SELECT prescient.cancel({_named(args)})", args)
+    return None if cancelled is None else int(cancelled)
 
 
-def reschedule(conn: psycopg.Connection, *, check_id: int | None = None, job_key: str | None = None,
+def reschedule(conn: Connection, *, check_id: int | None = None, job_key: str | None = None,
                at: datetime | None = None, delay: timedelta | None = None,
                clock: Clock | None = None) -> Rescheduled | None:
     """Moves a pending check (by id or by job key) to another time; None when no such check is pending."""
     args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
     at_sql, params = _time_arg(args, at, delay, clock)
-    query = sql.SQL("SELECT * FROM prescient.reschedule(p_at => {}, {})").format(at_sql, _named(args))
     with translated(check_id=check_id, job_key=job_key):
-        row = conn.execute(query, params).fetchone()
-    return Rescheduled(*row) if row else None
+        found = rows(conn, f"SELECT * FROM prescient.reschedule(p_at => {at_sql}, {_named(args)})", params)
+    return Rescheduled(*found[0]) if found else None
 
 
-def cron_add(conn: psycopg.Connection, schedule_id: str, spec: str, *, job: str | None = None,
+def cron_add(conn: Connection, schedule_id: str, spec: str, *, job: str | None = None,
              time_zone: str | None = None, payload: Any = None, catch_up: str | None = None,
              deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
              options: Mapping[str, Any] | None = None, by: str | None = None, clock: Clock | None = None) -> int:
@@ -104,14 +100,14 @@ def cron_add(conn: psycopg.Connection, schedule_id: str, spec: str, *, job: str 
     its version (1).
     """
     args: dict[str, Any] = {"p_id": schedule_id, "p_spec": spec}
-    _optional(args, p_job=job, p_time_zone=time_zone, p_payload=None if payload is None else Jsonb(payload),
+    _optional(args, p_job=job, p_time_zone=time_zone, p_payload=_json(payload),
               p_catch_up=catch_up, p_deadline_seconds=_whole_seconds(deadline, "deadline"),
               p_window_seconds=_whole_seconds(window, "window"), p_jitter_seconds=_whole_seconds(jitter, "jitter"),
-              p_options=None if options is None else Jsonb(dict(options)), p_by=by,
+              p_options=None if options is None else _json(dict(options)), p_by=by,
               p_now=_aware(clock(), "clock()") if clock else None)
-    query = sql.SQL("SELECT prescient.cron_add({})").format(_named(args))
     with translated():
-        return conn.execute(query, args).fetchone()[0]
+        [(version,)] = rows(conn, f"SELECT prescient.cron_add({_named(args)})", args)
+    return int(version)
 
 
 def _optional(args: dict[str, Any], **given: Any) -> None:
@@ -120,14 +116,21 @@ def _optional(args: dict[str, Any], **given: Any) -> None:
     args.update((name, value) for name, value in given.items() if value is not None)
 
 
-def _named(args: dict[str, Any]) -> sql.Composable:
-    # The names are this module's constants, never user input; the values travel as parameters.
-    return sql.SQL(", ").join(sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name))
-                              for name in args)
+# The SQL type of the arguments whose Python value no driver sends as it: JSON goes as its text.
+_CASTS = {"p_payload": "::jsonb", "p_options": "::jsonb"}
+
+
+def _named(args: dict[str, Any]) -> str:
+    # The names are this module's constants (p_ and a word), never user input; the values travel as parameters.
+    return ", ".join(f"{name} => %({name})s{_CASTS.get(name, '')}" for name in args)
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
 
 
 def _time_arg(args: dict[str, Any], at: datetime | None, delay: timedelta | None,
-              clock: Clock | None) -> tuple[sql.Composable, dict[str, Any]]:
+              clock: Clock | None) -> tuple[str, dict[str, Any]]:
     """The SQL for p_at (the time given, or now plus the delay: the clock's now, else the server's), and the
     parameters of the whole call. Adds p_now to the named arguments when there is a clock."""
     if (at is None) == (delay is None):
@@ -135,10 +138,10 @@ def _time_arg(args: dict[str, Any], at: datetime | None, delay: timedelta | None
     if clock is not None:
         args["p_now"] = _aware(clock(), "clock()")
     if at is not None:
-        return sql.SQL("%(at)s"), {**args, "at": _aware(at, "at")}
+        return "%(at)s", {**args, "at": _aware(at, "at")}
     if clock is not None:
-        return sql.SQL("%(p_now)s + %(delay)s"), {**args, "delay": delay}
-    return sql.SQL("now() + %(delay)s"), {**args, "delay": delay}
+        return "%(p_now)s + %(delay)s", {**args, "delay": delay}
+    return "now() + %(delay)s", {**args, "delay": delay}
 
 
 def _aware(moment: datetime, what: str) -> datetime:

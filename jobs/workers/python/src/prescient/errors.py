@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 
@@ -28,12 +29,26 @@ class Refused(PrescientError):
 
 
 class Conflict(PrescientError):
-    """A pending check already holds the job key (SQLSTATE PR409) and on_conflict was "error"."""
+    """A pending check already holds the job key, or is the check itself (SQLSTATE PR409): on_conflict was
+    "error", or a retry found the check pending already. ``existing_id`` is the holder's id when the database
+    names it; ``check_id`` the check the call was about, if it was about one."""
 
-    def __init__(self, reason: str, *, job_key: str | None, existing_id: int | None):
+    def __init__(self, reason: str, *, job_key: str | None, existing_id: int | None,
+                 check_id: int | None = None):
         self.reason = reason
         self.job_key = job_key
         self.existing_id = existing_id
+        self.check_id = check_id
+        super().__init__(reason)
+
+
+class NotFound(PrescientError):
+    """The database has no row the call could act on (SQLSTATE PR404): a retry of a check with no failure in
+    the history. Nothing was written."""
+
+    def __init__(self, reason: str, *, check_id: int | None = None):
+        self.reason = reason
+        self.check_id = check_id
         super().__init__(reason)
 
 
@@ -67,15 +82,32 @@ def _about(check_id: int | None, job_key: str | None) -> str:
 
 @contextlib.contextmanager
 def translated(*, check_id: int | None = None, job_key: str | None = None) -> Iterator[None]:
-    """Turns the database's refusals (PR400, PR409) into this package's exceptions; others pass unchanged."""
+    """Turns the database's refusals (PR400, PR404, PR409) into this package's exceptions, from psycopg 3 or
+    psycopg2 (or a framework's error wrapping one, as Django's does); others pass unchanged."""
     try:
         yield
-    except psycopg.Error as e:
-        reason = (e.diag.message_primary if e.diag else None) or str(e)
-        if e.sqlstate == "PR400":
+    except Exception as e:
+        error = _driver_error(e)
+        if error is None:
+            raise
+        sqlstate = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+        reason = (error.diag.message_primary if getattr(error, "diag", None) else None) or str(error)
+        if sqlstate == "PR400":
             raise Refused(reason, check_id=check_id, job_key=job_key) from e
-        if e.sqlstate == "PR409":
+        if sqlstate == "PR409":
             # The database names the holder as "(id N)": the caller may want to look at it.
             found = re.search(r"\(id (\d+)\)", reason)
-            raise Conflict(reason, job_key=job_key, existing_id=int(found.group(1)) if found else None) from e
+            raise Conflict(reason, job_key=job_key, existing_id=int(found.group(1)) if found else None,
+                           check_id=check_id) from e
+        if sqlstate == "PR404":
+            raise NotFound(reason, check_id=check_id) from e
         raise
+
+
+def _driver_error(error: BaseException) -> Any:
+    """The driver's error with a SQLSTATE (psycopg 3 names it sqlstate, psycopg2 pgcode): the error itself, or
+    the one a framework raised it from; None for any other exception."""
+    for candidate in (error, error.__cause__):
+        if isinstance(candidate, psycopg.Error) or getattr(candidate, "pgcode", None):
+            return candidate
+    return None

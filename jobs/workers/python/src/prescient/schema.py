@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import psycopg
 
@@ -29,7 +30,7 @@ def bundle() -> str:
     return resources.files(__package__).joinpath("prescient-bundle.sql").read_text(encoding="utf-8")
 
 
-def migrate(conn: psycopg.Connection, slot_seconds: int | None = None) -> list[Applied]:
+def migrate(conn: psycopg.Connection[Any], slot_seconds: int | None = None) -> list[Applied]:
     """Creates or upgrades the schema on ``conn`` (not in a transaction), in one transaction of its own.
 
     ``slot_seconds``: the slot resolution of a new database (None: 60); on an existing one it must match, or be

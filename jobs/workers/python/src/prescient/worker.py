@@ -16,6 +16,7 @@ import signal
 import socket
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from typing import Any
 
 import psycopg
 
+from .classes import declare_worker_class
+from .connection import Connection, rows
 from .errors import CheckFailed, LeaseLost, Refused, translated
 
 log = logging.getLogger("prescient.worker")
@@ -39,6 +42,9 @@ DEFAULT_BATCH_SIZE = 1000
 # Without a fixed prefetch, the worker holds ahead what its threads are expected to start within this time (by
 # the handlers' measured times): for quick handlers a batch, for slow ones a check per thread.
 PREFETCH_SECONDS = 0.5
+# What the database keeps of an error text (docs/workers.md, "fail"): it cuts a longer one at the end, where a
+# traceback's innermost frames are, so the worker leaves out the outermost frames instead.
+ERROR_TEXT_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -63,10 +69,10 @@ class Check:
     last_error: str | None
     traceparent: str | None = None
     tracestate: str | None = None
-    _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
-    _lease: _Lease | None = field(default=None, repr=False, compare=False)
+    _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False, kw_only=True)
+    _lease: _Lease | None = field(default=None, repr=False, compare=False, kw_only=True)
     # The worker's clock (None: the real one), the base of a timedelta answer.
-    _clock: Callable[[], datetime] | None = field(default=None, repr=False, compare=False)
+    _clock: Callable[[], datetime] | None = field(default=None, repr=False, compare=False, kw_only=True)
 
     @property
     def lease_lost(self) -> bool:
@@ -74,7 +80,7 @@ class Check:
         will be refused. A long handler may look at it to give up early."""
         return self._lost.is_set()
 
-    def complete_in(self, conn: Any, answer: Any = None) -> Settlement:
+    def complete_in(self, conn: Connection, answer: Any = None) -> Settlement:
         """Settles this check on the application's connection, in its transaction: the handler's writes and
         the settlement commit together, or neither does (effects exactly once). ``answer`` is what a handler
         may return: None (done), an aware datetime (look again then), a timedelta (look again that long from
@@ -89,7 +95,7 @@ class Check:
                         " FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[], %s::timestamptz[],"
                         " %s::jsonb[], %s::timestamptz) AS s", [next_at], [result_json])
 
-    def fail_in(self, conn: Any, error: str) -> Settlement:
+    def fail_in(self, conn: Connection, error: str) -> Settlement:
         """Fails this check with ``error`` on the application's connection, in its transaction (as
         complete_in): retried with the class's backoff, or a dead letter once its attempts are used up."""
         return self._lease_or_refuse().settle(
@@ -143,11 +149,11 @@ class _Lease:
         # commits: once it has, the lease is gone and a later one answers lease_lost.
         self.in_transaction: list[tuple[str, Settlement]] = []
 
-    def settle(self, conn: Any, check: Check, query: str, *per_check: list[Any]) -> Settlement:
+    def settle(self, conn: Connection, check: Check, query: str, *per_check: list[Any]) -> Settlement:
         self.settling = True
         params = [self.worker, [check.id], [self.token], *per_check, self.clock() if self.clock else None]
         with translated(check_id=check.id):
-            [row] = conn.execute(query, params).fetchall()
+            [row] = rows(conn, query, params)
         settlement = Settlement(*row[:4])
         self.in_transaction.append((row[4], settlement))
         settlement.raise_if_lease_lost()
@@ -174,6 +180,12 @@ class _Held:
     @property
     def key(self) -> tuple[int, int]:
         return self.check.id, self.token
+
+    @property
+    def lease(self) -> _Lease:
+        """The lease the worker took the check under (a taken check always has one)."""
+        assert self.check._lease is not None
+        return self.check._lease
 
 
 class Worker:
@@ -208,6 +220,8 @@ class Worker:
         self.clock = clock
         self._handlers: dict[str, Handler] = {}
         self._batch_handlers: dict[str, BatchHandler] = {}
+        # The classes declared by this worker on each connection, with the policy fields their handlers gave.
+        self._policies: dict[str, dict[str, Any]] = {}
         self._stopping = threading.Event()
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
@@ -233,28 +247,49 @@ class Worker:
 
     # ---- registration and control ------------------------------------------------------------------
 
-    def handler(self, job_class: str) -> Callable[[Handler], Handler]:
-        """Registers the decorated function as the handler of a worker class."""
+    def handler(self, job_class: str, *, declare: bool = False, max_checks: int | None = None,
+                max_attempts: int | None = None, backoff: timedelta | None = None,
+                backoff_max: timedelta | None = None, timeout: timedelta | None = None) -> Callable[[Handler], Handler]:
+        """Registers the decorated function as the handler of a worker class.
+
+        With ``declare=True`` or a policy field, the worker declares the class itself once connected (as
+        ``declare_worker_class``: a worker class unless it is one, the fields given set, the others left as
+        they are; a runner's class is refused, ``Refused`` from ``run()``/``drain()``). ``max_checks``: how
+        many times a check may ask to be looked at again, 5 by default (0: no limit)."""
 
         def register(function: Handler) -> Handler:
             self._batch_handlers.pop(job_class, None)
             self._handlers[job_class] = function
             return function
 
+        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
+                      backoff_max=backoff_max, timeout=timeout)
         return register
 
-    def batch_handler(self, job_class: str) -> Callable[[BatchHandler], BatchHandler]:
+    def batch_handler(self, job_class: str, *, declare: bool = False, max_checks: int | None = None,
+                      max_attempts: int | None = None, backoff: timedelta | None = None,
+                      backoff_max: timedelta | None = None,
+                      timeout: timedelta | None = None) -> Callable[[BatchHandler], BatchHandler]:
         """Registers the decorated function as the batch handler of a worker class: it gets a list of up to
         ``batch_size`` checks of the class in one call, and returns one answer per check, in their order (a
         handler's answer, or an exception instance to fail that check). If it raises, every check of the
-        call fails with its error."""
+        call fails with its error. ``declare`` and the policy fields as for ``handler``."""
 
         def register(function: BatchHandler) -> BatchHandler:
             self._handlers.pop(job_class, None)
             self._batch_handlers[job_class] = function
             return function
 
+        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
+                      backoff_max=backoff_max, timeout=timeout)
         return register
+
+    def _declare(self, job_class: str, declare: bool, **policy: Any) -> None:
+        given = {field: value for field, value in policy.items() if value is not None}
+        if declare or given:
+            self._policies[job_class] = given
+        else:
+            self._policies.pop(job_class, None)
 
     @property
     def classes(self) -> list[str]:
@@ -327,7 +362,7 @@ class Worker:
         log.log(level, "worker %s stopped", self.name)
         return settled
 
-    def _cycle(self, conn: psycopg.Connection, settled: list[Settlement], until_idle: bool) -> bool:
+    def _cycle(self, conn: psycopg.Connection[Any], settled: list[Settlement], until_idle: bool) -> bool:
         """One turn of the loop; True when the loop should end (stopping, or idle in drain mode)."""
         settled += self._settle(conn)
         if self._stopping.is_set():
@@ -364,10 +399,10 @@ class Worker:
         expected = int(self.concurrency * PREFETCH_SECONDS / max(self._check_seconds, 1e-6))
         return max(self.concurrency, min(self.batch_size, expected))
 
-    def _finish(self, conn: psycopg.Connection | None, settled: list[Settlement]) -> None:
+    def _finish(self, conn: psycopg.Connection[Any] | None, settled: list[Settlement]) -> None:
         """A graceful stop: gives back what was taken and not started, lets running handlers finish within
         the grace period (with heartbeats, settling their answers), and leaves the rest to their leases."""
-        unstarted = []
+        unstarted: list[_Held] = []
         while True:
             try:
                 item = self._queued.get_nowait()
@@ -377,9 +412,9 @@ class Worker:
                 unstarted += (self._held.pop(held.key) for held in item)
         if unstarted and conn is not None:
             try:
-                count = conn.execute("SELECT prescient.worker_release(%s, %s::bigint[], %s::bigint[])",
-                                     [self.name, [h.check.id for h in unstarted],
-                                      [h.token for h in unstarted]]).fetchone()[0]
+                [(count,)] = conn.execute("SELECT prescient.worker_release(%s, %s::bigint[], %s::bigint[])",
+                                          [self.name, [h.check.id for h in unstarted],
+                                           [h.token for h in unstarted]]).fetchall()
                 log.info("worker %s: released %d checks not started: %s", self.name, count,
                          _ids(h.check.id for h in unstarted))
             except psycopg.Error as e:
@@ -403,8 +438,15 @@ class Worker:
 
     # ---- the calls ----------------------------------------------------------------------------------
 
-    def _connect(self) -> psycopg.Connection:
+    def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self.conninfo, autocommit=True)
+        try:
+            for job_class, policy in self._policies.items():
+                log.info("worker %s: class %s %s, policy %s", self.name, job_class,
+                         declare_worker_class(conn, job_class, **policy), _policy_text(policy))
+        except BaseException:
+            conn.close()
+            raise
         conn.add_notify_handler(self._on_notify)
         conn.execute("LISTEN prescient_worker")
         return conn
@@ -412,7 +454,7 @@ class Worker:
     def _now(self) -> datetime | None:
         return self.clock() if self.clock is not None else None
 
-    def _take(self, conn: psycopg.Connection, places: int) -> int:
+    def _take(self, conn: psycopg.Connection[Any], places: int) -> int:
         with translated():
             rows = conn.execute(
                 "SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,"
@@ -440,7 +482,7 @@ class Worker:
         log.debug("worker %s took %s", self.name, _ids(row[0] for row in rows))
         return len(rows)
 
-    def _settle(self, conn: psycopg.Connection) -> list[Settlement]:
+    def _settle(self, conn: psycopg.Connection[Any]) -> list[Settlement]:
         """Sends the answers that are ready: one worker_complete and one worker_fail for all of them."""
         answered = []
         while self._answered:
@@ -451,7 +493,7 @@ class Worker:
         self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
         try:
             settled_by_handlers = self._settled_in_transaction(
-                conn, [h for h in answered if h.check._lease.in_transaction])
+                conn, [h for h in answered if h.lease.in_transaction])
             answered = [h for h in answered if h.key in self._held]
             completed = [h for h in answered if h.error is None]
             failed = [h for h in answered if h.error is not None]
@@ -466,21 +508,21 @@ class Worker:
             del self._held[held.key]
         return settled_by_handlers + settled
 
-    def _settled_in_transaction(self, conn: psycopg.Connection, answered: list[_Held]) -> list[Settlement]:
+    def _settled_in_transaction(self, conn: psycopg.Connection[Any], answered: list[_Held]) -> list[Settlement]:
         """Of the checks whose handlers settled them in their own transactions, lets go (unheld, no call of
         its own) of each whose settlement committed, or whose lease was lost, and returns what became of them.
         A settlement that did not commit (its transaction, or the savepoint it was made in, rolled back)
         leaves the check held, with the handler's error, or a failure saying so, as its answer."""
         settled = []
-        probed = []  # (held, transaction id, settlement) of each settlement made and not refused
+        probed: list[tuple[_Held, str, Settlement]] = []  # of each settlement made and not refused
         for held in answered:
-            lost = held.check._lease.lost
+            lost = held.lease.lost
             if lost is not None:  # the handler was told (LeaseLost): the check is not this worker's any more
                 settled.append(lost)
                 self._log_settlement(held.check, lost)
                 del self._held[held.key]
             else:
-                probed += ((held, xact, s) for xact, s in held.check._lease.in_transaction if s.outcome != "refused")
+                probed += ((held, xact, s) for xact, s in held.lease.in_transaction if s.outcome != "refused")
         if not probed:
             return settled
         # Whether each settlement's transaction committed, and whether the check is still leased to this
@@ -512,7 +554,7 @@ class Worker:
                               "transaction, or the savepoint it was made in, rolled back, or the database refused it)")
         return settled
 
-    def _complete(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
+    def _complete(self, conn: psycopg.Connection[Any], answers: list[_Held]) -> list[Settlement]:
         if not answers:
             return []
         try:
@@ -532,7 +574,7 @@ class Worker:
             held.error = f"the answer was refused: {reason}"
             return self._fail(conn, [held])
 
-    def _fail(self, conn: psycopg.Connection, answers: list[_Held]) -> list[Settlement]:
+    def _fail(self, conn: psycopg.Connection[Any], answers: list[_Held]) -> list[Settlement]:
         if not answers:
             return []
         with translated():
@@ -540,14 +582,14 @@ class Worker:
                 conn, "SELECT * FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
                       " %s::timestamptz)", answers, [h.error for h in answers])
 
-    def _settle_call(self, conn: psycopg.Connection, query: str, answers: list[_Held],
+    def _settle_call(self, conn: psycopg.Connection[Any], query: str, answers: list[_Held],
                      *per_check: list[Any]) -> list[Settlement]:
         params = [self.name, [h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
         return [Settlement(*row) for row in conn.execute(query, params).fetchall()]
 
-    def _extend_if_due(self, conn: psycopg.Connection) -> None:
+    def _extend_if_due(self, conn: psycopg.Connection[Any]) -> None:
         """The heartbeat: every lease/3, one worker_extend for every check whose handler still runs."""
-        running = [h for h in self._held.values() if not h.check._lost.is_set() and not h.check._lease.settling]
+        running = [h for h in self._held.values() if not h.check._lost.is_set() and not h.lease.settling]
         if not self.heartbeat or not running or time.monotonic() < self._next_heartbeat:
             return
         self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
@@ -557,23 +599,23 @@ class Worker:
                 [self.name, [h.check.id for h in running], [h.token for h in running], self.lease_seconds,
                  self._now()]).fetchall()
         for held, (check_id, refusal) in zip(running, rows):
-            if refusal is not None and not held.check._lease.settling:  # else settled meanwhile, in its handler
+            if refusal is not None and not held.lease.settling:  # else settled meanwhile, in its handler
                 held.check._lost.set()
                 log.warning("%s: heartbeat refused, lease lost: %s", _about(held.check), refusal)
 
-    def _until_due(self, conn: psycopg.Connection) -> float:
+    def _until_due(self, conn: psycopg.Connection[Any]) -> float:
         """Seconds until a check of these classes may be taken, on the database's clock (or the pinned
         one), at most a minute."""
         now = self._now()
         with translated():
-            seconds = conn.execute(
+            [(seconds,)] = conn.execute(
                 "SELECT extract(epoch FROM prescient.worker_next_due(%s::text[], %s::timestamptz)"
                 " - coalesce(%s::timestamptz, clock_timestamp()))::float8",
-                [self.classes, now, now]).fetchone()[0]
+                [self.classes, now, now]).fetchall()
         if seconds is None:
             return MAX_SLEEP_SECONDS
         if seconds > 0:
-            return min(MAX_SLEEP_SECONDS, seconds)
+            return min(MAX_SLEEP_SECONDS, float(seconds))
         # Due, yet the take got nothing. Once, it came due between the take and this look: take again at
         # once. Twice, it is held back (its group's first check is leased elsewhere): look again in a second.
         if not self._due_but_not_taken:
@@ -588,7 +630,7 @@ class Worker:
 
     # ---- waiting and waking -------------------------------------------------------------------------
 
-    def _wait(self, conn: psycopg.Connection | None, timeout: float) -> None:
+    def _wait(self, conn: psycopg.Connection[Any] | None, timeout: float) -> None:
         """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
         if self._notified or self._answered:
             self._notified = False
@@ -681,9 +723,10 @@ class Worker:
                 _take_error(held, e)
             return
         for held, answer in zip(call, answers):
+            if isinstance(answer, BaseException):  # its traceback, if it has one, is where it was raised
+                _take_error(held, answer)
+                continue
             try:
-                if isinstance(answer, BaseException):
-                    raise answer
                 _take_answer(held, answer)
             except BaseException as e:  # noqa: BLE001 - a bad answer fails its own check
                 _take_error(held, e)
@@ -693,32 +736,62 @@ class Worker:
         if s.outcome == "lease_lost":
             log.warning("%s: lease lost, not settled: %s", about, s.last_error)
         elif s.outcome == "rescheduled":
-            log.info("%s rescheduled to %s", about, s.next_check_at.isoformat())
+            log.info("%s rescheduled to %s", about, _when(s.next_check_at))
         elif s.outcome == "done":
             log.info("%s done", about)
         elif s.outcome == "retried":
-            log.warning("%s failed, retried at %s: %s", about, s.next_check_at.isoformat(), s.last_error)
+            log.warning("%s failed, retried at %s: %s", about, _when(s.next_check_at), _first_line(s.last_error))
         else:
-            log.warning("%s %s: %s", about, s.outcome, s.last_error)
+            log.warning("%s %s: %s", about, s.outcome, _first_line(s.last_error))
 
 
 def _take_answer(held: _Held, answer: Any) -> None:
-    if held.check._lease.in_transaction:
+    if held.lease.in_transaction:
         return  # the handler answered in its transaction (complete_in, fail_in): what it returns is not read
     held.next_at, held.result_json = _read_answer(held.check, answer)
 
 
 def _take_error(held: _Held, error: BaseException) -> None:
-    """A handler's exception as its check's error: CheckFailed's text exactly, another as "Type: message"."""
+    """A handler's exception as its check's error: CheckFailed's text exactly, another as "Type: message" and,
+    on the lines after it, its traceback (bounded: _with_traceback)."""
     held.raised = True
     if isinstance(error, CheckFailed):
         held.error = _sendable(str(error))
     else:
-        held.error = _sendable(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+        summary = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        held.error = _sendable(_with_traceback(summary, error))
         # An exception nobody meant: its traceback where an operator looks (CheckFailed is a deliberate
         # failure, which the settlement's line says; LeaseLost is logged where the lease was lost).
         if not isinstance(error, LeaseLost):
-            log.warning("%s: the handler raised %s", _about(held.check), held.error, exc_info=error)
+            log.warning("%s: the handler raised %s", _about(held.check), _sendable(summary), exc_info=error)
+
+
+def _with_traceback(summary: str, error: BaseException) -> str:
+    """The summary line, then the exception's traceback as Python prints it, within ERROR_TEXT_BYTES: when it
+    is longer, its first line and as many of its last lines (the innermost frames, the exception) as fit, with
+    a line saying how many were left out between. An exception never raised has no traceback: the summary."""
+    if error.__traceback__ is None:
+        return summary
+    lines = "".join(traceback.format_exception(error)).rstrip("\n").splitlines()
+    text = "\n".join([summary, *lines])
+    if len(text.encode()) <= ERROR_TEXT_BYTES:
+        return text
+    head = [summary, lines[0]]
+    budget = ERROR_TEXT_BYTES - len("\n".join(head).encode()) - len(f"\n  ... {len(lines)} lines left out".encode())
+    kept: list[str] = []
+    for line in reversed(lines[1:]):
+        budget -= len(line.encode()) + 1
+        if budget < 0:
+            break
+        kept.insert(0, line)
+    while kept and kept[0].startswith("    "):  # a frame's source line whose "File" line was left out
+        kept.pop(0)
+    return "\n".join([*head, f"  ... {len(lines) - 1 - len(kept)} lines left out", *kept])
+
+
+def _first_line(text: str | None) -> str | None:
+    """An error's first line, for a log line of its own (a traceback follows it in the history)."""
+    return None if text is None else text.split("\n", 1)[0]
 
 
 def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None]:
@@ -743,6 +816,14 @@ def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None
 def _sendable(text: str) -> str:
     """Error text PostgreSQL accepts: no NUL, valid UTF-8 (a lone surrogate is escaped)."""
     return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _policy_text(policy: dict[str, Any]) -> str:
+    return " ".join(f"{field}={value}" for field, value in policy.items()) or "as it was"
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.isoformat() if moment is not None else "no time"
 
 
 def _about(check: Check) -> str:

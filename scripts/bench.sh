@@ -111,7 +111,8 @@ median_min_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR +
 workers_build=$PRESCIENT_BUILD_DIR/workers
 if wanted workers; then
   ensure_packages bench.sh golang-go golang-github-jackc-pgx-v4-dev python3-psycopg openjdk-17-jdk-headless \
-    libpostgresql-jdbc-java nodejs npm
+    libpostgresql-jdbc-java nodejs
+  command -v npm >/dev/null || ensure_packages bench.sh npm  # Debian's nodejs comes without it; NodeSource's with
   PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/go/build.sh" >/dev/null
   PRESCIENT_WORKERS_BUILD_DIR=$workers_build "$repo/jobs/workers/java/build.sh" >/dev/null
   "$repo/jobs/workers/node/build.sh" "$workers_build/node" >/dev/null

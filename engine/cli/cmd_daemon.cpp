@@ -5,6 +5,7 @@
 #include "prescient/daemon.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/queue_stats.hpp"
+#include "prescient/retention.hpp"
 #include "prometheus_metrics.hpp"
 #include "reload.hpp"
 #include "runner_options.hpp"
@@ -79,6 +80,8 @@ int run_daemon(const Invocation& in) {
   }
   // The figures stats, metrics and the dashboard read; one daemon of all counts them at a time.
   const FiguresRefresher figures(options.database_url, clock);
+  // The retention prescient.settings sets, applied hourly when this daemon's role may drop (the owner's).
+  const RetentionKeeper retention(options.database_url, clock);
   signals.start(
       [&](int received) {
         spdlog::info("runner {}: received {}, finishing the batch in hand", options.runner_id,

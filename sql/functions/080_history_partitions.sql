@@ -3,8 +3,10 @@
 -- timeline of runs, check_run (sql/0035): its months are the history's, made, dropped and purged with them.
 -- * One partition per month, named job_history_YYYY_MM (and check_run_YYYY_MM), created ahead of time by
 --   ensure_history_partitions(): by `prescient migrate`, the daemon (hourly) and run-slot/sweep.
--- * `prescient purge --history` drops the months wholly before its cut-off (drop_history_partition) and
---   deletes the older rows of the month it falls in (purge_history_rows).
+-- * Retention (the daemon of the schema owner, by prescient.settings' retention; `prescient purge`) drops
+--   the months wholly before its cut-off (drop_history_partition) and deletes the older rows of the month
+--   it falls in (purge_history_rows). Dead letters (failed, never retried) are not among them: a dropped
+--   month's move to the default partition, and only purge_dead_letters deletes them.
 -- * job_history_default takes a row whose month has no partition yet (a runner never fails for want of
 --   one); ensure_history_partitions() moves such rows into the month's partition when it creates it.
 
@@ -86,27 +88,41 @@ CREATE OR REPLACE FUNCTION prescient.history_partitions()
   END;
 
 -- Retention, whole months: drops the monthly partition p_name of job_history (and the month's partition of
--- check_run) and returns how many history rows it held. Its rows are counted before the drop, so job_history is locked exclusively only for the
--- drop itself; a lock not granted within 2 s fails the call rather than queue settlements behind it.
+-- check_run) and returns how many history rows went. Its dead letters (failed, never retried) are kept: read
+-- first, put back after the drop, into the default partition (no month holds them any more; only a
+-- partition made again for that month would take them back). Rows are read before the drop, so
+-- job_history is locked exclusively only for the drop itself; a lock not granted within 2 s fails the
+-- call rather than queue settlements behind it. The default partition is locked first, as
+-- ensure_history_partitions locks it before job_history: the same order, no deadlock between the two.
 CREATE OR REPLACE FUNCTION prescient.drop_history_partition(p_name text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
+  v_month record;
   v_rows bigint;
+  v_kept prescient.job_history[];
 BEGIN
-  IF NOT EXISTS (SELECT FROM prescient.history_partitions() p WHERE p.name = p_name AND p.starts_at IS NOT NULL) THEN
+  SELECT p.starts_at, p.ends_at INTO v_month
+    FROM prescient.history_partitions() p WHERE p.name = p_name AND p.starts_at IS NOT NULL;
+  IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('%L is not a monthly partition of job_history', p_name);
   END IF;
   EXECUTE format('SELECT count(*) FROM prescient.%I', p_name) INTO v_rows;
+  -- Through the partial index job_history_dead_letter, pruned to the month.
+  SELECT coalesce(array_agg(h), '{}') INTO v_kept FROM prescient.job_history h
+   WHERE prescient.dead_letter(h.outcome, h.retried)
+     AND h.finished_at >= v_month.starts_at AND h.finished_at < v_month.ends_at;
   PERFORM set_config('lock_timeout', '2s', true);
+  LOCK TABLE prescient.job_history_default IN ROW EXCLUSIVE MODE;
   EXECUTE format('DROP TABLE prescient.%I', p_name);
   -- The month's runs go with it (the timeline of a check outlives no history of the same month).
   EXECUTE format('DROP TABLE IF EXISTS prescient.%I', 'check_run_' || substr(p_name, 13));
-  RETURN v_rows;
+  INSERT INTO prescient.job_history SELECT * FROM unnest(v_kept);
+  RETURN v_rows - cardinality(v_kept);
 END $$;
 
 -- Retention, row by row: deletes up to p_limit history rows finished before p_before from the
--- partitions that begin before it (the month the cut-off falls in, the default partition), and
--- returns how many. (The runs of check_run before it are purged apart, db/retention.cpp.) Rows are found by their address within each partition: history rows are never
--- updated, so an address found here is still that row.
+-- partitions that begin before it (the month the cut-off falls in, the default partition), dead letters
+-- excepted, and returns how many. (The runs of check_run before it are purged apart, db/retention.cpp.)
+-- Rows are found by their address within each partition, in the statement that deletes them.
 CREATE OR REPLACE FUNCTION prescient.purge_history_rows(p_before timestamptz, p_limit integer) RETURNS bigint
   LANGUAGE plpgsql AS $$
 DECLARE
@@ -118,12 +134,37 @@ BEGIN
   LOOP
     EXIT WHEN v_total >= p_limit;
     EXECUTE format('WITH gone AS (DELETE FROM prescient.%1$I WHERE ctid = ANY (ARRAY('
-                   '  SELECT ctid FROM prescient.%1$I WHERE finished_at < $1 LIMIT $2)) RETURNING 1)'
+                   '  SELECT ctid FROM prescient.%1$I WHERE finished_at < $1'
+                   '     AND NOT prescient.dead_letter(outcome, retried) LIMIT $2)) RETURNING 1)'
                    ' SELECT count(*) FROM gone', v_name)
       INTO v_gone USING p_before, p_limit - v_total;
     v_total := v_total + v_gone;
   END LOOP;
   RETURN v_total;
 END $$;
-REVOKE EXECUTE ON FUNCTION prescient.drop_history_partition(text), prescient.purge_history_rows(timestamptz, integer)
-  FROM PUBLIC;
+
+-- Retention of dead letters (settings.dead_letter_retention_seconds, or `purge --dead-letters`): deletes up
+-- to p_limit failures never retried that finished before p_before, found through the partial index
+-- job_history_dead_letter; returns how many.
+CREATE OR REPLACE FUNCTION prescient.purge_dead_letters(p_before timestamptz, p_limit integer) RETURNS bigint
+  LANGUAGE sql
+  BEGIN ATOMIC
+    WITH gone AS (
+      DELETE FROM prescient.job_history h
+       WHERE (h.tableoid, h.ctid) IN (SELECT d.tableoid, d.ctid FROM prescient.job_history d
+                                       WHERE prescient.dead_letter(d.outcome, d.retried) AND d.finished_at < p_before
+                                       LIMIT p_limit)
+      RETURNING 1)
+    SELECT count(*) FROM gone;
+  END;
+REVOKE EXECUTE ON FUNCTION prescient.drop_history_partition(text), prescient.purge_history_rows(timestamptz, integer),
+  prescient.purge_dead_letters(timestamptz, integer) FROM PUBLIC;
+
+-- Whether the session's role may drop history partitions (it owns job_history, or is a member of the role
+-- that does): only such a role applies retention. Runners make partitions (ensure_history_partitions runs as
+-- the owner) but may not drop them.
+CREATE OR REPLACE FUNCTION prescient.may_drop_history() RETURNS boolean LANGUAGE sql STABLE
+  BEGIN ATOMIC
+    SELECT pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE') FROM pg_catalog.pg_class c
+     WHERE c.oid = 'prescient.job_history'::regclass;
+  END;

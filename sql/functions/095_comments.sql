@@ -17,6 +17,9 @@ COMMENT ON COLUMN prescient.settings.job_timeout_seconds IS 'The default time on
 COMMENT ON COLUMN prescient.settings.created_at IS 'When the schema was created (the first migrate).';
 COMMENT ON COLUMN prescient.settings.max_payload_bytes IS 'The largest payload a check or a schedule may carry, in bytes of JSON as PostgreSQL prints it (payload::text); a bigger one is refused at every enqueue (PR400). 2 MiB unless set.';
 COMMENT ON COLUMN prescient.settings.workers_may_pin_clock IS 'Whether a worker''s calls may pin the clock (p_now): for test databases only. Off, a worker runs on the server''s clock and a p_now is refused (docs/workers.md, "What a worker may do"). The roles cannot write it.';
+COMMENT ON COLUMN prescient.settings.history_retention_seconds IS 'How long history rows, the checks'' timelines (check_run) and flow limits'' deferrals are kept: older ones are removed hourly by the schema owner''s daemon (whole months dropped) or prescient purge --retention. Dead letters stay (dead_letter_retention_seconds). Null: kept for ever.';
+COMMENT ON COLUMN prescient.settings.dead_letter_retention_seconds IS 'How long dead letters (failed, never retried) are kept; null: kept for ever, whatever history_retention_seconds says.';
+COMMENT ON COLUMN prescient.settings.event_retention_seconds IS 'How long events stay in the outbox (by emitted_at); null: kept for ever. Longer than the slowest reader may lag.';
 
 -- future_job
 COMMENT ON TABLE prescient.future_job IS
@@ -54,7 +57,7 @@ COMMENT ON COLUMN prescient.future_job.collect_pending_at IS 'The time collect_p
 
 -- job_history
 COMMENT ON TABLE prescient.job_history IS
-  'Every finished check, one row a settlement: the timeline of each check, with how it ended. Partitioned by month of finished_at, so purge drops whole months. A failed row not retried is a dead letter.';
+  'Every finished check, one row a settlement: the timeline of each check, with how it ended. Partitioned by month of finished_at, so retention drops whole months. A failed row not retried is a dead letter, kept by retention unless dead_letter_retention_seconds is set.';
 COMMENT ON COLUMN prescient.job_history.history_id IS 'The row''s own id, in the order rows were written.';
 COMMENT ON COLUMN prescient.job_history.id IS 'The check''s id (future_job.id): a retried check has several rows under one id.';
 COMMENT ON COLUMN prescient.job_history.job IS 'The check''s job class.';
@@ -254,7 +257,7 @@ COMMENT ON COLUMN prescient.flow_lease.key_value IS 'The key value.';
 COMMENT ON COLUMN prescient.flow_lease.check_id IS 'The admitted check (future_job.id).';
 
 COMMENT ON TABLE prescient.flow_deferral IS
-  'Each time a limit held a check back: when, why and until when. A check''s first deferral by a limit is recorded, not every look again while it waits. prescient show lists a check''s deferrals; purge --history removes old ones.';
+  'Each time a limit held a check back: when, why and until when. A check''s first deferral by a limit is recorded, not every look again while it waits. prescient show lists a check''s deferrals; retention removes them with the history.';
 COMMENT ON COLUMN prescient.flow_deferral.check_id IS 'The deferred check (future_job.id, then job_history.id).';
 COMMENT ON COLUMN prescient.flow_deferral.deferred_at IS 'When it was held back.';
 COMMENT ON COLUMN prescient.flow_deferral.limit_name IS 'The limit that held it back.';

@@ -291,7 +291,34 @@ TEST_CASE("purge --history drops whole old months and keeps the recent rows; it 
   CHECK(json::parse(left.out).size() == 5);
   const ProcessResult nothing = run_prescient(with_db({"purge", "--older-than", "30d"}, url));
   CHECK(nothing.exit_code == 2);
-  CHECK_THAT(nothing.err, Catch::Contains("--history and/or --events"));
+  CHECK_THAT(nothing.err, Catch::Contains("--history, --dead-letters and/or --events"));
+  const ProcessResult both = run_prescient(with_db({"purge", "--older-than", "30d", "--retention"}, url));
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Catch::Contains("--retention takes its cut-offs from prescient.settings"));
+}
+
+TEST_CASE("purge keeps dead letters unless told; --retention applies the settings, and none are set at first") {
+  const std::string url = create_migrated_database(60);
+  {
+    auto db = connect_to(url);
+    *db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
+           "    check_count, attempts, enqueued_on, enqueued_by, finished_at, finished_by, outcome, retried)"
+           " SELECT g, 'noop', 'o', g::text, '{}', t, t, 1, 5, t, 'test', t, 'test', 'failed', g = 2"
+           "   FROM generate_series(1, 3) g, LATERAL (SELECT now() - interval '40 days' AS t) x";
+  }
+  // Nothing is set after migrate: --retention removes nothing.
+  const ProcessResult kept = run_prescient(with_db({"purge", "--retention", "--json"}, url));
+  REQUIRE(kept.exit_code == 0);
+  CHECK(json::parse(kept.out)["history"] == 0);
+  CHECK(json::parse(kept.out)["dead_letters"] == 0);
+  // --history takes the retried failure (no longer a dead letter), not the two dead letters.
+  const ProcessResult history = run_prescient(with_db({"purge", "--older-than", "30d", "--history", "--json"}, url));
+  REQUIRE(history.exit_code == 0);
+  CHECK(json::parse(history.out)["history"] == 1);
+  const ProcessResult dead = run_prescient(with_db({"purge", "--older-than", "30d", "--dead-letters"}, url));
+  REQUIRE(dead.exit_code == 0);
+  CHECK_THAT(dead.out, Catch::Contains("2 dead letters"));
+  CHECK(count_of(*connect_to(url), "SELECT count(*) FROM prescient.job_history") == 0);
 }
 
 TEST_CASE("schedule with a check's own policy: flags and bulk lines set it; SQL's rules refuse a bad one") {

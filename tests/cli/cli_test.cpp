@@ -223,6 +223,10 @@ TEST_CASE("migrate from the command line, then settings, via --db and via PRESCI
   const auto s = nlohmann::json::parse(settings.out);
   CHECK(s["slot_seconds"] == 900);
   CHECK(s["max_horizon"] == "365d");
+  // No retention unless the owner sets one: nothing is removed after an upgrade that was kept before.
+  CHECK(s["history_retention_seconds"].is_null());
+  CHECK(s["dead_letter_retention_seconds"].is_null());
+  CHECK(s["event_retention_seconds"].is_null());
 }
 
 TEST_CASE("migrate names each file it applied once, on stdout, and nothing when up to date") {

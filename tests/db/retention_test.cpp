@@ -8,8 +8,10 @@
 #include "builtin_jobs.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/daemon.hpp"
+#include "prescient/migrations.hpp"
 #include "prescient/retention.hpp"
 #include "prescient/time_text.hpp"
+#include "login_role.hpp"
 #include "test_database.hpp"
 
 using namespace prescient;
@@ -41,6 +43,39 @@ void add_history(soci::session& db, const std::string& first, const std::string&
         "   FROM generate_series(0, :n - 1) g,"
         "        LATERAL (SELECT :first::timestamptz + g * :step::interval AS t) x",
       soci::use(count), soci::use(first), soci::use(step);
+}
+
+// A failure finished at `at`: a dead letter unless `retried`.
+void add_failure(soci::session& db, long long id, const std::string& at, bool retried) {
+  db << "INSERT INTO prescient.job_history (id, job, entity_name, entity_key, payload, first_check_at, last_check_at,"
+        "    check_count, attempts, enqueued_on, enqueued_by, finished_at, finished_by, outcome, retried)"
+        " SELECT :id, 'noop', 'o', 'dead', '{}', t, t, 1, 5, t, 'test', t, 'test', 'failed', :retried::int::boolean"
+        "   FROM (SELECT :at::timestamptz AS t) x",
+      soci::use(id), soci::use(static_cast<int>(retried)), soci::use(at);
+}
+
+// A run of a check's timeline every `step` from `first` on.
+void add_runs(soci::session& db, const std::string& first, const std::string& step, int count) {
+  db << "INSERT INTO prescient.check_run (id, due_at, finished_at, runner, result, next_check_at, check_count, attempts)"
+        " SELECT g, t, t, 'r', 'rescheduled', t + interval '1 hour', 1, 0"
+        "   FROM generate_series(0, :n - 1) g, LATERAL (SELECT :first::timestamptz + g * :step::interval AS t) x",
+      soci::use(count), soci::use(first), soci::use(step);
+}
+
+// A deferral by a flow limit every `step` from `first` on.
+void add_deferrals(soci::session& db, const std::string& first, const std::string& step, int count) {
+  db << "INSERT INTO prescient.flow_deferral (check_id, deferred_at, limit_name, key_value, until)"
+        " SELECT g, :first::timestamptz + g * :step::interval, 'l', 'k', '2040-01-01T00:00:00Z'"
+        "   FROM generate_series(0, :n - 1) g",
+      soci::use(first), soci::use(step), soci::use(count);
+}
+
+// An event emitted every `step` from `first` on.
+void add_events(soci::session& db, const std::string& first, const std::string& step, int count) {
+  db << "INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload)"
+        " SELECT 'e-' || :first || '-' || g, 't', 'test', t, t, '{}'"
+        "   FROM generate_series(0, :n - 1) g, LATERAL (SELECT :first::timestamptz + g * :step::interval AS t) x",
+      soci::use(first), soci::use(count), soci::use(first), soci::use(step);
 }
 
 // Stops at the first wait: the daemon starts (and does its upkeep), then returns.
@@ -172,4 +207,127 @@ TEST_CASE("purge waits out a busy partition by SQLSTATE, whatever the server's l
   release.join();
   CHECK(purge.rows == 10);
   CHECK_FALSE(has_partition(*db, "job_history_2031_01"));
+}
+
+TEST_CASE("retention set once in the settings: what is past it goes, what is inside stays, dead letters stay") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  ensure_history_partitions(*db, parse_time("2031-01-01T00:00:00Z"));  // January through April
+  add_history(*db, "2031-01-01T00:00:00Z", "1 hour", 24 * (31 + 28 + 31));  // every hour of Q1
+  add_failure(*db, 900001, "2031-01-10T00:00:00Z", false);  // dead letters in January, a month dropped whole,
+  add_failure(*db, 900002, "2031-01-20T00:00:00Z", false);
+  add_failure(*db, 900003, "2031-03-01T00:00:00Z", false);  // and in the month the cut-off falls in
+  add_failure(*db, 900004, "2031-01-15T00:00:00Z", true);   // retried: history like any other row
+  add_runs(*db, "2031-01-01T00:00:00Z", "1 hour", 24 * (31 + 28 + 31));
+  add_deferrals(*db, "2031-01-01T00:00:00Z", "1 day", 31 + 28 + 31);
+  add_events(*db, "2031-03-20T00:00:00Z", "1 hour", 24 * 12);  // 20 to 31 March
+  const TimePoint now = parse_time("2031-04-01T00:00:00Z");
+
+  SECTION("nothing is set: nothing goes") {
+    const long long history = count_of(*db, "SELECT count(*) FROM prescient.job_history");
+    const RetentionRun run = apply_retention(*db, now, 100);
+    CHECK(run.history.rows + run.history.runs + run.history.deferrals + run.dead_letters + run.events == 0);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == history);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 24 * 12);
+  }
+
+  SECTION("history 30 days, events 7 days: older rows go, by whole months first; dead letters stay") {
+    *db << "UPDATE prescient.settings SET history_retention_seconds = 30 * 86400, event_retention_seconds = 7 * 86400";
+    const RetentionRun run = apply_retention(*db, now, 100);  // cut-offs: 2 March, 25 March
+    CHECK_FALSE(has_partition(*db, "job_history_2031_01"));
+    CHECK_FALSE(has_partition(*db, "check_run_2031_01"));
+    CHECK(run.history.months_dropped >= 2);  // January and February (and the empty months migrate made before)
+    CHECK(run.history.rows == 24 * (31 + 28 + 1) + 1);  // the retried failure too
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE finished_at < '2031-03-02T00:00:00Z'"
+                        " AND outcome = 'done'") == 0);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 24 * 30);
+    // Every dead letter stays, January's in the default partition now (no month holds them); the retried one went.
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE id > 900000 AND NOT retried") == 3);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history_default WHERE id IN (900001, 900002)") == 2);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE retried") == 0);
+    // They are still dead letters: prescient.dead_letter and its index find them.
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history h WHERE prescient.dead_letter(h.outcome, h.retried)") == 3);
+    // The timelines and the deferrals of the same span go with the history.
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.check_run WHERE finished_at < '2031-03-02T00:00:00Z'") == 0);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.check_run") == 24 * 30);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_deferral") == 30);
+    CHECK(run.history.deferrals == 31 + 28 + 1);
+    // Events: those emitted before 25 March went, the rest stay.
+    CHECK(run.events == 24 * 5);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.event WHERE emitted_at < '2031-03-25T00:00:00Z'") == 0);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 24 * 7);
+    // Again at the same time: nothing more to do.
+    const RetentionRun again = apply_retention(*db, now, 100);
+    CHECK(again.history.rows + again.history.runs + again.history.deferrals + again.dead_letters + again.events == 0);
+
+    SECTION("dead letters 45 days: the older dead letters go too, the others stay") {
+      *db << "UPDATE prescient.settings SET dead_letter_retention_seconds = 45 * 86400";  // cut-off: 15 February
+      const RetentionRun dead = apply_retention(*db, now, 1);
+      CHECK(dead.dead_letters == 2);
+      CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE id > 900000") == 1);
+      CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE outcome = 'done'") == 24 * 30);
+    }
+  }
+}
+
+TEST_CASE("an upgrade to retention in the settings deletes nothing, and sets none") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  // A database as it was before migration 0053: no retention columns, history, dead letters and events of years.
+  *db << "ALTER TABLE prescient.settings DROP COLUMN history_retention_seconds, DROP COLUMN dead_letter_retention_seconds,"
+         " DROP COLUMN event_retention_seconds";
+  *db << "DELETE FROM prescient.schema_migrations WHERE version = 53";
+  add_history(*db, "2020-01-01T00:00:00Z", "7 days", 300);
+  add_failure(*db, 900001, "2020-02-01T00:00:00Z", false);
+  add_runs(*db, "2020-01-01T00:00:00Z", "7 days", 300);
+  add_deferrals(*db, "2020-01-01T00:00:00Z", "7 days", 300);
+  add_events(*db, "2020-01-01T00:00:00Z", "7 days", 300);
+  const auto counts = [&] {
+    return std::vector<long long>{count_of(*db, "SELECT count(*) FROM prescient.job_history"),
+                                  count_of(*db, "SELECT count(*) FROM prescient.check_run"),
+                                  count_of(*db, "SELECT count(*) FROM prescient.flow_deferral"),
+                                  count_of(*db, "SELECT count(*) FROM prescient.event")};
+  };
+  const std::vector<long long> before = counts();
+  CHECK(before == std::vector<long long>{301, 300, 300, 300});
+
+  const MigrationReport report = migrate(*db, std::nullopt);
+  REQUIRE(report.applied == std::vector<std::string>{"0053_retention_settings.sql"});
+  CHECK(counts() == before);
+  const Retention retention = read_retention(*db);
+  CHECK_FALSE(retention.history);
+  CHECK_FALSE(retention.dead_letters);
+  CHECK_FALSE(retention.events);
+  // And the retention the daemon applies removes nothing until the owner sets one.
+  const RetentionRun run = apply_retention(*db, SystemClock().now(), 100);
+  CHECK(run.history.rows + run.history.runs + run.history.deferrals + run.dead_letters + run.events == 0);
+  CHECK(counts() == before);
+}
+
+TEST_CASE("the daemon's retention keeper applies the settings on its own, on a role that may drop, and no other") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  add_history(*db, "2020-01-01T00:00:00Z", "1 day", 10);
+  add_failure(*db, 900001, "2020-01-05T00:00:00Z", false);
+  add_events(*db, "2020-01-01T00:00:00Z", "1 day", 10);
+  *db << "UPDATE prescient.settings SET history_retention_seconds = 86400, event_retention_seconds = 86400";
+  const SystemClock clock;
+  {
+    // On the runners' role it may not drop: it looks a few times and removes nothing.
+    std::string database;
+    *db << "SELECT current_database()", soci::into(database);
+    const prescient::testing::Login runner(*db, "keeper_" + database, "prescient_runner");
+    const RetentionKeeper keeper(prescient::testing::as_user(url, runner.name), clock, std::chrono::milliseconds{50});
+    std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 10);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 11);
+  {
+    const RetentionKeeper keeper(url, clock, std::chrono::milliseconds{50});
+    for (int i = 0; i < 200 && count_of(*db, "SELECT count(*) FROM prescient.event") > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{25});
+    }
+  }
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 0);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 1);  // the dead letter
 }

@@ -5,6 +5,7 @@
 #include "builtin_jobs.hpp"
 #include "prescient/client.hpp"
 #include "prescient/flow_limits.hpp"
+#include "prescient/retention.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
@@ -120,6 +121,10 @@ TEST_CASE("prescient_runner fires slots, records history, events and schedules; 
   CHECK(denied(*db, "SELECT prescient.drop_history_partition('job_history_2041_03')"));
   CHECK(denied(*db, "DROP TABLE prescient.job_history_2041_03"));
   CHECK(denied(*db, "SELECT prescient.purge_history_rows(now(), 10)"));
+  CHECK(denied(*db, "SELECT prescient.purge_dead_letters(now(), 10)"));
+  // So retention is the owner's: the daemon applies it only on a role that may drop (RetentionKeeper).
+  CHECK_FALSE(may_drop_history(*db));
+  CHECK(may_drop_history(*f.owner));
   CHECK(denied(*db, "DROP TABLE prescient.job_history"));
   CHECK(denied(*db, "TRUNCATE prescient.event"));
   CHECK(denied(*db, "DELETE FROM prescient.job_history"));

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -142,6 +143,10 @@ std::optional<PendingByHorizon> pending_by_horizon(soci::session& db);
 // A thread that keeps the figures younger than max_age: every quarter of it, it asks to count them
 // (prescient.refresh_queue_figures counts only when they are older; one session at a time), on a
 // connection of its own. Failures are logged and tried again at the next turn. Stops when destroyed.
+namespace ops {
+class Turns;  // internal (ops/turns.hpp): the thread and its connection
+}
+
 class FiguresRefresher {
  public:
   // REQUIRES: clock outlives the refresher.
@@ -151,15 +156,7 @@ class FiguresRefresher {
   FiguresRefresher& operator=(const FiguresRefresher&) = delete;
 
  private:
-  void run();
-
-  const std::string database_url_;
-  const Clock& clock_;
-  const Micros max_age_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::unique_ptr<ops::Turns> turns_;
 };
 
 }  // namespace prescient

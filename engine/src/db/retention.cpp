@@ -4,6 +4,7 @@
 
 #include "db/connection.hpp"
 #include "db/pq.hpp"
+#include "prescient/errors.hpp"
 #include "prescient/retention.hpp"
 
 namespace prescient::db {
@@ -34,6 +35,13 @@ std::int64_t drop_history_partition(soci::session& db, const std::string& name) 
 std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit) {
   return pq::exec(native_connection(db), "cannot purge history",
                   "SELECT prescient.purge_history_rows(prescient.at_us($1), $2)",
+                  {pq::micros(before), std::to_string(limit)})
+      .integer(0, 0);
+}
+
+std::int64_t purge_dead_letters(soci::session& db, TimePoint before, int limit) {
+  return pq::exec(native_connection(db), "cannot purge dead letters",
+                  "SELECT prescient.purge_dead_letters(prescient.at_us($1), $2)",
                   {pq::micros(before), std::to_string(limit)})
       .integer(0, 0);
 }
@@ -73,6 +81,30 @@ std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit) {
 }  // namespace prescient::db
 
 namespace prescient {
+
+namespace {
+
+std::optional<std::chrono::seconds> seconds_or_none(const db::pq::Result& row, int column) {
+  if (row.null(0, column)) return std::nullopt;
+  return std::chrono::seconds{row.integer(0, column)};
+}
+
+}  // namespace
+
+Retention read_retention(soci::session& db) {
+  const db::pq::Result row =
+      db::pq::exec(db::native_connection(db), "cannot read the retention settings",
+                   "SELECT history_retention_seconds, dead_letter_retention_seconds, event_retention_seconds"
+                   " FROM prescient.settings");
+  if (row.rows() != 1) throw DatabaseError("prescient.settings is empty: run `prescient migrate`");
+  return {.history = seconds_or_none(row, 0), .dead_letters = seconds_or_none(row, 1), .events = seconds_or_none(row, 2)};
+}
+
+bool may_drop_history(soci::session& db) {
+  return db::pq::exec(db::native_connection(db), "cannot tell whether this role may drop history partitions",
+                      "SELECT prescient.may_drop_history()")
+             .text(0, 0) == "t";
+}
 
 // Here, not with retention's policy in ops/: the runner's store makes the partitions through it, and db/
 // may not call up into ops/.

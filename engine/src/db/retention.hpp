@@ -18,10 +18,12 @@ namespace prescient::db {
 int create_history_partitions(soci::session& db, TimePoint now);
 // The monthly history partitions that end at or before `before`, oldest first.
 std::vector<std::string> history_months_before(soci::session& db, TimePoint before);
-// Drops one monthly partition; how many rows it held. Fails with SQLSTATE 55P03 when its lock is busy.
+// Drops one monthly partition, keeping its dead letters; how many rows went. Fails with SQLSTATE 55P03 when its lock is busy.
 std::int64_t drop_history_partition(soci::session& db, const std::string& name);
-// One batch: deletes up to `limit` history rows finished before `before`; how many went.
+// One batch: deletes up to `limit` history rows finished before `before`, dead letters excepted; how many.
 std::int64_t purge_history_rows(soci::session& db, TimePoint before, int limit);
+// One batch: deletes up to `limit` dead letters (failures never retried) finished before `before`; how many.
+std::int64_t purge_dead_letters(soci::session& db, TimePoint before, int limit);
 // One batch: deletes up to `limit` events emitted before `before`; how many went.
 std::int64_t purge_events(soci::session& db, TimePoint before, int limit);
 // One batch: deletes up to `limit` records of flow limits' deferrals made before `before`; how many went.

@@ -54,8 +54,21 @@ HistoryPurge purge_history(soci::session& db, TimePoint before, int batch) {
   return purge;
 }
 
+std::int64_t purge_dead_letters(soci::session& db, TimePoint before, int batch) {
+  return in_batches(batch, [&](int limit) { return db::purge_dead_letters(db, before, limit); });
+}
+
 std::int64_t purge_events(soci::session& db, TimePoint before, int batch) {
   return in_batches(batch, [&](int limit) { return db::purge_events(db, before, limit); });
+}
+
+RetentionRun apply_retention(soci::session& db, TimePoint now, int batch) {
+  const Retention retention = read_retention(db);
+  RetentionRun run;
+  if (retention.dead_letters) run.dead_letters = purge_dead_letters(db, now - *retention.dead_letters, batch);
+  if (retention.history) run.history = purge_history(db, now - *retention.history, batch);
+  if (retention.events) run.events = purge_events(db, now - *retention.events, batch);
+  return run;
 }
 
 }  // namespace prescient

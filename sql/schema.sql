@@ -544,7 +544,7 @@ PARTITION BY RANGE (finished_at);
 -- Name: TABLE job_history; Type: COMMENT; Schema: prescient; Owner: -
 --
 
-COMMENT ON TABLE prescient.job_history IS 'Every finished check, one row a settlement: the timeline of each check, with how it ended. Partitioned by month of finished_at, so purge drops whole months. A failed row not retried is a dead letter.';
+COMMENT ON TABLE prescient.job_history IS 'Every finished check, one row a settlement: the timeline of each check, with how it ended. Partitioned by month of finished_at, so retention drops whole months. A failed row not retried is a dead letter, kept by retention unless dead_letter_retention_seconds is set.';
 
 --
 -- Name: COLUMN job_history.history_id; Type: COMMENT; Schema: prescient; Owner: -
@@ -1779,7 +1779,7 @@ CREATE TABLE prescient.flow_deferral (
 -- Name: TABLE flow_deferral; Type: COMMENT; Schema: prescient; Owner: -
 --
 
-COMMENT ON TABLE prescient.flow_deferral IS 'Each time a limit held a check back: when, why and until when. A check''s first deferral by a limit is recorded, not every look again while it waits. prescient show lists a check''s deferrals; purge --history removes old ones.';
+COMMENT ON TABLE prescient.flow_deferral IS 'Each time a limit held a check back: when, why and until when. A check''s first deferral by a limit is recorded, not every look again while it waits. prescient show lists a check''s deferrals; retention removes them with the history.';
 
 --
 -- Name: COLUMN flow_deferral.check_id; Type: COMMENT; Schema: prescient; Owner: -
@@ -2772,6 +2772,12 @@ CREATE TABLE prescient.settings (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     workers_may_pin_clock boolean DEFAULT false NOT NULL,
     max_payload_bytes integer DEFAULT 2097152 NOT NULL,
+    history_retention_seconds bigint,
+    dead_letter_retention_seconds bigint,
+    event_retention_seconds bigint,
+    CONSTRAINT settings_dead_letter_retention_seconds_check CHECK ((dead_letter_retention_seconds > 0)),
+    CONSTRAINT settings_event_retention_seconds_check CHECK ((event_retention_seconds > 0)),
+    CONSTRAINT settings_history_retention_seconds_check CHECK ((history_retention_seconds > 0)),
     CONSTRAINT settings_job_timeout_seconds_check CHECK ((job_timeout_seconds > 0)),
     CONSTRAINT settings_max_attempts_check CHECK ((max_attempts > 0)),
     CONSTRAINT settings_max_checks_check CHECK ((max_checks > 0)),
@@ -2840,6 +2846,24 @@ COMMENT ON COLUMN prescient.settings.workers_may_pin_clock IS 'Whether a worker'
 --
 
 COMMENT ON COLUMN prescient.settings.max_payload_bytes IS 'The largest payload a check or a schedule may carry, in bytes of JSON as PostgreSQL prints it (payload::text); a bigger one is refused at every enqueue (PR400). 2 MiB unless set.';
+
+--
+-- Name: COLUMN settings.history_retention_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.history_retention_seconds IS 'How long history rows, the checks'' timelines (check_run) and flow limits'' deferrals are kept: older ones are removed hourly by the schema owner''s daemon (whole months dropped) or prescient purge --retention. Dead letters stay (dead_letter_retention_seconds). Null: kept for ever.';
+
+--
+-- Name: COLUMN settings.dead_letter_retention_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.dead_letter_retention_seconds IS 'How long dead letters (failed, never retried) are kept; null: kept for ever, whatever history_retention_seconds says.';
+
+--
+-- Name: COLUMN settings.event_retention_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.settings.event_retention_seconds IS 'How long events stay in the outbox (by emitted_at); null: kept for ever. Longer than the slowest reader may lag.';
 
 --
 -- Name: settings settings_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
@@ -4345,17 +4369,27 @@ CREATE FUNCTION prescient.drop_history_partition(p_name text) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
 DECLARE
+  v_month record;
   v_rows bigint;
+  v_kept prescient.job_history[];
 BEGIN
-  IF NOT EXISTS (SELECT FROM prescient.history_partitions() p WHERE p.name = p_name AND p.starts_at IS NOT NULL) THEN
+  SELECT p.starts_at, p.ends_at INTO v_month
+    FROM prescient.history_partitions() p WHERE p.name = p_name AND p.starts_at IS NOT NULL;
+  IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('%L is not a monthly partition of job_history', p_name);
   END IF;
   EXECUTE format('SELECT count(*) FROM prescient.%I', p_name) INTO v_rows;
+  -- Through the partial index job_history_dead_letter, pruned to the month.
+  SELECT coalesce(array_agg(h), '{}') INTO v_kept FROM prescient.job_history h
+   WHERE prescient.dead_letter(h.outcome, h.retried)
+     AND h.finished_at >= v_month.starts_at AND h.finished_at < v_month.ends_at;
   PERFORM set_config('lock_timeout', '2s', true);
+  LOCK TABLE prescient.job_history_default IN ROW EXCLUSIVE MODE;
   EXECUTE format('DROP TABLE prescient.%I', p_name);
   -- The month's runs go with it (the timeline of a check outlives no history of the same month).
   EXECUTE format('DROP TABLE IF EXISTS prescient.%I', 'check_run_' || substr(p_name, 13));
-  RETURN v_rows;
+  INSERT INTO prescient.job_history SELECT * FROM unnest(v_kept);
+  RETURN v_rows - cardinality(v_kept);
 END $$;
 
 --
@@ -4913,6 +4947,18 @@ BEGIN
 END $$;
 
 --
+-- Name: may_drop_history(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.may_drop_history() RETURNS boolean
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
+ SELECT pg_has_role(CURRENT_USER, c.relowner, 'USAGE'::text) AS pg_has_role
+    FROM pg_class c
+   WHERE (c.oid = ('prescient.job_history'::regclass)::oid);
+END;
+
+--
 -- Name: new_traceparent(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4988,6 +5034,26 @@ CREATE FUNCTION prescient.policy_problem(p_max_checks integer, p_max_attempts in
     RETURN CASE WHEN (p_max_checks < 0) THEN format('max_checks %s is negative (0: no limit)'::text, p_max_checks) WHEN (p_max_attempts < 1) THEN format('max_attempts %s is under 1'::text, p_max_attempts) ELSE COALESCE(prescient.policy_seconds_problem('backoff'::text, p_backoff), prescient.policy_seconds_problem('backoff_max'::text, p_backoff_max), prescient.policy_seconds_problem('timeout'::text, p_timeout)) END;
 
 --
+-- Name: purge_dead_letters(timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.purge_dead_letters(p_before timestamp with time zone, p_limit integer) RETURNS bigint
+    LANGUAGE sql
+    BEGIN ATOMIC
+ WITH gone AS (
+          DELETE FROM prescient.job_history h
+           WHERE ((h.tableoid, h.ctid) IN ( SELECT d.tableoid,
+                     d.ctid
+                    FROM prescient.job_history d
+                   WHERE (prescient.dead_letter(d.outcome, d.retried) AND (d.finished_at < purge_dead_letters.p_before))
+                  LIMIT purge_dead_letters.p_limit))
+           RETURNING 1 AS "?column?"
+         )
+  SELECT count(*) AS count
+    FROM gone;
+END;
+
+--
 -- Name: purge_history_rows(timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -5003,7 +5069,8 @@ BEGIN
   LOOP
     EXIT WHEN v_total >= p_limit;
     EXECUTE format('WITH gone AS (DELETE FROM prescient.%1$I WHERE ctid = ANY (ARRAY('
-                   '  SELECT ctid FROM prescient.%1$I WHERE finished_at < $1 LIMIT $2)) RETURNING 1)'
+                   '  SELECT ctid FROM prescient.%1$I WHERE finished_at < $1'
+                   '     AND NOT prescient.dead_letter(outcome, retried) LIMIT $2)) RETURNING 1)'
                    ' SELECT count(*) FROM gone', v_name)
       INTO v_gone USING p_before, p_limit - v_total;
     v_total := v_total + v_gone;
@@ -6103,6 +6170,16 @@ BEGIN
 END $$;
 
 --
+-- Name: table_bounds(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.table_bounds() RETURNS TABLE(table_name text, retention_setting text, bounded_by text)
+    LANGUAGE sql IMMUTABLE
+    BEGIN ATOMIC
+ VALUES ('job_history'::text,'history_retention_seconds'::text,'retention: whole months dropped, the rest in batches; dead letters by dead_letter_retention_seconds'::text), ('check_run'::text,'history_retention_seconds'::text,'retention, with the history: its months dropped with the history''s'::text), ('flow_deferral'::text,'history_retention_seconds'::text,'retention, with the history, in batches'::text), ('event'::text,'event_retention_seconds'::text,'retention, in batches'::text), ('future_job'::text,NULL::text,'pending checks only: a settled check leaves for job_history'::text), ('cron_schedule'::text,NULL::text,'the schedules the application keeps; cron remove deletes one'::text), ('finished_figure'::text,NULL::text,'the last day only: each count deletes older hours'::text), ('pending_figure'::text,NULL::text,'counted again at each count: a fixed set of buckets'::text), ('queue_figures'::text,NULL::text,'one row'::text), ('runner_seen'::text,NULL::text,'one row per runner, forgotten after a week unseen'::text), ('flow_limit'::text,NULL::text,'the limits the operator sets'::text), ('flow_lease'::text,NULL::text,'the checks running under a concurrency limit: the next admission drops stale rows'::text), ('flow_state'::text,NULL::text,'one row per limit and key value that limit admitted; goes with the limit'::text), ('flow_figure'::text,NULL::text,'one row per limit and key value that limit deferred; goes with the limit'::text), ('job_class'::text,NULL::text,'the classes declared; jobs forget deletes one'::text), ('paused_job'::text,NULL::text,'the classes paused'::text), ('role_grant'::text,NULL::text,'written by migrations only'::text), ('schema_migrations'::text,NULL::text,'one row per migration'::text), ('schema_functions'::text,NULL::text,'one row per function file'::text), ('settings'::text,NULL::text,'one row'::text);
+END;
+
+--
 -- Name: table_vacuum(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -6125,6 +6202,20 @@ CREATE FUNCTION prescient.table_vacuum() RETURNS TABLE(table_name text, live_tup
    WHERE t.schemaname = 'prescient'
    ORDER BY t.n_dead_tup DESC, t.relname
 $$;
+
+--
+-- Name: unbounded_tables(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.unbounded_tables() RETURNS SETOF text
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
+ SELECT (c.relname)::text AS relname
+    FROM pg_class c
+   WHERE ((c.relnamespace = ('prescient'::regnamespace)::oid) AND (c.relkind = ANY (ARRAY['r'::"char", 'p'::"char"])) AND (NOT c.relispartition) AND (NOT ((c.relname)::text IN ( SELECT b.table_name
+            FROM prescient.table_bounds() b(table_name, retention_setting, bounded_by)))))
+   ORDER BY ((c.relname)::text);
+END;
 
 --
 -- Name: weights_problem(jsonb, boolean); Type: FUNCTION; Schema: prescient; Owner: -
@@ -6847,6 +6938,12 @@ REVOKE ALL ON FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integ
 --
 
 REVOKE ALL ON FUNCTION prescient.pause_job(p_job text, p_by text, p_now timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION purge_dead_letters(p_before timestamp with time zone, p_limit integer); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.purge_dead_letters(p_before timestamp with time zone, p_limit integer) FROM PUBLIC;
 
 --
 -- Name: FUNCTION purge_history_rows(p_before timestamp with time zone, p_limit integer); Type: ACL; Schema: prescient; Owner: -

@@ -95,6 +95,9 @@ public final class Worker implements AutoCloseable {
     private final Map<String, Handler> handlers;
     private final Map<String, BatchHandler> batchHandlers;
     private final List<String> classes;
+    /** The classes whose handlers came with a policy: declared before the first take. */
+    private final Map<String, Policy> policies;
+    private volatile boolean declared;
     private final int concurrency;
     private final int batchSize;
     private final Duration prefetch;
@@ -137,6 +140,7 @@ public final class Worker implements AutoCloseable {
         List<String> all = new ArrayList<>(b.handlers.keySet());
         all.addAll(b.batchHandlers.keySet());
         this.classes = List.copyOf(all);
+        this.policies = new LinkedHashMap<>(b.policies);
         this.concurrency = b.concurrency;
         this.batchSize = b.batchSize;
         this.prefetch = b.prefetch;
@@ -163,14 +167,15 @@ public final class Worker implements AutoCloseable {
     }
 
     /**
-     * Starts the loop on a thread of its own (not a daemon: it keeps the JVM up until {@link #stop}) and the
-     * LISTEN on another; returns at once.
+     * Declares the classes whose handlers came with a policy, then starts the loop on a thread of its own (not a
+     * daemon: it keeps the JVM up until {@link #stop}) and the LISTEN on another; returns at once. A declaration
+     * the database refuses (a runner's class, a bad policy) is thrown, and the worker does not start.
      */
-    public Worker start() {
+    public Worker start() throws SQLException {
+        refuseIfStartedOrStopped("was started or stopped already");
+        declareClasses();
         synchronized (lifecycle) {
-            if (started || stopping) {
-                throw new IllegalStateException("worker " + name + " was started or stopped already");
-            }
+            refuseIfStartedOrStopped("was started or stopped already");
             started = true;
             scheduleHeartbeats();
         }
@@ -190,10 +195,10 @@ public final class Worker implements AutoCloseable {
      * until the next due time. Not while {@link #start}ed.
      */
     public int runUntilIdle() throws SQLException {
+        refuseIfStartedOrStopped("is started or stopped");
+        declareClasses();
         synchronized (lifecycle) {
-            if (started || stopping) {
-                throw new IllegalStateException("worker " + name + " is started or stopped");
-            }
+            refuseIfStartedOrStopped("is started or stopped");
             scheduleHeartbeats();
         }
         int ran = 0;
@@ -209,6 +214,27 @@ public final class Worker implements AutoCloseable {
                 sleep(untilFlush(MAX_SLEEP)); // a handler's end wakes it
             }
         }
+    }
+
+    private void refuseIfStartedOrStopped(String what) {
+        synchronized (lifecycle) {
+            if (started || stopping) {
+                throw new IllegalStateException("worker " + name + " " + what);
+            }
+        }
+    }
+
+    /** Declares each class that has a policy on its handler, once: {@link WorkerClasses#declare}. */
+    private void declareClasses() throws SQLException {
+        if (declared) {
+            return;
+        }
+        for (Map.Entry<String, Policy> e : policies.entrySet()) {
+            String status = call(c -> WorkerClasses.declare(c, e.getKey(), e.getValue()));
+            log.info(() -> String.format("worker %s: class %s declared (%s), %s", name, e.getKey(), status,
+                                         e.getValue()));
+        }
+        declared = true;
     }
 
     /** Registers a JVM shutdown hook (SIGTERM, SIGINT, System.exit) that stops the worker with this grace. */
@@ -946,6 +972,7 @@ public final class Worker implements AutoCloseable {
         private final ConnectionSource source;
         private final Map<String, Handler> handlers = new LinkedHashMap<>();
         private final Map<String, BatchHandler> batchHandlers = new LinkedHashMap<>();
+        private final Map<String, Policy> policies = new LinkedHashMap<>();
         private String name = "java-" + ProcessHandle.current().pid();
         private int concurrency = 4;
         private int batchSize = DEFAULT_BATCH_SIZE;
@@ -966,10 +993,22 @@ public final class Worker implements AutoCloseable {
             return this;
         }
 
-        /** The handler for one worker class (declared with {@code prescient jobs add CLASS --worker}). */
+        /** The handler for one worker class, declared already ({@code prescient jobs add CLASS --worker}). */
         public Builder handler(String job, Handler handler) {
             refuseASecondHandler(job);
             handlers.put(job, Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /**
+         * The handler for one worker class that the worker declares itself with this policy when it starts
+         * ({@link WorkerClasses#declare}: {@code prescient_worker}'s rights suffice); the policy's null fields are
+         * left as the class has them. {@code max_checks} is 5 unless the policy or the class says otherwise.
+         */
+        public Builder handler(String job, Policy policy, Handler handler) {
+            Objects.requireNonNull(policy, "policy");
+            handler(job, handler);
+            policies.put(job, policy);
             return this;
         }
 
@@ -977,6 +1016,17 @@ public final class Worker implements AutoCloseable {
         public Builder batchHandler(String job, BatchHandler handler) {
             refuseASecondHandler(job);
             batchHandlers.put(job, Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /**
+         * A batch handler for a class the worker declares itself with this policy, as {@link #handler(String,
+         * Policy, Handler)}.
+         */
+        public Builder batchHandler(String job, Policy policy, BatchHandler handler) {
+            Objects.requireNonNull(policy, "policy");
+            batchHandler(job, handler);
+            policies.put(job, policy);
             return this;
         }
 

@@ -97,7 +97,8 @@ public final class Worker implements AutoCloseable {
     private final List<String> classes;
     /** The classes whose handlers came with a policy: declared before the first take. */
     private final Map<String, Policy> policies;
-    private volatile boolean declared;
+    /** The classes were declared and found to be worker classes: once per worker. */
+    private volatile boolean classesReady;
     private final int concurrency;
     private final int batchSize;
     private final Duration prefetch;
@@ -168,12 +169,13 @@ public final class Worker implements AutoCloseable {
 
     /**
      * Declares the classes whose handlers came with a policy, then starts the loop on a thread of its own (not a
-     * daemon: it keeps the JVM up until {@link #stop}) and the LISTEN on another; returns at once. A declaration
-     * the database refuses (a runner's class, a bad policy) is thrown, and the worker does not start.
+     * daemon: it keeps the JVM up until {@link #stop}) and the LISTEN on another; returns at once. A class that is
+     * not a worker class (unknown, or a runner's) and a declaration the database refuses (a bad policy) are
+     * thrown ({@link PrescientException.Refused}), and the worker does not start.
      */
     public Worker start() throws SQLException {
         refuseIfStartedOrStopped("was started or stopped already");
-        declareClasses();
+        prepareClasses();
         synchronized (lifecycle) {
             refuseIfStartedOrStopped("was started or stopped already");
             started = true;
@@ -196,7 +198,7 @@ public final class Worker implements AutoCloseable {
      */
     public int runUntilIdle() throws SQLException {
         refuseIfStartedOrStopped("is started or stopped");
-        declareClasses();
+        prepareClasses();
         synchronized (lifecycle) {
             refuseIfStartedOrStopped("is started or stopped");
             scheduleHeartbeats();
@@ -224,9 +226,13 @@ public final class Worker implements AutoCloseable {
         }
     }
 
-    /** Declares each class that has a policy on its handler, once: {@link WorkerClasses#declare}. */
-    private void declareClasses() throws SQLException {
-        if (declared) {
+    /**
+     * Once: declares each class that has a policy on its handler ({@link WorkerClasses#declare}), then asks the
+     * database when the classes' next check is due, which refuses a class that is not a worker class: an unknown
+     * class (a typo, a class not declared yet) stops the start instead of a loop that retries forever.
+     */
+    private void prepareClasses() throws SQLException {
+        if (classesReady) {
             return;
         }
         for (Map.Entry<String, Policy> e : policies.entrySet()) {
@@ -234,7 +240,8 @@ public final class Worker implements AutoCloseable {
             log.info(() -> String.format("worker %s: class %s declared (%s), %s", name, e.getKey(), status,
                                          e.getValue()));
         }
-        declared = true;
+        call(c -> WorkerProtocol.untilNextDue(c, classes, now()));
+        classesReady = true;
     }
 
     /** Registers a JVM shutdown hook (SIGTERM, SIGINT, System.exit) that stops the worker with this grace. */

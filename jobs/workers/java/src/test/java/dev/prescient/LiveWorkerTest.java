@@ -4,6 +4,7 @@ import static dev.prescient.TestSupport.DB;
 import static dev.prescient.TestSupport.java;
 import static dev.prescient.TestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -58,6 +59,25 @@ final class LiveWorkerTest {
             waitFor(() -> settled.size() == 3, Duration.ofSeconds(8), "3 checks settled: " + settled);
         }
         assertEquals(List.of("done", "done", "done"), settled.stream().map(Settlement::outcome).toList(), "outcomes");
+    }
+
+    /**
+     * start() refuses a class that is not a worker class, as the database words it, and the worker does not run:
+     * a typo once started a loop that logged the refusal and tried again forever.
+     */
+    @Test
+    void a_class_that_is_not_a_worker_class_is_refused_at_start() throws Exception {
+        DB.declareWorkerClasses("known_a");
+        for (String job : List.of("no_such_class", "noop")) {
+            Worker worker = Worker.builder(DB::connect).name("refused")
+                                  .handler("known_a", check -> Answer.done())
+                                  .handler(job, check -> Answer.done()).build();
+            try (worker) {
+                PrescientException.Refused refused = assertThrows(PrescientException.Refused.class, worker::start);
+                assertTrue(refused.getMessage().contains("'" + job + "'"), refused.getMessage());
+                assertThrows(PrescientException.Refused.class, worker::runUntilIdle);
+            }
+        }
     }
 
     /** Its sessions cut by the server (as in a failover), the worker opens new ones and LISTENs again. */

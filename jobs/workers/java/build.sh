@@ -10,9 +10,11 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../../scripts/lib/packages.sh
 . "$here/../../../scripts/lib/packages.sh"
-# Maven, its plugins at the versions pom.xml pins, JUnit 5 and the JDBC driver: Debian 12's, in /usr/share/maven-repo.
+# Maven, its plugins at the versions pom.xml pins, JUnit 5, the JDBC driver and SLF4J: Debian 12's, in
+# /usr/share/maven-repo.
 ensure_packages build.sh openjdk-17-jdk-headless maven libmaven-compiler-plugin-java libmaven-resources-plugin-java \
-  libmaven-jar-plugin-java libmaven-install-plugin-java libsurefire-java junit5 libpostgresql-jdbc-java
+  libmaven-jar-plugin-java libmaven-install-plugin-java libsurefire-java junit5 libpostgresql-jdbc-java \
+  libslf4j-java
 
 options=(-o -B -ntp -Dmaven.repo.local=/usr/share/maven-repo -f "$here/pom.xml")
 if [[ -n ${PRESCIENT_WORKERS_BUILD_DIR:-} ]]; then

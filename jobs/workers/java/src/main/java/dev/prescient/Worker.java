@@ -27,8 +27,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
@@ -51,12 +49,10 @@ import org.postgresql.PGNotification;
  * A handler's exception fails that check alone; the worker goes on. {@link #stop} takes nothing more, lets
  * running handlers finish within the grace period and releases what is left. The worker uses two
  * connections of its own from the source: one for the protocol's calls, one that LISTENs.
- * Logs go to {@code java.util.logging} under {@code dev.prescient.Worker}, one line per event with check ids.
+ * Logs go to SLF4J under {@code dev.prescient.Worker}, one line per event with check ids.
  */
 public final class Worker implements AutoCloseable {
-    private static final Logger LOG = Logger.getLogger(Worker.class.getName());
-    /** LOG, or during a JVM shutdown a logger that java.util.logging's own shutdown does not silence. */
-    private volatile Logger log = LOG;
+    private static final Log LOG = new Log(Worker.class);
     /** The longest sleep: a notification is a hint, so the worker looks again at least this often. */
     private static final Duration MAX_SLEEP = Duration.ofSeconds(60);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
@@ -185,7 +181,7 @@ public final class Worker implements AutoCloseable {
         listener.setDaemon(true);
         listener.start();
         new Thread(this::loop, "prescient-" + name).start();
-        log.info(() -> String.format("worker %s: started for %s (concurrency %d, batch %d, prefetch %s, lease %s%s)",
+        LOG.info(() -> String.format("worker %s: started for %s (concurrency %d, batch %d, prefetch %s, lease %s%s)",
                                      name, classes, concurrency, batchSize, seconds(prefetch), seconds(lease),
                                      heartbeat ? "" : ", no heartbeat"));
         return this;
@@ -237,7 +233,7 @@ public final class Worker implements AutoCloseable {
         }
         for (Map.Entry<String, Policy> e : policies.entrySet()) {
             String status = call(c -> WorkerClasses.declare(c, e.getKey(), e.getValue()));
-            log.info(() -> String.format("worker %s: class %s declared (%s), %s", name, e.getKey(), status,
+            LOG.info(() -> String.format("worker %s: class %s declared (%s), %s", name, e.getKey(), status,
                                          e.getValue()));
         }
         call(c -> WorkerProtocol.untilNextDue(c, classes, now()));
@@ -246,11 +242,7 @@ public final class Worker implements AutoCloseable {
 
     /** Registers a JVM shutdown hook (SIGTERM, SIGINT, System.exit) that stops the worker with this grace. */
     public Worker stopOnShutdown(Duration grace) {
-        Logger shutdownLog = survivingLogger();
-        Thread hook = new Thread(() -> {
-            log = shutdownLog;
-            stop(grace);
-        }, "prescient-" + name + "-shutdown");
+        Thread hook = new Thread(() -> stop(grace), "prescient-" + name + "-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         shutdownHook = hook;
         return this;
@@ -269,7 +261,7 @@ public final class Worker implements AutoCloseable {
             if (!stopping) {
                 graceDeadlineNanos = System.nanoTime() + grace.toNanos();
                 stopping = true;
-                log.info(() -> String.format("worker %s: stopping: taking nothing more; %d running, grace %s",
+                LOG.info(() -> String.format("worker %s: stopping: taking nothing more; %d running, grace %s",
                                              name, busy.get(), seconds(grace)));
             } else {
                 loopRuns = true; // another caller stops it: wait for that
@@ -281,7 +273,7 @@ public final class Worker implements AutoCloseable {
         }
         try {
             if (!terminated.await(grace.toMillis() + 30_000, TimeUnit.MILLISECONDS)) {
-                log.warning(() -> "worker " + name + ": did not stop within its grace and 30 s");
+                LOG.warn(() -> "worker " + name + ": did not stop within its grace and 30 s");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -330,7 +322,7 @@ public final class Worker implements AutoCloseable {
             } catch (SQLException | RuntimeException e) {
                 backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2), MAX_BACKOFF);
                 Duration pause = backoff;
-                log.warning(() -> String.format("worker %s: %s; trying again in %s", name, e, seconds(pause)));
+                LOG.warn(() -> String.format("worker %s: %s; trying again in %s", name, e, seconds(pause)));
                 sleepUnlessStopping(pause);
             }
         }
@@ -440,7 +432,7 @@ public final class Worker implements AutoCloseable {
     private List<Check> take(int limit) throws SQLException {
         List<Check> taken = call(c -> WorkerProtocol.take(c, name, classes, limit, lease, now()));
         if (!taken.isEmpty()) {
-            log.fine(() -> String.format("worker %s: took %s", name, ids(taken)));
+            LOG.debug(() -> String.format("worker %s: took %s", name, ids(taken)));
         }
         return taken;
     }
@@ -529,7 +521,7 @@ public final class Worker implements AutoCloseable {
             error = "the batch handler answered " + (answers == null ? "null" : answers.size() + " answers")
                     + " for " + checks.size() + " checks";
             String problem = error;
-            log.warning(() -> String.format("worker %s: checks %s (%s): %s", name, ids(checks), checks.get(0).job(),
+            LOG.warn(() -> String.format("worker %s: checks %s (%s): %s", name, ids(checks), checks.get(0).job(),
                                             problem));
         } catch (Throwable t) { // every check of the call fails, the worker goes on
             error = handlerThrew(checks, t);
@@ -543,10 +535,10 @@ public final class Worker implements AutoCloseable {
         String error = t.toString();
         String about = checks.size() == 1 ? "check " + checks.get(0).id() : "checks " + ids(checks);
         if (pool.isShutdown()) { // interrupted at the end of a stop's grace: it is released, not failed
-            log.info(() -> String.format("worker %s: %s (%s): interrupted after the grace: %s", name, about,
+            LOG.info(() -> String.format("worker %s: %s (%s): interrupted after the grace: %s", name, about,
                                          checks.get(0).job(), error));
         } else {
-            log.warning(() -> String.format("worker %s: %s (%s): handler threw %s", name, about, checks.get(0).job(),
+            LOG.warn(() -> String.format("worker %s: %s (%s): handler threw %s", name, about, checks.get(0).job(),
                                             error));
         }
         return error;
@@ -571,7 +563,7 @@ public final class Worker implements AutoCloseable {
             if (h.lost) {
                 held.remove(o.check().id());
                 Check check = o.check();
-                log.info(() -> String.format("worker %s: check %d (%s): answer dropped, its lease was lost", name,
+                LOG.info(() -> String.format("worker %s: check %d (%s): answer dropped, its lease was lost", name,
                                              check.id(), check.job()));
                 continue;
             }
@@ -647,7 +639,7 @@ public final class Worker implements AutoCloseable {
                 }
                 if ("in progress".equals(fates.get(i).status())) {
                     held.remove(check.id());
-                    log.warning(() -> String.format("worker %s: check %d (%s): the handler returned before its "
+                    LOG.warn(() -> String.format("worker %s: check %d (%s): the handler returned before its "
                                                     + "transaction, which settles the check, ended; left to that "
                                                     + "transaction (if it rolls back, to the lease)", name,
                                                     check.id(), check.job()));
@@ -676,7 +668,7 @@ public final class Worker implements AutoCloseable {
             } catch (PrescientException.Refused refused) {
                 // The answer cannot be stored: the check fails with the database's reason instead.
                 Outcome failed = new Outcome(o.check(), Answer.fail("answer refused: " + refused.getMessage()));
-                log.warning(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
+                LOG.warn(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
                                                 o.check().id(), o.check().job(), refused.getMessage()));
                 settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
             }
@@ -686,11 +678,7 @@ public final class Worker implements AutoCloseable {
 
     private void log(Check check, Settlement s) {
         String job = check == null ? "?" : check.job();
-        Level level = switch (s.outcome()) {
-            case "rescheduled", "done", "retried" -> Level.INFO;
-            default -> Level.WARNING; // lease_lost, guards, a dead letter
-        };
-        log.log(level, () -> {
+        Supplier<String> message = () -> {
             StringBuilder line = new StringBuilder();
             line.append("worker ").append(name).append(": check ").append(s.id()).append(" (").append(job)
                 .append("): ").append(s.outcome());
@@ -701,7 +689,11 @@ public final class Worker implements AutoCloseable {
                 line.append(": ").append(s.lastError().replace('\n', ' '));
             }
             return line.toString();
-        });
+        };
+        switch (s.outcome()) {
+            case "rescheduled", "done", "retried" -> LOG.info(message);
+            default -> LOG.warn(message); // lease_lost, guards, a dead letter
+        }
     }
 
     // ---- heartbeats ---------------------------------------------------------------------------------------
@@ -731,12 +723,12 @@ public final class Worker implements AutoCloseable {
                 Held h = held.get(r.id());
                 if (h != null && !h.link.settling) { // else settled meanwhile, in its handler's transaction
                     h.lost = true;
-                    log.warning(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
+                    LOG.warn(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
                                                     + "dropped", name, r.id(), h.check.job(), r.reason()));
                 }
             }
         } catch (SQLException | RuntimeException e) {
-            log.warning(() -> String.format("worker %s: heartbeat for %s failed: %s", name, tokens.keySet(), e));
+            LOG.warn(() -> String.format("worker %s: heartbeat for %s failed: %s", name, tokens.keySet(), e));
         }
     }
 
@@ -764,7 +756,7 @@ public final class Worker implements AutoCloseable {
                     }
                 }
             } catch (SQLException | RuntimeException e) {
-                log.warning(() -> String.format("worker %s: LISTEN %s failed: %s; again in 1 s", name, CHANNEL, e));
+                LOG.warn(() -> String.format("worker %s: LISTEN %s failed: %s; again in 1 s", name, CHANNEL, e));
                 closeQuietly(connection);
                 connection = null;
                 sleepUnlessStopping(Duration.ofSeconds(1));
@@ -794,10 +786,10 @@ public final class Worker implements AutoCloseable {
         if (!unsettled.isEmpty()) {
             try {
                 int released = call(c -> WorkerProtocol.release(c, name, unsettled));
-                log.info(() -> String.format("worker %s: released %d of %s unsettled after the grace", name,
+                LOG.info(() -> String.format("worker %s: released %d of %s unsettled after the grace", name,
                                              released, unsettled.keySet()));
             } catch (SQLException | RuntimeException e) {
-                log.warning(() -> String.format("worker %s: releasing %s failed (their leases will expire): %s",
+                LOG.warn(() -> String.format("worker %s: releasing %s failed (their leases will expire): %s",
                                                 name, unsettled.keySet(), e));
             }
         }
@@ -806,7 +798,7 @@ public final class Worker implements AutoCloseable {
             closeQuietly(protocolConnection);
             protocolConnection = null;
         }
-        log.info(() -> "worker " + name + ": stopped");
+        LOG.info(() -> "worker " + name + ": stopped");
         terminated.countDown();
     }
 
@@ -824,10 +816,10 @@ public final class Worker implements AutoCloseable {
         }
         try {
             int released = call(c -> WorkerProtocol.release(c, name, notStarted));
-            log.info(() -> String.format("worker %s: gave back %d of %s not started", name, released,
+            LOG.info(() -> String.format("worker %s: gave back %d of %s not started", name, released,
                                          notStarted.keySet()));
         } catch (SQLException | RuntimeException e) {
-            log.warning(() -> String.format("worker %s: giving back %s failed (their leases will expire): %s", name,
+            LOG.warn(() -> String.format("worker %s: giving back %s failed (their leases will expire): %s", name,
                                             notStarted.keySet(), e));
         }
     }
@@ -836,7 +828,7 @@ public final class Worker implements AutoCloseable {
         try {
             settleReady();
         } catch (SQLException | RuntimeException e) {
-            log.warning(() -> String.format("worker %s: settling failed while stopping: %s", name, e));
+            LOG.warn(() -> String.format("worker %s: settling failed while stopping: %s", name, e));
         }
     }
 
@@ -849,30 +841,6 @@ public final class Worker implements AutoCloseable {
                 // the JVM is exiting: the hook runs, and finds the worker stopped
             }
         }
-    }
-
-    /**
-     * A logger for the stop in a JVM shutdown. java.util.logging resets every named logger in a shutdown hook of
-     * its own, racing ours, and the stop's lines (what was released) would be lost. An anonymous logger is not
-     * reset: it gets the handlers and the level that records of this class reach now.
-     */
-    private static Logger survivingLogger() {
-        Logger anonymous = Logger.getAnonymousLogger();
-        anonymous.setUseParentHandlers(false);
-        Level level = null;
-        for (Logger l = LOG; l != null; l = l.getParent()) {
-            if (level == null) {
-                level = l.getLevel();
-            }
-            for (java.util.logging.Handler h : l.getHandlers()) {
-                anonymous.addHandler(h);
-            }
-            if (!l.getUseParentHandlers()) {
-                break;
-            }
-        }
-        anonymous.setLevel(level == null ? Level.INFO : level);
-        return anonymous;
     }
 
     // ---- plumbing -----------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ final class TestSupport {
     static ProcessBuilder java(String mainClass, String... args) {
         List<String> command = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1",
-            "-XX:+UseSerialGC", "-Djava.util.logging.SimpleFormatter.format=%4$s %5$s%6$s%n",
+            "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.showThreadName=false",
             "-cp", System.getProperty("java.class.path"), mainClass));
         command.addAll(List.of(args));
         return new ProcessBuilder(command);

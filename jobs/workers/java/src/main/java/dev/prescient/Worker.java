@@ -104,6 +104,7 @@ public final class Worker implements AutoCloseable {
     private final Supplier<Instant> clock;
     private final ConnectionSource source;
     private final Consumer<Settlement> onSettled;
+    private final WorkerMetrics metrics;
 
     private final ExecutorService pool;
     private final ScheduledExecutorService heartbeats;
@@ -147,6 +148,7 @@ public final class Worker implements AutoCloseable {
         this.clock = b.clock;
         this.source = b.source;
         this.onSettled = b.onSettled;
+        this.metrics = b.metrics;
         this.pool = Executors.newFixedThreadPool(concurrency, threads("handler"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(threads("heartbeat"));
     }
@@ -431,6 +433,7 @@ public final class Worker implements AutoCloseable {
 
     private List<Check> take(int limit) throws SQLException {
         List<Check> taken = call(c -> WorkerProtocol.take(c, name, classes, limit, lease, now()));
+        report(m -> m.taken(limit, taken.size()));
         if (!taken.isEmpty()) {
             LOG.debug(() -> String.format("worker %s: took %s", name, ids(taken)));
         }
@@ -489,7 +492,10 @@ public final class Worker implements AutoCloseable {
         BatchHandler batchHandler = batchHandlers.get(run.get(0).check.job());
         List<Answer> answers = batchHandler == null ? List.of(runHandler(run.get(0)))
                                                     : runBatchHandler(batchHandler, run);
-        double perCheck = (double) elapsed(began) / run.size();
+        long took = elapsed(began);
+        boolean failed = run.stream().anyMatch(h -> h.raised);
+        report(m -> m.handled(run.get(0).check.job(), run.size(), Duration.ofNanos(took), failed));
+        double perCheck = (double) took / run.size();
         double mean = perCheckNanos;
         perCheckNanos = mean == 0 ? perCheck : 0.7 * mean + 0.3 * perCheck;
         for (int i = 0; i < run.size(); i++) {
@@ -599,8 +605,21 @@ public final class Worker implements AutoCloseable {
     private void finished(Check check, Settlement s) {
         held.remove(s.id());
         log(check, s);
+        report(m -> m.settled(check == null ? null : check.job(), s));
         if (onSettled != null) {
             onSettled.accept(s);
+        }
+    }
+
+    /** Tells the metrics listener, if any; its exception is logged, and the worker goes on. */
+    private void report(Consumer<WorkerMetrics> event) {
+        if (metrics == null) {
+            return;
+        }
+        try {
+            event.accept(metrics);
+        } catch (RuntimeException e) {
+            LOG.warn(() -> String.format("worker %s: the metrics listener threw %s", name, e));
         }
     }
 
@@ -723,6 +742,7 @@ public final class Worker implements AutoCloseable {
                 Held h = held.get(r.id());
                 if (h != null && !h.link.settling) { // else settled meanwhile, in its handler's transaction
                     h.lost = true;
+                    report(m -> m.leaseLost(h.check.job(), r.id()));
                     LOG.warn(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
                                                     + "dropped", name, r.id(), h.check.job(), r.reason()));
                 }
@@ -957,6 +977,7 @@ public final class Worker implements AutoCloseable {
         private Duration grace = Duration.ofSeconds(30);
         private Supplier<Instant> clock;
         private Consumer<Settlement> onSettled;
+        private WorkerMetrics metrics;
 
         private Builder(ConnectionSource source) {
             this.source = Objects.requireNonNull(source, "source");
@@ -1080,6 +1101,12 @@ public final class Worker implements AutoCloseable {
         /** Called with every settlement (on the loop's thread; keep it quick): metrics, tests, alerts. */
         public Builder onSettled(Consumer<Settlement> listener) {
             this.onSettled = listener;
+            return this;
+        }
+
+        /** Reports takes, handler calls, settlements and lost leases to {@code listener} (README.md, "Metrics"). */
+        public Builder metrics(WorkerMetrics listener) {
+            this.metrics = listener;
             return this;
         }
 

@@ -528,7 +528,7 @@ public final class Worker implements AutoCloseable {
                     + " for " + checks.size() + " checks";
             String problem = error;
             LOG.warn(() -> String.format("worker %s: checks %s (%s): %s", name, ids(checks), checks.get(0).job(),
-                                            problem));
+                                         problem));
         } catch (Throwable t) { // every check of the call fails, the worker goes on
             error = handlerThrew(checks, t);
         }
@@ -545,7 +545,7 @@ public final class Worker implements AutoCloseable {
                                          checks.get(0).job(), error));
         } else {
             LOG.warn(() -> String.format("worker %s: %s (%s): handler threw %s", name, about, checks.get(0).job(),
-                                            error));
+                                         error));
         }
         return error;
     }
@@ -659,9 +659,9 @@ public final class Worker implements AutoCloseable {
                 if ("in progress".equals(fates.get(i).status())) {
                     held.remove(check.id());
                     LOG.warn(() -> String.format("worker %s: check %d (%s): the handler returned before its "
-                                                    + "transaction, which settles the check, ended; left to that "
-                                                    + "transaction (if it rolls back, to the lease)", name,
-                                                    check.id(), check.job()));
+                                                 + "transaction, which settles the check, ended; left to that "
+                                                 + "transaction (if it rolls back, to the lease)", name,
+                                                 check.id(), check.job()));
                 } else if (fates.get(i).took()) {
                     finished(check, made.get(i).settlement());
                 }
@@ -688,7 +688,7 @@ public final class Worker implements AutoCloseable {
                 // The answer cannot be stored: the check fails with the database's reason instead.
                 Outcome failed = new Outcome(o.check(), Answer.fail("answer refused: " + refused.getMessage()));
                 LOG.warn(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
-                                                o.check().id(), o.check().job(), refused.getMessage()));
+                                             o.check().id(), o.check().job(), refused.getMessage()));
                 settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
             }
         }
@@ -744,7 +744,7 @@ public final class Worker implements AutoCloseable {
                     h.lost = true;
                     report(m -> m.leaseLost(h.check.job(), r.id()));
                     LOG.warn(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
-                                                    + "dropped", name, r.id(), h.check.job(), r.reason()));
+                                                 + "dropped", name, r.id(), h.check.job(), r.reason()));
                 }
             }
         } catch (SQLException | RuntimeException e) {
@@ -810,7 +810,7 @@ public final class Worker implements AutoCloseable {
                                              released, unsettled.keySet()));
             } catch (SQLException | RuntimeException e) {
                 LOG.warn(() -> String.format("worker %s: releasing %s failed (their leases will expire): %s",
-                                                name, unsettled.keySet(), e));
+                                             name, unsettled.keySet(), e));
             }
         }
         heartbeats.shutdownNow();
@@ -840,7 +840,7 @@ public final class Worker implements AutoCloseable {
                                          notStarted.keySet()));
         } catch (SQLException | RuntimeException e) {
             LOG.warn(() -> String.format("worker %s: giving back %s failed (their leases will expire): %s", name,
-                                            notStarted.keySet(), e));
+                                         notStarted.keySet(), e));
         }
     }
 

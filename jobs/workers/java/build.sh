@@ -1,25 +1,24 @@
 #!/usr/bin/env bash
-# Builds the Java client with javac (no Maven or Gradle needed) into $PRESCIENT_WORKERS_BUILD_DIR/java:
-#   prescient-worker.jar        the client: dev.prescient (needs the PostgreSQL JDBC driver at run time)
-#   prescient-worker-tests.jar  the tests, the seed scenario example and the conformance driver
-# The JDBC driver is Debian's /usr/share/java/postgresql.jar (libpostgresql-jdbc-java), or $PRESCIENT_JDBC_JAR.
-#   jobs/workers/java/build.sh          # CTest's workers_java_build runs exactly this
+# Builds and tests the Java client with Maven, offline, on Debian's Maven repository (/usr/share/maven-repo),
+# installing the Debian packages it needs first. The output goes to $PRESCIENT_WORKERS_BUILD_DIR/java/target
+# when that is set (CTest's build tree), else to target/ here.
+#   jobs/workers/java/build.sh                 # mvn package -DskipTests: classes, test classes, the jar
+#   with-database.sh PRESCIENT_BINARY --slot 1s -- jobs/workers/java/build.sh test [-Dtest=Class[#method]]
+# CTest's workers_java_build runs the first, workers_java the second; the conformance driver runs from the
+# classes the first made.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-: "${PRESCIENT_WORKERS_BUILD_DIR:?PRESCIENT_WORKERS_BUILD_DIR is not set (the folder for the builds of jobs/workers)}"
-out=$PRESCIENT_WORKERS_BUILD_DIR/java
-jdbc=${PRESCIENT_JDBC_JAR:-/usr/share/java/postgresql.jar}
-[[ -f $jdbc ]] || { echo "build.sh: no JDBC driver at $jdbc (apt-get install libpostgresql-jdbc-java)" >&2; exit 1; }
+# shellcheck source=../../../scripts/lib/packages.sh
+. "$here/../../../scripts/lib/packages.sh"
+# Maven, its plugins at the versions pom.xml pins, JUnit 5, the JDBC driver and SLF4J: Debian 12's, in
+# /usr/share/maven-repo.
+ensure_packages build.sh openjdk-17-jdk-headless maven libmaven-compiler-plugin-java libmaven-resources-plugin-java \
+  libmaven-jar-plugin-java libmaven-install-plugin-java libsurefire-java junit5 libpostgresql-jdbc-java \
+  libslf4j-java
 
-rm -rf "$out/classes" "$out/test-classes"
-mkdir -p "$out/classes" "$out/test-classes"
-javac_flags=(--release 17 -encoding UTF-8 -Xlint:all,-serial)
-mapfile -t main_sources < <(find "$here/src/main/java" -name '*.java' | sort)
-javac "${javac_flags[@]}" -Werror -cp "$jdbc" -d "$out/classes" "${main_sources[@]}"
-cp -r "$here/src/main/resources/." "$out/classes/"  # the schema bundle (PrescientSchema)
-jar --create --file "$out/prescient-worker.jar" -C "$out/classes" .
-
-mapfile -t test_sources < <(find "$here/src/test/java" -name '*.java' | sort)
-javac "${javac_flags[@]}" -Werror -cp "$jdbc:$out/prescient-worker.jar" -d "$out/test-classes" "${test_sources[@]}"
-jar --create --file "$out/prescient-worker-tests.jar" -C "$out/test-classes" .
-echo "build.sh: built $out/prescient-worker.jar and $out/prescient-worker-tests.jar"
+options=(-o -B -ntp -Dmaven.repo.local=/usr/share/maven-repo -f "$here/pom.xml")
+if [[ -n ${PRESCIENT_WORKERS_BUILD_DIR:-} ]]; then
+  options+=("-Dprescient.build.directory=$PRESCIENT_WORKERS_BUILD_DIR/java/target")
+fi
+(($# > 0)) || set -- package -DskipTests
+exec mvn "${options[@]}" "$@"

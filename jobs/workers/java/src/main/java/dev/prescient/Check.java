@@ -9,7 +9,8 @@ import java.util.Objects;
 /**
  * A check a worker took: what its handler is given. Counts are the ones before this run.
  * <ul>
- * <li>{@code payload()}: the check's payload as JSON text (a JSON object); {@link #payloadMap()} parses it
+ * <li>{@code payload()}: the check's payload as JSON text (a JSON object); {@link #payloadMap()} parses it,
+ *     {@link #payloadAs(Class)} reads it as a record
  * <li>{@code dueAt()}: the slot boundary (or the time flow control gave) at which the check fell due
  * <li>{@code askedForAt()}: the time the check was asked for, before rounding to the slot
  * <li>{@code lastError()}: the previous attempt's error, or null
@@ -135,6 +136,24 @@ public final class Check {
             throw new IllegalStateException("check " + id + ": payload is not a JSON object: " + payload);
         }
         return (Map<String, Object>) parsed;
+    }
+
+    /**
+     * The payload as a record of {@code type}: each component from the field of its name (or that name in
+     * snake_case), typed as the component is; other fields are ignored ({@link NewCheck#payload(Record)} writes
+     * one). A payload that does not fit is refused: {@link IllegalArgumentException} naming the check, the field
+     * and the value (thrown from a handler, it fails the check with that text).
+     * <pre>{@code
+     * record OrderPayload(long orderId, Instant placedAt, List<String> items) {}
+     * OrderPayload order = check.payloadAs(OrderPayload.class);
+     * }</pre>
+     */
+    public <T extends Record> T payloadAs(Class<T> type) {
+        try {
+            return JsonRecords.read(payloadMap(), type);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("check " + id + ": " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -1,10 +1,16 @@
 package dev.prescient;
 
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * Just enough JSON for payloads and results, so the client needs no library beyond the JDBC driver.
@@ -31,7 +37,11 @@ public final class Json {
         return value;
     }
 
-    /** JSON text for a Map, Iterable, array-free value (String, Number, Boolean, null). */
+    /**
+     * JSON text for a Map, an Iterable, a record (an object of its components), a String, Number, Boolean or
+     * null, an enum (its name), a UUID, and an Instant, OffsetDateTime, LocalDate, LocalDateTime or Duration
+     * (ISO-8601 text).
+     */
     public static String write(Object value) {
         StringBuilder out = new StringBuilder();
         write(value, out);
@@ -47,6 +57,13 @@ public final class Json {
             throw new IllegalArgumentException("JSON has no " + d);
         } else if (value instanceof Number || value instanceof Boolean) {
             out.append(value);
+        } else if (value instanceof Enum<?> e) {
+            quote(e.name(), out);
+        } else if (value instanceof Instant || value instanceof OffsetDateTime || value instanceof LocalDate
+                   || value instanceof LocalDateTime || value instanceof Duration || value instanceof UUID) {
+            quote(value.toString(), out); // ISO-8601 (Instant: UTC, "2026-12-01T09:00:00Z"), as JsonRecords reads it
+        } else if (value instanceof Record r) {
+            write(JsonRecords.fields(r), out);
         } else if (value instanceof Map<?, ?> map) {
             out.append('{');
             boolean first = true;

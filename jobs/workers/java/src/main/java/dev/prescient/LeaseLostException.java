@@ -5,6 +5,8 @@ package dev.prescient;
  * took it, or it was cancelled or settled meanwhile. The check must not be treated as done.
  */
 public final class LeaseLostException extends PrescientException {
+    private static final long serialVersionUID = 1L;
+
     private final long checkId;
     private final String reason;
 

@@ -78,6 +78,14 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
         return payload(Json.write(fields));
     }
 
+    /**
+     * The payload as a record: a JSON object of its components, by name (java.time values and UUIDs as ISO text,
+     * enums by name); {@link Check#payloadAs(Class)} reads it back.
+     */
+    public NewCheck payload(Record fields) {
+        return payload(Json.write(Objects.requireNonNull(fields, "fields")));
+    }
+
     public NewCheck onConflict(OnConflict policy) {
         return edit(c -> c.onConflict = policy);
     }

@@ -149,6 +149,26 @@ public final class PrescientClient {
     }
 
     /**
+     * {@code prescient.worker_retry}: puts the dead letter of a worker class's check (its latest {@code failed}
+     * history row) back as pending, due now by the database's clock, its attempts counted afresh; answers when
+     * it is due. Needs {@code prescient_worker}'s rights. Refused: {@link PrescientException.Conflict} when the
+     * check is pending already or its job key is taken by another pending check, {@link
+     * PrescientException.NotFound} when the history holds no failure of it, {@link PrescientException.Refused}
+     * for a runner's class.
+     */
+    public Instant retry(Connection connection, long id) throws SQLException {
+        try (PreparedStatement st = connection.prepareStatement("SELECT prescient.worker_retry(?) AS due_at")) {
+            st.setLong(1, id);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return Sql.instant(rs, "due_at");
+            }
+        } catch (SQLException e) {
+            throw Sql.translate(e);
+        }
+    }
+
+    /**
      * {@code prescient.cron_add}: a recurring schedule whose occurrences are checks of {@code schedule.job()};
      * its version (1). {@code prescient_client} and {@code prescient_worker} may call it.
      */

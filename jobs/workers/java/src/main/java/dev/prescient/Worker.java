@@ -27,8 +27,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
@@ -51,12 +49,10 @@ import org.postgresql.PGNotification;
  * A handler's exception fails that check alone; the worker goes on. {@link #stop} takes nothing more, lets
  * running handlers finish within the grace period and releases what is left. The worker uses two
  * connections of its own from the source: one for the protocol's calls, one that LISTENs.
- * Logs go to {@code java.util.logging} under {@code dev.prescient.Worker}, one line per event with check ids.
+ * Logs go to SLF4J under {@code dev.prescient.Worker}, one line per event with check ids.
  */
 public final class Worker implements AutoCloseable {
-    private static final Logger LOG = Logger.getLogger(Worker.class.getName());
-    /** LOG, or during a JVM shutdown a logger that java.util.logging's own shutdown does not silence. */
-    private volatile Logger log = LOG;
+    private static final Log LOG = new Log(Worker.class);
     /** The longest sleep: a notification is a hint, so the worker looks again at least this often. */
     private static final Duration MAX_SLEEP = Duration.ofSeconds(60);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
@@ -95,6 +91,10 @@ public final class Worker implements AutoCloseable {
     private final Map<String, Handler> handlers;
     private final Map<String, BatchHandler> batchHandlers;
     private final List<String> classes;
+    /** The classes whose handlers came with a policy: declared before the first take. */
+    private final Map<String, Policy> policies;
+    /** The classes were declared and found to be worker classes: once per worker. */
+    private volatile boolean classesReady;
     private final int concurrency;
     private final int batchSize;
     private final Duration prefetch;
@@ -104,6 +104,7 @@ public final class Worker implements AutoCloseable {
     private final Supplier<Instant> clock;
     private final ConnectionSource source;
     private final Consumer<Settlement> onSettled;
+    private final WorkerMetrics metrics;
 
     private final ExecutorService pool;
     private final ScheduledExecutorService heartbeats;
@@ -137,6 +138,7 @@ public final class Worker implements AutoCloseable {
         List<String> all = new ArrayList<>(b.handlers.keySet());
         all.addAll(b.batchHandlers.keySet());
         this.classes = List.copyOf(all);
+        this.policies = new LinkedHashMap<>(b.policies);
         this.concurrency = b.concurrency;
         this.batchSize = b.batchSize;
         this.prefetch = b.prefetch;
@@ -146,6 +148,7 @@ public final class Worker implements AutoCloseable {
         this.clock = b.clock;
         this.source = b.source;
         this.onSettled = b.onSettled;
+        this.metrics = b.metrics;
         this.pool = Executors.newFixedThreadPool(concurrency, threads("handler"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(threads("heartbeat"));
     }
@@ -163,14 +166,16 @@ public final class Worker implements AutoCloseable {
     }
 
     /**
-     * Starts the loop on a thread of its own (not a daemon: it keeps the JVM up until {@link #stop}) and the
-     * LISTEN on another; returns at once.
+     * Declares the classes whose handlers came with a policy, then starts the loop on a thread of its own (not a
+     * daemon: it keeps the JVM up until {@link #stop}) and the LISTEN on another; returns at once. A class that is
+     * not a worker class (unknown, or a runner's) and a declaration the database refuses (a bad policy) are
+     * thrown ({@link PrescientException.Refused}), and the worker does not start.
      */
-    public Worker start() {
+    public Worker start() throws SQLException {
+        refuseIfStartedOrStopped("was started or stopped already");
+        prepareClasses();
         synchronized (lifecycle) {
-            if (started || stopping) {
-                throw new IllegalStateException("worker " + name + " was started or stopped already");
-            }
+            refuseIfStartedOrStopped("was started or stopped already");
             started = true;
             scheduleHeartbeats();
         }
@@ -178,7 +183,7 @@ public final class Worker implements AutoCloseable {
         listener.setDaemon(true);
         listener.start();
         new Thread(this::loop, "prescient-" + name).start();
-        log.info(() -> String.format("worker %s: started for %s (concurrency %d, batch %d, prefetch %s, lease %s%s)",
+        LOG.info(() -> String.format("worker %s: started for %s (concurrency %d, batch %d, prefetch %s, lease %s%s)",
                                      name, classes, concurrency, batchSize, seconds(prefetch), seconds(lease),
                                      heartbeat ? "" : ", no heartbeat"));
         return this;
@@ -190,10 +195,10 @@ public final class Worker implements AutoCloseable {
      * until the next due time. Not while {@link #start}ed.
      */
     public int runUntilIdle() throws SQLException {
+        refuseIfStartedOrStopped("is started or stopped");
+        prepareClasses();
         synchronized (lifecycle) {
-            if (started || stopping) {
-                throw new IllegalStateException("worker " + name + " is started or stopped");
-            }
+            refuseIfStartedOrStopped("is started or stopped");
             scheduleHeartbeats();
         }
         int ran = 0;
@@ -211,13 +216,35 @@ public final class Worker implements AutoCloseable {
         }
     }
 
+    private void refuseIfStartedOrStopped(String what) {
+        synchronized (lifecycle) {
+            if (started || stopping) {
+                throw new IllegalStateException("worker " + name + " " + what);
+            }
+        }
+    }
+
+    /**
+     * Once: declares each class that has a policy on its handler ({@link WorkerClasses#declare}), then asks the
+     * database when the classes' next check is due, which refuses a class that is not a worker class: an unknown
+     * class (a typo, a class not declared yet) stops the start instead of a loop that retries forever.
+     */
+    private void prepareClasses() throws SQLException {
+        if (classesReady) {
+            return;
+        }
+        for (Map.Entry<String, Policy> e : policies.entrySet()) {
+            String status = call(c -> WorkerClasses.declare(c, e.getKey(), e.getValue()));
+            LOG.info(() -> String.format("worker %s: class %s declared (%s), %s", name, e.getKey(), status,
+                                         e.getValue()));
+        }
+        call(c -> WorkerProtocol.untilNextDue(c, classes, now()));
+        classesReady = true;
+    }
+
     /** Registers a JVM shutdown hook (SIGTERM, SIGINT, System.exit) that stops the worker with this grace. */
     public Worker stopOnShutdown(Duration grace) {
-        Logger shutdownLog = survivingLogger();
-        Thread hook = new Thread(() -> {
-            log = shutdownLog;
-            stop(grace);
-        }, "prescient-" + name + "-shutdown");
+        Thread hook = new Thread(() -> stop(grace), "prescient-" + name + "-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         shutdownHook = hook;
         return this;
@@ -236,7 +263,7 @@ public final class Worker implements AutoCloseable {
             if (!stopping) {
                 graceDeadlineNanos = System.nanoTime() + grace.toNanos();
                 stopping = true;
-                log.info(() -> String.format("worker %s: stopping: taking nothing more; %d running, grace %s",
+                LOG.info(() -> String.format("worker %s: stopping: taking nothing more; %d running, grace %s",
                                              name, busy.get(), seconds(grace)));
             } else {
                 loopRuns = true; // another caller stops it: wait for that
@@ -248,7 +275,7 @@ public final class Worker implements AutoCloseable {
         }
         try {
             if (!terminated.await(grace.toMillis() + 30_000, TimeUnit.MILLISECONDS)) {
-                log.warning(() -> "worker " + name + ": did not stop within its grace and 30 s");
+                LOG.warn(() -> "worker " + name + ": did not stop within its grace and 30 s");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -297,7 +324,7 @@ public final class Worker implements AutoCloseable {
             } catch (SQLException | RuntimeException e) {
                 backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2), MAX_BACKOFF);
                 Duration pause = backoff;
-                log.warning(() -> String.format("worker %s: %s; trying again in %s", name, e, seconds(pause)));
+                LOG.warn(() -> String.format("worker %s: %s; trying again in %s", name, e, seconds(pause)));
                 sleepUnlessStopping(pause);
             }
         }
@@ -406,8 +433,9 @@ public final class Worker implements AutoCloseable {
 
     private List<Check> take(int limit) throws SQLException {
         List<Check> taken = call(c -> WorkerProtocol.take(c, name, classes, limit, lease, now()));
+        report(m -> m.taken(limit, taken.size()));
         if (!taken.isEmpty()) {
-            log.fine(() -> String.format("worker %s: took %s", name, ids(taken)));
+            LOG.debug(() -> String.format("worker %s: took %s", name, ids(taken)));
         }
         return taken;
     }
@@ -464,7 +492,10 @@ public final class Worker implements AutoCloseable {
         BatchHandler batchHandler = batchHandlers.get(run.get(0).check.job());
         List<Answer> answers = batchHandler == null ? List.of(runHandler(run.get(0)))
                                                     : runBatchHandler(batchHandler, run);
-        double perCheck = (double) elapsed(began) / run.size();
+        long took = elapsed(began);
+        boolean failed = run.stream().anyMatch(h -> h.raised);
+        report(m -> m.handled(run.get(0).check.job(), run.size(), Duration.ofNanos(took), failed));
+        double perCheck = (double) took / run.size();
         double mean = perCheckNanos;
         perCheckNanos = mean == 0 ? perCheck : 0.7 * mean + 0.3 * perCheck;
         for (int i = 0; i < run.size(); i++) {
@@ -496,8 +527,8 @@ public final class Worker implements AutoCloseable {
             error = "the batch handler answered " + (answers == null ? "null" : answers.size() + " answers")
                     + " for " + checks.size() + " checks";
             String problem = error;
-            log.warning(() -> String.format("worker %s: checks %s (%s): %s", name, ids(checks), checks.get(0).job(),
-                                            problem));
+            LOG.warn(() -> String.format("worker %s: checks %s (%s): %s", name, ids(checks), checks.get(0).job(),
+                                         problem));
         } catch (Throwable t) { // every check of the call fails, the worker goes on
             error = handlerThrew(checks, t);
         }
@@ -510,11 +541,11 @@ public final class Worker implements AutoCloseable {
         String error = t.toString();
         String about = checks.size() == 1 ? "check " + checks.get(0).id() : "checks " + ids(checks);
         if (pool.isShutdown()) { // interrupted at the end of a stop's grace: it is released, not failed
-            log.info(() -> String.format("worker %s: %s (%s): interrupted after the grace: %s", name, about,
+            LOG.info(() -> String.format("worker %s: %s (%s): interrupted after the grace: %s", name, about,
                                          checks.get(0).job(), error));
         } else {
-            log.warning(() -> String.format("worker %s: %s (%s): handler threw %s", name, about, checks.get(0).job(),
-                                            error));
+            LOG.warn(() -> String.format("worker %s: %s (%s): handler threw %s", name, about, checks.get(0).job(),
+                                         error));
         }
         return error;
     }
@@ -538,7 +569,7 @@ public final class Worker implements AutoCloseable {
             if (h.lost) {
                 held.remove(o.check().id());
                 Check check = o.check();
-                log.info(() -> String.format("worker %s: check %d (%s): answer dropped, its lease was lost", name,
+                LOG.info(() -> String.format("worker %s: check %d (%s): answer dropped, its lease was lost", name,
                                              check.id(), check.job()));
                 continue;
             }
@@ -574,8 +605,21 @@ public final class Worker implements AutoCloseable {
     private void finished(Check check, Settlement s) {
         held.remove(s.id());
         log(check, s);
+        report(m -> m.settled(check == null ? null : check.job(), s));
         if (onSettled != null) {
             onSettled.accept(s);
+        }
+    }
+
+    /** Tells the metrics listener, if any; its exception is logged, and the worker goes on. */
+    private void report(Consumer<WorkerMetrics> event) {
+        if (metrics == null) {
+            return;
+        }
+        try {
+            event.accept(metrics);
+        } catch (RuntimeException e) {
+            LOG.warn(() -> String.format("worker %s: the metrics listener threw %s", name, e));
         }
     }
 
@@ -614,10 +658,10 @@ public final class Worker implements AutoCloseable {
                 }
                 if ("in progress".equals(fates.get(i).status())) {
                     held.remove(check.id());
-                    log.warning(() -> String.format("worker %s: check %d (%s): the handler returned before its "
-                                                    + "transaction, which settles the check, ended; left to that "
-                                                    + "transaction (if it rolls back, to the lease)", name,
-                                                    check.id(), check.job()));
+                    LOG.warn(() -> String.format("worker %s: check %d (%s): the handler returned before its "
+                                                 + "transaction, which settles the check, ended; left to that "
+                                                 + "transaction (if it rolls back, to the lease)", name,
+                                                 check.id(), check.job()));
                 } else if (fates.get(i).took()) {
                     finished(check, made.get(i).settlement());
                 }
@@ -643,8 +687,8 @@ public final class Worker implements AutoCloseable {
             } catch (PrescientException.Refused refused) {
                 // The answer cannot be stored: the check fails with the database's reason instead.
                 Outcome failed = new Outcome(o.check(), Answer.fail("answer refused: " + refused.getMessage()));
-                log.warning(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
-                                                o.check().id(), o.check().job(), refused.getMessage()));
+                LOG.warn(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
+                                             o.check().id(), o.check().job(), refused.getMessage()));
                 settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
             }
         }
@@ -653,11 +697,7 @@ public final class Worker implements AutoCloseable {
 
     private void log(Check check, Settlement s) {
         String job = check == null ? "?" : check.job();
-        Level level = switch (s.outcome()) {
-            case "rescheduled", "done", "retried" -> Level.INFO;
-            default -> Level.WARNING; // lease_lost, guards, a dead letter
-        };
-        log.log(level, () -> {
+        Supplier<String> message = () -> {
             StringBuilder line = new StringBuilder();
             line.append("worker ").append(name).append(": check ").append(s.id()).append(" (").append(job)
                 .append("): ").append(s.outcome());
@@ -668,7 +708,11 @@ public final class Worker implements AutoCloseable {
                 line.append(": ").append(s.lastError().replace('\n', ' '));
             }
             return line.toString();
-        });
+        };
+        switch (s.outcome()) {
+            case "rescheduled", "done", "retried" -> LOG.info(message);
+            default -> LOG.warn(message); // lease_lost, guards, a dead letter
+        }
     }
 
     // ---- heartbeats ---------------------------------------------------------------------------------------
@@ -698,12 +742,13 @@ public final class Worker implements AutoCloseable {
                 Held h = held.get(r.id());
                 if (h != null && !h.link.settling) { // else settled meanwhile, in its handler's transaction
                     h.lost = true;
-                    log.warning(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
-                                                    + "dropped", name, r.id(), h.check.job(), r.reason()));
+                    report(m -> m.leaseLost(h.check.job(), r.id()));
+                    LOG.warn(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
+                                                 + "dropped", name, r.id(), h.check.job(), r.reason()));
                 }
             }
         } catch (SQLException | RuntimeException e) {
-            log.warning(() -> String.format("worker %s: heartbeat for %s failed: %s", name, tokens.keySet(), e));
+            LOG.warn(() -> String.format("worker %s: heartbeat for %s failed: %s", name, tokens.keySet(), e));
         }
     }
 
@@ -731,7 +776,7 @@ public final class Worker implements AutoCloseable {
                     }
                 }
             } catch (SQLException | RuntimeException e) {
-                log.warning(() -> String.format("worker %s: LISTEN %s failed: %s; again in 1 s", name, CHANNEL, e));
+                LOG.warn(() -> String.format("worker %s: LISTEN %s failed: %s; again in 1 s", name, CHANNEL, e));
                 closeQuietly(connection);
                 connection = null;
                 sleepUnlessStopping(Duration.ofSeconds(1));
@@ -761,11 +806,11 @@ public final class Worker implements AutoCloseable {
         if (!unsettled.isEmpty()) {
             try {
                 int released = call(c -> WorkerProtocol.release(c, name, unsettled));
-                log.info(() -> String.format("worker %s: released %d of %s unsettled after the grace", name,
+                LOG.info(() -> String.format("worker %s: released %d of %s unsettled after the grace", name,
                                              released, unsettled.keySet()));
             } catch (SQLException | RuntimeException e) {
-                log.warning(() -> String.format("worker %s: releasing %s failed (their leases will expire): %s",
-                                                name, unsettled.keySet(), e));
+                LOG.warn(() -> String.format("worker %s: releasing %s failed (their leases will expire): %s",
+                                             name, unsettled.keySet(), e));
             }
         }
         heartbeats.shutdownNow();
@@ -773,7 +818,7 @@ public final class Worker implements AutoCloseable {
             closeQuietly(protocolConnection);
             protocolConnection = null;
         }
-        log.info(() -> "worker " + name + ": stopped");
+        LOG.info(() -> "worker " + name + ": stopped");
         terminated.countDown();
     }
 
@@ -791,11 +836,11 @@ public final class Worker implements AutoCloseable {
         }
         try {
             int released = call(c -> WorkerProtocol.release(c, name, notStarted));
-            log.info(() -> String.format("worker %s: gave back %d of %s not started", name, released,
+            LOG.info(() -> String.format("worker %s: gave back %d of %s not started", name, released,
                                          notStarted.keySet()));
         } catch (SQLException | RuntimeException e) {
-            log.warning(() -> String.format("worker %s: giving back %s failed (their leases will expire): %s", name,
-                                            notStarted.keySet(), e));
+            LOG.warn(() -> String.format("worker %s: giving back %s failed (their leases will expire): %s", name,
+                                         notStarted.keySet(), e));
         }
     }
 
@@ -803,7 +848,7 @@ public final class Worker implements AutoCloseable {
         try {
             settleReady();
         } catch (SQLException | RuntimeException e) {
-            log.warning(() -> String.format("worker %s: settling failed while stopping: %s", name, e));
+            LOG.warn(() -> String.format("worker %s: settling failed while stopping: %s", name, e));
         }
     }
 
@@ -816,30 +861,6 @@ public final class Worker implements AutoCloseable {
                 // the JVM is exiting: the hook runs, and finds the worker stopped
             }
         }
-    }
-
-    /**
-     * A logger for the stop in a JVM shutdown. java.util.logging resets every named logger in a shutdown hook of
-     * its own, racing ours, and the stop's lines (what was released) would be lost. An anonymous logger is not
-     * reset: it gets the handlers and the level that records of this class reach now.
-     */
-    private static Logger survivingLogger() {
-        Logger anonymous = Logger.getAnonymousLogger();
-        anonymous.setUseParentHandlers(false);
-        Level level = null;
-        for (Logger l = LOG; l != null; l = l.getParent()) {
-            if (level == null) {
-                level = l.getLevel();
-            }
-            for (java.util.logging.Handler h : l.getHandlers()) {
-                anonymous.addHandler(h);
-            }
-            if (!l.getUseParentHandlers()) {
-                break;
-            }
-        }
-        anonymous.setLevel(level == null ? Level.INFO : level);
-        return anonymous;
     }
 
     // ---- plumbing -----------------------------------------------------------------------------------------
@@ -946,6 +967,7 @@ public final class Worker implements AutoCloseable {
         private final ConnectionSource source;
         private final Map<String, Handler> handlers = new LinkedHashMap<>();
         private final Map<String, BatchHandler> batchHandlers = new LinkedHashMap<>();
+        private final Map<String, Policy> policies = new LinkedHashMap<>();
         private String name = "java-" + ProcessHandle.current().pid();
         private int concurrency = 4;
         private int batchSize = DEFAULT_BATCH_SIZE;
@@ -955,6 +977,7 @@ public final class Worker implements AutoCloseable {
         private Duration grace = Duration.ofSeconds(30);
         private Supplier<Instant> clock;
         private Consumer<Settlement> onSettled;
+        private WorkerMetrics metrics;
 
         private Builder(ConnectionSource source) {
             this.source = Objects.requireNonNull(source, "source");
@@ -966,10 +989,22 @@ public final class Worker implements AutoCloseable {
             return this;
         }
 
-        /** The handler for one worker class (declared with {@code prescient jobs add CLASS --worker}). */
+        /** The handler for one worker class, declared already ({@code prescient jobs add CLASS --worker}). */
         public Builder handler(String job, Handler handler) {
             refuseASecondHandler(job);
             handlers.put(job, Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /**
+         * The handler for one worker class that the worker declares itself with this policy when it starts
+         * ({@link WorkerClasses#declare}: {@code prescient_worker}'s rights suffice); the policy's null fields are
+         * left as the class has them. {@code max_checks} is 5 unless the policy or the class says otherwise.
+         */
+        public Builder handler(String job, Policy policy, Handler handler) {
+            Objects.requireNonNull(policy, "policy");
+            handler(job, handler);
+            policies.put(job, policy);
             return this;
         }
 
@@ -977,6 +1012,17 @@ public final class Worker implements AutoCloseable {
         public Builder batchHandler(String job, BatchHandler handler) {
             refuseASecondHandler(job);
             batchHandlers.put(job, Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /**
+         * A batch handler for a class the worker declares itself with this policy, as {@link #handler(String,
+         * Policy, Handler)}.
+         */
+        public Builder batchHandler(String job, Policy policy, BatchHandler handler) {
+            Objects.requireNonNull(policy, "policy");
+            batchHandler(job, handler);
+            policies.put(job, policy);
             return this;
         }
 
@@ -1055,6 +1101,12 @@ public final class Worker implements AutoCloseable {
         /** Called with every settlement (on the loop's thread; keep it quick): metrics, tests, alerts. */
         public Builder onSettled(Consumer<Settlement> listener) {
             this.onSettled = listener;
+            return this;
+        }
+
+        /** Reports takes, handler calls, settlements and lost leases to {@code listener} (README.md, "Metrics"). */
+        public Builder metrics(WorkerMetrics listener) {
+            this.metrics = listener;
             return this;
         }
 

@@ -9,9 +9,8 @@ import java.time.Instant;
 import java.util.function.Consumer;
 
 /**
- * The worker of the kill test (ClientTests, "a_worker_killed_mid_run_has_each_effect_exactly_once"): its
- * handler writes a ledger row per check and completes the check in the same transaction, on a connection of
- * the handler thread's own. With {@code PRESCIENT_KILL_TEST_SETTLE=separate} it commits the row, then answers
+ * The worker of the kill test (ExactlyOnceTest): its handler writes a ledger row per check and completes the
+ * check in the same transaction, on a connection of the handler thread's own. With {@code PRESCIENT_KILL_TEST_SETTLE=separate} it commits the row, then answers
  * done (the settlement apart from the handler's writes, at least once): the test then fails.
  * As a process ({@code main}: class, worker name) it runs until it is killed.
  */

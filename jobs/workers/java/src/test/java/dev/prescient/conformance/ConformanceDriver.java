@@ -111,7 +111,6 @@ public final class ConformanceDriver {
 
     /** No-op handlers until nothing is due (Worker#runUntilIdle); prints the rate. */
     private static int drain(Worker.Builder builder, List<String> classes, boolean batchHandler) throws SQLException {
-        java.util.logging.Logger.getLogger(Worker.class.getName()).setLevel(java.util.logging.Level.WARNING);
         builder.onSettled(s -> {
             if (!s.outcome().equals("done")) {
                 System.err.printf("check %d: %s: %s%n", s.id(), s.outcome(), s.lastError());

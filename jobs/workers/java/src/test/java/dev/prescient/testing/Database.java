@@ -1,29 +1,24 @@
 package dev.prescient.testing;
 
-import java.net.URI;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
+import dev.prescient.DatabaseUrl;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 
 /**
  * The database of a test or of the conformance driver: {@code PRESCIENT_DATABASE_URL} (a libpq URI or
- * key=value string, as with-database.sh sets it) turned into a JDBC URL, and a few query helpers.
+ * key=value string, as with-database.sh sets it) read by the client's {@link DatabaseUrl}, and a few query
+ * helpers.
  */
 public final class Database {
-    private final String jdbcUrl;
-    private final Properties properties;
+    private final DatabaseUrl url;
 
-    private Database(String jdbcUrl, Properties properties) {
-        this.jdbcUrl = jdbcUrl;
-        this.properties = properties;
+    private Database(DatabaseUrl url) {
+        this.url = url;
     }
 
     public static Database fromEnvironment() {
@@ -31,80 +26,21 @@ public final class Database {
         if (url == null || url.isEmpty()) {
             throw new IllegalStateException("PRESCIENT_DATABASE_URL is not set (run through with-database.sh)");
         }
-        return fromLibpq(url);
-    }
-
-    /** {@code postgresql://user:pw@host:port/db?k=v} or {@code host=H port=P dbname=D user=U}. */
-    public static Database fromLibpq(String url) {
-        Properties props = new Properties();
-        String host = "localhost";
-        String port = "5432";
-        String db = "";
-        if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-            URI uri = URI.create(url);
-            if (uri.getRawUserInfo() != null) {
-                String[] userInfo = uri.getRawUserInfo().split(":", 2);
-                props.setProperty("user", decode(userInfo[0]));
-                if (userInfo.length == 2) {
-                    props.setProperty("password", decode(userInfo[1]));
-                }
-            }
-            host = uri.getHost() != null ? uri.getHost() : host;
-            port = uri.getPort() > 0 ? String.valueOf(uri.getPort()) : port;
-            db = uri.getPath() == null ? "" : uri.getPath().replaceFirst("^/", "");
-            if (uri.getRawQuery() != null) {
-                for (String kv : uri.getRawQuery().split("&")) {
-                    String[] p = kv.split("=", 2);
-                    libpqOption(props, decode(p[0]), p.length == 2 ? decode(p[1]) : "");
-                }
-            }
-        } else {
-            for (String kv : url.trim().split("\\s+")) {
-                String[] p = kv.split("=", 2);
-                String value = p.length == 2 ? p[1].replaceAll("^'|'$", "") : "";
-                switch (p[0]) {
-                    case "host" -> host = value;
-                    case "port" -> port = value;
-                    case "dbname" -> db = value;
-                    default -> libpqOption(props, p[0], value);
-                }
-            }
-        }
-        if (props.getProperty("user") == null) {
-            props.setProperty("user", System.getProperty("user.name"));
-        }
-        return new Database("jdbc:postgresql://" + host + ":" + port + "/" + db, props);
-    }
-
-    private static void libpqOption(Properties props, String key, String value) {
-        switch (key) {
-            case "user", "password", "sslmode" -> props.setProperty(key, value);
-            case "application_name" -> props.setProperty("ApplicationName", value);
-            case "connect_timeout" -> props.setProperty("connectTimeout", value);
-            default -> { } // libpq-only options: not for JDBC
-        }
-    }
-
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        return new Database(DatabaseUrl.parse(url));
     }
 
     public Connection connect() throws SQLException {
-        return DriverManager.getConnection(jdbcUrl, properties);
+        return url.connect();
     }
 
     /** Another database of the same server, as the same role. */
     public Database other(String database) {
-        return new Database(jdbcUrl.replaceFirst("/[^/]*$", "/" + database), properties);
+        return new Database(url.withDatabase(database));
     }
 
     /** The same database as another login role (trust authentication on the test cluster). */
     public Database as(String user) {
-        Properties props = new Properties();
-        props.putAll(properties);
-        props.setProperty("user", user);
-        props.remove("password");
-        return new Database(jdbcUrl, props);
+        return new Database(url.asUser(user));
     }
 
     public void execute(String sql, Object... args) throws SQLException {

@@ -33,7 +33,10 @@ Handler = Callable[["Check"], Any]
 BatchHandler = Callable[[list["Check"]], Any]
 
 MAX_SLEEP_SECONDS = 60.0  # a notification is a hint: the worker looks again at least this often
-RECONNECT_BACKOFF = (1.0, 30.0)  # first wait after losing the database, and the ceiling it doubles to
+# After losing the database: the first try again at once (a failover leaves the session stale while a new one
+# would work), then this wait doubling to this cap, so that the first try after a new leader is elected comes
+# within the cap of it, whatever the election took (docs/operations.md, "High availability").
+RECONNECT_BACKOFF = (0.25, 2.0)
 DEFAULT_CONCURRENCY = 4
 DEFAULT_BATCH_SIZE = 1000
 # Without a fixed prefetch, the worker holds ahead what its threads are expected to start within this time (by
@@ -295,7 +298,7 @@ class Worker:
         log.log(level, "worker %s started: classes %s, concurrency %d, lease %gs", self.name,
                 ",".join(self.classes), self.concurrency, self.lease_seconds)
         conn = None
-        backoff = RECONNECT_BACKOFF[0]
+        backoff = 0.0
         try:
             while True:
                 try:
@@ -303,7 +306,7 @@ class Worker:
                         conn = self._connect()
                     if self._cycle(conn, settled, until_idle):
                         break
-                    backoff = RECONNECT_BACKOFF[0]
+                    backoff = 0.0
                 except psycopg.OperationalError as e:
                     # The database went away (a restart, a failover, a cut session): what is held stays held
                     # until its lease ends; the answers that were not sent are sent after reconnecting.
@@ -316,7 +319,7 @@ class Worker:
                     log.error("worker %s: database connection lost (%s); reconnecting in %gs", self.name,
                               str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, backoff)
                     self._wait(None, backoff)
-                    backoff = min(backoff * 2, RECONNECT_BACKOFF[1])
+                    backoff = min(max(backoff * 2, RECONNECT_BACKOFF[0]), RECONNECT_BACKOFF[1])
             self._finish(conn, settled)
         finally:
             for _ in threads:

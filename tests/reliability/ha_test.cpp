@@ -431,7 +431,8 @@ TEST_CASE("automatic failover under 2 daemons and 2 workers: the leader killed t
   failover_under_load(Fault::kill, false, soak() ? 5 : 2, soak() ? 30000 : 6000, soak() ? 150 : 60);
 }
 
-TEST_CASE("a frozen leader (its Patroni stopped) under 2 daemons and 2 workers through the proxy: the same") {
+// (Catch wraps a case's name under its first ": ", which must come within the first line.)
+TEST_CASE("a frozen leader under 2 daemons and 2 workers: its Patroni stopped, through the proxy, the same") {
   failover_under_load(Fault::freeze, true, 1, 6000, 30);
 }
 

@@ -258,25 +258,11 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
     INFO(declared.err);
     REQUIRE(declared.exit_code == 0);
   }
-  // The planned checks' last slot: each fault must come before it, so that the checks due during the
-  // election wait for every runner when it ends. Otherwise only the client's checks are left, due seconds
-  // after it resumes enqueueing, and a runner's gap measures the lack of work, not its recovery.
-  TimePoint last_planned;
   {
     auto db = connect_to(url);
     declare_test_classes(*db);
     create_ledger(*db);
     create_conformance_ledger(*db);
-    // `planned` checks over the next `slots` one-second slots, the first 3 s ahead, of the two classes in turn.
-    SystemClock clock;
-    const TimePoint first = std::chrono::ceil<std::chrono::seconds>(clock.now() + 3s);
-    last_planned = first + std::chrono::seconds(slots - 1);
-    std::vector<ScheduleRequest> requests;
-    for (long i = 0; i < planned; ++i) {
-      requests.push_back({.job = i % 2 == 0 ? "ledger" : kWorkerClass, .entity_name = "ha",
-                          .entity_key = std::to_string(i), .at = first + std::chrono::seconds(i % slots)});
-    }
-    Client(*db, {.clock = &clock}).schedule_many(requests);
   }
 
   std::vector<std::string> committed;
@@ -295,6 +281,23 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
     Enqueuer enqueuer(url);
     OutboxReader reader(url);
     wait_until_runners_seen(*session_on_leader(url), 2, 30s);
+    // `planned` checks over the next `slots` one-second slots, the first 3 s ahead, of the two classes in
+    // turn, once the daemons fire (however long they took to start). Each fault must come before the last
+    // slot, so that the checks due during the election wait for every runner when it ends. Otherwise only
+    // the client's checks are left, due seconds after it resumes enqueueing, and a runner's gap measures
+    // the lack of work, not its recovery.
+    TimePoint last_planned;
+    {
+      SystemClock clock;
+      const TimePoint first = std::chrono::ceil<std::chrono::seconds>(clock.now() + 3s);
+      last_planned = first + std::chrono::seconds(slots - 1);
+      std::vector<ScheduleRequest> requests;
+      for (long i = 0; i < planned; ++i) {
+        requests.push_back({.job = i % 2 == 0 ? "ledger" : kWorkerClass, .entity_name = "ha",
+                            .entity_key = std::to_string(i), .at = first + std::chrono::seconds(i % slots)});
+      }
+      Client(*session_on_leader(url), {.clock = &clock}).schedule_many(requests);
+    }
     for (int f = 0; f < failovers; ++f) {
       std::this_thread::sleep_for(f == 0 ? 5s : 10s);  // a few slots fired on this leader
       const TimePoint fault_at = SystemClock().now();

@@ -17,8 +17,10 @@ void create_conformance_ledger(soci::session& db) {
 }
 
 void build_go_driver(const std::string& build_dir) {
-  shell("PRESCIENT_WORKERS_BUILD_DIR='" + build_dir + "' " PRESCIENT_SOURCE_DIR "/jobs/workers/go/build.sh >'" +
-        build_dir + "/go-build.log' 2>&1");
+  // The compiled packages come from the build cache the workers' own build fills (the Go cache is safe for
+  // builds at once): pgx compiled once, not once more for this.
+  shell("PRESCIENT_WORKERS_BUILD_DIR='" + build_dir + "' GOCACHE='" PRESCIENT_GO_CACHE "' " PRESCIENT_SOURCE_DIR
+        "/jobs/workers/go/build.sh >'" + build_dir + "/go-build.log' 2>&1");
 }
 
 WorkerDriver::WorkerDriver(std::string language, std::string name, const std::string& job_class,

@@ -2,7 +2,8 @@
 //   sleepy: sleeps payload.sleep_ms milliseconds, emits `slept`, done. Slow enough to kill a runner mid-slot.
 //   ledger: an external effect, made outside the settlement: it records each run (check id, slot, the
 //     server's time, the runner's pid) in the table `ledger` through its own autocommit session, then sleeps
-//     payload.sleep_ms. A run whose settlement is lost stays in the ledger, as a real side effect would.
+//     payload.sleep_ms. A run whose settlement is lost stays in the ledger, as a real side effect would. It
+//     emits one event, `ledger.ran`, which the outbox holds once its settlement commits.
 //   hang: never returns in time (sleeps ten minutes). throws: throws from the job.
 //   conformance: the worker drivers' payload contract (jobs/workers/conformance), run by the runner, so the
 //     conformance suite compares what workers' answers become with what the runner makes of the same: it
@@ -41,7 +42,7 @@ class Ledger final : public prescient::JobExec {
                 " VALUES (:id, prescient.at_us(:slot), clock_timestamp(), :pid)",
         soci::use(check.id), soci::use(slot_us), soci::use(runner_pid);
     std::this_thread::sleep_for(std::chrono::milliseconds(check.payload.value("sleep_ms", 0)));
-    return {};
+    return {.events = {{.type = "ledger.ran", .payload = {{"id", check.id}}}}};
   }
 
  private:

@@ -35,6 +35,22 @@ std::string slurp(const std::string& path) {
   return text.str();
 }
 
+// This process's environment with `env` set over it (an empty value unsets), as NAME=value lines.
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& env) {
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq != nullptr) merged[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+  }
+  for (const auto& [key, value] : env) {
+    if (value.empty()) merged.erase(key);
+    else merged[key] = value;
+  }
+  std::vector<std::string> env_text;
+  for (const auto& [key, value] : merged) env_text.push_back(key + "=" + value);
+  return env_text;
+}
+
 }  // namespace
 
 ProcessResult run_prescient(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
@@ -48,17 +64,7 @@ ProcessResult run_prescient(const std::vector<std::string>& args, const std::map
   for (auto& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq != nullptr) merged[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
-  }
-  for (const auto& [key, value] : env) {
-    if (value.empty()) merged.erase(key);
-    else merged[key] = value;
-  }
-  std::vector<std::string> env_text;
-  for (const auto& [key, value] : merged) env_text.push_back(key + "=" + value);
+  std::vector<std::string> env_text = environment_with(env);
   std::vector<char*> envp;
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -83,22 +89,32 @@ ProcessResult run_prescient(const std::vector<std::string>& args, const std::map
   return result;
 }
 
-pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path,
-                      const std::string& stderr_path) {
-  std::vector<std::string> argv_text{PRESCIENT_BIN};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
+pid_t start_process(const std::vector<std::string>& command, const std::map<std::string, std::string>& env,
+                    const std::string& stdout_path, const std::string& stderr_path) {
+  std::vector<std::string> argv_text = command;
   std::vector<char*> argv;
   for (auto& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_text = environment_with(env);
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error(std::string("cannot start ") + PRESCIENT_BIN + ": " + std::strerror(rc));
+  if (rc != 0) throw std::runtime_error("cannot start " + command.at(0) + ": " + std::strerror(rc));
   return pid;
+}
+
+pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path,
+                      const std::string& stderr_path) {
+  std::vector<std::string> command{PRESCIENT_BIN};
+  command.insert(command.end(), args.begin(), args.end());
+  return start_process(command, {}, stdout_path, stderr_path);
 }
 
 int wait_for(pid_t pid) {

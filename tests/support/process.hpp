@@ -1,5 +1,6 @@
 #pragma once
-// Runs the real prescient binary as a child process and captures what it prints.
+// Runs the real prescient binary (or another program, such as a worker client) as a child process and
+// captures what it prints.
 #include <sys/types.h>
 
 #include <map>
@@ -25,6 +26,11 @@ inline std::map<std::string, std::string> no_database_env() { return {{"PRESCIEN
 // command class's --commands-dir. Returns the directory.
 std::string commands_dir_with(const std::string& name, const std::string& script);
 
+// Starts `command` (its first element the program's path) in the background, with `env` set over this
+// process's environment (an empty value unsets), its standard output to `stdout_path`, its standard error
+// to `stderr_path`. Returns its pid.
+pid_t start_process(const std::vector<std::string>& command, const std::map<std::string, std::string>& env = {},
+                    const std::string& stdout_path = "/dev/null", const std::string& stderr_path = "/dev/null");
 // Starts the prescient binary in the background, its standard output to `stdout_path`, its standard
 // error to `stderr_path`. Returns its pid.
 pid_t start_prescient(const std::vector<std::string>& args, const std::string& stdout_path = "/dev/null",

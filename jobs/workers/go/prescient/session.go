@@ -483,20 +483,29 @@ func (s *session) extendSome(ids, tokens []int64) {
 	}
 }
 
-// backoff is the wait between attempts after a failed call: 0.5 s doubling to 30 s.
-type backoff struct{ last time.Duration }
+// backoff is the wait between attempts after a failed call: the first try again at once (a failover leaves
+// the pool's sessions stale while a new one would work), then 250 ms doubling to 2 s, so that the first try
+// after a new leader is elected comes within 2 s of it, whatever the election took (docs/operations.md,
+// "High availability").
+type backoff struct {
+	failures int
+	last     time.Duration
+}
 
 func (b *backoff) next() time.Duration {
 	switch {
+	case b.failures == 0:
+		b.last = 0
 	case b.last == 0:
-		b.last = 500 * time.Millisecond
-	case b.last < 30*time.Second:
+		b.last = 250 * time.Millisecond
+	case b.last < 2*time.Second:
 		b.last *= 2
 	}
+	b.failures++
 	return b.last
 }
 
-func (b *backoff) reset() { b.last = 0 }
+func (b *backoff) reset() { *b = backoff{} }
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -102,7 +102,7 @@ func (s *session) settle(answers []answer) {
 			s.settleOneByOne(completions, failures)
 			return
 		}
-		if attempt == 5 {
+		if attempt == 8 { // tries 0, 0.25, 0.5, 1, 2, 2 and 2 s apart: about a failover's election
 			s.w.log.Error("settlement failed, giving up: the leases will expire and the checks run again",
 				"checks", answerIDs(answers), "error", err)
 			s.forget(answers)

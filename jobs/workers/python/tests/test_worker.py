@@ -720,5 +720,26 @@ class ReconnectTest(unittest.TestCase):
             self.assertEqual(ran, ["after-the-cut"])
 
 
+class DeadSocketTest(unittest.TestCase):
+    def test_the_session_bounds_a_dead_socket_unless_the_conninfo_sets_its_own(self):
+        def settings(conninfo: str) -> dict[str, str | None]:
+            conn = prescient.Worker(conninfo, name="sockets")._connect()
+            try:
+                options = {o.keyword.decode(): o.val for o in conn.pgconn.info}
+            finally:
+                conn.close()
+            return {key: options[key] and options[key].decode()
+                    for key in ("keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                                "tcp_user_timeout")}
+
+        self.assertEqual(settings(support.database_url()),
+                         {"keepalives": "1", "keepalives_idle": "5", "keepalives_interval": "2",
+                          "keepalives_count": "3", "tcp_user_timeout": "6000"})
+        own = make_conninfo(support.database_url(), keepalives_idle="60", tcp_user_timeout="0")
+        self.assertEqual(settings(own),
+                         {"keepalives": "1", "keepalives_idle": "60", "keepalives_interval": "2",
+                          "keepalives_count": "3", "tcp_user_timeout": "0"})
+
+
 if __name__ == "__main__":
     unittest.main()

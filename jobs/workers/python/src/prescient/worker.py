@@ -24,6 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from .classes import declare_worker_class
 from .connection import Connection, rows
@@ -36,7 +37,16 @@ Handler = Callable[["Check"], Any]
 BatchHandler = Callable[[list["Check"]], Any]
 
 MAX_SLEEP_SECONDS = 60.0  # a notification is a hint: the worker looks again at least this often
-RECONNECT_BACKOFF = (1.0, 30.0)  # first wait after losing the database, and the ceiling it doubles to
+# After losing the database: the first try again at once (a failover leaves the session stale while a new one
+# would work), then this wait doubling to this cap, so that the first try after a new leader is elected comes
+# within the cap of it, whatever the election took (docs/operations.md, "High availability").
+RECONNECT_BACKOFF = (0.25, 2.0)
+# The TCP settings of the worker's session where its conninfo sets none of its own, as the runner's: a server
+# gone without closing the socket (a dead machine, a cut network) is noticed in seconds, not after the
+# kernel's timeouts (hours idle, about 15 minutes with data unacknowledged). Idle: found dead in about 11 s
+# (5 s, then 3 probes 2 s apart); data unacknowledged for 6 s ends the socket.
+DEAD_SOCKET_SETTINGS = {"keepalives": "1", "keepalives_idle": "5", "keepalives_interval": "2",
+                        "keepalives_count": "3", "tcp_user_timeout": "6000"}
 DEFAULT_CONCURRENCY = 4
 DEFAULT_BATCH_SIZE = 1000
 # Without a fixed prefetch, the worker holds ahead what its threads are expected to start within this time (by
@@ -330,7 +340,7 @@ class Worker:
         log.log(level, "worker %s started: classes %s, concurrency %d, lease %gs", self.name,
                 ",".join(self.classes), self.concurrency, self.lease_seconds)
         conn = None
-        backoff = RECONNECT_BACKOFF[0]
+        backoff = 0.0
         try:
             while True:
                 try:
@@ -338,7 +348,7 @@ class Worker:
                         conn = self._connect()
                     if self._cycle(conn, settled, until_idle):
                         break
-                    backoff = RECONNECT_BACKOFF[0]
+                    backoff = 0.0
                 except psycopg.OperationalError as e:
                     # The database went away (a restart, a failover, a cut session): what is held stays held
                     # until its lease ends; the answers that were not sent are sent after reconnecting.
@@ -351,7 +361,7 @@ class Worker:
                     log.error("worker %s: database connection lost (%s); reconnecting in %gs", self.name,
                               str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, backoff)
                     self._wait(None, backoff)
-                    backoff = min(backoff * 2, RECONNECT_BACKOFF[1])
+                    backoff = min(max(backoff * 2, RECONNECT_BACKOFF[0]), RECONNECT_BACKOFF[1])
             self._finish(conn, settled)
         finally:
             for _ in threads:
@@ -439,7 +449,9 @@ class Worker:
     # ---- the calls ----------------------------------------------------------------------------------
 
     def _connect(self) -> psycopg.Connection[Any]:
-        conn = psycopg.connect(self.conninfo, autocommit=True)
+        given = conninfo_to_dict(self.conninfo)
+        unset = {key: value for key, value in DEAD_SOCKET_SETTINGS.items() if key not in given}
+        conn = psycopg.connect(self.conninfo, autocommit=True, **unset)
         try:
             for job_class, policy in self._policies.items():
                 log.info("worker %s: class %s %s, policy %s", self.name, job_class,

@@ -295,12 +295,15 @@ public final class WorkerProtocol {
      * as the due time, so a host clock that differs from the server's does not skew the sleep.
      */
     public static Duration untilNextDue(Connection c, List<String> classes, Instant now) throws SQLException {
+        // p_now is the caller's only when pinned: a time filled in here would be a pinned one, which a
+        // database that does not let workers pin the clock refuses.
         String sql = """
-            SELECT extract(epoch FROM prescient.worker_next_due(?::text[], n) - n)
-              FROM (SELECT coalesce(?::timestamptz, clock_timestamp()) AS n) now""";
+            SELECT extract(epoch FROM prescient.worker_next_due(?::text[], ?::timestamptz)
+                                      - coalesce(?::timestamptz, clock_timestamp()))""";
         try (PreparedStatement st = c.prepareStatement(sql)) {
             st.setArray(1, Sql.texts(c, classes));
             Sql.setInstant(st, 2, now);
+            Sql.setInstant(st, 3, now);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 double seconds = rs.getDouble(1);

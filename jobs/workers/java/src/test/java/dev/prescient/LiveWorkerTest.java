@@ -41,6 +41,32 @@ final class LiveWorkerTest {
                      Worker.IdleWait.after(Duration.ofHours(2), Duration.ofMillis(50)), "due in 2 h: the longest sleep");
     }
 
+    /**
+     * On a database that does not let workers pin the clock (production's), a worker on the server's clock
+     * starts and runs its checks: it once filled in the server's time as p_now when asking for the next due
+     * time, and every start was refused.
+     */
+    @Test
+    void runs_where_workers_may_not_pin_the_clock() throws Exception {
+        DB.declareWorkerClasses("unpinned_a");
+        try (Connection c = DB.connect()) {
+            new PrescientClient().schedule(c, NewCheck.of("unpinned_a", "x", "1"));
+            c.createStatement().execute("UPDATE prescient.settings SET workers_may_pin_clock = false");
+        }
+        try {
+            Thread.sleep(1100); // its slot, the next second's boundary, has begun
+            Worker worker = Worker.builder(DB::connect).name("unpinned")
+                                  .handler("unpinned_a", check -> Answer.done()).build();
+            try (worker) {
+                assertEquals(1, worker.runUntilIdle(), "checks run on the server's clock");
+            }
+        } finally {
+            try (Connection c = DB.connect()) {
+                c.createStatement().execute("UPDATE prescient.settings SET workers_may_pin_clock = true");
+            }
+        }
+    }
+
     /** Asleep with nothing due (a 60 s sleep), the worker wakes on the NOTIFY of a new check and runs it. */
     @Test
     void live_loop_wakes_on_notify() throws Exception {

@@ -6,6 +6,8 @@
 # Together they are about 4 minutes run one after the other: the longest chain of the suite. A high COST starts
 # them first (CTest starts costlier tests first, and has no timings of its own in a fresh clone), so the
 # chain runs beside the other tests instead of after them (it was the last 3.5 minutes of a 7-minute ctest).
+# The drivers run on the server's clock, as in production (--server-clock: workers may not pin it there), so a
+# client that sends a time of its own where it should not is refused here, not only in production.
 # The binary is the target prescient_cli (OUTPUT_NAME prescient; the target `prescient` is the library).
 set(PRESCIENT_CONFORMANCE "${CMAKE_CURRENT_LIST_DIR}/run.py")
 set(PRESCIENT_CONFORMANCE_ENV
@@ -14,7 +16,7 @@ set(PRESCIENT_CONFORMANCE_ENV
 
 foreach(language python go java node)
   add_test(NAME workers_conformance_${language}
-           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
+           COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --server-clock --
                    /usr/bin/python3 "${PRESCIENT_CONFORMANCE}" --suite language --languages ${language})
   set_tests_properties(workers_conformance_${language} PROPERTIES
                        LABELS workers TIMEOUT 180 RESOURCE_LOCK workers COST 500
@@ -25,7 +27,7 @@ foreach(language python go java node)
 endforeach()
 
 add_test(NAME workers_conformance_mixed
-         COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
+         COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --server-clock --
                  /usr/bin/python3 "${PRESCIENT_CONFORMANCE}" --suite mixed --languages python,go,java,node)
 add_test(NAME workers_conformance_protocol
          COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --

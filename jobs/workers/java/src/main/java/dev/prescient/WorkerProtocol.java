@@ -295,12 +295,14 @@ public final class WorkerProtocol {
      * as the due time, so a host clock that differs from the server's does not skew the sleep.
      */
     public static Duration untilNextDue(Connection c, List<String> classes, Instant now) throws SQLException {
+        // p_now stays null without a pinned clock: the database refuses any p_now where workers may not pin it.
         String sql = """
-            SELECT extract(epoch FROM prescient.worker_next_due(?::text[], n) - n)
-              FROM (SELECT coalesce(?::timestamptz, clock_timestamp()) AS n) now""";
+            SELECT extract(epoch FROM prescient.worker_next_due(?::text[], ?::timestamptz)
+                                      - coalesce(?::timestamptz, clock_timestamp()))""";
         try (PreparedStatement st = c.prepareStatement(sql)) {
             st.setArray(1, Sql.texts(c, classes));
             Sql.setInstant(st, 2, now);
+            Sql.setInstant(st, 3, now);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 double seconds = rs.getDouble(1);

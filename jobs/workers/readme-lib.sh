@@ -1,12 +1,19 @@
 # shellcheck shell=bash
-# Sourced by the clients' README tests (go/, java/ and node/readme-check.sh): a client's README.md marks the
-# blocks a new team runs with a line `<!-- readme-test: NAME -->` right before the fenced block, and the test
-# runs them as written. The caller sets `readme` (the README's path) and defines say and fail (its messages).
+# Sourced by the clients' README tests (go/, java/ and node/readme-check.sh PRESCIENT_BINARY): a client's
+# README.md marks the blocks a new team runs with a line `<!-- readme-test: NAME -->` right before the fenced
+# block, and the test runs them as written. Sourcing sets prescient (the binary, absolute), client_dir (the
+# script's folder), readme (its README.md), repository (the checkout's root), and say and fail (its messages).
+# shellcheck disable=SC2034 # the callers' (above)
+prescient=$(realpath "${1:?usage: $(basename "$0") PRESCIENT_BINARY}")
+client_dir=$(cd "$(dirname "$0")" && pwd)
+readme=$client_dir/README.md
+repository=$(cd "$client_dir/../../.." && pwd)
+say() { echo "$(basename "$0"): $*"; }
+fail() { echo "$(basename "$0"): $*" >&2; exit 1; }
 
 # readme_block NAME: the text of the fenced block after the README's line `<!-- readme-test: NAME -->`.
 readme_block() {
   local text
-  # shellcheck disable=SC2154 # readme: set by the caller (above)
   text=$(awk -v marker="<!-- readme-test: $1 -->" '
     $0 == marker { found = 1; next }
     found == 1 && /^```/ { found = 2; next }
@@ -24,13 +31,24 @@ readme_packages() {
     awk '{ for (i = 1; i <= NF; i++) if (seen && $i !~ /^-/) print $i; else if ($i == "install") seen = 1 }')
   [ -n "$packages" ] || fail "the block $1 installs no packages"
   # shellcheck source=../../scripts/lib/packages.sh
-  . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/packages.sh"
+  . "$repository/scripts/lib/packages.sh"
   # shellcheck disable=SC2086 # one package a word
   ensure_packages "$(basename "$0")" $packages
 }
 
-# readme_files FOLDER: the folder's files and their sizes, sorted: what a README's commands must not change when
-# FOLDER is the checkout's client.
+# readme_files: the client's files and their sizes, sorted: what a README's commands must not change.
 readme_files() {
-  find "$1" -printf '%P %s\n' | sort
+  find "$client_dir" -printf '%P %s\n' | sort
+}
+
+# readme_run_outside NAME FOLDER: runs the block in FOLDER, a new team's (made afresh), outside the checkout,
+# with PRESCIENT naming the checkout as the README says; it must leave the checkout's client as it was.
+readme_run_outside() {
+  local before
+  rm -rf "$2"
+  mkdir -p "$2"
+  say "the README's $1, in $2"
+  before=$(readme_files)
+  (cd "$2" && PRESCIENT=$repository bash -euo pipefail -c "$(readme_block "$1")")
+  [ "$before" = "$(readme_files)" ] || fail "the README's $1 wrote into the checkout: $(diff <(echo "$before") <(readme_files))"
 }

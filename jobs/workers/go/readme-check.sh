@@ -10,17 +10,10 @@
 #   readme-check.sh PRESCIENT_BINARY
 # Go's build cache is the one build.sh uses (a cold one only costs time).
 set -euo pipefail
-prescient=$(realpath "${1:?usage: readme-check.sh PRESCIENT_BINARY}")
-here=$(cd "$(dirname "$0")" && pwd)
-repository=$(cd "$here/../../.." && pwd)
-readme=$here/README.md
+# shellcheck source=../readme-lib.sh
+. "$(dirname "$0")/../readme-lib.sh"
 work=${PRESCIENT_WORKERS_BUILD_DIR:?PRESCIENT_WORKERS_BUILD_DIR is not set}/go/readme
 export GOCACHE=${GOCACHE:-$PRESCIENT_WORKERS_BUILD_DIR/go/cache}
-say() { echo "readme-check.sh: $*"; }
-fail() { echo "readme-check.sh: $*" >&2; exit 1; }
-
-# shellcheck source=../readme-lib.sh
-. "$here/../readme-lib.sh"
 
 case ${2:-} in
   --seed-test)
@@ -129,4 +122,4 @@ GO
 
 with_database=$repository/jobs/workers/with-database.sh
 "$repository/jobs/workers/readme-first-service.sh" "$prescient" "$work/orders" "$run_line"
-"$with_database" "$prescient" --empty -- "$here/readme-check.sh" "$prescient" --seed-test
+"$with_database" "$prescient" --empty -- "$client_dir/readme-check.sh" "$prescient" --seed-test

@@ -7,25 +7,12 @@
 # (../readme-first-service.sh, on fresh databases of the cluster named by PRESCIENT_TEST_DATABASE_URL).
 #   readme-check.sh PRESCIENT_BINARY
 set -euo pipefail
-prescient=$(realpath "${1:?usage: readme-check.sh PRESCIENT_BINARY}")
-here=$(cd "$(dirname "$0")" && pwd)
-repository=$(cd "$here/../../.." && pwd)
-readme=$here/README.md
-service=${PRESCIENT_WORKERS_BUILD_DIR:?PRESCIENT_WORKERS_BUILD_DIR is not set}/java/readme/orders
-say() { echo "readme-check.sh: $*"; }
-fail() { echo "readme-check.sh: $*" >&2; exit 1; }
 # shellcheck source=../readme-lib.sh
-. "$here/../readme-lib.sh"
+. "$(dirname "$0")/../readme-lib.sh"
+service=${PRESCIENT_WORKERS_BUILD_DIR:?PRESCIENT_WORKERS_BUILD_DIR is not set}/java/readme/orders
 
 readme_packages packages
-rm -rf "$service"
-mkdir -p "$service"
-say "the README's build, in the service's folder"
-before=$(readme_files "$here")
-(cd "$service" && PRESCIENT=$repository bash -euo pipefail -c "$(readme_block build)")
-[ "$before" = "$(readme_files "$here")" ] ||
-  fail "the README's build wrote into the checkout: $(diff <(echo "$before") <(readme_files "$here"))"
-
+readme_run_outside build "$service"
 readme_block Main.java >"$service/Main.java"
 run_line=$(readme_block run)
 [ "$(wc -l <<<"$run_line")" = 1 ] || fail "the README's run block is not one line"

@@ -8,26 +8,14 @@
 #   readme-check.sh PRESCIENT_BINARY
 # npm works from the build's cache (workers_node_build's npm ci filled it), fetching only what is not there.
 set -euo pipefail
-prescient=$(realpath "${1:?usage: readme-check.sh PRESCIENT_BINARY}")
-here=$(cd "$(dirname "$0")" && pwd)
-repository=$(cd "$here/../../.." && pwd)
-readme=$here/README.md
-app=${PRESCIENT_WORKERS_BUILD_DIR:?PRESCIENT_WORKERS_BUILD_DIR is not set}/node/readme/shop
-say() { echo "readme-check.sh: $*"; }
-fail() { echo "readme-check.sh: $*" >&2; exit 1; }
 # shellcheck source=../readme-lib.sh
-. "$here/../readme-lib.sh"
+. "$(dirname "$0")/../readme-lib.sh"
+app=${PRESCIENT_WORKERS_BUILD_DIR:?PRESCIENT_WORKERS_BUILD_DIR is not set}/node/readme/shop
 
 unset NODE_PATH # the application's own node_modules, nothing else
 export npm_config_cache=$PRESCIENT_WORKERS_BUILD_DIR/node/.npm-cache npm_config_prefer_offline=true \
   npm_config_audit=false npm_config_fund=false npm_config_loglevel=error
-rm -rf "$app"
-mkdir -p "$app"
-say "the README's install, in the application's folder"
-before=$(readme_files "$here")
-(cd "$app" && PRESCIENT=$repository bash -euo pipefail -c "$(readme_block install)")
-[ "$before" = "$(readme_files "$here")" ] ||
-  fail "the README's install wrote into the checkout: $(diff <(echo "$before") <(readme_files "$here"))"
+readme_run_outside install "$app"
 [ ! -L "$app/node_modules/prescient-worker" ] || fail "npm installed a link into the checkout, not a copy"
 found=$(cd "$app" && node -p "require.resolve('pg', { paths: [require.resolve('prescient-worker')] })")
 [ "$found" = "$(realpath "$app")/node_modules/pg/lib/index.js" ] || fail "the package finds pg at $found"

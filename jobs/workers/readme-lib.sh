@@ -36,9 +36,10 @@ readme_packages() {
   ensure_packages "$(basename "$0")" $packages
 }
 
-# readme_files: the client's files and their sizes, sorted: what a README's commands must not change.
+# readme_files: the client's files with their sizes and times of change, sorted: what a README's commands must
+# not change.
 readme_files() {
-  find "$client_dir" -printf '%P %s\n' | sort
+  find "$client_dir" -printf '%P %s %T@\n' | sort
 }
 
 # readme_run_outside NAME FOLDER: runs the block in FOLDER, a new team's (made afresh), outside the checkout,

@@ -41,3 +41,14 @@ set_tests_properties(workers_node_types PROPERTIES
   FIXTURES_REQUIRED workers_node
   TIMEOUT 60
   ENVIRONMENT "NODE_PATH=${PRESCIENT_NODE_BUILD_DIR}/node_modules")
+
+# The README followed as a new team would (readme-check.sh): its install as written in an application's folder
+# outside the checkout (npm pack, npm install of the tarball), its service.js creating the schema without the
+# binary and running its first check, then `prescient migrate` after it and before it. After the build only to
+# share its npm cache.
+add_test(NAME workers_node_readme COMMAND "${PRESCIENT_NODE_CLIENT_DIR}/readme-check.sh" $<TARGET_FILE:prescient_cli>)
+set_tests_properties(workers_node_readme PROPERTIES
+  LABELS workers
+  FIXTURES_REQUIRED workers_node
+  TIMEOUT 120
+  ENVIRONMENT "PRESCIENT_WORKERS_BUILD_DIR=${PROJECT_BINARY_DIR}/workers")

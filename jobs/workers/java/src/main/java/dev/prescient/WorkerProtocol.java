@@ -295,8 +295,7 @@ public final class WorkerProtocol {
      * as the due time, so a host clock that differs from the server's does not skew the sleep.
      */
     public static Duration untilNextDue(Connection c, List<String> classes, Instant now) throws SQLException {
-        // p_now is the caller's only when pinned: a time filled in here would be a pinned one, which a
-        // database that does not let workers pin the clock refuses.
+        // p_now stays null without a pinned clock: the database refuses any p_now where workers may not pin it.
         String sql = """
             SELECT extract(epoch FROM prescient.worker_next_due(?::text[], ?::timestamptz)
                                       - coalesce(?::timestamptz, clock_timestamp()))""";

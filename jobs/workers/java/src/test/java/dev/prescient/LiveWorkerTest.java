@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.File;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,32 +43,6 @@ final class LiveWorkerTest {
                      Worker.IdleWait.after(Duration.ofHours(2), Duration.ofMillis(50)), "due in 2 h: the longest sleep");
     }
 
-    /**
-     * On a database that does not let workers pin the clock (production's), a worker on the server's clock
-     * starts and runs its checks: it once filled in the server's time as p_now when asking for the next due
-     * time, and every start was refused.
-     */
-    @Test
-    void runs_where_workers_may_not_pin_the_clock() throws Exception {
-        DB.declareWorkerClasses("unpinned_a");
-        try (Connection c = DB.connect()) {
-            new PrescientClient().schedule(c, NewCheck.of("unpinned_a", "x", "1"));
-            c.createStatement().execute("UPDATE prescient.settings SET workers_may_pin_clock = false");
-        }
-        try {
-            Thread.sleep(1100); // its slot, the next second's boundary, has begun
-            Worker worker = Worker.builder(DB::connect).name("unpinned")
-                                  .handler("unpinned_a", check -> Answer.done()).build();
-            try (worker) {
-                assertEquals(1, worker.runUntilIdle(), "checks run on the server's clock");
-            }
-        } finally {
-            try (Connection c = DB.connect()) {
-                c.createStatement().execute("UPDATE prescient.settings SET workers_may_pin_clock = true");
-            }
-        }
-    }
-
     /** Asleep with nothing due (a 60 s sleep), the worker wakes on the NOTIFY of a new check and runs it. */
     @Test
     void live_loop_wakes_on_notify() throws Exception {
@@ -85,6 +61,38 @@ final class LiveWorkerTest {
             waitFor(() -> settled.size() == 3, Duration.ofSeconds(8), "3 checks settled: " + settled);
         }
         assertEquals(List.of("done", "done", "done"), settled.stream().map(Settlement::outcome).toList(), "outcomes");
+    }
+
+    /**
+     * A worker on the server's clock runs where workers may not pin it (a production database): its wait for the
+     * next due check once passed the server's clock_timestamp() as p_now, refused there, so start() failed.
+     */
+    @Test
+    void runs_on_the_servers_clock_where_workers_may_not_pin_it() throws Exception {
+        DB.declareWorkerClasses("unpinned_a");
+        setWorkersMayPinClock(false);
+        try {
+            List<Settlement> settled = new CopyOnWriteArrayList<>();
+            Worker worker = Worker.builder(DB::connect).name("unpinned").onSettled(settled::add)
+                                  .handler("unpinned_a", check -> Answer.done()).build().start();
+            try (worker) {
+                try (Connection c = DB.connect()) {
+                    new PrescientClient().schedule(c, NewCheck.of("unpinned_a", "x", "1"));
+                }
+                waitFor(() -> settled.size() == 1, Duration.ofSeconds(8), "the check settled");
+            }
+            assertEquals("done", settled.get(0).outcome());
+        } finally {
+            setWorkersMayPinClock(true);
+        }
+    }
+
+    private static void setWorkersMayPinClock(boolean may) throws SQLException {
+        try (Connection c = DB.connect();
+             PreparedStatement st = c.prepareStatement("UPDATE prescient.settings SET workers_may_pin_clock = ?")) {
+            st.setBoolean(1, may);
+            st.executeUpdate();
+        }
     }
 
     /**

@@ -3,7 +3,8 @@
 Each function runs one statement on the connection it is given and neither commits nor rolls back: on a
 connection in a transaction it joins that transaction; in autocommit mode it commits at once. A refusal
 aborts the transaction like any failed statement (wrap the call in ``conn.transaction()`` for a savepoint
-if you mean to carry on after one). The connection is psycopg 3's or psycopg2's (connection.py).
+if you mean to carry on after one). The connection is psycopg 3's or psycopg2's (connection.py); ``prescient.aio``
+has the same functions for an ``AsyncConnection`` (each is its steps, run on the connection: steps.py).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from .connection import Connection, rows
 from .errors import translated
+from .steps import Statement, Steps, blocking
 
 Clock = Callable[[], datetime]
 
@@ -35,13 +36,14 @@ class Rescheduled(NamedTuple):
     next_check_at: datetime
 
 
-def schedule(conn: Connection, job: str, entity_name: str, entity_key: str, *,
-             at: datetime | None = None, delay: timedelta | None = None, job_key: str | None = None,
-             group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
-             window: timedelta | None = None, max_wait: timedelta | None = None,
-             dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
-             allow_unknown_class: bool = False, priority: int | None = None, traceparent: str | None = None,
-             tracestate: str | None = None, by: str | None = None, clock: Clock | None = None) -> Scheduled:
+def schedule_steps(job: str, entity_name: str, entity_key: str, *,
+                   at: datetime | None = None, delay: timedelta | None = None, job_key: str | None = None,
+                   group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
+                   window: timedelta | None = None, max_wait: timedelta | None = None,
+                   dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
+                   allow_unknown_class: bool = False, priority: int | None = None, traceparent: str | None = None,
+                   tracestate: str | None = None, by: str | None = None,
+                   clock: Clock | None = None) -> Steps[Scheduled]:
     """Puts a check of class ``job`` about an entity into the future: at a time, or after a delay.
 
     ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep, debounce (replace, never past
@@ -62,12 +64,15 @@ def schedule(conn: Connection, job: str, entity_name: str, entity_key: str, *,
         args["p_allow_unknown_class"] = True
     at_sql, params = _time_arg(args, at, delay, clock)
     with translated(job_key=job_key):
-        [row] = rows(conn, f"SELECT * FROM prescient.schedule(p_at => {at_sql}, {_named(args)})", params)
+        [row] = yield Statement(f"SELECT * FROM prescient.schedule(p_at => {at_sql}, {_named(args)})", params)
     return Scheduled(*row)
 
 
-def cancel(conn: Connection, *, check_id: int | None = None, job_key: str | None = None,
-           by: str | None = None, clock: Clock | None = None) -> int | None:
+schedule = blocking(schedule_steps)
+
+
+def cancel_steps(*, check_id: int | None = None, job_key: str | None = None, by: str | None = None,
+                 clock: Clock | None = None) -> Steps[int | None]:
     """Cancels a pending check (by id or by job key): it moves to the history as ``cancelled``.
 
     Returns its id, or None when no such check was pending.
@@ -75,25 +80,31 @@ def cancel(conn: Connection, *, check_id: int | None = None, job_key: str | None
     args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
     _optional(args, p_by=by, p_now=_aware(clock(), "clock()") if clock else None)
     with translated(check_id=check_id, job_key=job_key):
-        [(cancelled,)] = rows(conn, f"SELECT prescient.cancel({_named(args)})", args)
+        [(cancelled,)] = yield Statement(f"SELECT prescient.cancel({_named(args)})", args)
     return None if cancelled is None else int(cancelled)
 
 
-def reschedule(conn: Connection, *, check_id: int | None = None, job_key: str | None = None,
-               at: datetime | None = None, delay: timedelta | None = None,
-               clock: Clock | None = None) -> Rescheduled | None:
+cancel = blocking(cancel_steps)
+
+
+def reschedule_steps(*, check_id: int | None = None, job_key: str | None = None, at: datetime | None = None,
+                     delay: timedelta | None = None, clock: Clock | None = None) -> Steps[Rescheduled | None]:
     """Moves a pending check (by id or by job key) to another time; None when no such check is pending."""
     args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
     at_sql, params = _time_arg(args, at, delay, clock)
     with translated(check_id=check_id, job_key=job_key):
-        found = rows(conn, f"SELECT * FROM prescient.reschedule(p_at => {at_sql}, {_named(args)})", params)
+        found = yield Statement(f"SELECT * FROM prescient.reschedule(p_at => {at_sql}, {_named(args)})", params)
     return Rescheduled(*found[0]) if found else None
 
 
-def cron_add(conn: Connection, schedule_id: str, spec: str, *, job: str | None = None,
-             time_zone: str | None = None, payload: Any = None, catch_up: str | None = None,
-             deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
-             options: Mapping[str, Any] | None = None, by: str | None = None, clock: Clock | None = None) -> int:
+reschedule = blocking(reschedule_steps)
+
+
+def cron_add_steps(schedule_id: str, spec: str, *, job: str | None = None,
+                   time_zone: str | None = None, payload: Any = None, catch_up: str | None = None,
+                   deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
+                   options: Mapping[str, Any] | None = None, by: str | None = None,
+                   clock: Clock | None = None) -> Steps[int]:
     """Adds a recurring schedule: each occurrence is a check of class ``job`` (default ``emit``), made by the
     runner's ``cron`` class. ``options`` holds ``overlap``, ``start_at``, ``end_at``, ``max_runs`` and
     ``priority`` (0 to 9, carried by the schedule's check and every occurrence; docs/schedules.md). Returns
@@ -106,8 +117,11 @@ def cron_add(conn: Connection, schedule_id: str, spec: str, *, job: str | None =
               p_options=None if options is None else _json(dict(options)), p_by=by,
               p_now=_aware(clock(), "clock()") if clock else None)
     with translated():
-        [(version,)] = rows(conn, f"SELECT prescient.cron_add({_named(args)})", args)
+        [(version,)] = yield Statement(f"SELECT prescient.cron_add({_named(args)})", args)
     return int(version)
+
+
+cron_add = blocking(cron_add_steps)
 
 
 def _optional(args: dict[str, Any], **given: Any) -> None:

@@ -12,7 +12,7 @@ set(PRESCIENT_PYTHON_ENVIRONMENT
     "PYTHONPATH=${PRESCIENT_PYTHON_CLIENT_DIR}/src"
     "PYTHONPYCACHEPREFIX=${PROJECT_BINARY_DIR}/workers/python/pycache")
 
-foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema dead_letters psycopg2 types)
+foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema dead_letters psycopg2 types aio)
   add_test(NAME workers_python_${module}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    "${PRESCIENT_PYTHON}" -m pytest -v tests/test_${module}.py

@@ -3,9 +3,14 @@
 on cancellation)."""
 
 import asyncio
+import os
+import subprocess
+import sys
+import tempfile
 import time
 import unittest
 from datetime import timedelta
+from pathlib import Path
 
 import psycopg
 
@@ -13,6 +18,7 @@ import prescient
 import prescient.aio
 from tests import support
 from tests.support import T, PinnedClock
+from tests.test_types import mypy_strict
 
 
 class AsyncTest(unittest.IsolatedAsyncioTestCase):
@@ -256,6 +262,30 @@ class WorkerTest(AsyncTest):
         for check_id in ids[1:]:
             row = support.pending(self.sync, check_id)
             self.assertEqual((row["claimed_by"], row["attempts"]), (None, 0), "a check not started was kept")
+
+
+class ReadmeTest(unittest.TestCase):
+    """The README's asyncio program, as it is written there."""
+
+    def setUp(self):
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.program = Path(folder.name) / "first_async.py"
+        self.program.write_text(support.readme_block("asyncio"), encoding="utf-8")
+
+    def test_the_program_runs_its_check_in_its_handlers_transaction(self):
+        ran = subprocess.run([sys.executable, str(self.program)], env={**os.environ,
+                             "DATABASE_URL": support.database_url()}, capture_output=True, text=True, timeout=60)
+        self.assertEqual(ran.returncode, 0, ran.stderr)
+        self.assertRegex(ran.stdout, r"^check \d+: order 42 not shipped\n$")
+        with support.connect() as conn:
+            outcome = conn.execute("SELECT outcome FROM prescient.job_history WHERE job_key = 'order_unshipped:42'"
+                                   ).fetchall()
+        self.assertEqual(outcome, [("done",)])
+
+    def test_the_program_is_clean_under_mypy_strict(self):
+        checked = mypy_strict(str(self.program))
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
 
 
 if __name__ == "__main__":

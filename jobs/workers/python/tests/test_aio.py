@@ -66,6 +66,19 @@ class EnqueueTest(AsyncTest):
         self.assertIsNone(await prescient.aio.cancel(self.conn, check_id=scheduled.id))
         self.assertEqual(support.history(self.sync, scheduled.id)[0]["outcome"], "cancelled")
 
+    async def test_schedule_many_and_set_check_policy_on_an_async_connection(self):
+        items = [{"job": self.job, "entity_name": "things", "entity_key": str(n), "at": T + timedelta(hours=n),
+                  "job_key": f"{self.job}:{n}"} for n in (1, 2)]
+        async with self.conn.transaction():
+            first, second = await prescient.aio.schedule_many(self.conn, items, clock=self.clock)
+            self.assertTrue(await prescient.aio.set_check_policy(self.conn, second.id, max_checks=60))
+        self.assertEqual([first.next_check_at, second.next_check_at], [T + timedelta(hours=1), T + timedelta(hours=2)])
+        self.assertEqual([support.pending(self.sync, i)["max_checks"] for i in (first.id, second.id)], [None, 60])
+        [reported] = await prescient.aio.schedule_many(self.conn, items[:1], report_conflicts=True, clock=self.clock)
+        self.assertEqual((reported.id, reported.status), (first.id, "conflict"))
+        with self.assertRaises(prescient.Refused):
+            await prescient.aio.set_check_policy(self.conn, first.id, max_attempts=-1)
+
     async def test_refusals_are_the_clients_exceptions_and_bad_input_is_refused_before_sending(self):
         await self.schedule("held", job_key="k-held")
         with self.assertRaises(prescient.Conflict) as conflict:

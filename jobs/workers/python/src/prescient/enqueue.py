@@ -10,7 +10,7 @@ has the same functions for an ``AsyncConnection`` (each is its steps, run on the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -69,6 +69,43 @@ def schedule_steps(job: str, entity_name: str, entity_key: str, *,
 
 
 schedule = blocking(schedule_steps)
+
+
+def schedule_many_steps(items: Iterable[Mapping[str, Any]], *, on_conflict: str = "error",
+                        report_conflicts: bool = False, by: str | None = None,
+                        clock: Clock | None = None) -> Steps[list[Scheduled]]:
+    """Schedules many checks in one statement (``prescient.schedule_many``), all or none: each item is a mapping
+    of ``schedule``'s arguments by name: ``job``, ``entity_name``, ``entity_key`` and ``at`` (an aware datetime),
+    and any of ``job_key``, ``group_key``, ``payload``, ``on_conflict``, ``window``, ``max_wait``, ``dedupe_for``,
+    ``priority``, ``traceparent``, ``tracestate``, ``by``. ``on_conflict``: for the items that give none. With
+    ``report_conflicts``, an item whose job key is taken (on_conflict error) answers status ``conflict`` with the
+    holder's id, nothing written for it, instead of raising Conflict. Returns one Scheduled per item, in order.
+    """
+    args: dict[str, Any] = {"p_items": json.dumps([_item(n, item) for n, item in enumerate(items)]),
+                            "p_on_conflict": on_conflict, "p_report_conflicts": report_conflicts}
+    _optional(args, p_by=by, p_now=_aware(clock(), "clock()") if clock else None)
+    with translated():
+        found = yield Statement("SELECT id, job_key, next_check_at, first_check_at, status"
+                                f" FROM prescient.schedule_many({_named(args)}) ORDER BY n", args)
+    return [Scheduled(*row) for row in found]
+
+
+schedule_many = blocking(schedule_many_steps)
+
+
+def set_check_policy_steps(check_id: int, *, max_checks: int | None = None, max_attempts: int | None = None,
+                           backoff: timedelta | None = None, backoff_max: timedelta | None = None) -> Steps[bool]:
+    """Sets a pending check's own policy, over its class's, for it alone (``prescient.set_check_policy``): in the
+    transaction that enqueued it, or later. Every field is set: None clears it (the class's applies again).
+    ``max_checks``: how many times the check may ask to be looked at again (0: no limit; the class's default
+    is 5). Returns False when no check of that id is pending. A bad policy is refused (``Refused``)."""
+    with translated(check_id=check_id):
+        [(found,)] = yield Statement("SELECT prescient.set_check_policy(%s, %s, %s, %s, %s)",
+                                     [check_id, max_checks, max_attempts, backoff, backoff_max])
+    return bool(found)
+
+
+set_check_policy = blocking(set_check_policy_steps)
 
 
 def cancel_steps(*, check_id: int | None = None, job_key: str | None = None, by: str | None = None,
@@ -131,12 +168,35 @@ def _optional(args: dict[str, Any], **given: Any) -> None:
 
 
 # The SQL type of the arguments whose Python value no driver sends as it: JSON goes as its text.
-_CASTS = {"p_payload": "::jsonb", "p_options": "::jsonb"}
+_CASTS = {"p_payload": "::jsonb", "p_options": "::jsonb", "p_items": "::json"}
+
+# An item of schedule_many: its keys (schedule's argument names) and the field each is in the JSON.
+_ITEM_FIELDS = {"job": "job", "entity_name": "entity_name", "entity_key": "entity_key", "at": "at",
+                "job_key": "job_key", "group_key": "group_key", "payload": "payload", "on_conflict": "on_conflict",
+                "window": "window", "max_wait": "max_wait", "dedupe_for": "dedupe_for", "priority": "priority",
+                "traceparent": "traceparent", "tracestate": "tracestate", "by": "enqueued_by"}
 
 
 def _named(args: dict[str, Any]) -> str:
     # The names are this module's constants (p_ and a word), never user input; the values travel as parameters.
     return ", ".join(f"{name} => %({name})s{_CASTS.get(name, '')}" for name in args)
+
+
+def _item(n: int, item: Mapping[str, Any]) -> dict[str, Any]:
+    """An item of schedule_many as the JSON object the SQL function reads: times as ISO text, spans as seconds."""
+    unknown = sorted(set(item) - set(_ITEM_FIELDS))
+    if unknown:
+        raise ValueError(f"item {n}: {', '.join(unknown)} is not an argument of schedule (give at, not delay)")
+    if not isinstance(item.get("at"), datetime):
+        raise ValueError(f"item {n}: at is {item.get('at')!r}, not a datetime")
+    fields: dict[str, Any] = {}
+    for key, value in item.items():
+        if isinstance(value, datetime):
+            value = _aware(value, f"item {n}: {key}").isoformat()
+        elif isinstance(value, timedelta):
+            value = f"{value.total_seconds()} seconds"
+        fields[_ITEM_FIELDS[key]] = value
+    return fields
 
 
 def _json(value: Any) -> str | None:

@@ -13,7 +13,8 @@ from .. import schema
 from ..classes import declare_worker_class_steps
 from ..connection import tuples
 from ..dead_letters import retry_steps
-from ..enqueue import cancel_steps, cron_add_steps, reschedule_steps, schedule_steps
+from ..enqueue import (cancel_steps, cron_add_steps, reschedule_steps, schedule_many_steps, schedule_steps,
+                       set_check_policy_steps)
 from ..errors import translated
 from ..steps import Finished, Rows, Steps, advance, with_connection_parameter
 
@@ -51,6 +52,8 @@ def awaiting(steps: Callable[P, Steps[T]]) -> Callable[Concatenate[AsyncConnecti
 
 
 schedule = awaiting(schedule_steps)
+schedule_many = awaiting(schedule_many_steps)
+set_check_policy = awaiting(set_check_policy_steps)
 cancel = awaiting(cancel_steps)
 reschedule = awaiting(reschedule_steps)
 cron_add = awaiting(cron_add_steps)

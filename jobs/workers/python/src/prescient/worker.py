@@ -186,7 +186,7 @@ class Worker(WorkerBase[Handler, BatchHandler]):
 
     def _wait(self, conn: psycopg.Connection[Any] | None, timeout: float) -> None:
         """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
-        if self._notified or self._answered:
+        if self._notified or self._answered or timeout <= 0:
             self._notified = False
             return
         # A selector, not select(): a busy application's descriptors may be numbered past 1024.

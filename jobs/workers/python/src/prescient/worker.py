@@ -31,11 +31,7 @@ BatchHandler = Callable[[list["Check"]], Any]
 
 
 class Check(CheckBase):
-    """A check as a handler gets it. ``check_count`` and ``attempts`` are the counts before this run.
-
-    ``traceparent`` and ``tracestate``: for a check scheduled with a trace context, its trace with a span id
-    of this run's own (each attempt is a span), to give a tracing library as the parent of the handler's
-    work; None otherwise. ``lease_lost``: True once a heartbeat was refused."""
+    """A check as a handler gets it (the fields: CheckBase), settled in a transaction of a blocking connection."""
 
     def complete_in(self, conn: Connection, answer: Any = None) -> Settlement:
         """Settles this check on the application's connection, in its transaction: the handler's writes and

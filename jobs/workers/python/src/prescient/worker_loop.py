@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Generic, TypeVar
@@ -46,7 +46,8 @@ ERROR_TEXT_BYTES = 4096
 
 @dataclass(frozen=True)
 class CheckBase:
-    """A check as a handler gets it (prescient.Check, prescient.aio.Check: the settling differs). ``check_count`` and ``attempts`` are the counts before this run.
+    """A check as a handler gets it (prescient.Check, prescient.aio.Check: they differ in how they settle in a
+    transaction). ``check_count`` and ``attempts`` are the counts before this run.
 
     ``traceparent`` and ``tracestate``: for a check scheduled with a trace context, its trace with a span id
     of this run's own (each attempt is a span), to give a tracing library as the parent of the handler's
@@ -590,8 +591,9 @@ class WorkerBase(Generic[H, B]):
             _take_batch_answers(job, outcome, call)
         for held in call:
             held.seconds = seconds / len(call)
-        log.debug("%d check(s) of %s ran in one call in %.3fs: %s", len(call), job, seconds,
-                  _ids(held.check.id for held in call))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%d check(s) of %s ran in one call in %.3fs: %s", len(call), job, seconds,
+                      _ids(held.check.id for held in call))
         self._answered.extend(call)
 
     def _log_settlement(self, check: CheckBase, s: Settlement) -> None:

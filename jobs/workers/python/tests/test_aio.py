@@ -276,6 +276,31 @@ class WorkerTest(AsyncTest):
             row = support.pending(self.sync, check_id)
             self.assertEqual((row["claimed_by"], row["attempts"]), (None, 0), "a check not started was kept")
 
+    async def test_a_handler_past_the_grace_period_is_cancelled_and_its_check_left_to_its_lease(self):
+        check_id = self.due_now("stuck")
+        worker = self.worker(grace_seconds=0.3, clock=None)
+        started, cancelled = asyncio.Event(), asyncio.Event()
+
+        @worker.handler(self.job)
+        async def handle(check):
+            started.set()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+        running = asyncio.create_task(worker.run())
+        await asyncio.wait_for(started.wait(), 5)
+        stopping = time.monotonic()
+        worker.stop()
+        with self.assertLogs("prescient.worker", level="WARNING") as logs:
+            await asyncio.wait_for(running, 5)
+        self.assertLess(time.monotonic() - stopping, 2, "waited past the grace period")
+        self.assertTrue(cancelled.is_set(), "the handler was not cancelled")
+        self.assertIn(f"still running after the grace period of 0.3s: check(s) {check_id}", logs.output[0])
+        self.assertEqual(self.claimed_by([check_id]), ["aio-worker"], "a check still running was given back")
+
 
 class ReadmeTest(unittest.TestCase):
     """The README's asyncio program, as it is written there."""

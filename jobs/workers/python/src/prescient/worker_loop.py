@@ -29,6 +29,7 @@ from .steps import Statement, Steps
 log = logging.getLogger("prescient.worker")
 
 Clock = Callable[[], datetime]
+T = TypeVar("T")
 H = TypeVar("H")  # a worker's handler type
 B = TypeVar("B")  # its batch handler type
 
@@ -228,16 +229,8 @@ class WorkerBase(Generic[H, B]):
         ``declare_worker_class``: a worker class unless it is one, the fields given set, the others left as
         they are; a runner's class is refused, ``Refused`` from ``run()``/``drain()``). ``max_checks``: how
         many times a check may ask to be looked at again, 5 by default (0: no limit)."""
-
-        def register(function: H) -> H:
-            if job_class in self._batch_handlers:  # a class has one handler or one batch handler
-                del self._batch_handlers[job_class]
-            self._handlers[job_class] = function
-            return function
-
-        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
-                      backoff_max=backoff_max, timeout=timeout)
-        return register
+        return self._register(job_class, self._handlers, self._batch_handlers, declare, max_checks=max_checks,
+                              max_attempts=max_attempts, backoff=backoff, backoff_max=backoff_max, timeout=timeout)
 
     def batch_handler(self, job_class: str, *, declare: bool = False, max_checks: int | None = None,
                       max_attempts: int | None = None, backoff: timedelta | None = None,
@@ -247,23 +240,25 @@ class WorkerBase(Generic[H, B]):
         ``batch_size`` checks of the class in one call, and returns one answer per check, in their order (a
         handler's answer, or an exception instance to fail that check). If it raises, every check of the
         call fails with its error. ``declare`` and the policy fields as for ``handler``."""
+        return self._register(job_class, self._batch_handlers, self._handlers, declare, max_checks=max_checks,
+                              max_attempts=max_attempts, backoff=backoff, backoff_max=backoff_max, timeout=timeout)
 
-        def register(function: B) -> B:
-            if job_class in self._handlers:  # a class has one handler or one batch handler
-                del self._handlers[job_class]
-            self._batch_handlers[job_class] = function
+    def _register(self, job_class: str, into: dict[str, T], other: dict[str, Any], declare: bool,
+                  **policy: Any) -> Callable[[T], T]:
+        """The decorator that makes a function the class's handler (into: its kind's registry); a class has one
+        handler or one batch handler, so the other kind's is dropped."""
+
+        def register(function: T) -> T:
+            other.pop(job_class, None)
+            into[job_class] = function
             return function
 
-        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
-                      backoff_max=backoff_max, timeout=timeout)
-        return register
-
-    def _declare(self, job_class: str, declare: bool, **policy: Any) -> None:
         given = {field: value for field, value in policy.items() if value is not None}
         if declare or given:
             self._policies[job_class] = given
         else:
             self._policies.pop(job_class, None)
+        return register
 
     @property
     def classes(self) -> list[str]:

@@ -301,6 +301,29 @@ class WorkerTest(AsyncTest):
         self.assertIn(f"still running after the grace period of 0.3s: check(s) {check_id}", logs.output[0])
         self.assertEqual(self.claimed_by([check_id]), ["aio-worker"], "a check still running was given back")
 
+    async def test_the_worker_carries_on_after_its_session_is_cut(self):
+        worker = self.worker(clock=None)
+        ran = asyncio.Event()
+
+        @worker.handler(self.job)
+        async def handle(check):
+            ran.set()
+
+        running = asyncio.create_task(worker.run())
+        cut, deadline = [], time.monotonic() + 5
+        while not cut and time.monotonic() < deadline:  # the worker asleep after its look at next due
+            await asyncio.sleep(0.05)
+            cut = self.sync.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                                    " AND state = 'idle' AND query LIKE '%%prescient.worker_next_due%%'").fetchall()
+        self.assertEqual(cut, [(True,)])
+        self.due_now("after-the-cut")
+        with self.assertLogs("prescient.worker", level="ERROR") as logs:
+            await asyncio.wait_for(ran.wait(), 5)
+        self.assertIn("database connection lost", logs.output[0])
+        worker.stop()
+        await asyncio.wait_for(running, 5)
+
 
 class ReadmeTest(unittest.TestCase):
     """The README's asyncio program, as it is written there."""

@@ -1,6 +1,7 @@
 """prescient for Python: enqueue checks in your own transaction, and run worker classes in your service.
 
-See the README next to this package, and docs/workers.md in the prescient repository for the protocol.
+``prescient.aio`` has the same for asyncio (an ``AsyncConnection``, coroutine handlers). See the README next to
+this package, and docs/workers.md in the prescient repository for the protocol.
 """
 
 from .classes import declare_worker_class

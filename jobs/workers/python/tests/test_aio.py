@@ -234,7 +234,9 @@ class WorkerTest(AsyncTest):
         [settlement] = await worker.drain()
         self.assertEqual((settlement.check_id, settlement.outcome, stolen), (check_id, "done", []))
 
-    async def test_a_sleeping_worker_wakes_on_a_notification(self):
+    def running(self) -> asyncio.Event:
+        """Starts a worker on the server's clock in a task, stopped at the test's end: the event its handler
+        sets."""
         worker = self.worker(clock=None)
         ran = asyncio.Event()
 
@@ -243,11 +245,19 @@ class WorkerTest(AsyncTest):
             ran.set()
 
         running = asyncio.create_task(worker.run())
+
+        async def stop():
+            worker.stop()
+            await asyncio.wait_for(running, 5)
+
+        self.addAsyncCleanup(stop)
+        return ran
+
+    async def test_a_sleeping_worker_wakes_on_a_notification(self):
+        ran = self.running()
         await asyncio.sleep(0.5)  # asleep: nothing is pending, so until its next look in a minute
         self.due_now("wake")
         await asyncio.wait_for(ran.wait(), 3)
-        worker.stop()
-        await asyncio.wait_for(running, 5)
 
     async def test_a_cancelled_run_takes_ahead_then_gives_back_what_it_had_not_started_and_finishes_the_rest(self):
         ids = [self.due_now(f"ahead-{n}") for n in range(5)]
@@ -302,14 +312,7 @@ class WorkerTest(AsyncTest):
         self.assertEqual(self.claimed_by([check_id]), ["aio-worker"], "a check still running was given back")
 
     async def test_the_worker_carries_on_after_its_session_is_cut(self):
-        worker = self.worker(clock=None)
-        ran = asyncio.Event()
-
-        @worker.handler(self.job)
-        async def handle(check):
-            ran.set()
-
-        running = asyncio.create_task(worker.run())
+        ran = self.running()
         cut, deadline = [], time.monotonic() + 5
         while not cut and time.monotonic() < deadline:  # the worker asleep after its look at next due
             await asyncio.sleep(0.05)
@@ -321,8 +324,6 @@ class WorkerTest(AsyncTest):
         with self.assertLogs("prescient.worker", level="ERROR") as logs:
             await asyncio.wait_for(ran.wait(), 5)
         self.assertIn("database connection lost", logs.output[0])
-        worker.stop()
-        await asyncio.wait_for(running, 5)
 
 
 class ReadmeTest(unittest.TestCase):

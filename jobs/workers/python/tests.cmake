@@ -12,7 +12,7 @@ set(PRESCIENT_PYTHON_ENVIRONMENT
     "PYTHONPATH=${PRESCIENT_PYTHON_CLIENT_DIR}/src"
     "PYTHONPYCACHEPREFIX=${PROJECT_BINARY_DIR}/workers/python/pycache")
 
-foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema dead_letters psycopg2 types)
+foreach(module enqueue worker seed_scenario conformance_driver exactly_once schema dead_letters psycopg2 types aio)
   add_test(NAME workers_python_${module}
            COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --
                    "${PRESCIENT_PYTHON}" -m pytest -v tests/test_${module}.py
@@ -20,6 +20,8 @@ foreach(module enqueue worker seed_scenario conformance_driver exactly_once sche
   set_tests_properties(workers_python_${module} PROPERTIES
                        LABELS workers TIMEOUT 90 ENVIRONMENT "${PRESCIENT_PYTHON_ENVIRONMENT}")
 endforeach()
+# The kill test runs twice (the blocking worker, the asyncio one): about 20 s each.
+set_tests_properties(workers_python_exactly_once PROPERTIES TIMEOUT 150)
 
 add_test(NAME workers_python_readme
          COMMAND "${PRESCIENT_WITH_DATABASE}" $<TARGET_FILE:prescient_cli> --slot 1s --

@@ -1,4 +1,5 @@
-"""Enqueueing on the caller's connection: schedule, cancel, reschedule, cron_add, and their refusals."""
+"""Enqueueing on the caller's connection: schedule, schedule_many, set_check_policy, cancel, reschedule, cron_add,
+and their refusals."""
 
 import unittest
 from datetime import datetime, timedelta
@@ -181,6 +182,58 @@ class EnqueueTest(unittest.TestCase):
             prescient.cron_add(self.conn, "late-digest", "0 8 * * *", job="reminder", options={"priority": 12},
                                clock=self.clock)
         self.assertTrue(raised.exception.reason.startswith("priority: "), raised.exception.reason)
+
+    def test_schedule_many_schedules_every_item_in_one_statement_or_none(self):
+        at = T + timedelta(hours=1)
+        first, second = prescient.schedule_many(self.conn, [
+            {"job": "reminder", "entity_name": "users", "entity_key": "m1", "at": at, "job_key": "many:1",
+             "payload": {"n": 1}, "priority": 1, "by": "importer"},
+            {"job": "reminder", "entity_name": "users", "entity_key": "m2", "at": at + timedelta(minutes=5),
+             "window": timedelta(minutes=10)},
+        ], clock=self.clock)
+        self.conn.commit()
+        self.assertEqual((first.job_key, first.next_check_at, first.status), ("many:1", at, "created"))
+        self.assertTrue(at + timedelta(minutes=5) <= second.next_check_at <= at + timedelta(minutes=15),
+                        "not within its window")
+        row = support.pending(self.look, first.id)
+        self.assertEqual((row["payload"], row["priority"], row["enqueued_by"]), ({"n": 1}, 1, "importer"))
+
+        fresh = {"job": "reminder", "entity_name": "users", "entity_key": "m3", "at": at, "job_key": "many:3"}
+        taken = {**fresh, "entity_key": "m1", "job_key": "many:1"}
+        with self.assertRaises(prescient.Conflict):
+            prescient.schedule_many(self.conn, [fresh, taken], clock=self.clock)
+        self.conn.rollback()
+        [reported] = prescient.schedule_many(self.conn, [taken], report_conflicts=True, clock=self.clock)
+        self.assertEqual((reported.id, reported.status), (first.id, "conflict"))
+        self.conn.commit()
+        self.assertEqual(self.look.execute("SELECT count(*) FROM prescient.future_job WHERE job_key = 'many:3'"
+                                           ).fetchone()[0], 0, "a call refused in part wrote the rest")
+        for bad, reason in (({**fresh, "delay": timedelta(hours=1)}, "delay is not an argument"),
+                            ({**fresh, "at": datetime(2026, 12, 1, 9, 0)}, "has no time zone"),
+                            ({"job": "reminder"}, "at is None")):
+            with self.subTest(bad=bad), self.assertRaises(ValueError) as raised:
+                prescient.schedule_many(self.conn, [bad], clock=self.clock)
+            self.assertIn(reason, str(raised.exception))
+
+    def test_set_check_policy_gives_a_pending_check_its_own_and_none_clears_it(self):
+        check_id = prescient.schedule(self.conn, "reminder", "users", "p1", delay=timedelta(hours=1),
+                                      clock=self.clock).id
+        self.assertTrue(prescient.set_check_policy(self.conn, check_id, max_checks=60, max_attempts=3,
+                                                   backoff=timedelta(minutes=1), backoff_max=timedelta(hours=1)))
+        self.conn.commit()
+        row = support.pending(self.look, check_id)
+        self.assertEqual((row["max_checks"], row["max_attempts"], row["backoff_seconds"], row["backoff_max_seconds"]),
+                         (60, 3, 60, 3600))
+        self.assertTrue(prescient.set_check_policy(self.conn, check_id, max_checks=0))
+        self.conn.commit()
+        row = support.pending(self.look, check_id)
+        self.assertEqual((row["max_checks"], row["max_attempts"], row["backoff_seconds"]), (0, None, None))
+        self.assertFalse(prescient.set_check_policy(self.conn, 987_654_321, max_checks=1))
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.set_check_policy(self.conn, check_id, backoff=timedelta(hours=1),
+                                       backoff_max=timedelta(minutes=1))
+        self.assertEqual(raised.exception.check_id, check_id)
+        self.assertIn("under the backoff", raised.exception.reason)
 
 
 if __name__ == "__main__":

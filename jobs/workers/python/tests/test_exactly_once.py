@@ -1,6 +1,7 @@
 """Effects exactly once: a worker process killed with SIGKILL among 10 000 checks whose handler writes a
 ledger row and completes its check in one transaction; a second worker finishes the rest. Every check has
-exactly one ledger row and one history row: no effect lost, none twice."""
+exactly one ledger row and one history row: no effect lost, none twice. For the blocking worker, and again
+for the asyncio one."""
 
 import os
 import signal
@@ -19,17 +20,20 @@ WORKER = Path(__file__).resolve().parent / "ledger_worker.py"
 
 
 class KillTest(unittest.TestCase):
+    flavour = "threads"  # ledger_worker.py's worker
+
     def setUp(self):
         self.conn = support.connect()
         self.addCleanup(self.conn.close)
+        self.conn.execute("DROP TABLE IF EXISTS kill_ledger")
         self.conn.execute("CREATE TABLE kill_ledger (check_id bigint NOT NULL)")  # no key: a second row shows
-        self.job = support.declare_worker_class(self.conn, "exactly_once")
+        self.job = support.declare_worker_class(self.conn, f"exactly_once_{self.flavour}")
 
     def start(self, name: str) -> subprocess.Popen:
         log = tempfile.TemporaryFile()
         self.addCleanup(log.close)
-        worker = subprocess.Popen([sys.executable, str(WORKER), self.job, name], stderr=log, env=os.environ,
-                                  cwd=WORKER.parent.parent)
+        worker = subprocess.Popen([sys.executable, str(WORKER), self.job, name, self.flavour], stderr=log,
+                                  env=os.environ, cwd=WORKER.parent.parent)
         self.addCleanup(lambda: worker.poll() is None and worker.kill())
         worker.log = log
         return worker
@@ -84,6 +88,10 @@ class KillTest(unittest.TestCase):
                                     " ON h.id = l.check_id AND h.job = %s WHERE h.id IS NULL"), 0,
                          "a ledger row for a check not in the history")
         self.assertEqual(set(by_worker), {"first", "second"})
+
+
+class AsyncKillTest(KillTest):
+    flavour = "asyncio"
 
 
 if __name__ == "__main__":

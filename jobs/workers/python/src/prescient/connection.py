@@ -14,6 +14,9 @@ class Cursor(Protocol):
 
     def fetchall(self) -> Any: ...
 
+    @property
+    def description(self) -> Any: ...
+
     def close(self) -> object: ...
 
 
@@ -26,10 +29,15 @@ class Connection(Protocol):
 
 def rows(conn: Connection, query: str, params: Mapping[str, Any] | list[Any]) -> list[tuple[Any, ...]]:
     """The rows ``query`` answers on ``conn``, as tuples whatever the connection's row type (a dict row
-    gives its values, in the columns' order)."""
+    gives its values, in the columns' order); none for a statement that answers no rows (LISTEN)."""
     cursor = conn.cursor()
     try:
         cursor.execute(query, params)
-        return [tuple(row.values()) if isinstance(row, Mapping) else tuple(row) for row in cursor.fetchall()]
+        return [] if cursor.description is None else tuples(cursor.fetchall())
     finally:
         cursor.close()
+
+
+def tuples(fetched: Any) -> list[tuple[Any, ...]]:
+    """Fetched rows as tuples: a dict row gives its values, in the columns' order."""
+    return [tuple(row.values()) if isinstance(row, Mapping) else tuple(row) for row in fetched]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .connection import Connection, rows
 from .errors import translated
+from .steps import Statement, Steps, blocking
 
 
-def retry(conn: Connection, check_id: int) -> datetime:
+def retry_steps(check_id: int) -> Steps[datetime]:
     """Puts check ``check_id`` back from its latest failure in the history (a dead letter of a worker class) as a
     pending check due now by the server's clock, its attempts counted afresh; returns the time it is due.
 
@@ -17,6 +17,9 @@ def retry(conn: Connection, check_id: int) -> datetime:
     another pending check, ``NotFound`` when the history holds no failure of it, ``Refused`` when it is a
     runner's class's check. Like the enqueue functions it joins ``conn``'s transaction, if one is open."""
     with translated(check_id=check_id):
-        [(due,)] = rows(conn, "SELECT prescient.worker_retry(%s)", [check_id])
+        [(due,)] = yield Statement("SELECT prescient.worker_retry(%s)", [check_id])
     assert isinstance(due, datetime)
     return due
+
+
+retry = blocking(retry_steps)

@@ -3,18 +3,19 @@
 Each function runs one statement on the connection it is given and neither commits nor rolls back: on a
 connection in a transaction it joins that transaction; in autocommit mode it commits at once. A refusal
 aborts the transaction like any failed statement (wrap the call in ``conn.transaction()`` for a savepoint
-if you mean to carry on after one). The connection is psycopg 3's or psycopg2's (connection.py).
+if you mean to carry on after one). The connection is psycopg 3's or psycopg2's (connection.py); ``prescient.aio``
+has the same functions for an ``AsyncConnection`` (each is its steps, run on the connection: steps.py).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from .connection import Connection, rows
 from .errors import translated
+from .steps import Statement, Steps, blocking
 
 Clock = Callable[[], datetime]
 
@@ -35,13 +36,14 @@ class Rescheduled(NamedTuple):
     next_check_at: datetime
 
 
-def schedule(conn: Connection, job: str, entity_name: str, entity_key: str, *,
-             at: datetime | None = None, delay: timedelta | None = None, job_key: str | None = None,
-             group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
-             window: timedelta | None = None, max_wait: timedelta | None = None,
-             dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
-             allow_unknown_class: bool = False, priority: int | None = None, traceparent: str | None = None,
-             tracestate: str | None = None, by: str | None = None, clock: Clock | None = None) -> Scheduled:
+def schedule_steps(job: str, entity_name: str, entity_key: str, *,
+                   at: datetime | None = None, delay: timedelta | None = None, job_key: str | None = None,
+                   group_key: str | None = None, payload: Any = None, on_conflict: str = "error",
+                   window: timedelta | None = None, max_wait: timedelta | None = None,
+                   dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
+                   allow_unknown_class: bool = False, priority: int | None = None, traceparent: str | None = None,
+                   tracestate: str | None = None, by: str | None = None,
+                   clock: Clock | None = None) -> Steps[Scheduled]:
     """Puts a check of class ``job`` about an entity into the future: at a time, or after a delay.
 
     ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep, debounce (replace, never past
@@ -62,12 +64,52 @@ def schedule(conn: Connection, job: str, entity_name: str, entity_key: str, *,
         args["p_allow_unknown_class"] = True
     at_sql, params = _time_arg(args, at, delay, clock)
     with translated(job_key=job_key):
-        [row] = rows(conn, f"SELECT * FROM prescient.schedule(p_at => {at_sql}, {_named(args)})", params)
+        [row] = yield Statement(f"SELECT * FROM prescient.schedule(p_at => {at_sql}, {_named(args)})", params)
     return Scheduled(*row)
 
 
-def cancel(conn: Connection, *, check_id: int | None = None, job_key: str | None = None,
-           by: str | None = None, clock: Clock | None = None) -> int | None:
+schedule = blocking(schedule_steps)
+
+
+def schedule_many_steps(items: Iterable[Mapping[str, Any]], *, on_conflict: str = "error",
+                        report_conflicts: bool = False, by: str | None = None,
+                        clock: Clock | None = None) -> Steps[list[Scheduled]]:
+    """Schedules many checks in one statement (``prescient.schedule_many``), all or none: each item is a mapping
+    of ``schedule``'s arguments by name: ``job``, ``entity_name``, ``entity_key`` and ``at`` (an aware datetime),
+    and any of ``job_key``, ``group_key``, ``payload``, ``on_conflict``, ``window``, ``max_wait``, ``dedupe_for``,
+    ``priority``, ``traceparent``, ``tracestate``, ``by``. ``on_conflict``: for the items that give none. With
+    ``report_conflicts``, an item whose job key is taken (on_conflict error) answers status ``conflict`` with the
+    holder's id, nothing written for it, instead of raising Conflict. Returns one Scheduled per item, in order.
+    """
+    args: dict[str, Any] = {"p_items": json.dumps([_item(n, item) for n, item in enumerate(items)]),
+                            "p_on_conflict": on_conflict, "p_report_conflicts": report_conflicts}
+    _optional(args, p_by=by, p_now=_aware(clock(), "clock()") if clock else None)
+    with translated():
+        found = yield Statement("SELECT id, job_key, next_check_at, first_check_at, status"
+                                f" FROM prescient.schedule_many({_named(args)}) ORDER BY n", args)
+    return [Scheduled(*row) for row in found]
+
+
+schedule_many = blocking(schedule_many_steps)
+
+
+def set_check_policy_steps(check_id: int, *, max_checks: int | None = None, max_attempts: int | None = None,
+                           backoff: timedelta | None = None, backoff_max: timedelta | None = None) -> Steps[bool]:
+    """Sets a pending check's own policy, over its class's, for it alone (``prescient.set_check_policy``): in the
+    transaction that enqueued it, or later. Every field is set: None clears it (the class's applies again).
+    ``max_checks``: how many times the check may ask to be looked at again (0: no limit; the class's default
+    is 5). Returns False when no check of that id is pending. A bad policy is refused (``Refused``)."""
+    with translated(check_id=check_id):
+        [(found,)] = yield Statement("SELECT prescient.set_check_policy(%s, %s, %s, %s, %s)",
+                                     [check_id, max_checks, max_attempts, backoff, backoff_max])
+    return bool(found)
+
+
+set_check_policy = blocking(set_check_policy_steps)
+
+
+def cancel_steps(*, check_id: int | None = None, job_key: str | None = None, by: str | None = None,
+                 clock: Clock | None = None) -> Steps[int | None]:
     """Cancels a pending check (by id or by job key): it moves to the history as ``cancelled``.
 
     Returns its id, or None when no such check was pending.
@@ -75,25 +117,31 @@ def cancel(conn: Connection, *, check_id: int | None = None, job_key: str | None
     args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
     _optional(args, p_by=by, p_now=_aware(clock(), "clock()") if clock else None)
     with translated(check_id=check_id, job_key=job_key):
-        [(cancelled,)] = rows(conn, f"SELECT prescient.cancel({_named(args)})", args)
+        [(cancelled,)] = yield Statement(f"SELECT prescient.cancel({_named(args)})", args)
     return None if cancelled is None else int(cancelled)
 
 
-def reschedule(conn: Connection, *, check_id: int | None = None, job_key: str | None = None,
-               at: datetime | None = None, delay: timedelta | None = None,
-               clock: Clock | None = None) -> Rescheduled | None:
+cancel = blocking(cancel_steps)
+
+
+def reschedule_steps(*, check_id: int | None = None, job_key: str | None = None, at: datetime | None = None,
+                     delay: timedelta | None = None, clock: Clock | None = None) -> Steps[Rescheduled | None]:
     """Moves a pending check (by id or by job key) to another time; None when no such check is pending."""
     args: dict[str, Any] = {"p_id": check_id, "p_job_key": job_key}
     at_sql, params = _time_arg(args, at, delay, clock)
     with translated(check_id=check_id, job_key=job_key):
-        found = rows(conn, f"SELECT * FROM prescient.reschedule(p_at => {at_sql}, {_named(args)})", params)
+        found = yield Statement(f"SELECT * FROM prescient.reschedule(p_at => {at_sql}, {_named(args)})", params)
     return Rescheduled(*found[0]) if found else None
 
 
-def cron_add(conn: Connection, schedule_id: str, spec: str, *, job: str | None = None,
-             time_zone: str | None = None, payload: Any = None, catch_up: str | None = None,
-             deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
-             options: Mapping[str, Any] | None = None, by: str | None = None, clock: Clock | None = None) -> int:
+reschedule = blocking(reschedule_steps)
+
+
+def cron_add_steps(schedule_id: str, spec: str, *, job: str | None = None,
+                   time_zone: str | None = None, payload: Any = None, catch_up: str | None = None,
+                   deadline: timedelta | None = None, window: timedelta | None = None, jitter: timedelta | None = None,
+                   options: Mapping[str, Any] | None = None, by: str | None = None,
+                   clock: Clock | None = None) -> Steps[int]:
     """Adds a recurring schedule: each occurrence is a check of class ``job`` (default ``emit``), made by the
     runner's ``cron`` class. ``options`` holds ``overlap``, ``start_at``, ``end_at``, ``max_runs`` and
     ``priority`` (0 to 9, carried by the schedule's check and every occurrence; docs/schedules.md). Returns
@@ -106,8 +154,11 @@ def cron_add(conn: Connection, schedule_id: str, spec: str, *, job: str | None =
               p_options=None if options is None else _json(dict(options)), p_by=by,
               p_now=_aware(clock(), "clock()") if clock else None)
     with translated():
-        [(version,)] = rows(conn, f"SELECT prescient.cron_add({_named(args)})", args)
+        [(version,)] = yield Statement(f"SELECT prescient.cron_add({_named(args)})", args)
     return int(version)
+
+
+cron_add = blocking(cron_add_steps)
 
 
 def _optional(args: dict[str, Any], **given: Any) -> None:
@@ -117,12 +168,35 @@ def _optional(args: dict[str, Any], **given: Any) -> None:
 
 
 # The SQL type of the arguments whose Python value no driver sends as it: JSON goes as its text.
-_CASTS = {"p_payload": "::jsonb", "p_options": "::jsonb"}
+_CASTS = {"p_payload": "::jsonb", "p_options": "::jsonb", "p_items": "::json"}
+
+# An item of schedule_many: its keys (schedule's argument names) and the field each is in the JSON.
+_ITEM_FIELDS = {"job": "job", "entity_name": "entity_name", "entity_key": "entity_key", "at": "at",
+                "job_key": "job_key", "group_key": "group_key", "payload": "payload", "on_conflict": "on_conflict",
+                "window": "window", "max_wait": "max_wait", "dedupe_for": "dedupe_for", "priority": "priority",
+                "traceparent": "traceparent", "tracestate": "tracestate", "by": "enqueued_by"}
 
 
 def _named(args: dict[str, Any]) -> str:
     # The names are this module's constants (p_ and a word), never user input; the values travel as parameters.
     return ", ".join(f"{name} => %({name})s{_CASTS.get(name, '')}" for name in args)
+
+
+def _item(n: int, item: Mapping[str, Any]) -> dict[str, Any]:
+    """An item of schedule_many as the JSON object the SQL function reads: times as ISO text, spans as seconds."""
+    unknown = sorted(set(item) - set(_ITEM_FIELDS))
+    if unknown:
+        raise ValueError(f"item {n}: {', '.join(unknown)} is not an argument of schedule (give at, not delay)")
+    if not isinstance(item.get("at"), datetime):
+        raise ValueError(f"item {n}: at is {item.get('at')!r}, not a datetime")
+    fields: dict[str, Any] = {}
+    for key, value in item.items():
+        if isinstance(value, datetime):
+            value = _aware(value, f"item {n}: {key}").isoformat()
+        elif isinstance(value, timedelta):
+            value = f"{value.total_seconds()} seconds"
+        fields[_ITEM_FIELDS[key]] = value
+    return fields
 
 
 def _json(value: Any) -> str | None:

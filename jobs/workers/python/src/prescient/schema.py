@@ -36,10 +36,15 @@ def migrate(conn: psycopg.Connection[Any], slot_seconds: int | None = None) -> l
     ``slot_seconds``: the slot resolution of a new database (None: 60); on an existing one it must match, or be
     None. Returns the files applied, in order (none when the database is up to date).
     """
-    text = bundle()
     with translated(), conn.transaction():
         # The bundle is many statements: sent as one simple query, without parameters.
-        conn.execute(text.encode(), prepare=False)
-        rows = conn.execute("SELECT kind, name FROM pg_temp.prescient_migrate(%s::integer)",
-                            [slot_seconds]).fetchall()
+        conn.execute(bundle().encode(), prepare=False)
+        return applied(conn.execute(MIGRATE, [slot_seconds]).fetchall())
+
+
+# Run after the bundle, in its transaction: the bundle's files the database lacked, applied in order.
+MIGRATE = "SELECT kind, name FROM pg_temp.prescient_migrate(%s::integer)"
+
+
+def applied(rows: list[tuple[Any, ...]]) -> list[Applied]:
     return [Applied(kind, name) for kind, name in rows]

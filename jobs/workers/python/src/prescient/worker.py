@@ -2,93 +2,36 @@
 
 One thread, the loop, owns the database connection: it takes checks, settles the answers that are ready in
 batches, sends heartbeats and sleeps until the next due time or a notification. Handlers run on a pool of
-``concurrency`` threads and hand their answers back to the loop; a handler is a plain function.
+``concurrency`` threads and hand their answers back to the loop; a handler is a plain function. The loop's
+turns are worker_loop.py's, shared with the asyncio worker (aio/worker.py).
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import queue
 import selectors
 import signal
-import socket
 import threading
 import time
-import traceback
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 
-from .classes import declare_worker_class
-from .connection import Connection, rows
-from .errors import CheckFailed, LeaseLost, Refused, translated
+from .connection import Connection
+from .steps import run
+from .worker_loop import (DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, CheckBase, Done, Settlement, WorkerBase, _Held,
+                          dead_socket_settings, log, next_reconnect_wait)
 
-log = logging.getLogger("prescient.worker")
+__all__ = ["Check", "DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "Done", "Settlement", "Worker"]
 
-Clock = Callable[[], datetime]
 Handler = Callable[["Check"], Any]
 BatchHandler = Callable[[list["Check"]], Any]
 
-MAX_SLEEP_SECONDS = 60.0  # a notification is a hint: the worker looks again at least this often
-# After losing the database: the first try again at once (a failover leaves the session stale while a new one
-# would work), then this wait doubling to this cap, so that the first try after a new leader is elected comes
-# within the cap of it, whatever the election took (docs/operations.md, "High availability").
-RECONNECT_BACKOFF = (0.25, 2.0)
-# The TCP settings of the worker's session where its conninfo sets none of its own, as the runner's: a server
-# gone without closing the socket (a dead machine, a cut network) is noticed in seconds, not after the
-# kernel's timeouts (hours idle, about 15 minutes with data unacknowledged). Idle: found dead in about 11 s
-# (5 s, then 3 probes 2 s apart); data unacknowledged for 6 s ends the socket.
-DEAD_SOCKET_SETTINGS = {"keepalives": "1", "keepalives_idle": "5", "keepalives_interval": "2",
-                        "keepalives_count": "3", "tcp_user_timeout": "6000"}
-DEFAULT_CONCURRENCY = 4
-DEFAULT_BATCH_SIZE = 1000
-# Without a fixed prefetch, the worker holds ahead what its threads are expected to start within this time (by
-# the handlers' measured times): for quick handlers a batch, for slow ones a check per thread.
-PREFETCH_SECONDS = 0.5
-# What the database keeps of an error text (docs/workers.md, "fail"): it cuts a longer one at the end, where a
-# traceback's innermost frames are, so the worker leaves out the outermost frames instead.
-ERROR_TEXT_BYTES = 4096
 
-
-@dataclass(frozen=True)
-class Check:
-    """A check as a handler gets it. ``check_count`` and ``attempts`` are the counts before this run.
-
-    ``traceparent`` and ``tracestate``: for a check scheduled with a trace context, its trace with a span id
-    of this run's own (each attempt is a span), to give a tracing library as the parent of the handler's
-    work; None otherwise."""
-
-    id: int
-    job: str
-    entity_name: str
-    entity_key: str
-    job_key: str | None
-    group_key: str | None
-    payload: Any
-    due_at: datetime
-    asked_for_at: datetime
-    check_count: int
-    attempts: int
-    last_error: str | None
-    traceparent: str | None = None
-    tracestate: str | None = None
-    _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False, kw_only=True)
-    _lease: _Lease | None = field(default=None, repr=False, compare=False, kw_only=True)
-    # The worker's clock (None: the real one), the base of a timedelta answer.
-    _clock: Callable[[], datetime] | None = field(default=None, repr=False, compare=False, kw_only=True)
-
-    @property
-    def lease_lost(self) -> bool:
-        """True once a heartbeat was refused: another worker may run the check now, and this run's answer
-        will be refused. A long handler may look at it to give up early."""
-        return self._lost.is_set()
+class Check(CheckBase):
+    """A check as a handler gets it (the fields: CheckBase), settled in a transaction of a blocking connection."""
 
     def complete_in(self, conn: Connection, answer: Any = None) -> Settlement:
         """Settles this check on the application's connection, in its transaction: the handler's writes and
@@ -99,106 +42,15 @@ class Check:
         by the exception) and Refused when the database refused the answer. The worker then settles the check
         no more; if the transaction rolls back, the worker fails the check (the handler's exception, if it
         raised one), and it is retried."""
-        next_at, result_json = _read_answer(self, answer)
-        return self._lease_or_refuse().settle(
-            conn, self, "SELECT s.id, s.outcome, s.next_check_at, s.last_error, pg_current_xact_id()::text"
-                        " FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[], %s::timestamptz[],"
-                        " %s::jsonb[], %s::timestamptz) AS s", [next_at], [result_json])
+        return run(conn, self._completion(answer))
 
     def fail_in(self, conn: Connection, error: str) -> Settlement:
         """Fails this check with ``error`` on the application's connection, in its transaction (as
         complete_in): retried with the class's backoff, or a dead letter once its attempts are used up."""
-        return self._lease_or_refuse().settle(
-            conn, self, "SELECT s.id, s.outcome, s.next_check_at, s.last_error, pg_current_xact_id()::text"
-                        " FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
-                        " %s::timestamptz) AS s", [_sendable(error)])
-
-    def _lease_or_refuse(self) -> _Lease:
-        if self._lease is None:
-            raise ValueError(f"check {self.id} was not taken by a worker: there is no lease to settle it under")
-        return self._lease
+        return run(conn, self._failure(error))
 
 
-@dataclass(frozen=True)
-class Done:
-    """A handler's answer: the check is done, and ``result`` (any JSON value) is kept in its history row."""
-
-    result: Any = None
-
-
-@dataclass(frozen=True)
-class Settlement:
-    """What the database made of an answer: ``outcome`` is rescheduled, done, guard_past, guard_max_checks,
-    guard_horizon, retried, failed or lease_lost; ``last_error`` says why for guards, errors and lost leases."""
-
-    check_id: int
-    outcome: str
-    next_check_at: datetime | None
-    last_error: str | None
-
-    def raise_if_lease_lost(self) -> None:
-        """Raises LeaseLost (naming the check and the database's reason) if the settlement was refused."""
-        if self.outcome == "lease_lost":
-            raise LeaseLost(self.check_id, self.last_error)
-
-
-class _Lease:
-    """The lease a check is held under, as its handler sees it: what settling it in the handler's own
-    transaction needs (the worker's name, the token, the clock), and what became of each such settlement.
-
-    Written by the handler's thread while the handler runs, read by the loop after it returned."""
-
-    def __init__(self, worker: str, token: int, clock: Clock | None):
-        self.worker = worker
-        self.token = token
-        self.clock = clock
-        # Set before the first settlement in a transaction: heartbeats leave the check alone from then on (an
-        # extension would wait for the handler's transaction, and be refused once it commits).
-        self.settling = False
-        # (transaction id, settlement) of each settlement made in a handler's transaction. At most one of them
-        # commits: once it has, the lease is gone and a later one answers lease_lost.
-        self.in_transaction: list[tuple[str, Settlement]] = []
-
-    def settle(self, conn: Connection, check: Check, query: str, *per_check: list[Any]) -> Settlement:
-        self.settling = True
-        params = [self.worker, [check.id], [self.token], *per_check, self.clock() if self.clock else None]
-        with translated(check_id=check.id):
-            [row] = rows(conn, query, params)
-        settlement = Settlement(*row[:4])
-        self.in_transaction.append((row[4], settlement))
-        settlement.raise_if_lease_lost()
-        return settlement
-
-    @property
-    def lost(self) -> Settlement | None:
-        """The lease_lost answer a settlement in a transaction got, if one did: the lease is gone for good."""
-        return next((s for _, s in self.in_transaction if s.outcome == "lease_lost"), None)
-
-
-@dataclass
-class _Held:
-    """A check this worker holds under a lease, and (once its handler returned) its answer."""
-
-    check: Check
-    token: int
-    next_at: datetime | None = None
-    result_json: str | None = None
-    error: str | None = None
-    raised: bool = False  # the handler raised (its error is the answer)
-    seconds: float = 0.0  # the handler's time for this check (a batch call's, shared out)
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return self.check.id, self.token
-
-    @property
-    def lease(self) -> _Lease:
-        """The lease the worker took the check under (a taken check always has one)."""
-        assert self.check._lease is not None
-        return self.check._lease
-
-
-class Worker:
+class Worker(WorkerBase[Handler, BatchHandler]):
     """Runs the handlers of its job classes on the checks it takes.
 
     >>> worker = Worker("postgresql://app@db/shop", name="shop-1", concurrency=8)
@@ -212,38 +64,13 @@ class Worker:
     off the lease extensions, and holding checks ahead (a test of lost leases). README.md has the options.
     """
 
-    def __init__(self, conninfo: str, *, name: str | None = None, concurrency: int = DEFAULT_CONCURRENCY,
-                 batch_size: int = DEFAULT_BATCH_SIZE, prefetch: int | None = None, lease_seconds: float = 30.0,
-                 grace_seconds: float = 30.0, heartbeat: bool = True, clock: Clock | None = None):
-        if concurrency < 1 or not 1 <= batch_size <= 10_000 or not 0 <= (prefetch or 0) <= 10_000:
-            raise ValueError(f"concurrency must be at least 1 (not {concurrency}), batch_size from 1 to 10000 "
-                             f"(not {batch_size}), prefetch from 0 to 10000 (not {prefetch})")
-        self.conninfo = conninfo
-        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
-        self.concurrency = concurrency
-        self.batch_size = batch_size
-        self.prefetch = prefetch
-        self._check_seconds: float | None = None  # a handler's time per check, a moving average; the loop's
-        self.lease_seconds = lease_seconds
-        self.grace_seconds = grace_seconds
-        self.heartbeat = heartbeat
-        self.clock = clock
-        self._handlers: dict[str, Handler] = {}
-        self._batch_handlers: dict[str, BatchHandler] = {}
-        # The classes declared by this worker on each connection, with the policy fields their handlers gave.
-        self._policies: dict[str, dict[str, Any]] = {}
-        self._stopping = threading.Event()
+    _check_class = Check
+
+    def _setup(self) -> None:
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
         os.set_blocking(self._wake_write, False)
-        self._notified = False
-        self._next_heartbeat = 0.0
-        self._due_but_not_taken = False
         self._restore_signals: dict[int, Any] = {}
-        # By (check id, lease token): a check whose lease ran out while its handler ran may be taken again by
-        # this same worker, and then two runs of it are held at once. The loop's alone.
-        self._held: dict[tuple[int, int], _Held] = {}
-        self._answered: deque[_Held] = deque()  # handlers append, the loop settles
         # The calls waiting for a handler's thread: one check each, or a batch handler's checks.
         self._queued: queue.SimpleQueue[list[_Held] | None] = queue.SimpleQueue()
 
@@ -255,55 +82,7 @@ class Worker:
                 except OSError:
                     pass
 
-    # ---- registration and control ------------------------------------------------------------------
-
-    def handler(self, job_class: str, *, declare: bool = False, max_checks: int | None = None,
-                max_attempts: int | None = None, backoff: timedelta | None = None,
-                backoff_max: timedelta | None = None, timeout: timedelta | None = None) -> Callable[[Handler], Handler]:
-        """Registers the decorated function as the handler of a worker class.
-
-        With ``declare=True`` or a policy field, the worker declares the class itself once connected (as
-        ``declare_worker_class``: a worker class unless it is one, the fields given set, the others left as
-        they are; a runner's class is refused, ``Refused`` from ``run()``/``drain()``). ``max_checks``: how
-        many times a check may ask to be looked at again, 5 by default (0: no limit)."""
-
-        def register(function: Handler) -> Handler:
-            self._batch_handlers.pop(job_class, None)
-            self._handlers[job_class] = function
-            return function
-
-        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
-                      backoff_max=backoff_max, timeout=timeout)
-        return register
-
-    def batch_handler(self, job_class: str, *, declare: bool = False, max_checks: int | None = None,
-                      max_attempts: int | None = None, backoff: timedelta | None = None,
-                      backoff_max: timedelta | None = None,
-                      timeout: timedelta | None = None) -> Callable[[BatchHandler], BatchHandler]:
-        """Registers the decorated function as the batch handler of a worker class: it gets a list of up to
-        ``batch_size`` checks of the class in one call, and returns one answer per check, in their order (a
-        handler's answer, or an exception instance to fail that check). If it raises, every check of the
-        call fails with its error. ``declare`` and the policy fields as for ``handler``."""
-
-        def register(function: BatchHandler) -> BatchHandler:
-            self._handlers.pop(job_class, None)
-            self._batch_handlers[job_class] = function
-            return function
-
-        self._declare(job_class, declare, max_checks=max_checks, max_attempts=max_attempts, backoff=backoff,
-                      backoff_max=backoff_max, timeout=timeout)
-        return register
-
-    def _declare(self, job_class: str, declare: bool, **policy: Any) -> None:
-        given = {field: value for field, value in policy.items() if value is not None}
-        if declare or given:
-            self._policies[job_class] = given
-        else:
-            self._policies.pop(job_class, None)
-
-    @property
-    def classes(self) -> list[str]:
-        return sorted({*self._handlers, *self._batch_handlers})
+    # ---- control -------------------------------------------------------------------------------------
 
     def stop(self) -> None:
         """Asks the worker to stop gracefully (from any thread or a signal handler): it takes nothing more,
@@ -328,17 +107,12 @@ class Worker:
     # ---- the loop ----------------------------------------------------------------------------------
 
     def _work(self, *, until_idle: bool) -> list[Settlement]:
-        if not self.classes:
-            raise ValueError("no handlers registered: decorate one with @worker.handler('job_class')")
+        level = self._started(until_idle)
         settled: list[Settlement] = []
         threads = [threading.Thread(target=self._run_handlers, name=f"prescient-handler-{n}", daemon=True)
                    for n in range(self.concurrency)]
         for thread in threads:
             thread.start()
-        # A drain is one pass, often in a loop of its own: its start and stop are not news.
-        level = logging.DEBUG if until_idle else logging.INFO
-        log.log(level, "worker %s started: classes %s, concurrency %d, lease %gs", self.name,
-                ",".join(self.classes), self.concurrency, self.lease_seconds)
         conn = None
         backoff = 0.0
         try:
@@ -346,22 +120,19 @@ class Worker:
                 try:
                     if conn is None:
                         conn = self._connect()
-                    if self._cycle(conn, settled, until_idle):
+                    timeout = run(conn, self._turn(settled, until_idle))
+                    if timeout is None:
                         break
+                    self._wait(conn, timeout)
                     backoff = 0.0
                 except psycopg.OperationalError as e:
-                    # The database went away (a restart, a failover, a cut session): what is held stays held
-                    # until its lease ends; the answers that were not sent are sent after reconnecting.
                     if conn is not None:
                         conn.close()
                         conn = None
-                    if self._stopping.is_set():
-                        log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
+                    if self._connection_lost(e, backoff) is None:
                         break
-                    log.error("worker %s: database connection lost (%s); reconnecting in %gs", self.name,
-                              str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, backoff)
                     self._wait(None, backoff)
-                    backoff = min(max(backoff * 2, RECONNECT_BACKOFF[0]), RECONNECT_BACKOFF[1])
+                    backoff = next_reconnect_wait(backoff)
             self._finish(conn, settled)
         finally:
             for _ in threads:
@@ -371,43 +142,6 @@ class Worker:
             self._stopping.clear()  # a stop ends this run; a stop before run() makes run() return at once
         log.log(level, "worker %s stopped", self.name)
         return settled
-
-    def _cycle(self, conn: psycopg.Connection[Any], settled: list[Settlement], until_idle: bool) -> bool:
-        """One turn of the loop; True when the loop should end (stopping, or idle in drain mode)."""
-        settled += self._settle(conn)
-        if self._stopping.is_set():
-            return True
-        self._extend_if_due(conn)
-        # Every thread busy, and the next checks taken ahead: a thread that finishes starts the next at once.
-        # With threads busy, it takes when half of what it holds ahead is free: takes stay big, not one per
-        # answer (a take costs about as much for 1 check as for 100).
-        ahead = self._ahead()
-        free = self.concurrency + ahead - len(self._held)
-        timeout = self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
-        if free > 0 and (len(self._held) < self.concurrency or 2 * free >= ahead):
-            taken = self._take(conn, min(free, self.batch_size))
-            if taken:
-                return False
-            if until_idle and not self._held:
-                return True
-            if not until_idle:  # nothing to take: until the next due time, too
-                timeout = min(timeout, self._until_due(conn))
-        # Wake for the handlers' answers (the pipe), a notification, the next heartbeat, or the next due time.
-        self._wait(conn, timeout)
-        return False
-
-    def _ahead(self) -> int:
-        """How many checks to hold beyond one per thread: ``prefetch`` if set, else what the threads are
-        expected to start within PREFETCH_SECONDS (one per thread until a handler's time is known), at most
-        a batch. Without heartbeats nothing: a check waiting for a thread would lose its lease."""
-        if not self.heartbeat:
-            return 0
-        if self.prefetch is not None:
-            return self.prefetch
-        if self._check_seconds is None:
-            return self.concurrency
-        expected = int(self.concurrency * PREFETCH_SECONDS / max(self._check_seconds, 1e-6))
-        return max(self.concurrency, min(self.batch_size, expected))
 
     def _finish(self, conn: psycopg.Connection[Any] | None, settled: list[Settlement]) -> None:
         """A graceful stop: gives back what was taken and not started, lets running handlers finish within
@@ -419,232 +153,36 @@ class Worker:
             except queue.Empty:
                 break
             if item is not None:
-                unstarted += (self._held.pop(held.key) for held in item)
-        if unstarted and conn is not None:
-            try:
-                [(count,)] = conn.execute("SELECT prescient.worker_release(%s, %s::bigint[], %s::bigint[])",
-                                          [self.name, [h.check.id for h in unstarted],
-                                           [h.token for h in unstarted]]).fetchall()
-                log.info("worker %s: released %d checks not started: %s", self.name, count,
-                         _ids(h.check.id for h in unstarted))
-            except psycopg.Error as e:
-                log.warning("worker %s: could not release %s (%s); their leases will run out", self.name,
-                            _ids(h.check.id for h in unstarted), e)
+                unstarted += item
+        release = self._release(unstarted)
         deadline = time.monotonic() + self.grace_seconds
-        while self._held and conn is not None:
-            try:
-                settled += self._settle(conn)
-                if not self._held or time.monotonic() >= deadline:
-                    break
-                self._extend_if_due(conn)
-                self._wait(conn, min(self._until_heartbeat(), max(0.0, deadline - time.monotonic())))
-            except psycopg.OperationalError as e:
-                log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
-                break
-        if self._held:
-            log.warning("worker %s: still running after the grace period of %gs: check(s) %s; another worker "
-                        "takes them when their leases run out", self.name, self.grace_seconds,
-                        _ids(check_id for check_id, _ in self._held))
-
-    # ---- the calls ----------------------------------------------------------------------------------
+        try:
+            if conn is not None:
+                run(conn, release)
+            while conn is not None and (timeout := run(conn, self._grace_turn(settled, deadline))) is not None:
+                self._wait(conn, timeout)
+        except psycopg.OperationalError as e:
+            log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
+        self._left_running()
 
     def _connect(self) -> psycopg.Connection[Any]:
-        given = conninfo_to_dict(self.conninfo)
-        unset = {key: value for key, value in DEAD_SOCKET_SETTINGS.items() if key not in given}
-        conn = psycopg.connect(self.conninfo, autocommit=True, **unset)
+        conn = psycopg.connect(self.conninfo, autocommit=True, **dead_socket_settings(self.conninfo))
         try:
-            for job_class, policy in self._policies.items():
-                log.info("worker %s: class %s %s, policy %s", self.name, job_class,
-                         declare_worker_class(conn, job_class, **policy), _policy_text(policy))
+            conn.add_notify_handler(self._on_notify)
+            run(conn, self._connect_steps())
         except BaseException:
             conn.close()
             raise
-        conn.add_notify_handler(self._on_notify)
-        conn.execute("LISTEN prescient_worker")
         return conn
 
-    def _now(self) -> datetime | None:
-        return self.clock() if self.clock is not None else None
-
-    def _take(self, conn: psycopg.Connection[Any], places: int) -> int:
-        with translated():
-            rows = conn.execute(
-                "SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,"
-                " check_count, attempts, last_error, traceparent, tracestate, lease_token"
-                " FROM prescient.worker_take(%s, %s::text[], %s, %s, %s::timestamptz)",
-                [self.name, self.classes, places, self.lease_seconds, self._now()]).fetchall()
-        if not rows:
-            return 0
-        self._due_but_not_taken = False
-        if not self._held:
-            # The first lease held: heartbeats start a third of a lease from now. Later takes leave the
-            # schedule alone (their leases are fresh), or frequent takes would put off the older ones' renewal.
-            self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
-        batches: dict[str, list[_Held]] = {}
-        for row in rows:
-            held = _Held(Check(*row[:-1], _lease=_Lease(self.name, row[-1], self.clock), _clock=self.clock),
-                         token=row[-1])
-            self._held[held.key] = held
-            if held.check.job in self._batch_handlers:
-                batches.setdefault(held.check.job, []).append(held)
-            else:
-                self._queued.put([held])
-        for batch in batches.values():
-            self._queued.put(batch)
-        log.debug("worker %s took %s", self.name, _ids(row[0] for row in rows))
-        return len(rows)
-
-    def _settle(self, conn: psycopg.Connection[Any]) -> list[Settlement]:
-        """Sends the answers that are ready: one worker_complete and one worker_fail for all of them."""
-        answered = []
-        while self._answered:
-            answered.append(self._answered.popleft())
-        if not answered:
-            return []
-        seconds = sum(h.seconds for h in answered) / len(answered)
-        self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
-        try:
-            settled_by_handlers = self._settled_in_transaction(
-                conn, [h for h in answered if h.lease.in_transaction])
-            answered = [h for h in answered if h.key in self._held]
-            completed = [h for h in answered if h.error is None]
-            failed = [h for h in answered if h.error is not None]
-            # One row per answer, in the order sent.
-            settled = self._complete(conn, completed) + self._fail(conn, failed)
-        except psycopg.OperationalError:
-            # Sent again once reconnected (those its handler settled and this worker let go of are decided).
-            self._answered.extendleft(reversed([h for h in answered if h.key in self._held]))
-            raise
-        for held, settlement in zip(completed + failed, settled):
-            self._log_settlement(held.check, settlement)
-            del self._held[held.key]
-        return settled_by_handlers + settled
-
-    def _settled_in_transaction(self, conn: psycopg.Connection[Any], answered: list[_Held]) -> list[Settlement]:
-        """Of the checks whose handlers settled them in their own transactions, lets go (unheld, no call of
-        its own) of each whose settlement committed, or whose lease was lost, and returns what became of them.
-        A settlement that did not commit (its transaction, or the savepoint it was made in, rolled back)
-        leaves the check held, with the handler's error, or a failure saying so, as its answer."""
-        settled = []
-        probed: list[tuple[_Held, str, Settlement]] = []  # of each settlement made and not refused
-        for held in answered:
-            lost = held.lease.lost
-            if lost is not None:  # the handler was told (LeaseLost): the check is not this worker's any more
-                settled.append(lost)
-                self._log_settlement(held.check, lost)
-                del self._held[held.key]
-            else:
-                probed += ((held, xact, s) for xact, s in held.lease.in_transaction if s.outcome != "refused")
-        if not probed:
-            return settled
-        # Whether each settlement's transaction committed, and whether the check is still leased to this
-        # worker as it was taken (a settlement in a savepoint rolled back leaves it so). Read without waiting
-        # for the handlers' transactions: a committed one's rows are seen, an open one is "in progress".
-        with translated():
-            rows = conn.execute(
-                "SELECT pg_xact_status(x.xact::xid8), EXISTS (SELECT FROM prescient.future_job f WHERE f.id = x.id"
-                " AND f.claimed_by = %s AND f.check_count = x.check_count AND f.attempts = x.attempts)"
-                " FROM unnest(%s::text[], %s::bigint[], %s::int[], %s::int[]) WITH ORDINALITY"
-                " AS x(xact, id, check_count, attempts, n) ORDER BY x.n",
-                [self.name, [xact for _, xact, _ in probed], [h.check.id for h, _, _ in probed],
-                 [h.check.check_count for h, _, _ in probed], [h.check.attempts for h, _, _ in probed]]).fetchall()
-        for (held, _, settlement), (status, still_leased) in zip(probed, rows):
-            if held.key not in self._held:
-                continue  # another of its settlements decided it
-            if status == "in progress":
-                log.warning("%s: the handler returned before its transaction, which settles the check, ended;"
-                            " left to that transaction (if it rolls back, to the lease)", _about(held.check))
-            elif status == "committed" and not still_leased:
-                settled.append(settlement)
-                self._log_settlement(held.check, settlement)
-            else:
-                continue
-            del self._held[held.key]
-        for held in answered:
-            if held.key in self._held and not held.raised:
-                held.error = ("the handler's settlement in its own transaction did not take effect (the "
-                              "transaction, or the savepoint it was made in, rolled back, or the database refused it)")
-        return settled
-
-    def _complete(self, conn: psycopg.Connection[Any], answers: list[_Held]) -> list[Settlement]:
-        if not answers:
-            return []
-        try:
-            with translated():
-                return self._settle_call(
-                    conn, "SELECT * FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[],"
-                          " %s::timestamptz[], %s::jsonb[], %s::timestamptz)",
-                    answers, [h.next_at for h in answers], [h.result_json for h in answers])
-        except (Refused, psycopg.DataError) as refusal:
-            if len(answers) > 1:
-                # One bad answer refuses the whole call: settle them one by one, so only it fails.
-                return [s for held in answers for s in self._complete(conn, [held])]
-            # The database refused this answer (a result over 64 KiB, or JSON it cannot store such as
-            # "\u0000"): the check fails with the reason.
-            held = answers[0]
-            reason = refusal.reason if isinstance(refusal, Refused) else str(refusal).strip().splitlines()[0]
-            held.error = f"the answer was refused: {reason}"
-            return self._fail(conn, [held])
-
-    def _fail(self, conn: psycopg.Connection[Any], answers: list[_Held]) -> list[Settlement]:
-        if not answers:
-            return []
-        with translated():
-            return self._settle_call(
-                conn, "SELECT * FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
-                      " %s::timestamptz)", answers, [h.error for h in answers])
-
-    def _settle_call(self, conn: psycopg.Connection[Any], query: str, answers: list[_Held],
-                     *per_check: list[Any]) -> list[Settlement]:
-        params = [self.name, [h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
-        return [Settlement(*row) for row in conn.execute(query, params).fetchall()]
-
-    def _extend_if_due(self, conn: psycopg.Connection[Any]) -> None:
-        """The heartbeat: every lease/3, one worker_extend for every check whose handler still runs."""
-        running = [h for h in self._held.values() if not h.check._lost.is_set() and not h.lease.settling]
-        if not self.heartbeat or not running or time.monotonic() < self._next_heartbeat:
-            return
-        self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
-        with translated():
-            rows = conn.execute(
-                "SELECT id, refusal FROM prescient.worker_extend(%s, %s::bigint[], %s::bigint[], %s, %s::timestamptz)",
-                [self.name, [h.check.id for h in running], [h.token for h in running], self.lease_seconds,
-                 self._now()]).fetchall()
-        for held, (check_id, refusal) in zip(running, rows):
-            if refusal is not None and not held.lease.settling:  # else settled meanwhile, in its handler
-                held.check._lost.set()
-                log.warning("%s: heartbeat refused, lease lost: %s", _about(held.check), refusal)
-
-    def _until_due(self, conn: psycopg.Connection[Any]) -> float:
-        """Seconds until a check of these classes may be taken, on the database's clock (or the pinned
-        one), at most a minute."""
-        now = self._now()
-        with translated():
-            [(seconds,)] = conn.execute(
-                "SELECT extract(epoch FROM prescient.worker_next_due(%s::text[], %s::timestamptz)"
-                " - coalesce(%s::timestamptz, clock_timestamp()))::float8",
-                [self.classes, now, now]).fetchall()
-        if seconds is None:
-            return MAX_SLEEP_SECONDS
-        if seconds > 0:
-            return min(MAX_SLEEP_SECONDS, float(seconds))
-        # Due, yet the take got nothing. Once, it came due between the take and this look: take again at
-        # once. Twice, it is held back (its group's first check is leased elsewhere): look again in a second.
-        if not self._due_but_not_taken:
-            self._due_but_not_taken = True
-            return 0.0
-        return 1.0
-
-    def _until_heartbeat(self) -> float:
-        if not self.heartbeat:
-            return MAX_SLEEP_SECONDS
-        return max(0.0, min(MAX_SLEEP_SECONDS, self._next_heartbeat - time.monotonic()))
+    def _dispatch(self, call: list[_Held]) -> None:
+        self._queued.put(call)
 
     # ---- waiting and waking -------------------------------------------------------------------------
 
     def _wait(self, conn: psycopg.Connection[Any] | None, timeout: float) -> None:
         """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
-        if self._notified or self._answered:
+        if self._notified or self._answered or timeout <= 0:
             self._notified = False
             return
         # A selector, not select(): a busy application's descriptors may be numbered past 1024.
@@ -671,9 +209,6 @@ class Worker:
         except BlockingIOError:
             pass  # the pipe is full: the loop is awake already
 
-    def _on_notify(self, _notify: psycopg.Notify) -> None:
-        self._notified = True
-
     def _handle_signals(self) -> None:
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGTERM, signal.SIGINT):
@@ -685,8 +220,7 @@ class Worker:
         self._restore_signals = {}
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
-        log.info("worker %s: %s received, stopping (grace period %gs)", self.name, signal.Signals(signum).name,
-                 self.grace_seconds)
+        self._signalled(signum)
         self._unhandle_signals()
         self.stop()
 
@@ -697,150 +231,10 @@ class Worker:
             call = self._queued.get()
             if call is None:
                 return
-            if len(call) == 1 and call[0].check.job in self._handlers:
-                self._run_one(call[0])
-            else:
-                self._run_batch(call)
-            self._answered.extend(call)
-            self._wake()
-
-    def _run_one(self, held: _Held) -> None:
-        check = held.check
-        started = time.monotonic()
-        try:
-            _take_answer(held, self._handlers[check.job](check))
-        except BaseException as e:  # noqa: BLE001 - any failure of a handler fails its check alone
-            _take_error(held, e)
-        held.seconds = time.monotonic() - started
-        log.debug("check %d ran in %.3fs", check.id, held.seconds)
-
-    def _run_batch(self, call: list[_Held]) -> None:
-        job = call[0].check.job
-        started = time.monotonic()
-        try:
-            self._call_batch(job, call)
-        finally:
-            for held in call:
-                held.seconds = (time.monotonic() - started) / len(call)
-        log.debug("%d checks of %s ran in one call in %.3fs", len(call), job, time.monotonic() - started)
-
-    def _call_batch(self, job: str, call: list[_Held]) -> None:
-        try:
-            answers = list(self._batch_handlers[job]([held.check for held in call]))
-            if len(answers) != len(call):
-                raise TypeError(f"the batch handler of {job} gave {len(answers)} answers for {len(call)} checks: "
-                                "give one answer per check, in their order")
-        except BaseException as e:  # noqa: BLE001 - the call's failure fails each of its checks
-            for held in call:
-                _take_error(held, e)
-            return
-        for held, answer in zip(call, answers):
-            if isinstance(answer, BaseException):  # its traceback, if it has one, is where it was raised
-                _take_error(held, answer)
-                continue
+            started = time.monotonic()
             try:
-                _take_answer(held, answer)
-            except BaseException as e:  # noqa: BLE001 - a bad answer fails its own check
-                _take_error(held, e)
-
-    def _log_settlement(self, check: Check, s: Settlement) -> None:
-        about = _about(check)
-        if s.outcome == "lease_lost":
-            log.warning("%s: lease lost, not settled: %s", about, s.last_error)
-        elif s.outcome == "rescheduled":
-            log.info("%s rescheduled to %s", about, _when(s.next_check_at))
-        elif s.outcome == "done":
-            log.info("%s done", about)
-        elif s.outcome == "retried":
-            log.warning("%s failed, retried at %s: %s", about, _when(s.next_check_at), _first_line(s.last_error))
-        else:
-            log.warning("%s %s: %s", about, s.outcome, _first_line(s.last_error))
-
-
-def _take_answer(held: _Held, answer: Any) -> None:
-    if held.lease.in_transaction:
-        return  # the handler answered in its transaction (complete_in, fail_in): what it returns is not read
-    held.next_at, held.result_json = _read_answer(held.check, answer)
-
-
-def _take_error(held: _Held, error: BaseException) -> None:
-    """A handler's exception as its check's error: CheckFailed's text exactly, another as "Type: message" and,
-    on the lines after it, its traceback (bounded: _with_traceback)."""
-    held.raised = True
-    if isinstance(error, CheckFailed):
-        held.error = _sendable(str(error))
-    else:
-        summary = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        held.error = _sendable(_with_traceback(summary, error))
-        # An exception nobody meant: its traceback where an operator looks (CheckFailed is a deliberate
-        # failure, which the settlement's line says; LeaseLost is logged where the lease was lost).
-        if not isinstance(error, LeaseLost):
-            log.warning("%s: the handler raised %s", _about(held.check), _sendable(summary), exc_info=error)
-
-
-def _with_traceback(summary: str, error: BaseException) -> str:
-    """The summary line, then the exception's traceback as Python prints it, within ERROR_TEXT_BYTES: when it
-    is longer, its first line and as many of its last lines (the innermost frames, the exception) as fit, with
-    a line saying how many were left out between. An exception never raised has no traceback: the summary."""
-    if error.__traceback__ is None:
-        return summary
-    lines = "".join(traceback.format_exception(error)).rstrip("\n").splitlines()
-    text = "\n".join([summary, *lines])
-    if len(text.encode()) <= ERROR_TEXT_BYTES:
-        return text
-    head = [summary, lines[0]]
-    budget = ERROR_TEXT_BYTES - len("\n".join(head).encode()) - len(f"\n  ... {len(lines)} lines left out".encode())
-    kept: list[str] = []
-    for line in reversed(lines[1:]):
-        budget -= len(line.encode()) + 1
-        if budget < 0:
-            break
-        kept.insert(0, line)
-    while kept and kept[0].startswith("    "):  # a frame's source line whose "File" line was left out
-        kept.pop(0)
-    return "\n".join([*head, f"  ... {len(lines) - 1 - len(kept)} lines left out", *kept])
-
-
-def _first_line(text: str | None) -> str | None:
-    """An error's first line, for a log line of its own (a traceback follows it in the history)."""
-    return None if text is None else text.split("\n", 1)[0]
-
-
-def _read_answer(check: Check, answer: Any) -> tuple[datetime | None, str | None]:
-    """A handler's answer as (next time, result as JSON text). Checked here, in the handler's thread, so a
-    bad answer fails its own check, not the batch it would be sent with."""
-    if answer is None:
-        return None, None
-    if isinstance(answer, Done):
-        return None, None if answer.result is None else json.dumps(answer.result)
-    if isinstance(answer, timedelta):
-        return (check._clock() if check._clock is not None else datetime.now(timezone.utc)) + answer, None
-    if isinstance(answer, datetime):
-        if answer.tzinfo is None or answer.utcoffset() is None:
-            raise TypeError(f"the handler of {check.job} answered {answer.isoformat()}, a time without a time "
-                            "zone: answer an aware datetime")
-        return answer, None
-    raise TypeError(f"the handler of {check.job} answered a {type(answer).__name__}: answer a datetime (look "
-                    "again then), a timedelta (look again that long from now), None (done) or "
-                    "prescient.Done(result)")
-
-
-def _sendable(text: str) -> str:
-    """Error text PostgreSQL accepts: no NUL, valid UTF-8 (a lone surrogate is escaped)."""
-    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _policy_text(policy: dict[str, Any]) -> str:
-    return " ".join(f"{field}={value}" for field, value in policy.items()) or "as it was"
-
-
-def _when(moment: datetime | None) -> str:
-    return moment.isoformat() if moment is not None else "no time"
-
-
-def _about(check: Check) -> str:
-    return f"check {check.id} ({check.job} {check.entity_name}/{check.entity_key})"
-
-
-def _ids(ids: Any) -> str:
-    return ",".join(str(i) for i in ids)
+                outcome = self._call(call)
+            except BaseException as e:  # noqa: BLE001 - any failure of a handler fails its check (its call's) alone
+                outcome = e
+            self._answered_with(call, outcome, started)
+            self._wake()

@@ -232,7 +232,7 @@ COMMENT ON COLUMN prescient.runner_seen.claimed IS 'Checks it claimed in that sl
 COMMENT ON TABLE prescient.flow_limit IS
   'Flow limits: the checks a limit applies to share a key computed from the row, and each key value has a budget of its own (rate, concurrency, fair share), held across every runner. Written through limit_set and limit_remove (prescient limits).';
 COMMENT ON COLUMN prescient.flow_limit.name IS 'The limit''s name, chosen by the operator.';
-COMMENT ON COLUMN prescient.flow_limit.key IS 'What the budget is per: job, entity, http_target, or payload.<field> (a top-level payload field).';
+COMMENT ON COLUMN prescient.flow_limit.key IS 'What the budget is per: job, entity_name, http_target, or payload.<field> (a top-level payload field).';
 COMMENT ON COLUMN prescient.flow_limit.job IS 'Only checks of this class; null: every class.';
 COMMENT ON COLUMN prescient.flow_limit.key_value IS 'Only this key value; null: each value has a budget of its own.';
 COMMENT ON COLUMN prescient.flow_limit.rate IS 'At most this many checks started per per_seconds per key value; null: no rate.';

@@ -168,7 +168,7 @@ COMMENT ON COLUMN prescient.check_run.error IS 'Why the run failed (retried only
 
 -- job_class
 COMMENT ON TABLE prescient.job_class IS
-  'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the C++ policy, the config file, then the settings decide).';
+  'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the class''s coded policy, the config file, then the settings decide).';
 COMMENT ON COLUMN prescient.job_class.job IS 'The class''s name, as checks name it.';
 COMMENT ON COLUMN prescient.job_class.runs_in IS 'runner: the C++ runner runs its checks; worker: workers in another language pull them.';
 COMMENT ON COLUMN prescient.job_class.origin IS 'built-in, the plugin file that declared it, worker, or declared (ahead of the runner that will load it).';

@@ -43,7 +43,7 @@ struct RunnerOptions {
   // until one returns; they stay due for another runner, or for this one later.
   int max_abandoned_per_class = 8;
   // The config file's defaults for every class's policy (--max-checks, --max-attempts, --backoff,
-  // --job-timeout): under a class's own policy and the registry's row, over the database's settings.
+  // --job-timeout): under a class's coded policy and the registry's row, over the database's settings.
   JobPolicy default_policy;
   Shard shard;
   StatementPreparation statement_preparation = StatementPreparation::automatic;

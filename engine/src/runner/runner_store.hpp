@@ -103,7 +103,7 @@ class RunnerStore {
   // Gives up a lease on checks that were not run (they are due again at once).
   virtual void release(std::span<const std::int64_t> ids, std::int64_t token) = 0;
 
-  // The policies set in the class registry (prescient jobs set), by class: they override the classes' own.
+  // The policies set in the class registry (prescient jobs set), by class: they override the classes' coded policies.
   virtual std::map<std::string, JobPolicy> class_policies() = 0;
 
   // Flow control (docs/flow-control.md). The limits in force.

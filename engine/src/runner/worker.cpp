@@ -57,7 +57,7 @@ std::optional<std::string> policy_problem(const JobPolicy& policy) {
   return std::nullopt;
 }
 
-// A field of the first policy that sets it: the check's class's row in the registry, then its C++ policy,
+// A field of the first policy that sets it: the check's class's row in the registry, then its coded policy,
 // then the config file's defaults.
 template <class Field>
 auto first_set(Field JobPolicy::*field, std::initializer_list<const JobPolicy*> policies) {
@@ -262,7 +262,7 @@ class Worker::Impl {
   struct JobClass {
     std::shared_ptr<JobExec> exec;  // null when the class cannot run (its checks fail with `refusal`)
     std::string refusal;
-    JobPolicy policy;  // its own (C++), under the registry's row
+    JobPolicy coded_policy;  // the one its code declares (JobExec::policy()), under the registry's row
     GuardLimits limits;
     std::chrono::seconds timeout;
     bool long_running = false;
@@ -300,7 +300,7 @@ class Worker::Impl {
       c.exec.reset();
       policy = {};
     }
-    c.policy = policy;
+    c.coded_policy = policy;
     c.long_running = policy.long_running;
     c.batch = policy.long_running && policy.batch;
     apply_policy(job, c);
@@ -308,7 +308,7 @@ class Worker::Impl {
   }
 
   // The limits in force for a class (docs/guarantees.md, "Policies"): each field from the first that sets
-  // it of the registry's row (prescient jobs set), the class's C++ policy, the config file's defaults,
+  // it of the registry's row (prescient jobs set), the class's coded policy, the config file's defaults,
   // then the database's settings. A registry value the runner cannot honour is left out, with a warning.
   void apply_policy(const std::string& job, JobClass& c) const {
     const auto row = registry_policies_.find(job);
@@ -317,14 +317,14 @@ class Worker::Impl {
       spdlog::warn("runner {}: the registry's timeout for class {} ({}s) is beyond a day: a day is used",
                    options_.runner_id, job, registry->timeout->count());
     }
-    const JobPolicy* own = c.refusal.empty() ? &c.policy : nullptr;
+    const JobPolicy* coded = c.refusal.empty() ? &c.coded_policy : nullptr;
     const JobPolicy* config = &options_.default_policy;
-    const std::optional<int> max_checks = first_set(&JobPolicy::max_checks, {registry, own, config});
+    const std::optional<int> max_checks = first_set(&JobPolicy::max_checks, {registry, coded, config});
     c.limits = {.max_checks = max_checks.value_or(settings_.max_checks),
-                .max_attempts = first_set(&JobPolicy::max_attempts, {registry, own, config}).value_or(settings_.max_attempts),
-                .backoff = first_set(&JobPolicy::backoff, {registry, own, config}),
-                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, own, config})};
-    c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, own, config}).value_or(settings_.job_timeout),
+                .max_attempts = first_set(&JobPolicy::max_attempts, {registry, coded, config}).value_or(settings_.max_attempts),
+                .backoff = first_set(&JobPolicy::backoff, {registry, coded, config}),
+                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, coded, config})};
+    c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, coded, config}).value_or(settings_.job_timeout),
                          kMaxJobTimeout);
   }
 
@@ -676,8 +676,8 @@ Worker::Worker(const RunnerOptions& options, const Registry& registry, const Clo
 Worker::~Worker() = default;
 
 SlotReport Worker::drain(TimePoint slot) {
-  ClaimMark own;
-  return impl_->drain(slot, own);
+  ClaimMark unshared;
+  return impl_->drain(slot, unshared);
 }
 SlotReport Worker::drain(TimePoint slot, ClaimMark& mark) { return impl_->drain(slot, mark); }
 

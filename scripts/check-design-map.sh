@@ -14,11 +14,11 @@
 # last row is called by the first: the path returns to the daemon. At most 12 files.
 # And every code name the map writes in backticks names something the tree holds, so the map names only
 # what exists (docs/decisions/ may name what has since gone, and is not read):
-#   - a path (`engine/src/runner/worker.cpp`, `db/enqueue.cpp`, `core/`): a file or folder at the root, or
+#   - a path (`engine/src/runner/runner_thread.cpp`, `db/enqueue.cpp`, `core/`): a file or folder at the root, or
 #     under engine/src/, engine/include/, engine/ or jobs/;
 #   - an SQL object (`prescient.judge`): a function, table, view or type the files of sql/ (not the
 #     generated schema.sql) create;
-#   - a C++ or SQL identifier (`Worker::Impl::drain`, `runner_settle`, `kSettle`, `RunnerStore`): each part
+#   - a C++ or SQL identifier (`RunnerThread::Impl::drain`, `runner_settle`, `kSettle`, `RunnerStore`): each part
 #     a word of the sources under engine/, jobs/, sql/ (not schema.sql), tests/ (not tests/architecture/,
 #     which plants names that do not exist), scripts/, cmake/ or debian/.
 # A name with a placeholder (NNNN, NAME, CLASS, LAYER, *, <...>) is a pattern, not a name. Each failure

@@ -2,7 +2,7 @@
 # Fails when a layer of the engine reaches a layer above it (docs/design.md, "The engine"),
 # by what it includes or by what it links to. The layers, from the bottom:
 #   core/    times, grids, specs, rules: includes only core/
-#   runner/  the slot runner and its workers: core/, runner/ (the database only through its interfaces)
+#   runner/  the slot runner and its runner threads: core/, runner/ (the database only through its interfaces)
 #   db/      every statement: core/, runner/ (the interfaces it implements), db/
 #   api/     what applications call: core/, runner/, db/, api/
 #   ops/     logging, retention, figures: core/, runner/, db/, ops/

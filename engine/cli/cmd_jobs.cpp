@@ -96,7 +96,7 @@ ExitCode set_policy(const Invocation& in) {
 }
 
 // jobs list: the database's registry, merged with the classes loaded here (built-ins, --plugins) and their
-// C++ policy. A class loaded here that is not a row is one no runner with these plugins has declared yet.
+// coded policy. A class loaded here that is not a row is one no runner with these plugins has declared yet.
 ExitCode list_classes(const Invocation& in) {
   if (in.has("target")) throw InvalidInput("unexpected argument '" + in.get<std::string>("target") + "'");
   const Registry& registry = known_job_classes(in);
@@ -168,7 +168,7 @@ Command jobs_command() {
                 ("timeout", po::value<std::string>()->value_name("D"), "set: how long one run may take (e.g. 30s)")
                 ("clear", po::value<std::string>()->value_name("FIELD,..."),
                  "set: clear these fields (max_checks, max_attempts, backoff, backoff_max, timeout): the runner "
-                 "falls back to the class's own policy, the config file, then the settings")
+                 "falls back to the class's coded policy, the config file, then the settings")
                 ("by", po::value<std::string>()->value_name("WHO"),
                  "add, set, pause: recorded with it (default: the OS user)")
                 ("json", "print JSON");

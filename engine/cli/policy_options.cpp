@@ -103,7 +103,7 @@ std::chrono::seconds parse_run_timeout(std::string_view text) { return wait_of(t
 void add_default_policy_options(po::options_description& desc) {
   desc.add_options()
       ("default-max-checks", po::value<std::string>()->value_name("N|unlimited"),
-       "for a class whose own policy and registry row do not say: runs a check may make (default: the "
+       "for a class whose coded policy and registry row do not say: runs a check may make (default: the "
        "settings' max_checks)")
       ("default-max-attempts", po::value<std::string>()->value_name("N"),
        "likewise, failed attempts in a row before a check ends failed (default: the settings')")

@@ -36,7 +36,7 @@ Backoff parse_backoff(std::string_view text);
 std::chrono::seconds parse_run_timeout(std::string_view text);
 
 // The runner's defaults for every class (--default-max-checks, --default-max-attempts, --default-backoff,
-// --default-timeout), under each class's own policy and its row in the registry.
+// --default-timeout), under each class's coded policy and its row in the registry.
 void add_default_policy_options(po::options_description& desc);
 JobPolicy default_policy_of(const Invocation& in);
 

@@ -25,7 +25,7 @@ void add_runner_options(po::options_description& desc) {
       ("shard", po::value<std::string>()->value_name("I/N")->default_value("0/1"),
        "own only the slots whose index mod N is I")
       ("workers", po::value<int>()->value_name("N")->default_value(2),
-       "worker threads, each with its own database session")
+       "runner threads, each with its own database session")
       ("batch", po::value<int>()->value_name("N")->default_value(1000), "checks claimed per transaction")
       ("batch-deadline", po::value<std::string>()->value_name("DURATION")->default_value("10s"),
        "start no job of a batch after this long from its claim: the checks not reached are released unrun, "

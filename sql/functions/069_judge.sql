@@ -23,7 +23,7 @@ $$;
 -- Judges one run of a check. In: whether it failed and its error, or the time it answered (NULL: done);
 -- the check as it was run (its class, the slot it ran in, the time it was asked for, its counts before
 -- this run, its own policy: NULL where not set); its class's limits (for the runner: the class's row in the
--- registry over its C++ policy and the config file's defaults, over the settings; for a worker: the row
+-- registry over its coded policy and the config file's defaults, over the settings; for a worker: the row
 -- over the settings); the horizon, the slot's length and now. Out: the settlement.
 --  - done: finish `done`;
 --  - a next time when the check has now run max_checks times (0: no limit) -> finish `guard_max_checks`;

@@ -6,7 +6,7 @@
 -- role prescient_worker may call them (0038) and cannot write future_job itself.
 
 -- A check's key value under a flow limit, or NULL when the limit does not apply to it: the limit's class
--- (if it names one) and value (if it names one) must match; keys: job, entity (the entity's name),
+-- (if it names one) and value (if it names one) must match; keys: job, entity_name (the check's column),
 -- http_target (an http check's target), payload.FIELD (the field's text; another JSON value's text form).
 -- The runner computes the same in C++ (core/flow_rules.cpp, flow_key_of) from the check it already read.
 CREATE OR REPLACE FUNCTION prescient.flow_key(p_limit prescient.flow_limit, p_job text, p_entity_name text,
@@ -15,7 +15,7 @@ CREATE OR REPLACE FUNCTION prescient.flow_key(p_limit prescient.flow_limit, p_jo
   SELECT k FROM (
     SELECT CASE WHEN p_limit.job IS NOT NULL AND p_limit.job <> p_job THEN NULL
                 WHEN p_limit.key = 'job' THEN p_job
-                WHEN p_limit.key = 'entity' THEN p_entity_name
+                WHEN p_limit.key = 'entity_name' THEN p_entity_name
                 WHEN p_limit.key = 'http_target' THEN CASE WHEN p_job = 'http' THEN p_payload ->> 'target' END
                 WHEN p_limit.key LIKE 'payload.%' THEN
                   CASE jsonb_typeof(p_payload -> substr(p_limit.key, 9))

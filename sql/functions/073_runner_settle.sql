@@ -126,7 +126,7 @@ END $$;
 
 -- Settles a batch as runner_settle_together does, but a check the database refuses for its values fails
 -- alone: the others settle all the same, and the culprits come back unsettled, each with the database's
--- words, for the runner to settle as a failed attempt naming them (engine/src/runner/worker.cpp). The whole
+-- words, for the runner to settle as a failed attempt naming them (engine/src/runner/runner_thread.cpp). The whole
 -- batch is one attempt, under a subtransaction; refused, it is settled in chunks of 128, each an attempt of
 -- its own, and a refused chunk in halves, down to the culprits: a refusal costs its chunk, not its batch.
 -- A half is attempted only while it may settle: when the first half of a refused part settles, the second

@@ -12,9 +12,9 @@ CREATE OR REPLACE FUNCTION prescient.limit_problem(
     WHEN prescient.name_problem('the limit''s name', p_name) IS NOT NULL
       THEN prescient.name_problem('the limit''s name', p_name)
     WHEN p_key IS NULL THEN 'the limit''s key is missing'
-    WHEN NOT (p_key IN ('job', 'entity', 'http_target')
+    WHEN NOT (p_key IN ('job', 'entity_name', 'http_target')
               OR (p_key LIKE 'payload.%' AND octet_length(p_key) > 8)) THEN
-      format('unknown kind of key %L: use job, entity, http_target or payload.<field>', p_key)
+      format('unknown kind of key %L: use job, entity_name, http_target or payload.<field>', p_key)
     WHEN octet_length(p_key) > 208 THEN 'the payload field is longer than 200 bytes'
     WHEN p_rate IS NULL AND p_concurrency IS NULL AND NOT coalesce(p_fair_share, false) THEN
       'a limit needs a rate, a concurrency, fair share or several'
@@ -82,6 +82,8 @@ REVOKE EXECUTE ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
 -- Creates or replaces the limit named p_name; returns 'created' or 'updated'. A change applies to the next
 -- admission of every runner (each reads the list of limits once per slot it drains). p_weights: with fair
 -- share, how many checks of a key value a claim takes for each one of a value of weight 1.
+-- p_key `entity` is entity_name's word before migration 0054: taken for this release, with a warning
+-- (SQLSTATE 01P01, deprecated_feature), and stored as entity_name; the next release refuses it.
 CREATE OR REPLACE FUNCTION prescient.limit_set(
     p_name text, p_key text, p_rate integer DEFAULT NULL, p_per_seconds integer DEFAULT 1,
     p_burst integer DEFAULT 1, p_concurrency integer DEFAULT NULL, p_job text DEFAULT NULL,
@@ -89,7 +91,8 @@ CREATE OR REPLACE FUNCTION prescient.limit_set(
     p_fair_share boolean DEFAULT false, p_weights jsonb DEFAULT NULL)
   RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  v_problem text := coalesce(prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst,
+  v_key text := CASE WHEN p_key = 'entity' THEN 'entity_name' ELSE p_key END;
+  v_problem text := coalesce(prescient.limit_problem(p_name, v_key, p_rate, p_per_seconds, p_burst,
                                                      p_concurrency, p_job, p_key_value, p_fair_share),
                              prescient.weights_problem(p_weights, p_fair_share));
   v_created boolean;
@@ -100,9 +103,13 @@ BEGIN
   IF coalesce(p_by, '') = '' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'updated_by is empty';
   END IF;
+  IF p_key = 'entity' THEN
+    RAISE WARNING USING ERRCODE = '01P01',
+      MESSAGE = 'the flow key entity is deprecated: it is stored as entity_name; write entity_name, the next release refuses entity';
+  END IF;
   INSERT INTO prescient.flow_limit AS l (name, key, job, key_value, rate, per_seconds, burst, concurrency,
                                          fair_share, weights, updated_at, updated_by)
-  VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
+  VALUES (p_name, v_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
           coalesce(p_fair_share, false), p_weights, p_now, p_by)
   ON CONFLICT (name) DO UPDATE
     SET key = EXCLUDED.key, job = EXCLUDED.job, key_value = EXCLUDED.key_value, rate = EXCLUDED.rate,

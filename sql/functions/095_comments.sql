@@ -168,7 +168,7 @@ COMMENT ON COLUMN prescient.check_run.error IS 'Why the run failed (retried only
 
 -- job_class
 COMMENT ON TABLE prescient.job_class IS
-  'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the C++ policy, the config file, then the settings decide).';
+  'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the class''s coded policy, the config file, then the settings decide).';
 COMMENT ON COLUMN prescient.job_class.job IS 'The class''s name, as checks name it.';
 COMMENT ON COLUMN prescient.job_class.runs_in IS 'runner: the C++ runner runs its checks; worker: workers in another language pull them.';
 COMMENT ON COLUMN prescient.job_class.origin IS 'built-in, the plugin file that declared it, worker, or declared (ahead of the runner that will load it).';
@@ -232,7 +232,7 @@ COMMENT ON COLUMN prescient.runner_seen.claimed IS 'Checks it claimed in that sl
 COMMENT ON TABLE prescient.flow_limit IS
   'Flow limits: the checks a limit applies to share a key computed from the row, and each key value has a budget of its own (rate, concurrency, fair share), held across every runner. Written through limit_set and limit_remove (prescient limits).';
 COMMENT ON COLUMN prescient.flow_limit.name IS 'The limit''s name, chosen by the operator.';
-COMMENT ON COLUMN prescient.flow_limit.key IS 'What the budget is per: job, entity, http_target, or payload.<field> (a top-level payload field).';
+COMMENT ON COLUMN prescient.flow_limit.key IS 'What the budget is per: job, entity_name, http_target, or payload.<field> (a top-level payload field).';
 COMMENT ON COLUMN prescient.flow_limit.job IS 'Only checks of this class; null: every class.';
 COMMENT ON COLUMN prescient.flow_limit.key_value IS 'Only this key value; null: each value has a budget of its own.';
 COMMENT ON COLUMN prescient.flow_limit.rate IS 'At most this many checks started per per_seconds per key value; null: no rate.';

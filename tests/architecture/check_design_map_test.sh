@@ -31,14 +31,14 @@ add() {
 }
 add '| `engine/src/runner/nowhere.cpp` | `run` | |' 'engine/src/runner/nowhere.cpp does not exist'
 add '| `docs/design.md` | `run` | |' 'docs/design.md is not under engine/, jobs/ or sql/'
-# worker.cpp calls settlements_of (runner::settlements_of(...)) but does not define it
-add '| `engine/src/runner/worker.cpp` | `settlements_of` | |' 'engine/src/runner/worker.cpp defines no settlements_of'
+# runner_thread.cpp calls settlements_of (runner::settlements_of(...)) but does not define it
+add '| `engine/src/runner/runner_thread.cpp` | `settlements_of` | |' 'engine/src/runner/runner_thread.cpp defines no settlements_of'
 # pg_runner_store.cpp sends kClaimDue but does not define it
 add '| `engine/src/db/pg_runner_store.cpp` | `kClaimDue` | |' 'engine/src/db/pg_runner_store.cpp defines no kClaimDue'
-# worker.cpp defines Worker::Impl::claim_batch: a member of Worker::Impl, not of Impl nor of SlotRunner
-plant 's/| `Worker::Impl::claim_batch` |/| `SlotRunner::claim_batch` |/' \
-  'engine/src/runner/worker.cpp defines no SlotRunner::claim_batch'
-plant 's/| `Worker::Impl::claim_batch` |/| `Impl::claim_batch` |/' 'engine/src/runner/worker.cpp defines no Impl::claim_batch'
+# runner_thread.cpp defines RunnerThread::Impl::claim_batch: a member of RunnerThread::Impl, not of Impl nor of SlotRunner
+plant 's/| `RunnerThread::Impl::claim_batch` |/| `SlotRunner::claim_batch` |/' \
+  'engine/src/runner/runner_thread.cpp defines no SlotRunner::claim_batch'
+plant 's/| `RunnerThread::Impl::claim_batch` |/| `Impl::claim_batch` |/' 'engine/src/runner/runner_thread.cpp defines no Impl::claim_batch'
 # PgRunnerStore::settle left out: kSettle, below it, is used by no row above
 plant '/^| `engine\/src\/db\/pg_runner_store.cpp` | `PgRunnerStore::settle` |/d' \
   'kSettle (engine/src/db/runner_statements.hpp): no row above it calls or uses it'
@@ -55,7 +55,7 @@ mention() {
 mention 'The judge also asks `prescient.judge_age`.' '`prescient.judge_age` is no function, table, view or type that sql/ creates'
 mention 'Keys come from `engine/src/core/flow_key.cpp`.' '`engine/src/core/flow_key.cpp` is no file or folder of the tree'
 mention 'The judge applies `own_limits`.' '`own_limits`: own_limits is in no source'
-mention 'It calls `Worker::Impl::judge_answer`.' '`Worker::Impl::judge_answer`: judge_answer is in no source'
+mention 'It calls `RunnerThread::Impl::judge_answer`.' '`RunnerThread::Impl::judge_answer`: judge_answer is in no source'
 # a placeholder is a pattern, and an existing name passes
 cp "$repo/docs/design.md" "$work/docs/design.md"
 echo 'A migration is `sql/NNNN_name.sql`; a command `engine/cli/cmd_NAME.cpp`; the judge `prescient.judge`.' \

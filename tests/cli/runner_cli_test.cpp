@@ -450,6 +450,14 @@ TEST_CASE("limits set, list and remove flow limits; bad input is refused with ex
   CHECK(limits[1]["deferrals"] == json::array());
   CHECK(limits[1]["fair_share"] == false);
   CHECK(limits[1]["weights"].is_null());
+  // The key's word before migration 0054: taken with a note on stderr, stored as the new word.
+  const ProcessResult old_word =
+      run_prescient(with_db({"limits", "set", "per-order", "--key", "entity", "--concurrency", "1"}, url));
+  REQUIRE(old_word.exit_code == 0);
+  CHECK(old_word.out == "limit per-order: created\n");
+  CHECK_THAT(old_word.err, Catch::Contains("--key entity is deprecated") && Catch::Contains("entity_name"));
+  CHECK(json::parse(run_prescient(with_db({"limits", "--json"}, url)).out)[2]["key"] == "entity_name");
+  CHECK(run_prescient(with_db({"limits", "remove", "per-order"}, url)).exit_code == 0);
   const ProcessResult table = run_prescient(with_db({"limits", "list"}, url));
   CHECK_THAT(table.out, Catch::Contains("per-customer") && Catch::Contains("payload.customer") &&
                             Catch::Contains("30/m"));

@@ -292,7 +292,7 @@ TEST_CASE("a check rescheduled three times, failed once, retried and done: its t
   CHECK(json["runs"][1]["answered_at"] == "2026-11-21T12:00:00Z");
 }
 
-TEST_CASE("policy precedence: the registry's row, then the class's own, then the config file's, then the settings") {
+TEST_CASE("policy precedence: the registry's row, then the class's coded policy, then the config file's, then the settings") {
   CheckLifeFixture f(900);
   // How many runs a daily reminder of `job` makes before a guard ends it (the settings say 5).
   int day = 0;
@@ -315,7 +315,7 @@ TEST_CASE("policy precedence: the registry's row, then the class's own, then the
   CHECK(runs_of("reminder") == 5);          // the settings
   f.config_defaults.max_checks = 2;
   CHECK(runs_of("reminder") == 2);          // the config file's default
-  CHECK(runs_of("reminder_bounded") == 4);  // the class's own policy over the config file
+  CHECK(runs_of("reminder_bounded") == 4);  // the class's coded policy over the config file
   f.set_policy("reminder_bounded", "p_max_checks => 3");
   CHECK(runs_of("reminder_bounded") == 3);  // the registry's row over both
   CHECK(runs_of("reminder_bounded", 6) == 6);  // the check's own over all of them

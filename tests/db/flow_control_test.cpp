@@ -11,10 +11,13 @@
 #include <thread>
 
 #include "builtin_jobs.hpp"
+#include "db/connection.hpp"
 #include "db/pg_runner_store.hpp"
 #include "prescient/client.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/flow_limits.hpp"
+#include "prescient/job.hpp"
+#include "prescient/migrations.hpp"
 #include "prescient/queue_stats.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/slot_runner.hpp"
@@ -182,6 +185,85 @@ TEST_CASE("flow: limits are set, listed, replaced and removed; bad ones are refu
   CHECK(f.limits.remove("crm"));
   CHECK_FALSE(f.limits.remove("crm"));
   CHECK(f.limits.list().size() == 1);
+}
+
+// The SQLSTATEs of the warnings and notices a connection receives while it is alive.
+class ReceivedNotices {
+ public:
+  explicit ReceivedNotices(soci::session& db)
+      : conn_(native_connection(db)), previous_(PQsetNoticeReceiver(conn_, &ReceivedNotices::receive, this)) {}
+  // libpq's own receiver takes no argument of its own: it hands the notice to the connection's processor.
+  ~ReceivedNotices() { PQsetNoticeReceiver(conn_, previous_, nullptr); }
+  ReceivedNotices(const ReceivedNotices&) = delete;
+  ReceivedNotices& operator=(const ReceivedNotices&) = delete;
+  const std::vector<std::string>& sqlstates() const { return sqlstates_; }
+
+ private:
+  static void receive(void* self, const PGresult* notice) {
+    const char* sqlstate = PQresultErrorField(notice, PG_DIAG_SQLSTATE);
+    static_cast<ReceivedNotices*>(self)->sqlstates_.emplace_back(sqlstate == nullptr ? "" : sqlstate);
+  }
+  PGconn* conn_;
+  PQnoticeReceiver previous_;
+  std::vector<std::string> sqlstates_;
+};
+
+TEST_CASE("flow: the key's old word entity is taken with a deprecation warning and stored as entity_name") {
+  FlowControlFixture f;
+  {
+    const ReceivedNotices notices(*f.db);
+    CHECK(f.limits.set({.name = "per-order", .key = "entity", .concurrency = 2}, "alice", f.clock.now()) == "created");
+    CHECK(notices.sqlstates() == std::vector<std::string>{"01P01"});  // deprecated_feature
+  }
+  {
+    const ReceivedNotices notices(*f.db);
+    CHECK(f.limits.set({.name = "per-customer", .key = "entity_name", .rate = 5}, "alice", f.clock.now()) == "created");
+    CHECK(notices.sqlstates().empty());
+  }
+  const std::vector<FlowLimit> listed = f.limits.list();
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].key == "entity_name");
+  CHECK(listed[1].key == "entity_name");
+  // The limit set with the old word applies by the entity's name, in SQL as in the runner.
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.flow_limit l WHERE l.name = 'per-order'"
+                        " AND prescient.flow_key(l, 'noop', 'orders', '{}') = 'orders'") == 1);
+  const Check order{.job = "noop", .entity_name = "orders"};
+  CHECK(flow_key_of(listed[1], order) == std::optional<std::string>("orders"));
+  // Only limit_set translates: the table itself takes the new word alone.
+  CHECK(prescient::testing::sql_refusal(*f.db, "INSERT INTO prescient.flow_limit (name, key, concurrency, updated_at,"
+                                               " updated_by) VALUES ('raw', 'entity', 1, now(), 'test')")
+            .first == "23514");
+}
+
+TEST_CASE("flow: a database whose limits say entity upgrades to entity_name (migration 0054)") {
+  FlowControlFixture f;
+  // The table as it was before migration 0054, with limits keyed by the old word.
+  *f.db << "ALTER TABLE prescient.flow_limit DROP CONSTRAINT flow_limit_key_check,"
+           " ADD CONSTRAINT flow_limit_key_check CHECK (key IN ('job', 'entity', 'http_target')"
+           " OR (key LIKE 'payload.%' AND octet_length(key) BETWEEN 9 AND 208))";
+  *f.db << "INSERT INTO prescient.flow_limit (name, key, job, rate, concurrency, updated_at, updated_by) VALUES"
+           " ('per-order', 'entity', 'noop', 3, NULL, now(), 'ops'), ('per-class', 'job', NULL, NULL, 4, now(), 'ops')";
+  *f.db << "INSERT INTO prescient.flow_figure (limit_name, key_value, deferred, last_deferred_at)"
+           " VALUES ('per-order', 'orders', 7, now())";
+  *f.db << "DELETE FROM prescient.schema_migrations WHERE version = 54";
+
+  const MigrationReport report = migrate(*f.db, std::nullopt);
+  REQUIRE(report.applied == std::vector<std::string>{"0054_flow_key_entity_name.sql"});
+  const std::vector<FlowLimit> listed = f.limits.list();
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].name == "per-class");
+  CHECK(listed[0].key == "job");
+  CHECK(listed[1].name == "per-order");
+  CHECK(listed[1].key == "entity_name");
+  CHECK(listed[1].job == std::optional<std::string>("noop"));
+  CHECK(listed[1].rate == 3);
+  CHECK(listed[1].updated_by == "ops");
+  // What it counted stays with it.
+  CHECK(count_of(*f.db, "SELECT deferred FROM prescient.flow_figure WHERE limit_name = 'per-order'") == 7);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.flow_limit l WHERE l.name = 'per-order'"
+                        " AND prescient.flow_key(l, 'noop', 'orders', '{}') = 'orders'") == 1);
+  CHECK(prescient::testing::sql_refusal(*f.db, "UPDATE prescient.flow_limit SET key = 'entity' WHERE name = 'per-order'")
+            .first == "23514");
 }
 
 TEST_CASE("flow: the admission spaces starts by the rate and defers the rest to exactly their starts") {

@@ -1,5 +1,5 @@
 #pragma once
-// An in-memory RunnerStore for the worker's unit tests. It behaves as PostgreSQL does where the worker
+// An in-memory RunnerStore for the runner thread's unit tests. It behaves as PostgreSQL does where the runner thread
 // depends on it: a claim takes due rows no other claim holds, a settlement leaves the items refused
 // unsettled and settles the others, savepoints undo what followed them, and only a commit applies
 // settlements. Refusals are injected like the rules another tool adds to the real tables: an event of
@@ -26,7 +26,7 @@ class FakeRunnerStore final : public RunnerStore {
   std::set<std::int64_t> refused_ids;              // any settlement of these is refused (SQLSTATE 23514)
   std::string server_failure;                      // when set, every settle fails with this SQLSTATE
 
-  // What the worker did.
+  // What the runner thread did.
   std::vector<SettleItem> committed;
   std::vector<Exclusions> claims;  // what each claim left out
   std::vector<std::optional<ClaimKey>> claims_after;  // and where each started
@@ -160,7 +160,7 @@ class FakeRunnerStore final : public RunnerStore {
     throw DatabaseError("no savepoint " + name, "3B001");
   }
   // A stand-in for prescient.judge, whose rules are SQL's and tested against PostgreSQL
-  // (tests/db/judge_test.cpp): enough for the worker's tests. A failure is retried a minute after its slot
+  // (tests/db/judge_test.cpp): enough for the runner thread's tests. A failure is retried a minute after its slot
   // until its class's attempts are used up; an answer reschedules; none is done. No guards.
   enum class Kind { done, rescheduled, retried, failed };
   static Kind kind_of(const SettleItem& item) {

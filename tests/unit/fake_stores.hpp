@@ -1,9 +1,9 @@
 #pragma once
 // In-memory stores for a whole slot runner or daemon (runner/upkeep_store.hpp): one queue, a
-// FakeRunnerStore whose `due` checks the sweep looks at and the workers claim from, and an upkeep store
+// FakeRunnerStore whose `due` checks the sweep looks at and the runner threads claim from, and an upkeep store
 // over the same queue that records what the runner asked of it. Every store opened is a view of that one
 // queue, so a runner that drops a store after a failure and opens another finds the queue as it was (one
-// worker: the queue has one transaction at a time).
+// runner thread: the queue has one transaction at a time).
 // Failures are injected: to open, like a database that is not up yet; to make partitions, like a lock
 // not granted.
 #include <memory>
@@ -19,10 +19,10 @@ namespace prescient::testing {
 
 class FakeStores final : public StoreOpener {
  public:
-  FakeRunnerStore queue;        // the pending checks and what the workers did
+  FakeRunnerStore queue;        // the pending checks and what the runner threads did
   Settings settings;            // what read_settings answers (a 1-minute grid)
   int upkeep_open_failures = 0;  // so many opens of the upkeep store fail first (SQLSTATE 08001)
-  int worker_open_failures = 0;  // so many opens of a worker's store fail first (SQLSTATE 08001)
+  int thread_open_failures = 0;  // so many opens of a runner thread's store fail first (SQLSTATE 08001)
   const Clock* clock = nullptr;  // when set, each open of a store is recorded with its time
   // With `clock`: so many reads of the server's clock at or after `clock_reads_fail_from` fail (08006),
   // like a session that died with its server.
@@ -34,11 +34,11 @@ class FakeStores final : public StoreOpener {
   std::vector<std::pair<TimePoint, long>> seen;  // record_runner_seen: the slot, the checks claimed in it
   std::vector<TimePoint> partition_calls;  // ensure_history_partitions: when, failed or not
   int upkeep_opens = 0;
-  std::vector<TimePoint> upkeep_opened_at, worker_opened_at;  // with `clock`: when each open was tried
+  std::vector<TimePoint> upkeep_opened_at, thread_opened_at;  // with `clock`: when each open was tried
 
-  std::unique_ptr<RunnerStore> open_worker_store() override {
-    if (clock) worker_opened_at.push_back(clock->now());
-    fail_to_open(worker_open_failures);
+  std::unique_ptr<RunnerStore> open_thread_store() override {
+    if (clock) thread_opened_at.push_back(clock->now());
+    fail_to_open(thread_open_failures);
     return std::make_unique<QueueView>(queue);
   }
   std::unique_ptr<UpkeepStore> open_upkeep_store() override {
@@ -56,7 +56,7 @@ class FakeStores final : public StoreOpener {
     throw DatabaseError("could not connect to the server: Connection refused", "08001");
   }
 
-  // A worker's store: the queue's, under the worker's ownership.
+  // A runner thread's store: the queue's, under the runner thread's ownership.
   class QueueView final : public RunnerStore {
    public:
     explicit QueueView(FakeRunnerStore& queue) : q_(queue) {}

@@ -55,7 +55,8 @@ TEST_CASE("a limit's key value comes from the check's row", "[flow]") {
   };
   const std::vector<Row> rows{
       {{.name = "a", .key = "job"}, "http"},
-      {{.name = "b", .key = "entity"}, "orders"},
+      {{.name = "b", .key = "entity_name"}, "orders"},
+      {{.name = "b2", .key = "entity"}, std::nullopt},  // the word before 0054: limit_set stores entity_name
       {{.name = "c", .key = "http_target"}, "crm"},
       {{.name = "d", .key = "payload.tenant"}, "acme"},
       {{.name = "e", .key = "payload.n"}, "42"},

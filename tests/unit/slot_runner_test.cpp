@@ -191,18 +191,18 @@ TEST_CASE("daemon: a success starts the waits again: a slot that fails after a s
   f.stores->clock = &f.clock;
   f.due(1, "2026-11-21T10:00:00Z");
   f.stores->upkeep_open_failures = 2;  // the start: at once, then after 250 ms
-  f.stores->worker_open_failures = 2;  // the slot's first two tries: at once again, then after 250 ms
+  f.stores->thread_open_failures = 2;  // the slot's first two tries: at once again, then after 250 ms
   const DaemonStats stats = f.run_daemon_until("2026-11-21T10:00:45Z");
   CHECK(stats.errors == 4);
   CHECK(stats.slot_retries == 2);
   CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:00:30.5Z")});
-  REQUIRE(f.stores->worker_opened_at.size() == 3);
-  CHECK(f.stores->worker_opened_at[0] == parse_time("2026-11-21T10:00:30.25Z"));
-  CHECK(f.stores->worker_opened_at[1] == parse_time("2026-11-21T10:00:30.25Z"));
+  REQUIRE(f.stores->thread_opened_at.size() == 3);
+  CHECK(f.stores->thread_opened_at[0] == parse_time("2026-11-21T10:00:30.25Z"));
+  CHECK(f.stores->thread_opened_at[1] == parse_time("2026-11-21T10:00:30.25Z"));
 }
 
 // Issue 57's failover: the try that reached the new leader first read the clock on a new session, then
-// failed on a worker's session from before the failover, and waited the longest wait again.
+// failed on a runner thread's session from before the failover, and waited the longest wait again.
 TEST_CASE("daemon: a failed try drops every session, so the next opens new ones throughout") {
   SlotRunnerFixture f;
   f.stores->clock = &f.clock;
@@ -214,8 +214,8 @@ TEST_CASE("daemon: a failed try drops every session, so the next opens new ones 
   const DaemonStats stats = f.run_daemon_until("2026-11-21T10:02:30Z");
   CHECK(stats.slot_retries == 1);
   CHECK(f.runs.all() == std::vector{ran(1, "2026-11-21T10:01:00Z"), ran(2, "2026-11-21T10:02:00Z")});
-  // The worker's store, opened for the first slot, opened again for the try after the failure.
-  CHECK(f.stores->worker_opened_at ==
+  // The runner thread's store, opened for the first slot, opened again for the try after the failure.
+  CHECK(f.stores->thread_opened_at ==
         std::vector{parse_time("2026-11-21T10:00:30Z"), parse_time("2026-11-21T10:02:00Z")});
 }
 

@@ -827,9 +827,9 @@ TEST_CASE("a check's page: its fields, its timeline oldest first, its class's po
     // The class's policy: what the registry's row sets, and what it leaves to the class or the settings.
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_checks] td") == "12");
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=max_attempts] td") ==
-          "not set here: the class's own or the settings");
+          "not set here: the class's coded policy or the settings");
     CHECK(text_of(browser, "[data-table=class-policy] [data-field=timeout] td") ==
-          "not set here: the class's own or the settings");
+          "not set here: the class's coded policy or the settings");
     browser.screenshot(screenshot_path("check-timeline.png"));
 
     // Unlimited is said so.
@@ -914,7 +914,7 @@ TEST_CASE("the Jobs page: the class registry with each class's policy, set and c
     browser.eval("(() => { const f = " + row(name) + ".querySelector('[data-form=policy]'); " + fields +
                  " f.requestSubmit(); return true; })()");
   };
-  const std::string not_set = "not set here: the class's own or the settings";
+  const std::string not_set = "not set here: the class's coded policy or the settings";
   browser.open(web.base() + "/jobs");
   CHECK(browser.eval("document.querySelectorAll('[data-table=jobs] tbody tr').length") ==
         count_of(*db, "SELECT count(*) FROM prescient.job_class"));
@@ -950,7 +950,7 @@ TEST_CASE("the Jobs page: the class registry with each class's policy, set and c
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_class WHERE job = 'ship_py' AND max_attempts = 3"
                       " AND timeout_seconds IS NULL") == 1);
 
-  // Clear a field: the class's own policy or the settings decide it again.
+  // Clear a field: the class's coded policy or the settings decide it again.
   browser.open(web.base() + "/jobs");
   submit("ship_py", "f.elements.clear_backoff_max.checked = true;");
   browser.wait_until(row("ship_py") + ".querySelector('[data-field=backoff_max]').textContent === " + json(not_set).dump());

@@ -23,8 +23,9 @@ struct Check;
 
 struct FlowLimit {
   std::string name;
-  // What the checks share: "job" (the class), "entity" (the entity name), "http_target" (an http
-  // check's payload.target) or "payload.<field>" (a top-level payload field).
+  // What the checks share: "job" (the class), "entity_name", "http_target" (an http
+  // check's payload.target) or "payload.<field>" (a top-level payload field). FlowLimits::set still takes
+  // "entity", the word before migration 0054, in this release, and stores "entity_name".
   std::string key;
   std::optional<std::string> job;        // only checks of this class (none: every class)
   std::optional<std::string> key_value;  // only this key value (none: each value has a budget of its own)

@@ -38,7 +38,7 @@ struct JobClassRow {
 };
 
 // A change of a class's policy: a field given is set, one named in `clear` is cleared (the runner falls back
-// to the class's C++ policy, the config file, then the settings), the others stay as they are.
+// to the class's coded policy, the config file, then the settings), the others stay as they are.
 struct JobPolicyChange {
   std::optional<int> max_checks, max_attempts;
   std::optional<std::chrono::seconds> backoff, backoff_max, timeout;

@@ -1,6 +1,6 @@
 #pragma once
 // SlotRunner: fires one slot (claim -> run -> settle, where prescient.judge decides what becomes of each
-// check) with a pool of workers, each with its own database session; and catches up missed slots (sweep).
+// check) with a pool of runner threads, each with its own database session; and catches up missed slots (sweep).
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -25,13 +25,14 @@ namespace prescient {
 enum class StatementPreparation { automatic, on, off };
 StatementPreparation parse_statement_preparation(std::string_view text);  // throws InvalidInput
 
-// The most worker threads one runner takes; each holds up to two sessions (docs/operations.md).
+// The most runner threads one runner takes; each holds up to two sessions (docs/operations.md). The flag
+// --workers and RunnerOptions::workers keep their names for the scripts, configs and programs that set them.
 constexpr int kMaxWorkers = 64;
 
 struct RunnerOptions {
   std::string database_url;
   std::string runner_id;  // recorded as finished_by in history
-  int workers = 1;  // 1 to kMaxWorkers
+  int workers = 1;  // runner threads: 1 to kMaxWorkers
   int batch_size = 1000;  // ungrouped checks per transaction
   int group_batch = 50;   // whole groups per transaction
   // No job of a batch starts after this much time from its claim: the checks not reached are released
@@ -43,13 +44,13 @@ struct RunnerOptions {
   // until one returns; they stay due for another runner, or for this one later.
   int max_abandoned_per_class = 8;
   // The config file's defaults for every class's policy (--max-checks, --max-attempts, --backoff,
-  // --job-timeout): under a class's own policy and the registry's row, over the database's settings.
+  // --job-timeout): under a class's coded policy and the registry's row, over the database's settings.
   JobPolicy default_policy;
   Shard shard;
   StatementPreparation statement_preparation = StatementPreparation::automatic;
   // The daemon's watch on its clock against the server's (prescient/server_clock.hpp).
   ClockCheck clock_check;
-  // When set and true, workers claim no further batch (the batch in hand is still settled).
+  // When set and true, the runner threads claim no further batch (the batch in hand is still settled).
   const std::atomic<bool>* stop_requested = nullptr;
 };
 
@@ -89,7 +90,7 @@ class StoreOpener;  // internal (runner/upkeep_store.hpp): where the runner's st
 
 class SlotRunner {
  public:
-  // REQUIRES: registry and clock outlive the runner. Connects once to read the settings; the workers'
+  // REQUIRES: registry and clock outlive the runner. Connects once to read the settings; the runner threads'
   // sessions are opened on the first slot and kept for the next ones (a daemon fires many).
   SlotRunner(RunnerOptions options, const Registry& registry, const Clock& clock);
   // The same on stores `stores` opens instead of PostgreSQL sessions to options.database_url (the unit
@@ -142,8 +143,8 @@ class SlotRunner {
   const Clock& clock_;
   Settings settings_;
   std::shared_ptr<runner::StoreOpener> stores_;
-  // The workers (each a store and an executor thread) and the upkeep store, reused across slots.
-  // Declared last: destroyed first, while the options and settings the workers refer to still live.
+  // The runner threads (each a store and an executor thread) and the upkeep store, reused across slots.
+  // Declared last: destroyed first, while the options and settings the runner threads refer to still live.
   struct Sessions;
   std::unique_ptr<Sessions> sessions_;
 };

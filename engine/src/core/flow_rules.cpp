@@ -74,7 +74,7 @@ std::optional<std::string> flow_key_of(const FlowLimit& limit, const Check& chec
     return it->dump();
   };
   if (limit.key == "job") key = check.job;
-  else if (limit.key == "entity") key = check.entity_name;
+  else if (limit.key == "entity_name") key = check.entity_name;
   else if (limit.key == "http_target") key = check.job == "http" ? payload_field("target") : std::nullopt;
   else if (const auto field = flow_payload_field(limit)) key = payload_field(*field);
   if (!key || key->empty()) return std::nullopt;

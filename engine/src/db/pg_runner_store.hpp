@@ -1,5 +1,5 @@
 #pragma once
-// Internal: the runner's stores on PostgreSQL (the statements are in runner_statements.hpp): what a worker
+// Internal: the runner's stores on PostgreSQL (the statements are in runner_statements.hpp): what a runner thread
 // asks of the database (RunnerStore), and what the slot runner asks besides (UpkeepStore).
 #include <chrono>
 #include <memory>
@@ -22,7 +22,7 @@ namespace prescient::db {
 
 class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepStore {
  public:
-  // Owns the session: a worker's or the sweep's connection.
+  // Owns the session: a runner thread's or the sweep's connection.
   explicit PgRunnerStore(std::unique_ptr<soci::session> db,
                          StatementPreparation preparation = StatementPreparation::automatic);
   // REQUIRES: db stays open for the store's lifetime and is used by one thread at a time.

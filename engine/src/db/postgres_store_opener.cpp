@@ -11,12 +11,12 @@
 namespace prescient {
 namespace {
 
-// A new session to the database each: one per worker, one for the upkeep, one for each worker's jobs.
+// A new session to the database each: one per runner thread, one for the upkeep, one for each runner thread's jobs.
 class PostgresStoreOpener final : public runner::StoreOpener {
  public:
   PostgresStoreOpener(std::string url, StatementPreparation preparation)
       : url_(std::move(url)), preparation_(preparation) {}
-  std::unique_ptr<runner::RunnerStore> open_worker_store() override { return open(); }
+  std::unique_ptr<runner::RunnerStore> open_thread_store() override { return open(); }
   std::unique_ptr<runner::UpkeepStore> open_upkeep_store() override { return open(); }
   std::unique_ptr<soci::session> open_job_session() override { return connect(url_); }
 

@@ -94,7 +94,7 @@ struct ClaimDue {
 // Fair share: the field's values at the slot, stepped through one index probe each (the index
 // sync_fair_share_indexes makes: next_check_at, the value, priority, id), then each value's first checks
 // by priority, as many as its weight's share of the limit, after the place in that value's order (priority,
-// id) the runner's workers have claimed to (runner/claim_mark.hpp), where the index scan starts. Run
+// id) the runner's threads have claimed to (runner/claim_mark.hpp), where the index scan starts. Run
 // unnamed, so the plan sees the field's name and uses that index. Each row ends with its value.
 // The weights are a JSON object {"value": weight}, 1 for a value it does not name.
 inline const pq::NamedStatement kClaimDueFair(fmt::format(R"sql(

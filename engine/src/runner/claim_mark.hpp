@@ -1,9 +1,9 @@
 #pragma once
-// Internal: how far the workers of one runner have claimed the slot they drain, in claim order (that of the
+// Internal: how far the runner threads of one runner have claimed the slot they drain, in claim order (that of the
 // index future_job_due: due time, priority, id). Each claim starts after the mark: the rows before it are
 // settled (their entries in the index are dead, and a claim from the slot's start would walk them) or held
-// by a sibling worker (locked rows that a claim from the start tests one by one and skips), which cost a
-// drain about 1 µs a check with two workers and more with four (docs/performance.md, "The claim starts
+// by a sibling runner thread (locked rows that a claim from the start tests one by one and skips), which cost a
+// drain about 1 µs a check with two runner threads and more with four (docs/performance.md, "The claim starts
 // where the last one ended"). A row before the mark may still be claimable: given back unrun (a batch
 // deadline, a failed batch) or put into the slot while it drains. So a claim after the mark that finds
 // nothing looks once more from the slot's start: such a row runs in the same slot, after the rest.
@@ -34,7 +34,7 @@ inline void keep_furthest(std::map<std::string, ClaimKey>& places, const std::st
   if (!added && it->second < key) it->second = key;
 }
 
-// Shared by the workers draining one slot; thread-safe.
+// Shared by the runner threads draining one slot; thread-safe.
 class ClaimMark {
  public:
   std::optional<ClaimKey> get() const {

@@ -243,7 +243,7 @@ class Daemon::Loop {
   // completed never holds back the ones after it.
   void retry_or_give_up(const std::exception& e) {
     failed(e);
-    // All of them: a worker's session the failed try did not reach is as likely dead (issue 57's failover:
+    // All of them: a runner thread's session the failed try did not reach is as likely dead (issue 57's failover:
     // the first try after the election failed on one, "cannot read the flow limits: server closed the
     // connection", and waited the longest wait again).
     runner_->drop_sessions();

@@ -1,6 +1,6 @@
 #pragma once
-// Internal: what a worker needs of the database to fire checks, as an interface. PostgreSQL implements
-// it (db/pg_runner_store.hpp, the statements); the worker's unit tests drive an in-memory fake
+// Internal: what a runner thread needs of the database to fire checks, as an interface. PostgreSQL implements
+// it (db/pg_runner_store.hpp, the statements); the runner thread's unit tests drive an in-memory fake
 // (tests/unit/fake_runner_store.hpp) in milliseconds. The real-database tests stay the contract.
 #include <cstdint>
 #include <map>
@@ -103,7 +103,7 @@ class RunnerStore {
   // Gives up a lease on checks that were not run (they are due again at once).
   virtual void release(std::span<const std::int64_t> ids, std::int64_t token) = 0;
 
-  // The policies set in the class registry (prescient jobs set), by class: they override the classes' own.
+  // The policies set in the class registry (prescient jobs set), by class: they override the classes' coded policies.
   virtual std::map<std::string, JobPolicy> class_policies() = 0;
 
   // Flow control (docs/flow-control.md). The limits in force.
@@ -130,7 +130,7 @@ class RunnerStore {
   virtual std::vector<Admission> admit(std::span<const FlowPair> pairs, TimePoint now, Micros pace, Micros wait,
                                          int places) = 0;
   // The earliest time from `slot` to before `slot_end` at which a check of the slot waits: one due at
-  // `slot` that another worker's claim holds, or one flow control deferred to later in the slot. Checks
+  // `slot` that another runner thread's claim holds, or one flow control deferred to later in the slot. Checks
   // under a live lease, of groups, of paused or excluded classes and excluded ids are left out.
   virtual std::optional<TimePoint> next_waiting(TimePoint slot, TimePoint slot_end, TimePoint now,
                                                 const Exclusions& excluded) = 0;

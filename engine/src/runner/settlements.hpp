@@ -21,7 +21,7 @@ namespace prescient::runner {
 
 
 // The limits of a check's class as the runner resolves them (docs/guarantees.md, "Policies"): the class's
-// row in the registry over its C++ policy and the config file's defaults, over the database's settings.
+// row in the registry over its coded policy and the config file's defaults, over the database's settings.
 // The check's own policy overrides them field by field; that and everything else a settlement decides is
 // prescient.judge's (sql/functions/069_judge.sql), which the settle statement calls.
 struct GuardLimits {

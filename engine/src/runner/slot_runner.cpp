@@ -1,6 +1,6 @@
 #include "prescient/slot_runner.hpp"
 
-#include <soci/soci.h>  // complete, for the jobs' session opener handed to each worker
+#include <soci/soci.h>  // complete, for the jobs' session opener handed to each runner thread
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,14 +13,14 @@
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
 #include "runner/upkeep_store.hpp"
-#include "runner/worker.hpp"
+#include "runner/runner_thread.hpp"
 
 namespace prescient {
 
 using namespace prescient::runner;
 
 struct SlotRunner::Sessions {
-  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<RunnerThread>> runner_threads;
   std::unique_ptr<UpkeepStore> upkeep;  // the settings, the sweep's look-ups and the upkeep
 };
 
@@ -82,7 +82,7 @@ SlotRunner::SlotRunner(RunnerOptions options, const Registry& registry, const Cl
   if (options_.max_abandoned_per_class < 1) {
     throw InvalidInput("invalid cap of abandoned jobs per class " + std::to_string(options_.max_abandoned_per_class));
   }
-  sessions_->workers.resize(options_.workers);
+  sessions_->runner_threads.resize(options_.workers);
   settings_ = with_upkeep([](UpkeepStore& store) { return store.read_settings(); });
 }
 
@@ -109,15 +109,16 @@ SlotReport SlotRunner::drain(TimePoint slot) {
   ClaimMark mark;
   for (int w = 0; w < options_.workers; ++w) {
     threads.emplace_back([&, w] {
-      std::unique_ptr<Worker>& worker = sessions_->workers[w];
+      std::unique_ptr<RunnerThread>& runner_thread = sessions_->runner_threads[w];
       try {
-        if (!worker) {
-          worker = std::make_unique<Worker>(options_, registry_, clock_, settings_, stores_->open_worker_store(),
-                                            [stores = stores_] { return stores->open_job_session(); });
+        if (!runner_thread) {
+          runner_thread = std::make_unique<RunnerThread>(options_, registry_, clock_, settings_,
+                                                         stores_->open_thread_store(),
+                                                         [stores = stores_] { return stores->open_job_session(); });
         }
-        reports[w] = worker->drain(slot, mark);
+        reports[w] = runner_thread->drain(slot, mark);
       } catch (...) {
-        worker.reset();  // its session may be broken: the next slot reconnects
+        runner_thread.reset();  // its session may be broken: the next slot reconnects
         errors[w] = std::current_exception();
       }
     });
@@ -184,7 +185,7 @@ void SlotRunner::record_seen(TimePoint slot, long claimed) {
 }
 
 void SlotRunner::drop_sessions() {
-  for (std::unique_ptr<Worker>& worker : sessions_->workers) worker.reset();
+  for (std::unique_ptr<RunnerThread>& runner_thread : sessions_->runner_threads) runner_thread.reset();
   sessions_->upkeep.reset();
 }
 

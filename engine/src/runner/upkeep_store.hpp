@@ -44,15 +44,15 @@ class UpkeepStore {
   virtual std::optional<TimePoint> next_lease_end(TimePoint now, TimePoint before) = 0;
 };
 
-// Opens a slot runner's stores, each on a connection of its own: one per worker, and one for the upkeep.
+// Opens a slot runner's stores, each on a connection of its own: one per runner thread, and one for the upkeep.
 // A store whose call threw is dropped by the slot runner and opened anew at its next use.
 class StoreOpener {
  public:
   virtual ~StoreOpener() = default;
-  virtual std::unique_ptr<RunnerStore> open_worker_store() = 0;
+  virtual std::unique_ptr<RunnerStore> open_thread_store() = 0;
   virtual std::unique_ptr<UpkeepStore> open_upkeep_store() = 0;
-  // The session a worker's jobs are given (JobContext::db()), apart from the worker's own. Called on the
-  // worker's executor thread, which may outlive the slot runner (an abandoned job).
+  // The session a runner thread's jobs are given (JobContext::db()), apart from the thread's own. Called on
+  // the runner thread's executor thread, which may outlive the slot runner (an abandoned job).
   virtual std::unique_ptr<soci::session> open_job_session() = 0;
 };
 

@@ -368,10 +368,10 @@ function timelineStrip(entries, next) {
 // The class's row of the registry (prescient.job_class): what is set there; null is not set here.
 function policyPanel(job, policy) {
   if (!policy) {
-    return el('p', { class: 'muted', 'data-policy': 'none' }, `The class registry has no row for ${job}: its own (C++) policy, `
+    return el('p', { class: 'muted', 'data-policy': 'none' }, `The class registry has no row for ${job}: its coded policy, `
       + "the config file's defaults and the database's settings decide.");
   }
-  const notSet = "not set here: the class's own or the settings";
+  const notSet = "not set here: the class's coded policy or the settings";
   const row = (key, value) => el('tr', { 'data-field': key }, el('th', {}, key),
     value === null ? el('td', { class: 'muted' }, notSet) : el('td', {}, value));
   return el('div', { class: 'panel', 'data-policy': policy.name },
@@ -523,7 +523,7 @@ const policyFields = ['max_checks', 'max_attempts', 'backoff', 'backoff_max', 't
 
 async function jobs() {
   const rows = await api('/api/jobs');
-  const notSet = "not set here: the class's own or the settings";
+  const notSet = "not set here: the class's coded policy or the settings";
   const shown = (j, key) => (j[key] === null ? null
     : key === 'max_checks' && j[key] === 0 ? '0 (no limit)'
       : key === 'max_checks' || key === 'max_attempts' ? number(j[key]) : j[key]);
@@ -582,7 +582,7 @@ async function jobs() {
   };
   page('Jobs',
     el('p', { class: 'muted' }, 'The class registry: the classes this database knows (enqueue refuses any other). '
-      + 'A policy set here comes before the class\'s own (C++) policy, the config file and the settings; '
+      + 'A policy set here comes before the class\'s coded policy, the config file and the settings; '
       + 'max_checks 0 is no limit. Pending is as the figures were last counted.'),
     config.read_only ? null : el('details', {}, el('summary', {}, 'Declare a class'), declare),
     rows.length ? table : el('p', { class: 'muted' }, 'No job class is registered.'));

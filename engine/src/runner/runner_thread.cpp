@@ -1,4 +1,4 @@
-#include "runner/worker.hpp"
+#include "runner/runner_thread.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -31,14 +31,14 @@ constexpr std::chrono::seconds kLeaseMargin{60};
 // The longest timeout a class's policy may ask for: deadlines computed from it must not overflow.
 constexpr std::chrono::seconds kMaxJobTimeout{86400};
 // Flow control (docs/flow-control.md): a check whose limits let it start within this much of now is
-// admitted and the worker waits for its start; a later one is deferred to its start. Capped by half
+// admitted and the runner thread waits for its start; a later one is deferred to its start. Capped by half
 // the batch deadline, so a paced batch never runs into it.
 constexpr Micros kFlowPace{1000000};
 // A check without a concurrency place looks again this much later.
 constexpr Micros kPlaceWait{250000};
-// How often a worker looks again for deferred checks of its slot that another holds.
+// How often a runner thread looks again for deferred checks of its slot that another holds.
 constexpr std::chrono::milliseconds kRecheck{50};
-// After a refused settlement (Worker::Impl::settle_isolating): how many batches start in chunks.
+// After a refused settlement (RunnerThread::Impl::settle_isolating): how many batches start in chunks.
 constexpr int kCarefulBatches = 16;
 // Savepoint names are SQL identifiers, prescient's own, never input.
 constexpr const char* kSavepoint = "prescient_settle";
@@ -57,7 +57,7 @@ std::optional<std::string> policy_problem(const JobPolicy& policy) {
   return std::nullopt;
 }
 
-// A field of the first policy that sets it: the check's class's row in the registry, then its C++ policy,
+// A field of the first policy that sets it: the check's class's row in the registry, then its coded policy,
 // then the config file's defaults.
 template <class Field>
 auto first_set(Field JobPolicy::*field, std::initializer_list<const JobPolicy*> policies) {
@@ -69,8 +69,8 @@ auto first_set(Field JobPolicy::*field, std::initializer_list<const JobPolicy*> 
 
 }  // namespace
 
-// One worker: its store (a session), an executor for the jobs, and the job class instances it made.
-class Worker::Impl {
+// One runner thread: its store (a session), an executor for the jobs, and the job class instances it made.
+class RunnerThread::Impl {
  public:
   Impl(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings,
        std::unique_ptr<RunnerStore> store, JobSessionOpener open_job_session)
@@ -79,7 +79,7 @@ class Worker::Impl {
         executor_(std::make_unique<BatchExecutor>(open_job_session_)) {}
 
   // Claims and settles batches at `slot` until none is left, claiming after `mark` (shared with the other
-  // workers draining the slot).
+  // runner threads draining the slot).
   SlotReport drain(TimePoint slot, ClaimMark& mark) {
     SlotReport report;
     report.slot = slot;
@@ -157,7 +157,7 @@ class Worker::Impl {
     return claim;
   }
 
-  // Due checks in claim order, after the mark the workers share (runner/claim_mark.hpp); when none is left
+  // Due checks in claim order, after the mark the runner threads share (runner/claim_mark.hpp); when none is left
   // after it, from the slot's start. Under flow limits, which defer checks to times within the slot, from
   // the start always.
   RunnerStore::Claimed claim_in_order(TimePoint slot, TimePoint until, const RunnerStore::Exclusions& excluded) {
@@ -184,10 +184,10 @@ class Worker::Impl {
     return rows;
   }
 
-  // Nothing was claimed: ends the claim's transaction and says whether the worker stays in the slot (after
+  // Nothing was claimed: ends the claim's transaction and says whether the runner thread stays in the slot (after
   // waiting) or the slot is drained. Under flow limits, checks deferred to later in the slot keep the
-  // worker in it: it sleeps until the next is near, or a moment when the next is another's (claimed, or
-  // running under a lease). So do checks of the slot another worker holds: they may be passed on to it (a
+  // runner thread in it: it sleeps until the next is near, or a moment when the next is another's (claimed, or
+  // running under a lease). So do checks of the slot another runner thread holds: they may be passed on to it (a
   // concurrency place free, but the other runs one check at a time). Without limits, a check left off the
   // grid (by another tool, or deferred before a limit was removed) is the sweep's.
   bool wait_in_slot(TimePoint slot, TimePoint slot_end, const RunnerStore::Exclusions& excluded) {
@@ -258,18 +258,18 @@ class Worker::Impl {
     return settled.settled;
   }
 
-  // A job class as this worker runs it: its instance, and its policy over the database's settings.
+  // A job class as this runner thread runs it: its instance, and its policy over the database's settings.
   struct JobClass {
     std::shared_ptr<JobExec> exec;  // null when the class cannot run (its checks fail with `refusal`)
     std::string refusal;
-    JobPolicy policy;  // its own (C++), under the registry's row
+    JobPolicy coded_policy;  // the one its code declares (JobExec::policy()), under the registry's row
     GuardLimits limits;
     std::chrono::seconds timeout;
     bool long_running = false;
     bool batch = false;  // with long_running: its checks of a batch run as one unit (run_batch)
   };
 
-  // What this worker settled: how many checks (culprits as failed attempts), what became of them and the
+  // What this runner thread settled: how many checks (culprits as failed attempts), what became of them and the
   // events the outbox took, and the checks the database refused to settle in any form.
   struct Settled {
     std::size_t settled = 0;
@@ -300,7 +300,7 @@ class Worker::Impl {
       c.exec.reset();
       policy = {};
     }
-    c.policy = policy;
+    c.coded_policy = policy;
     c.long_running = policy.long_running;
     c.batch = policy.long_running && policy.batch;
     apply_policy(job, c);
@@ -308,7 +308,7 @@ class Worker::Impl {
   }
 
   // The limits in force for a class (docs/guarantees.md, "Policies"): each field from the first that sets
-  // it of the registry's row (prescient jobs set), the class's C++ policy, the config file's defaults,
+  // it of the registry's row (prescient jobs set), the class's coded policy, the config file's defaults,
   // then the database's settings. A registry value the runner cannot honour is left out, with a warning.
   void apply_policy(const std::string& job, JobClass& c) const {
     const auto row = registry_policies_.find(job);
@@ -317,14 +317,14 @@ class Worker::Impl {
       spdlog::warn("runner {}: the registry's timeout for class {} ({}s) is beyond a day: a day is used",
                    options_.runner_id, job, registry->timeout->count());
     }
-    const JobPolicy* own = c.refusal.empty() ? &c.policy : nullptr;
+    const JobPolicy* coded = c.refusal.empty() ? &c.coded_policy : nullptr;
     const JobPolicy* config = &options_.default_policy;
-    const std::optional<int> max_checks = first_set(&JobPolicy::max_checks, {registry, own, config});
+    const std::optional<int> max_checks = first_set(&JobPolicy::max_checks, {registry, coded, config});
     c.limits = {.max_checks = max_checks.value_or(settings_.max_checks),
-                .max_attempts = first_set(&JobPolicy::max_attempts, {registry, own, config}).value_or(settings_.max_attempts),
-                .backoff = first_set(&JobPolicy::backoff, {registry, own, config}),
-                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, own, config})};
-    c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, own, config}).value_or(settings_.job_timeout),
+                .max_attempts = first_set(&JobPolicy::max_attempts, {registry, coded, config}).value_or(settings_.max_attempts),
+                .backoff = first_set(&JobPolicy::backoff, {registry, coded, config}),
+                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, coded, config})};
+    c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, coded, config}).value_or(settings_.job_timeout),
                          kMaxJobTimeout);
   }
 
@@ -366,7 +366,7 @@ class Worker::Impl {
   void admit(std::vector<Check>& limited, const std::vector<RunnerStore::FlowPair>& pairs, std::vector<Check>& slow,
              Starts& starts, SlotReport& report) {
     // The executor runs one check at a time, but for a class that takes its batch whole (JobPolicy::batch):
-    // a worker takes no more concurrency places than it can use at once.
+    // a runner thread takes no more concurrency places than it can use at once.
     const bool together = std::any_of(limited.begin(), limited.end(), [&](const Check& c) { return class_of(c.job).batch; });
     std::map<std::int64_t, RunnerStore::Admission> verdicts;
     for (RunnerStore::Admission& a : store_.admit(pairs, clock_.now(), pace(), kPlaceWait, together ? 1000000 : 1)) {
@@ -379,7 +379,7 @@ class Worker::Impl {
         slow.push_back(std::move(c));
         continue;
       }
-      if (!it->second.deferred_by) continue;  // passed on: due at its start, for another worker
+      if (!it->second.deferred_by) continue;  // passed on: due at its start, for another runner thread
       ++report.deferred;
       spdlog::debug("slot {} runner {}: check {} deferred by limit {} until {}", format_time(c.slot),
                     options_.runner_id, c.id, it->second.deferred_by.value_or("?"),
@@ -477,7 +477,7 @@ class Worker::Impl {
                      [&](const Check& a, const Check& b) { return start_of(a) < start_of(b); });
     std::vector<SettleItem> items;
     std::size_t next = 0;
-    // How late this worker runs its starts: once behind (a first connection, a slow job), it keeps the
+    // How late this runner thread runs its starts: once behind (a first connection, a slow job), it keeps the
     // spacing of the starts that follow instead of running the ones overdue at once.
     Micros lag{0};
     while (next < pending.size() && std::chrono::steady_clock::now() < deadline) {
@@ -529,7 +529,7 @@ class Worker::Impl {
     const std::vector<UnitResult> results =
         executor_->run(batch, shared_units, slot, clock_, settings_.slot, settings_.max_horizon, deadline);
     if (executor_->timed_out()) {
-      // The stuck thread keeps its job instances; this worker starts afresh.
+      // The stuck thread keeps its job instances; this runner thread starts afresh.
       executor_ = std::make_unique<BatchExecutor>(open_job_session_);
       classes_.clear();
     }
@@ -665,20 +665,21 @@ class Worker::Impl {
   std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
   std::map<std::string, JobPolicy> registry_policies_;  // the classes' rows in the registry, read with them
   std::optional<FlowLimit> fair_limit_;      // the fair-share limit whose payload field claims interleave by
-  ClaimMark* mark_ = nullptr;                // how far the slot's workers have claimed, set by drain
-  std::vector<std::string> capped_;    // classes this worker last saw at the abandoned-thread cap
+  ClaimMark* mark_ = nullptr;                // how far the slot's runner threads have claimed, set by drain
+  std::vector<std::string> capped_;    // classes this runner thread last saw at the abandoned-thread cap
   int careful_batches_ = 0;            // batches still to settle in chunks since the last refusal
 };
 
-Worker::Worker(const RunnerOptions& options, const Registry& registry, const Clock& clock, const Settings& settings,
-               std::unique_ptr<RunnerStore> store, JobSessionOpener open_job_session)
+RunnerThread::RunnerThread(const RunnerOptions& options, const Registry& registry, const Clock& clock,
+                           const Settings& settings, std::unique_ptr<RunnerStore> store,
+                           JobSessionOpener open_job_session)
     : impl_(std::make_unique<Impl>(options, registry, clock, settings, std::move(store), std::move(open_job_session))) {}
-Worker::~Worker() = default;
+RunnerThread::~RunnerThread() = default;
 
-SlotReport Worker::drain(TimePoint slot) {
-  ClaimMark own;
-  return impl_->drain(slot, own);
+SlotReport RunnerThread::drain(TimePoint slot) {
+  ClaimMark unshared;
+  return impl_->drain(slot, unshared);
 }
-SlotReport Worker::drain(TimePoint slot, ClaimMark& mark) { return impl_->drain(slot, mark); }
+SlotReport RunnerThread::drain(TimePoint slot, ClaimMark& mark) { return impl_->drain(slot, mark); }
 
 }  // namespace prescient::runner

@@ -1,4 +1,4 @@
-// The worker's logic without a database: claim, run, judge, settle, and the isolation of a check the
+// The runner thread's logic without a database: claim, run, judge, settle, and the isolation of a check the
 // database refuses, driven through an in-memory store in milliseconds. (The same behaviour against
 // PostgreSQL: tests/db/isolation_test.cpp, runner_test.cpp.)
 #include <catch2/catch.hpp>
@@ -12,7 +12,7 @@
 #include "prescient/time_text.hpp"
 #include "run_log.hpp"
 #include "runner/abandoned_jobs.hpp"
-#include "runner/worker.hpp"
+#include "runner/runner_thread.hpp"
 
 using namespace prescient;
 using namespace prescient::runner;
@@ -40,24 +40,24 @@ class Emitter final : public JobExec {
   RunLog& runs_;
 };
 
-struct WorkerFixture {
+struct RunnerThreadFixture {
   const TimePoint slot = parse_time("2026-11-21T10:00:00Z");
   ManualClock clock{slot};
   Settings settings;  // a 1-minute grid, 5 attempts
   RunLog runs;
   Registry registry;
   RunnerOptions options{.runner_id = "w", .batch_size = 100};
-  FakeRunnerStore* store = nullptr;  // owned by the worker: valid while it lives
+  FakeRunnerStore* store = nullptr;  // owned by the runner thread: valid while it lives
 
-  WorkerFixture() {
+  RunnerThreadFixture() {
     registry.add("emitter", [this] { return std::make_unique<Emitter>(runs); });
   }
 
-  std::unique_ptr<Worker> worker(FakeRunnerStore& setup) {
+  std::unique_ptr<RunnerThread> runner_thread(FakeRunnerStore& setup) {
     auto owned = std::make_unique<FakeRunnerStore>(std::move(setup));
     store = owned.get();
-    return std::make_unique<Worker>(options, registry, clock, settings, std::move(owned),
-                                    []() -> std::unique_ptr<soci::session> { throw std::logic_error("no database in unit tests"); });
+    return std::make_unique<RunnerThread>(options, registry, clock, settings, std::move(owned),
+                                          []() -> std::unique_ptr<soci::session> { throw std::logic_error("no database in unit tests"); });
   }
 
   Check check(std::int64_t id, nlohmann::json payload = nlohmann::json::object()) const {
@@ -74,12 +74,12 @@ struct WorkerFixture {
 
 }  // namespace
 
-TEST_CASE("worker: a batch settles in one statement and one commit when nothing is refused") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a batch settles in one statement and one commit when nothing is refused") {
+  RunnerThreadFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 10; ++i) setup.due.push_back(f.check(i, {{"emit", "fine"}}));
-  auto worker = f.worker(setup);
-  const SlotReport r = worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
   CHECK(r.claimed == 10);
   CHECK(r.done == 10);
   CHECK(r.events == 10);
@@ -90,12 +90,12 @@ TEST_CASE("worker: a batch settles in one statement and one commit when nothing 
   CHECK(f.settled(7).events.at(0).id == "7-1");
 }
 
-TEST_CASE("worker: refused items become failed attempts naming the refusal; the others settle in the same transaction") {
-  WorkerFixture f;
+TEST_CASE("runner thread: refused items become failed attempts naming the refusal; the others settle in one transaction") {
+  RunnerThreadFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 40; ++i) setup.due.push_back(f.check(i, {{"emit", i == 3 || i == 17 || i == 18 ? "poison" : "fine"}}));
-  auto worker = f.worker(setup);
-  const SlotReport r = worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
   CHECK(r.done == 37);
   CHECK(r.retried == 3);
   CHECK(r.events == 37);
@@ -113,14 +113,14 @@ TEST_CASE("worker: refused items become failed attempts naming the refusal; the 
   CHECK(f.store->settle_statements == 2);
 }
 
-TEST_CASE("worker: after a refusal the next 16 batches start in chunks, then whole again") {
-  WorkerFixture f;
+TEST_CASE("runner thread: after a refusal the next 16 batches start in chunks, then whole again") {
+  RunnerThreadFixture f;
   f.options.batch_size = 10;
   FakeRunnerStore setup;
   // 20 batches of 10: a culprit in the first and the fifth, none after.
   for (int i = 1; i <= 200; ++i) setup.due.push_back(f.check(i, {{"emit", i == 5 || i == 45 ? "poison" : "fine"}}));
-  auto worker = f.worker(setup);
-  const SlotReport r = worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
   CHECK(r.done == 198);
   CHECK(r.retried == 2);
   // Per batch, the settle calls: the first whole (then its culprit's failed attempt, in chunks); the next
@@ -131,13 +131,13 @@ TEST_CASE("worker: after a refusal the next 16 batches start in chunks, then who
   CHECK(std::ranges::all_of(chunks.begin() + 1, chunks.end(), [](bool c) { return c; }));
 }
 
-TEST_CASE("worker: a batch after sixteen clean chunked ones starts whole again") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a batch after sixteen clean chunked ones starts whole again") {
+  RunnerThreadFixture f;
   f.options.batch_size = 10;
   FakeRunnerStore setup;
   for (int i = 1; i <= 190; ++i) setup.due.push_back(f.check(i, {{"emit", i == 5 ? "poison" : "fine"}}));
-  auto worker = f.worker(setup);
-  worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  runner_thread->drain(f.slot);
   const std::vector<bool>& chunks = f.store->settled_in_chunks;
   // Batch 1 (whole) and its culprit's attempt, batches 2 to 17 in chunks, 18 and 19 whole.
   REQUIRE(chunks.size() == 20);
@@ -147,26 +147,26 @@ TEST_CASE("worker: a batch after sixteen clean chunked ones starts whole again")
   CHECK_FALSE(chunks[19]);
 }
 
-TEST_CASE("worker: a failure of the server fails the batch; nothing settles, the rows stay due") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a failure of the server fails the batch; nothing settles, the rows stay due") {
+  RunnerThreadFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 5; ++i) setup.due.push_back(f.check(i));
   setup.server_failure = "08006";
-  auto worker = f.worker(setup);
-  CHECK_THROWS_AS(worker->drain(f.slot), DatabaseError);
+  auto runner_thread = f.runner_thread(setup);
+  CHECK_THROWS_AS(runner_thread->drain(f.slot), DatabaseError);
   CHECK(f.store->committed.empty());
   CHECK(f.store->rollbacks == 1);
   CHECK(f.store->settle_statements == 1);  // no halves: a connection failure is nobody's values
   CHECK(f.store->due.size() == 5);
 }
 
-TEST_CASE("worker: a check refused in any form stays due and is left out of the rest of the drain") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a check refused in any form stays due and is left out of the rest of the drain") {
+  RunnerThreadFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 6; ++i) setup.due.push_back(f.check(i));
   setup.refused_ids = {4};
-  auto worker = f.worker(setup);
-  const SlotReport r = worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
   CHECK(r.done == 5);
   CHECK(f.runs.of(4) == 1);  // claimed and run once, then not claimed again in this drain
   REQUIRE(f.store->pending_check(4) != nullptr);
@@ -174,13 +174,13 @@ TEST_CASE("worker: a check refused in any form stays due and is left out of the 
   CHECK(f.store->claims.back().ids == std::vector<std::int64_t>{4});
 }
 
-TEST_CASE("worker: a row whose payload cannot be read fails without a run") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a row whose payload cannot be read fails without a run") {
+  RunnerThreadFixture f;
   FakeRunnerStore setup;
   for (int i = 1; i <= 3; ++i) setup.due.push_back(f.check(i));
   setup.unreadable[2] = "its payload cannot be read: number overflow";
-  auto worker = f.worker(setup);
-  const SlotReport r = worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
   CHECK(r.claimed == 3);
   CHECK(r.done == 2);
   CHECK(r.retried == 1);
@@ -188,39 +188,39 @@ TEST_CASE("worker: a row whose payload cannot be read fails without a run") {
   CHECK(f.settled(2).answer.error == "its payload cannot be read: number overflow");
 }
 
-TEST_CASE("worker: past the batch deadline no job starts; the rest is claimed again in later transactions") {
-  WorkerFixture f;
+TEST_CASE("runner thread: past the batch deadline no job starts; the rest is claimed again in later transactions") {
+  RunnerThreadFixture f;
   f.options.batch_deadline = 120ms;
   FakeRunnerStore setup;
   for (int i = 1; i <= 8; ++i) setup.due.push_back(f.check(i, {{"sleep_ms", 50}}));
-  auto worker = f.worker(setup);
-  const SlotReport r = worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
   CHECK(r.done == 8);
   CHECK(f.store->commits >= 2);  // each transaction held its rows for about the deadline, not for all 8 jobs
   for (int i = 1; i <= 8; ++i) CHECK(f.runs.of(i) == 1);
 }
 
-TEST_CASE("worker: a class with too many abandoned jobs is left out of its claims") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a class with too many abandoned jobs is left out of its claims") {
+  RunnerThreadFixture f;
   f.options.max_abandoned_per_class = 1;
   runner::AbandonedJobs::process().add("stuck");
   FakeRunnerStore setup;
   setup.due.push_back(f.check(1));
-  auto worker = f.worker(setup);
-  worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  runner_thread->drain(f.slot);
   runner::AbandonedJobs::process().remove("stuck");
   REQUIRE_FALSE(f.store->claims.empty());
   CHECK(f.store->claims.front().jobs == std::vector<std::string>{"stuck"});
 }
 
-TEST_CASE("worker: checks a flow limit applies to are admitted with their key values and run under a lease") {
-  WorkerFixture f;
+TEST_CASE("runner thread: checks a flow limit applies to are admitted with their key values and run under a lease") {
+  RunnerThreadFixture f;
   FakeRunnerStore setup;
   setup.limits = {{.name = "per-tenant", .key = "payload.tenant", .concurrency = 2}};
   for (int i = 1; i <= 3; ++i) setup.due.push_back(f.check(i, {{"tenant", "a"}}));
   for (int i = 4; i <= 5; ++i) setup.due.push_back(f.check(i));
-  auto worker = f.worker(setup);
-  const SlotReport r = worker->drain(f.slot);
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
   CHECK(r.done == 5);
   REQUIRE(f.store->admitted_pairs.size() == 1);
   const auto& pairs = f.store->admitted_pairs.front();
@@ -233,15 +233,15 @@ TEST_CASE("worker: checks a flow limit applies to are admitted with their key va
   CHECK(f.store->leased == std::vector<std::int64_t>{1, 2, 3});  // the unlimited ones took the fast path
 }
 
-TEST_CASE("worker: a check deferred to a time within the slot runs at that time, never before") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a check deferred to a time within the slot runs at that time, never before") {
+  RunnerThreadFixture f;
   FakeRunnerStore setup;
   setup.limits = {{.name = "elsewhere", .key = "payload.tenant", .rate = 10}};  // limits in force, none applies
   Check later = f.check(1);
   later.slot = f.slot + 30s;  // flow control moved it there
   setup.due.push_back(later);
   setup.due.push_back(f.check(2));
-  auto worker = f.worker(setup);
+  auto runner_thread = f.runner_thread(setup);
   int early_runs = -1, on_time_runs = -1;  // seen before the clock reached the deferred time
   std::thread advance([&] {
     std::this_thread::sleep_for(300ms);
@@ -249,7 +249,7 @@ TEST_CASE("worker: a check deferred to a time within the slot runs at that time,
     on_time_runs = f.runs.of(2);
     f.clock.set(f.slot + 30s);
   });
-  const SlotReport r = worker->drain(f.slot);
+  const SlotReport r = runner_thread->drain(f.slot);
   advance.join();
   CHECK(early_runs == 0);
   CHECK(on_time_runs == 1);
@@ -259,15 +259,15 @@ TEST_CASE("worker: a check deferred to a time within the slot runs at that time,
   CHECK(std::ranges::none_of(f.store->claims_after, [](const auto& after) { return after.has_value(); }));
 }
 
-TEST_CASE("worker: a claim starts where the slot's workers have claimed to; a check behind it still runs, last") {
-  WorkerFixture f;
+TEST_CASE("runner thread: a claim starts where the slot's threads have claimed to; a check behind it still runs, last") {
+  RunnerThreadFixture f;
   f.options.batch_size = 2;
   FakeRunnerStore setup;
   for (int i = 1; i <= 5; ++i) setup.due.push_back(f.check(i));
-  auto worker = f.worker(setup);
+  auto runner_thread = f.runner_thread(setup);
   ClaimMark mark;
-  mark.advance({.due = f.slot, .id = 2});  // as if another worker had claimed 1 and 2, then given them back
-  const SlotReport r = worker->drain(f.slot, mark);
+  mark.advance({.due = f.slot, .id = 2});  // as if another runner thread had claimed 1 and 2, then given them back
+  const SlotReport r = runner_thread->drain(f.slot, mark);
   CHECK(r.done == 5);
   CHECK(f.store->due.empty());
   std::vector<std::int64_t> order;

@@ -1984,7 +1984,7 @@ CREATE TABLE prescient.flow_limit (
     CONSTRAINT flow_limit_check2 CHECK (((weights IS NULL) OR (fair_share AND (jsonb_typeof(weights) = 'object'::text)))),
     CONSTRAINT flow_limit_concurrency_check CHECK ((concurrency > 0)),
     CONSTRAINT flow_limit_job_check CHECK ((job <> ''::text)),
-    CONSTRAINT flow_limit_key_check CHECK (((key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((key ~~ 'payload.%'::text) AND ((octet_length(key) >= 9) AND (octet_length(key) <= 208))))),
+    CONSTRAINT flow_limit_key_check CHECK (((key = ANY (ARRAY['job'::text, 'entity_name'::text, 'http_target'::text])) OR ((key ~~ 'payload.%'::text) AND ((octet_length(key) >= 9) AND (octet_length(key) <= 208))))),
     CONSTRAINT flow_limit_key_value_check CHECK ((key_value <> ''::text)),
     CONSTRAINT flow_limit_name_check CHECK (((name <> ''::text) AND (octet_length(name) <= 200))),
     CONSTRAINT flow_limit_per_seconds_check CHECK (((per_seconds >= 1) AND (per_seconds <= 86400))),
@@ -2008,7 +2008,7 @@ COMMENT ON COLUMN prescient.flow_limit.name IS 'The limit''s name, chosen by the
 -- Name: COLUMN flow_limit.key; Type: COMMENT; Schema: prescient; Owner: -
 --
 
-COMMENT ON COLUMN prescient.flow_limit.key IS 'What the budget is per: job, entity, http_target, or payload.<field> (a top-level payload field).';
+COMMENT ON COLUMN prescient.flow_limit.key IS 'What the budget is per: job, entity_name, http_target, or payload.<field> (a top-level payload field).';
 
 --
 -- Name: COLUMN flow_limit.job; Type: COMMENT; Schema: prescient; Owner: -
@@ -2180,7 +2180,7 @@ CREATE TABLE prescient.job_class (
 -- Name: TABLE job_class; Type: COMMENT; Schema: prescient; Owner: -
 --
 
-COMMENT ON TABLE prescient.job_class IS 'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the C++ policy, the config file, then the settings decide).';
+COMMENT ON TABLE prescient.job_class IS 'The one registry of job classes: migrate declares the built-in ones, runners the ones they load, workers theirs; enqueue refuses a class that is not here. A row stays until prescient jobs forget. Its policy columns are the class''s policy as anyone may set it; null: not set here (the class''s coded policy, the config file, then the settings decide).';
 
 --
 -- Name: COLUMN job_class.job; Type: COMMENT; Schema: prescient; Owner: -
@@ -4603,7 +4603,7 @@ CREATE FUNCTION prescient.flow_key(p_limit prescient.flow_limit, p_job text, p_e
   SELECT k FROM (
     SELECT CASE WHEN p_limit.job IS NOT NULL AND p_limit.job <> p_job THEN NULL
                 WHEN p_limit.key = 'job' THEN p_job
-                WHEN p_limit.key = 'entity' THEN p_entity_name
+                WHEN p_limit.key = 'entity_name' THEN p_entity_name
                 WHEN p_limit.key = 'http_target' THEN CASE WHEN p_job = 'http' THEN p_payload ->> 'target' END
                 WHEN p_limit.key LIKE 'payload.%' THEN
                   CASE jsonb_typeof(p_payload -> substr(p_limit.key, 9))
@@ -4895,7 +4895,7 @@ $$;
 
 CREATE FUNCTION prescient.limit_problem(p_name text, p_key text, p_rate integer, p_per_seconds integer, p_burst integer, p_concurrency integer, p_job text, p_key_value text, p_fair_share boolean) RETURNS text
     LANGUAGE sql STABLE
-    RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (prescient.name_problem('the limit''s name'::text, p_name) IS NOT NULL) THEN prescient.name_problem('the limit''s name'::text, p_name) WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL) AND (NOT COALESCE(p_fair_share, false))) THEN 'a limit needs a rate, a concurrency, fair share or several'::text WHEN (p_fair_share AND (p_key !~~ 'payload.%'::text)) THEN format('fair share takes a payload field as its key, not %L'::text, p_key) WHEN (p_fair_share AND ((p_job IS NOT NULL) OR (p_key_value IS NOT NULL))) THEN 'fair share applies to every check of a slot: no job class or key value'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
+    RETURN CASE WHEN (COALESCE(p_name, ''::text) = ''::text) THEN 'the limit''s name is empty'::text WHEN (octet_length(p_name) > 200) THEN 'the limit''s name is longer than 200 bytes'::text WHEN (prescient.name_problem('the limit''s name'::text, p_name) IS NOT NULL) THEN prescient.name_problem('the limit''s name'::text, p_name) WHEN (p_key IS NULL) THEN 'the limit''s key is missing'::text WHEN (NOT ((p_key = ANY (ARRAY['job'::text, 'entity_name'::text, 'http_target'::text])) OR ((p_key ~~ 'payload.%'::text) AND (octet_length(p_key) > 8)))) THEN format('unknown kind of key %L: use job, entity_name, http_target or payload.<field>'::text, p_key) WHEN (octet_length(p_key) > 208) THEN 'the payload field is longer than 200 bytes'::text WHEN ((p_rate IS NULL) AND (p_concurrency IS NULL) AND (NOT COALESCE(p_fair_share, false))) THEN 'a limit needs a rate, a concurrency, fair share or several'::text WHEN (p_fair_share AND (p_key !~~ 'payload.%'::text)) THEN format('fair share takes a payload field as its key, not %L'::text, p_key) WHEN (p_fair_share AND ((p_job IS NOT NULL) OR (p_key_value IS NOT NULL))) THEN 'fair share applies to every check of a slot: no job class or key value'::text WHEN ((p_rate IS NOT NULL) AND (p_rate < 1)) THEN format('invalid rate %s: at least 1'::text, p_rate) WHEN ((p_per_seconds IS NULL) OR ((p_per_seconds < 1) OR (p_per_seconds > 86400))) THEN format('invalid rate period %s seconds: use 1 to 86400'::text, COALESCE((p_per_seconds)::text, 'NULL'::text)) WHEN ((p_burst IS NULL) OR ((p_burst < 1) OR (p_burst > 1000000))) THEN format('invalid burst %s: use 1 to 1000000'::text, COALESCE((p_burst)::text, 'NULL'::text)) WHEN ((p_burst > 1) AND (p_rate IS NULL)) THEN 'a burst needs a rate'::text WHEN ((p_concurrency IS NOT NULL) AND (p_concurrency < 1)) THEN format('invalid concurrency %s: at least 1'::text, p_concurrency) WHEN (p_job = ''::text) THEN 'the job class is empty'::text WHEN (p_key_value = ''::text) THEN 'the key value is empty'::text ELSE NULL::text END;
 
 --
 -- Name: limit_remove(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4921,7 +4921,8 @@ CREATE FUNCTION prescient.limit_set(p_name text, p_key text, p_rate integer DEFA
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  v_problem text := coalesce(prescient.limit_problem(p_name, p_key, p_rate, p_per_seconds, p_burst,
+  v_key text := CASE WHEN p_key = 'entity' THEN 'entity_name' ELSE p_key END;
+  v_problem text := coalesce(prescient.limit_problem(p_name, v_key, p_rate, p_per_seconds, p_burst,
                                                      p_concurrency, p_job, p_key_value, p_fair_share),
                              prescient.weights_problem(p_weights, p_fair_share));
   v_created boolean;
@@ -4932,9 +4933,13 @@ BEGIN
   IF coalesce(p_by, '') = '' THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'updated_by is empty';
   END IF;
+  IF p_key = 'entity' THEN
+    RAISE WARNING USING ERRCODE = '01P01',
+      MESSAGE = 'the flow key entity is deprecated: it is stored as entity_name; write entity_name, the next release refuses entity';
+  END IF;
   INSERT INTO prescient.flow_limit AS l (name, key, job, key_value, rate, per_seconds, burst, concurrency,
                                          fair_share, weights, updated_at, updated_by)
-  VALUES (p_name, p_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
+  VALUES (p_name, v_key, p_job, p_key_value, p_rate, p_per_seconds, p_burst, p_concurrency,
           coalesce(p_fair_share, false), p_weights, p_now, p_by)
   ON CONFLICT (name) DO UPDATE
     SET key = EXCLUDED.key, job = EXCLUDED.job, key_value = EXCLUDED.key_value, rate = EXCLUDED.rate,

@@ -55,7 +55,12 @@ public final class Worker implements AutoCloseable {
     private static final Log LOG = new Log(Worker.class);
     /** The longest sleep: a notification is a hint, so the worker looks again at least this often. */
     private static final Duration MAX_SLEEP = Duration.ofSeconds(60);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    // After a failed call (the database gone: a restart, a failover): the first try again at once (a failover
+    // leaves the pool's sessions stale while a new one would work), then this wait doubling to the cap, so that
+    // the first try after a new leader is elected comes within the cap of it (docs/operations.md, "High
+    // availability"), as the daemon and the other clients do.
+    static final Duration FIRST_RETRY_WAIT = Duration.ofMillis(250);
+    static final Duration MAX_RETRY_WAIT = Duration.ofSeconds(2);
     /** The defaults of the batch size and the prefetch, chosen by measurement (README.md, "Speed"). */
     public static final int DEFAULT_BATCH_SIZE = 1000;
     public static final Duration DEFAULT_PREFETCH = Duration.ofMillis(100);
@@ -322,8 +327,8 @@ public final class Worker implements AutoCloseable {
                 idleFloor = idle.nextFloor();
                 sleep(untilFlush(idle.sleep()));
             } catch (SQLException | RuntimeException e) {
-                backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2), MAX_BACKOFF);
                 Duration pause = backoff;
+                backoff = nextRetryWait(backoff);
                 LOG.warn(() -> String.format("worker %s: %s; trying again in %s", name, e, seconds(pause)));
                 sleepUnlessStopping(pause);
             }
@@ -956,6 +961,12 @@ public final class Worker implements AutoCloseable {
     /** "30 s", "0.6 s": durations as the logs show them. */
     private static String seconds(Duration d) {
         return java.math.BigDecimal.valueOf(d.toNanos(), 9).stripTrailingZeros().toPlainString() + " s";
+    }
+
+    /** The wait before the try after one that waited {@code last} (zero: the first try, at once). */
+    static Duration nextRetryWait(Duration last) {
+        Duration doubled = last.multipliedBy(2);
+        return min(doubled.compareTo(FIRST_RETRY_WAIT) < 0 ? FIRST_RETRY_WAIT : doubled, MAX_RETRY_WAIT);
     }
 
     private static Duration min(Duration a, Duration b) {

@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +42,23 @@ final class LiveWorkerTest {
                      Worker.IdleWait.after(null, Duration.ofSeconds(1)), "none pending: the longest sleep");
         assertEquals(new Worker.IdleWait(Duration.ofSeconds(60), Duration.ofMillis(50)),
                      Worker.IdleWait.after(Duration.ofHours(2), Duration.ofMillis(50)), "due in 2 h: the longest sleep");
+    }
+
+    /**
+     * After a failed call the worker tries again at once, then after 250 ms doubling to 2 s: its first try after a
+     * failover's election comes within 2 s of it. It once waited 1 s doubling to 30 s, and came back about 15 s
+     * after a 10 s election.
+     */
+    @Test
+    void retries_at_once_then_within_two_seconds() {
+        List<Duration> waits = new ArrayList<>();
+        Duration wait = Duration.ZERO;
+        for (int i = 0; i < 7; i++) {
+            waits.add(wait);
+            wait = Worker.nextRetryWait(wait);
+        }
+        assertEquals(List.of(Duration.ZERO, Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
+                             Duration.ofSeconds(2), Duration.ofSeconds(2), Duration.ofSeconds(2)), waits);
     }
 
     /** Asleep with nothing due (a 60 s sleep), the worker wakes on the NOTIFY of a new check and runs it. */

@@ -22,7 +22,7 @@ import psycopg
 from .connection import Connection
 from .steps import run
 from .worker_loop import (DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, CheckBase, Done, Settlement, WorkerBase, _Held,
-                          dead_socket_settings, log, next_reconnect_wait)
+                          log, next_reconnect_wait, with_dead_socket_settings)
 
 __all__ = ["Check", "DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "Done", "Settlement", "Worker"]
 
@@ -166,7 +166,7 @@ class Worker(WorkerBase[Handler, BatchHandler]):
         self._left_running()
 
     def _connect(self) -> psycopg.Connection[Any]:
-        conn = psycopg.connect(self.conninfo, autocommit=True, **dead_socket_settings(self.conninfo))
+        conn = psycopg.connect(with_dead_socket_settings(self.conninfo), autocommit=True)
         try:
             conn.add_notify_handler(self._on_notify)
             run(conn, self._connect_steps())

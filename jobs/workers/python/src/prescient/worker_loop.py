@@ -21,7 +21,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Generic, TypeVar
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from .classes import declare_worker_class_steps
 from .errors import CheckFailed, LeaseLost, Refused, translated
@@ -51,10 +51,10 @@ def next_reconnect_wait(last: float) -> float:
     return min(max(last * 2, RECONNECT_BACKOFF[0]), RECONNECT_BACKOFF[1])
 
 
-def dead_socket_settings(conninfo: str) -> dict[str, str]:
-    """DEAD_SOCKET_SETTINGS but for those the conninfo sets itself: connect's keyword arguments."""
+def with_dead_socket_settings(conninfo: str) -> str:
+    """The conninfo with DEAD_SOCKET_SETTINGS added, but for those it sets itself."""
     given = conninfo_to_dict(conninfo)
-    return {key: value for key, value in DEAD_SOCKET_SETTINGS.items() if key not in given}
+    return make_conninfo(conninfo, **{key: value for key, value in DEAD_SOCKET_SETTINGS.items() if key not in given})
 
 
 DEFAULT_CONCURRENCY = 4
@@ -199,6 +199,18 @@ class _Held:
         """The lease the worker took the check under (a taken check always has one)."""
         assert self.check._lease is not None
         return self.check._lease
+
+
+
+def _taken_rows(text: str | None) -> list[list[Any]]:
+    """The rows of a take's JSON (_take), with their times as datetimes: [] when it took nothing."""
+    if text is None:
+        return []
+    rows: list[list[Any]] = json.loads(text)
+    for row in rows:
+        row[7] = datetime.fromisoformat(row[7])  # due_at
+        row[8] = datetime.fromisoformat(row[8]) if row[8] is not None else None  # asked_for_at
+    return rows
 
 
 class WorkerBase(Generic[H, B]):
@@ -402,12 +414,17 @@ class WorkerBase(Generic[H, B]):
         raise NotImplementedError
 
     def _take(self, places: int) -> Steps[int]:
+        # The take as one JSON text, read by the json module's C parser: psycopg's pure-Python libpq wrapper
+        # (Debian ships no C extension) spends more reading a row's 15 values one by one than the server
+        # spends taking it (docs/performance.md, "Known limits").
         with translated():
-            rows = yield Statement(
-                "SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,"
-                " check_count, attempts, last_error, traceparent, tracestate, lease_token"
+            taken = yield Statement(
+                "SELECT json_agg(json_build_array(id, job, entity_name, entity_key, job_key, group_key, payload,"
+                " due_at, asked_for_at, check_count, attempts, last_error, traceparent, tracestate,"
+                " lease_token))::text"
                 " FROM prescient.worker_take(%s, %s::text[], %s, %s, %s::timestamptz)",
                 [self.name, self.classes, places, self.lease_seconds, self._now()])
+        rows = _taken_rows(taken[0][0])
         if not rows:
             return 0
         self._due_but_not_taken = False

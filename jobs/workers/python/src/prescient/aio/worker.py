@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from ..worker_loop import CheckBase, Settlement, WorkerBase, _Held, dead_socket_settings, log, next_reconnect_wait
+from ..worker_loop import (CheckBase, Settlement, WorkerBase, _Held, log, next_reconnect_wait,
+                           with_dead_socket_settings)
 from .calls import AsyncConnection, run
 
 T = TypeVar("T")
@@ -149,8 +150,8 @@ class Worker(WorkerBase[Handler, BatchHandler]):
         self._left_running()
 
     async def _connect(self) -> AsyncConnection:
-        conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True,
-                                                      **dead_socket_settings(self.conninfo))
+        conn = await psycopg.AsyncConnection.connect(with_dead_socket_settings(self.conninfo),
+                                                      autocommit=True)
         conn.add_notify_handler(self._on_notify)
         try:
             await run(conn, self._connect_steps())

@@ -93,6 +93,20 @@ ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j 4 "${label
   status=$?
 phase_done "ctest"
 
+# The worker clients' tests as their own runners (pytest, go test, Maven Surefire, node --test) reported them,
+# from CTest's full log: each verdict in its runner's words, beside CTest's pass or fail.
+if [ -f "$build_dir/Testing/Temporary/LastTest.log" ]; then
+  echo "test.sh: the worker clients' tests, as their own runners reported them"
+  awk '
+    /^[0-9]+\/[0-9]+ Testing: / { name = $3 }
+    name ~ /^workers_(python|go|java|node)/ &&
+      (/ (passed|failed|error)[^=]* in [0-9.]+s/ || /^(ok|FAIL)[ \t]+[^0-9 \t]/ || /^(PASS|FAIL)$/ ||
+       /Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$/ || /^# (pass|fail) /) {
+      line = $0; gsub(/=+/, "", line); gsub(/^[ \t]+|[ \t]+$/, "", line); sub(/^\[[A-Z]+\] /, "", line)
+      print "  " name ": " line
+    }' "$build_dir/Testing/Temporary/LastTest.log"
+fi
+
 if [ "$quick" = no ] && [ "$status" = 0 ]; then
   # The parsers of outside input under libFuzzer (clang, ASan + UBSan), a fixed number of runs each.
   "$repo/scripts/fuzz.sh" --runs "${PRESCIENT_FUZZ_RUNS:-20000}" || status=$?

@@ -378,7 +378,9 @@ TEST_CASE("flow: runners start a rate-limited key value's checks evenly, and the
     most = std::max(most, j - i + 1);
   }
   CHECK(most <= 25);
-  CHECK(acme_times.back() - acme_times.front() >= 2900ms);
+  // Reserved over 59 x 50 ms = 2.95 s; the first start may lag its reservation more than the last does, by
+  // up to the 250 ms above (a loaded CI machine measured 2.88 s).
+  CHECK(acme_times.back() - acme_times.front() >= 2700ms);
   for (const TimePoint t : acme_times) CHECK(t >= slot);  // never early
   // The unlimited tenant is not held behind the limited one.
   CHECK(*std::max_element(other_times.begin(), other_times.end()) - slot < 1s);

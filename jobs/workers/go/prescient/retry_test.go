@@ -3,6 +3,7 @@ package prescient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -88,5 +89,42 @@ func TestRetryPutsADeadLetterBackAndRefusesByCode(t *testing.T) {
 	}
 	if h, ok := history(t, id); !ok || h.Outcome != "done" || h.Attempts != 0 {
 		t.Fatalf("want done after the retry, got %+v (in the history %v)", h, ok)
+	}
+}
+
+// A policy on the handler's declaration: the worker declares its class with it before the first take, and the
+// policy rules its checks (max_checks 1: a second look ends guard_max_checks); on a runner's class it is
+// refused, Drain returns the refusal (ErrRefused), and nothing is taken.
+func TestAPolicyOnTheHandlerIsDeclaredWhenTheWorkerStarts(t *testing.T) {
+	ctx := context.Background()
+	class := fmt.Sprintf("declared_%d_%d", os.Getpid(), time.Now().UnixNano())
+	clock := prescienttest.NewClock(time.Date(2031, 5, 6, 7, 0, 0, 0, time.UTC))
+	id := schedule(t, &prescient.Client{Clock: clock.Now}, prescient.ScheduleRequest{Job: class, EntityKey: "a",
+		AllowUnknownClass: true})
+	worker := prescient.NewWorker(db, prescient.Options{Name: "declarer", Clock: clock.Now, Logger: testLogger(t)})
+	one := 1
+	worker.Handle(class, func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		return prescient.NextCheckAt(clock.Now().Add(time.Minute)), nil
+	}, prescient.WithPolicy(prescient.Policy{MaxChecks: &one}))
+	clock.Set(clock.Now().Add(time.Second))
+	if err := worker.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var runsIn string
+	var maxChecks int
+	if err := db.QueryRow(ctx, `SELECT runs_in, max_checks FROM prescient.job_class WHERE job = $1`,
+		class).Scan(&runsIn, &maxChecks); err != nil || runsIn != "worker" || maxChecks != 1 {
+		t.Fatalf("want a worker class with max_checks 1, got %q %d (%v)", runsIn, maxChecks, err)
+	}
+	if h, ok := history(t, id); !ok || h.Outcome != "guard_max_checks" {
+		t.Fatalf("want guard_max_checks by the declared policy, got %+v (in the history %v)", h, ok)
+	}
+
+	runner := prescient.NewWorker(db, prescient.Options{Name: "declarer", Clock: clock.Now, Logger: testLogger(t)})
+	runner.Handle("noop", func(ctx context.Context, c *prescient.Check) (prescient.Answer, error) {
+		return prescient.Done(), nil
+	}, prescient.WithPolicy(prescient.Policy{MaxChecks: &one}))
+	if err := runner.Drain(ctx); !errors.Is(err, prescient.ErrRefused) {
+		t.Fatalf("a policy on a runner's class: want ErrRefused, got %v", err)
 	}
 }

@@ -22,14 +22,15 @@ func decodePayload[T any](c *Check) (T, error) {
 //
 // A payload that does not decode into a T fails the check with the decoding error (its retries, then a dead
 // letter), and h is not called.
-func Handle[T any](w *Worker, class string, h func(ctx context.Context, c *Check, payload T) (Answer, error)) {
+func Handle[T any](w *Worker, class string, h func(ctx context.Context, c *Check, payload T) (Answer, error),
+	opts ...HandleOption) {
 	w.Handle(class, func(ctx context.Context, c *Check) (Answer, error) {
 		payload, err := decodePayload[T](c)
 		if err != nil {
 			return Answer{}, err
 		}
 		return h(ctx, c, payload)
-	})
+	}, opts...)
 }
 
 // HandleBatch registers h as the batch handler of a job class on w, as w.HandleBatch does, with each check's
@@ -37,7 +38,7 @@ func Handle[T any](w *Worker, class string, h func(ctx context.Context, c *Check
 // alone with the decoding error, and h gets the others (and is not called when none is left). h answers as a
 // BatchHandlerFunc does, one Answer per check it got.
 func HandleBatch[T any](w *Worker, class string,
-	h func(ctx context.Context, checks []*Check, payloads []T) ([]Answer, error)) {
+	h func(ctx context.Context, checks []*Check, payloads []T) ([]Answer, error), opts ...HandleOption) {
 	w.HandleBatch(class, func(ctx context.Context, checks []*Check) ([]Answer, error) {
 		answers := make([]Answer, len(checks))
 		decoded := make([]*Check, 0, len(checks))
@@ -65,5 +66,5 @@ func HandleBatch[T any](w *Worker, class string,
 			answers[i] = got[j]
 		}
 		return answers, nil
-	})
+	}, opts...)
 }

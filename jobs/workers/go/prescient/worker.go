@@ -53,7 +53,18 @@ type Worker struct {
 	log           Logger // Options.Logger, each event with the worker's name
 	handlers      map[string]HandlerFunc
 	batchHandlers map[string]BatchHandlerFunc
+	policies      map[string]Policy // the classes declared when the worker starts (WithPolicy)
 }
+
+// HandleOption is an option of a handler's registration (Handle, HandleBatch).
+type HandleOption func(*handleOptions)
+
+type handleOptions struct{ policy *Policy }
+
+// WithPolicy declares the class as a worker class with this policy when the worker starts (DeclareWorkerClass,
+// with prescient_worker's rights): the handler's declaration says how its checks live. A runner's class or a
+// bad policy is refused, and Run or Drain returns that *RefusedError before taking anything.
+func WithPolicy(p Policy) HandleOption { return func(o *handleOptions) { o.policy = &p } }
 
 // NewWorker makes a worker that works through pool. The LISTEN connection is made with the pool's
 // connection settings.
@@ -91,21 +102,51 @@ func NewWorker(pool *pgxpool.Pool, opts Options) *Worker {
 		logger = LogLogger(log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds))
 	}
 	return &Worker{pool: pool, opts: opts, log: namedLogger{logger, opts.Name}, handlers: map[string]HandlerFunc{},
-		batchHandlers: map[string]BatchHandlerFunc{}}
+		batchHandlers: map[string]BatchHandlerFunc{}, policies: map[string]Policy{}}
 }
 
-// Handle registers the handler of a job class (a worker class: prescient jobs add CLASS --worker), in place of
-// any handler the class had. Call it before Run.
-func (w *Worker) Handle(class string, h HandlerFunc) {
+// Handle registers the handler of a job class (a worker class: prescient jobs add CLASS --worker, or
+// WithPolicy), in place of any handler the class had. Call it before Run.
+func (w *Worker) Handle(class string, h HandlerFunc, opts ...HandleOption) {
 	delete(w.batchHandlers, class)
 	w.handlers[class] = h
+	w.setOptions(class, opts)
 }
 
 // HandleBatch registers a batch handler for a job class, in place of any handler the class had: it gets the
 // class's checks a take brought, many in one call (at most BatchSize). Call it before Run.
-func (w *Worker) HandleBatch(class string, h BatchHandlerFunc) {
+func (w *Worker) HandleBatch(class string, h BatchHandlerFunc, opts ...HandleOption) {
 	delete(w.handlers, class)
 	w.batchHandlers[class] = h
+	w.setOptions(class, opts)
+}
+
+func (w *Worker) setOptions(class string, opts []HandleOption) {
+	var o handleOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	delete(w.policies, class)
+	if o.policy != nil {
+		w.policies[class] = *o.policy
+	}
+}
+
+// declareClasses declares each class registered WithPolicy, with its policy, before the first take.
+func (w *Worker) declareClasses(ctx context.Context) error {
+	classes := make([]string, 0, len(w.policies))
+	for class := range w.policies {
+		classes = append(classes, class)
+	}
+	sort.Strings(classes)
+	for _, class := range classes {
+		status, err := DeclareWorkerClass(ctx, w.pool, class, w.policies[class])
+		if err != nil {
+			return err
+		}
+		w.log.Info("class declared", "job", class, "status", status)
+	}
+	return nil
 }
 
 // Run takes and runs checks until ctx is cancelled, then stops gracefully: it takes nothing more, lets
@@ -138,6 +179,9 @@ func (w *Worker) classes() []string {
 func (w *Worker) run(ctx context.Context, drain bool) error {
 	if len(w.handlers)+len(w.batchHandlers) == 0 {
 		return errors.New("prescient: the worker has no handlers: call Handle before Run")
+	}
+	if err := w.declareClasses(ctx); err != nil {
+		return err
 	}
 	s := newSession(w, ctx, drain)
 	w.log.Info("worker started", "classes", strings.Join(s.classes, ","), "concurrency", w.opts.Concurrency,

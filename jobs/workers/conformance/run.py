@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 
 import psycopg
@@ -64,6 +65,11 @@ class RawTextDumper(Dumper):
 
 # ---------------------------------------------------------------------------------------------- drivers
 
+def with_application_name(url, name):
+    """The URL with application_name=name among its parameters."""
+    return url + ("&" if "?" in url else "?") + urllib.parse.urlencode({"application_name": name})
+
+
 class Driver:
     """One worker process: a language's conformance-driver, its log in a file of its own."""
 
@@ -79,9 +85,13 @@ class Driver:
             args.append("--no-heartbeat")
         self.args = args
         self.log = open(self.log_path, "wb")
+        # Its sessions carry its name, so that wait_ready can tell when this driver (not merely some driver)
+        # is connected: every client's driver reads application_name from the URL.
+        env = dict(os.environ, PRESCIENT_DATABASE_URL=with_application_name(os.environ["PRESCIENT_DATABASE_URL"],
+                                                                            name))
         # A session of its own: SIGKILL goes to the whole group (the script and the program it runs).
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, env=env)
         self.exit_code = None
         self.done = False  # stopped or killed, its log closed
         self.terminated = False  # sent SIGTERM (once: a second one may mean "stop now" to some runtimes)
@@ -220,24 +230,25 @@ class Run:
                                           **options))
         return started
 
-    def connected_backends(self):
-        return self.one("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                        "AND backend_type = 'client backend' AND pid <> pg_backend_pid()")[0]
-
-    def wait_ready(self, drivers, baseline, timeout=30.0):
-        """Until the new drivers hold a session each (more sessions than before they started); a driver
-        that exits meanwhile fails the scenario."""
+    def wait_ready(self, drivers, timeout=30.0):
+        """Until each of the drivers holds a session of its own (by its application_name: a count of
+        sessions is not enough, since one driver's pool can open several before another has connected);
+        a driver that exits meanwhile fails the scenario."""
         deadline = time.monotonic() + timeout
         while True:
             dead = [d for d in drivers if not d.alive()]
             if dead:
                 raise Failure(f"driver {dead[0].name} exited with {dead[0].proc.returncode} at its start: "
                               + " | ".join(dead[0].log_tail(3)))
-            if self.connected_backends() >= baseline + len(drivers):
+            connected = {row[0] for row in self.all(
+                "SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name = ANY(%s)", ([d.name for d in drivers],))}
+            waiting = [d.name for d in drivers if d.name not in connected]
+            if not waiting:
                 return
             if time.monotonic() > deadline:
-                raise Failure(f"the drivers did not connect within {timeout:g} s "
-                              f"({self.connected_backends() - baseline} sessions for {len(drivers)} drivers)")
+                raise Failure(f"the drivers did not connect within {timeout:g} s (no session yet: "
+                              f"{', '.join(waiting)})")
             time.sleep(0.1)
 
     def wait_until(self, what, predicate, timeout, poll=0.1, progress=None):
@@ -335,10 +346,9 @@ def scenario_never_early(run, s):
         slots.append(base + dt.timedelta(seconds=k))
     far = run.schedule(job, s["far_checks"], run.now() + dt.timedelta(seconds=s["far_seconds"]), {},
                        key_prefix="far")
-    baseline = run.connected_backends()
     workers = run.start_workers([job], s["workers_per_language"], concurrency=s["concurrency"],
                                 lease_seconds=s["lease_seconds"])
-    run.wait_ready(workers, baseline)
+    run.wait_ready(workers)
     run.wait_settled(ids, s["timeout_seconds"])
     time.sleep(0.5)
     summary = exactly_once(run, ids)
@@ -373,10 +383,9 @@ def scenario_never_early(run, s):
 
 def scenario_ledger(run, s):
     job = run.worker_class()
-    baseline = run.connected_backends()
     workers = run.start_workers([job], s["workers_per_language"], concurrency=s["concurrency"],
                                 batch=s["batch"], lease_seconds=s["lease_seconds"])
-    run.wait_ready(workers, baseline)
+    run.wait_ready(workers)
     at = run.next_boundary(s["due_in_seconds"])
     ids = run.schedule(job, s["checks"], at, s["payload"])
     run.wait_settled(ids, s["timeout_seconds"])
@@ -396,9 +405,8 @@ def scenario_kill9(run, s):
     run.wait_until(f"{a.name} has started all {len(ids)} checks",
                    lambda: run.one("SELECT count(*) FROM conformance_ledger WHERE worker = %s", (a.name,))[0]
                    == len(ids), s["timeout_seconds"])
-    baseline = run.connected_backends()
     b = run.start(language, f"{language}-B", [job], concurrency=s["concurrency"], lease_seconds=s["lease_seconds"])
-    run.wait_ready([b], baseline)
+    run.wait_ready([b])
     time.sleep(s["idle_seconds"])  # longer than a lease: only A's heartbeats keep B off
     b_early = run.one("SELECT count(*) FROM conformance_ledger WHERE worker = %s", (b.name,))[0]
     settled_early = run.settled_count(ids)
@@ -471,10 +479,9 @@ def scenario_paused(run, s):
     base = run.next_boundary(0)
     ticks = run.schedule(tick, s["tick_seconds"], [base + dt.timedelta(seconds=k) for k in range(s["tick_seconds"])],
                          {})
-    baseline = run.connected_backends()
     workers = run.start_workers([job, tick], s["workers_per_language"], concurrency=s["concurrency"],
                                 lease_seconds=s["lease_seconds"])
-    run.wait_ready(workers, baseline)
+    run.wait_ready(workers)
     time.sleep(s["paused_seconds"])
     taken = run.one("SELECT count(*) FROM conformance_ledger WHERE check_id = ANY(%s)", (ids,))[0]
     leased = run.one("SELECT count(*) FROM prescient.future_job WHERE id = ANY(%s) AND claimed_by IS NOT NULL",
@@ -500,10 +507,9 @@ def scenario_rate_limit(run, s):
     run.one("SELECT prescient.limit_set(%s, 'job', p_rate => %s, p_per_seconds => 1, p_burst => %s, p_job => %s)",
             (limit, s["rate"], s["burst"], job))
     per_language = s["workers_when_one_language"] if len(run.languages) == 1 else s["workers_per_language"]
-    baseline = run.connected_backends()
     workers = run.start_workers([job], per_language, concurrency=s["concurrency"], batch=s["batch"],
                                 lease_seconds=s["lease_seconds"])
-    run.wait_ready(workers, baseline)
+    run.wait_ready(workers)
     ids = run.schedule(job, s["checks"], run.now(), {})
     try:
         run.wait_settled(ids, s["timeout_seconds"])
@@ -672,10 +678,9 @@ def scenario_answers(run, s):
                                (s["cpp_class"],))[0]
             run.wait_until(f"the C++ runner has loaded class {s['cpp_class']!r} from {harness.args.plugins}",
                            loaded, 15)
-        baseline = run.connected_backends()
         workers = [run.start(language, f"{language}-1", [sides[language]], concurrency=s["concurrency"],
                              lease_seconds=s["lease_seconds"]) for language in run.languages]
-        run.wait_ready(workers, baseline)
+        run.wait_ready(workers)
         due = run.next_boundary(s["due_in_seconds"])
         checks = {side: run.schedule(job, len(cases), due, [expand(c["payload"], due) for c in cases],
                                      key_prefix=f"{side}_")

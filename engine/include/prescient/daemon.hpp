@@ -3,7 +3,7 @@
 // each slot it also runs whatever is still due before it (checks written off the grid by other tools,
 // left behind, or whose written lease expired).
 // Database failures are logged and retried on new sessions, the first time at once, then after 250 ms
-// doubling to at most 2 s (runner/reconnect_backoff.hpp); the daemon itself does not exit for them. A slot
+// doubling to at most 1 s (runner/reconnect_backoff.hpp); the daemon itself does not exit for them. A slot
 // whose firing fails is tried again until its next boundary comes, then given up: what is left of it is
 // overdue and the sweep after the next slot takes it, so one slot never holds back the rest.
 #include <atomic>

@@ -484,8 +484,8 @@ func (s *session) extendSome(ids, tokens []int64) {
 }
 
 // backoff is the wait between attempts after a failed call: the first try again at once (a failover leaves
-// the pool's sessions stale while a new one would work), then 250 ms doubling to 2 s, so that the first try
-// after a new leader is elected comes within 2 s of it, whatever the election took (docs/operations.md,
+// the pool's sessions stale while a new one would work), then 250 ms doubling to 1 s, so that the first try
+// after a new leader is elected comes within 1 s of it, whatever the election took (docs/operations.md,
 // "High availability").
 type backoff struct {
 	failures int
@@ -498,7 +498,7 @@ func (b *backoff) next() time.Duration {
 		b.last = 0
 	case b.last == 0:
 		b.last = 250 * time.Millisecond
-	case b.last < 2*time.Second:
+	case b.last < time.Second:
 		b.last *= 2
 	}
 	b.failures++

@@ -38,7 +38,7 @@ MAX_SLEEP_SECONDS = 60.0  # a notification is a hint: the worker looks again at 
 # After losing the database: the first try again at once (a failover leaves the session stale while a new one
 # would work), then this wait doubling to this cap, so that the first try after a new leader is elected comes
 # within the cap of it, whatever the election took (docs/operations.md, "High availability").
-RECONNECT_BACKOFF = (0.25, 2.0)
+RECONNECT_BACKOFF = (0.25, 1.0)
 # The TCP settings of the worker's session where its conninfo sets none of its own, as the runner's: a server
 # gone without closing the socket (a dead machine, a cut network) is noticed in seconds, not after the
 # kernel's timeouts (hours idle, about 15 minutes with data unacknowledged). Idle: found dead in about 11 s

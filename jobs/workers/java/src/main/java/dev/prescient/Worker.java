@@ -60,7 +60,7 @@ public final class Worker implements AutoCloseable {
     // the first try after a new leader is elected comes within the cap of it (docs/operations.md, "High
     // availability"), as the daemon and the other clients do.
     static final Duration FIRST_RETRY_WAIT = Duration.ofMillis(250);
-    static final Duration MAX_RETRY_WAIT = Duration.ofSeconds(2);
+    static final Duration MAX_RETRY_WAIT = Duration.ofSeconds(1);
     /** The defaults of the batch size and the prefetch, chosen by measurement (README.md, "Speed"). */
     public static final int DEFAULT_BATCH_SIZE = 1000;
     public static final Duration DEFAULT_PREFETCH = Duration.ofMillis(100);

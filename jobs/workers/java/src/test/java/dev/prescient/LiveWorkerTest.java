@@ -229,7 +229,7 @@ final class LiveWorkerTest {
         Worker worker = Worker.builder(DB::connect).name("ahead").concurrency(1)
                               .handler("ahead_a", check -> {
                                   started.add(check.id());
-                                  Thread.sleep(started.size() == 1 ? 10 : 2000);
+                                  Thread.sleep(started.size() == 1 ? 10 : 5000);
                                   return Answer.done();
                               }).build().start();
         Thread stopper = new Thread(() -> worker.stop(Duration.ofSeconds(10)));
@@ -237,10 +237,11 @@ final class LiveWorkerTest {
             waitFor(() -> DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'ahead_a' "
                                    + "AND claimed_by = 'ahead'") == 5, Duration.ofSeconds(5),
                     "the five left taken by one take, one place for them");
-            assertTrue(started.size() == 2, "one runs, four wait: " + started);
+            waitFor(() -> started.size() == 2, Duration.ofSeconds(2), "the second started: one runs, four wait");
+            assertEquals(2, started.size(), "one runs, four wait: " + started);
             stopper.start();
             waitFor(() -> DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'ahead_a' "
-                                   + "AND claimed_by IS NULL AND attempts = 0") == 4, Duration.ofMillis(1500),
+                                   + "AND claimed_by IS NULL AND attempts = 0") == 4, Duration.ofMillis(3500),
                     "the four not started given back, untouched, while the fifth runs");
             assertTrue(stopper.isAlive(), "the stop waits for the running handler");
         } finally {

@@ -4472,15 +4472,15 @@ CREATE FUNCTION prescient.flow_admit(p_ids bigint[], p_limits text[], p_keys tex
 DECLARE
   v_now timestamptz := prescient.at_us(p_now_us);
 BEGIN
-  -- The key values' state rows, made and locked in one order (no deadlock between runners).
-  INSERT INTO prescient.flow_state (limit_name, key_value)
+  -- The key values' state rows, made or locked by one statement, in one order (no deadlock between runners):
+  -- a row that exists is locked by the conflict's DO UPDATE, which its WHERE keeps from writing. One
+  -- statement, so that a row retention forgets (forget_idle_flow_rows) between a look and a lock is never
+  -- missed: the insert waits for the delete and makes the row again.
+  INSERT INTO prescient.flow_state AS s (limit_name, key_value)
   SELECT DISTINCT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k)
     JOIN prescient.flow_limit fl ON fl.name = p.l
    ORDER BY 1, 2
-  ON CONFLICT DO NOTHING;
-  PERFORM 1 FROM prescient.flow_state s
-   WHERE (s.limit_name, s.key_value) IN (SELECT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k))
-   ORDER BY s.limit_name, s.key_value FOR UPDATE;
+  ON CONFLICT (limit_name, key_value) DO UPDATE SET tat = s.tat WHERE false;
 
   RETURN QUERY
   WITH pair AS (
@@ -4613,6 +4613,34 @@ CREATE FUNCTION prescient.flow_key(p_limit prescient.flow_limit, p_job text, p_e
            END AS k) x
    WHERE k <> '' AND (p_limit.key_value IS NULL OR p_limit.key_value = k)
 $$;
+
+--
+-- Name: forget_idle_flow_rows(timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.forget_idle_flow_rows(p_now timestamp with time zone, p_limit integer) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_states bigint;
+  v_places bigint;
+BEGIN
+  WITH gone AS (
+    DELETE FROM prescient.flow_state s WHERE (s.limit_name, s.key_value) IN (
+      SELECT i.limit_name, i.key_value FROM prescient.flow_state i WHERE i.tat < p_now - interval '1 day'
+       LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*) INTO v_states FROM gone;
+  WITH gone AS (
+    DELETE FROM prescient.flow_lease l WHERE (l.limit_name, l.key_value, l.check_id) IN (
+      SELECT i.limit_name, i.key_value, i.check_id FROM prescient.flow_lease i
+       WHERE NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = i.check_id AND f.claim_token IS NOT NULL
+                           AND f.claimed_until >= p_now - interval '1 day')
+       LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*) INTO v_places FROM gone;
+  RETURN v_states + v_places;
+END $$;
 
 --
 -- Name: grant_check_columns_but_the_token(); Type: FUNCTION; Schema: prescient; Owner: -
@@ -6181,7 +6209,7 @@ END $$;
 CREATE FUNCTION prescient.table_bounds() RETURNS TABLE(table_name text, retention_setting text, bounded_by text)
     LANGUAGE sql IMMUTABLE
     BEGIN ATOMIC
- VALUES ('job_history'::text,'history_retention_seconds'::text,'retention: whole months dropped, the rest in batches; dead letters by dead_letter_retention_seconds'::text), ('check_run'::text,'history_retention_seconds'::text,'retention, with the history: its months dropped with the history''s'::text), ('flow_deferral'::text,'history_retention_seconds'::text,'retention, with the history, in batches'::text), ('event'::text,'event_retention_seconds'::text,'retention, in batches'::text), ('future_job'::text,NULL::text,'pending checks only: a settled check leaves for job_history'::text), ('cron_schedule'::text,NULL::text,'the schedules the application keeps; cron remove deletes one'::text), ('finished_figure'::text,NULL::text,'the last day only: each count deletes older hours'::text), ('pending_figure'::text,NULL::text,'counted again at each count: a fixed set of buckets'::text), ('queue_figures'::text,NULL::text,'one row'::text), ('runner_seen'::text,NULL::text,'one row per runner, forgotten after a week unseen'::text), ('flow_limit'::text,NULL::text,'the limits the operator sets'::text), ('flow_lease'::text,NULL::text,'the checks running under a concurrency limit: the next admission drops stale rows'::text), ('flow_state'::text,NULL::text,'one row per limit and key value that limit admitted; goes with the limit'::text), ('flow_figure'::text,NULL::text,'one row per limit and key value that limit deferred; goes with the limit'::text), ('job_class'::text,NULL::text,'the classes declared; jobs forget deletes one'::text), ('paused_job'::text,NULL::text,'the classes paused'::text), ('role_grant'::text,NULL::text,'written by migrations only'::text), ('schema_migrations'::text,NULL::text,'one row per migration'::text), ('schema_functions'::text,NULL::text,'one row per function file'::text), ('settings'::text,NULL::text,'one row'::text);
+ VALUES ('job_history'::text,'history_retention_seconds'::text,'retention: whole months dropped, the rest in batches; dead letters by dead_letter_retention_seconds'::text), ('check_run'::text,'history_retention_seconds'::text,'retention, with the history: its months dropped with the history''s'::text), ('flow_deferral'::text,'history_retention_seconds'::text,'retention, with the history, in batches'::text), ('event'::text,'event_retention_seconds'::text,'retention, in batches'::text), ('future_job'::text,NULL::text,'pending checks only: a settled check leaves for job_history'::text), ('cron_schedule'::text,NULL::text,'the schedules the application keeps; cron remove deletes one'::text), ('finished_figure'::text,NULL::text,'the last day only: each count deletes older hours'::text), ('pending_figure'::text,NULL::text,'counted again at each count: a fixed set of buckets'::text), ('queue_figures'::text,NULL::text,'one row'::text), ('runner_seen'::text,NULL::text,'one row per runner, forgotten after a week unseen'::text), ('flow_limit'::text,NULL::text,'the limits the operator sets'::text), ('flow_lease'::text,NULL::text,'the checks running under a concurrency limit: the next admission of the key value drops stale rows, retention the rest a day after their lease'::text), ('flow_state'::text,NULL::text,'one row per limit and key value admitted within a day: retention forgets a row that holds nothing; goes with the limit'::text), ('flow_figure'::text,'history_retention_seconds'::text,'retention, with the history: a key value last deferred before it; goes with the limit'::text), ('job_class'::text,NULL::text,'the classes declared; jobs forget deletes one'::text), ('paused_job'::text,NULL::text,'the classes paused'::text), ('role_grant'::text,NULL::text,'written by migrations only'::text), ('schema_migrations'::text,NULL::text,'one row per migration'::text), ('schema_functions'::text,NULL::text,'one row per function file'::text), ('settings'::text,NULL::text,'one row'::text);
 END;
 
 --

@@ -19,14 +19,17 @@ void print(const Invocation& in, const RetentionRun& run, const std::optional<Ti
   if (in.json()) {
     nlohmann::json out{{"history", run.history.rows}, {"history_months_dropped", run.history.months_dropped},
                        {"runs", run.history.runs},   {"deferrals", run.history.deferrals},
-                       {"dead_letters", run.dead_letters}, {"events", run.events}};
+                       {"deferral_counts", run.history.flow_figures},
+                       {"dead_letters", run.dead_letters}, {"events", run.events},
+                       {"idle_flow_rows", run.idle_flow_rows}};
     if (cutoff) out["before"] = format_time(*cutoff);
     std::cout << out << "\n";
     return;
   }
   std::cout << "purged " << run.history.rows << " history rows (" << run.history.months_dropped
-            << " whole months dropped), " << run.history.runs << " runs, " << run.history.deferrals << " deferrals, "
-            << run.dead_letters << " dead letters and " << run.events << " events";
+            << " whole months dropped), " << run.history.runs << " runs, " << run.history.deferrals << " deferrals ("
+            << run.history.flow_figures << " counts), " << run.dead_letters << " dead letters, " << run.events
+            << " events and " << run.idle_flow_rows << " idle flow control rows";
   if (cutoff) {
     std::cout << " from before " << format_time(*cutoff) << "\n";
   } else {
@@ -48,10 +51,12 @@ Command purge_command() {
             desc.add_options()
                 ("older-than", po::value<std::string>()->value_name("DURATION"),
                  "delete what finished (history, dead letters) or was emitted (events) longer ago than this")
-                ("history", "purge job_history, the checks' timelines and deferrals (dead letters stay)")
+                ("history", "purge job_history, the checks' timelines, deferrals and their counts (dead letters "
+                            "stay)")
                 ("dead-letters", "purge dead letters (failed, never retried)")
                 ("events", "purge the event outbox")
-                ("retention", "apply the retention set in prescient.settings, as the owner's daemon does hourly")
+                ("retention", "apply the retention set in prescient.settings, as the owner's daemon does hourly, "
+                              "and forget flow control's rows that hold nothing")
                 ("json", "print one JSON object");
           },
       .run =

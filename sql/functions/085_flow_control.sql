@@ -161,15 +161,15 @@ CREATE OR REPLACE FUNCTION prescient.flow_admit(
 DECLARE
   v_now timestamptz := prescient.at_us(p_now_us);
 BEGIN
-  -- The key values' state rows, made and locked in one order (no deadlock between runners).
-  INSERT INTO prescient.flow_state (limit_name, key_value)
+  -- The key values' state rows, made or locked by one statement, in one order (no deadlock between runners):
+  -- a row that exists is locked by the conflict's DO UPDATE, which its WHERE keeps from writing. One
+  -- statement, so that a row retention forgets (forget_idle_flow_rows) between a look and a lock is never
+  -- missed: the insert waits for the delete and makes the row again.
+  INSERT INTO prescient.flow_state AS s (limit_name, key_value)
   SELECT DISTINCT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k)
     JOIN prescient.flow_limit fl ON fl.name = p.l
    ORDER BY 1, 2
-  ON CONFLICT DO NOTHING;
-  PERFORM 1 FROM prescient.flow_state s
-   WHERE (s.limit_name, s.key_value) IN (SELECT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k))
-   ORDER BY s.limit_name, s.key_value FOR UPDATE;
+  ON CONFLICT (limit_name, key_value) DO UPDATE SET tat = s.tat WHERE false;
 
   RETURN QUERY
   WITH pair AS (
@@ -283,3 +283,32 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.flow_admit(bigint[], text[], text[], bigint, bigint, bigint, integer,
                                                 bigint) FROM PUBLIC;
+
+-- Retention of flow control's own rows (apply_retention's turn: db/retention.cpp), whatever the settings:
+-- up to p_limit each of the key values' state rows that hold nothing a missing row would not (a rate's
+-- bucket full again for a day: its tat a day past; a concurrency limit's row, only a lock, whose tat stays
+-- -infinity), and of places whose check's lease ended a day ago or that is gone. A day, because a runner's
+-- clock may differ from this one by minutes (--max-clock-offset). flow_admit makes a state row again when it
+-- needs one. How many rows went.
+CREATE OR REPLACE FUNCTION prescient.forget_idle_flow_rows(p_now timestamptz, p_limit integer) RETURNS bigint
+  LANGUAGE plpgsql AS $$
+DECLARE
+  v_states bigint;
+  v_places bigint;
+BEGIN
+  WITH gone AS (
+    DELETE FROM prescient.flow_state s WHERE (s.limit_name, s.key_value) IN (
+      SELECT i.limit_name, i.key_value FROM prescient.flow_state i WHERE i.tat < p_now - interval '1 day'
+       LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*) INTO v_states FROM gone;
+  WITH gone AS (
+    DELETE FROM prescient.flow_lease l WHERE (l.limit_name, l.key_value, l.check_id) IN (
+      SELECT i.limit_name, i.key_value, i.check_id FROM prescient.flow_lease i
+       WHERE NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = i.check_id AND f.claim_token IS NOT NULL
+                           AND f.claimed_until >= p_now - interval '1 day')
+       LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*) INTO v_places FROM gone;
+  RETURN v_states + v_places;
+END $$;

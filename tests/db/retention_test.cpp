@@ -6,6 +6,9 @@
 #include <thread>
 
 #include "builtin_jobs.hpp"
+#include "db/connection.hpp"
+#include "db/pq.hpp"
+#include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/daemon.hpp"
 #include "prescient/migrations.hpp"
@@ -330,4 +333,63 @@ TEST_CASE("the daemon's retention keeper applies the settings on its own, on a r
   }
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.event") == 0);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history") == 1);  // the dead letter
+}
+
+// Flow control's own rows: a key value's state row that holds nothing a missing row would not, and a place
+// whose check's lease ended, go at each retention turn whatever the settings (a day after, for runners'
+// clocks); the counts of deferrals go with the history's retention. The limit admits as before afterwards.
+TEST_CASE("retention forgets flow control's rows that hold nothing, and the counts of old deferrals") {
+  auto db = connect_to(create_migrated_database(60));
+  const TimePoint now = parse_time("2031-04-01T00:00:00Z");
+  *db << "INSERT INTO prescient.flow_limit (name, key, rate, per_seconds, concurrency, updated_at, updated_by)"
+         " VALUES ('per-tenant', 'payload.tenant', 1, 60, NULL, now(), 'ops'),"
+         "        ('places', 'payload.tenant', NULL, 1, 2, now(), 'ops')";
+  ManualClock before(now - std::chrono::hours{1});
+  Client client(*db, {.clock = &before, .enqueued_by = "test"});
+  const std::int64_t leased = client.schedule({.job = "noop", .entity_name = "t", .entity_key = "leased",
+                                               .at = now + std::chrono::hours{1}}).id;
+  const std::int64_t waiting = client.schedule({.job = "noop", .entity_name = "t", .entity_key = "waiting",
+                                                .at = now + std::chrono::hours{1}}).id;
+  *db << "UPDATE prescient.future_job SET claimed_by = 'r', claim_token = 7, claimed_until = '2031-04-01T00:05:00Z'"
+         " WHERE id = :id",
+      soci::use(leased);
+  *db << "INSERT INTO prescient.flow_state (limit_name, key_value, tat) VALUES"
+         " ('per-tenant', 'idle', '2031-03-30T00:00:00Z'),"    // full again two days ago: goes
+         " ('per-tenant', 'lately', '2031-03-31T12:00:00Z'),"  // within the day: stays
+         " ('per-tenant', 'spent', '2031-04-01T00:10:00Z'),"   // its budget spent ahead: stays
+         " ('places', 'a', '-infinity')";                      // a concurrency limit's lock row: goes
+  *db << "INSERT INTO prescient.flow_lease (limit_name, key_value, check_id) VALUES"
+         " ('places', 'a', :leased), ('places', 'a', 424242)",  // running; a check gone
+      soci::use(leased);
+  *db << "INSERT INTO prescient.flow_figure (limit_name, key_value, deferred, last_deferred_at) VALUES"
+         " ('per-tenant', 'february', 5, '2031-02-01T00:00:00Z'), ('per-tenant', 'march', 3, '2031-03-30T00:00:00Z')";
+
+  SECTION("no retention set: the idle rows go, the counts stay") {
+    const RetentionRun run = apply_retention(*db, now, 1);  // in batches of one
+    CHECK(run.idle_flow_rows == 3);
+    CHECK(run.history.flow_figures == 0);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_state WHERE key_value IN ('lately', 'spent')") == 2);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_state") == 2);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_lease") == 1);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_figure") == 2);
+    CHECK(apply_retention(*db, now, 1).idle_flow_rows == 0);
+  }
+  SECTION("history 30 days: the counts of key values last deferred before it go too") {
+    *db << "UPDATE prescient.settings SET history_retention_seconds = 30 * 86400";
+    const RetentionRun run = apply_retention(*db, now, 100);
+    CHECK(run.history.flow_figures == 1);
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_figure WHERE key_value = 'march'") == 1);
+  }
+  SECTION("a forgotten key value is admitted as a full bucket, and its state row is made again") {
+    apply_retention(*db, now, 100);
+    db::pq::Result admitted = db::pq::exec(
+        db::native_connection(*db), "admit",
+        "SELECT start_us FROM prescient.flow_admit(ARRAY[$1::bigint], ARRAY['per-tenant'], ARRAY['idle'],"
+        " prescient.us('2031-04-01T00:00:00Z'), 0, 250000, 1, 100000)",
+        {std::to_string(waiting)});
+    REQUIRE(admitted.rows() == 1);
+    CHECK(admitted.integer(0, 0) == count_of(*db, "SELECT prescient.us('2031-04-01T00:00:00Z')"));
+    CHECK(count_of(*db, "SELECT count(*) FROM prescient.flow_state WHERE key_value = 'idle'"
+                        " AND tat = '2031-04-01T00:01:00Z'") == 1);
+  }
 }

@@ -29,9 +29,9 @@ TEST_CASE("every table of the schema is listed with its bound, and the list name
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.table_bounds() b WHERE b.retention_setting IS NOT NULL"
                       " AND NOT EXISTS (SELECT FROM information_schema.columns c WHERE c.table_schema = 'prescient'"
                       "   AND c.table_name = 'settings' AND c.column_name = b.retention_setting)") == 0);
-  // The tables that grow with time (history, timeline, deferrals, outbox) each have a retention.
+  // The tables that grow with time (history, timeline, deferrals and their counts, outbox) each have a retention.
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.table_bounds() WHERE retention_setting IS NOT NULL"
-                      " AND table_name IN ('job_history', 'check_run', 'flow_deferral', 'event')") == 4);
+                      " AND table_name IN ('job_history', 'check_run', 'flow_deferral', 'flow_figure', 'event')") == 5);
 }
 
 TEST_CASE("a table planted without a bound is named, and a partition of a bounded table is not") {

@@ -28,10 +28,12 @@ struct HistoryPurge {
   int months_dropped = 0;
   std::int64_t deferrals = 0;  // records of flow limits' deferrals (part of checks' traces) removed
   std::int64_t runs = 0;       // runs of checks' timelines (check_run) deleted row by row (a dropped month's not counted)
+  std::int64_t flow_figures = 0;  // counts of deferrals (flow_figure) of key values last deferred before the cut-off
 };
 // Removes history rows finished before `before`: drops the months wholly before it (the timeline's months
 // with them), then deletes the older rows of the rest in batches of `batch`, each its own statement; and
-// the timelines' runs and the deferrals flow limits recorded before it, in batches too. Dead letters
+// the timelines' runs, the deferrals flow limits recorded before it and their counts of key values last
+// deferred before it, in batches too. Dead letters
 // (failed, never retried) stay, a dropped month's included: purge_dead_letters removes them.
 HistoryPurge purge_history(soci::session& db, TimePoint before, int batch);
 // Deletes dead letters that finished before `before` in batches of `batch`; returns how many went.
@@ -42,6 +44,7 @@ std::int64_t purge_events(soci::session& db, TimePoint before, int batch);
 // The retention the schema owner sets once in prescient.settings (sql/0053); none: kept for ever.
 struct Retention {
   std::optional<std::chrono::seconds> history;       // history_retention_seconds: history, timelines, deferrals
+                                                     // and their counts
   std::optional<std::chrono::seconds> dead_letters;  // dead_letter_retention_seconds: failures never retried
   std::optional<std::chrono::seconds> events;        // event_retention_seconds: the outbox
 };
@@ -54,9 +57,11 @@ struct RetentionRun {
   HistoryPurge history;
   std::int64_t dead_letters = 0;
   std::int64_t events = 0;
+  std::int64_t idle_flow_rows = 0;  // flow control's state rows and places that held nothing
 };
 // Applies the database's retention at `now`: each table whose retention is set loses what is older
 // (purge_history, purge_dead_letters, purge_events, in batches of `batch`); the others keep everything.
+// Whatever the settings, flow control's rows that hold nothing go (db::forget_idle_flow_rows).
 RetentionRun apply_retention(soci::session& db, TimePoint now, int batch);
 
 namespace ops {

@@ -78,6 +78,18 @@ std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit) {
   return delete_older(db, "cannot purge deferrals", "prescient.flow_deferral", "ctid", "deferred_at", before, limit);
 }
 
+std::int64_t purge_flow_figures(soci::session& db, TimePoint before, int limit) {
+  return delete_older(db, "cannot purge the counts of deferrals", "prescient.flow_figure", "limit_name, key_value",
+                      "last_deferred_at", before, limit);
+}
+
+std::int64_t forget_idle_flow_rows(soci::session& db, TimePoint now, int limit) {
+  return pq::exec(native_connection(db), "cannot forget flow control's idle rows",
+                  "SELECT prescient.forget_idle_flow_rows(prescient.at_us($1), $2)",
+                  {pq::micros(now), std::to_string(limit)})
+      .integer(0, 0);
+}
+
 }  // namespace prescient::db
 
 namespace prescient {

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: the statements of retention and of its upkeep (the functions they call are in
-// sql/functions/080_history_partitions.sql). The policy (whole months first, then batches; retrying a
+// sql/functions/080_history_partitions.sql, and flow control's in 085_flow_control.sql). The policy (whole months first, then batches; retrying a
 // busy partition) is ops/retention.cpp's.
 #include <cstdint>
 #include <string>
@@ -30,5 +30,11 @@ std::int64_t purge_events(soci::session& db, TimePoint before, int limit);
 std::int64_t purge_deferrals(soci::session& db, TimePoint before, int limit);
 // Up to `limit` rows of the checks' timelines (check_run) finished before `before`; how many.
 std::int64_t purge_check_runs(soci::session& db, TimePoint before, int limit);
+// One batch: deletes up to `limit` counts of flow limits' deferrals (flow_figure) of key values last
+// deferred before `before`; how many went.
+std::int64_t purge_flow_figures(soci::session& db, TimePoint before, int limit);
+// One batch: up to `limit` each of flow control's state rows and places that hold nothing at `now`
+// (prescient.forget_idle_flow_rows, sql/functions/085_flow_control.sql); how many went.
+std::int64_t forget_idle_flow_rows(soci::session& db, TimePoint now, int limit);
 
 }  // namespace prescient::db

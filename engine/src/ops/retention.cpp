@@ -51,6 +51,7 @@ HistoryPurge purge_history(soci::session& db, TimePoint before, int batch) {
   purge.rows += in_batches(batch, [&](int limit) { return db::purge_history_rows(db, before, limit); });
   purge.runs = in_batches(batch, [&](int limit) { return db::purge_check_runs(db, before, limit); });
   purge.deferrals = in_batches(batch, [&](int limit) { return db::purge_deferrals(db, before, limit); });
+  purge.flow_figures = in_batches(batch, [&](int limit) { return db::purge_flow_figures(db, before, limit); });
   return purge;
 }
 
@@ -68,6 +69,7 @@ RetentionRun apply_retention(soci::session& db, TimePoint now, int batch) {
   if (retention.dead_letters) run.dead_letters = purge_dead_letters(db, now - *retention.dead_letters, batch);
   if (retention.history) run.history = purge_history(db, now - *retention.history, batch);
   if (retention.events) run.events = purge_events(db, now - *retention.events, batch);
+  run.idle_flow_rows = in_batches(batch, [&](int limit) { return db::forget_idle_flow_rows(db, now, limit); });
   return run;
 }
 

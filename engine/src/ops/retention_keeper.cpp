@@ -29,11 +29,15 @@ void RetentionKeeper::turn(soci::session& db) {
   }
   said_may_not_ = false;
   const RetentionRun run = apply_retention(db, clock_.now(), kBatch);
-  if (run.history.rows + run.history.runs + run.history.deferrals + run.dead_letters + run.events == 0) return;
-  spdlog::info("retention: removed {} history rows ({} whole months dropped), {} runs, {} deferrals, {} dead letters"
-               " and {} events",
+  if (run.history.rows + run.history.runs + run.history.deferrals + run.history.flow_figures + run.dead_letters +
+          run.events + run.idle_flow_rows ==
+      0) {
+    return;
+  }
+  spdlog::info("retention: removed {} history rows ({} whole months dropped), {} runs, {} deferrals ({} counts), {} "
+               "dead letters, {} events and {} idle flow control rows",
                run.history.rows, run.history.months_dropped, run.history.runs, run.history.deferrals,
-               run.dead_letters, run.events);
+               run.history.flow_figures, run.dead_letters, run.events, run.idle_flow_rows);
 }
 
 }  // namespace prescient

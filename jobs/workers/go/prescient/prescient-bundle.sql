@@ -5305,7 +5305,7 @@ CREATE OR REPLACE FUNCTION prescient.may_drop_history() RETURNS boolean LANGUAGE
      WHERE c.oid = 'prescient.job_history'::regclass;
   END;
 $prescient_functions_80$),
-    (81, '081_table_bounds.sql', false, '98f92ad9017768c3',
+    (81, '081_table_bounds.sql', false, 'c15c678140956849',
      $prescient_functions_81$-- What keeps each of prescient's tables from growing for ever: the one list of them, compared with the
 -- catalog by tests/db/retention_test.cpp, so a table added without a bound fails a test. A table that grows
 -- with time names the setting of prescient.settings that bounds it (retention, applied by the schema
@@ -5327,9 +5327,9 @@ CREATE OR REPLACE FUNCTION prescient.table_bounds()
       ('queue_figures', NULL, 'one row'),
       ('runner_seen', NULL, 'one row per runner, forgotten after a week unseen'),
       ('flow_limit', NULL, 'the limits the operator sets'),
-      ('flow_lease', NULL, 'the checks running under a concurrency limit: the next admission drops stale rows'),
-      ('flow_state', NULL, 'one row per limit and key value that limit admitted; goes with the limit'),
-      ('flow_figure', NULL, 'one row per limit and key value that limit deferred; goes with the limit'),
+      ('flow_lease', NULL, 'the checks running under a concurrency limit: the next admission of the key value drops stale rows, retention the rest a day after their lease'),
+      ('flow_state', NULL, 'one row per limit and key value admitted within a day: retention forgets a row that holds nothing; goes with the limit'),
+      ('flow_figure', 'history_retention_seconds', 'retention, with the history: a key value last deferred before it; goes with the limit'),
       ('job_class', NULL, 'the classes declared; jobs forget deletes one'),
       ('paused_job', NULL, 'the classes paused'),
       ('role_grant', NULL, 'written by migrations only'),
@@ -5348,7 +5348,7 @@ CREATE OR REPLACE FUNCTION prescient.unbounded_tables() RETURNS SETOF text LANGU
      ORDER BY 1;
   END;
 $prescient_functions_81$),
-    (85, '085_flow_control.sql', false, 'b1335f13df428f0d',
+    (85, '085_flow_control.sql', false, '72d265576fd6dd04',
      $prescient_functions_85$-- Flow control (docs/flow-control.md): declaring limits, and admitting claimed checks under them.
 
 -- What is wrong with a limit, or NULL. The same rules for every caller: the CLI and the C++ API call
@@ -5512,15 +5512,15 @@ CREATE OR REPLACE FUNCTION prescient.flow_admit(
 DECLARE
   v_now timestamptz := prescient.at_us(p_now_us);
 BEGIN
-  -- The key values' state rows, made and locked in one order (no deadlock between runners).
-  INSERT INTO prescient.flow_state (limit_name, key_value)
+  -- The key values' state rows, made or locked by one statement, in one order (no deadlock between runners):
+  -- a row that exists is locked by the conflict's DO UPDATE, which its WHERE keeps from writing. One
+  -- statement, so that a row retention forgets (forget_idle_flow_rows) between a look and a lock is never
+  -- missed: the insert waits for the delete and makes the row again.
+  INSERT INTO prescient.flow_state AS s (limit_name, key_value)
   SELECT DISTINCT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k)
     JOIN prescient.flow_limit fl ON fl.name = p.l
    ORDER BY 1, 2
-  ON CONFLICT DO NOTHING;
-  PERFORM 1 FROM prescient.flow_state s
-   WHERE (s.limit_name, s.key_value) IN (SELECT p.l, p.k FROM unnest(p_limits, p_keys) AS p(l, k))
-   ORDER BY s.limit_name, s.key_value FOR UPDATE;
+  ON CONFLICT (limit_name, key_value) DO UPDATE SET tat = s.tat WHERE false;
 
   RETURN QUERY
   WITH pair AS (
@@ -5634,6 +5634,35 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION prescient.flow_admit(bigint[], text[], text[], bigint, bigint, bigint, integer,
                                                 bigint) FROM PUBLIC;
+
+-- Retention of flow control's own rows (apply_retention's turn: db/retention.cpp), whatever the settings:
+-- up to p_limit each of the key values' state rows that hold nothing a missing row would not (a rate's
+-- bucket full again for a day: its tat a day past; a concurrency limit's row, only a lock, whose tat stays
+-- -infinity), and of places whose check's lease ended a day ago or that is gone. A day, because a runner's
+-- clock may differ from this one by minutes (--max-clock-offset). flow_admit makes a state row again when it
+-- needs one. How many rows went.
+CREATE OR REPLACE FUNCTION prescient.forget_idle_flow_rows(p_now timestamptz, p_limit integer) RETURNS bigint
+  LANGUAGE plpgsql AS $$
+DECLARE
+  v_states bigint;
+  v_places bigint;
+BEGIN
+  WITH gone AS (
+    DELETE FROM prescient.flow_state s WHERE (s.limit_name, s.key_value) IN (
+      SELECT i.limit_name, i.key_value FROM prescient.flow_state i WHERE i.tat < p_now - interval '1 day'
+       LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*) INTO v_states FROM gone;
+  WITH gone AS (
+    DELETE FROM prescient.flow_lease l WHERE (l.limit_name, l.key_value, l.check_id) IN (
+      SELECT i.limit_name, i.key_value, i.check_id FROM prescient.flow_lease i
+       WHERE NOT EXISTS (SELECT FROM prescient.future_job f WHERE f.id = i.check_id AND f.claim_token IS NOT NULL
+                           AND f.claimed_until >= p_now - interval '1 day')
+       LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*) INTO v_places FROM gone;
+  RETURN v_states + v_places;
+END $$;
 $prescient_functions_85$),
     (90, '090_roles.sql', false, '8f5fbcd7af3e7cb3',
      $prescient_functions_90$-- The grants of the least-privilege roles (docs/guarantees.md, "Least privilege"): one statement a row of

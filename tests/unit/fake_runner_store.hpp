@@ -121,7 +121,8 @@ class FakeRunnerStore final : public RunnerStore {
   // The limits in force a test set for a class, else `any_class_limits` (their precedence is
   // prescient.class_limits', tested against PostgreSQL in tests/db/class_limits_test.cpp).
   std::map<std::string, ClassLimits> class_limits(const std::map<std::string, JobPolicy>& coded,
-                                                  const JobPolicy&) override {
+                                                  const JobPolicy& config) override {
+    limits_asked.push_back({coded, config});
     std::map<std::string, ClassLimits> out;
     for (const auto& [job, policy] : coded) {
       const auto set = limits_by_class.find(job);
@@ -151,6 +152,7 @@ class FakeRunnerStore final : public RunnerStore {
   std::vector<FlowLimit> limits;
   std::map<std::string, ClassLimits> limits_by_class;
   ClassLimits any_class_limits{.timeout = std::chrono::seconds{30}};  // the settings' defaults
+  std::vector<std::pair<std::map<std::string, JobPolicy>, JobPolicy>> limits_asked;  // coded policies, config
   std::vector<std::vector<FlowPair>> admitted_pairs;
   std::vector<std::int64_t> leased;
 

@@ -254,25 +254,28 @@ BEGIN
   -- not), locked in id order (a heartbeat or another settlement of the same checks locks in the same order:
   -- no deadlock); the lease is looked at again on the locked row.
   WITH held AS (
-    SELECT s.n, f AS pending, c.max_checks, c.max_attempts, c.backoff_seconds, c.backoff_max_seconds
+    SELECT s.n, f AS pending
       FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
       JOIN prescient.future_job f ON f.id = s.id
       JOIN prescient.job_class c ON c.job = f.job AND c.runs_in = 'worker'
      WHERE f.claim_token = s.token AND f.claimed_by = p_worker AND f.claimed_until > p_now
      ORDER BY f.id
        FOR UPDATE OF f),
+  -- Their classes' limits in force (071: a worker has no coded policy and no config).
+  limits AS (
+    SELECT * FROM prescient.class_limits(ARRAY(SELECT DISTINCT (h.pending).job FROM held h))),
   j AS (
     SELECT h.n, h.pending, (h.pending).claimed_by AS worker, (h.pending).next_check_at AS due_at,
            p_results[h.n] AS result, v.*
       FROM held h
+      JOIN limits l ON l.job = (h.pending).job
      CROSS JOIN LATERAL prescient.judge(
            p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
            date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
                     timestamptz '1970-01-01 UTC'),
            coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
            (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
-           (h.pending).backoff_max_seconds, coalesce(h.max_checks, v_settings.max_checks),
-           coalesce(h.max_attempts, v_settings.max_attempts), h.backoff_seconds, h.backoff_max_seconds,
+           (h.pending).backoff_max_seconds, l.max_checks, l.max_attempts, l.backoff_seconds, l.backoff_max_seconds,
            v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, p_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'

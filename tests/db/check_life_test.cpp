@@ -321,6 +321,27 @@ TEST_CASE("policy precedence: the registry's row, then the class's coded policy,
   CHECK(runs_of("reminder_bounded", 6) == 6);  // the check's own over all of them
 }
 
+TEST_CASE("a registry change takes effect at the next slot of a runner that has already made the class") {
+  CheckLifeFixture f(900);
+  // One runner for every slot: its runner threads keep the classes they made, and read the limits in force
+  // again each slot (prescient.class_limits).
+  const TimePoint nine = parse_time("2026-11-21T09:00:00Z");
+  f.clock.set(nine - 1h);
+  SlotRunner runner({.database_url = f.url, .runner_id = "r1"}, f.registry, f.clock);
+  const long long id = f.schedule("reminder_bounded", "remind", format_time(nine), format_time(nine - 1h));
+  const auto fire = [&](int day) {
+    f.clock.set(nine + day * 24h + 5s);
+    runner.run_slot(runner.settings().grid().floor(f.clock.now()));
+  };
+  fire(0);
+  REQUIRE(f.pending(id));  // one run of the coded policy's 4
+  f.set_policy("reminder_bounded", "p_max_checks => 2");
+  fire(1);
+  REQUIRE_FALSE(f.pending(id));
+  CHECK(f.ended(id).outcome == Outcome::guard_max_checks);
+  CHECK(f.ended(id).check_count == 2);
+}
+
 TEST_CASE("a check's own policy at enqueue: from the C++ client in one transaction, kept by a retry, refused by SQL's rules") {
   CheckLifeFixture f(900);
   Client client(*f.db, {.clock = &f.clock, .enqueued_by = "test"});

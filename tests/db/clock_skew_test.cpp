@@ -2,15 +2,13 @@
 // The test server runs on this machine, so the system clock is the server's: a runner is given a clock
 // some minutes from it, and each run is timed on the system clock.
 #include <soci/soci.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
+#include "captured_log.hpp"
 #include "prescient/client.hpp"
 #include "prescient/daemon.hpp"
 #include "prescient/errors.hpp"
@@ -64,21 +62,6 @@ class Offsets final : public DaemonObserver {
   }
   std::mutex mutex;
   std::vector<Micros> seen;
-};
-
-// The log lines written while it lives.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    spdlog::set_default_logger(
-        std::make_shared<spdlog::logger>("captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string text() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> previous_;
 };
 
 // Every run at its slot on the server's clock: never before, and not late by more than the firing takes.

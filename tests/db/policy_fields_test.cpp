@@ -89,6 +89,18 @@ FieldNames argument_names(soci::session& db, const std::string& function, const 
   return out;
 }
 
+// The arguments of `function` that start with `prefix`, without it and without a duration's _seconds.
+FieldNames prefixed_argument_names(soci::session& db, const std::string& function, const std::string& prefix) {
+  FieldNames out;
+  soci::rowset<std::string> rows =
+      (db.prepare << "SELECT regexp_replace(substr(a, length(x.prefix) + 3), '_seconds$', '')"
+                     "  FROM (SELECT CAST(:prefix AS text) AS prefix) x, pg_proc, unnest(proargnames) AS a"
+                     " WHERE oid = to_regproc(:f) AND starts_with(a, 'p_' || x.prefix)",
+       soci::use(prefix), soci::use(function));
+  for (const std::string& name : rows) out.insert(name);
+  return out;
+}
+
 // What each place names, against the home: one line per field a place lacks or has beyond it.
 std::vector<std::string> policy_disagreements(soci::session& db, const PolicySources& sources) {
   FieldNames home, columns;
@@ -110,6 +122,10 @@ std::vector<std::string> policy_disagreements(soci::session& db, const PolicySou
       {"the registry's policy columns (a new migration: ALTER TABLE prescient.job_class)", columns, true},
       {"prescient.policy_problem's arguments (sql/functions/067_job_classes.sql)",
        argument_names(db, "prescient.policy_problem", {}), true},
+      {"prescient.class_limits' coded policy (sql/functions/071_class_limits.sql: p_coded_*, and its precedence)",
+       prefixed_argument_names(db, "prescient.class_limits", "coded_"), true},
+      {"prescient.class_limits' config defaults (sql/functions/071_class_limits.sql: p_config_*, and its precedence)",
+       prefixed_argument_names(db, "prescient.class_limits", "config_"), true},
       {"prescient.set_job_policy's arguments (sql/functions/067_job_classes.sql; a new migration drops the old)",
        argument_names(db, "prescient.set_job_policy", {"job", "by", "now", "clear"}), true},
       {"prescient.declare_worker_class's arguments (sql/functions/067_job_classes.sql; a new migration drops the old)",
@@ -151,7 +167,7 @@ TEST_CASE("policy fields: a field added in one place only is named in every othe
     *db << "CREATE OR REPLACE FUNCTION prescient.job_policy_fields() RETURNS text[] LANGUAGE sql IMMUTABLE"
            " RETURN ARRAY['max_checks', 'max_attempts', 'backoff', 'backoff_max', 'timeout', 'max_age']";
     const std::vector<std::string> added = policy_disagreements(*db, sources);
-    REQUIRE(added.size() == 13);
+    REQUIRE(added.size() == 15);
     for (const std::string& line : added) CHECK_THAT(line, Catch::EndsWith(" lacks max_age"));
     CHECK_THAT(added.front(), Catch::StartsWith("the registry's policy columns"));
     CHECK_THAT(added.back(), Catch::StartsWith("docs/sql-api.md"));

@@ -118,7 +118,18 @@ class FakeRunnerStore final : public RunnerStore {
     return {ids.begin(), ids.end()};
   }
   void release(std::span<const std::int64_t>, std::int64_t) override {}
-  std::map<std::string, JobPolicy> class_policies() override { return policies; }
+  // The limits in force a test set for a class, else `any_class_limits` (their precedence is
+  // prescient.class_limits', tested against PostgreSQL in tests/db/class_limits_test.cpp).
+  std::map<std::string, ClassLimits> class_limits(const std::map<std::string, JobPolicy>& coded,
+                                                  const JobPolicy& config) override {
+    limits_asked.push_back({coded, config});
+    std::map<std::string, ClassLimits> out;
+    for (const auto& [job, policy] : coded) {
+      const auto set = limits_by_class.find(job);
+      out[job] = set == limits_by_class.end() ? any_class_limits : set->second;
+    }
+    return out;
+  }
 
   // Flow control: the limits given, every check admitted at once (the real admission is SQL, tested
   // against PostgreSQL in tests/db/flow_control_test.cpp); the pairs of each admission are kept.
@@ -139,7 +150,9 @@ class FakeRunnerStore final : public RunnerStore {
     return next;
   }
   std::vector<FlowLimit> limits;
-  std::map<std::string, JobPolicy> policies;  // the class registry's (prescient jobs set)
+  std::map<std::string, ClassLimits> limits_by_class;
+  ClassLimits any_class_limits{.timeout = std::chrono::seconds{30}};  // the settings' defaults
+  std::vector<std::pair<std::map<std::string, JobPolicy>, JobPolicy>> limits_asked;  // coded policies, config
   std::vector<std::vector<FlowPair>> admitted_pairs;
   std::vector<std::int64_t> leased;
 

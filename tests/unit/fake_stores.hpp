@@ -91,7 +91,10 @@ class FakeStores final : public StoreOpener {
       return q_.lock_live_leases(ids, token, now);
     }
     void release(std::span<const std::int64_t> ids, std::int64_t token) override { q_.release(ids, token); }
-    std::map<std::string, JobPolicy> class_policies() override { return q_.class_policies(); }
+    std::map<std::string, ClassLimits> class_limits(const std::map<std::string, JobPolicy>& coded,
+                                                    const JobPolicy& config) override {
+      return q_.class_limits(coded, config);
+    }
     std::vector<FlowLimit> flow_limits() override { return q_.flow_limits(); }
     std::vector<Admission> admit(std::span<const FlowPair> pairs, TimePoint now, Micros pace, Micros wait,
                                  int places) override {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "captured_log.hpp"
 #include "fake_runner_store.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
@@ -17,6 +18,7 @@
 using namespace prescient;
 using namespace prescient::runner;
 using namespace std::chrono_literals;
+using prescient::testing::CapturedLog;
 using prescient::testing::FakeRunnerStore;
 using prescient::testing::RunLog;
 
@@ -38,6 +40,17 @@ class Emitter final : public JobExec {
 
  private:
   RunLog& runs_;
+};
+
+// Declares a policy and is done.
+class Declared final : public JobExec {
+ public:
+  explicit Declared(JobPolicy policy) : policy_(policy) {}
+  JobPolicy policy() const override { return policy_; }
+  JobResult run(const Check&, JobContext&) override { return {}; }
+
+ private:
+  JobPolicy policy_;
 };
 
 struct RunnerThreadFixture {
@@ -277,4 +290,61 @@ TEST_CASE("runner thread: a claim starts where the slot's threads have claimed t
   const auto at = [&](std::int64_t id) { return std::optional(ClaimKey{.due = f.slot, .id = id}); };
   CHECK(f.store->claims_after == std::vector{at(2), at(4), at(5), std::optional<ClaimKey>{}, at(5), std::optional<ClaimKey>{}});
   CHECK(mark.get() == at(5));
+}
+
+TEST_CASE("runner thread: a class's limits are the store's answer, asked with its coded policy and the config, again each slot") {
+  RunnerThreadFixture f;
+  f.registry.add("declared", [] { return std::make_unique<Declared>(JobPolicy{.max_checks = 3}); });
+  f.options.default_policy = {.max_attempts = 9};
+  FakeRunnerStore setup;
+  setup.due = {f.check(1), f.check(2)};
+  setup.due[1].job = "declared";
+  setup.limits_by_class["declared"] = {.limits = {.max_checks = 7, .max_attempts = 2}, .timeout = 10s};
+  auto runner_thread = f.runner_thread(setup);
+  runner_thread->drain(f.slot);
+  CHECK(f.settled(2).check.limits == GuardLimits{.max_checks = 7, .max_attempts = 2});
+  CHECK(f.settled(1).check.limits == GuardLimits{});
+  // Each class when it is first made, with its coded policy and the config file's defaults.
+  REQUIRE(f.store->limits_asked.size() == 2);
+  CHECK(f.store->limits_asked[1].first == std::map<std::string, JobPolicy>{{"declared", {.max_checks = 3}}});
+  CHECK(f.store->limits_asked[1].second == JobPolicy{.max_attempts = 9});
+  // The next slot: every class made, in one call (a change in the registry takes effect within a slot).
+  f.store->limits_by_class["declared"].limits.max_checks = 1;
+  f.store->due.push_back(f.check(3));
+  f.store->due.back().job = "declared";
+  f.store->due.back().slot = f.slot + 1min;
+  f.clock.set(f.slot + 1min);
+  runner_thread->drain(f.slot + 1min);
+  REQUIRE(f.store->limits_asked.size() == 3);
+  CHECK(f.store->limits_asked[2].first ==
+        std::map<std::string, JobPolicy>{{"declared", {.max_checks = 3}}, {"emitter", {}}});
+  CHECK(f.settled(3).check.limits.max_checks == 1);
+}
+
+TEST_CASE("runner thread: a class whose coded policy the store finds a problem in fails its checks without a run") {
+  RunnerThreadFixture f;
+  FakeRunnerStore setup;
+  setup.due = {f.check(1)};
+  setup.limits_by_class["emitter"] = {.timeout = 30s, .coded_problem = "timeout 0s is not within 1s to 1d"};
+  auto runner_thread = f.runner_thread(setup);
+  const SlotReport r = runner_thread->drain(f.slot);
+  CHECK(r.retried == 1);
+  CHECK(f.runs.of(1) == 0);
+  CHECK(f.settled(1).answer.error == "job class 'emitter' has an invalid policy: timeout 0s is not within 1s to 1d");
+}
+
+TEST_CASE("runner thread: a registry timeout cut to a day is warned of when the limits first take it, not every slot") {
+  RunnerThreadFixture f;
+  FakeRunnerStore setup;
+  setup.due = {f.check(1)};
+  setup.limits_by_class["emitter"] = {.timeout = 86400s, .timeout_cut_from = 172800s};
+  auto runner_thread = f.runner_thread(setup);
+  CapturedLog log;
+  runner_thread->drain(f.slot);
+  f.clock.set(f.slot + 1min);
+  runner_thread->drain(f.slot + 1min);
+  const std::string warning = "the registry's timeout for class emitter (172800s) is beyond a day: a day is used";
+  const std::string text = log.text();
+  REQUIRE(text.find(warning) != std::string::npos);
+  CHECK(text.find(warning, text.find(warning) + 1) == std::string::npos);
 }

@@ -10,7 +10,6 @@
 #include <mutex>
 
 #include "db/check_columns.hpp"
-#include "db/class_policies.hpp"
 #include "db/flow_limit_rows.hpp"
 #include "db/pq.hpp"
 #include "db/runner_statements.hpp"
@@ -29,12 +28,15 @@ using namespace prescient::runner;
 
 namespace {
 
+// A column of seconds; none where it is NULL.
+std::optional<std::chrono::seconds> optional_seconds(const pq::Result& rows, int r, int column) {
+  const auto value = rows.optional_integer(r, column);
+  return value ? std::optional(std::chrono::seconds{*value}) : std::nullopt;
+}
+
 // The check's own policy (set at enqueue), from its four columns; empty where none is set.
 JobPolicy own_policy(const pq::Result& rows, int r) {
-  const auto seconds = [&](int column) {
-    const auto value = rows.optional_integer(r, column);
-    return value ? std::optional(std::chrono::seconds{*value}) : std::nullopt;
-  };
+  const auto seconds = [&](int column) { return optional_seconds(rows, r, column); };
   const auto max_checks = rows.optional_integer(r, kOwnPolicyColumn);
   const auto max_attempts = rows.optional_integer(r, kOwnPolicyColumn + 1);
   return {.max_checks = max_checks ? std::optional(static_cast<int>(*max_checks)) : std::nullopt,
@@ -317,8 +319,42 @@ void PgRunnerStore::release(std::span<const std::int64_t> ids, std::int64_t toke
   pq::exec(native_connection(db_), "cannot release leases", kReleaseLeases, ReleaseLeases{.ids = ids, .token = token});
 }
 
-std::map<std::string, JobPolicy> PgRunnerStore::class_policies() {
-  return db::read_class_policies(db_);
+std::map<std::string, RunnerStore::ClassLimits> PgRunnerStore::class_limits(const std::map<std::string, JobPolicy>& coded,
+                                                                             const JobPolicy& config) {
+  std::vector<std::string> jobs;
+  std::vector<std::optional<std::int64_t>> max_checks, max_attempts, backoff, backoff_max, timeout;
+  for (const auto& [job, policy] : coded) {
+    jobs.push_back(job);
+    max_checks.push_back(number_of(policy.max_checks));
+    max_attempts.push_back(number_of(policy.max_attempts));
+    backoff.push_back(seconds_of(policy.backoff));
+    backoff_max.push_back(seconds_of(policy.backoff_max));
+    timeout.push_back(seconds_of(policy.timeout));
+  }
+  const pq::Result rows =
+      pq::exec(native_connection(db_), "cannot resolve the job classes' limits", kClassLimits,
+               ClassLimitsOf{.jobs = jobs,
+                             .coded_max_checks = max_checks,
+                             .coded_max_attempts = max_attempts,
+                             .coded_backoff = backoff,
+                             .coded_backoff_max = backoff_max,
+                             .coded_timeout = timeout,
+                             .config_max_checks = number_of(config.max_checks),
+                             .config_max_attempts = number_of(config.max_attempts),
+                             .config_backoff = seconds_of(config.backoff),
+                             .config_backoff_max = seconds_of(config.backoff_max),
+                             .config_timeout = seconds_of(config.timeout)});
+  std::map<std::string, ClassLimits> out;
+  for (int r = 0; r < rows.rows(); ++r) {
+    out[rows.text(r, 0)] = {.limits = {.max_checks = static_cast<int>(rows.integer(r, 1)),
+                                       .max_attempts = static_cast<int>(rows.integer(r, 2)),
+                                       .backoff = optional_seconds(rows, r, 3),
+                                       .backoff_max = optional_seconds(rows, r, 4)},
+                            .timeout = std::chrono::seconds{rows.integer(r, 5)},
+                            .coded_problem = rows.optional_text(r, 6),
+                            .timeout_cut_from = optional_seconds(rows, r, 7)};
+  }
+  return out;
 }
 
 std::vector<FlowLimit> PgRunnerStore::flow_limits() { return db::read_flow_limits(native_connection(db_)); }

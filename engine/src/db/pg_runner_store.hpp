@@ -55,7 +55,8 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                              TimePoint now) override;
   void release(std::span<const std::int64_t> ids, std::int64_t token) override;
-  std::map<std::string, JobPolicy> class_policies() override;
+  std::map<std::string, ClassLimits> class_limits(const std::map<std::string, JobPolicy>& coded,
+                                                  const JobPolicy& config) override;
   std::vector<FlowLimit> flow_limits() override;
   std::vector<Admission> admit(std::span<const FlowPair> pairs, TimePoint now, Micros pace, Micros wait,
                                 int places) override;

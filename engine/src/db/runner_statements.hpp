@@ -330,6 +330,37 @@ struct Admit {
   }
 };
 
+// The limits in force of job classes (prescient.class_limits, 071): the runner's coded policies and its
+// config file's defaults in, one row per class out.
+inline const pq::NamedStatement kClassLimits(R"sql(
+SELECT job, max_checks, max_attempts, backoff_seconds, backoff_max_seconds, timeout_seconds, coded_problem,
+       timeout_cut_from
+  FROM prescient.class_limits(:jobs::text[], :coded_max_checks::bigint[]::integer[],
+                              :coded_max_attempts::bigint[]::integer[],
+                              :coded_backoff::bigint[], :coded_backoff_max::bigint[], :coded_timeout::bigint[],
+                              :config_max_checks::integer, :config_max_attempts::integer, :config_backoff::bigint,
+                              :config_backoff_max::bigint, :config_timeout::bigint))sql");
+struct ClassLimitsOf {
+  const std::vector<std::string>& jobs;
+  // Each class's coded policy, one element per class (null where not set), in seconds for the durations.
+  const std::vector<std::optional<std::int64_t>>&coded_max_checks, &coded_max_attempts, &coded_backoff,
+      &coded_backoff_max, &coded_timeout;
+  std::optional<std::int64_t> config_max_checks, config_max_attempts, config_backoff, config_backoff_max,
+      config_timeout;
+  void bind(pq::Binding& b) const {
+    b.set("jobs", pq::text_array(jobs)).set("coded_max_checks", pq::integer_array_or_null(coded_max_checks));
+    b.set("coded_max_attempts", pq::integer_array_or_null(coded_max_attempts));
+    b.set("coded_backoff", pq::integer_array_or_null(coded_backoff));
+    b.set("coded_backoff_max", pq::integer_array_or_null(coded_backoff_max));
+    b.set("coded_timeout", pq::integer_array_or_null(coded_timeout));
+    b.set("config_max_checks", pq::number_text(config_max_checks));
+    b.set("config_max_attempts", pq::number_text(config_max_attempts));
+    b.set("config_backoff", pq::number_text(config_backoff));
+    b.set("config_backoff_max", pq::number_text(config_backoff_max));
+    b.set("config_timeout", pq::number_text(config_timeout));
+  }
+};
+
 // The earliest claimable check deferred to a time within the slot, after its boundary.
 inline const pq::NamedStatement kNextWaiting(fmt::format(R"sql(
 SELECT prescient.us(min(next_check_at))

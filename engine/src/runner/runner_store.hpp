@@ -2,6 +2,7 @@
 // Internal: what a runner thread needs of the database to fire checks, as an interface. PostgreSQL implements
 // it (db/pg_runner_store.hpp, the statements); the runner thread's unit tests drive an in-memory fake
 // (tests/unit/fake_runner_store.hpp) in milliseconds. The real-database tests stay the contract.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -103,8 +104,21 @@ class RunnerStore {
   // Gives up a lease on checks that were not run (they are due again at once).
   virtual void release(std::span<const std::int64_t> ids, std::int64_t token) = 0;
 
-  // The policies set in the class registry (prescient jobs set), by class: they override the classes' coded policies.
-  virtual std::map<std::string, JobPolicy> class_policies() = 0;
+  // A class's limits in force, as prescient.class_limits (sql/functions/071_class_limits.sql) resolves them:
+  // the one home of their precedence (its row in the registry, its coded policy, the config file's defaults,
+  // the settings) and of the bounds the runner needs.
+  struct ClassLimits {
+    GuardLimits limits;
+    std::chrono::seconds timeout{0};  // at most a day
+    // What makes its coded policy one the runner cannot honour (the policy was left out): the class is refused.
+    std::optional<std::string> coded_problem;
+    std::optional<std::chrono::seconds> timeout_cut_from;  // the registry's timeout, beyond a day: a day is used
+    bool operator==(const ClassLimits&) const = default;
+  };
+  // The limits in force of each class of `coded` (by name, with its coded policy; an empty one for a class
+  // refused), with the config file's defaults, in one statement.
+  virtual std::map<std::string, ClassLimits> class_limits(const std::map<std::string, JobPolicy>& coded,
+                                                          const JobPolicy& config) = 0;
 
   // Flow control (docs/flow-control.md). The limits in force.
   static constexpr Micros kReservationGrace{50000};

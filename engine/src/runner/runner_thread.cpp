@@ -28,8 +28,6 @@ using runner::WorkUnit;
 // A written lease outlasts the batch's deadline, its slowest job's timeout and the executor's grace by
 // this much, so a result in time is never discarded.
 constexpr std::chrono::seconds kLeaseMargin{60};
-// The longest timeout a class's policy may ask for: deadlines computed from it must not overflow.
-constexpr std::chrono::seconds kMaxJobTimeout{86400};
 // Flow control (docs/flow-control.md): a check whose limits let it start within this much of now is
 // admitted and the runner thread waits for its start; a later one is deferred to its start. Capped by half
 // the batch deadline, so a paced batch never runs into it.
@@ -42,30 +40,6 @@ constexpr std::chrono::milliseconds kRecheck{50};
 constexpr int kCarefulBatches = 16;
 // Savepoint names are SQL identifiers, prescient's own, never input.
 constexpr const char* kSavepoint = "prescient_settle";
-
-std::optional<std::string> policy_problem(const JobPolicy& policy) {
-  if (policy.max_checks && *policy.max_checks < 1) return "max_checks " + std::to_string(*policy.max_checks) + " < 1";
-  if (policy.max_attempts && *policy.max_attempts < 1) {
-    return "max_attempts " + std::to_string(*policy.max_attempts) + " < 1";
-  }
-  if (policy.timeout && (*policy.timeout < std::chrono::seconds{1} || *policy.timeout > kMaxJobTimeout)) {
-    return "timeout " + std::to_string(policy.timeout->count()) + "s is not within 1s to 1d";
-  }
-  for (const auto& backoff : {policy.backoff, policy.backoff_max}) {
-    if (backoff && *backoff < std::chrono::seconds{1}) return "backoff " + std::to_string(backoff->count()) + "s < 1s";
-  }
-  return std::nullopt;
-}
-
-// A field of the first policy that sets it: the check's class's row in the registry, then its coded policy,
-// then the config file's defaults.
-template <class Field>
-auto first_set(Field JobPolicy::*field, std::initializer_list<const JobPolicy*> policies) {
-  for (const JobPolicy* p : policies) {
-    if (p != nullptr && p->*field) return p->*field;
-  }
-  return Field{};
-}
 
 }  // namespace
 
@@ -127,18 +101,19 @@ class RunnerThread::Impl {
     Starts starts;
   };
 
-  // The flow limits and the classes' policies in the registry, read once a slot (a change takes effect
-  // within one), and the one fair share follows.
+  // The flow limits and the limits in force of the classes made, read once a slot (a change in the registry
+  // takes effect within one), and the one fair share follows.
   void load_limits() {
     limits_ = store_.flow_limits();
     fair_limit_.reset();
     for (const FlowLimit& l : limits_) {
       if (l.fair_share && !fair_limit_) fair_limit_ = l;  // the first by name
     }
-    std::map<std::string, JobPolicy> policies = store_.class_policies();
-    if (policies != registry_policies_) {
-      registry_policies_ = std::move(policies);
-      for (auto& [job, c] : classes_) apply_policy(job, c);
+    if (classes_.empty()) return;
+    std::map<std::string, JobPolicy> coded;
+    for (const auto& [job, c] : classes_) coded.emplace(job, c.coded_policy);
+    for (auto& [job, in_force] : store_.class_limits(coded, options_.default_policy)) {
+      take_limits(job, classes_.at(job), std::move(in_force));
     }
   }
 
@@ -250,7 +225,7 @@ class RunnerThread::Impl {
     for (const Check& c : *batch) checks.push_back(&c);
     for (const auto& [check, reason] : claim.rows.unreadable) {
       checks.push_back(&check);
-      items.push_back(runner::failed_attempt(check, class_of(check.job).limits, reason));
+      items.push_back(runner::failed_attempt(check, class_of(check.job).in_force.limits, reason));
       log_failure(slot, check, reason);
     }
     const Settled settled = settle_isolating(std::move(items), checks, std::nullopt, slot);
@@ -263,8 +238,7 @@ class RunnerThread::Impl {
     std::shared_ptr<JobExec> exec;  // null when the class cannot run (its checks fail with `refusal`)
     std::string refusal;
     JobPolicy coded_policy;  // the one its code declares (JobExec::policy()), under the registry's row
-    GuardLimits limits;
-    std::chrono::seconds timeout;
+    RunnerStore::ClassLimits in_force;
     bool long_running = false;
     bool batch = false;  // with long_running: its checks of a batch run as one unit (run_batch)
   };
@@ -288,8 +262,8 @@ class RunnerThread::Impl {
         c.refusal = "unknown job class '" + job + "' (is its plugin loaded?)";
       } else if (!(c.exec = registry_.create(job))) {
         c.refusal = "job class '" + job + "' made no instance";
-      } else if (const auto problem = policy_problem(policy = c.exec->policy())) {
-        c.refusal = "job class '" + job + "' has an invalid policy: " + *problem;
+      } else {
+        policy = c.exec->policy();
       }
     } catch (const std::exception& e) {
       c.refusal = "job class '" + job + "' could not be made: " + storable_text(e.what(), kMaxErrorBytes);
@@ -300,32 +274,28 @@ class RunnerThread::Impl {
       c.exec.reset();
       policy = {};
     }
+    RunnerStore::ClassLimits in_force = store_.class_limits({{job, policy}}, options_.default_policy).at(job);
+    if (in_force.coded_problem) {
+      c.refusal = "job class '" + job + "' has an invalid policy: " + *in_force.coded_problem;
+      c.exec.reset();
+      policy = {};
+      in_force.coded_problem.reset();
+    }
     c.coded_policy = policy;
     c.long_running = policy.long_running;
     c.batch = policy.long_running && policy.batch;
-    apply_policy(job, c);
+    take_limits(job, c, std::move(in_force));
     return classes_.emplace(job, std::move(c)).first->second;
   }
 
-  // The limits in force for a class (docs/guarantees.md, "Policies"): each field from the first that sets
-  // it of the registry's row (prescient jobs set), the class's coded policy, the config file's defaults,
-  // then the database's settings. A registry value the runner cannot honour is left out, with a warning.
-  void apply_policy(const std::string& job, JobClass& c) const {
-    const auto row = registry_policies_.find(job);
-    const JobPolicy* registry = row == registry_policies_.end() ? nullptr : &row->second;
-    if (registry != nullptr && registry->timeout && *registry->timeout > kMaxJobTimeout) {
+  // Takes a class's limits in force (prescient.class_limits resolves them: docs/guarantees.md, "Policies").
+  // A registry's timeout beyond a day is cut to a day, with a warning when the limits first take it.
+  void take_limits(const std::string& job, JobClass& c, RunnerStore::ClassLimits in_force) const {
+    if (in_force.timeout_cut_from && in_force != c.in_force) {
       spdlog::warn("runner {}: the registry's timeout for class {} ({}s) is beyond a day: a day is used",
-                   options_.runner_id, job, registry->timeout->count());
+                   options_.runner_id, job, in_force.timeout_cut_from->count());
     }
-    const JobPolicy* coded = c.refusal.empty() ? &c.coded_policy : nullptr;
-    const JobPolicy* config = &options_.default_policy;
-    const std::optional<int> max_checks = first_set(&JobPolicy::max_checks, {registry, coded, config});
-    c.limits = {.max_checks = max_checks.value_or(settings_.max_checks),
-                .max_attempts = first_set(&JobPolicy::max_attempts, {registry, coded, config}).value_or(settings_.max_attempts),
-                .backoff = first_set(&JobPolicy::backoff, {registry, coded, config}),
-                .backoff_max = first_set(&JobPolicy::backoff_max, {registry, coded, config})};
-    c.timeout = std::min(first_set(&JobPolicy::timeout, {registry, coded, config}).value_or(settings_.job_timeout),
-                         kMaxJobTimeout);
+    c.in_force = std::move(in_force);
   }
 
   // What the settle statement's judge needs besides the checks (a late run never reschedules into the past:
@@ -420,7 +390,7 @@ class RunnerThread::Impl {
   // starts after the deadline, and the one running then ends within its timeout (or is abandoned).
   TimePoint lease_end(const std::vector<Check>& checks) {
     std::chrono::seconds longest = settings_.job_timeout;
-    for (const Check& c : checks) longest = std::max(longest, class_of(c.job).timeout);
+    for (const Check& c : checks) longest = std::max(longest, class_of(c.job).in_force.timeout);
     return clock_.now() + pace() + options_.batch_deadline + longest + runner::kTimeoutGrace + kLeaseMargin;
   }
 
@@ -513,7 +483,7 @@ class RunnerThread::Impl {
       }
       units.push_back({.exec = job.exec, .job = checks[i].job, .refusal = job.refusal, .first = i, .count = 1,
                        .grouped = grouped, .batched = !grouped && job.batch && job.exec != nullptr,
-                       .timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.timeout)});
+                       .timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.in_force.timeout)});
     }
     return units;
   }
@@ -525,7 +495,7 @@ class RunnerThread::Impl {
     const auto shared_units = std::make_shared<const std::vector<WorkUnit>>(units_of(checks, grouped));
     const std::vector<WorkUnit>& units = *shared_units;
     std::vector<GuardLimits> limits;
-    for (const WorkUnit& unit : units) limits.push_back(class_of(unit.job).limits);
+    for (const WorkUnit& unit : units) limits.push_back(class_of(unit.job).in_force.limits);
     const std::vector<UnitResult> results =
         executor_->run(batch, shared_units, slot, clock_, settings_.slot, settings_.max_horizon, deadline);
     if (executor_->timed_out()) {
@@ -589,7 +559,7 @@ class RunnerThread::Impl {
     }
     const auto as_failed_attempt = [&](const SettleItem& item) {
       const Check& check = check_of(item.id, checks);
-      return runner::failed_attempt(check, class_of(check.job).limits, reasons.at(item.id), item.run_micros);
+      return runner::failed_attempt(check, class_of(check.job).in_force.limits, reasons.at(item.id), item.run_micros);
     };
     const bool culprit_wrote = std::ranges::any_of(
         items, [&](const SettleItem& i) { return reasons.contains(i.id) && !i.writes.empty(); });
@@ -646,7 +616,7 @@ class RunnerThread::Impl {
     for (const auto& [index, error] : failures) {
       SettleItem& item = items[index];
       const Check& check = check_of(item.id, checks);
-      item = runner::failed_attempt(check, class_of(check.job).limits, error, item.run_micros);
+      item = runner::failed_attempt(check, class_of(check.job).in_force.limits, error, item.run_micros);
       log_failure(check.slot, check, error);
     }
   }
@@ -663,7 +633,6 @@ class RunnerThread::Impl {
   std::map<std::string, JobClass> classes_;
   RunnerStore::Exclusions unsettled_;        // checks the database refused to settle, left out of this drain
   std::vector<FlowLimit> limits_;            // the flow limits in force, read when the drain began
-  std::map<std::string, JobPolicy> registry_policies_;  // the classes' rows in the registry, read with them
   std::optional<FlowLimit> fair_limit_;      // the fair-share limit whose payload field claims interleave by
   ClaimMark* mark_ = nullptr;                // how far the slot's runner threads have claimed, set by drain
   std::vector<std::string> capped_;    // classes this runner thread last saw at the abandoned-thread cap

@@ -20,8 +20,9 @@
 namespace prescient::runner {
 
 
-// The limits of a check's class as the runner resolves them (docs/guarantees.md, "Policies"): the class's
-// row in the registry over its coded policy and the config file's defaults, over the database's settings.
+// The limits of a check's class in force (docs/guarantees.md, "Policies"), as prescient.class_limits resolves
+// them (sql/functions/071_class_limits.sql): the class's row in the registry over its coded policy and the
+// config file's defaults, over the database's settings.
 // The check's own policy overrides them field by field; that and everything else a settlement decides is
 // prescient.judge's (sql/functions/069_judge.sql), which the settle statement calls.
 struct GuardLimits {
@@ -29,6 +30,7 @@ struct GuardLimits {
   int max_attempts = 5;
   std::optional<std::chrono::seconds> backoff;      // the first retry's wait; none: one slot of the grid
   std::optional<std::chrono::seconds> backoff_max;  // none: a day
+  bool operator==(const GuardLimits&) const = default;
 };
 
 // What a run produced: a next time (or nothing = done), or a failure with its reason.

@@ -3172,6 +3172,43 @@ BEGIN
 END $$;
 
 --
+-- Name: class_limits(text[], integer[], integer[], bigint[], bigint[], bigint[], integer, integer, bigint, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.class_limits(p_jobs text[], p_coded_max_checks integer[] DEFAULT NULL::integer[], p_coded_max_attempts integer[] DEFAULT NULL::integer[], p_coded_backoff_seconds bigint[] DEFAULT NULL::bigint[], p_coded_backoff_max_seconds bigint[] DEFAULT NULL::bigint[], p_coded_timeout_seconds bigint[] DEFAULT NULL::bigint[], p_config_max_checks integer DEFAULT NULL::integer, p_config_max_attempts integer DEFAULT NULL::integer, p_config_backoff_seconds bigint DEFAULT NULL::bigint, p_config_backoff_max_seconds bigint DEFAULT NULL::bigint, p_config_timeout_seconds bigint DEFAULT NULL::bigint) RETURNS TABLE(job text, max_checks integer, max_attempts integer, backoff_seconds bigint, backoff_max_seconds bigint, timeout_seconds bigint, coded_problem text, timeout_cut_from bigint)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT n.job,
+         coalesce(c.max_checks, k.max_checks, p_config_max_checks, s.max_checks),
+         coalesce(c.max_attempts, k.max_attempts, p_config_max_attempts, s.max_attempts),
+         coalesce(c.backoff_seconds, k.backoff_seconds, p_config_backoff_seconds),
+         coalesce(c.backoff_max_seconds, k.backoff_max_seconds, p_config_backoff_max_seconds),
+         least(coalesce(c.timeout_seconds, k.timeout_seconds, p_config_timeout_seconds, s.job_timeout_seconds), 86400),
+         p.problem,
+         CASE WHEN c.timeout_seconds > 86400 THEN c.timeout_seconds END
+    FROM unnest(p_jobs, p_coded_max_checks, p_coded_max_attempts, p_coded_backoff_seconds,
+                p_coded_backoff_max_seconds, p_coded_timeout_seconds)
+           WITH ORDINALITY AS n(job, max_checks, max_attempts, backoff_seconds, backoff_max_seconds,
+                                timeout_seconds, o)
+   CROSS JOIN prescient.settings s
+    LEFT JOIN prescient.job_class c ON c.job = n.job
+   CROSS JOIN LATERAL (
+     SELECT CASE
+       WHEN n.max_checks < 1 THEN format('max_checks %s < 1', n.max_checks)
+       WHEN n.max_attempts < 1 THEN format('max_attempts %s < 1', n.max_attempts)
+       WHEN n.timeout_seconds < 1 OR n.timeout_seconds > 86400
+         THEN format('timeout %ss is not within 1s to 1d', n.timeout_seconds)
+       WHEN n.backoff_seconds < 1 THEN format('backoff %ss < 1s', n.backoff_seconds)
+       WHEN n.backoff_max_seconds < 1 THEN format('backoff %ss < 1s', n.backoff_max_seconds)
+     END AS problem) p
+    -- The coded policy as it is taken: all of it, or none when it has a problem.
+    LEFT JOIN LATERAL (
+     SELECT n.max_checks, n.max_attempts, n.backoff_seconds, n.backoff_max_seconds, n.timeout_seconds
+      WHERE p.problem IS NULL) k ON true
+   ORDER BY n.o
+$$;
+
+--
 -- Name: class_problem(text, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -6580,25 +6617,28 @@ BEGIN
   -- not), locked in id order (a heartbeat or another settlement of the same checks locks in the same order:
   -- no deadlock); the lease is looked at again on the locked row.
   WITH held AS (
-    SELECT s.n, f AS pending, c.max_checks, c.max_attempts, c.backoff_seconds, c.backoff_max_seconds
+    SELECT s.n, f AS pending
       FROM unnest(p_ids, p_tokens) WITH ORDINALITY AS s(id, token, n)
       JOIN prescient.future_job f ON f.id = s.id
       JOIN prescient.job_class c ON c.job = f.job AND c.runs_in = 'worker'
      WHERE f.claim_token = s.token AND f.claimed_by = p_worker AND f.claimed_until > p_now
      ORDER BY f.id
        FOR UPDATE OF f),
+  -- Their classes' limits in force (071: a worker has no coded policy and no config).
+  limits AS (
+    SELECT * FROM prescient.class_limits(ARRAY(SELECT DISTINCT (h.pending).job FROM held h))),
   j AS (
     SELECT h.n, h.pending, (h.pending).claimed_by AS worker, (h.pending).next_check_at AS due_at,
            p_results[h.n] AS result, v.*
       FROM held h
+      JOIN limits l ON l.job = (h.pending).job
      CROSS JOIN LATERAL prescient.judge(
            p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
            date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
                     timestamptz '1970-01-01 UTC'),
            coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
            (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
-           (h.pending).backoff_max_seconds, coalesce(h.max_checks, v_settings.max_checks),
-           coalesce(h.max_attempts, v_settings.max_attempts), h.backoff_seconds, h.backoff_max_seconds,
+           (h.pending).backoff_max_seconds, l.max_checks, l.max_attempts, l.backoff_seconds, l.backoff_max_seconds,
            v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, p_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'

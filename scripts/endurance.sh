@@ -34,31 +34,46 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 minutes=5
 rate=200
 out=""
-usage="usage: scripts/endurance.sh [--minutes M] [--rate R] [--out FILE]"
+check=false
+usage="usage: scripts/endurance.sh [--minutes M] [--rate R] [--out FILE] [--check]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; minutes=$2; shift 2 ;;
     --rate) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; rate=$2; shift 2 ;;
     --out) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; out=$2; shift 2 ;;
+    --check) check=true; shift ;;
     -h|--help) echo "$usage"; exit 0 ;;
     *) echo "endurance.sh: unknown option '$1'" >&2; echo "$usage" >&2; exit 2 ;;
   esac
 done
 case "$minutes" in ''|*[!0-9]*|0) echo "endurance.sh: --minutes must be a positive number, not '$minutes'" >&2; exit 2 ;; esac
 case "$rate" in ''|*[!0-9]*|0) echo "endurance.sh: --rate must be a positive number, not '$rate'" >&2; exit 2 ;; esac
+if $check && [ "$minutes" -lt 2 ]; then
+  echo "endurance.sh: --check needs --minutes 2 or more (two samples in each phase), not '$minutes'" >&2; exit 2
+fi
 [ -n "$out" ] || out=$repo/bench-results/endurance-$(date -u +%Y%m%dT%H%M%SZ).tsv
 mkdir -p "$(dirname "$out")"
 
+# shellcheck source=lib/packages.sh
+. "$repo/scripts/lib/packages.sh"
+ensure_packages endurance.sh python3-psycopg >&2
 export PRESCIENT_BUILD_DIR=${PRESCIENT_BUILD_DIR:-$repo/build-release}
-BUILD_TYPE=${BUILD_TYPE:-Release} "$repo/scripts/setup.sh" >&2
-prescient=$PRESCIENT_BUILD_DIR/engine/prescient
+if [ -n "${PRESCIENT_BINARY:-}" ]; then
+  prescient=$PRESCIENT_BINARY
+else
+  BUILD_TYPE=${BUILD_TYPE:-Release} "$repo/scripts/setup.sh" >&2
+  prescient=$PRESCIENT_BUILD_DIR/engine/prescient
+fi
+workers_build=${PRESCIENT_WORKERS_BUILD_DIR:-$PRESCIENT_BUILD_DIR/workers}
+worker_log=${out%.tsv}-worker.log
 
 PRESCIENT_PGDATA=$(mktemp -d /tmp/prescient-endurance.XXXXXX)/pg
 export PRESCIENT_PGDATA
 daemon=""
+worker=""
 cleanup() {
-  [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
-  [ -z "$daemon" ] || wait "$daemon" 2>/dev/null || true
+  for pid in $daemon $worker; do kill "$pid" 2>/dev/null || true; done
+  for pid in $daemon $worker; do wait "$pid" 2>/dev/null || true; done
   for job in $(jobs -p); do kill "$job" 2>/dev/null || true; done
   "$repo/scripts/pg.sh" stop || true
   rm -rf "$(dirname "$PRESCIENT_PGDATA")"
@@ -73,8 +88,13 @@ psql "$server/postgres" -c "CREATE DATABASE endurance"
 "$prescient" migrate --db "$db" --slot 1s >/dev/null 2>&1
 
 # The load: a procedure that enqueues `rate` checks at each second's start, committing each second, until
-# the run's end. The sql class's function asks again once, 2 s later.
+# the run's end. The sql class's function asks again once, 2 s later. The worker class's handler records
+# each run in conformance_ledger (the conformance driver's `work` mode), a write per check as an
+# application's handler would make.
+"$prescient" jobs add endurance_worker --worker --db "$db" >/dev/null
 psql "$db" <<'SQL'
+CREATE TABLE conformance_ledger (check_id bigint, worker text, language text, due_at timestamptz,
+                                 check_count integer, started_at timestamptz DEFAULT clock_timestamp());
 CREATE SCHEMA endurance;
 CREATE FUNCTION endurance.again(p_key text, p_payload jsonb, p_check_count integer) RETURNS timestamptz
   LANGUAGE sql RETURN CASE WHEN p_check_count = 0 THEN now() + interval '2 seconds' END;
@@ -89,7 +109,7 @@ BEGIN
     PERFORM pg_sleep(extract(epoch FROM v_second - clock_timestamp()));
     PERFORM prescient.schedule_arrays(array_agg(job), array_agg(entity), array_agg(key), array_agg(at),
                                       p_payload => array_agg(payload), p_now => v_second)
-      FROM (SELECT CASE i % 5 WHEN 2 THEN 'emit' WHEN 3 THEN 'sql' ELSE 'noop' END AS job,
+      FROM (SELECT CASE i % 5 WHEN 0 THEN 'endurance_worker' WHEN 2 THEN 'emit' WHEN 3 THEN 'sql' ELSE 'noop' END AS job,
                    CASE i % 5 WHEN 4 THEN 'limited' ELSE 'load' END AS entity,
                    v_round || '-' || i AS key, v_second + interval '2 seconds' AS at,
                    CASE i % 5 WHEN 2 THEN '{"type": "endurance"}'
@@ -112,8 +132,11 @@ done | "$prescient" cron add --file - --db "$db" >/dev/null
 phase_seconds=$(( minutes * 60 / 5 ))
 start=$(date +%s)
 end=$(( start + 5 * phase_seconds ))
-"$prescient" daemon --db "$db" --runner-id endurance --log-level warn >/dev/null 2>&1 &
+PGAPPNAME=endurance-daemon "$prescient" daemon --db "$db" --runner-id endurance --log-level warn >/dev/null 2>&1 &
 daemon=$!
+PGAPPNAME=endurance-worker PRESCIENT_DATABASE_URL=$db PRESCIENT_WORKERS_BUILD_DIR=$workers_build \
+  "$repo/jobs/workers/python/conformance-driver" work --name endurance --classes endurance_worker 2>"$worker_log" &
+worker=$!
 PGAPPNAME=endurance-load psql "$db" -c "CALL endurance.load($rate, to_timestamp($end))" &
 
 phase_of() {  # phase_of SECONDS_SINCE_START
@@ -150,52 +173,125 @@ pin $(( p + p / 2 )) $(( p / 2 )) 3 &
 idle $(( 2 * p )) "$p" &
 index $(( 3 * p )) $(( start + 4 * p )) &
 
-columns="time	phase	finished_per_s	p50_ms	p99_ms	backlog	horizon_xids	horizon_holder	dead_future_job	dead_history	dead_event	dead_cron_schedule	kb_future_job	kb_history	kb_event	kb_cron_schedule	sessions	daemon_rss_kb"
+columns="time	phase	finished_per_s	p50_ms	p99_ms	worker_per_s	worker_p99_ms	backlog	horizon_xids	horizon_holder	dead_future_job	dead_history	dead_event	dead_cron_schedule	kb_future_job	kb_history	kb_event	kb_cron_schedule	sessions	daemon_sessions	worker_sessions	daemon_rss_kb"
 echo "$columns" >"$out"
 echo "endurance.sh: $minutes min at $rate checks/s (+ 50 schedules every 10 s), phases of $phase_seconds s; samples in $out" >&2
 echo "$columns" | tr '\t' ' ' >&2
+# Each prescient table's total size in kB (the history's and the timeline's partitions summed), one per line.
+table_sizes() {
+  psql "$db" -At -F ' ' -c "SELECT CASE WHEN relname LIKE 'job\_history%' THEN 'job_history'
+                                        WHEN relname LIKE 'check\_run%' THEN 'check_run' ELSE relname END,
+                                   (sum(pg_total_relation_size(relid)) / 1024)::bigint
+                              FROM pg_stat_user_tables WHERE schemaname = 'prescient' GROUP BY 1 ORDER BY 1"
+}
+sizes_before_recovery=""
 next=$(( start + 10 ))
 while [ "$next" -le "$end" ]; do
   sleep $(( next - $(date +%s) > 0 ? next - $(date +%s) : 0 ))
+  phase=$(phase_of $(( next - start - 1 )))
+  [ "$phase" != recovery ] || [ -n "$sizes_before_recovery" ] || sizes_before_recovery=$(table_sizes)
   figures=$(psql "$db" -At -F $'\t' <<'SQL'
 WITH finished AS (
-  SELECT extract(epoch FROM finished_at - last_check_at) * 1000 AS late_ms FROM prescient.job_history
+  SELECT job, extract(epoch FROM finished_at - last_check_at) * 1000 AS late_ms FROM prescient.job_history
    WHERE finished_at > now() - interval '10 seconds' AND outcome <> 'cancelled'),
+by_worker AS (SELECT late_ms FROM finished WHERE job = 'endurance_worker'),
 tables AS (
   SELECT CASE WHEN relname LIKE 'job\_history%' THEN 'job_history' ELSE relname END AS t,
          sum(n_dead_tup)::bigint AS dead, (sum(pg_total_relation_size(relid)) / 1024)::bigint AS kb
     FROM pg_stat_user_tables WHERE schemaname = 'prescient' GROUP BY 1),
 holder AS (SELECT xid_age, kind || coalesce(' ' || pid, '') || coalesce(' ' || application_name, '') AS who
-             FROM prescient.horizon_holders() WHERE holds_tables LIMIT 1)
+             FROM prescient.horizon_holders() WHERE holds_tables LIMIT 1),
+sessions AS (SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid())
 SELECT (SELECT round(count(*) / 10.0) FROM finished),
        (SELECT coalesce(round(percentile_cont(0.5) WITHIN GROUP (ORDER BY late_ms)), 0) FROM finished),
        (SELECT coalesce(round(percentile_cont(0.99) WITHIN GROUP (ORDER BY late_ms)), 0) FROM finished),
+       (SELECT round(count(*) / 10.0) FROM by_worker),
+       (SELECT coalesce(round(percentile_cont(0.99) WITHIN GROUP (ORDER BY late_ms)), 0) FROM by_worker),
        (SELECT count(*) FROM prescient.future_job WHERE next_check_at < date_trunc('second', now())),
        coalesce((SELECT xid_age FROM holder), 0), coalesce((SELECT replace(who, ' ', '_') FROM holder), '-'),
        (SELECT dead FROM tables WHERE t = 'future_job'), (SELECT dead FROM tables WHERE t = 'job_history'),
        (SELECT dead FROM tables WHERE t = 'event'), (SELECT dead FROM tables WHERE t = 'cron_schedule'),
        (SELECT kb FROM tables WHERE t = 'future_job'), (SELECT kb FROM tables WHERE t = 'job_history'),
        (SELECT kb FROM tables WHERE t = 'event'), (SELECT kb FROM tables WHERE t = 'cron_schedule'),
-       (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()) - 1
+       (SELECT count(*) FROM sessions),
+       (SELECT count(*) FROM sessions WHERE application_name = 'endurance-daemon'),
+       (SELECT count(*) FROM sessions WHERE application_name = 'endurance-worker')
 SQL
 )
   rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon/status" 2>/dev/null || echo 0)
-  line="$(date -u +%H:%M:%S)	$(phase_of $(( next - start - 1 )))	$figures	$rss"
+  line="$(date -u +%H:%M:%S)	$phase	$figures	$rss"
   echo "$line" >>"$out"
   echo "$line" | tr '\t' ' ' >&2
   next=$(( next + 10 ))
 done
 
+# The load has stopped: what it left due is drained (up to 30 s), then the tables' sizes are taken again.
+backlog_query="SELECT count(*) FROM prescient.future_job WHERE next_check_at < date_trunc('second', now())"
+drained_in=0
+while backlog=$(psql "$db" -At -c "$backlog_query") && [ "$backlog" -gt 0 ] && [ "$drained_in" -lt 30 ]; do
+  sleep 1
+  drained_in=$(( drained_in + 1 ))
+done
+sizes_after_recovery=$(table_sizes)
+
 echo "endurance.sh: per phase (finished/s and p50 lateness: the samples' mean; p99 lateness, backlog, horizon and dead tuples: their max)" >&2
-awk -F '\t' 'NR > 1 {
+awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+{
   p = $2; if (!(p in n)) order[++phases] = p
-  n[p]++; runs[p] += $3; p50[p] += $4; if ($5 > p99[p]) p99[p] = $5; if ($6 > backlog[p]) backlog[p] = $6
-  if ($7 > horizon[p]) horizon[p] = $7; if ($9 > dead_q[p]) dead_q[p] = $9; if ($10 > dead_h[p]) dead_h[p] = $10
+  n[p]++; runs[p] += $col["finished_per_s"]; p50[p] += $col["p50_ms"]; worker[p] += $col["worker_per_s"]
+  max(p99, p, $col["p99_ms"]); max(worker_p99, p, $col["worker_p99_ms"]); max(backlog, p, $col["backlog"])
+  max(horizon, p, $col["horizon_xids"]); max(dead_q, p, $col["dead_future_job"]); max(dead_h, p, $col["dead_history"])
 }
+function max(a, k, v) { if (!(k in a) || v + 0 > a[k]) a[k] = v + 0 }
 END {
-  printf "%-9s %10s %8s %10s %8s %12s %15s %12s\n", "phase", "finished/s", "p50_ms", "p99_ms_max", "backlog", "horizon_xids", "dead_future_job", "dead_history"
+  printf "%-9s %10s %8s %10s %9s %13s %8s %12s %15s %12s\n", "phase", "finished/s", "p50_ms", "p99_ms_max", "worker/s",
+         "worker_p99_ms", "backlog", "horizon_xids", "dead_future_job", "dead_history"
   for (i = 1; i <= phases; i++) {
     p = order[i]
-    printf "%-9s %10.0f %8.0f %10d %8d %12d %15d %12d\n", p, runs[p] / n[p], p50[p] / n[p], p99[p], backlog[p], horizon[p], dead_q[p], dead_h[p]
+    printf "%-9s %10.0f %8.0f %10d %9.0f %13d %8d %12d %15d %12d\n", p, runs[p] / n[p], p50[p] / n[p], p99[p],
+           worker[p] / n[p], worker_p99[p], backlog[p], horizon[p], dead_q[p], dead_h[p]
   }
 }' "$out" >&2
+echo "endurance.sh: backlog $backlog, $drained_in s after the load stopped; each table's size (kB) over the recovery phase:" >&2
+join <(echo "$sizes_before_recovery") <(echo "$sizes_after_recovery") |
+  awk '{ printf "  %-16s %8d -> %8d\n", $1, $2, $3 }' >&2
+
+$check || exit 0
+# --check (the suite's short run): what a queue that lives for months must still hold at the end of this
+# run, each judged on one line. The tolerances are wide enough for a loaded machine, narrow enough to catch
+# a leak: a state table (not a log) may grow 25 % + 256 kB over the recovery phase, the daemon's resident
+# memory 25 % over its size at the baseline's end, its and the worker's sessions by one.
+failures=0
+verdict() {  # verdict HELD WHAT: HELD is true or false
+  if $1; then echo "endurance.sh: check ok: $2" >&2; else echo "endurance.sh: check FAILED: $2" >&2; failures=$(( failures + 1 )); fi
+}
+last_sample() {  # last_sample COLUMN [PHASE]: the column's value in the last sample (of PHASE)
+  awk -F '\t' -v want="$1" -v phase="${2:-}" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == want) c = i; next }
+    phase == "" || $2 == phase { v = $c } END { print v + 0 }' "$out"
+}
+at_most() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }  # at_most A B: A <= B, as decimals
+
+verdict "$([ "$backlog" -eq 0 ] && echo true || echo false)" \
+  "no backlog $drained_in s after the load stopped (left: $backlog)"
+# The logs grow with what they record until their retention (issue 62, item 4): the history, the timeline,
+# the outbox and the hourly figures. Every other table holds state, and must not grow while nothing pins.
+growing=$(join <(echo "$sizes_before_recovery") <(echo "$sizes_after_recovery") |
+  awk '$1 !~ /^(job_history|check_run|event|finished_figure|flow_figure|pending_figure)$/ && $3 > $2 * 1.25 + 256 {
+         printf "%s%s %d -> %d kB", sep, $1, $2, $3; sep = ", " }')
+verdict "$([ -z "$growing" ] && echo true || echo false)" \
+  "no state table grew over the recovery phase beyond 25 % + 256 kB${growing:+ (}${growing}${growing:+)}"
+rss_baseline=$(last_sample daemon_rss_kb baseline) rss_end=$(last_sample daemon_rss_kb)
+verdict "$(at_most "$rss_end" "$(( rss_baseline * 5 / 4 ))" && [ "$rss_end" -gt 0 ] && echo true || echo false)" \
+  "the daemon's resident memory flat: $rss_baseline kB at the baseline's end, $rss_end kB at the run's end"
+for who in daemon worker; do
+  before=$(last_sample "${who}_sessions" baseline) after=$(last_sample "${who}_sessions")
+  verdict "$([ "$after" -gt 0 ] && [ "$(( after > before ? after - before : before - after ))" -le 1 ] && echo true || echo false)" \
+    "the $who's sessions flat: $before at the baseline's end, $after at the run's end"
+done
+worker_rate=$(last_sample worker_per_s)
+verdict "$(kill -0 "$worker" 2>/dev/null && at_most 1 "$worker_rate" && echo true || echo false)" \
+  "the worker alive and taking at the run's end ($worker_rate checks/s; its log: $worker_log)"
+not_done=$(psql "$db" -At -c "SELECT coalesce(string_agg(outcome || ' ' || n, ', '), '') FROM
+  (SELECT outcome, count(*) AS n FROM prescient.job_history WHERE outcome <> 'done' GROUP BY 1 ORDER BY 1) AS o")
+verdict "$([ -z "$not_done" ] && echo true || echo false)" "every finished check done${not_done:+ (not: }${not_done}${not_done:+)}"
+[ "$failures" -eq 0 ]

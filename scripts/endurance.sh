@@ -34,7 +34,7 @@
 #                  and taking; every finished check done. Needs --minutes 2 or more. The suite runs
 #                  --minutes 3 --rate 100 --check (tests/CMakeLists.txt, `endurance_short`).
 # Every 10 s, one line: the phase; checks finished per second over the last 10 s (a rescheduled check's
-# first run and the schedules' own checks are not among them: they do not finish; the worker's are); lateness
+# first run is not among them: it does not finish; each schedule's occurrence and the worker's are); lateness
 # p50 and p99 in ms (settled time minus the slot due, of the checks finished in those 10 s); the worker
 # class's finished/s and p99 apart; the backlog (checks due before the current slot, live); the horizon
 # (transactions behind, and who holds it, from prescient.horizon_holders()); dead tuples and total size (kB)
@@ -381,7 +381,7 @@ join <(echo "$sizes_before_recovery") <(echo "$sizes_after_recovery") |
   awk '{ printf "  %-16s %8d -> %8d\n", $1, $2, $3 }' >&2
 
 echo "endurance.sh: lateness by kind over the whole run (ms; settled time minus the slot due):" >&2
-psql "$db" -c "SELECT job || CASE WHEN entity_name = 'limited' THEN ' (flow limit)' ELSE '' END AS kind,
+psql "$db" -c "SELECT job || CASE entity_name WHEN 'load' THEN '' WHEN 'limited' THEN ' (flow limit)' ELSE ' (schedule)' END AS kind,
                       count(*) AS finished,
                       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY late_ms)) AS p50_ms,
                       round(percentile_cont(0.99) WITHIN GROUP (ORDER BY late_ms)) AS p99_ms

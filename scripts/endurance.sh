@@ -31,7 +31,7 @@
 #                  figures, which grow until their retention) grown by more than 25 % + 256 kB over the
 #                  recovery phase; the daemon's resident memory at the end within 25 % of the baseline's
 #                  end; the daemon's and the worker's sessions within one of theirs there; the worker alive
-#                  and taking; every finished check done. Needs --minutes 2 or more. The suite runs
+#                  and taking; every finished check done. Needs --minutes 2 and --rate 5 or more. The suite runs
 #                  --minutes 3 --rate 100 --check (tests/CMakeLists.txt, `endurance_short`).
 # Every 10 s, one line: the phase; checks finished per second over the last 10 s (a rescheduled check's
 # first run is not among them: it does not finish; each schedule's occurrence and the worker's are); lateness
@@ -74,6 +74,9 @@ case "$minutes" in ''|*[!0-9]*|0) echo "endurance.sh: --minutes must be a positi
 case "$rate" in ''|*[!0-9]*|0) echo "endurance.sh: --rate must be a positive number, not '$rate'" >&2; exit 2 ;; esac
 if $check && [ "$minutes" -lt 2 ]; then
   echo "endurance.sh: --check needs --minutes 2 or more (two samples in each phase), not '$minutes'" >&2; exit 2
+fi
+if $check && [ "$rate" -lt 5 ]; then
+  echo "endurance.sh: --check needs --rate 5 or more (a worker check each second), not '$rate'" >&2; exit 2
 fi
 [ -n "$out" ] || out=$repo/bench-results/endurance-$(date -u +%Y%m%dT%H%M%SZ).tsv
 mkdir -p "$(dirname "$out")"

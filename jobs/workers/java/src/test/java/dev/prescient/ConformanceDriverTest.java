@@ -81,4 +81,50 @@ final class ConformanceDriverTest {
             java.nio.file.Files.deleteIfExists(log);
         }
     }
+
+    /**
+     * Its sessions cut by the server (as in a failover), the driver's worker and its ledger connect again: a
+     * check scheduled after the cut is recorded and done. (The ledger once kept its broken session, and every
+     * run after a failover failed.)
+     */
+    @Test
+    void conformance_driver_survives_cut_sessions() throws Exception {
+        DB.declareWorkerClasses("conf_cut");
+        DB.execute("CREATE TABLE IF NOT EXISTS conformance_ledger (check_id bigint, worker text, language text, "
+                   + "due_at timestamptz, check_count integer, recorded_at timestamptz DEFAULT clock_timestamp())");
+        Path log = File.createTempFile("prescient-java-driver", ".log").toPath();
+        ProcessBuilder driver = new ProcessBuilder(System.getProperty("prescient.java.dir") + "/conformance-driver",
+                                                   "work", "--name", "jd-cut", "--classes", "conf_cut")
+                                    .redirectError(log.toFile()).redirectOutput(log.toFile());
+        driver.environment().put("PRESCIENT_JAVA_BUILD", System.getProperty("prescient.build.directory"));
+        Process p = driver.start();
+        try {
+            long before;
+            try (Connection c = DB.connect()) {
+                before = new PrescientClient().schedule(c, NewCheck.of("conf_cut", "x", "before")).id();
+            }
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.job_history WHERE id = ? AND outcome = 'done'",
+                                   before) == 1, Duration.ofSeconds(20), "the check before the cut done");
+            long cut = DB.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                + "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+            assertTrue(cut >= 3, "sessions cut (the worker's two and the ledger's): " + cut);
+            long after;
+            try (Connection c = DB.connect()) {
+                after = new PrescientClient().schedule(c, NewCheck.of("conf_cut", "x", "after")).id();
+            }
+            waitFor(() -> DB.count("SELECT count(*) FROM prescient.job_history WHERE id = ? AND outcome = 'done'",
+                                   after) == 1, Duration.ofSeconds(10), "the check after the cut done");
+            assertEquals(1L, DB.count("SELECT count(*) FROM conformance_ledger WHERE check_id = ?", after),
+                         "its run in the ledger");
+            p.destroy();
+            assertTrue(p.waitFor(10, TimeUnit.SECONDS), "the driver ended");
+            assertEquals(0, p.exitValue(), "the driver's exit status after SIGTERM");
+        } catch (Throwable t) {
+            System.out.println("driver's log:\n" + java.nio.file.Files.readString(log));
+            throw t;
+        } finally {
+            p.destroyForcibly();
+            java.nio.file.Files.deleteIfExists(log);
+        }
+    }
 }

@@ -235,7 +235,7 @@ class Worker extends EventEmitter {
     this.perCheckMs = null // the handlers' time per check, a moving average (null: none has answered yet)
     this.answers = [] // answers waiting for their settlement call
     this.flushing = null
-    this.settleAgain = false // a settlement call was lost with its connection: the flush pauses, then sends again
+    this.resending = 0 // answers waiting to be sent again, their call lost with its connection
     this.heartbeatTimer = null
     this.heartbeatInFlight = false
     this.listener = null
@@ -345,7 +345,8 @@ class Worker extends EventEmitter {
           await this.sleep(TAKE_DELAY_MS)
           continue
         }
-        if (this.tasks.size === 0 && this.queue.length === 0 && this.answers.length === 0 && !this.flushing) break
+        if (this.tasks.size === 0 && this.queue.length === 0 && this.answers.length === 0 && !this.flushing &&
+            this.resending === 0) break
         await this.sleep(MAX_SLEEP_MS) // woken when a handler ends or a settlement is made
       }
     } finally {
@@ -600,10 +601,6 @@ class Worker extends EventEmitter {
           await this.settle('complete', chunk.filter((a) => a.kind === 'complete'))
           await this.settle('fail', chunk.filter((a) => a.kind === 'fail'))
         }
-        if (this.settleAgain) {
-          this.settleAgain = false
-          await delay(ERROR_RETRY_MS)
-        }
       }
     })().catch((err) => {
       // Not the database's answer (those are handled in settle): a listener of 'settled' that threw.
@@ -652,10 +649,17 @@ class Worker extends EventEmitter {
       if (lostConnection(err) && !this.stopping) {
         // Sent again after a pause, on a new connection, rather than left to the leases (30 s by default): a
         // call that did take effect is refused then (lease_lost, as its lease is gone), so nothing settles twice.
+        // The pause is these answers' own: answers that come meanwhile are settled as they come. A stop begun
+        // meanwhile releases them with the rest it holds.
         this.log.warn(`could not ${kind} check(s) ${ids.join(', ')}: ${err.message}; sending again in ` +
           `${ERROR_RETRY_MS} ms`, { event: 'settle_retry', kind, checkIds: ids, error: err.message, retryInMs: ERROR_RETRY_MS })
-        this.answers.push(...answers)
-        this.settleAgain = true
+        this.resending += answers.length
+        setTimeout(() => {
+          this.resending -= answers.length
+          if (this.stopping) return
+          this.answers.push(...answers)
+          this.scheduleFlush()
+        }, ERROR_RETRY_MS).unref()
         return
       }
       // Not settled (the error text itself was refused, or the worker stops): the leases run out and the

@@ -242,7 +242,9 @@ class Dashboard {
     wait_until("prescient web to answer", 30s, [&] { return http_get(port_, "/api/config").has_value(); }, 100ms);
     // Sessions in its pool, as a dashboard in use has: 4 pages' reads at once.
     std::vector<std::future<std::optional<std::string>>> reads;
-    for (int i = 0; i < 4; ++i) reads.push_back(std::async(std::launch::async, [this] { return http_get(port_, "/api/jobs"); }));
+    for (int i = 0; i < 4; ++i) {
+      reads.push_back(std::async(std::launch::async, [this] { return http_get(port_, "/api/jobs"); }));
+    }
     for (auto& read : reads) REQUIRE(read.get());
   }
   ~Dashboard() {
@@ -297,15 +299,15 @@ void sweeps_missed_slots(soci::session& leader, const std::string& multi_host_ur
   std::vector<ScheduleRequest> requests;
   for (long i = 0; i < kMissed; ++i) {
     requests.push_back({.job = "noop", .entity_name = "sweep", .entity_key = std::to_string(i),
-                        .at = std::chrono::ceil<std::chrono::seconds>(behind.now() + 1s + std::chrono::seconds(i % 10))});
+                        .at = std::chrono::ceil<std::chrono::seconds>(behind.now() + 1s) + std::chrono::seconds(i % 10)});
   }
   Client(leader, {.clock = &behind}).schedule_many(requests);
   const auto started = std::chrono::steady_clock::now();
   const ProcessResult swept = run_prescient({"sweep", "--db", multi_host_url, "--runner-id", "ha-sweep"});
   INFO(swept.err);
   CHECK(swept.exit_code == 0);
-  WARN("prescient sweep after the failover: " << swept.out << "(" << std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                     std::chrono::steady_clock::now() - started).count() << " ms)");
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  WARN("prescient sweep after the failover: " << swept.out << "(" << took.count() << " ms)");
   CHECK(count_of(leader, "SELECT count(*) FROM prescient.job_history WHERE finished_by = 'ha-sweep' AND"
                          " entity_name = 'sweep' AND outcome = 'done'") == kMissed);
 }
@@ -384,9 +386,9 @@ void failover_under_load(const LoadRun& run) {
     std::vector<std::unique_ptr<WorkerDriver>> workers;
     for (const WorkerPlan& plan : run.workers) {
       const std::string name = "ha-" + plan.language;
-      workers.push_back(std::make_unique<WorkerDriver>(
-          plan.language, name, kWorkerClass, plan.reach == Reach::proxy ? cluster.proxy_url() : cluster.multi_host_url(),
-          build_dir_of(plan.language), worker_log(name)));
+      const std::string& worker_url = plan.reach == Reach::proxy ? cluster.proxy_url() : cluster.multi_host_url();
+      workers.push_back(std::make_unique<WorkerDriver>(plan.language, name, kWorkerClass, worker_url,
+                                                       build_dir_of(plan.language), worker_log(name)));
     }
     const std::size_t runners = 2 + workers.size();  // the two daemons and the workers
     Daemons daemons(url, 2);
@@ -576,7 +578,7 @@ TEST_CASE("a frozen leader under 2 daemons and 2 workers: its Patroni stopped, t
 }
 
 TEST_CASE("a switchover under 2 daemons and 2 workers: nothing lost, firing resumes within the switchover, a "
-          "slot and 2 s; the dashboard follows it, the sweep runs after it", "[java-node]") {
+          "slot and 2 s, the dashboard follows it, the sweep runs after it", "[java-node]") {
   failover_under_load({.fault = Fault::switchover,
                        .workers = {{"java", Reach::multi_host}, {"node", Reach::proxy}},
                        .planned = 4000,

@@ -1,4 +1,5 @@
-# prescient_catch_tests(TARGET LABEL label [TIMEOUT s] [COST c] [LOCK lock] [TAG_LOCKS tag lock ...])
+# prescient_catch_tests(TARGET LABEL label [TIMEOUT s] [COST c] [LOCK lock] [TAG_LOCKS tag lock ...]
+#                       [TAG_FIXTURES tag fixtures ...])
 # Each test case of a Catch2 executable becomes a CTest test of its own, named "LABEL: case name" and
 # labelled LABEL, so `ctest -j` spreads the cases over the cores, `ctest -L db` runs one kind and a
 # failure names its case. The cases are listed after every build of the executable (as Catch2's own
@@ -9,8 +10,10 @@
 #   LOCK       every case takes RESOURCE_LOCK lock: never two cases holding it at once
 #   TAG_LOCKS  pairs: the cases tagged [tag] take RESOURCE_LOCK lock ("a+b": both); a source file's cases
 #              are tagged #file ([#fault_test] for fault_test.cpp), so a tag may name a file
+#   TAG_FIXTURES pairs: the cases tagged [tag] require CTest's FIXTURES_REQUIRED fixtures ("a+b": both), so
+#              CTest runs those fixtures' setup tests first, even under ctest -R
 function(prescient_catch_tests target)
-  cmake_parse_arguments(arg "" "LABEL;TIMEOUT;COST;LOCK" "TAG_LOCKS" ${ARGN})
+  cmake_parse_arguments(arg "" "LABEL;TIMEOUT;COST;LOCK" "TAG_LOCKS;TAG_FIXTURES" ${ARGN})
   if(NOT arg_LABEL)
     message(FATAL_ERROR "prescient_catch_tests(${target}): LABEL is required")
   endif()
@@ -30,6 +33,7 @@ function(prescient_catch_tests target)
             -D "COST=${arg_COST}"
             -D "LOCK=${arg_LOCK}"
             -D "TAG_LOCKS=${arg_TAG_LOCKS}"
+            -D "TAG_FIXTURES=${arg_TAG_FIXTURES}"
             -D "WORKING_DIRECTORY=${CMAKE_CURRENT_BINARY_DIR}"
             -D "OUTPUT=${tests_file}"
             -P "${PROJECT_SOURCE_DIR}/cmake/DiscoverCatchTestCases.cmake"

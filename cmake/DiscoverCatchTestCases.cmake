@@ -1,6 +1,7 @@
 # Run by prescient_catch_tests (CatchTestCases.cmake) after a build: lists the test cases of EXECUTABLE
 # and writes OUTPUT, a CTest script with one test per case. -D inputs: EXECUTABLE, LABEL, TIMEOUT, COST,
-# LOCK (every case's), TAG_LOCKS (pairs: tag, lock), WORKING_DIRECTORY, OUTPUT.
+# LOCK (every case's), TAG_LOCKS (pairs: tag, lock), TAG_FIXTURES (pairs: tag, fixtures), WORKING_DIRECTORY,
+# OUTPUT.
 cmake_minimum_required(VERSION 3.25)
 
 # The names of the cases matching SPEC (empty: all), one list element each; each case is tagged with its
@@ -38,6 +39,18 @@ while(tag_locks)
   endforeach()
 endwhile()
 
+# Which fixtures each case requires: those of every one of its tags that TAG_FIXTURES names.
+set(tag_fixtures ${TAG_FIXTURES})
+while(tag_fixtures)
+  list(POP_FRONT tag_fixtures tag fixtures)
+  case_names("[${tag}]" tagged)
+  string(REPLACE "+" ";" fixtures "${fixtures}")
+  foreach(name IN LISTS tagged)
+    string(MD5 key "${name}")
+    list(APPEND fixtures_of_${key} ${fixtures})
+  endforeach()
+endwhile()
+
 set(script "")
 foreach(name IN LISTS names)
   string(MD5 key "${name}")
@@ -62,6 +75,9 @@ foreach(name IN LISTS names)
   endif()
   if(locks)
     string(APPEND properties " RESOURCE_LOCK \"${locks}\"")
+  endif()
+  if(DEFINED fixtures_of_${key})
+    string(APPEND properties " FIXTURES_REQUIRED \"${fixtures_of_${key}}\"")
   endif()
   string(APPEND script "set_tests_properties([==[${test}]==] PROPERTIES ${properties})\n")
 endforeach()

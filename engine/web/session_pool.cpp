@@ -37,6 +37,15 @@ SessionPool::Lease SessionPool::take() {
   }
 }
 
+void SessionPool::drop_idle() {
+  std::vector<std::unique_ptr<soci::session>> dropped;
+  {
+    const std::lock_guard lock(mutex_);
+    dropped.swap(idle_);
+  }
+  // They close here, outside the lock.
+}
+
 void SessionPool::give_back(std::unique_ptr<soci::session> session, bool discard) {
   {
     const std::lock_guard lock(mutex_);

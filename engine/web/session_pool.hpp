@@ -1,7 +1,9 @@
 #pragma once
 // Database sessions for the dashboard's request threads: taken for one request and given back, at most
 // `size` open at once (a request waits for one). A session whose request failed on the database is
-// closed instead of given back, so a lost connection is not handed out again.
+// closed instead of given back, so a lost connection is not handed out again; when the connection or the
+// server was lost, the idle sessions are closed too (they went to the same server: after a failover each
+// would fail one more request).
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -36,6 +38,8 @@ class SessionPool {
 
   // Connects when no idle session is left and fewer than `size` are out.
   Lease take();
+  // Closes every idle session: the server they went to is gone. Those out close when they fail.
+  void drop_idle();
 
  private:
   void give_back(std::unique_ptr<soci::session> session, bool discard);

@@ -84,7 +84,8 @@ nlohmann::json body_of(const httplib::Request& request) {
 }
 
 // Runs one request on a pooled session; maps errors to statuses with {"error": "..."}: 400 bad input,
-// 404 not found, 503 a database failure (the session is closed, not reused), 500 anything else.
+// 404 not found, 503 a database failure (the session is closed, not reused; with the connection or the server
+// lost, the pool's idle sessions too), 500 anything else.
 using Handler = std::function<void(soci::session&, const httplib::Request&, httplib::Response&)>;
 httplib::Server::Handler serve(SessionPool& pool, Handler handler) {
   return [&pool, handler = std::move(handler)](const httplib::Request& request, httplib::Response& response) {
@@ -98,8 +99,10 @@ httplib::Server::Handler serve(SessionPool& pool, Handler handler) {
       send_error(response, 404, e.what());
     } catch (const std::exception& e) {
       if (lease) lease->discard();
+      const auto* database = dynamic_cast<const DatabaseError*>(&e);
+      if (database && lost_session_or_server(database->sqlstate())) pool.drop_idle();
       spdlog::warn("web: {} {} failed: {}", request.method, request.path, e.what());
-      send_error(response, dynamic_cast<const DatabaseError*>(&e) ? 503 : 500, e.what());
+      send_error(response, database ? 503 : 500, e.what());
     }
   };
 }

@@ -1,16 +1,19 @@
 // Automatic failover (docs/operations.md, "High availability"): the cluster of scripts/ha.sh (three
-// PostgreSQL nodes under Patroni, synchronous_mode_strict, etcd, HAProxy); two daemons, a Python worker
-// and a Go worker (their clients' conformance drivers, the Go one through the proxy); checks due over the
-// next slots, half of the `ledger` class (the daemons') and half of a worker class; a client enqueueing
-// all along; a reader following the outbox. Then faults: the leader node killed mid-run (kill -9 of its
-// Patroni and its postmaster; twice, the second once the killed node has rejoined), its Patroni frozen
-// (SIGSTOP: everyone through the proxy, since the frozen node's PostgreSQL still takes connections as a
-// primary), or a switchover. Every check the client saw committed settles exactly once, none runs before
+// PostgreSQL nodes under Patroni, synchronous_mode_strict, etcd, HAProxy); two daemons and two worker
+// clients (their conformance drivers: Python on the multi-host URL and Go through the proxy in the kill
+// case, Java and Node in the others, Node always through the proxy); checks due over the next slots, half
+// of the `ledger` class (the daemons') and half of a worker class; a client enqueueing all along; a reader
+// following the outbox; in the switchover, `prescient web` on the multi-host URL, which must find a check
+// committed after the failover, and `prescient sweep` after it. Then faults: the leader node killed
+// mid-run (kill -9 of its Patroni and its postmaster; twice, the second once the killed node has rejoined),
+// its Patroni frozen (SIGSTOP: everyone through the proxy, since the frozen node's PostgreSQL still takes
+// connections as a primary), or a switchover. Every check the client saw committed settles exactly once, none runs before
 // its slot; each settled ledger check's event is in the outbox once and the reader read it once; and each
 // daemon and each worker settles again within the election (or the switchover), one slot and 2 s. The
 // election ends, for a writer, when the new leader takes a commit (in strict mode, once a standby streams
 // from it).
 // PRESCIENT_SOAK=1: five kills (the killed node rejoining before the next) and 30 000 checks.
+#include <signal.h>
 #include <soci/soci.h>
 #include <unistd.h>
 
@@ -19,8 +22,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -28,6 +33,7 @@
 #include "db/connection.hpp"
 #include "db/pg_runner_store.hpp"
 #include "db/pq.hpp"
+#include "http.hpp"
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/errors.hpp"
@@ -228,24 +234,130 @@ std::map<std::string, TimePoint> first_settlements_since(soci::session& db, Time
   return first;
 }
 
+// `prescient web` on the multi-host URL, on a free loopback port: a dashboard open across the failover.
+class Dashboard {
+ public:
+  Dashboard(const std::string& url, const std::string& log) : port_(free_loopback_port()) {
+    pid_ = start_prescient({"web", "--db", url, "--addr", "127.0.0.1:" + std::to_string(port_)}, "/dev/null", log);
+    wait_until("prescient web to answer", 30s, [&] { return http_get(port_, "/api/config").has_value(); }, 100ms);
+    // Sessions in its pool, as a dashboard in use has: 4 pages' reads at once.
+    std::vector<std::future<std::optional<std::string>>> reads;
+    for (int i = 0; i < 4; ++i) {
+      reads.push_back(std::async(std::launch::async, [this] { return http_get(port_, "/api/jobs"); }));
+    }
+    for (auto& read : reads) REQUIRE(read.get());
+  }
+  ~Dashboard() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      wait_for(pid_);
+    }
+  }
+  Dashboard(const Dashboard&) = delete;
+  Dashboard& operator=(const Dashboard&) = delete;
+
+  // A check committed on the leader now (of the ledger class, due at the next slot; entity `web`) is found
+  // through the dashboard's API within 2 s: it reads from the new leader. One answer may fail first (on a
+  // session to the old leader, which closes the others with it). Prints how long that took.
+  void finds_a_check_committed_now(soci::session& leader, const std::string& key) {
+    SystemClock clock;
+    const Scheduled probe = Client(leader, {.clock = &clock})
+                                .schedule({.job = "ledger", .entity_name = "web", .entity_key = key,
+                                           .at = std::chrono::ceil<std::chrono::seconds>(clock.now() + 1s)});
+    const auto committed = std::chrono::steady_clock::now();
+    int failed = 0;
+    while (!http_get(port_, "/api/checks/" + std::to_string(probe.id))) {
+      ++failed;
+      REQUIRE(std::chrono::steady_clock::now() < committed + 30s);
+      std::this_thread::sleep_for(50ms);
+    }
+    const auto found = std::chrono::steady_clock::now() - committed;
+    WARN("the dashboard found check " << probe.id << ", committed after the failover, "
+                                      << std::chrono::duration_cast<std::chrono::milliseconds>(found).count()
+                                      << " ms later, after " << failed << " failed answer(s)");
+    CHECK(found <= 2s);
+    CHECK(failed <= 1);
+  }
+  // SIGTERM: it must stop cleanly (exit 0).
+  void stop() {
+    REQUIRE(::kill(pid_, SIGTERM) == 0);
+    CHECK(wait_for(pid_) == 0);
+    pid_ = -1;
+  }
+
+ private:
+  int port_;
+  pid_t pid_ = -1;
+};
+
+// `prescient sweep` after the failover, on the multi-host URL, with no daemon left: it runs the checks of
+// slots missed before it (built-in class noop, entity `sweep`, scheduled on a clock a minute behind, so
+// due in the slots before the current one), all of them, once.
+void sweeps_missed_slots(soci::session& leader, const std::string& multi_host_url) {
+  constexpr long kMissed = 100;
+  ManualClock behind(SystemClock().now() - 60s);
+  std::vector<ScheduleRequest> requests;
+  for (long i = 0; i < kMissed; ++i) {
+    requests.push_back({.job = "noop", .entity_name = "sweep", .entity_key = std::to_string(i),
+                        .at = std::chrono::ceil<std::chrono::seconds>(behind.now() + 1s) + std::chrono::seconds(i % 10)});
+  }
+  Client(leader, {.clock = &behind}).schedule_many(requests);
+  const auto started = std::chrono::steady_clock::now();
+  const ProcessResult swept = run_prescient({"sweep", "--db", multi_host_url, "--runner-id", "ha-sweep"});
+  INFO(swept.err);
+  CHECK(swept.exit_code == 0);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  WARN("prescient sweep after the failover: " << swept.out << "(" << took.count() << " ms)");
+  CHECK(count_of(leader, "SELECT count(*) FROM prescient.job_history WHERE finished_by = 'ha-sweep' AND"
+                         " entity_name = 'sweep' AND outcome = 'done'") == kMissed);
+}
+
 enum class Fault { kill, freeze, switchover };
 
-// A run under load with `failovers` faults of one kind, `planned` checks due over `slots` slots; its verdict
-// as the file's header says. The daemons, the Python worker, the client and the outbox's reader are on the
-// multi-host URL or (`through_proxy`) on HAProxy's; the Go worker is on HAProxy's in any case. The first
-// fault comes 5 s into the run, each later one 10 s after the node the one before it hit has rejoined as a
-// standby (with strict synchronous mode, a leader without a standby takes no commit).
-void failover_under_load(Fault fault, bool through_proxy, int failovers, long planned, int slots) {
-  // The Go driver, built by this test into a directory of its own (the workers' tests build theirs).
+// How a worker client reaches the leader: the multi-host URL (libpq's, psycopg's, pgx's and pgjdbc's; not
+// node-postgres's) or HAProxy's address.
+enum class Reach { multi_host, proxy };
+
+struct WorkerPlan {
+  std::string language;  // its conformance driver's folder under jobs/workers
+  Reach reach;
+};
+
+// A run under load: `failovers` faults of one kind, `planned` checks due over `slots` slots. The daemons,
+// the client and the outbox's reader are on the multi-host URL or (`through_proxy`) on HAProxy's; each
+// worker client as its plan says. `sweep_and_web`: `prescient web` on the multi-host URL all along, and
+// `prescient sweep` once the faults are over.
+struct LoadRun {
+  Fault fault;
+  bool through_proxy = false;
+  std::vector<WorkerPlan> workers;
+  int failovers = 1;
+  long planned = 0;
+  int slots = 0;
+  bool sweep_and_web = false;
+};
+
+void failover_under_load(const LoadRun& run) {
+  const Fault fault = run.fault;
+  const int failovers = run.failovers;
+  const long planned = run.planned;
+  const int slots = run.slots;
+  // The Go driver, built by this test into a directory of its own; the Java and Node drivers run from the
+  // workers' own build (the CTest fixtures workers_java and workers_node), Python's from the sources.
   const std::string workers_dir = PRESCIENT_HA_WORKERS_DIR;
   std::filesystem::create_directories(workers_dir);
-  build_go_driver(workers_dir);
+  const auto build_dir_of = [&](const std::string& language) {
+    return language == "go" ? workers_dir : std::string(PRESCIENT_WORKERS_BUILD_DIR);
+  };
+  for (const WorkerPlan& plan : run.workers) {
+    if (plan.language == "go") build_go_driver(workers_dir);
+  }
   HaCluster cluster;
   const auto started = std::chrono::steady_clock::now();
   cluster.start();
   const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
   WARN("scripts/ha.sh start took " << ms(std::chrono::steady_clock::now() - started) << " ms");
-  const std::string url = through_proxy ? cluster.proxy_url() : cluster.multi_host_url();
+  const std::string url = run.through_proxy ? cluster.proxy_url() : cluster.multi_host_url();
   {
     const ProcessResult migrated = run_prescient({"migrate", "--slot", "1s", "--db", url});
     INFO(migrated.err);
@@ -272,12 +384,16 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
   {
     const auto worker_log = [&](const std::string& name) { return workers_dir + "/" + name + ".log"; };
     std::vector<std::unique_ptr<WorkerDriver>> workers;
-    workers.push_back(std::make_unique<WorkerDriver>("python", "ha-python", kWorkerClass, url, workers_dir,
-                                                     worker_log("ha-python")));
-    workers.push_back(std::make_unique<WorkerDriver>("go", "ha-go", kWorkerClass, cluster.proxy_url(), workers_dir,
-                                                     worker_log("ha-go")));
-    constexpr std::size_t kRunners = 4;  // the two daemons and the two workers
+    for (const WorkerPlan& plan : run.workers) {
+      const std::string name = "ha-" + plan.language;
+      const std::string& worker_url = plan.reach == Reach::proxy ? cluster.proxy_url() : cluster.multi_host_url();
+      workers.push_back(std::make_unique<WorkerDriver>(plan.language, name, kWorkerClass, worker_url,
+                                                       build_dir_of(plan.language), worker_log(name)));
+    }
+    const std::size_t runners = 2 + workers.size();  // the two daemons and the workers
     Daemons daemons(url, 2);
+    std::optional<Dashboard> dashboard;
+    if (run.sweep_and_web) dashboard.emplace(cluster.multi_host_url(), workers_dir + "/web.log");
     Enqueuer enqueuer(url);
     OutboxReader reader(url);
     wait_until_runners_seen(*session_on_leader(url), 2, 30s);
@@ -331,12 +447,13 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
       }, 50ms);
       const TimePoint writable_at = SystemClock().now();
       const auto writable = std::chrono::steady_clock::now() - fault_steady;
+      if (dashboard) dashboard->finds_a_check_committed_now(*session_on_leader(url), "probe-" + std::to_string(f + 1));
       // Each daemon and each worker settles on the new leader within one slot and 2 s of its first commit.
       // (Counted from there, not from the fault: a frozen leader, or one being switched over, still settles
       // for a while.)
       constexpr auto kBound = 1s + 2s;
       std::map<std::string, TimePoint> resumed;
-      while (resumed.size() < kRunners && std::chrono::steady_clock::now() < fault_steady + writable + kBound + 10s) {
+      while (resumed.size() < runners && std::chrono::steady_clock::now() < fault_steady + writable + kBound + 10s) {
         std::this_thread::sleep_for(200ms);
         try {
           resumed = first_settlements_since(*connect_to(url), writable_at);
@@ -348,7 +465,7 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
       WARN("fault " << f + 1 << ": " << hit << " " << what << ", " << leader << " leading after " << ms(election)
                     << " ms, taking commits after " << ms(writable) << " ms; bound " << ms(writable + kBound)
                     << " ms; the planned checks' last slot " << ms(last_planned - fault_at) << " ms after the fault");
-      CHECK(resumed.size() == kRunners);
+      CHECK(resumed.size() == runners);
       for (const auto& [runner, at] : resumed) {
         WARN("  " << (runner.rfind("ha-", 0) == 0 ? "worker " : "runner ") << runner << " settled again "
                   << ms(at - fault_at) << " ms after the fault, " << ms(at - writable_at)
@@ -377,6 +494,7 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
     CHECK(daemons.all_running());
     daemons.stop();
     for (const auto& worker : workers) worker->stop();
+    if (dashboard) dashboard->stop();
     reader.finish();
     events_read = reader.read_ids();
     reader_failures = reader.failures();
@@ -384,6 +502,7 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
   }
 
   auto db = session_on_leader(url);
+  if (run.sweep_and_web) sweeps_missed_slots(*db, cluster.multi_host_url());
   WARN(committed.size() << " checks enqueued during the run, " << unknown << " with their outcome unknown");
   CHECK(committed.size() > 40);  // one every 50 ms for the run; fewer on a loaded machine (92 seen in CI)
   // Every committed check settled exactly once (the client's may have more beside them: those whose
@@ -391,7 +510,8 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
   // the batches in flight at a kill (2 daemons x 2 workers x 50, each failover).
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
   CHECK(count_of(*db, "SELECT count(*) - count(DISTINCT id) FROM prescient.job_history") == 0);
-  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE entity_key NOT LIKE 'stream-%'") == planned);
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.job_history WHERE entity_name = 'ha' AND entity_key NOT LIKE"
+                      " 'stream-%'") == planned);
   std::string keys = "{";
   for (const std::string& key : committed) keys += (keys.size() > 1 ? "," : "") + key;
   keys += "}";
@@ -438,17 +558,32 @@ void failover_under_load(Fault fault, bool through_proxy, int failovers, long pl
 
 TEST_CASE("automatic failover under 2 daemons and 2 workers: the leader killed twice, every committed check "
           "settles once, each event is read once, firing resumes") {
-  failover_under_load(Fault::kill, false, soak() ? 5 : 2, soak() ? 30000 : 6000, soak() ? 240 : 60);
+  failover_under_load({.fault = Fault::kill,
+                       .workers = {{"python", Reach::multi_host}, {"go", Reach::proxy}},
+                       .failovers = soak() ? 5 : 2,
+                       .planned = soak() ? 30000 : 6000,
+                       .slots = soak() ? 240 : 60});
 }
 
 // (Catch wraps a case's name under its first ": ", which must come within the first line.)
-TEST_CASE("a frozen leader under 2 daemons and 2 workers: its Patroni stopped, through the proxy, the same") {
-  failover_under_load(Fault::freeze, true, 1, 6000, 30);
+// The Java and Node workers (the fixtures build them: tag [java-node]), Node's through the proxy in any case:
+// node-postgres has no multi-host URL.
+TEST_CASE("a frozen leader under 2 daemons and 2 workers: its Patroni stopped, through the proxy, the same",
+          "[java-node]") {
+  failover_under_load({.fault = Fault::freeze,
+                       .through_proxy = true,
+                       .workers = {{"java", Reach::proxy}, {"node", Reach::proxy}},
+                       .planned = 6000,
+                       .slots = 30});
 }
 
 TEST_CASE("a switchover under 2 daemons and 2 workers: nothing lost, firing resumes within the switchover, a "
-          "slot and 2 s") {
-  failover_under_load(Fault::switchover, false, 1, 4000, 20);
+          "slot and 2 s, the dashboard follows it, the sweep runs after it", "[java-node]") {
+  failover_under_load({.fault = Fault::switchover,
+                       .workers = {{"java", Reach::multi_host}, {"node", Reach::proxy}},
+                       .planned = 4000,
+                       .slots = 20,
+                       .sweep_and_web = true});
 }
 
 // A COMMIT waiting for a synchronous standby that never comes (a frozen leader's, whose standbys follow

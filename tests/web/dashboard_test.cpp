@@ -21,6 +21,7 @@
 #include "prescient/time_text.hpp"
 #include "process.hpp"
 #include "test_database.hpp"
+#include "wait.hpp"
 
 using namespace prescient::testing;
 using namespace std::chrono_literals;
@@ -651,6 +652,33 @@ TEST_CASE("the dashboard's search: an entity key needs its entity name, and a se
   const auto [after, rows] = get_json(client, "/api/checks?job=emit");
   CHECK(after == 200);
   CHECK(rows.size() == 7);
+}
+
+// A failover cuts every session the dashboard holds. The request that meets the first cut one fails (503),
+// and the idle ones are closed with it; each once failed a request of its own.
+TEST_CASE("the dashboard's sessions cut (a failover): one request fails, the next reads on a new session") {
+  const std::string url = create_migrated_database(60);
+  const WebProcess web(url);
+  auto db = connect_to(url);
+  const auto dashboard_sessions = [&] {
+    return count_of(*db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                         " AND pid <> pg_backend_pid()");
+  };
+  // Its pool holds several sessions, as a page that reads several things at once leaves it.
+  wait_until("the dashboard to hold 3 sessions or more", std::chrono::seconds(20), [&] {
+    std::vector<std::thread> reads;
+    for (int i = 0; i < 4; ++i) reads.emplace_back([&] { http_get(web.port(), "/api/jobs"); });
+    for (auto& read : reads) read.join();
+    return dashboard_sessions() >= 3;
+  });
+  CHECK(count_of(*db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname ="
+                      " current_database() AND pid <> pg_backend_pid()") >= 3);
+  int failed = 0;
+  while (!http_get(web.port(), "/api/jobs")) {
+    ++failed;
+    REQUIRE(failed < 10);
+  }
+  CHECK(failed <= 1);
 }
 
 TEST_CASE("the dashboard beyond loopback: refused without an auth file; with one, every request authenticates") {

@@ -49,19 +49,14 @@ function parse(argv) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// The payload contract: record the run, sleep, answer. The ledger is one connection of its own,
-// autocommitted; the handlers' inserts take turns on it (pg runs one query at a time per client).
+// The payload contract: record the run, sleep, answer. The ledger is a pool of one connection of its own,
+// autocommitted: the handlers' inserts wait their turn for it, and a connection that breaks (its session cut,
+// a failover) is replaced, not kept for every later run to fail on.
 function conformanceHandler(ledger, name) {
-  let turn = Promise.resolve()
-  const record = (values) => {
-    const insert = turn.then(() => ledger.query(
-      'INSERT INTO conformance_ledger (check_id, worker, language, due_at, check_count) VALUES ($1, $2, $3, $4, $5)',
-      values))
-    turn = insert.catch(() => {})
-    return insert
-  }
   return async (check) => {
-    await record([check.id, name, 'node', check.dueAt.toISOString(), check.checkCount])
+    await ledger.query(
+      'INSERT INTO conformance_ledger (check_id, worker, language, due_at, check_count) VALUES ($1, $2, $3, $4, $5)',
+      [check.id, name, 'node', check.dueAt.toISOString(), check.checkCount])
     const payload = check.payload && typeof check.payload === 'object' ? check.payload : {}
     if (payload.sleep_ms) await sleep(Number(payload.sleep_ms))
     switch (payload.answer === undefined ? 'done' : payload.answer) {
@@ -108,8 +103,7 @@ async function main() {
     logger: options.command === 'drain' ? false : undefined,
   })
   if (options.command === 'drain') return drain(worker, options.classes, options.batchHandler)
-  const ledger = new pg.Client({ connectionString })
-  await ledger.connect()
+  const ledger = new pg.Pool({ connectionString, max: 1 })
   ledger.on('error', (err) => process.stderr.write(`ledger connection: ${err.message}\n`))
   const handler = conformanceHandler(ledger, options.name)
   for (const job of options.classes) worker.handle(job, handler)

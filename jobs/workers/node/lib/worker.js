@@ -120,6 +120,14 @@ function isInputRefusal(err) {
   return Boolean(err && typeof err.code === 'string' && (err.code === 'PR400' || err.code.startsWith('22')))
 }
 
+// The connection or the server went (a failover, a restart): a socket's error or pg's own (no SQLSTATE), a
+// connection exception (08) or an operator's shutdown (57P01 to 57P03). Whether the call took effect is
+// unknown, and the same call may work on a new connection.
+function lostConnection(err) {
+  const code = err && err.code
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || /^57P0[1-3]$/.test(code)
+}
+
 // One handler call: its answer, or its error as a failure.
 async function callOne(fn, check) {
   try {
@@ -227,6 +235,7 @@ class Worker extends EventEmitter {
     this.perCheckMs = null // the handlers' time per check, a moving average (null: none has answered yet)
     this.answers = [] // answers waiting for their settlement call
     this.flushing = null
+    this.resending = 0 // answers waiting to be sent again, their call lost with its connection
     this.heartbeatTimer = null
     this.heartbeatInFlight = false
     this.listener = null
@@ -336,7 +345,8 @@ class Worker extends EventEmitter {
           await this.sleep(TAKE_DELAY_MS)
           continue
         }
-        if (this.tasks.size === 0 && this.queue.length === 0 && this.answers.length === 0 && !this.flushing) break
+        if (this.tasks.size === 0 && this.queue.length === 0 && this.answers.length === 0 && !this.flushing &&
+            this.resending === 0) break
         await this.sleep(MAX_SLEEP_MS) // woken when a handler ends or a settlement is made
       }
     } finally {
@@ -636,8 +646,24 @@ class Worker extends EventEmitter {
         this.answers.push({ h: a.h, kind: 'fail', error: `the answer was refused: ${err.message}` })
         return
       }
-      // Not settled (the connection broke, or the error text itself was refused): the leases run out and
-      // the checks run again, at least once as ever.
+      if (lostConnection(err) && !this.stopping) {
+        // Sent again after a pause, on a new connection, rather than left to the leases (30 s by default): a
+        // call that did take effect is refused then (lease_lost, as its lease is gone), so nothing settles twice.
+        // The pause is these answers' own: answers that come meanwhile are settled as they come. A stop begun
+        // meanwhile releases them with the rest it holds.
+        this.log.warn(`could not ${kind} check(s) ${ids.join(', ')}: ${err.message}; sending again in ` +
+          `${ERROR_RETRY_MS} ms`, { event: 'settle_retry', kind, checkIds: ids, error: err.message, retryInMs: ERROR_RETRY_MS })
+        this.resending += answers.length
+        setTimeout(() => {
+          this.resending -= answers.length
+          if (this.stopping) return
+          this.answers.push(...answers)
+          this.scheduleFlush()
+        }, ERROR_RETRY_MS).unref()
+        return
+      }
+      // Not settled (the error text itself was refused, or the worker stops): the leases run out and the
+      // checks run again, at least once as ever.
       for (const a of answers) this.held.delete(a.h.check.id)
       this.log.error(`could not ${kind} check(s) ${ids.join(', ')}: ${err.message}; ` +
         'they run again when their leases run out', { event: 'settle_failed', kind, checkIds: ids, error: err.message })

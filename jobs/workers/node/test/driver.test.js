@@ -62,6 +62,38 @@ test('the conformance driver answers by the payload and exits 0 on SIGTERM', asy
   }
 })
 
+// The ledger once kept the connection it opened at start: after a failover every run failed on it.
+test('the conformance driver connects again after its sessions are cut (a failover): a later check is done', async () => {
+  const pool = newPool()
+  let driver
+  try {
+    await pool.query(`CREATE TABLE IF NOT EXISTS conformance_ledger (check_id bigint, worker text, language text,
+                        due_at timestamptz, check_count integer, started_at timestamptz DEFAULT clock_timestamp())`)
+    const job = await workerClass(pool, 'cut')
+    let log = ''
+    driver = spawn(DRIVER, ['work', '--name', 'node-cut', '--classes', job], { stdio: ['ignore', 'pipe', 'pipe'] })
+    driver.stdout.on('data', (d) => { log += d })
+    driver.stderr.on('data', (d) => { log += d })
+    const exited = new Promise((resolve) => driver.on('exit', (code, signal) => resolve({ code, signal })))
+    const done = async (id) => (await historyRows(pool, id)).some((h) => h.outcome === 'done')
+
+    const before = (await schedule(pool, { job, entityName: 'e', entityKey: 'before', at: new Date() })).id
+    await waitFor('the check before the cut is done', () => done(before), 20000)
+    const { rows } = await pool.query(`SELECT count(pg_terminate_backend(pid))::int AS cut FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+    assert.ok(rows[0].cut >= 3, `sessions cut (the worker's and the ledger's): ${rows[0].cut}`)
+    const after = (await schedule(pool, { job, entityName: 'e', entityKey: 'after', at: new Date() })).id
+    await waitFor('the check after the cut is done', () => done(after), 10000).catch((err) => {
+      throw new Error(`${err.message}\n${log}`)
+    })
+    driver.kill('SIGTERM')
+    assert.deepEqual(await exited, { code: 0, signal: null }, log)
+  } finally {
+    if (driver && driver.exitCode === null) driver.kill('SIGKILL')
+    await pool.end()
+  }
+})
+
 test('the conformance driver refuses a class that is not a worker class, exit 2', async () => {
   const result = await new Promise((resolve) => {
     const driver = spawn(DRIVER, ['work', '--name', 'node-t2', '--classes', 'noop'], { stdio: ['ignore', 'ignore', 'pipe'] })

@@ -219,6 +219,48 @@ test('a group\'s checks run one at a time, in order, each taken as soon as the o
   assert.ok(span < 800, `four 50 ms checks of one group took ${span} ms from first to last start`)
 })
 
+// A settlement call lost with its connection (a failover) is sent again once connected, not left to the lease
+// (it once was: the check ran again 30 s later). Whether the lost call had taken effect or not, the check is
+// done once, by this worker, long before its lease would end.
+test('a settlement lost with its connection is sent again, and settles the check once', async () => {
+  for (const tookEffect of [false, true]) {
+    const job = await workerClass(pool, 'w_resend')
+    const [id] = await scheduleNow(job, 1)
+    let cut = 0
+    const lost = () => { throw new Error('Connection terminated unexpectedly') }
+    const cutting = {
+      query(text, values) {
+        if (cut === 0 && /prescient\.worker_complete/.test(typeof text === 'string' ? text : text.text)) {
+          cut++
+          return tookEffect ? pool.query(text, values).then(lost) : Promise.resolve().then(lost)
+        }
+        return pool.query(text, values)
+      },
+      connect: () => pool.connect(),
+    }
+    const name = `resend-${tookEffect}`
+    const logger = memoryLogger()
+    const worker = new Worker({ pool: cutting, name, logger, leaseSeconds: 30 })
+    let runs = 0
+    worker.handle(job, async () => {
+      runs++
+      return null
+    })
+    await worker.start()
+    try {
+      await waitFor('the check is in the history', async () => (await historyRows(pool, id)).length > 0, 5000)
+        .catch((err) => { throw new Error(`${err.message}\n${logger.lines.join('\n')}`) })
+      await sleep(1500) // a second send has come by now
+      assert.deepEqual((await historyRows(pool, id)).map((h) => [h.outcome, h.finished_by]), [['done', name]])
+      assert.equal(cut, 1)
+      assert.equal(runs, 1)
+      assert.ok(logger.lines.some((l) => /sending again/.test(l)), logger.lines.join('\n'))
+    } finally {
+      await worker.stop()
+    }
+  }
+})
+
 test('heartbeats keep a lease past its length; without them the late answer is lease_lost', async () => {
   const job = await workerClass(pool, 'w_beat')
   const [kept] = await scheduleNow(job, 1, { ms: 2200 })

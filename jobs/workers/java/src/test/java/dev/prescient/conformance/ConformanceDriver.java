@@ -32,11 +32,16 @@ import java.util.Map;
  */
 public final class ConformanceDriver {
     private final String workerName;
-    private final Connection ledger;
+    private final Database db;
+    /**
+     * The ledger's own session, autocommitted: the run is recorded as it happens. Opened when needed, dropped
+     * when a statement on it fails: a session cut (a failover) must not fail every later run.
+     */
+    private Connection ledger; // guarded by this
 
-    private ConformanceDriver(String workerName, Connection ledger) {
+    private ConformanceDriver(String workerName, Database db) {
         this.workerName = workerName;
-        this.ledger = ledger;
+        this.db = db;
     }
 
     public static void main(String[] args) throws Exception {
@@ -88,8 +93,7 @@ public final class ConformanceDriver {
             System.exit(drain(builder, classes, batchHandler));
         }
         builder.lease(Duration.ofMillis((long) (leaseSeconds * 1000))).heartbeat(heartbeat);
-        Connection ledger = db.connect(); // its own session, autocommitted: the run is recorded as it happens
-        ConformanceDriver driver = new ConformanceDriver(name, ledger);
+        ConformanceDriver driver = new ConformanceDriver(name, db);
         for (String job : classes) {
             builder.handler(job, driver::run);
         }
@@ -133,17 +137,7 @@ public final class ConformanceDriver {
     }
 
     private Answer run(Check check) throws SQLException, InterruptedException {
-        synchronized (ledger) {
-            try (PreparedStatement st = ledger.prepareStatement(
-                     "INSERT INTO conformance_ledger (check_id, worker, language, due_at, check_count) "
-                     + "VALUES (?, ?, 'java', ?, ?)")) {
-                st.setLong(1, check.id());
-                st.setString(2, workerName);
-                st.setObject(3, OffsetDateTime.ofInstant(check.dueAt(), ZoneOffset.UTC));
-                st.setInt(4, check.checkCount());
-                st.executeUpdate();
-            }
-        }
+        record(check);
         Map<String, Object> payload = check.payloadMap();
         if (payload.get("sleep_ms") instanceof Number ms && ms.longValue() > 0) {
             Thread.sleep(ms.longValue());
@@ -161,6 +155,30 @@ public final class ConformanceDriver {
             case "done" -> Answer.done();
             default -> Answer.fail("conformance driver: unknown answer " + Json.write(answer));
         };
+    }
+
+    /** Records the run in conformance_ledger; a failure fails the run (it is tried again) and drops the session. */
+    private synchronized void record(Check check) throws SQLException {
+        if (ledger == null) {
+            ledger = db.connect();
+        }
+        try (PreparedStatement st = ledger.prepareStatement(
+                 "INSERT INTO conformance_ledger (check_id, worker, language, due_at, check_count) "
+                 + "VALUES (?, ?, 'java', ?, ?)")) {
+            st.setLong(1, check.id());
+            st.setString(2, workerName);
+            st.setObject(3, OffsetDateTime.ofInstant(check.dueAt(), ZoneOffset.UTC));
+            st.setInt(4, check.checkCount());
+            st.executeUpdate();
+        } catch (SQLException e) {
+            try {
+                ledger.close();
+            } catch (SQLException ignored) {
+                // a broken session: closing it is all there is to do
+            }
+            ledger = null;
+            throw e;
+        }
     }
 
     /** ISO-8601 with an offset or Z; PostgreSQL's text form (a space for the T) is accepted too. */

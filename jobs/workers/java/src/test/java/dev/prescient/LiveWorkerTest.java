@@ -226,7 +226,9 @@ final class LiveWorkerTest {
             }
         }
         List<Long> started = new CopyOnWriteArrayList<>();
-        Worker worker = Worker.builder(DB::connect).name("ahead").concurrency(1)
+        // A prefetch window of 10 s: the five fit it whatever the first run's measured time (with the default
+        // 0.1 s, a first run slowed by a loaded machine makes the take ask for fewer than five).
+        Worker worker = Worker.builder(DB::connect).name("ahead").concurrency(1).prefetch(Duration.ofSeconds(10))
                               .handler("ahead_a", check -> {
                                   started.add(check.id());
                                   Thread.sleep(started.size() == 1 ? 10 : 5000);
@@ -245,7 +247,11 @@ final class LiveWorkerTest {
                     "the four not started given back, untouched, while the fifth runs");
             assertTrue(stopper.isAlive(), "the stop waits for the running handler");
         } finally {
-            stopper.join();
+            if (stopper.getState() == Thread.State.NEW) {
+                worker.stop(Duration.ZERO); // failed before the stop: the worker must not outlive the test
+            } else {
+                stopper.join();
+            }
         }
         assertEquals(2L, DB.count("SELECT count(*) FROM prescient.job_history WHERE job = 'ahead_a'"), "checks run");
     }

@@ -26,6 +26,16 @@ const DUE_RETRY_FOR_MS = 2000
 const DUE_BACKOFF_FIRST_MS = 50
 const DUE_BACKOFF_MAX_MS = 1000
 const ERROR_RETRY_MS = 1000
+// After the loop's call failed (a lost connection, a failover): the first try again at once, since a
+// failover leaves the pool's sessions stale while a new one would work, then 250 ms doubling to 1 s, so the
+// first try after a new leader is elected comes within 1 s of it (docs/operations.md, "High availability").
+const RETRY_FIRST_WAIT_MS = 250
+const RETRY_MAX_WAIT_MS = 1000
+
+// The wait before the loop's next try after one that waited `lastMs` (null: none failed yet, so at once).
+function nextRetryWait (lastMs) {
+  return lastMs === null ? 0 : Math.min(Math.max(lastMs * 2, RETRY_FIRST_WAIT_MS), RETRY_MAX_WAIT_MS)
+}
 const SETTLE_CHUNK = 1000
 // A take that could ask for less than half of what the worker can start soon waits this long (or for more
 // room) first: a busy worker takes in batches, not a check per handler that ends.
@@ -432,6 +442,7 @@ class Worker extends EventEmitter {
   async loop() {
     let dueButEmpty = null // since when takes found nothing while a check was due, and the wait now
     let waitingSince = null // since when a small take has waited for more room
+    let retryWait = null // the last wait after a failed try (null: the last try went through)
     while (!this.stopping) {
       try {
         this.wakePending = false // a notification from now on means: look again
@@ -447,6 +458,7 @@ class Worker extends EventEmitter {
         }
         waitingSince = null
         const took = await this.take(want)
+        retryWait = null
         if (took.length > 0) {
           dueButEmpty = null
           continue
@@ -474,9 +486,10 @@ class Worker extends EventEmitter {
           this.stop().catch(() => {}) // it awaits this loop, which ends here
           break
         }
-        this.log.error(`${err.message}; trying again in ${ERROR_RETRY_MS} ms`,
-          { event: 'loop_error', error: err.message, retryInMs: ERROR_RETRY_MS })
-        await this.sleep(ERROR_RETRY_MS)
+        retryWait = nextRetryWait(retryWait)
+        this.log.error(`${err.message}; trying again in ${retryWait} ms`,
+          { event: 'loop_error', error: err.message, retryInMs: retryWait })
+        await this.sleep(retryWait)
       }
     }
   }
@@ -975,4 +988,4 @@ class Worker extends EventEmitter {
   }
 }
 
-module.exports = { Worker, CHANNEL }
+module.exports = { Worker, CHANNEL, nextRetryWait }

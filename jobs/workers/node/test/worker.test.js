@@ -466,3 +466,13 @@ test('a stop gives back at once the checks taken ahead and not started', async (
   assert.ok(logger.lines.some((l) => /released (\d+) of \1 check\(s\) \(taken ahead, not started\)/.test(l)),
     logger.lines.join('\n'))
 })
+
+// After a failed call the loop tries again at once, then after 250 ms doubling to 1 s: its first try after a
+// failover's election comes within 1 s of it. It once waited a flat second after every failure.
+test('the loop retries at once, then 250 ms doubling to 1 s', () => {
+  const { nextRetryWait } = require('../lib/worker')
+  const waits = []
+  let wait = null
+  for (let i = 0; i < 6; i++) waits.push(wait = nextRetryWait(wait))
+  assert.deepEqual(waits, [0, 250, 500, 1000, 1000, 1000])
+})

@@ -21,7 +21,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -48,9 +47,8 @@ import org.postgresql.PGNotification;
  *     .start();
  * }</pre>
  * A handler's exception fails that check alone; the worker goes on. {@link #stop} takes nothing more, lets
- * running handlers finish within the grace period and releases what is left. The worker uses three
- * connections of its own from the source: one for takes, heartbeats and releases, one for settlements (on a
- * thread of their own, so that the next take runs while a settlement does), one that LISTENs.
+ * running handlers finish within the grace period and releases what is left. The worker uses two
+ * connections of its own from the source: one for the protocol's calls, one that LISTENs.
  * Logs go to SLF4J under {@code dev.prescient.Worker}, one line per event with check ids.
  */
 public final class Worker implements AutoCloseable {
@@ -128,16 +126,8 @@ public final class Worker implements AutoCloseable {
     private long roomSince;
     private final Object wake = new Object();
     private boolean woken; // guarded by wake
-    // Two sessions of the worker's own, so that a settlement (on the settler's thread) and the next take (on the
-    // loop's) run at once: one after the other on one connection, the server's statements took 1.6 s of a 2.5 s
-    // drain (docs/performance.md).
-    private final ProtocolSession protocol = new ProtocolSession();
-    private final ProtocolSession settling = new ProtocolSession();
-    private final ExecutorService settler;
-    private final Object settleLock = new Object(); // one settlement at a time, whichever thread runs it
-    private Future<?> settlement; // the loop's thread only: the settlement running on the settler, if any
-    private volatile long settleRetryAtNanos; // after a failed settlement, none before this
-    private volatile Duration settleBackoff = Duration.ZERO;
+    private final Object protocolLock = new Object();
+    private Connection protocolConnection; // guarded by protocolLock
     private final Object lifecycle = new Object();
     private boolean started; // guarded by lifecycle
     private boolean heartbeatScheduled; // guarded by lifecycle
@@ -166,8 +156,6 @@ public final class Worker implements AutoCloseable {
         this.metrics = b.metrics;
         this.pool = Executors.newFixedThreadPool(concurrency, threads("handler"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(threads("heartbeat"));
-        this.settler = Executors.newSingleThreadExecutor(threads("settle"));
-        this.settleRetryAtNanos = System.nanoTime(); // (nanoTime's origin is arbitrary: compared by difference)
     }
 
     public static Builder builder(ConnectionSource source) {
@@ -220,7 +208,7 @@ public final class Worker implements AutoCloseable {
         }
         int ran = 0;
         while (true) {
-            settleWhenDue(false);
+            settleWhenDue();
             List<Check> taken = takeIfWorthIt();
             taken.forEach(this::dispatch);
             ran += taken.size();
@@ -318,7 +306,7 @@ public final class Worker implements AutoCloseable {
         Duration idleFloor = IdleWait.FIRST_FLOOR;
         while (!stopping) {
             try {
-                settleWhenDue(true);
+                settleWhenDue();
                 Room room = room();
                 if (!room.worthATake(roomSince)) {
                     putOff(room);
@@ -394,60 +382,28 @@ public final class Worker implements AutoCloseable {
 
     /**
      * Answers wait for more at most {@link #FLUSH}, or until a batch of them is ready, to be settled in one call
-     * each of worker_complete and worker_fail: {@code inBackground}, on the settler's thread and session while
-     * this thread takes (one settlement at a time; the answers that come meanwhile wait for the next), else
-     * here.
+     * each of worker_complete and worker_fail.
      */
-    private void settleWhenDue(boolean inBackground) throws SQLException {
-        if (ready.isEmpty() || settlingInBackground()) {
+    private void settleWhenDue() throws SQLException {
+        if (ready.isEmpty()) {
             return;
         }
         if (readySince == 0) {
             readySince = System.nanoTime();
         }
         if (ready.size() >= batchSize || elapsed(readySince) >= FLUSH.toNanos() || waitingCount() == 0) {
-            if (!inBackground) {
-                readySince = 0;
-                settleReady();
-            } else if (System.nanoTime() - settleRetryAtNanos >= 0) {
-                readySince = 0;
-                settlement = settler.submit(this::settleInBackground);
-            }
-        }
-    }
-
-    private boolean settlingInBackground() {
-        return settlement != null && !settlement.isDone();
-    }
-
-    /** A settlement on the settler's thread: a failure puts the answers back and waits, as the loop's calls do. */
-    private void settleInBackground() {
-        try {
+            readySince = 0;
             settleReady();
-            settleBackoff = Duration.ZERO;
-        } catch (SQLException | RuntimeException e) {
-            Duration pause = settleBackoff;
-            settleBackoff = nextRetryWait(pause);
-            settleRetryAtNanos = System.nanoTime() + pause.toNanos();
-            LOG.warn(() -> String.format("worker %s: settling failed: %s; trying again in %s", name, e,
-                                         seconds(pause)));
-        } finally {
-            wakeUp(); // the loop sleeps until this settlement ends, or its answers may settle again
         }
     }
 
-    /**
-     * {@code d}, or less: until answers waiting or a take put off are due (answers waiting for a settlement in
-     * flight wait for its end, which wakes the loop; after a failed one, for its retry).
-     */
+    /** {@code d}, or less: until answers waiting or a take put off are due. */
     private Duration untilFlush(Duration d) {
         long left = d.toNanos();
-        if (!ready.isEmpty() && readySince != 0 && !settlingInBackground()) {
-            left = Math.min(left, Math.max(FLUSH.toNanos() - elapsed(readySince),
-                                           settleRetryAtNanos - System.nanoTime()));
-        }
-        if (roomSince != 0) {
-            left = Math.min(left, FLUSH.toNanos() - elapsed(roomSince));
+        for (long since : new long[] {ready.isEmpty() ? 0 : readySince, roomSince}) {
+            if (since != 0) {
+                left = Math.min(left, FLUSH.toNanos() - elapsed(since));
+            }
         }
         return Duration.ofNanos(Math.max(left, 1));
     }
@@ -604,12 +560,6 @@ public final class Worker implements AutoCloseable {
      * handlers did not settle in their own transactions.
      */
     private void settleReady() throws SQLException {
-        synchronized (settleLock) {
-            settleReadyNow();
-        }
-    }
-
-    private void settleReadyNow() throws SQLException {
         List<Outcome> batch = new ArrayList<>();
         List<Outcome> settledInTransaction = new ArrayList<>();
         for (Outcome o; (o = ready.poll()) != null; ) {
@@ -642,7 +592,7 @@ public final class Worker implements AutoCloseable {
         }
         List<Settlement> settled;
         try {
-            settled = settling.call(c -> WorkerProtocol.settle(c, name, batch, now()));
+            settled = call(c -> WorkerProtocol.settle(c, name, batch, now()));
         } catch (PrescientException.Refused refused) {
             // One answer refused the whole call (a result over 64 KiB, say): settle them one by one.
             settled = settleOneByOne(batch);
@@ -705,7 +655,7 @@ public final class Worker implements AutoCloseable {
         if (!probed.isEmpty()) {
             List<Check> checks = probed.stream().map(Outcome::check).toList();
             List<String> xacts = made.stream().map(InTransaction.Made::xact).toList();
-            List<WorkerProtocol.Fate> fates = settling.call(c -> WorkerProtocol.fates(c, name, checks, xacts));
+            List<WorkerProtocol.Fate> fates = call(c -> WorkerProtocol.fates(c, name, checks, xacts));
             for (int i = 0; i < probed.size(); i++) {
                 Check check = probed.get(i).check();
                 if (!held.containsKey(check.id())) {
@@ -738,13 +688,13 @@ public final class Worker implements AutoCloseable {
         List<Settlement> settled = new ArrayList<>();
         for (Outcome o : batch) {
             try {
-                settled.addAll(settling.call(c -> WorkerProtocol.settle(c, name, List.of(o), now())));
+                settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(o), now())));
             } catch (PrescientException.Refused refused) {
                 // The answer cannot be stored: the check fails with the database's reason instead.
                 Outcome failed = new Outcome(o.check(), Answer.fail("answer refused: " + refused.getMessage()));
                 LOG.warn(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
                                              o.check().id(), o.check().job(), refused.getMessage()));
-                settled.addAll(settling.call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
+                settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
             }
         }
         return settled;
@@ -844,7 +794,6 @@ public final class Worker implements AutoCloseable {
 
     /** The end of a stop: handlers get their grace, answers are settled, the rest is released. */
     private void shutdown() {
-        settler.shutdown(); // a settlement in flight ends; the rest are settled here (settleLock orders them)
         giveBackWaiting();
         while (busy.get() > 0 && System.nanoTime() < graceDeadlineNanos) {
             settleQuietly();
@@ -870,8 +819,10 @@ public final class Worker implements AutoCloseable {
             }
         }
         heartbeats.shutdownNow();
-        protocol.close();
-        settling.close();
+        synchronized (protocolLock) {
+            closeQuietly(protocolConnection);
+            protocolConnection = null;
+        }
         LOG.info(() -> "worker " + name + ": stopped");
         terminated.countDown();
     }
@@ -919,34 +870,22 @@ public final class Worker implements AutoCloseable {
 
     // ---- plumbing -----------------------------------------------------------------------------------------
 
-    /** One protocol call on the worker's own session for takes, heartbeats and releases. */
+    /** One protocol call on the worker's own connection, opened when needed, dropped when broken. */
     private <T> T call(Call<T> call) throws SQLException {
-        return protocol.call(call);
-    }
-
-    /** A connection of the worker's own from the source, opened when needed, dropped when broken. */
-    private final class ProtocolSession {
-        private Connection connection; // guarded by this
-
-        synchronized <T> T call(Call<T> call) throws SQLException {
-            if (connection == null) {
-                connection = source.open();
-                connection.setAutoCommit(true);
+        synchronized (protocolLock) {
+            if (protocolConnection == null) {
+                protocolConnection = source.open();
+                protocolConnection.setAutoCommit(true);
             }
             try {
-                return call.run(connection);
+                return call.run(protocolConnection);
             } catch (SQLException e) {
-                if (!(e instanceof PrescientException) && !isValid(connection)) {
-                    closeQuietly(connection); // the next call opens another
-                    connection = null;
+                if (!(e instanceof PrescientException) && !isValid(protocolConnection)) {
+                    closeQuietly(protocolConnection); // the next call opens another
+                    protocolConnection = null;
                 }
                 throw e;
             }
-        }
-
-        synchronized void close() {
-            closeQuietly(connection);
-            connection = null;
         }
     }
 

@@ -33,6 +33,9 @@ expect() {  # expect DESCRIPTION COMMAND...: the command must succeed
 . "$repo/scripts/lib/packages.sh"
 # shellcheck source=../../scripts/lib/source_tree.sh
 . "$repo/scripts/lib/source_tree.sh"
+die() { fail "$@"; }
+# shellcheck source=../../scripts/lib/local_server.sh
+. "$repo/scripts/lib/local_server.sh"  # free_port
 ensure_packages check_package.sh systemd man-db bash-completion curl cmake g++ pkg-config postgresql-15
 
 work=$(mktemp -d /tmp/prescient-package-test.XXXXXX)
@@ -61,12 +64,15 @@ psql_as_owner -c "CREATE ROLE prescient_pkg LOGIN PASSWORD 'pkg-secret-42'"
 sed -i '1i host all prescient_pkg 127.0.0.1/32 scram-sha-256' "$PRESCIENT_PGDATA/pg_hba.conf"
 psql_as_owner -c "SELECT pg_reload_conf()"
 runner_url="postgresql://prescient_pkg@127.0.0.1:$port/prescient"
-web_port=$((20000 + RANDOM % 30000))
+# Below the ephemeral range: a random port up to 50000 could be an outgoing connection's, and the daemon
+# exits when it cannot serve its dashboard.
+web_port=$(free_port)
 
 as_prescient() { (cd / && runuser -u prescient -- "$@"); }
 # The daemon as its unit runs it: exec'd as the user prescient with no process in between (runuser's
 # watching parent keeps SIGHUP blocked, so the reload would never reach the daemon), in the background.
-start_daemon() {  # start_daemon LOG: sets $daemon to its pid
+start_daemon() {  # start_daemon LOG: sets $daemon to its pid and $daemon_log to LOG
+  daemon_log=$1
   # shellcheck disable=SC2086
   (cd / && exec env HOME=/var/lib/prescient USER=prescient LOGNAME=prescient \
     setpriv --reuid=prescient --regid=prescient --init-groups -- $exec_start) >"$1" 2>&1 &
@@ -100,7 +106,9 @@ wait_for_done() {  # wait_for_done N [SECONDS]: until N checks settled done (30 
     [ "$(count_done)" -ge "$1" ] && return 0
     sleep 0.2
   done
-  fail "only $(count_done) of $1 checks settled done"
+  local state="the daemon is running"
+  kill -0 "$daemon" 2>/dev/null || state="the daemon has exited"
+  fail "only $(count_done) of $1 checks settled done; $state, its log ends: $(tail -n 5 "$daemon_log")"
 }
 install_packages() {  # install_packages DIR VERSION: the three packages, the operator's config kept
   local library deb

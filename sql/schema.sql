@@ -2897,6 +2897,85 @@ GRANT SELECT ON TABLE prescient.settings TO prescient_runner;
 CREATE SCHEMA prescient;
 
 --
+-- Name: check_limits; Type: TYPE; Schema: prescient; Owner: -
+--
+
+CREATE TYPE prescient.check_limits AS (
+	max_checks integer,
+	max_attempts integer,
+	backoff_seconds bigint,
+	backoff_max_seconds bigint
+);
+
+--
+-- Name: judged_run; Type: TYPE; Schema: prescient; Owner: -
+--
+
+CREATE TYPE prescient.judged_run AS (
+	failed boolean,
+	error text,
+	answer timestamp with time zone,
+	job text,
+	slot timestamp with time zone,
+	asked_for timestamp with time zone,
+	check_count integer,
+	attempts integer
+);
+
+--
+-- Name: settle_checks; Type: TYPE; Schema: prescient; Owner: -
+--
+
+CREATE TYPE prescient.settle_checks AS (
+	ids bigint[],
+	errors text[],
+	answers timestamp with time zone[],
+	run_micros bigint[],
+	payload_updates text[],
+	results text[],
+	due_us bigint[],
+	jobs text[],
+	slots timestamp with time zone[],
+	asked timestamp with time zone[],
+	check_counts bigint[],
+	attempts bigint[],
+	own_max_checks bigint[],
+	own_max_attempts bigint[],
+	own_backoff bigint[],
+	own_backoff_max bigint[],
+	max_checks bigint[],
+	max_attempts bigint[],
+	backoff bigint[],
+	backoff_max bigint[]
+);
+
+--
+-- Name: settle_context; Type: TYPE; Schema: prescient; Owner: -
+--
+
+CREATE TYPE prescient.settle_context AS (
+	runner_id text,
+	now timestamp with time zone,
+	lease_token bigint,
+	slot_seconds integer,
+	max_horizon_seconds bigint
+);
+
+--
+-- Name: settle_events; Type: TYPE; Schema: prescient; Owner: -
+--
+
+CREATE TYPE prescient.settle_events AS (
+	ids text[],
+	types text[],
+	sources text[],
+	occurred_us bigint[],
+	payloads text[],
+	checks bigint[],
+	traceparents text[]
+);
+
+--
 -- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -4881,47 +4960,47 @@ CREATE FUNCTION prescient.job_policy_fields() RETURNS text[]
     RETURN ARRAY['max_checks'::text, 'max_attempts'::text, 'backoff'::text, 'backoff_max'::text, 'timeout'::text];
 
 --
--- Name: judge(boolean, text, timestamp with time zone, text, timestamp with time zone, timestamp with time zone, integer, integer, integer, integer, bigint, bigint, integer, integer, bigint, bigint, interval, integer, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: judge(prescient.judged_run, prescient.check_limits, prescient.check_limits, interval, integer, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.judge(p_failed boolean, p_error text, p_answer timestamp with time zone, p_job text, p_slot timestamp with time zone, p_asked_for timestamp with time zone, p_check_count integer, p_attempts integer, p_own_max_checks integer, p_own_max_attempts integer, p_own_backoff bigint, p_own_backoff_max bigint, p_max_checks integer, p_max_attempts integer, p_backoff bigint, p_backoff_max bigint, p_max_horizon interval, p_slot_seconds integer, p_now timestamp with time zone) RETURNS TABLE(kind text, outcome text, next_check_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text)
+CREATE FUNCTION prescient.judge(p_run prescient.judged_run, p_own prescient.check_limits, p_class prescient.check_limits, p_max_horizon interval, p_slot_seconds integer, p_now timestamp with time zone) RETURNS TABLE(kind text, outcome text, next_check_at timestamp with time zone, asked_for_at timestamp with time zone, check_count integer, attempts integer, last_error text)
     LANGUAGE sql STABLE
     AS $$
-  SELECT CASE WHEN v.outcome IS NULL THEN CASE WHEN p_failed THEN 'retry' ELSE 'reschedule' END
+  SELECT CASE WHEN v.outcome IS NULL THEN CASE WHEN (p_run).failed THEN 'retry' ELSE 'reschedule' END
               ELSE 'finish' END,
          v.outcome,
          CASE WHEN v.outcome IS NOT NULL THEN NULL
-              WHEN p_failed THEN prescient.slot_for(
-                p_slot + least(l.backoff * power(2::numeric, least(p_attempts, 62)), l.backoff_max)
-                         * interval '1 second', p_now, p_slot_seconds)
-              ELSE prescient.slot_for(p_answer, p_now, p_slot_seconds) END,
-         CASE WHEN v.outcome IS NULL AND NOT p_failed THEN p_answer END,
-         CASE WHEN p_failed THEN p_check_count ELSE p_check_count + 1 END,
-         CASE WHEN p_failed THEN p_attempts + 1 ELSE 0 END,
-         CASE WHEN p_failed THEN prescient.storable_error(p_error)
+              WHEN (p_run).failed THEN prescient.slot_for(
+                (p_run).slot + least(l.backoff * power(2::numeric, least((p_run).attempts, 62)), l.backoff_max)
+                               * interval '1 second', p_now, p_slot_seconds)
+              ELSE prescient.slot_for((p_run).answer, p_now, p_slot_seconds) END,
+         CASE WHEN v.outcome IS NULL AND NOT (p_run).failed THEN (p_run).answer END,
+         CASE WHEN (p_run).failed THEN (p_run).check_count ELSE (p_run).check_count + 1 END,
+         CASE WHEN (p_run).failed THEN (p_run).attempts + 1 ELSE 0 END,
+         CASE WHEN (p_run).failed THEN prescient.storable_error((p_run).error)
               WHEN v.outcome = 'guard_max_checks' THEN
-                format('asked to look again at %s after run %s: max_checks is %s%s', prescient.iso(p_answer),
-                       p_check_count + 1, l.max_checks,
-                       CASE WHEN p_own_max_checks IS NOT NULL THEN ' (the check''s own policy)'
-                            ELSE format(' (prescient jobs set %s --max-checks N|unlimited)', p_job) END)
+                format('asked to look again at %s after run %s: max_checks is %s%s', prescient.iso((p_run).answer),
+                       (p_run).check_count + 1, l.max_checks,
+                       CASE WHEN (p_own).max_checks IS NOT NULL THEN ' (the check''s own policy)'
+                            ELSE format(' (prescient jobs set %s --max-checks N|unlimited)', (p_run).job) END)
               WHEN v.outcome = 'guard_past' THEN
                 format('answered %s, not after the time this run was asked for (%s): a next time must advance',
-                       prescient.iso(p_answer), prescient.iso(p_asked_for))
+                       prescient.iso((p_run).answer), prescient.iso((p_run).asked_for))
               WHEN v.outcome = 'guard_horizon' THEN
-                format('answered %s, beyond the horizon: at most %s after the slot %s', prescient.iso(p_answer),
-                       prescient.duration_text(p_max_horizon), prescient.iso(p_slot))
+                format('answered %s, beyond the horizon: at most %s after the slot %s', prescient.iso((p_run).answer),
+                       prescient.duration_text(p_max_horizon), prescient.iso((p_run).slot))
          END
-    FROM (SELECT coalesce(p_own_max_checks, p_max_checks) AS max_checks,
-                 coalesce(p_own_max_attempts, p_max_attempts) AS max_attempts,
-                 coalesce(p_own_backoff, p_backoff, p_slot_seconds)::numeric AS backoff,
-                 greatest(coalesce(p_own_backoff_max, p_backoff_max, 86400),
-                          coalesce(p_own_backoff, p_backoff, 0))::numeric AS backoff_max) l,
+    FROM (SELECT coalesce((p_own).max_checks, (p_class).max_checks) AS max_checks,
+                 coalesce((p_own).max_attempts, (p_class).max_attempts) AS max_attempts,
+                 coalesce((p_own).backoff_seconds, (p_class).backoff_seconds, p_slot_seconds)::numeric AS backoff,
+                 greatest(coalesce((p_own).backoff_max_seconds, (p_class).backoff_max_seconds, 86400),
+                          coalesce((p_own).backoff_seconds, (p_class).backoff_seconds, 0))::numeric AS backoff_max) l,
          LATERAL (SELECT CASE
-                           WHEN p_failed THEN CASE WHEN p_attempts + 1 >= l.max_attempts THEN 'failed' END
-                           WHEN p_answer IS NULL THEN 'done'
-                           WHEN l.max_checks > 0 AND p_check_count + 1 >= l.max_checks THEN 'guard_max_checks'
-                           WHEN p_answer <= p_asked_for THEN 'guard_past'
-                           WHEN p_answer > p_slot + p_max_horizon THEN 'guard_horizon'
+                           WHEN (p_run).failed THEN CASE WHEN (p_run).attempts + 1 >= l.max_attempts THEN 'failed' END
+                           WHEN (p_run).answer IS NULL THEN 'done'
+                           WHEN l.max_checks > 0 AND (p_run).check_count + 1 >= l.max_checks THEN 'guard_max_checks'
+                           WHEN (p_run).answer <= (p_run).asked_for THEN 'guard_past'
+                           WHEN (p_run).answer > (p_run).slot + p_max_horizon THEN 'guard_horizon'
                          END AS outcome
                   OFFSET 0) v  -- computed once a row: inlined, each reader of v.outcome would repeat it
 $$;
@@ -5057,16 +5136,6 @@ END $$;
 CREATE FUNCTION prescient.occurrence_tracestate(p_schedule text, p_occurrence timestamp with time zone) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN ((('prescient=schedule:'::text || CASE WHEN (p_schedule ~ '^[A-Za-z0-9._~:/-]{1,200}$'::text) THEN p_schedule ELSE (SELECT CASE WHEN (length(e.id) <= 200) THEN e.id ELSE ('md5.'::text || md5(occurrence_tracestate.p_schedule)) END AS "case" FROM (SELECT string_agg(CASE WHEN (c.ch ~ '^[A-Za-z0-9._~:/-]$'::text) THEN c.ch ELSE regexp_replace(upper(encode(convert_to(c.ch, 'UTF8'::name), 'hex'::text)), '(..)'::text, '%\1'::text, 'g'::text) END, ''::text ORDER BY c.n) AS id FROM regexp_split_to_table(occurrence_tracestate.p_schedule, ''::text) WITH ORDINALITY c(ch, n)) e) END) || ';occurrence:'::text) || to_char((p_occurrence AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS"Z"'::text));
-
---
--- Name: part_of(anyarray, integer, integer); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.part_of(p anyarray, p_first integer, p_last integer) RETURNS anyarray
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$
-  SELECT CASE WHEN p_first = 1 AND p_last >= cardinality(p) THEN p ELSE p[p_first:p_last] END
-$$;
 
 --
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5477,17 +5546,16 @@ CREATE FUNCTION prescient.run_traceparent(p_traceparent text) RETURNS text
     RETURN CASE WHEN (p_traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN (((('00-'::text || substr(p_traceparent, 4, 32)) || '-'::text) || "right"(replace((gen_random_uuid())::text, '-'::text, ''::text), 16)) || "right"(p_traceparent, 3)) ELSE NULL::text END;
 
 --
--- Name: runner_settle(bigint[], text[], timestamp with time zone[], bigint[], text[], text[], bigint[], text[], timestamp with time zone[], timestamp with time zone[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint, integer, bigint, bigint, text, text[], text[], text[], bigint[], text[], bigint[], text[], boolean); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: runner_settle(prescient.settle_checks, prescient.settle_events, prescient.settle_context, boolean); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.runner_settle(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now_us bigint, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[], p_in_chunks boolean) RETURNS TABLE(checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint, guarded bigint, statements integer, refused_id bigint, refusal text)
+CREATE FUNCTION prescient.runner_settle(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_in_chunks boolean) RETURNS TABLE(checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint, guarded bigint, statements integer, refused_id bigint, refusal text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
   c_chunk constant integer := 128;
-  v_count constant integer := coalesce(cardinality(p_ids), 0);
-  v_now constant timestamptz := prescient.at_us(p_now_us);
+  v_count constant integer := coalesce(cardinality(p_checks.ids), 0);
   -- The parts still to settle, as (first, last, known, first half) of positions; the next one is the last.
   -- known: 1 when the part is refused for sure (the first half of a refused part settled, so the second
   -- holds the culprit). first half: 1 for the first half of a refused part, whose second half follows it.
@@ -5499,11 +5567,6 @@ DECLARE
   v_first_half boolean;
   v_size integer;
   v_at integer;
-  -- v_event_at[i]: where the events of the check at position i start in the event arrays (they follow the
-  -- checks' order); v_event_at[count + 1] is past the last. Made at the first part smaller than the batch.
-  v_event_at integer[];
-  v_events_from integer;
-  v_events_to integer;
   v_part record;
   v_refused_ids bigint[] := '{}';
   v_refusals text[] := '{}';
@@ -5529,36 +5592,10 @@ BEGIN
     -- A part to attempt (neither known to be refused nor a batch to be chunked from the start): settled, it
     -- is done.
     IF NOT v_known AND (v_size <= c_chunk OR NOT p_in_chunks) THEN
-      IF v_size = v_count THEN
-        v_events_from := 1;
-        v_events_to := coalesce(cardinality(p_event_ids), 0);
-      ELSE
-        v_events_from := v_event_at[v_first];
-        v_events_to := v_event_at[v_last + 1] - 1;
-      END IF;
       statements := statements + 1;
       BEGIN
-        SELECT * INTO v_part FROM prescient.runner_settle_together(
-          prescient.part_of(p_ids, v_first, v_last), prescient.part_of(p_errors, v_first, v_last),
-          prescient.part_of(p_answers, v_first, v_last), prescient.part_of(p_run_micros, v_first, v_last),
-          prescient.part_of(p_payload_updates, v_first, v_last), prescient.part_of(p_results, v_first, v_last),
-          prescient.part_of(p_due_us, v_first, v_last), prescient.part_of(p_jobs, v_first, v_last),
-          prescient.part_of(p_slots, v_first, v_last), prescient.part_of(p_asked, v_first, v_last),
-          prescient.part_of(p_check_counts, v_first, v_last), prescient.part_of(p_attempts, v_first, v_last),
-          prescient.part_of(p_own_max_checks, v_first, v_last),
-          prescient.part_of(p_own_max_attempts, v_first, v_last),
-          prescient.part_of(p_own_backoff, v_first, v_last),
-          prescient.part_of(p_own_backoff_max, v_first, v_last),
-          prescient.part_of(p_max_checks, v_first, v_last), prescient.part_of(p_max_attempts, v_first, v_last),
-          prescient.part_of(p_backoff, v_first, v_last), prescient.part_of(p_backoff_max, v_first, v_last),
-          p_max_horizon_seconds, p_slot_seconds, p_lease_token, v_now, p_runner_id,
-          prescient.part_of(p_event_ids, v_events_from, v_events_to),
-          prescient.part_of(p_event_types, v_events_from, v_events_to),
-          prescient.part_of(p_event_sources, v_events_from, v_events_to),
-          prescient.part_of(p_event_times, v_events_from, v_events_to),
-          prescient.part_of(p_event_payloads, v_events_from, v_events_to),
-          prescient.part_of(p_event_checks, v_events_from, v_events_to),
-          prescient.part_of(p_event_traceparents, v_events_from, v_events_to));
+        SELECT * INTO v_part
+          FROM prescient.runner_settle_together(p_checks, p_events, p_context, v_first, v_last);
         checks := checks + v_part.checks;
         events := events + v_part.events;
         done := done + v_part.done;
@@ -5581,18 +5618,9 @@ BEGIN
     -- Refused, by the attempt just made or known to be (then the last refusal's words are its own: every
     -- other check they covered settled). A single check is a culprit; more are split.
     IF v_size = 1 THEN
-      v_refused_ids := v_refused_ids || p_ids[v_first];
+      v_refused_ids := v_refused_ids || p_checks.ids[v_first];
       v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
       CONTINUE;
-    END IF;
-    IF v_event_at IS NULL THEN
-      -- Each check's events are counted once per batch, and only when it is settled in parts.
-      SELECT array_agg(x.first_event ORDER BY x.n) || (coalesce(cardinality(p_event_ids), 0) + 1) INTO v_event_at
-        FROM (SELECT s.n, 1 + coalesce(sum(count(e.id)) OVER (ORDER BY s.n ROWS BETWEEN UNBOUNDED PRECEDING
-                                                                          AND 1 PRECEDING), 0) AS first_event
-                FROM unnest(p_ids) WITH ORDINALITY AS s(id, n)
-                LEFT JOIN unnest(p_event_checks) AS e(id) ON e.id = s.id
-               GROUP BY s.n) x;
     END IF;
     -- Pushed last part first, so that the parts are settled in the batch's order.
     IF v_size > c_chunk THEN
@@ -5615,35 +5643,48 @@ BEGIN
 END $$;
 
 --
--- Name: runner_settle_together(bigint[], text[], timestamp with time zone[], bigint[], text[], text[], bigint[], text[], timestamp with time zone[], timestamp with time zone[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint, integer, bigint, timestamp with time zone, text, text[], text[], text[], bigint[], text[], bigint[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: runner_settle_together(prescient.settle_checks, prescient.settle_events, prescient.settle_context, integer, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.runner_settle_together(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now timestamp with time zone, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[]) RETURNS TABLE(checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint, guarded bigint)
+CREATE FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer) RETURNS TABLE(checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint, guarded bigint)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
+DECLARE
+  -- Plain values, read once: the judge is inlined, and each use of its arguments is the expression again.
+  v_now constant timestamptz := p_context.now;
+  v_runner_id constant text := p_context.runner_id;
+  v_lease_token constant bigint := p_context.lease_token;
+  v_slot_seconds constant integer := p_context.slot_seconds;
+  v_max_horizon constant interval := p_context.max_horizon_seconds * interval '1 second';
 BEGIN
   RETURN QUERY
   WITH s AS (
     SELECT s.id, s.due_us, s.run_micros, s.payload, s.run_result, j.*
-      FROM unnest(p_ids, p_errors, p_answers, p_run_micros, p_payload_updates, p_results, p_due_us, p_jobs, p_slots,
-                  p_asked, p_check_counts, p_attempts, p_own_max_checks, p_own_max_attempts, p_own_backoff,
-                  p_own_backoff_max, p_max_checks, p_max_attempts, p_backoff, p_backoff_max)
+      FROM unnest(p_checks.ids, p_checks.errors, p_checks.answers, p_checks.run_micros, p_checks.payload_updates,
+                  p_checks.results, p_checks.due_us, p_checks.jobs, p_checks.slots, p_checks.asked,
+                  p_checks.check_counts, p_checks.attempts, p_checks.own_max_checks, p_checks.own_max_attempts,
+                  p_checks.own_backoff, p_checks.own_backoff_max, p_checks.max_checks, p_checks.max_attempts,
+                  p_checks.backoff, p_checks.backoff_max)
+           WITH ORDINALITY
         AS s(id, error, answer, run_micros, payload, run_result, due_us, job, slot, asked, count_before,
              attempts_before, own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks,
-             max_attempts, backoff, backoff_max)
+             max_attempts, backoff, backoff_max, n)
      CROSS JOIN LATERAL prescient.judge(
-             s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
-             s.attempts_before::integer, s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
-             s.own_backoff_max, s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max,
-             p_max_horizon_seconds * interval '1 second', p_slot_seconds, p_now) j),
+             ROW(s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
+                 s.attempts_before::integer)::prescient.judged_run,
+             ROW(s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
+                 s.own_backoff_max)::prescient.check_limits,
+             ROW(s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max)::prescient.check_limits,
+             v_max_horizon, v_slot_seconds, v_now) j
+     WHERE s.n BETWEEN p_first AND p_last),
   -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
   -- branches gated on the token alone, so the fast path does not join the table at all.
   mine AS (
-    SELECT s.* FROM s WHERE p_lease_token IS NULL
+    SELECT s.* FROM s WHERE v_lease_token IS NULL
     UNION ALL
     SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id
-     WHERE p_lease_token IS NOT NULL AND f.claim_token = p_lease_token AND f.claimed_until > p_now),
+     WHERE v_lease_token IS NOT NULL AND f.claim_token = v_lease_token AND f.claimed_until > v_now),
   -- The finished checks' rows, whole. Deleted by their ids rather than joined to mine: a DELETE joined to a
   -- CTE carries each of its rows whole as well, for a concurrent update's recheck, which the fast path and the
   -- fence make moot. And the columns, rather than the row as a value, so that the history row reads them
@@ -5656,7 +5697,7 @@ BEGIN
   -- pending row as it was, and its fields become fin's columns.
   hist AS (
     INSERT INTO prescient.job_history
-    SELECT (prescient.history_row(ROW(fin.*)::prescient.future_job, s.outcome, p_now, p_runner_id, s.check_count,
+    SELECT (prescient.history_row(ROW(fin.*)::prescient.future_job, s.outcome, v_now, v_runner_id, s.check_count,
                                   s.attempts, s.last_error, s.run_micros, s.payload::jsonb, s.run_result::jsonb)).*
       FROM fin JOIN mine s ON s.id = fin.id),
   upd AS (
@@ -5672,15 +5713,15 @@ BEGIN
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
                                      answered_at, check_count, attempts, error, run_result)
-    SELECT id, prescient.at_us(due_us), p_now, run_micros, p_runner_id,
+    SELECT id, prescient.at_us(due_us), v_now, run_micros, v_runner_id,
            CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, next_check_at, asked_for_at,
            check_count, attempts, CASE WHEN kind = 'retry' THEN last_error END, run_result::jsonb
       FROM upd),
   ev AS (
     INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload, traceparent)
-    SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), p_now, e.payload::jsonb, e.traceparent
-      FROM unnest(p_event_ids, p_event_types, p_event_sources, p_event_times, p_event_payloads, p_event_checks,
-                  p_event_traceparents)
+    SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), v_now, e.payload::jsonb, e.traceparent
+      FROM unnest(p_events.ids, p_events.types, p_events.sources, p_events.occurred_us, p_events.payloads,
+                  p_events.checks, p_events.traceparents)
         AS e(id, type, source, occurred_us, payload, check_id, traceparent)
      WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
     ON CONFLICT (id) DO NOTHING RETURNING id),
@@ -6633,12 +6674,14 @@ BEGIN
       FROM held h
       JOIN limits l ON l.job = (h.pending).job
      CROSS JOIN LATERAL prescient.judge(
-           p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
-           date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
-                    timestamptz '1970-01-01 UTC'),
-           coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
-           (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
-           (h.pending).backoff_max_seconds, l.max_checks, l.max_attempts, l.backoff_seconds, l.backoff_max_seconds,
+           ROW(p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
+               date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
+                        timestamptz '1970-01-01 UTC'),
+               coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
+               (h.pending).attempts)::prescient.judged_run,
+           ROW((h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
+               (h.pending).backoff_max_seconds)::prescient.check_limits,
+           ROW(l.max_checks, l.max_attempts, l.backoff_seconds, l.backoff_max_seconds)::prescient.check_limits,
            v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, p_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'
@@ -7059,18 +7102,18 @@ GRANT ALL ON FUNCTION prescient.reschedule(p_at timestamp with time zone, p_id b
 REVOKE ALL ON FUNCTION prescient.resume_job(p_job text) FROM PUBLIC;
 
 --
--- Name: FUNCTION runner_settle(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now_us bigint, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[], p_in_chunks boolean); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION runner_settle(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_in_chunks boolean); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.runner_settle(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now_us bigint, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[], p_in_chunks boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.runner_settle(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now_us bigint, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[], p_in_chunks boolean) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.runner_settle(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_in_chunks boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.runner_settle(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_in_chunks boolean) TO prescient_runner;
 
 --
--- Name: FUNCTION runner_settle_together(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now timestamp with time zone, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.runner_settle_together(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now timestamp with time zone, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.runner_settle_together(p_ids bigint[], p_errors text[], p_answers timestamp with time zone[], p_run_micros bigint[], p_payload_updates text[], p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamp with time zone[], p_asked timestamp with time zone[], p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[], p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[], p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer, p_lease_token bigint, p_now timestamp with time zone, p_runner_id text, p_event_ids text[], p_event_types text[], p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[], p_event_traceparents text[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer) TO prescient_runner;
 
 --
 -- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text); Type: ACL; Schema: prescient; Owner: -

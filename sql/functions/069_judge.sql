@@ -20,11 +20,11 @@ CREATE OR REPLACE FUNCTION prescient.storable_error(p_text text) RETURNS text
      GROUP BY b, m) END
 $$;
 
--- Judges one run of a check. In: whether it failed and its error, or the time it answered (NULL: done);
--- the check as it was run (its class, the slot it ran in, the time it was asked for, its counts before
--- this run, its own policy: NULL where not set); its class's limits (for the runner: the class's row in the
--- registry over its coded policy and the config file's defaults, over the settings; for a worker: the row
--- over the settings); the horizon, the slot's length and now. Out: the settlement.
+-- Judges one run of a check. In: the run (prescient.judged_run: whether it failed and its error, or the time
+-- it answered, NULL: done; the check as it was run: its class, the slot it ran in, the time it was asked for,
+-- its counts before this run); the check's own limits and its class's (prescient.check_limits, NULL fields
+-- where not set; the class's are prescient.class_limits', 071); the horizon, the slot's length and now.
+-- Out: the settlement.
 --  - done: finish `done`;
 --  - a next time when the check has now run max_checks times (0: no limit) -> finish `guard_max_checks`;
 --    a next time not after the asked-for time (a loop that does not advance) -> `guard_past`; beyond the
@@ -39,51 +39,49 @@ $$;
 -- each use of an argument is the caller's expression again, and the outcome's CASE is repeated in every
 -- column that reads it: so the callers pass plain values (times as timestamptz, the horizon as an interval,
 -- now computed once), never an expression to convert per use (the settle statement's conversions from
--- microseconds, repeated, cost 2.4 µs a rescheduled check).
+-- microseconds, repeated, cost 2.4 µs a rescheduled check). The records cost nothing there: a caller passes
+-- ROW(...)::prescient.judged_run, and the planner reads each field of it as the expression in its place.
 CREATE OR REPLACE FUNCTION prescient.judge(
-    p_failed boolean, p_error text, p_answer timestamptz,
-    p_job text, p_slot timestamptz, p_asked_for timestamptz, p_check_count integer, p_attempts integer,
-    p_own_max_checks integer, p_own_max_attempts integer, p_own_backoff bigint, p_own_backoff_max bigint,
-    p_max_checks integer, p_max_attempts integer, p_backoff bigint, p_backoff_max bigint,
+    p_run prescient.judged_run, p_own prescient.check_limits, p_class prescient.check_limits,
     p_max_horizon interval, p_slot_seconds integer, p_now timestamptz)
   RETURNS TABLE (kind text, outcome text, next_check_at timestamptz, asked_for_at timestamptz,
                  check_count integer, attempts integer, last_error text)
   LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN v.outcome IS NULL THEN CASE WHEN p_failed THEN 'retry' ELSE 'reschedule' END
+  SELECT CASE WHEN v.outcome IS NULL THEN CASE WHEN (p_run).failed THEN 'retry' ELSE 'reschedule' END
               ELSE 'finish' END,
          v.outcome,
          CASE WHEN v.outcome IS NOT NULL THEN NULL
-              WHEN p_failed THEN prescient.slot_for(
-                p_slot + least(l.backoff * power(2::numeric, least(p_attempts, 62)), l.backoff_max)
-                         * interval '1 second', p_now, p_slot_seconds)
-              ELSE prescient.slot_for(p_answer, p_now, p_slot_seconds) END,
-         CASE WHEN v.outcome IS NULL AND NOT p_failed THEN p_answer END,
-         CASE WHEN p_failed THEN p_check_count ELSE p_check_count + 1 END,
-         CASE WHEN p_failed THEN p_attempts + 1 ELSE 0 END,
-         CASE WHEN p_failed THEN prescient.storable_error(p_error)
+              WHEN (p_run).failed THEN prescient.slot_for(
+                (p_run).slot + least(l.backoff * power(2::numeric, least((p_run).attempts, 62)), l.backoff_max)
+                               * interval '1 second', p_now, p_slot_seconds)
+              ELSE prescient.slot_for((p_run).answer, p_now, p_slot_seconds) END,
+         CASE WHEN v.outcome IS NULL AND NOT (p_run).failed THEN (p_run).answer END,
+         CASE WHEN (p_run).failed THEN (p_run).check_count ELSE (p_run).check_count + 1 END,
+         CASE WHEN (p_run).failed THEN (p_run).attempts + 1 ELSE 0 END,
+         CASE WHEN (p_run).failed THEN prescient.storable_error((p_run).error)
               WHEN v.outcome = 'guard_max_checks' THEN
-                format('asked to look again at %s after run %s: max_checks is %s%s', prescient.iso(p_answer),
-                       p_check_count + 1, l.max_checks,
-                       CASE WHEN p_own_max_checks IS NOT NULL THEN ' (the check''s own policy)'
-                            ELSE format(' (prescient jobs set %s --max-checks N|unlimited)', p_job) END)
+                format('asked to look again at %s after run %s: max_checks is %s%s', prescient.iso((p_run).answer),
+                       (p_run).check_count + 1, l.max_checks,
+                       CASE WHEN (p_own).max_checks IS NOT NULL THEN ' (the check''s own policy)'
+                            ELSE format(' (prescient jobs set %s --max-checks N|unlimited)', (p_run).job) END)
               WHEN v.outcome = 'guard_past' THEN
                 format('answered %s, not after the time this run was asked for (%s): a next time must advance',
-                       prescient.iso(p_answer), prescient.iso(p_asked_for))
+                       prescient.iso((p_run).answer), prescient.iso((p_run).asked_for))
               WHEN v.outcome = 'guard_horizon' THEN
-                format('answered %s, beyond the horizon: at most %s after the slot %s', prescient.iso(p_answer),
-                       prescient.duration_text(p_max_horizon), prescient.iso(p_slot))
+                format('answered %s, beyond the horizon: at most %s after the slot %s', prescient.iso((p_run).answer),
+                       prescient.duration_text(p_max_horizon), prescient.iso((p_run).slot))
          END
-    FROM (SELECT coalesce(p_own_max_checks, p_max_checks) AS max_checks,
-                 coalesce(p_own_max_attempts, p_max_attempts) AS max_attempts,
-                 coalesce(p_own_backoff, p_backoff, p_slot_seconds)::numeric AS backoff,
-                 greatest(coalesce(p_own_backoff_max, p_backoff_max, 86400),
-                          coalesce(p_own_backoff, p_backoff, 0))::numeric AS backoff_max) l,
+    FROM (SELECT coalesce((p_own).max_checks, (p_class).max_checks) AS max_checks,
+                 coalesce((p_own).max_attempts, (p_class).max_attempts) AS max_attempts,
+                 coalesce((p_own).backoff_seconds, (p_class).backoff_seconds, p_slot_seconds)::numeric AS backoff,
+                 greatest(coalesce((p_own).backoff_max_seconds, (p_class).backoff_max_seconds, 86400),
+                          coalesce((p_own).backoff_seconds, (p_class).backoff_seconds, 0))::numeric AS backoff_max) l,
          LATERAL (SELECT CASE
-                           WHEN p_failed THEN CASE WHEN p_attempts + 1 >= l.max_attempts THEN 'failed' END
-                           WHEN p_answer IS NULL THEN 'done'
-                           WHEN l.max_checks > 0 AND p_check_count + 1 >= l.max_checks THEN 'guard_max_checks'
-                           WHEN p_answer <= p_asked_for THEN 'guard_past'
-                           WHEN p_answer > p_slot + p_max_horizon THEN 'guard_horizon'
+                           WHEN (p_run).failed THEN CASE WHEN (p_run).attempts + 1 >= l.max_attempts THEN 'failed' END
+                           WHEN (p_run).answer IS NULL THEN 'done'
+                           WHEN l.max_checks > 0 AND (p_run).check_count + 1 >= l.max_checks THEN 'guard_max_checks'
+                           WHEN (p_run).answer <= (p_run).asked_for THEN 'guard_past'
+                           WHEN (p_run).answer > (p_run).slot + p_max_horizon THEN 'guard_horizon'
                          END AS outcome
                   OFFSET 0) v  -- computed once a row: inlined, each reader of v.outcome would repeat it
 $$;

@@ -270,12 +270,14 @@ BEGIN
       FROM held h
       JOIN limits l ON l.job = (h.pending).job
      CROSS JOIN LATERAL prescient.judge(
-           p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
-           date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
-                    timestamptz '1970-01-01 UTC'),
-           coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
-           (h.pending).attempts, (h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
-           (h.pending).backoff_max_seconds, l.max_checks, l.max_attempts, l.backoff_seconds, l.backoff_max_seconds,
+           ROW(p_failed, p_errors[h.n], p_next[h.n], (h.pending).job,
+               date_bin(v_settings.slot_seconds * interval '1 second', (h.pending).next_check_at,
+                        timestamptz '1970-01-01 UTC'),
+               coalesce((h.pending).asked_for_at, (h.pending).first_check_at), (h.pending).check_count,
+               (h.pending).attempts)::prescient.judged_run,
+           ROW((h.pending).max_checks, (h.pending).max_attempts, (h.pending).backoff_seconds,
+               (h.pending).backoff_max_seconds)::prescient.check_limits,
+           ROW(l.max_checks, l.max_attempts, l.backoff_seconds, l.backoff_max_seconds)::prescient.check_limits,
            v_settings.max_horizon_seconds * interval '1 second', v_settings.slot_seconds, p_now) v),
   fin AS (
     DELETE FROM prescient.future_job f USING j WHERE f.id = (j.pending).id AND j.kind = 'finish'

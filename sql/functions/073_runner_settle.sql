@@ -16,60 +16,62 @@ CREATE OR REPLACE FUNCTION prescient.refused_for_its_values(p_sqlstate text) RET
   SELECT length(p_sqlstate) = 5 AND left(p_sqlstate, 2) IN ('22', '23', '54', 'P0')
 $$;
 
--- The positions p_first to p_last of an array: the array itself when they cover it (a batch settled whole
--- is passed on as it came, not copied), else its slice. Inlined by the planner.
-CREATE OR REPLACE FUNCTION prescient.part_of(p anyarray, p_first integer, p_last integer) RETURNS anyarray
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE WHEN p_first = 1 AND p_last >= cardinality(p) THEN p ELSE p[p_first:p_last] END
-$$;
-
 -- Settles checks in one statement: each answer is judged by prescient.judge (069, the settlement's rules,
 -- which the worker protocol applies too; inlined by the planner); finished checks move to the history (the
 -- row history_row makes, 035), the others take their next time (a reschedule its new asked-for time) and
 -- leave a row of their run in check_run, the timeline, each with the result its run returned (docs/design.md,
 -- "Results"); their events go to the outbox (once: a repeated id is ignored), each announced by NOTIFY.
 -- The database refusing one check's rows refuses them all: runner_settle isolates it.
--- In: one element per check in the first twenty arrays (the same length; NULL for an array every check
--- leaves unset; when every check is done, the class, slot, asked-for time and class limits are NULL, as the
--- judge reads nothing else of a done check), then the judge's settings, the lease token (NULL on the fast
--- path, where the caller holds the row locks), now, the runner, and one element per event in the last seven.
+-- In: the batch's checks (prescient.settle_checks: one element per check in each array, the same length; a
+-- NULL array where every check leaves it unset; when every check is done, the class, slot, asked-for time and
+-- class limits are NULL, as the judge reads nothing else of a done check), of which it settles the positions
+-- p_first to p_last; their events (prescient.settle_events: one element per event; those of the checks it
+-- settles are taken, by their check); the runner, now, the lease token (NULL on the fast path, where the
+-- caller holds the row locks) and the judge's settings (prescient.settle_context).
 -- Out: how many checks it settled, how many events were new, and how many checks ended done, were
 -- rescheduled, retried, failed (a dead letter) and ended by a guard.
 CREATE OR REPLACE FUNCTION prescient.runner_settle_together(
-    p_ids bigint[], p_errors text[], p_answers timestamptz[], p_run_micros bigint[], p_payload_updates text[],
-    p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamptz[], p_asked timestamptz[],
-    p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[],
-    p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[],
-    p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer,
-    p_lease_token bigint, p_now timestamptz, p_runner_id text, p_event_ids text[], p_event_types text[],
-    p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[],
-    p_event_traceparents text[])
+    p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context,
+    p_first integer, p_last integer)
   RETURNS TABLE (checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint,
                  guarded bigint)
   LANGUAGE plpgsql AS $$
 #variable_conflict use_column
+DECLARE
+  -- Plain values, read once: the judge is inlined, and each use of its arguments is the expression again.
+  v_now constant timestamptz := p_context.now;
+  v_runner_id constant text := p_context.runner_id;
+  v_lease_token constant bigint := p_context.lease_token;
+  v_slot_seconds constant integer := p_context.slot_seconds;
+  v_max_horizon constant interval := p_context.max_horizon_seconds * interval '1 second';
 BEGIN
   RETURN QUERY
   WITH s AS (
     SELECT s.id, s.due_us, s.run_micros, s.payload, s.run_result, j.*
-      FROM unnest(p_ids, p_errors, p_answers, p_run_micros, p_payload_updates, p_results, p_due_us, p_jobs, p_slots,
-                  p_asked, p_check_counts, p_attempts, p_own_max_checks, p_own_max_attempts, p_own_backoff,
-                  p_own_backoff_max, p_max_checks, p_max_attempts, p_backoff, p_backoff_max)
+      FROM unnest(p_checks.ids, p_checks.errors, p_checks.answers, p_checks.run_micros, p_checks.payload_updates,
+                  p_checks.results, p_checks.due_us, p_checks.jobs, p_checks.slots, p_checks.asked,
+                  p_checks.check_counts, p_checks.attempts, p_checks.own_max_checks, p_checks.own_max_attempts,
+                  p_checks.own_backoff, p_checks.own_backoff_max, p_checks.max_checks, p_checks.max_attempts,
+                  p_checks.backoff, p_checks.backoff_max)
+           WITH ORDINALITY
         AS s(id, error, answer, run_micros, payload, run_result, due_us, job, slot, asked, count_before,
              attempts_before, own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks,
-             max_attempts, backoff, backoff_max)
+             max_attempts, backoff, backoff_max, n)
      CROSS JOIN LATERAL prescient.judge(
-             s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
-             s.attempts_before::integer, s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
-             s.own_backoff_max, s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max,
-             p_max_horizon_seconds * interval '1 second', p_slot_seconds, p_now) j),
+             ROW(s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
+                 s.attempts_before::integer)::prescient.judged_run,
+             ROW(s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
+                 s.own_backoff_max)::prescient.check_limits,
+             ROW(s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max)::prescient.check_limits,
+             v_max_horizon, v_slot_seconds, v_now) j
+     WHERE s.n BETWEEN p_first AND p_last),
   -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
   -- branches gated on the token alone, so the fast path does not join the table at all.
   mine AS (
-    SELECT s.* FROM s WHERE p_lease_token IS NULL
+    SELECT s.* FROM s WHERE v_lease_token IS NULL
     UNION ALL
     SELECT s.* FROM s JOIN prescient.future_job f ON f.id = s.id
-     WHERE p_lease_token IS NOT NULL AND f.claim_token = p_lease_token AND f.claimed_until > p_now),
+     WHERE v_lease_token IS NOT NULL AND f.claim_token = v_lease_token AND f.claimed_until > v_now),
   -- The finished checks' rows, whole. Deleted by their ids rather than joined to mine: a DELETE joined to a
   -- CTE carries each of its rows whole as well, for a concurrent update's recheck, which the fast path and the
   -- fence make moot. And the columns, rather than the row as a value, so that the history row reads them
@@ -82,7 +84,7 @@ BEGIN
   -- pending row as it was, and its fields become fin's columns.
   hist AS (
     INSERT INTO prescient.job_history
-    SELECT (prescient.history_row(ROW(fin.*)::prescient.future_job, s.outcome, p_now, p_runner_id, s.check_count,
+    SELECT (prescient.history_row(ROW(fin.*)::prescient.future_job, s.outcome, v_now, v_runner_id, s.check_count,
                                   s.attempts, s.last_error, s.run_micros, s.payload::jsonb, s.run_result::jsonb)).*
       FROM fin JOIN mine s ON s.id = fin.id),
   upd AS (
@@ -98,15 +100,15 @@ BEGIN
   runs AS (
     INSERT INTO prescient.check_run (id, due_at, finished_at, run_micros, runner, result, next_check_at,
                                      answered_at, check_count, attempts, error, run_result)
-    SELECT id, prescient.at_us(due_us), p_now, run_micros, p_runner_id,
+    SELECT id, prescient.at_us(due_us), v_now, run_micros, v_runner_id,
            CASE WHEN kind = 'retry' THEN 'retried' ELSE 'rescheduled' END, next_check_at, asked_for_at,
            check_count, attempts, CASE WHEN kind = 'retry' THEN last_error END, run_result::jsonb
       FROM upd),
   ev AS (
     INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload, traceparent)
-    SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), p_now, e.payload::jsonb, e.traceparent
-      FROM unnest(p_event_ids, p_event_types, p_event_sources, p_event_times, p_event_payloads, p_event_checks,
-                  p_event_traceparents)
+    SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), v_now, e.payload::jsonb, e.traceparent
+      FROM unnest(p_events.ids, p_events.types, p_events.sources, p_events.occurred_us, p_events.payloads,
+                  p_events.checks, p_events.traceparents)
         AS e(id, type, source, occurred_us, payload, check_id, traceparent)
      WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
     ON CONFLICT (id) DO NOTHING RETURNING id),
@@ -133,27 +135,20 @@ END $$;
 -- is split at once (about 1.5 attempts a level of the search, not 2).
 -- p_in_chunks: start in chunks (the runner does for some batches after a refusal, when another is likely).
 -- Nothing refused, this costs one subtransaction per batch.
--- The arguments are runner_settle_together's, now as microseconds since the epoch. Out: the sums of its
--- counts, how many statements it ran, then one row per culprit (its id and the refusal; NULL and NULL
--- when there is none), the counts repeated on each.
+-- The arguments are runner_settle_together's but the positions: each attempt passes the whole batch and the
+-- part it settles. Out: the sums of its counts, how many statements it ran, then one row per culprit (its id
+-- and the refusal; NULL and NULL when there is none), the counts repeated on each.
 -- Its statements run on generic plans from the first call: a runner's session would otherwise plan the
 -- settlement anew for each of its first five batches, about 3.5 ms each.
 CREATE OR REPLACE FUNCTION prescient.runner_settle(
-    p_ids bigint[], p_errors text[], p_answers timestamptz[], p_run_micros bigint[], p_payload_updates text[],
-    p_results text[], p_due_us bigint[], p_jobs text[], p_slots timestamptz[], p_asked timestamptz[],
-    p_check_counts bigint[], p_attempts bigint[], p_own_max_checks bigint[], p_own_max_attempts bigint[],
-    p_own_backoff bigint[], p_own_backoff_max bigint[], p_max_checks bigint[], p_max_attempts bigint[],
-    p_backoff bigint[], p_backoff_max bigint[], p_max_horizon_seconds bigint, p_slot_seconds integer,
-    p_lease_token bigint, p_now_us bigint, p_runner_id text, p_event_ids text[], p_event_types text[],
-    p_event_sources text[], p_event_times bigint[], p_event_payloads text[], p_event_checks bigint[],
-    p_event_traceparents text[], p_in_chunks boolean)
+    p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context,
+    p_in_chunks boolean)
   RETURNS TABLE (checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint,
                  guarded bigint, statements integer, refused_id bigint, refusal text)
   LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   c_chunk constant integer := 128;
-  v_count constant integer := coalesce(cardinality(p_ids), 0);
-  v_now constant timestamptz := prescient.at_us(p_now_us);
+  v_count constant integer := coalesce(cardinality(p_checks.ids), 0);
   -- The parts still to settle, as (first, last, known, first half) of positions; the next one is the last.
   -- known: 1 when the part is refused for sure (the first half of a refused part settled, so the second
   -- holds the culprit). first half: 1 for the first half of a refused part, whose second half follows it.
@@ -165,11 +160,6 @@ DECLARE
   v_first_half boolean;
   v_size integer;
   v_at integer;
-  -- v_event_at[i]: where the events of the check at position i start in the event arrays (they follow the
-  -- checks' order); v_event_at[count + 1] is past the last. Made at the first part smaller than the batch.
-  v_event_at integer[];
-  v_events_from integer;
-  v_events_to integer;
   v_part record;
   v_refused_ids bigint[] := '{}';
   v_refusals text[] := '{}';
@@ -195,36 +185,10 @@ BEGIN
     -- A part to attempt (neither known to be refused nor a batch to be chunked from the start): settled, it
     -- is done.
     IF NOT v_known AND (v_size <= c_chunk OR NOT p_in_chunks) THEN
-      IF v_size = v_count THEN
-        v_events_from := 1;
-        v_events_to := coalesce(cardinality(p_event_ids), 0);
-      ELSE
-        v_events_from := v_event_at[v_first];
-        v_events_to := v_event_at[v_last + 1] - 1;
-      END IF;
       statements := statements + 1;
       BEGIN
-        SELECT * INTO v_part FROM prescient.runner_settle_together(
-          prescient.part_of(p_ids, v_first, v_last), prescient.part_of(p_errors, v_first, v_last),
-          prescient.part_of(p_answers, v_first, v_last), prescient.part_of(p_run_micros, v_first, v_last),
-          prescient.part_of(p_payload_updates, v_first, v_last), prescient.part_of(p_results, v_first, v_last),
-          prescient.part_of(p_due_us, v_first, v_last), prescient.part_of(p_jobs, v_first, v_last),
-          prescient.part_of(p_slots, v_first, v_last), prescient.part_of(p_asked, v_first, v_last),
-          prescient.part_of(p_check_counts, v_first, v_last), prescient.part_of(p_attempts, v_first, v_last),
-          prescient.part_of(p_own_max_checks, v_first, v_last),
-          prescient.part_of(p_own_max_attempts, v_first, v_last),
-          prescient.part_of(p_own_backoff, v_first, v_last),
-          prescient.part_of(p_own_backoff_max, v_first, v_last),
-          prescient.part_of(p_max_checks, v_first, v_last), prescient.part_of(p_max_attempts, v_first, v_last),
-          prescient.part_of(p_backoff, v_first, v_last), prescient.part_of(p_backoff_max, v_first, v_last),
-          p_max_horizon_seconds, p_slot_seconds, p_lease_token, v_now, p_runner_id,
-          prescient.part_of(p_event_ids, v_events_from, v_events_to),
-          prescient.part_of(p_event_types, v_events_from, v_events_to),
-          prescient.part_of(p_event_sources, v_events_from, v_events_to),
-          prescient.part_of(p_event_times, v_events_from, v_events_to),
-          prescient.part_of(p_event_payloads, v_events_from, v_events_to),
-          prescient.part_of(p_event_checks, v_events_from, v_events_to),
-          prescient.part_of(p_event_traceparents, v_events_from, v_events_to));
+        SELECT * INTO v_part
+          FROM prescient.runner_settle_together(p_checks, p_events, p_context, v_first, v_last);
         checks := checks + v_part.checks;
         events := events + v_part.events;
         done := done + v_part.done;
@@ -247,18 +211,9 @@ BEGIN
     -- Refused, by the attempt just made or known to be (then the last refusal's words are its own: every
     -- other check they covered settled). A single check is a culprit; more are split.
     IF v_size = 1 THEN
-      v_refused_ids := v_refused_ids || p_ids[v_first];
+      v_refused_ids := v_refused_ids || p_checks.ids[v_first];
       v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
       CONTINUE;
-    END IF;
-    IF v_event_at IS NULL THEN
-      -- Each check's events are counted once per batch, and only when it is settled in parts.
-      SELECT array_agg(x.first_event ORDER BY x.n) || (coalesce(cardinality(p_event_ids), 0) + 1) INTO v_event_at
-        FROM (SELECT s.n, 1 + coalesce(sum(count(e.id)) OVER (ORDER BY s.n ROWS BETWEEN UNBOUNDED PRECEDING
-                                                                          AND 1 PRECEDING), 0) AS first_event
-                FROM unnest(p_ids) WITH ORDINALITY AS s(id, n)
-                LEFT JOIN unnest(p_event_checks) AS e(id) ON e.id = s.id
-               GROUP BY s.n) x;
     END IF;
     -- Pushed last part first, so that the parts are settled in the batch's order.
     IF v_size > c_chunk THEN
@@ -281,12 +236,7 @@ BEGIN
 END $$;
 
 REVOKE EXECUTE ON FUNCTION
-  prescient.runner_settle_together(bigint[], text[], timestamptz[], bigint[], text[], text[], bigint[], text[],
-    timestamptz[], timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[],
-    bigint[], bigint[], bigint, integer, bigint, timestamptz, text, text[], text[], text[], bigint[], text[],
-    bigint[], text[]),
-  prescient.runner_settle(bigint[], text[], timestamptz[], bigint[], text[], text[], bigint[], text[],
-    timestamptz[], timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[],
-    bigint[], bigint[], bigint, integer, bigint, bigint, text, text[], text[], text[], bigint[], text[], bigint[],
-    text[], boolean)
+  prescient.runner_settle_together(prescient.settle_checks, prescient.settle_events, prescient.settle_context,
+                                   integer, integer),
+  prescient.runner_settle(prescient.settle_checks, prescient.settle_events, prescient.settle_context, boolean)
   FROM PUBLIC;

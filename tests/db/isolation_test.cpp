@@ -209,25 +209,18 @@ ServerSettlement settle_in_server(soci::session& db, const std::vector<std::int6
     id_list += (i ? "," : "") + std::to_string(ids[i]);
     type_list += (i ? "," : "") + event_types[i];
   }
+  // One zero a check: its due time, its counts before the run, an event's time.
+  const std::string zeros = "(SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[]))";
   ServerSettlement out;
   soci::rowset<soci::row> rows = (db.prepare <<
       "SELECT checks, events, statements, refused_id, refusal FROM prescient.runner_settle("
-      " p_ids => '{" + id_list + "}', p_errors => NULL, p_answers => NULL, p_run_micros => NULL,"
-      " p_payload_updates => NULL, p_results => NULL,"
-      " p_due_us => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
-      " p_jobs => NULL, p_slots => NULL, p_asked => NULL,"
-      " p_check_counts => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
-      " p_attempts => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
-      " p_own_max_checks => NULL, p_own_max_attempts => NULL, p_own_backoff => NULL, p_own_backoff_max => NULL,"
-      " p_max_checks => NULL, p_max_attempts => NULL, p_backoff => NULL, p_backoff_max => NULL,"
-      " p_max_horizon_seconds => 86400, p_slot_seconds => 60, p_lease_token => NULL,"
-      " p_now_us => 1795000000000000, p_runner_id => 'r',"
-      " p_event_ids => (SELECT array_agg('e' || i) FROM unnest('{" + id_list + "}'::bigint[]) i),"
-      " p_event_types => '{" + type_list + "}',"
-      " p_event_sources => (SELECT array_agg('s'::text) FROM unnest('{" + id_list + "}'::bigint[])),"
-      " p_event_times => (SELECT array_agg(0::bigint) FROM unnest('{" + id_list + "}'::bigint[])),"
-      " p_event_payloads => (SELECT array_agg('{}'::text) FROM unnest('{" + id_list + "}'::bigint[])),"
-      " p_event_checks => '{" + id_list + "}', p_event_traceparents => NULL,"
+      " p_checks => ROW('{" + id_list + "}', NULL, NULL, NULL, NULL, NULL, " + zeros + ", NULL, NULL, NULL, " + zeros +
+      ", " + zeros + ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)::prescient.settle_checks,"
+      " p_events => ROW((SELECT array_agg('e' || i) FROM unnest('{" + id_list + "}'::bigint[]) i),"
+      " '{" + type_list + "}', (SELECT array_agg('s'::text) FROM unnest('{" + id_list + "}'::bigint[])), " + zeros +
+      ", (SELECT array_agg('{}'::text) FROM unnest('{" + id_list + "}'::bigint[])), '{" + id_list + "}',"
+      " NULL)::prescient.settle_events,"
+      " p_context => ROW('r', prescient.at_us(1795000000000000), NULL, 60, 86400)::prescient.settle_context,"
       " p_in_chunks => " + (in_chunks ? "true" : "false") + ")");
   for (const soci::row& r : rows) {
     out.checks = r.get<long long>(0);

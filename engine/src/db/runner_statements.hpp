@@ -190,15 +190,20 @@ struct ClaimDueGroups {
 inline const pq::NamedStatement kSettle(R"sql(
 SELECT checks, events, done, rescheduled, retried, failed, guarded, statements, refused_id, refusal
   FROM prescient.runner_settle(
-         :ids::bigint[], :errors::text[], :answers::timestamptz[], :run_micros::bigint[], :payload_updates::text[],
-         :results::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[], :asked::timestamptz[],
-         :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[], :own_max_attempts::bigint[],
-         :own_backoff::bigint[], :own_backoff_max::bigint[], :max_checks::bigint[], :max_attempts::bigint[],
-         :backoff::bigint[], :backoff_max::bigint[], :max_horizon_seconds::bigint, :slot_seconds::integer,
-         :lease_token::bigint, :now::bigint, :runner_id, :event_ids::text[], :event_types::text[],
-         :event_sources::text[], :event_times::bigint[], :event_payloads::text[], :event_checks::bigint[],
-         :event_traceparents::text[], :in_chunks::boolean))sql");
-// One element per check in the first twenty (the same length), one per event in the last seven.
+         ROW(:ids::bigint[], :errors::text[], :answers::timestamptz[], :run_micros::bigint[],
+             :payload_updates::text[], :results::text[], :due_us::bigint[], :jobs::text[], :slots::timestamptz[],
+             :asked::timestamptz[], :check_counts::bigint[], :attempts::bigint[], :own_max_checks::bigint[],
+             :own_max_attempts::bigint[], :own_backoff::bigint[], :own_backoff_max::bigint[],
+             :max_checks::bigint[], :max_attempts::bigint[], :backoff::bigint[],
+             :backoff_max::bigint[])::prescient.settle_checks,
+         ROW(:event_ids::text[], :event_types::text[], :event_sources::text[], :event_times::bigint[],
+             :event_payloads::text[], :event_checks::bigint[], :event_traceparents::text[])::prescient.settle_events,
+         ROW(:runner_id, prescient.at_us(:now::bigint), :lease_token::bigint, :slot_seconds::integer,
+             :max_horizon_seconds::bigint)::prescient.settle_context,
+         :in_chunks::boolean))sql");
+// The batch as prescient.runner_settle's three records take it (sql/0055_named_settlement_inputs.sql): one
+// element per check in each of the first twenty (prescient.settle_checks, the same length), one per event in
+// the last seven (prescient.settle_events), then the context.
 struct Settle {
   const std::vector<std::int64_t>& ids;
   const std::vector<std::optional<std::string>>& errors;  // a failed run's (storable text); null: it answered

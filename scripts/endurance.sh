@@ -2,7 +2,7 @@
 # A soak that is a benchmark (issue 62): a steady mixed load on a fresh private cluster (durable settings,
 # as scripts/bench.sh's) for a chosen time, through the phases that hurt a queue living in a shared
 # database, with the figures every 10 s. Figures for people; --check adds a verdict for the suite.
-#   scripts/endurance.sh [--minutes M] [--rate R] [--out FILE] [--peers] [--check]
+#   scripts/endurance.sh [--minutes M] [--rate R] [--retention S] [--out FILE] [--peers] [--check]
 #     --minutes M  the whole run (default 5), in five equal phases:
 #                    baseline     the load alone
 #                    pinned       three overlapping REPEATABLE READ snapshots (each half the phase, started a
@@ -18,6 +18,10 @@
 #                  taken by the Python client's worker (its conformance driver's `work` mode: it records
 #                  each run in a table, a write per check) beside the daemon; and 50 recurring schedules
 #                  fire every 10 s (5 runs/s). One daemon fires all but the worker's.
+#     --retention S  keep the history, the timeline and the outbox S seconds (prescient.settings'
+#                  history_retention_seconds and event_retention_seconds), applied each minute by
+#                  `prescient purge --retention` as the owner, as an operator's timer would (the daemon applies
+#                  it hourly): what a long run needs to show every table's size flat. Default: none set.
 #     --out FILE   the samples, tab-separated (default bench-results/endurance-<time>.tsv); the worker's
 #                  log beside it (-worker.log), and with --peers graphile-worker's windows (-graphile.txt)
 #     --peers      graphile-worker too, under the same load and phases in the same run, in a database of its
@@ -58,12 +62,14 @@ rate=200
 out=""
 check=false
 peers=false
-usage="usage: scripts/endurance.sh [--minutes M] [--rate R] [--out FILE] [--peers] [--check]"
+usage="usage: scripts/endurance.sh [--minutes M] [--rate R] [--retention S] [--out FILE] [--peers] [--check]"
+retention=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; minutes=$2; shift 2 ;;
     --rate) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; rate=$2; shift 2 ;;
     --out) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; out=$2; shift 2 ;;
+    --retention) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; retention=$2; shift 2 ;;
     --peers) peers=true; shift ;;
     --check) check=true; shift ;;
     -h|--help) sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -72,6 +78,7 @@ while [ $# -gt 0 ]; do
 done
 case "$minutes" in ''|*[!0-9]*|0) echo "endurance.sh: --minutes must be a positive number, not '$minutes'" >&2; exit 2 ;; esac
 case "$rate" in ''|*[!0-9]*|0) echo "endurance.sh: --rate must be a positive number, not '$rate'" >&2; exit 2 ;; esac
+case "$retention" in *[!0-9]*|0*) echo "endurance.sh: --retention must be a positive number of seconds, not '$retention'" >&2; exit 2 ;; esac
 if $check && [ "$minutes" -lt 2 ]; then
   echo "endurance.sh: --check needs --minutes 2 or more (two samples in each phase), not '$minutes'" >&2; exit 2
 fi
@@ -209,6 +216,10 @@ END $$;
 SQL
 fi
 
+if [ -n "$retention" ]; then
+  psql "$db" -c "UPDATE prescient.settings SET history_retention_seconds = $retention, event_retention_seconds = $retention"
+fi
+
 phase_seconds=$(( minutes * 60 / 5 ))
 start=$(date +%s)
 end=$(( start + 5 * phase_seconds ))
@@ -269,6 +280,14 @@ for database in "$db" $($peers && echo "$gdb"); do
   idle "$database" $(( 2 * p )) "$p" &
 done
 index $(( 3 * p )) $(( start + 4 * p )) &
+# purge_each_minute UNTIL: the retention applied as the owner, each minute, its one line kept in the worker's
+# log's neighbour.
+purge_each_minute() {
+  while sleep 60 && [ "$(date +%s)" -lt "$1" ]; do
+    "$prescient" purge --retention --db "$db" >>"${out%.tsv}-purge.log" 2>&1 || true
+  done
+}
+[ -z "$retention" ] || purge_each_minute "$end" &
 
 columns="time	phase	finished_per_s	p50_ms	p99_ms	worker_per_s	worker_p99_ms	backlog	horizon_xids	horizon_holder	dead_future_job	dead_history	dead_event	dead_cron_schedule	kb_future_job	kb_history	kb_event	kb_cron_schedule	sessions	daemon_sessions	worker_sessions	daemon_rss_kb"
 $peers && columns="$columns	gw_finished_per_s	gw_p50_ms	gw_p99_ms	gw_backlog	gw_dead_jobs	gw_kb_jobs"

@@ -5661,23 +5661,25 @@ BEGIN
   RETURN QUERY
   WITH s AS (
     SELECT s.id, s.due_us, s.run_micros, s.payload, s.run_result, j.*
-      FROM unnest(p_checks.ids, p_checks.errors, p_checks.answers, p_checks.run_micros, p_checks.payload_updates,
-                  p_checks.results, p_checks.due_us, p_checks.jobs, p_checks.slots, p_checks.asked,
-                  p_checks.check_counts, p_checks.attempts, p_checks.own_max_checks, p_checks.own_max_attempts,
-                  p_checks.own_backoff, p_checks.own_backoff_max, p_checks.max_checks, p_checks.max_attempts,
-                  p_checks.backoff, p_checks.backoff_max)
-           WITH ORDINALITY
+      FROM unnest(p_checks.ids[p_first:p_last], p_checks.errors[p_first:p_last], p_checks.answers[p_first:p_last],
+                  p_checks.run_micros[p_first:p_last], p_checks.payload_updates[p_first:p_last],
+                  p_checks.results[p_first:p_last], p_checks.due_us[p_first:p_last], p_checks.jobs[p_first:p_last],
+                  p_checks.slots[p_first:p_last], p_checks.asked[p_first:p_last],
+                  p_checks.check_counts[p_first:p_last], p_checks.attempts[p_first:p_last],
+                  p_checks.own_max_checks[p_first:p_last], p_checks.own_max_attempts[p_first:p_last],
+                  p_checks.own_backoff[p_first:p_last], p_checks.own_backoff_max[p_first:p_last],
+                  p_checks.max_checks[p_first:p_last], p_checks.max_attempts[p_first:p_last],
+                  p_checks.backoff[p_first:p_last], p_checks.backoff_max[p_first:p_last])
         AS s(id, error, answer, run_micros, payload, run_result, due_us, job, slot, asked, count_before,
              attempts_before, own_max_checks, own_max_attempts, own_backoff, own_backoff_max, max_checks,
-             max_attempts, backoff, backoff_max, n)
+             max_attempts, backoff, backoff_max)
      CROSS JOIN LATERAL prescient.judge(
              ROW(s.error IS NOT NULL, s.error, s.answer, s.job, s.slot, s.asked, s.count_before::integer,
                  s.attempts_before::integer)::prescient.judged_run,
              ROW(s.own_max_checks::integer, s.own_max_attempts::integer, s.own_backoff,
                  s.own_backoff_max)::prescient.check_limits,
              ROW(s.max_checks::integer, s.max_attempts::integer, s.backoff, s.backoff_max)::prescient.check_limits,
-             v_max_horizon, v_slot_seconds, v_now) j
-     WHERE s.n BETWEEN p_first AND p_last),
+             v_max_horizon, v_slot_seconds, v_now) j),
   -- The fence: without a token the caller holds the row locks; with one, only its live lease counts. Two
   -- branches gated on the token alone, so the fast path does not join the table at all.
   mine AS (

@@ -29,12 +29,12 @@ DROP FUNCTION IF EXISTS prescient.runner_settle_together(bigint[], text[], times
   bigint[], text[], timestamptz[], timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[],
   bigint[], bigint[], bigint[], bigint[], bigint, integer, bigint, timestamptz, text, text[], text[], text[],
   bigint[], text[], bigint[], text[]);
--- Each attempt of runner_settle now passes the whole batch and the part it settles: no slices.
+-- Each attempt of runner_settle now passes the whole batch and the positions of the part it settles.
 DROP FUNCTION IF EXISTS prescient.part_of(anyarray, integer, integer);
 
 DELETE FROM prescient.role_grant WHERE added_by = 46 AND statement LIKE '%prescient.runner_settle%';
 INSERT INTO prescient.role_grant (statement, added_by) VALUES
   ('GRANT EXECUTE ON FUNCTION prescient.runner_settle_together(prescient.settle_checks, prescient.settle_events,'
-   ' prescient.settle_context, integer, integer),'
+   ' prescient.settle_context, integer, integer, integer, integer),'
    ' prescient.runner_settle(prescient.settle_checks, prescient.settle_events, prescient.settle_context, boolean)'
    ' TO prescient_runner', 55);

@@ -5567,6 +5567,11 @@ DECLARE
   v_first_half boolean;
   v_size integer;
   v_at integer;
+  -- v_event_at[i]: where the events of the check at position i start in the event arrays (they follow the
+  -- checks' order); v_event_at[count + 1] is past the last. Made at the first part smaller than the batch.
+  v_event_at integer[];
+  v_events_from integer;
+  v_events_to integer;
   v_part record;
   v_refused_ids bigint[] := '{}';
   v_refusals text[] := '{}';
@@ -5592,10 +5597,18 @@ BEGIN
     -- A part to attempt (neither known to be refused nor a batch to be chunked from the start): settled, it
     -- is done.
     IF NOT v_known AND (v_size <= c_chunk OR NOT p_in_chunks) THEN
+      IF v_size = v_count THEN
+        v_events_from := 1;
+        v_events_to := coalesce(cardinality(p_events.ids), 0);
+      ELSE
+        v_events_from := v_event_at[v_first];
+        v_events_to := v_event_at[v_last + 1] - 1;
+      END IF;
       statements := statements + 1;
       BEGIN
         SELECT * INTO v_part
-          FROM prescient.runner_settle_together(p_checks, p_events, p_context, v_first, v_last);
+          FROM prescient.runner_settle_together(p_checks, p_events, p_context, v_first, v_last, v_events_from,
+                                                v_events_to);
         checks := checks + v_part.checks;
         events := events + v_part.events;
         done := done + v_part.done;
@@ -5622,6 +5635,15 @@ BEGIN
       v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
       CONTINUE;
     END IF;
+    IF v_event_at IS NULL THEN
+      -- Each check's events are counted once per batch, and only when it is settled in parts.
+      SELECT array_agg(x.first_event ORDER BY x.n) || (coalesce(cardinality(p_events.ids), 0) + 1) INTO v_event_at
+        FROM (SELECT s.n, 1 + coalesce(sum(count(e.id)) OVER (ORDER BY s.n ROWS BETWEEN UNBOUNDED PRECEDING
+                                                                          AND 1 PRECEDING), 0) AS first_event
+                FROM unnest(p_checks.ids) WITH ORDINALITY AS s(id, n)
+                LEFT JOIN unnest(p_events.checks) AS e(id) ON e.id = s.id
+               GROUP BY s.n) x;
+    END IF;
     -- Pushed last part first, so that the parts are settled in the batch's order.
     IF v_size > c_chunk THEN
       FOR v_at IN REVERSE (v_size - 1) / c_chunk .. 0 LOOP
@@ -5643,10 +5665,10 @@ BEGIN
 END $$;
 
 --
--- Name: runner_settle_together(prescient.settle_checks, prescient.settle_events, prescient.settle_context, integer, integer); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: runner_settle_together(prescient.settle_checks, prescient.settle_events, prescient.settle_context, integer, integer, integer, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer) RETURNS TABLE(checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint, guarded bigint)
+CREATE FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer, p_event_first integer, p_event_last integer) RETURNS TABLE(checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint, guarded bigint)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
@@ -5722,8 +5744,10 @@ BEGIN
   ev AS (
     INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload, traceparent)
     SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), v_now, e.payload::jsonb, e.traceparent
-      FROM unnest(p_events.ids, p_events.types, p_events.sources, p_events.occurred_us, p_events.payloads,
-                  p_events.checks, p_events.traceparents)
+      FROM unnest(p_events.ids[p_event_first:p_event_last], p_events.types[p_event_first:p_event_last],
+                  p_events.sources[p_event_first:p_event_last], p_events.occurred_us[p_event_first:p_event_last],
+                  p_events.payloads[p_event_first:p_event_last], p_events.checks[p_event_first:p_event_last],
+                  p_events.traceparents[p_event_first:p_event_last])
         AS e(id, type, source, occurred_us, payload, check_id, traceparent)
      WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
     ON CONFLICT (id) DO NOTHING RETURNING id),
@@ -7111,11 +7135,11 @@ REVOKE ALL ON FUNCTION prescient.runner_settle(p_checks prescient.settle_checks,
 GRANT ALL ON FUNCTION prescient.runner_settle(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_in_chunks boolean) TO prescient_runner;
 
 --
--- Name: FUNCTION runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer, p_event_first integer, p_event_last integer); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer, p_event_first integer, p_event_last integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer, p_event_first integer, p_event_last integer) TO prescient_runner;
 
 --
 -- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text); Type: ACL; Schema: prescient; Owner: -

@@ -25,14 +25,15 @@ $$;
 -- In: the batch's checks (prescient.settle_checks: one element per check in each array, the same length; a
 -- NULL array where every check leaves it unset; when every check is done, the class, slot, asked-for time and
 -- class limits are NULL, as the judge reads nothing else of a done check), of which it settles the positions
--- p_first to p_last (sliced here: an attempt's work is its part's, not the batch's); their events (prescient.settle_events: one element per event; those of the checks it
--- settles are taken, by their check); the runner, now, the lease token (NULL on the fast path, where the
+-- p_first to p_last (sliced here: an attempt's work is its part's, not the batch's); their events
+-- (prescient.settle_events: one element per event, in the checks' order), of which the positions
+-- p_event_first to p_event_last are its part's (each taken when its check settles); the runner, now, the lease token (NULL on the fast path, where the
 -- caller holds the row locks) and the judge's settings (prescient.settle_context).
 -- Out: how many checks it settled, how many events were new, and how many checks ended done, were
 -- rescheduled, retried, failed (a dead letter) and ended by a guard.
 CREATE OR REPLACE FUNCTION prescient.runner_settle_together(
     p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context,
-    p_first integer, p_last integer)
+    p_first integer, p_last integer, p_event_first integer, p_event_last integer)
   RETURNS TABLE (checks bigint, events bigint, done bigint, rescheduled bigint, retried bigint, failed bigint,
                  guarded bigint)
   LANGUAGE plpgsql AS $$
@@ -109,8 +110,10 @@ BEGIN
   ev AS (
     INSERT INTO prescient.event (id, type, source, occurred_at, emitted_at, payload, traceparent)
     SELECT e.id, e.type, e.source, prescient.at_us(e.occurred_us), v_now, e.payload::jsonb, e.traceparent
-      FROM unnest(p_events.ids, p_events.types, p_events.sources, p_events.occurred_us, p_events.payloads,
-                  p_events.checks, p_events.traceparents)
+      FROM unnest(p_events.ids[p_event_first:p_event_last], p_events.types[p_event_first:p_event_last],
+                  p_events.sources[p_event_first:p_event_last], p_events.occurred_us[p_event_first:p_event_last],
+                  p_events.payloads[p_event_first:p_event_last], p_events.checks[p_event_first:p_event_last],
+                  p_events.traceparents[p_event_first:p_event_last])
         AS e(id, type, source, occurred_us, payload, check_id, traceparent)
      WHERE e.check_id IN (SELECT id FROM fin UNION ALL SELECT id FROM upd)
     ON CONFLICT (id) DO NOTHING RETURNING id),
@@ -138,7 +141,7 @@ END $$;
 -- p_in_chunks: start in chunks (the runner does for some batches after a refusal, when another is likely).
 -- Nothing refused, this costs one subtransaction per batch.
 -- The arguments are runner_settle_together's but the positions: each attempt passes the whole batch and the
--- part it settles. Out: the sums of its counts, how many statements it ran, then one row per culprit (its id
+-- positions of the part it settles, of its checks and of their events. Out: the sums of its counts, how many statements it ran, then one row per culprit (its id
 -- and the refusal; NULL and NULL when there is none), the counts repeated on each.
 -- Its statements run on generic plans from the first call: a runner's session would otherwise plan the
 -- settlement anew for each of its first five batches, about 3.5 ms each.
@@ -162,6 +165,11 @@ DECLARE
   v_first_half boolean;
   v_size integer;
   v_at integer;
+  -- v_event_at[i]: where the events of the check at position i start in the event arrays (they follow the
+  -- checks' order); v_event_at[count + 1] is past the last. Made at the first part smaller than the batch.
+  v_event_at integer[];
+  v_events_from integer;
+  v_events_to integer;
   v_part record;
   v_refused_ids bigint[] := '{}';
   v_refusals text[] := '{}';
@@ -187,10 +195,18 @@ BEGIN
     -- A part to attempt (neither known to be refused nor a batch to be chunked from the start): settled, it
     -- is done.
     IF NOT v_known AND (v_size <= c_chunk OR NOT p_in_chunks) THEN
+      IF v_size = v_count THEN
+        v_events_from := 1;
+        v_events_to := coalesce(cardinality(p_events.ids), 0);
+      ELSE
+        v_events_from := v_event_at[v_first];
+        v_events_to := v_event_at[v_last + 1] - 1;
+      END IF;
       statements := statements + 1;
       BEGIN
         SELECT * INTO v_part
-          FROM prescient.runner_settle_together(p_checks, p_events, p_context, v_first, v_last);
+          FROM prescient.runner_settle_together(p_checks, p_events, p_context, v_first, v_last, v_events_from,
+                                                v_events_to);
         checks := checks + v_part.checks;
         events := events + v_part.events;
         done := done + v_part.done;
@@ -217,6 +233,15 @@ BEGIN
       v_refusals := v_refusals || format('%s (SQLSTATE %s)', v_message, v_state);
       CONTINUE;
     END IF;
+    IF v_event_at IS NULL THEN
+      -- Each check's events are counted once per batch, and only when it is settled in parts.
+      SELECT array_agg(x.first_event ORDER BY x.n) || (coalesce(cardinality(p_events.ids), 0) + 1) INTO v_event_at
+        FROM (SELECT s.n, 1 + coalesce(sum(count(e.id)) OVER (ORDER BY s.n ROWS BETWEEN UNBOUNDED PRECEDING
+                                                                          AND 1 PRECEDING), 0) AS first_event
+                FROM unnest(p_checks.ids) WITH ORDINALITY AS s(id, n)
+                LEFT JOIN unnest(p_events.checks) AS e(id) ON e.id = s.id
+               GROUP BY s.n) x;
+    END IF;
     -- Pushed last part first, so that the parts are settled in the batch's order.
     IF v_size > c_chunk THEN
       FOR v_at IN REVERSE (v_size - 1) / c_chunk .. 0 LOOP
@@ -239,6 +264,6 @@ END $$;
 
 REVOKE EXECUTE ON FUNCTION
   prescient.runner_settle_together(prescient.settle_checks, prescient.settle_events, prescient.settle_context,
-                                   integer, integer),
+                                   integer, integer, integer, integer),
   prescient.runner_settle(prescient.settle_checks, prescient.settle_events, prescient.settle_context, boolean)
   FROM PUBLIC;

@@ -284,3 +284,34 @@ COMMENT ON TABLE prescient.schema_functions IS
 COMMENT ON COLUMN prescient.schema_functions.name IS 'The file''s name.';
 COMMENT ON COLUMN prescient.schema_functions.checksum IS 'The checksum of the file as applied.';
 COMMENT ON COLUMN prescient.schema_functions.applied_at IS 'When it was last applied.';
+
+-- calendars (business time, 086)
+COMMENT ON TABLE prescient.calendar IS
+  'A calendar for business time, as it is now: its zone and definition (opening hours, holidays, special days). Set with prescient.calendar_set.';
+COMMENT ON COLUMN prescient.calendar.name IS 'The calendar''s name, chosen by its author (the naming rule of prescient.name_problem).';
+COMMENT ON COLUMN prescient.calendar.version IS 'Its version: 1 when made, one more each time it is set again.';
+COMMENT ON COLUMN prescient.calendar.time_zone IS 'The IANA time zone its hours are read in.';
+COMMENT ON COLUMN prescient.calendar.definition IS 'Its definition as set: {"hours": {"mon": ["09:00-17:00"], ...}, "holidays": [...], "days": [{"date": ..., "hours": [...]}]}.';
+COMMENT ON COLUMN prescient.calendar.changed_at IS 'When it was last set.';
+COMMENT ON COLUMN prescient.calendar.changed_by IS 'Who last set it.';
+COMMENT ON TABLE prescient.calendar_version IS 'Every version of every calendar, as it was set: a time computed from a calendar can name the version that computed it.';
+COMMENT ON COLUMN prescient.calendar_version.calendar IS 'The calendar.';
+COMMENT ON COLUMN prescient.calendar_version.version IS 'The version.';
+COMMENT ON COLUMN prescient.calendar_version.time_zone IS 'Its time zone in that version.';
+COMMENT ON COLUMN prescient.calendar_version.definition IS 'Its definition in that version.';
+COMMENT ON COLUMN prescient.calendar_version.made_at IS 'When that version was set.';
+COMMENT ON COLUMN prescient.calendar_version.made_by IS 'Who set it.';
+COMMENT ON TABLE prescient.calendar_span IS 'When a calendar''s current version is open, as instants: one row per stretch of open time, made when it is set. Business arithmetic reads it.';
+COMMENT ON COLUMN prescient.calendar_span.calendar IS 'The calendar.';
+COMMENT ON COLUMN prescient.calendar_span.opens_at IS 'When the stretch opens.';
+COMMENT ON COLUMN prescient.calendar_span.closes_at IS 'When it closes (not open at that instant).';
+COMMENT ON COLUMN prescient.calendar_span.open_before_us IS 'The calendar''s open time before this stretch, from the start of its range, in microseconds.';
+COMMENT ON TABLE prescient.calendar_open_day IS 'The days (in the calendar''s zone) on which an interval of a calendar''s current version opens: what business days count.';
+COMMENT ON COLUMN prescient.calendar_open_day.calendar IS 'The calendar.';
+COMMENT ON COLUMN prescient.calendar_open_day.day IS 'An open day, in the calendar''s zone.';
+COMMENT ON TABLE prescient.zone_offset IS 'A time zone''s offsets from UTC over the calendars'' range, as this server''s tzdata gives them: one row from each change to the next.';
+COMMENT ON COLUMN prescient.zone_offset.time_zone IS 'The IANA time zone.';
+COMMENT ON COLUMN prescient.zone_offset.starts_at IS 'The first instant with this offset.';
+COMMENT ON COLUMN prescient.zone_offset.ends_at IS 'The first instant after it with another.';
+COMMENT ON COLUMN prescient.zone_offset.offset_seconds IS 'The offset from UTC, in seconds (local = UTC + offset).';
+COMMENT ON COLUMN prescient.zone_offset.first_pass_from IS 'The first instant of this stretch whose wall time was not seen before: after a change that sets the clock back by D, starts_at + D.';

@@ -1,0 +1,493 @@
+-- Business time (docs/business-time.md): calendars, and the arithmetic of their open time. The one home of
+-- the rule, for the CLI, the runner and every client: what a calendar is open, what "4 hours of open time"
+-- and "3 business days" from an instant are, and the open time between two instants.
+--
+-- The rule, in wall time of the calendar's zone:
+--  - a day's opening hours are its weekday's, unless a special day or a holiday says otherwise: a special
+--    day with an exact date (or range), then a holiday with an exact date (or range), then a special day
+--    by a yearly rule, then a holiday by a yearly rule; among equals, the first listed;
+--  - an interval belongs to the day it opens on, and may close after midnight ("22:00-06:00");
+--  - an instant is open when its wall time lies in an interval, counted once: a wall time that does not
+--    exist (a DST gap) is not open, and one that repeats (the hour after a DST end) is open the first time
+--    only. So "open time" is wall time: 09:00-17:00 is 8 hours on every day, the days of DST changes
+--    included, less what the gap removes from it;
+--  - open time is measured from the start of the range (local 2000-01-01) to an instant: business_add
+--    returns the earliest instant at which that measure has grown by the duration (a closing time when it
+--    ends there), and business_between the measure's growth between two instants;
+--  - N business days after an instant: its wall time of day on the N-th open day after its own date (a
+--    day on which an interval opens), or, when the calendar is neither open nor closing then, its next
+--    opening. A wall time that does not exist that day is read as the first instant after the gap.
+-- Calendars are computed over local dates 2000-01-01 to 2099-12-31; a time outside is refused. A zone is
+-- assumed to change its offset at most once a day (true of every zone's rules since 1970).
+
+CREATE OR REPLACE FUNCTION prescient.calendar_first_day() RETURNS date
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN date '2000-01-01';
+CREATE OR REPLACE FUNCTION prescient.calendar_last_day() RETURNS date
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN date '2099-12-31';
+
+-- A zone's offset from UTC at an instant, in seconds, as this server's tzdata says.
+CREATE OR REPLACE FUNCTION prescient.zone_offset_at(p_zone text, p_at timestamptz) RETURNS integer
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN extract(epoch FROM (p_at AT TIME ZONE p_zone) - (p_at AT TIME ZONE 'UTC'))::integer;
+
+-- Fills prescient.zone_offset for a zone once: its offsets over the calendars' range, one row from each change
+-- to the next, found to the second. first_pass_from is where the instants whose wall time has not been seen
+-- before start: after an offset falls by D (a DST end), the segment's first D repeat the wall time just
+-- passed.
+CREATE OR REPLACE FUNCTION prescient.ensure_zone_offsets(p_zone text) RETURNS void
+  LANGUAGE plpgsql AS $$
+DECLARE
+  c_from constant bigint := extract(epoch FROM prescient.calendar_first_day() - interval '2 days')::bigint;
+  c_to constant bigint := extract(epoch FROM prescient.calendar_last_day() + interval '3 days')::bigint;
+  v_day bigint := c_from;
+  v_offset integer;
+  v_next integer;
+  v_lo bigint;
+  v_hi bigint;
+  v_mid bigint;
+  v_starts bigint[];
+  v_offsets integer[];
+BEGIN
+  IF EXISTS (SELECT 1 FROM prescient.zone_offset WHERE time_zone = p_zone) THEN
+    RETURN;
+  END IF;
+  -- Two first calendars of one zone at once: the second waits, then finds the rows.
+  PERFORM pg_advisory_xact_lock(hashtext('prescient.zone_offset'), hashtext(p_zone));
+  IF EXISTS (SELECT 1 FROM prescient.zone_offset WHERE time_zone = p_zone) THEN
+    RETURN;
+  END IF;
+  v_offset := prescient.zone_offset_at(p_zone, to_timestamp(c_from));
+  v_starts := ARRAY[c_from];
+  v_offsets := ARRAY[v_offset];
+  WHILE v_day < c_to LOOP
+    v_next := prescient.zone_offset_at(p_zone, to_timestamp(v_day + 86400));
+    IF v_next <> v_offset THEN
+      -- The change lies in (lo, hi]: halved down to the second, hi is its first instant.
+      v_lo := v_day;
+      v_hi := v_day + 86400;
+      WHILE v_hi - v_lo > 1 LOOP
+        v_mid := (v_lo + v_hi) / 2;
+        IF prescient.zone_offset_at(p_zone, to_timestamp(v_mid)) = v_offset THEN v_lo := v_mid; ELSE v_hi := v_mid; END IF;
+      END LOOP;
+      v_starts := v_starts || v_hi;
+      v_offsets := v_offsets || v_next;
+      v_offset := v_next;
+    END IF;
+    v_day := v_day + 86400;
+  END LOOP;
+  INSERT INTO prescient.zone_offset (time_zone, starts_at, ends_at, offset_seconds, first_pass_from)
+  SELECT p_zone, to_timestamp(v_starts[i]), to_timestamp(coalesce(v_starts[i + 1], c_to)), v_offsets[i],
+         to_timestamp(v_starts[i] + CASE WHEN i > 1 THEN greatest(v_offsets[i - 1] - v_offsets[i], 0) ELSE 0 END)
+    FROM generate_subscripts(v_starts, 1) AS i;
+END $$;
+
+-- An opening interval as a calendar writes it, 'HH:MM-HH:MM', as minutes from the start of the day it opens
+-- on: a closing time not after the opening is on the next day ("22:00-06:00": 1320 to 1800); "24:00"
+-- closes at midnight. NULLs when it is not such an interval.
+CREATE OR REPLACE FUNCTION prescient.calendar_interval(p_text text, OUT open_minute integer, OUT close_minute integer)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT o, CASE WHEN c <= o THEN c + 1440 ELSE c END
+    FROM (SELECT m[1]::integer * 60 + m[2]::integer AS o, m[3]::integer * 60 + m[4]::integer AS c
+            FROM regexp_match(p_text, '^([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]|24):([0-5][0-9])$') AS m
+           WHERE m[3] <> '24' OR m[4] = '00') x
+   WHERE c <> o
+$$;
+
+-- A date as a calendar writes one, 'YYYY-MM-DD', within the calendars' range; NULL when it is not one.
+CREATE OR REPLACE FUNCTION prescient.calendar_date(p_text text) RETURNS date
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT make_date(y, m, d)
+    FROM (SELECT x[1]::integer AS y, x[2]::integer AS m, x[3]::integer AS d
+            FROM regexp_match(p_text, '^([0-9]{4})-(0[1-9]|1[0-2])-([0-2][0-9]|3[01])$') AS x) v
+   WHERE d BETWEEN 1 AND extract(day FROM make_date(y, m, 1) + interval '1 month - 1 day')
+     AND make_date(y, m, d) BETWEEN prescient.calendar_first_day() AND prescient.calendar_last_day()
+$$;
+
+-- Which days a holiday or a special day names: 'YYYY-MM-DD' or 'YYYY-MM-DD..YYYY-MM-DD' (kind 'dates', from
+-- and to), 'MM-DD' every year (kind 'yearly', month and day; 02-29 in leap years only), or 'first|second|
+-- third|fourth|last <weekday> of <month>' every year (kind 'nth', month, nth (-1: last) and isodow). NULLs
+-- when it names no day.
+CREATE OR REPLACE FUNCTION prescient.calendar_day_rule(
+    p_text text, OUT kind text, OUT from_date date, OUT to_date date, OUT month integer, OUT day integer,
+    OUT nth integer, OUT isodow integer)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT 'dates', prescient.calendar_date(r[1]), prescient.calendar_date(coalesce(r[2], r[1])),
+         NULL::integer, NULL::integer, NULL::integer, NULL::integer
+    FROM regexp_match(p_text, '^([0-9-]{10})(?:\.\.([0-9-]{10}))?$') AS r
+   WHERE prescient.calendar_date(r[1]) IS NOT NULL AND prescient.calendar_date(coalesce(r[2], r[1])) IS NOT NULL
+     AND prescient.calendar_date(r[1]) <= prescient.calendar_date(coalesce(r[2], r[1]))
+  UNION ALL
+  SELECT 'yearly', NULL, NULL, r[1]::integer, r[2]::integer, NULL, NULL
+    FROM regexp_match(p_text, '^(0[1-9]|1[0-2])-([0-2][0-9]|3[01])$') AS r
+   WHERE r[2]::integer BETWEEN 1 AND extract(day FROM make_date(2000, r[1]::integer, 1) + interval '1 month - 1 day')
+  UNION ALL
+  SELECT 'nth', NULL, NULL,
+         array_position(ARRAY['jan','feb','mar','apr','may','jun','jul','aug','sep','oct','nov','dec'], r[3]), NULL,
+         CASE r[1] WHEN 'last' THEN -1 ELSE array_position(ARRAY['first','second','third','fourth'], r[1]) END,
+         array_position(ARRAY['mon','tue','wed','thu','fri','sat','sun'], r[2])
+    FROM regexp_match(p_text, '^(first|second|third|fourth|last) (mon|tue|wed|thu|fri|sat|sun) of '
+                              '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$') AS r
+$$;
+
+-- Whether a day rule (calendar_day_rule's fields) names a date.
+CREATE OR REPLACE FUNCTION prescient.calendar_rule_names(
+    p_day date, p_kind text, p_from date, p_to date, p_month integer, p_mday integer, p_nth integer,
+    p_isodow integer) RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE p_kind
+    WHEN 'dates' THEN p_day BETWEEN p_from AND p_to
+    WHEN 'yearly' THEN extract(month FROM p_day) = p_month AND extract(day FROM p_day) = p_mday
+    WHEN 'nth' THEN extract(month FROM p_day) = p_month AND extract(isodow FROM p_day) = p_isodow
+                    AND CASE WHEN p_nth > 0 THEN (extract(day FROM p_day)::integer - 1) / 7 + 1 = p_nth
+                             ELSE extract(month FROM p_day + 7) <> p_month END
+    ELSE false END;
+
+-- A definition's holidays and special days as rules, in the order they take precedence (priority, then
+-- ord): special days by date, holidays by date, special days by a yearly rule, holidays by a yearly rule.
+-- hours: the day's intervals (a holiday's: none). Items that name no day are left out (calendar_problem
+-- names them).
+CREATE OR REPLACE FUNCTION prescient.calendar_rules(p_definition jsonb)
+  RETURNS TABLE (priority integer, ord bigint, kind text, from_date date, to_date date, month integer,
+                 day integer, nth integer, isodow integer, hours jsonb)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN r.kind = 'dates' THEN 1 ELSE 3 END, i.n, r.kind, r.from_date, r.to_date, r.month, r.day,
+         r.nth, r.isodow, i.item -> 'hours'
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_definition -> 'days') = 'array'
+                                   THEN p_definition -> 'days' ELSE '[]' END) WITH ORDINALITY AS i(item, n),
+         prescient.calendar_day_rule(i.item ->> 'date') AS r
+   WHERE jsonb_typeof(i.item) = 'object' AND jsonb_typeof(i.item -> 'hours') = 'array'
+  UNION ALL
+  SELECT CASE WHEN r.kind = 'dates' THEN 2 ELSE 4 END, i.n, r.kind, r.from_date, r.to_date, r.month, r.day,
+         r.nth, r.isodow, '[]'::jsonb
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_definition -> 'holidays') = 'array'
+                                   THEN p_definition -> 'holidays' ELSE '[]' END) WITH ORDINALITY AS i(item, n),
+         prescient.calendar_day_rule(i.item #>> '{}') AS r
+   WHERE jsonb_typeof(i.item) = 'string'
+$$;
+
+-- What is wrong with a calendar (its name, zone and definition), in one line naming the value; NULL when
+-- nothing is. The definition: {"hours": {"mon": ["09:00-17:00"], ...}, "holidays": ["12-25", ...],
+-- "days": [{"date": "12-24", "hours": ["09:00-12:00"]}, ...]}, each key optional; a weekday not in hours is
+-- closed. Intervals of one weekday, or of one special day, may not overlap, nor may a weekday's reach into
+-- the next weekday's.
+CREATE OR REPLACE FUNCTION prescient.calendar_problem(p_name text, p_time_zone text, p_definition jsonb)
+  RETURNS text LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  v_shown constant text := prescient.name_shown(coalesce(p_name, ''));
+  v_problem text;
+BEGIN
+  IF p_name IS NULL OR octet_length(p_name) NOT BETWEEN 1 AND 200 THEN
+    RETURN format('a calendar''s name is 1 to 200 bytes, not %s', v_shown);
+  END IF;
+  v_problem := prescient.name_problem('calendar', p_name);
+  IF v_problem IS NOT NULL THEN
+    RETURN v_problem;
+  END IF;
+  IF p_time_zone IS NULL OR NOT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = p_time_zone) THEN
+    RETURN format('calendar %s: time zone %s does not exist (an IANA name, such as Europe/Berlin)', v_shown,
+                  prescient.name_shown(coalesce(p_time_zone, '')));
+  END IF;
+  IF jsonb_typeof(p_definition) IS DISTINCT FROM 'object' THEN
+    RETURN format('calendar %s: its definition is a JSON object with hours, holidays and days, not %s', v_shown,
+                  left(coalesce(p_definition::text, 'null'), 64));
+  END IF;
+  SELECT format('calendar %s: unknown key %s (it takes hours, holidays and days)', v_shown, prescient.name_shown(k))
+    INTO v_problem FROM jsonb_object_keys(p_definition) AS k WHERE k NOT IN ('hours', 'holidays', 'days') LIMIT 1;
+  IF v_problem IS NOT NULL THEN
+    RETURN v_problem;
+  END IF;
+  IF p_definition ? 'hours' THEN
+    IF jsonb_typeof(p_definition -> 'hours') <> 'object' THEN
+      RETURN format('calendar %s: hours is an object of weekdays (mon to sun), each a list of intervals', v_shown);
+    END IF;
+    SELECT CASE WHEN k <> ALL (c_weekdays) THEN format('calendar %s: hours has %s, not a weekday (mon to sun)', v_shown, prescient.name_shown(k))
+                ELSE format('calendar %s: hours.%s is a list of intervals such as ["09:00-17:00"], not %s', v_shown, k, left(v::text, 64)) END
+      INTO v_problem
+      FROM jsonb_each(p_definition -> 'hours') AS e(k, v)
+     WHERE k <> ALL (c_weekdays) OR jsonb_typeof(v) <> 'array' LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    SELECT format('calendar %s: hours.%s holds %s, not an interval HH:MM-HH:MM that opens and closes at different times',
+                  v_shown, e.k, left(x::text, 64))
+      INTO v_problem
+      FROM jsonb_each(p_definition -> 'hours') AS e(k, v), jsonb_array_elements(e.v) AS x
+     WHERE jsonb_typeof(x) <> 'string' OR (prescient.calendar_interval(x #>> '{}')).open_minute IS NULL LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    -- Overlaps in the week, the last weekday's intervals reaching into the first's included.
+    WITH iv AS (
+      SELECT e.k, x.t, x.n, (array_position(c_weekdays, e.k) - 1) * 1440 + i.open_minute AS a,
+             (array_position(c_weekdays, e.k) - 1) * 1440 + i.close_minute AS b
+        FROM jsonb_each(p_definition -> 'hours') AS e(k, v),
+             jsonb_array_elements_text(e.v) WITH ORDINALITY AS x(t, n),
+             prescient.calendar_interval(x.t) AS i)
+    SELECT format('calendar %s: hours.%s %s overlaps hours.%s %s', v_shown, x.k, x.t, y.k, y.t) INTO v_problem
+      FROM iv x JOIN iv y ON (x.a, x.n) < (y.a, y.n)
+     WHERE (x.a < y.b AND y.a < x.b) OR (x.a + 10080 < y.b AND y.a < x.b + 10080)
+        OR (x.a < y.b + 10080 AND y.a + 10080 < x.b)
+     ORDER BY x.a, y.a LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+  END IF;
+  IF p_definition ? 'holidays' THEN
+    IF jsonb_typeof(p_definition -> 'holidays') <> 'array' THEN
+      RETURN format('calendar %s: holidays is a list of days', v_shown);
+    END IF;
+    SELECT format('calendar %s: holiday %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
+                  'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown, left(x::text, 64),
+                  prescient.calendar_first_day(), prescient.calendar_last_day())
+      INTO v_problem
+      FROM jsonb_array_elements(p_definition -> 'holidays') AS x
+     WHERE jsonb_typeof(x) <> 'string' OR (prescient.calendar_day_rule(x #>> '{}')).kind IS NULL LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+  END IF;
+  IF p_definition ? 'days' THEN
+    IF jsonb_typeof(p_definition -> 'days') <> 'array' THEN
+      RETURN format('calendar %s: days is a list of {"date": ..., "hours": [...]}', v_shown);
+    END IF;
+    SELECT CASE
+             WHEN jsonb_typeof(x) <> 'object' OR jsonb_typeof(x -> 'hours') IS DISTINCT FROM 'array'
+                  OR EXISTS (SELECT 1 FROM jsonb_object_keys(x) AS k WHERE k NOT IN ('date', 'hours'))
+               THEN format('calendar %s: a special day is {"date": ..., "hours": [...]}, not %s', v_shown, left(x::text, 64))
+             WHEN (prescient.calendar_day_rule(x ->> 'date')).kind IS NULL
+               THEN format('calendar %s: special day %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
+                           'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown,
+                           left((x -> 'date')::text, 64), prescient.calendar_first_day(), prescient.calendar_last_day())
+           END
+      INTO v_problem
+      FROM jsonb_array_elements(p_definition -> 'days') AS x
+     WHERE jsonb_typeof(x) <> 'object' OR jsonb_typeof(x -> 'hours') IS DISTINCT FROM 'array'
+        OR EXISTS (SELECT 1 FROM jsonb_object_keys(x) AS k WHERE k NOT IN ('date', 'hours'))
+        OR (prescient.calendar_day_rule(x ->> 'date')).kind IS NULL
+     LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    SELECT format('calendar %s: special day %s holds %s, not an interval HH:MM-HH:MM that opens and closes at '
+                  'different times', v_shown, x ->> 'date', left(h::text, 64))
+      INTO v_problem
+      FROM jsonb_array_elements(p_definition -> 'days') AS x, jsonb_array_elements(x -> 'hours') AS h
+     WHERE jsonb_typeof(h) <> 'string' OR (prescient.calendar_interval(h #>> '{}')).open_minute IS NULL LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    WITH iv AS (
+      SELECT d.n AS day_n, d.x ->> 'date' AS date_text, h.t, h.n, i.open_minute AS a, i.close_minute AS b
+        FROM jsonb_array_elements(p_definition -> 'days') WITH ORDINALITY AS d(x, n),
+             jsonb_array_elements_text(d.x -> 'hours') WITH ORDINALITY AS h(t, n),
+             prescient.calendar_interval(h.t) AS i)
+    SELECT format('calendar %s: special day %s: %s overlaps %s', v_shown, x.date_text, x.t, y.t) INTO v_problem
+      FROM iv x JOIN iv y ON x.day_n = y.day_n AND x.n < y.n
+     WHERE x.a < y.b AND y.a < x.b
+     ORDER BY x.day_n, x.n LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+  END IF;
+  RETURN NULL;
+END $$;
+
+-- Sets a calendar: a new one at version 1, else its next version, and what that version is open
+-- (calendar_span, calendar_open_day), from the definition as calendar_problem takes it. Refused whole
+-- (PR400, one line naming the value) when the definition is wrong or is never open in the range.
+-- Returns the version set.
+CREATE OR REPLACE FUNCTION prescient.calendar_set(p_name text, p_time_zone text, p_definition jsonb,
+                                                  p_by text DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_problem constant text := prescient.calendar_problem(p_name, p_time_zone, p_definition);
+  v_version integer;
+  v_now constant timestamptz := now();
+  v_by constant text := coalesce(p_by, current_user);
+  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  PERFORM prescient.ensure_zone_offsets(p_time_zone);
+  INSERT INTO prescient.calendar AS c (name, version, time_zone, definition, changed_at, changed_by)
+  VALUES (p_name, 1, p_time_zone, p_definition, v_now, v_by)
+  ON CONFLICT (name) DO UPDATE
+    SET version = c.version + 1, time_zone = excluded.time_zone, definition = excluded.definition,
+        changed_at = excluded.changed_at, changed_by = excluded.changed_by
+  RETURNING version INTO v_version;
+  INSERT INTO prescient.calendar_version (calendar, version, time_zone, definition, made_at, made_by)
+  VALUES (p_name, v_version, p_time_zone, p_definition, v_now, v_by);
+  DELETE FROM prescient.calendar_span WHERE calendar = p_name;
+  DELETE FROM prescient.calendar_open_day WHERE calendar = p_name;
+  -- Each day's intervals in wall time, then each as instants: in each stretch of one offset, the instants
+  -- whose wall time is in the interval, from the first whose wall time has not been seen before.
+  WITH rules AS (SELECT * FROM prescient.calendar_rules(p_definition)),
+  days AS (
+    SELECT d::date AS day
+      FROM generate_series(prescient.calendar_first_day(), prescient.calendar_last_day(), interval '1 day') AS d),
+  effective AS (
+    SELECT d.day, coalesce(r.hours, p_definition -> 'hours' -> c_weekdays[extract(isodow FROM d.day)]) AS hours
+      FROM days d
+      LEFT JOIN LATERAL (
+        SELECT r.hours FROM rules r
+         WHERE prescient.calendar_rule_names(d.day, r.kind, r.from_date, r.to_date, r.month, r.day, r.nth, r.isodow)
+         ORDER BY r.priority, r.ord LIMIT 1) r ON true),
+  walls AS (
+    SELECT e.day, e.day + make_interval(mins => i.open_minute) AS wall_open,
+           e.day + make_interval(mins => i.close_minute) AS wall_close
+      FROM effective e, jsonb_array_elements_text(e.hours) AS h(t), prescient.calendar_interval(h.t) AS i),
+  pieces AS (
+    SELECT * FROM (
+      SELECT w.day,
+             greatest((w.wall_open - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC',
+                      z.first_pass_from) AS opens_at,
+             least((w.wall_close - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC', z.ends_at) AS closes_at
+        FROM walls w
+        JOIN prescient.zone_offset z
+          ON z.time_zone = p_time_zone
+         AND z.starts_at < (w.wall_close AT TIME ZONE 'UTC') + interval '1 day'
+         AND z.ends_at > (w.wall_open AT TIME ZONE 'UTC') - interval '1 day') p
+     WHERE opens_at < closes_at),
+  open_days AS (
+    INSERT INTO prescient.calendar_open_day (calendar, day) SELECT DISTINCT p_name, day FROM pieces),
+  -- Pieces that meet or overlap (a special day's interval reaching into the next day's) become one span.
+  reaches AS (
+    SELECT opens_at, closes_at,
+           max(closes_at) OVER (ORDER BY opens_at, closes_at ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+      FROM pieces),
+  islands AS (
+    SELECT opens_at, closes_at,
+           count(*) FILTER (WHERE reach IS NULL OR opens_at > reach) OVER (ORDER BY opens_at, closes_at) AS island
+      FROM reaches),
+  spans AS (SELECT min(opens_at) AS opens_at, max(closes_at) AS closes_at FROM islands GROUP BY island)
+  -- open_before_us: the open time of every span before it.
+  INSERT INTO prescient.calendar_span (calendar, opens_at, closes_at, open_before_us)
+  SELECT p_name, opens_at, closes_at,
+         coalesce(sum(prescient.us(closes_at) - prescient.us(opens_at))
+                    OVER (ORDER BY opens_at ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+    FROM spans;
+  IF NOT EXISTS (SELECT 1 FROM prescient.calendar_span WHERE calendar = p_name) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('calendar %s is never open from %s to %s: give it hours or special days with hours',
+                       prescient.name_shown(p_name), prescient.calendar_first_day(), prescient.calendar_last_day());
+  END IF;
+  RETURN v_version;
+END $$;
+
+-- A calendar's zone, or PR404 naming it.
+CREATE OR REPLACE FUNCTION prescient.calendar_zone(p_calendar text) RETURNS text
+  LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_zone text;
+BEGIN
+  SELECT time_zone INTO v_zone FROM prescient.calendar WHERE name = p_calendar;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404',
+      MESSAGE = format('no calendar named %s (prescient calendar list)', prescient.name_shown(coalesce(p_calendar, '')));
+  END IF;
+  RETURN v_zone;
+END $$;
+
+-- The open time of a calendar from the start of its range to an instant, in microseconds; PR400 when the
+-- instant is outside the range.
+CREATE OR REPLACE FUNCTION prescient.calendar_open_until(p_calendar text, p_at timestamptz) RETURNS bigint
+  LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_zone constant text := prescient.calendar_zone(p_calendar);
+BEGIN
+  IF p_at IS NULL OR p_at < prescient.calendar_first_day()::timestamp AT TIME ZONE v_zone
+     OR p_at >= (prescient.calendar_last_day() + 1)::timestamp AT TIME ZONE v_zone THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('%s is outside calendar %s''s range (%s to %s, in %s)', coalesce(prescient.iso(p_at), 'NULL'),
+                       prescient.name_shown(p_calendar), prescient.calendar_first_day(), prescient.calendar_last_day(), v_zone);
+  END IF;
+  RETURN coalesce((SELECT s.open_before_us + greatest(0, prescient.us(least(s.closes_at, p_at)) - prescient.us(s.opens_at))
+                     FROM prescient.calendar_span s
+                    WHERE s.calendar = p_calendar AND s.opens_at <= p_at
+                    ORDER BY s.opens_at DESC LIMIT 1), 0);
+END $$;
+
+-- The earliest instant at which a calendar has been open p_open longer than at p_from: p_from plus p_open of
+-- open time (a closing time when it ends there). p_open is hours, minutes and seconds, more than zero (a day
+-- is not a length of open time: business_add_days counts days).
+CREATE OR REPLACE FUNCTION prescient.business_add(p_calendar text, p_from timestamptz, p_open interval)
+  RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_target bigint;
+  v_span prescient.calendar_span;
+  v_at timestamptz;
+BEGIN
+  IF p_open IS NULL OR p_open <= interval '0' OR extract(day FROM p_open) <> 0 OR extract(month FROM p_open) <> 0
+     OR extract(year FROM p_open) <> 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('business time %s: give a length of open time more than zero in hours, minutes and seconds '
+                       '(24h, not 1 day; business days with business_add_days)', coalesce(p_open::text, 'NULL'));
+  END IF;
+  v_target := prescient.calendar_open_until(p_calendar, p_from) + prescient.us(timestamptz 'epoch' + p_open);
+  -- The span in which the measure reaches the target: the last that starts below it.
+  SELECT * INTO v_span FROM prescient.calendar_span s
+   WHERE s.calendar = p_calendar AND s.open_before_us < v_target ORDER BY s.open_before_us DESC LIMIT 1;
+  IF NOT FOUND OR prescient.us(v_span.closes_at) - prescient.us(v_span.opens_at) < v_target - v_span.open_before_us THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('%s of calendar %s''s open time after %s ends after its range (to %s)', p_open,
+                       prescient.name_shown(p_calendar), prescient.iso(p_from), prescient.calendar_last_day());
+  END IF;
+  v_at := v_span.opens_at + (v_target - v_span.open_before_us) * interval '1 microsecond';
+  RETURN v_at;
+END $$;
+
+-- The open time of a calendar between two instants (negative when p_to is before p_from).
+CREATE OR REPLACE FUNCTION prescient.business_between(p_calendar text, p_from timestamptz, p_to timestamptz)
+  RETURNS interval LANGUAGE sql STABLE
+  RETURN (prescient.calendar_open_until(p_calendar, p_to) - prescient.calendar_open_until(p_calendar, p_from))
+         * interval '1 microsecond';
+
+-- p_days business days after p_from: p_from's wall time of day on the p_days-th open day after its date, or,
+-- when the calendar is neither open nor closing at that time, its next opening (the rule at the top).
+CREATE OR REPLACE FUNCTION prescient.business_add_days(p_calendar text, p_from timestamptz, p_days integer)
+  RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_zone constant text := prescient.calendar_zone(p_calendar);
+  v_wall timestamp;
+  v_day date;
+  v_want timestamp;
+  v_first timestamptz;
+  v_span prescient.calendar_span;
+BEGIN
+  IF p_days IS NULL OR p_days < 1 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('business days %s: give 1 or more', coalesce(p_days::text, 'NULL'));
+  END IF;
+  PERFORM prescient.calendar_open_until(p_calendar, p_from);  -- refuses an instant outside the range
+  v_wall := p_from AT TIME ZONE v_zone;
+  SELECT d.day INTO v_day FROM prescient.calendar_open_day d
+   WHERE d.calendar = p_calendar AND d.day > v_wall::date ORDER BY d.day OFFSET p_days - 1 LIMIT 1;
+  IF v_day IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('%s business days of calendar %s after %s end after its range (to %s)', p_days,
+                       prescient.name_shown(p_calendar), prescient.iso(p_from), prescient.calendar_last_day());
+  END IF;
+  v_want := v_day + (v_wall - v_wall::date);
+  -- The first instant whose wall time is v_want or later: in each stretch of one offset, the first whose wall
+  -- time is at least v_want; the earliest of those.
+  SELECT min(greatest(z.starts_at, (v_want - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC'))
+    INTO v_first
+    FROM prescient.zone_offset z
+   WHERE z.time_zone = v_zone
+     AND z.starts_at < (v_want AT TIME ZONE 'UTC') + interval '1 day'
+     AND z.ends_at > (v_want AT TIME ZONE 'UTC') - interval '1 day'
+     AND (v_want - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC' < z.ends_at;
+  SELECT * INTO v_span FROM prescient.calendar_span s
+   WHERE s.calendar = p_calendar AND s.opens_at <= v_first ORDER BY s.opens_at DESC LIMIT 1;
+  IF v_span.closes_at >= v_first THEN
+    RETURN v_first;
+  END IF;
+  SELECT * INTO v_span FROM prescient.calendar_span s
+   WHERE s.calendar = p_calendar AND s.opens_at > v_first ORDER BY s.opens_at LIMIT 1;
+  RETURN v_span.opens_at;
+END $$;
+
+REVOKE EXECUTE ON FUNCTION prescient.calendar_set(text, text, jsonb, text),
+  prescient.ensure_zone_offsets(text) FROM PUBLIC;

@@ -57,10 +57,10 @@ def random_intervals(rng, allow_cross):
     grid = rng.choice([60, 30, 15, 1])
     def t(lo, hi):
         return rng.randrange(lo // grid, hi // grid + 1) * grid
-    if shape < 0.3:
+    if shape < 0.45:  # the early hours, where most DST changes fall
         o = t(0, 240)
         return [f"{hhmm(o)}-{hhmm(t(o + grid, 600))}"]
-    if shape < 0.7:
+    if shape < 0.75:
         o = t(360, 720)
         return [f"{hhmm(o)}-{hhmm(t(o + 60, 1380))}"]
     if shape < 0.9 or not allow_cross:
@@ -221,6 +221,20 @@ class Reference:
         return self.start + i
 
 
+def transitions(zone, first, last):
+    """The minutes at which a zone's offset changes between two minutes (hourly steps, then the minute)."""
+    tz = ZoneInfo(zone)
+    offset = lambda m: dt.datetime.fromtimestamp(m * 60, tz).utcoffset()
+    found = []
+    for hour in range(first, last, 60):
+        if offset(hour) != offset(hour + 60):
+            m = hour
+            while offset(m) == offset(hour):
+                m += 1
+            found.append(m)
+    return found
+
+
 def iso(minute):
     return dt.datetime.fromtimestamp(minute * 60, dt.timezone.utc).isoformat()
 
@@ -246,11 +260,15 @@ def main():
             name = f"oracle-{k}"
             db.execute("SELECT prescient.calendar_set(%s, %s, %s::jsonb)", (name, zone, json.dumps(definition)))
             ref = Reference(zone, definition)
+            changes = transitions(zone, first, last)
             cases = []
             for _ in range(per_calendar):
                 kind = rng.random()
-                # Starts anywhere, DST gaps and repeats included: often near the zone's changes.
+                # Starts anywhere in the year, and for half the cases in the three days before one of the
+                # zone's DST changes or just after it: in its gaps and repeats too.
                 start = rng.randrange(first, last)
+                if changes and rng.random() < 0.5:
+                    start = rng.choice(changes) + rng.randrange(-3 * 1440, 180)
                 if kind < 0.45:
                     length = rng.choice([rng.randrange(1, 600), rng.randrange(1, 60 * 8 * 60)])
                     # Within the reference's window, however little the calendar is open.

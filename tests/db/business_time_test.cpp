@@ -2,6 +2,7 @@
 // bad input refused in one line naming the value, with nothing written; the rule's cases a person can check
 // by hand, DST changes included. The random cases against a reference are tests/business_time/oracle.py's.
 #include <catch2/catch.hpp>
+#include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
 
 #include <string>

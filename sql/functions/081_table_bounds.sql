@@ -27,7 +27,12 @@ CREATE OR REPLACE FUNCTION prescient.table_bounds()
       ('role_grant', NULL, 'written by migrations only'),
       ('schema_migrations', NULL, 'one row per migration'),
       ('schema_functions', NULL, 'one row per function file'),
-      ('settings', NULL, 'one row');
+      ('settings', NULL, 'one row'),
+      ('calendar', NULL, 'the calendars the operator sets'),
+      ('calendar_version', NULL, 'one row each time a calendar is set'),
+      ('calendar_span', NULL, 'a calendar''s open stretches over its fixed range (2000 to 2099), made again when it is set'),
+      ('calendar_open_day', NULL, 'a calendar''s open days over its fixed range, made again when it is set'),
+      ('zone_offset', NULL, 'a zone''s offset changes over the calendars'' range, once per zone used');
   END;
 
 -- prescient's tables (partitions aside) that table_bounds() does not list: none, unless a table was added

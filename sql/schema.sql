@@ -1355,6 +1355,291 @@ GRANT USAGE ON SEQUENCE prescient.event_seq_seq TO prescient_runner;
 
 
 -- ====================================================================================================
+-- prescient.calendar
+-- ====================================================================================================
+
+--
+-- Name: calendar; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.calendar (
+    name text NOT NULL,
+    version integer NOT NULL,
+    time_zone text NOT NULL,
+    definition jsonb NOT NULL,
+    changed_at timestamp with time zone NOT NULL,
+    changed_by text NOT NULL,
+    CONSTRAINT calendar_version_check CHECK ((version >= 1))
+);
+
+--
+-- Name: TABLE calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.calendar IS 'A calendar for business time, as it is now: its zone and definition (opening hours, holidays, special days). Set with prescient.calendar_set.';
+
+--
+-- Name: COLUMN calendar.name; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar.name IS 'The calendar''s name, chosen by its author (the naming rule of prescient.name_problem).';
+
+--
+-- Name: COLUMN calendar.version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar.version IS 'Its version: 1 when made, one more each time it is set again.';
+
+--
+-- Name: COLUMN calendar.time_zone; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar.time_zone IS 'The IANA time zone its hours are read in.';
+
+--
+-- Name: COLUMN calendar.definition; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar.definition IS 'Its definition as set: {"hours": {"mon": ["09:00-17:00"], ...}, "holidays": [...], "days": [{"date": ..., "hours": [...]}]}.';
+
+--
+-- Name: COLUMN calendar.changed_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar.changed_at IS 'When it was last set.';
+
+--
+-- Name: COLUMN calendar.changed_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar.changed_by IS 'Who last set it.';
+
+--
+-- Name: calendar calendar_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.calendar
+    ADD CONSTRAINT calendar_pkey PRIMARY KEY (name);
+
+--
+-- Name: TABLE calendar; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.calendar TO prescient_client;
+GRANT SELECT ON TABLE prescient.calendar TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.calendar_open_day
+-- ====================================================================================================
+
+--
+-- Name: calendar_open_day; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.calendar_open_day (
+    calendar text NOT NULL,
+    day date NOT NULL
+);
+
+--
+-- Name: TABLE calendar_open_day; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.calendar_open_day IS 'The days (in the calendar''s zone) on which an interval of a calendar''s current version opens: what business days count.';
+
+--
+-- Name: COLUMN calendar_open_day.calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_open_day.calendar IS 'The calendar.';
+
+--
+-- Name: COLUMN calendar_open_day.day; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_open_day.day IS 'An open day, in the calendar''s zone.';
+
+--
+-- Name: calendar_open_day calendar_open_day_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.calendar_open_day
+    ADD CONSTRAINT calendar_open_day_pkey PRIMARY KEY (calendar, day);
+
+--
+-- Name: calendar_open_day calendar_open_day_calendar_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.calendar_open_day
+    ADD CONSTRAINT calendar_open_day_calendar_fkey FOREIGN KEY (calendar) REFERENCES prescient.calendar(name) ON DELETE CASCADE;
+
+--
+-- Name: TABLE calendar_open_day; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.calendar_open_day TO prescient_client;
+GRANT SELECT ON TABLE prescient.calendar_open_day TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.calendar_span
+-- ====================================================================================================
+
+--
+-- Name: calendar_span; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.calendar_span (
+    calendar text NOT NULL,
+    opens_at timestamp with time zone NOT NULL,
+    closes_at timestamp with time zone NOT NULL,
+    open_before_us bigint NOT NULL,
+    CONSTRAINT calendar_span_check CHECK ((closes_at > opens_at)),
+    CONSTRAINT calendar_span_open_before_us_check CHECK ((open_before_us >= 0))
+);
+
+--
+-- Name: TABLE calendar_span; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.calendar_span IS 'When a calendar''s current version is open, as instants: one row per stretch of open time, made when it is set. Business arithmetic reads it.';
+
+--
+-- Name: COLUMN calendar_span.calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_span.calendar IS 'The calendar.';
+
+--
+-- Name: COLUMN calendar_span.opens_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_span.opens_at IS 'When the stretch opens.';
+
+--
+-- Name: COLUMN calendar_span.closes_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_span.closes_at IS 'When it closes (not open at that instant).';
+
+--
+-- Name: COLUMN calendar_span.open_before_us; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_span.open_before_us IS 'The calendar''s open time before this stretch, from the start of its range, in microseconds.';
+
+--
+-- Name: calendar_span calendar_span_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.calendar_span
+    ADD CONSTRAINT calendar_span_pkey PRIMARY KEY (calendar, opens_at);
+
+--
+-- Name: calendar_span_open_before; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX calendar_span_open_before ON prescient.calendar_span USING btree (calendar, open_before_us);
+
+--
+-- Name: calendar_span calendar_span_calendar_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.calendar_span
+    ADD CONSTRAINT calendar_span_calendar_fkey FOREIGN KEY (calendar) REFERENCES prescient.calendar(name) ON DELETE CASCADE;
+
+--
+-- Name: TABLE calendar_span; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.calendar_span TO prescient_client;
+GRANT SELECT ON TABLE prescient.calendar_span TO prescient_runner;
+
+
+-- ====================================================================================================
+-- prescient.calendar_version
+-- ====================================================================================================
+
+--
+-- Name: calendar_version; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.calendar_version (
+    calendar text NOT NULL,
+    version integer NOT NULL,
+    time_zone text NOT NULL,
+    definition jsonb NOT NULL,
+    made_at timestamp with time zone NOT NULL,
+    made_by text NOT NULL,
+    CONSTRAINT calendar_version_version_check CHECK ((version >= 1))
+);
+
+--
+-- Name: TABLE calendar_version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.calendar_version IS 'Every version of every calendar, as it was set: a time computed from a calendar can name the version that computed it.';
+
+--
+-- Name: COLUMN calendar_version.calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_version.calendar IS 'The calendar.';
+
+--
+-- Name: COLUMN calendar_version.version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_version.version IS 'The version.';
+
+--
+-- Name: COLUMN calendar_version.time_zone; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_version.time_zone IS 'Its time zone in that version.';
+
+--
+-- Name: COLUMN calendar_version.definition; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_version.definition IS 'Its definition in that version.';
+
+--
+-- Name: COLUMN calendar_version.made_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_version.made_at IS 'When that version was set.';
+
+--
+-- Name: COLUMN calendar_version.made_by; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.calendar_version.made_by IS 'Who set it.';
+
+--
+-- Name: calendar_version calendar_version_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.calendar_version
+    ADD CONSTRAINT calendar_version_pkey PRIMARY KEY (calendar, version);
+
+--
+-- Name: calendar_version calendar_version_calendar_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.calendar_version
+    ADD CONSTRAINT calendar_version_calendar_fkey FOREIGN KEY (calendar) REFERENCES prescient.calendar(name) ON DELETE CASCADE;
+
+--
+-- Name: TABLE calendar_version; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.calendar_version TO prescient_client;
+GRANT SELECT ON TABLE prescient.calendar_version TO prescient_runner;
+
+
+-- ====================================================================================================
 -- prescient.check_run
 -- ====================================================================================================
 
@@ -2887,6 +3172,74 @@ GRANT SELECT ON TABLE prescient.settings TO prescient_runner;
 
 
 -- ====================================================================================================
+-- prescient.zone_offset
+-- ====================================================================================================
+
+--
+-- Name: zone_offset; Type: TABLE; Schema: prescient; Owner: -
+--
+
+CREATE TABLE prescient.zone_offset (
+    time_zone text NOT NULL,
+    starts_at timestamp with time zone NOT NULL,
+    ends_at timestamp with time zone NOT NULL,
+    offset_seconds integer NOT NULL,
+    first_pass_from timestamp with time zone NOT NULL,
+    CONSTRAINT zone_offset_check CHECK ((ends_at > starts_at))
+);
+
+--
+-- Name: TABLE zone_offset; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON TABLE prescient.zone_offset IS 'A time zone''s offsets from UTC over the calendars'' range, as this server''s tzdata gives them: one row from each change to the next.';
+
+--
+-- Name: COLUMN zone_offset.time_zone; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.zone_offset.time_zone IS 'The IANA time zone.';
+
+--
+-- Name: COLUMN zone_offset.starts_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.zone_offset.starts_at IS 'The first instant with this offset.';
+
+--
+-- Name: COLUMN zone_offset.ends_at; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.zone_offset.ends_at IS 'The first instant after it with another.';
+
+--
+-- Name: COLUMN zone_offset.offset_seconds; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.zone_offset.offset_seconds IS 'The offset from UTC, in seconds (local = UTC + offset).';
+
+--
+-- Name: COLUMN zone_offset.first_pass_from; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.zone_offset.first_pass_from IS 'The first instant of this stretch whose wall time was not seen before: after a change that sets the clock back by D, starts_at + D.';
+
+--
+-- Name: zone_offset zone_offset_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.zone_offset
+    ADD CONSTRAINT zone_offset_pkey PRIMARY KEY (time_zone, starts_at);
+
+--
+-- Name: TABLE zone_offset; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT ON TABLE prescient.zone_offset TO prescient_client;
+GRANT SELECT ON TABLE prescient.zone_offset TO prescient_runner;
+
+
+-- ====================================================================================================
 -- The schema's functions, types and the rest (the function files: sql/functions/*.sql)
 -- ====================================================================================================
 
@@ -3168,6 +3521,449 @@ CREATE FUNCTION prescient.backlog(p_now timestamp with time zone DEFAULT now()) 
            WHERE j.next_check_at < date_bin(make_interval(secs => (SELECT s.slot_seconds FROM prescient.settings s)),
                                             p_now, timestamptz 'epoch'))
 $$;
+
+--
+-- Name: business_add(text, timestamp with time zone, interval); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_add(p_calendar text, p_from timestamp with time zone, p_open interval) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_target bigint;
+  v_span prescient.calendar_span;
+  v_at timestamptz;
+BEGIN
+  IF p_open IS NULL OR p_open <= interval '0' OR extract(day FROM p_open) <> 0 OR extract(month FROM p_open) <> 0
+     OR extract(year FROM p_open) <> 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('business time %s: give a length of open time more than zero in hours, minutes and seconds '
+                       '(24h, not 1 day; business days with business_add_days)', coalesce(p_open::text, 'NULL'));
+  END IF;
+  v_target := prescient.calendar_open_until(p_calendar, p_from) + prescient.us(timestamptz 'epoch' + p_open);
+  -- The span in which the measure reaches the target: the last that starts below it.
+  SELECT * INTO v_span FROM prescient.calendar_span s
+   WHERE s.calendar = p_calendar AND s.open_before_us < v_target ORDER BY s.open_before_us DESC LIMIT 1;
+  IF NOT FOUND OR prescient.us(v_span.closes_at) - prescient.us(v_span.opens_at) < v_target - v_span.open_before_us THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('%s of calendar %s''s open time after %s ends after its range (to %s)', p_open,
+                       prescient.name_shown(p_calendar), prescient.iso(p_from), prescient.calendar_last_day());
+  END IF;
+  v_at := v_span.opens_at + (v_target - v_span.open_before_us) * interval '1 microsecond';
+  RETURN v_at;
+END $$;
+
+--
+-- Name: business_add_days(text, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_add_days(p_calendar text, p_from timestamp with time zone, p_days integer) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_zone constant text := prescient.calendar_zone(p_calendar);
+  v_wall timestamp;
+  v_day date;
+  v_want timestamp;
+  v_first timestamptz;
+  v_span prescient.calendar_span;
+BEGIN
+  IF p_days IS NULL OR p_days < 1 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('business days %s: give 1 or more', coalesce(p_days::text, 'NULL'));
+  END IF;
+  PERFORM prescient.calendar_open_until(p_calendar, p_from);  -- refuses an instant outside the range
+  v_wall := p_from AT TIME ZONE v_zone;
+  SELECT d.day INTO v_day FROM prescient.calendar_open_day d
+   WHERE d.calendar = p_calendar AND d.day > v_wall::date ORDER BY d.day OFFSET p_days - 1 LIMIT 1;
+  IF v_day IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('%s business days of calendar %s after %s end after its range (to %s)', p_days,
+                       prescient.name_shown(p_calendar), prescient.iso(p_from), prescient.calendar_last_day());
+  END IF;
+  v_want := v_day + (v_wall - v_wall::date);
+  -- The first instant whose wall time is v_want or later: in each stretch of one offset, the first whose wall
+  -- time is at least v_want; the earliest of those.
+  SELECT min(greatest(z.starts_at, (v_want - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC'))
+    INTO v_first
+    FROM prescient.zone_offset z
+   WHERE z.time_zone = v_zone
+     AND z.starts_at < (v_want AT TIME ZONE 'UTC') + interval '1 day'
+     AND z.ends_at > (v_want AT TIME ZONE 'UTC') - interval '1 day'
+     AND (v_want - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC' < z.ends_at;
+  SELECT * INTO v_span FROM prescient.calendar_span s
+   WHERE s.calendar = p_calendar AND s.opens_at <= v_first ORDER BY s.opens_at DESC LIMIT 1;
+  IF v_span.closes_at >= v_first THEN
+    RETURN v_first;
+  END IF;
+  SELECT * INTO v_span FROM prescient.calendar_span s
+   WHERE s.calendar = p_calendar AND s.opens_at > v_first ORDER BY s.opens_at LIMIT 1;
+  RETURN v_span.opens_at;
+END $$;
+
+--
+-- Name: calendar_open_until(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_open_until(p_calendar text, p_at timestamp with time zone) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_zone constant text := prescient.calendar_zone(p_calendar);
+BEGIN
+  IF p_at IS NULL OR p_at < prescient.calendar_first_day()::timestamp AT TIME ZONE v_zone
+     OR p_at >= (prescient.calendar_last_day() + 1)::timestamp AT TIME ZONE v_zone THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('%s is outside calendar %s''s range (%s to %s, in %s)', coalesce(prescient.iso(p_at), 'NULL'),
+                       prescient.name_shown(p_calendar), prescient.calendar_first_day(), prescient.calendar_last_day(), v_zone);
+  END IF;
+  RETURN coalesce((SELECT s.open_before_us + greatest(0, prescient.us(least(s.closes_at, p_at)) - prescient.us(s.opens_at))
+                     FROM prescient.calendar_span s
+                    WHERE s.calendar = p_calendar AND s.opens_at <= p_at
+                    ORDER BY s.opens_at DESC LIMIT 1), 0);
+END $$;
+
+--
+-- Name: business_between(text, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_between(p_calendar text, p_from timestamp with time zone, p_to timestamp with time zone) RETURNS interval
+    LANGUAGE sql STABLE
+    RETURN (((prescient.calendar_open_until(p_calendar, p_to) - prescient.calendar_open_until(p_calendar, p_from)))::double precision * '00:00:00.000001'::interval);
+
+--
+-- Name: calendar_date(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_date(p_text text) RETURNS date
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $_$
+  SELECT make_date(y, m, d)
+    FROM (SELECT x[1]::integer AS y, x[2]::integer AS m, x[3]::integer AS d
+            FROM regexp_match(p_text, '^([0-9]{4})-(0[1-9]|1[0-2])-([0-2][0-9]|3[01])$') AS x) v
+   WHERE d BETWEEN 1 AND extract(day FROM make_date(y, m, 1) + interval '1 month - 1 day')
+     AND make_date(y, m, d) BETWEEN prescient.calendar_first_day() AND prescient.calendar_last_day()
+$_$;
+
+--
+-- Name: calendar_day_rule(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_day_rule(p_text text, OUT kind text, OUT from_date date, OUT to_date date, OUT month integer, OUT day integer, OUT nth integer, OUT isodow integer) RETURNS record
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $_$
+  SELECT 'dates', prescient.calendar_date(r[1]), prescient.calendar_date(coalesce(r[2], r[1])),
+         NULL::integer, NULL::integer, NULL::integer, NULL::integer
+    FROM regexp_match(p_text, '^([0-9-]{10})(?:\.\.([0-9-]{10}))?$') AS r
+   -- regexp_match answers NULL, a row all the same, when the text does not match: each branch says "matched".
+   WHERE r IS NOT NULL AND prescient.calendar_date(r[1]) IS NOT NULL AND prescient.calendar_date(coalesce(r[2], r[1])) IS NOT NULL
+     AND prescient.calendar_date(r[1]) <= prescient.calendar_date(coalesce(r[2], r[1]))
+  UNION ALL
+  SELECT 'yearly', NULL, NULL, r[1]::integer, r[2]::integer, NULL, NULL
+    FROM regexp_match(p_text, '^(0[1-9]|1[0-2])-([0-2][0-9]|3[01])$') AS r
+   WHERE r IS NOT NULL AND r[2]::integer BETWEEN 1 AND extract(day FROM make_date(2000, r[1]::integer, 1) + interval '1 month - 1 day')
+  UNION ALL
+  SELECT 'nth', NULL, NULL,
+         array_position(ARRAY['jan','feb','mar','apr','may','jun','jul','aug','sep','oct','nov','dec'], r[3]), NULL,
+         CASE r[1] WHEN 'last' THEN -1 ELSE array_position(ARRAY['first','second','third','fourth'], r[1]) END,
+         array_position(ARRAY['mon','tue','wed','thu','fri','sat','sun'], r[2])
+    FROM regexp_match(p_text, '^(first|second|third|fourth|last) (mon|tue|wed|thu|fri|sat|sun) of '
+                              '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$') AS r
+   WHERE r IS NOT NULL
+$_$;
+
+--
+-- Name: calendar_first_day(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_first_day() RETURNS date
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN '2000-01-01'::date;
+
+--
+-- Name: calendar_interval(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_interval(p_text text, OUT open_minute integer, OUT close_minute integer) RETURNS record
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $_$
+  SELECT o, CASE WHEN c <= o THEN c + 1440 ELSE c END
+    FROM (SELECT m[1]::integer * 60 + m[2]::integer AS o, m[3]::integer * 60 + m[4]::integer AS c
+            FROM regexp_match(p_text, '^([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]|24):([0-5][0-9])$') AS m
+           WHERE m[3] <> '24' OR m[4] = '00') x
+   WHERE c <> o
+$_$;
+
+--
+-- Name: calendar_last_day(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_last_day() RETURNS date
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN '2099-12-31'::date;
+
+--
+-- Name: calendar_problem(text, text, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_problem(p_name text, p_time_zone text, p_definition jsonb) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET jit TO 'off'
+    AS $$
+DECLARE
+  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  v_shown constant text := prescient.name_shown(coalesce(p_name, ''));
+  v_problem text;
+BEGIN
+  IF p_name IS NULL OR octet_length(p_name) NOT BETWEEN 1 AND 200 THEN
+    RETURN format('a calendar''s name is 1 to 200 bytes, not %s', v_shown);
+  END IF;
+  v_problem := prescient.name_problem('calendar', p_name);
+  IF v_problem IS NOT NULL THEN
+    RETURN v_problem;
+  END IF;
+  -- pg_timezone_names reads every zone's file (0.2 s): a zone a calendar already uses is known good.
+  IF p_time_zone IS NULL OR (NOT EXISTS (SELECT 1 FROM prescient.zone_offset WHERE time_zone = p_time_zone)
+                             AND NOT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = p_time_zone)) THEN
+    RETURN format('calendar %s: time zone %s does not exist (an IANA name, such as Europe/Berlin)', v_shown,
+                  prescient.name_shown(coalesce(p_time_zone, '')));
+  END IF;
+  IF jsonb_typeof(p_definition) IS DISTINCT FROM 'object' THEN
+    RETURN format('calendar %s: its definition is a JSON object with hours, holidays and days, not %s', v_shown,
+                  left(coalesce(p_definition::text, 'null'), 64));
+  END IF;
+  SELECT format('calendar %s: unknown key %s (it takes hours, holidays and days)', v_shown, prescient.name_shown(k))
+    INTO v_problem FROM jsonb_object_keys(p_definition) AS k WHERE k NOT IN ('hours', 'holidays', 'days') LIMIT 1;
+  IF v_problem IS NOT NULL THEN
+    RETURN v_problem;
+  END IF;
+  IF p_definition ? 'hours' THEN
+    IF jsonb_typeof(p_definition -> 'hours') <> 'object' THEN
+      RETURN format('calendar %s: hours is an object of weekdays (mon to sun), each a list of intervals', v_shown);
+    END IF;
+    SELECT CASE WHEN k <> ALL (c_weekdays) THEN format('calendar %s: hours has %s, not a weekday (mon to sun)', v_shown, prescient.name_shown(k))
+                ELSE format('calendar %s: hours.%s is a list of intervals such as ["09:00-17:00"], not %s', v_shown, k, left(v::text, 64)) END
+      INTO v_problem
+      FROM jsonb_each(p_definition -> 'hours') AS e(k, v)
+     WHERE k <> ALL (c_weekdays) OR jsonb_typeof(v) <> 'array' LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    SELECT format('calendar %s: hours.%s holds %s, not an interval HH:MM-HH:MM that opens and closes at different times',
+                  v_shown, e.k, left(x::text, 64))
+      INTO v_problem
+      FROM jsonb_each(p_definition -> 'hours') AS e(k, v), jsonb_array_elements(e.v) AS x
+     WHERE jsonb_typeof(x) <> 'string' OR (prescient.calendar_interval(x #>> '{}')).open_minute IS NULL LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    -- Overlaps in the week, the last weekday's intervals reaching into the first's included.
+    WITH iv AS (
+      SELECT e.k, x.t, x.n, (array_position(c_weekdays, e.k) - 1) * 1440 + i.open_minute AS a,
+             (array_position(c_weekdays, e.k) - 1) * 1440 + i.close_minute AS b
+        FROM jsonb_each(p_definition -> 'hours') AS e(k, v),
+             jsonb_array_elements_text(e.v) WITH ORDINALITY AS x(t, n),
+             prescient.calendar_interval(x.t) AS i)
+    SELECT format('calendar %s: hours.%s %s overlaps hours.%s %s', v_shown, x.k, x.t, y.k, y.t) INTO v_problem
+      FROM iv x JOIN iv y ON (x.a, x.n) < (y.a, y.n)
+     WHERE (x.a < y.b AND y.a < x.b) OR (x.a + 10080 < y.b AND y.a < x.b + 10080)
+        OR (x.a < y.b + 10080 AND y.a + 10080 < x.b)
+     ORDER BY x.a, y.a LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+  END IF;
+  IF p_definition ? 'holidays' THEN
+    IF jsonb_typeof(p_definition -> 'holidays') <> 'array' THEN
+      RETURN format('calendar %s: holidays is a list of days', v_shown);
+    END IF;
+    SELECT format('calendar %s: holiday %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
+                  'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown, left(x::text, 64),
+                  prescient.calendar_first_day(), prescient.calendar_last_day())
+      INTO v_problem
+      FROM jsonb_array_elements(p_definition -> 'holidays') AS x
+     WHERE jsonb_typeof(x) <> 'string' OR (prescient.calendar_day_rule(x #>> '{}')).kind IS NULL LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+  END IF;
+  IF p_definition ? 'days' THEN
+    IF jsonb_typeof(p_definition -> 'days') <> 'array' THEN
+      RETURN format('calendar %s: days is a list of {"date": ..., "hours": [...]}', v_shown);
+    END IF;
+    SELECT CASE
+             WHEN jsonb_typeof(x) <> 'object' OR jsonb_typeof(x -> 'hours') IS DISTINCT FROM 'array'
+                  OR EXISTS (SELECT 1 FROM jsonb_object_keys(x) AS k WHERE k NOT IN ('date', 'hours'))
+               THEN format('calendar %s: a special day is {"date": ..., "hours": [...]}, not %s', v_shown, left(x::text, 64))
+             WHEN (prescient.calendar_day_rule(x ->> 'date')).kind IS NULL
+               THEN format('calendar %s: special day %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
+                           'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown,
+                           left((x -> 'date')::text, 64), prescient.calendar_first_day(), prescient.calendar_last_day())
+           END
+      INTO v_problem
+      FROM jsonb_array_elements(p_definition -> 'days') AS x
+     WHERE jsonb_typeof(x) <> 'object' OR jsonb_typeof(x -> 'hours') IS DISTINCT FROM 'array'
+        OR EXISTS (SELECT 1 FROM jsonb_object_keys(x) AS k WHERE k NOT IN ('date', 'hours'))
+        OR (prescient.calendar_day_rule(x ->> 'date')).kind IS NULL
+     LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    SELECT format('calendar %s: special day %s holds %s, not an interval HH:MM-HH:MM that opens and closes at '
+                  'different times', v_shown, x ->> 'date', left(h::text, 64))
+      INTO v_problem
+      FROM jsonb_array_elements(p_definition -> 'days') AS x, jsonb_array_elements(x -> 'hours') AS h
+     WHERE jsonb_typeof(h) <> 'string' OR (prescient.calendar_interval(h #>> '{}')).open_minute IS NULL LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+    WITH iv AS (
+      SELECT d.n AS day_n, d.x ->> 'date' AS date_text, h.t, h.n, i.open_minute AS a, i.close_minute AS b
+        FROM jsonb_array_elements(p_definition -> 'days') WITH ORDINALITY AS d(x, n),
+             jsonb_array_elements_text(d.x -> 'hours') WITH ORDINALITY AS h(t, n),
+             prescient.calendar_interval(h.t) AS i)
+    SELECT format('calendar %s: special day %s: %s overlaps %s', v_shown, x.date_text, x.t, y.t) INTO v_problem
+      FROM iv x JOIN iv y ON x.day_n = y.day_n AND x.n < y.n
+     WHERE x.a < y.b AND y.a < x.b
+     ORDER BY x.day_n, x.n LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: calendar_rule_names(date, text, date, date, integer, integer, integer, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_rule_names(p_day date, p_kind text, p_from date, p_to date, p_month integer, p_mday integer, p_nth integer, p_isodow integer) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE p_kind WHEN 'dates'::text THEN ((p_day >= p_from) AND (p_day <= p_to)) WHEN 'yearly'::text THEN ((EXTRACT(month FROM p_day) = (p_month)::numeric) AND (EXTRACT(day FROM p_day) = (p_mday)::numeric)) WHEN 'nth'::text THEN ((EXTRACT(month FROM p_day) = (p_month)::numeric) AND (EXTRACT(isodow FROM p_day) = (p_isodow)::numeric) AND CASE WHEN (p_nth > 0) THEN (((((EXTRACT(day FROM p_day))::integer - 1) / 7) + 1) = p_nth) ELSE (EXTRACT(month FROM (p_day + 7)) <> (p_month)::numeric) END) ELSE false END;
+
+--
+-- Name: calendar_rules(jsonb); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_rules(p_definition jsonb) RETURNS TABLE(priority integer, ord bigint, kind text, from_date date, to_date date, month integer, day integer, nth integer, isodow integer, hours jsonb)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT CASE WHEN r.kind = 'dates' THEN 1 ELSE 3 END, i.n, r.kind, r.from_date, r.to_date, r.month, r.day,
+         r.nth, r.isodow, i.item -> 'hours'
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_definition -> 'days') = 'array'
+                                   THEN p_definition -> 'days' ELSE '[]' END) WITH ORDINALITY AS i(item, n),
+         prescient.calendar_day_rule(i.item ->> 'date') AS r
+   WHERE jsonb_typeof(i.item) = 'object' AND jsonb_typeof(i.item -> 'hours') = 'array'
+  UNION ALL
+  SELECT CASE WHEN r.kind = 'dates' THEN 2 ELSE 4 END, i.n, r.kind, r.from_date, r.to_date, r.month, r.day,
+         r.nth, r.isodow, '[]'::jsonb
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_definition -> 'holidays') = 'array'
+                                   THEN p_definition -> 'holidays' ELSE '[]' END) WITH ORDINALITY AS i(item, n),
+         prescient.calendar_day_rule(i.item #>> '{}') AS r
+   WHERE jsonb_typeof(i.item) = 'string'
+$$;
+
+--
+-- Name: calendar_set(text, text, jsonb, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_set(p_name text, p_time_zone text, p_definition jsonb, p_by text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_problem constant text := prescient.calendar_problem(p_name, p_time_zone, p_definition);
+  v_version integer;
+  v_now constant timestamptz := now();
+  v_by constant text := coalesce(p_by, current_user);
+  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+BEGIN
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+  END IF;
+  PERFORM prescient.ensure_zone_offsets(p_time_zone);
+  INSERT INTO prescient.calendar AS c (name, version, time_zone, definition, changed_at, changed_by)
+  VALUES (p_name, 1, p_time_zone, p_definition, v_now, v_by)
+  ON CONFLICT (name) DO UPDATE
+    SET version = c.version + 1, time_zone = excluded.time_zone, definition = excluded.definition,
+        changed_at = excluded.changed_at, changed_by = excluded.changed_by
+  RETURNING version INTO v_version;
+  INSERT INTO prescient.calendar_version (calendar, version, time_zone, definition, made_at, made_by)
+  VALUES (p_name, v_version, p_time_zone, p_definition, v_now, v_by);
+  DELETE FROM prescient.calendar_span WHERE calendar = p_name;
+  DELETE FROM prescient.calendar_open_day WHERE calendar = p_name;
+  -- Each day's intervals in wall time, then each as instants: in each stretch of one offset, the instants
+  -- whose wall time is in the interval, from the first whose wall time has not been seen before.
+  -- Materialised: inlined into the lateral lookup below, the definition would be parsed again for each day.
+  WITH rules AS MATERIALIZED (SELECT * FROM prescient.calendar_rules(p_definition)),
+  days AS (
+    SELECT d::date AS day
+      FROM generate_series(prescient.calendar_first_day(), prescient.calendar_last_day(), interval '1 day') AS d),
+  effective AS (
+    SELECT d.day, coalesce(r.hours, p_definition -> 'hours' -> c_weekdays[extract(isodow FROM d.day)]) AS hours
+      FROM days d
+      LEFT JOIN LATERAL (
+        SELECT r.hours FROM rules r
+         WHERE prescient.calendar_rule_names(d.day, r.kind, r.from_date, r.to_date, r.month, r.day, r.nth, r.isodow)
+         ORDER BY r.priority, r.ord LIMIT 1) r ON true),
+  walls AS (
+    SELECT e.day, e.day + make_interval(mins => i.open_minute) AS wall_open,
+           e.day + make_interval(mins => i.close_minute) AS wall_close
+      FROM effective e, jsonb_array_elements_text(e.hours) AS h(t), prescient.calendar_interval(h.t) AS i),
+  pieces AS (
+    SELECT * FROM (
+      SELECT w.day,
+             greatest((w.wall_open - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC',
+                      z.first_pass_from) AS opens_at,
+             least((w.wall_close - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC', z.ends_at) AS closes_at
+        FROM walls w
+        JOIN prescient.zone_offset z
+          ON z.time_zone = p_time_zone
+         AND z.starts_at < (w.wall_close AT TIME ZONE 'UTC') + interval '1 day'
+         AND z.ends_at > (w.wall_open AT TIME ZONE 'UTC') - interval '1 day') p
+     WHERE opens_at < closes_at),
+  open_days AS (
+    INSERT INTO prescient.calendar_open_day (calendar, day) SELECT DISTINCT p_name, day FROM pieces),
+  -- Pieces that meet or overlap (a special day's interval reaching into the next day's) become one span.
+  reaches AS (
+    SELECT opens_at, closes_at,
+           max(closes_at) OVER (ORDER BY opens_at, closes_at ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+      FROM pieces),
+  islands AS (
+    SELECT opens_at, closes_at,
+           count(*) FILTER (WHERE reach IS NULL OR opens_at > reach) OVER (ORDER BY opens_at, closes_at) AS island
+      FROM reaches),
+  spans AS (SELECT min(opens_at) AS opens_at, max(closes_at) AS closes_at FROM islands GROUP BY island)
+  -- open_before_us: the open time of every span before it.
+  INSERT INTO prescient.calendar_span (calendar, opens_at, closes_at, open_before_us)
+  SELECT p_name, opens_at, closes_at,
+         coalesce(sum(prescient.us(closes_at) - prescient.us(opens_at))
+                    OVER (ORDER BY opens_at ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+    FROM spans;
+  IF NOT EXISTS (SELECT 1 FROM prescient.calendar_span WHERE calendar = p_name) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('calendar %s is never open from %s to %s: give it hours or special days with hours',
+                       prescient.name_shown(p_name), prescient.calendar_first_day(), prescient.calendar_last_day());
+  END IF;
+  RETURN v_version;
+END $$;
+
+--
+-- Name: calendar_zone(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_zone(p_calendar text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_zone text;
+BEGIN
+  SELECT time_zone INTO v_zone FROM prescient.calendar WHERE name = p_calendar;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR404',
+      MESSAGE = format('no calendar named %s (prescient calendar list)', prescient.name_shown(coalesce(p_calendar, '')));
+  END IF;
+  RETURN v_zone;
+END $$;
 
 --
 -- Name: call_check_function(text, text, jsonb, integer); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4569,6 +5365,58 @@ CREATE FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zo
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     RETURN prescient.ensure_history_partitions(p_now, (p_now + '92 days'::interval));
+
+--
+-- Name: ensure_zone_offsets(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.ensure_zone_offsets(p_zone text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  c_from constant bigint := extract(epoch FROM prescient.calendar_first_day() - interval '2 days')::bigint;
+  c_to constant bigint := extract(epoch FROM prescient.calendar_last_day() + interval '3 days')::bigint;
+  v_day bigint := c_from;
+  v_offset integer;
+  v_next integer;
+  v_lo bigint;
+  v_hi bigint;
+  v_mid bigint;
+  v_starts bigint[];
+  v_offsets integer[];
+BEGIN
+  IF EXISTS (SELECT 1 FROM prescient.zone_offset WHERE time_zone = p_zone) THEN
+    RETURN;
+  END IF;
+  -- Two first calendars of one zone at once: the second waits, then finds the rows.
+  PERFORM pg_advisory_xact_lock(hashtext('prescient.zone_offset'), hashtext(p_zone));
+  IF EXISTS (SELECT 1 FROM prescient.zone_offset WHERE time_zone = p_zone) THEN
+    RETURN;
+  END IF;
+  v_offset := prescient.zone_offset_at(p_zone, to_timestamp(c_from));
+  v_starts := ARRAY[c_from];
+  v_offsets := ARRAY[v_offset];
+  WHILE v_day < c_to LOOP
+    v_next := prescient.zone_offset_at(p_zone, to_timestamp(v_day + 86400));
+    IF v_next <> v_offset THEN
+      -- The change lies in (lo, hi]: halved down to the second, hi is its first instant.
+      v_lo := v_day;
+      v_hi := v_day + 86400;
+      WHILE v_hi - v_lo > 1 LOOP
+        v_mid := (v_lo + v_hi) / 2;
+        IF prescient.zone_offset_at(p_zone, to_timestamp(v_mid)) = v_offset THEN v_lo := v_mid; ELSE v_hi := v_mid; END IF;
+      END LOOP;
+      v_starts := v_starts || v_hi;
+      v_offsets := v_offsets || v_next;
+      v_offset := v_next;
+    END IF;
+    v_day := v_day + 86400;
+  END LOOP;
+  INSERT INTO prescient.zone_offset (time_zone, starts_at, ends_at, offset_seconds, first_pass_from)
+  SELECT p_zone, to_timestamp(v_starts[i]), to_timestamp(coalesce(v_starts[i + 1], c_to)), v_offsets[i],
+         to_timestamp(v_starts[i] + CASE WHEN i > 1 THEN greatest(v_offsets[i - 1] - v_offsets[i], 0) ELSE 0 END)
+    FROM generate_subscripts(v_starts, 1) AS i;
+END $$;
 
 --
 -- Name: fair_share_index(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -6313,7 +7161,7 @@ END $$;
 CREATE FUNCTION prescient.table_bounds() RETURNS TABLE(table_name text, retention_setting text, bounded_by text)
     LANGUAGE sql IMMUTABLE
     BEGIN ATOMIC
- VALUES ('job_history'::text,'history_retention_seconds'::text,'retention: whole months dropped, the rest in batches; dead letters by dead_letter_retention_seconds'::text), ('check_run'::text,'history_retention_seconds'::text,'retention, with the history: its months dropped with the history''s'::text), ('flow_deferral'::text,'history_retention_seconds'::text,'retention, with the history, in batches'::text), ('event'::text,'event_retention_seconds'::text,'retention, in batches'::text), ('future_job'::text,NULL::text,'pending checks only: a settled check leaves for job_history'::text), ('cron_schedule'::text,NULL::text,'the schedules the application keeps; cron remove deletes one'::text), ('finished_figure'::text,NULL::text,'the last day only: each count deletes older hours'::text), ('pending_figure'::text,NULL::text,'counted again at each count: a fixed set of buckets'::text), ('queue_figures'::text,NULL::text,'one row'::text), ('runner_seen'::text,NULL::text,'one row per runner, forgotten after a week unseen'::text), ('flow_limit'::text,NULL::text,'the limits the operator sets'::text), ('flow_lease'::text,NULL::text,'the checks running under a concurrency limit: the next admission of the key value drops stale rows, retention the rest a day after their lease'::text), ('flow_state'::text,NULL::text,'one row per limit and key value admitted within a day: retention forgets a row that holds nothing; goes with the limit'::text), ('flow_figure'::text,'history_retention_seconds'::text,'retention, with the history: a key value last deferred before it; goes with the limit'::text), ('job_class'::text,NULL::text,'the classes declared; jobs forget deletes one'::text), ('paused_job'::text,NULL::text,'the classes paused'::text), ('role_grant'::text,NULL::text,'written by migrations only'::text), ('schema_migrations'::text,NULL::text,'one row per migration'::text), ('schema_functions'::text,NULL::text,'one row per function file'::text), ('settings'::text,NULL::text,'one row'::text);
+ VALUES ('job_history'::text,'history_retention_seconds'::text,'retention: whole months dropped, the rest in batches; dead letters by dead_letter_retention_seconds'::text), ('check_run'::text,'history_retention_seconds'::text,'retention, with the history: its months dropped with the history''s'::text), ('flow_deferral'::text,'history_retention_seconds'::text,'retention, with the history, in batches'::text), ('event'::text,'event_retention_seconds'::text,'retention, in batches'::text), ('future_job'::text,NULL::text,'pending checks only: a settled check leaves for job_history'::text), ('cron_schedule'::text,NULL::text,'the schedules the application keeps; cron remove deletes one'::text), ('finished_figure'::text,NULL::text,'the last day only: each count deletes older hours'::text), ('pending_figure'::text,NULL::text,'counted again at each count: a fixed set of buckets'::text), ('queue_figures'::text,NULL::text,'one row'::text), ('runner_seen'::text,NULL::text,'one row per runner, forgotten after a week unseen'::text), ('flow_limit'::text,NULL::text,'the limits the operator sets'::text), ('flow_lease'::text,NULL::text,'the checks running under a concurrency limit: the next admission of the key value drops stale rows, retention the rest a day after their lease'::text), ('flow_state'::text,NULL::text,'one row per limit and key value admitted within a day: retention forgets a row that holds nothing; goes with the limit'::text), ('flow_figure'::text,'history_retention_seconds'::text,'retention, with the history: a key value last deferred before it; goes with the limit'::text), ('job_class'::text,NULL::text,'the classes declared; jobs forget deletes one'::text), ('paused_job'::text,NULL::text,'the classes paused'::text), ('role_grant'::text,NULL::text,'written by migrations only'::text), ('schema_migrations'::text,NULL::text,'one row per migration'::text), ('schema_functions'::text,NULL::text,'one row per function file'::text), ('settings'::text,NULL::text,'one row'::text), ('calendar'::text,NULL::text,'the calendars the operator sets'::text), ('calendar_version'::text,NULL::text,'one row each time a calendar is set'::text), ('calendar_span'::text,NULL::text,'a calendar''s open stretches over its fixed range (2000 to 2099), made again when it is set'::text), ('calendar_open_day'::text,NULL::text,'a calendar''s open days over its fixed range, made again when it is set'::text), ('zone_offset'::text,NULL::text,'a zone''s offset changes over the calendars'' range, once per zone used'::text);
 END;
 
 --
@@ -6854,11 +7702,60 @@ BEGIN
 END $$;
 
 --
+-- Name: zone_offset_at(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.zone_offset_at(p_zone text, p_at timestamp with time zone) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (EXTRACT(epoch FROM ((p_at AT TIME ZONE p_zone) - (p_at AT TIME ZONE 'UTC'::text))))::integer;
+
+--
 -- Name: SCHEMA prescient; Type: ACL; Schema: -; Owner: -
 --
 
 GRANT USAGE ON SCHEMA prescient TO prescient_client;
 GRANT USAGE ON SCHEMA prescient TO prescient_runner;
+
+--
+-- Name: FUNCTION business_add(p_calendar text, p_from timestamp with time zone, p_open interval); Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT ALL ON FUNCTION prescient.business_add(p_calendar text, p_from timestamp with time zone, p_open interval) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.business_add(p_calendar text, p_from timestamp with time zone, p_open interval) TO prescient_runner;
+
+--
+-- Name: FUNCTION business_add_days(p_calendar text, p_from timestamp with time zone, p_days integer); Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT ALL ON FUNCTION prescient.business_add_days(p_calendar text, p_from timestamp with time zone, p_days integer) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.business_add_days(p_calendar text, p_from timestamp with time zone, p_days integer) TO prescient_runner;
+
+--
+-- Name: FUNCTION calendar_open_until(p_calendar text, p_at timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT ALL ON FUNCTION prescient.calendar_open_until(p_calendar text, p_at timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.calendar_open_until(p_calendar text, p_at timestamp with time zone) TO prescient_runner;
+
+--
+-- Name: FUNCTION business_between(p_calendar text, p_from timestamp with time zone, p_to timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT ALL ON FUNCTION prescient.business_between(p_calendar text, p_from timestamp with time zone, p_to timestamp with time zone) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.business_between(p_calendar text, p_from timestamp with time zone, p_to timestamp with time zone) TO prescient_runner;
+
+--
+-- Name: FUNCTION calendar_set(p_name text, p_time_zone text, p_definition jsonb, p_by text); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.calendar_set(p_name text, p_time_zone text, p_definition jsonb, p_by text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION calendar_zone(p_calendar text); Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT ALL ON FUNCTION prescient.calendar_zone(p_calendar text) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.calendar_zone(p_calendar text) TO prescient_runner;
 
 --
 -- Name: FUNCTION cancel(p_id bigint, p_job_key text, p_by text, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
@@ -7016,6 +7913,12 @@ GRANT ALL ON FUNCTION prescient.ensure_history_partitions(p_from timestamp with 
 
 REVOKE ALL ON FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION prescient.ensure_history_partitions(p_now timestamp with time zone) TO prescient_runner;
+
+--
+-- Name: FUNCTION ensure_zone_offsets(p_zone text); Type: ACL; Schema: prescient; Owner: -
+--
+
+REVOKE ALL ON FUNCTION prescient.ensure_zone_offsets(p_zone text) FROM PUBLIC;
 
 --
 -- Name: FUNCTION flow_admit(p_ids bigint[], p_limits text[], p_keys text[], p_now_us bigint, p_pace_us bigint, p_wait_us bigint, p_places integer, p_grace_us bigint); Type: ACL; Schema: prescient; Owner: -

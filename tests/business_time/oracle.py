@@ -34,6 +34,7 @@ NTH = ["first", "second", "third", "fourth", "last"]
 WINDOW_START = dt.datetime(2025, 12, 20, tzinfo=dt.timezone.utc)
 WINDOW_END = dt.datetime(2027, 7, 1, tzinfo=dt.timezone.utc)
 CASE_START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH_DAY = dt.date(1970, 1, 1)
 CASE_END = dt.datetime(2026, 12, 31, tzinfo=dt.timezone.utc)
 
 
@@ -130,11 +131,20 @@ class Reference:
         self.hours_cache = {}
         flags = bytearray(count)
         self.open_days = set()
-        for i in range(count):
-            day = self.open_source(self.start + i)
-            if day is not None:
-                flags[i] = 1
-                self.open_days.add(day)
+        # An hour whose first and last minutes have one offset and one fold is read with that offset, minute
+        # by minute; an hour with a change in it asks zoneinfo of each minute.
+        for hour in range(0, count, 60):
+            first, last = self.wall(self.start + hour), self.wall(self.start + min(hour + 59, count - 1))
+            uniform = first.utcoffset() == last.utcoffset() and first.fold == last.fold
+            if uniform and first.fold == 1:
+                continue  # wall times seen before: closed
+            offset = int(first.utcoffset().total_seconds()) // 60
+            for i in range(hour, min(hour + 60, count)):
+                m = self.start + i
+                day = self.open_source_at(m + offset) if uniform else self.open_source(m)
+                if day is not None:
+                    flags[i] = 1
+                    self.open_days.add(day)
         self.flags = flags
         self.cum = [0] + list(accumulate(flags))
         self.open_day_list = sorted(self.open_days)
@@ -183,8 +193,12 @@ class Reference:
         local = self.wall(minute)
         if local.fold == 1:
             return None  # a wall time seen before
-        of_day = local.hour * 60 + local.minute
-        today = local.date()
+        return self.open_source_at(int(local.replace(tzinfo=dt.timezone.utc).timestamp()) // 60)
+
+    def open_source_at(self, local_minute):
+        """The same, from the wall time as minutes since 1970-01-01 00:00 (a wall time seen for the first time)."""
+        of_day = local_minute % 1440
+        today = EPOCH_DAY + dt.timedelta(days=local_minute // 1440)
         for o, c in self.hours_of(today):
             if o <= of_day < c:
                 return today

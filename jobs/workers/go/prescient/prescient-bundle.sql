@@ -5808,7 +5808,7 @@ BEGIN
   RETURN v_states + v_places;
 END $$;
 $prescient_functions_85$),
-    (86, '086_business_time.sql', false, '68bfbad8369fe638',
+    (86, '086_business_time.sql', false, '7d84197a4bab57e8',
      $prescient_functions_86$-- Business time (docs/business-time.md): calendars, and the arithmetic of their open time. The one home of
 -- the rule, for the CLI, the runner and every client: what a calendar is open, what "4 hours of open time"
 -- and "3 business days" from an instant are, and the open time between two instants.
@@ -5941,19 +5941,6 @@ CREATE OR REPLACE FUNCTION prescient.calendar_day_rule(
                               '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$') AS r
    WHERE r IS NOT NULL
 $$;
-
--- Whether a day rule (calendar_day_rule's fields) names a date.
-CREATE OR REPLACE FUNCTION prescient.calendar_rule_names(
-    p_day date, p_kind text, p_from date, p_to date, p_month integer, p_mday integer, p_nth integer,
-    p_isodow integer) RETURNS boolean
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN CASE p_kind
-    WHEN 'dates' THEN p_day BETWEEN p_from AND p_to
-    WHEN 'yearly' THEN extract(month FROM p_day) = p_month AND extract(day FROM p_day) = p_mday
-    WHEN 'nth' THEN extract(month FROM p_day) = p_month AND extract(isodow FROM p_day) = p_isodow
-                    AND CASE WHEN p_nth > 0 THEN (extract(day FROM p_day)::integer - 1) / 7 + 1 = p_nth
-                             ELSE extract(month FROM p_day + 7) <> p_month END
-    ELSE false END;
 
 -- A definition's holidays and special days as rules, in the order they take precedence (priority, then
 -- ord): special days by date, holidays by date, special days by a yearly rule, holidays by a yearly rule.
@@ -6144,17 +6131,38 @@ BEGIN
   days AS (
     SELECT d::date AS day
       FROM generate_series(prescient.calendar_first_day(), prescient.calendar_last_day(), interval '1 day') AS d),
+  -- Each day a rule names, with the hours of the rule that wins there: every rule's days are listed (its
+  -- dates, or its day in each year of the range), and the first by precedence is kept.
+  rule_days AS (
+    SELECT DISTINCT ON (x.day) x.day, r.hours
+      FROM rules r
+     CROSS JOIN LATERAL (
+       SELECT d::date AS day FROM generate_series(r.from_date, r.to_date, interval '1 day') AS d WHERE r.kind = 'dates'
+       UNION ALL
+       SELECT make_date(y, r.month, r.day) FROM generate_series(2000, 2099) AS y
+        WHERE r.kind = 'yearly' AND (r.month <> 2 OR r.day <> 29 OR (y % 4 = 0 AND (y % 100 <> 0 OR y % 400 = 0)))
+       UNION ALL
+       SELECT CASE WHEN r.nth > 0 THEN m.first + (r.isodow - extract(isodow FROM m.first)::integer + 7) % 7 + (r.nth - 1) * 7
+                   ELSE m.last - (extract(isodow FROM m.last)::integer - r.isodow + 7) % 7 END
+         FROM generate_series(2000, 2099) AS y,
+              LATERAL (SELECT make_date(y, r.month, 1) AS first,
+                              (make_date(y, r.month, 1) + interval '1 month - 1 day')::date AS last) AS m
+        WHERE r.kind = 'nth') AS x
+     ORDER BY x.day, r.priority, r.ord),
   effective AS (
     SELECT d.day, coalesce(r.hours, p_definition -> 'hours' -> c_weekdays[extract(isodow FROM d.day)]) AS hours
-      FROM days d
-      LEFT JOIN LATERAL (
-        SELECT r.hours FROM rules r
-         WHERE prescient.calendar_rule_names(d.day, r.kind, r.from_date, r.to_date, r.month, r.day, r.nth, r.isodow)
-         ORDER BY r.priority, r.ord LIMIT 1) r ON true),
+      FROM days d LEFT JOIN rule_days r ON r.day = d.day),
+  -- Each interval's text read once, not once a day.
+  intervals AS MATERIALIZED (
+    SELECT t, i.open_minute, i.close_minute
+      FROM (SELECT DISTINCT h.t FROM effective e, jsonb_array_elements_text(e.hours) AS h(t)) AS x,
+           prescient.calendar_interval(x.t) AS i),
   walls AS (
     SELECT e.day, e.day + make_interval(mins => i.open_minute) AS wall_open,
            e.day + make_interval(mins => i.close_minute) AS wall_close
-      FROM effective e, jsonb_array_elements_text(e.hours) AS h(t), prescient.calendar_interval(h.t) AS i),
+      FROM effective e, jsonb_array_elements_text(e.hours) AS h(t) JOIN intervals i ON i.t = h.t),
+  -- The stretches of one offset an interval may meet (offsets are within a day of UTC): the one under the
+  -- day before it, and those starting from then to the day after it; two index scans.
   pieces AS (
     SELECT * FROM (
       SELECT w.day,
@@ -6162,10 +6170,14 @@ BEGIN
                       z.first_pass_from) AS opens_at,
              least((w.wall_close - make_interval(secs => z.offset_seconds)) AT TIME ZONE 'UTC', z.ends_at) AS closes_at
         FROM walls w
-        JOIN prescient.zone_offset z
-          ON z.time_zone = p_time_zone
-         AND z.starts_at < (w.wall_close AT TIME ZONE 'UTC') + interval '1 day'
-         AND z.ends_at > (w.wall_open AT TIME ZONE 'UTC') - interval '1 day') p
+       CROSS JOIN LATERAL (
+         (SELECT * FROM prescient.zone_offset z
+           WHERE z.time_zone = p_time_zone AND z.starts_at <= (w.wall_open AT TIME ZONE 'UTC') - interval '1 day'
+           ORDER BY z.starts_at DESC LIMIT 1)
+         UNION ALL
+         SELECT * FROM prescient.zone_offset z
+          WHERE z.time_zone = p_time_zone AND z.starts_at > (w.wall_open AT TIME ZONE 'UTC') - interval '1 day'
+            AND z.starts_at < (w.wall_close AT TIME ZONE 'UTC') + interval '1 day') AS z) p
      WHERE opens_at < closes_at),
   open_days AS (
     INSERT INTO prescient.calendar_open_day (calendar, day) SELECT DISTINCT p_name, day FROM pieces),

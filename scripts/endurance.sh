@@ -50,7 +50,7 @@
 # phase (for each side), each prescient table's size at the start and end of the recovery phase, and the
 # lateness of each kind of check over the whole run.
 # The long forms are for people on a quiet machine, not for CI (docs/performance.md, "The soak"):
-#   scripts/endurance.sh --minutes 60 --rate 2400 --peers
+#   scripts/endurance.sh --minutes 60 --rate 800 --retention 600 --peers
 # The build is PRESCIENT_BUILD_DIR (default build-release, BUILD_TYPE Release, as scripts/bench.sh's), or
 # the binary PRESCIENT_BINARY as it is (the suite's build); the Python worker's bytecode goes under
 # PRESCIENT_WORKERS_BUILD_DIR (default the build's workers/).

@@ -3646,6 +3646,30 @@ CREATE FUNCTION prescient.calendar_date(p_text text) RETURNS date
 $_$;
 
 --
+-- Name: calendar_first_day(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_first_day() RETURNS date
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN '2000-01-01'::date;
+
+--
+-- Name: calendar_last_day(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_last_day() RETURNS date
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN '2099-12-31'::date;
+
+--
+-- Name: calendar_day_forms(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_day_forms() RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN format('YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>'::text, prescient.calendar_first_day(), prescient.calendar_last_day());
+
+--
 -- Name: calendar_day_rule(text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3666,19 +3690,11 @@ CREATE FUNCTION prescient.calendar_day_rule(p_text text, OUT kind text, OUT from
   SELECT 'nth', NULL, NULL,
          array_position(ARRAY['jan','feb','mar','apr','may','jun','jul','aug','sep','oct','nov','dec'], r[3]), NULL,
          CASE r[1] WHEN 'last' THEN -1 ELSE array_position(ARRAY['first','second','third','fourth'], r[1]) END,
-         array_position(ARRAY['mon','tue','wed','thu','fri','sat','sun'], r[2])
+         array_position(prescient.calendar_weekdays(), r[2])
     FROM regexp_match(p_text, '^(first|second|third|fourth|last) (mon|tue|wed|thu|fri|sat|sun) of '
                               '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$') AS r
    WHERE r IS NOT NULL
 $_$;
-
---
--- Name: calendar_first_day(); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.calendar_first_day() RETURNS date
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN '2000-01-01'::date;
 
 --
 -- Name: calendar_interval(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3695,14 +3711,6 @@ CREATE FUNCTION prescient.calendar_interval(p_text text, OUT open_minute integer
 $_$;
 
 --
--- Name: calendar_last_day(); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.calendar_last_day() RETURNS date
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN '2099-12-31'::date;
-
---
 -- Name: calendar_problem(text, text, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3711,7 +3719,7 @@ CREATE FUNCTION prescient.calendar_problem(p_name text, p_time_zone text, p_defi
     SET jit TO 'off'
     AS $$
 DECLARE
-  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  c_weekdays constant text[] := prescient.calendar_weekdays();
   v_shown constant text := prescient.name_shown(coalesce(p_name, ''));
   v_problem text;
 BEGIN
@@ -3777,9 +3785,8 @@ BEGIN
     IF jsonb_typeof(p_definition -> 'holidays') <> 'array' THEN
       RETURN format('calendar %s: holidays is a list of days', v_shown);
     END IF;
-    SELECT format('calendar %s: holiday %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
-                  'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown, left(x::text, 64),
-                  prescient.calendar_first_day(), prescient.calendar_last_day())
+    SELECT format('calendar %s: holiday %s names no day (%s)', v_shown, left(x::text, 64),
+                  prescient.calendar_day_forms())
       INTO v_problem
       FROM jsonb_array_elements(p_definition -> 'holidays') AS x
      WHERE jsonb_typeof(x) <> 'string' OR (prescient.calendar_day_rule(x #>> '{}')).kind IS NULL LIMIT 1;
@@ -3796,9 +3803,8 @@ BEGIN
                   OR EXISTS (SELECT 1 FROM jsonb_object_keys(x) AS k WHERE k NOT IN ('date', 'hours'))
                THEN format('calendar %s: a special day is {"date": ..., "hours": [...]}, not %s', v_shown, left(x::text, 64))
              WHEN (prescient.calendar_day_rule(x ->> 'date')).kind IS NULL
-               THEN format('calendar %s: special day %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
-                           'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown,
-                           left((x -> 'date')::text, 64), prescient.calendar_first_day(), prescient.calendar_last_day())
+               THEN format('calendar %s: special day %s names no day (%s)', v_shown, left((x -> 'date')::text, 64),
+                           prescient.calendar_day_forms())
            END
       INTO v_problem
       FROM jsonb_array_elements(p_definition -> 'days') AS x
@@ -3867,7 +3873,7 @@ DECLARE
   v_version integer;
   v_now constant timestamptz := now();
   v_by constant text := coalesce(p_by, current_user);
-  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  c_weekdays constant text[] := prescient.calendar_weekdays();
 BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
@@ -3963,6 +3969,14 @@ BEGIN
   END IF;
   RETURN v_version;
 END $$;
+
+--
+-- Name: calendar_weekdays(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_weekdays() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY['mon'::text, 'tue'::text, 'wed'::text, 'thu'::text, 'fri'::text, 'sat'::text, 'sun'::text];
 
 --
 -- Name: calendar_zone(text); Type: FUNCTION; Schema: prescient; Owner: -

@@ -5808,7 +5808,7 @@ BEGIN
   RETURN v_states + v_places;
 END $$;
 $prescient_functions_85$),
-    (86, '086_business_time.sql', false, '7d84197a4bab57e8',
+    (86, '086_business_time.sql', false, '1485135097360196',
      $prescient_functions_86$-- Business time (docs/business-time.md): calendars, and the arithmetic of their open time. The one home of
 -- the rule, for the CLI, the runner and every client: what a calendar is open, what "4 hours of open time"
 -- and "3 business days" from an instant are, and the open time between two instants.
@@ -5835,6 +5835,16 @@ CREATE OR REPLACE FUNCTION prescient.calendar_first_day() RETURNS date
   LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN date '2000-01-01';
 CREATE OR REPLACE FUNCTION prescient.calendar_last_day() RETURNS date
   LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN date '2099-12-31';
+
+-- The weekdays as a calendar names them, Monday first (ISO day numbers are their positions).
+CREATE OR REPLACE FUNCTION prescient.calendar_weekdays() RETURNS text[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+-- How a holiday or a special day names its days, for the messages that refuse one.
+CREATE OR REPLACE FUNCTION prescient.calendar_day_forms() RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN format('YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, MM-DD, or first|second|third|fourth|last '
+                '<mon..sun> of <jan..dec>', prescient.calendar_first_day(), prescient.calendar_last_day());
 
 -- A zone's offset from UTC at an instant, in seconds, as this server's tzdata says.
 CREATE OR REPLACE FUNCTION prescient.zone_offset_at(p_zone text, p_at timestamptz) RETURNS integer
@@ -5936,7 +5946,7 @@ CREATE OR REPLACE FUNCTION prescient.calendar_day_rule(
   SELECT 'nth', NULL, NULL,
          array_position(ARRAY['jan','feb','mar','apr','may','jun','jul','aug','sep','oct','nov','dec'], r[3]), NULL,
          CASE r[1] WHEN 'last' THEN -1 ELSE array_position(ARRAY['first','second','third','fourth'], r[1]) END,
-         array_position(ARRAY['mon','tue','wed','thu','fri','sat','sun'], r[2])
+         array_position(prescient.calendar_weekdays(), r[2])
     FROM regexp_match(p_text, '^(first|second|third|fourth|last) (mon|tue|wed|thu|fri|sat|sun) of '
                               '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$') AS r
    WHERE r IS NOT NULL
@@ -5974,7 +5984,7 @@ $$;
 CREATE OR REPLACE FUNCTION prescient.calendar_problem(p_name text, p_time_zone text, p_definition jsonb)
   RETURNS text LANGUAGE plpgsql STABLE SET jit = off AS $$
 DECLARE
-  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  c_weekdays constant text[] := prescient.calendar_weekdays();
   v_shown constant text := prescient.name_shown(coalesce(p_name, ''));
   v_problem text;
 BEGIN
@@ -6040,9 +6050,8 @@ BEGIN
     IF jsonb_typeof(p_definition -> 'holidays') <> 'array' THEN
       RETURN format('calendar %s: holidays is a list of days', v_shown);
     END IF;
-    SELECT format('calendar %s: holiday %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
-                  'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown, left(x::text, 64),
-                  prescient.calendar_first_day(), prescient.calendar_last_day())
+    SELECT format('calendar %s: holiday %s names no day (%s)', v_shown, left(x::text, 64),
+                  prescient.calendar_day_forms())
       INTO v_problem
       FROM jsonb_array_elements(p_definition -> 'holidays') AS x
      WHERE jsonb_typeof(x) <> 'string' OR (prescient.calendar_day_rule(x #>> '{}')).kind IS NULL LIMIT 1;
@@ -6059,9 +6068,8 @@ BEGIN
                   OR EXISTS (SELECT 1 FROM jsonb_object_keys(x) AS k WHERE k NOT IN ('date', 'hours'))
                THEN format('calendar %s: a special day is {"date": ..., "hours": [...]}, not %s', v_shown, left(x::text, 64))
              WHEN (prescient.calendar_day_rule(x ->> 'date')).kind IS NULL
-               THEN format('calendar %s: special day %s names no day (YYYY-MM-DD, YYYY-MM-DD..YYYY-MM-DD within %s to %s, '
-                           'MM-DD, or first|second|third|fourth|last <mon..sun> of <jan..dec>)', v_shown,
-                           left((x -> 'date')::text, 64), prescient.calendar_first_day(), prescient.calendar_last_day())
+               THEN format('calendar %s: special day %s names no day (%s)', v_shown, left((x -> 'date')::text, 64),
+                           prescient.calendar_day_forms())
            END
       INTO v_problem
       FROM jsonb_array_elements(p_definition -> 'days') AS x
@@ -6108,7 +6116,7 @@ DECLARE
   v_version integer;
   v_now constant timestamptz := now();
   v_by constant text := coalesce(p_by, current_user);
-  c_weekdays constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  c_weekdays constant text[] := prescient.calendar_weekdays();
 BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;

@@ -535,7 +535,7 @@ CREATE TABLE prescient.job_history (
     tracestate text,
     collects boolean DEFAULT false NOT NULL,
     collect_pending jsonb,
-    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
+    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (prescient.history_outcomes()))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
 PARTITION BY RANGE (finished_at);
@@ -652,7 +652,7 @@ COMMENT ON COLUMN prescient.job_history.finished_by IS 'Who finished it: the run
 -- Name: COLUMN job_history.outcome; Type: COMMENT; Schema: prescient; Owner: -
 --
 
-COMMENT ON COLUMN prescient.job_history.outcome IS 'How it ended: done (the job answered nothing more), cancelled, failed (max_attempts), guard_max_checks, guard_past, guard_horizon (a guard stopped it), deadline_missed (fired too late for its deadline), overlap_skipped (a schedule''s occurrence its overlap policy skipped).';
+COMMENT ON COLUMN prescient.job_history.outcome IS 'How it ended, one of prescient.outcomes(): done (the job answered nothing more: no need to look again); cancelled (cancelled by an application, or replaced by a schedule''s cancel_previous); failed (its runs failed max_attempts times in a row: a dead letter); guard_max_checks (a guard: it asked to be looked at again after max_checks runs); guard_past (a guard: it asked to be looked at again at or before the time its run was asked for); guard_horizon (a guard: it asked to be looked at again beyond max_horizon); deadline_missed (a schedule''s occurrence came later than its deadline); overlap_skipped (a schedule''s occurrence its overlap policy skipped: an earlier one was pending or running).';
 
 --
 -- Name: COLUMN job_history.run_micros; Type: COMMENT; Schema: prescient; Owner: -
@@ -845,7 +845,7 @@ CREATE TABLE prescient.job_history_default (
     tracestate text,
     collects boolean DEFAULT false NOT NULL,
     collect_pending jsonb,
-    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text]))),
+    CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (prescient.history_outcomes()))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
 
@@ -3371,12 +3371,29 @@ CREATE FUNCTION prescient.duration_text(p interval) RETURNS text
     RETURN CASE WHEN (EXTRACT(epoch FROM p) = (0)::numeric) THEN '0s'::text ELSE (CASE WHEN (EXTRACT(epoch FROM p) < (0)::numeric) THEN '-'::text ELSE ''::text END || concat((NULLIF(trunc((abs(EXTRACT(epoch FROM p)) / (86400)::numeric)), (0)::numeric) || 'd'::text), (NULLIF(trunc((mod(abs(EXTRACT(epoch FROM p)), (86400)::numeric) / (3600)::numeric)), (0)::numeric) || 'h'::text), (NULLIF(trunc((mod(abs(EXTRACT(epoch FROM p)), (3600)::numeric) / (60)::numeric)), (0)::numeric) || 'm'::text), (NULLIF(trim_scale(mod(abs(EXTRACT(epoch FROM p)), (60)::numeric)), (0)::numeric) || 's'::text))) END;
 
 --
+-- Name: outcomes(); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.outcomes() RETURNS TABLE(outcome text, meaning text)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    VALUES ('done', 'the job answered nothing more: no need to look again'),
+           ('cancelled', 'cancelled by an application, or replaced by a schedule''s cancel_previous'),
+           ('failed', 'its runs failed max_attempts times in a row: a dead letter'),
+           ('guard_max_checks', 'a guard: it asked to be looked at again after max_checks runs'),
+           ('guard_past', 'a guard: it asked to be looked at again at or before the time its run was asked for'),
+           ('guard_horizon', 'a guard: it asked to be looked at again beyond max_horizon'),
+           ('deadline_missed', 'a schedule''s occurrence came later than its deadline'),
+           ('overlap_skipped', 'a schedule''s occurrence its overlap policy skipped: an earlier one was pending or running')
+  $$;
+
+--
 -- Name: history_outcomes(); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
 CREATE FUNCTION prescient.history_outcomes() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ARRAY['done'::text, 'cancelled'::text, 'failed'::text, 'guard_max_checks'::text, 'guard_past'::text, 'guard_horizon'::text, 'deadline_missed'::text, 'overlap_skipped'::text];
+    RETURN ARRAY(SELECT o.outcome FROM prescient.outcomes() o(outcome, meaning));
 
 --
 -- Name: iso(timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5882,6 +5899,22 @@ CREATE FUNCTION prescient.judge(p_run prescient.judged_run, p_own prescient.chec
                            WHEN (p_run).answer > (p_run).slot + p_max_horizon THEN 'guard_horizon'
                          END AS outcome
                   OFFSET 0) v  -- computed once a row: inlined, each reader of v.outcome would repeat it
+$$;
+
+--
+-- Name: known_outcome(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.known_outcome(p_outcome text) RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+BEGIN
+  IF p_outcome IS NULL OR p_outcome <> ALL (prescient.history_outcomes()) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('unknown outcome %L (known: %s)', left(p_outcome, 64),
+                                                             array_to_string(prescient.history_outcomes(), ', '));
+  END IF;
+  RETURN p_outcome;
+END
 $$;
 
 --

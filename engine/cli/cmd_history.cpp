@@ -25,7 +25,8 @@ Command history_command() {
                 ("entity-name", po::value<std::string>()->value_name("NAME"), "only this entity name")
                 ("entity-key", po::value<std::string>()->value_name("KEY"), "only this entity key")
                 ("outcome", po::value<std::string>()->value_name("OUTCOME"),
-                 ("only this outcome: " + known_outcomes()).c_str())
+                 "only this outcome: done, failed, cancelled, ... (the list and what each means: the database's "
+                 "prescient.outcomes(), docs/runner.md)")
                 ("since", po::value<std::string>()->value_name("TIME"), "only rows finished at or after this time")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "at most N rows")
                 ("json", "print a JSON array");

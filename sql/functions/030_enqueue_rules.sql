@@ -23,14 +23,55 @@ CREATE OR REPLACE FUNCTION prescient.slot_for(requested timestamptz, now_ timest
              requested + slot_seconds * interval '1 second' - interval '1 microsecond', 'epoch'::timestamptz),
     date_bin(slot_seconds * interval '1 second', now_, 'epoch'::timestamptz) + slot_seconds * interval '1 second');
 
--- The outcomes a finished check may end with: the one list (docs/concepts.md, "History"). The history's
--- CHECK constraint, the C++ Outcome table (engine/src/core/outcome.cpp), the dashboard's colours
--- (engine/web/assets/app.js) and the history's column comment (095) must name the same: a db test compares
--- each with it and names the place that differs (tests/db/outcomes_test.cpp).
+-- The outcomes a finished check may end with, and what each means: the one list (a new outcome is a row
+-- here, the judge that yields it, and its row in docs/concepts.md, "History"). Everything else is derived from
+-- it or compared with it: the history's CHECK constraint calls history_outcomes() (0057), the column's comment
+-- is written from it (below), and tests/db/outcomes_test.cpp compares it with the table in docs/concepts.md,
+-- the outcomes C++ names (engine/include/prescient/outcome.hpp) and the dashboard's colours
+-- (engine/web/assets/app.js), naming the place that differs; neither C++ nor the dashboard has to name a new
+-- one. A guard's outcome starts with guard_ (the dashboard colours such a name as a guard).
+CREATE OR REPLACE FUNCTION prescient.outcomes() RETURNS TABLE (outcome text, meaning text)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$
+    VALUES ('done', 'the job answered nothing more: no need to look again'),
+           ('cancelled', 'cancelled by an application, or replaced by a schedule''s cancel_previous'),
+           ('failed', 'its runs failed max_attempts times in a row: a dead letter'),
+           ('guard_max_checks', 'a guard: it asked to be looked at again after max_checks runs'),
+           ('guard_past', 'a guard: it asked to be looked at again at or before the time its run was asked for'),
+           ('guard_horizon', 'a guard: it asked to be looked at again beyond max_horizon'),
+           ('deadline_missed', 'a schedule''s occurrence came later than its deadline'),
+           ('overlap_skipped', 'a schedule''s occurrence its overlap policy skipped: an earlier one was pending or running')
+  $$;
+
+-- The names alone, in the list's order. IMMUTABLE with no argument, so the planner computes it once per
+-- statement: the history's CHECK costs what a literal list costs.
 CREATE OR REPLACE FUNCTION prescient.history_outcomes() RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN ARRAY['done', 'cancelled', 'failed', 'guard_max_checks', 'guard_past', 'guard_horizon', 'deadline_missed',
-               'overlap_skipped'];
+  RETURN ARRAY(SELECT o.outcome FROM prescient.outcomes() o);
+
+-- The history column's comment is written from the list here, not in 095, so that a new outcome (a change to
+-- this file, applied again) changes it too.
+DO $$
+BEGIN
+  EXECUTE format('COMMENT ON COLUMN prescient.job_history.outcome IS %L',
+                 'How it ended, one of prescient.outcomes(): '
+                 || (SELECT string_agg(format('%s (%s)', o.outcome, o.meaning), '; ') FROM prescient.outcomes() o)
+                 || '.');
+END
+$$;
+
+-- The outcome a caller names (prescient history --outcome), refused with PR400 naming it and the list when the
+-- list does not hold it.
+CREATE OR REPLACE FUNCTION prescient.known_outcome(p_outcome text) RETURNS text
+  LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+BEGIN
+  IF p_outcome IS NULL OR p_outcome <> ALL (prescient.history_outcomes()) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = format('unknown outcome %L (known: %s)', left(p_outcome, 64),
+                                                             array_to_string(prescient.history_outcomes(), ', '));
+  END IF;
+  RETURN p_outcome;
+END
+$$;
 
 -- What is wrong with a request, or NULL when nothing is. The same limits for every caller, C++ or SQL
 -- (engine/src/core/text_rules.hpp): names and keys longer than 1024 bytes are refused naming the field,

@@ -75,7 +75,6 @@ COMMENT ON COLUMN prescient.job_history.enqueued_on IS 'When the check was first
 COMMENT ON COLUMN prescient.job_history.enqueued_by IS 'Who enqueued it.';
 COMMENT ON COLUMN prescient.job_history.finished_at IS 'When it finished, by the settling runner''s clock (or the canceller''s): the partition key.';
 COMMENT ON COLUMN prescient.job_history.finished_by IS 'Who finished it: the runner''s id, or the --by name of a cancel.';
-COMMENT ON COLUMN prescient.job_history.outcome IS 'How it ended: done (the job answered nothing more), cancelled, failed (max_attempts), guard_max_checks, guard_past, guard_horizon (a guard stopped it), deadline_missed (fired too late for its deadline), overlap_skipped (a schedule''s occurrence its overlap policy skipped).';
 COMMENT ON COLUMN prescient.job_history.run_micros IS 'How long the last run took, in microseconds; null when it did not run (cancelled, skipped).';
 COMMENT ON COLUMN prescient.job_history.retried IS 'True on a failed row whose check was put back by prescient retry (or the dashboard): no longer a dead letter.';
 COMMENT ON COLUMN prescient.job_history.asked_for_at IS 'The pending check''s asked-for time when it ended (future_job.asked_for_at): prescient retry puts it back with it.';

@@ -123,6 +123,10 @@ std::vector<PendingCheck> Checks::pending(const PendingFilter& filter) {
 }
 
 std::vector<HistoryEntry> Checks::history(const HistoryFilter& filter, bool oldest_first) {
+  if (filter.outcome) {  // an outcome the list does not hold is refused naming the list, not answered with none
+    pq::exec(native_connection(db_), "cannot read history", "SELECT prescient.known_outcome($1)",
+             {pq::Param(filter.outcome->name())});
+  }
   Conditions where;
   where.add("id = ?", filter.id);
   where.add("job_key = ?", filter.job_key);

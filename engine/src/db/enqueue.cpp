@@ -39,7 +39,7 @@ Scheduled scheduled_from(const pq::Result& rows, int row, int col) {
 pq::Param outcomes_of(const std::vector<Outcome>& outcomes) {
   if (outcomes.empty()) return std::nullopt;
   std::vector<std::optional<std::string>> names;
-  for (const Outcome o : outcomes) names.emplace_back(to_string(o));
+  for (const Outcome& o : outcomes) names.emplace_back(to_string(o));
   return pq::text_array(names);
 }
 

@@ -72,8 +72,11 @@ function params() { return new URLSearchParams(location.search); }
 
 // Ten colours, each class or outcome keeping its own.
 const palette = ['#2457c5', '#e8833a', '#3a9d5d', '#b42318', '#7a4fc4', '#0e8c9a', '#c4499b', '#8a6d1c', '#5b6b7f', '#1d2430'];
-const outcomeColour = { done: '#3a9d5d', failed: '#b42318', cancelled: '#8a94a6', deadline_missed: '#e8833a', overlap_skipped: '#c9a227',
+// An outcome's colour: its own where one is given here, else a guard's (a name starting guard_) or the muted
+// one, so that an outcome added to prescient.outcomes() is drawn without a change here.
+const outcomeColours = { done: '#3a9d5d', failed: '#b42318', cancelled: '#8a94a6', deadline_missed: '#e8833a', overlap_skipped: '#c9a227',
   guard_max_checks: '#7a4fc4', guard_past: '#c4499b', guard_horizon: '#0e8c9a' };
+const outcomeColour = (outcome) => outcomeColours[outcome] || (outcome.startsWith('guard_') ? '#8a6d1c' : '#5b6b7f');
 
 // A legend of coloured swatches: spans [[name, colour, class]]. Colours come from a fixed palette; a style
 // attribute would need 'unsafe-inline' in the CSP, so a swatch takes its colour through a CSS variable set
@@ -252,7 +255,7 @@ async function overview() {
       el('td', { class: 'num' }, seconds(v.late && v.late.lateness_p99_seconds))))));
   const pastPanel = el('div', { class: 'panel' },
     past.hours.length ? timeChart('past', past, past.hours.map((h) => ({ at: h.hour, series: h.outcome, value: h.checks })),
-      Object.fromEntries(seen.map((o) => [o, outcomeColour[o]])), `Settlements by outcome, ${columnOf(past)}`)
+      Object.fromEntries(seen.map((o) => [o, outcomeColour(o)])), `Settlements by outcome, ${columnOf(past)}`)
       : el('p', { class: 'muted' }, 'Nothing settled in the last day.'),
     lateness);
 
@@ -335,7 +338,7 @@ function timelineOf(t) {
 // time as a hollow one); each marker's title says what happened. Nothing before its first run.
 function timelineStrip(entries, next) {
   if (entries.length === 0) return null;
-  const colourOf = (e) => (e.kind === 'end' ? outcomeColour[e.tag] || '#5b6b7f' : runColour[e.tag]);
+  const colourOf = (e) => (e.kind === 'end' ? outcomeColour(e.tag) : runColour[e.tag]);
   const points = entries.map((e) => ({ at: microsOf(e.at), iso: e.at, colour: colourOf(e), kind: e.kind,
     r: e.kind === 'end' ? 8 : 6, label: `${shortTime(e.at)}: ${e.what}` }));
   if (next) points.push({ at: microsOf(next), iso: next, colour: null, kind: 'next', r: 6, label: `next check ${shortTime(next)}` });

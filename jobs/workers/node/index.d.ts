@@ -277,7 +277,7 @@ export interface WorkerOptions {
 export interface Settlement {
   id: CheckId
   job: string
-  /** rescheduled, done, guard_past, guard_max_checks, guard_horizon, retried, failed or lease_lost. */
+  /** rescheduled, retried, lease_lost, or the history outcome it ended with (done, failed, guard_*: docs/runner.md#how-a-check-ends). */
   outcome: string
   nextCheckAt: Date | null
   lastError: string | null

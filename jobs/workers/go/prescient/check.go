@@ -75,7 +75,7 @@ type BatchHandlerFunc func(ctx context.Context, checks []*Check) ([]Answer, erro
 type Settlement struct {
 	CheckID     int64
 	Job         string
-	Outcome     string    // rescheduled, done, guard_past, guard_max_checks, guard_horizon, retried, failed, lease_lost
+	Outcome     string    // rescheduled, retried, lease_lost, or a history outcome (docs/runner.md#how-a-check-ends)
 	NextCheckAt time.Time // when rescheduled or retried
 	LastError   string    // the error kept, or why a guard ended it, or why the lease was lost
 	Err         error     // a *LeaseLostError when Outcome is lease_lost, nil otherwise

@@ -131,8 +131,9 @@ class Done:
 
 @dataclass(frozen=True)
 class Settlement:
-    """What the database made of an answer: ``outcome`` is rescheduled, done, guard_past, guard_max_checks,
-    guard_horizon, retried, failed or lease_lost; ``last_error`` says why for guards, errors and lost leases."""
+    """What the database made of an answer: ``outcome`` is rescheduled, retried, lease_lost, or the history
+    outcome it ended with (done, failed, a guard's guard_*: docs/runner.md, "How a check ends");
+    ``last_error`` says why for guards, errors and lost leases."""
 
     check_id: int
     outcome: str

@@ -3619,6 +3619,33 @@ BEGIN
 END $$;
 
 --
+-- Name: business_after(text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_after(p_calendar text, p_from timestamp with time zone, p_delay text) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $_$
+DECLARE
+  v_open interval;
+BEGIN
+  IF p_delay ~ '^\s*-?[0-9]{1,9}\s*bd\s*$' THEN
+    RETURN prescient.business_add_days(p_calendar, p_from, substring(p_delay FROM '-?[0-9]+')::integer);
+  END IF;
+  BEGIN
+    v_open := p_delay::interval;
+  EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow
+                 OR invalid_text_representation OR numeric_value_out_of_range THEN
+    v_open := NULL;
+  END;
+  IF v_open IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('business delay %s: write a length of open time (4h, 90m, 1h30m) or business days (3bd)',
+                       coalesce(quote_literal(left(p_delay, 64)), 'NULL'));
+  END IF;
+  RETURN prescient.business_add(p_calendar, p_from, v_open);
+END $_$;
+
+--
 -- Name: calendar_open_until(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3647,6 +3674,75 @@ END $$;
 CREATE FUNCTION prescient.business_between(p_calendar text, p_from timestamp with time zone, p_to timestamp with time zone) RETURNS interval
     LANGUAGE sql STABLE
     RETURN (((prescient.calendar_open_until(p_calendar, p_to) - prescient.calendar_open_until(p_calendar, p_from)))::double precision * '00:00:00.000001'::interval);
+
+--
+-- Name: business_next_open(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_next_open(p_calendar text, p_from timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_at timestamptz;
+BEGIN
+  PERFORM prescient.calendar_open_until(p_calendar, p_from);  -- refuses an unknown calendar, or p_from outside
+  SELECT CASE WHEN s.closes_at > p_from THEN p_from END INTO v_at
+    FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at <= p_from
+   ORDER BY s.opens_at DESC LIMIT 1;
+  IF v_at IS NULL THEN
+    SELECT s.opens_at INTO v_at FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at > p_from
+     ORDER BY s.opens_at LIMIT 1;
+  END IF;
+  IF v_at IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('calendar %s does not open after %s in its range (to %s)', prescient.name_shown(p_calendar),
+                       prescient.iso(p_from), prescient.calendar_last_day());
+  END IF;
+  RETURN v_at;
+END $$;
+
+--
+-- Name: calendar_add(text, text, jsonb, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_add(p_name text, p_time_zone text, p_definition jsonb, p_by text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  -- Serialises adders of one name: the second waits, then finds the first's row.
+  PERFORM pg_advisory_xact_lock(hashtextextended('prescient.calendar:' || coalesce(p_name, ''), 0));
+  IF EXISTS (SELECT 1 FROM prescient.calendar WHERE name = p_name) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR409',
+      MESSAGE = format('calendar %s exists (version %s): prescient calendar set changes it', prescient.name_shown(p_name),
+                       (SELECT version FROM prescient.calendar WHERE name = p_name));
+  END IF;
+  RETURN prescient.calendar_set(p_name, p_time_zone, p_definition, p_by);
+END $$;
+
+--
+-- Name: calendar_add_holidays(text, text[], text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_add_holidays(p_name text, p_holidays text[], p_by text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_calendar prescient.calendar;
+BEGIN
+  PERFORM prescient.calendar_zone(p_name);  -- PR404 naming it
+  SELECT * INTO v_calendar FROM prescient.calendar WHERE name = p_name FOR UPDATE;
+  IF coalesce(cardinality(p_holidays), 0) = 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'no holiday given: name one or more days';
+  END IF;
+  RETURN prescient.calendar_set(
+    p_name, v_calendar.time_zone,
+    jsonb_set(v_calendar.definition, '{holidays}',
+              coalesce(v_calendar.definition -> 'holidays', '[]'::jsonb)
+              || coalesce((SELECT jsonb_agg(h ORDER BY o) FROM unnest(p_holidays) WITH ORDINALITY AS x(h, o)
+                            WHERE h IS NULL OR NOT coalesce(v_calendar.definition -> 'holidays', '[]'::jsonb) ? h),
+                          '[]'::jsonb)),
+    p_by);
+END $$;
 
 --
 -- Name: calendar_date(text); Type: FUNCTION; Schema: prescient; Owner: -

@@ -8,6 +8,7 @@
 
 #include "builtin_jobs.hpp"
 #include "prescient/plugin.hpp"
+#include "prescient/client.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
@@ -49,6 +50,10 @@ TimeChoice time_choice_of(const Invocation& in, bool required) {
   choice.at = optional_time_flag(in, "at");
   choice.in = optional_duration_flag(in, "in");
   return choice;
+}
+
+std::string acting_user(const Invocation& in) {
+  return in.has("by") ? in.get<std::string>("by") : current_os_user();
 }
 
 std::optional<std::string> optional_flag(const Invocation& in, const char* name) {

@@ -32,6 +32,9 @@ struct TimeChoice {
 };
 TimeChoice time_choice_of(const Invocation& in, bool required);
 
+// --by WHO if given, else the OS user: who a change is recorded as made by.
+std::string acting_user(const Invocation& in);
+
 // A flag's value if given.
 std::optional<std::string> optional_flag(const Invocation& in, const char* name);
 std::optional<int> optional_int_flag(const Invocation& in, const char* name);

@@ -175,10 +175,6 @@ std::string required_id(const Invocation& in) {
   return in.get<std::string>("id");
 }
 
-std::string acting_user(const Invocation& in) {
-  return in.has("by") ? in.get<std::string>("by") : current_os_user();
-}
-
 // The flags of an action on the database, each checked before the database is touched.
 struct CronFlags {
   std::optional<nlohmann::json> payload;

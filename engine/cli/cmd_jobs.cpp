@@ -27,7 +27,6 @@ std::string target_of(const std::string& action, const Invocation& in) {
   return in.get<std::string>("target");
 }
 
-std::string by_of(const Invocation& in) { return in.has("by") ? in.get<std::string>("by") : current_os_user(); }
 
 // jobs pause CLASS / jobs resume CLASS. Any class name: one whose plugin is not loaded here may still
 // have checks waiting.
@@ -36,7 +35,7 @@ ExitCode pause_or_resume_class(const std::string& action, const Invocation& in) 
   if (auto problem = name_problem("the job class", job)) throw InvalidInput(*problem);
   auto db = in.connect_migrated();
   Checks checks(*db);
-  const bool changed = action == "pause" ? checks.pause_job(job, by_of(in), SystemClock().now()) : checks.resume_job(job);
+  const bool changed = action == "pause" ? checks.pause_job(job, acting_user(in), SystemClock().now()) : checks.resume_job(job);
   const std::string status = pause_status(action, changed);
   if (in.json()) std::cout << nlohmann::json{{"job", job}, {"status", status}} << "\n";
   else std::cout << "job class " << job << ": " << status << "\n";
@@ -50,7 +49,7 @@ ExitCode add_or_forget(const std::string& action, const Invocation& in) {
   if (in.has("worker") && action != "add") throw InvalidInput("--worker only applies to jobs add");
   auto db = in.connect_migrated();
   std::string status = "forgotten";
-  if (action == "add") status = add_job_class(*db, job, in.has("worker"), by_of(in), SystemClock().now());
+  if (action == "add") status = add_job_class(*db, job, in.has("worker"), acting_user(in), SystemClock().now());
   else forget_job_class(*db, job);
   if (in.json()) std::cout << nlohmann::json{{"job", job}, {"status", status}} << "\n";
   else std::cout << "job class " << job << ": " << status << "\n";
@@ -83,7 +82,7 @@ ExitCode set_policy(const Invocation& in) {
     throw InvalidInput("nothing to set: give --max-checks, --max-attempts, --backoff, --timeout or --clear");
   }
   auto db = in.connect_migrated();
-  const JobClassRow row = set_job_policy(*db, job, change, by_of(in), SystemClock().now());
+  const JobClassRow row = set_job_policy(*db, job, change, acting_user(in), SystemClock().now());
   if (in.json()) {
     std::cout << to_json(row) << "\n";
   } else {

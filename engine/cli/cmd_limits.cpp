@@ -79,7 +79,7 @@ ExitCode set_limit(const Invocation& in) {
       if (!limit.weights.emplace(value, weight).second) in.refuse("weight", "--weight names '" + value + "' twice");
     }
   }
-  const std::string by = in.has("by") ? in.get<std::string>("by") : current_os_user();
+  const std::string by = acting_user(in);
   auto db = in.connect_migrated();
   const std::string status = FlowLimits(*db).set(limit, by, SystemClock().now());
   if (in.json()) std::cout << nlohmann::json{{"name", limit.name}, {"status", status}} << "\n";

@@ -139,6 +139,7 @@ Command sweep_command();
 Command retry_command();
 Command jobs_command();
 Command limits_command();
+Command calendar_command();
 Command daemon_command();
 Command cron_command();
 Command doctor_command();

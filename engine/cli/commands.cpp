@@ -18,6 +18,7 @@ const std::vector<Command>& all_commands() {
       retry_command(),
       jobs_command(),
       limits_command(),
+      calendar_command(),
       cron_command(),
       events_command(),
       purge_command(),

@@ -6384,6 +6384,98 @@ END $$;
 REVOKE EXECUTE ON FUNCTION prescient.calendar_set(text, text, jsonb, text),
   prescient.ensure_zone_offsets(text) FROM PUBLIC;
 $prescient_functions_86$),
+    (87, '087_calendar_doors.sql', false, '45e300c04084cbd2',
+     $prescient_functions_87$-- What the doors to business time call (the CLI's `prescient calendar`, and the enqueue's business delay
+-- next): adding a calendar that must be new, adding holidays to one, the next opening, and a business delay
+-- as people write it. The calendars and their arithmetic are 086's.
+
+-- Adds a calendar that does not exist yet (version 1): PR409 naming it when it does (calendar_set makes its
+-- next version instead). Refused as calendar_set refuses a definition.
+CREATE OR REPLACE FUNCTION prescient.calendar_add(p_name text, p_time_zone text, p_definition jsonb,
+                                                  p_by text DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+  -- Serialises adders of one name: the second waits, then finds the first's row.
+  PERFORM pg_advisory_xact_lock(hashtextextended('prescient.calendar:' || coalesce(p_name, ''), 0));
+  IF EXISTS (SELECT 1 FROM prescient.calendar WHERE name = p_name) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR409',
+      MESSAGE = format('calendar %s exists (version %s): prescient calendar set changes it', prescient.name_shown(p_name),
+                       (SELECT version FROM prescient.calendar WHERE name = p_name));
+  END IF;
+  RETURN prescient.calendar_set(p_name, p_time_zone, p_definition, p_by);
+END $$;
+
+-- Adds holidays (each as the definition's "holidays" takes them: a date, a range, a yearly date or rule) to a
+-- calendar: its next version, the same zone, the holidays after those it had; PR404 for an unknown calendar,
+-- PR400 for a holiday calendar_set refuses, and a holiday it already has is not added twice.
+CREATE OR REPLACE FUNCTION prescient.calendar_add_holidays(p_name text, p_holidays text[], p_by text DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_calendar prescient.calendar;
+BEGIN
+  PERFORM prescient.calendar_zone(p_name);  -- PR404 naming it
+  SELECT * INTO v_calendar FROM prescient.calendar WHERE name = p_name FOR UPDATE;
+  IF coalesce(cardinality(p_holidays), 0) = 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = 'no holiday given: name one or more days';
+  END IF;
+  RETURN prescient.calendar_set(
+    p_name, v_calendar.time_zone,
+    jsonb_set(v_calendar.definition, '{holidays}',
+              coalesce(v_calendar.definition -> 'holidays', '[]'::jsonb)
+              || coalesce((SELECT jsonb_agg(h ORDER BY o) FROM unnest(p_holidays) WITH ORDINALITY AS x(h, o)
+                            WHERE h IS NULL OR NOT coalesce(v_calendar.definition -> 'holidays', '[]'::jsonb) ? h),
+                          '[]'::jsonb)),
+    p_by);
+END $$;
+
+-- The first instant at or after p_from at which a calendar is open: p_from itself when it is open then.
+-- PR404 for an unknown calendar, PR400 for an instant outside its range or no opening left in it.
+CREATE OR REPLACE FUNCTION prescient.business_next_open(p_calendar text, p_from timestamptz)
+  RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_at timestamptz;
+BEGIN
+  PERFORM prescient.calendar_open_until(p_calendar, p_from);  -- refuses an unknown calendar, or p_from outside
+  SELECT CASE WHEN s.closes_at > p_from THEN p_from END INTO v_at
+    FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at <= p_from
+   ORDER BY s.opens_at DESC LIMIT 1;
+  IF v_at IS NULL THEN
+    SELECT s.opens_at INTO v_at FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at > p_from
+     ORDER BY s.opens_at LIMIT 1;
+  END IF;
+  IF v_at IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('calendar %s does not open after %s in its range (to %s)', prescient.name_shown(p_calendar),
+                       prescient.iso(p_from), prescient.calendar_last_day());
+  END IF;
+  RETURN v_at;
+END $$;
+
+-- A business delay as people write it, after p_from: "3bd" is 3 business days (business_add_days); any other
+-- text is a length of open time as an interval reads it ("4h", "90m", "1h30m", "2 hours": business_add).
+-- The one reading of the text for every door. PR400 naming the text when it is neither.
+CREATE OR REPLACE FUNCTION prescient.business_after(p_calendar text, p_from timestamptz, p_delay text)
+  RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_open interval;
+BEGIN
+  IF p_delay ~ '^\s*-?[0-9]{1,9}\s*bd\s*$' THEN
+    RETURN prescient.business_add_days(p_calendar, p_from, substring(p_delay FROM '-?[0-9]+')::integer);
+  END IF;
+  BEGIN
+    v_open := p_delay::interval;
+  EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow
+                 OR invalid_text_representation OR numeric_value_out_of_range THEN
+    v_open := NULL;
+  END;
+  IF v_open IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400',
+      MESSAGE = format('business delay %s: write a length of open time (4h, 90m, 1h30m) or business days (3bd)',
+                       coalesce(quote_literal(left(p_delay, 64)), 'NULL'));
+  END IF;
+  RETURN prescient.business_add(p_calendar, p_from, v_open);
+END $$;
+$prescient_functions_87$),
     (90, '090_roles.sql', false, '8f5fbcd7af3e7cb3',
      $prescient_functions_90$-- The grants of the least-privilege roles (docs/guarantees.md, "Least privilege"): one statement a row of
 -- prescient.role_grant, so that a migration adds its own rows instead of replacing grant_roles() with a

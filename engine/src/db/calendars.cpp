@@ -21,6 +21,15 @@ std::string wall_of(const std::string& instant) {
   return "to_char(" + instant + " AT TIME ZONE c.time_zone, 'Dy YYYY-MM-DD HH24:MI')";
 }
 
+Calendar calendar_of(const pq::Result& rows, int r) {
+  return {.name = rows.text(r, 0),
+          .version = static_cast<int>(rows.integer(r, 1)),
+          .time_zone = rows.text(r, 2),
+          .definition = nlohmann::json::parse(rows.text(r, 3)),
+          .changed_at = rows.time(r, 4),
+          .changed_by = rows.text(r, 5)};
+}
+
 int version_of(const pq::Result& rows) { return static_cast<int>(rows.integer(0, 0)); }
 
 CalendarTime calendar_time(PGconn* conn, const std::string& name, const std::string& computed,
@@ -60,15 +69,8 @@ int add_calendar_holidays(soci::session& db, const std::string& name, const std:
 std::vector<Calendar> calendars(soci::session& db) {
   const pq::Result rows = pq::exec(native_connection(db), "cannot read the calendars",
                                    std::string("SELECT ") + kCalendarColumns + " FROM prescient.calendar ORDER BY name");
-  std::vector<Calendar> out(rows.rows());
-  for (int r = 0; r < rows.rows(); ++r) {
-    out[r] = {.name = rows.text(r, 0),
-              .version = static_cast<int>(rows.integer(r, 1)),
-              .time_zone = rows.text(r, 2),
-              .definition = nlohmann::json::parse(rows.text(r, 3)),
-              .changed_at = rows.time(r, 4),
-              .changed_by = rows.text(r, 5)};
-  }
+  std::vector<Calendar> out;
+  for (int r = 0; r < rows.rows(); ++r) out.push_back(calendar_of(rows, r));
   return out;
 }
 
@@ -78,12 +80,7 @@ Calendar calendar(soci::session& db, const std::string& name) {
                                        " FROM prescient.calendar WHERE name = $1",
                                    {name});
   if (rows.rows() == 0) throw NotFound("no calendar named '" + name + "' (prescient calendar list)");
-  return {.name = rows.text(0, 0),
-          .version = static_cast<int>(rows.integer(0, 1)),
-          .time_zone = rows.text(0, 2),
-          .definition = nlohmann::json::parse(rows.text(0, 3)),
-          .changed_at = rows.time(0, 4),
-          .changed_by = rows.text(0, 5)};
+  return calendar_of(rows, 0);
 }
 
 CalendarTime business_next_open(soci::session& db, const std::string& name, TimePoint from) {

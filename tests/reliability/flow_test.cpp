@@ -135,10 +135,11 @@ TEST_CASE("flow: a rate holds across 4 daemons and a PostgreSQL restart; other t
   const std::vector<long long> starts = starts_of(*db, "crm");
   REQUIRE(starts.size() == static_cast<std::size_t>(first + second));
   CHECK(most_within(starts, 5s) <= 1050);  // 200/s: 1 000 in 5 s, and never 5 % more
-  // Reservations are exact; a run starts after its reservation by its worker's lag (a first connection,
-  // a slow job), which shifts that worker's starts onto the next reservations: shorter windows see it
-  // (docs/flow-control.md, "What is exact").
-  CHECK(most_within(starts, 1s) <= 250);
+  // Reservations are exact; a run starts after its reservation by its runner thread's lag (a first connection,
+  // a slow job), which shifts that thread's starts onto the next reservations: shorter windows see it
+  // (docs/flow-control.md, "The guarantees": at most rate x (W + lag + 50 ms) + burst). A lag of 0.35 s is
+  // allowed: 0.27 s was seen in CI, the whole suite beside this test on two cores.
+  CHECK(most_within(starts, 1s) <= 280);
   // The rate is used, not just respected: the herd took about (first + second) / 200 seconds of runs.
   CHECK(starts.back() - starts.front() >= (first + second) * 1000000LL / 200 - 1000000);
   CHECK(count_of(*db, "SELECT sum(deferred) FROM prescient.flow_figure WHERE key_value = 'crm'") >= first / 2);
@@ -178,7 +179,7 @@ TEST_CASE("flow: a limit set or removed while daemons run takes effect within a 
   schedule_herd(*db, 60, "limited", seconds_ahead(2));
   wait_until_all_settled(*db, 30s);
   const std::vector<long long> limited = starts_of(*db, "limited");
-  CHECK(most_within(limited, 1s) <= 25);  // 20/s, and a worker's lag (docs/flow-control.md)
+  CHECK(most_within(limited, 1s) <= 25);  // 20/s, and a runner thread's lag (docs/flow-control.md)
   CHECK(limited.back() - limited.front() >= 2500000);
   REQUIRE(run_prescient({"limits", "remove", "slow", "--db", url}).exit_code == 0);
   schedule_herd(*db, 60, "free", seconds_ahead(2));

@@ -4,6 +4,7 @@
 
 #include "db/cron_class.hpp"
 #include "prescient/cron_spec.hpp"
+#include "prescient/time_zone.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/slot_grid.hpp"
@@ -113,7 +114,7 @@ JobResult mark_invalid(const Carried& c, JobContext& ctx, const std::string& rea
 // is not fired again (for emit: the event id exists; for a class: cron_backfill_fire looks). Finishes
 // when the range is done; a range of more occurrences than one run fires goes on at the next slot.
 JobResult run_backfill(const Carried& c, const Check& check, JobContext& ctx, const CronSpec& spec,
-                       const date::time_zone& zone) {
+                       const TimeZone& zone) {
   std::vector<TimePoint> fire;
   TimePoint last = c.cursor;
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
@@ -177,7 +178,7 @@ struct DueOccurrences {
   std::vector<TimePoint> fire;
   TimePoint last;  // the last occurrence looked at: the schedule's new cursor
 };
-DueOccurrences due_occurrences(const Carried& c, const CronSpec& spec, const date::time_zone& zone, const DueAt& due,
+DueOccurrences due_occurrences(const Carried& c, const CronSpec& spec, const TimeZone& zone, const DueAt& due,
                                TimePoint begin, TimePoint current, Micros resolution) {
   std::vector<TimePoint> on_time, missed;
   TimePoint last = begin;
@@ -246,7 +247,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   const Carried c = Carried::from(check.payload);
   if (c.trigger_at) return run_trigger(c, check, ctx);
   std::optional<CronSpec> parsed;
-  const date::time_zone* zone = nullptr;
+  const TimeZone* zone = nullptr;
   try {
     parsed = CronSpec::parse(c.spec);
     zone = &find_time_zone(c.time_zone);

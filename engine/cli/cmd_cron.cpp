@@ -1,4 +1,3 @@
-#include <date/tz.h>
 #include <nlohmann/json.hpp>
 #include <soci/soci.h>
 
@@ -12,6 +11,7 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/cron_spec.hpp"
+#include "prescient/time_zone.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/schedules.hpp"
@@ -58,7 +58,7 @@ int run_next(const Invocation& in) {
   const int count = in.get<int>("count");
   if (count < 1 || count > 1000) in.refuse("count", "invalid --count " + std::to_string(count) + ": use 1-1000");
   const CronSpec spec = in.parsed("spec", CronSpec::parse);
-  const date::time_zone& zone =
+  const TimeZone& zone =
       in.has("time-zone") ? *in.parsed("time-zone", [](const std::string& name) { return &find_time_zone(name); })
                           : find_time_zone("UTC");
   const TimePoint from = optional_time_flag(in, "from").value_or(SystemClock().now());

@@ -4,6 +4,7 @@
 #include <span>
 
 #include "prescient/cron_spec.hpp"
+#include "prescient/time_zone.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 std::vector<std::string> firings(const char* spec, const char* zone, const char* from, int count,
                                  const char* anchor = nullptr) {
   const CronSpec cron = CronSpec::parse(spec);
-  const date::time_zone& tz = find_time_zone(zone);
+  const TimeZone& tz = find_time_zone(zone);
   TimePoint at = parse_time(from);
   const TimePoint anchored = parse_time(anchor ? anchor : from);
   std::vector<std::string> out;
@@ -142,6 +143,21 @@ TEST_CASE("cron next through DST: real-time cadence for * specs, fixed times onc
       {"0 * * * *", "Pacific/Chatham", "2026-04-04T12:30:00Z",  // 03:00 twice, then 04:00
        {"2026-04-04T13:15:00Z", "2026-04-04T14:15:00Z", "2026-04-04T15:15:00Z"}},
       {"0 3 * * *", "Pacific/Chatham", "2026-04-04T12:00:00Z", {"2026-04-04T13:15:00Z", "2026-04-05T14:15:00Z"}},
+  };
+  check_firings(cases);
+}
+
+TEST_CASE("cron next past 2037 follows the zone file's closing rule: DST goes on") {
+  // The zone files list changes to 2037; after that their closing rule holds (prescient/time_zone.hpp).
+  // Read by date/tz alone, Berlin had no summer time from 2038 and these fired an hour late.
+  const Case cases[] = {
+      {"0 12 * * *", "Europe/Berlin", "2038-06-01T00:00:00Z", {"2038-06-01T10:00:00Z"}},
+      {"0 12 * * *", "Europe/Berlin", "2038-12-01T00:00:00Z", {"2038-12-01T11:00:00Z"}},
+      {"30 2 * * *", "America/New_York", "2040-03-10T12:00:00Z",  // 02:30 does not exist on the 11th
+       {"2040-03-11T07:00:00Z", "2040-03-12T06:30:00Z"}},
+      {"0 9 * * *", "Australia/Sydney", "2060-01-10T00:00:00Z", {"2060-01-10T22:00:00Z"}},  // summer, +11
+      {"*/30 * * * *", "Europe/London", "2050-10-30T00:15:00Z",  // 01:00 to 02:00 twice (by real time)
+       {"2050-10-30T00:30:00Z", "2050-10-30T01:00:00Z", "2050-10-30T01:30:00Z"}},
   };
   check_firings(cases);
 }

@@ -10,11 +10,9 @@
 
 #include "prescient/time.hpp"
 
-namespace date {
-class time_zone;
-}
-
 namespace prescient {
+
+class TimeZone;  // prescient/time_zone.hpp
 
 // Accepted forms:
 //  - 5 fields: minute hour day-of-month month day-of-week; 6 fields: a leading second field.
@@ -36,7 +34,7 @@ class CronSpec {
   //    one not at all.
   //  - otherwise (`30 2 * * *`), a fixed time of day: a skipped local time fires once at the first
   //    instant after the gap, a repeated one once, at the first of its two instants.
-  std::optional<TimePoint> next(TimePoint after, const date::time_zone& zone, TimePoint anchor) const;
+  std::optional<TimePoint> next(TimePoint after, const TimeZone& zone, TimePoint anchor) const;
 
   const std::string& text() const { return text_; }
   bool one_shot() const { return kind_ == Kind::at; }
@@ -59,13 +57,13 @@ class CronSpec {
 };
 
 // The IANA zone named `name` ("Europe/Berlin", "UTC"). Throws InvalidInput for an unknown name.
-const date::time_zone& find_time_zone(const std::string& name);
+const TimeZone& find_time_zone(const std::string& name);
 
 // Up to `count` occurrences of `spec` after `after`, in order (fewer when it stops, as an @at does).
-std::vector<TimePoint> next_occurrences(const CronSpec& spec, const date::time_zone& zone, TimePoint after,
+std::vector<TimePoint> next_occurrences(const CronSpec& spec, const TimeZone& zone, TimePoint after,
                                         TimePoint anchor, int count);
 
 // `t` as wall time in `zone` with its offset, to the second: "2026-03-29T03:30:00+02:00".
-std::string format_local_time(TimePoint t, const date::time_zone& zone);
+std::string format_local_time(TimePoint t, const TimeZone& zone);
 
 }  // namespace prescient

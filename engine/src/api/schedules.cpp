@@ -1,9 +1,9 @@
 #include "prescient/schedules.hpp"
 
-#include <date/tz.h>
 
 #include "db/cron_schedules.hpp"
 #include "prescient/cron_spec.hpp"
+#include "prescient/time_zone.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "core/text_rules.hpp"
@@ -283,7 +283,7 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
 
 nlohmann::json to_json(const Schedules::Detail& detail) {
   nlohmann::json out = to_json(detail.definition);
-  const date::time_zone& zone = find_time_zone(detail.definition.time_zone);
+  const TimeZone& zone = find_time_zone(detail.definition.time_zone);
   out["next_firings"] = nlohmann::json::array();
   out["next_firings_local"] = nlohmann::json::array();
   for (const TimePoint t : detail.next_firings) {

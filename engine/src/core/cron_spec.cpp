@@ -1,6 +1,5 @@
 #include "prescient/cron_spec.hpp"
 
-#include <date/tz.h>
 
 #include <array>
 #include <cctype>
@@ -9,6 +8,7 @@
 
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/time_zone.hpp"
 #include "prescient/time_text.hpp"
 
 namespace prescient {
@@ -112,7 +112,7 @@ std::vector<std::string_view> split_fields(std::string_view text) {
 
 // Local wall time to an instant: a skipped local time (spring forward) is the first instant after
 // the gap; a repeated one (fall back) is the first of its two instants.
-TimePoint to_instant(const date::time_zone& zone, date::local_time<std::chrono::seconds> local) {
+TimePoint to_instant(const TimeZone& zone, date::local_time<std::chrono::seconds> local) {
   const date::local_info info = zone.get_info(local);
   switch (info.result) {
     case date::local_info::unique: return TimePoint{local.time_since_epoch() - info.first.offset};
@@ -125,15 +125,7 @@ constexpr int kMaxScanDays = 366 * 9;  // Feb 29 can be 8 years away (2096 -> 21
 
 }  // namespace
 
-const date::time_zone& find_time_zone(const std::string& name) {
-  try {
-    return *date::locate_zone(name);
-  } catch (const std::exception&) {
-    throw InvalidInput("unknown time zone '" + name + "' (use an IANA name such as UTC or Europe/Berlin)");
-  }
-}
-
-std::vector<TimePoint> next_occurrences(const CronSpec& spec, const date::time_zone& zone, TimePoint after,
+std::vector<TimePoint> next_occurrences(const CronSpec& spec, const TimeZone& zone, TimePoint after,
                                         TimePoint anchor, int count) {
   std::vector<TimePoint> out;
   for (int i = 0; i < count; ++i) {
@@ -144,7 +136,7 @@ std::vector<TimePoint> next_occurrences(const CronSpec& spec, const date::time_z
   return out;
 }
 
-std::string format_local_time(TimePoint t, const date::time_zone& zone) {
+std::string format_local_time(TimePoint t, const TimeZone& zone) {
   const date::zoned_time local{&zone, std::chrono::time_point_cast<std::chrono::seconds>(t)};
   return date::format("%FT%T%Ez", local);
 }
@@ -246,7 +238,7 @@ struct CronScan {
   // Every instant whose wall time matches: walk the zone's spans of constant offset, in each of which
   // wall time is the instant plus the offset, so a skipped local time has no instant and a repeated one
   // has two.
-  std::optional<TimePoint> next_real_time(TimePoint after, const date::time_zone& zone) const {
+  std::optional<TimePoint> next_real_time(TimePoint after, const TimeZone& zone) const {
     using namespace std::chrono;
     const sys_seconds limit = floor<seconds>(after) + date::days{kMaxScanDays};
     sys_seconds t = floor<seconds>(after) + seconds{1};
@@ -265,7 +257,7 @@ struct CronScan {
   // Wall times, each at most once: a skipped local time fires at the first instant after the gap, a
   // repeated one at the first of its two instants. to_instant is non-decreasing in wall time, so the
   // scan skips whole hours and minutes that end before `after`.
-  std::optional<TimePoint> next_fixed_time(TimePoint after, const date::time_zone& zone) const {
+  std::optional<TimePoint> next_fixed_time(TimePoint after, const TimeZone& zone) const {
     using namespace std::chrono;
     const auto local_after = zone.to_local(floor<seconds>(after));
     date::local_days day = floor<date::days>(local_after) - date::days{1};  // the day before: DST can shift
@@ -288,7 +280,7 @@ struct CronScan {
   }
 };
 
-std::optional<TimePoint> CronSpec::next(TimePoint after, const date::time_zone& zone, TimePoint anchor) const {
+std::optional<TimePoint> CronSpec::next(TimePoint after, const TimeZone& zone, TimePoint anchor) const {
   if (kind_ == Kind::at) return at_ > after ? std::optional(at_) : std::nullopt;
   if (kind_ == Kind::every) {
     // The anchor (the schedule's creation) is not a firing itself: anchor + step is the first.

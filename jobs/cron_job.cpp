@@ -4,11 +4,11 @@
 
 #include "db/cron_class.hpp"
 #include "prescient/cron_spec.hpp"
-#include "prescient/time_zone.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/slot_grid.hpp"
 #include "prescient/time_text.hpp"
+#include "prescient/time_zone.hpp"
 
 namespace prescient::jobs {
 namespace {

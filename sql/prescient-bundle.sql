@@ -1425,7 +1425,7 @@ CREATE OR REPLACE FUNCTION prescient.name_problem(p_what text, p_name text)
     WHEN p_name ~ '^\s|\s$' THEN format('%s %s begins or ends with a space', p_what, prescient.name_shown(p_name))
   END;
 $prescient_functions_25$),
-    (30, '030_enqueue_rules.sql', false, 'e7d3df9e8aa8e5a7',
+    (30, '030_enqueue_rules.sql', false, '999d9fc7eac38bce',
      $prescient_functions_30$-- The rules of enqueueing, shared by schedule, schedule_arrays, schedule_problems and reschedule: their one
 -- home (docs/design.md, "Every rule has one home"). The C++ Client and the CLI do not restate them: they send
 -- the request and show the message these functions write, so every door refuses a bad request in the same
@@ -1452,9 +1452,9 @@ CREATE OR REPLACE FUNCTION prescient.slot_for(requested timestamptz, now_ timest
     date_bin(slot_seconds * interval '1 second', now_, 'epoch'::timestamptz) + slot_seconds * interval '1 second');
 
 -- The outcomes a finished check may end with, and what each means: the one list (a new outcome is a row
--- here, the judge that yields it, and its row in docs/concepts.md, "History"). Everything else is derived from
--- it or compared with it: the history's CHECK constraint calls history_outcomes() (0057), the column's comment
--- is written from it (below), and tests/db/outcomes_test.cpp compares it with the table in docs/concepts.md,
+-- here, the judge that yields it, and its row in docs/runner.md, "How a check ends"). Everything else is derived
+-- from it or compared with it: the history's CHECK constraint calls history_outcomes() (0057), the column's
+-- comment is written from it (below), and tests/db/outcomes_test.cpp compares it with the table in docs/runner.md,
 -- the outcomes C++ names (engine/include/prescient/outcome.hpp) and the dashboard's colours
 -- (engine/web/assets/app.js), naming the place that differs; neither C++ nor the dashboard has to name a new
 -- one. A guard's outcome starts with guard_ (the dashboard colours such a name as a guard).

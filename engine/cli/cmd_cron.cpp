@@ -11,11 +11,11 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/cron_spec.hpp"
-#include "prescient/time_zone.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/schedules.hpp"
 #include "prescient/time_text.hpp"
+#include "prescient/time_zone.hpp"
 #include "db/transaction.hpp"
 
 namespace prescient::cli {

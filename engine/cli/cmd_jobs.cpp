@@ -27,7 +27,6 @@ std::string target_of(const std::string& action, const Invocation& in) {
   return in.get<std::string>("target");
 }
 
-
 // jobs pause CLASS / jobs resume CLASS. Any class name: one whose plugin is not loaded here may still
 // have checks waiting.
 ExitCode pause_or_resume_class(const std::string& action, const Invocation& in) {

@@ -24,9 +24,9 @@ CREATE OR REPLACE FUNCTION prescient.slot_for(requested timestamptz, now_ timest
     date_bin(slot_seconds * interval '1 second', now_, 'epoch'::timestamptz) + slot_seconds * interval '1 second');
 
 -- The outcomes a finished check may end with, and what each means: the one list (a new outcome is a row
--- here, the judge that yields it, and its row in docs/concepts.md, "History"). Everything else is derived from
--- it or compared with it: the history's CHECK constraint calls history_outcomes() (0057), the column's comment
--- is written from it (below), and tests/db/outcomes_test.cpp compares it with the table in docs/concepts.md,
+-- here, the judge that yields it, and its row in docs/runner.md, "How a check ends"). Everything else is derived
+-- from it or compared with it: the history's CHECK constraint calls history_outcomes() (0057), the column's
+-- comment is written from it (below), and tests/db/outcomes_test.cpp compares it with the table in docs/runner.md,
 -- the outcomes C++ names (engine/include/prescient/outcome.hpp) and the dashboard's colours
 -- (engine/web/assets/app.js), naming the place that differs; neither C++ nor the dashboard has to name a new
 -- one. A guard's outcome starts with guard_ (the dashboard colours such a name as a guard).

@@ -3,6 +3,7 @@
 #include "fuzz_support.hpp"
 #include "prescient/cron_spec.hpp"
 #include "prescient/time_text.hpp"
+#include "prescient/time_zone.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input = prescient::fuzz::text_of(data, size);

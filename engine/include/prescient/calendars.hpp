@@ -55,7 +55,8 @@ Calendar calendar(soci::session& db, const std::string& name);
 CalendarTime business_next_open(soci::session& db, const std::string& name, TimePoint from);
 // `from` plus a business delay as people write it: "4h", "90m", "1h30m" of open time, or "3bd".
 CalendarTime business_after(soci::session& db, const std::string& name, TimePoint from, const std::string& delay);
-// The openings that end after `from`, at most `most` of them.
+// The openings that end after `from`, at most `most` of them; none for a calendar that does not exist (calendar()
+// says NotFound).
 std::vector<Opening> calendar_openings(soci::session& db, const std::string& name, TimePoint from, int most);
 
 nlohmann::json to_json(const Calendar& calendar);

@@ -56,9 +56,6 @@ class CronSpec {
   TimePoint at_;
 };
 
-// The IANA zone named `name` ("Europe/Berlin", "UTC"). Throws InvalidInput for an unknown name.
-const TimeZone& find_time_zone(const std::string& name);
-
 // Up to `count` occurrences of `spec` after `after`, in order (fewer when it stops, as an @at does).
 std::vector<TimePoint> next_occurrences(const CronSpec& spec, const TimeZone& zone, TimePoint after,
                                         TimePoint anchor, int count);

@@ -37,4 +37,7 @@ class TimeZone {
   date::sys_seconds rule_from_{};  // the file's last explicit change: the rule answers from there on
 };
 
+// The IANA zone named `name` ("Europe/Berlin", "UTC"). Throws InvalidInput for an unknown name.
+const TimeZone& find_time_zone(const std::string& name);
+
 }  // namespace prescient

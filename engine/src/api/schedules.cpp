@@ -1,11 +1,10 @@
 #include "prescient/schedules.hpp"
 
-
 #include "db/cron_schedules.hpp"
 #include "prescient/cron_spec.hpp"
-#include "prescient/time_zone.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
+#include "prescient/time_zone.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/time_text.hpp"
 #include "db/transaction.hpp"

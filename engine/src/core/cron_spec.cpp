@@ -1,5 +1,6 @@
 #include "prescient/cron_spec.hpp"
 
+#include <date/tz.h>
 
 #include <array>
 #include <cctype>
@@ -8,8 +9,8 @@
 
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
-#include "prescient/time_zone.hpp"
 #include "prescient/time_text.hpp"
+#include "prescient/time_zone.hpp"
 
 namespace prescient {
 namespace {

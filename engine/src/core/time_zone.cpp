@@ -18,7 +18,6 @@ using hh_mm_ss_of_date = hh_mm_ss<Duration>;
 #include <mutex>
 #include <optional>
 
-#include "prescient/cron_spec.hpp"
 #include "prescient/errors.hpp"
 
 namespace prescient {

@@ -94,7 +94,6 @@ CalendarTime business_after(soci::session& db, const std::string& name, TimePoin
 }
 
 std::vector<Opening> calendar_openings(soci::session& db, const std::string& name, TimePoint from, int most) {
-  calendar(db, name);  // NotFound naming it
   const pq::Result rows = pq::exec(
       native_connection(db), "cannot read the calendar's openings",
       "SELECT prescient.us(s.opens_at), prescient.us(s.closes_at), " + wall_of("s.opens_at") + ", " +

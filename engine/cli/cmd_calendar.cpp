@@ -1,11 +1,10 @@
 // prescient calendar: calendars for business time (docs/business-time.md), set, listed and asked.
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 
 #include "check_options.hpp"
+#include "json_lines.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/calendars.hpp"
 #include "prescient/client.hpp"
@@ -29,11 +28,7 @@ nlohmann::json definition_of(const Invocation& in) {
   if (!in.has("file")) throw InvalidInput("missing --file: the calendar's definition, a JSON object ('-': standard input)");
   const std::string path = in.get<std::string>("file");
   std::ifstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) in.refuse("file", "cannot read '" + path + "': " + std::strerror(errno));
-  }
-  std::istream& input = path == "-" ? std::cin : file;
+  std::istream& input = input_of(path, file);
   const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
   nlohmann::json definition;
   try {

@@ -11,15 +11,18 @@
 
 namespace prescient::cli {
 
+std::istream& input_of(const std::string& path, std::ifstream& file) {
+  if (path == "-") return std::cin;
+  file.open(path);
+  if (!file) throw InvalidInput("cannot read --file '" + path + "': " + std::strerror(errno));
+  return file;
+}
+
 JsonLinesRead read_json_lines(const std::string& path,
                               const std::function<void(int line_number, const nlohmann::json& object)>& each,
                               std::vector<LineProblem>* collected) {
   std::ifstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) throw InvalidInput("cannot read --file '" + path + "': " + std::strerror(errno));
-  }
-  std::istream& input = path == "-" ? std::cin : file;
+  std::istream& input = input_of(path, file);
   JsonLinesRead read;
   for (std::string line; std::getline(input, line);) {
     ++read.lines;

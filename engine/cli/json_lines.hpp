@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <span>
@@ -22,6 +23,10 @@ struct LineProblem {
   int line_number;
   std::string why;
 };
+
+// The stream of --file `path` ('-': standard input), opened in `file` when it is a path; InvalidInput naming
+// the path and why when it cannot be read.
+std::istream& input_of(const std::string& path, std::ifstream& file);
 
 // Prints each as "prescient: line N: why", in line order.
 void report_line_problems(std::vector<LineProblem> problems);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "prescient/calendars.hpp"
 #include "prescient/checks.hpp"
 #include "prescient/job_classes.hpp"
 #include "prescient/client.hpp"
@@ -34,6 +35,8 @@ constexpr std::chrono::days kDeadLetterDays{30};
 // the count shown before it is bounded too: each request's work stays bounded whatever the backlog.
 constexpr int kRevivedPerRequest = 250;
 constexpr int kDeadLetterCountBound = 5000;
+// A calendar's page draws its open time over the next 4 weeks.
+constexpr int kCalendarDays = 28;
 
 std::optional<std::string> param(const httplib::Request& request, const char* name) {
   if (!request.has_param(name)) return std::nullopt;
@@ -208,6 +211,13 @@ void add_reads(httplib::Server& server, std::shared_ptr<const ApiContext> c) {
              }));
   server.Get("/api/jobs", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
                send_json(response, array_of(job_class_listing(db)));
+             }));
+  server.Get("/api/calendars", serve(c->reading, [](soci::session& db, const httplib::Request&, httplib::Response& response) {
+               send_json(response, array_of(calendars(db)));
+             }));
+  server.Get("/api/calendars/(.+)", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
+               send_json(response, to_json(calendar_days(db, request.matches[1].str(), param(request, "from"), c->clock.now(),
+                                                         kCalendarDays)));
              }));
   server.Get("/api/dead-letters/count", serve(c->reading, [c](soci::session& db, const httplib::Request& request, httplib::Response& response) {
                const std::int64_t matching = Checks(db).count_dead_letters(param(request, "job"), c->clock.now() - kDeadLetterDays,

@@ -14,6 +14,8 @@ std::span<const Page> web_pages() {
       {"schedule", "/schedules/.+", "A schedule", false},
       {"limits", "/limits", "Limits", true},
       {"jobs", "/jobs", "Jobs", true},
+      {"calendars", "/calendars", "Calendars", true},
+      {"calendar", "/calendars/.+", "A calendar", false},
       {"health", "/health", "Health", true},
       {"events", "/events", "Events", true},
   };

@@ -572,7 +572,7 @@ TEST_CASE("the dashboard read-only with the documented read-only role (docs/web.
     for (const std::string& path : std::vector<std::string>{"/api/stats", "/api/future?zoom=day", "/api/past", "/api/checks?job=emit",
                                    "/api/checks/" + std::to_string(id), "/api/dead-letters", "/api/dead-letters/count",
                                    "/api/schedules", "/api/schedules/hourly", "/api/runners", "/api/limits", "/api/limits/deferrals",
-                                   "/api/jobs", "/api/health"}) {
+                                   "/api/jobs", "/api/calendars", "/api/health"}) {
       const auto [status, body] = get_json(client, path);
       INFO(path << ": " << body.dump());
       CHECK(status == 200);
@@ -1076,4 +1076,155 @@ TEST_CASE("the Health page names the session holding a snapshot, read on the pri
   CHECK(text_of(browser, "[data-problems]") == "No problem found.");
   browser.screenshot(screenshot_path("health.png"));
   *holder << "ROLLBACK";
+}
+
+TEST_CASE("the Calendars page: each calendar's open time over four weeks in its zone, as business time counts it") {
+  const std::string url = create_migrated_database(60);
+  auto db = connect_to(url);
+  // A name the path must carry encoded (space, slash, #, +, =, @), set by someone named with markup; a
+  // weekday night across midnight, a Monday holiday after it, and special days on both of 2026's DST changes.
+  const std::string name = "support eu/night #2+x=y@z";
+  const std::string definition =
+      R"({"hours": {"mon": ["09:00-17:00"], "tue": ["09:00-17:00"], "wed": ["09:00-17:00"], "thu": ["09:00-17:00"],)"
+      R"( "fri": ["09:00-15:00"], "sun": ["22:00-02:00"]}, "holidays": ["2026-10-26", "2026-11-02"],)"
+      R"( "days": [{"date": "2026-03-29", "hours": ["01:00-05:00"]}, {"date": "2026-10-25", "hours": ["01:00-05:00"]}]})";
+  *db << "SELECT prescient.calendar_set(:name, 'Europe/Berlin', '{\"hours\": {\"mon\": [\"09:00-17:00\"]}}', 'test')",
+      soci::use(name);
+  *db << "SELECT prescient.calendar_set(:name, 'Europe/Berlin', :definition::jsonb, :by)", soci::use(name),
+      soci::use(definition), soci::use(kHostileKey);
+  // A calendar named with markup, as a row written before the naming rule would be: never open.
+  *db << "INSERT INTO prescient.calendar (name, version, time_zone, definition, changed_at, changed_by)"
+         " VALUES (:name, 1, 'UTC', '{}', now(), 'test')", soci::use(kHostileKey);
+  const WebProcess web(url);
+  httplib::Client client("127.0.0.1", web.port());
+  const auto path_of = [](const std::string& calendar) { return httplib::detail::encode_query_param(calendar); };
+
+  // The list: every calendar, by name, with its zone, version and who set it.
+  const auto [listed, all] = get_json(client, "/api/calendars");
+  REQUIRE(listed == 200);
+  REQUIRE(all.size() == 2);
+  const json support = all[0]["name"] == name ? all[0] : all[1];
+  CHECK(support["time_zone"] == "Europe/Berlin");
+  CHECK(support["version"] == 2);
+  CHECK(support["changed_by"] == kHostileKey);
+
+  // Its days: each day's open time is the database's between its midnights, its business days calendar_open_day's.
+  const auto [status, weeks] = get_json(client, "/api/calendars/" + path_of(name) + "?from=2026-10-19");
+  REQUIRE(status == 200);
+  CHECK(weeks["calendar"]["version"] == 2);
+  REQUIRE(weeks["days"].size() == 28);
+  CHECK(weeks["days"][0]["date"] == "2026-10-19");
+  CHECK(weeks["days"][27]["date"] == "2026-11-15");
+  for (const json& day : weeks["days"]) {
+    INFO(day.dump());
+    long long open_seconds = 0;
+    for (const json& o : day["openings"]) {
+      open_seconds += std::chrono::duration_cast<std::chrono::seconds>(time_of(o["closes_at"]) - time_of(o["opens_at"])).count();
+    }
+    const std::string date = string_of(day["date"]);
+    long long counted = 0;
+    *db << "SELECT extract(epoch FROM prescient.business_between(:name, d::timestamp AT TIME ZONE 'Europe/Berlin',"
+           "                                                      (d + 1)::timestamp AT TIME ZONE 'Europe/Berlin'))::bigint"
+           "  FROM (SELECT :date::date AS d) x",
+        soci::use(name), soci::use(date), soci::into(counted);
+    CHECK(open_seconds == counted);
+    CHECK(day["open_day"] == (count_of(*db, "SELECT count(*) FROM prescient.calendar_open_day WHERE day = '" + date +
+                                                "' AND calendar = '" + name + "'") == 1));
+  }
+  const auto day_of = [&](const json& answer, const std::string& date) {
+    for (const json& day : answer["days"]) {
+      if (day["date"] == date) return day;
+    }
+    FAIL("no day " << date);
+    return json();
+  };
+  // The clocks go back: 01:00-05:00 is 4 hours, 02:00-03:00 open the first time only; the day is 25 hours.
+  const json back = day_of(weeks, "2026-10-25");
+  CHECK(back["starts_at"] == "2026-10-24T22:00:00Z");
+  CHECK(back["ends_at"] == "2026-10-25T23:00:00Z");
+  CHECK(back["offset_change"] == json{{"at", "2026-10-25T01:00:00Z"}, {"wall_before", "03:00"}, {"wall_after", "02:00"}});
+  CHECK(back["openings"] == json::parse(R"([
+    {"opens_at": "2026-10-24T23:00:00Z", "closes_at": "2026-10-25T01:00:00Z", "opens_second": 3600, "closes_second": 10800},
+    {"opens_at": "2026-10-25T02:00:00Z", "closes_at": "2026-10-25T04:00:00Z", "opens_second": 10800, "closes_second": 18000}])"));
+  // A holiday after Sunday night: closed, but for the night's last two hours.
+  const json holiday = day_of(weeks, "2026-11-02");
+  CHECK(holiday["open_day"] == false);
+  CHECK(holiday["openings"] == json::parse(R"([
+    {"opens_at": "2026-11-01T23:00:00Z", "closes_at": "2026-11-02T01:00:00Z", "opens_second": 0, "closes_second": 7200}])"));
+  // The clocks go forward: 01:00-05:00 on the wall is 3 hours.
+  const auto [spring_status, spring] = get_json(client, "/api/calendars/" + path_of(name) + "?from=2026-03-29");
+  REQUIRE(spring_status == 200);
+  const json forward = day_of(spring, "2026-03-29");
+  CHECK(forward["offset_change"]["wall_before"] == "02:00");
+  CHECK(forward["offset_change"]["wall_after"] == "03:00");
+  CHECK(forward["openings"] == json::parse(R"([
+    {"opens_at": "2026-03-29T00:00:00Z", "closes_at": "2026-03-29T03:00:00Z", "opens_second": 3600, "closes_second": 18000}])"));
+
+  // Refusals: an unknown calendar (its name as it was asked), a day that is not one.
+  const auto [unknown_status, unknown] = get_json(client, "/api/calendars/" + path_of("nope <b>"));
+  CHECK(unknown_status == 404);
+  CHECK(unknown["error"] == "no calendar named 'nope <b>' (prescient calendar list)");
+  const auto [bad_status, bad] = get_json(client, "/api/calendars/" + path_of(name) + "?from=2026-02-30");
+  CHECK(bad_status == 400);
+  CHECK(bad["error"] == "invalid day '2026-02-30': a date YYYY-MM-DD");
+
+  // The pages, in a browser of another zone: the list, then the calendar drawn in its own zone.
+  Chromium browser;
+  browser.set_time_zone("Australia/Adelaide");
+  browser.open(web.base() + "/calendars");
+  const auto row = [](const std::string& calendar) {
+    return "[...document.querySelectorAll('[data-table=calendars] tbody tr')].find(r => r.dataset.name === " +
+           json(calendar).dump() + ")";
+  };
+  const auto cell = [&](const std::string& calendar, const std::string& field) {
+    return browser.eval(row(calendar) + ".querySelector('[data-field=" + field + "]').textContent").get<std::string>();
+  };
+  CHECK(cell(name, "time_zone") == "Europe/Berlin");
+  CHECK(cell(name, "version") == "2");
+  CHECK_THAT(cell(name, "changed"), Catch::EndsWith(" by " + kHostileKey));
+  CHECK(cell(kHostileKey, "name") == kHostileKey);
+  CHECK(browser.eval("document.querySelectorAll('main img').length") == 0);
+  CHECK(browser.eval("document.title") == "prescient");
+
+  const std::string link = browser.eval(row(name) + ".querySelector('a').getAttribute('href')").get<std::string>();
+  CHECK(link == "/calendars/" + path_of(name));
+  browser.open(web.base() + link);
+  CHECK(text_of(browser, "h1") == "Calendar " + name);
+  CHECK(text_of(browser, "[data-calendar] [data-field=version] td") == "2");
+  // Today, in Berlin, is marked, with now on it.
+  std::string today;
+  *db << "SELECT to_char(now() AT TIME ZONE 'Europe/Berlin', 'YYYY-MM-DD')", soci::into(today);
+  CHECK(browser.eval("document.querySelector('[data-table=calendar-days] tr[data-today]').dataset.day") == today);
+  CHECK(browser.eval("document.querySelectorAll('[data-table=calendar-days] tr[data-today] [data-now]').length") == 1);
+  CHECK(browser.eval("document.querySelectorAll('[data-table=calendar-days] tbody tr').length") == 28);
+
+  browser.open(web.base() + "/calendars/" + path_of(name) + "?from=2026-10-19");
+  const auto day_cell = [&](const std::string& date, const std::string& field) {
+    return text_of(browser, "[data-table=calendar-days] tr[data-day='" + date + "'] [data-field=" + field + "]");
+  };
+  const auto bars = [&](const std::string& date) {
+    return browser.eval("[...document.querySelectorAll(\"[data-table=calendar-days] tr[data-day='" + date +
+                        "'] rect[data-opens-at]\")].map(r => [r.dataset.opensAt, r.dataset.closesAt, r.textContent])");
+  };
+  CHECK(day_cell("2026-10-20", "open") == "8 h");
+  CHECK(day_cell("2026-10-25", "open") == "4 h");
+  CHECK(day_cell("2026-10-25", "note") ==
+        "clocks go back from 03:00 to 02:00: 02:00–03:00 happens twice, open the first time only");
+  CHECK(bars("2026-10-25") == json::parse(R"([["2026-10-24T23:00:00Z", "2026-10-25T01:00:00Z", "01:00–03:00, 2 h open"],
+                                             ["2026-10-25T02:00:00Z", "2026-10-25T04:00:00Z", "03:00–05:00, 2 h open"]])"));
+  CHECK(day_cell("2026-10-26", "open") == "closed");
+  CHECK(day_cell("2026-11-01", "open") == "2 h");
+  CHECK(day_cell("2026-11-02", "open") == "closed; 2 h from the day before");
+  CHECK(browser.eval("document.querySelector(\"tr[data-day='2026-11-02']\").dataset.openDay") == "no");
+  CHECK(browser.eval("document.querySelectorAll('[data-table=calendar-days] [data-today]').length") == 0);
+  browser.screenshot(screenshot_path("calendar.png"));
+
+  // Markup in a calendar's name is text in its title; an unknown one is the API's message.
+  browser.open(web.base() + "/calendars/" + path_of(kHostileKey));
+  CHECK(text_of(browser, "h1") == "Calendar " + kHostileKey);
+  CHECK(text_of(browser, "[data-table=calendar-days] tbody tr [data-field=open]") == "closed");
+  browser.open(web.base() + "/calendars/" + path_of("nope <b>"));
+  CHECK(text_of(browser, "[data-error]") == "no calendar named 'nope <b>' (prescient calendar list)");
+  CHECK(browser.eval("document.querySelectorAll('main img, main b').length") == 0);
+  CHECK(browser.eval("document.title") == "prescient");
 }

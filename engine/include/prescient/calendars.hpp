@@ -5,6 +5,7 @@
 // InvalidInput, PR404 (no such calendar) as NotFound, PR409 (add: it exists) as InvalidInput.
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,39 @@ struct Opening {
   std::string opens_wall, closes_wall;
 };
 
+// A stretch of open time within one local day, and where it lies on that day's wall clock: seconds from its
+// midnight, 0 to 86 400 (a stretch cut at a midnight starts at 0 or ends at 86 400). The instants are what
+// business time counts; the wall seconds are where a clock on the wall shows them.
+struct DayOpening {
+  TimePoint opens_at{}, closes_at{};
+  int opens_second = 0, closes_second = 0;
+};
+
+// A change of the zone's offset within a day (daylight saving time): the instant, and the wall clock just
+// before and just after it ("02:00" then "03:00" when the clocks go forward, "03:00" then "02:00" back).
+struct OffsetChange {
+  TimePoint at{};
+  std::string wall_before, wall_after;
+};
+
+// One day of a calendar in its zone, from midnight to midnight (23, 24 or 25 hours apart).
+struct CalendarDay {
+  std::string date;     // YYYY-MM-DD
+  std::string weekday;  // Mon to Sun
+  TimePoint starts_at{}, ends_at{};
+  bool open_day = false;  // an interval opens on it (calendar_open_day): a business day, as business days count
+  std::vector<DayOpening> openings;
+  std::optional<OffsetChange> offset_change;
+};
+
+// A calendar's days: the version they are of, and its today.
+struct CalendarDays {
+  Calendar calendar;
+  std::string today;        // the date of `now` in the calendar's zone
+  int now_second = 0;       // `now` on that day's wall clock, seconds from its midnight
+  std::vector<CalendarDay> days;
+};
+
 // Sets a calendar: version 1 if new, else its next version. Returns the version.
 int set_calendar(soci::session& db, const std::string& name, const std::string& time_zone,
                  const nlohmann::json& definition, const std::string& by);
@@ -59,7 +93,14 @@ CalendarTime business_after(soci::session& db, const std::string& name, TimePoin
 // says NotFound).
 std::vector<Opening> calendar_openings(soci::session& db, const std::string& name, TimePoint from, int most);
 
+// `count` days of a calendar from `first_day` (YYYY-MM-DD; none: the date of `now` in its zone), each with its
+// current version's open time (calendar_span: what business_add counts) cut at the day's midnights, read in
+// one snapshot with the version. NotFound naming an unknown calendar.
+CalendarDays calendar_days(soci::session& db, const std::string& name, const std::optional<std::string>& first_day,
+                           TimePoint now, int count);
+
 nlohmann::json to_json(const Calendar& calendar);
+nlohmann::json to_json(const CalendarDays& days);
 nlohmann::json to_json(const CalendarTime& time);
 nlohmann::json to_json(const Opening& opening);
 

@@ -2,8 +2,12 @@
 // database's rule (sql/functions/086_business_time.sql, 087_calendar_doors.sql) and reads back what it made.
 #include "prescient/calendars.hpp"
 
+#include <chrono>
+#include <regex>
+
 #include "db/connection.hpp"
 #include "db/pq.hpp"
+#include "db/transaction.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/time_text.hpp"
 
@@ -28,6 +32,21 @@ Calendar calendar_of(const pq::Result& rows, int r) {
           .definition = nlohmann::json::parse(rows.text(r, 3)),
           .changed_at = rows.time(r, 4),
           .changed_by = rows.text(r, 5)};
+}
+
+// A date as the days of a calendar start from, YYYY-MM-DD; InvalidInput naming the text otherwise (the database
+// would refuse it as a failure of its own).
+void check_date(const std::string& text) {
+  static const std::regex form(R"(([0-9]{4})-([0-9]{2})-([0-9]{2}))");
+  std::smatch parts;
+  const bool shaped = std::regex_match(text, parts, form);
+  if (!shaped || std::stoi(parts[1]) < 1 ||
+      !std::chrono::year_month_day(std::chrono::year(std::stoi(parts[1])),
+                                   std::chrono::month(static_cast<unsigned>(std::stoi(parts[2]))),
+                                   std::chrono::day(static_cast<unsigned>(std::stoi(parts[3]))))
+           .ok()) {
+    throw InvalidInput("invalid day '" + text + "': a date YYYY-MM-DD");
+  }
 }
 
 int version_of(const pq::Result& rows) { return static_cast<int>(rows.integer(0, 0)); }
@@ -112,6 +131,77 @@ std::vector<Opening> calendar_openings(soci::session& db, const std::string& nam
   return out;
 }
 
+CalendarDays calendar_days(soci::session& db, const std::string& name, const std::optional<std::string>& first_day,
+                           TimePoint now, int count) {
+  if (first_day) check_date(*first_day);
+  PGconn* conn = native_connection(db);
+  // The version and its spans from one snapshot: a version set meanwhile is shown whole or not at all.
+  Transaction snapshot(conn, Transaction::Mode::read_only_snapshot);
+  CalendarDays out{.calendar = calendar(db, name), .today = {}, .now_second = 0, .days = {}};
+  const pq::Result today = pq::exec(
+      conn, "cannot read the calendar's today",
+      "SELECT to_char(w, 'YYYY-MM-DD'), extract(epoch FROM w - w::date)::integer"
+      "  FROM (SELECT prescient.at_us($1) AT TIME ZONE $2 AS w) n",
+      {pq::micros(now), out.calendar.time_zone});
+  out.today = today.text(0, 0);
+  out.now_second = static_cast<int>(today.integer(0, 1));
+  // Each day between its midnights; the spans that meet it (the one open at its midnight, which may have
+  // opened days before, and those opening within it), cut at its midnights; and the zone's offset change
+  // within it, from the offsets the spans were made from. A wall second of a closing instant is read just
+  // before it, so that a stretch closing as the clocks go back ends at 03:00, not at the 02:00 after.
+  const pq::Result rows = pq::exec(
+      conn, "cannot read the calendar's days",
+      "WITH days AS ("
+      "  SELECT d::date AS day, d::date::timestamp AT TIME ZONE $2 AS starts_at,"
+      "         (d::date + 1)::timestamp AT TIME ZONE $2 AS ends_at"
+      "    FROM generate_series($3::date, $3::date + ($4::integer - 1), interval '1 day') AS d)"
+      " SELECT to_char(d.day, 'YYYY-MM-DD'), to_char(d.day, 'Dy'), prescient.us(d.starts_at), prescient.us(d.ends_at),"
+      "        EXISTS (SELECT 1 FROM prescient.calendar_open_day o WHERE o.calendar = $1 AND o.day = d.day),"
+      "        prescient.us(z.starts_at),"
+      "        to_char((z.starts_at - interval '1 microsecond') AT TIME ZONE $2 + interval '1 microsecond', 'HH24:MI'),"
+      "        to_char(z.starts_at AT TIME ZONE $2, 'HH24:MI'),"
+      "        prescient.us(s.opens_at), prescient.us(s.closes_at),"
+      "        extract(epoch FROM (s.opens_at AT TIME ZONE $2) - d.day)::integer,"
+      "        extract(epoch FROM (s.closes_at - interval '1 microsecond') AT TIME ZONE $2 + interval '1 microsecond'"
+      "                           - d.day)::integer"
+      "   FROM days d"
+      "   LEFT JOIN LATERAL (SELECT * FROM prescient.zone_offset z WHERE z.time_zone = $2"
+      "                         AND z.starts_at > d.starts_at AND z.starts_at < d.ends_at"
+      "                       ORDER BY z.starts_at LIMIT 1) z ON true"
+      "   LEFT JOIN LATERAL ("
+      "     SELECT greatest(x.opens_at, d.starts_at) AS opens_at, least(x.closes_at, d.ends_at) AS closes_at"
+      "       FROM ((SELECT * FROM prescient.calendar_span s WHERE s.calendar = $1 AND s.opens_at <= d.starts_at"
+      "               ORDER BY s.opens_at DESC LIMIT 1)"
+      "             UNION ALL"
+      "             SELECT * FROM prescient.calendar_span s WHERE s.calendar = $1 AND s.opens_at > d.starts_at"
+      "                AND s.opens_at < d.ends_at) x"
+      "      WHERE x.closes_at > d.starts_at) s ON true"
+      "  ORDER BY d.day, s.opens_at",
+      {name, out.calendar.time_zone, first_day.value_or(out.today), std::to_string(count)});
+  for (int r = 0; r < rows.rows(); ++r) {
+    if (out.days.empty() || out.days.back().date != rows.text(r, 0)) {
+      CalendarDay day{.date = rows.text(r, 0),
+                      .weekday = rows.text(r, 1),
+                      .starts_at = rows.time(r, 2),
+                      .ends_at = rows.time(r, 3),
+                      .open_day = rows.text(r, 4) == "t",
+                      .openings = {},
+                      .offset_change = std::nullopt};
+      if (!rows.null(r, 5)) {
+        day.offset_change = OffsetChange{.at = rows.time(r, 5), .wall_before = rows.text(r, 6), .wall_after = rows.text(r, 7)};
+      }
+      out.days.push_back(std::move(day));
+    }
+    if (rows.null(r, 8)) continue;  // no open time that day
+    out.days.back().openings.push_back({.opens_at = rows.time(r, 8),
+                                        .closes_at = rows.time(r, 9),
+                                        .opens_second = static_cast<int>(rows.integer(r, 10)),
+                                        .closes_second = static_cast<int>(rows.integer(r, 11))});
+  }
+  snapshot.commit();
+  return out;
+}
+
 nlohmann::json to_json(const Calendar& calendar) {
   return {{"name", calendar.name},
           {"version", calendar.version},
@@ -130,6 +220,36 @@ nlohmann::json to_json(const Opening& opening) {
           {"closes_at", format_time(opening.closes_at)},
           {"opens_wall", opening.opens_wall},
           {"closes_wall", opening.closes_wall}};
+}
+
+nlohmann::json to_json(const CalendarDays& calendar_days) {
+  nlohmann::json days = nlohmann::json::array();
+  for (const CalendarDay& day : calendar_days.days) {
+    nlohmann::json openings = nlohmann::json::array();
+    for (const DayOpening& o : day.openings) {
+      openings.push_back({{"opens_at", format_time(o.opens_at)},
+                          {"closes_at", format_time(o.closes_at)},
+                          {"opens_second", o.opens_second},
+                          {"closes_second", o.closes_second}});
+    }
+    nlohmann::json change = nullptr;
+    if (day.offset_change) {
+      change = {{"at", format_time(day.offset_change->at)},
+                {"wall_before", day.offset_change->wall_before},
+                {"wall_after", day.offset_change->wall_after}};
+    }
+    days.push_back({{"date", day.date},
+                    {"weekday", day.weekday},
+                    {"starts_at", format_time(day.starts_at)},
+                    {"ends_at", format_time(day.ends_at)},
+                    {"open_day", day.open_day},
+                    {"openings", openings},
+                    {"offset_change", change}});
+  }
+  return {{"calendar", to_json(calendar_days.calendar)},
+          {"today", calendar_days.today},
+          {"now_second", calendar_days.now_second},
+          {"days", days}};
 }
 
 }  // namespace prescient

@@ -591,6 +591,103 @@ async function jobs() {
     rows.length ? table : el('p', { class: 'muted' }, 'No job class is registered.'));
 }
 
+// Calendars for business time (docs/business-time.md), read only: the list, and a calendar's open time over
+// four weeks drawn in its zone. The bars are the database's own spans (calendar_span: what business_add
+// counts), cut at each local midnight and placed by the wall clock; a day's total is the instants they hold,
+// so a day the clocks change shows its real hours.
+async function calendars() {
+  const rows = await api('/api/calendars');
+  const table = el('table', { 'data-table': 'calendars' },
+    el('thead', {}, el('tr', {}, ['calendar', 'time zone', 'version', 'set'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.map((c) => el('tr', { 'data-name': c.name },
+      el('td', { class: 'mono', 'data-field': 'name' }, el('a', { href: '/calendars/' + encodeURIComponent(c.name) }, c.name)),
+      el('td', { 'data-field': 'time_zone' }, c.time_zone), el('td', { class: 'num', 'data-field': 'version' }, c.version),
+      el('td', { 'data-field': 'changed' }, `${shortTime(c.changed_at)} by ${c.changed_by}`)))));
+  page('Calendars',
+    el('p', { class: 'muted' }, 'Calendars for business time, each in its time zone; setting one again makes its next version '
+      + '(prescient calendar set).'),
+    rows.length ? table : el('p', { class: 'muted' }, 'No calendar is set.'));
+}
+
+const daySeconds = 86400;
+const two = (n) => String(n).padStart(2, '0');
+const wallOf = (second) => `${two(Math.floor(second / 3600))}:${two(Math.floor((second % 3600) / 60))}`;
+const secondOfWall = (hhmm) => Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3, 5)) * 60;
+const openTime = (ms) => {
+  const minutes = Math.round(ms / 60e3);
+  return minutes % 60 === 0 ? `${minutes / 60} h` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+};
+const dateAfter = (date, days) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 864e5).toISOString().slice(0, 10);
+
+// A day's row: the wall clock from 00:00 to 24:00, a bar per stretch of open time, the hour the clocks skip or
+// repeat shaded, and now on today's.
+function dayTrack(day, isToday, nowSecond) {
+  const w = 960, h = 20, x = (second) => (w * second) / daySeconds;
+  const track = svg('svg', { viewBox: `0 0 ${w} ${h}`, class: 'track', role: 'img' });
+  const titled = (node, text) => { const title = svg('title'); title.textContent = text; node.append(title); return node; };
+  track.append(svg('rect', { x: 0, y: 0, width: w, height: h, fill: day.open_day ? '#fff' : '#f0f2f5' }));
+  for (let hour = 3; hour < 24; hour += 3) track.append(svg('line', { x1: x(hour * 3600), x2: x(hour * 3600), y1: 0, y2: h, stroke: '#eef1f5' }));
+  const change = day.offset_change;
+  if (change) {
+    const [from, to] = [secondOfWall(change.wall_before), secondOfWall(change.wall_after)].sort((a, b) => a - b);
+    track.append(titled(svg('rect', { x: x(from), y: 0, width: Math.max(x(to) - x(from), 1), height: h, fill: '#f5c451',
+      'data-offset-change': change.at }), clockChange(change)));
+  }
+  for (const o of day.openings) {
+    track.append(titled(svg('rect', { x: x(o.opens_second), y: 3, width: Math.max(x(o.closes_second) - x(o.opens_second), 1),
+      height: h - 6, fill: '#2457c5', 'data-opens-at': o.opens_at, 'data-closes-at': o.closes_at }),
+    `${wallOf(o.opens_second)}–${wallOf(o.closes_second)}, ${openTime(Date.parse(o.closes_at) - Date.parse(o.opens_at))} open`));
+  }
+  if (isToday) track.append(svg('line', { x1: x(nowSecond), x2: x(nowSecond), y1: 0, y2: h, stroke: '#b42318', 'stroke-width': 2, 'data-now': true }));
+  return track;
+}
+
+function clockChange(change) {
+  return secondOfWall(change.wall_after) > secondOfWall(change.wall_before)
+    ? `clocks go forward from ${change.wall_before} to ${change.wall_after}: ${change.wall_before}–${change.wall_after} does not exist`
+    : `clocks go back from ${change.wall_before} to ${change.wall_after}: ${change.wall_after}–${change.wall_before} happens twice, open the first time only`;
+}
+
+async function calendarDays(name) {
+  const from = params().get('from');
+  const path = '/api/calendars/' + encodeURIComponent(name);
+  const answer = await api(path + (from ? '?from=' + encodeURIComponent(from) : ''));
+  const c = answer.calendar, days = answer.days;
+  const link = (date, text, rel) => el('a', { href: `/calendars/${encodeURIComponent(name)}?from=${date}`, rel }, text);
+  const axis = svg('svg', { viewBox: '0 0 960 14', class: 'track', role: 'img' });
+  for (let hour = 0; hour <= 24; hour += 3) {
+    const label = svg('text', { x: Math.min(Math.max((960 * hour) / 24, 18), 942), y: 11, 'font-size': 12, fill: '#687385', 'text-anchor': 'middle' });
+    label.textContent = `${two(hour)}:00`;
+    axis.append(label);
+  }
+  const table = el('table', { 'data-table': 'calendar-days' },
+    el('thead', {}, el('tr', {}, el('th', {}, 'day'), el('th', { class: 'track' }, axis), el('th', {}, 'open'), el('th', {}, ''))),
+    el('tbody', {}, days.map((day) => {
+      const isToday = day.date === answer.today;
+      const open = day.openings.reduce((sum, o) => sum + Date.parse(o.closes_at) - Date.parse(o.opens_at), 0);
+      return el('tr', { 'data-day': day.date, 'data-open-day': day.open_day ? 'yes' : 'no', 'data-today': isToday ? 'yes' : null,
+        class: [isToday ? 'today' : null, day.open_day ? null : 'closed'].filter(Boolean).join(' ') || null },
+      el('td', { 'data-field': 'day' }, `${day.weekday} ${day.date}`, isToday ? el('strong', {}, ' today') : null),
+      el('td', { class: 'track' }, dayTrack(day, isToday, answer.now_second)),
+      // A closed day's open time can only be the day before's interval running past midnight.
+      el('td', { 'data-field': 'open' }, day.open_day ? openTime(open) : 'closed' + (open > 0 ? `; ${openTime(open)} from the day before` : '')),
+      el('td', { class: 'muted', 'data-field': 'note' }, day.offset_change ? clockChange(day.offset_change) : null));
+    })));
+  const field = (key, label, value) => el('tr', { 'data-field': key }, el('th', {}, label), el('td', { class: 'mono' }, orDash(value)));
+  page(`Calendar ${c.name}`,
+    el('div', { class: 'panel', 'data-calendar': c.name, 'data-version': c.version },
+      el('table', {}, el('tbody', {}, field('time_zone', 'time zone', c.time_zone), field('version', 'version', c.version),
+        field('changed', 'set', `${shortTime(c.changed_at)} by ${c.changed_by}`),
+        field('definition', 'definition', JSON.stringify(c.definition))))),
+    el('div', { class: 'actions' }, link(dateAfter(days[0].date, -days.length), '← earlier', 'prev'),
+      link(answer.today, 'today'), link(dateAfter(days[0].date, days.length), 'later →', 'next')),
+    el('h2', {}, `Open time from ${days[0].date} to ${days[days.length - 1].date}, in ${c.time_zone}, version ${c.version}`),
+    table,
+    el('p', { class: 'muted' }, `Each bar is a stretch of open time as business time counts it (the version's spans), `
+      + `placed on the wall clock of ${c.time_zone}; a day is closed when no interval of its hours opens on it. `
+      + 'Shaded: the hour the clocks skip or repeat.'));
+}
+
 async function deadLetters() {
   const query = params();
   const search = new URLSearchParams();
@@ -809,7 +906,7 @@ async function health() {
 
 // What draws each page, by the name the server puts on <body> (engine/web/web_pages.cpp, the one list of the
 // pages; tests/unit/web_pages_test.cpp holds this table to it). A page's argument is what its address holds
-// after its first part: /checks/ID, /schedules/ID.
+// after its first part: /checks/ID, /schedules/ID, /calendars/NAME.
 const pathArgument = () => decodeURIComponent(location.pathname.split('/').slice(2).join('/'));
 const pages = {
   overview: () => overview(),
@@ -820,6 +917,8 @@ const pages = {
   schedule: () => schedule(pathArgument()),
   limits: () => limits(),
   jobs: () => jobs(),
+  calendars: () => calendars(),
+  calendar: () => calendarDays(pathArgument()),
   health: () => health(),
   events: () => events(),
 };

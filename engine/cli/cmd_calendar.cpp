@@ -1,9 +1,14 @@
 // prescient calendar: calendars for business time (docs/business-time.md), set, listed and asked.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 
 #include "check_options.hpp"
+#include "config_file.hpp"
 #include "json_lines.hpp"
 #include "core/text_rules.hpp"
 #include "prescient/calendars.hpp"
@@ -117,6 +122,112 @@ ExitCode next_time(const Invocation& in) {
   return kOk;
 }
 
+// A [calendar NAME] section of the config file: the calendar it wants, and the entries that said so, for messages.
+struct CalendarSection {
+  CalendarWanted wanted;
+  const ConfigEntry* zone = nullptr;
+  const ConfigEntry* file = nullptr;
+};
+
+// The definition a section's `file` names, read whole: a path relative to the config file's folder.
+nlohmann::json definition_in(const ConfigFile& config, const ConfigEntry& entry) {
+  const std::string where = config.where(entry) + ": file = " + one_line(entry.value) + ": ";
+  std::filesystem::path path(entry.value);
+  if (path.is_relative()) path = std::filesystem::path(config.path).parent_path() / path;
+  std::ifstream in(path);
+  if (!in) throw InvalidInput(where + "cannot read " + path.string() + ": " + std::strerror(errno));
+  nlohmann::json definition;
+  try {
+    definition = nlohmann::json::parse(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidInput(where + "not JSON (" + e.what() + ")");
+  }
+  if (!definition.is_object()) throw InvalidInput(where + "not a JSON object (hours, holidays, days)");
+  return definition;
+}
+
+// The config file's calendars, in the order their sections first appear; each with one zone and one file.
+std::vector<CalendarSection> calendar_sections(const ConfigFile& config) {
+  std::vector<CalendarSection> sections;
+  std::map<std::string, std::size_t> index;
+  for (const ConfigEntry& entry : config.entries) {
+    const auto name = calendar_section_name(entry.section);
+    if (!name) continue;
+    const auto [at, added] = index.try_emplace(*name, sections.size());
+    if (added) sections.push_back({.wanted = {.name = *name, .time_zone = {}, .definition = {}}});
+    CalendarSection& section = sections[at->second];
+    const ConfigEntry*& slot = entry.key == "zone" ? section.zone : section.file;
+    if (slot != nullptr) {
+      throw InvalidInput(config.where(entry) + ": " + entry.key + " = " + one_line(entry.value) + ": calendar " +
+                         one_line(*name) + " has its " + entry.key + " on line " + std::to_string(slot->line));
+    }
+    slot = &entry;
+  }
+  for (CalendarSection& section : sections) {
+    const ConfigEntry& some = section.zone != nullptr ? *section.zone : *section.file;
+    for (const char* key : {"zone", "file"}) {
+      if ((key == std::string("zone") ? section.zone : section.file) == nullptr) {
+        throw InvalidInput(config.where(some) + ": [calendar " + one_line(section.wanted.name) + "] has no " + key +
+                           " (a calendar's section takes zone = Europe/Berlin and file = DEFINITION.json)");
+      }
+    }
+    section.wanted.time_zone = section.zone->value;
+    section.wanted.definition = definition_in(config, *section.file);
+  }
+  return sections;
+}
+
+std::string change_text(const CalendarApplied& applied) {
+  switch (applied.change) {
+    case CalendarApplied::Change::added:
+      return "added, version " + std::to_string(applied.version);
+    case CalendarApplied::Change::changed:
+      return "set, version " + std::to_string(applied.version) + " (was " + std::to_string(applied.previous_version) + ")";
+    case CalendarApplied::Change::unchanged:
+      break;
+  }
+  return "unchanged, version " + std::to_string(applied.version);
+}
+
+// apply: makes the calendars of the config file's [calendar NAME] sections what they say, all or none.
+ExitCode apply_calendar_sections(const Invocation& in) {
+  if (in.has("target")) throw InvalidInput("unexpected argument '" + in.get<std::string>("target") + "': apply reads every [calendar NAME] section");
+  if (!in.config_path()) {
+    throw InvalidInput("calendar apply reads the config file's [calendar NAME] sections, and no config file was read "
+                       "(--config FILE)");
+  }
+  const ConfigFile config = read_config_file(*in.config_path());
+  const std::vector<CalendarSection> sections = calendar_sections(config);
+  if (sections.empty()) throw InvalidInput("config file '" + config.path + "' has no [calendar NAME] section");
+  std::vector<CalendarWanted> wanted;
+  for (const CalendarSection& section : sections) wanted.push_back(section.wanted);
+  auto db = in.connect_migrated();
+  std::vector<CalendarApplied> applied;
+  try {
+    applied = apply_calendars(*db, wanted, acting_user(in));
+  } catch (const CalendarRefused& e) {
+    const CalendarSection& section = sections.at(e.index);
+    const ConfigEntry& entry = e.part == CalendarRefused::Part::definition ? *section.file : *section.zone;
+    const std::string shown = e.part == CalendarRefused::Part::name ? "[calendar " + one_line(section.wanted.name) + "]"
+                                                                    : entry.key + " = " + one_line(entry.value);
+    throw InvalidInput(config.where(entry) + ": " + shown + ": " + e.what() + " (nothing was set)");
+  }
+  if (in.json()) {
+    static const char* const kChanges[] = {"added", "changed", "unchanged"};
+    nlohmann::json out = nlohmann::json::array();
+    for (const CalendarApplied& a : applied) {
+      out.push_back({{"name", a.name},
+                     {"change", kChanges[static_cast<int>(a.change)]},
+                     {"version", a.version},
+                     {"previous_version", a.previous_version == 0 ? nlohmann::json(nullptr) : nlohmann::json(a.previous_version)}});
+    }
+    std::cout << out << "\n";
+    return kOk;
+  }
+  for (const CalendarApplied& a : applied) std::cout << "calendar " << a.name << ": " << change_text(a) << "\n";
+  return kOk;
+}
+
 }  // namespace
 
 Command calendar_command() {
@@ -129,13 +240,15 @@ Command calendar_command() {
                "       prescient calendar set NAME [--zone ZONE] --file FILE [--by WHO] [--json]\n"
                "       prescient calendar holiday NAME --day DAY [--day DAY]... [--by WHO] [--json]\n"
                "       prescient calendar show NAME [--from TIME] [--openings N] [--json]\n"
-               "       prescient calendar next NAME [--from TIME] [--in DELAY] [--json]",
+               "       prescient calendar next NAME [--from TIME] [--in DELAY] [--json]\n"
+               "       prescient calendar apply [--config FILE] [--by WHO] [--json]",
       .add_options =
           [](po::options_description& desc) {
             add_read_db_option(desc);
             desc.add_options()
                 ("action", po::value<std::string>()->value_name("ACTION"),
-                 "list (default), add, set, holiday, show or next")
+                 "list (default), add, set, holiday, show, next or apply (the config file's [calendar NAME] "
+                 "sections, each a zone and a file: a next version of each that differs, all or none)")
                 ("target", po::value<std::string>()->value_name("NAME"), "the calendar's name")
                 ("zone", po::value<std::string>()->value_name("ZONE"),
                  "add, set: its IANA time zone (Europe/Berlin); set keeps the zone it had when not given")
@@ -152,7 +265,7 @@ Command calendar_command() {
                  "Without it: the next opening")
                 ("openings", po::value<int>()->value_name("N")->default_value(5), "show: the next N openings")
                 ("by", po::value<std::string>()->value_name("WHO"),
-                 "add, set, holiday: recorded with the version (default: the OS user)")
+                 "add, set, holiday, apply: recorded with the version (default: the OS user)")
                 ("json", "print JSON");
           },
       .run =
@@ -163,8 +276,9 @@ Command calendar_command() {
             if (action == "holiday") return add_holidays(in);
             if (action == "show") return show_calendar(in);
             if (action == "next") return next_time(in);
+            if (action == "apply") return apply_calendar_sections(in);
             if (action != "list") {
-              throw InvalidInput("unknown calendar action '" + action + "': use list, add, set, holiday, show or next");
+              throw InvalidInput("unknown calendar action '" + action + "': use list, add, set, holiday, show, next or apply");
             }
             return list_calendars(in);
           },

@@ -91,9 +91,11 @@ std::vector<Assignment> assignments_of(const std::string& path, const std::strin
     const std::string where = path + ":" + std::to_string(number) + ": ";
     if (line.front() == '[' && line.back() == ']') {
       section = line.substr(1, line.size() - 2);  // as Boost takes it: "[ daemon ]" is no command
-      if (command_named(section) == nullptr) {
+      if (const auto calendar = calendar_section_name(section); calendar && calendar->empty()) {
+        throw InvalidInput(where + "[" + one_line(section) + "]: a calendar's section names it: [calendar NAME]");
+      } else if (!calendar && command_named(section) == nullptr) {
         throw InvalidInput(where + "[" + one_line(section) + "]: no command '" + one_line(section) +
-                           "' (a section is a command: " + command_names() + ")");
+                           "' (a section is a command: " + command_names() + ", or [calendar NAME])");
       }
       continue;
     }
@@ -108,6 +110,16 @@ std::vector<Assignment> assignments_of(const std::string& path, const std::strin
 }
 
 }  // namespace
+
+std::optional<std::string> calendar_section_name(const std::string& section) {
+  constexpr std::string_view kWord = "calendar";
+  if (section.size() <= kWord.size() || section.compare(0, kWord.size(), kWord) != 0 ||
+      (section[kWord.size()] != ' ' && section[kWord.size()] != '\t')) {
+    return std::nullopt;
+  }
+  const auto first = section.find_first_not_of(" \t", kWord.size());
+  return first == std::string::npos ? std::string() : section.substr(first);
+}
 
 std::string ConfigFile::where(const ConfigEntry& entry) const { return path + ":" + std::to_string(entry.line); }
 
@@ -145,7 +157,12 @@ ConfigFile read_config_file(const std::string& path) {
     if (only_on_command_line(key)) {
       throw InvalidInput(where + "'" + one_line(key) + "' is given on the command line only, not in a config file");
     }
-    if (section.empty() ? !some_command_takes(key) : !takes_option(*command_named(section), key)) {
+    if (const auto calendar = calendar_section_name(section)) {
+      if (key != "zone" && key != "file") {
+        throw InvalidInput(where + "unknown key '" + one_line(key) + "' for [calendar " + one_line(*calendar) +
+                           "]: a calendar's section takes zone and file");
+      }
+    } else if (section.empty() ? !some_command_takes(key) : !takes_option(*command_named(section), key)) {
       throw InvalidInput(where + "unknown option '" + one_line(key) + "'" +
                          (section.empty() ? std::string(": no command takes it")
                                           : " for " + section + " (see prescient " + section + " --help)"));

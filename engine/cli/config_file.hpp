@@ -1,15 +1,17 @@
 #pragma once
 // The configuration file (/etc/prescient/prescient.conf, or --config FILE): the flags' options as
 // `name = value` lines. Lines before any section are for every command that takes the option (as an
-// environment variable is); lines under `[command]` are for that command alone. Read with
+// environment variable is); lines under `[command]` are for that command alone; lines under `[calendar NAME]`
+// are a calendar's, not options (calendar_section_name). Read with
 // Boost.Program_options' config-file parser; each entry keeps its line, so that every error can name it.
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace prescient::cli {
 
 struct ConfigEntry {
-  std::string section;  // a command's name, or "" before any section
+  std::string section;  // a command's name, "calendar NAME" (calendar_section_name), or "" before any section
   std::string key;      // an option's name, without the dashes
   std::string value;
   int line = 0;
@@ -29,6 +31,10 @@ struct ConfigFile {
 // naming the file and the line, when it cannot be read or one of these does not hold. The values
 // themselves are judged by the command that reads them.
 ConfigFile read_config_file(const std::string& path);
+
+// A section `[calendar NAME]` holds one calendar, its `zone` and its definition's `file`, for `prescient calendar
+// apply` (docs/business-time.md): the NAME of such a section, nothing for any other.
+std::optional<std::string> calendar_section_name(const std::string& section);
 
 // The options a configuration file cannot set: they say what to do, not how (`help`, the positional
 // words of `cron` and `jobs`, `web --hash-secret`), or where the file is.

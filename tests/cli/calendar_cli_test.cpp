@@ -2,6 +2,10 @@
 // arithmetic itself is tested in tests/db/business_time_test.cpp and against the oracle; here, the doors.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "process.hpp"
 #include "test_database.hpp"
@@ -98,4 +102,116 @@ TEST_CASE("calendar refuses bad input in one line naming the value, and writes n
   const ProcessResult unknown = calendar({"next", "nope"}, url);
   CHECK(unknown.exit_code == 3);
   CHECK_THAT(unknown.err, Catch::Contains("no calendar named 'nope'"));
+}
+
+namespace {
+
+// A folder of the test's own holding a config file and calendars' definitions, removed when it goes.
+class CalendarFolder {
+ public:
+  CalendarFolder() : path_(std::filesystem::temp_directory_path() / ("prescient-calendars-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~CalendarFolder() { std::filesystem::remove_all(path_); }
+  CalendarFolder(const CalendarFolder&) = delete;
+  CalendarFolder& operator=(const CalendarFolder&) = delete;
+  std::string path(const std::string& name) const { return (path_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+    return path(name);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Night shifts, Sunday to Thursday 22:00-06:00.
+const char* kNights = R"({"hours": {"sun": ["22:00-06:00"], "mon": ["22:00-06:00"], "tue": ["22:00-06:00"],
+  "wed": ["22:00-06:00"], "thu": ["22:00-06:00"]}})";
+
+// Two calendars as a team keeps them: one file named relative to the config's folder, one by its whole path.
+std::string calendars_config(const CalendarFolder& folder, const std::string& office_zone, const std::string& nights_section) {
+  return "# the team's calendars\n"            // 1
+         "[calendar office]\n"                  // 2
+         "zone = " + office_zone + "\n"         // 3
+         "file = office.json\n"                 // 4
+         "\n"                                   // 5
+         + nights_section + "\n"                // 6
+         "zone = Europe/Berlin\n"               // 7
+         "file = " + folder.path("nights.json") + "\n";  // 8
+}
+
+json versions_of(const std::string& url) {
+  json versions = json::object();
+  for (const json& c : json::parse(calendar({"list", "--json"}, url).out)) versions[c["name"].get<std::string>()] = {c["time_zone"], c["version"]};
+  return versions;
+}
+
+}  // namespace
+
+TEST_CASE("calendar apply: the config file's [calendar NAME] sections, a next version only where one differs, all or none") {
+  const std::string url = create_migrated_database();
+  const CalendarFolder folder;
+  folder.write("office.json", kOffice);
+  folder.write("nights.json", kNights);
+  const std::string conf = folder.write("prescient.conf", calendars_config(folder, "Europe/Berlin", "[calendar support eu/nights]"));
+  const auto apply = [&](std::vector<std::string> more = {}) {
+    std::vector<std::string> args{"apply", "--config", conf, "--by", "ops"};
+    args.insert(args.end(), more.begin(), more.end());
+    return calendar(args, url);
+  };
+  const ProcessResult added = apply();
+  REQUIRE(added.exit_code == 0);
+  CHECK(added.out == "calendar office: added, version 1\ncalendar support eu/nights: added, version 1\n");
+  CHECK(apply().out == "calendar office: unchanged, version 1\ncalendar support eu/nights: unchanged, version 1\n");
+  // The same definition written otherwise (keys in another order, other spaces) is the same to the database.
+  folder.write("office.json", json::parse(kOffice).dump(2));
+  CHECK(apply().out == "calendar office: unchanged, version 1\ncalendar support eu/nights: unchanged, version 1\n");
+  // A definition changed: that calendar's next version only; then its zone.
+  folder.write("nights.json", R"({"hours": {"sun": ["22:00-06:00"]}})");
+  folder.write("prescient.conf", calendars_config(folder, "Europe/Berlin", "[calendar support eu/nights]"));
+  CHECK(json::parse(apply({"--json"}).out) == json::parse(R"([
+    {"name": "office", "change": "unchanged", "version": 1, "previous_version": 1},
+    {"name": "support eu/nights", "change": "changed", "version": 2, "previous_version": 1}])"));
+  folder.write("prescient.conf", calendars_config(folder, "Europe/Paris", "[calendar support eu/nights]"));
+  CHECK(apply().out == "calendar office: set, version 2 (was 1)\ncalendar support eu/nights: unchanged, version 2\n");
+  CHECK(calendar({"show", "office", "--json"}, url).out.find(R"("changed_by":"ops")") != std::string::npos);
+  const json before = versions_of(url);
+  CHECK(before == json{{"office", {"Europe/Paris", 2}}, {"support eu/nights", {"Europe/Berlin", 2}}});
+
+  // Anything wrong refuses the whole file in one line naming the file, the line and the value: nothing is set,
+  // not even a calendar before the one at fault (office's zone back to Berlin would be its next version).
+  const auto refused = [&](const std::string& text, const std::string& line_and_value, const std::string& why) {
+    folder.write("prescient.conf", text);
+    const ProcessResult r = apply();
+    INFO(text);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Catch::StartsWith("prescient: " + conf + ":" + line_and_value) && Catch::Contains(why));
+    CHECK(lines_of(r.err).size() == 1);
+    CHECK(versions_of(url) == before);
+  };
+  const std::string office_back = calendars_config(folder, "Europe/Berlin", "[calendar support eu/nights]");
+  refused(calendars_config(folder, "Europe/Berlin", "[calendar support eu/nights]\nzone = UTC"),
+          "8: zone = Europe/Berlin: calendar support eu/nights has its zone on line 7", "");
+  refused(calendars_config(folder, "Mars/Base", "[calendar support eu/nights]"), "3: zone = Mars/Base: ",
+          "time zone 'Mars/Base' does not exist");
+  refused(calendars_config(folder, "Europe/Berlin", "[calendar x<b>]"), "7: [calendar x<b>]: ", "holds '<'");
+  refused(office_back + "colour = red\n", "9: unknown key 'colour' for [calendar support eu/nights]", "takes zone and file");
+  refused(office_back + "[calendar ]\n", "9: [calendar]: a calendar's section names it", "");
+  refused(office_back + "[calendar empty]\nfile = nights.json\n", "10: [calendar empty] has no zone", "");
+  refused("[calendar office]\nzone = Europe/Berlin\nfile = missing.json\n", "3: file = missing.json: cannot read",
+          "No such file or directory");
+  folder.write("bad.json", "{\"hours\": ");
+  refused("[calendar office]\nzone = Europe/Berlin\nfile = bad.json\n", "3: file = bad.json: not JSON", "");
+  folder.write("bad.json", R"({"hours": {"mon": ["09:00-25:00"]}})");
+  refused(office_back + "[calendar lunch]\nzone = UTC\nfile = bad.json\n", "11: file = bad.json: ", "hours.mon holds \"09:00-25:00\"");
+  // What only setting finds, after office's next version was made in the same transaction: undone too.
+  folder.write("nights.json", R"({"hours": {}})");
+  refused(calendars_config(folder, "Europe/Berlin", "[calendar support eu/nights]"), "8: file = ", "is never open");
+  // No section to apply.
+  folder.write("prescient.conf", "[calendar]\nread-db = " + url + "\n");
+  const ProcessResult none = apply();
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.err, Catch::Contains("has no [calendar NAME] section"));
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "prescient/errors.hpp"
 #include "prescient/time.hpp"
 
 namespace soci {
@@ -81,6 +82,38 @@ int add_calendar(soci::session& db, const std::string& name, const std::string& 
 // Adds holidays (as the definition's "holidays" names them) to a calendar: its next version.
 int add_calendar_holidays(soci::session& db, const std::string& name, const std::vector<std::string>& holidays,
                           const std::string& by);
+// A calendar as a team keeps it (the config file's [calendar NAME] sections): what `apply_calendars` makes its
+// current version.
+struct CalendarWanted {
+  std::string name;
+  std::string time_zone;
+  nlohmann::json definition;
+};
+
+// What `apply_calendars` did to one calendar: added it (version 1), set its next version, or left it (its zone
+// and definition are its current version's).
+struct CalendarApplied {
+  enum class Change { added, changed, unchanged };
+  std::string name;
+  Change change = Change::unchanged;
+  int version = 0;
+  int previous_version = 0;  // 0: none (added)
+};
+
+// `apply_calendars`' refusal: the database's one line, which calendar of the list it is about, and which of its
+// parts is at fault (judged in that order: a name, a zone, a definition).
+struct CalendarRefused : InvalidInput {
+  enum class Part { name, zone, definition };
+  CalendarRefused(std::size_t index, Part part, const std::string& why) : InvalidInput(why), index(index), part(part) {}
+  std::size_t index;
+  Part part;
+};
+
+// Makes each calendar of the list what it says, all or none (one transaction): a new version only for one whose
+// zone or definition differs from its current version's (as the database compares jsonb), or that is new. Every
+// calendar is judged (prescient.calendar_problem) before any is set; a refusal is CalendarRefused.
+std::vector<CalendarApplied> apply_calendars(soci::session& db, const std::vector<CalendarWanted>& wanted,
+                                             const std::string& by);
 // Every calendar, by name.
 std::vector<Calendar> calendars(soci::session& db);
 // One calendar; NotFound naming it.

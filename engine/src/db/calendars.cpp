@@ -85,6 +85,62 @@ int add_calendar_holidays(soci::session& db, const std::string& name, const std:
                              "SELECT prescient.calendar_add_holidays($1, $2, $3)", {name, pq::text_array(days), by}));
 }
 
+namespace {
+
+// What the database's rule finds wrong with a calendar, naming the part at fault: its name is judged with a zone
+// and a definition that are good, then its zone with such a definition, then the definition. Nothing when none.
+std::optional<CalendarRefused> calendar_problem(PGconn* conn, std::size_t index, const CalendarWanted& wanted) {
+  const pq::Result whole = pq::exec(conn, "cannot judge the calendar", "SELECT prescient.calendar_problem($1, $2, $3::jsonb)",
+                                    {wanted.name, wanted.time_zone, wanted.definition.dump()});
+  if (whole.null(0, 0)) return std::nullopt;
+  const pq::Result parts = pq::exec(conn, "cannot judge the calendar",
+                                    "SELECT prescient.calendar_problem($1, 'UTC', '{}'), prescient.calendar_problem($1, $2, '{}')",
+                                    {wanted.name, wanted.time_zone});
+  const auto part = !parts.null(0, 0) ? CalendarRefused::Part::name
+                    : !parts.null(0, 1) ? CalendarRefused::Part::zone
+                                        : CalendarRefused::Part::definition;
+  return CalendarRefused(index, part, whole.text(0, 0));
+}
+
+}  // namespace
+
+std::vector<CalendarApplied> apply_calendars(soci::session& db, const std::vector<CalendarWanted>& wanted,
+                                             const std::string& by) {
+  PGconn* conn = native_connection(db);
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    if (auto problem = calendar_problem(conn, i, wanted[i])) throw *problem;
+  }
+  Transaction all(conn);
+  std::vector<CalendarApplied> out;
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    const CalendarWanted& w = wanted[i];
+    // Locked, so that an apply beside this one waits and then finds this one's version the same.
+    const pq::Result current = pq::exec(
+        conn, "cannot read the calendar",
+        "SELECT version, time_zone = $2 AND definition = $3::jsonb FROM prescient.calendar WHERE name = $1 FOR UPDATE",
+        {w.name, w.time_zone, w.definition.dump()});
+    CalendarApplied applied{.name = w.name, .change = CalendarApplied::Change::added, .version = 0, .previous_version = 0};
+    if (current.rows() == 1) {
+      applied.previous_version = static_cast<int>(current.integer(0, 0));
+      if (current.text(0, 1) == "t") {
+        applied.change = CalendarApplied::Change::unchanged;
+        applied.version = applied.previous_version;
+        out.push_back(applied);
+        continue;
+      }
+      applied.change = CalendarApplied::Change::changed;
+    }
+    try {
+      applied.version = set_calendar(db, w.name, w.time_zone, w.definition, by);
+    } catch (const InvalidInput& e) {  // what only setting finds: a definition never open in the range
+      throw CalendarRefused(i, CalendarRefused::Part::definition, e.what());
+    }
+    out.push_back(applied);
+  }
+  all.commit();
+  return out;
+}
+
 std::vector<Calendar> calendars(soci::session& db) {
   const pq::Result rows = pq::exec(native_connection(db), "cannot read the calendars",
                                    std::string("SELECT ") + kCalendarColumns + " FROM prescient.calendar ORDER BY name");

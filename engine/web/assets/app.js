@@ -605,7 +605,7 @@ async function calendars() {
       el('td', { 'data-field': 'changed' }, `${shortTime(c.changed_at)} by ${c.changed_by}`)))));
   page('Calendars',
     el('p', { class: 'muted' }, 'Calendars for business time, each in its time zone; setting one again makes its next version '
-      + '(prescient calendar set).'),
+      + '(prescient calendar set, or the config file\'s [calendar NAME] sections and prescient calendar apply).'),
     rows.length ? table : el('p', { class: 'muted' }, 'No calendar is set.'));
 }
 

@@ -14,6 +14,24 @@ namespace prescient {
 
 class TimeZone;  // prescient/time_zone.hpp
 
+// What a schedule does where the clocks change (docs/schedules.md, "Daylight saving time").
+// A local time that occurs twice, when the clocks go back: fire at the first of its two instants, the
+// last, both, or none. `automatic` is cron's rule, which depends on the spec (CronSpec::next).
+enum class DstRepeated { automatic, first, last, both, none };
+// A local time that does not occur, when the clocks go forward. `shift`: read it at the offset before
+// the change, so it fires the gap's length later on the new clock (02:30 in a 1-hour gap at 03:30), at
+// the instant it would have had without the change; `skip`: it does not fire.
+enum class DstMissing { automatic, shift, skip };
+
+struct DstPolicy {
+  DstRepeated repeated = DstRepeated::automatic;
+  DstMissing missing = DstMissing::automatic;
+
+  // From the names a schedule stores (auto, first, last, both, none; auto, shift, skip). Throws
+  // InvalidInput naming the option and the value, in prescient.cron_field_problem's words.
+  static DstPolicy parse(std::string_view repeated, std::string_view missing);
+};
+
 // Accepted forms:
 //  - 5 fields: minute hour day-of-month month day-of-week; 6 fields: a leading second field.
 //    Each field: *, N, A-B, */S, A-B/S, N/S, and comma lists of those; months JAN..DEC and days
@@ -25,15 +43,18 @@ class TimeZone;  // prescient/time_zone.hpp
 // Throws InvalidInput naming the field and the reason; a spec that can never fire (0 0 30 2 *) too.
 class CronSpec {
  public:
-  static CronSpec parse(std::string_view text);
+  static CronSpec parse(std::string_view text, DstPolicy dst = {});
 
   // The first occurrence strictly after `after`, or nothing (an @at in the past). `anchor`: for @every.
-  // Field specs are local wall time in `zone`, through DST as cronie does it (man 8 cron):
+  // Field specs are local wall time in `zone`, through DST by the spec's DstPolicy. Its `automatic` is
+  // cronie's rule (man 8 cron):
   //  - `*` first in the minute or the hour field (`*/15 * * * *`, `0 * * * *`): real-time cadence. Every
   //    instant whose wall time matches fires: a repeated local time at both of its instants, a skipped
   //    one not at all.
   //  - otherwise (`30 2 * * *`), a fixed time of day: a skipped local time fires once at the first
   //    instant after the gap, a repeated one once, at the first of its two instants.
+  // Occurrences are instants, each once: a skipped time shifted onto an instant that is an occurrence
+  // anyway fires once.
   std::optional<TimePoint> next(TimePoint after, const TimeZone& zone, TimePoint anchor) const;
 
   const std::string& text() const { return text_; }
@@ -52,6 +73,7 @@ class CronSpec {
   std::bitset<7> days_of_week_;    // 0..6, Sunday = 0
   bool dom_restricted_ = false, dow_restricted_ = false;
   bool real_time_ = false;  // `*` first in the minute or hour field
+  DstPolicy dst_;
   std::chrono::seconds every_{0};
   TimePoint at_;
 };

@@ -111,20 +111,52 @@ std::vector<std::string_view> split_fields(std::string_view text) {
   return fields;
 }
 
-// Local wall time to an instant: a skipped local time (spring forward) is the first instant after
-// the gap; a repeated one (fall back) is the first of its two instants.
-TimePoint to_instant(const TimeZone& zone, date::local_time<std::chrono::seconds> local) {
-  const date::local_info info = zone.get_info(local);
-  switch (info.result) {
-    case date::local_info::unique: return TimePoint{local.time_since_epoch() - info.first.offset};
-    case date::local_info::ambiguous: return TimePoint{local.time_since_epoch() - info.first.offset};
-    default: return TimePoint{info.second.begin.time_since_epoch()};  // nonexistent
-  }
-}
-
 constexpr int kMaxScanDays = 366 * 9;  // Feb 29 can be 8 years away (2096 -> 2104)
 
+// What a change of clocks does to a field spec, the `automatic` values resolved by its kind.
+struct DstRule {
+  bool first = false, last = false;  // the instants of a repeated local time that fire
+  enum class Gap { skip, shift, to_its_end } gap = Gap::skip;  // a skipped one; to_its_end: cronie's fixed times
+
+  static DstRule of(DstPolicy policy, bool real_time) {
+    DstRule rule;
+    switch (policy.repeated) {
+      case DstRepeated::automatic:
+        rule.first = true;
+        rule.last = real_time;
+        break;
+      case DstRepeated::first: rule.first = true; break;
+      case DstRepeated::last: rule.last = true; break;
+      case DstRepeated::both: rule.first = rule.last = true; break;
+      case DstRepeated::none: break;
+    }
+    switch (policy.missing) {
+      case DstMissing::automatic: rule.gap = real_time ? Gap::skip : Gap::to_its_end; break;
+      case DstMissing::shift: rule.gap = Gap::shift; break;
+      case DstMissing::skip: rule.gap = Gap::skip; break;
+    }
+    return rule;
+  }
+};
+
 }  // namespace
+
+DstPolicy DstPolicy::parse(std::string_view repeated, std::string_view missing) {
+  static constexpr std::array<std::pair<std::string_view, DstRepeated>, 5> kRepeated{{
+      {"auto", DstRepeated::automatic}, {"first", DstRepeated::first}, {"last", DstRepeated::last},
+      {"both", DstRepeated::both}, {"none", DstRepeated::none}}};
+  static constexpr std::array<std::pair<std::string_view, DstMissing>, 3> kMissing{{
+      {"auto", DstMissing::automatic}, {"shift", DstMissing::shift}, {"skip", DstMissing::skip}}};
+  const auto find = [](const auto& names, std::string_view option, std::string_view value, const char* choices) {
+    for (const auto& [name, policy] : names) {
+      if (name == value) return policy;
+    }
+    throw InvalidInput(std::string(option) + ": '" + std::string(value.substr(0, 64)) + "' is not a policy (use " +
+                       choices + ")");
+  };
+  return {.repeated = find(kRepeated, "dst_repeated", repeated, "auto, first, last, both or none"),
+          .missing = find(kMissing, "dst_missing", missing, "auto, shift or skip")};
+}
 
 std::vector<TimePoint> next_occurrences(const CronSpec& spec, const TimeZone& zone, TimePoint after,
                                         TimePoint anchor, int count) {
@@ -142,9 +174,10 @@ std::string format_local_time(TimePoint t, const TimeZone& zone) {
   return date::format("%FT%T%Ez", local);
 }
 
-CronSpec CronSpec::parse(std::string_view text) {
+CronSpec CronSpec::parse(std::string_view text, DstPolicy dst) {
   CronSpec spec;
   spec.text_ = std::string(text);
+  spec.dst_ = dst;
   const std::vector<std::string_view> fields = split_fields(text);
   if (fields.empty()) refuse_spec(text, "it is empty");
   std::string_view expanded = text;
@@ -236,48 +269,64 @@ struct CronScan {
     return std::nullopt;
   }
 
-  // Every instant whose wall time matches: walk the zone's spans of constant offset, in each of which
-  // wall time is the instant plus the offset, so a skipped local time has no instant and a repeated one
-  // has two.
-  std::optional<TimePoint> next_real_time(TimePoint after, const TimeZone& zone) const {
+  // The first instant in [begin, end) whose wall time at `offset` matches.
+  std::optional<date::sys_seconds> first_match(date::sys_seconds begin, date::sys_seconds end,
+                                               std::chrono::seconds offset) const {
+    if (begin >= end) return std::nullopt;
+    const auto wall = [&](date::sys_seconds instant) { return date::local_seconds{instant.time_since_epoch() + offset}; };
+    const auto match = first_local_match(wall(begin), wall(end));
+    if (!match) return std::nullopt;
+    return date::sys_seconds{match->time_since_epoch() - offset};
+  }
+
+  // The first occurrence after `after`: walk the zone's spans of constant offset, in each of which wall time
+  // is the instant plus the offset. Where a span begins with the clocks gone back, its first instants repeat
+  // wall times the span before had (the `last` of them); where it ends before the clocks go back, its last
+  // instants are the `first`. Where it begins with the clocks gone forward, the wall times of the gap have no
+  // instant: shifted, each is read at the offset before (the instants of the gap's length from its
+  // beginning, in order and apart as their wall times were); to_its_end, any of them fires at the gap's
+  // end. Every candidate is an instant, so two that coincide fire once.
+  std::optional<TimePoint> next(TimePoint after, const TimeZone& zone, DstRule rule) const {
     using namespace std::chrono;
     const sys_seconds limit = floor<seconds>(after) + date::days{kMaxScanDays};
     sys_seconds t = floor<seconds>(after) + seconds{1};
+    std::optional<sys_seconds> best;
+    const auto consider = [&](std::optional<sys_seconds> candidate) {
+      if (candidate && (!best || *candidate < *best)) best = candidate;
+    };
     while (t < limit) {
       const date::sys_info span = zone.get_info(t);
-      const sys_seconds span_end = std::min(span.end, limit);
-      const auto wall = [&](sys_seconds instant) { return date::local_seconds{instant.time_since_epoch() + span.offset}; };
-      if (const auto match = first_local_match(wall(t), wall(span_end))) {
-        return TimePoint{match->time_since_epoch() - span.offset};
+      const sys_seconds end = std::min(span.end, limit);
+      const seconds offset = span.offset;
+      // A change at the span's beginning matters while its repeated or skipped wall times (at most a day
+      // of them) may still be ahead of t.
+      seconds back{0}, gap{0}, offset_before{offset};
+      if (span.begin > t - date::days{1}) {
+        offset_before = zone.get_info(span.begin - seconds{1}).offset;
+        back = std::max(offset_before - offset, seconds{0});
+        gap = std::max(offset - offset_before, seconds{0});
       }
-      t = span_end;
-    }
-    return std::nullopt;
-  }
-
-  // Wall times, each at most once: a skipped local time fires at the first instant after the gap, a
-  // repeated one at the first of its two instants. to_instant is non-decreasing in wall time, so the
-  // scan skips whole hours and minutes that end before `after`.
-  std::optional<TimePoint> next_fixed_time(TimePoint after, const TimeZone& zone) const {
-    using namespace std::chrono;
-    const auto local_after = zone.to_local(floor<seconds>(after));
-    date::local_days day = floor<date::days>(local_after) - date::days{1};  // the day before: DST can shift
-    for (int scanned = 0; scanned < kMaxScanDays; ++scanned, day += date::days{1}) {
-      if (!matches_day(day)) continue;
-      // The last candidate of the hour is the first thing to check: most are wholly before `after`.
-      for (int h = 0; h < 24; ++h) {
-        if (!spec.hours_[h] || to_instant(zone, day + hours{h} + minutes{59} + seconds{59}) <= after) continue;
-        for (int m = 0; m < 60; ++m) {
-          if (!spec.minutes_[m] || to_instant(zone, day + hours{h} + minutes{m} + seconds{59}) <= after) continue;
-          for (int s = 0; s < 60; ++s) {
-            if (!spec.seconds_[s]) continue;
-            const TimePoint candidate = to_instant(zone, day + hours{h} + minutes{m} + seconds{s});
-            if (candidate > after) return candidate;
-          }
+      const seconds ahead = span.end < limit ? std::max(offset - zone.get_info(span.end).offset, seconds{0})
+                                             : seconds{0};
+      const sys_seconds unique_from = std::max(t, span.begin + back), unique_to = std::min(end, span.end - ahead);
+      if (rule.last) consider(first_match(t, std::min(span.begin + back, end), offset));
+      consider(first_match(unique_from, unique_to, offset));
+      if (rule.first) consider(first_match(std::max(t, span.end - ahead), end, offset));
+      if (gap > seconds{0}) {
+        const date::local_seconds gap_from{span.begin.time_since_epoch() + offset_before};
+        if (rule.gap == DstRule::Gap::shift) {
+          consider(first_match(std::max(t, span.begin), std::min(span.begin + gap, limit), offset_before));
+        } else if (rule.gap == DstRule::Gap::to_its_end && span.begin >= t &&
+                   first_local_match(gap_from, gap_from + gap)) {
+          consider(span.begin);
         }
       }
+      // Later spans' candidates are at or after `end`; only a shifted gap longer than its span reaches there.
+      if (best && *best < end) break;
+      t = end;
     }
-    return std::nullopt;
+    if (!best) return std::nullopt;
+    return TimePoint{best->time_since_epoch()};
   }
 };
 
@@ -289,8 +338,7 @@ std::optional<TimePoint> CronSpec::next(TimePoint after, const TimeZone& zone, T
     if (after < anchor) return anchor + step;
     return anchor + ((after - anchor) / step + 1) * step;
   }
-  const CronScan scan{*this};
-  return real_time_ ? scan.next_real_time(after, zone) : scan.next_fixed_time(after, zone);
+  return CronScan{*this}.next(after, zone, DstRule::of(dst_, real_time_));
 }
 
 }  // namespace prescient

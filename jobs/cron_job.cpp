@@ -28,6 +28,7 @@ struct Carried {
   std::optional<std::chrono::seconds> window;  // each occurrence fires at the schedule's place in it
   std::optional<std::chrono::seconds> jitter;  // each occurrence fires at an offset of its own within it
   std::string overlap = "allow";               // for the checks of a class the occurrences make
+  std::string dst_repeated = "auto", dst_missing = "auto";  // judged with the spec, as the runner parses it
   std::optional<TimePoint> start, end;         // the bounds: occurrences outside them do not fire
   std::optional<int> max_runs;                 // and at most this many fire; `runs` have so far
   int runs = 0;
@@ -72,7 +73,12 @@ struct Carried {
     c.deadline = seconds("deadline_seconds");
     c.window = seconds("window_seconds");
     c.jitter = seconds("jitter_seconds");
-    if (const auto overlap = p.find("overlap"); overlap != p.end() && overlap->is_string()) c.overlap = *overlap;
+    const auto optional_text = [&](const char* key, std::string& out) {
+      if (const auto it = p.find(key); it != p.end() && it->is_string()) out = *it;
+    };
+    optional_text("overlap", c.overlap);
+    optional_text("dst_repeated", c.dst_repeated);
+    optional_text("dst_missing", c.dst_missing);
     c.start = micros("start_us");
     c.end = micros("end_us");
     if (const auto max_runs = integer("max_runs")) c.max_runs = static_cast<int>(*max_runs);
@@ -249,7 +255,7 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
   std::optional<CronSpec> parsed;
   const TimeZone* zone = nullptr;
   try {
-    parsed = CronSpec::parse(c.spec);
+    parsed = CronSpec::parse(c.spec, DstPolicy::parse(c.dst_repeated, c.dst_missing));
     zone = &find_time_zone(c.time_zone);
   } catch (const InvalidInput& e) {
     return mark_invalid(c, ctx, e.what());

@@ -955,9 +955,13 @@ CREATE TABLE prescient.cron_schedule (
     pause_after_failures integer,
     failed_in_a_row integer DEFAULT 0 NOT NULL,
     last_failure text,
+    dst_repeated text DEFAULT 'auto'::text NOT NULL,
+    dst_missing text DEFAULT 'auto'::text NOT NULL,
     CONSTRAINT cron_schedule_bounds_check CHECK ((end_at > start_at)),
     CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
     CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
+    CONSTRAINT cron_schedule_dst_missing_check CHECK ((dst_missing = ANY (ARRAY['auto'::text, 'shift'::text, 'skip'::text]))),
+    CONSTRAINT cron_schedule_dst_repeated_check CHECK ((dst_repeated = ANY (ARRAY['auto'::text, 'first'::text, 'last'::text, 'both'::text, 'none'::text]))),
     CONSTRAINT cron_schedule_failed_in_a_row_check CHECK ((failed_in_a_row >= 0)),
     CONSTRAINT cron_schedule_id_check CHECK ((id <> ''::text)),
     CONSTRAINT cron_schedule_jitter_seconds_check CHECK ((jitter_seconds >= 1)),
@@ -1156,6 +1160,18 @@ COMMENT ON COLUMN prescient.cron_schedule.failed_in_a_row IS 'How many of the ch
 --
 
 COMMENT ON COLUMN prescient.cron_schedule.last_failure IS 'The error of the last occurrence check counted as failed (cleared by a resume).';
+
+--
+-- Name: COLUMN cron_schedule.dst_repeated; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.dst_repeated IS 'A local time that occurs twice, when the clocks go back: fire at the first of its instants, the last, both or none; auto: both for a spec with * first in its minute or hour field, else the first (docs/schedules.md, "Daylight saving time").';
+
+--
+-- Name: COLUMN cron_schedule.dst_missing; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.dst_missing IS 'A local time that does not occur, when the clocks go forward: shift (read at the offset before the change, so the gap''s length later on the new clock) or skip; auto: skip for a spec with * first in its minute or hour field, else the first instant after the gap.';
 
 --
 -- Name: cron_schedule cron_schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
@@ -4530,7 +4546,8 @@ BEGIN
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
            max_runs = v_schedule.max_runs, priority = v_schedule.priority,
-           pause_after_failures = v_schedule.pause_after_failures
+           pause_after_failures = v_schedule.pause_after_failures, dst_repeated = v_schedule.dst_repeated,
+           dst_missing = v_schedule.dst_missing
      WHERE id = v_item.id;
     UPDATE prescient.future_job
        SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
@@ -4826,7 +4843,7 @@ CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
 
 CREATE FUNCTION prescient.cron_policy_payload(s prescient.cron_schedule) RETURNS jsonb
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN jsonb_strip_nulls(jsonb_build_object('overlap', NULLIF((s).overlap, 'allow'::text), 'start_us', prescient.us((s).start_at), 'end_us', prescient.us((s).end_at), 'max_runs', (s).max_runs, 'runs', CASE WHEN ((s).max_runs IS NOT NULL) THEN (s).run_count ELSE NULL::integer END));
+    RETURN jsonb_strip_nulls(jsonb_build_object('overlap', NULLIF((s).overlap, 'allow'::text), 'start_us', prescient.us((s).start_at), 'end_us', prescient.us((s).end_at), 'max_runs', (s).max_runs, 'runs', CASE WHEN ((s).max_runs IS NOT NULL) THEN (s).run_count ELSE NULL::integer END, 'dst_repeated', NULLIF((s).dst_repeated, 'auto'::text), 'dst_missing', NULLIF((s).dst_missing, 'auto'::text)));
 
 --
 -- Name: cron_check_payload(prescient.cron_schedule, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4907,7 +4924,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of failed occurrences (1 to 1000)'::text WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (1000)::numeric)))) THEN format('%s is not a count of failed occurrences (1 to 1000)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number from 0 (first) to 9 (last)'::text WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (abs((p_value)::numeric) >= '1000000000'::numeric))) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text)) THEN prescient.priority_problem(((p_value)::numeric)::integer) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
+    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text, 'dst_repeated'::text, 'dst_missing'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of failed occurrences (1 to 1000)'::text WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (1000)::numeric)))) THEN format('%s is not a count of failed occurrences (1 to 1000)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number from 0 (first) to 9 (last)'::text WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (abs((p_value)::numeric) >= '1000000000'::numeric))) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text)) THEN prescient.priority_problem(((p_value)::numeric)::integer) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'dst_repeated'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['auto'::text, 'first'::text, 'last'::text, 'both'::text, 'none'::text]))) THEN format('%L is not a policy (use auto, first, last, both or none)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'dst_missing'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['auto'::text, 'shift'::text, 'skip'::text]))) THEN format('%L is not a policy (use auto, shift or skip)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
 
 --
 -- Name: cron_fields_problem(jsonb); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5031,7 +5048,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_option_keys() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text];
+    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text, 'dst_repeated'::text, 'dst_missing'::text];
 
 --
 -- Name: cron_pause(text, text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5243,7 +5260,8 @@ BEGIN
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
          end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority,
-         pause_after_failures = v_new.pause_after_failures, run_count = v_new.run_count,
+         pause_after_failures = v_new.pause_after_failures, dst_repeated = v_new.dst_repeated,
+         dst_missing = v_new.dst_missing, run_count = v_new.run_count,
          ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
@@ -5323,6 +5341,8 @@ BEGIN
   IF p_options ? 'pause_after_failures' THEN
     s.pause_after_failures := (p_options->>'pause_after_failures')::numeric::integer;
   END IF;
+  IF p_options ? 'dst_repeated' THEN s.dst_repeated := coalesce(p_options->>'dst_repeated', 'auto'); END IF;
+  IF p_options ? 'dst_missing' THEN s.dst_missing := coalesce(p_options->>'dst_missing', 'auto'); END IF;
   RETURN s;
 END $$;
 

@@ -30,6 +30,8 @@ void print_definition(const ScheduleDefinition& d) {
             << (d.window ? ", window " + format_duration(*d.window) : "")
             << (d.jitter ? ", jitter " + format_duration(*d.jitter) : "")
             << (d.overlap != "allow" ? ", overlap " + d.overlap : "")
+            << (d.dst_repeated != ScheduleDefinition{}.dst_repeated ? ", dst_repeated " + d.dst_repeated : "")
+            << (d.dst_missing != ScheduleDefinition{}.dst_missing ? ", dst_missing " + d.dst_missing : "")
             << (d.priority != ScheduleDefinition{}.priority ? ", priority " + std::to_string(d.priority) : "") << "\n";
   if (d.start_at || d.end_at || d.max_runs) {
     std::cout << "  bounds: from " << (d.start_at ? format_time(*d.start_at) : "-") << " to "
@@ -53,11 +55,19 @@ void print_definition(const ScheduleDefinition& d) {
             << (d.invalid_reason ? ": " + *d.invalid_reason : "") << "\n";
 }
 
+// --dst-repeated and --dst-missing (auto when not given) by the parser the runner uses: a bad value is
+// refused before connecting, in SQL's words.
+DstPolicy dst_policy_flags(const Invocation& in) {
+  return DstPolicy::parse(optional_flag(in, "dst-repeated").value_or("auto"),
+                          optional_flag(in, "dst-missing").value_or("auto"));
+}
+
 int run_next(const Invocation& in) {
   if (!in.has("spec")) throw InvalidInput("missing --spec");
   const int count = in.get<int>("count");
   if (count < 1 || count > 1000) in.refuse("count", "invalid --count " + std::to_string(count) + ": use 1-1000");
-  const CronSpec spec = in.parsed("spec", CronSpec::parse);
+  const DstPolicy dst = dst_policy_flags(in);
+  const CronSpec spec = in.parsed("spec", [&](const std::string& text) { return CronSpec::parse(text, dst); });
   const TimeZone& zone =
       in.has("time-zone") ? *in.parsed("time-zone", [](const std::string& name) { return &find_time_zone(name); })
                           : find_time_zone("UTC");
@@ -96,11 +106,13 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
     else if (field == "max_runs") d.max_runs = int_field(value, field);
     else if (field == "priority") d.priority = int_field(value, field);
     else if (field == "pause_after_failures") d.pause_after_failures = int_field(value, field);
+    else if (field == "dst_repeated") d.dst_repeated = string_field(value, field);
+    else if (field == "dst_missing") d.dst_missing = string_field(value, field);
     else if (field == "payload") d.payload = value;  // an object or not: SQL's rule
     else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter, overlap,"
-                         " start_at, end_at, max_runs, priority, pause_after_failures)");
+                         " start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing)");
     }
   }
   if (d.id.empty()) throw InvalidInput("field 'id' is missing");
@@ -185,8 +197,11 @@ struct CronFlags {
 };
 
 CronFlags checked_flags(const std::string& action, const Invocation& in) {
-  if ((action == "add" || action == "update") && in.has("spec")) in.parsed("spec", CronSpec::parse);
+  if ((action == "add" || action == "update") && in.has("spec")) {
+    in.parsed("spec", [](const std::string& text) { return CronSpec::parse(text); });
+  }
   if (in.has("time-zone")) in.parsed("time-zone", [](const std::string& name) { return &find_time_zone(name); });
+  dst_policy_flags(in);
   // What the flags say is read here; whether it is allowed is SQL's rule (cron_add_arrays, cron_update).
   CronFlags flags{.payload = in.has("payload") ? std::optional(payload_of(in)) : std::nullopt,
                   .deadline = ruled_duration_flag(in, "deadline"),
@@ -224,7 +239,9 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                        .end_at = flags.end_at,
                        .max_runs = flags.max_runs,
                        .priority = flags.priority.value_or(ScheduleDefinition{}.priority),
-                       .pause_after_failures = flags.pause_after_failures});
+                       .pause_after_failures = flags.pause_after_failures,
+                       .dst_repeated = optional_flag(in, "dst-repeated").value_or(ScheduleDefinition{}.dst_repeated),
+                       .dst_missing = optional_flag(in, "dst-missing").value_or(ScheduleDefinition{}.dst_missing)});
   } else {
     d = schedules.update(required_id(in), {.spec = optional_flag(in, "spec"),
                                            .time_zone = optional_flag(in, "time-zone"),
@@ -239,7 +256,9 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                                            .end_at = flags.end_at,
                                            .max_runs = flags.max_runs,
                                            .priority = flags.priority,
-                                           .pause_after_failures = flags.pause_after_failures});
+                                           .pause_after_failures = flags.pause_after_failures,
+                                           .dst_repeated = optional_flag(in, "dst-repeated"),
+                                           .dst_missing = optional_flag(in, "dst-missing")});
   }
   if (in.json()) std::cout << to_json(d) << "\n";
   else print_definition(d);
@@ -300,10 +319,10 @@ int list_schedules(const Invocation& in, Schedules& schedules) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& d : all) {
-    rows.push_back({d.id, d.spec, d.time_zone, d.job, d.catch_up, std::to_string(d.version),
-                    d.next_check_at ? format_time(*d.next_check_at) : "-", state_of(d)});
+    rows.push_back({d.id, d.spec, d.time_zone, d.dst_repeated + "/" + d.dst_missing, d.job, d.catch_up,
+                    std::to_string(d.version), d.next_check_at ? format_time(*d.next_check_at) : "-", state_of(d)});
   }
-  print_table({"ID", "SPEC", "TIME_ZONE", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT", "STATE"}, rows);
+  print_table({"ID", "SPEC", "TIME_ZONE", "DST", "JOB", "CATCH_UP", "VERSION", "NEXT_CHECK_AT", "STATE"}, rows);
   if (static_cast<int>(all.size()) == in.get<int>("limit")) {
     std::cerr << "prescient: more may follow: --after " << all.back().id << "\n";
   }
@@ -342,7 +361,8 @@ int show_schedule(const Invocation& in, Schedules& schedules) {
 // add --file takes the schedules from a file, and none of the flags that define one.
 void refuse_flags_beside_file(const Invocation& in) {
   for (const char* single : {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter",
-                             "overlap", "start-at", "end-at", "max-runs", "priority", "pause-after-failures"}) {
+                             "overlap", "start-at", "end-at", "max-runs", "priority", "pause-after-failures",
+                             "dst-repeated", "dst-missing"}) {
     if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
   }
 }
@@ -376,7 +396,8 @@ Command cron_command() {
                "                            [--deadline DURATION] [--catch-up one|all|none]\n"
                "                            [--window DURATION | --jitter DURATION] [--overlap POLICY]\n"
                "                            [--start-at TIME] [--end-at TIME] [--max-runs N] [--priority P]\n"
-               "                            [--pause-after-failures N] [--json]\n"
+               "                            [--pause-after-failures N] [--dst-repeated POLICY]\n"
+               "                            [--dst-missing POLICY] [--json]\n"
                "       prescient cron add    --file FILE|- [--skip-invalid] [--json]   # JSON lines, all or nothing\n"
                "       prescient cron update --id ID [same options]    # bumps the version\n"
                "       prescient cron pause  --id ID [--note TEXT] [--by WHO]  # keeps its place; resume applies catch-up\n"
@@ -386,7 +407,8 @@ Command cron_command() {
                "       prescient cron trigger --id ID [--by WHO] [--json]  # one occurrence now, out of the series\n"
                "       prescient cron list   [--limit N] [--after ID] [--paused] [--invalid] [--job CLASS] [--json]\n"
                "       prescient cron show   --id ID [--json]         # definition, next firings, recent events\n"
-               "       prescient cron next   --spec SPEC [--time-zone ZONE] [--from TIME] [--count N] [--json]",
+               "       prescient cron next   --spec SPEC [--time-zone ZONE] [--dst-repeated POLICY]\n"
+               "                            [--dst-missing POLICY] [--from TIME] [--count N] [--json]",
       .add_options =
           [](po::options_description& desc) {
             desc.add_options()
@@ -426,13 +448,22 @@ Command cron_command() {
                 ("pause-after-failures", po::value<int>()->value_name("N"),
                  "add, update: pause the schedule when N of the checks its occurrences make end failed in a row "
                  "(1-1000; a done sets the count back to 0, a resume starts it again)")
+                ("dst-repeated", po::value<std::string>()->value_name("POLICY"),
+                 "add, update, next: a local time that occurs twice when the clocks go back fires at its first "
+                 "instant, its last, both or none; auto (default): both for a spec with * first in its minute or "
+                 "hour field, else the first")
+                ("dst-missing", po::value<std::string>()->value_name("POLICY"),
+                 "add, update, next: a local time that does not occur when the clocks go forward: shift (fires the "
+                 "gap's length later, 02:30 at 03:30) or skip; auto (default): skip for a spec with * first in its "
+                 "minute or hour field, else the first instant after the gap")
                 ("note", po::value<std::string>()->value_name("TEXT"),
                  "pause: why, shown by cron show and the dashboard until it resumes, kept in the history")
                 ("by", po::value<std::string>()->value_name("WHO"),
                  "remove, pause, resume, backfill, trigger: recorded in the history (default: the OS user)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window, "
-                 "jitter, overlap, start_at, end_at, max_runs, priority, pause_after_failures ('-': stdin);"
+                 "jitter, overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, "
+                 "dst_missing ('-': stdin);"
                  " all or nothing, every bad line named")
                 ("skip-invalid", "add --file: add the valid lines, report the others")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "list: at most N schedules (1-10000)")

@@ -23,14 +23,16 @@ CREATE OR REPLACE FUNCTION prescient.cron_check_payload_of(
     'anchor_us', p_anchor_us, 'last_us', p_last_us, 'from_us', p_from_us, 'window_seconds', p_window_seconds,
     'jitter_seconds', p_jitter_seconds);
 
--- What the check carries of a schedule's overlap policy and bounds, keys only for what is set: overlap
--- (not allow), start_us, end_us, max_runs, and runs (the occurrences fired so far, counted only towards
--- a max_runs; the runner counts on in the check's payload, the row holds it while there is no check).
+-- What the check carries of a schedule's overlap policy, bounds and DST policy, keys only for what is set:
+-- overlap (not allow), start_us, end_us, max_runs, runs (the occurrences fired so far, counted only towards
+-- a max_runs; the runner counts on in the check's payload, the row holds it while there is no check),
+-- dst_repeated and dst_missing (not auto).
 CREATE OR REPLACE FUNCTION prescient.cron_policy_payload(s prescient.cron_schedule)
   RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
   RETURN jsonb_strip_nulls(jsonb_build_object(
     'overlap', nullif(s.overlap, 'allow'), 'start_us', prescient.us(s.start_at), 'end_us', prescient.us(s.end_at),
-    'max_runs', s.max_runs, 'runs', CASE WHEN s.max_runs IS NOT NULL THEN s.run_count END));
+    'max_runs', s.max_runs, 'runs', CASE WHEN s.max_runs IS NOT NULL THEN s.run_count END,
+    'dst_repeated', nullif(s.dst_repeated, 'auto'), 'dst_missing', nullif(s.dst_missing, 'auto')));
 
 -- The same for a stored schedule, with its policy and bounds.
 CREATE OR REPLACE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint)
@@ -176,7 +178,8 @@ END $$;
 -- fields of cron_add_many's items and cron_update's changes like the others).
 CREATE OR REPLACE FUNCTION prescient.cron_option_keys() RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures'];
+  RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures', 'dst_repeated',
+               'dst_missing'];
 
 -- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
 -- cron_update, an option), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which
@@ -185,9 +188,11 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
   LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE
     WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds', 'window_seconds',
-                       'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures')
+                       'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures',
+                       'dst_repeated', 'dst_missing')
       THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, '
-           'jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures)'
+           'jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, '
+           'dst_missing)'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) NOT IN ('number', 'null') THEN 'must be a whole number'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric < 1 OR p_value::numeric > 2147483647)
@@ -208,6 +213,12 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
     WHEN p_key = 'overlap' AND jsonb_typeof(p_value) = 'string'
          AND p_value->>0 NOT IN ('allow', 'skip', 'buffer_one', 'cancel_previous')
       THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)', left(p_value->>0, 64))
+    -- The same words as the runner's parser (DstPolicy::parse), which `cron next` uses without a database.
+    WHEN p_key = 'dst_repeated' AND jsonb_typeof(p_value) = 'string'
+         AND p_value->>0 NOT IN ('auto', 'first', 'last', 'both', 'none')
+      THEN format('%L is not a policy (use auto, first, last, both or none)', left(p_value->>0, 64))
+    WHEN p_key = 'dst_missing' AND jsonb_typeof(p_value) = 'string' AND p_value->>0 NOT IN ('auto', 'shift', 'skip')
+      THEN format('%L is not a policy (use auto, shift or skip)', left(p_value->>0, 64))
     WHEN p_key IN ('start_at', 'end_at') AND jsonb_typeof(p_value) = 'string'
       THEN prescient.time_text_problem(p_value->>0)
     WHEN p_key = 'payload' AND jsonb_typeof(p_value) NOT IN ('object', 'null') THEN 'must be a JSON object'
@@ -246,7 +257,8 @@ CREATE OR REPLACE FUNCTION prescient.cron_arm(
 $$;
 
 -- Schedule s with the options in p_options set (the keys present: overlap, start_at, end_at, max_runs,
--- priority, pause_after_failures; null: the default), judged by cron_field_problem first.
+-- priority, pause_after_failures, dst_repeated, dst_missing; null: the default), judged by cron_field_problem
+-- first.
 CREATE OR REPLACE FUNCTION prescient.cron_with_options(s prescient.cron_schedule, p_options jsonb)
   RETURNS prescient.cron_schedule LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -258,6 +270,8 @@ BEGIN
   IF p_options ? 'pause_after_failures' THEN
     s.pause_after_failures := (p_options->>'pause_after_failures')::numeric::integer;
   END IF;
+  IF p_options ? 'dst_repeated' THEN s.dst_repeated := coalesce(p_options->>'dst_repeated', 'auto'); END IF;
+  IF p_options ? 'dst_missing' THEN s.dst_missing := coalesce(p_options->>'dst_missing', 'auto'); END IF;
   RETURN s;
 END $$;
 
@@ -305,7 +319,8 @@ BEGIN
     UPDATE prescient.cron_schedule
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
            max_runs = v_schedule.max_runs, priority = v_schedule.priority,
-           pause_after_failures = v_schedule.pause_after_failures
+           pause_after_failures = v_schedule.pause_after_failures, dst_repeated = v_schedule.dst_repeated,
+           dst_missing = v_schedule.dst_missing
      WHERE id = v_item.id;
     UPDATE prescient.future_job
        SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
@@ -530,8 +545,8 @@ END $$;
 -- occurrence. With p_window_seconds[i], each occurrence fires at the schedule's place in that window: its
 -- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
 -- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). p_options[i]
--- is a JSON object of the options overlap, start_at, end_at, max_runs, priority and pause_after_failures
--- (docs/schedules.md), or NULL:
+-- is a JSON object of the options overlap, start_at, end_at, max_runs, priority, pause_after_failures,
+-- dst_repeated and dst_missing (docs/schedules.md), or NULL:
 -- every field a schedule gains from now on is a key of it, not a parameter more. The
 -- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
 -- raises PR409 naming it. Returns how many were added.
@@ -611,8 +626,8 @@ BEGIN
 END $$;
 
 -- Changes a schedule: p_changes holds the fields to change (spec, time_zone, job, payload, catch_up,
--- deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs; a null removes
--- the optional ones, and sets overlap back to allow). With p_expected_version, a schedule at another version
+-- deadline_seconds, window_seconds, jitter_seconds, and the options of cron_option_keys; a null removes
+-- the optional ones, and sets overlap back to allow and dst_repeated and dst_missing back to auto). With p_expected_version, a schedule at another version
 -- raises PR409 and nothing changes (optimistic concurrency for editors). The version goes up by one and
 -- the pending check carries the new definition from now on: the first occurrence after now (or after the
 -- last one fired, if later) at p_first_check_at when the caller computed it, else found by the runner
@@ -687,7 +702,8 @@ BEGIN
          catch_up = v_new.catch_up, deadline_seconds = v_new.deadline_seconds, window_seconds = v_new.window_seconds,
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
          end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority,
-         pause_after_failures = v_new.pause_after_failures, run_count = v_new.run_count,
+         pause_after_failures = v_new.pause_after_failures, dst_repeated = v_new.dst_repeated,
+         dst_missing = v_new.dst_missing, run_count = v_new.run_count,
          ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id

@@ -115,6 +115,8 @@ COMMENT ON COLUMN prescient.cron_schedule.start_at IS 'No occurrence before this
 COMMENT ON COLUMN prescient.cron_schedule.end_at IS 'No occurrence after this fires; then the schedule ends by itself. Null: no end.';
 COMMENT ON COLUMN prescient.cron_schedule.max_runs IS 'At most this many occurrences fire; then the schedule ends by itself. Null: no limit.';
 COMMENT ON COLUMN prescient.cron_schedule.priority IS 'The priority of the schedule''s check and of every check its occurrences make (0 first to 9 last, default 5).';
+COMMENT ON COLUMN prescient.cron_schedule.dst_repeated IS 'A local time that occurs twice, when the clocks go back: fire at the first of its instants, the last, both or none; auto: both for a spec with * first in its minute or hour field, else the first (docs/schedules.md, "Daylight saving time").';
+COMMENT ON COLUMN prescient.cron_schedule.dst_missing IS 'A local time that does not occur, when the clocks go forward: shift (read at the offset before the change, so the gap''s length later on the new clock) or skip; auto: skip for a spec with * first in its minute or hour field, else the first instant after the gap.';
 COMMENT ON COLUMN prescient.cron_schedule.pause_after_failures IS 'Pause the schedule when this many of the checks its occurrences make end failed in a row (docs/schedules.md, "Pause after failures"); null: never.';
 COMMENT ON COLUMN prescient.cron_schedule.failed_in_a_row IS 'How many of the checks its occurrences made ended failed in a row, counted while it has a pause_after_failures and is not paused; a done or a resume sets it back to 0.';
 COMMENT ON COLUMN prescient.cron_schedule.last_failure IS 'The error of the last occurrence check counted as failed (cleared by a resume).';

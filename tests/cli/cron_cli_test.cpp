@@ -90,6 +90,11 @@ TEST_CASE("cron refuses bad input with exit 2, one line, before touching the dat
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--payload", "[1"}, "not JSON"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--deadline", "soon"}, "'soon'"},
       {{"cron", "add", "--id", "x", "--spec", "@daily", "--window", "1 minute"}, "'1 minute'"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--dst-repeated", "twice"},
+       "dst_repeated: 'twice' is not a policy (use auto, first, last, both or none)"},
+      {{"cron", "update", "--id", "x", "--dst-missing", "forward"},
+       "dst_missing: 'forward' is not a policy (use auto, shift or skip)"},
+      {{"cron", "next", "--spec", "@daily", "--dst-missing", "later"}, "dst_missing: 'later' is not a policy"},
   };
   for (const Case& c : cases) {
     INFO(Catch::rangeToString(c.args));
@@ -226,4 +231,42 @@ TEST_CASE("cron bounds, overlap, pause --note and backfill from the command line
   // One backfill: the refused ones wrote nothing.
   const ProcessResult pending = run_prescient(with_db({"list", "--json"}, url));
   CHECK(pending.out.find("cron-backfill:report:") != std::string::npos);
+}
+
+TEST_CASE("cron --dst-repeated and --dst-missing: next, add, show, list, update and the bulk file") {
+  // Berlin's spring-forward: 02:30 does not exist on 2026-03-29; shifted, it fires at 03:30 CEST.
+  const ProcessResult next = run_prescient({"cron", "next", "--spec", "30 2 * * *", "--time-zone", "Europe/Berlin",
+                                            "--dst-missing", "shift", "--from", "2026-03-28T12:00:00Z", "--count", "1"});
+  REQUIRE(next.exit_code == 0);
+  CHECK(lines_of(next.out) == std::vector<std::string>{"2026-03-29T01:30:00Z  2026-03-29 03:30:00 CEST"});
+
+  const std::string url = create_migrated_database(60);
+  const ProcessResult add = run_prescient(with_db({"cron", "add", "--id", "night", "--spec", "30 2 * * *", "--time-zone",
+                                                   "Europe/Berlin", "--dst-repeated", "last", "--dst-missing", "skip"},
+                                                  url));
+  REQUIRE(add.exit_code == 0);
+  CHECK_THAT(add.out, Catch::Contains(", dst_repeated last, dst_missing skip"));
+  const json show = json::parse(run_prescient(with_db({"cron", "show", "--id", "night", "--json"}, url)).out);
+  CHECK(show["dst_repeated"] == "last");
+  CHECK(show["dst_missing"] == "skip");
+  const std::vector<std::string> list = lines_of(run_prescient(with_db({"cron", "list"}, url)).out);
+  REQUIRE(list.size() == 2);
+  CHECK_THAT(list[0], Catch::Contains("DST"));
+  CHECK_THAT(list[1], Catch::Contains("last/skip"));
+
+  REQUIRE(run_prescient(with_db({"cron", "update", "--id", "night", "--dst-missing", "shift"}, url)).exit_code == 0);
+  const json updated = json::parse(run_prescient(with_db({"cron", "show", "--id", "night", "--json"}, url)).out);
+  CHECK(updated["dst_repeated"] == "last");
+  CHECK(updated["dst_missing"] == "shift");
+
+  const std::string file = std::filesystem::temp_directory_path() / ("dst-" + std::to_string(getpid()) + ".jsonl");
+  std::ofstream(file) << R"({"id": "a", "spec": "*/30 * * * *", "dst_repeated": "none"})" << "\n"
+                      << R"({"id": "b", "spec": "@daily", "dst_missing": "sometimes"})" << "\n";
+  const ProcessResult bad = run_prescient(with_db({"cron", "add", "--file", file}, url));
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("line 2") && Catch::Contains("dst_missing: 'sometimes' is not a policy"));
+  std::ofstream(file) << R"({"id": "a", "spec": "*/30 * * * *", "dst_repeated": "none"})" << "\n";
+  REQUIRE(run_prescient(with_db({"cron", "add", "--file", file}, url)).exit_code == 0);
+  std::filesystem::remove(file);
+  CHECK(json::parse(run_prescient(with_db({"cron", "show", "--id", "a", "--json"}, url)).out)["dst_repeated"] == "none");
 }

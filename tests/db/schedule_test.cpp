@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
 
 #include <exception>
@@ -397,4 +398,75 @@ TEST_CASE("a schedule with a jitter fires each occurrence at its own offset with
   CHECK(offsets.size() > 3);  // 24 occurrences at offsets of their own, not one place
   CHECK_THROWS_WITH(f.schedules.add({.id = "both", .spec = "@daily", .window = 10min, .jitter = 5min}),
                     Catch::Contains("a window or a jitter, not both"));
+}
+
+TEST_CASE("DST policy: stored, carried by the check, fired by the runner; a bad value refused with nothing written") {
+  ScheduleFixture f;
+  // Europe/Berlin, 2026-03-29: 02:00 CET -> 03:00 CEST; 02:30 does not exist.
+  f.clock.set(parse_time("2026-03-28T12:00:00Z"));
+  f.schedules.add({.id = "shifted", .spec = "30 2 * * *", .time_zone = "Europe/Berlin", .dst_missing = "shift"});
+  f.schedules.add({.id = "cron-rule", .spec = "30 2 * * *", .time_zone = "Europe/Berlin"});
+  *f.db << "SELECT prescient.cron_add('skipped', '30 2 * * *', 'Europe/Berlin',"
+           " p_now => '2026-03-28T12:00:00Z', p_options => '{\"dst_missing\": \"skip\", \"dst_repeated\": \"last\"}')";
+  const ScheduleDefinition shifted = f.schedules.show("shifted");
+  CHECK(shifted.dst_missing == "shift");
+  CHECK(shifted.dst_repeated == "auto");
+  CHECK(to_json(shifted)["dst_missing"] == "shift");
+  CHECK(f.schedules.show("skipped").dst_repeated == "last");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:shifted'"
+                        " AND payload->>'dst_missing' = 'shift' AND NOT payload ? 'dst_repeated'") == 1);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:cron-rule'"
+                        " AND NOT payload ? 'dst_missing'") == 1);
+  // The gap's length later on the new clock (03:30 CEST), its end (03:00 CEST), or the next day.
+  CHECK(format_time(f.schedules.detail("shifted").next_firings.front()) == "2026-03-29T01:30:00Z");
+  CHECK(format_time(f.schedules.detail("cron-rule").next_firings.front()) == "2026-03-29T01:00:00Z");
+  CHECK(format_time(f.schedules.detail("skipped").next_firings.front()) == "2026-03-30T00:30:00Z");
+  // The runner, armed from SQL without a first occurrence, finds it by the carried policy and fires there.
+  f.fire("2026-03-28T12:01:00Z");
+  CHECK(f.pending_at("skipped") == "2026-03-30T00:30:00Z");
+  f.fire("2026-03-29T01:00:00Z");
+  f.fire("2026-03-29T01:30:00Z");
+  CHECK(f.events("cron-rule") == std::vector<std::string>{unix_id("cron-rule", "2026-03-29T01:00:00Z")});
+  CHECK(f.events("shifted") == std::vector<std::string>{unix_id("shifted", "2026-03-29T01:30:00Z")});
+  CHECK(f.events("skipped").empty());
+
+  // An update changes it from the next occurrence; a null sets it back to auto.
+  f.schedules.update("shifted", {.dst_repeated = "both"});
+  CHECK(f.schedules.show("shifted").dst_repeated == "both");
+  *f.db << "SELECT prescient.cron_update('shifted', '{\"dst_missing\": null}', p_now => '2026-03-29T02:00:00Z')";
+  CHECK(f.schedules.show("shifted").dst_missing == "auto");
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:shifted'"
+                        " AND payload->>'dst_repeated' = 'both' AND NOT payload ? 'dst_missing'") == 1);
+
+  // Refused with PR400, one line naming the value, and nothing written.
+  const auto refusal = [&](const std::string& sql) -> std::string {
+    try {
+      *f.db << "SAVEPOINT refusal";
+      *f.db << sql;
+      *f.db << "RELEASE SAVEPOINT refusal";
+      return "accepted";
+    } catch (const soci::postgresql_soci_error& e) {
+      *f.db << "ROLLBACK TO SAVEPOINT refusal";
+      return e.sqlstate() + " " + e.what();
+    }
+  };
+  *f.db << "BEGIN";
+  CHECK_THAT(refusal("SELECT prescient.cron_add('bad', '@daily', p_options => '{\"dst_repeated\": \"twice\"}')"),
+             Catch::StartsWith("PR400") &&
+                 Catch::Contains("dst_repeated: 'twice' is not a policy (use auto, first, last, both or none)"));
+  CHECK_THAT(refusal("SELECT prescient.cron_add('bad', '@daily', p_options => '{\"dst_missing\": \"forward\"}')"),
+             Catch::StartsWith("PR400") && Catch::Contains("dst_missing: 'forward' is not a policy (use auto, shift or skip)"));
+  CHECK_THAT(refusal("SELECT prescient.cron_add('bad', '@daily', p_options => '{\"dst_missing\": 1}')"),
+             Catch::StartsWith("PR400") && Catch::Contains("dst_missing: must be a string"));
+  CHECK_THAT(refusal("SELECT prescient.cron_add_many('[{\"id\": \"bad\", \"spec\": \"@daily\", \"dst_repeated\": \"2x\"}]')"),
+             Catch::StartsWith("PR400") && Catch::Contains("item 1: dst_repeated: '2x' is not a policy"));
+  CHECK_THAT(refusal("SELECT prescient.cron_update('cron-rule', '{\"dst_missing\": \"later\"}')"),
+             Catch::StartsWith("PR400") && Catch::Contains("dst_missing: 'later' is not a policy"));
+  *f.db << "COMMIT";
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.cron_schedule WHERE id = 'bad'") == 0);
+  CHECK(count_of(*f.db, "SELECT count(*) FROM prescient.future_job WHERE job_key = 'cron:bad'") == 0);
+  CHECK(f.schedules.show("cron-rule").version == 1);
+  // The C++ client refuses in the same words before asking.
+  CHECK_THROWS_WITH(f.schedules.add({.id = "bad", .spec = "@daily", .dst_repeated = "twice"}),
+                    "dst_repeated: 'twice' is not a policy (use auto, first, last, both or none)");
 }

@@ -52,6 +52,11 @@ struct ScheduleDefinition {
   // Pauses itself when this many of the checks its occurrences make end `failed` in a row (a `done` sets the
   // count back to 0; a resume starts it again): docs/schedules.md, "Pause after failures". 1 to 1000.
   std::optional<int> pause_after_failures;
+  // Where the clocks change (docs/schedules.md, "Daylight saving time"): a local time that occurs twice
+  // fires at its first instant, its last, both or none; one that does not occur is shifted (read at the
+  // offset before the change) or skipped. "auto": cron's rule for the spec's kind (CronSpec::next).
+  std::string dst_repeated = "auto";  // auto, first, last, both or none
+  std::string dst_missing = "auto";   // auto, shift or skip
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
@@ -88,6 +93,7 @@ struct ScheduleChanges {
   std::optional<int> max_runs;
   std::optional<int> priority;
   std::optional<int> pause_after_failures;
+  std::optional<std::string> dst_repeated, dst_missing;
 };
 
 // One change of update_many.

@@ -26,7 +26,7 @@ CronSpec Schedules::validate(const ScheduleDefinition& d) const {
     if (auto problem = text_problem(what, *value)) throw InvalidInput(*problem);
   }
   if (auto problem = payload_text_problem(d.payload)) throw InvalidInput(*problem);
-  CronSpec spec = CronSpec::parse(d.spec);
+  CronSpec spec = CronSpec::parse(d.spec, DstPolicy::parse(d.dst_repeated, d.dst_missing));
   find_time_zone(d.time_zone);
   return spec;
 }
@@ -161,6 +161,8 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
     d.pause_after_failures = changes.pause_after_failures;
     changed["pause_after_failures"] = *changes.pause_after_failures;
   }
+  if (changes.dst_repeated) changed["dst_repeated"] = d.dst_repeated = *changes.dst_repeated;
+  if (changes.dst_missing) changed["dst_missing"] = d.dst_missing = *changes.dst_missing;
   const CronSpec spec = validate(d);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
@@ -226,7 +228,8 @@ Schedules::Detail Schedules::detail(const std::string& id) {
   Detail detail{.definition = show(id), .next_firings = {}, .recent_events = {}};
   const ScheduleDefinition& d = detail.definition;
   const TimePoint now = clock_.now();
-  detail.next_firings = next_occurrences(CronSpec::parse(d.spec), find_time_zone(d.time_zone),
+  detail.next_firings = next_occurrences(CronSpec::parse(d.spec, DstPolicy::parse(d.dst_repeated, d.dst_missing)),
+                                         find_time_zone(d.time_zone),
                                          std::max(now, d.last_occurrence_at.value_or(now)), d.anchor_at, 5);
   detail.recent_events = recent_events(id, 10);
   return detail;
@@ -266,6 +269,8 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
            d.pause_after_failures ? nlohmann::json(*d.pause_after_failures) : nlohmann::json(nullptr)},
           {"failed_in_a_row", d.failed_in_a_row},
           {"last_failure", d.last_failure ? nlohmann::json(*d.last_failure) : nlohmann::json(nullptr)},
+          {"dst_repeated", d.dst_repeated},
+          {"dst_missing", d.dst_missing},
           {"run_count", d.run_count},
           {"version", d.version},
           {"created_at", format_time(d.created_at)},

@@ -101,7 +101,10 @@ export interface CronAddOptions {
   deadlineSeconds?: number
   windowSeconds?: number
   jitterSeconds?: number
-  /** The schedule's further options (overlap, start_at, end_at, max_runs, priority: docs/schedules.md). */
+  /**
+   * The schedule's further options (overlap, start_at, end_at, max_runs, priority, pause_after_failures,
+   * dst_repeated, dst_missing: docs/schedules.md).
+   */
   scheduleOptions?: Record<string, unknown>
   by?: string
   clock?: Clock

@@ -82,7 +82,8 @@ type Cron struct {
 	// Window spreads the schedules' occurrences over this window; Jitter gives each occurrence an offset of
 	// its own within it (docs/schedules.md). 0: none; not both.
 	Window, Jitter time.Duration
-	// Options: overlap, start_at, end_at, max_runs, priority, pause_after_failures (docs/schedules.md).
+	// Options: overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated,
+	// dst_missing (docs/schedules.md).
 	Options map[string]interface{}
 	By      string // who added it; "": the database's current_user
 }

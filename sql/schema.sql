@@ -44,9 +44,13 @@ CREATE TABLE prescient.future_job (
     collect_pending jsonb,
     collect_pending_since timestamp with time zone,
     collect_pending_at timestamp with time zone,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT future_job_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT future_job_backoff_check CHECK ((backoff_seconds >= 1)),
     CONSTRAINT future_job_backoff_max_check CHECK ((backoff_max_seconds >= 1)),
+    CONSTRAINT future_job_calendar_check CHECK (((calendar IS NOT NULL) OR ((calendar_version IS NULL) AND (business_delay IS NULL)))),
     CONSTRAINT future_job_check_count_check CHECK ((check_count >= 0)),
     CONSTRAINT future_job_enqueued_by_check CHECK ((enqueued_by <> ''::text)),
     CONSTRAINT future_job_entity_key_check CHECK ((entity_key <> ''::text)),
@@ -245,6 +249,24 @@ COMMENT ON COLUMN prescient.future_job.collect_pending_since IS 'When the first 
 --
 
 COMMENT ON COLUMN prescient.future_job.collect_pending_at IS 'The time collect_pending asks for (the debounce rule from their first arrival): a settlement that goes on is due no later, and a new check made of them is due then.';
+
+--
+-- Name: COLUMN future_job.calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.calendar IS 'The calendar whose open time the check is timed in (docs/business-time.md), or NULL for elapsed time: its next_check_at was computed from asked-for time and business_delay in it. A reschedule clears it.';
+
+--
+-- Name: COLUMN future_job.calendar_version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.calendar_version IS 'The version of the calendar that computed the check''s time (prescient.calendar_version): a later version changes times computed after it only.';
+
+--
+-- Name: COLUMN future_job.business_delay; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.future_job.business_delay IS 'The business delay asked for, as written (4h, 3bd), counted in the calendar''s open time; NULL with a calendar: at the time asked for, or the next opening.';
 
 --
 -- Name: future_job_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
@@ -494,6 +516,24 @@ GRANT SELECT(collect_pending_since) ON TABLE prescient.future_job TO prescient_c
 
 GRANT SELECT(collect_pending_at) ON TABLE prescient.future_job TO prescient_client;
 
+--
+-- Name: COLUMN future_job.calendar; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(calendar) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.calendar_version; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(calendar_version) ON TABLE prescient.future_job TO prescient_client;
+
+--
+-- Name: COLUMN future_job.business_delay; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT SELECT(business_delay) ON TABLE prescient.future_job TO prescient_client;
+
 
 -- ====================================================================================================
 -- prescient.job_history
@@ -535,6 +575,9 @@ CREATE TABLE prescient.job_history (
     tracestate text,
     collects boolean DEFAULT false NOT NULL,
     collect_pending jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (prescient.history_outcomes()))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -733,6 +776,24 @@ COMMENT ON COLUMN prescient.job_history.collects IS 'True for a digest (future_j
 COMMENT ON COLUMN prescient.job_history.collect_pending IS 'A digest''s payloads that arrived during its last run (future_job.collect_pending): a new check took them when it ended any way but cancelled; a cancelled one keeps them only here.';
 
 --
+-- Name: COLUMN job_history.calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.calendar IS 'The calendar its last time was computed in (future_job.calendar), or NULL.';
+
+--
+-- Name: COLUMN job_history.calendar_version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.calendar_version IS 'The version of it that computed that time (future_job.calendar_version).';
+
+--
+-- Name: COLUMN job_history.business_delay; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.job_history.business_delay IS 'The business delay asked for (future_job.business_delay).';
+
+--
 -- Name: job_history_history_id_seq; Type: SEQUENCE; Schema: prescient; Owner: -
 --
 
@@ -845,6 +906,9 @@ CREATE TABLE prescient.job_history_default (
     tracestate text,
     collects boolean DEFAULT false NOT NULL,
     collect_pending jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT job_history_outcome_check CHECK ((outcome = ANY (prescient.history_outcomes()))),
     CONSTRAINT job_history_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -3345,10 +3409,10 @@ CREATE TYPE prescient.settle_events AS (
 );
 
 --
--- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_items(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], integer[], text[], text[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_priority integer[], p_traceparent text[], p_tracestate text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text)
+CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_priority integer[], p_traceparent text[], p_tracestate text[], p_calendar text[], p_business_delay text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text, calendar text, business_delay text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT u.n,
@@ -3366,9 +3430,40 @@ CREATE FUNCTION prescient.array_items(p_job text[], p_entity_name text[], p_enti
      u.dedupe_for,
      u.priority,
      u.traceparent,
-     u.tracestate
-    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for, array_items.p_priority, array_items.p_traceparent, array_items.p_tracestate) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, n);
+     u.tracestate,
+     u.calendar,
+     u.business_delay
+    FROM UNNEST(array_items.p_job, array_items.p_entity_name, array_items.p_entity_key, array_items.p_at, array_items.p_job_key, array_items.p_group_key, array_items.p_payload, array_items.p_enqueued_by, array_items.p_on_conflict, array_items.p_window, array_items.p_max_wait, array_items.p_dedupe_for, array_items.p_priority, array_items.p_traceparent, array_items.p_tracestate, array_items.p_calendar, array_items.p_business_delay) WITH ORDINALITY u(job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, calendar, business_delay, n);
 END;
+
+--
+-- Name: business_problem(text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_problem(p_calendar text, p_at timestamp with time zone, p_delay text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_zone text;
+BEGIN
+  IF p_calendar IS NULL THEN
+    RETURN CASE WHEN p_delay IS NOT NULL
+      THEN format('business delay %L needs a calendar to count it in', left(p_delay, 64)) END;
+  END IF;
+  SELECT c.time_zone INTO v_zone FROM prescient.calendar c WHERE c.name = p_calendar;
+  IF NOT FOUND THEN
+    RETURN format('no calendar named %s (prescient calendar list)', prescient.name_shown(p_calendar));
+  END IF;
+  IF p_delay IS NOT NULL AND prescient.business_delay_problem(p_delay) IS NOT NULL THEN
+    RETURN prescient.business_delay_problem(p_delay);
+  END IF;
+  IF p_at < prescient.calendar_first_day()::timestamp AT TIME ZONE v_zone
+     OR p_at >= (prescient.calendar_last_day() + 1)::timestamp AT TIME ZONE v_zone THEN
+    RETURN format('%s is outside calendar %s''s range (%s to %s, in %s)', prescient.iso(p_at),
+                  prescient.name_shown(p_calendar), prescient.calendar_first_day(), prescient.calendar_last_day(), v_zone);
+  END IF;
+  RETURN NULL;
+END $$;
 
 --
 -- Name: collect_bound_problem(text, integer, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -3492,10 +3587,10 @@ CREATE FUNCTION prescient.window_problem(p_at timestamp with time zone, p_window
     RETURN CASE WHEN (p_window IS NULL) THEN NULL::text WHEN (p_window < '00:00:00'::interval) THEN format('the window %s is negative'::text, prescient.duration_text(p_window)) WHEN ((p_window > '00:00:00'::interval) AND (prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds) IS NOT NULL)) THEN ((('the window '::text || prescient.duration_text(p_window)) || ' ends too late: '::text) || prescient.horizon_problem((GREATEST(p_at, p_now) + p_window), p_now, p_max_horizon_seconds)) ELSE NULL::text END;
 
 --
--- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[], integer[], text[], text[], integer); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: array_requests(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, interval[], interval[], interval[], text[], timestamp with time zone, integer, bigint, text[], integer[], text[], text[], integer, text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[], p_max_payload_bytes integer) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text, problem text)
+CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_now timestamp with time zone, p_slot_seconds integer, p_max_horizon_seconds bigint, p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[], p_max_payload_bytes integer, p_calendar text[], p_business_delay text[]) RETURNS TABLE(n bigint, job text, entity_name text, entity_key text, at timestamp with time zone, job_key text, group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval, max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text, calendar text, business_delay text, problem text)
     LANGUAGE sql STABLE
     BEGIN ATOMIC
  SELECT i.n,
@@ -3514,6 +3609,8 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
      i.priority,
      i.traceparent,
      i.tracestate,
+     i.calendar,
+     i.business_delay,
      COALESCE(prescient.request_problem(i.job, i.entity_name, i.entity_key, i.at, i.job_key, i.group_key, i.payload, i.enqueued_by, i.on_conflict, array_requests.p_now, array_requests.p_max_horizon_seconds),
          CASE
              WHEN ((array_requests.p_unknown_classes IS NOT NULL) AND (i.job = ANY (array_requests.p_unknown_classes))) THEN prescient.unknown_class_message(i.job)
@@ -3524,6 +3621,10 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
              ELSE NULL::text
          END,
          CASE
+             WHEN ((i.calendar IS NOT NULL) OR (i.business_delay IS NOT NULL)) THEN prescient.business_problem(i.calendar, i.at, i.business_delay)
+             ELSE NULL::text
+         END,
+         CASE
              WHEN prescient.once_applies(i.on_conflict, i.max_wait, i.dedupe_for) THEN COALESCE(prescient.once_problem(i.job_key, i.on_conflict, i.max_wait, i.dedupe_for, array_requests.p_dedupe_outcomes, array_requests.p_slot_seconds, array_requests.p_max_horizon_seconds),
              CASE
                  WHEN (i.on_conflict = 'collect'::text) THEN prescient.collect_bound_problem(i.job_key, 1, (octet_length((jsonb_build_array(i.payload))::text))::bigint)
@@ -3531,7 +3632,7 @@ CREATE FUNCTION prescient.array_requests(p_job text[], p_entity_name text[], p_e
              END)
              ELSE NULL::text
          END) AS "coalesce"
-    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate);
+    FROM prescient.array_items(array_requests.p_job, array_requests.p_entity_name, array_requests.p_entity_key, array_requests.p_at, array_requests.p_job_key, array_requests.p_group_key, array_requests.p_payload, array_requests.p_enqueued_by, array_requests.p_on_conflict, array_requests.p_by, array_requests.p_default_on_conflict, array_requests.p_window, array_requests.p_max_wait, array_requests.p_dedupe_for, array_requests.p_priority, array_requests.p_traceparent, array_requests.p_tracestate, array_requests.p_calendar, array_requests.p_business_delay) i(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, calendar, business_delay);
 END;
 
 --
@@ -3642,23 +3743,15 @@ CREATE FUNCTION prescient.business_after(p_calendar text, p_from timestamp with 
     LANGUAGE plpgsql STABLE
     AS $_$
 DECLARE
-  v_open interval;
+  v_problem constant text := prescient.business_delay_problem(p_delay);
 BEGIN
-  IF p_delay ~ '^\s*-?[0-9]{1,9}\s*bd\s*$' THEN
-    RETURN prescient.business_add_days(p_calendar, p_from, substring(p_delay FROM '-?[0-9]+')::integer);
+  IF v_problem IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  BEGIN
-    v_open := p_delay::interval;
-  EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow
-                 OR invalid_text_representation OR numeric_value_out_of_range THEN
-    v_open := NULL;
-  END;
-  IF v_open IS NULL THEN
-    RAISE EXCEPTION USING ERRCODE = 'PR400',
-      MESSAGE = format('business delay %s: write a length of open time (4h, 90m, 1h30m) or business days (3bd)',
-                       coalesce(quote_literal(left(p_delay, 64)), 'NULL'));
+  IF p_delay ~ 'bd\s*$' THEN
+    RETURN prescient.business_add_days(p_calendar, p_from, substring(p_delay FROM '[0-9]+')::integer);
   END IF;
-  RETURN prescient.business_add(p_calendar, p_from, v_open);
+  RETURN prescient.business_add(p_calendar, p_from, p_delay::interval);
 END $_$;
 
 --
@@ -3692,6 +3785,27 @@ CREATE FUNCTION prescient.business_between(p_calendar text, p_from timestamp wit
     RETURN (((prescient.calendar_open_until(p_calendar, p_to) - prescient.calendar_open_until(p_calendar, p_from)))::double precision * '00:00:00.000001'::interval);
 
 --
+-- Name: business_delay_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_delay_problem(p_delay text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    AS $_$
+BEGIN
+  IF p_delay ~ '^\s*[0-9]{1,9}\s*bd\s*$' THEN
+    RETURN CASE WHEN substring(p_delay FROM '[0-9]+')::integer < 1
+      THEN format('business delay %L: give 1 or more business days', p_delay) END;
+  END IF;
+  -- The units PostgreSQL's interval input reads, so the cast below cannot fail; six digits cannot overflow it.
+  IF p_delay ~* '^\s*([0-9]{1,6}(\.[0-9]{1,6})?\s*(h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)\s*)+$' THEN
+    RETURN CASE WHEN p_delay::interval <= interval '0'
+      THEN format('business delay %L: give a length of open time more than zero', p_delay) END;
+  END IF;
+  RETURN format('business delay %s: write a length of open time more than zero in hours, minutes and seconds (4h, '
+                '90m, 1h30m) or business days (3bd)', coalesce(quote_literal(left(p_delay, 64)), 'NULL'));
+END $_$;
+
+--
 -- Name: business_next_open(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3715,6 +3829,23 @@ BEGIN
                        prescient.iso(p_from), prescient.calendar_last_day());
   END IF;
   RETURN v_at;
+END $$;
+
+--
+-- Name: business_time(text, timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_time(p_calendar text, p_at timestamp with time zone, p_delay text, p_now timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_at constant timestamptz := CASE WHEN p_delay IS NULL THEN prescient.business_next_open(p_calendar, p_at)
+                                    ELSE prescient.business_after(p_calendar, p_at, p_delay) END;
+BEGIN
+  IF v_at >= p_now THEN
+    RETURN v_at;
+  END IF;
+  RETURN prescient.business_next_open(p_calendar, p_now);
 END $$;
 
 --
@@ -4098,6 +4229,14 @@ BEGIN
   END IF;
   RETURN v_version;
 END $$;
+
+--
+-- Name: calendar_version_now(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_version_now(p_calendar text) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN (SELECT c.version FROM prescient.calendar c WHERE (c.name = calendar_version_now.p_calendar));
 
 --
 -- Name: calendar_weekdays(); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5860,7 +5999,10 @@ CREATE FUNCTION prescient.history_row(p_check prescient.future_job, p_outcome te
              p_check.traceparent,                                -- traceparent
              p_check.tracestate,                                 -- tracestate
              p_check.collects,                                   -- collects (a digest, 042_collect.sql)
-             p_check.collect_pending)::prescient.job_history     -- collect_pending
+             p_check.collect_pending,                            -- collect_pending
+             p_check.calendar,                                   -- calendar (business time, 038)
+             p_check.calendar_version,                           -- calendar_version
+             p_check.business_delay)::prescient.job_history      -- business_delay
 $$;
 
 --
@@ -6461,7 +6603,9 @@ BEGIN
   END IF;
   RETURN QUERY
     UPDATE prescient.future_job f
-       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds), asked_for_at = p_at
+       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds), asked_for_at = p_at,
+           -- A time given in elapsed time: no calendar computed it any more.
+           calendar = NULL, calendar_version = NULL, business_delay = NULL
      WHERE (p_id IS NOT NULL AND f.id = p_id) OR (p_job_key IS NOT NULL AND f.job_key = p_job_key)
     RETURNING f.id, f.job_key, f.next_check_at;
 END $$;
@@ -6794,10 +6938,10 @@ BEGIN
 END $$;
 
 --
--- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean, integer, text, text); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean, integer, text, text, text, text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer DEFAULT NULL::integer, p_traceparent text DEFAULT NULL::text, p_tracestate text DEFAULT NULL::text) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text DEFAULT NULL::text, p_group_key text DEFAULT NULL::text, p_payload jsonb DEFAULT '{}'::jsonb, p_by text DEFAULT CURRENT_USER, p_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval DEFAULT NULL::interval, p_max_wait interval DEFAULT NULL::interval, p_dedupe_for interval DEFAULT NULL::interval, p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer DEFAULT NULL::integer, p_traceparent text DEFAULT NULL::text, p_tracestate text DEFAULT NULL::text, p_calendar text DEFAULT NULL::text, p_business_delay text DEFAULT NULL::text) RETURNS TABLE(id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6812,6 +6956,8 @@ DECLARE
   v_existing bigint;
   v_collects boolean;
   v_payload jsonb;
+  v_at timestamptz := p_at;
+  v_calendar_version integer;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   v_problem := coalesce(
@@ -6835,22 +6981,32 @@ BEGIN
   IF v_problem IS NULL AND p_on_conflict = 'collect' THEN
     v_problem := prescient.collect_bound_problem(p_job_key, 1, octet_length((v_payload -> 'collected')::text));
   END IF;
+  -- Judged only when given: the common enqueue carries no calendar.
+  IF v_problem IS NULL AND (p_calendar IS NOT NULL OR p_business_delay IS NOT NULL) THEN
+    v_problem := prescient.business_problem(p_calendar, p_at, p_business_delay);
+  END IF;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  v_slot := prescient.slot_for(p_at, p_now, v_settings.slot_seconds);
+  IF p_calendar IS NOT NULL THEN
+    v_at := prescient.business_time(p_calendar, p_at, p_business_delay, p_now);
+    v_calendar_version := prescient.calendar_version_now(p_calendar);
+  END IF;
+  v_slot := prescient.slot_for(v_at, p_now, v_settings.slot_seconds);
   LOOP
     -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
-    v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
+    v_next := prescient.debounced_slot(prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now,
+                                                                    v_settings.slot_seconds),
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
-                                      traceparent, tracestate, collects, collect_since)
+                                      traceparent, tracestate, collects, collect_since, calendar, calendar_version,
+                                      business_delay)
     OVERRIDING SYSTEM VALUE
     VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, v_payload, v_next, v_next, p_now, p_by,
-            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate, p_on_conflict = 'collect',
-            CASE WHEN p_on_conflict = 'collect' THEN p_now END)
+            v_at, coalesce(p_priority, 5), p_traceparent, p_tracestate, p_on_conflict = 'collect',
+            CASE WHEN p_on_conflict = 'collect' THEN p_now END, p_calendar, v_calendar_version, p_business_delay)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -6890,7 +7046,7 @@ BEGIN
                          p_job_key, v_existing, p_on_conflict),
         HINT = 'cancel it first, or use on_conflict keep';
     ELSIF p_on_conflict = 'collect' THEN
-      RETURN QUERY SELECT * FROM prescient.collect_into(v_existing, p_payload, v_slot, p_window, p_max_wait, p_at,
+      RETURN QUERY SELECT * FROM prescient.collect_into(v_existing, p_payload, v_slot, p_window, p_max_wait, v_at,
                                                         p_now, v_settings.slot_seconds);
     ELSE
       RETURN QUERY
@@ -6898,11 +7054,13 @@ BEGIN
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
                  payload = p_payload, priority = coalesce(p_priority, 5), traceparent = p_traceparent,
-                 tracestate = p_tracestate,
+                 tracestate = p_tracestate, calendar = p_calendar, calendar_version = v_calendar_version,
+                 business_delay = p_business_delay,
                  next_check_at = prescient.debounced_slot(
-                                   prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                                   prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
+                                                                v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
-                 check_count = 0, attempts = 0, last_error = NULL, asked_for_at = p_at
+                 check_count = 0, attempts = 0, last_error = NULL, asked_for_at = v_at
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
         SELECT upd.*, CASE WHEN p_on_conflict = 'debounce' THEN 'debounced' ELSE 'replaced' END FROM upd;
@@ -6912,10 +7070,10 @@ BEGIN
 END $$;
 
 --
--- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[], boolean, integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_arrays(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, boolean, interval[], interval[], interval[], text[], boolean, integer[], text[], text[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
+CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[], p_calendar text[] DEFAULT NULL::text[], p_business_delay text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -6959,7 +7117,9 @@ BEGIN
                  ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count),
                  ('p_priority', cardinality(p_priority), array_ndims(p_priority), v_count),
                  ('p_traceparent', cardinality(p_traceparent), array_ndims(p_traceparent), v_count),
-                 ('p_tracestate', cardinality(p_tracestate), array_ndims(p_tracestate), v_count))
+                 ('p_tracestate', cardinality(p_tracestate), array_ndims(p_tracestate), v_count),
+                 ('p_calendar', cardinality(p_calendar), array_ndims(p_calendar), v_count),
+                 ('p_business_delay', cardinality(p_business_delay), array_ndims(p_business_delay), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -6982,23 +7142,31 @@ BEGIN
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
                                                   v_settings.max_horizon_seconds, v_unknown, p_priority,
-                                                  p_traceparent, p_tracestate, v_settings.max_payload_bytes)),
+                                                  p_traceparent, p_tracestate, v_settings.max_payload_bytes,
+                                                  p_calendar, p_business_delay)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
-           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                 v_settings.slot_seconds) AS slot
-             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
-                     FROM input
-                    WHERE NOT EXISTS (SELECT FROM bad)
-                    ORDER BY input.n) drawn),
+           SELECT drawn.*, prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                        p_now, v_settings.slot_seconds) AS slot
+             FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
+                     FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                             -- The time asked for: in business time for an item with a calendar (038).
+                             CASE WHEN input.calendar IS NULL THEN input."at"
+                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
+                                  END AS asked_for_at,
+                             CASE WHEN input.calendar IS NOT NULL
+                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                             FROM input
+                            WHERE NOT EXISTS (SELECT FROM bad)
+                            ORDER BY input.n) asked) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
                                              next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
-                                             traceparent, tracestate)
+                                             traceparent, tracestate, calendar, calendar_version, business_delay)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at",
-                  coalesce(priority, 5), traceparent, tracestate
+           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by,
+                  asked_for_at, coalesce(priority, 5), traceparent, tracestate, calendar, calendar_version,
+                  business_delay
              FROM todo)
     -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
     -- the three arrays instead of one each.
@@ -7016,7 +7184,7 @@ BEGIN
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
                                                   v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown,
                                                   p_priority, p_traceparent, p_tracestate,
-                                                  v_settings.max_payload_bytes)),
+                                                  v_settings.max_payload_bytes, p_calendar, p_business_delay)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -7025,26 +7193,36 @@ BEGIN
          todo AS (
            SELECT drawn.*,
                   CASE WHEN drawn.max_wait IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
-                    ELSE prescient.debounced_slot(prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                                        v_settings.slot_seconds),
+                    THEN prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                      p_now, v_settings.slot_seconds)
+                    ELSE prescient.debounced_slot(prescient.spread_in_calendar(drawn.calendar, drawn.base_slot,
+                                                                               drawn.new_id, drawn.fire_window, p_now,
+                                                                               v_settings.slot_seconds),
                                                   p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
-             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
-                     FROM input
-                    WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
-                    ORDER BY input.n) drawn),
+             FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
+                     FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                             -- The time asked for: in business time for an item with a calendar (038).
+                             CASE WHEN input.calendar IS NULL THEN input."at"
+                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
+                                  END AS asked_for_at,
+                             CASE WHEN input.calendar IS NOT NULL
+                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                             FROM input
+                            WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
+                            ORDER BY input.n) asked) drawn),
          ins AS (
            -- A digest's first payload starts its list (schedule() makes the same row).
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at,
-                                             priority, traceparent, tracestate, collects, collect_since)
+                                             priority, traceparent, tracestate, collects, collect_since, calendar,
+                                             calendar_version, business_delay)
            OVERRIDING SYSTEM VALUE
            SELECT new_id, job, entity_name, entity_key, job_key, group_key,
                   CASE WHEN on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(payload))
                        ELSE payload END,
-                  slot, slot, p_now, enqueued_by, "at", coalesce(priority, 5), traceparent, tracestate,
-                  on_conflict = 'collect', CASE WHEN on_conflict = 'collect' THEN p_now END
+                  slot, slot, p_now, enqueued_by, asked_for_at, coalesce(priority, 5), traceparent, tracestate,
+                  on_conflict = 'collect', CASE WHEN on_conflict = 'collect' THEN p_now END, calendar,
+                  calendar_version, business_delay
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),
@@ -7101,7 +7279,8 @@ BEGIN
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                           p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window,
-                                          p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate) i
+                                          p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate,
+                                          p_calendar, p_business_delay) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -7117,7 +7296,8 @@ BEGIN
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
                                 v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes,
-                                true, v_item.priority, v_item.traceparent, v_item.tracestate) s;  -- its class judged above
+                                true, v_item.priority, v_item.traceparent, v_item.tracestate, v_item.calendar,
+                                v_item.business_delay) s;  -- its class judged above
   END LOOP;
 END $$;
 
@@ -7145,19 +7325,23 @@ BEGIN
                    array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for,
                    array_agg(x.priority ORDER BY x.n) AS priority,
                    array_agg(x.traceparent ORDER BY x.n) AS traceparent,
-                   array_agg(x.tracestate ORDER BY x.n) AS tracestate
+                   array_agg(x.tracestate ORDER BY x.n) AS tracestate,
+                   array_agg(x.calendar ORDER BY x.n) AS calendar,
+                   array_agg(x.business_delay ORDER BY x.n) AS business_delay
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
                          payload json, enqueued_by text, on_conflict text, "window" interval, max_wait interval,
-                         dedupe_for interval, priority integer, traceparent text, tracestate text))
+                         dedupe_for interval, priority integer, traceparent text, tracestate text,
+                         calendar text, business_delay text))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
                                         on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent,
-                                        tracestate, n)) a
+                                        tracestate, calendar, business_delay, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
                                                   p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for,
                                                   p_priority => a.priority, p_traceparent => a.traceparent,
-                                                  p_tracestate => a.tracestate) s;
+                                                  p_tracestate => a.tracestate, p_calendar => a.calendar,
+                                                  p_business_delay => a.business_delay) s;
 END $$;
 
 --
@@ -7169,10 +7353,10 @@ CREATE FUNCTION prescient.unknown_classes(p_job text[], p_allow_unknown_class bo
     RETURN CASE WHEN (NOT COALESCE(p_allow_unknown_class, false)) THEN (SELECT array_agg(d.job) AS array_agg FROM (SELECT DISTINCT j.job FROM unnest(unknown_classes.p_job) j(job) WHERE (j.job <> ''::text)) d WHERE (NOT (EXISTS (SELECT FROM prescient.job_class c WHERE (c.job = d.job))))) ELSE NULL::text[] END;
 
 --
--- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[], boolean, integer[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: schedule_problems(text[], text[], text[], timestamp with time zone[], text[], text[], text[], text[], text[], text, text, timestamp with time zone, interval[], interval[], interval[], text[], boolean, integer[], text[], text[], text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, problem text)
+CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[], p_calendar text[] DEFAULT NULL::text[], p_business_delay text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, problem text)
     LANGUAGE sql STABLE
     SET jit TO 'off'
     BEGIN ATOMIC
@@ -7181,7 +7365,7 @@ CREATE FUNCTION prescient.schedule_problems(p_job text[], p_entity_name text[], 
     FROM prescient.settings s,
      ( SELECT prescient.unknown_classes(schedule_problems.p_job, schedule_problems.p_allow_unknown_class) AS classes
           OFFSET 0) u,
-     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, u.classes, schedule_problems.p_priority, schedule_problems.p_traceparent, schedule_problems.p_tracestate, s.max_payload_bytes) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, problem)
+     LATERAL prescient.array_requests(schedule_problems.p_job, schedule_problems.p_entity_name, schedule_problems.p_entity_key, schedule_problems.p_at, schedule_problems.p_job_key, schedule_problems.p_group_key, schedule_problems.p_payload, schedule_problems.p_enqueued_by, schedule_problems.p_on_conflict, schedule_problems.p_by, schedule_problems.p_default_on_conflict, schedule_problems.p_window, schedule_problems.p_max_wait, schedule_problems.p_dedupe_for, schedule_problems.p_dedupe_outcomes, schedule_problems.p_now, s.slot_seconds, s.max_horizon_seconds, u.classes, schedule_problems.p_priority, schedule_problems.p_traceparent, schedule_problems.p_tracestate, s.max_payload_bytes, schedule_problems.p_calendar, schedule_problems.p_business_delay) r(n, job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, calendar, business_delay, problem)
    WHERE (r.problem IS NOT NULL)
    ORDER BY r.n;
 END;
@@ -7291,6 +7475,14 @@ END $$;
 CREATE FUNCTION prescient.spread_slot(p_slot timestamp with time zone, p_id bigint, p_window interval, p_slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_window IS NULL) THEN p_slot WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
+
+--
+-- Name: spread_in_calendar(text, timestamp with time zone, bigint, interval, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.spread_in_calendar(p_calendar text, p_slot timestamp with time zone, p_id bigint, p_window interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    RETURN CASE WHEN ((p_calendar IS NULL) OR (p_window IS NULL)) THEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) WHEN (prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) = p_slot) THEN p_slot ELSE prescient.slot_for(prescient.business_add(p_calendar, p_slot, (prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) - p_slot)), p_now, p_slot_seconds) END;
 
 --
 -- Name: storable_error(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -8225,20 +8417,20 @@ REVOKE ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settl
 GRANT ALL ON FUNCTION prescient.runner_settle_together(p_checks prescient.settle_checks, p_events prescient.settle_events, p_context prescient.settle_context, p_first integer, p_last integer, p_event_first integer, p_event_last integer) TO prescient_runner;
 
 --
--- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text, p_calendar text, p_business_delay text); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text, p_calendar text, p_business_delay text) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text, p_calendar text, p_business_delay text) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule(p_job text, p_entity_name text, p_entity_key text, p_at timestamp with time zone, p_job_key text, p_group_key text, p_payload jsonb, p_by text, p_on_conflict text, p_now timestamp with time zone, p_window interval, p_max_wait interval, p_dedupe_for interval, p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer, p_traceparent text, p_tracestate text, p_calendar text, p_business_delay text) TO prescient_runner;
 
 --
--- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[], p_calendar text[], p_business_delay text[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]) TO prescient_client;
-GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[]) TO prescient_runner;
+REVOKE ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[], p_calendar text[], p_business_delay text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[], p_calendar text[], p_business_delay text[]) TO prescient_client;
+GRANT ALL ON FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[], p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text, p_default_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean, p_window interval[], p_max_wait interval[], p_dedupe_for interval[], p_dedupe_outcomes text[], p_allow_unknown_class boolean, p_priority integer[], p_traceparent text[], p_tracestate text[], p_calendar text[], p_business_delay text[]) TO prescient_runner;
 
 --
 -- Name: FUNCTION schedule_many(p_items json, p_by text, p_on_conflict text, p_now timestamp with time zone, p_report_conflicts boolean); Type: ACL; Schema: prescient; Owner: -

@@ -63,14 +63,17 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   for (const char* required : {"job", "entity-name", "entity-key"}) {
     if (!in.has(required)) throw InvalidInput(std::string("missing --") + required + " (or give --file)");
   }
-  const TimeChoice when = time_choice_of(in, true);
+  // With --calendar, --in is a business delay, read by SQL ("4h", "3bd"); and no time at all is now.
+  const bool business = in.has("calendar");
+  if (business && in.has("at") && in.has("in")) throw InvalidInput("give either --at or --in, not both");
+  const TimeChoice when = business ? TimeChoice{.at = optional_time_flag(in, "at")} : time_choice_of(in, true);
   ScheduleRequest request{.job = in.get<std::string>("job"),
                           .entity_name = in.get<std::string>("entity-name"),
                           .entity_key = in.get<std::string>("entity-key"),
                           .job_key = optional_flag(in, "job-key"),
                           .group_key = optional_flag(in, "group-key"),
                           .at = when.at,
-                          .in = when.in,
+                          .in = business ? std::nullopt : when.in,
                           .by = optional_flag(in, "by"),
                           .on_conflict = parse_on_conflict(in.get<std::string>("on-conflict"))};
   if (in.has("payload")) request.payload = payload_of(in);  // an object or not: SQL's rule
@@ -82,6 +85,8 @@ ScheduleRequest request_from_flags(const Invocation& in) {
   request.priority = optional_int_flag(in, "priority");  // its range is SQL's rule (priority_problem)
   request.traceparent = optional_flag(in, "traceparent");    // and so is the trace context (trace_problem)
   request.tracestate = optional_flag(in, "tracestate");
+  request.calendar = optional_flag(in, "calendar");  // what it may name, and the delay, are SQL's rules
+  if (business) request.business_delay = optional_flag(in, "in");
   return request;
 }
 
@@ -116,6 +121,7 @@ constexpr BulkField kBulkFields[] = {
     {"priority", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.priority = int_field(v, f); }},
     {"traceparent", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.traceparent = string_field(v, f); }},
     {"tracestate", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.tracestate = string_field(v, f); }},
+    {"calendar", [](ScheduleRequest& r, BulkValue v, BulkName f) { r.calendar = string_field(v, f); }},
     {"max_checks",
      [](ScheduleRequest& r, BulkValue v, BulkName f) {
        r.policy.max_checks = max_checks_syntax(text_or_number(v, f));
@@ -142,7 +148,13 @@ std::string bulk_field_names() {
 // One line of a bulk file: a JSON object with the same fields as the flags.
 ScheduleRequest request_from_line(const nlohmann::json& object, const ScheduleRequest& defaults) {
   ScheduleRequest request = defaults;
+  // As on the command line: beside a calendar, `in` is a business delay ("4h", "3bd").
+  const bool business = object.contains("calendar");
   for (const auto& [field, value] : object.items()) {
+    if (business && field == "in") {
+      request.business_delay = string_field(value, field);
+      continue;
+    }
     const auto known = std::find_if(std::begin(kBulkFields), std::end(kBulkFields),
                                     [&](const BulkField& f) { return field == f.name; });
     if (known == std::end(kBulkFields)) {
@@ -264,6 +276,7 @@ Command schedule_command() {
                "                          [--dedupe-for DURATION [--dedupe-outcomes OUTCOME,...]] [--allow-unknown-class]\n"
                "                          [--max-checks N|unlimited] [--max-attempts N] [--backoff D[..MAX]]\n"
                "                          [--priority P] [--traceparent TP [--tracestate TS]] [--json]\n"
+               "       prescient schedule ... --calendar NAME [--at TIME | --in 4h|3bd]\n"
                "       prescient schedule --file FILE|- [--skip-invalid] [--by WHO] [--on-conflict ...]\n"
                "                          [--priority P] [--traceparent TP [--tracestate TS]] [--allow-unknown-class]\n"
                "                          [--json]",
@@ -306,6 +319,10 @@ Command schedule_command() {
                  "lines without one")
                 ("tracestate", po::value<std::string>()->value_name("TS"),
                  "with --traceparent: the W3C tracestate that goes with it (vendor=value,...)")
+                ("calendar", po::value<std::string>()->value_name("NAME"),
+                 "time the check in this calendar's open time (prescient calendar list): --in is then open time "
+                 "(4h, 90m, 1h30m) or business days (3bd) from now; --at, or no time, is that time (or now) if "
+                 "open, else the next opening; --window is counted in open time (docs/business-time.md)")
                 ("file", po::value<std::string>()->value_name("FILE"),
                  ("bulk: one JSON object per line with the fields " + bulk_field_names() +
                   " (at or in); - reads standard input. All lines or none are scheduled")
@@ -322,7 +339,7 @@ Command schedule_command() {
           [](const Invocation& in) -> int {
             if (in.has("file")) {
               for (const char* single :
-                   {"job", "entity-name", "entity-key", "at", "in", "window", "job-key", "group-key", "payload",
+                   {"job", "entity-name", "entity-key", "at", "in", "window", "job-key", "group-key", "payload", "calendar",
                     "max-wait", "dedupe-for", "max-checks", "max-attempts", "backoff"}) {
                 if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
               }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 
 #include "check_options.hpp"
 #include "check_tables.hpp"
@@ -22,10 +23,24 @@ std::string took(const std::optional<std::int64_t>& micros) {
   return " in " + std::to_string(*micros / 1000) + "." + std::to_string(*micros % 1000 / 100) + " ms";
 }
 
-// The check's life, oldest first: each run that left it pending, each deferral by a flow limit, and how
-// it ended (its history rows), one line each.
+// What computed a check's time when a calendar did: "calendar support-eu version 3: 4h of open time".
+std::string business_timing(const CheckFields& c) {
+  return "calendar " + *c.calendar + " version " + (c.calendar_version ? std::to_string(*c.calendar_version) : "-") +
+         ": " + (c.business_delay ? *c.business_delay + " of open time" : std::string("at its time or the next opening"));
+}
+
+// The check's life, oldest first: the calendar that timed it (if one did), each run that left it pending, each
+// deferral by a flow limit, and how it ended (its history rows), one line each.
 void print_timeline(const CheckTrace& trace, const std::vector<FlowDeferral>& deferrals) {
   std::vector<std::pair<TimePoint, std::string>> lines;
+  std::set<std::int64_t> timed_ids;  // once a check: a retried one has several history rows
+  const auto timed = [&](const CheckFields& c) {
+    if (c.calendar && timed_ids.insert(c.id).second) {
+      lines.emplace_back(c.enqueued_on, "check " + std::to_string(c.id) + " timed by " + business_timing(c));
+    }
+  };
+  if (trace.pending) timed(*trace.pending);
+  for (const HistoryEntry& h : trace.history) timed(h);
   for (const CheckRun& r : trace.runs) {
     std::string line = "check " + std::to_string(r.id) + " ran for " + format_time(r.due_at) + " on " + r.runner +
                        took(r.run_micros) + ": " + r.result + " to " + format_time(r.next_check_at);
@@ -99,6 +114,7 @@ Command show_command() {
                         << "  enqueued_on=" << format_time(c.enqueued_on) << " by " << c.enqueued_by << "\n"
                         << "  payload=" << c.payload.dump() << "\n";
               if (c.last_error) std::cout << "  last_error=" << *c.last_error << "\n";
+              if (c.calendar) std::cout << "  timed by " << business_timing(c) << "\n";
               if (c.traceparent) {
                 std::cout << "  traceparent=" << *c.traceparent << (c.tracestate ? " tracestate=" + *c.tracestate : "")
                           << "\n";

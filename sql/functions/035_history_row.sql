@@ -14,7 +14,8 @@
 -- before that time was never looked at then, so its last check is when it was cancelled. Its asked-for
 -- time, its own policy, its priority and its trace context go with it, so that `prescient retry` puts it back
 -- with the same; a digest's marker too, and the payloads that arrived during its last run (which a cancel
--- leaves there, and any other end hands to a new check: sql/functions/042_collect.sql).
+-- leaves there, and any other end hands to a new check: sql/functions/042_collect.sql); and the calendar, its
+-- version and the business delay that computed its time, if one did.
 --
 -- Written as one ROW expression, in job_history's column order, so the planner inlines it into the
 -- caller's statement (an SQL function, one SELECT without FROM, VOLATILE, neither SECURITY DEFINER nor
@@ -57,7 +58,10 @@ CREATE OR REPLACE FUNCTION prescient.history_row(
              p_check.traceparent,                                -- traceparent
              p_check.tracestate,                                 -- tracestate
              p_check.collects,                                   -- collects (a digest, 042_collect.sql)
-             p_check.collect_pending)::prescient.job_history     -- collect_pending
+             p_check.collect_pending,                            -- collect_pending
+             p_check.calendar,                                   -- calendar (business time, 038)
+             p_check.calendar_version,                           -- calendar_version
+             p_check.business_delay)::prescient.job_history      -- business_delay
 $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.history_row(prescient.future_job, text, timestamptz, text, integer, integer, text, bigint, jsonb, jsonb)

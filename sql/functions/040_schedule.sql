@@ -25,6 +25,10 @@
 -- list (prescient.collect_into: its bounds, the debounce rule for the time, the arrivals during a run) and
 -- answers status 'collected'. A collecting check and one that does not collect never take each other's
 -- enqueues (PR409): a replace would drop the payloads collected, a collect would turn a payload into a list.
+-- p_calendar: the check is due in that calendar's open time: p_business_delay of open time after p_at ('4h',
+-- '3bd'), or with no delay p_at or the calendar's next opening (038_business_delay.sql, docs/business-time.md);
+-- a window is then counted in open time too. The check keeps the calendar, the version that computed its time and
+-- the delay; a replace or debounce sets them as the newest enqueue's.
 -- status is created, replaced, kept, debounced, collected or deduplicated.
 CREATE OR REPLACE FUNCTION prescient.schedule(
     p_job text, p_entity_name text, p_entity_key text, p_at timestamptz,
@@ -32,7 +36,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule(
     p_by text DEFAULT current_user, p_on_conflict text DEFAULT 'error', p_now timestamptz DEFAULT now(),
     p_window interval DEFAULT NULL, p_max_wait interval DEFAULT NULL, p_dedupe_for interval DEFAULT NULL,
     p_dedupe_outcomes text[] DEFAULT '{done}', p_allow_unknown_class boolean DEFAULT false,
-    p_priority integer DEFAULT NULL, p_traceparent text DEFAULT NULL, p_tracestate text DEFAULT NULL)
+    p_priority integer DEFAULT NULL, p_traceparent text DEFAULT NULL, p_tracestate text DEFAULT NULL,
+    p_calendar text DEFAULT NULL, p_business_delay text DEFAULT NULL)
   RETURNS TABLE (id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz, status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
@@ -46,6 +51,8 @@ DECLARE
   v_existing bigint;
   v_collects boolean;
   v_payload jsonb;
+  v_at timestamptz := p_at;
+  v_calendar_version integer;
 BEGIN
   SELECT * INTO STRICT v_settings FROM prescient.settings;
   v_problem := coalesce(
@@ -69,22 +76,32 @@ BEGIN
   IF v_problem IS NULL AND p_on_conflict = 'collect' THEN
     v_problem := prescient.collect_bound_problem(p_job_key, 1, octet_length((v_payload -> 'collected')::text));
   END IF;
+  -- Judged only when given: the common enqueue carries no calendar.
+  IF v_problem IS NULL AND (p_calendar IS NOT NULL OR p_business_delay IS NOT NULL) THEN
+    v_problem := prescient.business_problem(p_calendar, p_at, p_business_delay);
+  END IF;
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  v_slot := prescient.slot_for(p_at, p_now, v_settings.slot_seconds);
+  IF p_calendar IS NOT NULL THEN
+    v_at := prescient.business_time(p_calendar, p_at, p_business_delay, p_now);
+    v_calendar_version := prescient.calendar_version_now(p_calendar);
+  END IF;
+  v_slot := prescient.slot_for(v_at, p_now, v_settings.slot_seconds);
   LOOP
     -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
-    v_next := prescient.debounced_slot(prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds),
+    v_next := prescient.debounced_slot(prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now,
+                                                                    v_settings.slot_seconds),
                                        p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
-                                      traceparent, tracestate, collects, collect_since)
+                                      traceparent, tracestate, collects, collect_since, calendar, calendar_version,
+                                      business_delay)
     OVERRIDING SYSTEM VALUE
     VALUES (v_id, p_job, p_entity_name, p_entity_key, p_job_key, p_group_key, v_payload, v_next, v_next, p_now, p_by,
-            p_at, coalesce(p_priority, 5), p_traceparent, p_tracestate, p_on_conflict = 'collect',
-            CASE WHEN p_on_conflict = 'collect' THEN p_now END)
+            v_at, coalesce(p_priority, 5), p_traceparent, p_tracestate, p_on_conflict = 'collect',
+            CASE WHEN p_on_conflict = 'collect' THEN p_now END, p_calendar, v_calendar_version, p_business_delay)
     ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       -- Looked for after the insert, not before: a settlement of the same key that was under way held the
@@ -124,7 +141,7 @@ BEGIN
                          p_job_key, v_existing, p_on_conflict),
         HINT = 'cancel it first, or use on_conflict keep';
     ELSIF p_on_conflict = 'collect' THEN
-      RETURN QUERY SELECT * FROM prescient.collect_into(v_existing, p_payload, v_slot, p_window, p_max_wait, p_at,
+      RETURN QUERY SELECT * FROM prescient.collect_into(v_existing, p_payload, v_slot, p_window, p_max_wait, v_at,
                                                         p_now, v_settings.slot_seconds);
     ELSE
       RETURN QUERY
@@ -132,11 +149,13 @@ BEGIN
           UPDATE prescient.future_job f
              SET job = p_job, entity_name = p_entity_name, entity_key = p_entity_key, group_key = p_group_key,
                  payload = p_payload, priority = coalesce(p_priority, 5), traceparent = p_traceparent,
-                 tracestate = p_tracestate,
+                 tracestate = p_tracestate, calendar = p_calendar, calendar_version = v_calendar_version,
+                 business_delay = p_business_delay,
                  next_check_at = prescient.debounced_slot(
-                                   prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds),
+                                   prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
+                                                                v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
-                 check_count = 0, attempts = 0, last_error = NULL, asked_for_at = p_at
+                 check_count = 0, attempts = 0, last_error = NULL, asked_for_at = v_at
            WHERE f.id = v_existing
           RETURNING f.id, f.job_key, f.next_check_at, f.first_check_at)
         SELECT upd.*, CASE WHEN p_on_conflict = 'debounce' THEN 'debounced' ELSE 'replaced' END FROM upd;
@@ -146,5 +165,5 @@ BEGIN
 END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule(text, text, text, timestamptz, text, text, jsonb, text, text, timestamptz, interval, interval,
-                     interval, text[], boolean, integer, text, text)
+                     interval, text[], boolean, integer, text, text, text, text)
   FROM PUBLIC;

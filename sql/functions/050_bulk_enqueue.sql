@@ -8,20 +8,23 @@ CREATE OR REPLACE FUNCTION prescient.array_items(
     p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamptz[], p_job_key text[],
     p_group_key text[], p_payload text[], p_enqueued_by text[], p_on_conflict text[], p_by text,
     p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[],
-    p_priority integer[], p_traceparent text[], p_tracestate text[])
+    p_priority integer[], p_traceparent text[], p_tracestate text[], p_calendar text[], p_business_delay text[])
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
                  group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
-                 max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text)
+                 max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text,
+                 calendar text, business_delay text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT u.n, u.job, u.entity_name, u.entity_key, u."at", u.job_key, u.group_key,
            coalesce(u.payload, '{}')::jsonb, coalesce(u.enqueued_by, p_by),
            coalesce(u.on_conflict, p_default_on_conflict), u.fire_window, u.max_wait, u.dedupe_for, u.priority,
-           u.traceparent, u.tracestate
+           u.traceparent, u.tracestate, u.calendar, u.business_delay
       FROM unnest(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload, p_enqueued_by,
-                  p_on_conflict, p_window, p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate)
+                  p_on_conflict, p_window, p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate,
+                  p_calendar, p_business_delay)
            WITH ORDINALITY AS u(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
-                                on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate, n);
+                                on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent, tracestate,
+                                calendar, business_delay, n);
   END;
 
 -- The items with what is wrong with each (NULL: nothing), by the rules of schedule(). p_unknown_classes
@@ -32,15 +35,16 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
     p_default_on_conflict text, p_window interval[], p_max_wait interval[], p_dedupe_for interval[],
     p_dedupe_outcomes text[], p_now timestamptz, p_slot_seconds integer, p_max_horizon_seconds bigint,
     p_unknown_classes text[], p_priority integer[], p_traceparent text[], p_tracestate text[],
-    p_max_payload_bytes integer)
+    p_max_payload_bytes integer, p_calendar text[], p_business_delay text[])
   RETURNS TABLE (n bigint, job text, entity_name text, entity_key text, "at" timestamptz, job_key text,
                  group_key text, payload jsonb, enqueued_by text, on_conflict text, fire_window interval,
                  max_wait interval, dedupe_for interval, priority integer, traceparent text, tracestate text,
-                 problem text)
+                 calendar text, business_delay text, problem text)
   LANGUAGE sql STABLE
   BEGIN ATOMIC
     SELECT i.n, i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key, i.payload, i.enqueued_by,
            i.on_conflict, i.fire_window, i.max_wait, i.dedupe_for, i.priority, i.traceparent, i.tracestate,
+           i.calendar, i.business_delay,
            coalesce(prescient.request_problem(i.job, i.entity_name, i.entity_key, i."at", i.job_key, i.group_key,
                                               i.payload, i.enqueued_by, i.on_conflict, p_now, p_max_horizon_seconds),
                     CASE WHEN p_unknown_classes IS NOT NULL AND i.job = ANY (p_unknown_classes)
@@ -51,6 +55,9 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                     -- Judged only for the items that carry a trace context.
                     CASE WHEN i.traceparent IS NOT NULL OR i.tracestate IS NOT NULL
                       THEN prescient.trace_problem(i.traceparent, i.tracestate) END,
+                    -- Judged only for the items timed in business time.
+                    CASE WHEN i.calendar IS NOT NULL OR i.business_delay IS NOT NULL
+                      THEN prescient.business_problem(i.calendar, i."at", i.business_delay) END,
                     -- Judged only for the items that debounce, collect or dedupe: the rest of a bulk load pays
                     -- nothing.
                     CASE WHEN prescient.once_applies(i.on_conflict, i.max_wait, i.dedupe_for)
@@ -60,7 +67,8 @@ CREATE OR REPLACE FUNCTION prescient.array_requests(
                                       i.job_key, 1, octet_length(jsonb_build_array(i.payload)::text)) END) END)
       FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                  p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
-                                 p_dedupe_for, p_priority, p_traceparent, p_tracestate) i;
+                                 p_dedupe_for, p_priority, p_traceparent, p_tracestate, p_calendar,
+                                 p_business_delay) i;
   END;
 
 -- What schedule_arrays would refuse in each item, writing nothing: one row (n, problem) per bad item, in
@@ -76,7 +84,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
     p_now timestamptz DEFAULT now(), p_window interval[] DEFAULT NULL, p_max_wait interval[] DEFAULT NULL,
     p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}',
     p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL,
-    p_traceparent text[] DEFAULT NULL, p_tracestate text[] DEFAULT NULL)
+    p_traceparent text[] DEFAULT NULL, p_tracestate text[] DEFAULT NULL, p_calendar text[] DEFAULT NULL,
+    p_business_delay text[] DEFAULT NULL)
   RETURNS TABLE (n integer, problem text)
   LANGUAGE sql STABLE
   -- Not inlined into the caller's statement, and not compiled: inlined, a call of 10 000 items was planned
@@ -92,7 +101,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_problems(
            prescient.array_requests(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                     p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window, p_max_wait,
                                     p_dedupe_for, p_dedupe_outcomes, p_now, s.slot_seconds, s.max_horizon_seconds,
-                                    u.classes, p_priority, p_traceparent, p_tracestate, s.max_payload_bytes) r
+                                    u.classes, p_priority, p_traceparent, p_tracestate, s.max_payload_bytes,
+                                    p_calendar, p_business_delay) r
      WHERE r.problem IS NOT NULL
      ORDER BY r.n;
   END;
@@ -121,7 +131,8 @@ CREATE OR REPLACE FUNCTION prescient.schedule_arrays(
     p_now timestamptz DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL,
     p_max_wait interval[] DEFAULT NULL, p_dedupe_for interval[] DEFAULT NULL, p_dedupe_outcomes text[] DEFAULT '{done}',
     p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL,
-    p_traceparent text[] DEFAULT NULL, p_tracestate text[] DEFAULT NULL)
+    p_traceparent text[] DEFAULT NULL, p_tracestate text[] DEFAULT NULL, p_calendar text[] DEFAULT NULL,
+    p_business_delay text[] DEFAULT NULL)
   RETURNS TABLE (n integer, id bigint, job_key text, next_check_at timestamptz, first_check_at timestamptz,
                  status text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -165,7 +176,9 @@ BEGIN
                  ('p_dedupe_for', cardinality(p_dedupe_for), array_ndims(p_dedupe_for), v_count),
                  ('p_priority', cardinality(p_priority), array_ndims(p_priority), v_count),
                  ('p_traceparent', cardinality(p_traceparent), array_ndims(p_traceparent), v_count),
-                 ('p_tracestate', cardinality(p_tracestate), array_ndims(p_tracestate), v_count))
+                 ('p_tracestate', cardinality(p_tracestate), array_ndims(p_tracestate), v_count),
+                 ('p_calendar', cardinality(p_calendar), array_ndims(p_calendar), v_count),
+                 ('p_business_delay', cardinality(p_business_delay), array_ndims(p_business_delay), v_count))
          AS a(name, length, dimensions, absent_as)
    WHERE coalesce(a.length, a.absent_as) <> v_count OR a.dimensions > 1;
   IF v_shape_problem IS NOT NULL THEN
@@ -188,23 +201,31 @@ BEGIN
                                                   p_default_on_conflict, p_window, p_max_wait, p_dedupe_for,
                                                   p_dedupe_outcomes, p_now, v_settings.slot_seconds,
                                                   v_settings.max_horizon_seconds, v_unknown, p_priority,
-                                                  p_traceparent, p_tracestate, v_settings.max_payload_bytes)),
+                                                  p_traceparent, p_tracestate, v_settings.max_payload_bytes,
+                                                  p_calendar, p_business_delay)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
-           SELECT drawn.*, prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                 v_settings.slot_seconds) AS slot
-             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
-                     FROM input
-                    WHERE NOT EXISTS (SELECT FROM bad)
-                    ORDER BY input.n) drawn),
+           SELECT drawn.*, prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                        p_now, v_settings.slot_seconds) AS slot
+             FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
+                     FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                             -- The time asked for: in business time for an item with a calendar (038).
+                             CASE WHEN input.calendar IS NULL THEN input."at"
+                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
+                                  END AS asked_for_at,
+                             CASE WHEN input.calendar IS NOT NULL
+                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                             FROM input
+                            WHERE NOT EXISTS (SELECT FROM bad)
+                            ORDER BY input.n) asked) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
                                              next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
-                                             traceparent, tracestate)
+                                             traceparent, tracestate, calendar, calendar_version, business_delay)
            OVERRIDING SYSTEM VALUE
-           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by, "at",
-                  coalesce(priority, 5), traceparent, tracestate
+           SELECT new_id, job, entity_name, entity_key, group_key, payload, slot, slot, p_now, enqueued_by,
+                  asked_for_at, coalesce(priority, 5), traceparent, tracestate, calendar, calendar_version,
+                  business_delay
              FROM todo)
     -- todo is in item order (a materialized CTE is read back in the order it was written): one sort for
     -- the three arrays instead of one each.
@@ -222,7 +243,7 @@ BEGIN
                                                   p_window, p_max_wait, p_dedupe_for, p_dedupe_outcomes, p_now,
                                                   v_settings.slot_seconds, v_settings.max_horizon_seconds, v_unknown,
                                                   p_priority, p_traceparent, p_tracestate,
-                                                  v_settings.max_payload_bytes)),
+                                                  v_settings.max_payload_bytes, p_calendar, p_business_delay)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          dup AS (SELECT input.job_key, min(input.n) AS first_n, max(input.n) AS last_n FROM input
                   WHERE input.job_key IS NOT NULL GROUP BY input.job_key HAVING count(*) > 1
@@ -231,26 +252,36 @@ BEGIN
          todo AS (
            SELECT drawn.*,
                   CASE WHEN drawn.max_wait IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
-                    ELSE prescient.debounced_slot(prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                                        v_settings.slot_seconds),
+                    THEN prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                      p_now, v_settings.slot_seconds)
+                    ELSE prescient.debounced_slot(prescient.spread_in_calendar(drawn.calendar, drawn.base_slot,
+                                                                               drawn.new_id, drawn.fire_window, p_now,
+                                                                               v_settings.slot_seconds),
                                                   p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
-             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                          prescient.slot_for(input."at", p_now, v_settings.slot_seconds) AS base_slot
-                     FROM input
-                    WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
-                    ORDER BY input.n) drawn),
+             FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
+                     FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                             -- The time asked for: in business time for an item with a calendar (038).
+                             CASE WHEN input.calendar IS NULL THEN input."at"
+                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
+                                  END AS asked_for_at,
+                             CASE WHEN input.calendar IS NOT NULL
+                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                             FROM input
+                            WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
+                            ORDER BY input.n) asked) drawn),
          ins AS (
            -- A digest's first payload starts its list (schedule() makes the same row).
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                              first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at,
-                                             priority, traceparent, tracestate, collects, collect_since)
+                                             priority, traceparent, tracestate, collects, collect_since, calendar,
+                                             calendar_version, business_delay)
            OVERRIDING SYSTEM VALUE
            SELECT new_id, job, entity_name, entity_key, job_key, group_key,
                   CASE WHEN on_conflict = 'collect' THEN jsonb_build_object('collected', jsonb_build_array(payload))
                        ELSE payload END,
-                  slot, slot, p_now, enqueued_by, "at", coalesce(priority, 5), traceparent, tracestate,
-                  on_conflict = 'collect', CASE WHEN on_conflict = 'collect' THEN p_now END
+                  slot, slot, p_now, enqueued_by, asked_for_at, coalesce(priority, 5), traceparent, tracestate,
+                  on_conflict = 'collect', CASE WHEN on_conflict = 'collect' THEN p_now END, calendar,
+                  calendar_version, business_delay
              FROM todo ORDER BY n
            ON CONFLICT (job_key) WHERE job_key IS NOT NULL DO NOTHING
            RETURNING id),
@@ -307,7 +338,8 @@ BEGIN
   FOR v_item IN
     SELECT i.* FROM prescient.array_items(p_job, p_entity_name, p_entity_key, p_at, p_job_key, p_group_key, p_payload,
                                           p_enqueued_by, p_on_conflict, p_by, p_default_on_conflict, p_window,
-                                          p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate) i
+                                          p_max_wait, p_dedupe_for, p_priority, p_traceparent, p_tracestate,
+                                          p_calendar, p_business_delay) i
      WHERE i.n = ANY (v_pending) ORDER BY i.n
   LOOP
     IF p_report_conflicts AND v_item.on_conflict = 'error' THEN
@@ -323,14 +355,15 @@ BEGIN
         FROM prescient.schedule(v_item.job, v_item.entity_name, v_item.entity_key, v_item."at", v_item.job_key,
                                 v_item.group_key, v_item.payload, v_item.enqueued_by, v_item.on_conflict, p_now,
                                 v_item.fire_window, v_item.max_wait, v_item.dedupe_for, p_dedupe_outcomes,
-                                true, v_item.priority, v_item.traceparent, v_item.tracestate) s;  -- its class judged above
+                                true, v_item.priority, v_item.traceparent, v_item.tracestate, v_item.calendar,
+                                v_item.business_delay) s;  -- its class judged above
   END LOOP;
 END $$;
 
 -- Schedules many checks from a JSON array of objects with the fields job, entity_name, entity_key, at,
 -- and optionally job_key, group_key, payload, enqueued_by, on_conflict (defaults: p_by, p_on_conflict),
 -- window, max_wait and dedupe_for (intervals, such as "10m"; a dedupe counts settlements 'done') and
--- priority (0 to 9), traceparent and tracestate:
+-- priority (0 to 9), traceparent and tracestate, calendar and business_delay ("4h", "3bd"):
 -- the items become the arrays of schedule_arrays, which holds the rules. A payload is read as json and
 -- passed on as text (reading it as jsonb from a record is the slow path).
 CREATE OR REPLACE FUNCTION prescient.schedule_many(
@@ -355,23 +388,27 @@ BEGIN
                    array_agg(x.max_wait ORDER BY x.n) AS max_wait, array_agg(x.dedupe_for ORDER BY x.n) AS dedupe_for,
                    array_agg(x.priority ORDER BY x.n) AS priority,
                    array_agg(x.traceparent ORDER BY x.n) AS traceparent,
-                   array_agg(x.tracestate ORDER BY x.n) AS tracestate
+                   array_agg(x.tracestate ORDER BY x.n) AS tracestate,
+                   array_agg(x.calendar ORDER BY x.n) AS calendar,
+                   array_agg(x.business_delay ORDER BY x.n) AS business_delay
               FROM ROWS FROM (json_to_recordset(p_items)
                      AS (job text, entity_name text, entity_key text, "at" timestamptz, job_key text, group_key text,
                          payload json, enqueued_by text, on_conflict text, "window" interval, max_wait interval,
-                         dedupe_for interval, priority integer, traceparent text, tracestate text))
+                         dedupe_for interval, priority integer, traceparent text, tracestate text,
+                         calendar text, business_delay text))
                    WITH ORDINALITY AS x(job, entity_name, entity_key, "at", job_key, group_key, payload, enqueued_by,
                                         on_conflict, fire_window, max_wait, dedupe_for, priority, traceparent,
-                                        tracestate, n)) a
+                                        tracestate, calendar, business_delay, n)) a
      CROSS JOIN LATERAL prescient.schedule_arrays(a.job, a.entity_name, a.entity_key, a."at", a.job_key, a.group_key,
                                                   a.payload, a.enqueued_by, a.on_conflict, p_by, p_on_conflict, p_now,
                                                   p_report_conflicts, a.fire_window, a.max_wait, a.dedupe_for,
                                                   p_priority => a.priority, p_traceparent => a.traceparent,
-                                                  p_tracestate => a.tracestate) s;
+                                                  p_tracestate => a.tracestate, p_calendar => a.calendar,
+                                                  p_business_delay => a.business_delay) s;
 END $$;
 REVOKE EXECUTE ON FUNCTION
   prescient.schedule_many(json, text, text, timestamptz, boolean),
   prescient.schedule_arrays(text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text, text,
                             timestamptz, boolean, interval[], interval[], interval[], text[], boolean, integer[], text[],
-                            text[])
+                            text[], text[], text[])
   FROM PUBLIC;

@@ -27,7 +27,7 @@ BEGIN
 END $$;
 
 -- Moves a pending check (by id or by job key) to another time, by the same rounding and horizon
--- rules as schedule. Returns the row's id, job key and new time; no row when nothing matched.
+-- rules as schedule; a check timed in business time is then timed in elapsed time. Returns the row's id, job key and new time; no row when nothing matched.
 CREATE OR REPLACE FUNCTION prescient.reschedule(
     p_at timestamptz, p_id bigint DEFAULT NULL, p_job_key text DEFAULT NULL, p_now timestamptz DEFAULT now())
   RETURNS TABLE (id bigint, job_key text, next_check_at timestamptz)
@@ -49,7 +49,9 @@ BEGIN
   END IF;
   RETURN QUERY
     UPDATE prescient.future_job f
-       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds), asked_for_at = p_at
+       SET next_check_at = prescient.slot_for(p_at, p_now, v_settings.slot_seconds), asked_for_at = p_at,
+           -- A time given in elapsed time: no calendar computed it any more.
+           calendar = NULL, calendar_version = NULL, business_delay = NULL
      WHERE (p_id IS NOT NULL AND f.id = p_id) OR (p_job_key IS NOT NULL AND f.job_key = p_job_key)
     RETURNING f.id, f.job_key, f.next_check_at;
 END $$;

@@ -52,6 +52,9 @@ COMMENT ON COLUMN prescient.future_job.claim_token IS 'A random token of the wri
 COMMENT ON COLUMN prescient.future_job.collects IS 'True for a digest (on_conflict collect): its payload is {"collected": [...]}, the payloads of its key''s enqueues in arrival order, so a user payload with a key "collected" is never taken for a list (docs/concepts.md, "Digests").';
 COMMENT ON COLUMN prescient.future_job.collect_since IS 'A digest''s: when the first payload of its list arrived, the start of its ceiling (max_wait); null while the list is empty (a run consumed it).';
 COMMENT ON COLUMN prescient.future_job.collect_pending IS 'A digest''s: the payloads (a JSON array) that arrived while a run held the check under a written lease; its settlement hands them to the next run, or to a new check when it ends the check (sql/functions/042_collect.sql). Null: none.';
+COMMENT ON COLUMN prescient.future_job.calendar IS 'The calendar whose open time the check is timed in (docs/business-time.md), or NULL for elapsed time: its next_check_at was computed from asked-for time and business_delay in it. A reschedule clears it.';
+COMMENT ON COLUMN prescient.future_job.calendar_version IS 'The version of the calendar that computed the check''s time (prescient.calendar_version): a later version changes times computed after it only.';
+COMMENT ON COLUMN prescient.future_job.business_delay IS 'The business delay asked for, as written (4h, 3bd), counted in the calendar''s open time; NULL with a calendar: at the time asked for, or the next opening.';
 COMMENT ON COLUMN prescient.future_job.collect_pending_since IS 'When the first of collect_pending arrived: the start of their ceiling.';
 COMMENT ON COLUMN prescient.future_job.collect_pending_at IS 'The time collect_pending asks for (the debounce rule from their first arrival): a settlement that goes on is due no later, and a new check made of them is due then.';
 
@@ -88,6 +91,9 @@ COMMENT ON COLUMN prescient.job_history.traceparent IS 'The check''s trace conte
 COMMENT ON COLUMN prescient.job_history.tracestate IS 'The tracestate that went with it (future_job.tracestate).';
 COMMENT ON COLUMN prescient.job_history.collects IS 'True for a digest (future_job.collects): its payload is {"collected": [...]}, the payloads its last run read; a retry puts it back as one.';
 COMMENT ON COLUMN prescient.job_history.collect_pending IS 'A digest''s payloads that arrived during its last run (future_job.collect_pending): a new check took them when it ended any way but cancelled; a cancelled one keeps them only here.';
+COMMENT ON COLUMN prescient.job_history.calendar IS 'The calendar its last time was computed in (future_job.calendar), or NULL.';
+COMMENT ON COLUMN prescient.job_history.calendar_version IS 'The version of it that computed that time (future_job.calendar_version).';
+COMMENT ON COLUMN prescient.job_history.business_delay IS 'The business delay asked for (future_job.business_delay).';
 
 -- cron_schedule
 COMMENT ON TABLE prescient.cron_schedule IS

@@ -78,8 +78,9 @@ TEST_CASE("calendar refuses bad input in one line naming the value, and writes n
       {{"calendar", "add", "x", "--zone", "UTC"}, "missing --file"},
       {{"calendar", "holiday", "office", "--day", "02-30"}, "holiday \"02-30\" names no day"},
       {{"calendar", "holiday", "office"}, "missing --day"},
-      {{"calendar", "next", "office", "--in", "0bd"}, "business days 0: give 1 or more"},
-      {{"calendar", "next", "office", "--in", "-4h"}, "business time -04:00:00"},
+      {{"calendar", "next", "office", "--in", "0bd"}, "business delay '0bd': give 1 or more business days"},
+      {{"calendar", "next", "office", "--in", "-4h"}, "business delay '-4h': write a length of open time"},
+      {{"calendar", "next", "office", "--in", "1d"}, "business delay '1d': write a length of open time"},
       {{"calendar", "next", "office", "--in", "soon"}, "business delay 'soon'"},
       {{"calendar", "next", "office", "--from", "2150-01-01T00:00:00Z"}, "outside calendar 'office''s range"},
       {{"calendar", "forget", "office"}, "unknown calendar action 'forget'"},
@@ -214,4 +215,60 @@ TEST_CASE("calendar apply: the config file's [calendar NAME] sections, a next ve
   const ProcessResult none = apply();
   CHECK(none.exit_code == 2);
   CHECK_THAT(none.err, Catch::Contains("has no [calendar NAME] section"));
+}
+
+TEST_CASE("schedule --calendar: a business delay from flags and a bulk file; show names the calendar and version") {
+  const std::string url = create_migrated_database();
+  REQUIRE(calendar({"add", "office", "--zone", "Europe/Berlin", "--file", "-"}, url, kOffice).exit_code == 0);
+  const std::vector<std::string> ticket{"schedule", "--job", "noop", "--entity-name", "tickets", "--calendar", "office"};
+  const auto schedule = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = ticket;
+    args.insert(args.end(), more.begin(), more.end());
+    return run_prescient(with_db(args, url));
+  };
+  // A Saturday is closed: Monday's opening.
+  const ProcessResult saturday = schedule({"--entity-key", "1", "--at", "2026-11-28T10:00:00Z", "--json"});
+  REQUIRE(saturday.exit_code == 0);
+  CHECK(json::parse(saturday.out)["next_check_at"] == "2026-11-30T08:00:00Z");
+  // --in beside --calendar is open time; show says which calendar and version computed the time.
+  const ProcessResult later = schedule({"--entity-key", "2", "--in", "4h", "--json"});
+  REQUIRE(later.exit_code == 0);
+  const std::string id = std::to_string(json::parse(later.out)["id"].get<long long>());
+  const ProcessResult shown = run_prescient(with_db({"show", "--id", id}, url));
+  CHECK_THAT(shown.out, Catch::Contains("  timed by calendar office version 1: 4h of open time\n"));
+  CHECK_THAT(shown.out, Catch::Contains("check " + id + " timed by calendar office version 1: 4h of open time"));
+  const json as_json = json::parse(run_prescient(with_db({"show", "--id", id, "--json"}, url)).out);
+  CHECK(as_json["pending"]["calendar"] == "office");
+  CHECK(as_json["pending"]["calendar_version"] == 1);
+  CHECK(as_json["pending"]["business_delay"] == "4h");
+  // A bulk file: `in` beside a calendar is open time too.
+  const ProcessResult bulk = run_prescient(
+      with_db({"schedule", "--file", "-", "--json"}, url), {},
+      R"({"job": "noop", "entity_name": "tickets", "entity_key": "3", "calendar": "office", "at": "2026-11-27T14:00:00Z", "in": "3bd"})"
+      "\n"
+      R"({"job": "noop", "entity_name": "tickets", "entity_key": "4", "calendar": "office", "at": "2026-11-28T10:00:00Z"})"
+      "\n");
+  REQUIRE(bulk.exit_code == 0);
+  CHECK(json::parse(bulk.out)[0]["next_check_at"] == "2026-12-02T14:00:00Z");  // Wednesday, the same time of day
+  CHECK(json::parse(bulk.out)[1]["next_check_at"] == "2026-11-30T08:00:00Z");
+  // Refused in one line naming the value, exit 2, nothing written.
+  check_refused({
+      {{"schedule", "--job", "noop", "--entity-name", "t", "--entity-key", "9", "--calendar", "nope", "--in", "4h"},
+       "no calendar named 'nope'"},
+      {{"schedule", "--job", "noop", "--entity-name", "t", "--entity-key", "9", "--calendar", "office", "--in", "1d"},
+       "business delay '1d'"},
+      {{"schedule", "--job", "noop", "--entity-name", "t", "--entity-key", "9", "--calendar", "office", "--in", "0bd"},
+       "business delay '0bd': give 1 or more business days"},
+      {{"schedule", "--job", "noop", "--entity-name", "t", "--entity-key", "9", "--calendar", "office", "--in", "4h",
+        "--at", "2026-11-28T10:00:00Z"},
+       "give either --at or --in, not both"},
+  }, url);
+  const ProcessResult bad_line = run_prescient(
+      with_db({"schedule", "--file", "-"}, url), {},
+      R"({"job": "noop", "entity_name": "tickets", "entity_key": "5", "calendar": "office", "in": "-4h"})"
+      "\n");
+  CHECK(bad_line.exit_code == 2);
+  CHECK_THAT(bad_line.err, Catch::Contains("line 1: business delay '-4h'"));
+  const ProcessResult pending = run_prescient(with_db({"list", "--json"}, url));
+  CHECK(json::parse(pending.out).size() == 4);
 }

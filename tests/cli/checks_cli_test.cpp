@@ -245,7 +245,7 @@ TEST_CASE("bulk: a file with one bad line writes nothing; --skip-invalid writes 
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("line 1: unknown field 'colour' (fields: job, entity_name, entity_key, at, in, "
                                           "window, job_key, group_key, payload, by, on_conflict, max_wait, dedupe_for, "
-                                          "priority, traceparent, tracestate, max_checks, max_attempts, backoff)"));
+                                          "priority, traceparent, tracestate, calendar, max_checks, max_attempts, backoff)"));
   CHECK(pending_count(url) == 2);
   ::unlink(file.c_str());
 }

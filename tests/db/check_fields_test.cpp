@@ -37,7 +37,8 @@ const std::map<std::string, std::string> kNotEnqueuedByName{
     {"max_checks", "set_check_policy"}, {"max_attempts", "set_check_policy"}, {"backoff_seconds", "set_check_policy"},
     {"backoff_max_seconds", "set_check_policy"}, {"collects", "p_on_conflict collect"},
     {"collect_since", "p_on_conflict collect"}, {"collect_pending", "p_on_conflict collect"},
-    {"collect_pending_since", "p_on_conflict collect"}, {"collect_pending_at", "p_on_conflict collect"}};
+    {"collect_pending_since", "p_on_conflict collect"}, {"collect_pending_at", "p_on_conflict collect"},
+    {"calendar_version", "p_calendar's current version"}};
 // What schedule takes that is no column: how to enqueue, not what the check holds.
 const ColumnNames kEnqueueOptions{"at", "by", "on_conflict", "now", "window", "max_wait", "dedupe_for",
                                   "dedupe_outcomes", "allow_unknown_class"};
@@ -165,8 +166,8 @@ std::vector<std::string> check_field_disagreements(soci::session& db, const Plac
                     ", which is not a column of both prescient.future_job and prescient.job_history");
     }
   }
-  // The bulk file's fields: schedule's arguments but the file's own flags, `in` beside `at`, and the check's
-  // own policy as --backoff writes it (D..MAX, so no backoff_max).
+  // The bulk file's fields: schedule's arguments but the file's own flags, `in` beside `at` (a business delay
+  // beside a calendar), and the check's own policy as --backoff writes it (D..MAX, so no backoff_max).
   ColumnNames fields;
   const std::string table = places.cmd_schedule.substr(places.cmd_schedule.find("kBulkFields[] = {"));
   const std::regex field(R"re(\n    \{"(\w+)",)re");
@@ -175,7 +176,7 @@ std::vector<std::string> check_field_disagreements(soci::session& db, const Plac
     fields.insert((*it)[1].str());
   }
   append(out, list_disagreements(
-                  adjusted(schedule, {"now", "dedupe_outcomes", "allow_unknown_class"},
+                  adjusted(schedule, {"now", "dedupe_outcomes", "allow_unknown_class", "business_delay"},
                            adjusted(function_arguments(db, "prescient.set_check_policy"), {"id", "backoff_max"}, {"in"})),
                   "prescient.schedule and prescient.set_check_policy (but their file-wide flags)",
                   {{"the bulk file's fields (engine/cli/cmd_schedule.cpp, kBulkFields)", fields}}));

@@ -32,6 +32,11 @@ struct CheckFields {
   // The W3C trace context it was created in (docs/design.md, "Trace context"); none: not traced.
   std::optional<std::string> traceparent;
   std::optional<std::string> tracestate;
+  // The calendar whose open time computed its time, that calendar's version then, and the business delay asked
+  // for (docs/business-time.md); none: timed in elapsed time.
+  std::optional<std::string> calendar;
+  std::optional<int> calendar_version;
+  std::optional<std::string> business_delay;
 };
 
 struct PendingCheck : CheckFields {

@@ -63,6 +63,11 @@ struct ScheduleRequest {
   // span of its own. SQL judges both.
   std::optional<std::string> traceparent;
   std::optional<std::string> tracestate;
+  // Business time (docs/business-time.md): the check is due in this calendar's open time, business_delay of
+  // open time after its time ("4h", "90m", "3bd"), or with no delay at its time or the calendar's next opening.
+  // Its time is `at`, else now plus `in` (no `in` beside a business delay), else now. SQL judges both.
+  std::optional<std::string> calendar;
+  std::optional<std::string> business_delay;
   // The check's own policy, over its class's for it alone: max_checks (0: no limit), max_attempts and the
   // backoff (not the timeout, which is the class's). Set by prescient.set_check_policy in the enqueue's
   // transaction, on a check written (created, replaced, debounced); its rules are SQL's.

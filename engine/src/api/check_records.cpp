@@ -29,7 +29,10 @@ nlohmann::json fields_json(const CheckFields& c) {
           {"enqueued_by", c.enqueued_by},
           {"priority", c.priority},
           {"traceparent", optional_json(c.traceparent)},
-          {"tracestate", optional_json(c.tracestate)}};
+          {"tracestate", optional_json(c.tracestate)},
+          {"calendar", optional_json(c.calendar)},
+          {"calendar_version", c.calendar_version ? nlohmann::json(*c.calendar_version) : nlohmann::json(nullptr)},
+          {"business_delay", optional_json(c.business_delay)}};
 }
 
 }  // namespace

@@ -61,10 +61,15 @@ const Settings& Client::settings() {
 }
 
 TimePoint Client::time_of(const ScheduleRequest& request, TimePoint now) const {
-  if (request.at.has_value() == request.in.has_value()) {
+  // With a calendar, no time is now: the next opening from now, or a business delay counted from now.
+  if ((request.at && request.in) || (!request.at && !request.in && !request.calendar)) {
     throw InvalidInput("give exactly one of a time (at) and a delay (in)");
   }
+  if (request.business_delay && request.in) {
+    throw InvalidInput("a business delay counts from the time (at) or from now: give no delay (in) beside it");
+  }
   if (request.at) return *request.at;
+  if (!request.in) return now;
   if (*request.in < std::chrono::seconds{0}) {
     throw InvalidInput("the delay " + format_duration(*request.in) + " is negative");
   }
@@ -81,7 +86,8 @@ std::optional<std::string> Client::local_problem(const ScheduleRequest& request,
   const std::pair<const char*, std::optional<std::string_view>> names[] = {
       {"the job class", request.job},       {"the entity name", request.entity_name},
       {"the entity key", request.entity_key}, {"the job key", view(request.job_key)},
-      {"the group key", view(request.group_key)}, {"enqueued_by", view(request.by)}};
+      {"the group key", view(request.group_key)}, {"enqueued_by", view(request.by)},
+      {"the calendar", view(request.calendar)}, {"the business delay", view(request.business_delay)}};
   for (const auto& [what, value] : names) {
     if (value) {
       if (auto problem = text_problem(what, *value)) return problem;

@@ -70,11 +70,13 @@ class Conditions {
 // tables have them.
 const std::string kCheckFieldColumns =
     db::check_column_list(false) +
-    ", last_error, prescient.us(enqueued_on), enqueued_by, priority, traceparent, tracestate";
+    ", last_error, prescient.us(enqueued_on), enqueued_by, priority, traceparent, tracestate, calendar,"
+    " calendar_version, business_delay";
 constexpr int kLastErrorColumn = db::kCheckColumnCount, kEnqueuedOnColumn = kLastErrorColumn + 1,
               kEnqueuedByColumn = kLastErrorColumn + 2, kPriorityColumn = kLastErrorColumn + 3,
               kTraceparentColumn = kLastErrorColumn + 4, kTracestateColumn = kLastErrorColumn + 5,
-              kCheckFieldCount = kLastErrorColumn + 6;
+              kCalendarColumn = kLastErrorColumn + 6, kCalendarVersionColumn = kLastErrorColumn + 7,
+              kBusinessDelayColumn = kLastErrorColumn + 8, kCheckFieldCount = kLastErrorColumn + 9;
 
 const std::string kPendingColumns = kCheckFieldColumns + ", prescient.us(next_check_at)";
 const std::string kHistoryColumns =
@@ -96,6 +98,11 @@ void read_check_fields(const pq::Result& rows, int r, CheckFields& out) {
   out.priority = static_cast<int>(rows.integer(r, kPriorityColumn));
   out.traceparent = rows.optional_text(r, kTraceparentColumn);
   out.tracestate = rows.optional_text(r, kTracestateColumn);
+  out.calendar = rows.optional_text(r, kCalendarColumn);
+  if (const auto version = rows.optional_integer(r, kCalendarVersionColumn)) {
+    out.calendar_version = static_cast<int>(*version);
+  }
+  out.business_delay = rows.optional_text(r, kBusinessDelayColumn);
 }
 
 }  // namespace

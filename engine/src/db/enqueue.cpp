@@ -96,12 +96,12 @@ Scheduled schedule_one(soci::session& db, const ScheduleRequest& request, TimePo
       std::string("SELECT ") + kScheduledColumns +
           " FROM prescient.schedule($1, $2, $3, $4::timestamptz, $5, $6, $7::jsonb, $8, $9, $10::timestamptz,"
            " $11::interval, $12::interval, $13::interval, coalesce($14::text[], '{done}'), $15::boolean,"
-           " $16::integer, $17, $18)",
+           " $16::integer, $17, $18, $19, $20)",
       {request.job, request.entity_name, request.entity_key, format_time(at), request.job_key, request.group_key,
        request.payload.dump(), by, std::string(to_string(request.on_conflict)), format_time(now),
        pq::interval_text(request.window), pq::interval_text(request.max_wait), pq::interval_text(request.dedupe_for),
        outcomes_of(request.dedupe_outcomes), allow_unknown_class ? "true" : "false", pq::number_text(request.priority),
-       request.traceparent, request.tracestate});
+       request.traceparent, request.tracestate, request.calendar, request.business_delay});
   if (rows.rows() != 1) throw DatabaseError("prescient.schedule returned " + std::to_string(rows.rows()) + " rows");
   const Scheduled scheduled = scheduled_from(rows, 0, 0);
   if (both) {
@@ -118,22 +118,24 @@ namespace {
 // some request has it, so the common call stays as it was.
 struct ItemArrays {
   pq::Param job, entity_name, entity_key, at, job_key, group_key, payload, enqueued_by, on_conflict, window, max_wait,
-      dedupe_for, dedupe_outcomes, priority, traceparent, tracestate;
+      dedupe_for, dedupe_outcomes, priority, traceparent, tracestate, calendar, business_delay;
 
-  // $1 to $13 of both statements, then `now` as $14, the priorities as $15 and the trace context as $16, $17.
+  // $1 to $13 of both statements, then `now` as $14, the priorities as $15, the trace context as $16, $17 and
+  // business time as $18, $19.
   pq::Params params(TimePoint now) && {
     return {std::move(job), std::move(entity_name), std::move(entity_key), std::move(at), std::move(job_key),
             std::move(group_key), std::move(payload), std::move(enqueued_by), std::move(on_conflict),
             std::move(window), std::move(max_wait), std::move(dedupe_for), std::move(dedupe_outcomes),
-            format_time(now), std::move(priority), std::move(traceparent), std::move(tracestate)};
+            format_time(now), std::move(priority), std::move(traceparent), std::move(tracestate),
+            std::move(calendar), std::move(business_delay)};
   }
 };
 
 ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<const TimePoint> at, const std::string& by) {
   std::vector<std::optional<std::string>> jobs, entities, entity_keys, keys, groups, payloads, bys, conflicts, windows,
-      max_waits, dedupe_fors, traceparents, tracestates;
+      max_waits, dedupe_fors, traceparents, tracestates, calendars, business_delays;
   std::vector<std::optional<std::int64_t>> priorities;
-  bool any_window = false, any_once = false, any_priority = false, any_trace = false;
+  bool any_window = false, any_once = false, any_priority = false, any_trace = false, any_business = false;
   std::vector<Outcome> dedupe_outcomes;  // one set for the call (Client::schedule_many checks they agree)
   for (auto* column : {&jobs, &entities, &entity_keys, &keys, &groups, &payloads, &bys, &conflicts, &windows, &max_waits,
                        &dedupe_fors}) {
@@ -159,6 +161,9 @@ ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<cons
     traceparents.push_back(request.traceparent);
     tracestates.push_back(request.tracestate);
     any_trace = any_trace || request.traceparent || request.tracestate;
+    calendars.push_back(request.calendar);
+    business_delays.push_back(request.business_delay);
+    any_business = any_business || request.calendar || request.business_delay;
   }
   const auto sent_if = [](bool any, const std::vector<std::optional<std::string>>& column) {
     return any ? pq::text_array(column) : pq::Param(std::nullopt);
@@ -170,7 +175,8 @@ ItemArrays item_arrays(std::span<const ScheduleRequest> requests, std::span<cons
           .window = sent_if(any_window, windows), .max_wait = sent_if(any_once, max_waits),
           .dedupe_for = sent_if(any_once, dedupe_fors), .dedupe_outcomes = outcomes_of(dedupe_outcomes),
           .priority = any_priority ? pq::optional_integer_array(priorities) : pq::Param(std::nullopt),
-          .traceparent = sent_if(any_trace, traceparents), .tracestate = sent_if(any_trace, tracestates)};
+          .traceparent = sent_if(any_trace, traceparents), .tracestate = sent_if(any_trace, tracestates),
+          .calendar = sent_if(any_business, calendars), .business_delay = sent_if(any_business, business_delays)};
 }
 
 }  // namespace
@@ -191,7 +197,8 @@ std::vector<Scheduled> schedule_arrays(soci::session& db, std::span<const Schedu
           " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
           " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz,"
           " p_priority => $15::bigint[]::integer[], p_traceparent => $16::text[], p_tracestate => $17::text[],"
-          " p_report_conflicts => $18::boolean, p_allow_unknown_class => $19::boolean)",
+          " p_calendar => $18::text[], p_business_delay => $19::text[],"
+          " p_report_conflicts => $20::boolean, p_allow_unknown_class => $21::boolean)",
       params);
   std::vector<Scheduled> results(requests.size());
   for (int r = 0; r < rows.rows(); ++r) results.at(rows.integer(r, 0) - 1) = scheduled_from(rows, r, 1);
@@ -217,7 +224,7 @@ std::vector<std::optional<std::string>> schedule_problems(soci::session& db, std
       " p_max_wait => $11::text[]::interval[], p_dedupe_for => $12::text[]::interval[],"
       " p_dedupe_outcomes => coalesce($13::text[], '{done}'), p_now => $14::timestamptz,"
       " p_priority => $15::bigint[]::integer[], p_traceparent => $16::text[], p_tracestate => $17::text[],"
-      " p_allow_unknown_class => $18::boolean)",
+      " p_calendar => $18::text[], p_business_delay => $19::text[], p_allow_unknown_class => $20::boolean)",
       std::move(params));
   for (int r = 0; r < rows.rows(); ++r) problems.at(rows.integer(r, 0) - 1) = rows.text(r, 1);
   return problems;

@@ -3664,8 +3664,6 @@ CREATE FUNCTION prescient.business_add(p_calendar text, p_from timestamp with ti
     LANGUAGE plpgsql STABLE
     AS $$
 DECLARE
-  v_target bigint;
-  v_span prescient.calendar_span;
   v_at timestamptz;
 BEGIN
   IF p_open IS NULL OR p_open <= interval '0' OR extract(day FROM p_open) <> 0 OR extract(month FROM p_open) <> 0
@@ -3674,16 +3672,14 @@ BEGIN
       MESSAGE = format('business time %s: give a length of open time more than zero in hours, minutes and seconds '
                        '(24h, not 1 day; business days with business_add_days)', coalesce(p_open::text, 'NULL'));
   END IF;
-  v_target := prescient.calendar_open_until(p_calendar, p_from) + prescient.us(timestamptz 'epoch' + p_open);
-  -- The span in which the measure reaches the target: the last that starts below it.
-  SELECT * INTO v_span FROM prescient.calendar_span s
-   WHERE s.calendar = p_calendar AND s.open_before_us < v_target ORDER BY s.open_before_us DESC LIMIT 1;
-  IF NOT FOUND OR prescient.us(v_span.closes_at) - prescient.us(v_span.opens_at) < v_target - v_span.open_before_us THEN
+  SELECT r.at INTO v_at
+    FROM prescient.open_time_reached(p_calendar, prescient.calendar_open_until(p_calendar, p_from)
+                                                 + prescient.us(timestamptz 'epoch' + p_open)) r;
+  IF v_at IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
       MESSAGE = format('%s of calendar %s''s open time after %s ends after its range (to %s)', p_open,
                        prescient.name_shown(p_calendar), prescient.iso(p_from), prescient.calendar_last_day());
   END IF;
-  v_at := v_span.opens_at + (v_target - v_span.open_before_us) * interval '1 microsecond';
   RETURN v_at;
 END $$;
 
@@ -3770,10 +3766,7 @@ BEGIN
       MESSAGE = format('%s is outside calendar %s''s range (%s to %s, in %s)', coalesce(prescient.iso(p_at), 'NULL'),
                        prescient.name_shown(p_calendar), prescient.calendar_first_day(), prescient.calendar_last_day(), v_zone);
   END IF;
-  RETURN coalesce((SELECT s.open_before_us + greatest(0, prescient.us(least(s.closes_at, p_at)) - prescient.us(s.opens_at))
-                     FROM prescient.calendar_span s
-                    WHERE s.calendar = p_calendar AND s.opens_at <= p_at
-                    ORDER BY s.opens_at DESC LIMIT 1), 0);
+  RETURN (SELECT b.open_us FROM prescient.open_before(p_calendar, p_at) b);
 END $$;
 
 --
@@ -3806,6 +3799,33 @@ BEGIN
 END $_$;
 
 --
+-- Name: business_due(text, timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.business_due(p_calendar text, p_at timestamp with time zone, p_delay text, p_now timestamp with time zone) RETURNS TABLE(due_at timestamp with time zone, calendar_version integer)
+    LANGUAGE sql STABLE
+    AS $_$
+  SELECT CASE WHEN a.at >= p_now THEN a.at
+              ELSE coalesce((SELECT o.at FROM prescient.opening_from(p_calendar, p_now) o),
+                            prescient.business_next_open(p_calendar, p_now)) END,
+         c.version
+    FROM prescient.calendar c
+   -- OFFSET 0 keeps each sub-query whole: pulled up into the expressions that name its column, it was computed
+   -- once for each of them (three times the index lookups).
+   CROSS JOIN LATERAL (
+     SELECT coalesce(CASE WHEN p_delay IS NULL THEN (SELECT o.at FROM prescient.opening_from(p_calendar, p_at) o)
+                          WHEN p_delay ~ 'bd\s*$' THEN prescient.business_after(p_calendar, p_at, p_delay)
+                          ELSE (SELECT r.at
+                                  FROM (SELECT b.open_us + prescient.us(timestamptz 'epoch' + p_delay::interval) AS open_us
+                                          FROM prescient.open_before(p_calendar, p_at) b OFFSET 0) target,
+                                       prescient.open_time_reached(p_calendar, target.open_us) r) END,
+                     CASE WHEN p_delay IS NULL THEN prescient.business_next_open(p_calendar, p_at)
+                          ELSE prescient.business_after(p_calendar, p_at, p_delay) END) AS at
+     OFFSET 0) a
+   WHERE c.name = p_calendar
+$_$;
+
+--
 -- Name: business_next_open(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -3816,36 +3836,13 @@ DECLARE
   v_at timestamptz;
 BEGIN
   PERFORM prescient.calendar_open_until(p_calendar, p_from);  -- refuses an unknown calendar, or p_from outside
-  SELECT CASE WHEN s.closes_at > p_from THEN p_from END INTO v_at
-    FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at <= p_from
-   ORDER BY s.opens_at DESC LIMIT 1;
-  IF v_at IS NULL THEN
-    SELECT s.opens_at INTO v_at FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at > p_from
-     ORDER BY s.opens_at LIMIT 1;
-  END IF;
+  SELECT o.at INTO v_at FROM prescient.opening_from(p_calendar, p_from) o;
   IF v_at IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
       MESSAGE = format('calendar %s does not open after %s in its range (to %s)', prescient.name_shown(p_calendar),
                        prescient.iso(p_from), prescient.calendar_last_day());
   END IF;
   RETURN v_at;
-END $$;
-
---
--- Name: business_time(text, timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.business_time(p_calendar text, p_at timestamp with time zone, p_delay text, p_now timestamp with time zone) RETURNS timestamp with time zone
-    LANGUAGE plpgsql STABLE
-    AS $$
-DECLARE
-  v_at constant timestamptz := CASE WHEN p_delay IS NULL THEN prescient.business_next_open(p_calendar, p_at)
-                                    ELSE prescient.business_after(p_calendar, p_at, p_delay) END;
-BEGIN
-  IF v_at >= p_now THEN
-    RETURN v_at;
-  END IF;
-  RETURN prescient.business_next_open(p_calendar, p_now);
 END $$;
 
 --
@@ -4229,14 +4226,6 @@ BEGIN
   END IF;
   RETURN v_version;
 END $$;
-
---
--- Name: calendar_version_now(text); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.calendar_version_now(p_calendar text) RETURNS integer
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN (SELECT c.version FROM prescient.calendar c WHERE (c.name = calendar_version_now.p_calendar));
 
 --
 -- Name: calendar_weekdays(); Type: FUNCTION; Schema: prescient; Owner: -
@@ -6308,6 +6297,48 @@ CREATE FUNCTION prescient.occurrence_tracestate(p_schedule text, p_occurrence ti
     RETURN ((('prescient=schedule:'::text || CASE WHEN (p_schedule ~ '^[A-Za-z0-9._~:/-]{1,200}$'::text) THEN p_schedule ELSE (SELECT CASE WHEN (length(e.id) <= 200) THEN e.id ELSE ('md5.'::text || md5(occurrence_tracestate.p_schedule)) END AS "case" FROM (SELECT string_agg(CASE WHEN (c.ch ~ '^[A-Za-z0-9._~:/-]$'::text) THEN c.ch ELSE regexp_replace(upper(encode(convert_to(c.ch, 'UTF8'::name), 'hex'::text)), '(..)'::text, '%\1'::text, 'g'::text) END, ''::text ORDER BY c.n) AS id FROM regexp_split_to_table(occurrence_tracestate.p_schedule, ''::text) WITH ORDINALITY c(ch, n)) e) END) || ';occurrence:'::text) || to_char((p_occurrence AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS"Z"'::text));
 
 --
+-- Name: open_before(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.open_before(p_calendar text, p_at timestamp with time zone) RETURNS TABLE(open_us bigint)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT coalesce((SELECT s.open_before_us + greatest(0, prescient.us(least(s.closes_at, p_at)) - prescient.us(s.opens_at))
+                     FROM prescient.calendar_span s
+                    WHERE s.calendar = p_calendar AND s.opens_at <= p_at
+                    ORDER BY s.opens_at DESC LIMIT 1), 0)
+$$;
+
+--
+-- Name: open_time_reached(text, bigint); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.open_time_reached(p_calendar text, p_target_us bigint) RETURNS TABLE(at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT s.opens_at + (p_target_us - s.open_before_us) * interval '1 microsecond'
+    FROM (SELECT s.opens_at, s.closes_at, s.open_before_us FROM prescient.calendar_span s
+           WHERE s.calendar = p_calendar AND s.open_before_us < p_target_us
+           ORDER BY s.open_before_us DESC LIMIT 1) s
+   WHERE prescient.us(s.closes_at) - prescient.us(s.opens_at) >= p_target_us - s.open_before_us
+$$;
+
+--
+-- Name: opening_from(text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.opening_from(p_calendar text, p_from timestamp with time zone) RETURNS TABLE(at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT coalesce((SELECT p_from FROM (SELECT s.closes_at FROM prescient.calendar_span s
+                                        WHERE s.calendar = p_calendar AND s.opens_at <= p_from
+                                        ORDER BY s.opens_at DESC LIMIT 1) s
+                    WHERE s.closes_at > p_from),
+                  (SELECT s.opens_at FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at > p_from
+                    ORDER BY s.opens_at LIMIT 1))
+$$;
+
+--
 -- Name: pause_job(text, text, timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -6989,8 +7020,8 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   IF p_calendar IS NOT NULL THEN
-    v_at := prescient.business_time(p_calendar, p_at, p_business_delay, p_now);
-    v_calendar_version := prescient.calendar_version_now(p_calendar);
+    SELECT d.due_at, d.calendar_version INTO v_at, v_calendar_version
+      FROM prescient.business_due(p_calendar, p_at, p_business_delay, p_now) d;
   END IF;
   v_slot := prescient.slot_for(v_at, p_now, v_settings.slot_seconds);
   LOOP
@@ -7150,13 +7181,11 @@ BEGIN
                                                         p_now, v_settings.slot_seconds) AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                             -- The time asked for: in business time for an item with a calendar (038).
-                             CASE WHEN input.calendar IS NULL THEN input."at"
-                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
-                                  END AS asked_for_at,
-                             CASE WHEN input.calendar IS NOT NULL
-                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                                  -- The time asked for: in business time for an item with a calendar (038).
+                                  coalesce(due.due_at, input."at") AS asked_for_at, due.calendar_version
                              FROM input
+                             LEFT JOIN LATERAL prescient.business_due(input.calendar, input."at", input.business_delay,
+                                                                      p_now) due ON true
                             WHERE NOT EXISTS (SELECT FROM bad)
                             ORDER BY input.n) asked) drawn),
          ins AS (
@@ -7201,13 +7230,11 @@ BEGIN
                                                   p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                             -- The time asked for: in business time for an item with a calendar (038).
-                             CASE WHEN input.calendar IS NULL THEN input."at"
-                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
-                                  END AS asked_for_at,
-                             CASE WHEN input.calendar IS NOT NULL
-                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                                  -- The time asked for: in business time for an item with a calendar (038).
+                                  coalesce(due.due_at, input."at") AS asked_for_at, due.calendar_version
                              FROM input
+                             LEFT JOIN LATERAL prescient.business_due(input.calendar, input."at", input.business_delay,
+                                                                      p_now) due ON true
                             WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
                             ORDER BY input.n) asked) drawn),
          ins AS (

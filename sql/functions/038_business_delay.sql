@@ -1,9 +1,9 @@
 -- A check timed in business time (docs/business-time.md, "Enqueue in business time"): the rules every enqueue
 -- door shares for p_calendar and p_business_delay, as 030's are for the rest. A check given a calendar is due
 -- p_business_delay of the calendar's open time after p_at, or, with no delay, at p_at or the calendar's next
--- opening when it is closed then. The arithmetic is 086's; these say what a request may ask and resolve it.
--- plpgsql, so that they may name 086's functions, which are made after these: only the items that carry a
--- calendar call them, and a bulk load without one pays a test of two NULLs.
+-- opening when it is closed then. The arithmetic is 086's; these say what a request may ask. plpgsql, so that
+-- they may name 086's functions, which are made after these: only the items that carry a calendar call them,
+-- and a bulk load without one pays a test of two NULLs.
 
 -- What is wrong with a business delay as people write it, or NULL: "3bd" (1 or more business days), or a length
 -- of open time in hours, minutes and seconds ("4h", "90m", "1h30m", "2 hours"), more than zero. The one reading
@@ -53,25 +53,5 @@ BEGIN
   RETURN NULL;
 END $$;
 
--- The time a check given a calendar is due: p_delay of open time after p_at, or p_at's next opening (p_at when
--- open). A time that has passed by p_now is the next opening from p_now instead: a check bound to a calendar is
--- never due in closed time, not even one asked for in the past (which is due at once when the calendar is open).
--- Raises as business_after and business_next_open do; business_problem first says why, in one line.
-CREATE OR REPLACE FUNCTION prescient.business_time(p_calendar text, p_at timestamptz, p_delay text,
-                                                   p_now timestamptz)
-  RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
-DECLARE
-  v_at constant timestamptz := CASE WHEN p_delay IS NULL THEN prescient.business_next_open(p_calendar, p_at)
-                                    ELSE prescient.business_after(p_calendar, p_at, p_delay) END;
-BEGIN
-  IF v_at >= p_now THEN
-    RETURN v_at;
-  END IF;
-  RETURN prescient.business_next_open(p_calendar, p_now);
-END $$;
-
--- The version of a calendar that computes a time now: its current one (NULL for no calendar). A window's slot in
--- open time is spread_in_calendar (087: it names 086's arithmetic, made after this file).
-CREATE OR REPLACE FUNCTION prescient.calendar_version_now(p_calendar text) RETURNS integer
-  LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN (SELECT c.version FROM prescient.calendar c WHERE c.name = p_calendar);
+-- When such a check is due, and the version of the calendar that computed it: business_due (087: it names 086's
+-- arithmetic, made after this file), and its slot in a window, spread_in_calendar (087).

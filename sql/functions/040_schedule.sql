@@ -84,8 +84,8 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   IF p_calendar IS NOT NULL THEN
-    v_at := prescient.business_time(p_calendar, p_at, p_business_delay, p_now);
-    v_calendar_version := prescient.calendar_version_now(p_calendar);
+    SELECT d.due_at, d.calendar_version INTO v_at, v_calendar_version
+      FROM prescient.business_due(p_calendar, p_at, p_business_delay, p_now) d;
   END IF;
   v_slot := prescient.slot_for(v_at, p_now, v_settings.slot_seconds);
   LOOP

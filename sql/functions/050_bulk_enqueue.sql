@@ -209,13 +209,11 @@ BEGIN
                                                         p_now, v_settings.slot_seconds) AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                             -- The time asked for: in business time for an item with a calendar (038).
-                             CASE WHEN input.calendar IS NULL THEN input."at"
-                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
-                                  END AS asked_for_at,
-                             CASE WHEN input.calendar IS NOT NULL
-                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                                  -- The time asked for: in business time for an item with a calendar (038).
+                                  coalesce(due.due_at, input."at") AS asked_for_at, due.calendar_version
                              FROM input
+                             LEFT JOIN LATERAL prescient.business_due(input.calendar, input."at", input.business_delay,
+                                                                      p_now) due ON true
                             WHERE NOT EXISTS (SELECT FROM bad)
                             ORDER BY input.n) asked) drawn),
          ins AS (
@@ -260,13 +258,11 @@ BEGIN
                                                   p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                             -- The time asked for: in business time for an item with a calendar (038).
-                             CASE WHEN input.calendar IS NULL THEN input."at"
-                                  ELSE prescient.business_time(input.calendar, input."at", input.business_delay, p_now)
-                                  END AS asked_for_at,
-                             CASE WHEN input.calendar IS NOT NULL
-                               THEN prescient.calendar_version_now(input.calendar) END AS calendar_version
+                                  -- The time asked for: in business time for an item with a calendar (038).
+                                  coalesce(due.due_at, input."at") AS asked_for_at, due.calendar_version
                              FROM input
+                             LEFT JOIN LATERAL prescient.business_due(input.calendar, input."at", input.business_delay,
+                                                                      p_now) due ON true
                             WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
                             ORDER BY input.n) asked) drawn),
          ins AS (

@@ -416,6 +416,43 @@ BEGIN
   RETURN v_zone;
 END $$;
 
+-- The arithmetic's cores, each an index lookup on calendar_span, with no check of its input: SQL functions that
+-- return a row, so that the planner inlines them into the statement that calls them (a bulk enqueue of 100 000
+-- business delays, docs/performance.md), and the functions below, which judge their input first, call them too.
+
+-- The open time of a calendar from the start of its range to an instant, in microseconds (0 before its first
+-- opening).
+CREATE OR REPLACE FUNCTION prescient.open_before(p_calendar text, p_at timestamptz) RETURNS TABLE (open_us bigint)
+  LANGUAGE sql STABLE AS $$
+  SELECT coalesce((SELECT s.open_before_us + greatest(0, prescient.us(least(s.closes_at, p_at)) - prescient.us(s.opens_at))
+                     FROM prescient.calendar_span s
+                    WHERE s.calendar = p_calendar AND s.opens_at <= p_at
+                    ORDER BY s.opens_at DESC LIMIT 1), 0)
+$$;
+
+-- The earliest instant at which a calendar's open time from the start of its range reaches p_target_us: in the
+-- last span that starts below it. No row when that is past the range.
+CREATE OR REPLACE FUNCTION prescient.open_time_reached(p_calendar text, p_target_us bigint) RETURNS TABLE (at timestamptz)
+  LANGUAGE sql STABLE AS $$
+  SELECT s.opens_at + (p_target_us - s.open_before_us) * interval '1 microsecond'
+    FROM (SELECT s.opens_at, s.closes_at, s.open_before_us FROM prescient.calendar_span s
+           WHERE s.calendar = p_calendar AND s.open_before_us < p_target_us
+           ORDER BY s.open_before_us DESC LIMIT 1) s
+   WHERE prescient.us(s.closes_at) - prescient.us(s.opens_at) >= p_target_us - s.open_before_us
+$$;
+
+-- The first instant at or after p_from at which a calendar is open: p_from when it is open then. NULL when no
+-- opening is left in the range.
+CREATE OR REPLACE FUNCTION prescient.opening_from(p_calendar text, p_from timestamptz) RETURNS TABLE (at timestamptz)
+  LANGUAGE sql STABLE AS $$
+  SELECT coalesce((SELECT p_from FROM (SELECT s.closes_at FROM prescient.calendar_span s
+                                        WHERE s.calendar = p_calendar AND s.opens_at <= p_from
+                                        ORDER BY s.opens_at DESC LIMIT 1) s
+                    WHERE s.closes_at > p_from),
+                  (SELECT s.opens_at FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at > p_from
+                    ORDER BY s.opens_at LIMIT 1))
+$$;
+
 -- The open time of a calendar from the start of its range to an instant, in microseconds; PR400 when the
 -- instant is outside the range.
 CREATE OR REPLACE FUNCTION prescient.calendar_open_until(p_calendar text, p_at timestamptz) RETURNS bigint
@@ -429,10 +466,7 @@ BEGIN
       MESSAGE = format('%s is outside calendar %s''s range (%s to %s, in %s)', coalesce(prescient.iso(p_at), 'NULL'),
                        prescient.name_shown(p_calendar), prescient.calendar_first_day(), prescient.calendar_last_day(), v_zone);
   END IF;
-  RETURN coalesce((SELECT s.open_before_us + greatest(0, prescient.us(least(s.closes_at, p_at)) - prescient.us(s.opens_at))
-                     FROM prescient.calendar_span s
-                    WHERE s.calendar = p_calendar AND s.opens_at <= p_at
-                    ORDER BY s.opens_at DESC LIMIT 1), 0);
+  RETURN (SELECT b.open_us FROM prescient.open_before(p_calendar, p_at) b);
 END $$;
 
 -- The earliest instant at which a calendar has been open p_open longer than at p_from: p_from plus p_open of
@@ -441,8 +475,6 @@ END $$;
 CREATE OR REPLACE FUNCTION prescient.business_add(p_calendar text, p_from timestamptz, p_open interval)
   RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
 DECLARE
-  v_target bigint;
-  v_span prescient.calendar_span;
   v_at timestamptz;
 BEGIN
   IF p_open IS NULL OR p_open <= interval '0' OR extract(day FROM p_open) <> 0 OR extract(month FROM p_open) <> 0
@@ -451,16 +483,14 @@ BEGIN
       MESSAGE = format('business time %s: give a length of open time more than zero in hours, minutes and seconds '
                        '(24h, not 1 day; business days with business_add_days)', coalesce(p_open::text, 'NULL'));
   END IF;
-  v_target := prescient.calendar_open_until(p_calendar, p_from) + prescient.us(timestamptz 'epoch' + p_open);
-  -- The span in which the measure reaches the target: the last that starts below it.
-  SELECT * INTO v_span FROM prescient.calendar_span s
-   WHERE s.calendar = p_calendar AND s.open_before_us < v_target ORDER BY s.open_before_us DESC LIMIT 1;
-  IF NOT FOUND OR prescient.us(v_span.closes_at) - prescient.us(v_span.opens_at) < v_target - v_span.open_before_us THEN
+  SELECT r.at INTO v_at
+    FROM prescient.open_time_reached(p_calendar, prescient.calendar_open_until(p_calendar, p_from)
+                                                 + prescient.us(timestamptz 'epoch' + p_open)) r;
+  IF v_at IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
       MESSAGE = format('%s of calendar %s''s open time after %s ends after its range (to %s)', p_open,
                        prescient.name_shown(p_calendar), prescient.iso(p_from), prescient.calendar_last_day());
   END IF;
-  v_at := v_span.opens_at + (v_target - v_span.open_before_us) * interval '1 microsecond';
   RETURN v_at;
 END $$;
 

@@ -49,13 +49,7 @@ DECLARE
   v_at timestamptz;
 BEGIN
   PERFORM prescient.calendar_open_until(p_calendar, p_from);  -- refuses an unknown calendar, or p_from outside
-  SELECT CASE WHEN s.closes_at > p_from THEN p_from END INTO v_at
-    FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at <= p_from
-   ORDER BY s.opens_at DESC LIMIT 1;
-  IF v_at IS NULL THEN
-    SELECT s.opens_at INTO v_at FROM prescient.calendar_span s WHERE s.calendar = p_calendar AND s.opens_at > p_from
-     ORDER BY s.opens_at LIMIT 1;
-  END IF;
+  SELECT o.at INTO v_at FROM prescient.opening_from(p_calendar, p_from) o;
   IF v_at IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400',
       MESSAGE = format('calendar %s does not open after %s in its range (to %s)', prescient.name_shown(p_calendar),
@@ -94,3 +88,32 @@ CREATE OR REPLACE FUNCTION prescient.spread_in_calendar(p_calendar text, p_slot 
     ELSE prescient.slot_for(prescient.business_add(p_calendar, p_slot,
                                                    prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) - p_slot),
                             p_now, p_slot_seconds) END;
+
+-- When a check given a calendar is due (038, docs/business-time.md "Enqueue in business time"), and the version
+-- of the calendar that says so: p_delay of open time after p_at, or with no delay p_at's next opening (p_at when
+-- open); a time that has passed by p_now is the next opening from p_now instead, so a check bound to a calendar
+-- is never due in closed time. No row for no calendar. Judge the request first (business_problem): a delay that
+-- ends past the range, which the cores answer with NULL, is raised by business_after or business_next_open. An
+-- SQL function returning a row, so that a bulk enqueue runs it inlined, two or three index lookups an item; a
+-- delay in business days calls business_add_days.
+CREATE OR REPLACE FUNCTION prescient.business_due(p_calendar text, p_at timestamptz, p_delay text, p_now timestamptz)
+  RETURNS TABLE (due_at timestamptz, calendar_version integer) LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN a.at >= p_now THEN a.at
+              ELSE coalesce((SELECT o.at FROM prescient.opening_from(p_calendar, p_now) o),
+                            prescient.business_next_open(p_calendar, p_now)) END,
+         c.version
+    FROM prescient.calendar c
+   -- OFFSET 0 keeps each sub-query whole: pulled up into the expressions that name its column, it was computed
+   -- once for each of them (three times the index lookups).
+   CROSS JOIN LATERAL (
+     SELECT coalesce(CASE WHEN p_delay IS NULL THEN (SELECT o.at FROM prescient.opening_from(p_calendar, p_at) o)
+                          WHEN p_delay ~ 'bd\s*$' THEN prescient.business_after(p_calendar, p_at, p_delay)
+                          ELSE (SELECT r.at
+                                  FROM (SELECT b.open_us + prescient.us(timestamptz 'epoch' + p_delay::interval) AS open_us
+                                          FROM prescient.open_before(p_calendar, p_at) b OFFSET 0) target,
+                                       prescient.open_time_reached(p_calendar, target.open_us) r) END,
+                     CASE WHEN p_delay IS NULL THEN prescient.business_next_open(p_calendar, p_at)
+                          ELSE prescient.business_after(p_calendar, p_at, p_delay) END) AS at
+     OFFSET 0) a
+   WHERE c.name = p_calendar
+$$;

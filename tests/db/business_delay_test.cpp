@@ -12,6 +12,7 @@
 
 #include "client_fixture.hpp"
 #include "prescient/checks.hpp"
+#include "prescient/job.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/slot_runner.hpp"
 #include "prescient/time_text.hpp"
@@ -25,6 +26,18 @@ namespace {
 // Monday to Friday 09:00-17:00 in Berlin, Christmas closed. The clock: Friday 27 November 2026 15:00 in Berlin.
 const char* kOfficeWeek = R"({"hours": {"mon": ["09:00-17:00"], "tue": ["09:00-17:00"], "wed": ["09:00-17:00"],
   "thu": ["09:00-17:00"], "fri": ["09:00-17:00"]}, "holidays": ["12-25"]})";
+
+// Answers "look again in the delay of the calendar" its payload names (docs/business-time.md, "Answers in
+// business time"), or a plain time too when the payload says "both".
+class EscalateLater final : public JobExec {
+ public:
+  JobResult run(const Check& check, JobContext& ctx) override {
+    JobResult result{.next_in_business_time = BusinessDelay{.calendar = check.payload.at("calendar"),
+                                                             .delay = check.payload.at("delay")}};
+    if (check.payload.contains("both")) result.next = ctx.slot() + std::chrono::hours(1);
+    return result;
+  }
+};
 
 struct BusinessDelayFixture : prescient::testing::ClientFixture {
   BusinessDelayFixture() : ClientFixture("2026-11-27T14:00:00Z") {
@@ -169,4 +182,36 @@ TEST_CASE_METHOD(BusinessDelayFixture, "business delay: bad input is refused in 
   both.in = std::chrono::hours(1);
   CHECK_THROWS_AS(client.schedule(both), InvalidInput);
   CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job") == 0);
+}
+
+TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a job class answers in business time; a bad answer fails "
+                                       "its check alone") {
+  registry.add("escalate_later", [] { return std::make_unique<EscalateLater>(); });
+  *db << "INSERT INTO prescient.job_class (job, origin, declared_at, declared_by) VALUES ('escalate_later', 'declared', now(), 'test')";
+  const auto enqueue = [&](const std::string& key, nlohmann::json payload) {
+    return client.schedule({.job = "escalate_later", .entity_name = "tickets", .entity_key = key,
+                            .at = parse_time("2026-11-27T14:00:00Z"), .payload = std::move(payload)}).id;
+  };
+  const std::int64_t four_hours = enqueue("1", {{"calendar", "office"}, {"delay", "4h"}});
+  const std::int64_t three_days = enqueue("2", {{"calendar", "office"}, {"delay", "3bd"}});
+  const std::int64_t unknown = enqueue("3", {{"calendar", "nowhere"}, {"delay", "4h"}});
+  const std::int64_t not_a_delay = enqueue("4", {{"calendar", "office"}, {"delay", "1 day"}});
+  const std::int64_t both = enqueue("5", {{"calendar", "office"}, {"delay", "4h"}, {"both", true}});
+  clock.set(parse_time("2026-11-27T14:01:00Z"));  // Friday 15:01 in Berlin: the checks' slot
+  SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
+  const SlotReport report = runner.run_slot(parse_time("2026-11-27T14:01:00Z"));
+  CHECK(report.claimed == 5);
+  const auto pending = [&](std::int64_t id) {
+    const std::vector<PendingCheck> found = Checks(*db).pending({.id = id});
+    return found.empty() ? std::string("none") : format_time(found[0].next_check_at) + " attempts " +
+                                                     std::to_string(found[0].attempts) + " " +
+                                                     found[0].last_error.value_or("");
+  };
+  CHECK(pending(four_hours) == "2026-11-30T10:01:00Z attempts 0 ");  // 1:59 on Friday, 2:01 on Monday
+  CHECK(pending(three_days) == "2026-12-02T14:01:00Z attempts 0 ");  // Wednesday, the same time of day
+  CHECK_THAT(pending(unknown), Catch::Contains("attempts 1 its answer in business time (4h of calendar nowhere): "
+                                               "no calendar named 'nowhere'"));
+  CHECK_THAT(pending(not_a_delay), Catch::Contains("attempts 1 its answer in business time (1 day of calendar office): "
+                                                   "business delay '1 day'"));
+  CHECK_THAT(pending(both), Catch::Contains("attempts 1 the job answered both a next time and one in business time"));
 }

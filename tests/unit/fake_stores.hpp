@@ -86,6 +86,9 @@ class FakeStores final : public StoreOpener {
     std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override {
       return q_.lease(ids, runner_id, until);
     }
+    std::vector<BusinessDue> business_due(std::span<const BusinessDelay> asked, TimePoint now) override {
+      return q_.business_due(asked, now);
+    }
     std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                                TimePoint now) override {
       return q_.lock_live_leases(ids, token, now);

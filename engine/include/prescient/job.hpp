@@ -79,8 +79,18 @@ struct Event {
   std::string source;                    // empty: the check's id
 };
 
+// "Look again in 4 working hours": a length of a calendar's open time ("4h", "90m") or business days ("3bd")
+// after the runner's now, as an enqueue's business delay reads it (docs/business-time.md). The runner resolves
+// it to a time before it settles the check; an unknown calendar or a delay that is not one fails the check's
+// run with the reason.
+struct BusinessDelay {
+  std::string calendar;
+  std::string delay;
+};
+
 struct JobResult {
-  std::optional<TimePoint> next;  // nothing: the check is done
+  std::optional<TimePoint> next;  // nothing (and no next_in_business_time): the check is done
+  std::optional<BusinessDelay> next_in_business_time;  // instead of `next`, never with it
   std::vector<Event> events;
   // Keys to set in the check's payload from this run on (what its next run sees, or what its history row
   // keeps), merged at the top level by the settlement: state a job carries from one run to the next.

@@ -305,6 +305,23 @@ std::int64_t PgRunnerStore::lease(std::span<const std::int64_t> ids, const std::
   return token.integer(0, 0);
 }
 
+std::vector<RunnerStore::BusinessDue> PgRunnerStore::business_due(std::span<const BusinessDelay> asked, TimePoint now) {
+  std::vector<std::optional<std::string>> calendars, delays;
+  for (const BusinessDelay& a : asked) {
+    calendars.emplace_back(a.calendar);
+    delays.emplace_back(a.delay);
+  }
+  const pq::Result rows = pq::exec(native_connection(db_), "cannot resolve answers in business time", kBusinessDue,
+                                   BusinessDueOf{.calendars = calendars, .delays = delays, .now = now});
+  std::vector<BusinessDue> out(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    out[r].problem = rows.optional_text(r, 0);
+    if (!rows.null(r, 1)) out[r].at = rows.time(r, 1);
+    if (const auto version = rows.optional_integer(r, 2)) out[r].calendar_version = static_cast<int>(*version);
+  }
+  return out;
+}
+
 std::vector<std::int64_t> PgRunnerStore::lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                                   TimePoint now) {
   const pq::Result rows = pq::exec(native_connection(db_), "cannot check leases", kLockLiveLeases,

@@ -289,6 +289,25 @@ struct Lease {
 };
 
 // Locks the checks whose lease is still this token's and still live; answers their ids.
+// Answers in business time: each judged first (business_problem), and only a good one resolved (business_due),
+// so that a bad answer is its check's failure, not the statement's.
+inline const pq::NamedStatement kBusinessDue(R"sql(
+SELECT p.problem, prescient.us(d.due_at), d.calendar_version
+  FROM unnest(:calendars::text[], :delays::text[]) WITH ORDINALITY AS u(calendar, delay, n)
+ CROSS JOIN LATERAL (SELECT prescient.business_problem(u.calendar, prescient.at_us(:now), u.delay) AS problem) p
+  LEFT JOIN LATERAL (SELECT * FROM prescient.business_due(u.calendar, prescient.at_us(:now), u.delay,
+                                                          prescient.at_us(:now))
+                      WHERE p.problem IS NULL) d ON true
+ ORDER BY u.n)sql");
+struct BusinessDueOf {
+  const std::vector<std::optional<std::string>>& calendars;
+  const std::vector<std::optional<std::string>>& delays;
+  TimePoint now;
+  void bind(pq::Binding& b) const {
+    b.set("calendars", pq::text_array(calendars)).set("delays", pq::text_array(delays)).set("now", pq::micros(now));
+  }
+};
+
 inline const pq::NamedStatement kLockLiveLeases(R"sql(
 SELECT id
   FROM prescient.future_job

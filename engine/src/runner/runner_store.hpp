@@ -94,6 +94,17 @@ class RunnerStore {
   virtual Settlement settle(std::span<const SettleItem> items, const std::string& runner_id, TimePoint now,
                             std::optional<std::int64_t> lease_token, const Judging& judging, bool in_chunks) = 0;
 
+  // Answers in business time resolved to times, in one statement, by the rule every door uses
+  // (prescient.business_problem and business_due, sql/functions/038 and 087): each a time counted from `now`
+  // with the calendar version that computed it, or why it cannot be one (an unknown calendar, a delay that
+  // is not one), in the order asked.
+  struct BusinessDue {
+    std::optional<TimePoint> at;
+    std::optional<int> calendar_version;
+    std::optional<std::string> problem;
+  };
+  virtual std::vector<BusinessDue> business_due(std::span<const BusinessDelay> asked, TimePoint now) = 0;
+
   // The slow path's written lease. REQUIRES an open transaction holding the rows: writes a lease on them
   // until `until`; returns its token.
   virtual std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) = 0;

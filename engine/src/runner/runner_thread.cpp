@@ -13,6 +13,7 @@
 #include "prescient/time_text.hpp"
 #include "runner/abandoned_jobs.hpp"
 #include "runner/batch_executor.hpp"
+#include "runner/business_answers.hpp"
 #include "runner/settlements.hpp"
 
 namespace prescient::runner {
@@ -504,6 +505,11 @@ class RunnerThread::Impl {
       classes_.clear();
     }
     std::vector<SettleItem> items = runner::settlements_of(checks, units, results, limits);
+    for (const auto& [index, reason] : runner::resolve_business_answers(items, store_, clock_.now())) {
+      const auto check = std::ranges::find(checks, items[index].id, &Check::id);
+      items[index] = runner::failed_attempt(*check, class_of(check->job).in_force.limits, reason,
+                                            items[index].run_micros);
+    }
     const bool log_runs = spdlog::should_log(spdlog::level::debug);
     for (const SettleItem& item : items) {
       if (!item.answer.failed && !log_runs) continue;

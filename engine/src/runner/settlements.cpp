@@ -173,10 +173,15 @@ std::vector<SettleItem> settlements_of(std::span<const Check> checks, std::span<
                                        micros));
         continue;
       }
+      if (answer.next && answer.next_in_business_time) {
+        items.push_back(failed_attempt(check, limits[u],
+                                       "the job answered both a next time and one in business time: give one", micros));
+        continue;
+      }
       SettleItem item{.id = check.id,
                       .due = check.slot,
                       .check = ran_check(check, limits[u]),
-                      .answer = {.next = answer.next},
+                      .answer = {.next = answer.next, .in_business_time = answer.next_in_business_time},
                       .run_micros = micros};
       std::optional<std::string> refused;
       for (std::size_t e = 0; e < answer.events.size() && !refused; ++e) {

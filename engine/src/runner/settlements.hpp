@@ -38,6 +38,9 @@ struct RunOutcome {
   bool failed = false;
   std::optional<TimePoint> next;  // when !failed
   std::string error;              // when failed
+  // An answer in business time, which resolve_business_answers (runner/business_answers.hpp) turns into `next`
+  // before the settlement: the settle statement never looks a calendar up.
+  std::optional<BusinessDelay> in_business_time;
 };
 
 // The check as it ran, as the settlement's judge needs it.

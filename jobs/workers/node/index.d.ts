@@ -18,13 +18,23 @@ export type CheckId = string
 /** The time asked for: exactly one of `at` and `afterSeconds`. */
 export type When = { at: Date | string | number; afterSeconds?: never } | { afterSeconds: number; at?: never }
 
+/**
+ * A check timed in `calendar`'s open time (docs/business-time.md): `businessDelay` of open time after its time
+ * ('4h', '90m', '1h30m', '3bd'), or with none its time if the calendar is open then, else the calendar's next
+ * opening. The time may be left out: it is then now; a business delay counts from `at` or from now, never beside
+ * `afterSeconds`. An unknown calendar or a malformed delay is a RefusedError.
+ */
+export type InBusinessTime =
+  | { calendar: string; businessDelay?: string; at?: Date | string | number; afterSeconds?: never }
+  | { calendar: string; businessDelay?: never; afterSeconds: number; at?: never }
+
 export type OnConflict = 'error' | 'replace' | 'keep' | 'debounce' | 'collect'
 
 /** 0 (first) to 9 (last) among the checks due at the same time. */
 export type Priority = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9
 
 /** `P`: the payload's type, as the class's handler declares it (`Check<P>`). */
-export type ScheduleOptions<P = unknown> = When & {
+export type ScheduleOptions<P = unknown> = ((When & { calendar?: never; businessDelay?: never }) | InBusinessTime) & {
   /** The job class (a worker class, or any class of the registry). */
   job: string
   entityName: string

@@ -49,6 +49,13 @@ type ScheduleRequest struct {
 	// The database refuses a malformed one (a PR400 *RefusedError).
 	Traceparent string
 	Tracestate  string
+	// Calendar times the check in that calendar's open time (docs/business-time.md): BusinessDelay of open
+	// time after its time ("4h", "90m", "1h30m", "3bd"), or with none its time if the calendar is open then,
+	// else its next opening. Its time is At, else now plus After (with neither, now); a BusinessDelay counts
+	// from At or from now, so an After beside it is an error. "" for none. The database refuses an unknown
+	// calendar or a malformed delay (a PR400 *RefusedError naming it).
+	Calendar      string
+	BusinessDelay string
 	// Window lets the check fire any time in this window after its time (0: none): a herd given one time
 	// spreads over the window's slots (docs/flow-control.md).
 	Window time.Duration
@@ -104,10 +111,13 @@ const scheduleSQL = `SELECT id, job_key, next_check_at, first_check_at, status F
   p_tracestate => $13::text, p_max_wait => make_interval(secs => $14::float8),
   p_window => make_interval(secs => $15::float8), p_dedupe_for => make_interval(secs => $16::float8),
   p_dedupe_outcomes => coalesce($17::text[], '{done}'), p_allow_unknown_class => $18::boolean,
-  p_by => coalesce($19::text, current_user))`
+  p_by => coalesce($19::text, current_user), p_calendar => $20::text, p_business_delay => $21::text)`
 
 // Schedule puts a check into the future, on q (the caller's transaction).
 func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Scheduled, error) {
+	if r.BusinessDelay != "" && r.After != 0 {
+		return Scheduled{}, errors.New("prescient: schedule: a business delay counts from At or from now: give no After beside it")
+	}
 	payload, err := jsonText(r.Payload)
 	if err != nil {
 		return Scheduled{}, fmt.Errorf("prescient: schedule: payload: %w", err)
@@ -132,7 +142,8 @@ func (c *Client) Schedule(ctx context.Context, q Querier, r ScheduleRequest) (Sc
 	err = q.QueryRow(ctx, scheduleSQL, r.Job, r.EntityName, r.EntityKey, at, r.After.Seconds(), nullable(r.JobKey),
 		nullable(r.GroupKey), payload, c.now(), onConflict, r.Priority, nullable(r.Traceparent),
 		nullable(r.Tracestate), seconds(r.MaxWait), seconds(r.Window), seconds(r.DedupeFor), dedupeOutcomes,
-		r.AllowUnknownClass, nullable(r.By)).Scan(&s.ID, &jobKey, &next, &first, &s.Status)
+		r.AllowUnknownClass, nullable(r.By), nullable(r.Calendar), nullable(r.BusinessDelay)).
+		Scan(&s.ID, &jobKey, &next, &first, &s.Status)
 	if err != nil {
 		return Scheduled{}, refusal("schedule", 0, err)
 	}

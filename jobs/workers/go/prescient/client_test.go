@@ -181,6 +181,53 @@ func TestScheduleTraceContext(t *testing.T) {
 	}
 }
 
+// An office open 09:00 to 17:00 in Berlin on weekdays. Friday 2026-11-27 14:00 UTC is 15:00 there: two of
+// four hours of open time are left that day, the other two are on Monday, which opens at 08:00 UTC.
+const officeHours = `{"hours": {"mon": ["09:00-17:00"], "tue": ["09:00-17:00"], "wed": ["09:00-17:00"],
+  "thu": ["09:00-17:00"], "fri": ["09:00-17:00"]}}`
+
+func TestScheduleInBusinessTime(t *testing.T) {
+	ctx := context.Background()
+	if _, err := db.Exec(ctx, "SELECT prescient.calendar_set('office', 'Europe/Berlin', $1::jsonb)", officeHours); err != nil {
+		t.Fatal(err)
+	}
+	class := newClass(t, "business")
+	friday := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC)
+	onFriday := &prescient.Client{Clock: func() time.Time { return friday }}
+	onSaturday := &prescient.Client{Clock: func() time.Time { return time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC) }}
+	businessTimeOf := func(id int64) string {
+		t.Helper()
+		var shown string
+		if err := db.QueryRow(ctx, `SELECT format('%s %s %s %s', next_check_at AT TIME ZONE 'UTC', calendar,
+		  calendar_version, coalesce(business_delay, '-')) FROM prescient.future_job WHERE id = $1`, id).Scan(&shown); err != nil {
+			t.Fatalf("check %d: %v", id, err)
+		}
+		return shown
+	}
+	escalate := schedule(t, onFriday, prescient.ScheduleRequest{Job: class, EntityKey: "1", At: friday,
+		Calendar: "office", BusinessDelay: "4h"})
+	if got := businessTimeOf(escalate); got != "2026-11-30 10:00:00 office 1 4h" {
+		t.Fatalf("4h of open time from Friday 15:00 in Berlin: %s", got)
+	}
+	page := schedule(t, onSaturday, prescient.ScheduleRequest{Job: class, EntityKey: "2", Calendar: "office"})
+	if got := businessTimeOf(page); got != "2026-11-30 08:00:00 office 1 -" {
+		t.Fatalf("no time on a Saturday: want now's next opening, got %s", got)
+	}
+
+	_, err := onFriday.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "thing", EntityKey: "3",
+		At: friday, Calendar: "nope", BusinessDelay: "4h"})
+	var refused *prescient.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "PR400" ||
+		refused.Reason != "no calendar named 'nope' (prescient calendar list)" {
+		t.Fatalf("an unknown calendar: want a PR400 refusal naming it, got %v", err)
+	}
+	_, err = onFriday.Schedule(ctx, db, prescient.ScheduleRequest{Job: class, EntityName: "thing", EntityKey: "4",
+		After: time.Hour, Calendar: "office", BusinessDelay: "4h"})
+	if err == nil || errors.As(err, &refused) || !strings.Contains(err.Error(), "give no After beside it") {
+		t.Fatalf("After beside a business delay: want the client's error, got %v", err)
+	}
+}
+
 func TestScheduleDebounceStopsAtMaxWait(t *testing.T) {
 	ctx := context.Background()
 	class := newClass(t, "debounce")

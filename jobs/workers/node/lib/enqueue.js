@@ -14,11 +14,14 @@ function timeText(value, what) {
 }
 
 // The time asked for: `at`, or `afterSeconds` from now (the clock's now if one is given, else the
-// database's, the same now() the function takes as p_now).
-function timeArgument(options, clock, what) {
-  const { at, afterSeconds } = options
+// database's, the same now() the function takes as p_now); with `nowIfNeither` and neither given, now.
+function timeArgument(options, clock, what, nowIfNeither = false) {
+  const { at } = options
+  // Neither, where that is allowed, is now: now plus no delay.
+  const afterSeconds = options.afterSeconds ?? (at === undefined && nowIfNeither ? 0 : undefined)
   if ((at === undefined) === (afterSeconds === undefined)) {
-    throw new TypeError(`${what} needs exactly one of at (a time) or afterSeconds (a delay)`)
+    throw new TypeError(`${what} needs exactly one of at (a time) or afterSeconds (a delay)` +
+      (nowIfNeither ? ' (or neither: now)' : ''))
   }
   if (at !== undefined) return ['p_at', timeText(at, 'at'), 'timestamptz']
   if (typeof afterSeconds !== 'number' || !Number.isFinite(afterSeconds)) {
@@ -47,18 +50,26 @@ function idText(id) {
  * the run's own (`check.traceparent`). `windowSeconds`: it may fire any time in this window after its time (a
  * herd spreads over the window's slots). `dedupeForSeconds` (with a jobKey): not scheduled again while a check
  * of the key settled with one of `dedupeOutcomes` (default ['done']) within it (status deduplicated).
- * `allowUnknownClass`: accept a class the registry does not know yet. Resolves to
+ * `allowUnknownClass`: accept a class the registry does not know yet. `calendar`: the check is due in
+ * that calendar's open time (docs/business-time.md): `businessDelay` of open time after its time ('4h', '90m',
+ * '1h30m', '3bd'), or with none at its time if the calendar is open then, else at its next opening; with a
+ * calendar the time may be left out (now), and a business delay counts from `at` or now, never beside
+ * `afterSeconds`. Resolves to
  * { id, jobKey, nextCheckAt, firstCheckAt, status } (status: created, replaced, kept, debounced, collected
  * or deduplicated).
  */
 async function schedule(client, options) {
-  const { job, entityName, entityKey, jobKey, groupKey, payload, onConflict, maxWaitSeconds, priority, traceparent,
-    tracestate, by, windowSeconds, dedupeForSeconds, dedupeOutcomes, allowUnknownClass, clock } = options || {}
+  const { job, entityName, entityKey, afterSeconds, jobKey, groupKey, payload, onConflict, maxWaitSeconds, priority,
+    traceparent, tracestate, calendar, businessDelay, by, windowSeconds, dedupeForSeconds, dedupeOutcomes,
+    allowUnknownClass, clock } = options || {}
+  if (businessDelay !== undefined && afterSeconds !== undefined) {
+    throw new TypeError('schedule: a business delay counts from at or from now: give no afterSeconds beside it')
+  }
   const call = namedCall('prescient.schedule', [
     ['p_job', job, 'text'],
     ['p_entity_name', entityName, 'text'],
     ['p_entity_key', entityKey === undefined ? undefined : String(entityKey), 'text'],
-    timeArgument(options || {}, clock, 'schedule'),
+    timeArgument(options || {}, clock, 'schedule', calendar !== undefined),
     ['p_job_key', jobKey, 'text'],
     ['p_group_key', groupKey, 'text'],
     ['p_payload', payload === undefined ? undefined : JSON.stringify(payload), 'jsonb'],
@@ -69,6 +80,8 @@ async function schedule(client, options) {
     ['p_priority', priority, 'integer'],
     ['p_traceparent', traceparent, 'text'],
     ['p_tracestate', tracestate, 'text'],
+    ['p_calendar', calendar, 'text'],
+    ['p_business_delay', businessDelay, 'text'],
     secondsArgument('p_window', windowSeconds),
     secondsArgument('p_dedupe_for', dedupeForSeconds),
     ['p_dedupe_outcomes', dedupeOutcomes, 'text[]'],

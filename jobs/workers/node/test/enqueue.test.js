@@ -110,6 +110,37 @@ test('a trace context is stored; a malformed traceparent is a RefusedError in th
   assert.match(err.reason, /is not a W3C traceparent/)
 })
 
+// An office open 09:00 to 17:00 in Berlin on weekdays. FRIDAY is 15:00 there: two of four hours of open time are
+// left that day, the other two are on Monday, which opens at 08:00 UTC.
+const OFFICE = { hours: Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri'].map((day) => [day, ['09:00-17:00']])) }
+const FRIDAY = new Date('2026-11-27T14:00:00Z')
+const SATURDAY = new Date('2026-11-28T10:00:00Z')
+
+test('a business delay counts the calendar\'s open time; with a calendar and no time, now\'s next opening', async () => {
+  const job = await workerClass(pool, 'enqueue_business')
+  await pool.query("SELECT prescient.calendar_set('office', 'Europe/Berlin', $1)", [OFFICE])
+  const businessTimeOf = async (id) => (await pool.query(
+    'SELECT next_check_at, calendar, calendar_version, business_delay FROM prescient.future_job WHERE id = $1',
+    [id])).rows[0]
+  const escalate = await schedule(pool, { job, entityName: 'ticket', entityKey: '1', at: FRIDAY, calendar: 'office',
+    businessDelay: '4h', clock: () => FRIDAY })
+  assert.deepEqual(await businessTimeOf(escalate.id), { next_check_at: new Date('2026-11-30T10:00:00Z'),
+    calendar: 'office', calendar_version: 1, business_delay: '4h' })
+  const page = await schedule(pool, { job, entityName: 'ticket', entityKey: '2', calendar: 'office', clock: () => SATURDAY })
+  assert.deepEqual(await businessTimeOf(page.id), { next_check_at: new Date('2026-11-30T08:00:00Z'),
+    calendar: 'office', calendar_version: 1, business_delay: null })
+
+  const err = await schedule(pool, { job, entityName: 'ticket', entityKey: '3', at: FRIDAY, calendar: 'nope',
+    businessDelay: '4h', clock: () => FRIDAY }).then(() => null, (e) => e)
+  assert.ok(err instanceof RefusedError, String(err))
+  assert.equal(err.code, 'PR400')
+  assert.equal(err.reason, "no calendar named 'nope' (prescient calendar list)")
+  await assert.rejects(schedule(pool, { job, entityName: 'ticket', entityKey: '4', afterSeconds: 60, calendar: 'office',
+    businessDelay: '4h' }), { name: 'TypeError', message: /give no afterSeconds beside it/ })
+  const { rows } = await pool.query('SELECT entity_key FROM prescient.future_job WHERE job = $1 ORDER BY id', [job])
+  assert.deepEqual(rows.map((r) => r.entity_key), ['1', '2'], 'nothing written for the refused ones')
+})
+
 test('debounce moves the check, never past the first enqueue plus maxWaitSeconds; without it, a RefusedError', async () => {
   const job = await workerClass(pool, 'enqueue_debounce')
   const options = { job, entityName: 'order', entityKey: '1', jobKey: `${job}:1`, onConflict: 'debounce', clock }

@@ -2,11 +2,19 @@
 and their refusals."""
 
 import unittest
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 import prescient
 from tests import support
 from tests.support import T, PinnedClock
+
+# An office open 09:00 to 17:00 in Berlin on weekdays. FRIDAY is 15:00 there: two of four hours of open time are
+# left that day, the other two are on Monday, which opens at 08:00 UTC.
+OFFICE = ('{"hours": {"mon": ["09:00-17:00"], "tue": ["09:00-17:00"], "wed": ["09:00-17:00"],'
+          ' "thu": ["09:00-17:00"], "fri": ["09:00-17:00"]}}')
+FRIDAY = datetime(2026, 11, 27, 14, 0, tzinfo=timezone.utc)
+SATURDAY = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
+MONDAY_OPENING = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
 
 
 class EnqueueTest(unittest.TestCase):
@@ -14,6 +22,7 @@ class EnqueueTest(unittest.TestCase):
     def setUpClass(cls):
         with support.connect() as conn:
             support.declare_worker_class(conn, "reminder")
+            conn.execute("SELECT prescient.calendar_set('office', 'Europe/Berlin', %s)", [OFFICE])
 
     def setUp(self):
         self.conn = support.connect(autocommit=False)
@@ -114,6 +123,44 @@ class EnqueueTest(unittest.TestCase):
         self.conn.rollback()
         self.assertEqual(self.look.execute("SELECT count(*) FROM prescient.future_job"
                                            " WHERE entity_key = '15'").fetchone()[0], 0, "nothing written")
+
+    def business_time_of(self, check_id: int) -> tuple:
+        row = support.pending(self.look, check_id)
+        return row["next_check_at"], row["calendar"], row["calendar_version"], row["business_delay"]
+
+    def test_a_business_delay_counts_the_calendars_open_time_and_no_time_is_now(self):
+        escalate = prescient.schedule(self.conn, "reminder", "tickets", "b1", at=FRIDAY, calendar="office",
+                                      business_delay="4h", clock=PinnedClock(FRIDAY))
+        page = prescient.schedule(self.conn, "reminder", "tickets", "b2", calendar="office",
+                                  clock=PinnedClock(SATURDAY))
+        self.conn.commit()
+        self.assertEqual(self.business_time_of(escalate.id),
+                         (MONDAY_OPENING + timedelta(hours=2), "office", 1, "4h"))
+        self.assertEqual(self.business_time_of(page.id), (MONDAY_OPENING, "office", 1, None), "the next opening")
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.schedule(self.conn, "reminder", "tickets", "b3", at=FRIDAY, calendar="nope",
+                               business_delay="4h", clock=PinnedClock(FRIDAY))
+        self.assertEqual(raised.exception.reason, "no calendar named 'nope' (prescient calendar list)")
+        self.conn.rollback()
+        with self.assertRaisesRegex(TypeError, "give no delay= beside it"):
+            prescient.schedule(self.conn, "reminder", "tickets", "b4", delay=timedelta(hours=1), calendar="office",
+                               business_delay="4h")
+
+    def test_schedule_many_items_may_be_timed_in_business_time(self):
+        escalate, page = prescient.schedule_many(self.conn, [
+            {"job": "reminder", "entity_name": "tickets", "entity_key": "bm1", "at": FRIDAY, "calendar": "office",
+             "business_delay": "4h"},
+            {"job": "reminder", "entity_name": "tickets", "entity_key": "bm2", "at": SATURDAY, "calendar": "office"},
+        ], clock=PinnedClock(FRIDAY))
+        self.conn.commit()
+        self.assertEqual(self.business_time_of(escalate.id),
+                         (MONDAY_OPENING + timedelta(hours=2), "office", 1, "4h"))
+        self.assertEqual(self.business_time_of(page.id), (MONDAY_OPENING, "office", 1, None))
+        with self.assertRaises(prescient.Refused) as raised:
+            prescient.schedule_many(self.conn, [{"job": "reminder", "entity_name": "tickets", "entity_key": "bm3",
+                                                 "at": FRIDAY, "calendar": "nope"}], clock=PinnedClock(FRIDAY))
+        self.assertIn("no calendar named 'nope'", raised.exception.reason)
+        self.conn.rollback()
 
     def test_collect_gathers_the_payloads_of_one_job_key_in_order(self):
         statuses = [prescient.schedule(self.conn, "reminder", "users", "21", delay=timedelta(minutes=5),

@@ -27,6 +27,14 @@ export async function placeOrder(client: PoolClient, orderId: string, placedAt: 
   return scheduled.id
 }
 
+// Escalated after 4 hours of the support desk's open time; a page at once if the desk is open, else at its
+// next opening (no time given: now).
+export async function escalateTicket(client: PoolClient, ticketId: string, openedAt: Date): Promise<void> {
+  await schedule(client, { job: 'escalate', entityName: 'ticket', entityKey: ticketId, at: openedAt,
+    calendar: 'support', businessDelay: '4h' })
+  await schedule(client, { job: 'page', entityName: 'ticket', entityKey: ticketId, calendar: 'support' })
+}
+
 // A structured logger of the application's (pino's, say, which takes the fields first) as the worker's.
 const appLogger = {
   info: (fields: object, message: string) => console.log(JSON.stringify({ level: 'info', message, ...fields })),
@@ -73,6 +81,10 @@ export async function mistakes(pool: Pool, check: Check<OrderPayload>): Promise<
   await schedule<OrderPayload>(pool, { job: 'j', entityName: 'e', entityKey: 1, afterSeconds: 5, payload: { id: 1 } })
   // @ts-expect-error at and afterSeconds exclude each other
   await schedule(pool, { job: 'j', entityName: 'e', entityKey: 1, at: new Date(), afterSeconds: 5 })
+  // @ts-expect-error a business delay needs a calendar to count it in
+  await schedule(pool, { job: 'j', entityName: 'e', entityKey: 1, afterSeconds: 5, businessDelay: '4h' })
+  // @ts-expect-error a business delay counts from at or from now, not after afterSeconds
+  await schedule(pool, { job: 'j', entityName: 'e', entityKey: 1, calendar: 'office', businessDelay: '4h', afterSeconds: 5 })
   // @ts-expect-error the payload's type has no such field
   console.log(check.payload.customer)
   const untyped = check as unknown as Check

@@ -42,8 +42,8 @@ def schedule_steps(job: str, entity_name: str, entity_key: str, *,
                    window: timedelta | None = None, max_wait: timedelta | None = None,
                    dedupe_for: timedelta | None = None, dedupe_outcomes: list[str] | None = None,
                    allow_unknown_class: bool = False, priority: int | None = None, traceparent: str | None = None,
-                   tracestate: str | None = None, by: str | None = None,
-                   clock: Clock | None = None) -> Steps[Scheduled]:
+                   tracestate: str | None = None, calendar: str | None = None, business_delay: str | None = None,
+                   by: str | None = None, clock: Clock | None = None) -> Steps[Scheduled]:
     """Puts a check of class ``job`` about an entity into the future: at a time, or after a delay.
 
     ``on_conflict`` (with a ``job_key``): error (raises Conflict), replace, keep, debounce (replace, never past
@@ -54,15 +54,22 @@ def schedule_steps(job: str, entity_name: str, entity_key: str, *,
     (first) to 9 (last) among the checks due at the same time; None is the database's default, 5.
     ``traceparent`` and ``tracestate``: the W3C trace context the check is created in (the caller's span);
     each run's handler gets that trace with a span id of the run's own (``Check.traceparent``).
+    ``calendar``: the check is due in that calendar's open time (docs/business-time.md): ``business_delay`` of
+    open time after its time ("4h", "90m", "1h30m", "3bd"), or with none at its time if the calendar is open
+    then, else at its next opening. With a calendar the time may be left out: it is then now; a business delay
+    counts from ``at`` or from now, never beside a ``delay``.
     """
+    if business_delay is not None and delay is not None:
+        raise TypeError("a business delay counts from at= or from now: give no delay= beside it")
     args: dict[str, Any] = {"p_job": job, "p_entity_name": entity_name, "p_entity_key": entity_key,
                             "p_job_key": job_key, "p_group_key": group_key, "p_on_conflict": on_conflict}
     _optional(args, p_payload=_json(payload), p_window=window, p_max_wait=max_wait,
               p_dedupe_for=dedupe_for, p_dedupe_outcomes=dedupe_outcomes, p_priority=priority,
-              p_traceparent=traceparent, p_tracestate=tracestate, p_by=by)
+              p_traceparent=traceparent, p_tracestate=tracestate, p_calendar=calendar,
+              p_business_delay=business_delay, p_by=by)
     if allow_unknown_class:
         args["p_allow_unknown_class"] = True
-    at_sql, params = _time_arg(args, at, delay, clock)
+    at_sql, params = _time_arg(args, at, delay, clock, now_if_neither=calendar is not None)
     with translated(job_key=job_key):
         [row] = yield Statement(f"SELECT * FROM prescient.schedule(p_at => {at_sql}, {_named(args)})", params)
     return Scheduled(*row)
@@ -77,7 +84,8 @@ def schedule_many_steps(items: Iterable[Mapping[str, Any]], *, on_conflict: str 
     """Schedules many checks in one statement (``prescient.schedule_many``), all or none: each item is a mapping
     of ``schedule``'s arguments by name: ``job``, ``entity_name``, ``entity_key`` and ``at`` (an aware datetime),
     and any of ``job_key``, ``group_key``, ``payload``, ``on_conflict``, ``window``, ``max_wait``, ``dedupe_for``,
-    ``priority``, ``traceparent``, ``tracestate``, ``by``. ``on_conflict``: for the items that give none. With
+    ``priority``, ``traceparent``, ``tracestate``, ``calendar``, ``business_delay``, ``by`` (an item with a
+    calendar gives its ``at`` too). ``on_conflict``: for the items that give none. With
     ``report_conflicts``, an item whose job key is taken (on_conflict error) answers status ``conflict`` with the
     holder's id, nothing written for it, instead of raising Conflict. Returns one Scheduled per item, in order.
     """
@@ -174,7 +182,8 @@ _CASTS = {"p_payload": "::jsonb", "p_options": "::jsonb", "p_items": "::json"}
 _ITEM_FIELDS = {"job": "job", "entity_name": "entity_name", "entity_key": "entity_key", "at": "at",
                 "job_key": "job_key", "group_key": "group_key", "payload": "payload", "on_conflict": "on_conflict",
                 "window": "window", "max_wait": "max_wait", "dedupe_for": "dedupe_for", "priority": "priority",
-                "traceparent": "traceparent", "tracestate": "tracestate", "by": "enqueued_by"}
+                "traceparent": "traceparent", "tracestate": "tracestate", "calendar": "calendar",
+                "business_delay": "business_delay", "by": "enqueued_by"}
 
 
 def _named(args: dict[str, Any]) -> str:
@@ -203,19 +212,21 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-def _time_arg(args: dict[str, Any], at: datetime | None, delay: timedelta | None,
-              clock: Clock | None) -> tuple[str, dict[str, Any]]:
-    """The SQL for p_at (the time given, or now plus the delay: the clock's now, else the server's), and the
-    parameters of the whole call. Adds p_now to the named arguments when there is a clock."""
-    if (at is None) == (delay is None):
-        raise TypeError("give exactly one of at= or delay=")
+def _time_arg(args: dict[str, Any], at: datetime | None, delay: timedelta | None, clock: Clock | None, *,
+              now_if_neither: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL for p_at (the time given, or now plus the delay, or with ``now_if_neither`` and neither given now:
+    the clock's now, else the server's), and the parameters of the whole call. Adds p_now to the named arguments
+    when there is a clock."""
+    if (at is not None and delay is not None) or (at is None and delay is None and not now_if_neither):
+        raise TypeError("give exactly one of at= or delay=" + (" (or neither: now)" if now_if_neither else ""))
     if clock is not None:
         args["p_now"] = _aware(clock(), "clock()")
     if at is not None:
         return "%(at)s", {**args, "at": _aware(at, "at")}
-    if clock is not None:
-        return "%(p_now)s + %(delay)s", {**args, "delay": delay}
-    return "now() + %(delay)s", {**args, "delay": delay}
+    now = "%(p_now)s" if clock is not None else "now()"
+    if delay is None:
+        return now, dict(args)
+    return f"{now} + %(delay)s", {**args, "delay": delay}
 
 
 def _aware(moment: datetime, what: str) -> datetime:

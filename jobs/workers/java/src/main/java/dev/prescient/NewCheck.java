@@ -22,6 +22,8 @@ import java.util.Objects;
  * @param priority 0 (first) to 9 (last) among the checks due at the same time; null is the default, 5
  * @param traceparent the W3C trace context the check is created in (the caller's span), or null
  * @param tracestate the trace's vendor state, with a traceparent only; or null
+ * @param calendar the calendar whose open time the check is timed in (docs/business-time.md); or null
+ * @param businessDelay with a calendar: open time after its time ({@code "4h"}, {@code "3bd"}); or null
  * @param window it may fire any time in this window after its time (a herd spreads over its slots); or null
  * @param dedupeOutcomes the outcomes {@code dedupeFor} looks for; null: done
  * @param allowUnknownClass accept a class the registry does not know yet (deployed later)
@@ -30,7 +32,8 @@ import java.util.Objects;
 public record NewCheck(String job, String entityName, String entityKey, Instant at, Duration after, String jobKey,
                        String groupKey, String payload, OnConflict onConflict, Duration maxWait,
                        Duration dedupeFor, Integer priority, String traceparent, String tracestate,
-                       Duration window, List<String> dedupeOutcomes, boolean allowUnknownClass, String by) {
+                       String calendar, String businessDelay, Duration window, List<String> dedupeOutcomes,
+                       boolean allowUnknownClass, String by) {
 
     public NewCheck {
         Objects.requireNonNull(job, "job");
@@ -38,12 +41,16 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
         Objects.requireNonNull(entityKey, "entityKey");
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(onConflict, "onConflict");
+        if (businessDelay != null && after != null && !after.isZero()) {
+            throw new IllegalArgumentException(
+                "a business delay counts from the time (at) or from now: give no delay (after) beside it");
+        }
     }
 
     /** A check due now (at the next slot boundary) until {@link #at} or {@link #after} says otherwise. */
     public static NewCheck of(String job, String entityName, String entityKey) {
         return new NewCheck(job, entityName, entityKey, null, Duration.ZERO, null, null, "{}", OnConflict.ERROR,
-                            null, null, null, null, null, null, null, false, null);
+                            null, null, null, null, null, null, null, null, null, false, null);
     }
 
     public NewCheck at(Instant when) {
@@ -138,6 +145,26 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
     }
 
     /**
+     * Timed in this calendar's open time (docs/business-time.md): a {@link #businessDelay} of open time after its
+     * time, or without one its time if the calendar is open then, else the calendar's next opening. Its time is
+     * {@link #at}, else now: the default. The database refuses an unknown calendar
+     * ({@link PrescientException.Refused}).
+     */
+    public NewCheck calendar(String name) {
+        return edit(c -> c.calendar = name);
+    }
+
+    /**
+     * With a {@link #calendar}: this much of its open time after the check's time, {@code "4h"}, {@code "90m"},
+     * {@code "1h30m"}, or business days, {@code "3bd"}. It counts from {@link #at} or from now, never beside a
+     * delay ({@link #after}: an IllegalArgumentException). The database refuses a malformed one
+     * ({@link PrescientException.Refused}).
+     */
+    public NewCheck businessDelay(String delay) {
+        return edit(c -> c.businessDelay = delay);
+    }
+
+    /**
      * It may fire any time in this window after its time: a herd given one time spreads over the window's
      * slots (docs/flow-control.md).
      */
@@ -166,7 +193,7 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
         change.accept(c);
         return new NewCheck(job, entityName, entityKey, c.at, c.after, c.jobKey, c.groupKey, c.payload,
                             c.onConflict, c.maxWait, c.dedupeFor, c.priority, c.traceparent, c.tracestate,
-                            c.window, c.dedupeOutcomes, c.allowUnknownClass, c.by);
+                            c.calendar, c.businessDelay, c.window, c.dedupeOutcomes, c.allowUnknownClass, c.by);
     }
 
     /** The fields a method may change, copied from a check. */
@@ -182,6 +209,8 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
         Integer priority;
         String traceparent;
         String tracestate;
+        String calendar;
+        String businessDelay;
         Duration window;
         List<String> dedupeOutcomes;
         boolean allowUnknownClass;
@@ -199,6 +228,8 @@ public record NewCheck(String job, String entityName, String entityKey, Instant 
             priority = c.priority;
             traceparent = c.traceparent;
             tracestate = c.tracestate;
+            calendar = c.calendar;
+            businessDelay = c.businessDelay;
             window = c.window;
             dedupeOutcomes = c.dedupeOutcomes;
             allowUnknownClass = c.allowUnknownClass;

@@ -53,7 +53,8 @@ public final class PrescientClient {
               p_max_wait => make_interval(secs => ?), p_dedupe_for => make_interval(secs => ?),
               p_priority => ?::integer, p_traceparent => ?, p_tracestate => ?,
               p_window => make_interval(secs => ?), p_dedupe_outcomes => coalesce(?::text[], '{done}'),
-              p_allow_unknown_class => ?, p_by => coalesce(?, current_user))""";
+              p_allow_unknown_class => ?, p_by => coalesce(?, current_user), p_calendar => ?,
+              p_business_delay => ?)""";
         Instant now = now();
         try (PreparedStatement st = connection.prepareStatement(sql)) {
             st.setString(1, check.job());
@@ -80,6 +81,8 @@ public final class PrescientClient {
             }
             st.setBoolean(19, check.allowUnknownClass());
             Sql.setText(st, 20, check.by());
+            Sql.setText(st, 21, check.calendar());
+            Sql.setText(st, 22, check.businessDelay());
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return new Scheduled(rs.getLong("id"), rs.getString("job_key"), Sql.instant(rs, "next_check_at"),

@@ -138,6 +138,40 @@ final class EnqueueTest {
         }
     }
 
+    /**
+     * An office open 09:00 to 17:00 in Berlin on weekdays. Friday 14:00 UTC is 15:00 there: two of four hours of
+     * open time are left that day, the other two are on Monday, which opens at 08:00 UTC.
+     */
+    @Test
+    void enqueue_in_business_time() throws Exception {
+        DB.declareWorkerClasses("biz_a");
+        DB.execute("SELECT prescient.calendar_set('office', 'Europe/Berlin', ?::jsonb)",
+                   "{\"hours\": {\"mon\": [\"09:00-17:00\"], \"tue\": [\"09:00-17:00\"], \"wed\": [\"09:00-17:00\"],"
+                   + " \"thu\": [\"09:00-17:00\"], \"fri\": [\"09:00-17:00\"]}}");
+        Instant friday = Instant.parse("2026-11-27T14:00:00Z");
+        PrescientClient onFriday = new PrescientClient(() -> friday);
+        PrescientClient onSaturday = new PrescientClient(() -> Instant.parse("2026-11-28T10:00:00Z"));
+        String businessTime = "SELECT concat_ws(' ', next_check_at AT TIME ZONE 'UTC', calendar, calendar_version, "
+                              + "business_delay) FROM prescient.future_job WHERE id = ?";
+        try (Connection c = DB.connect()) {
+            Scheduled escalate = onFriday.schedule(c, NewCheck.of("biz_a", "tickets", "1").at(friday)
+                                                              .calendar("office").businessDelay("4h"));
+            assertEquals("2026-11-30 10:00:00 office 1 4h", DB.value(businessTime, escalate.id()),
+                         "4h of open time from Friday 15:00 in Berlin");
+            Scheduled page = onSaturday.schedule(c, NewCheck.of("biz_a", "tickets", "2").calendar("office"));
+            assertEquals("2026-11-30 08:00:00 office 1", DB.value(businessTime, page.id()),
+                         "no time on a Saturday: now's next opening");
+            PrescientException.Refused refused = assertThrows(PrescientException.Refused.class,
+                () -> onFriday.schedule(c, NewCheck.of("biz_a", "tickets", "3").at(friday).calendar("nope")
+                                                  .businessDelay("4h")));
+            assertEquals("no calendar named 'nope' (prescient calendar list)", refused.getMessage(), "the refusal");
+            assertEquals(2L, DB.count("SELECT count(*) FROM prescient.future_job WHERE job = 'biz_a'"),
+                         "checks written (none by the refused call)");
+        }
+        assertThrows(IllegalArgumentException.class,
+                     () -> NewCheck.of("biz_a", "tickets", "4").after(Duration.ofHours(1)).businessDelay("4h"));
+    }
+
     @Test
     void cancel_reschedule_and_cron() throws Exception {
         DB.declareWorkerClasses("cr_a");

@@ -274,6 +274,9 @@ echo "$results" | grep . | while read -r line; do
       case "$measure" in "slow path"*) note="target: at least 1.0x graphile-worker's processing" ;; esac
       vs_floor=$(awk -v r="$rate" -v f="$floor_rate" 'BEGIN { if (f > 0) printf "%.0f%%", 100 * r / f; else printf "-" }')
       vs_graphile=$(ratio "$rate" "$graphile_process") vs_pgboss=$(ratio "$rate" "$pgboss_process") ;;
+    "enqueue bulk, 10000 per call, 4h of a calendar")
+      plain=$(echo "$results" | grep '"enqueue bulk, 10000 per call"' | head -1)
+      note="target: at least 0.7x the same without a calendar ($(ratio "$rate" "$(field "$plain" checks_per_second)"))" ;;
     "enqueue bulk"*)
       vs_graphile=$(ratio "$rate" "$graphile_bulk") vs_pgboss=$(ratio "$rate" "$pgboss_bulk") ;;
     "enqueue single, 1 "*)

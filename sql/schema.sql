@@ -7107,6 +7107,7 @@ END $$;
 CREATE FUNCTION prescient.schedule_arrays(p_job text[], p_entity_name text[], p_entity_key text[], p_at timestamp with time zone[], p_job_key text[] DEFAULT NULL::text[], p_group_key text[] DEFAULT NULL::text[], p_payload text[] DEFAULT NULL::text[], p_enqueued_by text[] DEFAULT NULL::text[], p_on_conflict text[] DEFAULT NULL::text[], p_by text DEFAULT CURRENT_USER, p_default_on_conflict text DEFAULT 'error'::text, p_now timestamp with time zone DEFAULT now(), p_report_conflicts boolean DEFAULT false, p_window interval[] DEFAULT NULL::interval[], p_max_wait interval[] DEFAULT NULL::interval[], p_dedupe_for interval[] DEFAULT NULL::interval[], p_dedupe_outcomes text[] DEFAULT '{done}'::text[], p_allow_unknown_class boolean DEFAULT false, p_priority integer[] DEFAULT NULL::integer[], p_traceparent text[] DEFAULT NULL::text[], p_tracestate text[] DEFAULT NULL::text[], p_calendar text[] DEFAULT NULL::text[], p_business_delay text[] DEFAULT NULL::text[]) RETURNS TABLE(n integer, id bigint, job_key text, next_check_at timestamp with time zone, first_check_at timestamp with time zone, status text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -7180,14 +7181,21 @@ BEGIN
            SELECT drawn.*, prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
                                                         p_now, v_settings.slot_seconds) AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
-                     FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                                  -- The time asked for: in business time for an item with a calendar (038).
-                                  coalesce(due.due_at, input."at") AS asked_for_at, due.calendar_version
-                             FROM input
-                             LEFT JOIN LATERAL prescient.business_due(input.calendar, input."at", input.business_delay,
-                                                                      p_now) due ON true
-                            WHERE NOT EXISTS (SELECT FROM bad)
-                            ORDER BY input.n) asked) drawn),
+                     FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
+                             -- The time asked for: in business time for an item with a calendar (038), and the
+                             -- calendar's version, looked up for those items only (a join would cost every item).
+                             -- OFFSET 0 keeps the look-up once an item: pulled up, it ran once per use.
+                             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                                          CASE WHEN input.calendar IS NOT NULL THEN
+                                            (SELECT d.due_at FROM prescient.business_due(input.calendar, input."at",
+                                                                                         input.business_delay, p_now) d)
+                                          END AS due_at,
+                                          CASE WHEN input.calendar IS NOT NULL THEN
+                                            (SELECT c.version FROM prescient.calendar c WHERE c.name = input.calendar)
+                                          END AS calendar_version
+                                     FROM input
+                                    WHERE NOT EXISTS (SELECT FROM bad)
+                                    ORDER BY input.n OFFSET 0) timed) asked) drawn),
          ins AS (
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, group_key, payload, first_check_at,
                                              next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
@@ -7229,14 +7237,21 @@ BEGIN
                                                                                v_settings.slot_seconds),
                                                   p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
-                     FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
-                                  -- The time asked for: in business time for an item with a calendar (038).
-                                  coalesce(due.due_at, input."at") AS asked_for_at, due.calendar_version
-                             FROM input
-                             LEFT JOIN LATERAL prescient.business_due(input.calendar, input."at", input.business_delay,
-                                                                      p_now) due ON true
-                            WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
-                            ORDER BY input.n) asked) drawn),
+                     FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
+                             -- The time asked for: in business time for an item with a calendar (038), and the
+                             -- calendar's version, looked up for those items only (a join would cost every item).
+                             -- OFFSET 0 keeps the look-up once an item: pulled up, it ran once per use.
+                             FROM (SELECT input.*, nextval(v_ids_from) AS new_id,
+                                          CASE WHEN input.calendar IS NOT NULL THEN
+                                            (SELECT d.due_at FROM prescient.business_due(input.calendar, input."at",
+                                                                                         input.business_delay, p_now) d)
+                                          END AS due_at,
+                                          CASE WHEN input.calendar IS NOT NULL THEN
+                                            (SELECT c.version FROM prescient.calendar c WHERE c.name = input.calendar)
+                                          END AS calendar_version
+                                     FROM input
+                                    WHERE NOT EXISTS (SELECT FROM bad) AND NOT EXISTS (SELECT FROM dup)
+                                    ORDER BY input.n OFFSET 0) timed) asked) drawn),
          ins AS (
            -- A digest's first payload starts its list (schedule() makes the same row).
            INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,

@@ -117,8 +117,8 @@ std::vector<CalendarApplied> apply_calendars(soci::session& db, const std::vecto
     // Locked, so that an apply beside this one waits and then finds this one's version the same.
     const pq::Result current = pq::exec(
         conn, "cannot read the calendar",
-        "SELECT version, time_zone = $2 AND definition = $3::jsonb FROM prescient.calendar WHERE name = $1 FOR UPDATE",
-        {w.name, w.time_zone, w.definition.dump()});
+        "SELECT version, time_zone = $1 AND definition = $2::jsonb FROM prescient.calendar WHERE name = $3 FOR UPDATE",
+        {w.time_zone, w.definition.dump(), w.name});
     CalendarApplied applied{.name = w.name, .change = CalendarApplied::Change::added, .version = 0, .previous_version = 0};
     if (current.rows() == 1) {
       applied.previous_version = static_cast<int>(current.integer(0, 0));
@@ -208,32 +208,32 @@ CalendarDays calendar_days(soci::session& db, const std::string& name, const std
   const pq::Result rows = pq::exec(
       conn, "cannot read the calendar's days",
       "WITH days AS ("
-      "  SELECT d::date AS day, d::date::timestamp AT TIME ZONE $2 AS starts_at,"
-      "         (d::date + 1)::timestamp AT TIME ZONE $2 AS ends_at"
-      "    FROM generate_series($3::date, $3::date + ($4::integer - 1), interval '1 day') AS d)"
+      "  SELECT d::date AS day, d::date::timestamp AT TIME ZONE $1 AS starts_at,"
+      "         (d::date + 1)::timestamp AT TIME ZONE $1 AS ends_at"
+      "    FROM generate_series($2::date, $2::date + ($3::integer - 1), interval '1 day') AS d)"
       " SELECT to_char(d.day, 'YYYY-MM-DD'), to_char(d.day, 'Dy'), prescient.us(d.starts_at), prescient.us(d.ends_at),"
-      "        EXISTS (SELECT 1 FROM prescient.calendar_open_day o WHERE o.calendar = $1 AND o.day = d.day),"
+      "        EXISTS (SELECT 1 FROM prescient.calendar_open_day o WHERE o.calendar = $4 AND o.day = d.day),"
       "        prescient.us(z.starts_at),"
-      "        to_char((z.starts_at - interval '1 microsecond') AT TIME ZONE $2 + interval '1 microsecond', 'HH24:MI'),"
-      "        to_char(z.starts_at AT TIME ZONE $2, 'HH24:MI'),"
+      "        to_char((z.starts_at - interval '1 microsecond') AT TIME ZONE $1 + interval '1 microsecond', 'HH24:MI'),"
+      "        to_char(z.starts_at AT TIME ZONE $1, 'HH24:MI'),"
       "        prescient.us(s.opens_at), prescient.us(s.closes_at),"
-      "        extract(epoch FROM (s.opens_at AT TIME ZONE $2) - d.day)::integer,"
-      "        extract(epoch FROM (s.closes_at - interval '1 microsecond') AT TIME ZONE $2 + interval '1 microsecond'"
+      "        extract(epoch FROM (s.opens_at AT TIME ZONE $1) - d.day)::integer,"
+      "        extract(epoch FROM (s.closes_at - interval '1 microsecond') AT TIME ZONE $1 + interval '1 microsecond'"
       "                           - d.day)::integer"
       "   FROM days d"
-      "   LEFT JOIN LATERAL (SELECT * FROM prescient.zone_offset z WHERE z.time_zone = $2"
+      "   LEFT JOIN LATERAL (SELECT * FROM prescient.zone_offset z WHERE z.time_zone = $1"
       "                         AND z.starts_at > d.starts_at AND z.starts_at < d.ends_at"
       "                       ORDER BY z.starts_at LIMIT 1) z ON true"
       "   LEFT JOIN LATERAL ("
       "     SELECT greatest(x.opens_at, d.starts_at) AS opens_at, least(x.closes_at, d.ends_at) AS closes_at"
-      "       FROM ((SELECT * FROM prescient.calendar_span s WHERE s.calendar = $1 AND s.opens_at <= d.starts_at"
+      "       FROM ((SELECT * FROM prescient.calendar_span s WHERE s.calendar = $4 AND s.opens_at <= d.starts_at"
       "               ORDER BY s.opens_at DESC LIMIT 1)"
       "             UNION ALL"
-      "             SELECT * FROM prescient.calendar_span s WHERE s.calendar = $1 AND s.opens_at > d.starts_at"
+      "             SELECT * FROM prescient.calendar_span s WHERE s.calendar = $4 AND s.opens_at > d.starts_at"
       "                AND s.opens_at < d.ends_at) x"
       "      WHERE x.closes_at > d.starts_at) s ON true"
       "  ORDER BY d.day, s.opens_at",
-      {name, out.calendar.time_zone, first_day.value_or(out.today), std::to_string(count)});
+      {out.calendar.time_zone, first_day.value_or(out.today), std::to_string(count), name});
   for (int r = 0; r < rows.rows(); ++r) {
     if (out.days.empty() || out.days.back().date != rows.text(r, 0)) {
       CalendarDay day{.date = rows.text(r, 0),

@@ -7666,17 +7666,21 @@ CREATE FUNCTION prescient.worker_classes_problem(p_classes text[]) RETURNS text
 $$;
 
 --
--- Name: worker_complete(text, bigint[], bigint[], timestamp with time zone[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+-- Name: worker_complete(text, bigint[], bigint[], timestamp with time zone[], jsonb[], timestamp with time zone, text[], text[]); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
-CREATE FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[] DEFAULT NULL::jsonb[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
+CREATE FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[] DEFAULT NULL::jsonb[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_calendar text[] DEFAULT NULL::text[], p_business_delay text[] DEFAULT NULL::text[]) RETURNS TABLE(id bigint, outcome text, next_check_at timestamp with time zone, last_error text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
   v_problem text := coalesce(prescient.worker_name_problem(p_worker),
                              prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
-                             prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'));
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_calendar, 'calendars'),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_business_delay, 'business delays'));
+  v_now timestamptz;
+  v_next timestamptz[] := p_next;
 BEGIN
   IF v_problem IS NULL AND p_next IS NULL THEN
     v_problem := 'no next times given: one per check (a NULL element: done)';
@@ -7684,8 +7688,24 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, p_next, NULL, p_results,
-                                                     prescient.worker_now(p_now));
+  v_now := prescient.worker_now(p_now);
+  -- Only a call that answers in business time pays for it.
+  IF p_calendar IS NOT NULL OR p_business_delay IS NOT NULL THEN
+    SELECT format('check %s: %s', p_ids[a.n], a.problem) INTO v_problem
+      FROM (SELECT u.n, CASE WHEN u.calendar IS NOT NULL AND p_next[u.n] IS NOT NULL
+                          THEN 'answered both a next time and one in business time: give one'
+                          ELSE prescient.business_problem(u.calendar, v_now, u.delay) END AS problem
+              FROM unnest(p_calendar, p_business_delay) WITH ORDINALITY AS u(calendar, delay, n)
+             WHERE u.calendar IS NOT NULL OR u.delay IS NOT NULL) a
+     WHERE a.problem IS NOT NULL ORDER BY a.n LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+    END IF;
+    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n) INTO v_next
+      FROM generate_subscripts(p_ids, 1) AS u(n)
+      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true;
+  END IF;
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, v_next, NULL, p_results, v_now);
 END $$;
 
 --
@@ -8504,11 +8524,11 @@ GRANT ALL ON FUNCTION prescient.set_job_policy(p_job text, p_max_checks integer,
 REVOKE ALL ON FUNCTION prescient.sync_fair_share_indexes() FROM PUBLIC;
 
 --
--- Name: FUNCTION worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -
+-- Name: FUNCTION worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone, p_calendar text[], p_business_delay text[]); Type: ACL; Schema: prescient; Owner: -
 --
 
-REVOKE ALL ON FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone) TO prescient_worker;
+REVOKE ALL ON FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone, p_calendar text[], p_business_delay text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION prescient.worker_complete(p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamp with time zone[], p_results jsonb[], p_now timestamp with time zone, p_calendar text[], p_business_delay text[]) TO prescient_worker;
 
 --
 -- Name: FUNCTION worker_extend(p_worker text, p_ids bigint[], p_tokens bigint[], p_lease_seconds double precision, p_now timestamp with time zone); Type: ACL; Schema: prescient; Owner: -

@@ -374,16 +374,23 @@ BEGIN
 END $$;
 
 -- complete: the answers of checks that ran (a next time, or NULL: done), with a result to keep, from the
--- worker that holds their leases.
+-- worker that holds their leases. A check's answer may instead be in business time: p_business_delay[i] of
+-- calendar p_calendar[i]'s open time from now ("4h", "3bd"; docs/business-time.md), resolved here to a time
+-- before the settlement, by the rule every door uses (business_problem, business_due). A bad one is refused
+-- (PR400 naming the check and the value), as any other bad answer is: nothing is settled.
 CREATE OR REPLACE FUNCTION prescient.worker_complete(
     p_worker text, p_ids bigint[], p_tokens bigint[], p_next timestamptz[], p_results jsonb[] DEFAULT NULL,
-    p_now timestamptz DEFAULT NULL)
+    p_now timestamptz DEFAULT NULL, p_calendar text[] DEFAULT NULL, p_business_delay text[] DEFAULT NULL)
   RETURNS TABLE (id bigint, outcome text, next_check_at timestamptz, last_error text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_problem text := coalesce(prescient.worker_name_problem(p_worker),
                              prescient.worker_arrays_problem(p_ids, p_tokens, p_next, 'next times'),
-                             prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'));
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_results, 'results'),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_calendar, 'calendars'),
+                             prescient.worker_arrays_problem(p_ids, p_tokens, p_business_delay, 'business delays'));
+  v_now timestamptz;
+  v_next timestamptz[] := p_next;
 BEGIN
   IF v_problem IS NULL AND p_next IS NULL THEN
     v_problem := 'no next times given: one per check (a NULL element: done)';
@@ -391,8 +398,24 @@ BEGIN
   IF v_problem IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
-  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, p_next, NULL, p_results,
-                                                     prescient.worker_now(p_now));
+  v_now := prescient.worker_now(p_now);
+  -- Only a call that answers in business time pays for it.
+  IF p_calendar IS NOT NULL OR p_business_delay IS NOT NULL THEN
+    SELECT format('check %s: %s', p_ids[a.n], a.problem) INTO v_problem
+      FROM (SELECT u.n, CASE WHEN u.calendar IS NOT NULL AND p_next[u.n] IS NOT NULL
+                          THEN 'answered both a next time and one in business time: give one'
+                          ELSE prescient.business_problem(u.calendar, v_now, u.delay) END AS problem
+              FROM unnest(p_calendar, p_business_delay) WITH ORDINALITY AS u(calendar, delay, n)
+             WHERE u.calendar IS NOT NULL OR u.delay IS NOT NULL) a
+     WHERE a.problem IS NOT NULL ORDER BY a.n LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
+    END IF;
+    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n) INTO v_next
+      FROM generate_subscripts(p_ids, 1) AS u(n)
+      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true;
+  END IF;
+  RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, v_next, NULL, p_results, v_now);
 END $$;
 
 -- fail: the errors of checks whose run failed.
@@ -524,7 +547,7 @@ CREATE TRIGGER future_job_notify_workers AFTER INSERT ON prescient.future_job
   REFERENCING NEW TABLE AS new_checks FOR EACH STATEMENT EXECUTE FUNCTION prescient.notify_workers();
 
 REVOKE EXECUTE ON FUNCTION prescient.worker_take(text, text[], integer, double precision, timestamptz),
-  prescient.worker_complete(text, bigint[], bigint[], timestamptz[], jsonb[], timestamptz),
+  prescient.worker_complete(text, bigint[], bigint[], timestamptz[], jsonb[], timestamptz, text[], text[]),
   prescient.worker_fail(text, bigint[], bigint[], text[], timestamptz),
   prescient.worker_extend(text, bigint[], bigint[], double precision, timestamptz),
   prescient.worker_release(text, bigint[], bigint[]),

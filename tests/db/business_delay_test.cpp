@@ -215,3 +215,59 @@ TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a job class answers in b
                                                    "business delay '1 day'"));
   CHECK_THAT(pending(both), Catch::Contains("attempts 1 the job answered both a next time and one in business time"));
 }
+
+TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a worker answers in business time; a bad answer is refused "
+                                       "naming the check, nothing settled") {
+  *db << "SELECT prescient.job_class_add('escalate_worker', true)";
+  *db << "UPDATE prescient.settings SET workers_may_pin_clock = true";
+  std::vector<std::int64_t> ids;
+  for (const char* key : {"1", "2", "3"}) {
+    ids.push_back(client.schedule({.job = "escalate_worker", .entity_name = "tickets", .entity_key = key,
+                                   .at = parse_time("2026-11-27T14:00:00Z")}).id);
+  }
+  // Friday 15:01 in Berlin: the worker takes the three.
+  std::vector<long long> tokens;
+  soci::rowset<soci::row> taken = db->prepare << "SELECT id, lease_token FROM prescient.worker_take('w1',"
+                                                 " '{escalate_worker}', 10, 30, '2026-11-27T14:01:00Z') ORDER BY id";
+  for (const soci::row& r : taken) tokens.push_back(r.get<long long>(1));
+  REQUIRE(tokens.size() == 3);
+  const std::string ids_text = "{" + std::to_string(ids[0]) + "," + std::to_string(ids[1]) + "," +
+                               std::to_string(ids[2]) + "}";
+  const std::string tokens_text = "{" + std::to_string(tokens[0]) + "," + std::to_string(tokens[1]) + "," +
+                                  std::to_string(tokens[2]) + "}";
+  const auto complete = [&](const std::string& next, const std::string& calendars, const std::string& delays) {
+    try {
+      *db << "SAVEPOINT answer";
+      *db << "SELECT count(*) FROM prescient.worker_complete('w1', CAST(:ids AS bigint[]), CAST(:tokens AS bigint[]),"
+             " CAST(:next AS timestamptz[]), NULL, '2026-11-27T14:01:10Z', CAST(:calendars AS text[]),"
+             " CAST(:delays AS text[]))",
+          soci::use(ids_text), soci::use(tokens_text), soci::use(next), soci::use(calendars), soci::use(delays);
+      *db << "RELEASE SAVEPOINT answer";
+      return std::string();
+    } catch (const std::exception& e) {
+      *db << "ROLLBACK TO SAVEPOINT answer";
+      return std::string(e.what());
+    }
+  };
+  *db << "BEGIN";
+  // Refused whole, naming the check: an unknown calendar, a delay that is not one, both answers at once.
+  CHECK_THAT(complete("{NULL,NULL,NULL}", "{office,nowhere,NULL}", "{4h,4h,NULL}"),
+             Catch::Contains("check " + std::to_string(ids[1]) + ": no calendar named 'nowhere'"));
+  CHECK_THAT(complete("{NULL,NULL,NULL}", "{office,office,NULL}", "{4h,1d,NULL}"),
+             Catch::Contains("check " + std::to_string(ids[1]) + ": business delay '1d'"));
+  CHECK_THAT(complete("{2026-11-28T00:00:00Z,NULL,NULL}", "{office,NULL,NULL}", "{4h,NULL,NULL}"),
+             Catch::Contains("check " + std::to_string(ids[0]) + ": answered both a next time and one in business time"));
+  CHECK_THAT(complete("{NULL,NULL,NULL}", "{office,office}", "{4h,4h,NULL}"),
+             Catch::Contains("3 ids but 2 calendars: one per check"));
+  CHECK(count_of(*db, "SELECT count(*) FROM prescient.future_job WHERE claimed_by = 'w1'") == 3);
+  // 4 open hours from Friday 15:01:10 (Monday 11:01:10, on the grid 11:02); the next opening, now; done.
+  CHECK(complete("{NULL,NULL,NULL}", "{office,office,NULL}", "{4h,NULL,NULL}").empty());
+  *db << "COMMIT";
+  const auto due = [&](std::int64_t id) {
+    const std::vector<PendingCheck> found = Checks(*db).pending({.id = id});
+    return found.empty() ? std::string("done") : format_time(found[0].next_check_at);
+  };
+  CHECK(due(ids[0]) == "2026-11-30T10:02:00Z");
+  CHECK(due(ids[1]) == "2026-11-27T14:02:00Z");  // open now: the next slot
+  CHECK(due(ids[2]) == "done");
+}

@@ -7027,9 +7027,11 @@ BEGIN
   LOOP
     -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
-    v_next := prescient.debounced_slot(prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now,
-                                                                    v_settings.slot_seconds),
-                                       p_now, p_max_wait, p_now, v_settings.slot_seconds);
+    v_next := prescient.debounced_slot(
+                CASE WHEN p_calendar IS NULL THEN prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds)
+                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds)
+                     END,
+                p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
                                       traceparent, tracestate, collects, collect_since, calendar, calendar_version,
@@ -7088,8 +7090,10 @@ BEGIN
                  tracestate = p_tracestate, calendar = p_calendar, calendar_version = v_calendar_version,
                  business_delay = p_business_delay,
                  next_check_at = prescient.debounced_slot(
-                                   prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
-                                                                v_settings.slot_seconds),
+                                   CASE WHEN p_calendar IS NULL
+                                     THEN prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds)
+                                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
+                                                                       v_settings.slot_seconds) END,
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
                  check_count = 0, attempts = 0, last_error = NULL, asked_for_at = v_at
            WHERE f.id = v_existing
@@ -7178,8 +7182,11 @@ BEGIN
                                                   p_calendar, p_business_delay)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
-           SELECT drawn.*, prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                        p_now, v_settings.slot_seconds) AS slot
+           SELECT drawn.*,
+                  CASE WHEN drawn.calendar IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                      p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
                              -- The time asked for: in business time for an item with a calendar (038), and the
@@ -7229,13 +7236,15 @@ BEGIN
          -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.max_wait IS NULL
-                    THEN prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                      p_now, v_settings.slot_seconds)
-                    ELSE prescient.debounced_slot(prescient.spread_in_calendar(drawn.calendar, drawn.base_slot,
-                                                                               drawn.new_id, drawn.fire_window, p_now,
-                                                                               v_settings.slot_seconds),
-                                                  p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
+                  CASE WHEN drawn.max_wait IS NULL AND drawn.calendar IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.debounced_slot(
+                           CASE WHEN drawn.calendar IS NULL
+                             THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                        v_settings.slot_seconds)
+                             ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id,
+                                                               drawn.fire_window, p_now, v_settings.slot_seconds) END,
+                           p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
                              -- The time asked for: in business time for an item with a calendar (038), and the
@@ -7511,20 +7520,28 @@ BEGIN
 END $$;
 
 --
+-- Name: spread_in_calendar(text, timestamp with time zone, bigint, interval, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.spread_in_calendar(p_calendar text, p_slot timestamp with time zone, p_id bigint, p_window interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+  v_spread constant timestamptz := prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds);
+BEGIN
+  IF v_spread = p_slot THEN
+    RETURN p_slot;
+  END IF;
+  RETURN prescient.slot_for(prescient.business_add(p_calendar, p_slot, v_spread - p_slot), p_now, p_slot_seconds);
+END $$;
+
+--
 -- Name: spread_slot(timestamp with time zone, bigint, interval, integer); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
 CREATE FUNCTION prescient.spread_slot(p_slot timestamp with time zone, p_id bigint, p_window interval, p_slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_window IS NULL) THEN p_slot WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
-
---
--- Name: spread_in_calendar(text, timestamp with time zone, bigint, interval, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
---
-
-CREATE FUNCTION prescient.spread_in_calendar(p_calendar text, p_slot timestamp with time zone, p_id bigint, p_window interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
-    LANGUAGE sql STABLE
-    RETURN CASE WHEN ((p_calendar IS NULL) OR (p_window IS NULL)) THEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) WHEN (prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) = p_slot) THEN p_slot ELSE prescient.slot_for(prescient.business_add(p_calendar, p_slot, (prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) - p_slot)), p_now, p_slot_seconds) END;
 
 --
 -- Name: storable_error(text); Type: FUNCTION; Schema: prescient; Owner: -

@@ -209,8 +209,11 @@ BEGIN
                                                   p_calendar, p_business_delay)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
-           SELECT drawn.*, prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                        p_now, v_settings.slot_seconds) AS slot
+           SELECT drawn.*,
+                  CASE WHEN drawn.calendar IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                      p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
                              -- The time asked for: in business time for an item with a calendar (038), and the
@@ -260,13 +263,15 @@ BEGIN
          -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.max_wait IS NULL
-                    THEN prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                      p_now, v_settings.slot_seconds)
-                    ELSE prescient.debounced_slot(prescient.spread_in_calendar(drawn.calendar, drawn.base_slot,
-                                                                               drawn.new_id, drawn.fire_window, p_now,
-                                                                               v_settings.slot_seconds),
-                                                  p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
+                  CASE WHEN drawn.max_wait IS NULL AND drawn.calendar IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.debounced_slot(
+                           CASE WHEN drawn.calendar IS NULL
+                             THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                        v_settings.slot_seconds)
+                             ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id,
+                                                               drawn.fire_window, p_now, v_settings.slot_seconds) END,
+                           p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
                              -- The time asked for: in business time for an item with a calendar (038), and the

@@ -75,19 +75,22 @@ BEGIN
   RETURN prescient.business_add(p_calendar, p_from, p_delay::interval);
 END $$;
 
--- A check's slot in its window (p_window, as spread_slot reads it), for a check bound to a calendar: the window's
--- offset is counted in the calendar's open time, so that spreading a herd never moves a check out of open time
--- (one at a closing instant spreads into the next opening). Without a calendar or a window, spread_slot's: an SQL
--- function, inlined, so that a bulk enqueue with neither pays two tests of a NULL a row.
+-- A calendar-bound check's slot in its window (p_window, as spread_slot reads it): the window's offset is counted
+-- in the calendar's open time, so that spreading a herd never moves a check out of open time (one at a closing
+-- instant spreads into the next opening). Callers call it for a check with a calendar only, spread_slot
+-- otherwise: plpgsql, so its plan is kept for the session, where an SQL function that the planner cannot
+-- inline (its arguments are expressions, used more than once) was planned again in every transaction.
 CREATE OR REPLACE FUNCTION prescient.spread_in_calendar(p_calendar text, p_slot timestamptz, p_id bigint,
                                                         p_window interval, p_now timestamptz, p_slot_seconds integer)
-  RETURNS timestamptz LANGUAGE sql STABLE
-  RETURN CASE
-    WHEN p_calendar IS NULL OR p_window IS NULL THEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds)
-    WHEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) = p_slot THEN p_slot
-    ELSE prescient.slot_for(prescient.business_add(p_calendar, p_slot,
-                                                   prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) - p_slot),
-                            p_now, p_slot_seconds) END;
+  RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_spread constant timestamptz := prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds);
+BEGIN
+  IF v_spread = p_slot THEN
+    RETURN p_slot;
+  END IF;
+  RETURN prescient.slot_for(prescient.business_add(p_calendar, p_slot, v_spread - p_slot), p_now, p_slot_seconds);
+END $$;
 
 -- When a check given a calendar is due (038, docs/business-time.md "Enqueue in business time"), and the version
 -- of the calendar that says so: p_delay of open time after p_at, or with no delay p_at's next opening (p_at when

@@ -1952,7 +1952,7 @@ END $$;
 -- When such a check is due, and the version of the calendar that computed it: business_due (087: it names 086's
 -- arithmetic, made after this file), and its slot in a window, spread_in_calendar (087).
 $prescient_functions_38$),
-    (40, '040_schedule.sql', false, '1bcca03d777de94c',
+    (40, '040_schedule.sql', false, 'c094cdb4135ead75',
      $prescient_functions_40$-- The enqueue API as SQL functions, so an application in any language, a trigger or psql schedules,
 -- cancels and reschedules checks by the same rules as the C++ client and the CLI. Every function takes
 -- p_now (default now()): prescient's own callers pass their clock. The entry points run with the schema
@@ -2046,9 +2046,11 @@ BEGIN
   LOOP
     -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
-    v_next := prescient.debounced_slot(prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now,
-                                                                    v_settings.slot_seconds),
-                                       p_now, p_max_wait, p_now, v_settings.slot_seconds);
+    v_next := prescient.debounced_slot(
+                CASE WHEN p_calendar IS NULL THEN prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds)
+                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds)
+                     END,
+                p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
                                       traceparent, tracestate, collects, collect_since, calendar, calendar_version,
@@ -2107,8 +2109,10 @@ BEGIN
                  tracestate = p_tracestate, calendar = p_calendar, calendar_version = v_calendar_version,
                  business_delay = p_business_delay,
                  next_check_at = prescient.debounced_slot(
-                                   prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
-                                                                v_settings.slot_seconds),
+                                   CASE WHEN p_calendar IS NULL
+                                     THEN prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds)
+                                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
+                                                                       v_settings.slot_seconds) END,
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
                  check_count = 0, attempts = 0, last_error = NULL, asked_for_at = v_at
            WHERE f.id = v_existing
@@ -3364,7 +3368,7 @@ REVOKE EXECUTE ON FUNCTION prescient.cron_backfill(text, timestamptz, timestampt
 REVOKE EXECUTE ON FUNCTION prescient.cron_count_outcome() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION prescient.cron_trigger(text, text, timestamptz) FROM PUBLIC;
 $prescient_functions_47$),
-    (50, '050_bulk_enqueue.sql', false, '0b815e70f0ebf8d4',
+    (50, '050_bulk_enqueue.sql', false, '1e84baa48de1dbc3',
      $prescient_functions_50$-- Bulk enqueue (docs/design.md, "Bulk enqueue sends one array per field"): schedule_arrays takes the
 -- items as parallel arrays, one per field. Reading a JSON array of objects (json_to_recordset) cost 5 to
 -- 13 microseconds an item, more than the insert itself; arrays of text cost well under one.
@@ -3576,8 +3580,11 @@ BEGIN
                                                   p_calendar, p_business_delay)),
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
-           SELECT drawn.*, prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                        p_now, v_settings.slot_seconds) AS slot
+           SELECT drawn.*,
+                  CASE WHEN drawn.calendar IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                      p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
                              -- The time asked for: in business time for an item with a calendar (038), and the
@@ -3627,13 +3634,15 @@ BEGIN
          -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.max_wait IS NULL
-                    THEN prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                      p_now, v_settings.slot_seconds)
-                    ELSE prescient.debounced_slot(prescient.spread_in_calendar(drawn.calendar, drawn.base_slot,
-                                                                               drawn.new_id, drawn.fire_window, p_now,
-                                                                               v_settings.slot_seconds),
-                                                  p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
+                  CASE WHEN drawn.max_wait IS NULL AND drawn.calendar IS NULL
+                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                    ELSE prescient.debounced_slot(
+                           CASE WHEN drawn.calendar IS NULL
+                             THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                        v_settings.slot_seconds)
+                             ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id,
+                                                               drawn.fire_window, p_now, v_settings.slot_seconds) END,
+                           p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              FROM (SELECT asked.*, prescient.slot_for(asked.asked_for_at, p_now, v_settings.slot_seconds) AS base_slot
                      FROM (SELECT timed.*, coalesce(timed.due_at, timed."at") AS asked_for_at
                              -- The time asked for: in business time for an item with a calendar (038), and the
@@ -6653,7 +6662,7 @@ END $$;
 REVOKE EXECUTE ON FUNCTION prescient.calendar_set(text, text, jsonb, text),
   prescient.ensure_zone_offsets(text) FROM PUBLIC;
 $prescient_functions_86$),
-    (87, '087_calendar_doors.sql', false, '863a127a355e6afb',
+    (87, '087_calendar_doors.sql', false, '4d1677bbc951cbee',
      $prescient_functions_87$-- What the doors to business time call (the CLI's `prescient calendar`, and an enqueue's business delay, 038):
 -- adding a calendar that must be new, adding holidays to one, the next opening, a business delay as people write
 -- it, and a window counted in open time. The calendars and their arithmetic are 086's.
@@ -6731,19 +6740,22 @@ BEGIN
   RETURN prescient.business_add(p_calendar, p_from, p_delay::interval);
 END $$;
 
--- A check's slot in its window (p_window, as spread_slot reads it), for a check bound to a calendar: the window's
--- offset is counted in the calendar's open time, so that spreading a herd never moves a check out of open time
--- (one at a closing instant spreads into the next opening). Without a calendar or a window, spread_slot's: an SQL
--- function, inlined, so that a bulk enqueue with neither pays two tests of a NULL a row.
+-- A calendar-bound check's slot in its window (p_window, as spread_slot reads it): the window's offset is counted
+-- in the calendar's open time, so that spreading a herd never moves a check out of open time (one at a closing
+-- instant spreads into the next opening). Callers call it for a check with a calendar only, spread_slot
+-- otherwise: plpgsql, so its plan is kept for the session, where an SQL function that the planner cannot
+-- inline (its arguments are expressions, used more than once) was planned again in every transaction.
 CREATE OR REPLACE FUNCTION prescient.spread_in_calendar(p_calendar text, p_slot timestamptz, p_id bigint,
                                                         p_window interval, p_now timestamptz, p_slot_seconds integer)
-  RETURNS timestamptz LANGUAGE sql STABLE
-  RETURN CASE
-    WHEN p_calendar IS NULL OR p_window IS NULL THEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds)
-    WHEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) = p_slot THEN p_slot
-    ELSE prescient.slot_for(prescient.business_add(p_calendar, p_slot,
-                                                   prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) - p_slot),
-                            p_now, p_slot_seconds) END;
+  RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_spread constant timestamptz := prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds);
+BEGIN
+  IF v_spread = p_slot THEN
+    RETURN p_slot;
+  END IF;
+  RETURN prescient.slot_for(prescient.business_add(p_calendar, p_slot, v_spread - p_slot), p_now, p_slot_seconds);
+END $$;
 
 -- When a check given a calendar is due (038, docs/business-time.md "Enqueue in business time"), and the version
 -- of the calendar that says so: p_delay of open time after p_at, or with no delay p_at's next opening (p_at when

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "db/cron_class.hpp"
+#include "prescient/calendar_binding.hpp"
 #include "prescient/cron_spec.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
@@ -29,6 +30,8 @@ struct Carried {
   std::optional<std::chrono::seconds> jitter;  // each occurrence fires at an offset of its own within it
   std::string overlap = "allow";               // for the checks of a class the occurrences make
   std::string dst_repeated = "auto", dst_missing = "auto";  // judged with the spec, as the runner parses it
+  std::string calendar;              // bound to it when not empty: occurrences fire in its open time only
+  std::string when_closed = "skip";  // what an occurrence in its closed time does: skip or move
   std::optional<TimePoint> start, end;         // the bounds: occurrences outside them do not fire
   std::optional<int> max_runs;                 // and at most this many fire; `runs` have so far
   int runs = 0;
@@ -79,6 +82,8 @@ struct Carried {
     optional_text("overlap", c.overlap);
     optional_text("dst_repeated", c.dst_repeated);
     optional_text("dst_missing", c.dst_missing);
+    optional_text("calendar", c.calendar);
+    optional_text("when_closed", c.when_closed);
     c.start = micros("start_us");
     c.end = micros("end_us");
     if (const auto max_runs = integer("max_runs")) c.max_runs = static_cast<int>(*max_runs);
@@ -120,13 +125,14 @@ JobResult mark_invalid(const Carried& c, JobContext& ctx, const std::string& rea
 // is not fired again (for emit: the event id exists; for a class: cron_backfill_fire looks). Finishes
 // when the range is done; a range of more occurrences than one run fires goes on at the next slot.
 JobResult run_backfill(const Carried& c, const Check& check, JobContext& ctx, const CronSpec& spec,
-                       const TimeZone& zone) {
+                       const TimeZone& zone, const CalendarBinding& binding) {
   std::vector<TimePoint> fire;
   TimePoint last = c.cursor;
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
     const auto next = spec.next(last, zone, c.anchor);
     if (!next || *next > *c.backfill_to) break;
-    fire.push_back(*next);
+    // A bound schedule's backfill fires what it would have fired: in open time, moved ones once.
+    if (const auto at = binding.place(*next); at && (fire.empty() || fire.back() != *at)) fire.push_back(*at);
     last = *next;
   }
   JobResult result;
@@ -159,16 +165,18 @@ JobResult run_trigger(const Carried& c, const Check& check, JobContext& ctx) {
   return result;
 }
 
-// When an occurrence is due. With a window, at its place in it: the check's id picks the slot, as
-// prescient.spread_slot did when the schedule was armed (docs/flow-control.md, "Spreading a herd"). With a
-// jitter, at an offset of its own (docs/schedules.md). Never before the occurrence.
+// When an occurrence (where it fires, for a bound schedule) is due. With a window, at its place in it: the
+// check's id picks the slot, as prescient.spread_slot did when the schedule was armed (docs/flow-control.md,
+// "Spreading a herd"). With a jitter, at an offset of its own (docs/schedules.md). Bound to a calendar, the
+// offset counts its open time. Never before the occurrence.
 struct DueAt {
   const Carried& c;
   std::int64_t check_id;
   SlotGrid grid;
+  const CalendarBinding& binding;
   TimePoint operator()(TimePoint occurrence) const {
-    if (c.window) return occurrence + grid.spread_offset(check_id, *c.window);
-    if (c.jitter) return occurrence + grid.jitter_offset(c.id, occurrence, *c.jitter);
+    if (c.window) return binding.offset(occurrence, grid.spread_offset(check_id, *c.window));
+    if (c.jitter) return binding.offset(occurrence, grid.jitter_offset(c.id, occurrence, *c.jitter));
     return occurrence;
   }
 };
@@ -179,7 +187,9 @@ bool within_end(const Carried& c, const std::optional<TimePoint>& occurrence) {
 }
 
 // The occurrences due after `begin` up to the current slot (and end_at), as the catch-up policy picks
-// them: of those missed (due two slots ago or earlier) all, the last or none, then those on time.
+// them: of those missed (due two slots ago or earlier) all, the last or none, then those on time. A bound
+// schedule's are where they fire: those skipped are passed over once their time has come, and those moved
+// to the same opening fire there once.
 struct DueOccurrences {
   std::vector<TimePoint> fire;
   TimePoint last;  // the last occurrence looked at: the schedule's new cursor
@@ -191,9 +201,14 @@ DueOccurrences due_occurrences(const Carried& c, const CronSpec& spec, const Tim
   for (int n = 0; n < kMaxOccurrencesPerRun; ++n) {
     const auto next = spec.next(last, zone, c.anchor);
     if (!within_end(c, next)) break;
-    const TimePoint next_due = due(*next);
-    if (next_due > current) break;
-    (next_due > current - 2 * resolution ? on_time : missed).push_back(*next);
+    if (const auto at = due.binding.place(*next)) {
+      const TimePoint next_due = due(*at);
+      if (next_due > current) break;
+      std::vector<TimePoint>& fired = next_due > current - 2 * resolution ? on_time : missed;
+      if (fired.empty() || fired.back() != *at) fired.push_back(*at);
+    } else if (*next > current) {
+      break;
+    }
     last = *next;
   }
   DueOccurrences out{.last = last};
@@ -261,11 +276,22 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
     return mark_invalid(c, ctx, e.what());
   }
   const CronSpec& spec = *parsed;
-  if (c.backfill_to) return run_backfill(c, check, ctx, spec, *zone);
+  CalendarBinding binding;
+  std::shared_ptr<const OpenTime> open_time;  // held while the run uses it
+  if (!c.calendar.empty()) {
+    try {
+      binding.when_closed = parse_when_closed(c.when_closed);
+    } catch (const InvalidInput& e) {
+      return mark_invalid(c, ctx, e.what());
+    }
+    open_time = calendars_.current(c.calendar, check.slot, ctx.db());
+    binding.open_time = open_time.get();
+  }
+  if (c.backfill_to) return run_backfill(c, check, ctx, spec, *zone, binding);
   const auto resolution = ctx.slot_resolution();
   const TimePoint now = ctx.now();
   const TimePoint current = from_unix_micros(to_unix_micros(now) - to_unix_micros(now) % Micros(resolution).count());
-  const DueAt due{.c = c, .check_id = check.id, .grid = SlotGrid(resolution)};
+  const DueAt due{.c = c, .check_id = check.id, .grid = SlotGrid(resolution), .binding = binding};
   // Occurrences before start_at are not the schedule's: one at start_at fires.
   const TimePoint begin = c.start ? std::max(c.cursor, *c.start - Micros{1}) : c.cursor;
 
@@ -291,9 +317,15 @@ JobResult CronJob::run(const Check& check, JobContext& ctx) {
     return mark_invalid(c, ctx, "it never fires after " + format_time(begin));
   }
   // Far occurrences: wake up within the horizon (the runner's guard counts it from the check's slot),
-  // find nothing due, and look again.
+  // find nothing due, and look again. So too when a bound schedule's next firing is further off than the
+  // occurrences it looks through at once.
   const auto horizon = std::chrono::seconds{ctx.max_horizon().count() / resolution.count() * resolution.count()};
-  result.next = std::min(due(*next), check.slot + horizon);
+  TimePoint wake = due(*next);
+  if (binding.open_time) {
+    const auto firing = binding.next_firing(spec, *zone, last, c.anchor);
+    wake = firing ? due(firing->at) : check.slot + horizon;
+  }
+  result.next = std::min(wake, check.slot + horizon);
   return result;
 }
 

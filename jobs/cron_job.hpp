@@ -16,6 +16,9 @@
 // marks the schedule invalid with the reason, and the check finishes.
 // job `emit` publishes the schedule's payload (type: its "type" if a string, else "cron"); any other
 // class gets a check of its own per occurrence (key cron:<schedule>:<unix seconds>), due at once.
+// A schedule bound to a calendar fires only in its open time: an occurrence in closed time is skipped or
+// moved to the next opening (prescient/calendar_binding.hpp), and a window or jitter counts open time.
+#include "cron_calendars.hpp"
 #include "prescient/job.hpp"
 
 namespace prescient::jobs {
@@ -24,6 +27,9 @@ class CronJob final : public JobExec {
  public:
   JobPolicy policy() const override;
   JobResult run(const Check& check, JobContext& ctx) override;
+
+ private:
+  CronCalendars calendars_;
 };
 
 }  // namespace prescient::jobs

@@ -1021,6 +1021,8 @@ CREATE TABLE prescient.cron_schedule (
     last_failure text,
     dst_repeated text DEFAULT 'auto'::text NOT NULL,
     dst_missing text DEFAULT 'auto'::text NOT NULL,
+    calendar text,
+    when_closed text DEFAULT 'skip'::text NOT NULL,
     CONSTRAINT cron_schedule_bounds_check CHECK ((end_at > start_at)),
     CONSTRAINT cron_schedule_catch_up_check CHECK ((catch_up = ANY (ARRAY['one'::text, 'all'::text, 'none'::text]))),
     CONSTRAINT cron_schedule_deadline_seconds_check CHECK ((deadline_seconds > 0)),
@@ -1036,6 +1038,7 @@ CREATE TABLE prescient.cron_schedule (
     CONSTRAINT cron_schedule_run_count_check CHECK ((run_count >= 0)),
     CONSTRAINT cron_schedule_spec_check CHECK ((spec <> ''::text)),
     CONSTRAINT cron_schedule_version_check CHECK ((version >= 1)),
+    CONSTRAINT cron_schedule_when_closed_check CHECK ((when_closed = ANY (ARRAY['skip'::text, 'move'::text]))),
     CONSTRAINT cron_schedule_window_seconds_check CHECK ((window_seconds >= 1))
 );
 
@@ -1238,11 +1241,29 @@ COMMENT ON COLUMN prescient.cron_schedule.dst_repeated IS 'A local time that occ
 COMMENT ON COLUMN prescient.cron_schedule.dst_missing IS 'A local time that does not occur, when the clocks go forward: shift (read at the offset before the change, so the gap''s length later on the new clock) or skip; auto: skip for a spec with * first in its minute or hour field, else the first instant after the gap.';
 
 --
+-- Name: COLUMN cron_schedule.calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.calendar IS 'The calendar the schedule is bound to: its occurrences fire only in the calendar''s open time (docs/schedules.md, "Bound to a calendar"); NULL: unbound.';
+
+--
+-- Name: COLUMN cron_schedule.when_closed; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.cron_schedule.when_closed IS 'A bound schedule''s occurrence in the calendar''s closed time: skip it, or move it to the next opening, where the occurrences moved there fire once.';
+
+--
 -- Name: cron_schedule cron_schedule_pkey; Type: CONSTRAINT; Schema: prescient; Owner: -
 --
 
 ALTER TABLE ONLY prescient.cron_schedule
     ADD CONSTRAINT cron_schedule_pkey PRIMARY KEY (id);
+
+--
+-- Name: cron_schedule_calendar; Type: INDEX; Schema: prescient; Owner: -
+--
+
+CREATE INDEX cron_schedule_calendar ON prescient.cron_schedule USING btree (calendar) WHERE (calendar IS NOT NULL);
 
 --
 -- Name: cron_schedule_invalid; Type: INDEX; Schema: prescient; Owner: -
@@ -1261,6 +1282,13 @@ CREATE INDEX cron_schedule_job ON prescient.cron_schedule USING btree (job, id);
 --
 
 CREATE INDEX cron_schedule_paused ON prescient.cron_schedule USING btree (id) WHERE (paused_at IS NOT NULL);
+
+--
+-- Name: cron_schedule cron_schedule_calendar_fkey; Type: FK CONSTRAINT; Schema: prescient; Owner: -
+--
+
+ALTER TABLE ONLY prescient.cron_schedule
+    ADD CONSTRAINT cron_schedule_calendar_fkey FOREIGN KEY (calendar) REFERENCES prescient.calendar(name);
 
 --
 -- Name: TABLE cron_schedule; Type: ACL; Schema: prescient; Owner: -
@@ -3445,6 +3473,7 @@ CREATE FUNCTION prescient.business_problem(p_calendar text, p_at timestamp with 
     AS $$
 DECLARE
   v_zone text;
+  v_problem text;
 BEGIN
   IF p_calendar IS NULL THEN
     RETURN CASE WHEN p_delay IS NOT NULL
@@ -3452,10 +3481,13 @@ BEGIN
   END IF;
   SELECT c.time_zone INTO v_zone FROM prescient.calendar c WHERE c.name = p_calendar;
   IF NOT FOUND THEN
-    RETURN format('no calendar named %s (prescient calendar list)', prescient.name_shown(p_calendar));
+    RETURN prescient.calendar_known_problem(p_calendar);
   END IF;
-  IF p_delay IS NOT NULL AND prescient.business_delay_problem(p_delay) IS NOT NULL THEN
-    RETURN prescient.business_delay_problem(p_delay);
+  IF p_delay IS NOT NULL THEN
+    v_problem := prescient.business_delay_problem(p_delay);
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
   END IF;
   IF p_at < prescient.calendar_first_day()::timestamp AT TIME ZONE v_zone
      OR p_at >= (prescient.calendar_last_day() + 1)::timestamp AT TIME ZONE v_zone THEN
@@ -3966,6 +3998,20 @@ CREATE FUNCTION prescient.calendar_interval(p_text text, OUT open_minute integer
            WHERE m[3] <> '24' OR m[4] = '00') x
    WHERE c <> o
 $_$;
+
+--
+-- Name: calendar_known_problem(text); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.calendar_known_problem(p_calendar text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+  IF EXISTS (SELECT FROM prescient.calendar c WHERE c.name = p_calendar) THEN
+    RETURN NULL;
+  END IF;
+  RETURN format('no calendar named %s (prescient calendar list)', prescient.name_shown(p_calendar));
+END $$;
 
 --
 -- Name: calendar_problem(text, text, jsonb); Type: FUNCTION; Schema: prescient; Owner: -
@@ -4675,7 +4721,7 @@ BEGIN
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
            max_runs = v_schedule.max_runs, priority = v_schedule.priority,
            pause_after_failures = v_schedule.pause_after_failures, dst_repeated = v_schedule.dst_repeated,
-           dst_missing = v_schedule.dst_missing
+           dst_missing = v_schedule.dst_missing, calendar = v_schedule.calendar, when_closed = v_schedule.when_closed
      WHERE id = v_item.id;
     UPDATE prescient.future_job
        SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
@@ -4971,7 +5017,7 @@ CREATE FUNCTION prescient.us(t timestamp with time zone) RETURNS bigint
 
 CREATE FUNCTION prescient.cron_policy_payload(s prescient.cron_schedule) RETURNS jsonb
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN jsonb_strip_nulls(jsonb_build_object('overlap', NULLIF((s).overlap, 'allow'::text), 'start_us', prescient.us((s).start_at), 'end_us', prescient.us((s).end_at), 'max_runs', (s).max_runs, 'runs', CASE WHEN ((s).max_runs IS NOT NULL) THEN (s).run_count ELSE NULL::integer END, 'dst_repeated', NULLIF((s).dst_repeated, 'auto'::text), 'dst_missing', NULLIF((s).dst_missing, 'auto'::text)));
+    RETURN jsonb_strip_nulls(jsonb_build_object('overlap', NULLIF((s).overlap, 'allow'::text), 'start_us', prescient.us((s).start_at), 'end_us', prescient.us((s).end_at), 'max_runs', (s).max_runs, 'runs', CASE WHEN ((s).max_runs IS NOT NULL) THEN (s).run_count ELSE NULL::integer END, 'dst_repeated', NULLIF((s).dst_repeated, 'auto'::text), 'dst_missing', NULLIF((s).dst_missing, 'auto'::text), 'calendar', (s).calendar, 'when_closed', CASE WHEN ((s).calendar IS NOT NULL) THEN (s).when_closed ELSE NULL::text END));
 
 --
 -- Name: cron_check_payload(prescient.cron_schedule, bigint, bigint); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5052,7 +5098,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_field_problem(p_key text, p_value jsonb) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text, 'dst_repeated'::text, 'dst_missing'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of failed occurrences (1 to 1000)'::text WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (1000)::numeric)))) THEN format('%s is not a count of failed occurrences (1 to 1000)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number from 0 (first) to 9 (last)'::text WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (abs((p_value)::numeric) >= '1000000000'::numeric))) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text)) THEN prescient.priority_problem(((p_value)::numeric)::integer) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'dst_repeated'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['auto'::text, 'first'::text, 'last'::text, 'both'::text, 'none'::text]))) THEN format('%L is not a policy (use auto, first, last, both or none)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'dst_missing'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['auto'::text, 'shift'::text, 'skip'::text]))) THEN format('%L is not a policy (use auto, shift or skip)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
+    RETURN CASE WHEN (p_key <> ALL (ARRAY['id'::text, 'spec'::text, 'time_zone'::text, 'job'::text, 'payload'::text, 'catch_up'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text, 'dst_repeated'::text, 'dst_missing'::text, 'calendar'::text, 'when_closed'::text])) THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing, calendar, when_closed)'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number'::text WHEN ((p_key = 'max_runs'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (2147483647)::numeric))) THEN format('%s is not a count of runs (1 to 2147483647)'::text, p_value) WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of failed occurrences (1 to 1000)'::text WHEN ((p_key = 'pause_after_failures'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (((p_value)::numeric < (1)::numeric) OR ((p_value)::numeric > (1000)::numeric)))) THEN format('%s is not a count of failed occurrences (1 to 1000)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number from 0 (first) to 9 (last)'::text WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR (abs((p_value)::numeric) >= '1000000000'::numeric))) THEN format('%s is not a whole number from 0 (first) to 9 (last)'::text, p_value) WHEN ((p_key = 'priority'::text) AND (jsonb_typeof(p_value) = 'number'::text)) THEN prescient.priority_problem(((p_value)::numeric)::integer) WHEN ((p_key = 'overlap'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['allow'::text, 'skip'::text, 'buffer_one'::text, 'cancel_previous'::text]))) THEN format('%L is not a policy (use allow, skip, buffer_one or cancel_previous)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'dst_repeated'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['auto'::text, 'first'::text, 'last'::text, 'both'::text, 'none'::text]))) THEN format('%L is not a policy (use auto, first, last, both or none)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'dst_missing'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['auto'::text, 'shift'::text, 'skip'::text]))) THEN format('%L is not a policy (use auto, shift or skip)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'when_closed'::text) AND (jsonb_typeof(p_value) = 'string'::text) AND ((p_value ->> 0) <> ALL (ARRAY['skip'::text, 'move'::text]))) THEN format('%L is not a policy (use skip or move)'::text, "left"((p_value ->> 0), 64)) WHEN ((p_key = 'calendar'::text) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.calendar_known_problem((p_value ->> 0)) WHEN ((p_key = ANY (ARRAY['start_at'::text, 'end_at'::text])) AND (jsonb_typeof(p_value) = 'string'::text)) THEN prescient.time_text_problem((p_value ->> 0)) WHEN ((p_key = 'payload'::text) AND (jsonb_typeof(p_value) <> ALL (ARRAY['object'::text, 'null'::text]))) THEN 'must be a JSON object'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['number'::text, 'null'::text]))) THEN 'must be a whole number of seconds'::text WHEN ((p_key = ANY (ARRAY['deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text])) AND (jsonb_typeof(p_value) = 'number'::text) AND (((p_value)::numeric <> trunc((p_value)::numeric)) OR ((p_value)::numeric > '1000000000000000'::numeric))) THEN 'must be a whole number of seconds'::text WHEN ((p_key <> ALL (ARRAY['payload'::text, 'deadline_seconds'::text, 'window_seconds'::text, 'jitter_seconds'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text])) AND (jsonb_typeof(p_value) <> ALL (ARRAY['string'::text, 'null'::text]))) THEN 'must be a string'::text ELSE NULL::text END;
 
 --
 -- Name: cron_fields_problem(jsonb); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5176,7 +5222,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_option_keys() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text, 'dst_repeated'::text, 'dst_missing'::text];
+    RETURN ARRAY['overlap'::text, 'start_at'::text, 'end_at'::text, 'max_runs'::text, 'priority'::text, 'pause_after_failures'::text, 'dst_repeated'::text, 'dst_missing'::text, 'calendar'::text, 'when_closed'::text];
 
 --
 -- Name: cron_pause(text, text, timestamp with time zone, text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5218,7 +5264,7 @@ END $$;
 
 CREATE FUNCTION prescient.cron_policy_problem(s prescient.cron_schedule, p_end_set boolean, p_now timestamp with time zone) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN CASE WHEN (((s).overlap <> 'allow'::text) AND ((s).job = 'emit'::text)) THEN format('overlap: %s is for schedules of a job class; emit publishes events, which do not overlap'::text, (s).overlap) WHEN ((s).end_at <= (s).start_at) THEN format('end_at: %s is not after start_at %s'::text, prescient.iso((s).end_at), prescient.iso((s).start_at)) WHEN (p_end_set AND ((s).end_at <= p_now)) THEN format('end_at: %s is not after now (%s)'::text, prescient.iso((s).end_at), prescient.iso(p_now)) ELSE NULL::text END;
+    RETURN CASE WHEN (((s).overlap <> 'allow'::text) AND ((s).job = 'emit'::text)) THEN format('overlap: %s is for schedules of a job class; emit publishes events, which do not overlap'::text, (s).overlap) WHEN ((s).end_at <= (s).start_at) THEN format('end_at: %s is not after start_at %s'::text, prescient.iso((s).end_at), prescient.iso((s).start_at)) WHEN (p_end_set AND ((s).end_at <= p_now)) THEN format('end_at: %s is not after now (%s)'::text, prescient.iso((s).end_at), prescient.iso(p_now)) WHEN (((s).when_closed = 'move'::text) AND ((s).calendar IS NULL)) THEN 'when_closed: move needs a calendar whose next opening to move to'::text ELSE NULL::text END;
 
 --
 -- Name: cron_priority(text); Type: FUNCTION; Schema: prescient; Owner: -
@@ -5389,7 +5435,8 @@ BEGIN
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
          end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority,
          pause_after_failures = v_new.pause_after_failures, dst_repeated = v_new.dst_repeated,
-         dst_missing = v_new.dst_missing, run_count = v_new.run_count,
+         dst_missing = v_new.dst_missing, calendar = v_new.calendar, when_closed = v_new.when_closed,
+         run_count = v_new.run_count,
          ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id
@@ -5471,6 +5518,11 @@ BEGIN
   END IF;
   IF p_options ? 'dst_repeated' THEN s.dst_repeated := coalesce(p_options->>'dst_repeated', 'auto'); END IF;
   IF p_options ? 'dst_missing' THEN s.dst_missing := coalesce(p_options->>'dst_missing', 'auto'); END IF;
+  IF p_options ? 'calendar' THEN s.calendar := p_options->>'calendar'; END IF;
+  -- Unbound, a schedule has nothing to move to: its when_closed goes back to skip unless this says otherwise.
+  IF p_options ? 'when_closed' OR (p_options ? 'calendar' AND s.calendar IS NULL) THEN
+    s.when_closed := coalesce(p_options->>'when_closed', 'skip');
+  END IF;
   RETURN s;
 END $$;
 

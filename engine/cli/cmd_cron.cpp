@@ -11,6 +11,7 @@
 #include "prescient/client.hpp"
 #include "prescient/clock.hpp"
 #include "prescient/cron_spec.hpp"
+#include "prescient/open_time.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
 #include "prescient/schedules.hpp"
@@ -32,6 +33,7 @@ void print_definition(const ScheduleDefinition& d) {
             << (d.overlap != "allow" ? ", overlap " + d.overlap : "")
             << (d.dst_repeated != ScheduleDefinition{}.dst_repeated ? ", dst_repeated " + d.dst_repeated : "")
             << (d.dst_missing != ScheduleDefinition{}.dst_missing ? ", dst_missing " + d.dst_missing : "")
+            << (d.calendar ? ", bound to calendar " + *d.calendar + " (closed: " + d.when_closed + ")" : "")
             << (d.priority != ScheduleDefinition{}.priority ? ", priority " + std::to_string(d.priority) : "") << "\n";
   if (d.start_at || d.end_at || d.max_runs) {
     std::cout << "  bounds: from " << (d.start_at ? format_time(*d.start_at) : "-") << " to "
@@ -62,7 +64,22 @@ DstPolicy dst_policy_flags(const Invocation& in) {
                           optional_flag(in, "dst-missing").value_or("auto"));
 }
 
+// --calendar, --when-closed and --no-calendar: where they apply (`cron next` has no database to read a calendar
+// from; `cron show` lists where a bound schedule fires), and when_closed by the runner's parser.
+void check_binding_flags(const std::string& action, const Invocation& in) {
+  for (const char* binding : {"calendar", "when-closed"}) {
+    if (in.has(binding) && action != "add" && action != "update") {
+      throw InvalidInput(std::string("--") + binding + " only applies to cron add and update");
+    }
+  }
+  if (in.has("no-calendar") && (action != "update" || in.has("calendar"))) {
+    throw InvalidInput("--no-calendar only applies to cron update, without --calendar");
+  }
+  if (in.has("when-closed")) parse_when_closed(in.get<std::string>("when-closed"));
+}
+
 int run_next(const Invocation& in) {
+  check_binding_flags("next", in);
   if (!in.has("spec")) throw InvalidInput("missing --spec");
   const int count = in.get<int>("count");
   if (count < 1 || count > 1000) in.refuse("count", "invalid --count " + std::to_string(count) + ": use 1-1000");
@@ -108,11 +125,14 @@ ScheduleDefinition definition_from_line(const nlohmann::json& object) {
     else if (field == "pause_after_failures") d.pause_after_failures = int_field(value, field);
     else if (field == "dst_repeated") d.dst_repeated = string_field(value, field);
     else if (field == "dst_missing") d.dst_missing = string_field(value, field);
+    else if (field == "calendar") d.calendar = string_field(value, field);
+    else if (field == "when_closed") d.when_closed = string_field(value, field);
     else if (field == "payload") d.payload = value;  // an object or not: SQL's rule
     else {
       throw InvalidInput("unknown field '" + field +
                          "' (fields: id, spec, time_zone, job, payload, catch_up, deadline, window, jitter, overlap,"
-                         " start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing)");
+                         " start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing,"
+                         " calendar, when_closed)");
     }
   }
   if (d.id.empty()) throw InvalidInput("field 'id' is missing");
@@ -218,7 +238,15 @@ CronFlags checked_flags(const std::string& action, const Invocation& in) {
     if (!flags.backfill_from || !flags.backfill_to) throw InvalidInput("cron backfill needs --from TIME and --to TIME");
   }
   if (in.has("note") && action != "pause") throw InvalidInput("--note only applies to cron pause");
+  check_binding_flags(action, in);
   return flags;
+}
+
+// update: --calendar NAME binds, --no-calendar unbinds, neither leaves the binding.
+std::optional<std::optional<std::string>> calendar_change(const Invocation& in) {
+  if (in.has("no-calendar")) return std::optional<std::string>();
+  if (in.has("calendar")) return std::optional<std::string>(in.get<std::string>("calendar"));
+  return std::nullopt;
 }
 
 int add_or_update(const std::string& action, const Invocation& in, Schedules& schedules, const CronFlags& flags) {
@@ -241,7 +269,9 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                        .priority = flags.priority.value_or(ScheduleDefinition{}.priority),
                        .pause_after_failures = flags.pause_after_failures,
                        .dst_repeated = optional_flag(in, "dst-repeated").value_or(ScheduleDefinition{}.dst_repeated),
-                       .dst_missing = optional_flag(in, "dst-missing").value_or(ScheduleDefinition{}.dst_missing)});
+                       .dst_missing = optional_flag(in, "dst-missing").value_or(ScheduleDefinition{}.dst_missing),
+                       .calendar = optional_flag(in, "calendar"),
+                       .when_closed = optional_flag(in, "when-closed").value_or(ScheduleDefinition{}.when_closed)});
   } else {
     d = schedules.update(required_id(in), {.spec = optional_flag(in, "spec"),
                                            .time_zone = optional_flag(in, "time-zone"),
@@ -258,7 +288,9 @@ int add_or_update(const std::string& action, const Invocation& in, Schedules& sc
                                            .priority = flags.priority,
                                            .pause_after_failures = flags.pause_after_failures,
                                            .dst_repeated = optional_flag(in, "dst-repeated"),
-                                           .dst_missing = optional_flag(in, "dst-missing")});
+                                           .dst_missing = optional_flag(in, "dst-missing"),
+                                           .calendar = calendar_change(in),
+                                           .when_closed = optional_flag(in, "when-closed")});
   }
   if (in.json()) std::cout << to_json(d) << "\n";
   else print_definition(d);
@@ -362,7 +394,7 @@ int show_schedule(const Invocation& in, Schedules& schedules) {
 void refuse_flags_beside_file(const Invocation& in) {
   for (const char* single : {"id", "spec", "time-zone", "payload", "job", "deadline", "catch-up", "window", "jitter",
                              "overlap", "start-at", "end-at", "max-runs", "priority", "pause-after-failures",
-                             "dst-repeated", "dst-missing"}) {
+                             "dst-repeated", "dst-missing", "calendar", "when-closed"}) {
     if (in.has(single)) throw InvalidInput(std::string("--") + single + " cannot be combined with --file");
   }
 }
@@ -397,9 +429,10 @@ Command cron_command() {
                "                            [--window DURATION | --jitter DURATION] [--overlap POLICY]\n"
                "                            [--start-at TIME] [--end-at TIME] [--max-runs N] [--priority P]\n"
                "                            [--pause-after-failures N] [--dst-repeated POLICY]\n"
-               "                            [--dst-missing POLICY] [--json]\n"
+               "                            [--dst-missing POLICY] [--calendar NAME [--when-closed skip|move]]\n"
+               "                            [--json]\n"
                "       prescient cron add    --file FILE|- [--skip-invalid] [--json]   # JSON lines, all or nothing\n"
-               "       prescient cron update --id ID [same options]    # bumps the version\n"
+               "       prescient cron update --id ID [same options] [--no-calendar]    # bumps the version\n"
                "       prescient cron pause  --id ID [--note TEXT] [--by WHO]  # keeps its place; resume applies catch-up\n"
                "       prescient cron resume --id ID [--by WHO]\n"
                "       prescient cron remove --id ID [--by WHO]\n"
@@ -456,6 +489,13 @@ Command cron_command() {
                  "add, update, next: a local time that does not occur when the clocks go forward: shift (fires the "
                  "gap's length later, 02:30 at 03:30) or skip; auto (default): skip for a spec with * first in its "
                  "minute or hour field, else the first instant after the gap")
+                ("calendar", po::value<std::string>()->value_name("NAME"),
+                 "add, update: bind the schedule to this calendar (prescient calendar list): its occurrences fire "
+                 "only in the calendar's open time, and a window or jitter counts open time")
+                ("when-closed", po::value<std::string>()->value_name("POLICY"),
+                 "add, update: what an occurrence in the calendar's closed time does: skip (default) or move (to "
+                 "the next opening, where the occurrences moved there fire once)")
+                ("no-calendar", "update: unbind the schedule from its calendar")
                 ("note", po::value<std::string>()->value_name("TEXT"),
                  "pause: why, shown by cron show and the dashboard until it resumes, kept in the history")
                 ("by", po::value<std::string>()->value_name("WHO"),
@@ -463,7 +503,7 @@ Command cron_command() {
                 ("file", po::value<std::string>()->value_name("FILE"),
                  "add: JSON lines with the fields id, spec, time_zone, job, payload, catch_up, deadline, window, "
                  "jitter, overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, "
-                 "dst_missing ('-': stdin);"
+                 "dst_missing, calendar, when_closed ('-': stdin);"
                  " all or nothing, every bad line named")
                 ("skip-invalid", "add --file: add the valid lines, report the others")
                 ("limit", po::value<int>()->value_name("N")->default_value(100), "list: at most N schedules (1-10000)")

@@ -25,14 +25,26 @@ BEGIN
                 '90m, 1h30m) or business days (3bd)', coalesce(quote_literal(left(p_delay, 64)), 'NULL'));
 END $$;
 
+-- 'no calendar named ...' when p_calendar names none, else NULL: the one wording for an enqueue's calendar and a
+-- schedule's (045).
+CREATE OR REPLACE FUNCTION prescient.calendar_known_problem(p_calendar text) RETURNS text
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF EXISTS (SELECT FROM prescient.calendar c WHERE c.name = p_calendar) THEN
+    RETURN NULL;
+  END IF;
+  RETURN format('no calendar named %s (prescient calendar list)', prescient.name_shown(p_calendar));
+END $$;
+
 -- What is wrong with a request's calendar and business delay, or NULL: a delay with no calendar, an unknown
 -- calendar, a delay that is not one, a time outside the calendar's range. Judged before anything is written, so
--- that business_time, which raises, is then called only on what it can resolve (bar a delay that ends past the
+-- that business_due, which raises, is then called only on what it can resolve (bar a delay that ends past the
 -- calendar's range, in 2100).
 CREATE OR REPLACE FUNCTION prescient.business_problem(p_calendar text, p_at timestamptz, p_delay text) RETURNS text
   LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v_zone text;
+  v_problem text;
 BEGIN
   IF p_calendar IS NULL THEN
     RETURN CASE WHEN p_delay IS NOT NULL
@@ -40,10 +52,13 @@ BEGIN
   END IF;
   SELECT c.time_zone INTO v_zone FROM prescient.calendar c WHERE c.name = p_calendar;
   IF NOT FOUND THEN
-    RETURN format('no calendar named %s (prescient calendar list)', prescient.name_shown(p_calendar));
+    RETURN prescient.calendar_known_problem(p_calendar);
   END IF;
-  IF p_delay IS NOT NULL AND prescient.business_delay_problem(p_delay) IS NOT NULL THEN
-    RETURN prescient.business_delay_problem(p_delay);
+  IF p_delay IS NOT NULL THEN
+    v_problem := prescient.business_delay_problem(p_delay);
+    IF v_problem IS NOT NULL THEN
+      RETURN v_problem;
+    END IF;
   END IF;
   IF p_at < prescient.calendar_first_day()::timestamp AT TIME ZONE v_zone
      OR p_at >= (prescient.calendar_last_day() + 1)::timestamp AT TIME ZONE v_zone THEN

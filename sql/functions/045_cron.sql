@@ -26,13 +26,14 @@ CREATE OR REPLACE FUNCTION prescient.cron_check_payload_of(
 -- What the check carries of a schedule's overlap policy, bounds and DST policy, keys only for what is set:
 -- overlap (not allow), start_us, end_us, max_runs, runs (the occurrences fired so far, counted only towards
 -- a max_runs; the runner counts on in the check's payload, the row holds it while there is no check),
--- dst_repeated and dst_missing (not auto).
+-- dst_repeated and dst_missing (not auto), calendar and, with one, when_closed.
 CREATE OR REPLACE FUNCTION prescient.cron_policy_payload(s prescient.cron_schedule)
   RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
   RETURN jsonb_strip_nulls(jsonb_build_object(
     'overlap', nullif(s.overlap, 'allow'), 'start_us', prescient.us(s.start_at), 'end_us', prescient.us(s.end_at),
     'max_runs', s.max_runs, 'runs', CASE WHEN s.max_runs IS NOT NULL THEN s.run_count END,
-    'dst_repeated', nullif(s.dst_repeated, 'auto'), 'dst_missing', nullif(s.dst_missing, 'auto')));
+    'dst_repeated', nullif(s.dst_repeated, 'auto'), 'dst_missing', nullif(s.dst_missing, 'auto'),
+    'calendar', s.calendar, 'when_closed', CASE WHEN s.calendar IS NOT NULL THEN s.when_closed END));
 
 -- The same for a stored schedule, with its policy and bounds.
 CREATE OR REPLACE FUNCTION prescient.cron_check_payload(s prescient.cron_schedule, p_last_us bigint, p_from_us bigint)
@@ -161,6 +162,8 @@ CREATE OR REPLACE FUNCTION prescient.cron_policy_problem(s prescient.cron_schedu
       THEN format('end_at: %s is not after start_at %s', prescient.iso(s.end_at), prescient.iso(s.start_at))
     WHEN p_end_set AND s.end_at <= p_now
       THEN format('end_at: %s is not after now (%s)', prescient.iso(s.end_at), prescient.iso(p_now))
+    WHEN s.when_closed = 'move' AND s.calendar IS NULL
+      THEN 'when_closed: move needs a calendar whose next opening to move to'
   END;
 
 -- 'not a time ...' when p_text is not a time PostgreSQL reads (an ISO 8601 time with an offset, such as
@@ -179,7 +182,7 @@ END $$;
 CREATE OR REPLACE FUNCTION prescient.cron_option_keys() RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN ARRAY['overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures', 'dst_repeated',
-               'dst_missing'];
+               'dst_missing', 'calendar', 'when_closed'];
 
 -- What is wrong with one field of a schedule given as JSON (an item of cron_add_many, a change of
 -- cron_update, an option), or NULL. Each test is a WHEN of its own: only CASE fixes the order in which
@@ -189,10 +192,10 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
   RETURN CASE
     WHEN p_key NOT IN ('id', 'spec', 'time_zone', 'job', 'payload', 'catch_up', 'deadline_seconds', 'window_seconds',
                        'jitter_seconds', 'overlap', 'start_at', 'end_at', 'max_runs', 'priority', 'pause_after_failures',
-                       'dst_repeated', 'dst_missing')
+                       'dst_repeated', 'dst_missing', 'calendar', 'when_closed')
       THEN 'unknown field (use id, spec, time_zone, job, payload, catch_up, deadline_seconds, window_seconds, '
            'jitter_seconds, overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, '
-           'dst_missing)'
+           'dst_missing, calendar, when_closed)'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) NOT IN ('number', 'null') THEN 'must be a whole number'
     WHEN p_key = 'max_runs' AND jsonb_typeof(p_value) = 'number'
          AND (p_value::numeric <> trunc(p_value::numeric) OR p_value::numeric < 1 OR p_value::numeric > 2147483647)
@@ -219,6 +222,9 @@ CREATE OR REPLACE FUNCTION prescient.cron_field_problem(p_key text, p_value json
       THEN format('%L is not a policy (use auto, first, last, both or none)', left(p_value->>0, 64))
     WHEN p_key = 'dst_missing' AND jsonb_typeof(p_value) = 'string' AND p_value->>0 NOT IN ('auto', 'shift', 'skip')
       THEN format('%L is not a policy (use auto, shift or skip)', left(p_value->>0, 64))
+    WHEN p_key = 'when_closed' AND jsonb_typeof(p_value) = 'string' AND p_value->>0 NOT IN ('skip', 'move')
+      THEN format('%L is not a policy (use skip or move)', left(p_value->>0, 64))
+    WHEN p_key = 'calendar' AND jsonb_typeof(p_value) = 'string' THEN prescient.calendar_known_problem(p_value->>0)
     WHEN p_key IN ('start_at', 'end_at') AND jsonb_typeof(p_value) = 'string'
       THEN prescient.time_text_problem(p_value->>0)
     WHEN p_key = 'payload' AND jsonb_typeof(p_value) NOT IN ('object', 'null') THEN 'must be a JSON object'
@@ -257,8 +263,8 @@ CREATE OR REPLACE FUNCTION prescient.cron_arm(
 $$;
 
 -- Schedule s with the options in p_options set (the keys present: overlap, start_at, end_at, max_runs,
--- priority, pause_after_failures, dst_repeated, dst_missing; null: the default), judged by cron_field_problem
--- first.
+-- priority, pause_after_failures, dst_repeated, dst_missing, calendar, when_closed; null: the default), judged
+-- by cron_field_problem first.
 CREATE OR REPLACE FUNCTION prescient.cron_with_options(s prescient.cron_schedule, p_options jsonb)
   RETURNS prescient.cron_schedule LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -272,6 +278,11 @@ BEGIN
   END IF;
   IF p_options ? 'dst_repeated' THEN s.dst_repeated := coalesce(p_options->>'dst_repeated', 'auto'); END IF;
   IF p_options ? 'dst_missing' THEN s.dst_missing := coalesce(p_options->>'dst_missing', 'auto'); END IF;
+  IF p_options ? 'calendar' THEN s.calendar := p_options->>'calendar'; END IF;
+  -- Unbound, a schedule has nothing to move to: its when_closed goes back to skip unless this says otherwise.
+  IF p_options ? 'when_closed' OR (p_options ? 'calendar' AND s.calendar IS NULL) THEN
+    s.when_closed := coalesce(p_options->>'when_closed', 'skip');
+  END IF;
   RETURN s;
 END $$;
 
@@ -320,7 +331,7 @@ BEGIN
        SET overlap = v_schedule.overlap, start_at = v_schedule.start_at, end_at = v_schedule.end_at,
            max_runs = v_schedule.max_runs, priority = v_schedule.priority,
            pause_after_failures = v_schedule.pause_after_failures, dst_repeated = v_schedule.dst_repeated,
-           dst_missing = v_schedule.dst_missing
+           dst_missing = v_schedule.dst_missing, calendar = v_schedule.calendar, when_closed = v_schedule.when_closed
      WHERE id = v_item.id;
     UPDATE prescient.future_job
        SET payload = payload || prescient.cron_policy_payload(v_schedule), priority = v_schedule.priority
@@ -546,7 +557,7 @@ END $$;
 -- check's id picks one of the window's slots (spread_slot), so that schedules added together spread; with
 -- p_jitter_seconds[i], at an offset of its own within that long (the runner computes it). p_options[i]
 -- is a JSON object of the options overlap, start_at, end_at, max_runs, priority, pause_after_failures,
--- dst_repeated and dst_missing (docs/schedules.md), or NULL:
+-- dst_repeated, dst_missing, calendar and when_closed (docs/schedules.md), or NULL:
 -- every field a schedule gains from now on is a key of it, not a parameter more. The
 -- first bad item raises PR400 naming its position (from 1) and the field; an id in use or given twice
 -- raises PR409 naming it. Returns how many were added.
@@ -627,8 +638,9 @@ END $$;
 
 -- Changes a schedule: p_changes holds the fields to change (spec, time_zone, job, payload, catch_up,
 -- deadline_seconds, window_seconds, jitter_seconds, and the options of cron_option_keys; a null removes
--- the optional ones, and sets overlap back to allow and dst_repeated and dst_missing back to auto). With p_expected_version, a schedule at another version
--- raises PR409 and nothing changes (optimistic concurrency for editors). The version goes up by one and
+-- the optional ones, and sets overlap back to allow, dst_repeated and dst_missing back to auto and when_closed
+-- back to skip). With p_expected_version, a schedule at another version raises PR409 and nothing changes
+-- (optimistic concurrency for editors). The version goes up by one and
 -- the pending check carries the new definition from now on: the first occurrence after now (or after the
 -- last one fired, if later) at p_first_check_at when the caller computed it, else found by the runner
 -- at the next boundary. A check already due and not yet fired stays due and fires under the new version:
@@ -703,7 +715,8 @@ BEGIN
          jitter_seconds = v_new.jitter_seconds, overlap = v_new.overlap, start_at = v_new.start_at,
          end_at = v_new.end_at, max_runs = v_new.max_runs, priority = v_new.priority,
          pause_after_failures = v_new.pause_after_failures, dst_repeated = v_new.dst_repeated,
-         dst_missing = v_new.dst_missing, run_count = v_new.run_count,
+         dst_missing = v_new.dst_missing, calendar = v_new.calendar, when_closed = v_new.when_closed,
+         run_count = v_new.run_count,
          ended_at = NULL,
          ended_reason = NULL, version = version + 1, updated_at = p_now, invalid_reason = NULL
    WHERE id = p_id

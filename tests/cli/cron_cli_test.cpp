@@ -95,6 +95,10 @@ TEST_CASE("cron refuses bad input with exit 2, one line, before touching the dat
       {{"cron", "update", "--id", "x", "--dst-missing", "forward"},
        "dst_missing: 'forward' is not a policy (use auto, shift or skip)"},
       {{"cron", "next", "--spec", "@daily", "--dst-missing", "later"}, "dst_missing: 'later' is not a policy"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--calendar", "desk", "--when-closed", "later"},
+       "when_closed: 'later' is not a policy (use skip or move)"},
+      {{"cron", "next", "--spec", "@daily", "--calendar", "desk"}, "--calendar only applies to cron add and update"},
+      {{"cron", "add", "--id", "x", "--spec", "@daily", "--no-calendar"}, "--no-calendar only applies to cron update"},
   };
   for (const Case& c : cases) {
     INFO(Catch::rangeToString(c.args));
@@ -269,4 +273,29 @@ TEST_CASE("cron --dst-repeated and --dst-missing: next, add, show, list, update 
   REQUIRE(run_prescient(with_db({"cron", "add", "--file", file}, url)).exit_code == 0);
   std::filesystem::remove(file);
   CHECK(json::parse(run_prescient(with_db({"cron", "show", "--id", "a", "--json"}, url)).out)["dst_repeated"] == "none");
+}
+
+TEST_CASE("cron --calendar and --when-closed: add, show, list --json and update --no-calendar") {
+  const std::string url = create_migrated_database(60);
+  REQUIRE(run_prescient(with_db({"calendar", "add", "desk", "--zone", "Europe/Berlin", "--file", "-"}, url), {},
+                        R"({"hours": {"mon": ["09:00-17:00"], "tue": ["09:00-17:00"]}})")
+              .exit_code == 0);
+  const ProcessResult unknown =
+      run_prescient(with_db({"cron", "add", "--id", "m", "--spec", "30 18 * * *", "--calendar", "nope"}, url));
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err == "prescient: calendar: no calendar named 'nope' (prescient calendar list)\n");
+  const ProcessResult add = run_prescient(with_db({"cron", "add", "--id", "m", "--spec", "30 18 * * *", "--time-zone",
+                                                   "Europe/Berlin", "--calendar", "desk", "--when-closed", "move"},
+                                                  url));
+  REQUIRE(add.exit_code == 0);
+  CHECK_THAT(add.out, Catch::Contains(", bound to calendar desk (closed: move)"));
+  const json show = json::parse(run_prescient(with_db({"cron", "show", "--id", "m", "--json"}, url)).out);
+  CHECK(show["calendar"] == "desk");
+  CHECK(show["when_closed"] == "move");
+  // Each evening's 18:30 fires at the next opening: Monday's and Tuesday's mornings only.
+  for (const json& firing : show["next_firings"]) CHECK(firing.get<std::string>().ends_with("T08:00:00Z"));
+  REQUIRE(run_prescient(with_db({"cron", "update", "--id", "m", "--no-calendar"}, url)).exit_code == 0);
+  const json unbound = json::parse(run_prescient(with_db({"cron", "show", "--id", "m", "--json"}, url)).out);
+  CHECK(unbound["calendar"].is_null());
+  CHECK(unbound["when_closed"] == "skip");
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "prescient/errors.hpp"
+#include "prescient/open_time.hpp"
 #include "prescient/time.hpp"
 
 namespace soci {
@@ -118,6 +119,10 @@ std::vector<CalendarApplied> apply_calendars(soci::session& db, const std::vecto
 std::vector<Calendar> calendars(soci::session& db);
 // One calendar; NotFound naming it.
 Calendar calendar(soci::session& db, const std::string& name);
+// A calendar's open time as its current version computed it, every span of its range, read in one statement
+// (so the version and the spans agree): what the runner judges a bound schedule's occurrences by. NotFound
+// naming it.
+OpenTime open_time(soci::session& db, const std::string& name);
 // The first open instant at or after `from`.
 CalendarTime business_next_open(soci::session& db, const std::string& name, TimePoint from);
 // `from` plus a business delay as people write it: "4h", "90m", "1h30m" of open time, or "3bd".

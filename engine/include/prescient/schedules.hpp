@@ -57,6 +57,11 @@ struct ScheduleDefinition {
   // offset before the change) or skipped. "auto": cron's rule for the spec's kind (CronSpec::next).
   std::string dst_repeated = "auto";  // auto, first, last, both or none
   std::string dst_missing = "auto";   // auto, shift or skip
+  // Bound to a calendar (docs/schedules.md, "Bound to a calendar"): occurrences fire only in its open time;
+  // one in closed time is skipped, or moved to the calendar's next opening ("move"; those moved to the same
+  // opening fire there once). A window or jitter counts the calendar's open time.
+  std::optional<std::string> calendar;
+  std::string when_closed = "skip";  // skip or move
   // Read back only:
   int version = 1;
   TimePoint anchor_at, created_at, updated_at;
@@ -94,6 +99,8 @@ struct ScheduleChanges {
   std::optional<int> priority;
   std::optional<int> pause_after_failures;
   std::optional<std::string> dst_repeated, dst_missing;
+  std::optional<std::optional<std::string>> calendar;  // set: bound to this calendar, or (empty) to none
+  std::optional<std::string> when_closed;
 };
 
 // One change of update_many.

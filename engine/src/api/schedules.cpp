@@ -1,6 +1,8 @@
 #include "prescient/schedules.hpp"
 
 #include "db/cron_schedules.hpp"
+#include "prescient/calendar_binding.hpp"
+#include "prescient/calendars.hpp"
 #include "prescient/cron_spec.hpp"
 #include "prescient/duration.hpp"
 #include "prescient/errors.hpp"
@@ -163,6 +165,11 @@ void Schedules::apply(const ScheduleUpdate& update, TimePoint now) {
   }
   if (changes.dst_repeated) changed["dst_repeated"] = d.dst_repeated = *changes.dst_repeated;
   if (changes.dst_missing) changed["dst_missing"] = d.dst_missing = *changes.dst_missing;
+  if (changes.calendar) {
+    d.calendar = *changes.calendar;
+    changed["calendar"] = d.calendar ? nlohmann::json(*d.calendar) : nlohmann::json(nullptr);
+  }
+  if (changes.when_closed) changed["when_closed"] = d.when_closed = *changes.when_closed;
   const CronSpec spec = validate(d);
   // From the next occurrence on: after now, and never again before what already fired.
   const TimePoint first = first_occurrence(d, spec, std::max(now, d.last_occurrence_at.value_or(now)));
@@ -228,9 +235,16 @@ Schedules::Detail Schedules::detail(const std::string& id) {
   Detail detail{.definition = show(id), .next_firings = {}, .recent_events = {}};
   const ScheduleDefinition& d = detail.definition;
   const TimePoint now = clock_.now();
-  detail.next_firings = next_occurrences(CronSpec::parse(d.spec, DstPolicy::parse(d.dst_repeated, d.dst_missing)),
-                                         find_time_zone(d.time_zone),
-                                         std::max(now, d.last_occurrence_at.value_or(now)), d.anchor_at, 5);
+  // Where it fires: a bound schedule's in its calendar's open time, as the runner places them.
+  std::optional<OpenTime> open_time;
+  CalendarBinding binding;
+  if (d.calendar) {
+    open_time = prescient::open_time(db_, *d.calendar);
+    binding = {.open_time = &*open_time, .when_closed = parse_when_closed(d.when_closed)};
+  }
+  detail.next_firings = next_firings(CronSpec::parse(d.spec, DstPolicy::parse(d.dst_repeated, d.dst_missing)),
+                                     find_time_zone(d.time_zone), std::max(now, d.last_occurrence_at.value_or(now)),
+                                     d.anchor_at, 5, binding);
   detail.recent_events = recent_events(id, 10);
   return detail;
 }
@@ -271,6 +285,8 @@ nlohmann::json to_json(const ScheduleDefinition& d) {
           {"last_failure", d.last_failure ? nlohmann::json(*d.last_failure) : nlohmann::json(nullptr)},
           {"dst_repeated", d.dst_repeated},
           {"dst_missing", d.dst_missing},
+          {"calendar", d.calendar ? nlohmann::json(*d.calendar) : nlohmann::json(nullptr)},
+          {"when_closed", d.when_closed},
           {"run_count", d.run_count},
           {"version", d.version},
           {"created_at", format_time(d.created_at)},

@@ -158,6 +158,22 @@ Calendar calendar(soci::session& db, const std::string& name) {
   return calendar_of(rows, 0);
 }
 
+OpenTime open_time(soci::session& db, const std::string& name) {
+  const pq::Result rows = pq::exec(
+      native_connection(db), "cannot read the calendar's open time",
+      "SELECT c.version, prescient.us(s.opens_at), prescient.us(s.closes_at)"
+      " FROM prescient.calendar c LEFT JOIN prescient.calendar_span s ON s.calendar = c.name"
+      " WHERE c.name = $1 ORDER BY s.opens_at",
+      {name});
+  if (rows.rows() == 0) throw NotFound("no calendar named '" + name + "' (prescient calendar list)");
+  std::vector<OpenSpan> spans;
+  spans.reserve(static_cast<std::size_t>(rows.rows()));
+  for (int r = 0; r < rows.rows(); ++r) {
+    if (!rows.null(r, 1)) spans.push_back({.opens = rows.time(r, 1), .closes = rows.time(r, 2)});
+  }
+  return OpenTime(name, version_of(rows), std::move(spans));
+}
+
 CalendarTime business_next_open(soci::session& db, const std::string& name, TimePoint from) {
   return calendar_time(native_connection(db), name, "prescient.business_next_open($1, prescient.at_us($2))",
                        {name, pq::micros(from)});

@@ -19,7 +19,8 @@ constexpr const char* kSelectSchedules =
     " prescient.us(s.paused_at), s.invalid_reason, s.window_seconds, s.jitter_seconds, s.overlap,"
     " prescient.us(s.start_at), prescient.us(s.end_at), s.max_runs,"
     " coalesce((f.payload->>'runs')::integer, s.run_count), prescient.us(s.ended_at), s.ended_reason, s.pause_note,"
-    " s.priority, s.pause_after_failures, s.failed_in_a_row, s.last_failure, s.dst_repeated, s.dst_missing"
+    " s.priority, s.pause_after_failures, s.failed_in_a_row, s.last_failure, s.dst_repeated, s.dst_missing,"
+    " s.calendar, s.when_closed"
     " FROM prescient.cron_schedule s"
     " LEFT JOIN prescient.future_job f ON f.job_key = 'cron:' || s.id";
 
@@ -58,6 +59,8 @@ std::vector<ScheduleDefinition> schedules_from(const pq::Result& rows) {
     d.last_failure = rows.optional_text(r, 28);
     d.dst_repeated = rows.text(r, 29);
     d.dst_missing = rows.text(r, 30);
+    d.calendar = rows.optional_text(r, 31);
+    d.when_closed = rows.text(r, 32);
   }
   return out;
 }
@@ -77,6 +80,8 @@ std::optional<std::string> options_of(const ScheduleDefinition& d) {
   if (d.pause_after_failures) options["pause_after_failures"] = *d.pause_after_failures;
   if (d.dst_repeated != ScheduleDefinition{}.dst_repeated) options["dst_repeated"] = d.dst_repeated;
   if (d.dst_missing != ScheduleDefinition{}.dst_missing) options["dst_missing"] = d.dst_missing;
+  if (d.calendar) options["calendar"] = *d.calendar;
+  if (d.when_closed != ScheduleDefinition{}.when_closed) options["when_closed"] = d.when_closed;
   return options.empty() ? std::nullopt : std::optional(options.dump());
 }
 
@@ -85,8 +90,8 @@ std::optional<std::string> options_of(const ScheduleDefinition& d) {
 namespace {
 
 // The items of a call as cron_add_arrays and cron_problems take them: one array per field, the options
-// (overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing) sent only
-// when some item has them.
+// (overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated, dst_missing, calendar,
+// when_closed) sent only when some item has them.
 struct ScheduleArrays {
   pq::Param ids, specs, zones, jobs, payloads, catch_ups, deadlines, windows, jitters, options;
 };

@@ -113,7 +113,7 @@ export interface CronAddOptions {
   jitterSeconds?: number
   /**
    * The schedule's further options (overlap, start_at, end_at, max_runs, priority, pause_after_failures,
-   * dst_repeated, dst_missing: docs/schedules.md).
+   * dst_repeated, dst_missing, calendar, when_closed: docs/schedules.md).
    */
   scheduleOptions?: Record<string, unknown>
   by?: string

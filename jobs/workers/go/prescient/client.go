@@ -90,7 +90,7 @@ type Cron struct {
 	// its own within it (docs/schedules.md). 0: none; not both.
 	Window, Jitter time.Duration
 	// Options: overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated,
-	// dst_missing (docs/schedules.md).
+	// dst_missing, calendar, when_closed (docs/schedules.md).
 	Options map[string]interface{}
 	By      string // who added it; "": the database's current_user
 }

@@ -153,7 +153,8 @@ def cron_add_steps(schedule_id: str, spec: str, *, job: str | None = None,
     """Adds a recurring schedule: each occurrence is a check of class ``job`` (default ``emit``), made by the
     runner's ``cron`` class. ``options`` holds ``overlap``, ``start_at``, ``end_at``, ``max_runs``,
     ``priority`` (0 to 9, carried by the schedule's check and every occurrence), ``pause_after_failures``,
-    ``dst_repeated`` and ``dst_missing`` (docs/schedules.md). Returns its version (1).
+    ``dst_repeated``, ``dst_missing``, ``calendar`` and ``when_closed`` (docs/schedules.md). Returns its
+    version (1).
     """
     args: dict[str, Any] = {"p_id": schedule_id, "p_spec": spec}
     _optional(args, p_job=job, p_time_zone=time_zone, p_payload=_json(payload),

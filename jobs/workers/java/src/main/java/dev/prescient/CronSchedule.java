@@ -14,7 +14,7 @@ import java.util.Objects;
  * @param window the schedules' occurrences spread over this window; or null
  * @param jitter each occurrence at an offset of its own within this; or null (not with a window)
  * @param options overlap, start_at, end_at, max_runs, priority, pause_after_failures, dst_repeated,
- *     dst_missing (docs/schedules.md), as JSON object text; or null
+ *     dst_missing, calendar, when_closed (docs/schedules.md), as JSON object text; or null
  * @param by who added it; null: the database's current_user
  */
 public record CronSchedule(String id, String spec, String timeZone, String job, String payload, String catchUp,

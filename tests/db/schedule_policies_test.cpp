@@ -307,8 +307,8 @@ TEST_CASE("the same through SQL as prescient_client: options, update, backfill, 
   };
   CHECK(refused_once(R"({"max_runs": 0})", "max_runs: 0 is not a count of runs (1 to 2147483647)"));
   CHECK(refused_once(R"({"overlap": "skip"})", "overlap: skip is for schedules of a job class"));
-  CHECK(refused_once(R"({"start": "x"})", "start: not an option (use overlap, start_at, end_at, max_runs, priority, pause_after_failures, "
-                            "dst_repeated, dst_missing)"));
+  CHECK(refused_once(R"({"start": "x"})", "start: not an option (use overlap, start_at, end_at, max_runs, priority, "
+                                          "pause_after_failures, dst_repeated, dst_missing, calendar, when_closed)"));
   CHECK(refused_once(R"({"end_at": "soon"})", "end_at: 'soon' is not a time"));
   CHECK(sql_error("SELECT prescient.cron_add_arrays('{q,r}', '{@daily,0 * * * *}',"
                   " p_options => ARRAY[NULL, '{\"max_runs\": 0}']::jsonb[])")

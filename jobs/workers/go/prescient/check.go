@@ -32,13 +32,17 @@ type Check struct {
 	tx    *txSettlement // what CompleteTx and FailTx settled in the handler's transaction
 }
 
-// Answer is what a handler makes of a check: look again at Next, or (Next zero) done, keeping Result in the
-// history.
+// Answer is what a handler makes of a check: look again at Next, or in business time (NextInBusinessTime),
+// or (neither) done, keeping Result in the history.
 type Answer struct {
-	Next   time.Time       // zero: the check is done
-	Result json.RawMessage // kept in the history's result column when done (valid JSON, at most 64 KiB); nil: none
-	err    error           // Fail's error: the check failed
+	Next           time.Time       // zero: the check is done, unless the answer is in business time
+	Result         json.RawMessage // kept in the history's result column when done (valid JSON, at most 64 KiB); nil: none
+	inBusinessTime *businessDelay  // NextInBusinessTime's: the database resolves it to a time
+	err            error           // Fail's error: the check failed
 }
+
+// businessDelay is an answer in business time: delay of calendar's open time, counted from the database's now.
+type businessDelay struct{ calendar, delay string }
 
 // Done ends the check.
 func Done() Answer { return Answer{} }
@@ -58,6 +62,15 @@ func Fail(err error) Answer {
 // NextCheckAt asks the database to run the check again at t (rounded up to the slot grid; a time not after
 // the time this run was asked for ends it with the guard_past outcome).
 func NextCheckAt(t time.Time) Answer { return Answer{Next: t} }
+
+// NextInBusinessTime asks the database to run the check again after delay of calendar's open time ("4h",
+// "90m", "1h30m", "3bd": docs/business-time.md), counted from the time the answer is settled and then judged
+// as NextCheckAt's time is. The database resolves it, so the calendar is the one it has then. An unknown
+// calendar, a delay that is not one or a Next set beside it fails the check alone with the reason (from
+// CompleteTx: a *RefusedError).
+func NextInBusinessTime(calendar, delay string) Answer {
+	return Answer{inBusinessTime: &businessDelay{calendar: calendar, delay: delay}}
+}
 
 // HandlerFunc runs one check. An error (or a panic) fails the check alone, with the error's text; the
 // class's retries and backoff decide what follows. ctx is cancelled when the check's lease is lost or when

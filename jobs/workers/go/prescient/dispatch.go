@@ -189,7 +189,7 @@ func (a *answer) set(ans Answer, err error) {
 	case ans.Result != nil && !json.Valid(ans.Result):
 		a.err = errors.New("the handler's result is not valid JSON")
 	default:
-		a.next, a.result = ans.Next, ans.Result
+		a.next, a.inBusinessTime, a.result = ans.Next, ans.inBusinessTime, ans.Result
 	}
 }
 

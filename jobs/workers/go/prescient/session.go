@@ -29,11 +29,12 @@ const (
 	takeSQL = `SELECT id, job, entity_name, entity_key, job_key, group_key, payload, due_at, asked_for_at,
   check_count, attempts, last_error, traceparent, tracestate, lease_token, lease_until
   FROM prescient.worker_take($1, $2, $3, $4, $5)`
-	completeSQL = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_complete($1, $2, $3, $4, $5, $6)`
-	failSQL     = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_fail($1, $2, $3, $4, $5)`
-	extendSQL   = `SELECT id, lease_until, refusal FROM prescient.worker_extend($1, $2, $3, $4, $5)`
-	releaseSQL  = `SELECT prescient.worker_release($1, $2, $3)`
-	nextDueSQL  = `SELECT prescient.worker_next_due($1, $2), coalesce($2::timestamptz, clock_timestamp())`
+	completeSQL = `SELECT id, outcome, next_check_at, last_error
+  FROM prescient.worker_complete($1, $2, $3, $4, $5, p_calendar => $6, p_business_delay => $7, p_now => $8)`
+	failSQL    = `SELECT id, outcome, next_check_at, last_error FROM prescient.worker_fail($1, $2, $3, $4, $5)`
+	extendSQL  = `SELECT id, lease_until, refusal FROM prescient.worker_extend($1, $2, $3, $4, $5)`
+	releaseSQL = `SELECT prescient.worker_release($1, $2, $3)`
+	nextDueSQL = `SELECT prescient.worker_next_due($1, $2), coalesce($2::timestamptz, clock_timestamp())`
 )
 
 // session is one Run: the checks it holds, the goroutines that run and settle them.
@@ -90,12 +91,13 @@ type heldCheck struct {
 
 // answer is a handler's answer, on its way to a settlement.
 type answer struct {
-	check      *Check
-	next       time.Time
-	result     json.RawMessage
-	err        error       // the handler failed: worker_fail with its text
-	settled    *Settlement // settled in the handler's transaction (CompleteTx, FailTx): nothing to send
-	lastOfTake bool        // the last answer of its take: flush without waiting for FlushDelay
+	check          *Check
+	next           time.Time
+	inBusinessTime *businessDelay
+	result         json.RawMessage
+	err            error       // the handler failed: worker_fail with its text
+	settled        *Settlement // settled in the handler's transaction (CompleteTx, FailTx): nothing to send
+	lastOfTake     bool        // the last answer of its take: flush without waiting for FlushDelay
 }
 
 // take is one worker_take call's checks, counted down as their handlers finish.

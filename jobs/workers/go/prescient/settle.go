@@ -65,9 +65,9 @@ func (s *session) settleLoop() {
 }
 
 // settle writes answers: one worker_complete and one worker_fail, sent together. A refusal (PR400: a result
-// over 64 KiB, say) refuses the whole call, so the answers are then sent one by one and a refused
-// completion becomes a failure with the refusal's text. A broken connection is retried a few times; after
-// that the leases expire and the checks run again (at least once).
+// over 64 KiB, an answer in business time of an unknown calendar, say) refuses the whole call, so the answers
+// are then sent one by one and a refused completion becomes a failure with the refusal's text. A broken
+// connection is retried a few times; after that the leases expire and the checks run again (at least once).
 func (s *session) settle(answers []answer) {
 	// In id order: the order heartbeats lock in, so a settlement and a heartbeat never deadlock.
 	sort.Slice(answers, func(i, j int) bool { return answers[i].check.ID < answers[j].check.ID })
@@ -152,7 +152,8 @@ func (s *session) settleCall(completions, failures []answer) ([]Settlement, erro
 	if len(completions) > 0 {
 		ids, tokens := idsAndTokens(completions)
 		nexts := make([]*time.Time, len(completions))
-		var results [][]byte // NULL unless some answer keeps a result
+		var results [][]byte            // NULL unless some answer keeps a result
+		var calendars, delays []*string // NULL unless some answer is in business time: the common call pays nothing
 		for i, a := range completions {
 			if !a.next.IsZero() {
 				next := a.next
@@ -164,8 +165,14 @@ func (s *session) settleCall(completions, failures []answer) ([]Settlement, erro
 				}
 				results[i] = a.result
 			}
+			if b := a.inBusinessTime; b != nil {
+				if calendars == nil {
+					calendars, delays = make([]*string, len(completions)), make([]*string, len(completions))
+				}
+				calendars[i], delays[i] = &b.calendar, &b.delay
+			}
 		}
-		batch.Queue(completeSQL, s.w.opts.Name, ids, tokens, nexts, results, s.now())
+		batch.Queue(completeSQL, s.w.opts.Name, ids, tokens, nexts, results, calendars, delays, s.now())
 	}
 	if len(failures) > 0 {
 		ids, tokens := idsAndTokens(failures)

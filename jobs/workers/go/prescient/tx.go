@@ -14,7 +14,7 @@ import (
 // locks keeps every other worker's take off the check until that transaction ends (takes skip locked rows).
 const (
 	completeTxSQL = `SELECT id, outcome, next_check_at, last_error, pg_current_xact_id()::text
-  FROM prescient.worker_complete($1, $2, $3, $4, $5, $6)`
+  FROM prescient.worker_complete($1, $2, $3, $4, $5, p_calendar => $6, p_business_delay => $7, p_now => $8)`
 	failTxSQL = `SELECT id, outcome, next_check_at, last_error, pg_current_xact_id()::text
   FROM prescient.worker_fail($1, $2, $3, $4, $5)`
 	// What became of a transaction that settled a check in a handler that then returned an error.
@@ -34,14 +34,15 @@ type txSettlement struct {
 	xact       string // the transaction's id (xid8), to ask whether it committed
 }
 
-// CompleteTx answers the check (done, or look again at a.Next) in tx, the handler's own transaction on the
-// application's database, so the handler's writes and the settlement commit or roll back together. Commit
-// tx, then return from the handler (its Answer is then ignored: the check is settled). If the lease was lost
-// meanwhile, CompleteTx returns the Settlement with a *LeaseLostError, nothing is settled, and the handler
-// must roll tx back (return the error, and a deferred tx.Rollback does it): another worker runs the check.
-// A refusal (a result over 64 KiB, say) is a *RefusedError, and tx is then aborted. If tx rolls back after a
-// CompleteTx that succeeded, the check is still leased: a handler error fails it (the normal path), a nil
-// one leaves it to its lease's end (then it runs again).
+// CompleteTx answers the check (done, look again at a.Next, or in business time: NextInBusinessTime) in tx,
+// the handler's own transaction on the application's database, so the handler's writes and the settlement
+// commit or roll back together. Commit tx, then return from the handler (its Answer is then ignored: the
+// check is settled). If the lease was lost meanwhile, CompleteTx returns the Settlement with a
+// *LeaseLostError, nothing is settled, and the handler must roll tx back (return the error, and a deferred
+// tx.Rollback does it): another worker runs the check. A refusal (a result over 64 KiB, an unknown calendar,
+// say) is a *RefusedError, and tx is then aborted. If tx rolls back after a CompleteTx that succeeded, the
+// check is still leased: a handler error fails it (the normal path), a nil one leaves it to its lease's end
+// (then it runs again).
 func (c *Check) CompleteTx(ctx context.Context, tx pgx.Tx, a Answer) (Settlement, error) {
 	if a.err != nil {
 		return c.FailTx(ctx, tx, a.err)
@@ -54,7 +55,11 @@ func (c *Check) CompleteTx(ctx context.Context, tx pgx.Tx, a Answer) (Settlement
 	if a.Result != nil {
 		results = [][]byte{a.Result}
 	}
-	return c.settleTx(ctx, tx, "complete", completeTxSQL, []*time.Time{next}, results)
+	var calendars, delays []string // NULL unless the answer is in business time, as the worker's settlement sends
+	if b := a.inBusinessTime; b != nil {
+		calendars, delays = []string{b.calendar}, []string{b.delay}
+	}
+	return c.settleTx(ctx, tx, "complete", completeTxSQL, []*time.Time{next}, results, calendars, delays)
 }
 
 // FailTx answers the check with an error in tx, the handler's own transaction (the class's retries and

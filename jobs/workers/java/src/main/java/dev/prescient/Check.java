@@ -157,14 +157,17 @@ public final class Check {
     }
 
     /**
-     * Settles this check with {@code answer} ({@link Answer#done()}, {@link Answer#nextAt}, a result, or a
-     * {@link Answer.Fail}) on {@code connection}, the application's own connection, inside its transaction
-     * (autocommit off): the handler's writes and the settlement commit together, or neither does (effects
-     * exactly once). Commit the transaction, then return from the handler: the worker settles the check no
-     * more, and what the handler returns is not read. If the lease was lost meanwhile (another worker took the
-     * check), nothing is settled and this throws {@link LeaseLostException}: roll the transaction back, with
-     * its writes. If the transaction rolls back after a settlement that succeeded, the check is still leased:
-     * the worker fails it (with the handler's exception, if it threw), and the class's retries apply.
+     * Settles this check with {@code answer} ({@link Answer#done()}, {@link Answer#nextAt},
+     * {@link Answer#nextInBusinessTime}, a result, or a {@link Answer.Fail}) on {@code connection}, the
+     * application's own connection, inside its transaction (autocommit off): the handler's writes and the
+     * settlement commit together, or neither does (effects exactly once). Commit the transaction, then return
+     * from the handler: the worker settles the check no more, and what the handler returns is not read. If the
+     * lease was lost meanwhile (another worker took the check), nothing is settled and this throws
+     * {@link LeaseLostException}: roll the transaction back, with its writes. An answer the database refuses (an
+     * unknown calendar) throws {@link PrescientException.Refused} and, as any failed statement, aborts the
+     * transaction: thrown on from the handler, it fails the check with its text. If the transaction rolls back
+     * after a settlement that succeeded, the check is still leased: the worker fails it (with the handler's
+     * exception, if it threw), and the class's retries apply.
      */
     public Settlement completeIn(Connection connection, Answer answer) throws SQLException {
         return settleIn(connection, Objects.requireNonNull(answer, "answer"));

@@ -61,8 +61,9 @@ public final class WorkerProtocol {
     }
 
     /**
-     * Settles answers: the {@link Answer.Next} and {@link Answer.Done} ones in one {@code worker_complete}
-     * call, the {@link Answer.Fail} ones in one {@code worker_fail} call. One settlement per outcome.
+     * Settles answers: the {@link Answer.Next}, {@link Answer.NextInBusinessTime} and {@link Answer.Done} ones in
+     * one {@code worker_complete} call, the {@link Answer.Fail} ones in one {@code worker_fail} call. One
+     * settlement per outcome.
      */
     public static List<Settlement> settle(Connection c, String worker, List<Outcome> outcomes, Instant now)
         throws SQLException {
@@ -77,8 +78,9 @@ public final class WorkerProtocol {
     }
 
     /**
-     * {@code worker_complete} for outcomes that are {@link Answer.Next} or {@link Answer.Done}, from
-     * {@code worker}, the holder of their leases.
+     * {@code worker_complete} for outcomes that are {@link Answer.Next}, {@link Answer.NextInBusinessTime} or
+     * {@link Answer.Done}, from {@code worker}, the holder of their leases. A bad answer in business time (an
+     * unknown calendar) refuses the whole call ({@link PrescientException.Refused}, naming the check).
      */
     public static List<Settlement> complete(Connection c, String worker, List<Outcome> outcomes, Instant now)
         throws SQLException {
@@ -94,13 +96,24 @@ public final class WorkerProtocol {
         List<Long> tokens = new ArrayList<>();
         List<String> next = new ArrayList<>();
         List<String> results = new ArrayList<>();
+        List<String> calendars = new ArrayList<>();
+        List<String> businessDelays = new ArrayList<>();
         boolean anyResult = false;
+        boolean anyBusinessTime = false;
         for (Outcome o : outcomes) {
             ids.add(o.check().id());
             tokens.add(o.check().leaseToken());
+            String calendar = null;
+            String businessDelay = null;
             if (o.answer() instanceof Answer.Next n) {
                 next.add(n.at().toString());
                 results.add(null);
+            } else if (o.answer() instanceof Answer.NextInBusinessTime b) {
+                next.add(null); // the server resolves it: a next time beside it is refused
+                results.add(null);
+                calendar = b.calendar();
+                businessDelay = b.delay();
+                anyBusinessTime = true;
             } else if (o.answer() instanceof Answer.Done d) {
                 next.add(null);
                 results.add(d.resultJson());
@@ -108,24 +121,35 @@ public final class WorkerProtocol {
             } else {
                 throw new IllegalArgumentException("check " + o.check().id() + ": not a completion: " + o.answer());
             }
+            calendars.add(calendar);
+            businessDelays.add(businessDelay);
         }
         // Times and results travel as text[] (ISO-8601, JSON), cast by the server: no driver type guessing.
         try (PreparedStatement st = c.prepareStatement(select + " " + """
               FROM prescient.worker_complete(?, ?::bigint[], ?::bigint[], ?::text[]::timestamptz[],
-                                             ?::text[]::jsonb[], ?::timestamptz)""")) {
+                                             ?::text[]::jsonb[], ?::timestamptz, ?::text[], ?::text[])""")) {
             st.setString(1, worker);
             st.setArray(2, Sql.bigints(c, ids));
             st.setArray(3, Sql.bigints(c, tokens));
             st.setArray(4, Sql.texts(c, next));
-            if (anyResult) {
-                st.setArray(5, Sql.texts(c, results));
-            } else {
-                st.setNull(5, java.sql.Types.ARRAY);
-            }
+            setTextsOrNull(c, st, 5, anyResult, results);
             Sql.setInstant(st, 6, now);
+            // Only a call that answers in business time sends the calendars: the server skips resolving otherwise.
+            setTextsOrNull(c, st, 7, anyBusinessTime, calendars);
+            setTextsOrNull(c, st, 8, anyBusinessTime, businessDelays);
             return settlements(st, xact);
         } catch (SQLException e) {
             throw Sql.translate(e);
+        }
+    }
+
+    /** A text[] parameter when {@code send}, else NULL: an array of NULLs the function would read for nothing. */
+    private static void setTextsOrNull(Connection c, PreparedStatement st, int index, boolean send,
+                                       List<String> values) throws SQLException {
+        if (send) {
+            st.setArray(index, Sql.texts(c, values));
+        } else {
+            st.setNull(index, java.sql.Types.ARRAY);
         }
     }
 

@@ -219,11 +219,30 @@ export interface Check<P = unknown> {
 }
 
 /**
- * A handler's answer: a Date (look again then), null or undefined (done), or { result } (done, the result
- * kept in the history: any JSON value up to 64 KiB). Throwing (or rejecting) fails the check with the
- * error's message: it is retried after the class's backoff, or becomes a dead letter.
+ * An answer in business time (docs/business-time.md, "Answers in business time"): look again after
+ * `businessDelay` of `calendar`'s open time ('4h', '90m', '1h30m', '3bd'), counted from the worker's now (the
+ * database's clock, or the worker's pinned one) and rounded up to the slot. An unknown calendar or a malformed
+ * delay fails that check alone, with the database's reason (completeIn: a RefusedError).
  */
-export type Answer = Date | null | undefined | void | { result: unknown }
+export interface BusinessTimeAnswer {
+  calendar: string
+  businessDelay: string
+  result?: never
+}
+
+/**
+ * A handler's answer: a Date (look again then), null or undefined (done), { result } (done, the result
+ * kept in the history: any JSON value up to 64 KiB), or { calendar, businessDelay } (look again in business
+ * time). Throwing (or rejecting) fails the check with the error's message: it is retried after the class's
+ * backoff, or becomes a dead letter.
+ */
+export type Answer =
+  | Date
+  | null
+  | undefined
+  | void
+  | { result: unknown; calendar?: never; businessDelay?: never }
+  | BusinessTimeAnswer
 export type Handler<P = unknown> = (check: Check<P>) => Answer | Promise<Answer>
 /**
  * A batch handler: the checks of its class a take brought (up to batchSize), in one call; it answers one

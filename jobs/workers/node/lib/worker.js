@@ -53,7 +53,7 @@ const SELECT_NEXT_DUE = `SELECT extract(epoch FROM prescient.worker_next_due($1:
                               - coalesce($2::timestamptz, clock_timestamp()))::float8 AS seconds`
 const SELECT_COMPLETE = `SELECT id, outcome, next_check_at, last_error
   FROM prescient.worker_complete($1::text, $2::bigint[], $3::bigint[], $4::timestamptz[], $5::jsonb[],
-                                 $6::timestamptz)`
+                                 $6::timestamptz, $7::text[], $8::text[])`
 const SELECT_FAIL = `SELECT id, outcome, next_check_at, last_error
   FROM prescient.worker_fail($1::text, $2::bigint[], $3::bigint[], $4::text[], $5::timestamptz)`
 const SELECT_EXTEND = `SELECT id, lease_until, refusal
@@ -63,7 +63,7 @@ const SELECT_RELEASE = 'SELECT prescient.worker_release($1::text, $2::bigint[], 
 // connection, with the transaction's id, to learn afterwards whether it committed.
 const SELECT_COMPLETE_IN = `SELECT id, outcome, next_check_at, last_error, pg_current_xact_id()::text AS xact
   FROM prescient.worker_complete($1::text, $2::bigint[], $3::bigint[], $4::timestamptz[], $5::jsonb[],
-                                 $6::timestamptz)`
+                                 $6::timestamptz, $7::text[], $8::text[])`
 const SELECT_FAIL_IN = `SELECT id, outcome, next_check_at, last_error, pg_current_xact_id()::text AS xact
   FROM prescient.worker_fail($1::text, $2::bigint[], $3::bigint[], $4::text[], $5::timestamptz)`
 // For each settlement made in a handler's transaction: did that transaction commit, and is the check still
@@ -96,18 +96,32 @@ function errorText(err) {
   return String(text || 'error without a message').replace(/\u0000/g, '\\u0000')
 }
 
-// What a handler's return value means: a Date (look again then), nothing (done) or { result } (done, the
-// result kept in the history). Anything else is a mistake in the handler, and fails the check saying so.
+// A completion as worker_complete takes it: a next time, a result, or a business delay of a calendar; none: done.
+function completion({ next = null, result = null, calendar = null, businessDelay = null }) {
+  return { kind: 'complete', next, result, calendar, businessDelay }
+}
+
+// What a handler's return value means: a Date (look again then), nothing (done), { result } (done, the result
+// kept in the history) or { calendar, businessDelay } (look again after that much of the calendar's open time,
+// counted by the database from its now: docs/business-time.md, "Answers in business time"). Anything else is a
+// mistake in the handler, and fails the check saying so. Whether the calendar and the delay are known and
+// well-formed is the database's to judge: its refusal fails that check alone (settle).
 function answerOf(value) {
-  if (value === null || value === undefined) return { kind: 'complete', next: null, result: null }
+  if (value === null || value === undefined) return completion({})
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) return { kind: 'fail', error: 'the handler answered an invalid Date' }
-    return { kind: 'complete', next: value, result: null }
+    return completion({ next: value })
   }
-  if (typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, 'result')) {
-    if (value.result === undefined || value.result === null) return { kind: 'complete', next: null, result: null }
+  const has = (key) => Object.prototype.hasOwnProperty.call(value, key)
+  if (typeof value === 'object' && (has('calendar') || has('businessDelay'))) {
+    // Two strings, and no result beside them (done, or look again?): anything else is the mistake below.
+    if (typeof value.calendar === 'string' && typeof value.businessDelay === 'string' && !has('result')) {
+      return completion({ calendar: value.calendar, businessDelay: value.businessDelay })
+    }
+  } else if (typeof value === 'object' && has('result')) {
+    if (value.result === undefined || value.result === null) return completion({})
     try {
-      return { kind: 'complete', next: null, result: JSON.stringify(value.result) }
+      return completion({ result: JSON.stringify(value.result) })
     } catch (err) {
       return { kind: 'fail', error: `the handler's result is not JSON: ${errorText(err)}` }
     }
@@ -120,7 +134,20 @@ function answerOf(value) {
   }
   return {
     kind: 'fail',
-    error: `the handler answered ${String(shown).slice(0, 200)}: expected a Date, null or { result }`,
+    error: `the handler answered ${String(shown).slice(0, 200)}: expected a Date, null, { result } or ` +
+      '{ calendar, businessDelay } (two strings)',
+  }
+}
+
+// worker_complete's arrays for these completions, an element per check. The calendars and business delays go
+// only when an answer is in business time, NULL otherwise: a call without one pays nothing for them.
+function completionArrays(answers) {
+  const inBusinessTime = answers.some((a) => a.calendar !== null)
+  return {
+    next: answers.map((a) => (a.next ? a.next.toISOString() : null)),
+    results: answers.map((a) => a.result),
+    calendars: inBusinessTime ? answers.map((a) => a.calendar) : null,
+    businessDelays: inBusinessTime ? answers.map((a) => a.businessDelay) : null,
   }
 }
 
@@ -637,12 +664,14 @@ class Worker extends EventEmitter {
     const tokens = answers.map((a) => a.h.token)
     let rows
     try {
-      const result = kind === 'complete'
-        ? await this.pool.query(SELECT_COMPLETE, [this.name, ids, tokens,
-          answers.map((a) => (a.next ? a.next.toISOString() : null)),
-          answers.map((a) => a.result),
-          this.now()])
-        : await this.pool.query(SELECT_FAIL, [this.name, ids, tokens, answers.map((a) => a.error), this.now()])
+      let result
+      if (kind === 'complete') {
+        const { next, results, calendars, businessDelays } = completionArrays(answers)
+        result = await this.pool.query(SELECT_COMPLETE,
+          [this.name, ids, tokens, next, results, this.now(), calendars, businessDelays])
+      } else {
+        result = await this.pool.query(SELECT_FAIL, [this.name, ids, tokens, answers.map((a) => a.error), this.now()])
+      }
       rows = result.rows
     } catch (err) {
       if (isInputRefusal(err) && answers.length > 1) {
@@ -651,8 +680,9 @@ class Worker extends EventEmitter {
         return
       }
       if (isInputRefusal(err) && kind === 'complete') {
-        // The database would not take this answer (a result over 64 KiB, JSON it cannot store): the check
-        // fails with the refusal, so its history or its retry says why.
+        // The database would not take this answer (a result over 64 KiB, JSON it cannot store, an unknown
+        // calendar or a malformed business delay): the check fails with the refusal, so its history or its
+        // retry says why.
         const a = answers[0]
         this.log.warn(`check ${a.h.check.id} (${a.h.check.job}): its answer was refused: ${err.message}`,
           { event: 'answer_refused', checkId: a.h.check.id, job: a.h.check.job, error: err.message })
@@ -713,8 +743,8 @@ class Worker extends EventEmitter {
       const answer = answerOf(value)
       if (answer.kind === 'fail') throw new TypeError(`check ${id}: completeIn: ${answer.error}`)
       sql = SELECT_COMPLETE_IN
-      const next = answer.next ? answer.next.toISOString() : null
-      params = [this.name, [id], [h.token], [next], [answer.result], this.now()]
+      const { next, results, calendars, businessDelays } = completionArrays([answer])
+      params = [this.name, [id], [h.token], next, results, this.now(), calendars, businessDelays]
     } else {
       sql = SELECT_FAIL_IN
       params = [this.name, [id], [h.token], [errorText(value)], this.now()]

@@ -77,9 +77,27 @@ async function historyRows(pool, id) {
   return rows
 }
 
+// The calendar of the business-time tests: 'desk', weekdays 09:00 to 17:00 in Berlin (calendar_set needs the
+// schema's owner, who made the test database).
+async function deskCalendar(pool) {
+  const day = ['09:00-17:00']
+  await pool.query("SELECT prescient.calendar_set('desk', 'Europe/Berlin', $1::jsonb)",
+    [JSON.stringify({ hours: { mon: day, tue: day, wed: day, thu: day, fri: day } })])
+}
+
+// When the database puts a check that answered `delay` of `calendar`'s open time at `now`: business_after,
+// rounded up to the slot grid as the settlement rounds every answer (slot_for).
+async function businessDue(pool, calendar, now, delay) {
+  const { rows } = await pool.query(
+    `SELECT prescient.slot_for(prescient.business_after($1, $2, $3), $2, s.slot_seconds) AS due
+       FROM prescient.settings s`, [calendar, now, delay])
+  return rows[0].due
+}
+
 // The W3C Trace Context example: a caller's trace, its span as the parent id.
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
 
 module.exports = {
-  databaseUrl, newPool, workerClass, inTransaction, memoryLogger, waitFor, pendingRow, historyRows, TRACEPARENT,
+  databaseUrl, newPool, workerClass, inTransaction, memoryLogger, waitFor, pendingRow, historyRows, deskCalendar,
+  businessDue, TRACEPARENT,
 }

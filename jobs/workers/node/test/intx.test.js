@@ -8,7 +8,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Worker, schedule, cancel, LeaseLostError, RefusedError } = require('..')
-const { newPool, workerClass, memoryLogger, pendingRow, historyRows } = require('./helpers')
+const { newPool, workerClass, memoryLogger, pendingRow, historyRows, deskCalendar, businessDue } = require('./helpers')
 
 const pool = newPool({ max: 8 })
 test.after(() => pool.end())
@@ -153,5 +153,55 @@ test('completeIn refuses what is not an answer or not a client, before it calls 
   const [s] = await worker.drain()
   assert.equal(s.outcome, 'done', 'settled the usual way')
   assert.ok(errors.every((e) => e instanceof TypeError), errors.join('; '))
-  assert.match(errors[0].message, /expected a Date, null or \{ result \}/)
+  assert.match(errors[0].message, /expected a Date, null, \{ result \} or \{ calendar, businessDelay \}/)
+})
+
+test('completeIn answers in business time; an unknown calendar is a RefusedError naming it', async () => {
+  await deskCalendar(pool)
+  const job = await workerClass(pool, 'intx_business')
+  await pool.query('CREATE TABLE intx_business_ledger (check_id bigint PRIMARY KEY)')
+  // A Monday, 15:00:01.250 in Berlin when the worker runs: 4 hours of the desk's open time end on Tuesday.
+  const T = new Date('2030-01-07T14:00:00Z')
+  let now = T
+  const clock = () => now
+  const id = {}
+  for (const key of ['desk', 'nowhere']) {
+    id[key] = (await schedule(pool, { job, entityName: 'e', entityKey: key, at: T, clock })).id
+  }
+  const worker = new Worker({ pool, name: 'intx-business', clock, logger: false })
+  const inHandler = {}
+  worker.handle(job, async (check) => {
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      await client.query('INSERT INTO intx_business_ledger VALUES ($1)', [check.id])
+      inHandler[check.entityKey] = await check.completeIn(client, { calendar: check.entityKey, businessDelay: '4h' })
+      await client.query('COMMIT')
+      return null // not sent: the check is settled
+    } catch (err) {
+      inHandler[check.entityKey] = err
+      await client.query('ROLLBACK')
+      throw err
+    } finally {
+      client.release()
+    }
+  })
+  now = new Date(T.getTime() + 1250)
+  const outcome = Object.fromEntries((await worker.drain()).map((s) => [s.id, s.outcome]))
+  assert.deepEqual(outcome, { [id.desk]: 'rescheduled', [id.nowhere]: 'retried' })
+
+  const due = await businessDue(pool, 'desk', now, '4h')
+  assert.deepEqual(due, new Date('2030-01-08T10:00:02Z'))
+  assert.deepEqual([inHandler.desk.outcome, inHandler.desk.nextCheckAt], ['rescheduled', due])
+  const desk = await pendingRow(pool, id.desk)
+  assert.deepEqual([desk.next_check_at, desk.check_count, desk.claimed_by], [due, 1, null])
+  const ledgered = (await pool.query('SELECT check_id FROM intx_business_ledger ORDER BY check_id')).rows
+  assert.deepEqual(ledgered.map((r) => r.check_id), [id.desk], 'the refused one\'s writes rolled back')
+
+  // Refused: the handler's transaction rolls back, and the worker fails the check with the handler's error.
+  assert.ok(inHandler.nowhere instanceof RefusedError, String(inHandler.nowhere))
+  assert.equal(inHandler.nowhere.checkId, id.nowhere)
+  assert.match(inHandler.nowhere.reason, new RegExp(`^check ${id.nowhere}: no calendar named '?nowhere`))
+  const nowhere = await pendingRow(pool, id.nowhere)
+  assert.deepEqual([nowhere.attempts, nowhere.last_error], [1, inHandler.nowhere.message])
 })

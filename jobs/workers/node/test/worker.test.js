@@ -1,13 +1,16 @@
 'use strict'
 
 // The worker against the real database and, except where a test pins it, the real clock (slots of 1 s):
-// the wake-up, failures that fail one check alone, results, the concurrency bound, batched settlements,
-// heartbeats, lost leases, the graceful stop, and the prescient_worker role.
+// the wake-up, failures that fail one check alone, results, answers in business time, the concurrency bound,
+// batched settlements, heartbeats, lost leases, the graceful stop, and the prescient_worker role.
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Worker, schedule, RefusedError, LeaseLostError } = require('..')
-const { databaseUrl, newPool, workerClass, memoryLogger, waitFor, pendingRow, historyRows, TRACEPARENT } = require('./helpers')
+const {
+  databaseUrl, newPool, workerClass, memoryLogger, waitFor, pendingRow, historyRows, deskCalendar, businessDue,
+  TRACEPARENT,
+} = require('./helpers')
 
 const pool = newPool()
 test.after(() => pool.end())
@@ -97,11 +100,110 @@ test('answers through drain (pinned clock): a throw, a bad answer, a result, a n
   assert.equal((await pendingRow(pool, id.throws)).last_error, 'the warehouse API said 503')
   assert.equal((await pendingRow(pool, id.throws)).attempts, 1)
   assert.equal((await pendingRow(pool, id.nul)).last_error, 'a NUL \\u0000 in the message')
-  assert.match((await pendingRow(pool, id.bad)).last_error, /answered "tomorrow": expected a Date, null or \{ result \}/)
+  assert.match((await pendingRow(pool, id.bad)).last_error,
+    /answered "tomorrow": expected a Date, null, \{ result \} or \{ calendar, businessDelay \}/)
   assert.match((await pendingRow(pool, id.big)).last_error, new RegExp(`the answer was refused: check ${id.big}: its result is \\d+ bytes`))
   assert.deepEqual((await historyRows(pool, id.result))[0].result, { sent: ['mail'], n: 2 })
   assert.equal((await historyRows(pool, id.done))[0].result, null)
   assert.deepEqual((await pendingRow(pool, id.next)).next_check_at, new Date(T.getTime() + 1000 + 91000), 'rounded up to the slot')
+})
+
+// The app's pool, keeping what each worker_complete sent: its ids, calendars and business delays.
+function completionsPool() {
+  const completions = []
+  return {
+    completions,
+    query(text, values) {
+      if (/prescient\.worker_complete/.test(text)) {
+        completions.push({ ids: values[1], calendars: values[6], businessDelays: values[7] })
+      }
+      return pool.query(text, values)
+    },
+    connect: () => pool.connect(),
+  }
+}
+
+// A Monday in January: the worker's now below is 15:00:01.250 in Berlin, so 4 hours of the desk's open time
+// (weekdays 09:00 to 17:00) end on Tuesday at 11:00:01.250, 10:00:02 UTC once rounded up to the slot of 1 s.
+const MONDAY = new Date('2030-01-07T14:00:00Z')
+const MONDAY_PLUS_4H_OPEN = new Date('2030-01-08T10:00:02Z')
+
+test('a handler answers in business time; an unknown calendar fails that check alone (pinned clock)', async () => {
+  await deskCalendar(pool)
+  const job = await workerClass(pool, 'w_business')
+  let now = MONDAY
+  const clock = () => now
+  const id = {}
+  for (const key of ['desk', 'nowhere', 'done']) {
+    id[key] = (await schedule(pool, { job, entityName: 'ticket', entityKey: key, at: MONDAY, clock })).id
+  }
+  const recording = completionsPool()
+  const logger = memoryLogger()
+  const worker = new Worker({ pool: recording, name: 'business', clock, logger })
+  worker.handle(job, async (check) => {
+    switch (check.entityKey) {
+      case 'desk': return { calendar: 'desk', businessDelay: '4h' }
+      case 'nowhere': return { calendar: 'nowhere', businessDelay: '4h' }
+      default: return null
+    }
+  })
+  now = new Date(MONDAY.getTime() + 1250)
+  const settled = Object.fromEntries((await worker.drain()).map((s) => [s.id, s]))
+  assert.deepEqual([settled[id.desk].outcome, settled[id.nowhere].outcome, settled[id.done].outcome],
+    ['rescheduled', 'retried', 'done'], logger.lines.join('\n'))
+
+  const due = await businessDue(pool, 'desk', now, '4h')
+  assert.deepEqual(due, MONDAY_PLUS_4H_OPEN, 'counted in open time: over the evening and the night')
+  const desk = await pendingRow(pool, id.desk)
+  assert.deepEqual([desk.next_check_at, desk.check_count, desk.attempts, desk.claimed_by], [due, 1, 0, null])
+  assert.deepEqual(settled[id.desk].nextCheckAt, due)
+
+  const nowhere = await pendingRow(pool, id.nowhere)
+  assert.equal(nowhere.attempts, 1)
+  assert.match(nowhere.last_error,
+    new RegExp(`^the answer was refused: check ${id.nowhere}: no calendar named '?nowhere`))
+  assert.ok(logger.events.some((e) => e.fields.event === 'answer_refused' && e.fields.checkId === id.nowhere &&
+    /nowhere/.test(e.fields.error)), logger.lines.join('\n'))
+  assert.deepEqual((await historyRows(pool, id.done)).map((h) => h.outcome), ['done'])
+
+  // The three answered together went in one call, refused for the one; then each alone, the calendars and
+  // delays only with an answer in business time.
+  const [together, ...alone] = recording.completions
+  assert.deepEqual(Object.fromEntries(together.ids.map((checkId, i) =>
+    [checkId, [together.calendars[i], together.businessDelays[i]]])),
+  { [id.desk]: ['desk', '4h'], [id.nowhere]: ['nowhere', '4h'], [id.done]: [null, null] })
+  assert.deepEqual(Object.fromEntries(alone.map((c) => [c.ids.join(), [c.calendars, c.businessDelays]])),
+    { [id.desk]: [['desk'], ['4h']], [id.nowhere]: [['nowhere'], ['4h']], [id.done]: [null, null] })
+})
+
+test('a batch handler answers in business time, each answer judged alone (pinned clock)', async () => {
+  await deskCalendar(pool)
+  const job = await workerClass(pool, 'w_business_batch')
+  let now = MONDAY
+  const clock = () => now
+  const keys = ['desk', 'a-day', 'no-delay', 'result']
+  const ids = []
+  for (const key of keys) {
+    ids.push((await schedule(pool, { job, entityName: 'ticket', entityKey: key, at: MONDAY, clock })).id)
+  }
+  const worker = new Worker({ pool, name: 'business-batch', clock, logger: false })
+  worker.handleBatch(job, async (checks) => checks.map((c) => {
+    switch (c.entityKey) {
+      case 'desk': return { calendar: 'desk', businessDelay: '4h' }
+      case 'a-day': return { calendar: 'desk', businessDelay: '1d' } // not a business delay: 1bd, or 8h
+      case 'no-delay': return { calendar: 'desk' }
+      default: return { result: { escalated: false } }
+    }
+  }))
+  now = new Date(MONDAY.getTime() + 1250)
+  const outcome = Object.fromEntries((await worker.drain()).map((s) => [s.id, s.outcome]))
+  assert.deepEqual(ids.map((id) => outcome[id]), ['rescheduled', 'retried', 'retried', 'done'])
+  assert.deepEqual((await pendingRow(pool, ids[0])).next_check_at, MONDAY_PLUS_4H_OPEN)
+  assert.match((await pendingRow(pool, ids[1])).last_error,
+    new RegExp(`^the answer was refused: check ${ids[1]}: business delay '1d'`))
+  assert.match((await pendingRow(pool, ids[2])).last_error,
+    /answered \{"calendar":"desk"\}: expected a Date, null, \{ result \} or \{ calendar, businessDelay \}/)
+  assert.deepEqual((await historyRows(pool, ids[3]))[0].result, { escalated: false })
 })
 
 test('each attempt of a traced check is a span of its own in the caller\'s trace (pinned clock)', async () => {

@@ -68,6 +68,9 @@ export function orderWorker(pool: Pool): Worker {
   }, { maxChecks: 3, maxAttempts: 5, backoffSeconds: 60 })
   worker.handleBatch<OrderPayload>('order_digest', async (checks) =>
     checks.map((c) => (c.payload.orderId === '' ? new Error('no order') : { result: { seen: c.checkCount } })))
+  // Looked at again in the support desk's open time: 4 hours after the first run, then a business day after each.
+  worker.handle<OrderPayload>('order_support', async (check) =>
+    ({ calendar: 'support', businessDelay: check.checkCount === 0 ? '4h' : '1bd' }))
   worker.on('settled', (settlement, check) => {
     console.log(settlement.id, settlement.outcome, check.job)
   })
@@ -94,8 +97,12 @@ export async function mistakes(pool: Pool, check: Check<OrderPayload>): Promise<
   await declareWorkerClass(pool, 'j', { maxCheck: 3 })
   // @ts-expect-error a logger has info, warn and error
   const worker = new Worker({ pool, logger: { info: (message: string) => console.log(message) } })
-  // @ts-expect-error a handler answers a Date, null, undefined or { result }
+  // @ts-expect-error a handler answers a Date, null, undefined, { result } or { calendar, businessDelay }
   worker.handle('j', async () => 'done')
+  // @ts-expect-error an answer in business time names its delay
+  worker.handle('j', async () => ({ calendar: 'support' }))
+  // @ts-expect-error an answer is done with a result or looks again in business time, not both
+  await check.completeIn(pool, { result: 1, calendar: 'support', businessDelay: '4h' })
   const status: 'added' | 'known' = await declareWorkerClass(pool, 'j', { timeoutSeconds: 30 })
   const dueAt: Date = await retry(pool, check.id)
   const pending: boolean = await setCheckPolicy(pool, check.id, { maxChecks: 0 })

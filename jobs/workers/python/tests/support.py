@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 import prescient
 
@@ -94,3 +95,20 @@ def history(conn: psycopg.Connection, check_id: int) -> list[dict]:
     with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
         return cur.execute("SELECT * FROM prescient.job_history WHERE id = %s ORDER BY finished_at",
                            [check_id]).fetchall()
+
+
+# A support desk open 09:00-17:00 Berlin time on weekdays: T is a Friday, 10:00 in Berlin.
+DESK_HOURS = {"hours": {day: ["09:00-17:00"] for day in ("mon", "tue", "wed", "thu", "fri")}}
+
+
+def set_desk_calendar(conn: psycopg.Connection) -> str:
+    """Calendar 'desk' (DESK_HOURS), made or set again (the schema owner's right): its name."""
+    conn.execute("SELECT prescient.calendar_set('desk', 'Europe/Berlin', %s)", [Jsonb(DESK_HOURS)])
+    return "desk"
+
+
+def business_due(conn: psycopg.Connection, calendar: str, now: datetime, delay: str) -> datetime:
+    """When an answer of `delay` of the calendar's open time, settled at `now`, is due: the database's
+    business_after, rounded up to the slot grid as a settlement rounds an answer."""
+    return conn.execute("SELECT prescient.slot_for(prescient.business_after(%s, %s, %s), %s, s.slot_seconds)"
+                        " FROM prescient.settings s", [calendar, now, delay, now]).fetchone()[0]

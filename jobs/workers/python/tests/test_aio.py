@@ -219,6 +219,32 @@ class WorkerTest(AsyncTest):
         effects = await (await self.conn.execute("SELECT check_id FROM aio_effects")).fetchall()
         self.assertEqual(effects, [(kept,)], "an effect lost, twice, or kept with its settlement rolled back")
 
+    async def test_an_answer_in_business_time_returned_or_settled_in_the_handlers_transaction(self):
+        calendar = support.set_desk_calendar(self.sync)
+        returned, in_transaction = await self.schedule("returned"), await self.schedule("in-transaction")
+        unknown = await self.schedule("unknown")
+        worker = self.worker()
+
+        @worker.handler(self.job)
+        async def handle(check: prescient.aio.Check) -> prescient.BusinessDelay | None:
+            if check.entity_key == "returned":
+                return prescient.BusinessDelay(calendar, "3bd")
+            if check.entity_key == "unknown":
+                return prescient.BusinessDelay("nowhere", "3bd")
+            async with await psycopg.AsyncConnection.connect(support.database_url()) as conn:
+                async with conn.transaction():
+                    await check.complete_in(conn, prescient.BusinessDelay(calendar, "3bd"))
+            return None
+
+        self.clock.advance(timedelta(hours=1))
+        due = support.business_due(self.sync, calendar, self.clock(), "3bd")
+        settled = {s.check_id: (s.outcome, s.next_check_at) for s in await worker.drain()}
+        self.assertEqual(settled[returned], ("rescheduled", due))
+        self.assertEqual(settled[in_transaction], ("rescheduled", due))
+        self.assertEqual(settled[unknown][0], "retried")
+        self.assertIn(f"check {unknown}: no calendar named 'nowhere'",
+                      support.pending(self.sync, unknown)["last_error"])
+
     async def test_heartbeats_keep_the_lease_of_a_long_handler(self):
         check_id = self.due_now("long")
         worker = self.worker(lease_seconds=1.0, clock=None)

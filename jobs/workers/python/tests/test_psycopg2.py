@@ -103,6 +103,23 @@ class Psycopg2Test(unittest.TestCase):
         self.assertEqual(support.history(self.owner, placed.id)[0]["result"], {"deleted": 1})
         self.assertEqual(self.owner.execute("SELECT count(*) FROM orders WHERE id = 5").fetchone(), (0,))
 
+    def test_a_handler_answers_in_business_time_in_its_psycopg2_transaction(self):
+        support.declare_worker_class(self.owner, self.job)
+        calendar = support.set_desk_calendar(self.owner)
+        placed = self.place(6)
+        self.conn.commit()
+        worker = prescient.Worker(support.database_url(), name="django-ish", clock=self.clock)
+
+        @worker.handler(self.job)
+        def escalate_later(check: prescient.Check) -> None:
+            with psycopg2.connect(support.database_url()) as conn:  # commits on leaving the block
+                check.complete_in(conn, prescient.BusinessDelay(calendar, "1h30m"))
+
+        self.clock.advance(timedelta(hours=3))
+        due = support.business_due(self.owner, calendar, self.clock(), "1h30m")
+        self.assertEqual([(s.check_id, s.outcome, s.next_check_at) for s in worker.drain()],
+                         [(placed.id, "rescheduled", due)])
+
 
 class DjangoTest(unittest.TestCase):
     @classmethod

@@ -4,7 +4,7 @@ import os
 import threading
 import time
 import unittest
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 import psycopg
 from psycopg import sql
@@ -183,6 +183,69 @@ class WorkerTest(unittest.TestCase):
         self.assertIn("the answer was refused: ", support.pending(self.conn, ids["nul"])["last_error"])
         self.assertEqual(support.pending(self.conn, errors)["last_error"], "bad\\x00byte")
         self.assertEqual(support.history(self.conn, ids["small"])[0]["result"], 1)
+
+    def test_an_answer_in_business_time_is_counted_in_the_calendars_open_time_from_the_workers_now(self):
+        calendar = support.set_desk_calendar(self.conn)
+        check_id = self.schedule("escalate", delay=timedelta(hours=5))
+        worker = self.worker()
+
+        @worker.handler(self.job)
+        def handle(check: prescient.Check):
+            return prescient.BusinessDelay(calendar, "4h") if check.check_count == 0 else None
+
+        self.clock.advance(timedelta(hours=5))  # Friday 15:00 in Berlin: 2 open hours left that day
+        due = support.business_due(self.conn, calendar, self.clock(), "4h")
+        self.assertEqual(due, datetime(2026, 11, 23, 10, 0, tzinfo=timezone.utc), "not Monday 11:00 in Berlin")
+        [settlement] = worker.drain()
+        self.assertEqual((settlement.check_id, settlement.outcome, settlement.next_check_at),
+                         (check_id, "rescheduled", due))
+        row = support.pending(self.conn, check_id)
+        self.assertEqual((row["next_check_at"], row["check_count"], row["claimed_by"]), (due, 1, None))
+        timeline = self.conn.execute("SELECT finished_at, result, next_check_at, runner FROM prescient.check_run"
+                                     " WHERE id = %s", [check_id]).fetchall()
+        self.assertEqual(timeline, [(self.clock(), "rescheduled", due, "test-worker")])
+
+        self.assertEqual(worker.drain(), [], "ran again before the desk's fourth open hour")
+        self.clock.now = due
+        [settlement] = worker.drain()
+        self.assertEqual((settlement.check_id, settlement.outcome), (check_id, "done"))
+        [row] = support.history(self.conn, check_id)
+        self.assertEqual((row["outcome"], row["check_count"], row["last_check_at"]), ("done", 2, due))
+
+    def test_an_answer_in_business_time_the_database_refuses_fails_its_check_alone(self):
+        calendar = support.set_desk_calendar(self.conn)
+        answers = {
+            "unknown": prescient.BusinessDelay("nowhere", "4h"),
+            "days": prescient.BusinessDelay(calendar, "1d"),
+            "no-days": prescient.BusinessDelay(calendar, "0bd"),
+            "not-text": prescient.BusinessDelay(calendar, 4),
+            "in-business-time": prescient.BusinessDelay(calendar, "90m"),
+            "done": None,
+        }
+        ids = {key: self.schedule(key) for key in answers}
+        worker = self.worker()
+        calls = []
+
+        @worker.batch_handler(self.job)
+        def handle(checks):
+            calls.append(len(checks))
+            return [answers[check.entity_key] for check in checks]
+
+        self.clock.advance(timedelta(hours=1))
+        due = support.business_due(self.conn, calendar, self.clock(), "90m")
+        settled = {s.check_id: s.outcome for s in worker.drain()}
+        self.assertEqual(calls, [len(answers)], "the answers were not given, so not sent, together")
+        self.assertEqual({key: settled[ids[key]] for key in answers},
+                         {"unknown": "retried", "days": "retried", "no-days": "retried", "not-text": "retried",
+                          "in-business-time": "rescheduled", "done": "done"})
+        self.assertEqual(support.pending(self.conn, ids["in-business-time"])["next_check_at"], due)
+        errors = {key: support.pending(self.conn, ids[key])["last_error"]
+                  for key in ("unknown", "days", "no-days", "not-text")}
+        self.assertEqual(errors["unknown"], f"the answer was refused: check {ids['unknown']}: no calendar named"
+                                            " 'nowhere' (prescient calendar list)")
+        self.assertIn(f"the answer was refused: check {ids['days']}: business delay '1d'", errors["days"])
+        self.assertIn(f"the answer was refused: check {ids['no-days']}: business delay '0bd'", errors["no-days"])
+        self.assertIn("give the calendar's name and the delay as strings", errors["not-text"])
 
     def test_a_settlement_after_the_lease_ran_out_is_refused_as_lease_lost(self):
         check_id = self.schedule("slow")
@@ -652,6 +715,28 @@ class InTransactionTest(unittest.TestCase):
         self.assertEqual(len([line for line in logs.output if "lease lost" in line]), 1, logs.output)
         self.assertEqual(self.effects(check_id), 0, "the writes of a run whose lease was lost were kept")
         self.assertEqual(support.pending(self.conn, check_id)["claimed_by"], "thief")
+
+    def test_an_answer_in_business_time_settles_in_the_handlers_transaction_and_a_refused_one_rolls_it_back(self):
+        calendar = support.set_desk_calendar(self.conn)
+        later, unknown = self.schedule("later"), self.schedule("unknown")
+
+        @self.worker.handler(self.job)
+        def handle(check):
+            with psycopg.connect(support.database_url()) as conn, conn.transaction():
+                self.effect_in(conn, check)
+                check.complete_in(conn, prescient.BusinessDelay(calendar if check.entity_key == "later" else "nowhere",
+                                                                "4h"))
+
+        self.clock.advance(timedelta(hours=1))
+        due = support.business_due(self.conn, calendar, self.clock(), "4h")
+        with self.assertLogs("prescient.worker", level="INFO"):
+            settled = {s.check_id: (s.outcome, s.next_check_at) for s in self.worker.drain()}
+        self.assertEqual(settled[later], ("rescheduled", due))
+        self.assertEqual(settled[unknown][0], "retried")
+        self.assertEqual([self.effects(i) for i in (later, unknown)], [1, 0])
+        error = support.pending(self.conn, unknown)["last_error"]
+        self.assertTrue(error.startswith("Refused: "), error)
+        self.assertIn(f"check {unknown}: no calendar named 'nowhere'", error.split("\n")[0])
 
     def test_a_check_not_taken_by_a_worker_cannot_be_settled_in_a_transaction(self):
         check = prescient.Check(1, self.job, "things", "x", None, None, {}, T, T, 0, 0, None)

@@ -10,10 +10,10 @@ from .enqueue import (Rescheduled, Scheduled, cancel, cron_add, reschedule, sche
                       set_check_policy)
 from .errors import CheckFailed, Conflict, LeaseLost, NotFound, PrescientError, Refused
 from .schema import Applied, migrate
-from .worker import Check, Done, Settlement, Worker
+from .worker import BusinessDelay, Check, Done, Settlement, Worker
 
 __all__ = [
-    "Applied", "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "NotFound", "PrescientError", "Refused",
-    "Rescheduled", "Scheduled", "Settlement", "Worker", "cancel", "cron_add", "declare_worker_class", "migrate",
-    "reschedule", "retry", "schedule", "schedule_many", "set_check_policy",
+    "Applied", "BusinessDelay", "Check", "CheckFailed", "Conflict", "Done", "LeaseLost", "NotFound",
+    "PrescientError", "Refused", "Rescheduled", "Scheduled", "Settlement", "Worker", "cancel", "cron_add",
+    "declare_worker_class", "migrate", "reschedule", "retry", "schedule", "schedule_many", "set_check_policy",
 ]

@@ -21,10 +21,10 @@ import psycopg
 
 from .connection import Connection
 from .steps import run
-from .worker_loop import (DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, CheckBase, Done, Settlement, WorkerBase, _Held,
-                          log, next_reconnect_wait, with_dead_socket_settings)
+from .worker_loop import (DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, BusinessDelay, CheckBase, Done, Settlement,
+                          WorkerBase, _Held, log, next_reconnect_wait, with_dead_socket_settings)
 
-__all__ = ["Check", "DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "Done", "Settlement", "Worker"]
+__all__ = ["BusinessDelay", "Check", "DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "Done", "Settlement", "Worker"]
 
 Handler = Callable[["Check"], Any]
 BatchHandler = Callable[[list["Check"]], Any]
@@ -37,11 +37,11 @@ class Check(CheckBase):
         """Settles this check on the application's connection, in its transaction: the handler's writes and
         the settlement commit together, or neither does (effects exactly once). ``answer`` is what a handler
         may return: None (done), an aware datetime (look again then), a timedelta (look again that long from
-        now) or ``Done(result)``. Returns the
-        settlement; raises LeaseLost when the lease was lost (so the transaction rolls back, if it is left
-        by the exception) and Refused when the database refused the answer. The worker then settles the check
-        no more; if the transaction rolls back, the worker fails the check (the handler's exception, if it
-        raised one), and it is retried."""
+        now), ``BusinessDelay(calendar, delay)`` (look again after that much of the calendar's open time) or
+        ``Done(result)``. Returns the settlement; raises LeaseLost when the lease was lost (so the transaction
+        rolls back, if it is left by the exception) and Refused when the database refused the answer (a result
+        over 64 KiB, an unknown calendar). The worker then settles the check no more; if the transaction rolls
+        back, the worker fails the check (the handler's exception, if it raised one), and it is retried."""
         return run(conn, self._completion(answer))
 
     def fail_in(self, conn: Connection, error: str) -> Settlement:
@@ -56,7 +56,8 @@ class Worker(WorkerBase[Handler, BatchHandler]):
     >>> worker = Worker("postgresql://app@db/shop", name="shop-1", concurrency=8)
     >>> @worker.handler("order_unshipped")
     ... def order_unshipped(check):
-    ...     return None          # done; or a datetime: look again then; or Done(result); or raise
+    ...     return None          # done; or a datetime: look again then; or BusinessDelay("support-eu", "4h");
+    ...                          # or Done(result); or raise
     >>> worker.run()             # until SIGTERM, SIGINT or worker.stop()
 
     ``clock`` (a function returning an aware datetime) is passed to every call as ``p_now``; None (the

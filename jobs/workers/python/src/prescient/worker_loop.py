@@ -65,6 +65,10 @@ PREFETCH_SECONDS = 0.5
 # What the database keeps of an error text (docs/workers.md, "fail"): it cuts a longer one at the end, where a
 # traceback's innermost frames are, so the worker leaves out the outermost frames instead.
 ERROR_TEXT_BYTES = 4096
+# worker_complete's arguments as both settlements send them (the loop's batch, a handler's complete_in): p_now
+# by name, last, as the settlement's parameters put it after the answers' arrays.
+COMPLETE_ARGUMENTS = ("%s, %s::bigint[], %s::bigint[], %s::timestamptz[], %s::jsonb[], p_calendar => %s::text[],"
+                      " p_business_delay => %s::text[], p_now => %s::timestamptz")
 
 
 @dataclass(frozen=True)
@@ -103,11 +107,11 @@ class CheckBase:
 
     def _completion(self, answer: Any) -> Steps[Settlement]:
         """complete_in's steps: the answer read (a bad one raises here, before anything is sent), then sent."""
-        next_at, result_json = _read_answer(self, answer)
+        next_at, in_business_time, result_json = _read_answer(self, answer)
         return self._lease_or_refuse().settle(
             self, "SELECT s.id, s.outcome, s.next_check_at, s.last_error, pg_current_xact_id()::text"
-                  " FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[], %s::timestamptz[],"
-                  " %s::jsonb[], %s::timestamptz) AS s", [next_at], [result_json])
+                  f" FROM prescient.worker_complete({COMPLETE_ARGUMENTS}) AS s",
+            [next_at], [result_json], *_business_arrays([in_business_time]))
 
     def _failure(self, error: str) -> Steps[Settlement]:
         """fail_in's steps."""
@@ -127,6 +131,17 @@ class Done:
     """A handler's answer: the check is done, and ``result`` (any JSON value) is kept in its history row."""
 
     result: Any = None
+
+
+@dataclass(frozen=True)
+class BusinessDelay:
+    """A handler's answer: look again after ``delay`` of calendar ``calendar``'s open time ("4h", "90m",
+    "1h30m", or "3bd": business days), counted from the settlement's now (the worker's clock, else the
+    server's). The database reads it as an enqueue's ``business_delay`` (docs/business-time.md, "Answers in
+    business time"): an unknown calendar, or a delay that is not one, fails the check with the reason."""
+
+    calendar: str
+    delay: str
 
 
 @dataclass(frozen=True)
@@ -163,7 +178,7 @@ class _Lease:
         # commits: once it has, the lease is gone and a later one answers lease_lost.
         self.in_transaction: list[tuple[str, Settlement]] = []
 
-    def settle(self, check: CheckBase, query: str, *per_check: list[Any]) -> Steps[Settlement]:
+    def settle(self, check: CheckBase, query: str, *per_check: list[Any] | None) -> Steps[Settlement]:
         self.settling = True
         params = [self.worker, [check.id], [self.token], *per_check, self.clock() if self.clock else None]
         with translated(check_id=check.id):
@@ -186,6 +201,7 @@ class _Held:
     check: CheckBase
     token: int
     next_at: datetime | None = None
+    in_business_time: BusinessDelay | None = None  # instead of next_at
     result_json: str | None = None
     error: str | None = None
     raised: bool = False  # the handler raised (its error is the answer)
@@ -527,9 +543,9 @@ class WorkerBase(Generic[H, B]):
         try:
             with translated():
                 return (yield from self._settle_call(
-                    "SELECT * FROM prescient.worker_complete(%s, %s::bigint[], %s::bigint[],"
-                          " %s::timestamptz[], %s::jsonb[], %s::timestamptz)",
-                    answers, [h.next_at for h in answers], [h.result_json for h in answers]))
+                    f"SELECT * FROM prescient.worker_complete({COMPLETE_ARGUMENTS})",
+                    answers, [h.next_at for h in answers], [h.result_json for h in answers],
+                    *_business_arrays([h.in_business_time for h in answers])))
         except (Refused, psycopg.DataError) as refusal:
             if len(answers) > 1:
                 # One bad answer refuses the whole call: settle them one by one, so only it fails.
@@ -537,8 +553,8 @@ class WorkerBase(Generic[H, B]):
                 for held in answers:
                     one_by_one += yield from self._complete([held])
                 return one_by_one
-            # The database refused this answer (a result over 64 KiB, or JSON it cannot store such as
-            # "\u0000"): the check fails with the reason.
+            # The database refused this answer (a result over 64 KiB, JSON it cannot store such as "\u0000",
+            # an unknown calendar or a delay that is not one): the check fails with the reason.
             held = answers[0]
             reason = refusal.reason if isinstance(refusal, Refused) else str(refusal).strip().splitlines()[0]
             held.error = f"the answer was refused: {reason}"
@@ -552,7 +568,8 @@ class WorkerBase(Generic[H, B]):
                 "SELECT * FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
                       " %s::timestamptz)", answers, [h.error for h in answers]))
 
-    def _settle_call(self, query: str, answers: list[_Held], *per_check: list[Any]) -> Steps[list[Settlement]]:
+    def _settle_call(self, query: str, answers: list[_Held],
+                     *per_check: list[Any] | None) -> Steps[list[Settlement]]:
         params = [self.name, [h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
         return [Settlement(*row) for row in (yield Statement(query, params))]
 
@@ -675,7 +692,7 @@ def _take_batch_answers(job: str, outcome: Any, call: list[_Held]) -> None:
 def _take_answer(held: _Held, answer: Any) -> None:
     if held.lease.in_transaction:
         return  # the handler answered in its transaction (complete_in, fail_in): what it returns is not read
-    held.next_at, held.result_json = _read_answer(held.check, answer)
+    held.next_at, held.in_business_time, held.result_json = _read_answer(held.check, answer)
 
 
 def _take_error(held: _Held, error: BaseException) -> None:
@@ -721,23 +738,41 @@ def _first_line(text: str | None) -> str | None:
     return None if text is None else text.split("\n", 1)[0]
 
 
-def _read_answer(check: CheckBase, answer: Any) -> tuple[datetime | None, str | None]:
-    """A handler's answer as (next time, result as JSON text). Checked here, in the handler's thread, so a
-    bad answer fails its own check, not the batch it would be sent with."""
+def _read_answer(check: CheckBase, answer: Any) -> tuple[datetime | None, BusinessDelay | None, str | None]:
+    """A handler's answer as (next time, next time in business time, result as JSON text). Checked here, in
+    the handler's thread, so a bad answer fails its own check, not the batch it would be sent with; what only
+    the database knows (the calendars, how a delay reads) is judged there, and a refusal fails its check too."""
     if answer is None:
-        return None, None
+        return None, None, None
     if isinstance(answer, Done):
-        return None, None if answer.result is None else json.dumps(answer.result)
+        return None, None, None if answer.result is None else json.dumps(answer.result)
     if isinstance(answer, timedelta):
-        return (check._clock() if check._clock is not None else datetime.now(timezone.utc)) + answer, None
+        return (check._clock() if check._clock is not None else datetime.now(timezone.utc)) + answer, None, None
     if isinstance(answer, datetime):
         if answer.tzinfo is None or answer.utcoffset() is None:
             raise TypeError(f"the handler of {check.job} answered {answer.isoformat()}, a time without a time "
                             "zone: answer an aware datetime")
-        return answer, None
+        return answer, None, None
+    if isinstance(answer, BusinessDelay):
+        # Sent in text arrays: anything else would fail the whole call's statement, not this check alone.
+        if not isinstance(answer.calendar, str) or not isinstance(answer.delay, str):
+            raise TypeError(f"the handler of {check.job} answered {answer!r}: give the calendar's name and the "
+                            "delay as strings, such as BusinessDelay('support-eu', '4h')")
+        return None, answer, None
     raise TypeError(f"the handler of {check.job} answered a {type(answer).__name__}: answer a datetime (look "
-                    "again then), a timedelta (look again that long from now), None (done) or "
+                    "again then), a timedelta (look again that long from now), prescient.BusinessDelay(calendar, "
+                    "delay) (look again after that much of the calendar's open time), None (done) or "
                     "prescient.Done(result)")
+
+
+def _business_arrays(answers: list[BusinessDelay | None]) -> tuple[list[str | None] | None,
+                                                                   list[str | None] | None]:
+    """worker_complete's p_calendar and p_business_delay for these answers: NULL both unless one of them is in
+    business time, so that a call without one costs the database nothing more."""
+    if not any(answers):
+        return None, None
+    return ([None if a is None else a.calendar for a in answers],
+            [None if a is None else a.delay for a in answers])
 
 
 def _sendable(text: str) -> str:

@@ -54,7 +54,8 @@ class Worker(WorkerBase[Handler, BatchHandler]):
     >>> worker = prescient.aio.Worker("postgresql://app@db/shop", name="shop-1", concurrency=8)
     >>> @worker.handler("order_unshipped")
     ... async def order_unshipped(check: prescient.aio.Check) -> None:
-    ...     return None          # done; or a datetime: look again then; or Done(result); or raise
+    ...     return None          # done; or a datetime: look again then; or BusinessDelay("support-eu", "4h");
+    ...                          # or Done(result); or raise
     >>> await worker.run()       # until stop(), SIGTERM, or the task is cancelled
     """
 

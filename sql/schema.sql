@@ -7080,9 +7080,7 @@ BEGIN
     -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
     v_next := prescient.debounced_slot(
-                CASE WHEN p_calendar IS NULL THEN prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds)
-                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds)
-                     END,
+                prescient.spread_slot_in(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds),
                 p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
@@ -7142,10 +7140,8 @@ BEGIN
                  tracestate = p_tracestate, calendar = p_calendar, calendar_version = v_calendar_version,
                  business_delay = p_business_delay,
                  next_check_at = prescient.debounced_slot(
-                                   CASE WHEN p_calendar IS NULL
-                                     THEN prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds)
-                                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
-                                                                       v_settings.slot_seconds) END,
+                                   prescient.spread_slot_in(p_calendar, v_slot, f.id, p_window, p_now,
+                                                            v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
                  check_count = 0, attempts = 0, last_error = NULL, asked_for_at = v_at
            WHERE f.id = v_existing
@@ -7235,10 +7231,8 @@ BEGIN
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.calendar IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
-                    ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                      p_now, v_settings.slot_seconds) END AS slot
+                  prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window, p_now,
+                                           v_settings.slot_seconds) AS slot
              -- Two levels kept whole: timed by its ORDER BY (pulled up, a look-up ran once per use), drawn by
              -- OFFSET 0 (pulled up, base_slot became an expression, and spread_slot, which names its slot twice,
              -- was then called rather than inlined in the generic plan: 10 000 items took 2.5× as long).
@@ -7291,14 +7285,12 @@ BEGIN
          -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.max_wait IS NULL AND drawn.calendar IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                  CASE WHEN drawn.max_wait IS NULL
+                    THEN prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                  p_now, v_settings.slot_seconds)
                     ELSE prescient.debounced_slot(
-                           CASE WHEN drawn.calendar IS NULL
-                             THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                        v_settings.slot_seconds)
-                             ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id,
-                                                               drawn.fire_window, p_now, v_settings.slot_seconds) END,
+                           prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                    p_now, v_settings.slot_seconds),
                            p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              -- Two levels kept whole: timed by its ORDER BY (pulled up, a look-up ran once per use), drawn by
              -- OFFSET 0 (pulled up, base_slot became an expression, and spread_slot, which names its slot twice,
@@ -7600,6 +7592,14 @@ END $$;
 CREATE FUNCTION prescient.spread_slot(p_slot timestamp with time zone, p_id bigint, p_window interval, p_slot_seconds integer) RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (p_window IS NULL) THEN p_slot WHEN (p_window >= ((p_slot_seconds)::double precision * '00:00:02'::interval)) THEN (p_slot + ((((p_id % (floor((EXTRACT(epoch FROM p_window) / (p_slot_seconds)::numeric)))::bigint) * p_slot_seconds))::double precision * '00:00:01'::interval)) ELSE p_slot END;
+
+--
+-- Name: spread_slot_in(text, timestamp with time zone, bigint, interval, timestamp with time zone, integer); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.spread_slot_in(p_calendar text, p_slot timestamp with time zone, p_id bigint, p_window interval, p_now timestamp with time zone, p_slot_seconds integer) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    RETURN CASE WHEN (p_calendar IS NULL) THEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds) ELSE prescient.spread_in_calendar(p_calendar, p_slot, p_id, p_window, p_now, p_slot_seconds) END;
 
 --
 -- Name: storable_error(text); Type: FUNCTION; Schema: prescient; Owner: -

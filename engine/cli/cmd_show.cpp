@@ -114,7 +114,8 @@ Command show_command() {
                         << "  enqueued_on=" << format_time(c.enqueued_on) << " by " << c.enqueued_by << "\n"
                         << "  payload=" << c.payload.dump() << "\n";
               if (c.last_error) std::cout << "  last_error=" << *c.last_error << "\n";
-              if (c.calendar) std::cout << "  timed by " << business_timing(c) << "\n";
+              // The enqueue's: a later answer of the check's class may have moved its time since (its run lines).
+              if (c.calendar) std::cout << "  enqueued timed by " << business_timing(c) << "\n";
               if (c.traceparent) {
                 std::cout << "  traceparent=" << *c.traceparent << (c.tracestate ? " tracestate=" + *c.tracestate : "")
                           << "\n";

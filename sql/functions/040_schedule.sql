@@ -92,9 +92,7 @@ BEGIN
     -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
     v_next := prescient.debounced_slot(
-                CASE WHEN p_calendar IS NULL THEN prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds)
-                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds)
-                     END,
+                prescient.spread_slot_in(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds),
                 p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
@@ -154,10 +152,8 @@ BEGIN
                  tracestate = p_tracestate, calendar = p_calendar, calendar_version = v_calendar_version,
                  business_delay = p_business_delay,
                  next_check_at = prescient.debounced_slot(
-                                   CASE WHEN p_calendar IS NULL
-                                     THEN prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds)
-                                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
-                                                                       v_settings.slot_seconds) END,
+                                   prescient.spread_slot_in(p_calendar, v_slot, f.id, p_window, p_now,
+                                                            v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
                  check_count = 0, attempts = 0, last_error = NULL, asked_for_at = v_at
            WHERE f.id = v_existing

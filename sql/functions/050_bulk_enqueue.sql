@@ -210,10 +210,8 @@ BEGIN
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.calendar IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
-                    ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                      p_now, v_settings.slot_seconds) END AS slot
+                  prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window, p_now,
+                                           v_settings.slot_seconds) AS slot
              -- Two levels kept whole: timed by its ORDER BY (pulled up, a look-up ran once per use), drawn by
              -- OFFSET 0 (pulled up, base_slot became an expression, and spread_slot, which names its slot twice,
              -- was then called rather than inlined in the generic plan: 10 000 items took 2.5× as long).
@@ -266,14 +264,12 @@ BEGIN
          -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.max_wait IS NULL AND drawn.calendar IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                  CASE WHEN drawn.max_wait IS NULL
+                    THEN prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                  p_now, v_settings.slot_seconds)
                     ELSE prescient.debounced_slot(
-                           CASE WHEN drawn.calendar IS NULL
-                             THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                        v_settings.slot_seconds)
-                             ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id,
-                                                               drawn.fire_window, p_now, v_settings.slot_seconds) END,
+                           prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                    p_now, v_settings.slot_seconds),
                            p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              -- Two levels kept whole: timed by its ORDER BY (pulled up, a look-up ran once per use), drawn by
              -- OFFSET 0 (pulled up, base_slot became an expression, and spread_slot, which names its slot twice,

@@ -92,6 +92,15 @@ BEGIN
   RETURN prescient.slot_for(prescient.business_add(p_calendar, p_slot, v_spread - p_slot), p_now, p_slot_seconds);
 END $$;
 
+-- A check's slot in its window (NULL: none), whichever its time is counted in: spread_slot, or with a calendar
+-- spread_in_calendar. The one choice every enqueue makes (040, 050); inlined, so a check without a calendar
+-- pays a test of a NULL.
+CREATE OR REPLACE FUNCTION prescient.spread_slot_in(p_calendar text, p_slot timestamptz, p_id bigint,
+                                                    p_window interval, p_now timestamptz, p_slot_seconds integer)
+  RETURNS timestamptz LANGUAGE sql STABLE
+  RETURN CASE WHEN p_calendar IS NULL THEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds)
+              ELSE prescient.spread_in_calendar(p_calendar, p_slot, p_id, p_window, p_now, p_slot_seconds) END;
+
 -- When a check given a calendar is due (038, docs/business-time.md "Enqueue in business time"), and the version
 -- of the calendar that says so: p_delay of open time after p_at, or with no delay p_at's next opening (p_at when
 -- open); a time that has passed by p_now is the next opening from p_now instead, so a check bound to a calendar

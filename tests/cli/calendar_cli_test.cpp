@@ -235,7 +235,7 @@ TEST_CASE("schedule --calendar: a business delay from flags and a bulk file; sho
   REQUIRE(later.exit_code == 0);
   const std::string id = std::to_string(json::parse(later.out)["id"].get<long long>());
   const ProcessResult shown = run_prescient(with_db({"show", "--id", id}, url));
-  CHECK_THAT(shown.out, Catch::Contains("  timed by calendar office version 1: 4h of open time\n"));
+  CHECK_THAT(shown.out, Catch::Contains("  enqueued timed by calendar office version 1: 4h of open time\n"));
   CHECK_THAT(shown.out, Catch::Contains("check " + id + " timed by calendar office version 1: 4h of open time"));
   const json as_json = json::parse(run_prescient(with_db({"show", "--id", id, "--json"}, url)).out);
   CHECK(as_json["pending"]["calendar"] == "office");

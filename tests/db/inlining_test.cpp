@@ -77,6 +77,7 @@ TEST_CASE("inlining: every rule of a single expression is inlined where it is ca
   std::vector<std::string> names;
   for (const InlinableFunction& f : functions) names.push_back(f.name);
   for (const char* rule : {"request_problem", "priority_problem", "window_problem", "slot_for", "spread_slot",
+                           "spread_slot_in",
                            "trace_problem", "cron_item_problem", "cron_check_payload_of"}) {
     CHECK(std::find(names.begin(), names.end(), rule) != names.end());
   }

@@ -1977,7 +1977,7 @@ END $$;
 -- When such a check is due, and the version of the calendar that computed it: business_due (087: it names 086's
 -- arithmetic, made after this file), and its slot in a window, spread_in_calendar (087).
 $prescient_functions_38$),
-    (40, '040_schedule.sql', false, 'c094cdb4135ead75',
+    (40, '040_schedule.sql', false, 'acbf22e5285472f4',
      $prescient_functions_40$-- The enqueue API as SQL functions, so an application in any language, a trigger or psql schedules,
 -- cancels and reschedules checks by the same rules as the C++ client and the CLI. Every function takes
 -- p_now (default now()): prescient's own callers pass their clock. The entry points run with the schema
@@ -2072,9 +2072,7 @@ BEGIN
     -- The id is drawn first: a window's slot is chosen by it. A new check's first enqueue is now.
     v_id := nextval(pg_get_serial_sequence('prescient.future_job', 'id')::regclass);
     v_next := prescient.debounced_slot(
-                CASE WHEN p_calendar IS NULL THEN prescient.spread_slot(v_slot, v_id, p_window, v_settings.slot_seconds)
-                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds)
-                     END,
+                prescient.spread_slot_in(p_calendar, v_slot, v_id, p_window, p_now, v_settings.slot_seconds),
                 p_now, p_max_wait, p_now, v_settings.slot_seconds);
     INSERT INTO prescient.future_job (id, job, entity_name, entity_key, job_key, group_key, payload,
                                       first_check_at, next_check_at, enqueued_on, enqueued_by, asked_for_at, priority,
@@ -2134,10 +2132,8 @@ BEGIN
                  tracestate = p_tracestate, calendar = p_calendar, calendar_version = v_calendar_version,
                  business_delay = p_business_delay,
                  next_check_at = prescient.debounced_slot(
-                                   CASE WHEN p_calendar IS NULL
-                                     THEN prescient.spread_slot(v_slot, f.id, p_window, v_settings.slot_seconds)
-                                     ELSE prescient.spread_in_calendar(p_calendar, v_slot, f.id, p_window, p_now,
-                                                                       v_settings.slot_seconds) END,
+                                   prescient.spread_slot_in(p_calendar, v_slot, f.id, p_window, p_now,
+                                                            v_settings.slot_seconds),
                                    f.enqueued_on, p_max_wait, p_now, v_settings.slot_seconds),
                  check_count = 0, attempts = 0, last_error = NULL, asked_for_at = v_at
            WHERE f.id = v_existing
@@ -3406,7 +3402,7 @@ REVOKE EXECUTE ON FUNCTION prescient.cron_backfill(text, timestamptz, timestampt
 REVOKE EXECUTE ON FUNCTION prescient.cron_count_outcome() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION prescient.cron_trigger(text, text, timestamptz) FROM PUBLIC;
 $prescient_functions_47$),
-    (50, '050_bulk_enqueue.sql', false, '3aa4305a6c8b30fb',
+    (50, '050_bulk_enqueue.sql', false, '2f8655b78d65dcf6',
      $prescient_functions_50$-- Bulk enqueue (docs/design.md, "Bulk enqueue sends one array per field"): schedule_arrays takes the
 -- items as parallel arrays, one per field. Reading a JSON array of objects (json_to_recordset) cost 5 to
 -- 13 microseconds an item, more than the insert itself; arrays of text cost well under one.
@@ -3619,10 +3615,8 @@ BEGIN
          bad AS (SELECT input.n, input.problem FROM input WHERE input.problem IS NOT NULL ORDER BY input.n LIMIT 1),
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.calendar IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
-                    ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                      p_now, v_settings.slot_seconds) END AS slot
+                  prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window, p_now,
+                                           v_settings.slot_seconds) AS slot
              -- Two levels kept whole: timed by its ORDER BY (pulled up, a look-up ran once per use), drawn by
              -- OFFSET 0 (pulled up, base_slot became an expression, and spread_slot, which names its slot twice,
              -- was then called rather than inlined in the generic plan: 10 000 items took 2.5× as long).
@@ -3675,14 +3669,12 @@ BEGIN
          -- A new check's first enqueue is now: a debounce's or a digest's ceiling counts from it.
          todo AS (
            SELECT drawn.*,
-                  CASE WHEN drawn.max_wait IS NULL AND drawn.calendar IS NULL
-                    THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window, v_settings.slot_seconds)
+                  CASE WHEN drawn.max_wait IS NULL
+                    THEN prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                  p_now, v_settings.slot_seconds)
                     ELSE prescient.debounced_slot(
-                           CASE WHEN drawn.calendar IS NULL
-                             THEN prescient.spread_slot(drawn.base_slot, drawn.new_id, drawn.fire_window,
-                                                        v_settings.slot_seconds)
-                             ELSE prescient.spread_in_calendar(drawn.calendar, drawn.base_slot, drawn.new_id,
-                                                               drawn.fire_window, p_now, v_settings.slot_seconds) END,
+                           prescient.spread_slot_in(drawn.calendar, drawn.base_slot, drawn.new_id, drawn.fire_window,
+                                                    p_now, v_settings.slot_seconds),
                            p_now, drawn.max_wait, p_now, v_settings.slot_seconds) END AS slot
              -- Two levels kept whole: timed by its ORDER BY (pulled up, a look-up ran once per use), drawn by
              -- OFFSET 0 (pulled up, base_slot became an expression, and spread_slot, which names its slot twice,
@@ -6706,7 +6698,7 @@ END $$;
 REVOKE EXECUTE ON FUNCTION prescient.calendar_set(text, text, jsonb, text),
   prescient.ensure_zone_offsets(text) FROM PUBLIC;
 $prescient_functions_86$),
-    (87, '087_calendar_doors.sql', false, '4d1677bbc951cbee',
+    (87, '087_calendar_doors.sql', false, 'd1a0510fae40e121',
      $prescient_functions_87$-- What the doors to business time call (the CLI's `prescient calendar`, and an enqueue's business delay, 038):
 -- adding a calendar that must be new, adding holidays to one, the next opening, a business delay as people write
 -- it, and a window counted in open time. The calendars and their arithmetic are 086's.
@@ -6800,6 +6792,15 @@ BEGIN
   END IF;
   RETURN prescient.slot_for(prescient.business_add(p_calendar, p_slot, v_spread - p_slot), p_now, p_slot_seconds);
 END $$;
+
+-- A check's slot in its window (NULL: none), whichever its time is counted in: spread_slot, or with a calendar
+-- spread_in_calendar. The one choice every enqueue makes (040, 050); inlined, so a check without a calendar
+-- pays a test of a NULL.
+CREATE OR REPLACE FUNCTION prescient.spread_slot_in(p_calendar text, p_slot timestamptz, p_id bigint,
+                                                    p_window interval, p_now timestamptz, p_slot_seconds integer)
+  RETURNS timestamptz LANGUAGE sql STABLE
+  RETURN CASE WHEN p_calendar IS NULL THEN prescient.spread_slot(p_slot, p_id, p_window, p_slot_seconds)
+              ELSE prescient.spread_in_calendar(p_calendar, p_slot, p_id, p_window, p_now, p_slot_seconds) END;
 
 -- When a check given a calendar is due (038, docs/business-time.md "Enqueue in business time"), and the version
 -- of the calendar that says so: p_delay of open time after p_at, or with no delay p_at's next opening (p_at when

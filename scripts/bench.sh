@@ -279,6 +279,9 @@ echo "$results" | grep . | while read -r line; do
       note="target: at least 0.7x the same without a calendar ($(ratio "$rate" "$(field "$plain" checks_per_second)"))" ;;
     "enqueue bulk"*)
       vs_graphile=$(ratio "$rate" "$graphile_bulk") vs_pgboss=$(ratio "$rate" "$pgboss_bulk") ;;
+    "schedules, "*" bound to a calendar, slot "*)
+      unbound=$(echo "$results" | grep "\"${measure/ bound to a calendar/}\"" | head -1)
+      note="target: at least 0.8x the same slot unbound ($(ratio "$rate" "$(field "$unbound" checks_per_second)"))" ;;
     "enqueue single, 1 "*)
       vs_graphile=$(ratio "$rate" "$graphile_single") vs_pgboss=$(ratio "$rate" "$pgboss_single") ;;
     "enqueue single, 16 "*)

@@ -1768,6 +1768,9 @@ CREATE TABLE prescient.check_run (
     attempts integer NOT NULL,
     error text,
     run_result jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 )
@@ -1852,6 +1855,24 @@ COMMENT ON COLUMN prescient.check_run.error IS 'Why the run failed (retried only
 COMMENT ON COLUMN prescient.check_run.run_result IS 'What the run returned besides its answer (any JSON, at most 64 KiB as jsonb text: a class''s JobResult::result, an http answer''s result, a command''s JSON answer, a worker''s), or NULL.';
 
 --
+-- Name: COLUMN check_run.calendar; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.calendar IS 'A run answered in business time: the calendar its next time was counted in (prescient.runs_timed_by, after the settlement); NULL otherwise.';
+
+--
+-- Name: COLUMN check_run.calendar_version; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.calendar_version IS 'The version of that calendar that computed the next time.';
+
+--
+-- Name: COLUMN check_run.business_delay; Type: COMMENT; Schema: prescient; Owner: -
+--
+
+COMMENT ON COLUMN prescient.check_run.business_delay IS 'The open time the answer asked for (4h, 3bd).';
+
+--
 -- Name: check_run_id; Type: INDEX; Schema: prescient; Owner: -
 --
 
@@ -1863,6 +1884,24 @@ CREATE INDEX check_run_id ON ONLY prescient.check_run USING btree (id, finished_
 
 GRANT SELECT,INSERT ON TABLE prescient.check_run TO prescient_runner;
 GRANT SELECT ON TABLE prescient.check_run TO prescient_client;
+
+--
+-- Name: COLUMN check_run.calendar; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(calendar) ON TABLE prescient.check_run TO prescient_runner;
+
+--
+-- Name: COLUMN check_run.calendar_version; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(calendar_version) ON TABLE prescient.check_run TO prescient_runner;
+
+--
+-- Name: COLUMN check_run.business_delay; Type: ACL; Schema: prescient; Owner: -
+--
+
+GRANT UPDATE(business_delay) ON TABLE prescient.check_run TO prescient_runner;
 
 
 -- ====================================================================================================
@@ -1886,6 +1925,9 @@ CREATE TABLE prescient.check_run_2026_11 (
     attempts integer NOT NULL,
     error text,
     run_result jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1930,6 +1972,9 @@ CREATE TABLE prescient.check_run_2026_12 (
     attempts integer NOT NULL,
     error text,
     run_result jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -1974,6 +2019,9 @@ CREATE TABLE prescient.check_run_2027_01 (
     attempts integer NOT NULL,
     error text,
     run_result jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -2018,6 +2066,9 @@ CREATE TABLE prescient.check_run_2027_02 (
     attempts integer NOT NULL,
     error text,
     run_result jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -2062,6 +2113,9 @@ CREATE TABLE prescient.check_run_default (
     attempts integer NOT NULL,
     error text,
     run_result jsonb,
+    calendar text,
+    calendar_version integer,
+    business_delay text,
     CONSTRAINT check_run_result_check CHECK ((result = ANY (ARRAY['rescheduled'::text, 'retried'::text]))),
     CONSTRAINT check_run_run_micros_check CHECK ((run_micros >= 0))
 );
@@ -7021,6 +7075,20 @@ BEGIN
 END $$;
 
 --
+-- Name: runs_timed_by(bigint[], timestamp with time zone[], text[], integer[], text[], timestamp with time zone); Type: FUNCTION; Schema: prescient; Owner: -
+--
+
+CREATE FUNCTION prescient.runs_timed_by(p_ids bigint[], p_due timestamp with time zone[], p_calendar text[], p_version integer[], p_delay text[], p_since timestamp with time zone) RETURNS void
+    LANGUAGE sql
+    AS $$
+  UPDATE prescient.check_run r
+     SET calendar = u.calendar, calendar_version = u.version, business_delay = u.delay
+    FROM unnest(p_ids, p_due, p_calendar, p_version, p_delay) AS u(id, due, calendar, version, delay)
+   WHERE u.calendar IS NOT NULL AND r.id = u.id AND r.due_at = u.due AND r.finished_at >= p_since
+     AND r.result = 'rescheduled'
+$$;
+
+--
 -- Name: schedule(text, text, text, timestamp with time zone, text, text, jsonb, text, text, timestamp with time zone, interval, interval, interval, text[], boolean, integer, text, text, text, text); Type: FUNCTION; Schema: prescient; Owner: -
 --
 
@@ -7756,6 +7824,8 @@ DECLARE
                              prescient.worker_arrays_problem(p_ids, p_tokens, p_business_delay, 'business delays'));
   v_now timestamptz;
   v_next timestamptz[] := p_next;
+  v_versions integer[];
+  v_dues timestamptz[];
 BEGIN
   IF v_problem IS NULL AND p_next IS NULL THEN
     v_problem := 'no next times given: one per check (a NULL element: done)';
@@ -7776,11 +7846,19 @@ BEGIN
     IF v_problem IS NOT NULL THEN
       RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
     END IF;
-    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n) INTO v_next
+    -- With the time each run was for, which names its timeline row.
+    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n), array_agg(d.calendar_version ORDER BY u.n),
+           array_agg(f.next_check_at ORDER BY u.n)
+      INTO v_next, v_versions, v_dues
       FROM generate_subscripts(p_ids, 1) AS u(n)
-      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true;
+      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true
+      LEFT JOIN prescient.future_job f ON f.id = p_ids[u.n];
   END IF;
   RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, v_next, NULL, p_results, v_now);
+  IF v_versions IS NOT NULL THEN
+    -- The timeline names what computed each such run's next time (its row was written by this settlement).
+    PERFORM prescient.runs_timed_by(p_ids, v_dues, p_calendar, v_versions, p_business_delay, v_now);
+  END IF;
 END $$;
 
 --

@@ -45,6 +45,11 @@ void print_timeline(const CheckTrace& trace, const std::vector<FlowDeferral>& de
     std::string line = "check " + std::to_string(r.id) + " ran for " + format_time(r.due_at) + " on " + r.runner +
                        took(r.run_micros) + ": " + r.result + " to " + format_time(r.next_check_at);
     if (r.answered_at) line += " (answered " + format_time(*r.answered_at) + ")";
+    if (r.calendar) {
+      line += " in business time, calendar " + *r.calendar + " version " +
+              (r.calendar_version ? std::to_string(*r.calendar_version) : "-") + ": " + r.business_delay.value_or("-") +
+              " of open time";
+    }
     line += ", checks " + std::to_string(r.check_count) + ", attempts " + std::to_string(r.attempts);
     if (r.error) line += ": " + one_line(*r.error);
     if (r.run_result) line += ", result " + r.run_result->dump();

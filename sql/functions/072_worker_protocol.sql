@@ -391,6 +391,8 @@ DECLARE
                              prescient.worker_arrays_problem(p_ids, p_tokens, p_business_delay, 'business delays'));
   v_now timestamptz;
   v_next timestamptz[] := p_next;
+  v_versions integer[];
+  v_dues timestamptz[];
 BEGIN
   IF v_problem IS NULL AND p_next IS NULL THEN
     v_problem := 'no next times given: one per check (a NULL element: done)';
@@ -411,11 +413,19 @@ BEGIN
     IF v_problem IS NOT NULL THEN
       RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
     END IF;
-    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n) INTO v_next
+    -- With the time each run was for, which names its timeline row.
+    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n), array_agg(d.calendar_version ORDER BY u.n),
+           array_agg(f.next_check_at ORDER BY u.n)
+      INTO v_next, v_versions, v_dues
       FROM generate_subscripts(p_ids, 1) AS u(n)
-      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true;
+      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true
+      LEFT JOIN prescient.future_job f ON f.id = p_ids[u.n];
   END IF;
   RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, v_next, NULL, p_results, v_now);
+  IF v_versions IS NOT NULL THEN
+    -- The timeline names what computed each such run's next time (its row was written by this settlement).
+    PERFORM prescient.runs_timed_by(p_ids, v_dues, p_calendar, v_versions, p_business_delay, v_now);
+  END IF;
 END $$;
 
 -- fail: the errors of checks whose run failed.

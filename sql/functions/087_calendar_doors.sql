@@ -92,6 +92,21 @@ BEGIN
   RETURN prescient.slot_for(prescient.business_add(p_calendar, p_slot, v_spread - p_slot), p_now, p_slot_seconds);
 END $$;
 
+-- The timeline rows of runs that answered in business time, written by the settlement just made: each names
+-- the calendar, the version that computed its next time and the delay (check_run, 0062). A run is its check
+-- and the time it ran for; p_since, the settlement's now at the latest, keeps the look-up to the partitions
+-- it wrote. Elements with no calendar are left alone; a run the judge ended (no timeline row) has nothing to
+-- name.
+CREATE OR REPLACE FUNCTION prescient.runs_timed_by(p_ids bigint[], p_due timestamptz[], p_calendar text[],
+                                                   p_version integer[], p_delay text[], p_since timestamptz)
+  RETURNS void LANGUAGE sql AS $$
+  UPDATE prescient.check_run r
+     SET calendar = u.calendar, calendar_version = u.version, business_delay = u.delay
+    FROM unnest(p_ids, p_due, p_calendar, p_version, p_delay) AS u(id, due, calendar, version, delay)
+   WHERE u.calendar IS NOT NULL AND r.id = u.id AND r.due_at = u.due AND r.finished_at >= p_since
+     AND r.result = 'rescheduled'
+$$;
+
 -- A check's slot in its window (NULL: none), whichever its time is counted in: spread_slot, or with a calendar
 -- spread_in_calendar. The one choice every enqueue makes (040, 050); inlined, so a check without a calendar
 -- pays a test of a NULL.

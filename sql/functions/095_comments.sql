@@ -163,6 +163,9 @@ COMMENT ON COLUMN prescient.paused_job.paused_by IS 'Who paused it.';
 COMMENT ON TABLE prescient.check_run IS
   'The timeline of a check: one row for each run that left it pending (a next time, a retry), written by the settlement. The run that ends a check is its history row; a deferral by a flow limit is a row of flow_deferral. Partitioned by month of finished_at with job_history, and purged with it.';
 COMMENT ON COLUMN prescient.check_run.id IS 'The check (future_job.id, then job_history.id).';
+COMMENT ON COLUMN prescient.check_run.calendar IS 'A run answered in business time: the calendar its next time was counted in (prescient.runs_timed_by, after the settlement); NULL otherwise.';
+COMMENT ON COLUMN prescient.check_run.calendar_version IS 'The version of that calendar that computed the next time.';
+COMMENT ON COLUMN prescient.check_run.business_delay IS 'The open time the answer asked for (4h, 3bd).';
 COMMENT ON COLUMN prescient.check_run.run_result IS 'What the run returned besides its answer (any JSON, at most 64 KiB as jsonb text: a class''s JobResult::result, an http answer''s result, a command''s JSON answer, a worker''s), or NULL.';
 COMMENT ON COLUMN prescient.check_run.due_at IS 'The time the run was for: its slot, or a time within it flow control gave.';
 COMMENT ON COLUMN prescient.check_run.finished_at IS 'When its settlement was written, by the runner''s clock.';

@@ -57,6 +57,14 @@ struct BusinessDelayFixture : prescient::testing::ClientFixture {
         soci::use(id), soci::into(out);
     return out;
   }
+  // The same of each timeline row of a check (its runs that left it pending), oldest first.
+  std::vector<std::string> run_timings(std::int64_t id) {
+    std::vector<std::string> out(100);
+    *db << "SELECT concat_ws(' ', result, coalesce(calendar, '-'), coalesce(calendar_version::text, '-'),"
+           " coalesce(business_delay, '-')) FROM prescient.check_run WHERE id = :id ORDER BY finished_at, due_at",
+        soci::use(id), soci::into(out);
+    return out;
+  }
 };
 
 }  // namespace
@@ -214,6 +222,15 @@ TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a job class answers in b
   CHECK_THAT(pending(not_a_delay), Catch::Contains("attempts 1 its answer in business time (1 day of calendar office): "
                                                    "business delay '1 day'"));
   CHECK_THAT(pending(both), Catch::Contains("attempts 1 the job answered both a next time and one in business time"));
+  // The timeline names what computed each answer's time; a failed one is a plain retry.
+  CHECK(run_timings(four_hours) == std::vector<std::string>{"rescheduled office 1 4h"});
+  CHECK(run_timings(three_days) == std::vector<std::string>{"rescheduled office 1 3bd"});
+  CHECK(run_timings(unknown) == std::vector<std::string>{"retried - - -"});
+  const CheckTrace trace = Checks(*db).trace(four_hours, std::nullopt);
+  REQUIRE(trace.runs.size() == 1);
+  CHECK(trace.runs[0].calendar == std::optional<std::string>("office"));
+  CHECK(trace.runs[0].calendar_version == std::optional<int>(1));
+  CHECK(trace.runs[0].business_delay == std::optional<std::string>("4h"));
 }
 
 TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a worker answers in business time; a bad answer is refused "
@@ -270,4 +287,7 @@ TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a worker answers in busi
   CHECK(due(ids[0]) == "2026-11-30T10:02:00Z");
   CHECK(due(ids[1]) == "2026-11-27T14:02:00Z");  // open now: the next slot
   CHECK(due(ids[2]) == "done");
+  // Each run's timeline row names the calendar, its version and the delay (none for the next opening).
+  CHECK(run_timings(ids[0]) == std::vector<std::string>{"rescheduled office 1 4h"});
+  CHECK(run_timings(ids[1]) == std::vector<std::string>{"rescheduled office 1 -"});
 }

@@ -118,6 +118,8 @@ class FakeRunnerStore final : public RunnerStore {
   std::vector<BusinessDue> business_due(std::span<const BusinessDelay> asked, TimePoint) override {
     return std::vector<BusinessDue>(asked.size(), BusinessDue{.problem = "no calendars in the fake store"});
   }
+  // None is ever resolved here (business_due above), so no run is ever named.
+  void name_business_runs(std::span<const SettleItem>, TimePoint) override {}
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t, TimePoint) override {
     return {ids.begin(), ids.end()};
   }

@@ -89,6 +89,9 @@ class FakeStores final : public StoreOpener {
     std::vector<BusinessDue> business_due(std::span<const BusinessDelay> asked, TimePoint now) override {
       return q_.business_due(asked, now);
     }
+    void name_business_runs(std::span<const SettleItem> runs, TimePoint since) override {
+      q_.name_business_runs(runs, since);
+    }
     std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                                TimePoint now) override {
       return q_.lock_live_leases(ids, token, now);

@@ -94,6 +94,10 @@ struct CheckRun {
   int attempts = 0;                      // after the run
   std::optional<std::string> error;      // retried: why the run failed
   std::optional<nlohmann::json> run_result;  // rescheduled: what the run returned besides its answer
+  // rescheduled by an answer in business time: the calendar, the version that computed its next time, the delay
+  std::optional<std::string> calendar;
+  std::optional<int> calendar_version;
+  std::optional<std::string> business_delay;
 };
 
 // One check's whole trace: its pending row, if any, its runs and its history rows, oldest first.

@@ -67,7 +67,10 @@ nlohmann::json to_json(const CheckRun& run) {
           {"check_count", run.check_count},
           {"attempts", run.attempts},
           {"error", optional_json(run.error)},
-          {"run_result", run.run_result.value_or(nullptr)}};
+          {"run_result", run.run_result.value_or(nullptr)},
+          {"calendar", optional_json(run.calendar)},
+          {"calendar_version", run.calendar_version ? nlohmann::json(*run.calendar_version) : nlohmann::json(nullptr)},
+          {"business_delay", optional_json(run.business_delay)}};
 }
 
 nlohmann::json to_json(const CheckTrace& trace) {

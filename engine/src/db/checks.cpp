@@ -180,7 +180,8 @@ CheckTrace Checks::trace(std::optional<std::int64_t> id, std::optional<std::stri
   const pq::Result rows = pq::exec(
       native_connection(db_), "cannot read the check's runs",
       "SELECT id, prescient.us(due_at), prescient.us(finished_at), run_micros, runner, result,"
-      "       prescient.us(next_check_at), prescient.us(answered_at), check_count, attempts, error, run_result::text"
+      "       prescient.us(next_check_at), prescient.us(answered_at), check_count, attempts, error, run_result::text,"
+      "       calendar, calendar_version, business_delay"
       "  FROM prescient.check_run WHERE id = ANY ($1::bigint[]) ORDER BY finished_at, due_at LIMIT $2",
       {pq::integer_array(ids), std::to_string(kTraceLimit)});
   trace.runs.resize(rows.rows());
@@ -195,8 +196,11 @@ CheckTrace Checks::trace(std::optional<std::int64_t> id, std::optional<std::stri
                      .answered_at = rows.optional_time(r, 7),
                      .check_count = static_cast<int>(rows.integer(r, 8)),
                      .attempts = static_cast<int>(rows.integer(r, 9)),
-                     .error = rows.optional_text(r, 10)};
+                     .error = rows.optional_text(r, 10),
+                     .calendar = rows.optional_text(r, 12),
+                     .business_delay = rows.optional_text(r, 14)};
     if (const auto result = rows.optional_text(r, 11)) trace.runs[r].run_result = readable_payload(*result);
+    if (const auto version = rows.optional_integer(r, 13)) trace.runs[r].calendar_version = static_cast<int>(*version);
   }
   return trace;
 }

@@ -322,6 +322,22 @@ std::vector<RunnerStore::BusinessDue> PgRunnerStore::business_due(std::span<cons
   return out;
 }
 
+void PgRunnerStore::name_business_runs(std::span<const SettleItem> runs, TimePoint since) {
+  std::vector<std::int64_t> ids, dues, versions;
+  std::vector<std::optional<std::string>> calendars, delays;
+  for (const SettleItem& run : runs) {
+    if (!run.timed_by) continue;
+    ids.push_back(run.id);
+    dues.push_back(to_unix_micros(run.due));
+    calendars.emplace_back(run.timed_by->calendar);
+    versions.push_back(run.timed_by->version);
+    delays.emplace_back(run.timed_by->delay);
+  }
+  pq::exec(native_connection(db_), "cannot name the runs' calendars", kRunsTimedBy,
+           RunsTimedBy{.ids = ids, .dues = dues, .calendars = calendars, .versions = versions, .delays = delays,
+                       .since = since});
+}
+
 std::vector<std::int64_t> PgRunnerStore::lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                                   TimePoint now) {
   const pq::Result rows = pq::exec(native_connection(db_), "cannot check leases", kLockLiveLeases,

@@ -53,6 +53,7 @@ class PgRunnerStore final : public runner::RunnerStore, public runner::UpkeepSto
                     std::optional<std::int64_t> lease_token, const runner::Judging& judging, bool in_chunks) override;
   std::int64_t lease(std::span<const std::int64_t> ids, const std::string& runner_id, TimePoint until) override;
   std::vector<BusinessDue> business_due(std::span<const BusinessDelay> asked, TimePoint now) override;
+  void name_business_runs(std::span<const runner::SettleItem> runs, TimePoint since) override;
   std::vector<std::int64_t> lock_live_leases(std::span<const std::int64_t> ids, std::int64_t token,
                                              TimePoint now) override;
   void release(std::span<const std::int64_t> ids, std::int64_t token) override;

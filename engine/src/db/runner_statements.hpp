@@ -308,6 +308,29 @@ struct BusinessDueOf {
   }
 };
 
+// The timeline rows of runs answered in business time name what computed their next time (087, runs_timed_by).
+inline const pq::NamedStatement kRunsTimedBy(R"sql(
+SELECT prescient.runs_timed_by(:ids::bigint[],
+                               ARRAY(SELECT prescient.at_us(d.us)
+                                       FROM unnest(:dues::bigint[]) WITH ORDINALITY AS d(us, n) ORDER BY d.n),
+                               :calendars::text[], :versions::bigint[]::integer[], :delays::text[], prescient.at_us(:since)))sql");
+struct RunsTimedBy {
+  std::span<const std::int64_t> ids;
+  std::span<const std::int64_t> dues;  // Unix microseconds
+  const std::vector<std::optional<std::string>>& calendars;
+  std::span<const std::int64_t> versions;
+  const std::vector<std::optional<std::string>>& delays;
+  TimePoint since;
+  void bind(pq::Binding& b) const {
+    b.set("ids", pq::integer_array(ids))
+        .set("dues", pq::integer_array(dues))
+        .set("calendars", pq::text_array(calendars))
+        .set("versions", pq::integer_array(versions))
+        .set("delays", pq::text_array(delays))
+        .set("since", pq::micros(since));
+  }
+};
+
 inline const pq::NamedStatement kLockLiveLeases(R"sql(
 SELECT id
   FROM prescient.future_job

@@ -25,6 +25,8 @@ std::vector<std::pair<std::size_t, std::string>> resolve_business_answers(std::v
     if (due[k].at) {
       answer.next = due[k].at;
       answer.in_business_time.reset();
+      items[asking[k]].timed_by = SettleItem::BusinessTimed{
+          .calendar = asked[k].calendar, .delay = asked[k].delay, .version = due[k].calendar_version.value_or(0)};
     } else {
       failures.emplace_back(asking[k], "its answer in business time (" + asked[k].delay + " of calendar " +
                                            asked[k].calendar + "): " + due[k].problem.value_or("no time"));

@@ -104,6 +104,10 @@ class RunnerStore {
     std::optional<std::string> problem;
   };
   virtual std::vector<BusinessDue> business_due(std::span<const BusinessDelay> asked, TimePoint now) = 0;
+  // After a settlement, in its transaction: the timeline rows of the runs among `runs` whose answer was in
+  // business time (SettleItem::timed_by) name its calendar, version and delay (prescient.runs_timed_by).
+  // `since`: the settlement's now at the latest. Called only when some run has one.
+  virtual void name_business_runs(std::span<const SettleItem> runs, TimePoint since) = 0;
 
   // The slow path's written lease. REQUIRES an open transaction holding the rows: writes a lease on them
   // until `until`; returns its token.

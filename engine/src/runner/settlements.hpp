@@ -75,6 +75,13 @@ struct SettleItem {
   std::vector<BufferedWrite> writes;  // run before the settlement, in its transaction
   std::optional<std::string> payload_update;  // keys to set in the check's payload (JSON object text)
   std::optional<std::string> result;          // what the run returned (JSON text), kept with it
+  // An answer in business time, once resolved to `answer.next`: what its timeline row names after the
+  // settlement (RunnerStore::name_business_runs).
+  struct BusinessTimed {
+    std::string calendar, delay;
+    int version = 0;
+  };
+  std::optional<BusinessTimed> timed_by;
 };
 
 // What a settlement made of its checks, as the settle statement counts them.

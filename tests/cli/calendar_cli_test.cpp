@@ -2,6 +2,7 @@
 // arithmetic itself is tested in tests/db/business_time_test.cpp and against the oracle; here, the doors.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <soci/soci.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -271,4 +272,34 @@ TEST_CASE("schedule --calendar: a business delay from flags and a bulk file; sho
   CHECK_THAT(bad_line.err, Catch::Contains("line 1: business delay '-4h'"));
   const ProcessResult pending = run_prescient(with_db({"list", "--json"}, url));
   CHECK(json::parse(pending.out).size() == 4);
+}
+
+// A worker's answer in business time (docs/business-time.md, "Answers in business time"): show names the
+// calendar, version and delay on that run's line of the timeline, and in its JSON.
+TEST_CASE("show: a run answered in business time names its calendar on the timeline") {
+  const std::string url = create_migrated_database();
+  REQUIRE(calendar({"add", "office", "--zone", "Europe/Berlin", "--file", "-"}, url, kOffice).exit_code == 0);
+  auto db = connect_to(url);
+  *db << "SELECT prescient.job_class_add('escalate', true)";
+  *db << "UPDATE prescient.settings SET workers_may_pin_clock = true";
+  long long id = 0, token = 0;
+  *db << "SELECT id FROM prescient.schedule('escalate', 'tickets', '7', '2026-11-27T14:00:00Z',"
+         " p_now => '2026-11-27T13:00:00Z')",
+      soci::into(id);
+  *db << "SELECT lease_token FROM prescient.worker_take('w1', '{escalate}', 10, 30, '2026-11-27T14:01:00Z')",
+      soci::into(token);
+  // Friday 15:01:10 in Berlin, plus 4 open hours: Monday 11:01:10, on the grid 11:02.
+  *db << "SELECT count(*) FROM prescient.worker_complete('w1', ARRAY[:id]::bigint[], ARRAY[:token]::bigint[],"
+         " '{NULL}', NULL, '2026-11-27T14:01:10Z', '{office}', '{4h}')",
+      soci::use(id), soci::use(token);
+  const std::string check = std::to_string(id);
+  const ProcessResult shown = run_prescient(with_db({"show", "--id", check}, url));
+  REQUIRE(shown.exit_code == 0);
+  CHECK_THAT(shown.out, Catch::Contains("rescheduled to 2026-11-30T10:02:00Z"));
+  CHECK_THAT(shown.out, Catch::Contains("in business time, calendar office version 1: 4h of open time"));
+  const json as_json = json::parse(run_prescient(with_db({"show", "--id", check, "--json"}, url)).out);
+  REQUIRE(as_json["runs"].size() == 1);
+  CHECK(as_json["runs"][0]["calendar"] == "office");
+  CHECK(as_json["runs"][0]["calendar_version"] == 1);
+  CHECK(as_json["runs"][0]["business_delay"] == "4h");
 }

@@ -85,7 +85,9 @@ TEST_CASE("business time through the year: bound schedules and business-delayed 
   Registry registry;
   jobs::register_builtin_jobs(registry);
 
-  const unsigned seed = std::random_device{}();
+  // PRESCIENT_SEED replays a run that failed (its seed is in the failure's messages).
+  const char* replay = std::getenv("PRESCIENT_SEED");
+  const unsigned seed = replay != nullptr ? static_cast<unsigned>(std::stoul(replay)) : std::random_device{}();
   INFO("seed " << seed);
   std::mt19937 random(seed);
   const auto pick = [&](int n) { return static_cast<int>(random() % static_cast<unsigned>(n)); };

@@ -393,6 +393,7 @@ DECLARE
   v_next timestamptz[] := p_next;
   v_versions integer[];
   v_dues timestamptz[];
+  v_problems text[];
 BEGIN
   IF v_problem IS NULL AND p_next IS NULL THEN
     v_problem := 'no next times given: one per check (a NULL element: done)';
@@ -401,25 +402,23 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   v_now := prescient.worker_now(p_now);
-  -- Only a call that answers in business time pays for it.
+  -- Only a call that answers in business time pays for it: each answer resolved, or its problem, by the rule
+  -- the runner's answers use (business_answers), with the time each run was for, which names its timeline row.
   IF p_calendar IS NOT NULL OR p_business_delay IS NOT NULL THEN
-    SELECT format('check %s: %s', p_ids[a.n], a.problem) INTO v_problem
-      FROM (SELECT u.n, CASE WHEN u.calendar IS NOT NULL AND p_next[u.n] IS NOT NULL
-                          THEN 'answered both a next time and one in business time: give one'
-                          ELSE prescient.business_problem(u.calendar, v_now, u.delay) END AS problem
-              FROM unnest(p_calendar, p_business_delay) WITH ORDINALITY AS u(calendar, delay, n)
-             WHERE u.calendar IS NOT NULL OR u.delay IS NOT NULL) a
-     WHERE a.problem IS NOT NULL ORDER BY a.n LIMIT 1;
+    SELECT array_agg(CASE WHEN p_calendar[a.n] IS NOT NULL AND p_next[a.n] IS NOT NULL
+                       THEN 'answered both a next time and one in business time: give one'
+                       ELSE a.problem END ORDER BY a.n),
+           array_agg(coalesce(a.due_at, p_next[a.n]) ORDER BY a.n), array_agg(a.calendar_version ORDER BY a.n),
+           array_agg(f.next_check_at ORDER BY a.n)
+      INTO v_problems, v_next, v_versions, v_dues
+      FROM prescient.business_answers(p_calendar, p_business_delay, v_now) a
+      LEFT JOIN prescient.future_job f ON f.id = p_ids[a.n];
+    SELECT format('check %s: %s', p_ids[u.n], u.problem) INTO v_problem
+      FROM unnest(v_problems) WITH ORDINALITY AS u(problem, n)
+     WHERE u.problem IS NOT NULL ORDER BY u.n LIMIT 1;
     IF v_problem IS NOT NULL THEN
       RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
     END IF;
-    -- With the time each run was for, which names its timeline row.
-    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n), array_agg(d.calendar_version ORDER BY u.n),
-           array_agg(f.next_check_at ORDER BY u.n)
-      INTO v_next, v_versions, v_dues
-      FROM generate_subscripts(p_ids, 1) AS u(n)
-      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true
-      LEFT JOIN prescient.future_job f ON f.id = p_ids[u.n];
   END IF;
   RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, v_next, NULL, p_results, v_now);
   IF v_versions IS NOT NULL THEN

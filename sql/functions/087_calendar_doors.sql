@@ -144,3 +144,30 @@ CREATE OR REPLACE FUNCTION prescient.business_due(p_calendar text, p_at timestam
      OFFSET 0) a
    WHERE c.name = p_calendar
 $$;
+
+-- Answers in business time (docs/business-time.md, "Answers in business time"), the runner's and a worker's:
+-- item n of the arrays asks for p_delay[n] of calendar p_calendar[n]'s open time from p_now. Each is judged
+-- first (business_problem), and only a good one resolved (business_due), so a bad answer is its own problem,
+-- not the statement's. An item with neither calendar nor delay has no problem and no time. plpgsql, a loop:
+-- as one statement, business_due's fenced sub-query computed a time for a bad answer too, before the filter
+-- that should have kept it out, and a 0bd raised for the whole batch. Answers in business time are the few.
+CREATE OR REPLACE FUNCTION prescient.business_answers(p_calendar text[], p_delay text[], p_now timestamptz)
+  RETURNS TABLE (n bigint, problem text, due_at timestamptz, calendar_version integer)
+  LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+DECLARE
+  v_item record;
+BEGIN
+  FOR v_item IN SELECT u.calendar, u.delay, u.n
+                  FROM unnest(p_calendar, p_delay) WITH ORDINALITY AS u(calendar, delay, n) ORDER BY u.n LOOP
+    n := v_item.n;
+    problem := prescient.business_problem(v_item.calendar, p_now, v_item.delay);
+    due_at := NULL;
+    calendar_version := NULL;
+    IF problem IS NULL AND v_item.calendar IS NOT NULL THEN
+      SELECT d.due_at, d.calendar_version INTO due_at, calendar_version
+        FROM prescient.business_due(v_item.calendar, p_now, v_item.delay, p_now) d;
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+END $$;

@@ -205,10 +205,13 @@ TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a job class answers in b
   const std::int64_t unknown = enqueue("3", {{"calendar", "nowhere"}, {"delay", "4h"}});
   const std::int64_t not_a_delay = enqueue("4", {{"calendar", "office"}, {"delay", "1 day"}});
   const std::int64_t both = enqueue("5", {{"calendar", "office"}, {"delay", "4h"}, {"both", true}});
+  // A delay the arithmetic itself refuses (business_after raises for 0bd): judged first, it fails its check
+  // alone; resolved unjudged, it failed the statement and so the whole batch.
+  const std::int64_t no_days = enqueue("6", {{"calendar", "office"}, {"delay", "0bd"}});
   clock.set(parse_time("2026-11-27T14:01:00Z"));  // Friday 15:01 in Berlin: the checks' slot
   SlotRunner runner({.database_url = url, .runner_id = "r"}, registry, clock);
   const SlotReport report = runner.run_slot(parse_time("2026-11-27T14:01:00Z"));
-  CHECK(report.claimed == 5);
+  CHECK(report.claimed == 6);
   const auto pending = [&](std::int64_t id) {
     const std::vector<PendingCheck> found = Checks(*db).pending({.id = id});
     return found.empty() ? std::string("none") : format_time(found[0].next_check_at) + " attempts " +
@@ -222,6 +225,8 @@ TEST_CASE_METHOD(BusinessDelayFixture, "business delay: a job class answers in b
   CHECK_THAT(pending(not_a_delay), Catch::Contains("attempts 1 its answer in business time (1 day of calendar office): "
                                                    "business delay '1 day'"));
   CHECK_THAT(pending(both), Catch::Contains("attempts 1 the job answered both a next time and one in business time"));
+  CHECK_THAT(pending(no_days), Catch::Contains("attempts 1 its answer in business time (0bd of calendar office): "
+                                               "business delay '0bd': give 1 or more business days"));
   // The timeline names what computed each answer's time; a failed one is a plain retry.
   CHECK(run_timings(four_hours) == std::vector<std::string>{"rescheduled office 1 4h"});
   CHECK(run_timings(three_days) == std::vector<std::string>{"rescheduled office 1 3bd"});

@@ -289,16 +289,12 @@ struct Lease {
 };
 
 // Locks the checks whose lease is still this token's and still live; answers their ids.
-// Answers in business time: each judged first (business_problem), and only a good one resolved (business_due),
-// so that a bad answer is its check's failure, not the statement's.
+// Answers in business time, each a time or its problem (prescient.business_answers, 087), so that a bad answer
+// is its check's failure, not the statement's.
 inline const pq::NamedStatement kBusinessDue(R"sql(
-SELECT p.problem, prescient.us(d.due_at), d.calendar_version
-  FROM unnest(:calendars::text[], :delays::text[]) WITH ORDINALITY AS u(calendar, delay, n)
- CROSS JOIN LATERAL (SELECT prescient.business_problem(u.calendar, prescient.at_us(:now), u.delay) AS problem) p
-  LEFT JOIN LATERAL (SELECT * FROM prescient.business_due(u.calendar, prescient.at_us(:now), u.delay,
-                                                          prescient.at_us(:now))
-                      WHERE p.problem IS NULL) d ON true
- ORDER BY u.n)sql");
+SELECT a.problem, prescient.us(a.due_at), a.calendar_version
+  FROM prescient.business_answers(:calendars::text[], :delays::text[], prescient.at_us(:now)) a
+ ORDER BY a.n)sql");
 struct BusinessDueOf {
   const std::vector<std::optional<std::string>>& calendars;
   const std::vector<std::optional<std::string>>& delays;

@@ -4418,7 +4418,7 @@ CREATE OR REPLACE FUNCTION prescient.class_limits(
    ORDER BY n.o
 $$;
 $prescient_functions_71$),
-    (72, '072_worker_protocol.sql', false, '8e10ccc1b890832e',
+    (72, '072_worker_protocol.sql', false, 'ee666cb889cdd317',
      $prescient_functions_72$-- The worker protocol (docs/workers.md): workers in any language take the due checks of their worker
 -- classes, run them in the application's own service, and settle them here. Every rule they are held to
 -- is the runner's, from its one home: due by the slot grid and never early, pauses, the class registry,
@@ -4814,6 +4814,7 @@ DECLARE
   v_next timestamptz[] := p_next;
   v_versions integer[];
   v_dues timestamptz[];
+  v_problems text[];
 BEGIN
   IF v_problem IS NULL AND p_next IS NULL THEN
     v_problem := 'no next times given: one per check (a NULL element: done)';
@@ -4822,25 +4823,23 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
   END IF;
   v_now := prescient.worker_now(p_now);
-  -- Only a call that answers in business time pays for it.
+  -- Only a call that answers in business time pays for it: each answer resolved, or its problem, by the rule
+  -- the runner's answers use (business_answers), with the time each run was for, which names its timeline row.
   IF p_calendar IS NOT NULL OR p_business_delay IS NOT NULL THEN
-    SELECT format('check %s: %s', p_ids[a.n], a.problem) INTO v_problem
-      FROM (SELECT u.n, CASE WHEN u.calendar IS NOT NULL AND p_next[u.n] IS NOT NULL
-                          THEN 'answered both a next time and one in business time: give one'
-                          ELSE prescient.business_problem(u.calendar, v_now, u.delay) END AS problem
-              FROM unnest(p_calendar, p_business_delay) WITH ORDINALITY AS u(calendar, delay, n)
-             WHERE u.calendar IS NOT NULL OR u.delay IS NOT NULL) a
-     WHERE a.problem IS NOT NULL ORDER BY a.n LIMIT 1;
+    SELECT array_agg(CASE WHEN p_calendar[a.n] IS NOT NULL AND p_next[a.n] IS NOT NULL
+                       THEN 'answered both a next time and one in business time: give one'
+                       ELSE a.problem END ORDER BY a.n),
+           array_agg(coalesce(a.due_at, p_next[a.n]) ORDER BY a.n), array_agg(a.calendar_version ORDER BY a.n),
+           array_agg(f.next_check_at ORDER BY a.n)
+      INTO v_problems, v_next, v_versions, v_dues
+      FROM prescient.business_answers(p_calendar, p_business_delay, v_now) a
+      LEFT JOIN prescient.future_job f ON f.id = p_ids[a.n];
+    SELECT format('check %s: %s', p_ids[u.n], u.problem) INTO v_problem
+      FROM unnest(v_problems) WITH ORDINALITY AS u(problem, n)
+     WHERE u.problem IS NOT NULL ORDER BY u.n LIMIT 1;
     IF v_problem IS NOT NULL THEN
       RAISE EXCEPTION USING ERRCODE = 'PR400', MESSAGE = v_problem;
     END IF;
-    -- With the time each run was for, which names its timeline row.
-    SELECT array_agg(coalesce(d.due_at, p_next[u.n]) ORDER BY u.n), array_agg(d.calendar_version ORDER BY u.n),
-           array_agg(f.next_check_at ORDER BY u.n)
-      INTO v_next, v_versions, v_dues
-      FROM generate_subscripts(p_ids, 1) AS u(n)
-      LEFT JOIN LATERAL prescient.business_due(p_calendar[u.n], v_now, p_business_delay[u.n], v_now) d ON true
-      LEFT JOIN prescient.future_job f ON f.id = p_ids[u.n];
   END IF;
   RETURN QUERY SELECT * FROM prescient.worker_settle(p_worker, p_ids, p_tokens, false, v_next, NULL, p_results, v_now);
   IF v_versions IS NOT NULL THEN
@@ -6720,7 +6719,7 @@ END $$;
 REVOKE EXECUTE ON FUNCTION prescient.calendar_set(text, text, jsonb, text),
   prescient.ensure_zone_offsets(text) FROM PUBLIC;
 $prescient_functions_86$),
-    (87, '087_calendar_doors.sql', false, '08223a46cc561597',
+    (87, '087_calendar_doors.sql', false, '00b4d209f2602d72',
      $prescient_functions_87$-- What the doors to business time call (the CLI's `prescient calendar`, and an enqueue's business delay, 038):
 -- adding a calendar that must be new, adding holidays to one, the next opening, a business delay as people write
 -- it, and a window counted in open time. The calendars and their arithmetic are 086's.
@@ -6867,6 +6866,33 @@ CREATE OR REPLACE FUNCTION prescient.business_due(p_calendar text, p_at timestam
      OFFSET 0) a
    WHERE c.name = p_calendar
 $$;
+
+-- Answers in business time (docs/business-time.md, "Answers in business time"), the runner's and a worker's:
+-- item n of the arrays asks for p_delay[n] of calendar p_calendar[n]'s open time from p_now. Each is judged
+-- first (business_problem), and only a good one resolved (business_due), so a bad answer is its own problem,
+-- not the statement's. An item with neither calendar nor delay has no problem and no time. plpgsql, a loop:
+-- as one statement, business_due's fenced sub-query computed a time for a bad answer too, before the filter
+-- that should have kept it out, and a 0bd raised for the whole batch. Answers in business time are the few.
+CREATE OR REPLACE FUNCTION prescient.business_answers(p_calendar text[], p_delay text[], p_now timestamptz)
+  RETURNS TABLE (n bigint, problem text, due_at timestamptz, calendar_version integer)
+  LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+DECLARE
+  v_item record;
+BEGIN
+  FOR v_item IN SELECT u.calendar, u.delay, u.n
+                  FROM unnest(p_calendar, p_delay) WITH ORDINALITY AS u(calendar, delay, n) ORDER BY u.n LOOP
+    n := v_item.n;
+    problem := prescient.business_problem(v_item.calendar, p_now, v_item.delay);
+    due_at := NULL;
+    calendar_version := NULL;
+    IF problem IS NULL AND v_item.calendar IS NOT NULL THEN
+      SELECT d.due_at, d.calendar_version INTO due_at, calendar_version
+        FROM prescient.business_due(v_item.calendar, p_now, v_item.delay, p_now) d;
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+END $$;
 $prescient_functions_87$),
     (90, '090_roles.sql', false, '8f5fbcd7af3e7cb3',
      $prescient_functions_90$-- The grants of the least-privilege roles (docs/guarantees.md, "Least privilege"): one statement a row of

@@ -23,10 +23,15 @@ std::string took(const std::optional<std::int64_t>& micros) {
   return " in " + std::to_string(*micros / 1000) + "." + std::to_string(*micros % 1000 / 100) + " ms";
 }
 
-// What computed a check's time when a calendar did: "calendar support-eu version 3: 4h of open time".
+// What computed a time when a calendar did, an enqueue's or an answer's: "calendar support-eu version 3: 4h of
+// open time".
+std::string business_timing(const std::string& calendar, std::optional<int> version,
+                            const std::optional<std::string>& delay) {
+  return "calendar " + calendar + " version " + (version ? std::to_string(*version) : "-") + ": " +
+         (delay ? *delay + " of open time" : std::string("at its time or the next opening"));
+}
 std::string business_timing(const CheckFields& c) {
-  return "calendar " + *c.calendar + " version " + (c.calendar_version ? std::to_string(*c.calendar_version) : "-") +
-         ": " + (c.business_delay ? *c.business_delay + " of open time" : std::string("at its time or the next opening"));
+  return business_timing(*c.calendar, c.calendar_version, c.business_delay);
 }
 
 // The check's life, oldest first: the calendar that timed it (if one did), each run that left it pending, each
@@ -45,11 +50,7 @@ void print_timeline(const CheckTrace& trace, const std::vector<FlowDeferral>& de
     std::string line = "check " + std::to_string(r.id) + " ran for " + format_time(r.due_at) + " on " + r.runner +
                        took(r.run_micros) + ": " + r.result + " to " + format_time(r.next_check_at);
     if (r.answered_at) line += " (answered " + format_time(*r.answered_at) + ")";
-    if (r.calendar) {
-      line += " in business time, calendar " + *r.calendar + " version " +
-              (r.calendar_version ? std::to_string(*r.calendar_version) : "-") + ": " + r.business_delay.value_or("-") +
-              " of open time";
-    }
+    if (r.calendar) line += " in business time, " + business_timing(*r.calendar, r.calendar_version, r.business_delay);
     line += ", checks " + std::to_string(r.check_count) + ", attempts " + std::to_string(r.attempts);
     if (r.error) line += ": " + one_line(*r.error);
     if (r.run_result) line += ", result " + r.run_result->dump();

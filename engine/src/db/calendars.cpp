@@ -51,6 +51,10 @@ void check_date(const std::string& text) {
 
 int version_of(const pq::Result& rows) { return static_cast<int>(rows.integer(0, 0)); }
 
+NotFound no_calendar(const std::string& name) {
+  return NotFound("no calendar named '" + name + "' (prescient calendar list)");
+}
+
 CalendarTime calendar_time(PGconn* conn, const std::string& name, const std::string& computed,
                            std::vector<pq::Param> params) {
   const pq::Result rows = pq::exec(
@@ -154,7 +158,7 @@ Calendar calendar(soci::session& db, const std::string& name) {
                                    std::string("SELECT ") + kCalendarColumns +
                                        " FROM prescient.calendar WHERE name = $1",
                                    {name});
-  if (rows.rows() == 0) throw NotFound("no calendar named '" + name + "' (prescient calendar list)");
+  if (rows.rows() == 0) throw no_calendar(name);
   return calendar_of(rows, 0);
 }
 
@@ -165,7 +169,7 @@ OpenTime open_time(soci::session& db, const std::string& name) {
       " FROM prescient.calendar c LEFT JOIN prescient.calendar_span s ON s.calendar = c.name"
       " WHERE c.name = $1 ORDER BY s.opens_at",
       {name});
-  if (rows.rows() == 0) throw NotFound("no calendar named '" + name + "' (prescient calendar list)");
+  if (rows.rows() == 0) throw no_calendar(name);
   std::vector<OpenSpan> spans;
   spans.reserve(static_cast<std::size_t>(rows.rows()));
   for (int r = 0; r < rows.rows(); ++r) {

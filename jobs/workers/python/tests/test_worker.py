@@ -644,6 +644,26 @@ class InTransactionTest(unittest.TestCase):
         row = support.pending(self.conn, failed)
         self.assertEqual((row["attempts"], row["last_error"], row["claimed_by"]), (1, "CRM said 503", None))
 
+    def test_a_refused_answer_in_the_handlers_transaction_names_the_check_once(self):
+        check_id = self.schedule("too-big")
+        refusals: list[str] = []
+
+        @self.worker.handler(self.job)
+        def handle(check):
+            with psycopg.connect(support.database_url()) as conn, conn.transaction():
+                try:
+                    check.complete_in(conn, prescient.Done({"blob": "x" * 70000}))
+                except prescient.Refused as refused:
+                    refusals.append(str(refused))
+                    raise
+
+        self.clock.advance(timedelta(hours=1))
+        with self.assertLogs("prescient.worker", level="INFO"):
+            self.worker.drain()
+        self.assertEqual(len(refusals), 1)
+        self.assertTrue(refusals[0].startswith(f"check {check_id}: its result is "), refusals[0])
+        self.assertEqual(refusals[0].count(f"check {check_id}:"), 1, refusals[0])
+
     def test_a_transaction_rolled_back_after_settling_leaves_the_check_to_the_worker_which_fails_it(self):
         raised, returned, savepoint = self.schedule("raised"), self.schedule("returned"), self.schedule("savepoint")
 

@@ -25,7 +25,9 @@ class Refused(PrescientError):
         self.reason = reason
         self.check_id = check_id
         self.job_key = job_key
-        super().__init__(_about(check_id, job_key) + reason)
+        # The settlement's refusals name their check already ("check 7: its result is ..."): not twice.
+        named = check_id is not None and re.match(rf"check {check_id}\b", reason) is not None
+        super().__init__(reason if named else _about(check_id, job_key) + reason)
 
 
 class Conflict(PrescientError):

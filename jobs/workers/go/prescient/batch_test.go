@@ -114,3 +114,53 @@ func TestABatchHandlerAnswersEachCheck(t *testing.T) {
 		}
 	}
 }
+
+// A worker whose classes all have batch handlers asks, while a place is free, for a whole call's worth
+// (BatchSize), its first take too (a take of the free places alone gave the first call one check a place);
+// a call's answers are settled together, in one worker_complete; and its heartbeats keep the leases of more
+// checks than one worker_extend call names (extendPerCall at most: each call keeps its rows locked).
+func TestABatchHandlerGetsAWholeCallAndKeepsItsLeases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	class := newClass(t, "batchwhole")
+	const checks = 600
+	scheduleMany(t, class, time.Now(), checks)
+	pool, counter := countingPool(t)
+	var mu sync.Mutex
+	var calls []int
+	outcomes := map[string]int{}
+	worker := prescient.NewWorker(pool, prescient.Options{Name: "batchwhole", Concurrency: 2, BatchSize: 1000,
+		Lease: 600 * time.Millisecond, Clock: ahead, Logger: testLogger(t), OnSettled: func(s prescient.Settlement) {
+			mu.Lock()
+			outcomes[s.Outcome]++
+			mu.Unlock()
+		}})
+	worker.HandleBatch(class, func(ctx context.Context, checks []*prescient.Check) ([]prescient.Answer, error) {
+		mu.Lock()
+		calls = append(calls, len(checks))
+		mu.Unlock()
+		time.Sleep(1500 * time.Millisecond) // over two leases: the heartbeats (every 200 ms) keep them
+		return make([]prescient.Answer, len(checks)), nil
+	})
+	if err := worker.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d checks: calls of %v; %d takes, %d completes, %d extends of at most %d checks", checks, calls,
+		counter.count("worker_take"), counter.count("worker_complete"), counter.count("worker_extend"),
+		counter.mostChecks("worker_extend"))
+	if len(calls) != 1 || calls[0] != checks {
+		t.Fatalf("%d checks, 2 places, batches of 1 000: calls of %v; want one call of them all", checks, calls)
+	}
+	if outcomes["done"] != checks || len(outcomes) != 1 {
+		t.Fatalf("%d checks: want all done, leases kept; got %v", checks, outcomes)
+	}
+	if n := counter.count("worker_complete"); n != 1 {
+		t.Fatalf("one call's answers: %d worker_complete calls; want one", n)
+	}
+	if n, most := counter.count("worker_extend"), counter.mostChecks("worker_extend"); n < 3 || most > 250 {
+		t.Fatalf("heartbeats of %d checks: %d worker_extend calls of at most %d checks; want calls of 250 at most",
+			checks, n, most)
+	}
+}

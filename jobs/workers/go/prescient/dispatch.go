@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +20,7 @@ func (s *session) enqueue(checks []*Check) {
 	if len(checks) == 0 {
 		return
 	}
-	t := &take{unanswered: int32(len(checks))}
+	t := &take{unanswered: len(checks)}
 	s.mu.Lock()
 	for _, c := range checks {
 		h := &heldCheck{check: c, take: t, state: queued}
@@ -59,9 +58,7 @@ func (s *session) runner() {
 		}
 		cancel()
 		s.finished(len(checks), time.Since(began))
-		for _, a := range answers {
-			s.answered(a)
-		}
+		s.handOver(answers)
 		signal(s.progress)
 	}
 }
@@ -193,25 +190,38 @@ func (a *answer) set(ans Answer, err error) {
 	}
 }
 
-// answered hands a handler's answer to the settler, unless the check was given back meanwhile.
-func (s *session) answered(a answer) {
-	if st, settled := s.inTx(a.check, a.err); settled {
-		a.settled = &st
-	}
-	s.mu.Lock()
-	h := s.held[leaseOf(a.check)]
-	keep := h != nil && !h.released
-	if keep {
-		h.state = answered
-		a.lastOfTake = atomic.AddInt32(&h.take.unanswered, -1) == 0
-	}
-	s.mu.Unlock()
-	if keep {
-		select {
-		case s.answers <- a:
-		case <-s.settlerGone:
+// handOver gives a handler call's answers to the settler, all at once, but those of checks given back
+// meanwhile. A batch handler's answers are marked answered together and reach the settler together, for one
+// lock and one wake-up: they share a settlement, and the heartbeat does not extend the leases of checks
+// already answered. (Handed over one by one through a channel, they trickled to the settler while it was
+// busy: a call's answers were split between settlements, and those still waiting counted as running, so a
+// heartbeat extended them, locking rows the next settlement then waited for.) While more than maxUnsettled
+// answers wait for the settler, it waits for the settler to take them, as a full channel made it wait:
+// a worker whose settlements fall behind stops running checks rather than hold more than it can settle.
+func (s *session) handOver(answers []answer) {
+	for i := range answers {
+		if st, settled := s.inTx(answers[i].check, answers[i].err); settled {
+			answers[i].settled = &st
 		}
 	}
+	s.mu.Lock()
+	kept := answers[:0]
+	for _, a := range answers {
+		if h := s.held[leaseOf(a.check)]; h != nil && !h.released {
+			h.state = answered
+			h.take.unanswered--
+			a.lastOfTake = h.take.unanswered == 0
+			kept = append(kept, a)
+		}
+	}
+	for len(s.unsettled) > 0 && len(s.unsettled)+len(kept) > s.maxUnsettled && !s.settlerDone {
+		s.settlerTook.Wait()
+	}
+	if !s.settlerDone {
+		s.unsettled = append(s.unsettled, kept...)
+	}
+	s.mu.Unlock()
+	signal(s.handedOver)
 }
 
 // settlingInTx: the handler settles its check in its own transaction, whose row lock a heartbeat would

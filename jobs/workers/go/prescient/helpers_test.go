@@ -160,10 +160,12 @@ func runWorker(t *testing.T, w *prescient.Worker) (stop func() error) {
 	return stop
 }
 
-// countingLogger counts the protocol's calls a pool makes (pgx logs each statement it ran).
+// countingLogger counts the protocol's calls a pool makes (pgx logs each statement it ran), and the most
+// checks one call of each named (its ids, the second argument).
 type countingLogger struct {
 	mu    sync.Mutex
 	calls map[string]int
+	most  map[string]int
 }
 
 func (l *countingLogger) Log(ctx context.Context, level pgx.LogLevel, msg string, data map[string]interface{}) {
@@ -173,8 +175,14 @@ func (l *countingLogger) Log(ctx context.Context, level pgx.LogLevel, msg string
 	}
 	name := sql[strings.Index(sql, "prescient.worker_")+len("prescient."):]
 	name = name[:strings.Index(name, "(")]
+	args, _ := data["args"].([]interface{})
 	l.mu.Lock()
 	l.calls[name]++
+	if len(args) > 1 {
+		if ids, ok := args[1].([]int64); ok && len(ids) > l.most[name] {
+			l.most[name] = len(ids)
+		}
+	}
 	l.mu.Unlock()
 }
 
@@ -184,6 +192,12 @@ func (l *countingLogger) count(name string) int {
 	return l.calls[name]
 }
 
+func (l *countingLogger) mostChecks(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.most[name]
+}
+
 // countingPool is a pool of its own whose protocol calls are counted.
 func countingPool(t *testing.T) (*pgxpool.Pool, *countingLogger) {
 	t.Helper()
@@ -191,7 +205,7 @@ func countingPool(t *testing.T) (*pgxpool.Pool, *countingLogger) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := &countingLogger{calls: map[string]int{}}
+	counter := &countingLogger{calls: map[string]int{}, most: map[string]int{}}
 	config.ConnConfig.Logger, config.ConnConfig.LogLevel = counter, pgx.LogLevelInfo
 	pool, err := pgxpool.ConnectConfig(context.Background(), config)
 	if err != nil {

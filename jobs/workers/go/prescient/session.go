@@ -13,6 +13,13 @@ import (
 // The protocol's functions take at most 10 000 checks per call.
 const maxPerCall = 10000
 
+// A heartbeat extends at most this many leases per worker_extend call. It keeps the rows it extends locked
+// until it ends, so a settlement of one of them waits for it. A schema before the fix of worker_extend
+// (its answers are looked up by key now) compared each check with each: 2 000 cost 220 ms, and one call of
+// the 2 000 checks a worker held stalled a drain's settlements for half a second. Calls of 250 keep each
+// call's locks short against any schema this client may meet.
+const extendPerCall = 250
+
 // How long one database call of the worker may take before it is abandoned (and retried or left to the
 // lease's expiry). The calls are not tied to Run's context: a take cancelled mid-flight could have leased
 // checks whose rows the worker never read.
@@ -39,16 +46,17 @@ const (
 
 // session is one Run: the checks it holds, the goroutines that run and settle them.
 type session struct {
-	w       *Worker
-	classes []string
-	drain   bool
+	w           *Worker
+	classes     []string
+	drain       bool
+	batchesOnly bool // every class has a batch handler: a free place starts up to BatchSize checks at once
 
 	busyDelay time.Duration // the current look-again delay for a due check not taken (loop's goroutine)
 
-	answers  chan answer   // handlers' answers, to the settler
-	progress chan struct{} // (1) a handler finished or a settlement was written
-	wake     chan struct{} // (1) a notification for one of the classes
-	started  chan struct{} // (1) checks taken: the heartbeat, asleep while none is held, ticks again
+	handedOver chan struct{} // (1) answers wait in unsettled for the settler
+	progress   chan struct{} // (1) a handler finished or a settlement was written
+	wake       chan struct{} // (1) a notification for one of the classes
+	started    chan struct{} // (1) checks taken: the heartbeat, asleep while none is held, ticks again
 
 	mu       sync.Mutex
 	held     map[lease]*heldCheck // leased to this session and not settled or released
@@ -56,6 +64,14 @@ type session struct {
 	runners  int                  // goroutines running the queue's checks: at most Concurrency
 	busy     int                  // of them, those in a handler call now
 	perCheck time.Duration        // the handlers' mean time per check so far (0: none has finished)
+
+	// The handlers' answers waiting for the settler, which takes them all at once: each handler call hands its
+	// answers over together (handOver), waiting on settlerTook while more than maxUnsettled wait already.
+	unsettled   []answer
+	settlerDone bool // the settler is gone: answers handed over now are dropped
+
+	maxUnsettled int
+	settlerTook  *sync.Cond // on mu: the settler took the unsettled answers, or is gone
 
 	handlers       sync.WaitGroup  // the runners
 	handlerBase    context.Context // the handlers' contexts: Run's values, cancelled only after the grace
@@ -100,8 +116,8 @@ type answer struct {
 	lastOfTake     bool        // the last answer of its take: flush without waiting for FlushDelay
 }
 
-// take is one worker_take call's checks, counted down as their handlers finish.
-type take struct{ unanswered int32 }
+// take is one worker_take call's checks, counted down (under the session's mu) as their handlers finish.
+type take struct{ unanswered int }
 
 func newSession(w *Worker, ctx context.Context, drain bool) *session {
 	s := &session{
@@ -109,15 +125,18 @@ func newSession(w *Worker, ctx context.Context, drain bool) *session {
 		classes: w.classes(),
 		drain:   drain,
 		// Room for every answer a take's checks may give while a settlement is on its way: a handler never
-		// waits for the settler.
-		answers:     make(chan answer, w.opts.Concurrency+w.opts.BatchSize),
-		progress:    make(chan struct{}, 1),
-		wake:        make(chan struct{}, 1),
-		started:     make(chan struct{}, 1),
-		held:        map[lease]*heldCheck{},
-		settlerStop: make(chan struct{}),
-		settlerGone: make(chan struct{}),
+		// waits for the settler unless settlements fall behind the takes.
+		maxUnsettled: w.opts.Concurrency + w.opts.BatchSize,
+		batchesOnly:  len(w.handlers) == 0,
+		handedOver:   make(chan struct{}, 1),
+		progress:     make(chan struct{}, 1),
+		wake:         make(chan struct{}, 1),
+		started:      make(chan struct{}, 1),
+		held:         map[lease]*heldCheck{},
+		settlerStop:  make(chan struct{}),
+		settlerGone:  make(chan struct{}),
 	}
+	s.settlerTook = sync.NewCond(&s.mu)
 	s.handlerBase, s.cancelHandlers = context.WithCancel(detached{ctx})
 	return s
 }
@@ -185,11 +204,12 @@ func (s *session) loop(ctx context.Context) error {
 }
 
 // wanted waits until the worker can start enough checks soon to be worth a take, and answers how many a
-// take should ask for; 0: ctx is done. "Soon" is the free places, and the checks the running handlers will
-// have made room for within Prefetch, by their mean time per check so far (none before a handler has
-// finished): a take of fast handlers asks for a batch, one of slow handlers for their free places, so a
-// worker does not hold checks another worker could start sooner. At most BatchSize; less than half of what
-// could start soon waits FlushDelay for more room first, so a busy queue is taken in batches.
+// take should ask for; 0: ctx is done. "Soon" is the free places (each a call of up to BatchSize for a worker
+// of batch handlers only: room), and the checks the running handlers will have made room for within
+// Prefetch, by their mean time per check so far (none before a handler has finished): a take of fast
+// handlers asks for a batch, one of slow handlers for their free places, so a worker does not hold checks
+// another worker could start sooner. At most BatchSize; less than half of what could start soon waits
+// FlushDelay for more room first, so a busy queue is taken in batches.
 func (s *session) wanted(ctx context.Context) int {
 	var timer *time.Timer
 	var timerC <-chan time.Time
@@ -219,12 +239,16 @@ func (s *session) wanted(ctx context.Context) int {
 }
 
 // room answers how many checks a take should ask for now, and how many could start soon (both at most
-// BatchSize).
+// BatchSize). A free place starts a check, or for a batch handler a call of up to BatchSize checks: a worker
+// whose classes all have one asks for BatchSize while a place is free, its first take too.
 func (s *session) room() (want, soon int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	concurrency := s.w.opts.Concurrency
 	soon = concurrency - s.busy
+	if s.batchesOnly && soon > 0 {
+		soon = s.w.opts.BatchSize
+	}
 	if s.perCheck > 0 && s.w.opts.Prefetch > 0 {
 		ahead := float64(concurrency) * float64(s.w.opts.Prefetch) / float64(s.perCheck)
 		if ahead > float64(s.w.opts.BatchSize) {
@@ -384,7 +408,7 @@ func (s *session) release(ids, tokens []int64, why string) {
 	s.w.log.Info("checks given back", "checks", joinIDs(ids), "reason", why, "released", n)
 }
 
-// heartbeatLoop extends the leases of every check held, every lease/3, in one call. While no check is held
+// heartbeatLoop extends the leases of every check held, every lease/3 (extend). While no check is held
 // it does not tick at all, until checks are taken: a worker waiting for its slot wakes for nothing (a tick every
 // lease/3 was most of an idle worker's CPU, 16 ms a minute with 2 s leases).
 func (s *session) heartbeatLoop(stop chan struct{}) {
@@ -411,8 +435,8 @@ func (s *session) heartbeatLoop(stop chan struct{}) {
 
 // extend covers the checks waiting for a place and those whose handlers run: an answered one is being
 // settled, by the settler or in its handler's transaction (and extending it too would lock its row against
-// the settlement). In id order, the order a settlement locks in, so the two never deadlock. Answers how many
-// it covered.
+// the settlement). In id order, the order a settlement locks in, so the two never deadlock; in calls of at
+// most extendPerCall. Answers how many it covered.
 func (s *session) extend() int {
 	s.mu.Lock()
 	unanswered := make([]lease, 0, len(s.held))
@@ -430,8 +454,8 @@ func (s *session) extend() int {
 	extended := len(ids)
 	for len(ids) > 0 {
 		n := len(ids)
-		if n > maxPerCall {
-			n = maxPerCall
+		if n > extendPerCall {
+			n = extendPerCall
 		}
 		s.extendSome(ids[:n], tokens[:n])
 		ids, tokens = ids[n:], tokens[n:]

@@ -9,10 +9,18 @@ import (
 )
 
 // settleLoop gathers the handlers' answers and settles them in batches: when a take's last answer is in,
-// or FlushDelay after the first answer waiting, whichever comes first. The completions and the failures of
-// a batch go to the database in one round trip.
+// BatchSize answers wait, or FlushDelay after the first answer waiting, whichever comes first. The
+// completions and the failures of a batch go to the database in one round trip. The answers handed over
+// while a settlement is on its way are gathered at once after it, so settlements that fall behind grow
+// (to maxPerCall a call) rather than queue up.
 func (s *session) settleLoop() {
-	defer close(s.settlerGone)
+	defer func() {
+		s.mu.Lock()
+		s.settlerDone, s.unsettled = true, nil
+		s.mu.Unlock()
+		s.settlerTook.Broadcast()
+		close(s.settlerGone)
+	}()
 	var pending []answer
 	var timer *time.Timer
 	var timerC <-chan time.Time
@@ -21,31 +29,22 @@ func (s *session) settleLoop() {
 			timer.Stop()
 			timer, timerC = nil, nil
 		}
-		if len(pending) > 0 {
-			s.settle(pending)
-			pending = nil
-		}
-	}
-	gather := func(a answer) (lastOfTake bool) {
-		pending = append(pending, a)
-		lastOfTake = a.lastOfTake
-		for len(pending) < maxPerCall {
-			select {
-			case more := <-s.answers:
-				pending = append(pending, more)
-				lastOfTake = lastOfTake || more.lastOfTake
-			default:
-				return lastOfTake
+		for len(pending) > 0 {
+			n := len(pending)
+			if n > maxPerCall {
+				n = maxPerCall
 			}
+			s.settle(pending[:n])
+			pending = pending[n:]
 		}
-		return true
+		pending = nil
 	}
 	for {
 		select {
-		case a := <-s.answers:
-			if gather(a) || len(pending) >= s.w.opts.BatchSize {
+		case <-s.handedOver:
+			if s.gather(&pending) || len(pending) >= s.w.opts.BatchSize {
 				flush()
-			} else if timerC == nil {
+			} else if timerC == nil && len(pending) > 0 {
 				timer = time.NewTimer(s.w.opts.FlushDelay)
 				timerC = timer.C
 			}
@@ -53,15 +52,29 @@ func (s *session) settleLoop() {
 			timer, timerC = nil, nil
 			flush()
 		case <-s.settlerStop:
-			select {
-			case a := <-s.answers:
-				gather(a)
-			default:
-			}
+			s.gather(&pending)
 			flush()
 			return
 		}
 	}
+}
+
+// gather adds the answers handed over to pending, and answers whether one of them is the last of its take.
+func (s *session) gather(pending *[]answer) (lastOfTake bool) {
+	s.mu.Lock()
+	waiting := s.unsettled
+	s.unsettled = nil
+	s.mu.Unlock()
+	s.settlerTook.Broadcast()
+	for _, a := range waiting {
+		lastOfTake = lastOfTake || a.lastOfTake
+	}
+	if len(*pending) == 0 {
+		*pending = waiting
+	} else {
+		*pending = append(*pending, waiting...)
+	}
+	return lastOfTake
 }
 
 // settle writes answers: one worker_complete and one worker_fail, sent together. A refusal (PR400: a result

@@ -114,7 +114,8 @@ func (w *Worker) Handle(class string, h HandlerFunc, opts ...HandleOption) {
 }
 
 // HandleBatch registers a batch handler for a job class, in place of any handler the class had: it gets the
-// class's checks a take brought, many in one call (at most BatchSize). Call it before Run.
+// class's checks a take brought, many in one call (at most BatchSize). A worker whose classes all have batch
+// handlers asks for BatchSize checks while a place is free. Call it before Run.
 func (w *Worker) HandleBatch(class string, h BatchHandlerFunc, opts ...HandleOption) {
 	delete(w.handlers, class)
 	w.batchHandlers[class] = h

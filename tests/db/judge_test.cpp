@@ -2,17 +2,18 @@
 // from what it answered. The runner's settle statement and the worker protocol both call it, so these cases
 // hold for both (the conformance suite, jobs/workers/conformance, compares the two end to end).
 #include <catch2/catch.hpp>
-#include <libpq-fe.h>
 #include <soci/soci.h>
 
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "explained_session.hpp"
 #include "test_database.hpp"
 
 using prescient::testing::connect_to;
 using prescient::testing::create_migrated_database;
+using prescient::testing::ExplainedSession;
 
 namespace {
 
@@ -237,30 +238,17 @@ TEST_CASE("judge: the runner's settlement has the planner inline it, not call it
   // Called per row, the judge costs 26 us a check (the drain halves); inlined, about one. A sub-SELECT or a
   // volatile function among its arguments is enough to stop the inlining. The statement runs inside
   // prescient.runner_settle_together, so its plan is read as auto_explain reports nested statements.
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(create_migrated_database().c_str()), &PQfinish);
-  REQUIRE(PQstatus(conn.get()) == CONNECTION_OK);
-  std::string notices;
-  PQsetNoticeProcessor(
-      conn.get(), [](void* to, const char* message) { *static_cast<std::string*>(to) += message; }, &notices);
-  const auto run = [&](const std::string& sql) {
-    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(conn.get(), sql.c_str()), &PQclear);
-    INFO(sql << ": " << PQerrorMessage(conn.get()));
-    REQUIRE((PQresultStatus(r.get()) == PGRES_COMMAND_OK || PQresultStatus(r.get()) == PGRES_TUPLES_OK));
-  };
-  run("LOAD 'auto_explain'");
-  run("SET auto_explain.log_min_duration = 0");
-  run("SET auto_explain.log_nested_statements = on");
-  run("SET auto_explain.log_verbose = on");
-  run("SET auto_explain.log_level = notice");
+  ExplainedSession session(create_migrated_database(), false);
+  const auto run = [&](const std::string& sql) { session.run(sql); };
   // One check, done, which does not exist: the statement runs and settles nothing.
   run("SELECT * FROM prescient.runner_settle("
       "p_checks => ROW('{1}', NULL, NULL, NULL, NULL, NULL, '{0}', NULL, NULL, NULL, '{0}', '{0}', NULL, NULL, NULL,"
       " NULL, NULL, NULL, NULL, NULL)::prescient.settle_checks,"
       " p_events => ROW('{}', '{}', '{}', '{}', '{}', '{}', '{}')::prescient.settle_events,"
       " p_context => ROW('r', now(), NULL, 60, 86400)::prescient.settle_context, p_in_chunks => false)");
-  const auto at = notices.find("DELETE FROM prescient.future_job");
+  const auto at = session.plans().find("DELETE FROM prescient.future_job");
   REQUIRE(at != std::string::npos);
-  const std::string plan = notices.substr(at);
+  const std::string plan = session.plans().substr(at);
   INFO(plan);
   CHECK_THAT(plan, Catch::Contains("Function Scan on s") || Catch::Contains("ROWS FROM"));
   CHECK_THAT(plan, !Catch::Contains("prescient.judge"));

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "builtin_jobs.hpp"
+#include "explained_session.hpp"
 #include "login_role.hpp"
 #include "prescient/client.hpp"
 #include "prescient/errors.hpp"
@@ -30,6 +31,7 @@ using prescient::testing::as_user;
 using prescient::testing::connect_to;
 using prescient::testing::count_of;
 using prescient::testing::create_migrated_database;
+using prescient::testing::ExplainedSession;
 using prescient::testing::Login;
 using prescient::testing::sql_refusal;
 
@@ -510,37 +512,24 @@ TEST_CASE_METHOD(WorkerProtocolFixture, "workers: a heartbeat of many checks ans
   // worker's heartbeats of its whole backlog held their row locks that long). Read from the plan auto_explain
   // reports for the nested statements: no join may throw away more rows than there are checks.
   constexpr int checks = 400;
-  *db << "SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill('order_unshipped'::text, ARRAY[CAST(:n AS integer)]),"
-         " p_entity_name => array_fill('orders'::text, ARRAY[CAST(:n AS integer)]), p_entity_key => array_fill('1'::text, ARRAY[CAST(:n AS integer)]),"
-         " p_at => array_fill('2026-11-21T10:00:00Z'::timestamptz, ARRAY[CAST(:n AS integer)]), p_now => '2026-11-21T09:30:00Z')",
+  *db << "SELECT count(*) FROM (SELECT CAST(:n AS integer) AS n) c, prescient.schedule_arrays("
+         " p_job => array_fill('order_unshipped'::text, ARRAY[c.n]), p_entity_name => array_fill('orders'::text, ARRAY[c.n]),"
+         " p_entity_key => array_fill('1'::text, ARRAY[c.n]),"
+         " p_at => array_fill('2026-11-21T10:00:00Z'::timestamptz, ARRAY[c.n]), p_now => '2026-11-21T09:30:00Z')",
       soci::use(checks, "n");
   const std::vector<std::int64_t> ids = take("2026-11-21T10:00:00Z", "w1", checks);
   REQUIRE(ids.size() == static_cast<std::size_t>(checks));
   // The last one's lease is another worker's now: its answer is a refusal, the others' a new end.
   *db << "UPDATE prescient.future_job SET claimed_by = 'w2' WHERE id = :id", soci::use(ids.back());
 
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(url.c_str()), &PQfinish);
-  REQUIRE(PQstatus(conn.get()) == CONNECTION_OK);
-  std::string notices;
-  PQsetNoticeProcessor(
-      conn.get(), [](void* to, const char* message) { *static_cast<std::string*>(to) += message; }, &notices);
-  const auto run = [&](const std::string& sql) {
-    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(conn.get(), sql.c_str()), &PQclear);
-    INFO(sql << ": " << PQerrorMessage(conn.get()));
-    REQUIRE((PQresultStatus(r.get()) == PGRES_COMMAND_OK || PQresultStatus(r.get()) == PGRES_TUPLES_OK));
-    return std::string(PQntuples(r.get()) > 0 ? PQgetvalue(r.get(), 0, 0) : "");
-  };
-  for (const char* setting : {"LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
-                              "SET auto_explain.log_nested_statements = on", "SET auto_explain.log_analyze = on",
-                              "SET auto_explain.log_level = notice"}) {
-    run(setting);
-  }
-  const std::string answers = run(
+  ExplainedSession session(url, true);
+  const std::string answers = session.run(
       "SELECT count(*) FILTER (WHERE lease_until = '2026-11-21T10:00:30Z' AND refusal IS NULL) || ' '"
       " || count(*) FILTER (WHERE lease_until IS NULL AND refusal LIKE '%leased to worker ''w2''%')"
       " FROM prescient.worker_extend('w1', (SELECT array_agg(id ORDER BY id) FROM prescient.future_job),"
       " (SELECT array_agg(claim_token ORDER BY id) FROM prescient.future_job), 30, '2026-11-21T10:00:00Z')");
   CHECK(answers == std::to_string(checks - 1) + " 1");
+  const std::string& notices = session.plans();
   REQUIRE(notices.find("Query Text: ") != std::string::npos);  // the nested statements' plans were reported
   long long most_removed = 0;
   const std::string removed = "Rows Removed by Join Filter: ";

@@ -94,7 +94,6 @@ class CheckBase:
     last_error: str | None
     traceparent: str | None = None
     tracestate: str | None = None
-    _lost: threading.Event = field(default_factory=threading.Event, repr=False, compare=False, kw_only=True)
     _lease: _Lease | None = field(default=None, repr=False, compare=False, kw_only=True)
     # The worker's clock (None: the real one), the base of a timedelta answer.
     _clock: Callable[[], datetime] | None = field(default=None, repr=False, compare=False, kw_only=True)
@@ -103,7 +102,7 @@ class CheckBase:
     def lease_lost(self) -> bool:
         """True once a heartbeat was refused: another worker may run the check now, and this run's answer
         will be refused. A long handler may look at it to give up early."""
-        return self._lost.is_set()
+        return self._lease is not None and self._lease.heartbeat_refused
 
     def _completion(self, answer: Any) -> Steps[Settlement]:
         """complete_in's steps: the answer read (a bad one raises here, before anything is sent), then sent."""
@@ -174,6 +173,9 @@ class _Lease:
         # Set before the first settlement in a transaction: heartbeats leave the check alone from then on (an
         # extension would wait for the handler's transaction, and be refused once it commits).
         self.settling = False
+        # Set by the loop when a heartbeat was refused (a plain flag: the handler only polls it, and an Event
+        # per check cost the loop more than the rest of a check's bookkeeping).
+        self.heartbeat_refused = False
         # (transaction id, settlement) of each settlement made in a handler's transaction. At most one of them
         # commits: once it has, the lease is gone and a later one answers lease_lost.
         self.in_transaction: list[tuple[str, Settlement]] = []
@@ -543,7 +545,7 @@ class WorkerBase(Generic[H, B]):
         try:
             with translated():
                 return (yield from self._settle_call(
-                    f"SELECT * FROM prescient.worker_complete({COMPLETE_ARGUMENTS})",
+                    f"prescient.worker_complete({COMPLETE_ARGUMENTS})",
                     answers, [h.next_at for h in answers], [h.result_json for h in answers],
                     *_business_arrays([h.in_business_time for h in answers])))
         except (Refused, psycopg.DataError) as refusal:
@@ -565,17 +567,23 @@ class WorkerBase(Generic[H, B]):
             return []
         with translated():
             return (yield from self._settle_call(
-                "SELECT * FROM prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[],"
-                      " %s::timestamptz)", answers, [h.error for h in answers]))
+                "prescient.worker_fail(%s, %s::bigint[], %s::bigint[], %s::text[], %s::timestamptz)",
+                answers, [h.error for h in answers]))
 
-    def _settle_call(self, query: str, answers: list[_Held],
+    def _settle_call(self, function_call: str, answers: list[_Held],
                      *per_check: list[Any] | None) -> Steps[list[Settlement]]:
+        # The settlements as one JSON text, as the take's (_take): read row by row, their four values cost the
+        # pure-Python libpq wrapper more than the server's settlement of them.
         params = [self.name, [h.check.id for h in answers], [h.token for h in answers], *per_check, self._now()]
-        return [Settlement(*row) for row in (yield Statement(query, params))]
+        [(text,)] = yield Statement(
+            "SELECT json_agg(json_build_array(s.id, s.outcome, s.next_check_at, s.last_error) ORDER BY s.n)::text"
+            f" FROM {function_call} WITH ORDINALITY AS s(id, outcome, next_check_at, last_error, n)", params)
+        return [Settlement(check_id, outcome, None if next_at is None else datetime.fromisoformat(next_at), error)
+                for check_id, outcome, next_at, error in json.loads(text or "[]")]
 
     def _extend_if_due(self) -> Steps[None]:
         """The heartbeat: every lease/3, one worker_extend for every check whose handler still runs."""
-        running = [h for h in self._held.values() if not h.check._lost.is_set() and not h.lease.settling]
+        running = [h for h in self._held.values() if not h.lease.heartbeat_refused and not h.lease.settling]
         if not self.heartbeat or not running or time.monotonic() < self._next_heartbeat:
             return
         self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
@@ -586,7 +594,7 @@ class WorkerBase(Generic[H, B]):
                  self._now()])
         for held, (check_id, refusal) in zip(running, rows):
             if refusal is not None and not held.lease.settling:  # else settled meanwhile, in its handler
-                held.check._lost.set()
+                held.lease.heartbeat_refused = True
                 log.warning("%s: heartbeat refused, lease lost: %s", _about(held.check), refusal)
 
     def _until_due(self) -> Steps[float]:
@@ -649,6 +657,8 @@ class WorkerBase(Generic[H, B]):
         self._answered.extend(call)
 
     def _log_settlement(self, check: CheckBase, s: Settlement) -> None:
+        if s.outcome in ("done", "rescheduled") and not log.isEnabledFor(logging.INFO):
+            return  # the common case at a quiet level: not worth even naming the check
         about = _about(check)
         if s.outcome == "lease_lost":
             log.warning("%s: lease lost, not settled: %s", about, s.last_error)

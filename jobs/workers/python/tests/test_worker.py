@@ -264,9 +264,10 @@ class WorkerTest(unittest.TestCase):
         lost, done = worker.drain()
         self.assertEqual((lost.check_id, lost.outcome), (check_id, "lease_lost"))
         self.assertIn("expired", lost.last_error)
-        with self.assertRaisesRegex(prescient.LeaseLost, f"^check {check_id}: lease lost: .*expired") as raised:
+        with self.assertRaisesRegex(prescient.LeaseLost, f"^lease lost: check {check_id}: .*expired") as raised:
             lost.raise_if_lease_lost()
         self.assertEqual(raised.exception.check_id, check_id)
+        self.assertEqual(str(raised.exception).count(f"check {check_id}"), 1, "the check is named once")
         done.raise_if_lease_lost()
         # Not settled by the lost run: taken again as it was (at least once), and settled by the second.
         self.assertEqual(runs, [(0, 0), (0, 0)])

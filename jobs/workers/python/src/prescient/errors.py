@@ -26,8 +26,7 @@ class Refused(PrescientError):
         self.check_id = check_id
         self.job_key = job_key
         # The settlement's refusals name their check already ("check 7: its result is ..."): not twice.
-        named = check_id is not None and re.match(rf"check {check_id}\b", reason) is not None
-        super().__init__(reason if named else _about(check_id, job_key) + reason)
+        super().__init__(reason if _names_check(reason, check_id) else _about(check_id, job_key) + reason)
 
 
 class Conflict(PrescientError):
@@ -64,7 +63,9 @@ class LeaseLost(PrescientError):
     def __init__(self, check_id: int, reason: str | None):
         self.check_id = check_id
         self.reason = reason or "the lease was lost"
-        super().__init__(f"check {check_id}: lease lost: {self.reason}")
+        # The database's reasons name their check already ("check 7 is held under another lease ..."): not twice.
+        super().__init__(f"lease lost: {self.reason}" if _names_check(self.reason, check_id)
+                         else f"check {check_id}: lease lost: {self.reason}")
 
 
 class CheckFailed(Exception):
@@ -72,6 +73,11 @@ class CheckFailed(Exception):
 
     Any other exception fails the check too, with the text ``"ExceptionType: message"``.
     """
+
+
+def _names_check(reason: str, check_id: int | None) -> bool:
+    """Whether the database's reason begins by naming the check, as its refusals of a settlement do."""
+    return check_id is not None and re.match(rf"check {check_id}\b", reason) is not None
 
 
 def _about(check_id: int | None, job_key: str | None) -> str:

@@ -11,11 +11,14 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -47,8 +50,9 @@ import org.postgresql.PGNotification;
  *     .start();
  * }</pre>
  * A handler's exception fails that check alone; the worker goes on. {@link #stop} takes nothing more, lets
- * running handlers finish within the grace period and releases what is left. The worker uses two
- * connections of its own from the source: one for the protocol's calls, one that LISTENs.
+ * running handlers finish within the grace period and releases what is left. The worker uses three
+ * connections of its own from the source: one for takes (and the protocol's other calls), one for settlements
+ * and heartbeats (settlements run on a thread of their own, beside the next take), one that LISTENs.
  * Logs go to SLF4J under {@code dev.prescient.Worker}, one line per event with check ids.
  */
 public final class Worker implements AutoCloseable {
@@ -126,8 +130,19 @@ public final class Worker implements AutoCloseable {
     private long roomSince;
     private final Object wake = new Object();
     private boolean woken; // guarded by wake
-    private final Object protocolLock = new Object();
-    private Connection protocolConnection; // guarded by protocolLock
+    /** Takes, next due times, releases, declarations. */
+    private final Session protocol = new Session();
+    /**
+     * Settlements, on a connection and a thread ({@code settler}) of their own: a take and the settlement of the
+     * answers before it run at once, on two backends (a drain spends most of its time in these two calls). The
+     * heartbeats' too.
+     */
+    private final Session settlements = new Session();
+    private final ExecutorService settler;
+    /** The settlement running on the settler, or null; set and cleared by the loop (or a stop after it). */
+    private volatile CompletableFuture<Void> settlement;
+    /** The loop's: the last settlement failed; nothing is taken until its answers are settled. */
+    private boolean settlementFailed;
     private final Object lifecycle = new Object();
     private boolean started; // guarded by lifecycle
     private boolean heartbeatScheduled; // guarded by lifecycle
@@ -156,6 +171,7 @@ public final class Worker implements AutoCloseable {
         this.metrics = b.metrics;
         this.pool = Executors.newFixedThreadPool(concurrency, threads("handler"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(threads("heartbeat"));
+        this.settler = Executors.newSingleThreadExecutor(threads("settle"));
     }
 
     public static Builder builder(ConnectionSource source) {
@@ -213,10 +229,10 @@ public final class Worker implements AutoCloseable {
             taken.forEach(this::dispatch);
             ran += taken.size();
             if (taken.isEmpty()) {
-                if (busy.get() == 0 && waitingCount() == 0 && ready.isEmpty()) {
+                if (busy.get() == 0 && waitingCount() == 0 && ready.isEmpty() && settlement == null) {
                     return ran;
                 }
-                sleep(untilFlush(MAX_SLEEP)); // a handler's end wakes it
+                sleep(untilFlush(MAX_SLEEP)); // a handler's or a settlement's end wakes it
             }
         }
     }
@@ -239,11 +255,11 @@ public final class Worker implements AutoCloseable {
             return;
         }
         for (Map.Entry<String, Policy> e : policies.entrySet()) {
-            String status = call(c -> WorkerClasses.declare(c, e.getKey(), e.getValue()));
+            String status = protocol.call(c -> WorkerClasses.declare(c, e.getKey(), e.getValue()));
             LOG.info(() -> String.format("worker %s: class %s declared (%s), %s", name, e.getKey(), status,
                                          e.getValue()));
         }
-        call(c -> WorkerProtocol.untilNextDue(c, classes, now()));
+        protocol.call(c -> WorkerProtocol.untilNextDue(c, classes, now()));
         classesReady = true;
     }
 
@@ -323,7 +339,8 @@ public final class Worker implements AutoCloseable {
                 if (taken.size() == room.want()) {
                     continue; // there may be more due
                 }
-                IdleWait idle = IdleWait.after(call(c -> WorkerProtocol.untilNextDue(c, classes, now())), idleFloor);
+                IdleWait idle = IdleWait.after(protocol.call(c -> WorkerProtocol.untilNextDue(c, classes, now())),
+                                               idleFloor);
                 idleFloor = idle.nextFloor();
                 sleep(untilFlush(idle.sleep()));
             } catch (SQLException | RuntimeException e) {
@@ -341,8 +358,13 @@ public final class Worker implements AutoCloseable {
      * and the places its running handlers will have freed within {@code prefetch}, by their mean time per
      * check so far (none before a handler has ended): fast handlers get a batch, slow ones a free place at a
      * time, so a worker does not hold checks another worker could start sooner. Both at most the batch size.
+     * None while a batch of answers waits for the settlement running (takes would outrun settlements), nor
+     * after a settlement failed until its answers are settled (as when the loop settled on its own thread).
      */
     private Room room() {
+        if (settlementFailed || (settlement != null && ready.size() >= batchSize)) {
+            return new Room(0, 0); // the settlement's end, or the flush delay, wakes the loop
+        }
         int soon = concurrency - busy.get();
         double perCheck = perCheckNanos;
         if (perCheck > 0 && !prefetch.isZero()) {
@@ -363,9 +385,15 @@ public final class Worker implements AutoCloseable {
         return take(room.want());
     }
 
-    /** A take put off for more room waits at most a flush delay, from the first time it was. */
+    /**
+     * A take put off for more room waits at most a flush delay, from the first time it was. With no room at all
+     * nothing is put off: the loop sleeps until a handler's or a settlement's end, not a flush delay (whose
+     * time, once past, would have it look again at once, over and over).
+     */
     private void putOff(Room room) {
-        if (room.want() > 0 && roomSince == 0) {
+        if (room.want() <= 0) {
+            roomSince = 0;
+        } else if (roomSince == 0) {
             roomSince = System.nanoTime();
         }
     }
@@ -382,10 +410,11 @@ public final class Worker implements AutoCloseable {
 
     /**
      * Answers wait for more at most {@link #FLUSH}, or until a batch of them is ready, to be settled in one call
-     * each of worker_complete and worker_fail.
+     * each of worker_complete and worker_fail, on the settler, while the loop goes on to its next take. One
+     * settlement runs at a time; its end wakes the loop.
      */
     private void settleWhenDue() throws SQLException {
-        if (ready.isEmpty()) {
+        if (!settlementEnded() || ready.isEmpty()) {
             return;
         }
         if (readySince == 0) {
@@ -393,8 +422,46 @@ public final class Worker implements AutoCloseable {
         }
         if (ready.size() >= batchSize || elapsed(readySince) >= FLUSH.toNanos() || waitingCount() == 0) {
             readySince = 0;
-            settleReady();
+            // Taken from ready here, not on the settler: the answers that come meanwhile are the next take's room.
+            List<Outcome> answers = pollReady();
+            CompletableFuture<Void> running = CompletableFuture.runAsync(() -> {
+                try {
+                    settle(answers);
+                } catch (SQLException e) {
+                    throw new CompletionException(e);
+                }
+            }, settler);
+            settlement = running;
+            running.whenComplete((ok, e) -> wakeUp());
         }
+    }
+
+    /**
+     * Whether no settlement runs (one that ended is cleared). One that failed is thrown here, to the loop, as when
+     * the loop settled on its own thread: it pauses, and the answers, back in {@code ready}, are settled again.
+     */
+    private boolean settlementEnded() throws SQLException {
+        CompletableFuture<Void> running = settlement;
+        if (running == null) {
+            return true;
+        }
+        if (!running.isDone()) {
+            return false;
+        }
+        settlement = null;
+        settlementFailed = running.isCompletedExceptionally();
+        try {
+            running.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof SQLException sql) {
+                throw sql;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw (RuntimeException) e.getCause();
+        }
+        return true;
     }
 
     /** {@code d}, or less: until answers waiting or a take put off are due. */
@@ -437,7 +504,7 @@ public final class Worker implements AutoCloseable {
     }
 
     private List<Check> take(int limit) throws SQLException {
-        List<Check> taken = call(c -> WorkerProtocol.take(c, name, classes, limit, lease, now()));
+        List<Check> taken = protocol.call(c -> WorkerProtocol.take(c, name, classes, limit, lease, now()));
         report(m -> m.taken(limit, taken.size()));
         if (!taken.isEmpty()) {
             LOG.debug(() -> String.format("worker %s: took %s", name, ids(taken)));
@@ -555,14 +622,23 @@ public final class Worker implements AutoCloseable {
         return error;
     }
 
+    /** The answers ready, taken out of {@code ready}. */
+    private List<Outcome> pollReady() {
+        List<Outcome> answers = new ArrayList<>();
+        for (Outcome o; (o = ready.poll()) != null; ) {
+            answers.add(o);
+        }
+        return answers;
+    }
+
     /**
-     * Settles every answer that is ready: one worker_complete and one worker_fail call, for the checks their
-     * handlers did not settle in their own transactions.
+     * Settles answers: one worker_complete and one worker_fail call, for the checks their handlers did not settle
+     * in their own transactions. Those it could not settle go back to {@code ready}.
      */
-    private void settleReady() throws SQLException {
+    private void settle(List<Outcome> answers) throws SQLException {
         List<Outcome> batch = new ArrayList<>();
         List<Outcome> settledInTransaction = new ArrayList<>();
-        for (Outcome o; (o = ready.poll()) != null; ) {
+        for (Outcome o : answers) {
             Held h = held.get(o.check().id());
             if (h == null) {
                 continue; // released at a stop: another worker runs it
@@ -572,8 +648,8 @@ public final class Worker implements AutoCloseable {
                 continue;
             }
             if (h.lost) {
-                held.remove(o.check().id());
                 Check check = o.check();
+                letGo(check);
                 LOG.info(() -> String.format("worker %s: check %d (%s): answer dropped, its lease was lost", name,
                                              check.id(), check.job()));
                 continue;
@@ -592,7 +668,7 @@ public final class Worker implements AutoCloseable {
         }
         List<Settlement> settled;
         try {
-            settled = call(c -> WorkerProtocol.settle(c, name, batch, now()));
+            settled = settlements.call(c -> WorkerProtocol.settle(c, name, batch, now()));
         } catch (PrescientException.Refused refused) {
             // One answer refused the whole call (a result over 64 KiB, say): settle them one by one.
             settled = settleOneByOne(batch);
@@ -608,12 +684,20 @@ public final class Worker implements AutoCloseable {
 
     /** A check this worker holds no more: settled by its call or in its handler's transaction. */
     private void finished(Check check, Settlement s) {
-        held.remove(s.id());
+        letGo(check);
         log(check, s);
         report(m -> m.settled(check == null ? null : check.job(), s));
         if (onSettled != null) {
             onSettled.accept(s);
         }
+    }
+
+    /**
+     * Lets go of this run of the check, and not of a later take of it: settled on the settler, a check may be
+     * taken again by the loop (a new lease, a new entry) before the settlement's answer is read.
+     */
+    private void letGo(Check check) {
+        held.computeIfPresent(check.id(), (id, h) -> h.check == check ? null : h);
     }
 
     /** Tells the metrics listener, if any; its exception is logged, and the worker goes on. */
@@ -655,14 +739,14 @@ public final class Worker implements AutoCloseable {
         if (!probed.isEmpty()) {
             List<Check> checks = probed.stream().map(Outcome::check).toList();
             List<String> xacts = made.stream().map(InTransaction.Made::xact).toList();
-            List<WorkerProtocol.Fate> fates = call(c -> WorkerProtocol.fates(c, name, checks, xacts));
+            List<WorkerProtocol.Fate> fates = settlements.call(c -> WorkerProtocol.fates(c, name, checks, xacts));
             for (int i = 0; i < probed.size(); i++) {
                 Check check = probed.get(i).check();
                 if (!held.containsKey(check.id())) {
                     continue; // another of its settlements decided it
                 }
                 if ("in progress".equals(fates.get(i).status())) {
-                    held.remove(check.id());
+                    letGo(check);
                     LOG.warn(() -> String.format("worker %s: check %d (%s): the handler returned before its "
                                                  + "transaction, which settles the check, ended; left to that "
                                                  + "transaction (if it rolls back, to the lease)", name,
@@ -688,13 +772,13 @@ public final class Worker implements AutoCloseable {
         List<Settlement> settled = new ArrayList<>();
         for (Outcome o : batch) {
             try {
-                settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(o), now())));
+                settled.addAll(settlements.call(c -> WorkerProtocol.settle(c, name, List.of(o), now())));
             } catch (PrescientException.Refused refused) {
                 // The answer cannot be stored: the check fails with the database's reason instead.
                 Outcome failed = new Outcome(o.check(), Answer.fail("answer refused: " + refused.getMessage()));
                 LOG.warn(() -> String.format("worker %s: check %d (%s): answer refused: %s", name,
                                              o.check().id(), o.check().job(), refused.getMessage()));
-                settled.addAll(call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
+                settled.addAll(settlements.call(c -> WorkerProtocol.settle(c, name, List.of(failed), now())));
             }
         }
         return settled;
@@ -733,9 +817,11 @@ public final class Worker implements AutoCloseable {
 
     /** Extends the lease of every check held and not lost: handlers running, answers not yet settled. */
     private void heartbeat() {
+        Map<Long, Held> extended = new HashMap<>();
         Map<Long, Long> tokens = new LinkedHashMap<>();
         held.forEach((id, h) -> {
             if (!h.lost && !h.link.settling) {
+                extended.put(id, h);
                 tokens.put(id, h.check.leaseToken());
             }
         });
@@ -743,9 +829,12 @@ public final class Worker implements AutoCloseable {
             return;
         }
         try {
-            for (Refusal r : call(c -> WorkerProtocol.extend(c, name, tokens, lease, now()))) {
-                Held h = held.get(r.id());
-                if (h != null && !h.link.settling) { // else settled meanwhile, in its handler's transaction
+            // On the settlements' connection: an extension made while a settlement of the same checks runs would
+            // wait for it and then be refused their leases, as if they were lost.
+            for (Refusal r : settlements.call(c -> WorkerProtocol.extend(c, name, tokens, lease, now()))) {
+                Held h = extended.get(r.id());
+                // Else settled meanwhile (and perhaps taken again), or settled in its handler's transaction.
+                if (held.get(r.id()) == h && !h.link.settling) {
                     h.lost = true;
                     report(m -> m.leaseLost(h.check.job(), r.id()));
                     LOG.warn(() -> String.format("worker %s: check %d (%s): lease lost: %s; its answer will be "
@@ -794,6 +883,11 @@ public final class Worker implements AutoCloseable {
 
     /** The end of a stop: handlers get their grace, answers are settled, the rest is released. */
     private void shutdown() {
+        CompletableFuture<Void> running = settlement;
+        if (running != null) { // its answers, back in ready if it failed, are settled below
+            running.exceptionally(e -> null).join();
+            settlement = null;
+        }
         giveBackWaiting();
         while (busy.get() > 0 && System.nanoTime() < graceDeadlineNanos) {
             settleQuietly();
@@ -810,7 +904,7 @@ public final class Worker implements AutoCloseable {
         held.clear(); // answers that still come in are dropped
         if (!unsettled.isEmpty()) {
             try {
-                int released = call(c -> WorkerProtocol.release(c, name, unsettled));
+                int released = protocol.call(c -> WorkerProtocol.release(c, name, unsettled));
                 LOG.info(() -> String.format("worker %s: released %d of %s unsettled after the grace", name,
                                              released, unsettled.keySet()));
             } catch (SQLException | RuntimeException e) {
@@ -819,10 +913,9 @@ public final class Worker implements AutoCloseable {
             }
         }
         heartbeats.shutdownNow();
-        synchronized (protocolLock) {
-            closeQuietly(protocolConnection);
-            protocolConnection = null;
-        }
+        settler.shutdownNow();
+        protocol.close();
+        settlements.close();
         LOG.info(() -> "worker " + name + ": stopped");
         terminated.countDown();
     }
@@ -840,7 +933,7 @@ public final class Worker implements AutoCloseable {
             return;
         }
         try {
-            int released = call(c -> WorkerProtocol.release(c, name, notStarted));
+            int released = protocol.call(c -> WorkerProtocol.release(c, name, notStarted));
             LOG.info(() -> String.format("worker %s: gave back %d of %s not started", name, released,
                                          notStarted.keySet()));
         } catch (SQLException | RuntimeException e) {
@@ -851,7 +944,7 @@ public final class Worker implements AutoCloseable {
 
     private void settleQuietly() {
         try {
-            settleReady();
+            settle(pollReady());
         } catch (SQLException | RuntimeException e) {
             LOG.warn(() -> String.format("worker %s: settling failed while stopping: %s", name, e));
         }
@@ -870,22 +963,29 @@ public final class Worker implements AutoCloseable {
 
     // ---- plumbing -----------------------------------------------------------------------------------------
 
-    /** One protocol call on the worker's own connection, opened when needed, dropped when broken. */
-    private <T> T call(Call<T> call) throws SQLException {
-        synchronized (protocolLock) {
-            if (protocolConnection == null) {
-                protocolConnection = source.open();
-                protocolConnection.setAutoCommit(true);
+    /** A connection of the worker's own, opened when needed, dropped when broken; one call on it at a time. */
+    private final class Session {
+        private Connection connection; // guarded by this
+
+        synchronized <T> T call(Call<T> call) throws SQLException {
+            if (connection == null) {
+                connection = source.open();
+                connection.setAutoCommit(true);
             }
             try {
-                return call.run(protocolConnection);
+                return call.run(connection);
             } catch (SQLException e) {
-                if (!(e instanceof PrescientException) && !isValid(protocolConnection)) {
-                    closeQuietly(protocolConnection); // the next call opens another
-                    protocolConnection = null;
+                if (!(e instanceof PrescientException) && !isValid(connection)) {
+                    closeQuietly(connection); // the next call opens another
+                    connection = null;
                 }
                 throw e;
             }
+        }
+
+        synchronized void close() {
+            closeQuietly(connection);
+            connection = null;
         }
     }
 
@@ -1109,7 +1209,10 @@ public final class Worker implements AutoCloseable {
             return clock(clock::instant);
         }
 
-        /** Called with every settlement (on the loop's thread; keep it quick): metrics, tests, alerts. */
+        /**
+         * Called with every settlement (on the worker's settling thread, one at a time; keep it quick): metrics,
+         * tests, alerts.
+         */
         public Builder onSettled(Consumer<Settlement> listener) {
             this.onSettled = listener;
             return this;

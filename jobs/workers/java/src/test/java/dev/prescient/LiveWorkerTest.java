@@ -140,14 +140,18 @@ final class LiveWorkerTest {
         Worker worker = Worker.builder(DB::connect).name("cut").onSettled(settled::add)
                               .handler("cut_a", check -> Answer.done()).build().start();
         try (worker) {
-            Thread.sleep(300); // both connections open, the loop asleep
-            long cut = DB.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                                + "WHERE datname = current_database() AND pid <> pg_backend_pid()");
-            assertTrue(cut >= 2, "sessions cut: " + cut);
-            try (Connection c = DB.connect()) {
+            try (Connection c = DB.connect()) { // a settlement first: the settlements' connection is open too
                 new PrescientClient().schedule(c, NewCheck.of("cut_a", "x", "1"));
             }
-            waitFor(() -> settled.size() == 1, Duration.ofSeconds(8), "the check settled after the cut");
+            waitFor(() -> settled.size() == 1, Duration.ofSeconds(8), "the check settled before the cut");
+            Thread.sleep(300); // the loop asleep
+            long cut = DB.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                + "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+            assertTrue(cut >= 3, "sessions cut: " + cut);
+            try (Connection c = DB.connect()) {
+                new PrescientClient().schedule(c, NewCheck.of("cut_a", "x", "2"));
+            }
+            waitFor(() -> settled.size() == 2, Duration.ofSeconds(8), "the check settled after the cut");
         }
     }
 

@@ -86,6 +86,19 @@ def schedule_due_now(conn: psycopg.Connection, job: str, key: str, payload=None,
                               **options).id
 
 
+def settlements_waiting_for_a_lock(conn: psycopg.Connection) -> int:
+    """How many sessions wait for a lock in a worker_complete (a test holding a check's row makes them)."""
+    return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                        " AND wait_event_type = 'Lock' AND query LIKE '%%worker_complete%%'").fetchone()[0]
+
+
+# A worker's two sessions, idle: the loop's asleep after its look at the next due time, the settler's after a
+# settlement.
+WORKER_SESSIONS_IDLE = ("FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                        " AND state = 'idle' AND (query LIKE '%%prescient.worker_next_due%%'"
+                        " OR query LIKE '%%prescient.worker_complete%%')")
+
+
 def pending(conn: psycopg.Connection, check_id: int) -> dict | None:
     with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
         return cur.execute("SELECT * FROM prescient.future_job WHERE id = %s", [check_id]).fetchone()

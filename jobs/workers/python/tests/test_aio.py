@@ -337,19 +337,62 @@ class WorkerTest(AsyncTest):
         self.assertIn(f"still running after the grace period of 0.3s: check(s) {check_id}", logs.output[0])
         self.assertEqual(self.claimed_by([check_id]), ["aio-worker"], "a check still running was given back")
 
-    async def test_the_worker_carries_on_after_its_session_is_cut(self):
+    async def test_a_check_is_taken_and_run_while_the_last_ones_settlement_waits(self):
+        # As the blocking worker's test: the first check's settlement waits for its row, locked by the test.
+        first = self.due_now("first")
+        worker = self.worker(clock=None)
+        ran: asyncio.Queue[str] = asyncio.Queue()
+        holder = support.connect(autocommit=False)
+        self.addCleanup(holder.close)
+
+        @worker.handler(self.job)
+        async def handle(check):
+            if check.id == first:
+                holder.execute("SELECT FROM prescient.future_job WHERE id = %s FOR UPDATE", [first])
+            ran.put_nowait(check.entity_key)
+
+        with self.assertNoLogs("prescient.worker", level="WARNING"):
+            running = asyncio.create_task(worker.run())
+            self.addCleanup(holder.rollback)  # a failed test lets the worker go on, to stop
+            self.assertEqual(await asyncio.wait_for(ran.get(), 5), "first")
+            deadline = time.monotonic() + 5
+            while not support.settlements_waiting_for_a_lock(self.sync) and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            second = self.due_now("second")
+            try:
+                self.assertEqual(await asyncio.wait_for(ran.get(), 5), "second")
+            except asyncio.TimeoutError:
+                self.fail("the second check was not taken while the first one's settlement waited")
+            finally:
+                holder.rollback()
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and (support.pending(self.sync, first)
+                                                   or support.pending(self.sync, second)):
+                await asyncio.sleep(0.02)
+            worker.stop()
+            await asyncio.wait_for(running, 5)
+        self.assertEqual([support.history(self.sync, i)[0]["outcome"] for i in (first, second)], ["done", "done"])
+
+    async def test_the_worker_carries_on_after_its_sessions_are_cut(self):
         ran = self.running()
-        cut, deadline = [], time.monotonic() + 5
-        while not cut and time.monotonic() < deadline:  # the worker asleep after its look at next due
+        before = self.due_now("before-the-cut")  # a settlement: both sessions open
+        await asyncio.wait_for(ran.wait(), 5)
+        ran.clear()
+        idle, deadline = 0, time.monotonic() + 5
+        while idle < 2 and time.monotonic() < deadline:  # the loop asleep, the settler done with `before`
             await asyncio.sleep(0.05)
-            cut = self.sync.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                                    " AND state = 'idle' AND query LIKE '%%prescient.worker_next_due%%'").fetchall()
-        self.assertEqual(cut, [(True,)])
-        self.due_now("after-the-cut")
+            idle = self.sync.execute("SELECT count(*) " + support.WORKER_SESSIONS_IDLE).fetchone()[0]
+        cut = self.sync.execute("SELECT pg_terminate_backend(pid) " + support.WORKER_SESSIONS_IDLE).fetchall()
+        self.assertEqual(cut, [(True,), (True,)])
+        self.assertEqual(support.history(self.sync, before)[0]["outcome"], "done")
+        after = self.due_now("after-the-cut")
         with self.assertLogs("prescient.worker", level="ERROR") as logs:
             await asyncio.wait_for(ran.wait(), 5)
+            deadline = time.monotonic() + 5
+            while support.pending(self.sync, after) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
         self.assertIn("database connection lost", logs.output[0])
+        self.assertEqual(support.history(self.sync, after)[0]["outcome"], "done", "not settled after the cut")
 
 
 class ReadmeTest(unittest.TestCase):

@@ -1,6 +1,7 @@
 """The worker against a real database: answers, refusals, leases, heartbeats, concurrency, wake-ups, stops."""
 
 import os
+import queue
 import threading
 import time
 import unittest
@@ -249,7 +250,9 @@ class WorkerTest(unittest.TestCase):
 
     def test_a_settlement_after_the_lease_ran_out_is_refused_as_lease_lost(self):
         check_id = self.schedule("slow")
-        worker = self.worker(lease_seconds=10, heartbeat=False)
+        # One place: the check is not taken again before its first answer is settled (beside a settlement, a
+        # take finds the lease run out too, and the answer is refused as under another lease).
+        worker = self.worker(lease_seconds=10, heartbeat=False, concurrency=1)
 
         runs = []
 
@@ -567,6 +570,45 @@ class WorkerTest(unittest.TestCase):
             worker.drain()
         self.assertIn("run by the runner", raised.exception.reason)
 
+    def test_a_check_is_taken_and_run_while_the_last_ones_settlement_waits(self):
+        # The first check's settlement waits for its row, which the test locks from its handler: the loop takes
+        # and runs the second beside it, and no lease is reported lost.
+        first = support.schedule_due_now(self.conn, self.job, "first")
+        worker = self.worker(clock=None)
+        ran: queue.SimpleQueue[str] = queue.SimpleQueue()
+        holder = support.connect(autocommit=False)
+        self.addCleanup(holder.close)
+
+        @worker.handler(self.job)
+        def handle(check):
+            if check.id == first:
+                holder.execute("SELECT FROM prescient.future_job WHERE id = %s FOR UPDATE", [first])
+            ran.put(check.entity_key)
+
+        thread = threading.Thread(target=worker.run)
+        with self.assertNoLogs("prescient.worker", level="WARNING"):
+            thread.start()
+            self.addCleanup(thread.join, 10)
+            self.addCleanup(worker.stop)
+            self.addCleanup(holder.rollback)  # a failed test lets the worker go on, to stop
+            self.assertEqual(ran.get(timeout=5), "first")
+            deadline = time.monotonic() + 5
+            while not support.settlements_waiting_for_a_lock(self.conn) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            second = support.schedule_due_now(self.conn, self.job, "second")
+            try:
+                self.assertEqual(ran.get(timeout=5), "second")
+            except queue.Empty:
+                self.fail("the second check was not taken while the first one's settlement waited")
+            holder.rollback()
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and (support.pending(self.conn, first)
+                                                   or support.pending(self.conn, second)):
+                time.sleep(0.02)
+            worker.stop()
+            thread.join(10)
+        self.assertEqual([support.history(self.conn, i)[0]["outcome"] for i in (first, second)], ["done", "done"])
+
     def test_a_take_holds_the_next_checks_ahead_and_a_stop_gives_back_those_not_started(self):
         ids = [support.schedule_due_now(self.conn, self.job, f"ahead-{n}") for n in range(4)]
         worker, thread, release = self.run_with_a_handler_held(concurrency=1, prefetch=2)
@@ -803,29 +845,31 @@ def drop_role(role: str) -> None:
 
 
 class ReconnectTest(unittest.TestCase):
-    def test_the_worker_carries_on_after_its_session_is_cut(self):
+    def test_the_worker_carries_on_after_its_sessions_are_cut(self):
         with support.connect() as conn:
             job = support.declare_worker_class(conn, "reconnect")
             worker = prescient.Worker(support.database_url(), name="reconnecting")
-            ran = []
-            worker.handler(job)(lambda check: ran.append(check.entity_key))
+            ran: queue.SimpleQueue[str] = queue.SimpleQueue()
+            worker.handler(job)(lambda check: ran.put(check.entity_key))
             thread = threading.Thread(target=worker.run)
             thread.start()
             self.addCleanup(thread.join, 10)
             self.addCleanup(worker.stop)
-            cut, deadline = [], time.monotonic() + 5
-            while not cut and time.monotonic() < deadline:  # the worker asleep after its look at next due
+            before = support.schedule_due_now(conn, job, "before-the-cut")  # a settlement: both sessions open
+            self.assertEqual(ran.get(timeout=5), "before-the-cut")
+            idle, deadline = 0, time.monotonic() + 5
+            while idle < 2 and time.monotonic() < deadline:  # the loop asleep, the settler done with `before`
                 time.sleep(0.05)
-                cut = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                                   " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                                   " AND state = 'idle' AND query LIKE '%%prescient.worker_next_due%%'"
-                                   ).fetchall()
-            self.assertEqual(cut, [(True,)])
-            support.schedule_due_now(conn, job, "after-the-cut")
+                idle = conn.execute("SELECT count(*) " + support.WORKER_SESSIONS_IDLE).fetchone()[0]
+            cut = conn.execute("SELECT pg_terminate_backend(pid) " + support.WORKER_SESSIONS_IDLE).fetchall()
+            self.assertEqual(cut, [(True,), (True,)])
+            self.assertEqual(support.history(conn, before)[0]["outcome"], "done")
+            after = support.schedule_due_now(conn, job, "after-the-cut")
+            self.assertEqual(ran.get(timeout=5), "after-the-cut")
             deadline = time.monotonic() + 5
-            while not ran and time.monotonic() < deadline:
+            while support.pending(conn, after) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            self.assertEqual(ran, ["after-the-cut"])
+            self.assertEqual(support.history(conn, after)[0]["outcome"], "done", "not settled after the cut")
 
 
 class DeadSocketTest(unittest.TestCase):

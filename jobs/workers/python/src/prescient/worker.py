@@ -1,9 +1,10 @@
 """The worker: takes the due checks of its classes and runs a handler per check (docs/workers.md).
 
-One thread, the loop, owns the database connection: it takes checks, settles the answers that are ready in
-batches, sends heartbeats and sleeps until the next due time or a notification. Handlers run on a pool of
-``concurrency`` threads and hand their answers back to the loop; a handler is a plain function. The loop's
-turns are worker_loop.py's, shared with the asyncio worker (aio/worker.py).
+One thread, the loop, owns the worker's first session: it takes checks, hands the answers that are ready to
+the settler, and sleeps until the next due time or a notification. The settler, a thread with the second
+session, settles them in batches and sends the heartbeats, while the loop goes on to its next take. Handlers
+run on a pool of ``concurrency`` threads and hand their answers back to the loop; a handler is a plain
+function. The loop's turns are worker_loop.py's, shared with the asyncio worker (aio/worker.py).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import psycopg
 
 from .connection import Connection
-from .steps import run
+from .steps import Steps, run
 from .worker_loop import (DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, BusinessDelay, CheckBase, Done, Settlement,
                           WorkerBase, _Held, log, next_reconnect_wait, with_dead_socket_settings)
 
@@ -63,6 +65,7 @@ class Worker(WorkerBase[Handler, BatchHandler]):
     ``clock`` (a function returning an aware datetime) is passed to every call as ``p_now``; None (the
     default) lets the database use its own clock, which is what production wants. ``heartbeat=False`` turns
     off the lease extensions, and holding checks ahead (a test of lost leases). README.md has the options.
+    The worker holds two sessions of its own: the loop's, and the settler's (settlements and heartbeats).
     """
 
     _check_class = Check
@@ -74,6 +77,8 @@ class Worker(WorkerBase[Handler, BatchHandler]):
         self._restore_signals: dict[int, Any] = {}
         # The calls waiting for a handler's thread: one check each, or a batch handler's checks.
         self._queued: queue.SimpleQueue[list[_Held] | None] = queue.SimpleQueue()
+        # The settler's session: its thread's alone while a run lasts (the loop closes it after).
+        self._settler_conn: psycopg.Connection[Any] | None = None
 
     def __del__(self) -> None:
         for fd in (getattr(self, "_wake_read", None), getattr(self, "_wake_write", None)):
@@ -114,6 +119,7 @@ class Worker(WorkerBase[Handler, BatchHandler]):
                    for n in range(self.concurrency)]
         for thread in threads:
             thread.start()
+        self._settler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prescient-settler")
         conn = None
         backoff = 0.0
         try:
@@ -138,6 +144,11 @@ class Worker(WorkerBase[Handler, BatchHandler]):
         finally:
             for _ in threads:
                 self._queued.put(None)  # each idle thread ends; a handler past its grace period is left behind
+            self._settler.shutdown()  # after the settlement running, if the run ended with one
+            self._settlement = None
+            if self._settler_conn is not None:
+                self._settler_conn.close()
+                self._settler_conn = None
             if conn is not None:
                 conn.close()
             self._stopping.clear()  # a stop ends this run; a stop before run() makes run() return at once
@@ -147,23 +158,25 @@ class Worker(WorkerBase[Handler, BatchHandler]):
     def _finish(self, conn: psycopg.Connection[Any] | None, settled: list[Settlement]) -> None:
         """A graceful stop: gives back what was taken and not started, lets running handlers finish within
         the grace period (with heartbeats, settling their answers), and leaves the rest to their leases."""
-        unstarted: list[_Held] = []
+        self._settlement_over()  # first: no heartbeat extends what is given back while it is
+        unstarted: list[list[_Held]] = []
         while True:
             try:
                 item = self._queued.get_nowait()
             except queue.Empty:
                 break
             if item is not None:
-                unstarted += item
+                unstarted.append(item)
         release = self._release(unstarted)
         deadline = time.monotonic() + self.grace_seconds
         try:
             if conn is not None:
                 run(conn, release)
-            while conn is not None and (timeout := run(conn, self._grace_turn(settled, deadline))) is not None:
+            while conn is not None and (timeout := self._grace_turn(settled, deadline)) is not None:
                 self._wait(conn, timeout)
         except psycopg.OperationalError as e:
             log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
+        self._settlement_over()
         self._left_running()
 
     def _connect(self) -> psycopg.Connection[Any]:
@@ -179,11 +192,36 @@ class Worker(WorkerBase[Handler, BatchHandler]):
     def _dispatch(self, call: list[_Held]) -> None:
         self._queued.put(call)
 
+    # ---- the settler ---------------------------------------------------------------------------------
+
+    def _settle_on_settler(self, steps: Steps[list[Settlement]]) -> Future[list[Settlement]]:
+        end = self._settler.submit(self._settle_on_own_connection, steps)
+        end.add_done_callback(lambda _: self._wake())
+        return end
+
+    def _settle_on_own_connection(self, steps: Steps[list[Settlement]]) -> list[Settlement]:
+        if self._settler_conn is None:
+            self._settler_conn = psycopg.connect(with_dead_socket_settings(self.conninfo), autocommit=True)
+        try:
+            return run(self._settler_conn, steps)
+        except psycopg.OperationalError:
+            self._settler_conn.close()  # the next settlement opens another
+            self._settler_conn = None
+            raise
+
+    def _settlement_over(self) -> None:
+        """Waits for the end of the settlement running, if one is (the loop reads it at its next turn)."""
+        if self._settlement is not None:
+            end = self._settlement.end
+            assert isinstance(end, Future)
+            wait([end])
+
     # ---- waiting and waking -------------------------------------------------------------------------
 
     def _wait(self, conn: psycopg.Connection[Any] | None, timeout: float) -> None:
-        """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
-        if self._notified or self._answered or timeout <= 0:
+        """Sleeps up to ``timeout`` seconds; a handler's answer, a settlement's end, stop() or a notification
+        wakes it early."""
+        if self._notified or self._settlement_due() or timeout <= 0:
             self._notified = False
             return
         # A selector, not select(): a busy application's descriptors may be numbered past 1024.

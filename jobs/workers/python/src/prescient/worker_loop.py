@@ -1,7 +1,15 @@
 """The worker's loop, once for the blocking worker (worker.py: handlers on threads) and the asyncio one
 (aio/worker.py: handlers are coroutines): what it holds and how much it takes ahead, the answers and their
 settlement, heartbeats, the graceful stop's release, the wake-ups. Its database work is steps (steps.py), which
-each worker runs on its own kind of connection; the waiting and the handlers' calls are each worker's own.
+each worker runs on its own kind of connection; the waiting, the handlers' calls and the settler are each
+worker's own.
+
+A worker has two sessions: the loop's (takes, next due times, LISTEN, releases) and the settler's, on which a
+settlement (worker_complete, worker_fail) and the heartbeat (worker_extend) run while the loop goes on to its
+next take (a thread of the blocking worker, a task of the asyncio one). A busy worker spends most of its time in
+the take and the settlement: on two backends they run at once. One settlement runs at a time; the answers that
+come meanwhile wait for the next. The heartbeat runs after a settlement, never beside one: an extension of the
+checks a settlement is settling would wait for it, then be refused their leases, as if they were lost.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -31,6 +39,7 @@ log = logging.getLogger("prescient.worker")
 
 Clock = Callable[[], datetime]
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 H = TypeVar("H")  # a worker's handler type
 B = TypeVar("B")  # its batch handler type
 
@@ -220,6 +229,22 @@ class _Held:
         return self.check._lease
 
 
+class _End(Protocol[T_co]):
+    """The end of work on the settler, as both workers' settlers give it (a concurrent.futures.Future, an
+    asyncio.Task): read by the loop once done."""
+
+    def done(self) -> bool: ...
+
+    def result(self) -> T_co: ...
+
+
+@dataclass
+class _Running:
+    """A settlement on the settler: the answers it was given, and its end (what it settled, or its error)."""
+
+    answers: list[_Held]
+    end: _End[list[Settlement]]
+
 
 def _taken_rows(text: str | None) -> list[list[Any]]:
     """The rows of a take's JSON (_take), with their times as datetimes: [] when it took nothing."""
@@ -262,9 +287,22 @@ class WorkerBase(Generic[H, B]):
         self._next_heartbeat = 0.0
         self._due_but_not_taken = False
         # By (check id, lease token): a check whose lease ran out while its handler ran may be taken again by
-        # this same worker, and then two runs of it are held at once. The loop's alone.
+        # this same worker, and then two runs of it are held at once. The loop adds, the settler lets go: they
+        # change it one item at a time, and read it whole only by a copy (list(): no Python code runs in it,
+        # so no other thread changes it meanwhile).
         self._held: dict[tuple[int, int], _Held] = {}
-        self._answered: deque[_Held] = deque()  # handlers append, the loop settles
+        self._answered: deque[list[_Held]] = deque()  # the calls answered: handlers append, the loop takes them
+        # The loop's: the answers it took from _answered, for the next settlement; the calls it handed to the
+        # places and has not had back (a place each, for a worker whose classes all have batch handlers).
+        self._ready: list[_Held] = []
+        self._calls_out = 0
+        # The settlement running on the settler, if one is: set and cleared by the loop.
+        self._settlement: _Running | None = None
+        # After the settler's session was lost: no settlement before this time (time.monotonic()), the backoff
+        # after it, and whether the answers it had wait again (nothing is taken until they are settled).
+        self._settle_after = 0.0
+        self._settle_backoff = 0.0
+        self._settle_failed = False
         self._setup()
 
     def _setup(self) -> None:
@@ -354,27 +392,43 @@ class WorkerBase(Generic[H, B]):
 
     def _turn(self, settled: list[Settlement], until_idle: bool) -> Steps[float | None]:
         """One turn of the loop: how long to wait before the next (None: the loop ends, stopping or idle in
-        drain mode)."""
-        settled += yield from self._settle()
+        drain mode). The settlements run beside it, on the settler."""
+        self._settle_when_due(settled)
         if self._stopping.is_set():
             return None
-        yield from self._extend_if_due()
-        # Every place busy, and the next checks taken ahead: a place that frees starts the next at once.
-        # With places busy, it takes when half of what it holds ahead is free: takes stay big, not one per
-        # answer (a take costs about as much for 1 check as for 100).
-        ahead = self._ahead()
-        free = self.concurrency + ahead - len(self._held)
-        timeout = self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
-        if free > 0 and (len(self._held) < self.concurrency or 2 * free >= ahead):
-            taken = yield from self._take(min(free, self.batch_size))
+        timeout = self._until_settler_due()
+        room = self._room()
+        if room > 0:
+            taken = yield from self._take(room)
             if taken:
                 return 0.0
-            if until_idle and not self._held:
+            if until_idle and not self._held and self._settlement is None:
                 return None
             if not until_idle:  # nothing to take: until the next due time, too
                 timeout = min(timeout, (yield from self._until_due()))
-        # Wake for the handlers' answers, a notification, the next heartbeat, or the next due time.
+        # Wake for the handlers' answers, a settlement's end, a notification, the next heartbeat, or the next
+        # due time.
         return timeout
+
+    def _room(self) -> int:
+        """How many checks the next take asks for (0: none now).
+
+        None while a batch of answers waits behind the settlement running (takes would outrun settlements),
+        nor after a settlement failed, until its answers are settled. A worker whose classes all have batch
+        handlers asks for a batch while a place is free: each call holds a place, so the next batch is taken
+        (and run) while the last one's answers are settled. Else every place busy, and the next checks taken
+        ahead, so that a place that frees starts the next at once; with places busy, it takes when half of
+        what it holds ahead is free: takes stay big, not one per answer (a take costs about as much for 1
+        check as for 100)."""
+        if self._settle_failed or (self._settlement is not None and len(self._ready) >= self.batch_size):
+            return 0
+        if not self._handlers:
+            return self.batch_size if self._calls_out < self.concurrency else 0
+        ahead = self._ahead()
+        free = self.concurrency + ahead - len(self._held)
+        if free > 0 and (len(self._held) < self.concurrency or 2 * free >= ahead):
+            return min(free, self.batch_size)
+        return 0
 
     def _ahead(self) -> int:
         """How many checks to hold beyond one per place: ``prefetch`` if set, else what the places are
@@ -389,9 +443,11 @@ class WorkerBase(Generic[H, B]):
         expected = int(self.concurrency * PREFETCH_SECONDS / max(self._check_seconds, 1e-6))
         return max(self.concurrency, min(self.batch_size, expected))
 
-    def _release(self, unstarted: list[_Held]) -> Steps[None]:
-        """A graceful stop's first step: lets go of what was taken and not started (at once), and the steps that
-        give it back (its leases run out if they are not run: the connection is gone)."""
+    def _release(self, calls: list[list[_Held]]) -> Steps[None]:
+        """A graceful stop's first step: lets go of the calls taken and not started (at once), and the steps that
+        give their checks back (their leases run out if they are not run: the connection is gone)."""
+        self._calls_out -= len(calls)
+        unstarted = [held for call in calls for held in call]
         for held in unstarted:
             del self._held[held.key]
         return self._release_steps(unstarted)
@@ -408,14 +464,15 @@ class WorkerBase(Generic[H, B]):
             log.warning("worker %s: could not release %s (%s); their leases will run out", self.name,
                         _ids(h.check.id for h in unstarted), e)
 
-    def _grace_turn(self, settled: list[Settlement], deadline: float) -> Steps[float | None]:
+    def _grace_turn(self, settled: list[Settlement], deadline: float) -> float | None:
         """A turn of the grace period: running handlers' answers settled, their leases renewed; how long to
-        wait for more (None: none left, or the period is over)."""
-        settled += yield from self._settle()
+        wait for more (None: none left, or the period is over). A settlement running is waited for."""
+        self._settle_when_due(settled)
+        if self._settlement is not None:
+            return MAX_SLEEP_SECONDS  # its end wakes the loop
         if not self._held or time.monotonic() >= deadline:
             return None
-        yield from self._extend_if_due()
-        return min(self._until_heartbeat(), max(0.0, deadline - time.monotonic()))
+        return min(self._until_settler_due(), max(0.0, deadline - time.monotonic()))
 
     def _left_running(self) -> None:
         if self._held:
@@ -431,6 +488,10 @@ class WorkerBase(Generic[H, B]):
     def _dispatch(self, call: list[_Held]) -> None:
         """Hands a call (one check, or a batch handler's checks) to the handlers' places."""
         raise NotImplementedError
+
+    def _hand_out(self, call: list[_Held]) -> None:
+        self._calls_out += 1
+        self._dispatch(call)
 
     def _take(self, places: int) -> Steps[int]:
         # The take as one JSON text, read by the json module's C parser: psycopg's pure-Python libpq wrapper
@@ -459,35 +520,93 @@ class WorkerBase(Generic[H, B]):
             if held.check.job in self._batch_handlers:
                 batches.setdefault(held.check.job, []).append(held)
             else:
-                self._dispatch([held])
+                self._hand_out([held])
         for batch in batches.values():
-            self._dispatch(batch)
+            self._hand_out(batch)
         log.debug("worker %s took %s", self.name, _ids(row[0] for row in rows))
         return len(rows)
 
     # ---- settling ----------------------------------------------------------------------------------
 
-    def _settle(self) -> Steps[list[Settlement]]:
-        """Sends the answers that are ready: one worker_complete and one worker_fail for all of them."""
-        answered = []
+    def _settle_on_settler(self, steps: Steps[list[Settlement]]) -> _End[list[Settlement]]:
+        """Starts the steps on the settler, on its own connection (opened when needed, dropped when lost);
+        their end wakes the loop."""
+        raise NotImplementedError
+
+    def _settle_when_due(self, settled: list[Settlement]) -> None:
+        """Reads the end of the settlement that ended (its settlements into ``settled``), takes in the calls
+        answered, and starts the next settlement if none runs: of the answers ready, and the heartbeat if it
+        is due. A session lost under a settlement is raised here while stopping, as the loop's own would be."""
+        running = self._settlement
+        if running is not None and running.end.done():
+            self._settlement = None
+            self._ended(running, settled)
         while self._answered:
-            answered.append(self._answered.popleft())
+            call = self._answered.popleft()
+            self._calls_out -= 1
+            self._ready += call
+        heartbeat = self.heartbeat and bool(self._held) and time.monotonic() >= self._next_heartbeat
+        if self._settlement is not None or time.monotonic() < self._settle_after or not (self._ready or heartbeat):
+            return
+        answers, self._ready = self._ready, []
+        if answers:
+            seconds = sum(h.seconds for h in answers) / len(answers)
+            self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
+        if heartbeat:
+            self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
+        self._settlement = _Running(answers, self._settle_on_settler(self._settlement_steps(answers, heartbeat)))
+
+    def _ended(self, running: _Running, settled: list[Settlement]) -> None:
+        try:
+            settled += running.end.result()
+        except psycopg.OperationalError as e:
+            # Its answers wait again, first in line (those settled in their handlers' transactions that it let
+            # go of are decided); the settler's next session is opened after the loop's reconnect backoff.
+            unsettled = [h for h in running.answers if h.key in self._held]
+            self._ready[:0] = unsettled
+            if self._stopping.is_set():
+                raise  # as the loop's own session lost while stopping: what is left is left to the leases
+            wait = self._connection_lost(e, self._settle_backoff)
+            self._settle_after = time.monotonic() + (wait or 0.0)
+            self._settle_backoff = next_reconnect_wait(self._settle_backoff)
+            self._settle_failed = bool(unsettled)
+            return
+        self._settle_backoff = 0.0
+        self._settle_failed = False
+
+    def _until_settler_due(self) -> float:
+        """Seconds until the settler has work: answers ready wait for nothing, a heartbeat for its time, both
+        for the backoff after a lost session; while a settlement runs, its end wakes the loop."""
+        if self._settlement is not None:
+            return MAX_SLEEP_SECONDS
+        due = 0.0 if self._ready else self._until_heartbeat() if self._held else MAX_SLEEP_SECONDS
+        return max(due, self._settle_after - time.monotonic())
+
+    def _settlement_due(self) -> bool:
+        """Whether the loop, about to sleep, has a settlement to read or to start: its wait returns at once.
+        Not while one runs (the answers that came meanwhile wait for its end, which wakes the loop)."""
+        if self._settlement is not None:
+            return self._settlement.end.done()
+        return bool(self._answered or self._ready) and time.monotonic() >= self._settle_after
+
+    def _settlement_steps(self, answers: list[_Held], heartbeat: bool) -> Steps[list[Settlement]]:
+        """The settler's work: the answers settled, then, if it is due, the heartbeat of what is still held."""
+        settled = yield from self._settle(answers)
+        if heartbeat:
+            yield from self._extend()
+        return settled
+
+    def _settle(self, answered: list[_Held]) -> Steps[list[Settlement]]:
+        """Sends answers: one worker_complete and one worker_fail for all of them, but for those settled in
+        their handlers' transactions."""
         if not answered:
             return []
-        seconds = sum(h.seconds for h in answered) / len(answered)
-        self._check_seconds = seconds if self._check_seconds is None else 0.7 * self._check_seconds + 0.3 * seconds
-        try:
-            settled_by_handlers = yield from self._settled_in_transaction(
-                [h for h in answered if h.lease.in_transaction])
-            answered = [h for h in answered if h.key in self._held]
-            completed = [h for h in answered if h.error is None]
-            failed = [h for h in answered if h.error is not None]
-            # One row per answer, in the order sent.
-            settled = (yield from self._complete(completed)) + (yield from self._fail(failed))
-        except psycopg.OperationalError:
-            # Sent again once reconnected (those its handler settled and this worker let go of are decided).
-            self._answered.extendleft(reversed([h for h in answered if h.key in self._held]))
-            raise
+        settled_by_handlers = yield from self._settled_in_transaction([h for h in answered if h.lease.in_transaction])
+        answered = [h for h in answered if h.key in self._held]
+        completed = [h for h in answered if h.error is None]
+        failed = [h for h in answered if h.error is not None]
+        # One row per answer, in the order sent.
+        settled = (yield from self._complete(completed)) + (yield from self._fail(failed))
         for held, settlement in zip(completed + failed, settled):
             self._log_settlement(held.check, settlement)
             del self._held[held.key]
@@ -581,12 +700,12 @@ class WorkerBase(Generic[H, B]):
         return [Settlement(check_id, outcome, None if next_at is None else datetime.fromisoformat(next_at), error)
                 for check_id, outcome, next_at, error in json.loads(text or "[]")]
 
-    def _extend_if_due(self) -> Steps[None]:
-        """The heartbeat: every lease/3, one worker_extend for every check whose handler still runs."""
-        running = [h for h in self._held.values() if not h.lease.heartbeat_refused and not h.lease.settling]
-        if not self.heartbeat or not running or time.monotonic() < self._next_heartbeat:
+    def _extend(self) -> Steps[None]:
+        """The heartbeat (every lease/3, after a settlement): one worker_extend for every check held, its
+        handler running or its answer not yet settled, but those settled in their handlers' transactions."""
+        running = [h for h in list(self._held.values()) if not h.lease.heartbeat_refused and not h.lease.settling]
+        if not running:
             return
-        self._next_heartbeat = time.monotonic() + self.lease_seconds / 3
         with translated():
             rows = yield Statement(
                 "SELECT id, refusal FROM prescient.worker_extend(%s, %s::bigint[], %s::bigint[], %s, %s::timestamptz)",
@@ -654,7 +773,7 @@ class WorkerBase(Generic[H, B]):
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%d check(s) of %s ran in one call in %.3fs: %s", len(call), job, seconds,
                       _ids(held.check.id for held in call))
-        self._answered.extend(call)
+        self._answered.append(call)
 
     def _log_settlement(self, check: CheckBase, s: Settlement) -> None:
         if s.outcome in ("done", "rescheduled") and not log.isEnabledFor(logging.INFO):

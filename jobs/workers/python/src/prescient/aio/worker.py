@@ -2,8 +2,9 @@
 are coroutines, run by ``concurrency`` tasks (its places) in the worker's event loop.
 
 Its guarantees are the blocking worker's: it takes ahead what its places are expected to start soon, renews
-the leases it holds, wakes on ``LISTEN prescient_worker``, settles answers in batches, and a check settled in
-the handler's own transaction (``await check.complete_in(conn)``) is settled exactly once. A stop (``stop()``,
+the leases it holds, wakes on ``LISTEN prescient_worker``, settles answers in batches (a task of its own on a
+second connection, beside the loop's next take), and a check settled in the handler's own transaction
+(``await check.complete_in(conn)``) is settled exactly once. A stop (``stop()``,
 SIGTERM, or the cancellation of the task running ``run()``) is graceful: nothing more is taken, what was not
 started is given back, running handlers have ``grace_seconds`` to finish.
 """
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from ..steps import Steps
 from ..worker_loop import (CheckBase, Settlement, WorkerBase, _Held, log, next_reconnect_wait,
                            with_dead_socket_settings)
 from .calls import AsyncConnection, run
@@ -67,6 +69,7 @@ class Worker(WorkerBase[Handler, BatchHandler]):
         self._woken = asyncio.Event()
         self._queued: asyncio.Queue[list[_Held]] = asyncio.Queue()
         self._cancelled = False  # this run's task was cancelled: it stops, then raises CancelledError
+        self._settler_conn: AsyncConnection | None = None  # the settlement tasks', one at a time
 
     # ---- control -------------------------------------------------------------------------------------
 
@@ -124,6 +127,11 @@ class Worker(WorkerBase[Handler, BatchHandler]):
             for place in places:
                 place.cancel()
             await asyncio.gather(*places, return_exceptions=True)
+            self._calls_out = 0  # a handler cancelled past the grace period answers nothing
+            await self._settlement_over()  # if the run ended with one running
+            self._settlement = None
+            if self._settler_conn is not None:
+                await self._settler_conn.close()
             if conn is not None:
                 await conn.close()
             self._stopping.clear()  # a stop ends this run; a stop before run() makes run() return at once
@@ -136,18 +144,20 @@ class Worker(WorkerBase[Handler, BatchHandler]):
     async def _finish(self, conn: AsyncConnection | None, settled: list[Settlement]) -> None:
         """A graceful stop: gives back what was taken and not started, lets running handlers finish within
         the grace period (with heartbeats, settling their answers), and leaves the rest to their leases."""
-        unstarted: list[_Held] = []
+        await self._settlement_over()  # first: no heartbeat extends what is given back while it is
+        unstarted: list[list[_Held]] = []
         while not self._queued.empty():
-            unstarted += self._queued.get_nowait()
+            unstarted.append(self._queued.get_nowait())
         release = self._release(unstarted)
         deadline = time.monotonic() + self.grace_seconds
         try:
             if conn is not None:
                 await self._uncancelled(run(conn, release))
-                while (timeout := await self._uncancelled(run(conn, self._grace_turn(settled, deadline)))) is not None:
+                while (timeout := self._grace_turn(settled, deadline)) is not None:
                     await self._wait(conn, timeout)
         except psycopg.OperationalError as e:
             log.error("worker %s: database connection lost while stopping (%s)", self.name, e)
+        await self._settlement_over()
         self._left_running()
 
     async def _connect(self) -> AsyncConnection:
@@ -163,6 +173,32 @@ class Worker(WorkerBase[Handler, BatchHandler]):
 
     def _dispatch(self, call: list[_Held]) -> None:
         self._queued.put_nowait(call)
+
+    # ---- the settler ---------------------------------------------------------------------------------
+
+    def _settle_on_settler(self, steps: Steps[list[Settlement]]) -> asyncio.Task[list[Settlement]]:
+        # A task of its own: the run's cancellation does not cut it (a stop waits for it instead).
+        end = asyncio.create_task(self._settle_on_own_connection(steps), name="prescient-settler")
+        end.add_done_callback(lambda _: self._woken.set())
+        return end
+
+    async def _settle_on_own_connection(self, steps: Steps[list[Settlement]]) -> list[Settlement]:
+        if self._settler_conn is None:
+            self._settler_conn = await psycopg.AsyncConnection.connect(with_dead_socket_settings(self.conninfo),
+                                                                        autocommit=True)
+        try:
+            return await run(self._settler_conn, steps)
+        except psycopg.OperationalError:
+            await self._settler_conn.close()  # the next settlement opens another
+            self._settler_conn = None
+            raise
+
+    async def _settlement_over(self) -> None:
+        """Waits for the end of the settlement running, if one is (the loop reads it at its next turn)."""
+        if self._settlement is not None:
+            end = self._settlement.end
+            assert isinstance(end, asyncio.Task)
+            await self._uncancelled(asyncio.wait([end]))
 
     # ---- cancellation, waiting and waking -------------------------------------------------------------
 
@@ -184,11 +220,13 @@ class Worker(WorkerBase[Handler, BatchHandler]):
         self._cancelled = True
         log.info("worker %s: cancelled, stopping (grace period %gs)", self.name, self.grace_seconds)
         self._stopping.set()
+        self._woken.set()  # the loop's next wait returns at once, to see it
 
     async def _wait(self, conn: AsyncConnection | None, timeout: float) -> None:
-        """Sleeps up to ``timeout`` seconds; a handler's answer, stop() or a notification wakes it early."""
-        self._woken.clear()
-        if self._notified or self._answered or self._stopping.is_set() or timeout <= 0:
+        """Sleeps up to ``timeout`` seconds; a handler's answer, a settlement's end, stop() or a notification
+        wakes it early: each sets ``_woken``, which stays set until a wait has seen it (so one that came
+        while the loop was busy is not missed; the grace period's waits, after stop(), sleep too)."""
+        if self._notified or self._settlement_due() or timeout <= 0:
             self._notified = False
             return
         readable = False
@@ -211,6 +249,7 @@ class Worker(WorkerBase[Handler, BatchHandler]):
         finally:
             if conn is not None:
                 loop.remove_reader(conn.fileno())
+        self._woken.clear()
         if conn is not None and readable:
             # A notification (or the server closing the session): a statement reads it in, and raises if the
             # connection is gone.

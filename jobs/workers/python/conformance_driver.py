@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
         options.add_argument("--classes", required=True, help="comma-separated worker classes")
         options.add_argument("--concurrency", type=int, default=prescient.worker.DEFAULT_CONCURRENCY)
         options.add_argument("--batch", type=int, default=prescient.worker.DEFAULT_BATCH_SIZE)
-        options.add_argument("--prefetch", type=int, default=None, help="default: the batch size")
+        options.add_argument("--prefetch", type=int, default=None, help="default: measured (the Worker's prefetch=None)")
         options.add_argument("--lease-seconds", type=float, default=2.0)
         options.add_argument("--no-heartbeat", action="store_true")
         if command == "drain":

@@ -861,15 +861,18 @@ class ReconnectTest(unittest.TestCase):
             while idle < 2 and time.monotonic() < deadline:  # the loop asleep, the settler done with `before`
                 time.sleep(0.05)
                 idle = conn.execute("SELECT count(*) " + support.WORKER_SESSIONS_IDLE).fetchone()[0]
-            cut = conn.execute("SELECT pg_terminate_backend(pid) " + support.WORKER_SESSIONS_IDLE).fetchall()
-            self.assertEqual(cut, [(True,), (True,)])
-            self.assertEqual(support.history(conn, before)[0]["outcome"], "done")
-            after = support.schedule_due_now(conn, job, "after-the-cut")
-            self.assertEqual(ran.get(timeout=5), "after-the-cut")
-            deadline = time.monotonic() + 5
-            while support.pending(conn, after) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            self.assertEqual(support.history(conn, after)[0]["outcome"], "done", "not settled after the cut")
+            with self.assertLogs("prescient.worker", level="ERROR") as logs:
+                cut = conn.execute("SELECT pg_terminate_backend(pid) " + support.WORKER_SESSIONS_IDLE).fetchall()
+                self.assertEqual(cut, [(True,), (True,)])
+                self.assertEqual(support.history(conn, before)[0]["outcome"], "done")
+                after = support.schedule_due_now(conn, job, "after-the-cut")
+                self.assertEqual(ran.get(timeout=5), "after-the-cut")
+                deadline = time.monotonic() + 5
+                while support.pending(conn, after) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                self.assertEqual(support.history(conn, after)[0]["outcome"], "done", "not settled after the cut")
+            # Each lost session is named: the settler's too, found lost at its next settlement.
+            self.assertTrue(any("settler's database connection lost" in line for line in logs.output), logs.output)
 
 
 class DeadSocketTest(unittest.TestCase):

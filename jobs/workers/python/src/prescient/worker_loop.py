@@ -369,15 +369,17 @@ class WorkerBase(Generic[H, B]):
         log.info("worker %s: %s received, stopping (grace period %gs)", self.name, signal.Signals(signum).name,
                  self.grace_seconds)
 
-    def _connection_lost(self, error: psycopg.OperationalError, backoff: float) -> float | None:
+    def _connection_lost(self, error: psycopg.OperationalError, backoff: float,
+                         session: str = "database connection") -> float | None:
         """After the database went away (a restart, a failover, a cut session): how long to wait before
         connecting again (None: stopping, so not at all). What is held stays held until its lease ends; the
-        answers that were not sent are sent after reconnecting."""
+        answers that were not sent are sent after reconnecting. ``session``: which one, as the log line
+        names it (the loop's, or the settler's)."""
         if self._stopping.is_set():
-            log.error("worker %s: database connection lost while stopping (%s)", self.name, error)
+            log.error("worker %s: %s lost while stopping (%s)", self.name, session, error)
             return None
         text = str(error).strip()
-        log.error("worker %s: database connection lost (%s); reconnecting in %gs", self.name,
+        log.error("worker %s: %s lost (%s); reconnecting in %gs", self.name, session,
                   text.splitlines()[0] if text else type(error).__name__, backoff)
         return backoff
 
@@ -566,7 +568,7 @@ class WorkerBase(Generic[H, B]):
             self._ready[:0] = unsettled
             if self._stopping.is_set():
                 raise  # as the loop's own session lost while stopping: what is left is left to the leases
-            wait = self._connection_lost(e, self._settle_backoff)
+            wait = self._connection_lost(e, self._settle_backoff, "settler's database connection")
             self._settle_after = time.monotonic() + (wait or 0.0)
             self._settle_backoff = next_reconnect_wait(self._settle_backoff)
             self._settle_failed = bool(unsettled)

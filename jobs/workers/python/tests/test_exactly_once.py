@@ -16,6 +16,9 @@ from tests import support
 
 CHECKS = 10_000
 KILL_AFTER = 3_000  # ledger rows: well into the run, with checks held and answers on the way
+# A worker that settles nothing for this long is stuck: the killed worker's leases (2 s) have run out long
+# before, and a live worker settles a check in milliseconds, even on a loaded machine.
+STALL_SECONDS = 15
 WORKER = Path(__file__).resolve().parent / "ledger_worker.py"
 
 
@@ -41,13 +44,20 @@ class KillTest(unittest.TestCase):
     def count(self, query: str) -> int:
         return self.conn.execute(query, [self.job] if "%s" in query else []).fetchone()[0]
 
-    def wait_for(self, condition, what: str, seconds: float, worker: subprocess.Popen) -> None:
-        deadline = time.monotonic() + seconds
-        while not condition():
-            if worker.poll() is not None or time.monotonic() > deadline:
+    def wait_for(self, count, goal, what: str, worker: subprocess.Popen) -> None:
+        """Waits until count() reaches goal(count()) while the worker makes progress: it fails if the worker
+        exits, or if the count stands still for STALL_SECONDS. A stall, not a speed: how long the run takes
+        depends on the machine and what runs beside it (the suite runs four tests at once on two cores)."""
+        seen, since = count(), time.monotonic()
+        while not goal(seen):
+            if worker.poll() is not None or time.monotonic() - since > STALL_SECONDS:
                 worker.log.seek(0)
-                self.fail(f"waited for {what}: worker exit {worker.poll()}; its log:\n{worker.log.read().decode()}")
+                self.fail(f"waited for {what}: stood at {seen} for {time.monotonic() - since:.0f} s; worker exit "
+                          f"{worker.poll()}; its log:\n{worker.log.read().decode()}")
             time.sleep(0.02)
+            now_seen = count()
+            if now_seen != seen:
+                seen, since = now_seen, time.monotonic()
 
     def test_a_worker_killed_mid_run_leaves_each_effect_exactly_once(self):
         self.conn.execute("SELECT count(*) FROM prescient.schedule_arrays(p_job => array_fill(%s::text, ARRAY[%s]),"
@@ -56,8 +66,8 @@ class KillTest(unittest.TestCase):
                           " p_at => array_fill(now() - interval '1 minute', ARRAY[%s]),"
                           " p_now => now() - interval '1 minute')", [self.job, CHECKS, CHECKS, CHECKS, CHECKS])
         first = self.start("first")
-        self.wait_for(lambda: self.count("SELECT count(*) FROM kill_ledger") >= KILL_AFTER,
-                      f"{KILL_AFTER} ledger rows", 40, first)
+        self.wait_for(lambda: self.count("SELECT count(*) FROM kill_ledger"), lambda rows: rows >= KILL_AFTER,
+                      f"{KILL_AFTER} ledger rows", first)
         first.send_signal(signal.SIGKILL)
         first.wait()
         at_kill = self.count("SELECT count(*) FROM kill_ledger")
@@ -65,8 +75,8 @@ class KillTest(unittest.TestCase):
         self.assertLess(at_kill, CHECKS, "the first worker finished before it was killed")
 
         second = self.start("second")
-        self.wait_for(lambda: self.count("SELECT count(*) FROM prescient.future_job WHERE job = %s") == 0,
-                      "no check left", 45, second)
+        self.wait_for(lambda: self.count("SELECT count(*) FROM prescient.future_job WHERE job = %s"),
+                      lambda left: left == 0, "no check left", second)
         second.send_signal(signal.SIGTERM)
         self.assertEqual(second.wait(10), 0)
         second.log.seek(0)

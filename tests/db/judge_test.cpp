@@ -239,9 +239,8 @@ TEST_CASE("judge: the runner's settlement has the planner inline it, not call it
   // volatile function among its arguments is enough to stop the inlining. The statement runs inside
   // prescient.runner_settle_together, so its plan is read as auto_explain reports nested statements.
   ExplainedSession session(create_migrated_database(), false);
-  const auto run = [&](const std::string& sql) { session.run(sql); };
   // One check, done, which does not exist: the statement runs and settles nothing.
-  run("SELECT * FROM prescient.runner_settle("
+  session.run("SELECT * FROM prescient.runner_settle("
       "p_checks => ROW('{1}', NULL, NULL, NULL, NULL, NULL, '{0}', NULL, NULL, NULL, '{0}', '{0}', NULL, NULL, NULL,"
       " NULL, NULL, NULL, NULL, NULL)::prescient.settle_checks,"
       " p_events => ROW('{}', '{}', '{}', '{}', '{}', '{}', '{}')::prescient.settle_events,"

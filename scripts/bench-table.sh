@@ -73,6 +73,10 @@ if floor:
     print(f"| SQL floor (lock_settle, 2 clients) | {k(floor)} | 100 % | | | |")
 if tables:
     print(f"| SQL floor on prescient's tables (no engine) | {k(tables)} | {share(tables, floor)} | 100 % | | |")
+five_slots = run.get("floor_five_slots_fifth_over_first") or []
+if five_slots:
+    runs = ", ".join(f"{r:.2f}" for r in five_slots)
+    print(f"| SQL floor: five slots of schedules on prescient's tables | the fifth slot's rate over the first's: {runs} | | | | |")
 for key, label in (("graphile_worker", "graphile-worker"), ("pg_boss", "pg-boss")):
     p = peers[key]
     if p.get("process"):

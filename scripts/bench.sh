@@ -12,7 +12,7 @@
 #     --quick   skip the slow measures: scale stops at 1M, 10 000 schedules instead of 100 000
 #     --only L  only these measures, a comma-separated list of enqueue, drain, scale, lateness, schedules,
 #               dashboard, http (prescient's own), pgbouncer (the drain through it), floor (bare, and on
-#               prescient's tables), workers (the Go, Python, Java and Node workers); default all. With --peers, the
+#               prescient's tables, with five slots of schedules' firings there), workers (the Go, Python, Java and Node workers); default all. With --peers, the
 #               peers' phases that compare: enqueue, process
 #     --peers   also run ../shared/peers/run-all.sh: single enqueue (5 000 jobs, as prescient's), bulk
 #               enqueue and processing (installs its pinned Node packages from npm on first use)
@@ -195,7 +195,7 @@ floor_runs() {
 }
 floor_dir=$repo/../shared/floor
 tables_dir=$repo/tests/bench/floor_on_prescient_tables
-floor_runs="" tables_runs=""
+floor_runs="" tables_runs="" five_slots_runs=""
 if wanted floor; then
   echo "bench.sh: the SQL floor (../shared/floor/lock_settle.sql, 2 clients), N = $n, $reps runs"
   floor_runs=$(floor_runs "$floor_dir/load.sql" "$floor_dir/lock_settle.sql" "SELECT count(*) FROM floor.future_job" \
@@ -206,6 +206,11 @@ if wanted floor; then
   "$prescient" migrate --db "$server/floor_tables" --slot 1m >/dev/null 2>&1
   tables_runs=$(floor_runs "$tables_dir/load.sql" "$tables_dir/lock_settle.sql" \
     "SELECT count(*) FROM prescient.future_job" "" "$server/floor_tables")
+  echo "bench.sh: five slots of $schedule_count schedules' firings on prescient's tables (five_slots.sql), $reps runs"
+  for _ in $(seq "$reps"); do
+    five_slots_runs="$five_slots_runs $(psql -At "$server/floor_tables" -v n="$schedule_count" \
+      -f "$tables_dir/five_slots.sql" | awk 'NR == 1 { first = $1 } END { printf "%.2f", first / $1 }')"
+  done
   psql "$server/postgres" -c "DROP DATABASE floor_tables"
 fi
 read -r floor_rate floor_min floor_max < <(echo "$floor_runs" | tr ' ' '\n' | grep . | median_min_max)
@@ -253,6 +258,7 @@ out=$repo/bench-results/$(date -u +%Y%m%dT%H%M%SZ).json
   echo " \"server\": \"$("$pg_bin/postgres" --version)\","
   echo " \"floor_checks_per_second\": {\"median\": $floor_rate, \"min\": $floor_min, \"max\": $floor_max},"
   echo " \"floor_on_prescient_tables_checks_per_second\": {\"median\": $tables_rate, \"min\": $tables_min, \"max\": $tables_max},"
+  echo " \"floor_five_slots_fifth_over_first\": [$(echo "$five_slots_runs" | xargs | tr ' ' ',')],"
   echo " \"peers\": {\"graphile_worker\": {\"process\": $graphile_process, \"bulk\": $graphile_bulk,"
   echo "                                \"single\": $graphile_single, \"single16\": $graphile_single16},"
   echo "           \"pg_boss\": {\"process\": $pgboss_process, \"bulk\": $pgboss_bulk,"
@@ -279,6 +285,9 @@ echo "$results" | grep . | while read -r line; do
       note="target: at least 0.7x the same without a calendar ($(ratio "$rate" "$(field "$plain" checks_per_second)"))" ;;
     "enqueue bulk"*)
       vs_graphile=$(ratio "$rate" "$graphile_bulk") vs_pgboss=$(ratio "$rate" "$pgboss_bulk") ;;
+    "schedules, "*" @every 1m, slot 5 of 5")
+      first=$(echo "$results" | grep "\"${measure/slot 5 of 5/slot 1 of 5}\"" | head -1)
+      note="target: at least 0.9x slot 1 ($(ratio "$rate" "$(field "$first" checks_per_second)"))" ;;
     "schedules, "*" bound to a calendar, slot "*)
       unbound=$(echo "$results" | grep "\"${measure/ bound to a calendar/}\"" | head -1)
       note="target: at least 0.8x the same slot unbound ($(ratio "$rate" "$(field "$unbound" checks_per_second)"))" ;;
@@ -299,6 +308,8 @@ if wanted floor; then
   printf '%-58s %9.0f %17s %8s\n' "SQL floor on prescient's tables (no engine)" "$tables_rate" \
     "$(awk -v a="$tables_min" -v b="$tables_max" 'BEGIN { printf "[%.0f-%.0f]", a, b }')" \
     "$(awk -v r="$tables_rate" -v f="$floor_rate" 'BEGIN { if (f > 0) printf "%.0f%%", 100 * r / f; else printf "-" }')"
+  printf '%-58s %9s %17s %8s %9s %9s  %s\n' "SQL floor: five slots of schedules on prescient's tables" - - - - - \
+    "the fifth slot's rate over the first's, each run:$five_slots_runs"
 fi
 if $peers; then
   printf '%-58s %9.0f\n' "graphile-worker: processing, best setting" "$graphile_process" \

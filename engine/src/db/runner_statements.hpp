@@ -288,7 +288,6 @@ struct Lease {
   }
 };
 
-// Locks the checks whose lease is still this token's and still live; answers their ids.
 // Answers in business time, each a time or its problem (prescient.business_answers, 087), so that a bad answer
 // is its check's failure, not the statement's.
 inline const pq::NamedStatement kBusinessDue(R"sql(
@@ -327,6 +326,7 @@ struct RunsTimedBy {
   }
 };
 
+// Locks the checks whose lease is still this token's and still live; answers their ids.
 inline const pq::NamedStatement kLockLiveLeases(R"sql(
 SELECT id
   FROM prescient.future_job

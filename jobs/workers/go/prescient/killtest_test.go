@@ -24,7 +24,40 @@ const (
 	killChecks      = 10000
 	killWorkerClass = "PRESCIENT_KILL_TEST_CLASS" // set: this process is the worker to be killed
 	killSettle      = "PRESCIENT_KILL_TEST_SETTLE"
+	// How long what a worker does may stand still before the test fails. A stall, not a speed: how long the
+	// run takes depends on the machine and on what runs beside it (the suite runs the four languages' tests
+	// at once).
+	killStall = 15 * time.Second
 )
+
+// waitWhileMoving waits until goal(count()) while the worker makes progress: it fails when the worker has
+// ended (gone closed), or when the count stands still for killStall, saying where it stood; stalled, if set,
+// is called first (to stop the worker and say what it logged).
+func waitWhileMoving(t *testing.T, what string, count func() int, goal func(int) bool, gone <-chan struct{},
+	stalled func() string) {
+	t.Helper()
+	seen, since := count(), time.Now()
+	for !goal(seen) {
+		ended := false
+		select {
+		case <-gone:
+			ended = true
+		default:
+		}
+		if ended || time.Since(since) > killStall {
+			said := ""
+			if stalled != nil {
+				said = stalled()
+			}
+			t.Fatalf("waited for %s: stood at %d for %s; worker ended: %v; %s", what, seen,
+				time.Since(since).Round(time.Second), ended, said)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if now := count(); now != seen {
+			seen, since = now, time.Now()
+		}
+	}
+}
 
 // killTestHandler writes the check's ledger row and answers it: in one transaction, or (separate) one after
 // the other, as a handler that settles by returning does.
@@ -100,14 +133,18 @@ func TestAWorkerKilledMidRunHasEachEffectExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer child.Process.Kill()
-	waitFor(t, 30*time.Second, "the first worker ran a quarter of the checks", func() bool {
-		rows, _ := ledgerRows()
-		return rows >= killChecks/4
-	})
+	childEnded := make(chan struct{})
+	go func() { _ = child.Wait(); close(childEnded) }()
+	waitWhileMoving(t, "the first worker to run a quarter of the checks", func() int { rows, _ := ledgerRows(); return rows },
+		func(rows int) bool { return rows >= killChecks/4 }, childEnded, func() string {
+			_ = child.Process.Kill()
+			<-childEnded // its log is whole, and no longer written
+			return "its log:\n" + tail(stderr.String(), 2000)
+		})
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = child.Wait()
+	<-childEnded
 	atKill, _ := ledgerRows()
 	t.Logf("the killed worker's log:\n%s", tail(stderr.String(), 2000))
 
@@ -121,7 +158,8 @@ func TestAWorkerKilledMidRunHasEachEffectExactlyOnce(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, 40*time.Second, "the second worker settled the rest", func() bool { return settled() >= killChecks })
+	waitWhileMoving(t, "the second worker to settle the rest", settled, func(n int) bool { return n >= killChecks }, nil,
+		func() string { return "it runs in the test's process: its log is the test's" })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,33 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { newPool, workerClass, waitFor } = require('./helpers')
+const { newPool, workerClass } = require('./helpers')
 
 const CHECKS = 10000
 const KILL_AFTER = CHECKS / 4 // ledger rows: well into the run, with checks held and answers on the way
 const WORKER = path.join(__dirname, 'ledger-worker.js')
+// A worker fails the test when what it does stands still this long. A stall, not a speed: how long the run
+// takes depends on the machine and on what runs beside it (the suite runs the four languages' tests at once).
+const STALL_MS = 15000
+
+// Waits until goal(count()) while `worker` makes progress: fails when it exits, or when the count stands still
+// for STALL_MS, saying where it stood and what the worker logged.
+async function waitWhileMoving(what, count, goal, worker) {
+  let seen = await count()
+  let since = Date.now()
+  while (!goal(seen)) {
+    if (worker.exitCode !== null || worker.signalCode !== null || Date.now() - since > STALL_MS) {
+      throw new Error(`waited for ${what}: stood at ${seen} for ${Math.round((Date.now() - since) / 1000)} s; ` +
+        `worker exit ${worker.exitCode ?? worker.signalCode}; its log:\n${worker.log}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const now = await count()
+    if (now !== seen) {
+      seen = now
+      since = Date.now()
+    }
+  }
+}
 
 function startWorker(job, name) {
   const child = spawn(process.execPath, [WORKER, job, name], { stdio: ['ignore', 'ignore', 'pipe'] })
@@ -24,7 +46,7 @@ function startWorker(job, name) {
   return child
 }
 
-test('a worker killed mid-run leaves each effect exactly once', { timeout: 90000 }, async (t) => {
+test('a worker killed mid-run leaves each effect exactly once', { timeout: 230000 }, async (t) => {
   const pool = newPool()
   const children = []
   try {
@@ -38,10 +60,8 @@ test('a worker killed mid-run leaves each effect exactly once', { timeout: 90000
 
     const first = startWorker(job, 'first')
     children.push(first)
-    await waitFor(`${KILL_AFTER} ledger rows`, async () => {
-      if (first.exitCode !== null) throw new Error(`the first worker ended by itself:\n${first.log}`)
-      return (await count('SELECT count(*) FROM kill_ledger')) >= KILL_AFTER
-    }, 40000)
+    await waitWhileMoving(`${KILL_AFTER} ledger rows`, () => count('SELECT count(*) FROM kill_ledger'),
+      (rows) => rows >= KILL_AFTER, first)
     first.kill('SIGKILL')
     await first.exited
     const atKill = await count('SELECT count(*) FROM kill_ledger')
@@ -50,10 +70,8 @@ test('a worker killed mid-run leaves each effect exactly once', { timeout: 90000
 
     const second = startWorker(job, 'second')
     children.push(second)
-    await waitFor('no check left', async () => {
-      if (second.exitCode !== null) throw new Error(`the second worker ended by itself:\n${second.log}`)
-      return (await count('SELECT count(*) FROM prescient.future_job WHERE job = $1', [job])) === 0
-    }, 45000)
+    await waitWhileMoving('no check left', () => count('SELECT count(*) FROM prescient.future_job WHERE job = $1', [job]),
+      (left) => left === 0, second)
     second.kill('SIGTERM')
     assert.deepEqual(await second.exited, { code: 0, signal: null }, second.log)
 

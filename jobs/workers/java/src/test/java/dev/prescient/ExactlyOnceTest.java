@@ -2,20 +2,65 @@ package dev.prescient;
 
 import static dev.prescient.TestSupport.DB;
 import static dev.prescient.TestSupport.java;
-import static dev.prescient.TestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongPredicate;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** The kill test of issue 58: a worker killed mid-run, each effect exactly once. */
 final class ExactlyOnceTest {
+    /**
+     * How long what a worker does may stand still before the test fails. A stall, not a speed: how long the run
+     * takes depends on the machine and on what runs beside it (the suite runs the four languages' tests at once).
+     */
+    private static final Duration STALL = Duration.ofSeconds(15);
+
+    @FunctionalInterface
+    private interface Count {
+        long now() throws Exception;
+    }
+
+    /**
+     * Waits until {@code goal} holds of {@code count} while the worker makes progress: fails when it has ended
+     * ({@code alive} false), or when the count stands still for {@link #STALL}, saying where it stood and what
+     * {@code log} says of the worker.
+     */
+    private static void waitWhileMoving(Count count, LongPredicate goal, String what, BooleanSupplier alive,
+                                        Supplier<String> log) throws Exception {
+        long seen = count.now();
+        long since = System.nanoTime();
+        while (!goal.test(seen)) {
+            Duration still = Duration.ofNanos(System.nanoTime() - since);
+            if (!alive.getAsBoolean() || still.compareTo(STALL) > 0) {
+                throw new AssertionError("waited for " + what + ": stood at " + seen + " for " + still.toSeconds()
+                                         + " s; worker alive: " + alive.getAsBoolean() + "; " + log.get());
+            }
+            Thread.sleep(50);
+            long now = count.now();
+            if (now != seen) {
+                seen = now;
+                since = System.nanoTime();
+            }
+        }
+    }
+
+    private static String logOf(Path file) {
+        try {
+            return "its log:\n" + Files.readString(file);
+        } catch (java.io.IOException e) {
+            return "its log cannot be read: " + e.getMessage();
+        }
+    }
     /**
      * The kill test (issue 58, effects exactly once): a worker process whose handler writes a ledger row per
      * check and completes the check in the same transaction (LedgerWorker) is killed with SIGKILL mid-run; a
@@ -36,14 +81,14 @@ final class ExactlyOnceTest {
                                                                           .redirectOutput(log.toFile()).start();
         long atKill;
         try {
-            waitFor(() -> DB.count("SELECT count(*) FROM kill_ledger") >= checks / 4, Duration.ofSeconds(30),
-                    "the first worker ran a quarter of the checks");
+            waitWhileMoving(() -> DB.count("SELECT count(*) FROM kill_ledger"), rows -> rows >= checks / 4,
+                            "the first worker to run a quarter of the checks", killed::isAlive, () -> logOf(log));
             killed.destroyForcibly(); // SIGKILL
             assertTrue(killed.waitFor(10, TimeUnit.SECONDS), "the killed worker ended");
             atKill = DB.count("SELECT count(*) FROM kill_ledger");
         } finally {
             killed.destroyForcibly();
-            java.nio.file.Files.deleteIfExists(log);
+            Files.deleteIfExists(log);
         }
         List<Settlement> lost = new CopyOnWriteArrayList<>();
         Worker second = LedgerWorker.build(DB, job, "second", s -> {
@@ -53,8 +98,9 @@ final class ExactlyOnceTest {
         });
         second.start();
         try {
-            waitFor(() -> DB.count("SELECT count(*) FROM prescient.job_history WHERE job = ?", job) >= checks,
-                    Duration.ofSeconds(40), "the second worker settled the rest");
+            waitWhileMoving(() -> DB.count("SELECT count(*) FROM prescient.job_history WHERE job = ?", job),
+                            settled -> settled >= checks, "the second worker to settle the rest", () -> true,
+                            () -> "it runs in the test's JVM: its log is the test's");
         } finally {
             second.stop(Duration.ofSeconds(5));
         }

@@ -69,6 +69,12 @@ public final class Worker implements AutoCloseable {
     public static final int DEFAULT_BATCH_SIZE = 1000;
     public static final Duration DEFAULT_PREFETCH = Duration.ofMillis(100);
     private static final String CHANNEL = "prescient_worker";
+    /**
+     * How long the listener waits for a notification before it looks again. A stop ends the wait at once (by
+     * aborting its connection), so this only bounds an idle worker's wake-ups: at 250 ms they were most of
+     * its CPU while it waited (docs/performance.md).
+     */
+    private static final int LISTEN_WAIT_MILLIS = 10_000;
     /** How long answers wait to be settled together, and a small take to be made a bigger one. */
     private static final Duration FLUSH = Duration.ofMillis(5);
 
@@ -148,6 +154,8 @@ public final class Worker implements AutoCloseable {
     private boolean heartbeatScheduled; // guarded by lifecycle
     private volatile boolean stopping;
     private volatile long graceDeadlineNanos;
+    /** The listener's connection, while it is open: a stop aborts it, to end the listener's wait. */
+    private volatile Connection listening;
     private final CountDownLatch terminated = new CountDownLatch(1);
     private Thread shutdownHook;
 
@@ -291,6 +299,7 @@ public final class Worker implements AutoCloseable {
             }
         }
         wakeUp();
+        stopListening();
         if (!loopRuns) {
             shutdown();
         }
@@ -854,13 +863,17 @@ public final class Worker implements AutoCloseable {
             try {
                 if (connection == null) {
                     connection = source.open();
+                    listening = connection;
+                    if (stopping) {
+                        break; // the stop may have looked for the connection before it was set
+                    }
                     connection.setAutoCommit(true);
                     try (Statement st = connection.createStatement()) {
                         st.execute("LISTEN " + CHANNEL);
                     }
                     wakeUp(); // a notification may have gone by while it was not listening
                 }
-                PGNotification[] notes = connection.unwrap(PGConnection.class).getNotifications(250);
+                PGNotification[] notes = connection.unwrap(PGConnection.class).getNotifications(LISTEN_WAIT_MILLIS);
                 if (notes != null) {
                     for (PGNotification n : notes) {
                         if (handlers.containsKey(n.getParameter())) {
@@ -870,13 +883,29 @@ public final class Worker implements AutoCloseable {
                     }
                 }
             } catch (SQLException | RuntimeException e) {
+                if (stopping) {
+                    break; // the stop aborted the connection
+                }
                 LOG.warn(() -> String.format("worker %s: LISTEN %s failed: %s; again in 1 s", name, CHANNEL, e));
                 closeQuietly(connection);
                 connection = null;
                 sleepUnlessStopping(Duration.ofSeconds(1));
             }
         }
+        listening = null;
         closeQuietly(connection);
+    }
+
+    /** Ends the listener's wait for a notification: aborts its connection (JDBC's way to end a call in flight). */
+    private void stopListening() {
+        Connection connection = listening;
+        if (connection != null) {
+            try {
+                connection.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+                LOG.debug(() -> String.format("worker %s: could not abort the LISTEN connection: %s", name, e));
+            }
+        }
     }
 
     // ---- stopping -----------------------------------------------------------------------------------------

@@ -82,6 +82,23 @@ final class LiveWorkerTest {
     }
 
     /**
+     * A stop ends the listener's wait for a notification at once, though it waits 10 s at a time (an idle
+     * worker's wake-ups were most of its CPU at 250 ms): its LISTEN session is gone well within that.
+     */
+    @Test
+    void a_stop_ends_the_listeners_wait_at_once() throws Exception {
+        DB.declareWorkerClasses("listen_a");
+        Worker worker = Worker.builder(DB::connect).name("listener").handler("listen_a", check -> Answer.done())
+                              .build().start();
+        String listening = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                           + " AND query = 'LISTEN prescient_worker' AND state = 'idle'";
+        waitFor(() -> DB.count(listening) == 1, Duration.ofSeconds(8), "the worker listening");
+        Thread.sleep(300); // into its wait
+        worker.stop(Duration.ofSeconds(1));
+        waitFor(() -> DB.count(listening) == 0, Duration.ofSeconds(3), "the LISTEN session closed after the stop");
+    }
+
+    /**
      * A worker on the server's clock runs where workers may not pin it (a production database): its wait for the
      * next due check once passed the server's clock_timestamp() as p_now, refused there, so start() failed.
      */

@@ -12,8 +12,9 @@
 #     --quick   skip the slow measures: scale stops at 1M, 10 000 schedules instead of 100 000
 #     --only L  only these measures, a comma-separated list of enqueue, drain, scale, lateness, schedules,
 #               dashboard, http (prescient's own), pgbouncer (the drain through it), floor (bare, and on
-#               prescient's tables, with five slots of schedules' firings there), workers (the Go, Python, Java and Node workers); default all. With --peers, the
-#               peers' phases that compare: enqueue, process
+#               prescient's tables, with five slots of schedules' firings there), workers (the Go, Python,
+#               Java and Node workers); default all. With --peers, the peers' phases that compare: enqueue,
+#               process
 #     --peers   also run ../shared/peers/run-all.sh: single enqueue (5 000 jobs, as prescient's), bulk
 #               enqueue and processing (installs its pinned Node packages from npm on first use)
 set -euo pipefail

@@ -135,7 +135,8 @@ func TestAWorkerKilledMidRunHasEachEffectExactlyOnce(t *testing.T) {
 	defer child.Process.Kill()
 	childEnded := make(chan struct{})
 	go func() { _ = child.Wait(); close(childEnded) }()
-	waitWhileMoving(t, "the first worker to run a quarter of the checks", func() int { rows, _ := ledgerRows(); return rows },
+	ledgered := func() int { rows, _ := ledgerRows(); return rows }
+	waitWhileMoving(t, "the first worker to run a quarter of the checks", ledgered,
 		func(rows int) bool { return rows >= killChecks/4 }, childEnded, func() string {
 			_ = child.Process.Kill()
 			<-childEnded // its log is whole, and no longer written
